@@ -1,0 +1,35 @@
+# qfuse quick start: `make demo` and `make test` work on a fresh Debian machine.
+# Both install what is missing (scripts/install-deps.sh), configure and build.
+
+BUILD_DIR ?= build
+BUILD_TYPE ?= Release
+LLVM_PREFIX ?= /usr/lib/llvm-22
+CMAKE ?= cmake
+
+.PHONY: all deps configure build test demo clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+$(BUILD_DIR)/build.ninja: | deps
+	$(CMAKE) -G Ninja -S . -B $(BUILD_DIR) \
+	  -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
+	  -DMLIR_DIR=$(LLVM_PREFIX)/lib/cmake/mlir \
+	  -DLLVM_EXTERNAL_LIT=$(LLVM_PREFIX)/bin/lit
+
+configure: $(BUILD_DIR)/build.ninja
+
+build: deps configure
+	$(CMAKE) --build $(BUILD_DIR)
+
+# Every suite; fails if any test fails.
+test: build
+	$(CMAKE) --build $(BUILD_DIR) --target check-qfuse
+
+demo: build
+	@scripts/demo.sh $(BUILD_DIR)
+
+clean:
+	rm -rf $(BUILD_DIR)

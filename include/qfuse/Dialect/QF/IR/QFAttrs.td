@@ -1,0 +1,197 @@
+//===- QFAttrs.td - qf encodings, layouts and tilings --------*- tablegen -*-===//
+//
+// The attributes that make a packed weight self-describing: how each element
+// is stored (#qf.enc), how the packed bytes are ordered (#qf.layout), and the
+// kernel shape a fused op was given (#qf.tiling).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QFUSE_DIALECT_QF_IR_QFATTRS_TD
+#define QFUSE_DIALECT_QF_IR_QFATTRS_TD
+
+include "qfuse/Dialect/QF/IR/QFBase.td"
+include "mlir/IR/EnumAttr.td"
+
+//===----------------------------------------------------------------------===//
+// Enums
+//===----------------------------------------------------------------------===//
+
+def QF_ElementFormat : I32EnumAttr<"ElementFormat",
+    "how one weight element is stored", [
+      I32EnumAttrCase<"Int4", 0, "int4">,         // signed, symmetric [-8, 7]
+      I32EnumAttrCase<"UInt4", 1, "uint4">,       // unsigned [0, 15] minus a zero point
+      I32EnumAttrCase<"Int8", 2, "int8">,         // signed, symmetric
+      I32EnumAttrCase<"UInt8", 3, "uint8">,       // unsigned minus a zero point
+      I32EnumAttrCase<"FP8E4M3", 4, "fp8e4m3">,   // float8_e4m3fn
+      I32EnumAttrCase<"FP4E2M1", 5, "fp4e2m1">,   // {0,.5,1,1.5,2,3,4,6} with sign
+      I32EnumAttrCase<"NF4", 6, "nf4">,           // the bitsandbytes NormalFloat4 table
+      I32EnumAttrCase<"Codebook", 7, "codebook">, // 2..8-bit index into a table
+      I32EnumAttrCase<"F16", 8, "f16">,           // unquantized (2:4 sparse fp16)
+      I32EnumAttrCase<"BF16", 9, "bf16">          // unquantized (2:4 sparse bf16)
+    ]> {
+  let cppNamespace = "::mlir::qf";
+  let genSpecializedAttr = 0;
+}
+
+def QF_ZeroPointKind : I32EnumAttr<"ZeroPointKind",
+    "zero points of unsigned formats", [
+      I32EnumAttrCase<"None", 0, "none">,
+      I32EnumAttrCase<"Int", 1, "int">,     // packed like the codes (GPTQ/AWQ)
+      I32EnumAttrCase<"Float", 2, "float">  // one value per group, scale type
+    ]> {
+  let cppNamespace = "::mlir::qf";
+  let genSpecializedAttr = 0;
+}
+
+def QF_Sparsity : I32EnumAttr<"Sparsity", "structured sparsity", [
+      I32EnumAttrCase<"Dense", 0, "dense">,
+      I32EnumAttrCase<"TwoFour", 1, "2:4">  // 2 kept values + 2-bit positions per 4
+    ]> {
+  let cppNamespace = "::mlir::qf";
+  let genSpecializedAttr = 0;
+}
+
+def QF_LayoutKind : I32EnumAttr<"LayoutKind", "packed storage order", [
+      // The checkpoint order: rows of N, elements packed along K least
+      // significant bits first (compressed-tensors pack-quantized).
+      I32EnumAttrCase<"RowMajor", 0, "row_major">,
+      // Kernel-chosen: [tile_n x tile_k] tiles stored contiguously, and inside
+      // a tile `interleave` consecutive K-chunks of different rows adjacent so
+      // that one 128-bit load feeds a thread's whole unroll.
+      I32EnumAttrCase<"Tiled", 1, "tiled">
+    ]> {
+  let cppNamespace = "::mlir::qf";
+  let genSpecializedAttr = 0;
+}
+
+def QF_KernelKind : I32EnumAttr<"KernelKind", "fused matmul kernel family", [
+      I32EnumAttrCase<"MatVec", 0, "matvec">,  // CUDA-core GEMV, batch 1..8
+      I32EnumAttrCase<"MMA", 1, "mma">          // tensor-core mma.sync GEMM
+    ]> {
+  let cppNamespace = "::mlir::qf";
+  let genSpecializedAttr = 0;
+}
+
+//===----------------------------------------------------------------------===//
+// Attributes
+//===----------------------------------------------------------------------===//
+
+class QF_Attr<string name, string attrMnemonic, list<Trait> traits = []>
+    : AttrDef<QF_Dialect, name, traits> {
+  let mnemonic = attrMnemonic;
+}
+
+def QF_EncodingAttr : QF_Attr<"Encoding", "enc"> {
+  let summary = "How the elements of a packed weight are stored and scaled";
+  let description = [{
+    The element format first, then `key [= value]` entries:
+
+    ```mlir
+    #qf.enc<int4, group = 128, scale = f16>                       // GPTQ sym
+    #qf.enc<uint4, group = 128, scale = f16, zero = int>          // GPTQ/AWQ asym
+    #qf.enc<int4, group = 128, scale = f16, act_order>            // + g_idx
+    #qf.enc<int8, per_channel, scale = bf16>
+    #qf.enc<fp8e4m3, per_channel, scale = f32>
+    #qf.enc<fp4e2m1, group = 16, scale = f8E4M3FN, global_scale>  // NVFP4
+    #qf.enc<fp4e2m1, group = 32, scale = f8E8M0FNU>               // MXFP4
+    #qf.enc<nf4, group = 64, scale = f32>                         // bitsandbytes
+    #qf.enc<codebook, bits = 3, table = dense<[...]> : tensor<8xf16>, group = 128, scale = f16>
+    #qf.enc<codebook, bits = 4, table = "lut.layer0" : f32, per_channel, scale = f16>
+    #qf.enc<f16, sparse = 2:4>                                    // 2:4 fp16
+    #qf.enc<int4, group = 128, scale = f16, sparse = 2:4>         // 2:4 + int4
+    ```
+
+    The value of element (n, k) is `scale[n, g(k)] * (q - zero[n, g(k)])`
+    for integer formats, `scale[n, g(k)] * table[q]` for codebooks and NF4,
+    and `scale[n, g(k)] * fp(q) / global_scale` for NVFP4, where
+    `g(k) = k / group` (or `g_idx[k]` under `act_order`).
+  }];
+  let parameters = (ins
+    EnumParameter<QF_ElementFormat>:$format,
+    "unsigned":$indexBits,
+    OptionalParameter<"::mlir::DenseFPElementsAttr">:$table,
+    OptionalParameter<"::mlir::StringAttr">:$tableName,
+    OptionalParameter<"::mlir::Type">:$tableType,
+    "int64_t":$groupSize,
+    OptionalParameter<"::mlir::Type">:$scaleType,
+    "bool":$globalScale,
+    EnumParameter<QF_ZeroPointKind>:$zeroPoint,
+    "bool":$actOrder,
+    EnumParameter<QF_Sparsity>:$sparsity
+  );
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Group size that stands for "one scale per output channel".
+    static constexpr int64_t kPerChannel = 0;
+
+    /// Bits of one stored code (4 for int4/uint4/fp4/nf4, the index width of
+    /// a codebook, 16 for unquantized f16/bf16).
+    unsigned getCodeBits() const;
+    /// True for every format that needs scales (all but f16/bf16).
+    bool isQuantized() const;
+    bool isPerChannel() const { return getGroupSize() == kPerChannel; }
+    bool isSparse24() const { return getSparsity() == Sparsity::TwoFour; }
+    /// Scale groups along K for a weight with K input columns.
+    int64_t getNumGroups(int64_t k) const;
+    /// The codebook values (NF4's fixed table, an inline table), or empty.
+    ::llvm::SmallVector<double> getCodebookValues() const;
+  }];
+}
+
+def QF_LayoutAttr : QF_Attr<"Layout", "layout"> {
+  let summary = "Byte order of the packed data of a weight";
+  let description = [{
+    ```mlir
+    #qf.layout<row_major>
+    #qf.layout<tiled, tile_n = 16, tile_k = 64, interleave = 4>
+    ```
+    `row_major` is the checkpoint order and the default, omitted in types.
+    `tiled` is chosen by `qf-choose-layout` for a specific kernel; the runtime
+    repacks checkpoint data into it with the shared layout library.
+  }];
+  let parameters = (ins
+    EnumParameter<QF_LayoutKind>:$kind,
+    "int64_t":$tileN,
+    "int64_t":$tileK,
+    "int64_t":$interleave
+  );
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let builders = [
+    AttrBuilder<(ins), [{
+      return $_get($_ctxt, LayoutKind::RowMajor, 0, 0, 0);
+    }]>
+  ];
+  let extraClassDeclaration = [{
+    bool isRowMajor() const { return getKind() == LayoutKind::RowMajor; }
+  }];
+}
+
+def QF_TilingAttr : QF_Attr<"Tiling", "tiling"> {
+  let summary = "The kernel variant and tile shape chosen for a fused matmul";
+  let description = [{
+    ```mlir
+    #qf.tiling<matvec, block_n = 4, threads_per_row = 32, vec_bytes = 16, k_unroll = 2, split_k = 1>
+    #qf.tiling<mma, block_m = 64, block_n = 128, block_k = 64, stages = 3, split_k = 1>
+    ```
+    Entries not given take their default (block_m = 1, block_n = 1,
+    block_k = 0, threads_per_row = 32, vec_bytes = 16, k_unroll = 1,
+    split_k = 1, stages = 1) and are not printed.
+  }];
+  let parameters = (ins
+    EnumParameter<QF_KernelKind>:$kernel,
+    "int64_t":$blockM,
+    "int64_t":$blockN,
+    "int64_t":$blockK,
+    "int64_t":$threadsPerRow,
+    "int64_t":$vecBytes,
+    "int64_t":$kUnroll,
+    "int64_t":$splitK,
+    "int64_t":$stages
+  );
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+}
+
+#endif // QFUSE_DIALECT_QF_IR_QFATTRS_TD

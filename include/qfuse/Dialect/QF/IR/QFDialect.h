@@ -1,0 +1,31 @@
+//===- QFDialect.h - qf dialect ---------------------------------*- C++ -*-===//
+//
+// Entry header of the qf dialect: enums, attributes, types, ops.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QFUSE_DIALECT_QF_IR_QFDIALECT_H
+#define QFUSE_DIALECT_QF_IR_QFDIALECT_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "qfuse/Dialect/QF/IR/QFDialect.h.inc"
+#include "qfuse/Dialect/QF/IR/QFEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "qfuse/Dialect/QF/IR/QFAttrs.h.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "qfuse/Dialect/QF/IR/QFTypes.h.inc"
+
+#define GET_OP_CLASSES
+#include "qfuse/Dialect/QF/IR/QFOps.h.inc"
+
+#endif // QFUSE_DIALECT_QF_IR_QFDIALECT_H

@@ -1,0 +1,319 @@
+//===- QFOps.td - qf operations ------------------------------*- tablegen -*-===//
+//
+// Weight references, quantize/dequantize, (fused) matmul on packed weights,
+// the GPTQ block update, and the decode-layer ops that later passes lower.
+// All ops work on tensors (value semantics); the runtime executes them in
+// place where the plan says so.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QFUSE_DIALECT_QF_IR_QFOPS_TD
+#define QFUSE_DIALECT_QF_IR_QFOPS_TD
+
+include "qfuse/Dialect/QF/IR/QFTypes.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/IR/OpAsmInterface.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+
+def QF_ActivationTensor : TensorRankOf<[F16, BF16], [2]>;
+def QF_FloatTensor : TensorOf<[F16, BF16, F32]>;
+
+def QF_EpilogueActivation : I32EnumAttr<"EpilogueActivation",
+    "activation applied in a fused matmul's epilogue", [
+      I32EnumAttrCase<"None", 0, "none">,
+      // The weight is [2*N, K]: rows [0, N) are the gate projection, rows
+      // [N, 2N) the up projection; the result is silu(gate) * up, [M, N].
+      I32EnumAttrCase<"SiluMul", 1, "silu_mul">
+    ]> {
+  let cppNamespace = "::mlir::qf";
+  let genSpecializedAttr = 0;
+}
+def QF_EpilogueActivationAttr
+    : EnumAttr<QF_Dialect, QF_EpilogueActivation, "activation">;
+
+//===----------------------------------------------------------------------===//
+// Weights
+//===----------------------------------------------------------------------===//
+
+def QF_WeightRefOp : QF_Op<"weight_ref", [Pure]> {
+  let summary = "A packed weight resolved by name at run time";
+  let description = [{
+    ```mlir
+    %w = qf.weight_ref "model.layers.0.self_attn.q_proj"
+           : !qf.weight<4096x4096, #qf.enc<int4, group = 128, scale = f16>>
+    ```
+    The runtime finds the packed codes, scales, zero points, g_idx and 2:4
+    metadata of this weight under the name in the weight files, validates
+    them against the type, and repacks them into the type's layout. Weights
+    are never inlined into the IR.
+  }];
+  let arguments = (ins StrAttr:$name);
+  let results = (outs QF_AnyWeight:$result);
+  let assemblyFormat = "$name attr-dict `:` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
+def QF_TensorRefOp : QF_Op<"tensor_ref", [Pure]> {
+  let summary = "A dense tensor (norm weight, embedding, bias) resolved by name";
+  let description = [{
+    ```mlir
+    %g = qf.tensor_ref "model.norm.weight" : tensor<4096xf16>
+    ```
+    Also carries weights typed with the upstream `quant` dialect, which
+    `qf-import-quant` turns into `qf.weight_ref`.
+  }];
+  let arguments = (ins StrAttr:$name);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$name attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def QF_DequantizeOp : QF_Op<"dequantize", [Pure]> {
+  let summary = "Expand a packed weight into a dense [N, K] tensor";
+  let description = [{
+    ```mlir
+    %d = qf.dequantize %w : !qf.weight<256x1536, #enc> -> tensor<256x1536xf16>
+    ```
+    Computes each element as its encoding defines (scale * (q - zero),
+    scale * table[q], ...) in f32 and rounds once to the result type. Fusion
+    passes exist so that this op never runs on its own in a compiled model.
+  }];
+  let arguments = (ins QF_AnyWeight:$weight);
+  let results = (outs TensorRankOf<[F16, BF16, F32], [2]>:$result);
+  let assemblyFormat =
+      "$weight attr-dict `:` qualified(type($weight)) `->` type($result)";
+  let hasVerifier = 1;
+  let hasCanonicalizer = 1;
+}
+
+def QF_QuantizeOp : QF_Op<"quantize", [Pure]> {
+  let summary = "Round-to-nearest quantization of a dense [N, K] tensor";
+  let description = [{
+    ```mlir
+    %w = qf.quantize %d : tensor<256x1536xf16> -> !qf.weight<256x1536, #enc>
+    ```
+    Scales come from the absolute maximum of each group (and the minimum for
+    formats with zero points); codes round half to even.
+  }];
+  let arguments = (ins TensorRankOf<[F16, BF16, F32], [2]>:$input);
+  let results = (outs QF_AnyWeight:$result);
+  let assemblyFormat =
+      "$input attr-dict `:` type($input) `->` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Matmul
+//===----------------------------------------------------------------------===//
+
+def QF_MatmulOp : QF_Op<"matmul", [Pure]> {
+  let summary = "Activations [M, K] times weight^T [K, N] -> [M, N]";
+  let description = [{
+    ```mlir
+    %y = qf.matmul %x, %w : tensor<?x4096xf16>, !qf.weight<1024x4096, #enc>
+           -> tensor<?x1024xf16>
+    ```
+    The weight is either a packed `!qf.weight` or a dense [N, K] tensor of
+    the activation type. Products accumulate in f32; the result has the
+    activation element type. M may be dynamic (the batch).
+  }];
+  let arguments = (ins QF_ActivationTensor:$input,
+                       AnyTypeOf<[QF_AnyWeight, QF_ActivationTensor]>:$weight);
+  let results = (outs QF_ActivationTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight attr-dict `:` type($input) `,` qualified(type($weight))
+    `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let hasCanonicalizer = 1;
+}
+
+def QF_FusedMatmulOp : QF_Op<"fused_matmul", [Pure, AttrSizedOperandSegments]> {
+  let summary = "A matmul on a packed weight with its neighbours fused in";
+  let description = [{
+    What the fusion passes produce and the kernel generators consume:
+
+    ```mlir
+    %y = qf.fused_matmul %x, %w norm(%gamma : tensor<4096xf16>)
+           residual(%r : tensor<1x4096xf16>)
+           {norm_eps = 1.0e-05 : f32, activation = #qf<activation silu_mul>,
+            tiling = #qf.tiling<matvec, block_n = 4>}
+         : tensor<1x4096xf16>, !qf.weight<...> -> tensor<1x4096xf16>
+    ```
+    In order: the optional RMSNorm prologue normalizes each input row and
+    multiplies by `norm` ([K]); the packed weight is decoded on chip (never
+    materialized); `bias` ([N_weight]) is added; the epilogue activation is
+    applied (`silu_mul` halves N); `residual` ([M, N_out]) is added.
+  }];
+  let arguments = (ins
+    QF_ActivationTensor:$input,
+    QF_AnyWeight:$weight,
+    Optional<TensorRankOf<[F16, BF16], [1]>>:$norm,
+    Optional<TensorRankOf<[F16, BF16], [1]>>:$bias,
+    Optional<QF_ActivationTensor>:$residual,
+    OptionalAttr<F32Attr>:$norm_eps,
+    DefaultValuedAttr<QF_EpilogueActivationAttr,
+                      "::mlir::qf::EpilogueActivation::None">:$activation,
+    OptionalAttr<QF_TilingAttr>:$tiling
+  );
+  let results = (outs QF_ActivationTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight
+    (`norm` `(` $norm^ `:` type($norm) `)`)?
+    (`bias` `(` $bias^ `:` type($bias) `)`)?
+    (`residual` `(` $residual^ `:` type($residual) `)`)?
+    attr-dict `:` type($input) `,` qualified(type($weight)) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// GPTQ
+//===----------------------------------------------------------------------===//
+
+def QF_GPTQBlockUpdateOp : QF_Op<"gptq_block_update",
+                                 [Pure, AttrSizedOperandSegments]> {
+  let summary = "Quantize a block of weight columns with GPTQ error feedback";
+  let description = [{
+    One block of Algorithm 1 of GPTQ (Frantar et al.) over R rows and B
+    columns: for each column j in order, q = quant(w[:, j]) on the `grid`,
+    err = (w[:, j] - q) / U[j, j], and w[:, j+1:] -= err * U[j, j+1:], where
+    U is the block's [B, B] slice of the upper Cholesky factor of H^-1.
+
+    ```mlir
+    // Groups computed inside the block on the updated weights:
+    %codes, %err, %scales = qf.gptq_block_update %w, %u
+        {grid = #qf.enc<int4, group = 128, scale = f16>, column_offset = 256}
+      : (tensor<4096x128xf32>, tensor<128x128xf32>)
+        -> (tensor<4096x128xi8>, tensor<4096x128xf32>, tensor<4096x1xf32>)
+    // Static scales (per channel, static groups, act-order): one per column.
+    %codes, %err = qf.gptq_block_update %w, %u scales(%s : tensor<4096x128xf32>)
+        {grid = #qf.enc<int8, per_channel, scale = f32>}
+      : (tensor<4096x128xf32>, tensor<128x128xf32>)
+        -> (tensor<4096x128xi8>, tensor<4096x128xf32>)
+    ```
+    Results: the codes, the scaled error block E (for the lazy update
+    W[:, rest] -= E * U[block, rest]), and in the dynamic mode the group
+    scales (and zero points for formats that have them), [R, B / group].
+  }];
+  let arguments = (ins
+    TensorRankOf<[F32], [2]>:$weights,
+    TensorRankOf<[F32], [2]>:$hinv_chol,
+    Optional<TensorRankOf<[F32], [2]>>:$scales,
+    Optional<TensorRankOf<[F32], [2]>>:$zeros,
+    QF_EncodingAttr:$grid,
+    DefaultValuedAttr<I64Attr, "0">:$column_offset
+  );
+  let results = (outs
+    TensorRankOf<[I8], [2]>:$codes,
+    TensorRankOf<[F32], [2]>:$error,
+    Variadic<TensorRankOf<[F32], [2]>>:$group_params
+  );
+  let assemblyFormat = [{
+    $weights `,` $hinv_chol
+    (`scales` `(` $scales^ `:` type($scales) `)`)?
+    (`zeros` `(` $zeros^ `:` type($zeros) `)`)?
+    attr-dict `:` `(` type($weights) `,` type($hinv_chol) `)`
+    `->` `(` type($codes) `,` type($error) (`,` type($group_params)^)? `)`
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Decode-layer ops
+//===----------------------------------------------------------------------===//
+
+def QF_RMSNormOp : QF_Op<"rms_norm", [Pure]> {
+  let summary = "y = x / sqrt(mean(x^2) + eps) * gamma, per row";
+  let arguments = (ins QF_ActivationTensor:$input,
+                       TensorRankOf<[F16, BF16], [1]>:$gamma, F32Attr:$eps);
+  let results = (outs QF_ActivationTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $gamma attr-dict `:` type($input) `,` type($gamma) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def QF_RotaryOp : QF_Op<"rotary", [Pure]> {
+  let summary = "Rotary position embedding on [M, heads * head_dim]";
+  let description = [{
+    Rotates each head's (i, i + head_dim/2) pairs ("rotate half", as in
+    Llama and Qwen2) by position * inv_freq[i], inv_freq[i] =
+    theta^(-2i/head_dim). With `scaling_factor` and its three companions,
+    inv_freq is rescaled as Llama 3 does (rope_type "llama3").
+  }];
+  let arguments = (ins QF_ActivationTensor:$input,
+                       TensorRankOf<[I32], [1]>:$positions,
+                       I64Attr:$head_dim, F64Attr:$theta,
+                       OptionalAttr<F64Attr>:$scaling_factor,
+                       OptionalAttr<F64Attr>:$low_freq_factor,
+                       OptionalAttr<F64Attr>:$high_freq_factor,
+                       OptionalAttr<I64Attr>:$original_max_position);
+  let results = (outs QF_ActivationTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $positions attr-dict `:` type($input) `,` type($positions)
+    `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def QF_AttentionOp : QF_Op<"attention", [Pure]> {
+  let summary = "Causal grouped-query attention against a KV cache";
+  let description = [{
+    Writes the M new key/value rows into the caches at `positions`, then
+    attends each query row (num_heads heads) to cache rows [0, position],
+    head h reading kv head h / (num_heads / num_kv_heads). Returns the output
+    [M, num_heads * head_dim] and the updated caches.
+  }];
+  let arguments = (ins QF_ActivationTensor:$query, QF_ActivationTensor:$key,
+                       QF_ActivationTensor:$value,
+                       QF_ActivationTensor:$key_cache,
+                       QF_ActivationTensor:$value_cache,
+                       TensorRankOf<[I32], [1]>:$positions,
+                       I64Attr:$num_heads, I64Attr:$num_kv_heads,
+                       I64Attr:$head_dim);
+  let results = (outs QF_ActivationTensor:$result,
+                      QF_ActivationTensor:$key_cache_out,
+                      QF_ActivationTensor:$value_cache_out);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $key_cache `,` $value_cache `,` $positions
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def QF_SiluMulOp : QF_Op<"silu_mul", [Pure, SameOperandsAndResultType]> {
+  let summary = "silu(gate) * up, elementwise";
+  let arguments = (ins QF_ActivationTensor:$gate, QF_ActivationTensor:$up);
+  let results = (outs QF_ActivationTensor:$result);
+  let assemblyFormat = "$gate `,` $up attr-dict `:` type($result)";
+}
+
+def QF_AddOp : QF_Op<"add", [Pure, Commutative, SameOperandsAndResultType]> {
+  let summary = "Elementwise sum (residual connections)";
+  let arguments = (ins QF_ActivationTensor:$lhs, QF_ActivationTensor:$rhs);
+  let results = (outs QF_ActivationTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
+}
+
+def QF_EmbeddingOp : QF_Op<"embedding", [Pure]> {
+  let summary = "Gather rows of a [V, H] table by token id";
+  let arguments = (ins TensorRankOf<[F16, BF16], [2]>:$table,
+                       TensorRankOf<[I32], [1]>:$ids);
+  let results = (outs QF_ActivationTensor:$result);
+  let assemblyFormat = [{
+    $table `,` $ids attr-dict `:` type($table) `,` type($ids) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def QF_ArgmaxOp : QF_Op<"argmax", [Pure]> {
+  let summary = "Index of the largest value of each row (greedy decoding)";
+  let description = [{ Ties go to the lowest index; NaN is never chosen. }];
+  let arguments = (ins QF_ActivationTensor:$input);
+  let results = (outs TensorRankOf<[I32], [1]>:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+#endif // QFUSE_DIALECT_QF_IR_QFOPS_TD

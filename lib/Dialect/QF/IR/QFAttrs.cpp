@@ -1,0 +1,539 @@
+//===- QFAttrs.cpp - #qf.enc, #qf.layout, #qf.tiling ------------------------===//
+//
+// Parsing, printing and verification of the attributes that describe packed
+// weights. The verifiers are where inconsistent encodings are rejected, each
+// message naming what is wrong and what was expected.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qfuse/Dialect/QF/IR/QFDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::qf;
+
+#include "qfuse/Dialect/QF/IR/QFEnums.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "qfuse/Dialect/QF/IR/QFAttrs.cpp.inc"
+
+void QFDialect::registerAttributes() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "qfuse/Dialect/QF/IR/QFAttrs.cpp.inc"
+      >();
+}
+
+namespace {
+/// The bitsandbytes NF4 code values (../shared/notes/formats.md).
+constexpr double kNF4Values[16] = {
+    -1.0,
+    -0.6961928009986877,
+    -0.5250730514526367,
+    -0.39491748809814453,
+    -0.28444138169288635,
+    -0.18477343022823334,
+    -0.09105003625154495,
+    0.0,
+    0.07958029955625534,
+    0.16093020141124725,
+    0.24611230194568634,
+    0.33791524171829224,
+    0.44070982933044434,
+    0.5626170039176941,
+    0.7229568362236023,
+    1.0};
+
+/// Group size recorded while parsing when neither `group` nor `per_channel`
+/// was given; the verifier turns it into an error for quantized formats.
+constexpr int64_t kGroupUnset = -1;
+
+bool isUnsignedFormat(ElementFormat f) {
+  return f == ElementFormat::UInt4 || f == ElementFormat::UInt8;
+}
+
+bool isUnquantizedFormat(ElementFormat f) {
+  return f == ElementFormat::F16 || f == ElementFormat::BF16;
+}
+
+/// Parses `key [= value] (, key [= value])*` after the leading element that
+/// the caller has consumed; `parseEntry` consumes the value for each key.
+ParseResult
+parseEntries(AsmParser &parser,
+             llvm::function_ref<ParseResult(StringRef key, SMLoc loc)> parseEntry) {
+  while (succeeded(parser.parseOptionalComma())) {
+    SMLoc loc = parser.getCurrentLocation();
+    StringRef key;
+    if (parser.parseKeyword(&key))
+      return failure();
+    if (parseEntry(key, loc))
+      return failure();
+  }
+  return success();
+}
+
+ParseResult parseInt64Entry(AsmParser &parser, int64_t &value) {
+  return failure(parser.parseEqual() || parser.parseInteger(value));
+}
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// EncodingAttr
+//===----------------------------------------------------------------------===//
+
+unsigned EncodingAttr::getCodeBits() const {
+  switch (getFormat()) {
+  case ElementFormat::Int4:
+  case ElementFormat::UInt4:
+  case ElementFormat::FP4E2M1:
+  case ElementFormat::NF4:
+    return 4;
+  case ElementFormat::Int8:
+  case ElementFormat::UInt8:
+  case ElementFormat::FP8E4M3:
+    return 8;
+  case ElementFormat::Codebook:
+    return getIndexBits();
+  case ElementFormat::F16:
+  case ElementFormat::BF16:
+    return 16;
+  }
+  llvm_unreachable("unknown element format");
+}
+
+bool EncodingAttr::isQuantized() const {
+  return !isUnquantizedFormat(getFormat());
+}
+
+int64_t EncodingAttr::getNumGroups(int64_t k) const {
+  if (!isQuantized())
+    return 0;
+  if (isPerChannel())
+    return 1;
+  return (k + getGroupSize() - 1) / getGroupSize();
+}
+
+SmallVector<double> EncodingAttr::getCodebookValues() const {
+  if (getFormat() == ElementFormat::NF4)
+    return SmallVector<double>(std::begin(kNF4Values), std::end(kNF4Values));
+  SmallVector<double> values;
+  if (auto table = getTable())
+    for (const APFloat &v : table.getValues<APFloat>())
+      values.push_back(v.convertToDouble());
+  return values;
+}
+
+Attribute EncodingAttr::parse(AsmParser &parser, Type) {
+  SMLoc formatLoc = parser.getCurrentLocation();
+  StringRef formatName;
+  if (parser.parseLess() || parser.parseKeyword(&formatName))
+    return {};
+  std::optional<ElementFormat> format = symbolizeElementFormat(formatName);
+  if (!format) {
+    parser.emitError(formatLoc)
+        << "unknown element format '" << formatName
+        << "'; expected one of int4, uint4, int8, uint8, fp8e4m3, fp4e2m1, "
+           "nf4, codebook, f16, bf16";
+    return {};
+  }
+
+  int64_t bits = 0;
+  DenseFPElementsAttr table;
+  StringAttr tableName;
+  Type tableType;
+  int64_t group = kGroupUnset;
+  Type scaleType;
+  bool globalScale = false;
+  ZeroPointKind zero = ZeroPointKind::None;
+  bool actOrder = false;
+  Sparsity sparsity = Sparsity::Dense;
+
+  auto parseEntry = [&](StringRef key, SMLoc loc) -> ParseResult {
+    if (key == "bits")
+      return parseInt64Entry(parser, bits);
+    if (key == "group")
+      return parseInt64Entry(parser, group);
+    if (key == "per_channel") {
+      group = EncodingAttr::kPerChannel;
+      return success();
+    }
+    if (key == "scale")
+      return failure(parser.parseEqual() || parser.parseType(scaleType));
+    if (key == "global_scale") {
+      globalScale = true;
+      return success();
+    }
+    if (key == "act_order") {
+      actOrder = true;
+      return success();
+    }
+    if (key == "zero") {
+      StringRef kind;
+      SMLoc kindLoc = parser.getCurrentLocation();
+      if (parser.parseEqual() || parser.parseKeyword(&kind))
+        return failure();
+      std::optional<ZeroPointKind> parsed = symbolizeZeroPointKind(kind);
+      if (!parsed || *parsed == ZeroPointKind::None)
+        return parser.emitError(kindLoc)
+               << "unknown zero point kind '" << kind
+               << "'; expected 'int' or 'float'";
+      zero = *parsed;
+      return success();
+    }
+    if (key == "sparse") {
+      int64_t kept = 0, of = 0;
+      SMLoc patternLoc = parser.getCurrentLocation();
+      if (parser.parseEqual() || parser.parseInteger(kept) ||
+          parser.parseColon() || parser.parseInteger(of))
+        return failure();
+      if (kept != 2 || of != 4)
+        return parser.emitError(patternLoc)
+               << "unsupported sparsity " << kept << ":" << of
+               << "; only 2:4 structured sparsity is supported";
+      sparsity = Sparsity::TwoFour;
+      return success();
+    }
+    if (key == "table") {
+      if (parser.parseEqual())
+        return failure();
+      std::string name;
+      if (succeeded(parser.parseOptionalString(&name))) {
+        tableName = parser.getBuilder().getStringAttr(name);
+        return failure(parser.parseColon() || parser.parseType(tableType));
+      }
+      Attribute attr;
+      SMLoc attrLoc = parser.getCurrentLocation();
+      if (parser.parseAttribute(attr))
+        return failure();
+      table = dyn_cast<DenseFPElementsAttr>(attr);
+      if (!table)
+        return parser.emitError(attrLoc)
+               << "codebook table must be a dense floating-point tensor "
+                  "(dense<[...]> : tensor<Nxf16>) or a name (\"name\" : f16)";
+      return success();
+    }
+    return parser.emitError(loc)
+           << "unknown encoding entry '" << key
+           << "'; expected bits, table, group, per_channel, scale, "
+              "global_scale, zero, act_order or sparse";
+  };
+  if (parseEntries(parser, parseEntry) || parser.parseGreater())
+    return {};
+  if (bits < 0 || bits > 64) {
+    parser.emitError(formatLoc) << "'bits' out of range: " << bits;
+    return {};
+  }
+  return parser.getChecked<EncodingAttr>(
+      formatLoc, parser.getContext(), *format, static_cast<unsigned>(bits),
+      table, tableName, tableType, group, scaleType, globalScale, zero,
+      actOrder, sparsity);
+}
+
+void EncodingAttr::print(AsmPrinter &printer) const {
+  printer << "<" << stringifyElementFormat(getFormat());
+  if (getFormat() == ElementFormat::Codebook) {
+    printer << ", bits = " << getIndexBits();
+    if (getTable()) {
+      printer << ", table = ";
+      printer.printAttribute(getTable());
+    } else if (getTableName()) {
+      printer << ", table = ";
+      printer.printString(getTableName().getValue());
+      printer << " : " << getTableType();
+    }
+  }
+  if (isQuantized()) {
+    if (isPerChannel())
+      printer << ", per_channel";
+    else
+      printer << ", group = " << getGroupSize();
+  }
+  if (getScaleType())
+    printer << ", scale = " << getScaleType();
+  if (getGlobalScale())
+    printer << ", global_scale";
+  if (getZeroPoint() != ZeroPointKind::None)
+    printer << ", zero = " << stringifyZeroPointKind(getZeroPoint());
+  if (getActOrder())
+    printer << ", act_order";
+  if (getSparsity() == Sparsity::TwoFour)
+    printer << ", sparse = 2:4";
+  printer << ">";
+}
+
+LogicalResult EncodingAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, ElementFormat format,
+    unsigned indexBits, DenseFPElementsAttr table, StringAttr tableName,
+    Type tableType, int64_t groupSize, Type scaleType, bool globalScale,
+    ZeroPointKind zeroPoint, bool actOrder, Sparsity sparsity) {
+  StringRef name = stringifyElementFormat(format);
+
+  // Codebooks: index width and table agree.
+  if (format == ElementFormat::Codebook) {
+    if (indexBits < 2 || indexBits > 8)
+      return emitError() << "codebook index width must be 2 to 8 bits, got "
+                         << indexBits;
+    if (!table && !tableName)
+      return emitError() << "codebook needs a table: inline 'table = "
+                            "dense<[...]> : tensor<Nxf16>' or named 'table = "
+                            "\"name\" : f16'";
+    if (table && tableName)
+      return emitError() << "codebook table given both inline and by name";
+    int64_t expected = int64_t(1) << indexBits;
+    if (table) {
+      auto type = cast<ShapedType>(table.getType());
+      if (type.getRank() != 1 || type.getNumElements() != expected)
+        return emitError() << "codebook of " << indexBits
+                           << "-bit indices needs a table of " << expected
+                           << " values, got " << type;
+      tableType = type.getElementType();
+    }
+    if (!tableType || !(tableType.isF16() || tableType.isF32()))
+      return emitError() << "codebook table values must be f16 or f32, got "
+                         << tableType;
+  } else {
+    if (indexBits != 0)
+      return emitError() << "'bits' is only meaningful for codebook; '"
+                         << name << "' has a fixed code width";
+    if (table || tableName)
+      return emitError() << "only 'codebook' takes a table"
+                         << (format == ElementFormat::NF4
+                                 ? " (nf4's table is built in)"
+                                 : "");
+  }
+
+  // Unquantized formats take nothing but sparsity.
+  if (isUnquantizedFormat(format)) {
+    if (scaleType || groupSize > 0 || groupSize == kPerChannel ||
+        zeroPoint != ZeroPointKind::None || globalScale || actOrder)
+      return emitError() << "unquantized '" << name
+                         << "' takes no scales, groups, zero points or "
+                            "act_order";
+    return success();
+  }
+
+  if (!scaleType)
+    return emitError() << "'" << name
+                       << "' needs scales: add 'scale = f16' (or bf16, f32, "
+                          "f8E4M3FN, f8E8M0FNU)";
+  if (!(scaleType.isF16() || scaleType.isBF16() || scaleType.isF32() ||
+        isa<Float8E4M3FNType, Float8E8M0FNUType>(scaleType)))
+    return emitError() << "scale type must be f16, bf16, f32, f8E4M3FN or "
+                          "f8E8M0FNU, got "
+                       << scaleType;
+  if (groupSize == kGroupUnset)
+    return emitError() << "'" << name
+                       << "' needs a scale granularity: 'group = G' or "
+                          "'per_channel'";
+  if (groupSize == 1 || groupSize < kPerChannel)
+    return emitError() << "group size must be at least 2 (or per_channel), "
+                          "got "
+                       << groupSize;
+
+  // MX: E8M0 power-of-two scales over blocks of 32.
+  if (isa<Float8E8M0FNUType>(scaleType)) {
+    if (format != ElementFormat::FP4E2M1 && format != ElementFormat::FP8E4M3 &&
+        format != ElementFormat::Int8)
+      return emitError() << "E8M0 scales (MX formats) apply to fp4e2m1, "
+                            "fp8e4m3 or int8, not '"
+                         << name << "'";
+    if (groupSize != 32)
+      return emitError() << "E8M0 scales (MX formats) need group = 32, got "
+                         << (groupSize == kPerChannel
+                                 ? std::string("per_channel")
+                                 : std::to_string(groupSize));
+  }
+  // NVFP4: E4M3 scales over blocks of 16 plus a global f32 scale.
+  if (isa<Float8E4M3FNType>(scaleType)) {
+    if (format != ElementFormat::FP4E2M1)
+      return emitError() << "E4M3 scales (NVFP4) apply to fp4e2m1, not '"
+                         << name << "'";
+    if (groupSize != 16)
+      return emitError() << "E4M3 scales (NVFP4) need group = 16, got "
+                         << (groupSize == kPerChannel
+                                 ? std::string("per_channel")
+                                 : std::to_string(groupSize));
+    if (!globalScale)
+      return emitError() << "E4M3 scales (NVFP4) need 'global_scale': the "
+                            "per-block scales are relative to one f32 scale";
+  } else if (globalScale) {
+    return emitError() << "'global_scale' belongs to NVFP4 (E4M3 scales), "
+                          "not to scale type "
+                       << scaleType;
+  }
+
+  // Zero points: exactly the unsigned formats have them.
+  if (isUnsignedFormat(format) && zeroPoint == ZeroPointKind::None)
+    return emitError() << "'" << name
+                       << "' needs a zero point: 'zero = int' or 'zero = "
+                          "float' (use '"
+                       << (format == ElementFormat::UInt4 ? "int4" : "int8")
+                       << "' for symmetric weights)";
+  if (!isUnsignedFormat(format) && zeroPoint != ZeroPointKind::None)
+    return emitError() << "zero point on symmetric format '" << name
+                       << "'; asymmetric weights use 'uint4' or 'uint8'";
+
+  if (actOrder && groupSize == kPerChannel)
+    return emitError() << "'act_order' needs group scales: with per_channel "
+                          "scales the group index is trivial";
+
+  if (sparsity == Sparsity::TwoFour &&
+      (format == ElementFormat::NF4 || format == ElementFormat::Codebook ||
+       format == ElementFormat::FP4E2M1))
+    return emitError() << "2:4 sparsity is not supported with '" << name
+                       << "'; it composes with f16, bf16, int4, uint4, int8, "
+                          "uint8 and fp8e4m3";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// LayoutAttr
+//===----------------------------------------------------------------------===//
+
+Attribute LayoutAttr::parse(AsmParser &parser, Type) {
+  SMLoc loc = parser.getCurrentLocation();
+  StringRef kindName;
+  if (parser.parseLess() || parser.parseKeyword(&kindName))
+    return {};
+  std::optional<LayoutKind> kind = symbolizeLayoutKind(kindName);
+  if (!kind) {
+    parser.emitError(loc) << "unknown layout '" << kindName
+                          << "'; expected 'row_major' or 'tiled'";
+    return {};
+  }
+  int64_t tileN = 0, tileK = 0, interleave = *kind == LayoutKind::Tiled;
+  auto parseEntry = [&](StringRef key, SMLoc keyLoc) -> ParseResult {
+    if (key == "tile_n")
+      return parseInt64Entry(parser, tileN);
+    if (key == "tile_k")
+      return parseInt64Entry(parser, tileK);
+    if (key == "interleave")
+      return parseInt64Entry(parser, interleave);
+    return parser.emitError(keyLoc)
+           << "unknown layout entry '" << key
+           << "'; expected tile_n, tile_k or interleave";
+  };
+  if (parseEntries(parser, parseEntry) || parser.parseGreater())
+    return {};
+  return parser.getChecked<LayoutAttr>(loc, parser.getContext(), *kind, tileN,
+                                       tileK, interleave);
+}
+
+void LayoutAttr::print(AsmPrinter &printer) const {
+  printer << "<" << stringifyLayoutKind(getKind());
+  if (getKind() == LayoutKind::Tiled) {
+    printer << ", tile_n = " << getTileN() << ", tile_k = " << getTileK();
+    if (getInterleave() != 1)
+      printer << ", interleave = " << getInterleave();
+  }
+  printer << ">";
+}
+
+LogicalResult LayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 LayoutKind kind, int64_t tileN, int64_t tileK,
+                                 int64_t interleave) {
+  if (kind == LayoutKind::RowMajor) {
+    if (tileN != 0 || tileK != 0 || interleave != 0)
+      return emitError() << "row_major layout takes no tile_n, tile_k or "
+                            "interleave";
+    return success();
+  }
+  if (tileN <= 0 || tileK <= 0)
+    return emitError() << "tiled layout needs positive tile_n and tile_k, got "
+                       << tileN << " and " << tileK;
+  if (interleave <= 0 || tileN % interleave != 0)
+    return emitError() << "interleave must be positive and divide tile_n = "
+                       << tileN << ", got " << interleave;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// TilingAttr
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// One entry of #qf.tiling: its printed key, default, and the member it sets.
+struct TilingField {
+  const char *key;
+  int64_t defaultValue;
+};
+constexpr TilingField kTilingFields[] = {
+    {"block_m", 1},         {"block_n", 1},   {"block_k", 0},
+    {"threads_per_row", 32}, {"vec_bytes", 16}, {"k_unroll", 1},
+    {"split_k", 1},          {"stages", 1}};
+constexpr size_t kNumTilingFields = std::size(kTilingFields);
+
+std::array<int64_t, kNumTilingFields> tilingValues(TilingAttr attr) {
+  return {attr.getBlockM(),       attr.getBlockN(),    attr.getBlockK(),
+          attr.getThreadsPerRow(), attr.getVecBytes(),  attr.getKUnroll(),
+          attr.getSplitK(),        attr.getStages()};
+}
+} // namespace
+
+Attribute TilingAttr::parse(AsmParser &parser, Type) {
+  SMLoc loc = parser.getCurrentLocation();
+  StringRef kernelName;
+  if (parser.parseLess() || parser.parseKeyword(&kernelName))
+    return {};
+  std::optional<KernelKind> kernel = symbolizeKernelKind(kernelName);
+  if (!kernel) {
+    parser.emitError(loc) << "unknown kernel kind '" << kernelName
+                          << "'; expected 'matvec' or 'mma'";
+    return {};
+  }
+  std::array<int64_t, kNumTilingFields> values;
+  for (size_t i = 0; i < kNumTilingFields; ++i)
+    values[i] = kTilingFields[i].defaultValue;
+  auto parseEntry = [&](StringRef key, SMLoc keyLoc) -> ParseResult {
+    for (size_t i = 0; i < kNumTilingFields; ++i)
+      if (key == kTilingFields[i].key)
+        return parseInt64Entry(parser, values[i]);
+    return parser.emitError(keyLoc)
+           << "unknown tiling entry '" << key
+           << "'; expected block_m, block_n, block_k, threads_per_row, "
+              "vec_bytes, k_unroll, split_k or stages";
+  };
+  if (parseEntries(parser, parseEntry) || parser.parseGreater())
+    return {};
+  return parser.getChecked<TilingAttr>(loc, parser.getContext(), *kernel,
+                                       values[0], values[1], values[2],
+                                       values[3], values[4], values[5],
+                                       values[6], values[7]);
+}
+
+void TilingAttr::print(AsmPrinter &printer) const {
+  printer << "<" << stringifyKernelKind(getKernel());
+  auto values = tilingValues(*this);
+  for (size_t i = 0; i < kNumTilingFields; ++i)
+    if (values[i] != kTilingFields[i].defaultValue)
+      printer << ", " << kTilingFields[i].key << " = " << values[i];
+  printer << ">";
+}
+
+LogicalResult TilingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 KernelKind kernel, int64_t blockM,
+                                 int64_t blockN, int64_t blockK,
+                                 int64_t threadsPerRow, int64_t vecBytes,
+                                 int64_t kUnroll, int64_t splitK,
+                                 int64_t stages) {
+  if (blockM < 1 || blockN < 1 || blockK < 0 || kUnroll < 1 || splitK < 1 ||
+      stages < 1)
+    return emitError() << "tiling sizes must be positive (block_k may be 0 "
+                          "for 'whole K')";
+  if (threadsPerRow < 1 || threadsPerRow > 32 ||
+      !llvm::isPowerOf2_64(threadsPerRow))
+    return emitError() << "threads_per_row must be a power of two from 1 to "
+                          "32 (a warp shares a row), got "
+                       << threadsPerRow;
+  if (vecBytes != 4 && vecBytes != 8 && vecBytes != 16)
+    return emitError() << "vec_bytes must be 4, 8 or 16, got " << vecBytes;
+  if (kernel == KernelKind::MatVec && blockM > 8)
+    return emitError() << "matvec kernels take batch block_m <= 8, got "
+                       << blockM << "; use 'mma' for larger batches";
+  return success();
+}

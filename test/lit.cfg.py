@@ -1,0 +1,23 @@
+# -*- Python -*-
+# lit configuration for the qfuse regression tests.
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "QFUSE"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.qfuse_obj_root, "test")
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs"]
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+tool_dirs = [config.qfuse_tools_dir, config.llvm_tools_dir]
+tools = ["qfuse-opt"]
+llvm_config.add_tool_substitutions(tools, tool_dirs)
