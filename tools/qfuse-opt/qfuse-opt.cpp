@@ -19,12 +19,14 @@
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
+#include "qfuse/Conversion/Passes.h"
 #include "qfuse/Dialect/QF/IR/QFDialect.h"
 #include "qfuse/Dialect/QF/Transforms/Passes.h"
 
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
   mlir::qf::registerQFPasses();
+  mlir::qf::registerQFConversionPasses();
 
   mlir::DialectRegistry registry;
   registry.insert<mlir::qf::QFDialect>();

@@ -11,6 +11,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -63,14 +64,18 @@ bool isUnquantizedFormat(ElementFormat f) {
 
 /// Parses `key [= value] (, key [= value])*` after the leading element that
 /// the caller has consumed; `parseEntry` consumes the value for each key.
+/// A key given twice is an error rather than "the last one wins".
 ParseResult
 parseEntries(AsmParser &parser,
              llvm::function_ref<ParseResult(StringRef key, SMLoc loc)> parseEntry) {
+  llvm::StringSet<> seen;
   while (succeeded(parser.parseOptionalComma())) {
     SMLoc loc = parser.getCurrentLocation();
     StringRef key;
     if (parser.parseKeyword(&key))
       return failure();
+    if (!seen.insert(key).second)
+      return parser.emitError(loc) << "duplicate entry '" << key << "'";
     if (parseEntry(key, loc))
       return failure();
   }
@@ -156,10 +161,25 @@ Attribute EncodingAttr::parse(AsmParser &parser, Type) {
   auto parseEntry = [&](StringRef key, SMLoc loc) -> ParseResult {
     if (key == "bits")
       return parseInt64Entry(parser, bits);
-    if (key == "group")
-      return parseInt64Entry(parser, group);
-    if (key == "per_channel") {
-      group = EncodingAttr::kPerChannel;
+    if (key == "group" || key == "per_channel") {
+      if (group != kGroupUnset)
+        return parser.emitError(loc) << "'group' and 'per_channel' are "
+                                        "exclusive; give one granularity";
+      if (key == "per_channel") {
+        group = EncodingAttr::kPerChannel;
+        return success();
+      }
+      // 0 and -1 are the per-channel and unset markers: reject them here,
+      // before they could pass for either.
+      if (parser.parseEqual())
+        return failure();
+      SMLoc valueLoc = parser.getCurrentLocation();
+      if (parser.parseInteger(group))
+        return failure();
+      if (group <= 0)
+        return parser.emitError(valueLoc)
+               << "group size must be at least 2 (or per_channel), got "
+               << group;
       return success();
     }
     if (key == "scale")

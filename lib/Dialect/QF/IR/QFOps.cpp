@@ -85,11 +85,15 @@ struct FoldTruncOfDequantize : public OpRewritePattern<arith::TruncFOp> {
     auto dequant = trunc.getIn().getDefiningOp<DequantizeOp>();
     if (!dequant)
       return rewriter.notifyMatchFailure(trunc, "input is not qf.dequantize");
-    if (trunc.getRoundingmodeAttr() || trunc.getFastmathAttr() !=
-                                           arith::FastMathFlagsAttr::get(
-                                               getContext(),
-                                               arith::FastMathFlags::none))
+    // `fastmath` is optional on arith.truncf: absent means none.
+    if (trunc.getRoundingmodeAttr() ||
+        trunc.getFastmath().value_or(arith::FastMathFlags::none) !=
+            arith::FastMathFlags::none)
       return rewriter.notifyMatchFailure(trunc, "non-default rounding/fastmath");
+    Type elt = getElementTypeOrSelf(trunc.getType());
+    if (!elt.isF16() && !elt.isBF16())
+      return rewriter.notifyMatchFailure(
+          trunc, "qf.dequantize produces only f16, bf16 or f32");
     rewriter.replaceOpWithNewOp<DequantizeOp>(trunc, trunc.getType(),
                                               dequant.getWeight());
     return success();
@@ -234,8 +238,11 @@ LogicalResult GPTQBlockUpdateOp::verify() {
   if (grid.getCodeBits() > 8)
     return emitOpError("codes wider than 8 bits do not fit the i8 results");
   bool hasZeros = grid.getZeroPoint() != ZeroPointKind::None;
-  if (getColumnOffset() < 0)
-    return emitOpError("column_offset must be non-negative");
+  // The I64Attr getter is unsigned: read the offset back as signed.
+  int64_t columnOffset = static_cast<int64_t>(getColumnOffset());
+  if (columnOffset < 0)
+    return emitOpError() << "column_offset must be non-negative, got "
+                         << columnOffset;
 
   if (getScales()) {
     // Static mode: one scale (and zero) per column, already gathered through
@@ -264,10 +271,10 @@ LogicalResult GPTQBlockUpdateOp::verify() {
     return emitOpError("per-channel scales come from the whole row: pass them "
                        "as 'scales(...)'");
   int64_t group = grid.getGroupSize();
-  if (cols % group != 0 || getColumnOffset() % group != 0)
+  if (cols % group != 0 || columnOffset % group != 0)
     return emitOpError() << "a block computing its own scales must hold whole "
                             "groups: "
-                         << cols << " columns at offset " << getColumnOffset()
+                         << cols << " columns at offset " << columnOffset
                          << " with group " << group;
   size_t expected = hasZeros ? 2 : 1;
   if (getGroupParams().size() != expected)

@@ -8,10 +8,16 @@
 #include "qfuse/Dialect/QF/IR/QFDialect.h"
 
 namespace mlir {
+class RewritePatternSet;
+
 namespace qf {
 
 #define GEN_PASS_DECL
 #include "qfuse/Dialect/QF/Transforms/Passes.h.inc"
+
+/// Patterns of qf-fuse-dequant-matmul: qf.matmul on a packed weight, directly
+/// or through qf.dequantize, becomes qf.fused_matmul (without a tiling).
+void populateFuseDequantMatmulPatterns(RewritePatternSet &patterns);
 
 #define GEN_PASS_REGISTRATION
 #include "qfuse/Dialect/QF/Transforms/Passes.h.inc"

@@ -32,4 +32,159 @@ def QFImportQuant : Pass<"qf-import-quant"> {
                            "::mlir::quant::QuantDialect"];
 }
 
+def QFFuseDequantMatmul : Pass<"qf-fuse-dequant-matmul"> {
+  let summary = "Fuse dequantization into matmuls on packed weights";
+  let description = [{
+    Rewrites matmuls whose weight is a packed `!qf.weight`, directly or
+    through `qf.dequantize`, into `qf.fused_matmul`, which decodes the
+    weight on chip:
+
+    ```mlir
+    %d = qf.dequantize %w : !qf.weight<4096x4096, #enc> -> tensor<4096x4096xf16>
+    %y = qf.matmul %x, %d : tensor<1x4096xf16>, tensor<4096x4096xf16> -> tensor<1x4096xf16>
+    ```
+    becomes
+    ```mlir
+    %y = qf.fused_matmul %x, %w : tensor<1x4096xf16>, !qf.weight<4096x4096, #enc> -> tensor<1x4096xf16>
+    ```
+    No tiling is chosen here (see `qf-select-tiling`). A dequantize left
+    without users is erased, so the dense weight is never materialized; one
+    that still has other users stays for them. A dequantize to f32 that is
+    only rounded by a plain `arith.truncf` is folded first.
+
+    Matmuls that stay (a dense weight not produced by `qf.dequantize`, a
+    dequantized element type that differs from the activations') are
+    reported under `-debug-only=qf-fuse-dequant-matmul`, and as remarks with
+    `report-unfused`.
+  }];
+  let options = [
+    Option<"reportUnfused", "report-unfused", "bool", /*default=*/"false",
+           "Emit a remark for every matmul left unfused, saying why, and for "
+           "every dequantize that still materializes a dense weight">
+  ];
+  let dependentDialects = ["::mlir::qf::QFDialect"];
+}
+
+def QFSelectTiling : Pass<"qf-select-tiling"> {
+  let summary = "Choose a kernel and tile shape for each fused matmul";
+  let description = [{
+    Gives every `qf.fused_matmul` without a `tiling` one, chosen by a cost
+    model over (M, N, K, encoding, target) or taken from a tuning database,
+    and records the predicted time as `qf.predicted_us` (bytes that must move
+    / `bandwidth-gbps` + 3 us launch cost; the bytes are those `qf-roofline`
+    reports). A dynamic M (the batch) is taken to be `batch`.
+
+    M <= 8 gets the CUDA-core `matvec` kernel; a block has 4 warps (8 when
+    split_k = 8), `split_k` warps of a block share the same rows, each
+    reducing a contiguous 1/split_k of K, combined through shared memory;
+    each warp handles `rows = block_n * split_k / warps` rows (1, 2 or 4);
+    each lane loads `vec_bytes` of packed codes per row per iteration, and
+    `k_unroll` iterations are unrolled. The model picks:
+
+    * `vec_bytes`: the largest of 16, 8, 4 dividing a row's packed bytes
+      (K * bits / 8; the kept K / 2 under 2:4). A row that none divides
+      cannot use matvec and falls back to `mma` (with a remark).
+    * `split_k` in {1, 2, 4, 8}: each warp's slice must be a whole number of
+      lane loads and at least one full warp iteration (32 * vec_bytes bytes);
+      slices longer than 4096 bytes are split (long K: down projections).
+    * rows per warp: 1 at M = 1; at M >= 2 the most of 4, 2, 1 (activation
+      reuse) that still reaches the warp target.
+    * the warp target: the grid's warps should reach ~4 * `sm-count` * 4
+      (within 1/16); candidates are tried by rows (descending), then split_k
+      (ascending), and the first reaching the target wins; if none does, the
+      one with most warps (small N: k/v projections).
+    * `k_unroll` = min(4, iterations per lane), the iterations of the
+      busiest lane (slice bytes / (32 * vec_bytes), rounded up);
+      `threads_per_row` = 32; `block_m` = M (the activation rows each block
+      reads).
+
+    M > 8 gets `mma`: block_m 64 (M <= 64) or 128, block_n 128, block_k 64,
+    stages 3, and split_k in {1, 2, 4, 8} while the output tiles alone do not
+    fill ~`sm-count` SMs and K keeps at least 4 k-tiles per split.
+
+    `tuning-db=<file.json>` overrides the model per shape. The file is a
+    JSON array of entries
+    `{"m": 1, "n": 4096, "k": 4096, "encoding": "int4, group = 128, scale = f16",
+      "tiling": "matvec, block_n = 4, split_k = 2"}`,
+    where `encoding` and `tiling` are the bodies of `#qf.enc<...>` and
+    `#qf.tiling<...>`, `n` is the weight's N (2N for silu_mul) and `m` the
+    static M or `batch`. An unreadable or malformed database is an error
+    naming the file and the entry.
+  }];
+  let options = [
+    Option<"smCount", "sm-count", "int64_t", /*default=*/"132",
+           "Streaming multiprocessors of the target GPU (H100/H200: 132)">,
+    Option<"bandwidthGbps", "bandwidth-gbps", "double", /*default=*/"4300.0",
+           "Memory bandwidth of the target in GB/s, for qf.predicted_us">,
+    Option<"batch", "batch", "int64_t", /*default=*/"1",
+           "M assumed for matmuls whose M (the batch) is dynamic">,
+    Option<"tuningDb", "tuning-db", "std::string", /*default=*/"",
+           "JSON file of measured tilings that override the cost model">
+  ];
+  let dependentDialects = ["::mlir::qf::QFDialect"];
+}
+
+def QFChooseLayout : Pass<"qf-choose-layout"> {
+  let summary = "Choose the packed storage layout each kernel reads";
+  let description = [{
+    Retypes the weights of `qf.fused_matmul`s that have a `matvec` tiling
+    and integer 4-bit codes (int4, uint4) to
+
+    ```mlir
+    #qf.layout<tiled, tile_n = 1, tile_k = T>    // T = vec_bytes * 8 / bits
+    ```
+
+    so that one lane's `vec_bytes` load is one tile. Tiles follow each other
+    in row-major order, so only the order of codes inside each 32-bit word
+    changes: word j of a row holds codes 8j..8j+7 (for 2:4, of the kept
+    codes) in nibble order [0, 2, 4, 6, 1, 3, 5, 7]:
+
+    ```
+    bits:     31..28 27..24 23..20 19..16 15..12 11..8  7..4   3..0
+    row_major:  e7     e6     e5     e4     e3     e2     e1     e0
+    tiled:      e7     e5     e3     e1     e6     e4     e2     e0
+    ```
+
+    so `(word >> 4i) & 0x000F000F` yields the consecutive pair (e2i, e2i+1)
+    in the two 16-bit halves of a register, which one `lop3` with 0x64006400
+    turns into half2(1024 + e2i, 1024 + e2i+1) without shuffles. The
+    runtime's format library (runtime/format, Layout.h) implements this
+    repack from the checkpoint order. Table formats (fp4e2m1, nf4, 4-bit
+    codebooks) decode a whole byte through a table and keep row_major.
+
+    The `qf.weight_ref` result is retyped with all its uses; when one
+    weight_ref feeds consumers that want different layouts (a matvec and an
+    mma, a dequantize), it is cloned once per layout, and the original keeps
+    row_major for the rest. Table and 8-bit formats, `mma` tilings, and
+    weights not produced by `qf.weight_ref` keep their layout.
+  }];
+  let dependentDialects = ["::mlir::qf::QFDialect"];
+}
+
+def QFRoofline : Pass<"qf-roofline", "::mlir::ModuleOp"> {
+  let summary = "Report the bytes, FLOPs and roofline time of each fused matmul";
+  let description = [{
+    Emits a remark per `qf.fused_matmul` (and with `json=<file>` writes a JSON
+    array, one object per op) with the bytes it must move, split into weight
+    codes, scales (and the NVFP4 global scale), zero points, metadata (g_idx,
+    2:4 positions, codebook tables), activations in, outputs, and the
+    residual, bias and norm operands; the bytes per weight element against
+    fp16's 2; the FLOPs (2 * M * N * K); and the predicted time, bytes /
+    `bandwidth-gbps` + 3 us launch cost, as `qf-select-tiling` predicts it.
+    The compute time at `peak-tflops` is reported beside it. A dynamic M
+    (the batch) is taken to be `batch`.
+  }];
+  let options = [
+    Option<"bandwidthGbps", "bandwidth-gbps", "double", /*default=*/"4300.0",
+           "Memory bandwidth in GB/s">,
+    Option<"peakTflops", "peak-tflops", "double", /*default=*/"800.0",
+           "Peak dense fp16/bf16 tensor throughput in TFLOP/s">,
+    Option<"batch", "batch", "int64_t", /*default=*/"1",
+           "M assumed for matmuls whose M (the batch) is dynamic">,
+    Option<"jsonFile", "json", "std::string", /*default=*/"",
+           "Also write the report as a JSON array to this file">
+  ];
+  let dependentDialects = ["::mlir::qf::QFDialect"];
+}
+
 #endif // QFUSE_DIALECT_QF_TRANSFORMS_PASSES_TD

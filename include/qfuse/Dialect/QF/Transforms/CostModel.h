@@ -1,0 +1,103 @@
+//===- CostModel.h - bytes, time and tiling of fused matmuls ----*- C++ -*-===//
+//
+// What a fused matmul must move and how long that takes (shared by
+// qf-select-tiling and qf-roofline), and the rules that pick its kernel and
+// tile shape. The matvec rules are the contract the GPU code generator
+// implements; the helpers that read a matvec tiling back live here too.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QFUSE_DIALECT_QF_TRANSFORMS_COSTMODEL_H
+#define QFUSE_DIALECT_QF_TRANSFORMS_COSTMODEL_H
+
+#include "qfuse/Dialect/QF/IR/QFDialect.h"
+
+#include <optional>
+#include <string>
+
+namespace mlir {
+namespace qf {
+
+/// Largest M the matvec kernel takes; larger batches use mma.
+constexpr int64_t kMatvecMaxM = 8;
+/// Fixed cost of one kernel launch in the predicted time.
+constexpr double kLaunchOverheadUs = 3.0;
+/// Bytes of fp16 per weight element, the baseline of the roofline report.
+constexpr double kFP16BytesPerElement = 2.0;
+
+/// The bytes a fused matmul must move at least, by kind.
+struct TrafficBytes {
+  // The packed weight.
+  int64_t codes = 0;    ///< Packed codes (the kept half under 2:4).
+  int64_t scales = 0;   ///< Group/channel scales and the NVFP4 global scale.
+  int64_t zeros = 0;    ///< Zero points (packed like the codes, or floats).
+  int64_t metadata = 0; ///< g_idx, 2:4 positions, codebook tables.
+  // Activations.
+  int64_t activations = 0; ///< The input rows, [M, K].
+  int64_t outputs = 0;     ///< The result, [M, N_out].
+  int64_t residual = 0;    ///< The residual operand, [M, N_out].
+  int64_t bias = 0;        ///< The bias, [N].
+  int64_t norm = 0;        ///< The RMSNorm weight, [K].
+
+  int64_t weightBytes() const { return codes + scales + zeros + metadata; }
+  int64_t total() const {
+    return weightBytes() + activations + outputs + residual + bias + norm;
+  }
+};
+
+/// Bytes of one element of a float type (f16: 2, f8E4M3FN: 1, ...).
+int64_t getTypeBytes(Type type);
+
+/// Codes stored per weight row: K, or the kept K / 2 under 2:4.
+int64_t getStoredCodesPerRow(WeightType type);
+
+/// Packed bytes of one weight row (the verifier guarantees a whole number).
+int64_t getPackedRowBytes(WeightType type);
+
+/// The bytes of the packed weight alone (codes, scales, zeros, metadata).
+TrafficBytes getWeightTraffic(WeightType type);
+
+/// The M a matmul is planned for: its static M, or `batch` when dynamic.
+int64_t getPlannedM(RankedTensorType input, int64_t batch);
+
+/// Everything `op` must move with M = `m` rows of activations.
+TrafficBytes getFusedMatmulTraffic(FusedMatmulOp op, int64_t m);
+
+/// FLOPs of `op` with M = `m`: 2 * M * N * K (N of the weight, logical K).
+int64_t getFusedMatmulFlops(FusedMatmulOp op, int64_t m);
+
+/// Memory time of `bytes` at `bandwidthGbps` plus the launch cost, in us.
+double predictTimeUs(int64_t bytes, double bandwidthGbps);
+
+//===----------------------------------------------------------------------===//
+// Tiling selection
+//===----------------------------------------------------------------------===//
+
+/// The GPU the tiling is chosen for.
+struct TilingTarget {
+  int64_t smCount = 132;
+};
+
+/// `vec_bytes` of a matvec over `type`: the largest of 16, 8, 4 that divides
+/// a row's packed bytes, or nullopt when none does (no matvec possible).
+std::optional<int64_t> getMatvecVecBytes(WeightType type);
+
+/// Warps of one matvec block: 4, or 8 when split_k = 8.
+int64_t getMatvecWarpsPerBlock(int64_t splitK);
+
+/// Rows one warp of a matvec handles at once: block_n * split_k / warps.
+int64_t getMatvecRowsPerWarp(TilingAttr tiling);
+
+/// Warps a matvec over `n` rows launches: ceil(n / block_n) * warps/block.
+int64_t getMatvecGridWarps(TilingAttr tiling, int64_t n);
+
+/// Chooses the kernel and tile shape for `m` activation rows times `type`.
+/// Appends a one-line account of the choice to `why` when given; sets
+/// `fallback` when M asked for matvec but the row bytes ruled it out.
+TilingAttr selectTiling(int64_t m, WeightType type, const TilingTarget &target,
+                        std::string *why = nullptr, bool *fallback = nullptr);
+
+} // namespace qf
+} // namespace mlir
+
+#endif // QFUSE_DIALECT_QF_TRANSFORMS_COSTMODEL_H

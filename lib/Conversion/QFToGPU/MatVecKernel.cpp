@@ -1,0 +1,748 @@
+//===- MatVecKernel.cpp - fused dequant-matvec kernel generator -------------===//
+//
+// One kernel family for decode (batch M = 1..8): each warp streams packed
+// weight rows with 16-byte invariant loads (`ld.global.nc.v4`), decodes them
+// in registers into half2 pairs, multiplies by the activations (reused across
+// the warp's rows), and accumulates per scale span in half2, then in f32
+// across spans. Warps are reduced with shuffles; `split_k` warps of a block
+// share rows and are reduced through shared memory, so no atomics and no
+// second kernel are needed. The tiling contract is that of qf-select-tiling:
+//
+//   block      = 4 warps (8 when split_k = 8)
+//   rowGroups  = warps / split_k      (warp groups working on distinct rows)
+//   rowsPerWarp= block_n / rowGroups  (rows a warp handles at once)
+//   a warp of slice s covers chunks [s*C/S, (s+1)*C/S) of each of its rows,
+//   a chunk being one lane's `vec_bytes` load; lanes take consecutive chunks
+//   (coalesced), `k_unroll` chunks per lane are loaded before any is used.
+//
+// Decoding, per 32-bit word of codes:
+//   int4/uint4 (tiled layout: nibble slot i holds element [0,2,4,6,1,3,5,7][i])
+//     (w & 0x000F000F) | 0x64006400 = half2(1024 + e0, 1024 + e1)
+//     (w & 0x00F000F0) | 0x64006400 = half2(1024 + 16 e2, 1024 + 16 e3)
+//     and the same on w >> 8 for (e4, e5), (e6, e7): one lop3 per pair, then
+//     one sub or fma removes the 1024 bias and the zero point.
+//   int8/uint8: prmt pairs bytes with 0x64 for the same 1024 + u trick.
+//   fp8e4m3: cvt.rn.f16x2.e4m3x2 on each 16-bit half.
+//   nf4, fp4e2m1, 4-bit codebooks (row_major: byte j = elements 2j, 2j+1):
+//     a 256-entry shared-memory table of half2 maps each byte to its pair.
+//
+//===----------------------------------------------------------------------===//
+
+#include "MatVecKernel.h"
+
+#include "KernelEmitter.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace mlir::qf;
+
+namespace {
+
+enum class Decode { Int4Magic, Lut4, Int8Magic, FP8 };
+
+/// E2M1 values by code (sign << 3 | magnitude index).
+constexpr double kE2M1Values[16] = {0.0,  0.5,  1.0,  1.5,  2.0,  3.0,
+                                    4.0,  6.0,  -0.0, -0.5, -1.0, -1.5,
+                                    -2.0, -3.0, -4.0, -6.0};
+
+/// Everything derived from the spec that the body needs, checked once.
+struct Plan {
+  Decode decode;
+  int64_t bits, vecBytes, elemsPerChunk, rowBytes, chunksPerRow;
+  int64_t splitK, warps, rowGroups, rowsPerWarp, unroll, m, n, k;
+  int64_t numGroups, spanElems; // spanElems: elements sharing one scale
+  bool perChannel;
+  int64_t zeroRowBytes; // int zero points: packed bytes per row
+};
+
+FailureOr<Plan> makePlan(const MatVecSpec &spec,
+                         function_ref<InFlightDiagnostic()> emitError) {
+  EncodingAttr enc = spec.encoding;
+  TilingAttr t = spec.tiling;
+  Plan p;
+  if (!t || t.getKernel() != KernelKind::MatVec)
+    return emitError() << "the matvec generator needs a #qf.tiling<matvec, "
+                          "...>; run qf-select-tiling",
+           failure();
+  if (enc.isSparse24() || enc.getActOrder())
+    return emitError() << "the matvec generator does not lower "
+                       << (enc.isSparse24() ? "2:4 sparse" : "act_order")
+                       << " weights yet",
+           failure();
+  switch (enc.getFormat()) {
+  case ElementFormat::Int4:
+  case ElementFormat::UInt4:
+    p.decode = Decode::Int4Magic;
+    if (spec.layout.getKind() != LayoutKind::Tiled || spec.layout.getTileN() != 1)
+      return emitError() << "int4/uint4 matvec kernels read the pair-"
+                            "interleaved #qf.layout<tiled, tile_n = 1, ...>; "
+                            "run qf-choose-layout",
+             failure();
+    break;
+  case ElementFormat::NF4:
+  case ElementFormat::FP4E2M1:
+    p.decode = Decode::Lut4;
+    break;
+  case ElementFormat::Codebook:
+    if (enc.getIndexBits() != 4)
+      return emitError() << "the matvec generator lowers 4-bit codebooks; got "
+                         << enc.getIndexBits() << "-bit indices",
+             failure();
+    p.decode = Decode::Lut4;
+    break;
+  case ElementFormat::Int8:
+  case ElementFormat::UInt8:
+    p.decode = Decode::Int8Magic;
+    break;
+  case ElementFormat::FP8E4M3:
+    p.decode = Decode::FP8;
+    break;
+  case ElementFormat::F16:
+  case ElementFormat::BF16:
+    return emitError() << "unquantized dense weights take the cuBLAS path, "
+                          "not the matvec generator",
+           failure();
+  }
+  if (p.decode != Decode::Int4Magic && !spec.layout.isRowMajor())
+    return emitError() << "this format's matvec kernel reads row_major codes",
+           failure();
+
+  p.bits = enc.getCodeBits();
+  p.vecBytes = t.getVecBytes();
+  p.elemsPerChunk = p.vecBytes * 8 / p.bits;
+  p.rowBytes = spec.k * p.bits / 8;
+  if (p.rowBytes % p.vecBytes != 0)
+    return emitError() << "vec_bytes = " << p.vecBytes
+                       << " does not divide a row's " << p.rowBytes
+                       << " packed bytes (K = " << spec.k << ")",
+           failure();
+  if (p.decode == Decode::Int4Magic &&
+      spec.layout.getTileK() != p.elemsPerChunk)
+    return emitError() << "layout tile_k = " << spec.layout.getTileK()
+                       << " does not match one lane's load of "
+                       << p.elemsPerChunk << " codes",
+           failure();
+  p.chunksPerRow = p.rowBytes / p.vecBytes;
+  p.splitK = t.getSplitK();
+  p.warps = p.splitK == 8 ? 8 : 4;
+  if (p.warps % p.splitK != 0)
+    return emitError() << "split_k must be 1, 2, 4 or 8, got " << p.splitK,
+           failure();
+  p.rowGroups = p.warps / p.splitK;
+  if (t.getBlockN() % p.rowGroups != 0)
+    return emitError() << "block_n = " << t.getBlockN()
+                       << " is not a multiple of the " << p.rowGroups
+                       << " row groups of a block",
+           failure();
+  p.rowsPerWarp = t.getBlockN() / p.rowGroups;
+  p.m = spec.m;
+  if (p.m < 1 || p.m > 8 || p.rowsPerWarp * p.m > 32)
+    return emitError() << "matvec takes batch 1..8 and at most 32 row x batch "
+                          "accumulators per warp; got batch "
+                       << p.m << " with " << p.rowsPerWarp << " rows per warp",
+           failure();
+  if (t.getThreadsPerRow() != 32)
+    return emitError() << "the matvec generator uses a full warp per row "
+                          "(threads_per_row = 32)",
+           failure();
+  p.unroll = t.getKUnroll();
+  p.n = spec.n;
+  p.k = spec.k;
+  p.perChannel = enc.isPerChannel();
+  p.numGroups = enc.getNumGroups(spec.k);
+  int64_t elemsPerWord = 32 / p.bits;
+  if (p.perChannel) {
+    p.spanElems = p.elemsPerChunk;
+  } else {
+    int64_t g = enc.getGroupSize();
+    if (g % elemsPerWord != 0 ||
+        (g % p.elemsPerChunk != 0 && p.elemsPerChunk % g != 0))
+      return emitError() << "group size " << g
+                         << " does not align with the kernel's " << elemsPerWord
+                         << "-code words and " << p.elemsPerChunk
+                         << "-code loads",
+             failure();
+    p.spanElems = std::min(g, p.elemsPerChunk);
+  }
+  p.zeroRowBytes = (p.numGroups * p.bits + 7) / 8;
+  return p;
+}
+
+/// Builds the kernel body. Values that depend on one row or one chunk are
+/// computed where they are used; the plan holds the compile-time shape.
+class MatVecBuilder {
+public:
+  MatVecBuilder(ImplicitLocOpBuilder &b, const MatVecSpec &spec, const Plan &p,
+                gpu::GPUModuleOp module, StringRef name)
+      : b(b), e(b), spec(spec), p(p), module(module), name(name) {}
+
+  KernelLaunch build();
+
+private:
+  Value groupIndex(Value row, Value group);
+  double valueScale() const;
+  Value loadScaleTyped(Value base, Value idx);
+  Value zeroAt(Value row, Value group);
+  SmallVector<Value> decodeWord(Value word, Value zero);
+  Value tableValue(Value index);
+  void buildLut();
+  SmallVector<Value> body(ArrayRef<Value> chunks, ArrayRef<Value> rows,
+                          ValueRange acc);
+  void reduceAndStore(ArrayRef<Value> acc, Value tid, Value warp, Value lane);
+
+  ImplicitLocOpBuilder &b;
+  KernelEmitter e;
+  const MatVecSpec &spec;
+  const Plan &p;
+  gpu::GPUModuleOp module;
+  std::string name;
+  // Kernel arguments.
+  Value x, codes, scales, zeros, globalScale, table, bias, residual, y;
+  Value lut;      // shared half2 table (Lut4)
+  Value redSmem;  // shared f32 partial sums
+  KernelLaunch launch;
+};
+
+LLVM::GlobalOp sharedArray(OpBuilder &b, gpu::GPUModuleOp module, Location loc,
+                           StringRef name, Type element, int64_t count) {
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(module.getBody());
+  auto type = LLVM::LLVMArrayType::get(element, count);
+  return LLVM::GlobalOp::create(b, loc, type, /*isConstant=*/false,
+                                LLVM::Linkage::Internal, name, Attribute(),
+                                /*alignment=*/16, /*addrSpace=*/3);
+}
+
+Value sharedAddr(ImplicitLocOpBuilder &b, LLVM::GlobalOp global) {
+  return LLVM::AddressOfOp::create(b, global);
+}
+
+Value MatVecBuilder::groupIndex(Value row, Value group) {
+  return p.perChannel ? row : e.add(e.mul(row, e.c32(p.numGroups)), group);
+}
+
+/// Loads element `idx` of a tensor stored in the encoding's scale type and
+/// returns it as f32 (scales, and float zero points, use this type).
+Value MatVecBuilder::loadScaleTyped(Value base, Value idx) {
+  Type st = spec.encoding.getScaleType();
+  Value idx64 = e.zext64(idx);
+  if (st.isF16()) {
+    Value ptr = e.gepBytes(base, e.mul(idx64, e.c64(2)));
+    return e.extf32(e.loadRO(e.f16(), ptr, 2));
+  }
+  if (st.isF32()) {
+    Value ptr = e.gepBytes(base, e.mul(idx64, e.c64(4)));
+    return e.loadRO(e.f32(), ptr, 4);
+  }
+  if (st.isBF16()) {
+    Value ptr = e.gepBytes(base, e.mul(idx64, e.c64(2)));
+    Value bits16 = e.loadRO(e.i16(), ptr, 2);
+    Value bits32 = arith::ShLIOp::create(
+        b, arith::ExtUIOp::create(b, e.i32(), bits16), e.c32(16));
+    return e.bitcast(e.f32(), bits32);
+  }
+  Value byte = e.loadRO(e.i8(), e.gepBytes(base, idx64), 1);
+  if (isa<Float8E8M0FNUType>(st)) {
+    // E8M0: the byte is a biased exponent: 2^(byte - 127).
+    Value exp = arith::ExtUIOp::create(b, e.i32(), byte);
+    return e.bitcast(e.f32(), arith::ShLIOp::create(b, exp, e.c32(23)));
+  }
+  // E4M3 (NVFP4 block scales): convert through the hardware's fp8 path.
+  Value h = e.ptx("cvt.rn.f16x2.e4m3x2 $0, $1;", "=r,h", e.i32(),
+                  {arith::ExtUIOp::create(b, e.i16(), byte)});
+  return e.extf32(e.extract(e.bitcast(e.v2f16(), h), 0));
+}
+
+/// The zero point of (row, group), as the half2 the decoder subtracts:
+/// integer zeros as half2(1024 + z) / valueScale (the codes' magic bias),
+/// float zeros as half2(z) / valueScale. Dividing by a power of two is exact.
+Value MatVecBuilder::zeroAt(Value row, Value group) {
+  EncodingAttr enc = spec.encoding;
+  switch (enc.getZeroPoint()) {
+  case ZeroPointKind::None:
+    return {};
+  case ZeroPointKind::Float: {
+    Value z = e.truncf16(e.fmul(loadScaleTyped(zeros, groupIndex(row, group)),
+                                e.cf32(1.0 / valueScale())));
+    Value bits = arith::ExtUIOp::create(b, e.i32(), e.bitcast(e.i16(), z));
+    Value h2 =
+        arith::OrIOp::create(b, bits, arith::ShLIOp::create(b, bits, e.c32(16)));
+    return e.bitcast(e.v2f16(), h2);
+  }
+  case ZeroPointKind::Int:
+    break;
+  }
+  Value g = p.perChannel ? e.c32(0) : group;
+  Value zRow = e.mul(e.zext64(row), e.c64(p.zeroRowBytes));
+  Value z;
+  if (p.bits == 4) {
+    Value byte = e.loadRO(
+        e.i8(), e.gepBytes(zeros, e.add(zRow, e.zext64(e.shru(g, e.c32(1))))),
+        1);
+    Value shift = e.mul(e.band(g, e.c32(1)), e.c32(4));
+    z = e.band(e.shru(arith::ExtUIOp::create(b, e.i32(), byte), shift),
+               e.c32(15));
+  } else {
+    Value byte =
+        e.loadRO(e.i8(), e.gepBytes(zeros, e.add(zRow, e.zext64(g))), 1);
+    z = arith::ExtUIOp::create(b, e.i32(), byte);
+  }
+  // half(1024 + z) has bits 0x6400 | z; replicate into both lanes.
+  Value h = arith::OrIOp::create(b, z, e.c32(0x6400));
+  Value h2 = arith::OrIOp::create(b, h, arith::ShLIOp::create(b, h, e.c32(16)));
+  return e.fmul(e.bitcast(e.v2f16(), h2), e.ch2(1.0 / valueScale()));
+}
+
+/// Decoded values are the true codes divided by this power of two (keeps
+/// half2 span sums in range); the span's scale is multiplied back by it.
+double MatVecBuilder::valueScale() const {
+  switch (p.decode) {
+  case Decode::Int4Magic:
+    return 8;
+  case Decode::Int8Magic:
+    return 128;
+  case Decode::FP8:
+    return 256;
+  case Decode::Lut4:
+    return 1;
+  }
+  llvm_unreachable("unknown decode");
+}
+
+/// Decodes one 32-bit word of codes into half2 pairs in element order,
+/// with the zero point (or the symmetric offset) already removed.
+SmallVector<Value> MatVecBuilder::decodeWord(Value w, Value zero) {
+  SmallVector<Value> pairs;
+  auto h2 = [&](Value i) { return e.bitcast(e.v2f16(), i); };
+  ZeroPointKind zk = spec.encoding.getZeroPoint();
+  switch (p.decode) {
+  case Decode::Int4Magic: {
+    // Values come out divided by 8 (exactly: a power of two) so that the
+    // half2 span sums stay far from f16's range; valueScale() undoes it.
+    Value w8 = e.shru(w, e.c32(8));
+    for (Value src : {w, w8}) {
+      Value lo = h2(e.andOr(src, 0x000F000F, 0x64006400)); // 1024 + e
+      Value hi = h2(e.andOr(src, 0x00F000F0, 0x64006400)); // 1024 + 16 e
+      if (zk == ZeroPointKind::Float) {
+        // (e - z) / 8 = (lo - 1024) / 8 - z / 8; `zero` holds z / 8.
+        pairs.push_back(e.fsub(e.fma(lo, e.ch2(0.125), e.ch2(-128)), zero));
+        pairs.push_back(
+            e.fsub(e.fma(hi, e.ch2(1.0 / 128), e.ch2(-8)), zero));
+      } else {
+        // (e - z) / 8 = lo / 8 - (1024 + z) / 8 = hi / 128 - (64 + z) / 8,
+        // with z = 8 for int4 (stored q + 8); `zero` holds (1024 + z) / 8.
+        Value bias = zk == ZeroPointKind::Int ? zero : e.ch2((1024 + 8) / 8.0);
+        pairs.push_back(e.fma(lo, e.ch2(0.125), e.fneg(bias)));
+        pairs.push_back(
+            e.fma(hi, e.ch2(1.0 / 128), e.fsub(e.ch2(120), bias)));
+      }
+    }
+    break;
+  }
+  case Decode::Int8Magic: {
+    // (1024 + u) / 128 - (1024 + z) / 128 = (u - z) / 128, exact in f16.
+    bool isSigned = spec.encoding.getFormat() == ElementFormat::Int8;
+    Value u = isSigned ? arith::XOrIOp::create(b, w, e.c32(0x80808080))
+                       : w;
+    Value magic = e.c32(0x64646464);
+    for (uint32_t selector : {0x4140u, 0x4342u}) {
+      Value v = h2(e.prmt(u, magic, selector)); // 1024 + u
+      if (zk == ZeroPointKind::Float)
+        pairs.push_back(
+            e.fsub(e.fma(v, e.ch2(1.0 / 128), e.ch2(-8)), zero));
+      else
+        pairs.push_back(e.fma(
+            v, e.ch2(1.0 / 128),
+            e.fneg(zk == ZeroPointKind::Int ? zero : e.ch2(1152.0 / 128))));
+    }
+    break;
+  }
+  case Decode::FP8: {
+    for (int64_t half = 0; half < 2; ++half) {
+      Value bits = arith::TruncIOp::create(
+          b, e.i16(), half ? e.shru(w, e.c32(16)) : w);
+      Value v =
+          h2(e.ptx("cvt.rn.f16x2.e4m3x2 $0, $1;", "=r,h", e.i32(), {bits}));
+      pairs.push_back(e.fmul(v, e.ch2(1.0 / 256))); // |e4m3| <= 448
+
+    }
+    break;
+  }
+  case Decode::Lut4: {
+    auto sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
+    for (int64_t j = 0; j < 4; ++j) {
+      Value byte = e.band(e.shru(w, e.c32(8 * j)), e.c32(255));
+      Value off = e.mul(byte, e.c32(4));
+      Value ptr = LLVM::GEPOp::create(b, sharedPtr, e.i8(), lut,
+                                      ValueRange{off});
+      pairs.push_back(h2(LLVM::LoadOp::create(b, e.i32(), ptr, 4)));
+    }
+    break;
+  }
+  }
+  return pairs;
+}
+
+/// Value of 4-bit code `index` (i32) as f16: a constant table in the
+/// kernel for NF4, E2M1 and inline codebooks, else the `table` argument.
+Value MatVecBuilder::tableValue(Value index) {
+  EncodingAttr enc = spec.encoding;
+  Value idx64 = e.zext64(index);
+  if (enc.getFormat() == ElementFormat::Codebook && enc.getTableName()) {
+    Type tt = enc.getTableType();
+    int64_t width = tt.isF16() ? 2 : 4;
+    Value ptr = e.gepBytes(table, e.mul(idx64, e.c64(width)));
+    Value v = e.loadRO(tt, ptr, width);
+    return tt.isF16() ? v : e.truncf16(v);
+  }
+  SmallVector<double> values =
+      enc.getFormat() == ElementFormat::FP4E2M1
+          ? SmallVector<double>(std::begin(kE2M1Values), std::end(kE2M1Values))
+          : enc.getCodebookValues();
+  SmallVector<APFloat> halves;
+  for (double v : values) {
+    APFloat f(v);
+    bool lost;
+    f.convert(APFloat::IEEEhalf(), APFloat::rmNearestTiesToEven, &lost);
+    halves.push_back(f);
+  }
+  auto tensorType = RankedTensorType::get({16}, e.f16());
+  auto arrayType = LLVM::LLVMArrayType::get(e.f16(), 16);
+  LLVM::GlobalOp global;
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
+    global = LLVM::GlobalOp::create(
+        b, arrayType, /*isConstant=*/true, LLVM::Linkage::Internal,
+        name + "_codes", DenseElementsAttr::get(tensorType, halves),
+        /*alignment=*/16, /*addrSpace=*/1);
+  }
+  Value base = LLVM::AddressOfOp::create(b, global);
+  return e.loadRO(e.f16(), e.gepBytes(base, e.mul(idx64, e.c64(2))), 2);
+}
+
+/// Fills the shared 256-entry half2 table: entry b = (value(b & 15),
+/// value(b >> 4)), the pair of elements stored in byte b.
+void MatVecBuilder::buildLut() {
+  Value tid = e.tidX();
+  int64_t threads = p.warps * 32;
+  auto loop = scf::ForOp::create(b, tid, e.c32(256), e.c32(threads));
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value t = loop.getInductionVar();
+    Value lo = tableValue(e.band(t, e.c32(15)));
+    Value hi = tableValue(e.shru(t, e.c32(4)));
+    Value loBits = arith::ExtUIOp::create(b, e.i32(), e.bitcast(e.i16(), lo));
+    Value hiBits = arith::ExtUIOp::create(b, e.i32(), e.bitcast(e.i16(), hi));
+    Value entry = arith::OrIOp::create(
+        b, loBits, arith::ShLIOp::create(b, hiBits, e.c32(16)));
+    auto sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
+    Value ptr = LLVM::GEPOp::create(b, sharedPtr, e.i8(), lut,
+                                    ValueRange{e.mul(t, e.c32(4))});
+    LLVM::StoreOp::create(b, entry, ptr, 4);
+  }
+  NVVM::Barrier0Op::create(b);
+}
+
+/// Loads and accumulates the chunks `chunks` (one per unrolled step) of the
+/// warp's rows. All code words are loaded first so `k_unroll` x rows 16-byte
+/// loads are in flight before the first is used.
+SmallVector<Value> MatVecBuilder::body(ArrayRef<Value> chunks,
+                                       ArrayRef<Value> rows, ValueRange acc) {
+  int64_t R = p.rowsPerWarp, M = p.m, U = chunks.size();
+  int64_t wordsPerChunk = p.vecBytes / 4;
+  int64_t elemsPerWord = 32 / p.bits;
+  int64_t spans = p.elemsPerChunk / p.spanElems;
+  int64_t wordsPerSpan = p.spanElems / elemsPerWord;
+  auto codesType = e.vNi32(wordsPerChunk);
+
+  // Phase 1: every code load, then scales and zeros.
+  SmallVector<SmallVector<Value>> words(U * R);
+  for (int64_t u = 0; u < U; ++u)
+    for (int64_t r = 0; r < R; ++r) {
+      Value off = e.add(e.mul(e.zext64(rows[r]), e.c64(p.rowBytes)),
+                        e.mul(e.zext64(chunks[u]), e.c64(p.vecBytes)));
+      Value vec = e.loadRO(codesType, e.gepBytes(codes, off), p.vecBytes);
+      for (int64_t w = 0; w < wordsPerChunk; ++w)
+        words[u * R + r].push_back(e.extract(vec, w));
+    }
+  SmallVector<Value> scaleVals(U * R * spans), zeroVals(U * R * spans);
+  for (int64_t u = 0; u < U; ++u) {
+    Value k0 = e.mul(chunks[u], e.c32(p.elemsPerChunk));
+    for (int64_t s = 0; s < spans; ++s) {
+      Value group =
+          p.perChannel
+              ? e.c32(0)
+              : e.divu(e.add(k0, e.c32(s * p.spanElems)),
+                       e.c32(spec.encoding.getGroupSize()));
+      for (int64_t r = 0; r < R; ++r) {
+        scaleVals[(u * R + r) * spans + s] =
+            e.fmul(loadScaleTyped(scales, groupIndex(rows[r], group)),
+                   e.cf32(valueScale()));
+        zeroVals[(u * R + r) * spans + s] = zeroAt(rows[r], group);
+      }
+    }
+  }
+
+  // Phase 2: per word, load the activations' matching pairs for every batch
+  // row once and use them for all R weight rows.
+  SmallVector<Value> out(acc.begin(), acc.end());
+  int64_t xBytesPerWord = elemsPerWord * 2;
+  auto xType = e.vNi32(xBytesPerWord / 4);
+  for (int64_t u = 0; u < U; ++u) {
+    Value k0 = e.mul(chunks[u], e.c32(p.elemsPerChunk));
+    for (int64_t s = 0; s < spans; ++s) {
+      SmallVector<Value> hacc(R * M, e.ch2(0.0));
+      for (int64_t w = 0; w < wordsPerSpan; ++w) {
+        int64_t wordInChunk = s * wordsPerSpan + w;
+        Value kw = e.add(k0, e.c32(wordInChunk * elemsPerWord));
+        SmallVector<Value> xs(M);
+        for (int64_t m = 0; m < M; ++m) {
+          Value off = e.mul(e.zext64(e.add(e.c32(m * p.k), kw)), e.c64(2));
+          xs[m] = e.loadRO(xType, e.gepBytes(x, off), xBytesPerWord);
+        }
+        for (int64_t r = 0; r < R; ++r) {
+          SmallVector<Value> pairs =
+              decodeWord(words[u * R + r][wordInChunk],
+                         zeroVals[(u * R + r) * spans + s]);
+          for (int64_t m = 0; m < M; ++m)
+            for (size_t j = 0; j < pairs.size(); ++j) {
+              Value xp = e.bitcast(e.v2f16(), e.extract(xs[m], j));
+              hacc[r * M + m] = e.fma(pairs[j], xp, hacc[r * M + m]);
+            }
+        }
+      }
+      for (int64_t r = 0; r < R; ++r)
+        for (int64_t m = 0; m < M; ++m) {
+          Value h = hacc[r * M + m];
+          Value sum = e.fadd(e.extf32(e.extract(h, 0)),
+                             e.extf32(e.extract(h, 1)));
+          out[r * M + m] =
+              e.fma(sum, scaleVals[(u * R + r) * spans + s], out[r * M + m]);
+        }
+    }
+  }
+  return out;
+}
+
+/// Warp-reduces each accumulator, combines the split_k warps of a row group
+/// through shared memory, applies the epilogue and stores y.
+void MatVecBuilder::reduceAndStore(ArrayRef<Value> acc, Value tid, Value warp,
+                                   Value lane) {
+  int64_t R = p.rowsPerWarp, M = p.m, RM = R * M;
+  SmallVector<Value> sums(acc.begin(), acc.end());
+  for (Value &v : sums)
+    for (int64_t off = 16; off >= 1; off /= 2)
+      v = e.fadd(v, e.shflXor(v, off));
+
+  auto sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
+  auto slot = [&](Value index) {
+    return LLVM::GEPOp::create(b, sharedPtr, e.i8(), redSmem,
+                               ValueRange{e.mul(index, e.c32(4))});
+  };
+  Value isLane0 =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, e.c32(0));
+  auto writeIf = scf::IfOp::create(b, isLane0, /*withElseRegion=*/false);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(writeIf.thenBlock());
+    for (int64_t j = 0; j < RM; ++j)
+      LLVM::StoreOp::create(b, sums[j],
+                            slot(e.add(e.mul(warp, e.c32(RM)), e.c32(j))), 4);
+  }
+  NVVM::Barrier0Op::create(b);
+
+  // Thread t < rowGroups * RM owns output (row group t / RM, entry t % RM).
+  Value owns = e.ult(tid, e.c32(p.rowGroups * RM));
+  auto storeIf = scf::IfOp::create(b, owns, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(storeIf.thenBlock());
+  Value rg = e.divu(tid, e.c32(RM));
+  Value j = e.remu(tid, e.c32(RM));
+  Value total = e.cf32(0.0);
+  for (int64_t s = 0; s < p.splitK; ++s) {
+    Value w = e.add(e.mul(rg, e.c32(p.splitK)), e.c32(s));
+    Value v = LLVM::LoadOp::create(b, e.f32(),
+                                   slot(e.add(e.mul(w, e.c32(RM)), j)), 4);
+    total = e.fadd(total, v);
+  }
+  Value r = e.divu(j, e.c32(M));
+  Value m = e.remu(j, e.c32(M));
+  Value row = e.add(e.add(e.mul(e.ctaidX(), e.c32(spec.tiling.getBlockN())),
+                          e.mul(rg, e.c32(R))),
+                    r);
+  auto inRange = scf::IfOp::create(b, e.ult(row, e.c32(p.n)), false);
+  b.setInsertionPointToStart(inRange.thenBlock());
+  if (spec.encoding.getGlobalScale()) {
+    Value gs = e.loadRO(e.f32(), globalScale, 4);
+    total = e.fdiv(total, gs);
+  }
+  if (spec.hasBias) {
+    Value off = e.mul(e.zext64(row), e.c64(2));
+    total = e.fadd(total, e.extf32(e.loadRO(e.f16(), e.gepBytes(bias, off), 2)));
+  }
+  Value yOff =
+      e.mul(e.zext64(e.add(e.mul(m, e.c32(p.n)), row)), e.c64(2));
+  if (spec.hasResidual)
+    total = e.fadd(total, e.extf32(e.loadRO(
+                              e.f16(), e.gepBytes(residual, yOff), 2)));
+  e.store(e.truncf16(total), e.gepBytes(y, yOff), 2);
+}
+
+KernelLaunch MatVecBuilder::build() {
+  EncodingAttr enc = spec.encoding;
+  MLIRContext *ctx = b.getContext();
+  // Parameters, in order; the runtime binds them by name.
+  SmallVector<std::string> names = {"x", "codes", "scales"};
+  if (enc.getZeroPoint() != ZeroPointKind::None)
+    names.push_back("zeros");
+  if (enc.getGlobalScale())
+    names.push_back("global_scale");
+  if (enc.getFormat() == ElementFormat::Codebook && enc.getTableName())
+    names.push_back("table");
+  if (spec.hasBias)
+    names.push_back("bias");
+  if (spec.hasResidual)
+    names.push_back("residual");
+  names.push_back("y");
+
+  SmallVector<Type> argTypes(names.size(), e.globalPtr());
+  auto fnType =
+      LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), argTypes);
+  LLVM::LLVMFuncOp fn;
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(module.getBody());
+    fn = LLVM::LLVMFuncOp::create(b, name, fnType);
+  }
+  int64_t threads = p.warps * 32;
+  fn->setAttr(NVVM::NVVMDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  fn->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(),
+              b.getDenseI32ArrayAttr({static_cast<int32_t>(threads), 1, 1}));
+  // Inputs never alias the output and are read-only: NVPTX may then use the
+  // non-coherent (texture) path for them.
+  for (size_t i = 0; i < names.size(); ++i) {
+    fn.setArgAttr(i, LLVM::LLVMDialect::getNoAliasAttrName(), b.getUnitAttr());
+    if (names[i] != "y")
+      fn.setArgAttr(i, LLVM::LLVMDialect::getReadonlyAttrName(),
+                    b.getUnitAttr());
+  }
+  Block *entry = fn.addEntryBlock(b);
+  b.setInsertionPointToStart(entry);
+  auto arg = [&](StringRef n) -> Value {
+    for (size_t i = 0; i < names.size(); ++i)
+      if (names[i] == n)
+        return entry->getArgument(i);
+    return {};
+  };
+  x = arg("x");
+  codes = arg("codes");
+  scales = arg("scales");
+  zeros = arg("zeros");
+  globalScale = arg("global_scale");
+  table = arg("table");
+  bias = arg("bias");
+  residual = arg("residual");
+  y = arg("y");
+
+  int64_t R = p.rowsPerWarp, M = p.m;
+  redSmem = sharedAddr(
+      b, sharedArray(b, module, b.getLoc(), name + "_partials", e.f32(),
+                     p.warps * R * M));
+  int64_t shared = p.warps * R * M * 4;
+  if (p.decode == Decode::Lut4) {
+    lut = sharedAddr(b, sharedArray(b, module, b.getLoc(), name + "_lut",
+                                    e.i32(), 256));
+    shared += 256 * 4;
+    buildLut();
+  }
+
+  Value tid = e.tidX();
+  Value lane = e.band(tid, e.c32(31));
+  Value warp = e.shru(tid, e.c32(5));
+  Value slice = e.remu(warp, e.c32(p.splitK));
+  Value rg = e.divu(warp, e.c32(p.splitK));
+  Value rowBase = e.add(e.mul(e.ctaidX(), e.c32(spec.tiling.getBlockN())),
+                        e.mul(rg, e.c32(R)));
+  // Rows past N are clamped for loads (their results are never stored), so
+  // every lane stays in the shuffles.
+  SmallVector<Value> rows;
+  for (int64_t r = 0; r < R; ++r)
+    rows.push_back(e.minu(e.add(rowBase, e.c32(r)), e.c32(p.n - 1)));
+
+  Value C = e.c32(p.chunksPerRow);
+  Value S = e.c32(p.splitK);
+  Value chunkBegin = e.divu(e.mul(slice, C), S);
+  Value chunkEnd = e.divu(e.mul(e.add(slice, e.c32(1)), C), S);
+  int64_t U = p.unroll;
+  Value stride = e.c32(32 * U);
+  Value mainEnd = e.add(
+      chunkBegin,
+      e.mul(e.divu(e.sub(chunkEnd, chunkBegin), stride), stride));
+
+  SmallVector<Value> init(R * M, e.cf32(0.0));
+  // Main loop: U full warp iterations per trip, no bounds checks.
+  auto mainLoop = scf::ForOp::create(b, chunkBegin, mainEnd, stride, init);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(mainLoop.getBody());
+    SmallVector<Value> chunks;
+    for (int64_t u = 0; u < U; ++u)
+      chunks.push_back(
+          e.add(mainLoop.getInductionVar(), e.add(lane, e.c32(32 * u))));
+    scf::YieldOp::create(b, body(chunks, rows, mainLoop.getRegionIterArgs()));
+  }
+  // Remainder: one warp iteration per trip, lanes past the end idle.
+  auto tail = scf::ForOp::create(b, mainEnd, chunkEnd, e.c32(32),
+                                 mainLoop.getResults());
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(tail.getBody());
+    Value c = e.add(tail.getInductionVar(), lane);
+    auto guardIf = scf::IfOp::create(b, TypeRange(ValueRange(init)),
+                                     e.ult(c, chunkEnd),
+                                     /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard g2(b);
+      b.setInsertionPointToStart(guardIf.thenBlock());
+      scf::YieldOp::create(b, body({c}, rows, tail.getRegionIterArgs()));
+      b.setInsertionPointToStart(guardIf.elseBlock());
+      scf::YieldOp::create(b, tail.getRegionIterArgs());
+    }
+    scf::YieldOp::create(b, guardIf.getResults());
+  }
+  reduceAndStore(SmallVector<Value>(tail.getResults()), tid, warp, lane);
+  LLVM::ReturnOp::create(b, ValueRange{});
+
+  launch.name = name;
+  for (const std::string &n : names)
+    launch.params.push_back({n, "ptr"});
+  launch.gridX = (p.n + spec.tiling.getBlockN() - 1) / spec.tiling.getBlockN();
+  launch.blockX = threads;
+  launch.sharedBytes = shared;
+  return launch;
+}
+
+} // namespace
+
+FailureOr<KernelLaunch>
+mlir::qf::emitMatVecKernel(gpu::GPUModuleOp module, StringRef name,
+                           const MatVecSpec &spec,
+                           function_ref<InFlightDiagnostic()> emitError) {
+  FailureOr<Plan> plan = makePlan(spec, emitError);
+  if (failed(plan))
+    return failure();
+  // Loads in flight live in registers: k_unroll x rows x vec_bytes of codes.
+  if (plan->unroll * plan->rowsPerWarp * plan->vecBytes > 64)
+    return emitError() << "k_unroll = " << plan->unroll << " x "
+                       << plan->rowsPerWarp << " rows x " << plan->vecBytes
+                       << " bytes exceeds the 64 bytes of code loads in "
+                          "flight a lane can hold",
+           failure();
+  ImplicitLocOpBuilder b(module.getLoc(), module.getContext());
+  b.setInsertionPointToEnd(module.getBody());
+  MatVecBuilder builder(b, spec, *plan, module, name);
+  return builder.build();
+}

@@ -1,0 +1,50 @@
+//===- MatVecKernel.h - fused dequant-matvec kernel generator ---*- C++ -*-===//
+
+#ifndef QFUSE_LIB_CONVERSION_QFTOGPU_MATVECKERNEL_H
+#define QFUSE_LIB_CONVERSION_QFTOGPU_MATVECKERNEL_H
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "qfuse/Dialect/QF/IR/QFDialect.h"
+
+#include <string>
+
+namespace mlir {
+namespace qf {
+
+/// One kernel variant: a fused matmul at one batch size.
+struct MatVecSpec {
+  EncodingAttr encoding;
+  LayoutAttr layout;
+  TilingAttr tiling;
+  int64_t m = 1; ///< batch rows this variant is compiled for (1..8)
+  int64_t n = 0; ///< weight rows (outputs)
+  int64_t k = 0; ///< reduction length
+  bool hasBias = false;
+  bool hasResidual = false;
+};
+
+/// A kernel parameter: what the runtime binds to it (see docs/artifact.md).
+struct KernelParam {
+  std::string name; ///< x, codes, scales, zeros, global_scale, table, bias, residual, y
+  std::string type; ///< ptr (every parameter is a pointer today)
+};
+
+/// What the runtime needs to launch the kernel.
+struct KernelLaunch {
+  std::string name;
+  SmallVector<KernelParam> params;
+  int64_t gridX = 0;
+  int64_t blockX = 0;
+  int64_t sharedBytes = 0; ///< static shared memory used (informational)
+};
+
+/// Emits the matvec kernel for `spec` as an llvm.func in `module`, or fails
+/// with a diagnostic naming what this generator cannot take.
+FailureOr<KernelLaunch>
+emitMatVecKernel(gpu::GPUModuleOp module, StringRef name, const MatVecSpec &spec,
+                 function_ref<InFlightDiagnostic()> emitError);
+
+} // namespace qf
+} // namespace mlir
+
+#endif // QFUSE_LIB_CONVERSION_QFTOGPU_MATVECKERNEL_H

@@ -1,0 +1,274 @@
+//===- CostModel.cpp - bytes, time and tiling of fused matmuls
+//---------------===//
+//
+// The byte accounting behind qf-roofline and qf.predicted_us, and the rules
+// qf-select-tiling applies. Decode matmuls are memory-bound, so the model
+// is about bytes and about keeping enough loads in flight to reach the
+// bandwidth: enough warps, each with whole 16-byte loads to issue.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qfuse/Dialect/QF/Transforms/CostModel.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace mlir::qf;
+
+//===----------------------------------------------------------------------===//
+// Bytes
+//===----------------------------------------------------------------------===//
+
+int64_t qf::getTypeBytes(Type type) {
+  return llvm::divideCeil(type.getIntOrFloatBitWidth(), 8);
+}
+
+int64_t qf::getStoredCodesPerRow(WeightType type) {
+  return type.getEncoding().isSparse24() ? type.getK() / 2 : type.getK();
+}
+
+int64_t qf::getPackedRowBytes(WeightType type) {
+  return getStoredCodesPerRow(type) * type.getEncoding().getCodeBits() / 8;
+}
+
+TrafficBytes qf::getWeightTraffic(WeightType type) {
+  EncodingAttr enc = type.getEncoding();
+  int64_t n = type.getN(), k = type.getK();
+  TrafficBytes bytes;
+  bytes.codes = n * getPackedRowBytes(type);
+  if (enc.isQuantized()) {
+    int64_t groups = enc.getNumGroups(k);
+    int64_t scaleBytes = getTypeBytes(enc.getScaleType());
+    bytes.scales = n * groups * scaleBytes;
+    if (enc.getGlobalScale())
+      bytes.scales += 4; // one f32 per tensor
+    if (enc.getZeroPoint() == ZeroPointKind::Int)
+      bytes.zeros = llvm::divideCeil(n * groups * enc.getCodeBits(), 8);
+    else if (enc.getZeroPoint() == ZeroPointKind::Float)
+      bytes.zeros = n * groups * scaleBytes;
+    if (enc.getActOrder())
+      bytes.metadata += k * 4; // g_idx, int32 per input column
+  }
+  // A 2-bit position per kept code: 4 bits per 4 logical elements.
+  if (enc.isSparse24())
+    bytes.metadata += n * k / 8;
+  if (enc.getFormat() == ElementFormat::Codebook) {
+    Type tableType =
+        enc.getTable()
+            ? cast<ShapedType>(enc.getTable().getType()).getElementType()
+            : enc.getTableType();
+    bytes.metadata +=
+        (int64_t(1) << enc.getCodeBits()) * getTypeBytes(tableType);
+  }
+  return bytes;
+}
+
+int64_t qf::getPlannedM(RankedTensorType input, int64_t batch) {
+  int64_t m = input.getDimSize(0);
+  return ShapedType::isDynamic(m) ? batch : m;
+}
+
+TrafficBytes qf::getFusedMatmulTraffic(FusedMatmulOp op, int64_t m) {
+  WeightType w = op.getWeight().getType();
+  TrafficBytes bytes = getWeightTraffic(w);
+  int64_t elt = getTypeBytes(op.getInput().getType().getElementType());
+  int64_t nOut = op.getActivation() == EpilogueActivation::SiluMul
+                     ? w.getN() / 2
+                     : w.getN();
+  bytes.activations = m * w.getK() * elt;
+  bytes.outputs = m * nOut * elt;
+  if (op.getResidual())
+    bytes.residual = m * nOut * elt;
+  if (op.getBias())
+    bytes.bias = w.getN() * elt;
+  if (op.getNorm())
+    bytes.norm = w.getK() * elt;
+  return bytes;
+}
+
+int64_t qf::getFusedMatmulFlops(FusedMatmulOp op, int64_t m) {
+  WeightType w = op.getWeight().getType();
+  return 2 * m * w.getN() * w.getK();
+}
+
+double qf::predictTimeUs(int64_t bytes, double bandwidthGbps) {
+  // GB/s = 1e3 bytes per microsecond.
+  return static_cast<double>(bytes) / (bandwidthGbps * 1e3) + kLaunchOverheadUs;
+}
+
+//===----------------------------------------------------------------------===//
+// Matvec geometry
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Lanes of a warp; each loads `vec_bytes` per row per iteration.
+constexpr int64_t kWarpLanes = 32;
+/// Resident warps per SM the grid should provide: 4 blocks of 4 warps.
+constexpr int64_t kTargetWarpsPerSM = 4 * 4;
+/// Warp slices longer than this are split along K even when the warp count
+/// is already reached (8 iterations of 16-byte loads): long rows serialize.
+constexpr int64_t kMaxSliceBytes = 4096;
+/// Loads in flight per lane at most.
+constexpr int64_t kMaxKUnroll = 4;
+/// split_k values the matvec kernel implements.
+constexpr int64_t kSplitKs[] = {1, 2, 4, 8};
+
+/// "Reaches ~target": within 1/16 of it.
+bool reachesTarget(int64_t have, int64_t target) {
+  return have * 16 >= target * 15;
+}
+} // namespace
+
+std::optional<int64_t> qf::getMatvecVecBytes(WeightType type) {
+  int64_t rowBytes = getPackedRowBytes(type);
+  for (int64_t vec : {16, 8, 4})
+    if (rowBytes % vec == 0)
+      return vec;
+  return std::nullopt;
+}
+
+int64_t qf::getMatvecWarpsPerBlock(int64_t splitK) {
+  return splitK == 8 ? 8 : 4;
+}
+
+int64_t qf::getMatvecRowsPerWarp(TilingAttr tiling) {
+  return tiling.getBlockN() * tiling.getSplitK() /
+         getMatvecWarpsPerBlock(tiling.getSplitK());
+}
+
+int64_t qf::getMatvecGridWarps(TilingAttr tiling, int64_t n) {
+  return llvm::divideCeil(n, tiling.getBlockN()) *
+         getMatvecWarpsPerBlock(tiling.getSplitK());
+}
+
+//===----------------------------------------------------------------------===//
+// Selection
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The matvec tiling for `m` rows (1..8), or null when no `vec_bytes`
+/// divides the packed row.
+TilingAttr selectMatvec(int64_t m, WeightType type, const TilingTarget &target,
+                        llvm::raw_string_ostream &why) {
+  MLIRContext *ctx = type.getContext();
+  int64_t n = type.getN();
+  int64_t rowBytes = getPackedRowBytes(type);
+  std::optional<int64_t> vec = getMatvecVecBytes(type);
+  if (!vec) {
+    why << "no vec_bytes of 16, 8, 4 divides a row of " << rowBytes
+        << " packed bytes";
+    return {};
+  }
+  int64_t iterBytes = kWarpLanes * *vec;
+
+  // Splits whose slices are whole lane loads and at least one warp
+  // iteration; 1 always qualifies (short rows leave lanes idle).
+  SmallVector<int64_t> splits;
+  for (int64_t s : kSplitKs)
+    if (s == 1 || (rowBytes % (s * *vec) == 0 && rowBytes / s >= iterBytes))
+      splits.push_back(s);
+  // Long rows: the smallest split that brings the slice under the cap.
+  int64_t minSplit = splits.back();
+  for (int64_t s : splits)
+    if (rowBytes / s <= kMaxSliceBytes) {
+      minSplit = s;
+      break;
+    }
+
+  // Rows per warp: at M = 1 a row per warp (most warps, no reuse to gain);
+  // at M >= 2 as many rows as the warp target allows, to reuse each
+  // activation load across rows.
+  SmallVector<int64_t> rowChoices =
+      m >= 2 ? SmallVector<int64_t>{4, 2, 1} : SmallVector<int64_t>{1};
+  int64_t targetWarps = kTargetWarpsPerSM * target.smCount;
+
+  int64_t bestRows = 0, bestSplit = 0, bestWarps = -1;
+  bool reached = false;
+  for (int64_t rows : rowChoices) {
+    for (int64_t s : splits) {
+      if (s < minSplit)
+        continue;
+      int64_t warpsPerBlock = getMatvecWarpsPerBlock(s);
+      int64_t blockN = rows * warpsPerBlock / s;
+      int64_t warps = llvm::divideCeil(n, blockN) * warpsPerBlock;
+      if (reachesTarget(warps, targetWarps)) {
+        bestRows = rows, bestSplit = s, bestWarps = warps;
+        reached = true;
+        break;
+      }
+      if (warps > bestWarps)
+        bestRows = rows, bestSplit = s, bestWarps = warps;
+    }
+    if (reached)
+      break;
+  }
+
+  int64_t warpsPerBlock = getMatvecWarpsPerBlock(bestSplit);
+  int64_t blockN = bestRows * warpsPerBlock / bestSplit;
+  int64_t sliceBytes = rowBytes / bestSplit;
+  int64_t iterations = llvm::divideCeil(sliceBytes, iterBytes);
+  // The generator holds k_unroll x rows x vec_bytes of codes in flight per
+  // lane and caps that at 64 bytes of registers.
+  int64_t kUnroll = std::min({kMaxKUnroll, iterations,
+                              std::max<int64_t>(1, 64 / (bestRows * *vec))});
+  why << "matvec: row " << rowBytes << " B, vec_bytes " << *vec << ", "
+      << bestRows << " row(s)/warp, split_k " << bestSplit << " (slice "
+      << sliceBytes << " B, " << iterations << " iteration(s)/lane), "
+      << bestWarps << " warps vs target " << targetWarps
+      << (reached ? "" : " (not reachable)");
+  return TilingAttr::get(ctx, KernelKind::MatVec, /*blockM=*/m, blockN,
+                         /*blockK=*/0, /*threadsPerRow=*/kWarpLanes, *vec,
+                         kUnroll, bestSplit, /*stages=*/1);
+}
+
+/// The tensor-core tiling for `m` rows.
+TilingAttr selectMma(int64_t m, WeightType type, const TilingTarget &target,
+                     llvm::raw_string_ostream &why) {
+  constexpr int64_t blockN = 128, blockK = 64, stages = 3;
+  constexpr int64_t minKTilesPerSplit = 4;
+  int64_t blockM = m <= 64 ? 64 : 128;
+  int64_t k = type.getK();
+  int64_t tiles =
+      llvm::divideCeil(m, blockM) * llvm::divideCeil(type.getN(), blockN);
+  // Small N * M: split K until the output tiles fill ~every SM, keeping
+  // whole k-tiles and enough of them per split to pipeline.
+  int64_t splitK = 1;
+  for (int64_t s : kSplitKs) {
+    if (s > 1 && (k % (s * blockK) != 0 || k / s < minKTilesPerSplit * blockK))
+      break;
+    splitK = s;
+    if (reachesTarget(tiles * s, target.smCount))
+      break;
+  }
+  why << "mma: " << tiles << " output tile(s) of " << blockM << "x" << blockN
+      << ", split_k " << splitK << " for " << target.smCount << " SMs";
+  return TilingAttr::get(type.getContext(), KernelKind::MMA, blockM, blockN,
+                         blockK, /*threadsPerRow=*/kWarpLanes,
+                         /*vecBytes=*/16, /*kUnroll=*/1, splitK, stages);
+}
+} // namespace
+
+TilingAttr qf::selectTiling(int64_t m, WeightType type,
+                            const TilingTarget &target, std::string *why,
+                            bool *fallback) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (fallback)
+    *fallback = false;
+  TilingAttr tiling;
+  if (m <= kMatvecMaxM) {
+    tiling = selectMatvec(m, type, target, os);
+    if (!tiling) {
+      if (fallback)
+        *fallback = true;
+      os << "; ";
+    }
+  }
+  if (!tiling)
+    tiling = selectMma(m, type, target, os);
+  if (why)
+    *why += text;
+  return tiling;
+}

@@ -1,0 +1,36 @@
+//===- LayoutUtils.cpp - the packed layout each kernel reads
+//-----------------===//
+
+#include "qfuse/Dialect/QF/Transforms/LayoutUtils.h"
+
+using namespace mlir;
+using namespace mlir::qf;
+
+bool qf::hasNibbleCodes(EncodingAttr encoding) {
+  switch (encoding.getFormat()) {
+  case ElementFormat::Int4:
+  case ElementFormat::UInt4:
+  case ElementFormat::FP4E2M1:
+  case ElementFormat::NF4:
+    return true;
+  case ElementFormat::Codebook:
+    return encoding.getCodeBits() == 4;
+  default:
+    return false;
+  }
+}
+
+LayoutAttr qf::getKernelLayout(WeightType type, TilingAttr tiling) {
+  MLIRContext *ctx = type.getContext();
+  EncodingAttr encoding = type.getEncoding();
+  // Only the integer 4-bit decode (mask-and-or into 1024 + e) wants pairs
+  // interleaved inside each word; table formats (nf4, fp4, 4-bit codebooks)
+  // map a whole byte through a shared table and read row_major bytes.
+  bool magicDecode = encoding.getFormat() == ElementFormat::Int4 ||
+                     encoding.getFormat() == ElementFormat::UInt4;
+  if (!tiling || tiling.getKernel() != KernelKind::MatVec || !magicDecode)
+    return LayoutAttr::get(ctx);
+  int64_t tileK = tiling.getVecBytes() * 8 / encoding.getCodeBits();
+  return LayoutAttr::get(ctx, LayoutKind::Tiled, /*tileN=*/1, tileK,
+                         /*interleave=*/1);
+}

@@ -1,0 +1,150 @@
+//===- SelectTiling.cpp - a kernel and tile shape per fused matmul
+//-----------===//
+//
+// Gives each qf.fused_matmul a #qf.tiling from the cost model (CostModel.cpp)
+// or from a tuning database measured on the GPU, and records the predicted
+// time as `qf.predicted_us`.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qfuse/Dialect/QF/Transforms/Passes.h"
+
+#include "qfuse/Dialect/QF/Transforms/CostModel.h"
+#include "qfuse/Dialect/QF/Transforms/TuningDatabase.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/Support/Debug.h"
+
+#include <cmath>
+
+#define DEBUG_TYPE "qf-select-tiling"
+
+namespace mlir {
+namespace qf {
+#define GEN_PASS_DEF_QFSELECTTILING
+#include "qfuse/Dialect/QF/Transforms/Passes.h.inc"
+} // namespace qf
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::qf;
+
+namespace {
+
+/// Name of the discardable attribute holding the predicted time.
+constexpr StringLiteral kPredictedUsAttr = "qf.predicted_us";
+
+/// Checks a tiling taken from the database against the matvec contract, so
+/// that a stale entry fails here rather than in the kernel generator.
+LogicalResult verifyDatabaseTiling(FusedMatmulOp op, TilingAttr tiling,
+                                   int64_t m, StringRef path) {
+  if (tiling.getKernel() != KernelKind::MatVec)
+    return success();
+  WeightType w = op.getWeight().getType();
+  int64_t rowBytes = getPackedRowBytes(w);
+  auto emitError = [&]() {
+    InFlightDiagnostic diag = op.emitOpError();
+    diag << "tuning database '" << path << "' gives " << tiling
+         << " for M = " << m << ", N = " << w.getN() << ", K = " << w.getK()
+         << ", but ";
+    return diag;
+  };
+  if (m > kMatvecMaxM)
+    return emitError() << "matvec takes M <= " << kMatvecMaxM;
+  if (rowBytes % tiling.getVecBytes() != 0)
+    return emitError() << "vec_bytes must divide a row's " << rowBytes
+                       << " packed bytes";
+  int64_t split = tiling.getSplitK();
+  if (!llvm::is_contained({1, 2, 4, 8}, split) ||
+      rowBytes % (split * tiling.getVecBytes()) != 0)
+    return emitError() << "split_k must be 1, 2, 4 or 8 and cut a row into "
+                          "whole vec_bytes loads";
+  if ((tiling.getBlockN() * split) % getMatvecWarpsPerBlock(split) != 0)
+    return emitError() << "block_n * split_k must be a multiple of the "
+                       << getMatvecWarpsPerBlock(split) << " warps per block";
+  if (tiling.getThreadsPerRow() != 32)
+    return emitError() << "matvec needs threads_per_row = 32";
+  return success();
+}
+
+struct QFSelectTilingPass
+    : public qf::impl::QFSelectTilingBase<QFSelectTilingPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (smCount <= 0 || bandwidthGbps <= 0.0 || batch <= 0) {
+      emitError(getOperation()->getLoc())
+          << "qf-select-tiling needs positive sm-count, bandwidth-gbps and "
+             "batch, got "
+          << static_cast<int64_t>(smCount) << ", "
+          << static_cast<double>(bandwidthGbps) << ", "
+          << static_cast<int64_t>(batch);
+      return signalPassFailure();
+    }
+
+    std::optional<TuningDatabase> db;
+    if (!tuningDb.empty()) {
+      std::string error;
+      FailureOr<TuningDatabase> loaded =
+          TuningDatabase::load(tuningDb, &getContext(), error);
+      if (failed(loaded)) {
+        emitError(getOperation()->getLoc()) << error;
+        return signalPassFailure();
+      }
+      db = std::move(*loaded);
+      LLVM_DEBUG(llvm::dbgs() << "tuning database '" << tuningDb
+                              << "': " << db->size() << " entries\n");
+    }
+
+    TilingTarget target;
+    target.smCount = smCount;
+    bool failedAny = false;
+    getOperation()->walk([&](FusedMatmulOp op) {
+      if (op.getTilingAttr())
+        return;
+      failedAny |= failed(selectFor(op, target, db ? &*db : nullptr));
+    });
+    if (failedAny)
+      signalPassFailure();
+  }
+
+  LogicalResult selectFor(FusedMatmulOp op, const TilingTarget &target,
+                          const TuningDatabase *db) {
+    WeightType w = op.getWeight().getType();
+    int64_t m = getPlannedM(op.getInput().getType(), batch);
+    TilingAttr tiling;
+    if (db) {
+      tiling = db->lookup(m, w.getN(), w.getK(), w.getEncoding());
+      if (tiling) {
+        if (failed(verifyDatabaseTiling(op, tiling, m, tuningDb)))
+          return failure();
+        LLVM_DEBUG(llvm::dbgs() << "M = " << m << " " << w << ": " << tiling
+                                << " from the tuning database\n");
+      }
+    }
+    if (!tiling) {
+      std::string why;
+      bool fallback = false;
+      tiling = selectTiling(m, w, target, &why, &fallback);
+      LLVM_DEBUG(llvm::dbgs() << "M = " << m << " " << w << ": " << tiling
+                              << " (" << why << ")\n");
+      if (fallback)
+        op.emitRemark() << "M = " << m
+                        << " would use the matvec kernel, but a weight row of "
+                        << getPackedRowBytes(w)
+                        << " packed bytes is not a multiple of 4; using "
+                        << tiling;
+    }
+    op.setTilingAttr(tiling);
+
+    // Rounded to the nanosecond so that the attribute stays readable.
+    double us =
+        predictTimeUs(getFusedMatmulTraffic(op, m).total(), bandwidthGbps);
+    us = std::round(us * 1000.0) / 1000.0;
+    op->setAttr(kPredictedUsAttr,
+                FloatAttr::get(Float64Type::get(&getContext()), us));
+    return success();
+  }
+};
+
+} // namespace

@@ -1,0 +1,41 @@
+//===- ArtifactWriter.h - write the versioned qfuse artifact ----*- C++ -*-===//
+//
+// Turns a module that went through qf-to-gpu and gpu-module-to-binary into the
+// artifact described in docs/artifact.md.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QFUSE_LIB_TARGET_ARTIFACTWRITER_H
+#define QFUSE_LIB_TARGET_ARTIFACTWRITER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/JSON.h"
+
+#include <map>
+#include <string>
+
+namespace mlir {
+namespace qf {
+
+constexpr int64_t kArtifactVersion = 1;
+
+struct ArtifactOptions {
+  std::string chip = "sm_90";
+  std::string features = "+ptx80";
+  std::string producer = "qfuse-compile";
+  /// Kernel name -> cubin bytes, for kernels ptxas assembled.
+  std::string cubin;
+};
+
+/// The PTX text of the serialized `gpu.binary @qf_kernels`, or failure.
+FailureOr<std::string> extractKernelPTX(ModuleOp module);
+
+/// Builds the artifact JSON; fails with a diagnostic on an op the plan
+/// cannot express.
+FailureOr<llvm::json::Value> buildArtifact(ModuleOp module, StringRef ptx,
+                                           const ArtifactOptions &options);
+
+} // namespace qf
+} // namespace mlir
+
+#endif // QFUSE_LIB_TARGET_ARTIFACTWRITER_H

@@ -1,0 +1,205 @@
+//===- qfuse-compile.cpp - .mlir -> qfuse artifact, in one command ----------===//
+//
+// Runs the whole pipeline: import upstream quant types, canonicalize, fuse
+// dequantization into matmuls, select tiling, choose packed layouts,
+// generate NVVM kernels, serialize them to PTX, assemble a cubin with ptxas
+// where the CUDA toolkit is present, and write the artifact of
+// docs/artifact.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+#include "../../lib/Target/ArtifactWriter.h"
+#include "qfuse/Conversion/Passes.h"
+#include "qfuse/Dialect/QF/IR/QFDialect.h"
+#include "qfuse/Dialect/QF/Transforms/Passes.h"
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input .mlir>"),
+                                      cl::init("-"));
+static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
+                                       cl::value_desc("file"), cl::init("-"));
+static cl::opt<std::string> chip("chip", cl::desc("Target SM: sm_80 or sm_90"),
+                                 cl::init("sm_90"));
+static cl::opt<std::string> features("features", cl::desc("PTX features"),
+                                     cl::init("+ptx80"));
+static cl::list<int64_t>
+    batchSizes("batch-sizes", cl::desc("Batch sizes for a dynamic M"),
+               cl::CommaSeparated);
+static cl::opt<std::string> tuningDb("tuning-db",
+                                     cl::desc("Tuning database (JSON)"),
+                                     cl::init(""));
+enum class Emit { Artifact, MLIR, PTX };
+static cl::opt<Emit> emit(
+    "emit", cl::desc("What to write"), cl::init(Emit::Artifact),
+    cl::values(clEnumValN(Emit::Artifact, "artifact", "the artifact (JSON)"),
+               clEnumValN(Emit::MLIR, "mlir", "the IR after the pipeline"),
+               clEnumValN(Emit::PTX, "ptx", "the kernels' PTX")));
+static cl::opt<std::string>
+    ptxasPath("ptxas", cl::desc("ptxas to assemble a cubin (default: "
+                                "$CUDA_HOME/bin, /usr/local/cuda/bin, PATH)"),
+              cl::init(""));
+static cl::opt<bool> noCubin("no-cubin", cl::desc("Embed PTX only"),
+                            cl::init(false));
+
+/// The ptxas to use, or empty when there is none.
+static std::string findPtxas() {
+  if (!ptxasPath.empty())
+    return ptxasPath;
+  for (const char *var : {"CUDA_HOME", "CUDA_ROOT", "CUDA_PATH"})
+    if (const char *root = std::getenv(var)) {
+      std::string candidate = std::string(root) + "/bin/ptxas";
+      if (llvm::sys::fs::can_execute(candidate))
+        return candidate;
+    }
+  if (llvm::sys::fs::can_execute("/usr/local/cuda/bin/ptxas"))
+    return "/usr/local/cuda/bin/ptxas";
+  if (auto found = llvm::sys::findProgramByName("ptxas"))
+    return *found;
+  return "";
+}
+
+/// Assembles `ptx` with ptxas; returns the cubin, or an error message.
+static FailureOr<std::string> assemble(StringRef ptxas, StringRef ptx,
+                                       std::string &error) {
+  SmallString<128> ptxFile, cubinFile;
+  int fd;
+  if (llvm::sys::fs::createTemporaryFile("qfuse", "ptx", fd, ptxFile) ||
+      llvm::sys::fs::createTemporaryFile("qfuse", "cubin", cubinFile)) {
+    error = "cannot create temporary files for ptxas";
+    return failure();
+  }
+  {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os << ptx;
+  }
+  std::string arch = "-arch=" + chip;
+  SmallVector<StringRef> args = {ptxas, arch, ptxFile, "-o", cubinFile};
+  std::string message;
+  int rc = llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt, {}, 0, 0,
+                                     &message);
+  llvm::sys::fs::remove(ptxFile);
+  auto buffer = llvm::MemoryBuffer::getFile(cubinFile);
+  llvm::sys::fs::remove(cubinFile);
+  if (rc != 0 || !buffer) {
+    error = "ptxas failed (exit " + std::to_string(rc) + ") " + message;
+    return failure();
+  }
+  return (*buffer)->getBuffer().str();
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  registerAllPasses();
+  qf::registerQFPasses();
+  qf::registerQFConversionPasses();
+  cl::ParseCommandLineOptions(argc, argv, "qfuse compiler: .mlir -> artifact\n");
+
+  DialectRegistry registry;
+  registry.insert<qf::QFDialect>();
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  registerAllGPUToLLVMIRTranslations(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+
+  std::string error;
+  auto input = openInputFile(inputFile, &error);
+  if (!input) {
+    llvm::errs() << "qfuse-compile: " << error << "\n";
+    return 1;
+  }
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+  SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return 1;
+
+  int64_t selectBatch = 1;
+  std::string batches;
+  for (int64_t b : batchSizes) {
+    selectBatch = std::max(selectBatch, b);
+    batches += (batches.empty() ? "" : ",") + std::to_string(b);
+  }
+  if (batches.empty())
+    batches = "1";
+  std::string pipeline =
+      "qf-import-quant,canonicalize,qf-fuse-dequant-matmul,"
+      "qf-select-tiling{batch=" + std::to_string(selectBatch) +
+      (tuningDb.empty() ? "" : " tuning-db=" + tuningDb) +
+      "},qf-choose-layout,qf-to-gpu{chip=" + chip + " features=" + features +
+      " batch-sizes=" + batches + "},gpu-module-to-binary{format=isa}";
+  // The pipeline string is relative to the module PassManager's anchor.
+  PassManager pm(&context);
+  if (failed(parsePassPipeline(pipeline, pm, llvm::errs())) ||
+      failed(pm.run(*module)))
+    return 1;
+
+  auto output = openOutputFile(outputFile, &error);
+  if (!output) {
+    llvm::errs() << "qfuse-compile: " << error << "\n";
+    return 1;
+  }
+  if (emit == Emit::MLIR) {
+    module->print(output->os());
+    output->keep();
+    return 0;
+  }
+  FailureOr<std::string> ptx = qf::extractKernelPTX(*module);
+  if (failed(ptx))
+    return 1;
+  if (emit == Emit::PTX) {
+    output->os() << *ptx;
+    output->keep();
+    return 0;
+  }
+  qf::ArtifactOptions options;
+  options.chip = chip;
+  options.features = features;
+  if (!noCubin) {
+    std::string ptxas = findPtxas();
+    if (ptxas.empty()) {
+      llvm::errs() << "qfuse-compile: note: no ptxas found; the artifact "
+                      "carries PTX only (the driver JIT-compiles it)\n";
+    } else {
+      FailureOr<std::string> cubin = assemble(ptxas, *ptx, error);
+      if (failed(cubin)) {
+        llvm::errs() << "qfuse-compile: " << error << "\n";
+        return 1;
+      }
+      options.cubin = std::move(*cubin);
+    }
+  }
+  FailureOr<llvm::json::Value> artifact =
+      qf::buildArtifact(*module, *ptx, options);
+  if (failed(artifact))
+    return 1;
+  output->os() << llvm::formatv("{0:2}", *artifact) << "\n";
+  output->keep();
+  return 0;
+}
