@@ -19,5 +19,21 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.qfuse_tools_dir, config.llvm_tools_dir]
-tools = ["qfuse-opt"]
+tools = ["qfuse-opt", "qfuse-compile"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# ptxas checks run where the CUDA toolkit is installed; elsewhere lit reports
+# them UNSUPPORTED (REQUIRES: ptxas) rather than passing silently.
+import shutil
+
+ptxas = None
+for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
+    if root and os.access(os.path.join(root, "bin", "ptxas"), os.X_OK):
+        ptxas = os.path.join(root, "bin", "ptxas")
+        break
+ptxas = ptxas or shutil.which("ptxas")
+if ptxas:
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))
+else:
+    lit_config.note("ptxas not found: tests that assemble PTX are UNSUPPORTED")

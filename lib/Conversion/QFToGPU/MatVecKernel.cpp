@@ -104,6 +104,13 @@ FailureOr<Plan> makePlan(const MatVecSpec &spec,
                           "not the matvec generator",
            failure();
   }
+  bool needsFP8Convert =
+      p.decode == Decode::FP8 || isa<Float8E4M3FNType>(enc.getScaleType());
+  if (needsFP8Convert && spec.smVersion < 89)
+    return emitError() << "fp8 E4M3 values or scales need cvt.f16x2.e4m3x2 "
+                          "(sm_89 or newer); target is sm_"
+                       << spec.smVersion,
+           failure();
   if (p.decode != Decode::Int4Magic && !spec.layout.isRowMajor())
     return emitError() << "this format's matvec kernel reads row_major codes",
            failure();
@@ -200,6 +207,7 @@ private:
   // Kernel arguments.
   Value x, codes, scales, zeros, globalScale, table, bias, residual, y;
   Value lut;      // shared half2 table (Lut4)
+  LLVM::GlobalOp codeTable; // constant code values (Lut4, built-in tables)
   Value redSmem;  // shared f32 partial sums
   KernelLaunch launch;
 };
@@ -407,18 +415,17 @@ Value MatVecBuilder::tableValue(Value index) {
     f.convert(APFloat::IEEEhalf(), APFloat::rmNearestTiesToEven, &lost);
     halves.push_back(f);
   }
-  auto tensorType = RankedTensorType::get({16}, e.f16());
-  auto arrayType = LLVM::LLVMArrayType::get(e.f16(), 16);
-  LLVM::GlobalOp global;
-  {
+  if (!codeTable) {
+    auto tensorType = RankedTensorType::get({16}, e.f16());
+    auto arrayType = LLVM::LLVMArrayType::get(e.f16(), 16);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(module.getBody());
-    global = LLVM::GlobalOp::create(
+    codeTable = LLVM::GlobalOp::create(
         b, arrayType, /*isConstant=*/true, LLVM::Linkage::Internal,
         name + "_codes", DenseElementsAttr::get(tensorType, halves),
         /*alignment=*/16, /*addrSpace=*/1);
   }
-  Value base = LLVM::AddressOfOp::create(b, global);
+  Value base = LLVM::AddressOfOp::create(b, codeTable);
   return e.loadRO(e.f16(), e.gepBytes(base, e.mul(idx64, e.c64(2))), 2);
 }
 
@@ -621,6 +628,11 @@ KernelLaunch MatVecBuilder::build() {
   fn->setAttr(NVVM::NVVMDialect::getKernelFuncAttrName(), b.getUnitAttr());
   fn->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(),
               b.getDenseI32ArrayAttr({static_cast<int32_t>(threads), 1, 1}));
+  // Left alone, ptxas sometimes budgets 64 registers and the batch > 1
+  // variants spill. A minimum of resident blocks sets the budget instead:
+  // 3 x 128 threads (170 registers) or 2 x 256 (128), 12 to 16 warps per SM.
+  fn->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+              b.getI32IntegerAttr(threads == 256 ? 2 : 3));
   // Inputs never alias the output and are read-only: NVPTX may then use the
   // non-coherent (texture) path for them.
   for (size_t i = 0; i < names.size(); ++i) {

@@ -19,6 +19,7 @@ struct MatVecSpec {
   int64_t m = 1; ///< batch rows this variant is compiled for (1..8)
   int64_t n = 0; ///< weight rows (outputs)
   int64_t k = 0; ///< reduction length
+  int64_t smVersion = 90; ///< 80 for sm_80, 90 for sm_90(a)
   bool hasBias = false;
   bool hasResidual = false;
 };

@@ -139,6 +139,7 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
       spec.m = batch;
       spec.n = w.getN();
       spec.k = w.getK();
+      spec.smVersion = chip == "sm_80" ? 80 : 90;
       spec.hasBias = static_cast<bool>(op.getBias());
       spec.hasResidual = static_cast<bool>(op.getResidual());
       std::string name = "qf_matvec_" + std::to_string(index) + "_m" +

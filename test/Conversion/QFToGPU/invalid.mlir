@@ -1,0 +1,90 @@
+// RUN: qfuse-opt %s -split-input-file --qf-to-gpu -verify-diagnostics
+
+#e = #qf.enc<int4, group = 128, scale = f16>
+func.func @no_tiling(%x: tensor<1x4096xf16>, %w: !qf.weight<256x4096, #e>) -> tensor<1x256xf16> {
+  // expected-error@+1 {{has no tiling; run qf-select-tiling first}}
+  %y = qf.fused_matmul %x, %w : tensor<1x4096xf16>, !qf.weight<256x4096, #e> -> tensor<1x256xf16>
+  return %y : tensor<1x256xf16>
+}
+
+// -----
+
+#e = #qf.enc<int4, group = 128, scale = f16>
+func.func @needs_tiled_layout(%x: tensor<1x4096xf16>, %w: !qf.weight<256x4096, #e>) -> tensor<1x256xf16> {
+  // expected-error@+1 {{int4/uint4 matvec kernels read the pair-interleaved #qf.layout<tiled, tile_n = 1, ...>; run qf-choose-layout}}
+  %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<matvec>} : tensor<1x4096xf16>, !qf.weight<256x4096, #e> -> tensor<1x256xf16>
+  return %y : tensor<1x256xf16>
+}
+
+// -----
+
+#e = #qf.enc<int4, group = 128, scale = f16, act_order>
+#l = #qf.layout<tiled, tile_n = 1, tile_k = 32>
+func.func @act_order(%x: tensor<1x4096xf16>, %w: !qf.weight<256x4096, #e, #l>) -> tensor<1x256xf16> {
+  // expected-error@+1 {{the matvec generator does not lower act_order weights yet}}
+  %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<matvec>} : tensor<1x4096xf16>, !qf.weight<256x4096, #e, #l> -> tensor<1x256xf16>
+  return %y : tensor<1x256xf16>
+}
+
+// -----
+
+#e = #qf.enc<f16, sparse = 2:4>
+func.func @sparse(%x: tensor<1x4096xf16>, %w: !qf.weight<256x4096, #e>) -> tensor<1x256xf16> {
+  // expected-error@+1 {{the matvec generator does not lower 2:4 sparse weights yet}}
+  %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<matvec>} : tensor<1x4096xf16>, !qf.weight<256x4096, #e> -> tensor<1x256xf16>
+  return %y : tensor<1x256xf16>
+}
+
+// -----
+
+#e = #qf.enc<codebook, bits = 3, table = dense<[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]> : tensor<8xf16>, group = 128, scale = f16>
+func.func @codebook3(%x: tensor<1x4096xf16>, %w: !qf.weight<256x4096, #e>) -> tensor<1x256xf16> {
+  // expected-error@+1 {{the matvec generator lowers 4-bit codebooks; got 3-bit indices}}
+  %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<matvec>} : tensor<1x4096xf16>, !qf.weight<256x4096, #e> -> tensor<1x256xf16>
+  return %y : tensor<1x256xf16>
+}
+
+// -----
+
+#e = #qf.enc<int8, per_channel, scale = f16>
+func.func @row_groups(%x: tensor<1x4096xf16>, %w: !qf.weight<256x4096, #e>) -> tensor<1x256xf16> {
+  // expected-error@+1 {{block_n = 2 is not a multiple of the 4 row groups of a block}}
+  %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<matvec, block_n = 2>} : tensor<1x4096xf16>, !qf.weight<256x4096, #e> -> tensor<1x256xf16>
+  return %y : tensor<1x256xf16>
+}
+
+// -----
+
+#e = #qf.enc<int8, per_channel, scale = f16>
+func.func @vec_bytes(%x: tensor<1x4100xf16>, %w: !qf.weight<256x4100, #e>) -> tensor<1x256xf16> {
+  // expected-error@+1 {{vec_bytes = 16 does not divide a row's 4100 packed bytes (K = 4100)}}
+  %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<matvec>} : tensor<1x4100xf16>, !qf.weight<256x4100, #e> -> tensor<1x256xf16>
+  return %y : tensor<1x256xf16>
+}
+
+// -----
+
+#e = #qf.enc<int8, group = 2, scale = f16>
+func.func @group_alignment(%x: tensor<1x4096xf16>, %w: !qf.weight<256x4096, #e>) -> tensor<1x256xf16> {
+  // expected-error@+1 {{group size 2 does not align with the kernel's 4-code words and 16-code loads}}
+  %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<matvec, block_n = 4>} : tensor<1x4096xf16>, !qf.weight<256x4096, #e> -> tensor<1x256xf16>
+  return %y : tensor<1x256xf16>
+}
+
+// -----
+
+#e = #qf.enc<int8, per_channel, scale = f16>
+func.func @too_many_loads(%x: tensor<1x4096xf16>, %w: !qf.weight<256x4096, #e>) -> tensor<1x256xf16> {
+  // expected-error@+1 {{k_unroll = 4 x 4 rows x 16 bytes exceeds the 64 bytes of code loads in flight a lane can hold}}
+  %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<matvec, block_n = 16, k_unroll = 4>} : tensor<1x4096xf16>, !qf.weight<256x4096, #e> -> tensor<1x256xf16>
+  return %y : tensor<1x256xf16>
+}
+
+// -----
+
+#e = #qf.enc<int8, per_channel, scale = f16>
+func.func @silu(%x: tensor<1x4096xf16>, %w: !qf.weight<512x4096, #e>) -> tensor<1x256xf16> {
+  // expected-error@+1 {{the matvec generator does not fuse a silu_mul epilogue yet}}
+  %y = qf.fused_matmul %x, %w {activation = #qf<activation silu_mul>, tiling = #qf.tiling<matvec>} : tensor<1x4096xf16>, !qf.weight<512x4096, #e> -> tensor<1x256xf16>
+  return %y : tensor<1x256xf16>
+}
