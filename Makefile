@@ -6,7 +6,7 @@ BUILD_TYPE ?= Release
 LLVM_PREFIX ?= /usr/lib/llvm-22
 CMAKE ?= cmake
 
-.PHONY: all deps configure build test demo clean
+.PHONY: all deps configure build test demo docs clean
 
 all: build
 
@@ -30,6 +30,11 @@ test: build
 
 demo: build
 	@scripts/demo.sh $(BUILD_DIR)
+
+# Regenerate the dialect and pass reference committed under docs/generated.
+docs: build
+	$(CMAKE) --build $(BUILD_DIR) --target mlir-doc
+	cp $(BUILD_DIR)/docs/Dialects/*.md docs/generated/
 
 clean:
 	rm -rf $(BUILD_DIR)

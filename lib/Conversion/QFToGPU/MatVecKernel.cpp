@@ -189,6 +189,7 @@ public:
 private:
   Value groupIndex(Value row, Value group);
   double valueScale() const;
+  int64_t minBlocksPerSM() const;
   Value loadScaleTyped(Value base, Value idx);
   Value zeroAt(Value row, Value group);
   SmallVector<Value> decodeWord(Value word, Value zero);
@@ -300,6 +301,16 @@ Value MatVecBuilder::zeroAt(Value row, Value group) {
   Value h = arith::OrIOp::create(b, z, e.c32(0x6400));
   Value h2 = arith::OrIOp::create(b, h, arith::ShLIOp::create(b, h, e.c32(16)));
   return e.fmul(e.bitcast(e.v2f16(), h2), e.ch2(1.0 / valueScale()));
+}
+
+/// Resident blocks per SM to ask ptxas for (see build()).
+int64_t MatVecBuilder::minBlocksPerSM() const {
+  int64_t R = p.rowsPerWarp, M = p.m;
+  int64_t codes = p.unroll * R * p.vecBytes / 4;
+  int64_t estimate = 24 + codes + 2 * R * M + 4 * M + 8;
+  int64_t budget = std::min<int64_t>(255, estimate * 3 / 2);
+  int64_t threads = p.warps * 32;
+  return std::clamp<int64_t>(65536 / (threads * budget), 1, 2048 / threads);
 }
 
 /// Decoded values are the true codes divided by this power of two (keeps
@@ -628,11 +639,13 @@ KernelLaunch MatVecBuilder::build() {
   fn->setAttr(NVVM::NVVMDialect::getKernelFuncAttrName(), b.getUnitAttr());
   fn->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(),
               b.getDenseI32ArrayAttr({static_cast<int32_t>(threads), 1, 1}));
-  // Left alone, ptxas sometimes budgets 64 registers and the batch > 1
-  // variants spill. A minimum of resident blocks sets the budget instead:
-  // 3 x 128 threads (170 registers) or 2 x 256 (128), 12 to 16 warps per SM.
+  // Occupancy is what keeps loads in flight, so the register budget is set
+  // from an estimate of what the kernel needs (codes in flight, decoded
+  // pairs, activations, accumulators) with 50% headroom, through a minimum
+  // of resident blocks: left alone, ptxas either spills the batch > 1
+  // variants or spends registers that cost occupancy.
   fn->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
-              b.getI32IntegerAttr(threads == 256 ? 2 : 3));
+              b.getI32IntegerAttr(static_cast<int32_t>(minBlocksPerSM())));
   // Inputs never alias the output and are read-only: NVPTX may then use the
   // non-coherent (texture) path for them.
   for (size_t i = 0; i < names.size(); ++i) {

@@ -97,9 +97,8 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
       batches.push_back(1);
 
     bool anyFailed = false;
-    int64_t counter = 0;
     for (FusedMatmulOp op : ops) {
-      if (failed(lowerOne(op, gpuModule, batches, counter++)))
+      if (failed(lowerOne(op, gpuModule, batches)))
         anyFailed = true;
     }
     if (anyFailed)
@@ -111,8 +110,25 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
     }
   }
 
+  /// Kernels already emitted, by everything that determines their code, so
+  /// that the 32 layers of a model share one kernel per projection shape.
+  llvm::StringMap<KernelLaunch> emitted;
+
+  /// Kernel names are qf_matvec_<variant>_m<batch>, one variant per
+  /// distinct (encoding, layout, tiling, shape, epilogue).
+  llvm::StringMap<int64_t> variants;
+
+  static std::string variantKey(const MatVecSpec &spec) {
+    std::string key;
+    llvm::raw_string_ostream os(key);
+    os << spec.encoding << "|" << spec.layout << "|" << spec.tiling << "|"
+       << spec.n << "x" << spec.k << "|" << spec.smVersion << "|"
+       << spec.hasBias << spec.hasResidual;
+    return key;
+  }
+
   LogicalResult lowerOne(FusedMatmulOp op, gpu::GPUModuleOp gpuModule,
-                         ArrayRef<int64_t> batches, int64_t index) {
+                         ArrayRef<int64_t> batches) {
     auto emitError = [&]() { return op.emitOpError(); };
     if (!op.getTiling())
       return emitError() << "has no tiling; run qf-select-tiling first";
@@ -142,12 +158,20 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
       spec.smVersion = chip == "sm_80" ? 80 : 90;
       spec.hasBias = static_cast<bool>(op.getBias());
       spec.hasResidual = static_cast<bool>(op.getResidual());
+      std::string variant = variantKey(spec);
+      int64_t index =
+          variants.try_emplace(variant, variants.size()).first->second;
       std::string name = "qf_matvec_" + std::to_string(index) + "_m" +
                          std::to_string(batch);
-      FailureOr<KernelLaunch> launch =
-          emitMatVecKernel(gpuModule, name, spec, emitError);
-      if (failed(launch))
-        return failure();
+      auto it = emitted.find(name);
+      if (it == emitted.end()) {
+        FailureOr<KernelLaunch> emittedLaunch =
+            emitMatVecKernel(gpuModule, name, spec, emitError);
+        if (failed(emittedLaunch))
+          return failure();
+        it = emitted.try_emplace(name, *emittedLaunch).first;
+      }
+      const KernelLaunch *launch = &it->second;
       SmallVector<Attribute> params;
       for (const KernelParam &param : launch->params)
         params.push_back(b.getStringAttr(param.name));

@@ -53,11 +53,11 @@ func.func @unlisted(%x1: tensor<1x4096xf16>, %x2: tensor<2x4096xf16>) {
   %a = qf.weight_ref "a" : !qf.weight<4096x4096, #int4>
   %b = qf.weight_ref "b" : !qf.weight<4096x4096, #uint4>
   %c = qf.weight_ref "c" : !qf.weight<1024x4096, #int4>
-  // CHECK: tiling = #qf.tiling<matvec, block_m = 2, block_n = 8, split_k = 2>
+  // CHECK: tiling = #qf.tiling<matvec, block_m = 2, block_n = 8, k_unroll = 2>
   %0 = qf.fused_matmul %x2, %a : tensor<2x4096xf16>, !qf.weight<4096x4096, #int4> -> tensor<2x4096xf16>
-  // CHECK: tiling = #qf.tiling<matvec, block_n = 4, k_unroll = 4>
+  // CHECK: tiling = #qf.tiling<matvec, block_n = 8, k_unroll = 2>
   %1 = qf.fused_matmul %x1, %b : tensor<1x4096xf16>, !qf.weight<4096x4096, #uint4> -> tensor<1x4096xf16>
-  // CHECK: tiling = #qf.tiling<matvec, block_n = 2, k_unroll = 2, split_k = 2>
+  // CHECK: tiling = #qf.tiling<matvec, block_n = 2, split_k = 4>
   %2 = qf.fused_matmul %x1, %c : tensor<1x4096xf16>, !qf.weight<1024x4096, #int4> -> tensor<1x1024xf16>
   return
 }

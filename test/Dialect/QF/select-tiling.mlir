@@ -24,19 +24,19 @@
 // CHECK-LABEL: @qwen_m1
 func.func @qwen_m1(%h: tensor<1x1536xf16>, %i: tensor<1x8960xf16>) {
   %w_q_proj = qf.weight_ref "q_proj" : !qf.weight<1536x1536, #int4>
-  // CHECK: {qf.predicted_us = 3.284000e+00 : f64, tiling = #qf.tiling<matvec, block_n = 4, k_unroll = 2>} : tensor<1x{{[0-9]+}}xf16>, !qf.weight<1536x1536,
+  // CHECK: {qf.predicted_us = 3.284000e+00 : f64, tiling = #qf.tiling<matvec, block_n = 2, split_k = 4>} : tensor<1x{{[0-9]+}}xf16>, !qf.weight<1536x1536,
   %y_q_proj = qf.fused_matmul %h, %w_q_proj : tensor<1x1536xf16>, !qf.weight<1536x1536, #int4> -> tensor<1x1536xf16>
   %w_k_proj = qf.weight_ref "k_proj" : !qf.weight<256x1536, #int4>
-  // CHECK: {qf.predicted_us = 3.048000e+00 : f64, tiling = #qf.tiling<matvec, block_n = 4, k_unroll = 2>} : tensor<1x{{[0-9]+}}xf16>, !qf.weight<256x1536,
+  // CHECK: {qf.predicted_us = 3.048000e+00 : f64, tiling = #qf.tiling<matvec, block_n = 2, split_k = 4>} : tensor<1x{{[0-9]+}}xf16>, !qf.weight<256x1536,
   %y_k_proj = qf.fused_matmul %h, %w_k_proj : tensor<1x1536xf16>, !qf.weight<256x1536, #int4> -> tensor<1x256xf16>
   %w_gate_proj = qf.weight_ref "gate_proj" : !qf.weight<8960x1536, #int4>
-  // CHECK: {qf.predicted_us = 4.655000e+00 : f64, tiling = #qf.tiling<matvec, block_n = 4, k_unroll = 2>} : tensor<1x{{[0-9]+}}xf16>, !qf.weight<8960x1536,
+  // CHECK: {qf.predicted_us = 4.655000e+00 : f64, tiling = #qf.tiling<matvec, block_n = 16>} : tensor<1x{{[0-9]+}}xf16>, !qf.weight<8960x1536,
   %y_gate_proj = qf.fused_matmul %h, %w_gate_proj : tensor<1x1536xf16>, !qf.weight<8960x1536, #int4> -> tensor<1x8960xf16>
   %w_down_proj = qf.weight_ref "down_proj" : !qf.weight<1536x8960, #int4>
-  // CHECK: {qf.predicted_us = 4.655000e+00 : f64, tiling = #qf.tiling<matvec, block_n = 2, k_unroll = 4, split_k = 2>} : tensor<1x{{[0-9]+}}xf16>, !qf.weight<1536x8960,
+  // CHECK: {qf.predicted_us = 4.655000e+00 : f64, tiling = #qf.tiling<matvec, block_n = 2, k_unroll = 2, split_k = 4>} : tensor<1x{{[0-9]+}}xf16>, !qf.weight<1536x8960,
   %y_down_proj = qf.fused_matmul %i, %w_down_proj : tensor<1x8960xf16>, !qf.weight<1536x8960, #int4> -> tensor<1x1536xf16>
   %w_lm_head = qf.weight_ref "lm_head" : !qf.weight<151936x1536, #int4>
-  // CHECK: {qf.predicted_us = 3.105600e+01 : f64, tiling = #qf.tiling<matvec, block_n = 4, k_unroll = 2>} : tensor<1x{{[0-9]+}}xf16>, !qf.weight<151936x1536,
+  // CHECK: {qf.predicted_us = 3.105600e+01 : f64, tiling = #qf.tiling<matvec, block_n = 16>} : tensor<1x{{[0-9]+}}xf16>, !qf.weight<151936x1536,
   %y_lm_head = qf.fused_matmul %h, %w_lm_head : tensor<1x1536xf16>, !qf.weight<151936x1536, #int4> -> tensor<1x151936xf16>
   return
 }
@@ -48,16 +48,16 @@ func.func @qwen_m1(%h: tensor<1x1536xf16>, %i: tensor<1x8960xf16>) {
 // CHECK-LABEL: @qwen_m8
 func.func @qwen_m8(%h: tensor<8x1536xf16>, %i: tensor<8x8960xf16>) {
   %w_q_proj = qf.weight_ref "q_proj" : !qf.weight<1536x1536, #int4>
-  // CHECK: {qf.predicted_us = 3.294000e+00 : f64, tiling = #qf.tiling<matvec, block_m = 8, block_n = 4, k_unroll = 2>} : tensor<8x{{[0-9]+}}xf16>, !qf.weight<1536x1536,
+  // CHECK: {qf.predicted_us = 3.294000e+00 : f64, tiling = #qf.tiling<matvec, block_m = 8, block_n = 2, split_k = 4>} : tensor<8x{{[0-9]+}}xf16>, !qf.weight<1536x1536,
   %y_q_proj = qf.fused_matmul %h, %w_q_proj : tensor<8x1536xf16>, !qf.weight<1536x1536, #int4> -> tensor<8x1536xf16>
   %w_k_proj = qf.weight_ref "k_proj" : !qf.weight<256x1536, #int4>
-  // CHECK: {qf.predicted_us = 3.054000e+00 : f64, tiling = #qf.tiling<matvec, block_m = 8, block_n = 4, k_unroll = 2>} : tensor<8x{{[0-9]+}}xf16>, !qf.weight<256x1536,
+  // CHECK: {qf.predicted_us = 3.054000e+00 : f64, tiling = #qf.tiling<matvec, block_m = 8, block_n = 2, split_k = 4>} : tensor<8x{{[0-9]+}}xf16>, !qf.weight<256x1536,
   %y_k_proj = qf.fused_matmul %h, %w_k_proj : tensor<8x1536xf16>, !qf.weight<256x1536, #int4> -> tensor<8x256xf16>
   %w_gate_proj = qf.weight_ref "gate_proj" : !qf.weight<8960x1536, #int4>
   // CHECK: {qf.predicted_us = 4.689000e+00 : f64, tiling = #qf.tiling<matvec, block_m = 8, block_n = 16>} : tensor<8x{{[0-9]+}}xf16>, !qf.weight<8960x1536,
   %y_gate_proj = qf.fused_matmul %h, %w_gate_proj : tensor<8x1536xf16>, !qf.weight<8960x1536, #int4> -> tensor<8x8960xf16>
   %w_down_proj = qf.weight_ref "down_proj" : !qf.weight<1536x8960, #int4>
-  // CHECK: {qf.predicted_us = 4.689000e+00 : f64, tiling = #qf.tiling<matvec, block_m = 8, block_n = 4, split_k = 8>} : tensor<8x{{[0-9]+}}xf16>, !qf.weight<1536x8960,
+  // CHECK: {qf.predicted_us = 4.689000e+00 : f64, tiling = #qf.tiling<matvec, block_m = 8, block_n = 2, k_unroll = 2, split_k = 4>} : tensor<8x{{[0-9]+}}xf16>, !qf.weight<1536x8960,
   %y_down_proj = qf.fused_matmul %i, %w_down_proj : tensor<8x8960xf16>, !qf.weight<1536x8960, #int4> -> tensor<8x1536xf16>
   %w_lm_head = qf.weight_ref "lm_head" : !qf.weight<151936x1536, #int4>
   // CHECK: {qf.predicted_us = 3.155600e+01 : f64, tiling = #qf.tiling<matvec, block_m = 8, block_n = 16>} : tensor<8x{{[0-9]+}}xf16>, !qf.weight<151936x1536,
@@ -97,21 +97,21 @@ func.func @qwen_m64(%h: tensor<64x1536xf16>, %i: tensor<64x8960xf16>) {
 // SMALL-LABEL: @llama_m1
 func.func @llama_m1(%h: tensor<1x4096xf16>, %i: tensor<1x14336xf16>) {
   %w_q_proj = qf.weight_ref "q_proj" : !qf.weight<4096x4096, #int4>
-  // CHECK: {qf.predicted_us = 5.016000e+00 : f64, tiling = #qf.tiling<matvec, block_n = 4, k_unroll = 4>} : tensor<1x{{[0-9]+}}xf16>, !qf.weight<4096x4096,
+  // CHECK: {qf.predicted_us = 5.016000e+00 : f64, tiling = #qf.tiling<matvec, block_n = 8, k_unroll = 2>} : tensor<1x{{[0-9]+}}xf16>, !qf.weight<4096x4096,
   %y_q_proj = qf.fused_matmul %h, %w_q_proj : tensor<1x4096xf16>, !qf.weight<4096x4096, #int4> -> tensor<1x4096xf16>
   %w_k_proj = qf.weight_ref "k_proj" : !qf.weight<1024x4096, #int4>
-  // CHECK: {qf.predicted_us = 3.505000e+00 : f64, tiling = #qf.tiling<matvec, block_n = 2, k_unroll = 2, split_k = 2>} : tensor<1x{{[0-9]+}}xf16>, !qf.weight<1024x4096,
-  // A 64-SM GPU at 2 TB/s needs only 1024 warps: no split.
-  // SMALL: qf.predicted_us = 4.086000e+00 : f64, tiling = #qf.tiling<matvec, block_n = 4, k_unroll = 4>} : {{.*}}<1024x4096,
+  // CHECK: {qf.predicted_us = 3.505000e+00 : f64, tiling = #qf.tiling<matvec, block_n = 2, split_k = 4>} : tensor<1x{{[0-9]+}}xf16>, !qf.weight<1024x4096,
+  // A 64-SM GPU at 2 TB/s needs only 1024 warps: a 2-way split suffices.
+  // SMALL: qf.predicted_us = 4.086000e+00 : f64, tiling = #qf.tiling<matvec, block_n = 4, k_unroll = 2, split_k = 2>} : {{.*}}<1024x4096,
   %y_k_proj = qf.fused_matmul %h, %w_k_proj : tensor<1x4096xf16>, !qf.weight<1024x4096, #int4> -> tensor<1x1024xf16>
   %w_gate_proj = qf.weight_ref "gate_proj" : !qf.weight<14336x4096, #int4>
-  // CHECK: {qf.predicted_us = 1.005000e+01 : f64, tiling = #qf.tiling<matvec, block_n = 4, k_unroll = 4>} : tensor<1x{{[0-9]+}}xf16>, !qf.weight<14336x4096,
+  // CHECK: {qf.predicted_us = 1.005000e+01 : f64, tiling = #qf.tiling<matvec, block_n = 16>} : tensor<1x{{[0-9]+}}xf16>, !qf.weight<14336x4096,
   %y_gate_proj = qf.fused_matmul %h, %w_gate_proj : tensor<1x4096xf16>, !qf.weight<14336x4096, #int4> -> tensor<1x14336xf16>
   %w_down_proj = qf.weight_ref "down_proj" : !qf.weight<4096x14336, #int4>
-  // CHECK: {qf.predicted_us = 1.005000e+01 : f64, tiling = #qf.tiling<matvec, block_n = 2, k_unroll = 4, split_k = 2>} : tensor<1x{{[0-9]+}}xf16>, !qf.weight<4096x14336,
+  // CHECK: {qf.predicted_us = 1.005000e+01 : f64, tiling = #qf.tiling<matvec, block_n = 8, k_unroll = 2>} : tensor<1x{{[0-9]+}}xf16>, !qf.weight<4096x14336,
   %y_down_proj = qf.fused_matmul %i, %w_down_proj : tensor<1x14336xf16>, !qf.weight<4096x14336, #int4> -> tensor<1x4096xf16>
   %w_lm_head = qf.weight_ref "lm_head" : !qf.weight<128256x4096, #int4>
-  // CHECK: {qf.predicted_us = 6.605600e+01 : f64, tiling = #qf.tiling<matvec, block_n = 4, k_unroll = 4>} : tensor<1x{{[0-9]+}}xf16>, !qf.weight<128256x4096,
+  // CHECK: {qf.predicted_us = 6.605600e+01 : f64, tiling = #qf.tiling<matvec, block_n = 16>} : tensor<1x{{[0-9]+}}xf16>, !qf.weight<128256x4096,
   %y_lm_head = qf.fused_matmul %h, %w_lm_head : tensor<1x4096xf16>, !qf.weight<128256x4096, #int4> -> tensor<1x128256xf16>
   return
 }
@@ -123,7 +123,7 @@ func.func @llama_m1(%h: tensor<1x4096xf16>, %i: tensor<1x14336xf16>) {
 // CHECK-LABEL: @llama_m8
 func.func @llama_m8(%h: tensor<8x4096xf16>, %i: tensor<8x14336xf16>) {
   %w_q_proj = qf.weight_ref "q_proj" : !qf.weight<4096x4096, #int4>
-  // CHECK: {qf.predicted_us = 5.042000e+00 : f64, tiling = #qf.tiling<matvec, block_m = 8, block_n = 8, split_k = 2>} : tensor<8x{{[0-9]+}}xf16>, !qf.weight<4096x4096,
+  // CHECK: {qf.predicted_us = 5.042000e+00 : f64, tiling = #qf.tiling<matvec, block_m = 8, block_n = 8, k_unroll = 2>} : tensor<8x{{[0-9]+}}xf16>, !qf.weight<4096x4096,
   %y_q_proj = qf.fused_matmul %h, %w_q_proj : tensor<8x4096xf16>, !qf.weight<4096x4096, #int4> -> tensor<8x4096xf16>
   %w_k_proj = qf.weight_ref "k_proj" : !qf.weight<1024x4096, #int4>
   // CHECK: {qf.predicted_us = 3.522000e+00 : f64, tiling = #qf.tiling<matvec, block_m = 8, block_n = 2, split_k = 4>} : tensor<8x{{[0-9]+}}xf16>, !qf.weight<1024x4096,
@@ -132,7 +132,7 @@ func.func @llama_m8(%h: tensor<8x4096xf16>, %i: tensor<8x14336xf16>) {
   // CHECK: {qf.predicted_us = 1.011000e+01 : f64, tiling = #qf.tiling<matvec, block_m = 8, block_n = 16>} : tensor<8x{{[0-9]+}}xf16>, !qf.weight<14336x4096,
   %y_gate_proj = qf.fused_matmul %h, %w_gate_proj : tensor<8x4096xf16>, !qf.weight<14336x4096, #int4> -> tensor<8x14336xf16>
   %w_down_proj = qf.weight_ref "down_proj" : !qf.weight<4096x14336, #int4>
-  // CHECK: {qf.predicted_us = 1.011000e+01 : f64, tiling = #qf.tiling<matvec, block_m = 8, block_n = 8, split_k = 2>} : tensor<8x{{[0-9]+}}xf16>, !qf.weight<4096x14336,
+  // CHECK: {qf.predicted_us = 1.011000e+01 : f64, tiling = #qf.tiling<matvec, block_m = 8, block_n = 8, k_unroll = 2>} : tensor<8x{{[0-9]+}}xf16>, !qf.weight<4096x14336,
   %y_down_proj = qf.fused_matmul %i, %w_down_proj : tensor<8x14336xf16>, !qf.weight<4096x14336, #int4> -> tensor<8x4096xf16>
   %w_lm_head = qf.weight_ref "lm_head" : !qf.weight<128256x4096, #int4>
   // CHECK: {qf.predicted_us = 6.648700e+01 : f64, tiling = #qf.tiling<matvec, block_m = 8, block_n = 16>} : tensor<8x{{[0-9]+}}xf16>, !qf.weight<128256x4096,
@@ -173,9 +173,9 @@ func.func @llama_m64(%h: tensor<64x4096xf16>, %i: tensor<64x14336xf16>) {
 // CHECK-LABEL: @small_n_long_k
 func.func @small_n_long_k(%x1: tensor<1x8960xf16>, %x8: tensor<8x8960xf16>) {
   %w = qf.weight_ref "w" : !w
-  // CHECK: tiling = #qf.tiling<matvec, k_unroll = 2, split_k = 8>
+  // CHECK: tiling = #qf.tiling<matvec, block_n = 2, k_unroll = 2, split_k = 4>
   %0 = qf.fused_matmul %x1, %w : tensor<1x8960xf16>, !w -> tensor<1x256xf16>
-  // CHECK: tiling = #qf.tiling<matvec, block_m = 8, k_unroll = 2, split_k = 8>
+  // CHECK: tiling = #qf.tiling<matvec, block_m = 8, block_n = 2, k_unroll = 2, split_k = 4>
   %1 = qf.fused_matmul %x8, %w : tensor<8x8960xf16>, !w -> tensor<8x256xf16>
   return
 }
@@ -188,7 +188,7 @@ func.func @small_n_long_k(%x1: tensor<1x8960xf16>, %x8: tensor<8x8960xf16>) {
 func.func @n_not_multiple(%x1: tensor<1x4096xf16>, %x8: tensor<8x4096xf16>, %x64: tensor<64x4096xf16>) {
   %w = qf.weight_ref "w" : !qf.weight<1000x4096, #int4>
   %v = qf.weight_ref "v" : !qf.weight<1001x4096, #int4>
-  // CHECK: {qf.predicted_us = 3.494000e+00 : f64, tiling = #qf.tiling<matvec, block_n = 2, k_unroll = 2, split_k = 2>} : {{.*}}<1000x4096
+  // CHECK: {qf.predicted_us = 3.494000e+00 : f64, tiling = #qf.tiling<matvec, block_n = 2, split_k = 4>} : {{.*}}<1000x4096
   %0 = qf.fused_matmul %x1, %w : tensor<1x4096xf16>, !qf.weight<1000x4096, #int4> -> tensor<1x1000xf16>
   // CHECK: {qf.predicted_us = 3.510000e+00 : f64, tiling = #qf.tiling<matvec, block_m = 8, block_n = 2, split_k = 4>} : {{.*}}<1000x4096
   %1 = qf.fused_matmul %x8, %w : tensor<8x4096xf16>, !qf.weight<1000x4096, #int4> -> tensor<8x1000xf16>
@@ -196,7 +196,7 @@ func.func @n_not_multiple(%x1: tensor<1x4096xf16>, %x8: tensor<8x4096xf16>, %x64
   // CHECK: {qf.predicted_us = 3.643000e+00 : f64, tiling = #qf.tiling<mma, block_m = 64, block_n = 128, block_k = 64, split_k = 8, stages = 3>} : {{.*}}<1000x4096
   %2 = qf.fused_matmul %x64, %w : tensor<64x4096xf16>, !qf.weight<1000x4096, #int4> -> tensor<64x1000xf16>
   // N = 1001 with block_n = 2: 501 blocks, the last with one row.
-  // CHECK: {qf.predicted_us = 3.494000e+00 : f64, tiling = #qf.tiling<matvec, block_n = 2, k_unroll = 2, split_k = 2>} : {{.*}}<1001x4096
+  // CHECK: {qf.predicted_us = 3.494000e+00 : f64, tiling = #qf.tiling<matvec, block_n = 2, split_k = 4>} : {{.*}}<1001x4096
   %3 = qf.fused_matmul %x1, %v : tensor<1x4096xf16>, !qf.weight<1001x4096, #int4> -> tensor<1x1001xf16>
   // CHECK: {qf.predicted_us = 3.511000e+00 : f64, tiling = #qf.tiling<matvec, block_m = 8, block_n = 2, split_k = 4>} : {{.*}}<1001x4096
   %4 = qf.fused_matmul %x8, %v : tensor<8x4096xf16>, !qf.weight<1001x4096, #int4> -> tensor<8x1001xf16>
@@ -212,7 +212,7 @@ func.func @n_not_multiple(%x1: tensor<1x4096xf16>, %x8: tensor<8x4096xf16>, %x64
 func.func @odd_k(%a: tensor<1x4104xf16>, %b: tensor<1x4095xf16>, %c: tensor<1x4100xf16>, %d: tensor<1x64xf16>, %e: tensor<8x4095xf16>) {
   %wa = qf.weight_ref "a" : !qf.weight<4096x4104, #int4pc>
   // K = 4104: a 2052-byte row takes 4-byte loads (17 iterations a lane).
-  // CHECK: {qf.predicted_us = 4.960000e+00 : f64, tiling = #qf.tiling<matvec, block_n = 4, vec_bytes = 4, k_unroll = 4>} : {{.*}}<4096x4104
+  // CHECK: {qf.predicted_us = 4.960000e+00 : f64, tiling = #qf.tiling<matvec, block_n = 8, vec_bytes = 4, k_unroll = 2>} : {{.*}}<4096x4104
   %0 = qf.fused_matmul %a, %wa : tensor<1x4104xf16>, !qf.weight<4096x4104, #int4pc> -> tensor<1x4096xf16>
   %wb = qf.weight_ref "b" : !qf.weight<4096x4095, #int8pc>
   // K = 4095 (int8): no load width divides the row; mma takes it.
@@ -226,7 +226,7 @@ func.func @odd_k(%a: tensor<1x4104xf16>, %b: tensor<1x4095xf16>, %c: tensor<1x41
   %2 = qf.fused_matmul %c, %wc : tensor<1x4100xf16>, !qf.weight<4096x4100, #int4pc> -> tensor<1x4096xf16>
   %wd = qf.weight_ref "d" : !qf.weight<4096x64, #int4pc>
   // K = 64: a 32-byte row, shorter than one warp iteration; no split.
-  // CHECK: {qf.predicted_us = 3.034000e+00 : f64, tiling = #qf.tiling<matvec, block_n = 4>} : {{.*}}<4096x64
+  // CHECK: {qf.predicted_us = 3.034000e+00 : f64, tiling = #qf.tiling<matvec, block_n = 8>} : {{.*}}<4096x64
   %3 = qf.fused_matmul %d, %wd : tensor<1x64xf16>, !qf.weight<4096x64, #int4pc> -> tensor<1x4096xf16>
   // CHECK: {qf.predicted_us = 6.933000e+00 : f64, tiling = #qf.tiling<mma, block_m = 64, block_n = 128, block_k = 64, stages = 3>} : {{.*}}<4096x4095
   // expected-remark@+1 {{M = 8 would use the matvec kernel, but a weight row of 4095 packed bytes}}
@@ -244,8 +244,8 @@ func.func @odd_k(%a: tensor<1x4104xf16>, %b: tensor<1x4095xf16>, %c: tensor<1x41
 // BATCH16-LABEL: @dynamic_m
 func.func @dynamic_m(%x: tensor<?x4096xf16>) {
   %w = qf.weight_ref "w" : !w
-  // CHECK: {qf.predicted_us = 5.016000e+00 : f64, tiling = #qf.tiling<matvec, block_n = 4, k_unroll = 4>}
-  // BATCH8: {qf.predicted_us = 5.042000e+00 : f64, tiling = #qf.tiling<matvec, block_m = 8, block_n = 8, split_k = 2>}
+  // CHECK: {qf.predicted_us = 5.016000e+00 : f64, tiling = #qf.tiling<matvec, block_n = 8, k_unroll = 2>}
+  // BATCH8: {qf.predicted_us = 5.042000e+00 : f64, tiling = #qf.tiling<matvec, block_m = 8, block_n = 8, k_unroll = 2>}
   // BATCH16: {qf.predicted_us = 5.073000e+00 : f64, tiling = #qf.tiling<mma, block_m = 64, block_n = 128, block_k = 64, split_k = 4, stages = 3>}
   %0 = qf.fused_matmul %x, %w : tensor<?x4096xf16>, !w -> tensor<?x4096xf16>
   return
@@ -265,20 +265,20 @@ func.func @dynamic_m(%x: tensor<?x4096xf16>) {
 func.func @encodings(%x: tensor<1x4096xf16>, %g: tensor<4096xf16>, %r: tensor<1x14336xf16>) {
   %w0 = qf.weight_ref "sp" : !qf.weight<4096x4096, #sp>
   // 2:4 fp16: 2048 kept halves = 4096 bytes a row; 16 MiB codes + 2 MiB positions.
-  // CHECK: {qf.predicted_us = 7.393000e+00 : f64, tiling = #qf.tiling<matvec, block_n = 4, k_unroll = 4>}
+  // CHECK: {qf.predicted_us = 7.393000e+00 : f64, tiling = #qf.tiling<matvec, block_n = 8, k_unroll = 2>}
   %0 = qf.fused_matmul %x, %w0 : tensor<1x4096xf16>, !qf.weight<4096x4096, #sp> -> tensor<1x4096xf16>
   %w1 = qf.weight_ref "sp4" : !qf.weight<4096x4096, #sp4>
-  // CHECK: {qf.predicted_us = 4.528000e+00 : f64, tiling = #qf.tiling<matvec, block_n = 4, k_unroll = 2>}
+  // CHECK: {qf.predicted_us = 4.528000e+00 : f64, tiling = #qf.tiling<matvec, block_n = 8, k_unroll = 2>}
   %1 = qf.fused_matmul %x, %w1 : tensor<1x4096xf16>, !qf.weight<4096x4096, #sp4> -> tensor<1x4096xf16>
   %w2 = qf.weight_ref "gate_up" : !qf.weight<28672x4096, #nf4>
-  // CHECK: {activation = #qf<activation silu_mul>, norm_eps = {{.*}}, qf.predicted_us = 1.838000e+01 : f64, tiling = #qf.tiling<matvec, block_n = 4, k_unroll = 4>}
+  // CHECK: {activation = #qf<activation silu_mul>, norm_eps = {{.*}}, qf.predicted_us = 1.838000e+01 : f64, tiling = #qf.tiling<matvec, block_n = 16>}
   %2 = qf.fused_matmul %x, %w2 norm(%g : tensor<4096xf16>) residual(%r : tensor<1x14336xf16>) {norm_eps = 1.0e-05 : f32, activation = #qf<activation silu_mul>} : tensor<1x4096xf16>, !qf.weight<28672x4096, #nf4> -> tensor<1x14336xf16>
   %w3 = qf.weight_ref "int8" : !qf.weight<4096x4096, #int8pc>
-  // CHECK: {qf.predicted_us = 6.907000e+00 : f64, tiling = #qf.tiling<matvec, block_n = 4, k_unroll = 4>}
+  // CHECK: {qf.predicted_us = 6.907000e+00 : f64, tiling = #qf.tiling<matvec, block_n = 8, k_unroll = 2>}
   %3 = qf.fused_matmul %x, %w3 : tensor<1x4096xf16>, !qf.weight<4096x4096, #int8pc> -> tensor<1x4096xf16>
   %w4 = qf.weight_ref "cb3" : !qf.weight<4096x4096, #cb3>
   // 3-bit codebook: 1536-byte rows, 3 iterations a lane.
-  // CHECK: {qf.predicted_us = 4.528000e+00 : f64, tiling = #qf.tiling<matvec, block_n = 4, k_unroll = 3>}
+  // CHECK: {qf.predicted_us = 4.528000e+00 : f64, tiling = #qf.tiling<matvec, block_n = 8, k_unroll = 2>}
   %4 = qf.fused_matmul %x, %w4 : tensor<1x4096xf16>, !qf.weight<4096x4096, #cb3> -> tensor<1x4096xf16>
   return
 }

@@ -107,13 +107,10 @@ namespace {
 constexpr int64_t kWarpLanes = 32;
 /// Resident warps per SM the grid should provide: 4 blocks of 4 warps.
 constexpr int64_t kTargetWarpsPerSM = 4 * 4;
-/// Warp slices longer than this are split along K even when the warp count
-/// is already reached (8 iterations of 16-byte loads): long rows serialize.
-constexpr int64_t kMaxSliceBytes = 4096;
+/// split_k values the kernels implement.
+constexpr int64_t kSplitKs[] = {1, 2, 4, 8};
 /// Loads in flight per lane at most.
 constexpr int64_t kMaxKUnroll = 4;
-/// split_k values the matvec kernel implements.
-constexpr int64_t kSplitKs[] = {1, 2, 4, 8};
 
 /// "Reaches ~target": within 1/16 of it.
 bool reachesTarget(int64_t have, int64_t target) {
@@ -163,56 +160,49 @@ TilingAttr selectMatvec(int64_t m, WeightType type, const TilingTarget &target,
   }
   int64_t iterBytes = kWarpLanes * *vec;
 
-  // Splits whose slices are whole lane loads and at least one warp
-  // iteration; 1 always qualifies (short rows leave lanes idle).
-  SmallVector<int64_t> splits;
-  for (int64_t s : kSplitKs)
-    if (s == 1 || (rowBytes % (s * *vec) == 0 && rowBytes / s >= iterBytes))
-      splits.push_back(s);
-  // Long rows: the smallest split that brings the slice under the cap.
-  int64_t minSplit = splits.back();
-  for (int64_t s : splits)
-    if (rowBytes / s <= kMaxSliceBytes) {
-      minSplit = s;
-      break;
-    }
-
-  // Rows per warp: at M = 1 a row per warp (most warps, no reuse to gain);
-  // at M >= 2 as many rows as the warp target allows, to reuse each
-  // activation load across rows.
-  SmallVector<int64_t> rowChoices =
-      m >= 2 ? SmallVector<int64_t>{4, 2, 1} : SmallVector<int64_t>{1};
+  // (rows per warp, split_k) candidates in order of preference, from the
+  // H200 sweep of bench/tune.py (bench/results/2026-11-29-h200-b1): a warp
+  // streaming 2 to 4 rows at once (one 16-byte load each, activations reused
+  // across them) beats one row with the same loads unrolled along K by up to
+  // 2.3x; a row per warp is never best. Big N takes 4 rows, mid-size N 2 rows,
+  // small N 2 rows split 4 ways along K (k/v projections).
+  static constexpr std::pair<int64_t, int64_t> kCandidates[] = {
+      {4, 1}, {2, 1}, {2, 2}, {4, 2}, {2, 4}};
   int64_t targetWarps = kTargetWarpsPerSM * target.smCount;
+  // A split must cut rows into whole lane loads and keep at least a quarter
+  // of the lanes busy (short rows: measured faster than no split).
+  auto splitFits = [&](int64_t s) {
+    return s == 1 ||
+           (rowBytes % (s * *vec) == 0 && rowBytes / s >= iterBytes / 4);
+  };
 
   int64_t bestRows = 0, bestSplit = 0, bestWarps = -1;
   bool reached = false;
-  for (int64_t rows : rowChoices) {
-    for (int64_t s : splits) {
-      if (s < minSplit)
-        continue;
-      int64_t warpsPerBlock = getMatvecWarpsPerBlock(s);
-      int64_t blockN = rows * warpsPerBlock / s;
-      int64_t warps = llvm::divideCeil(n, blockN) * warpsPerBlock;
-      if (reachesTarget(warps, targetWarps)) {
-        bestRows = rows, bestSplit = s, bestWarps = warps;
-        reached = true;
-        break;
-      }
-      if (warps > bestWarps)
-        bestRows = rows, bestSplit = s, bestWarps = warps;
-    }
-    if (reached)
+  for (auto [rows, s] : kCandidates) {
+    if (!splitFits(s))
+      continue;
+    int64_t warpsPerBlock = getMatvecWarpsPerBlock(s);
+    int64_t blockN = rows * warpsPerBlock / s;
+    int64_t warps = llvm::divideCeil(n, blockN) * warpsPerBlock;
+    // Nothing reaches the target (tiny N): the last candidate that fits,
+    // the one with the most warps.
+    bestRows = rows, bestSplit = s, bestWarps = warps;
+    if (reachesTarget(warps, targetWarps)) {
+      reached = true;
       break;
+    }
   }
 
   int64_t warpsPerBlock = getMatvecWarpsPerBlock(bestSplit);
   int64_t blockN = bestRows * warpsPerBlock / bestSplit;
   int64_t sliceBytes = rowBytes / bestSplit;
   int64_t iterations = llvm::divideCeil(sliceBytes, iterBytes);
-  // The generator holds k_unroll x rows x vec_bytes of codes in flight per
-  // lane and caps that at 64 bytes of registers.
-  int64_t kUnroll = std::min({kMaxKUnroll, iterations,
-                              std::max<int64_t>(1, 64 / (bestRows * *vec))});
+  // Four 16-byte loads in flight per lane (rows x k_unroll), within the
+  // generator's 64-byte register cap.
+  int64_t kUnroll =
+      std::min({kMaxKUnroll / bestRows, iterations,
+                std::max<int64_t>(1, 64 / (bestRows * *vec))});
+  kUnroll = std::max<int64_t>(kUnroll, 1);
   why << "matvec: row " << rowBytes << " B, vec_bytes " << *vec << ", "
       << bestRows << " row(s)/warp, split_k " << bestSplit << " (slice "
       << sliceBytes << " B, " << iterations << " iteration(s)/lane), "

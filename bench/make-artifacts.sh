@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Compiles what one GPU round measures (runs here, where the compiler is):
+# per-projection artifacts and whole decode steps of the reference models,
+# plus artifacts/runs.txt, one qfuse-bench argument line per run, which
+# scripts/gpu-round.sh executes on the GPU machine.
+#
+#   bench/make-artifacts.sh [build-dir] [batch sizes, default "1"]
+set -euo pipefail
+build="${1:-build}"
+batches="${2:-1}"
+compile="$build/bin/qfuse-compile"
+ir="python3 bench/decode_step_ir.py"
+out=artifacts
+rm -rf "$out" && mkdir -p "$out/shapes" "$out/steps"
+git rev-parse --short HEAD > "$out/COMMIT" 2>/dev/null || echo unknown > "$out/COMMIT"
+runs="$out/runs.txt"
+: > "$runs"
+
+for model in llama3-8b qwen2.5-1.5b; do
+  for enc in int4-g128 nf4; do
+    for batch in $batches; do
+      checked=() gemms=() lmhead=""
+      while read -r name n k; do
+        base="$model-$enc-$name-b$batch"
+        $ir --model "$model" --encoding "$enc" --batch "$batch" --only "$name" \
+          -o "$out/shapes/$base.mlir"
+        "$compile" "$out/shapes/$base.mlir" -o "$out/shapes/$base.qfa"
+        gemms+=(--gemm "${batch}x${n}x${k}")
+        # lm_head's half a billion weights take a minute to quantize on the
+        # host: it is timed on random placeholder codes instead of checked.
+        if [ "$name" = lm_head ]; then
+          lmhead="--gemm ${batch}x${n}x${k} --artifact $out/shapes/$base.qfa"
+        else checked+=(--artifact "$out/shapes/$base.qfa"); fi
+      done < <($ir --model "$model" --list-shapes)
+      echo "$model-$enc-shapes-b$batch ${gemms[*]} ${checked[*]} --check" >> "$runs"
+      echo "$model-$enc-lm_head-b$batch $lmhead --placeholder-weights" >> "$runs"
+      step="$out/steps/$model-$enc-b$batch"
+      $ir --model "$model" --encoding "$enc" --batch "$batch" --full-step -o "$step.mlir"
+      "$compile" "$step.mlir" -o "$step.qfa"
+      echo "$model-$enc-step-b$batch --model $model --batch $batch --artifact $step.qfa --placeholder-weights" >> "$runs"
+    done
+  done
+done
+rm -f "$out"/shapes/*.mlir "$out"/steps/*.mlir
+echo "make-artifacts: $(ls "$out"/shapes "$out"/steps | grep -c qfa) artifacts, $(wc -l < "$runs") runs, $(du -sh "$out" | cut -f1)"

@@ -1,0 +1,78 @@
+//===- Layout.h - kernel layouts of packed codes ----------------*- C++ -*-===//
+//
+// The plain C++ twin of `#qf.layout<...>` and the repack from the row-major
+// checkpoint order (Packing.h) into the layout a kernel reads. Only "codes"
+// change; every other component keeps its row-major bytes.
+//
+// Defined today, as qf-choose-layout and the matvec kernel use it
+// (include/qfuse/Dialect/QF/Transforms/LayoutUtils.h):
+//
+//   #qf.layout<tiled, tile_n = 1, tile_k = T> over 4-bit codes (int4, uint4,
+//   fp4e2m1, nf4, 4-bit codebooks): [1 x T] tiles follow each other in
+//   row-major order, so a row's bytes stay where they were; inside every
+//   32-bit word (4 bytes, little-endian) of a row the 8 codes are reordered
+//   so that nibble slot i holds element kNibbleOrder[i]:
+//
+//     bits:      31..28 27..24 23..20 19..16 15..12 11..8  7..4   3..0
+//     row_major:   e7     e6     e5     e4     e3     e2     e1     e0
+//     tiled:       e7     e5     e3     e1     e6     e4     e2     e0
+//
+//   so that (word >> 4i) & 0x000F000F holds (e2i, e2i+1) in its two 16-bit
+//   halves. Under 2:4 the kept codes are reordered the same way.
+//
+// Other tiled parameters (tile_n > 1, interleave > 1, 8-bit codes) parse and
+// verify but repack() rejects them until a kernel defines their byte order.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QFUSE_FORMAT_LAYOUT_H
+#define QFUSE_FORMAT_LAYOUT_H
+
+#include "qfuse/format/Packing.h"
+
+#include <string>
+#include <string_view>
+
+namespace qfuse::format {
+
+enum class LayoutKind { RowMajor, Tiled };
+
+/// The parameters of #qf.layout<...>; row_major has all three 0.
+struct Layout {
+  LayoutKind kind = LayoutKind::RowMajor;
+  int64_t tileN = 0;
+  int64_t tileK = 0;
+  int64_t interleave = 0;
+
+  bool isRowMajor() const { return kind == LayoutKind::RowMajor; }
+  bool operator==(const Layout &o) const {
+    return kind == o.kind && tileN == o.tileN && tileK == o.tileK &&
+           interleave == o.interleave;
+  }
+};
+
+/// Nibble slot i of a tiled word holds element kNibbleOrder[i] of its 8.
+inline constexpr int kNibbleOrder[8] = {0, 2, 4, 6, 1, 3, 5, 7};
+
+/// Parses the body of #qf.layout<...> ("row_major", "tiled, tile_n = 1,
+/// tile_k = 256") and verifies it as LayoutAttr::verify does.
+bool parseLayout(std::string_view text, Layout &layout, std::string &error);
+/// The dialect printer's text: interleave only when it is not 1.
+std::string printLayout(const Layout &layout);
+bool verifyLayout(const Layout &layout, std::string &error);
+
+/// Reorders the row-major `components` of an [N, K] weight into `layout`
+/// (a copy for row_major). Fails, saying why, for layouts not defined above
+/// and when tile_k does not divide K or a row is not whole 32-bit words.
+bool repack(const Encoding &enc, const Layout &layout,
+            const TensorMap &rowMajor, int64_t n, int64_t k, TensorMap &out,
+            std::string &error);
+
+/// The inverse of repack: back to the row-major checkpoint order.
+bool unrepack(const Encoding &enc, const Layout &layout,
+              const TensorMap &packed, int64_t n, int64_t k,
+              TensorMap &rowMajor, std::string &error);
+
+} // namespace qfuse::format
+
+#endif // QFUSE_FORMAT_LAYOUT_H

@@ -1,0 +1,178 @@
+//===- Executor.h - Runs an artifact's plans on one GPU ---------*- C++ -*-===//
+//
+// The executor owns everything an artifact needs on the device:
+//
+//   Executor exec(artifact, context);          // target check, kernels loaded
+//   exec.loadWeights(safetensors);             // or bindWeightComponent(...)
+//   exec.allocate(16);                         // activations for batch 16
+//   exec.buffer(16, "x").upload(...);
+//   exec.run(16, stream);                      // the plan's steps, in order
+//   exec.capture(16, stream);                  // once: a CUDA graph
+//   exec.replay(16, stream);                   // every decode step
+//
+// Weight components are bound by name and component ("codes", "scales",
+// ...) in the packed layout the artifact asks for; loadWeights reads them
+// from a qfuse-packed safetensors file (`<weight>.<component>`, row_major)
+// and repacks through qfuse_format where the layout is tiled. Before a plan
+// runs, every argument it uses must be bound, or the error lists what is
+// missing.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QFUSE_RUNTIME_EXECUTOR_H
+#define QFUSE_RUNTIME_EXECUTOR_H
+
+#include "qfuse/runtime/Artifact.h"
+#include "qfuse/runtime/Cuda.h"
+#include "qfuse/runtime/Safetensors.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace qfuse::runtime {
+
+class Executor {
+public:
+  /// Checks the artifact's chip against the device of `context` (which must
+  /// outlive the executor), loads every kernel (cubin first, else PTX) and
+  /// checks each launch's block and shared memory against the device.
+  Executor(const Artifact &artifact, const cuda::Context &context);
+  ~Executor();
+  Executor(const Executor &) = delete;
+  Executor &operator=(const Executor &) = delete;
+
+  const Artifact &artifact() const { return artifact_; }
+  /// Whether kernel `name` was loaded from its cubin (else from PTX).
+  bool loadedFromCubin(const std::string &name) const;
+  /// Modules loaded: kernels with identical code share one.
+  size_t numModules() const;
+
+  //===--------------------------------------------------------------------===//
+  // Weights and dense tensors
+  //===--------------------------------------------------------------------===//
+
+  /// The (weight, component) pairs and tensors the plans read.
+  const std::set<std::pair<std::string, std::string>> &
+  usedWeightComponents() const {
+    return usedComponents_;
+  }
+  const std::set<std::string> &usedTensors() const { return usedTensors_; }
+
+  /// Uploads one packed component of `weight`, already in the layout the
+  /// artifact gives for it. Rebinding drops captured graphs.
+  void bindWeightComponent(const std::string &weight,
+                           const std::string &component, const void *data,
+                           size_t size);
+  /// Binds a component to a device buffer the executor takes over.
+  void bindWeightComponent(const std::string &weight,
+                           const std::string &component,
+                           cuda::DeviceBuffer buffer);
+  /// Points a component at device memory the caller owns and keeps alive
+  /// (benchmarks rotate weight copies this way). Data the executor holds
+  /// for the component stays, so binding its componentPointer again
+  /// restores it.
+  void bindWeightComponent(const std::string &weight,
+                           const std::string &component, CUdeviceptr ptr);
+  /// Uploads a dense tensor; `size` must match its shape and dtype.
+  void bindTensor(const std::string &name, const void *data, size_t size);
+
+  /// Binds the components of `weight` from qfuse_format's packed form
+  /// (row_major, as pack/quantizeRTN produce it): checks every component's
+  /// dtype and shape against the weight's encoding, repacks to the
+  /// artifact's layout and uploads the components the plans read.
+  void bindWeight(const std::string &weight,
+                  const format::TensorMap &components);
+
+  /// Binds every component and tensor the plans read from `file`: tensors
+  /// by name (dtype and shape must match), weight components from
+  /// `<weight>.<component>` (qfuse-packed, row_major), checked and repacked
+  /// like bindWeight.
+  void loadWeights(const SafetensorsFile &file);
+
+  /// The device pointer a bound component resolves to (0 when unbound) and,
+  /// for components the executor uploaded, their size (0 otherwise).
+  CUdeviceptr componentPointer(const std::string &weight,
+                               const std::string &component) const;
+  size_t componentBytes(const std::string &weight,
+                        const std::string &component) const;
+
+  /// "weight 'w' component 'codes'", ... for every unbound argument.
+  std::vector<std::string> unboundArguments() const;
+
+  //===--------------------------------------------------------------------===//
+  // Buffers and plans
+  //===--------------------------------------------------------------------===//
+
+  /// Allocates every buffer for the plan of `batch` (a no-op when done).
+  void allocate(int64_t batch);
+  /// A buffer allocated for `batch`.
+  cuda::DeviceBuffer &buffer(int64_t batch, const std::string &name);
+  /// Device bytes held by the buffers of `batch`.
+  size_t bufferBytes(int64_t batch) const;
+
+  /// Enqueues the steps of the plan for `batch` on `stream` (allocating its
+  /// buffers first if needed).
+  void run(int64_t batch, CUstream stream);
+  /// Captures the plan for `batch` as a CUDA graph (replacing any earlier
+  /// capture). `stream` must not be the legacy default stream.
+  void capture(int64_t batch, CUstream stream);
+  bool hasGraph(int64_t batch) const;
+  /// Captures the plan for `batch` with the current bindings into a graph
+  /// the caller owns (benchmarks keep one per rotated weight copy).
+  cuda::Graph makeGraph(int64_t batch, CUstream stream);
+  /// Enqueues one replay of the captured graph.
+  void replay(int64_t batch, CUstream stream);
+
+private:
+  struct LoadedKernel {
+    // Kernels whose code (PTX and cubin) is identical share one module.
+    std::shared_ptr<cuda::Module> module;
+    CUfunction function = nullptr;
+  };
+  struct Instance {
+    std::map<std::string, cuda::DeviceBuffer> buffers;
+    cuda::Graph graph;
+  };
+
+  Instance &instance(int64_t batch);
+  void requireBound(const Plan &plan) const;
+  void enqueue(const Plan &plan, Instance &instance, CUstream stream);
+  CUdeviceptr argumentPointer(const Arg &arg, Instance &instance) const;
+  void dropGraphs();
+  [[noreturn]] void fail(const std::string &what) const;
+  /// Row-major bytes of one component, wherever they live.
+  struct RowMajorComponent {
+    std::string dtype; // safetensors spelling
+    std::vector<int64_t> shape;
+    const uint8_t *data = nullptr;
+    size_t size = 0;
+  };
+  /// Checks every component of `weight` against its encoding, repacks them
+  /// to the artifact's layout and uploads those the plans read.
+  void bindRowMajorWeight(const WeightSpec &weight,
+                          const std::map<std::string, RowMajorComponent> &raw,
+                          const std::string &origin);
+
+  const Artifact &artifact_;
+  const cuda::Context &context_;
+  std::vector<LoadedKernel> kernels_; // parallel to artifact_.kernels
+
+  std::set<std::pair<std::string, std::string>> usedComponents_;
+  std::set<std::string> usedTensors_;
+  // Uploaded data (owned) and the pointer each argument resolves to.
+  std::map<std::pair<std::string, std::string>, cuda::DeviceBuffer>
+      ownedComponents_;
+  std::map<std::pair<std::string, std::string>, CUdeviceptr> components_;
+  std::map<std::string, cuda::DeviceBuffer> tensors_;
+
+  std::map<int64_t, std::unique_ptr<Instance>> instances_;
+};
+
+} // namespace qfuse::runtime
+
+#endif // QFUSE_RUNTIME_EXECUTOR_H

@@ -1,0 +1,475 @@
+//===- Executor.cpp - Runs an artifact's plans on one GPU -----------------===//
+
+#include "qfuse/runtime/Executor.h"
+
+#include "qfuse/runtime/Error.h"
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <string_view>
+
+namespace qfuse::runtime {
+namespace {
+
+/// Default dynamic shared memory a kernel may use without opting in.
+constexpr int64_t kDefaultDynamicShared = 48 * 1024;
+
+std::string componentText(const std::pair<std::string, std::string> &key) {
+  return "weight '" + key.first + "' component '" + key.second + "'";
+}
+
+std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+} // namespace
+
+Executor::Executor(const Artifact &artifact, const cuda::Context &context)
+    : artifact_(artifact), context_(context) {
+  context_.makeCurrent();
+  cuda::checkTarget(artifact_.target, context_);
+
+  for (const Plan &plan : artifact_.plans)
+    for (const Step &step : plan.steps)
+      for (const Arg &arg : step.args) {
+        if (arg.kind == Arg::Kind::Weight)
+          usedComponents_.emplace(arg.name, arg.component);
+        else if (arg.kind == Arg::Kind::Tensor)
+          usedTensors_.insert(arg.name);
+      }
+
+  const int maxSharedOptIn =
+      context_.attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+  kernels_.reserve(artifact_.kernels.size());
+  std::vector<size_t> codeHashes;
+  for (size_t i = 0; i < artifact_.kernels.size(); ++i) {
+    const Kernel &kernel = artifact_.kernels[i];
+    LoadedKernel loaded;
+    codeHashes.push_back(
+        std::hash<std::string_view>()(kernel.ptx) ^
+        (std::hash<std::string_view>()(std::string_view(
+             reinterpret_cast<const char *>(kernel.cubin.data()),
+             kernel.cubin.size())) *
+         31));
+    for (size_t j = 0; j < i && !loaded.module; ++j)
+      if (codeHashes[j] == codeHashes[i] &&
+          artifact_.kernels[j].ptx == kernel.ptx &&
+          artifact_.kernels[j].cubin == kernel.cubin)
+        loaded.module = kernels_[j].module;
+    if (!loaded.module)
+      loaded.module = std::make_shared<cuda::Module>(
+          cuda::Module::load(kernel, artifact_.target, context_));
+    loaded.function = loaded.module->function(kernel.name);
+
+    // What the plans ask of this kernel, against what the device allows.
+    int64_t maxDynamic = 0, maxThreads = 0;
+    for (const Plan &plan : artifact_.plans)
+      for (const Step &step : plan.steps)
+        if (step.kind == Step::Kind::Launch && step.kernelIndex == i) {
+          maxDynamic = std::max<int64_t>(maxDynamic, step.sharedBytes);
+          maxThreads =
+              std::max<int64_t>(maxThreads, int64_t(step.block[0]) *
+                                                step.block[1] * step.block[2]);
+        }
+    int staticShared = 0, functionMaxThreads = 0;
+    QFUSE_CU_CTX(cuFuncGetAttribute(&staticShared,
+                                    CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+                                    loaded.function),
+                 "querying kernel '" + kernel.name + "'");
+    QFUSE_CU_CTX(cuFuncGetAttribute(&functionMaxThreads,
+                                    CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+                                    loaded.function),
+                 "querying kernel '" + kernel.name + "'");
+    if (staticShared + maxDynamic > maxSharedOptIn)
+      fail("kernel '" + kernel.name + "' needs " +
+           std::to_string(staticShared) + " bytes of static and " +
+           std::to_string(maxDynamic) +
+           " of dynamic shared memory, more than " + context_.describe() +
+           " allows per block (" + std::to_string(maxSharedOptIn) + ")");
+    if (maxThreads > functionMaxThreads)
+      fail("kernel '" + kernel.name + "' is launched with " +
+           std::to_string(maxThreads) +
+           " threads per block but, as compiled "
+           "for " +
+           context_.describe() + ", allows at most " +
+           std::to_string(functionMaxThreads));
+    if (maxDynamic > kDefaultDynamicShared)
+      QFUSE_CU_CTX(
+          cuFuncSetAttribute(loaded.function,
+                             CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                             static_cast<int>(maxDynamic)),
+          "raising the dynamic shared memory of kernel '" + kernel.name + "'");
+    kernels_.push_back(std::move(loaded));
+  }
+}
+
+Executor::~Executor() {
+  // Graphs and buffers go before the modules they reference.
+  instances_.clear();
+}
+
+void Executor::fail(const std::string &what) const {
+  throw Error("artifact '" + artifact_.source + "': " + what);
+}
+
+bool Executor::loadedFromCubin(const std::string &name) const {
+  const Kernel *kernel = artifact_.findKernel(name);
+  if (!kernel)
+    fail("no kernel '" + name + "'");
+  return kernels_[static_cast<size_t>(kernel - artifact_.kernels.data())]
+      .module->fromCubin();
+}
+
+size_t Executor::numModules() const {
+  std::set<const cuda::Module *> modules;
+  for (const LoadedKernel &kernel : kernels_)
+    modules.insert(kernel.module.get());
+  return modules.size();
+}
+
+//===----------------------------------------------------------------------===//
+// Weights and tensors
+//===----------------------------------------------------------------------===//
+
+void Executor::bindWeightComponent(const std::string &weight,
+                                   const std::string &component,
+                                   const void *data, size_t size) {
+  auto key = std::make_pair(weight, component);
+  if (!artifact_.findWeight(weight))
+    fail("cannot bind weight '" + weight + "': not declared in 'weights'");
+  if (!usedComponents_.count(key))
+    fail("cannot bind " + componentText(key) + ": no plan step reads it");
+  if (size == 0)
+    fail("cannot bind " + componentText(key) + ": no data");
+  cuda::DeviceBuffer buffer(size, weight + "." + component);
+  buffer.upload(data, size);
+  bindWeightComponent(weight, component, std::move(buffer));
+}
+
+void Executor::bindWeightComponent(const std::string &weight,
+                                   const std::string &component,
+                                   cuda::DeviceBuffer buffer) {
+  auto key = std::make_pair(weight, component);
+  if (!usedComponents_.count(key))
+    fail("cannot bind " + componentText(key) + ": no plan step reads it");
+  if (buffer.empty())
+    fail("cannot bind " + componentText(key) + " to an empty buffer");
+  components_[key] = buffer.ptr();
+  ownedComponents_[key] = std::move(buffer);
+  dropGraphs();
+}
+
+void Executor::bindWeightComponent(const std::string &weight,
+                                   const std::string &component,
+                                   CUdeviceptr ptr) {
+  auto key = std::make_pair(weight, component);
+  if (!usedComponents_.count(key))
+    fail("cannot bind " + componentText(key) + ": no plan step reads it");
+  if (ptr == 0)
+    fail("cannot bind " + componentText(key) + " to a null pointer");
+  components_[key] = ptr;
+  dropGraphs();
+}
+
+void Executor::bindTensor(const std::string &name, const void *data,
+                          size_t size) {
+  const TensorSpec *spec = artifact_.findTensor(name);
+  if (!spec)
+    fail("cannot bind tensor '" + name + "': not declared in 'tensors'");
+  if (size != spec->numBytes())
+    fail("tensor '" + name + "' is given " + std::to_string(size) +
+         " bytes; its shape and dtype need " +
+         std::to_string(spec->numBytes()));
+  cuda::DeviceBuffer buffer(size, name);
+  buffer.upload(data, size);
+  tensors_[name] = std::move(buffer);
+  dropGraphs();
+}
+
+void Executor::bindRowMajorWeight(
+    const WeightSpec &weight,
+    const std::map<std::string, RowMajorComponent> &raw,
+    const std::string &origin) {
+  const std::string what = origin + ": weight '" + weight.name + "' (" +
+                           weight.encoding + ", [" + std::to_string(weight.n) +
+                           ", " + std::to_string(weight.k) + "])";
+  for (const format::ComponentSpec &spec : weight.components) {
+    auto it = raw.find(spec.name);
+    if (it == raw.end())
+      throw Error(what + ": missing component '" + spec.name + "' (" +
+                  format::describe(spec.dtype, spec.shape) + ")");
+    const RowMajorComponent &component = it->second;
+    if (component.dtype != format::dtypeName(spec.dtype) ||
+        component.shape != spec.shape)
+      throw Error(what + ": component '" + spec.name + "' must be " +
+                  format::describe(spec.dtype, spec.shape) + ", found " +
+                  component.dtype + " " + shapeText(component.shape));
+    const size_t bytes = static_cast<size_t>(format::numElements(spec.shape)) *
+                         format::dtypeBytes(spec.dtype);
+    if (component.size != bytes)
+      throw Error(what + ": component '" + spec.name + "' has " +
+                  std::to_string(component.size) + " bytes, expected " +
+                  std::to_string(bytes));
+  }
+
+  if (weight.layoutAttr.isRowMajor()) {
+    for (const format::ComponentSpec &spec : weight.components)
+      if (usedComponents_.count({weight.name, spec.name}))
+        bindWeightComponent(weight.name, spec.name, raw.at(spec.name).data,
+                            raw.at(spec.name).size);
+    return;
+  }
+
+  // The kernel's layout: qfuse_format repacks (a copy) from row_major.
+  format::TensorMap rowMajor, packed;
+  for (const format::ComponentSpec &spec : weight.components) {
+    format::Tensor tensor;
+    tensor.dtype = spec.dtype;
+    tensor.shape = spec.shape;
+    const RowMajorComponent &component = raw.at(spec.name);
+    tensor.data.assign(component.data, component.data + component.size);
+    rowMajor.emplace(spec.name, std::move(tensor));
+  }
+  std::string error;
+  if (!format::repack(weight.encodingAttr, weight.layoutAttr, rowMajor,
+                      weight.n, weight.k, packed, error))
+    throw Error(what + ": cannot repack to layout \"" + weight.layout +
+                "\": " + error);
+  for (const auto &[name, tensor] : packed)
+    if (usedComponents_.count({weight.name, name}))
+      bindWeightComponent(weight.name, name, tensor.data.data(),
+                          tensor.data.size());
+}
+
+void Executor::bindWeight(const std::string &name,
+                          const format::TensorMap &components) {
+  const WeightSpec *weight = artifact_.findWeight(name);
+  if (!weight)
+    fail("cannot bind weight '" + name + "': not declared in 'weights'");
+  std::map<std::string, RowMajorComponent> raw;
+  for (const auto &[component, tensor] : components) {
+    if (!weight->findComponent(component))
+      fail("weight '" + name + "' (" + weight->encoding +
+           ") has no component '" + component + "'");
+    raw[component] = {format::dtypeName(tensor.dtype), tensor.shape,
+                      tensor.data.data(), tensor.data.size()};
+  }
+  bindRowMajorWeight(*weight, raw, "artifact '" + artifact_.source + "'");
+}
+
+void Executor::loadWeights(const SafetensorsFile &file) {
+  const std::string origin = "safetensors '" + file.path() + "'";
+  for (const std::string &name : usedTensors_) {
+    const TensorSpec &spec = *artifact_.findTensor(name);
+    const TensorInfo &info = file.info(name);
+    if (info.dtype != spec.dtype || info.shape != spec.shape)
+      throw Error(origin + ": tensor '" + name + "' is " +
+                  std::string(safetensorsName(info.dtype)) +
+                  " of another shape than the artifact's " +
+                  std::string(artifactName(spec.dtype)) + " tensor");
+    TensorView view = file.view(info);
+    bindTensor(name, view.data, view.size);
+  }
+  std::set<std::string> weights;
+  for (const auto &key : usedComponents_)
+    weights.insert(key.first);
+  for (const std::string &name : weights) {
+    const WeightSpec &weight = *artifact_.findWeight(name);
+    std::map<std::string, RowMajorComponent> raw;
+    for (const format::ComponentSpec &spec : weight.components) {
+      TensorView view = file.view(name + "." + spec.name);
+      raw[spec.name] = {std::string(safetensorsName(view.info->dtype)),
+                        view.info->shape, view.data, view.size};
+    }
+    bindRowMajorWeight(weight, raw, origin);
+  }
+}
+
+CUdeviceptr Executor::componentPointer(const std::string &weight,
+                                       const std::string &component) const {
+  auto it = components_.find({weight, component});
+  return it == components_.end() ? 0 : it->second;
+}
+
+size_t Executor::componentBytes(const std::string &weight,
+                                const std::string &component) const {
+  auto it = ownedComponents_.find({weight, component});
+  return it == ownedComponents_.end() ? 0 : it->second.size();
+}
+
+std::vector<std::string> Executor::unboundArguments() const {
+  std::vector<std::string> missing;
+  for (const auto &key : usedComponents_)
+    if (!components_.count(key))
+      missing.push_back(componentText(key));
+  for (const std::string &name : usedTensors_)
+    if (!tensors_.count(name))
+      missing.push_back("tensor '" + name + "'");
+  return missing;
+}
+
+//===----------------------------------------------------------------------===//
+// Buffers and plans
+//===----------------------------------------------------------------------===//
+
+Executor::Instance &Executor::instance(int64_t batch) {
+  artifact_.plan(batch); // throws listing the compiled batch sizes
+  auto it = instances_.find(batch);
+  if (it == instances_.end())
+    fail("buffers for batch " + std::to_string(batch) +
+         " are not allocated (call allocate first)");
+  return *it->second;
+}
+
+void Executor::allocate(int64_t batch) {
+  artifact_.plan(batch);
+  if (instances_.count(batch))
+    return;
+  auto created = std::make_unique<Instance>();
+  for (const BufferSpec &spec : artifact_.buffers)
+    created->buffers.emplace(
+        spec.name, cuda::DeviceBuffer(spec.numBytes(batch),
+                                      spec.name + " (batch " +
+                                          std::to_string(batch) + ")"));
+  instances_.emplace(batch, std::move(created));
+}
+
+cuda::DeviceBuffer &Executor::buffer(int64_t batch, const std::string &name) {
+  Instance &found = instance(batch);
+  auto it = found.buffers.find(name);
+  if (it == found.buffers.end())
+    fail("no buffer '" + name + "' (not declared in 'buffers')");
+  return it->second;
+}
+
+size_t Executor::bufferBytes(int64_t batch) const {
+  auto it = instances_.find(batch);
+  if (it == instances_.end())
+    return 0;
+  size_t total = 0;
+  for (const auto &entry : it->second->buffers)
+    total += entry.second.size();
+  return total;
+}
+
+void Executor::requireBound(const Plan &plan) const {
+  std::vector<std::string> missing = unboundArguments();
+  if (missing.empty())
+    return;
+  std::string list;
+  for (const std::string &item : missing)
+    list += (list.empty() ? "" : ", ") + item;
+  fail("the plan for batch " + std::to_string(plan.batch) +
+       " reads unbound arguments: " + list);
+}
+
+CUdeviceptr Executor::argumentPointer(const Arg &arg,
+                                      Instance &instance) const {
+  switch (arg.kind) {
+  case Arg::Kind::Buffer:
+    return instance.buffers.at(arg.name).ptr();
+  case Arg::Kind::Weight:
+    return components_.at({arg.name, arg.component});
+  case Arg::Kind::Tensor:
+    return tensors_.at(arg.name).ptr();
+  default:
+    return 0;
+  }
+}
+
+void Executor::enqueue(const Plan &plan, Instance &instance, CUstream stream) {
+  // One 8-byte slot per argument; cuLaunchKernel copies the values out.
+  std::vector<uint64_t> slots;
+  std::vector<void *> params;
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    const Step &step = plan.steps[s];
+    // Only built when a call fails.
+    auto where = [&] {
+      return "running the plan for batch " + std::to_string(plan.batch) +
+             ", step " + std::to_string(s);
+    };
+    if (step.kind == Step::Kind::Memset) {
+      cuda::DeviceBuffer &target = instance.buffers.at(step.target);
+      QFUSE_CU_CTX(cuMemsetD8Async(target.ptr(), 0, target.size(), stream),
+                   where() + " (memset '" + step.target + "')");
+      continue;
+    }
+    slots.assign(step.args.size(), 0);
+    params.resize(step.args.size());
+    for (size_t a = 0; a < step.args.size(); ++a) {
+      const Arg &arg = step.args[a];
+      void *slot = &slots[a];
+      switch (arg.kind) {
+      case Arg::Kind::I32: {
+        int32_t value = static_cast<int32_t>(arg.intValue);
+        std::memcpy(slot, &value, sizeof(value));
+        break;
+      }
+      case Arg::Kind::I64:
+        std::memcpy(slot, &arg.intValue, sizeof(arg.intValue));
+        break;
+      case Arg::Kind::F32:
+        std::memcpy(slot, &arg.floatValue, sizeof(arg.floatValue));
+        break;
+      default: {
+        CUdeviceptr ptr = argumentPointer(arg, instance);
+        std::memcpy(slot, &ptr, sizeof(ptr));
+        break;
+      }
+      }
+      params[a] = slot;
+    }
+    QFUSE_CU_CTX(cuLaunchKernel(kernels_[step.kernelIndex].function,
+                                step.grid[0], step.grid[1], step.grid[2],
+                                step.block[0], step.block[1], step.block[2],
+                                step.sharedBytes, stream, params.data(),
+                                nullptr),
+                 where() + " (launch '" + step.target + "')");
+  }
+}
+
+void Executor::run(int64_t batch, CUstream stream) {
+  const Plan &plan = artifact_.plan(batch);
+  requireBound(plan);
+  allocate(batch);
+  enqueue(plan, instance(batch), stream);
+}
+
+cuda::Graph Executor::makeGraph(int64_t batch, CUstream stream) {
+  const Plan &plan = artifact_.plan(batch);
+  requireBound(plan);
+  allocate(batch);
+  Instance &target = instance(batch);
+  return cuda::Graph::capture(stream, [&] { enqueue(plan, target, stream); });
+}
+
+void Executor::capture(int64_t batch, CUstream stream) {
+  allocate(batch);
+  instance(batch).graph = cuda::Graph(); // release the old one first
+  cuda::Graph graph = makeGraph(batch, stream);
+  instance(batch).graph = std::move(graph);
+}
+
+bool Executor::hasGraph(int64_t batch) const {
+  auto it = instances_.find(batch);
+  return it != instances_.end() && !it->second->graph.empty();
+}
+
+void Executor::replay(int64_t batch, CUstream stream) {
+  Instance &target = instance(batch);
+  if (target.graph.empty())
+    fail("no captured graph for batch " + std::to_string(batch) +
+         " (call capture first)");
+  target.graph.launch(stream);
+}
+
+void Executor::dropGraphs() {
+  for (auto &entry : instances_)
+    entry.second->graph = cuda::Graph();
+}
+
+} // namespace qfuse::runtime

@@ -1,0 +1,325 @@
+//===- qfuse-bench.cpp - Device copy, cuBLAS and compiled-plan timings ----===//
+//
+// Measures, in one process on one GPU, what qfuse's numbers are compared
+// against and the compiled plans themselves:
+//
+//   qfuse-bench --json out.json                      # copy + default GEMVs
+//   qfuse-bench --gemm 1x4096x4096 --gemm 16x14336x4096
+//   qfuse-bench --model llama3-8b --batch 1,16,128   # whole decode step
+//   qfuse-bench --artifact m.qfa --weights m.safetensors --batch 1
+//   qfuse-bench --artifact m.qfa --check             # random RTN weights
+//
+// Prints a table and writes JSON with the exact command, GPU, date and git
+// commit (--git-commit or $QFUSE_GIT_COMMIT) beside every result.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qfuse/runtime/Bench.h"
+#include "qfuse/runtime/Check.h"
+#include "qfuse/runtime/Error.h"
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <optional>
+
+using namespace qfuse::runtime;
+using nlohmann::json;
+
+namespace {
+
+/// argv, each argument shell-quoted where needed.
+std::string commandLine(int argc, char **argv) {
+  std::string text;
+  for (int i = 0; i < argc; ++i) {
+    std::string arg = argv[i];
+    const bool plain =
+        !arg.empty() &&
+        arg.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUV"
+                              "WXYZ0123456789_-+=/.,:@%") == std::string::npos;
+    if (!plain) {
+      std::string quoted = "'";
+      for (char c : arg)
+        quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+      arg = quoted + "'";
+    }
+    text += (i ? " " : "") + arg;
+  }
+  return text;
+}
+
+std::string utcNow() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buffer[32];
+  std::strftime(buffer, sizeof(buffer), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buffer;
+}
+
+json statsJson(const bench::Stats &stats) {
+  return {{"median_ms", stats.medianMs},
+          {"min_ms", stats.minMs},
+          {"max_ms", stats.maxMs},
+          {"samples_ms", stats.samplesMs}};
+}
+
+void printRow(const std::string &what, const std::string &m,
+              const std::string &count, int copies, const bench::Stats &stats,
+              double gbPerSecond, double copyGbPerSecond, double tflops) {
+  char tflopsText[32] = "-";
+  if (tflops > 0)
+    std::snprintf(tflopsText, sizeof(tflopsText), "%.2f", tflops);
+  std::printf("%-34s %6s %7s %6d %10.4f %10.4f %9.1f %7.1f%% %8s\n",
+              what.c_str(), m.c_str(), count.c_str(), copies, stats.medianMs,
+              stats.minMs, gbPerSecond,
+              copyGbPerSecond > 0 ? 100.0 * gbPerSecond / copyGbPerSecond : 0.0,
+              tflopsText);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  CLI::App app{"qfuse-bench: device copy bandwidth, cuBLAS fp16 and compiled "
+               "qfuse plans, timed with CUDA events over graph replays"};
+  int device = 0;
+  bench::Config config;
+  uint64_t copyBytes = 1ull << 30;
+  std::vector<std::string> gemms;
+  std::string model;
+  std::vector<int64_t> batches;
+  std::vector<std::string> artifactPaths;
+  std::string weightsPath, jsonPath;
+  std::string gitCommit;
+  bool checkOutputs = false, placeholderWeights = false;
+  uint64_t seed = 20261129;
+  app.add_option("--device", device, "CUDA device ordinal")->default_val(0);
+  app.add_option("--iterations", config.iterations,
+                 "timed iterations per result (median, >= 10)")
+      ->default_val(20)
+      ->check(CLI::Range(bench::kMinIterations, 100000));
+  app.add_option("--warmup", config.warmup, "untimed iterations first")
+      ->default_val(3)
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--copy-bytes", copyBytes,
+                 "bytes of the device-to-device copy")
+      ->default_val(1ull << 30);
+  app.add_option("--gemm", gemms,
+                 "cuBLAS fp16 GEMM MxNxK: y[M,N] = x[M,K] * W[N,K]^T "
+                 "(repeatable; default 1x151936x1536 and 1x256x1536)");
+  app.add_option("--model", model,
+                 "time cuBLAS over a whole decode step's linear layers")
+      ->check(CLI::IsMember(bench::knownModels()));
+  app.add_option("--batch", batches,
+                 "batch sizes (M) for --model, and the plans of --artifact "
+                 "(default: 1 for --model, every compiled plan for "
+                 "--artifact)")
+      ->delimiter(',');
+  app.add_option("--artifact", artifactPaths,
+                 "qfuse artifacts to time (repeatable)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--weights", weightsPath,
+                 "qfuse-packed safetensors for --artifact (default: "
+                 "placeholder weights)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--json", jsonPath, "write the results as JSON here");
+  app.add_flag("--check", checkOutputs,
+               "before timing, run each plan once on random activations and "
+               "compare every launch with the C++ reference (exit 1 on a "
+               "mismatch)");
+  app.add_flag("--placeholder-weights", placeholderWeights,
+               "bind constant placeholder weights instead of random "
+               "round-to-nearest ones (faster set-up; no --check)");
+  app.add_option("--seed", seed, "seed of the random weights and inputs")
+      ->default_val(seed);
+  app.add_option("--git-commit", gitCommit,
+                 "the commit measured (default: $QFUSE_GIT_COMMIT)");
+  CLI11_PARSE(app, argc, argv);
+  int exitCode = 0;
+
+  if (gitCommit.empty()) {
+    const char *env = std::getenv("QFUSE_GIT_COMMIT");
+    gitCommit = env && *env ? env : "unknown";
+  }
+  if (!weightsPath.empty() && artifactPaths.size() != 1) {
+    std::cerr << "qfuse-bench: --weights needs exactly one --artifact\n";
+    return 2;
+  }
+  if (gemms.empty() && model.empty() && artifactPaths.empty())
+    gemms = {"1x151936x1536", "1x256x1536"};
+
+  try {
+    cuda::Context context(device);
+    cuda::Stream stream;
+    const uint64_t l2 = bench::l2Bytes(context);
+    json out = {{"command", commandLine(argc, argv)},
+                {"gpu", context.name()},
+                {"chip", context.chip()},
+                {"date", utcNow()},
+                {"git_commit", gitCommit},
+                {"config",
+                 {{"warmup", config.warmup},
+                  {"iterations", config.iterations},
+                  {"l2_bytes_rotated_past", l2},
+                  {"max_copies", bench::kMaxCopies},
+                  {"rotation", "weights rotate until all copies exceed 3x "
+                               "L2; past max_copies, the L2 is flushed "
+                               "before each timed iteration"}}}};
+
+    std::printf("qfuse-bench on %s (%s), %s, commit %s\n",
+                context.describe().c_str(), context.chip().c_str(),
+                utcNow().c_str(), gitCommit.c_str());
+    std::printf("%-34s %6s %7s %6s %10s %10s %9s %8s %8s\n", "what", "M",
+                "kernels", "copies", "median ms", "min ms", "GB/s", "of copy",
+                "TFLOP/s");
+
+    bench::CopyResult copy =
+        bench::copyBandwidth(stream.get(), copyBytes, config);
+    out["copy"] = {{"bytes", copy.bytes},
+                   {"bytes_moved", 2 * copy.bytes},
+                   {"gb_per_s", copy.gbPerSecond},
+                   {"stats", statsJson(copy.stats)}};
+    printRow("device copy (read + write)", "-", "1", 1, copy.stats,
+             copy.gbPerSecond, copy.gbPerSecond, 0);
+
+    json cublasResults = json::array();
+    std::optional<cuda::Cublas> cublas;
+    auto runGemm = [&](const std::string &label, int64_t m,
+                       const std::vector<bench::Matmul> &matmuls) {
+      if (!cublas)
+        cublas.emplace();
+      bench::GemmResult r = bench::cublasGemm(context, *cublas, stream.get(),
+                                              label, m, matmuls, config);
+      cublasResults.push_back(
+          {{"label", r.label},
+           {"m", r.m},
+           {"matmuls", r.matmuls},
+           {"copies", r.copies},
+           {"l2_flushed", r.l2Flushed},
+           {"bytes_per_pass", r.bytesPerPass},
+           {"flops_per_pass", r.flopsPerPass},
+           {"gb_per_s", r.gbPerSecond},
+           {"fraction_of_copy", r.gbPerSecond / copy.gbPerSecond},
+           {"tflops", r.tflops},
+           {"stats", statsJson(r.stats)}});
+      printRow("cublas " + r.label, std::to_string(r.m),
+               std::to_string(r.matmuls), r.copies, r.stats, r.gbPerSecond,
+               copy.gbPerSecond, r.tflops);
+    };
+    for (const std::string &text : gemms) {
+      bench::GemmShape shape = bench::parseGemmShape(text);
+      runGemm(text, shape.m, {shape.matmul});
+    }
+    if (!model.empty()) {
+      std::vector<bench::Matmul> step = bench::decodeStepMatmuls(model);
+      for (int64_t m : batches.empty() ? std::vector<int64_t>{1} : batches)
+        runGemm(model + " decode step", m, step);
+    }
+    out["cublas"] = cublasResults;
+
+    json plans = json::array();
+    json checks = json::array();
+    for (const std::string &artifactPath : artifactPaths) {
+      Artifact artifact = Artifact::load(artifactPath);
+      Executor executor(artifact, context);
+      std::optional<SafetensorsFile> weights;
+      if (!weightsPath.empty()) {
+        weights.emplace(SafetensorsFile::open(weightsPath));
+        executor.loadWeights(*weights);
+      }
+      // Real data, never zeros: random weights quantized into each
+      // encoding, unless a checkpoint or placeholders were asked for.
+      std::map<std::string, qfuse::format::TensorMap> hostWeights;
+      if (weightsPath.empty() && !placeholderWeights)
+        hostWeights = check::bindRandomWeights(executor, seed);
+      bench::bindPlaceholderWeights(executor, stream.get());
+      std::vector<int64_t> planBatches = batches;
+      if (planBatches.empty())
+        for (const Plan &plan : artifact.plans)
+          planBatches.push_back(plan.batch);
+      bool allPassed = true;
+      if (checkOutputs) {
+        if (hostWeights.empty())
+          throw qfuse::Error("--check needs the random weights (no --weights, "
+                             "no --placeholder-weights)");
+        for (int64_t batch : planBatches)
+          for (const check::LaunchCheck &c : check::checkPlan(
+                   executor, batch, stream.get(), hostWeights, seed + batch)) {
+            allPassed &= c.passed;
+            std::printf("check %-28s M=%-3lld N=%-6lld K=%-6lld rel err %.2e "
+                        "%s%s\n",
+                        c.weight.c_str(), (long long)c.m, (long long)c.n,
+                        (long long)c.k, c.relativeError,
+                        c.passed ? "ok" : "FAIL",
+                        c.unwritten ? " (unwritten outputs)" : "");
+            checks.push_back({{"kernel", c.kernel},
+                              {"weight", c.weight},
+                              {"m", c.m},
+                              {"n", c.n},
+                              {"k", c.k},
+                              {"relative_error", c.relativeError},
+                              {"tolerance", check::kRelativeTolerance},
+                              {"unwritten", c.unwritten},
+                              {"passed", c.passed}});
+          }
+      }
+      for (int64_t batch : planBatches) {
+        bench::PlanResult r =
+            bench::artifactPlan(context, executor, stream.get(), batch, config);
+        json shapes = json::array();
+        for (const WeightSpec &w : artifact.weights)
+          shapes.push_back({{"weight", w.name},
+                            {"n", w.n},
+                            {"k", w.k},
+                            {"encoding", w.encoding}});
+        plans.push_back(
+            {{"artifact", r.artifact},
+             {"weight_shapes", shapes},
+             {"producer", artifact.producer},
+             {"batch", r.batch},
+             {"steps", r.steps},
+             {"copies", r.copies},
+             {"l2_flushed", r.l2Flushed},
+             {"weights", !weightsPath.empty() ? weightsPath
+                         : placeholderWeights ? "placeholder"
+                                              : "random round-to-nearest"},
+             {"weight_bytes", r.weightBytes},
+             {"bytes_per_run", r.bytesPerRun},
+             {"bytes_source",
+              artifact.roofline.empty() ? "weights + buffers" : "roofline"},
+             {"gb_per_s", r.gbPerSecond},
+             {"fraction_of_copy", r.gbPerSecond / copy.gbPerSecond},
+             {"stats", statsJson(r.stats)}});
+        printRow("plan " + artifactPath.substr(artifactPath.rfind('/') + 1),
+                 std::to_string(r.batch), std::to_string(r.steps), r.copies,
+                 r.stats, r.gbPerSecond, copy.gbPerSecond, 0);
+      }
+      if (!allPassed)
+        exitCode = 1;
+    }
+    if (!artifactPaths.empty()) {
+      out["artifact_plans"] = plans;
+      out["checks"] = checks;
+    }
+
+    if (!jsonPath.empty()) {
+      std::ofstream file(jsonPath);
+      file << out.dump(2) << "\n";
+      if (!file)
+        throw qfuse::Error("cannot write '" + jsonPath + "'");
+      std::printf("wrote %s\n", jsonPath.c_str());
+    }
+  } catch (const qfuse::Error &e) {
+    std::cerr << "qfuse-bench: error: " << e.what() << "\n";
+    return 1;
+  }
+  if (exitCode != 0)
+    std::cerr << "qfuse-bench: some checks FAILED\n";
+  return exitCode;
+}

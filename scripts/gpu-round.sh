@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# One GPU round, end to end, on the GPU machine (../shared/notes/gpu-machine.md):
+# build the runtime from source without MLIR, run the unit and GPU tests,
+# then every run in artifacts/runs.txt (written by bench/make-artifacts.sh on
+# the compiler machine): correctness checks and timings against cuBLAS fp16,
+# each in one process. Logs and JSON go to $OUT (default ./gpu-out); a short
+# table comes last.
+set -uo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+out="${OUT:-$root/gpu-out}"
+mkdir -p "$out/results"
+export QFUSE_GIT_COMMIT="$(cat artifacts/COMMIT 2>/dev/null || echo unknown)"
+nvidia-smi -L || true
+
+cmake -G Ninja -S . -B build-gpu -DQFUSE_ENABLE_COMPILER=OFF \
+  -DCMAKE_BUILD_TYPE=Release > "$out/configure.log" 2>&1 \
+  || { tail -30 "$out/configure.log"; exit 1; }
+cmake --build build-gpu -j"$(nproc)" > "$out/build.log" 2>&1 \
+  || { tail -40 "$out/build.log"; exit 1; }
+ctest --test-dir build-gpu --output-on-failure -L 'unit|gpu' \
+  > "$out/ctest.log" 2>&1
+ctest_rc=$?
+grep -E "tests passed|tests failed|Failed|SKIP" "$out/ctest.log" | tail -15
+
+failed=0
+if [ -f artifacts/runs.txt ]; then
+  while read -r name args; do
+    [ -z "$name" ] && continue
+    echo "=== $name"
+    # shellcheck disable=SC2086
+    build-gpu/bin/qfuse-bench $args --json "$out/results/$name.json" \
+      > "$out/results/$name.log" 2>&1 || failed=1
+    grep -E "FAIL|error" "$out/results/$name.log" | head -5
+  done < artifacts/runs.txt
+fi
+tar czf "$out/results.tgz" -C "$out" results
+echo "ctest exit $ctest_rc, bench failures $failed"
+python3 bench/summarize.py "$out/results" || true
+[ "$ctest_rc" -eq 0 ] && [ "$failed" -eq 0 ]

@@ -1,0 +1,685 @@
+//===- ArtifactTest.cpp - artifact parsing and validation -----------------===//
+//
+// One valid artifact, checked field by field, then one broken copy per rule
+// of docs/artifact.md, each expected to fail with a message that names the
+// JSON field and the problem.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qfuse/runtime/Artifact.h"
+#include "qfuse/runtime/Error.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <initializer_list>
+#include <string>
+
+using namespace qfuse::runtime;
+using nlohmann::json;
+
+namespace {
+
+const char *kValidArtifact = R"json({
+  "format": "qfuse-artifact",
+  "version": 1,
+  "producer": "qfuse-compile test",
+  "target": {"chip": "sm_90", "ptx_features": "+ptx80"},
+  "kernels": [
+    {
+      "name": "qf_matvec_0",
+      "ptx": ".version 8.0\n.target sm_90\n.visible .entry qf_matvec_0(\n.param .u64 p0\n)\n{\nret;\n}\n",
+      "cubin_base64": "f0VMRgIB",
+      "params": [
+        {"name": "x", "type": "ptr"},
+        {"name": "codes", "type": "ptr"},
+        {"name": "scales", "type": "ptr"},
+        {"name": "y", "type": "ptr"},
+        {"name": "m", "type": "i32"},
+        {"name": "alpha", "type": "f32"},
+        {"name": "n", "type": "i64"}
+      ],
+      "shared_bytes": 1024,
+      "max_threads": 256
+    },
+    {
+      "name": "qf_rmsnorm_0",
+      "ptx": ".visible .entry qf_rmsnorm_0(.param .u64 a, .param .u64 b)\n{\nret;\n}\n",
+      "params": [
+        {"name": "x", "type": "ptr"},
+        {"name": "w", "type": "ptr"}
+      ],
+      "max_threads": 128
+    },
+    {
+      "name": "qf_matvec_1",
+      "ptx": ".visible .entry qf_matvec_1 (\n)\n{\nret;\n}\n",
+      "params": [
+        {"name": "codes", "type": "ptr"},
+        {"name": "zeros", "type": "ptr"},
+        {"name": "out", "type": "ptr"}
+      ]
+    }
+  ],
+  "weights": [
+    {
+      "name": "model.layers.0.self_attn.q_proj",
+      "shape": [256, 512],
+      "encoding": "int4, group = 128, scale = f16",
+      "layout": "tiled, tile_n = 4, tile_k = 256, interleave = 2"
+    },
+    {
+      "name": "model.layers.0.self_attn.k_proj",
+      "shape": [128, 512],
+      "encoding": "uint4, group = 128, scale = f16, zero = int",
+      "layout": "row_major"
+    }
+  ],
+  "tensors": [
+    {"name": "model.norm.weight", "shape": [512], "dtype": "f16"}
+  ],
+  "buffers": [
+    {"name": "x", "shape": ["M", 512], "dtype": "f16"},
+    {"name": "y", "shape": ["M", 256], "dtype": "f16"},
+    {"name": "y_partial", "shape": [2, "M", 256], "dtype": "f32"}
+  ],
+  "inputs": ["x"],
+  "outputs": ["y"],
+  "plans": [
+    {
+      "batch": 1,
+      "steps": [
+        {"memset": "y_partial"},
+        {
+          "launch": "qf_rmsnorm_0",
+          "grid": [1, 1, 1],
+          "block": [128, 1, 1],
+          "args": [{"buffer": "x"}, {"tensor": "model.norm.weight"}]
+        },
+        {
+          "launch": "qf_matvec_0",
+          "grid": [64, 1, 1],
+          "block": [128, 1, 1],
+          "shared_bytes": 4096,
+          "args": [
+            {"buffer": "x"},
+            {"weight": "model.layers.0.self_attn.q_proj", "component": "codes"},
+            {"weight": "model.layers.0.self_attn.q_proj", "component": "scales"},
+            {"buffer": "y"},
+            {"i32": -7},
+            {"f32": 0.5},
+            {"i64": 8589934592}
+          ]
+        }
+      ]
+    },
+    {
+      "batch": 16,
+      "steps": [
+        {
+          "launch": "qf_matvec_1",
+          "grid": [32, 2, 1],
+          "block": [64, 2, 1],
+          "args": [
+            {"weight": "model.layers.0.self_attn.k_proj", "component": "codes"},
+            {"weight": "model.layers.0.self_attn.k_proj", "component": "zeros"},
+            {"buffer": "y_partial"}
+          ]
+        }
+      ]
+    }
+  ],
+  "roofline": [
+    {"op": "model.layers.0.self_attn.q_proj", "bytes": 69632, "flops": 262144}
+  ]
+})json";
+
+json valid() { return json::parse(kValidArtifact); }
+
+/// Parses `artifact` expecting a qfuse::Error whose message contains every
+/// fragment (and the source name).
+void expectInvalid(const std::string &text,
+                   std::initializer_list<const char *> fragments) {
+  try {
+    Artifact::parse(text, "test.qfa");
+    FAIL() << "accepted an invalid artifact";
+  } catch (const qfuse::Error &e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("artifact 'test.qfa'"), std::string::npos)
+        << message;
+    for (const char *fragment : fragments)
+      EXPECT_NE(message.find(fragment), std::string::npos)
+          << "'" << fragment << "' not in: " << message;
+  }
+}
+
+/// The valid artifact with one edit.
+void expectInvalid(const std::function<void(json &)> &edit,
+                   std::initializer_list<const char *> fragments) {
+  json artifact = valid();
+  edit(artifact);
+  expectInvalid(artifact.dump(), fragments);
+}
+
+json &launchStep(json &a) { return a["plans"][0]["steps"][2]; }
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// The valid artifact
+//===----------------------------------------------------------------------===//
+
+TEST(Artifact, ParsesTheValidArtifact) {
+  Artifact a = Artifact::parse(kValidArtifact, "test.qfa");
+  EXPECT_EQ(a.source, "test.qfa");
+  EXPECT_EQ(a.version, 1);
+  EXPECT_EQ(a.producer, "qfuse-compile test");
+  EXPECT_EQ(a.chip, "sm_90");
+  EXPECT_EQ(a.target.major, 9);
+  EXPECT_EQ(a.target.minor, 0);
+  EXPECT_FALSE(a.target.archSpecific);
+  EXPECT_EQ(a.ptxFeatures, "+ptx80");
+
+  ASSERT_EQ(a.kernels.size(), 3u);
+  const Kernel &matvec = a.kernels[0];
+  EXPECT_EQ(matvec.name, "qf_matvec_0");
+  EXPECT_EQ(matvec.cubin, (std::vector<uint8_t>{0x7f, 'E', 'L', 'F', 2, 1}));
+  ASSERT_EQ(matvec.params.size(), 7u);
+  EXPECT_EQ(matvec.params[4].type, ParamType::I32);
+  EXPECT_EQ(matvec.params[5].type, ParamType::F32);
+  EXPECT_EQ(matvec.params[6].type, ParamType::I64);
+  EXPECT_EQ(matvec.sharedBytes, 1024);
+  EXPECT_EQ(matvec.maxThreads, 256);
+  EXPECT_EQ(a.kernels[2].maxThreads, 1024); // the default
+
+  ASSERT_EQ(a.weights.size(), 2u);
+  const WeightSpec &q = a.weights[0];
+  EXPECT_EQ(q.n, 256);
+  EXPECT_EQ(q.k, 512);
+  EXPECT_EQ(q.encodingAttr.format, qfuse::format::ElementFormat::Int4);
+  EXPECT_EQ(q.encodingAttr.groupSize, 128);
+  EXPECT_EQ(q.layoutAttr.kind, qfuse::format::LayoutKind::Tiled);
+  EXPECT_EQ(q.layoutAttr.tileN, 4);
+  EXPECT_EQ(q.layoutAttr.tileK, 256);
+  EXPECT_EQ(q.layoutAttr.interleave, 2);
+  ASSERT_NE(q.findComponent("scales"), nullptr);
+  EXPECT_EQ(q.findComponent("scales")->shape, (std::vector<int64_t>{256, 4}));
+  EXPECT_EQ(q.findComponent("zeros"), nullptr);
+  EXPECT_NE(a.weights[1].findComponent("zeros"), nullptr);
+  EXPECT_TRUE(a.weights[1].layoutAttr.isRowMajor());
+
+  ASSERT_EQ(a.tensors.size(), 1u);
+  EXPECT_EQ(a.tensors[0].numBytes(), 1024u);
+
+  ASSERT_EQ(a.buffers.size(), 3u);
+  EXPECT_EQ(a.findBuffer("x")->numBytes(16), 16u * 512 * 2);
+  EXPECT_EQ(a.findBuffer("y_partial")->numBytes(4), 2u * 4 * 256 * 4);
+  EXPECT_TRUE(a.findBuffer("x")->shape[0].isBatch);
+  EXPECT_EQ(a.inputs, std::vector<std::string>{"x"});
+  EXPECT_EQ(a.outputs, std::vector<std::string>{"y"});
+
+  ASSERT_EQ(a.plans.size(), 2u);
+  const Plan &plan = a.plan(1);
+  ASSERT_EQ(plan.steps.size(), 3u);
+  EXPECT_EQ(plan.steps[0].kind, Step::Kind::Memset);
+  EXPECT_EQ(plan.steps[0].target, "y_partial");
+  const Step &launch = plan.steps[2];
+  EXPECT_EQ(launch.kind, Step::Kind::Launch);
+  EXPECT_EQ(launch.kernelIndex, 0u);
+  EXPECT_EQ(launch.grid, (std::array<uint32_t, 3>{64, 1, 1}));
+  EXPECT_EQ(launch.block, (std::array<uint32_t, 3>{128, 1, 1}));
+  EXPECT_EQ(launch.sharedBytes, 4096u);
+  ASSERT_EQ(launch.args.size(), 7u);
+  EXPECT_EQ(launch.args[1].kind, Arg::Kind::Weight);
+  EXPECT_EQ(launch.args[1].component, "codes");
+  EXPECT_EQ(launch.args[4].intValue, -7);
+  EXPECT_EQ(launch.args[5].floatValue, 0.5f);
+  EXPECT_EQ(launch.args[6].intValue, 8589934592);
+  EXPECT_EQ(plan.steps[1].args[1].kind, Arg::Kind::Tensor);
+  EXPECT_EQ(a.plan(16).steps[0].kernelIndex, 2u);
+
+  ASSERT_EQ(a.roofline.size(), 1u);
+  EXPECT_EQ(a.roofline[0].bytes, 69632u);
+}
+
+TEST(Artifact, OptionalSectionsMayBeAbsent) {
+  json a = valid();
+  a.erase("roofline");
+  a.erase("producer");
+  a["kernels"][0].erase("cubin_base64");
+  a["kernels"][0].erase("shared_bytes");
+  Artifact parsed = Artifact::parse(a.dump(), "test.qfa");
+  EXPECT_TRUE(parsed.roofline.empty());
+  EXPECT_TRUE(parsed.kernels[0].cubin.empty());
+}
+
+TEST(Artifact, UnknownPlanBatchListsTheCompiledOnes) {
+  Artifact a = Artifact::parse(kValidArtifact, "test.qfa");
+  EXPECT_EQ(a.findPlan(2), nullptr);
+  try {
+    a.plan(2);
+    FAIL();
+  } catch (const qfuse::Error &e) {
+    EXPECT_NE(std::string(e.what()).find("no plan for batch 2 (compiled "
+                                         "batch sizes: 1, 16)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Artifact, LoadNamesAMissingFile) {
+  try {
+    Artifact::load("/nonexistent/model.qfa");
+    FAIL();
+  } catch (const qfuse::Error &e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/model.qfa"),
+              std::string::npos);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// The file as a whole
+//===----------------------------------------------------------------------===//
+
+TEST(ArtifactInvalid, NotJson) {
+  expectInvalid("{\"format\": ", {"is not valid JSON"});
+}
+
+TEST(ArtifactInvalid, NotAnObject) {
+  expectInvalid("[1]", {"top level", "expected an object"});
+}
+
+TEST(ArtifactInvalid, DuplicateKey) {
+  expectInvalid(R"({"format": "qfuse-artifact", "format": "x"})",
+                {"duplicate key 'format'"});
+}
+
+TEST(ArtifactInvalid, WrongFormat) {
+  expectInvalid([](json &a) { a["format"] = "onnx"; },
+                {"format", "expected \"qfuse-artifact\"", "\"onnx\""});
+}
+
+TEST(ArtifactInvalid, MissingFormat) {
+  expectInvalid([](json &a) { a.erase("format"); }, {"missing field 'format'"});
+}
+
+TEST(ArtifactInvalid, OtherVersion) {
+  expectInvalid([](json &a) { a["version"] = 2; },
+                {"version", "found 2", "supports 1"});
+}
+
+TEST(ArtifactInvalid, BadChip) {
+  expectInvalid([](json &a) { a["target"]["chip"] = "gfx90a"; },
+                {"target.chip", "\"gfx90a\"", "sm_90"});
+}
+
+//===----------------------------------------------------------------------===//
+// Kernels
+//===----------------------------------------------------------------------===//
+
+TEST(ArtifactInvalid, NoKernels) {
+  expectInvalid([](json &a) { a["kernels"] = json::array(); },
+                {"kernels", "no kernels"});
+}
+
+TEST(ArtifactInvalid, KernelWithoutCode) {
+  expectInvalid([](json &a) { a["kernels"][1].erase("ptx"); },
+                {"kernels[1]", "neither ptx nor a cubin"});
+}
+
+TEST(ArtifactInvalid, PtxWithoutTheEntry) {
+  expectInvalid(
+      [](json &a) {
+        a["kernels"][1]["ptx"] = ".visible .entry qf_rmsnorm_01(\n)\n{}\n";
+      },
+      {"kernels[1].ptx", "does not define '.entry qf_rmsnorm_0'"});
+}
+
+TEST(ArtifactInvalid, BadCubinBase64) {
+  expectInvalid([](json &a) { a["kernels"][0]["cubin_base64"] = "f0V*"; },
+                {"kernels[0].cubin_base64", "not valid base64"});
+}
+
+TEST(ArtifactInvalid, DuplicateKernel) {
+  expectInvalid([](json &a) { a["kernels"][1]["name"] = "qf_matvec_0"; },
+                {"kernels[1].name", "duplicate kernel 'qf_matvec_0'"});
+}
+
+TEST(ArtifactInvalid, UnknownParamType) {
+  expectInvalid([](json &a) { a["kernels"][0]["params"][4]["type"] = "u8"; },
+                {"kernels[0].params[4].type", "unknown type \"u8\""});
+}
+
+TEST(ArtifactInvalid, MaxThreadsOutOfRange) {
+  expectInvalid([](json &a) { a["kernels"][0]["max_threads"] = 2048; },
+                {"kernels[0].max_threads", "2048 is out of range [1, 1024]"});
+}
+
+//===----------------------------------------------------------------------===//
+// Weights, tensors, buffers
+//===----------------------------------------------------------------------===//
+
+TEST(ArtifactInvalid, UnknownEncoding) {
+  expectInvalid(
+      [](json &a) {
+        a["weights"][0]["encoding"] = "int5, group = 128, scale = f16";
+      },
+      {"weights[0].encoding", "int5"});
+}
+
+TEST(ArtifactInvalid, EncodingThatDoesNotFitTheShape) {
+  expectInvalid(
+      [](json &a) {
+        a["weights"][0]["shape"] = {256, 500};
+      },
+      {"weights[0].encoding", "[256, 500]", "does not divide"});
+}
+
+TEST(ArtifactInvalid, EncodingMissingScales) {
+  expectInvalid(
+      [](json &a) { a["weights"][0]["encoding"] = "int4, group = 128"; },
+      {"weights[0].encoding", "needs scales"});
+}
+
+TEST(ArtifactInvalid, UnknownLayout) {
+  expectInvalid([](json &a) { a["weights"][0]["layout"] = "blocked"; },
+                {"weights[0].layout", "unknown layout 'blocked'"});
+}
+
+TEST(ArtifactInvalid, TiledLayoutWithoutTileK) {
+  expectInvalid(
+      [](json &a) { a["weights"][0]["layout"] = "tiled, tile_n = 4"; },
+      {"weights[0].layout", "\"tiled, tile_n = 4\"",
+       "needs positive tile_n and tile_k"});
+}
+
+TEST(ArtifactInvalid, TiledLayoutWithBadNumber) {
+  expectInvalid(
+      [](json &a) {
+        a["weights"][0]["layout"] = "tiled, tile_n = 0, tile_k = 64";
+      },
+      {"weights[0].layout", "needs positive tile_n and tile_k, got 0"});
+}
+
+TEST(ArtifactInvalid, WeightShapeNotTwoDimensional) {
+  expectInvalid([](json &a) { a["weights"][0]["shape"] = {256}; },
+                {"weights[0].shape", "expected [N, K]"});
+}
+
+TEST(ArtifactInvalid, DuplicateWeight) {
+  expectInvalid(
+      [](json &a) {
+        a["weights"][1]["name"] = "model.layers.0.self_attn.q_proj";
+      },
+      {"weights[1].name", "duplicate weight"});
+}
+
+TEST(ArtifactInvalid, TensorWithUnknownDtype) {
+  expectInvalid([](json &a) { a["tensors"][0]["dtype"] = "f17"; },
+                {"tensors[0].dtype", "unknown dtype \"f17\""});
+}
+
+TEST(ArtifactInvalid, BufferWithUnknownSymbol) {
+  expectInvalid([](json &a) { a["buffers"][0]["shape"][0] = "N"; },
+                {"buffers[0].shape[0]", "\"M\" (the batch)", "\"N\""});
+}
+
+TEST(ArtifactInvalid, BufferWithZeroExtent) {
+  expectInvalid([](json &a) { a["buffers"][0]["shape"][1] = 0; },
+                {"buffers[0].shape[1]", "out of range"});
+}
+
+TEST(ArtifactInvalid, BufferWithUnknownDtype) {
+  expectInvalid([](json &a) { a["buffers"][1]["dtype"] = "float"; },
+                {"buffers[1].dtype", "unknown dtype \"float\""});
+}
+
+TEST(ArtifactInvalid, InputThatIsNotABuffer) {
+  expectInvalid([](json &a) { a["inputs"][0] = "tokens"; },
+                {"inputs[0]", "buffer 'tokens' is not declared in 'buffers'"});
+}
+
+TEST(ArtifactInvalid, OutputThatIsNotABuffer) {
+  expectInvalid([](json &a) { a["outputs"] = {"logits"}; },
+                {"outputs[0]", "buffer 'logits'"});
+}
+
+//===----------------------------------------------------------------------===//
+// Plans and steps
+//===----------------------------------------------------------------------===//
+
+TEST(ArtifactInvalid, NoPlans) {
+  expectInvalid([](json &a) { a["plans"] = json::array(); },
+                {"plans", "no plans"});
+}
+
+TEST(ArtifactInvalid, MissingPlans) {
+  expectInvalid([](json &a) { a.erase("plans"); }, {"missing field 'plans'"});
+}
+
+TEST(ArtifactInvalid, DuplicateBatch) {
+  expectInvalid([](json &a) { a["plans"][1]["batch"] = 1; },
+                {"plans[1].batch", "duplicate plan for batch 1"});
+}
+
+TEST(ArtifactInvalid, ZeroBatch) {
+  expectInvalid([](json &a) { a["plans"][0]["batch"] = 0; },
+                {"plans[0].batch", "out of range"});
+}
+
+TEST(ArtifactInvalid, StepThatIsBothLaunchAndMemset) {
+  expectInvalid([](json &a) { launchStep(a)["memset"] = "y"; },
+                {"plans[0].steps[2]", "exactly one of"});
+}
+
+TEST(ArtifactInvalid, StepThatIsNeither) {
+  expectInvalid(
+      [](json &a) {
+        a["plans"][0]["steps"][0] = {{"sync", 1}};
+      },
+      {"plans[0].steps[0]", "exactly one of"});
+}
+
+TEST(ArtifactInvalid, MemsetOfUnknownBuffer) {
+  expectInvalid(
+      [](json &a) { a["plans"][0]["steps"][0]["memset"] = "scratch"; },
+      {"plans[0].steps[0].memset", "buffer 'scratch' is not declared"});
+}
+
+TEST(ArtifactInvalid, LaunchOfUnknownKernel) {
+  expectInvalid([](json &a) { launchStep(a)["launch"] = "qf_gemm_9"; },
+                {"plans[0].steps[2].launch",
+                 "kernel 'qf_gemm_9' is not defined in 'kernels'"});
+}
+
+TEST(ArtifactInvalid, UnknownStepField) {
+  expectInvalid([](json &a) { launchStep(a)["stream"] = 1; },
+                {"plans[0].steps[2]", "unknown field 'stream'"});
+}
+
+TEST(ArtifactInvalid, GridWithZero) {
+  expectInvalid(
+      [](json &a) {
+        launchStep(a)["grid"] = {0, 1, 1};
+      },
+      {"plans[0].steps[2].grid[0]", "out of range"});
+}
+
+TEST(ArtifactInvalid, GridWithTwoDims) {
+  expectInvalid(
+      [](json &a) {
+        launchStep(a)["grid"] = {64, 1};
+      },
+      {"plans[0].steps[2].grid", "expected [x, y, z]"});
+}
+
+TEST(ArtifactInvalid, GridYTooLarge) {
+  expectInvalid(
+      [](json &a) {
+        launchStep(a)["grid"] = {1, 70000, 1};
+      },
+      {"plans[0].steps[2].grid[1]", "out of range [1, 65535]"});
+}
+
+TEST(ArtifactInvalid, BlockTooLarge) {
+  expectInvalid(
+      [](json &a) {
+        launchStep(a)["block"] = {2048, 1, 1};
+      },
+      {"plans[0].steps[2].block[0]", "out of range [1, 1024]"});
+}
+
+TEST(ArtifactInvalid, BlockOverTheKernelsMaxThreads) {
+  expectInvalid(
+      [](json &a) {
+        launchStep(a)["block"] = {128, 4, 1};
+      },
+      {"plans[0].steps[2].block", "512 threads", "max_threads 256"});
+}
+
+TEST(ArtifactInvalid, TooMuchSharedMemory) {
+  expectInvalid(
+      [](json &a) { launchStep(a)["shared_bytes"] = 232000; },
+      {"plans[0].steps[2].shared_bytes", "static 1024", "dynamic 232000"});
+}
+
+//===----------------------------------------------------------------------===//
+// Arguments
+//===----------------------------------------------------------------------===//
+
+TEST(ArtifactInvalid, TooFewArguments) {
+  expectInvalid([](json &a) { launchStep(a)["args"].erase(6); },
+                {"plans[0].steps[2].args", "6 arguments for kernel "
+                                           "'qf_matvec_0', which takes 7"});
+}
+
+TEST(ArtifactInvalid, BufferForAnI32Parameter) {
+  expectInvalid(
+      [](json &a) {
+        launchStep(a)["args"][4] = {{"buffer", "x"}};
+      },
+      {"plans[0].steps[2].args[4]", "parameter 'm' is i32"});
+}
+
+TEST(ArtifactInvalid, ImmediateOfTheWrongType) {
+  expectInvalid(
+      [](json &a) {
+        launchStep(a)["args"][4] = {{"f32", 1.0}};
+      },
+      {"plans[0].steps[2].args[4]", "f32 immediate",
+       "parameter 'm' of type i32"});
+  expectInvalid(
+      [](json &a) {
+        launchStep(a)["args"][0] = {{"i64", 1}};
+      },
+      {"plans[0].steps[2].args[0]", "parameter 'x' of type ptr"});
+}
+
+TEST(ArtifactInvalid, I32OutOfRange) {
+  expectInvalid(
+      [](json &a) {
+        launchStep(a)["args"][4] = {{"i32", 4294967296}};
+      },
+      {"plans[0].steps[2].args[4].i32", "out of range"});
+}
+
+TEST(ArtifactInvalid, FloatForAnIntegerImmediate) {
+  expectInvalid(
+      [](json &a) {
+        launchStep(a)["args"][4] = {{"i32", 1.5}};
+      },
+      {"plans[0].steps[2].args[4].i32", "expected an integer"});
+}
+
+TEST(ArtifactInvalid, UnknownBuffer) {
+  expectInvalid(
+      [](json &a) {
+        launchStep(a)["args"][3] = {{"buffer", "z"}};
+      },
+      {"plans[0].steps[2].args[3]", "buffer 'z' is not declared in 'buffers'"});
+}
+
+TEST(ArtifactInvalid, UnknownWeight) {
+  expectInvalid(
+      [](json &a) {
+        launchStep(a)["args"][1] = {{"weight", "model.lm_head"},
+                                    {"component", "codes"}};
+      },
+      {"plans[0].steps[2].args[1]",
+       "weight 'model.lm_head' is not declared in 'weights'"});
+}
+
+TEST(ArtifactInvalid, ComponentTheEncodingLacks) {
+  expectInvalid(
+      [](json &a) { launchStep(a)["args"][2]["component"] = "zeros"; },
+      {"plans[0].steps[2].args[2]", "has no component 'zeros'",
+       "it has codes, scales"});
+}
+
+TEST(ArtifactInvalid, WeightWithoutComponent) {
+  expectInvalid([](json &a) { launchStep(a)["args"][1].erase("component"); },
+                {"plans[0].steps[2].args[1]", "missing field 'component'"});
+}
+
+TEST(ArtifactInvalid, UnknownTensor) {
+  expectInvalid(
+      [](json &a) {
+        a["plans"][0]["steps"][1]["args"][1] = {{"tensor", "model.bias"}};
+      },
+      {"plans[0].steps[1].args[1]",
+       "tensor 'model.bias' is not declared in 'tensors'"});
+}
+
+TEST(ArtifactInvalid, ArgumentWithTwoKinds) {
+  expectInvalid(
+      [](json &a) {
+        launchStep(a)["args"][0] = {{"buffer", "x"}, {"i32", 1}};
+      },
+      {"plans[0].steps[2].args[0]", "unknown field 'i32'"});
+}
+
+TEST(ArtifactInvalid, ArgumentOfNoKind) {
+  expectInvalid(
+      [](json &a) {
+        launchStep(a)["args"][0] = {{"ptr", 0}};
+      },
+      {"plans[0].steps[2].args[0]",
+       "expected one of buffer, weight, tensor, i32, i64, f32"});
+}
+
+TEST(ArtifactInvalid, NegativeRooflineBytes) {
+  expectInvalid([](json &a) { a["roofline"][0]["bytes"] = -1; },
+                {"roofline[0].bytes", "out of range"});
+}
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+TEST(ChipTarget, Parses) {
+  std::optional<ChipTarget> t = ChipTarget::parse("sm_90a");
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->major, 9);
+  EXPECT_EQ(t->minor, 0);
+  EXPECT_TRUE(t->archSpecific);
+  EXPECT_EQ(t->str(), "sm_90a");
+  ASSERT_TRUE(ChipTarget::parse("sm_120"));
+  EXPECT_EQ(ChipTarget::parse("sm_120")->major, 12);
+  EXPECT_EQ(ChipTarget::parse("sm_86")->minor, 6);
+  EXPECT_FALSE(ChipTarget::parse("sm_9"));
+  EXPECT_FALSE(ChipTarget::parse("sm_"));
+  EXPECT_FALSE(ChipTarget::parse("compute_90"));
+  EXPECT_FALSE(ChipTarget::parse("sm_9x"));
+}
+
+TEST(Base64, Decodes) {
+  EXPECT_EQ(decodeBase64("aGVsbG8="),
+            (std::vector<uint8_t>{'h', 'e', 'l', 'l', 'o'}));
+  EXPECT_EQ(decodeBase64("aGVs\nbG8h"),
+            (std::vector<uint8_t>{'h', 'e', 'l', 'l', 'o', '!'}));
+  EXPECT_EQ(decodeBase64(""), std::vector<uint8_t>{});
+  EXPECT_FALSE(decodeBase64("aGVsbG8"));  // not a multiple of 4
+  EXPECT_FALSE(decodeBase64("aG=sbG8=")); // data after padding
+  EXPECT_FALSE(decodeBase64("aGV$bG8=")); // not base64
+}
