@@ -4,15 +4,22 @@
 # plus artifacts/runs.txt, one qfuse-bench argument line per run, which
 # scripts/gpu-round.sh executes on the GPU machine.
 #
-#   bench/make-artifacts.sh [build-dir] [batch sizes, default "1"]
+#   bench/make-artifacts.sh [build-dir] [batch sizes, default "1"] [tuning db]
+#
+# The tuning database (default bench/tuning-db.json, measured by
+# bench/tune.py; "none" for the cost model alone) overrides the model's
+# tiling for the shapes it lists.
 set -euo pipefail
 build="${1:-build}"
 batches="${2:-1}"
+db="${3:-bench/tuning-db.json}"
 compile="$build/bin/qfuse-compile"
+if [ "$db" != none ]; then compile="$compile --tuning-db=$db"; fi
 ir="python3 bench/decode_step_ir.py"
 out=artifacts
 rm -rf "$out" && mkdir -p "$out/shapes" "$out/steps"
 git rev-parse --short HEAD > "$out/COMMIT" 2>/dev/null || echo unknown > "$out/COMMIT"
+echo "tuning database: $db" > "$out/TUNING"
 runs="$out/runs.txt"
 : > "$runs"
 
@@ -24,8 +31,9 @@ for model in llama3-8b qwen2.5-1.5b; do
         base="$model-$enc-$name-b$batch"
         $ir --model "$model" --encoding "$enc" --batch "$batch" --only "$name" \
           -o "$out/shapes/$base.mlir"
-        "$compile" "$out/shapes/$base.mlir" -o "$out/shapes/$base.qfa"
+        $compile "$out/shapes/$base.mlir" -o "$out/shapes/$base.qfa"
         gemms+=(--gemm "${batch}x${n}x${k}")
+        # (the cuBLAS baseline of each shape runs in the same process)
         # lm_head's half a billion weights take a minute to quantize on the
         # host: it is timed on random placeholder codes instead of checked.
         if [ "$name" = lm_head ]; then
@@ -36,10 +44,14 @@ for model in llama3-8b qwen2.5-1.5b; do
       echo "$model-$enc-lm_head-b$batch $lmhead --placeholder-weights" >> "$runs"
       step="$out/steps/$model-$enc-b$batch"
       $ir --model "$model" --encoding "$enc" --batch "$batch" --full-step -o "$step.mlir"
-      "$compile" "$step.mlir" -o "$step.qfa"
+      $compile "$step.mlir" -o "$step.qfa"
       echo "$model-$enc-step-b$batch --model $model --batch $batch --artifact $step.qfa --placeholder-weights" >> "$runs"
     done
   done
 done
+# Every format the generator lowers, at batch 1, 2, 4 and 8, checked.
+$compile test/Tools/qfuse-compile/Inputs/formats.mlir --batch-sizes=1,2,4,8 \
+  -o "$out/formats.qfa"
+echo "formats-m1to8 --artifact $out/formats.qfa --check" >> "$runs"
 rm -f "$out"/shapes/*.mlir "$out"/steps/*.mlir
 echo "make-artifacts: $(ls "$out"/shapes "$out"/steps | grep -c qfa) artifacts, $(wc -l < "$runs") runs, $(du -sh "$out" | cut -f1)"

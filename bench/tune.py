@@ -20,10 +20,12 @@ from decode_step_ir import ENCODINGS, MODELS, projections  # noqa: E402
 
 # Matvec candidates: (block_n, k_unroll, split_k). The generator's contract:
 # 4 warps per block (8 when split_k = 8), rows per warp = block_n * split_k /
-# warps, k_unroll x rows x 16 B <= 64 B of codes in flight per lane.
+# warps, k_unroll x rows x 16 B <= 128 B of codes in flight per lane.
 CANDIDATES = [
-    (4, 4, 1), (8, 2, 1), (16, 1, 1),
-    (2, 4, 2), (4, 2, 2), (1, 4, 4), (2, 2, 4), (1, 4, 8),
+    (8, 2, 1), (16, 1, 1), (4, 2, 2), (2, 2, 4),   # 2-4 rows, 64 B in flight
+    (8, 4, 1), (16, 2, 1), (32, 1, 1),             # 128 B in flight
+    (8, 1, 2), (8, 2, 2), (16, 1, 2), (4, 4, 2),   # 4-8 rows, split 2
+    (4, 2, 4), (4, 1, 4),                          # split 4, 4 rows
 ]
 
 
@@ -51,6 +53,8 @@ def prepare(args):
             enc = ENCODINGS[encoding]
             paths, gemms = [], []
             for name, n, k in projections(model):
+                if args.only and name not in args.only:
+                    continue
                 gemms.append(f"--gemm {args.batch}x{n}x{k}")
                 for block_n, unroll, split in CANDIDATES:
                     tiling = tiling_text(args.batch, block_n, unroll, split)
@@ -104,6 +108,7 @@ def main():
     p.add_argument("--batch", type=int, default=1)
     p.add_argument("--models", nargs="+", default=sorted(MODELS))
     p.add_argument("--encodings", nargs="+", default=["int4-g128", "nf4"])
+    p.add_argument("--only", nargs="+", help="projections to tune (default all)")
     s = sub.add_parser("select")
     s.add_argument("results")
     s.add_argument("-o", "--output", default="bench/tuning-db.json")

@@ -66,8 +66,8 @@ std::string dtypeOf(Type t) {
 }
 
 /// Names every activation the plan touches: function arguments by their
-/// `qf.name` argument attribute (else `input<i>`), fused results by
-/// `<weight>.out`.
+/// `qf.name` argument attribute (else `<function>.input<i>`), fused results
+/// by `<weight>.out`.
 class BufferNames {
 public:
   std::string nameOf(Value v) {
@@ -80,7 +80,11 @@ public:
       StringAttr given =
           func ? func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "qf.name")
                : StringAttr();
-      name = given ? given.str() : "input" + std::to_string(arg.getArgNumber());
+      // Unnamed arguments are named after their function, so that modules
+      // with several functions keep distinct buffers.
+      name = given ? given.str()
+                   : (func ? func.getSymName().str() + "." : std::string()) +
+                         "input" + std::to_string(arg.getArgNumber());
     } else if (auto fused = v.getDefiningOp<FusedMatmulOp>()) {
       auto ref = fused.getWeight().getDefiningOp<WeightRefOp>();
       name = (ref ? ref.getName().str() : "matmul") + ".out";

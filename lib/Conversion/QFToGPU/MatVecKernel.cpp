@@ -41,6 +41,10 @@ namespace {
 
 enum class Decode { Int4Magic, Lut4, Int8Magic, FP8 };
 
+/// Code bytes a lane may have in flight (k_unroll x rows x vec_bytes): 32
+/// registers, beyond which occupancy drops faster than latency is hidden.
+constexpr int64_t kMaxCodeBytesInFlight = 128;
+
 /// E2M1 values by code (sign << 3 | magnitude index).
 constexpr double kE2M1Values[16] = {0.0,  0.5,  1.0,  1.5,  2.0,  3.0,
                                     4.0,  6.0,  -0.0, -0.5, -1.0, -1.5,
@@ -760,10 +764,11 @@ mlir::qf::emitMatVecKernel(gpu::GPUModuleOp module, StringRef name,
   if (failed(plan))
     return failure();
   // Loads in flight live in registers: k_unroll x rows x vec_bytes of codes.
-  if (plan->unroll * plan->rowsPerWarp * plan->vecBytes > 64)
+  if (plan->unroll * plan->rowsPerWarp * plan->vecBytes > kMaxCodeBytesInFlight)
     return emitError() << "k_unroll = " << plan->unroll << " x "
                        << plan->rowsPerWarp << " rows x " << plan->vecBytes
-                       << " bytes exceeds the 64 bytes of code loads in "
+                       << " bytes exceeds the " << kMaxCodeBytesInFlight
+                       << " bytes of code loads in "
                           "flight a lane can hold",
            failure();
   ImplicitLocOpBuilder b(module.getLoc(), module.getContext());

@@ -75,7 +75,7 @@ func.func @group_alignment(%x: tensor<1x4096xf16>, %w: !qf.weight<256x4096, #e>)
 
 #e = #qf.enc<int8, per_channel, scale = f16>
 func.func @too_many_loads(%x: tensor<1x4096xf16>, %w: !qf.weight<256x4096, #e>) -> tensor<1x256xf16> {
-  // expected-error@+1 {{k_unroll = 4 x 4 rows x 16 bytes exceeds the 64 bytes of code loads in flight a lane can hold}}
+  // expected-error@+1 {{k_unroll = 4 x 4 rows x 16 bytes exceeds the 128 bytes of code loads in flight a lane can hold}}
   %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<matvec, block_n = 16, k_unroll = 4>} : tensor<1x4096xf16>, !qf.weight<256x4096, #e> -> tensor<1x256xf16>
   return %y : tensor<1x256xf16>
 }

@@ -23,7 +23,7 @@
 // NOTOBJECT: error: tuning database '{{.*}}not-object.json': $[1]: expected an object with "m", "n", "k", "encoding" and "tiling"
 // MISSINGK: error: tuning database '{{.*}}missing-k.json': $[0].k: expected a positive integer, but the field is missing
 // BADM: error: tuning database '{{.*}}bad-m.json': $[0].m: expected a positive integer{{$}}
-// UNKNOWN: error: tuning database '{{.*}}unknown-field.json': $[0]: unknown field "tilling"; expected m, n, k, encoding, tiling
+// UNKNOWN: error: tuning database '{{.*}}unknown-field.json': $[0]: unknown field "tilling"; expected m, n, k, encoding, tiling (and optionally measured_us)
 // BADENC: error: tuning database '{{.*}}bad-encoding.json': $[0].encoding: cannot parse "int4, gruop = 128, scale = f16" as #qf.enc<int4, gruop = 128, scale = f16>: unknown encoding entry 'gruop'
 // ENCTYPE: error: tuning database '{{.*}}encoding-not-string.json': $[0].encoding: expected a string, the body of #qf.enc<...>
 // BADTILING: error: tuning database '{{.*}}bad-tiling.json': $[1].tiling: cannot parse "matvec, block_n = " as #qf.tiling<matvec, block_n = >: expected integer value

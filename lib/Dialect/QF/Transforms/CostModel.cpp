@@ -197,8 +197,8 @@ TilingAttr selectMatvec(int64_t m, WeightType type, const TilingTarget &target,
   int64_t blockN = bestRows * warpsPerBlock / bestSplit;
   int64_t sliceBytes = rowBytes / bestSplit;
   int64_t iterations = llvm::divideCeil(sliceBytes, iterBytes);
-  // Four 16-byte loads in flight per lane (rows x k_unroll), within the
-  // generator's 64-byte register cap.
+  // Four 16-byte loads in flight per lane (rows x k_unroll); the generator
+  // accepts up to 128 bytes, which only the tuning database asks for.
   int64_t kUnroll =
       std::min({kMaxKUnroll / bestRows, iterations,
                 std::max<int64_t>(1, 64 / (bestRows * *vec))});

@@ -81,10 +81,12 @@ TuningDatabase::load(StringRef path, MLIRContext *context, std::string &error) {
                   "\"encoding\" and \"tiling\"");
     for (const auto &field : *entry) {
       StringRef key = field.first;
+      // `measured_us` records what bench/tune.py measured; informational.
       if (key != "m" && key != "n" && key != "k" && key != "encoding" &&
-          key != "tiling")
+          key != "tiling" && key != "measured_us")
         return fail(Twine(where) + ": unknown field \"" + key +
-                    "\"; expected m, n, k, encoding, tiling");
+                    "\"; expected m, n, k, encoding, tiling (and optionally "
+                    "measured_us)");
     }
 
     static constexpr StringLiteral kDimFields[] = {"m", "n", "k"};
