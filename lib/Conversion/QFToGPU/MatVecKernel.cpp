@@ -202,6 +202,7 @@ private:
   SmallVector<Value> body(ArrayRef<Value> chunks, ArrayRef<Value> rows,
                           ValueRange acc);
   void reduceAndStore(ArrayRef<Value> acc, Value tid, Value warp, Value lane);
+  void storeOutput(Value total, Value row, Value m);
 
   ImplicitLocOpBuilder &b;
   KernelEmitter e;
@@ -549,8 +550,30 @@ SmallVector<Value> MatVecBuilder::body(ArrayRef<Value> chunks,
   return out;
 }
 
-/// Warp-reduces each accumulator, combines the split_k warps of a row group
-/// through shared memory, applies the epilogue and stores y.
+/// Applies the epilogue to the f32 result of (row, batch m) and stores it,
+/// unless the row is past N.
+void MatVecBuilder::storeOutput(Value total, Value row, Value m) {
+  OpBuilder::InsertionGuard guard(b);
+  auto inRange = scf::IfOp::create(b, e.ult(row, e.c32(p.n)), false);
+  b.setInsertionPointToStart(inRange.thenBlock());
+  if (spec.encoding.getGlobalScale()) {
+    Value gs = e.loadRO(e.f32(), globalScale, 4);
+    total = e.fdiv(total, gs);
+  }
+  if (spec.hasBias) {
+    Value off = e.mul(e.zext64(row), e.c64(2));
+    total = e.fadd(total, e.extf32(e.loadRO(e.f16(), e.gepBytes(bias, off), 2)));
+  }
+  Value yOff = e.mul(e.zext64(e.add(e.mul(m, e.c32(p.n)), row)), e.c64(2));
+  if (spec.hasResidual)
+    total = e.fadd(total, e.extf32(e.loadRO(
+                              e.f16(), e.gepBytes(residual, yOff), 2)));
+  e.store(e.truncf16(total), e.gepBytes(y, yOff), 2);
+}
+
+/// Warp-reduces each accumulator and stores y. With split_k = 1 lane 0 of
+/// each warp stores its rows directly; otherwise the split_k warps of a row
+/// group are combined through shared memory first.
 void MatVecBuilder::reduceAndStore(ArrayRef<Value> acc, Value tid, Value warp,
                                    Value lane) {
   int64_t R = p.rowsPerWarp, M = p.m, RM = R * M;
@@ -558,14 +581,26 @@ void MatVecBuilder::reduceAndStore(ArrayRef<Value> acc, Value tid, Value warp,
   for (Value &v : sums)
     for (int64_t off = 16; off >= 1; off /= 2)
       v = e.fadd(v, e.shflXor(v, off));
+  Value blockRow0 = e.mul(e.ctaidX(), e.c32(spec.tiling.getBlockN()));
+  Value isLane0 =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, e.c32(0));
+
+  if (p.splitK == 1) {
+    // No barrier and no shared-memory round trip: the warp owns its rows.
+    OpBuilder::InsertionGuard guard(b);
+    auto storeIf = scf::IfOp::create(b, isLane0, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(storeIf.thenBlock());
+    Value warpRow0 = e.add(blockRow0, e.mul(warp, e.c32(R)));
+    for (int64_t j = 0; j < RM; ++j)
+      storeOutput(sums[j], e.add(warpRow0, e.c32(j / M)), e.c32(j % M));
+    return;
+  }
 
   auto sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
   auto slot = [&](Value index) {
     return LLVM::GEPOp::create(b, sharedPtr, e.i8(), redSmem,
                                ValueRange{e.mul(index, e.c32(4))});
   };
-  Value isLane0 =
-      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, e.c32(0));
   auto writeIf = scf::IfOp::create(b, isLane0, /*withElseRegion=*/false);
   {
     OpBuilder::InsertionGuard guard(b);
@@ -590,27 +625,8 @@ void MatVecBuilder::reduceAndStore(ArrayRef<Value> acc, Value tid, Value warp,
                                    slot(e.add(e.mul(w, e.c32(RM)), j)), 4);
     total = e.fadd(total, v);
   }
-  Value r = e.divu(j, e.c32(M));
-  Value m = e.remu(j, e.c32(M));
-  Value row = e.add(e.add(e.mul(e.ctaidX(), e.c32(spec.tiling.getBlockN())),
-                          e.mul(rg, e.c32(R))),
-                    r);
-  auto inRange = scf::IfOp::create(b, e.ult(row, e.c32(p.n)), false);
-  b.setInsertionPointToStart(inRange.thenBlock());
-  if (spec.encoding.getGlobalScale()) {
-    Value gs = e.loadRO(e.f32(), globalScale, 4);
-    total = e.fdiv(total, gs);
-  }
-  if (spec.hasBias) {
-    Value off = e.mul(e.zext64(row), e.c64(2));
-    total = e.fadd(total, e.extf32(e.loadRO(e.f16(), e.gepBytes(bias, off), 2)));
-  }
-  Value yOff =
-      e.mul(e.zext64(e.add(e.mul(m, e.c32(p.n)), row)), e.c64(2));
-  if (spec.hasResidual)
-    total = e.fadd(total, e.extf32(e.loadRO(
-                              e.f16(), e.gepBytes(residual, yOff), 2)));
-  e.store(e.truncf16(total), e.gepBytes(y, yOff), 2);
+  Value row = e.add(e.add(blockRow0, e.mul(rg, e.c32(R))), e.divu(j, e.c32(M)));
+  storeOutput(total, row, e.remu(j, e.c32(M)));
 }
 
 KernelLaunch MatVecBuilder::build() {
@@ -677,10 +693,13 @@ KernelLaunch MatVecBuilder::build() {
   y = arg("y");
 
   int64_t R = p.rowsPerWarp, M = p.m;
-  redSmem = sharedAddr(
-      b, sharedArray(b, module, b.getLoc(), name + "_partials", e.f32(),
-                     p.warps * R * M));
-  int64_t shared = p.warps * R * M * 4;
+  int64_t shared = 0;
+  if (p.splitK > 1) {
+    redSmem = sharedAddr(
+        b, sharedArray(b, module, b.getLoc(), name + "_partials", e.f32(),
+                       p.warps * R * M));
+    shared += p.warps * R * M * 4;
+  }
   if (p.decode == Decode::Lut4) {
     lut = sharedAddr(b, sharedArray(b, module, b.getLoc(), name + "_lut",
                                     e.i32(), 256));
