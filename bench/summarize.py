@@ -32,7 +32,8 @@ def main(folder):
             else:
                 model = next((lbl for (lbl, m) in cublas if "decode step" in lbl), None)
                 base = cublas.get((model, p["batch"])) if model else None
-                what = os.path.basename(p["artifact"]).replace(".qfa", "") + " (step)"
+                what = os.path.basename(p["artifact"]).replace(".qfa", "")
+                what += " (step)" if model else f" ({len(shapes)} weights)"
             ratio = f"{base / ms:5.2f}x" if base else "   - "
             rows.append((what, p["batch"], ms * 1e3, (base or 0) * 1e3, ratio,
                          p["gb_per_s"], 100 * p["gb_per_s"] / copy))
@@ -42,7 +43,8 @@ def main(folder):
             print(f"{os.path.basename(path)}: all checks passed (worst rel err {worst:.2e})")
     print(f"{'artifact':44s} {'M':>3s} {'qfuse us':>9s} {'cuBLAS us':>9s} {'speedup':>7s} {'GB/s':>7s} {'%copy':>6s}")
     for r in rows:
-        print(f"{r[0]:44s} {r[1]:3d} {r[2]:9.2f} {r[3]:9.2f} {r[4]:>7s} {r[5]:7.0f} {r[6]:5.1f}%")
+        base = f"{r[3]:9.2f}" if r[3] else f"{'-':>9s}"
+        print(f"{r[0]:44s} {r[1]:3d} {r[2]:9.2f} {base} {r[4]:>7s} {r[5]:7.0f} {r[6]:5.1f}%")
 
 
 if __name__ == "__main__":
