@@ -33,6 +33,7 @@
 #include "KernelEmitter.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "qfuse/format/Numerics.h"
 
 using namespace mlir;
 using namespace mlir::qf;
@@ -45,10 +46,6 @@ enum class Decode { Int4Magic, Lut4, Int8Magic, FP8 };
 /// registers, beyond which occupancy drops faster than latency is hidden.
 constexpr int64_t kMaxCodeBytesInFlight = 128;
 
-/// E2M1 values by code (sign << 3 | magnitude index).
-constexpr double kE2M1Values[16] = {0.0,  0.5,  1.0,  1.5,  2.0,  3.0,
-                                    4.0,  6.0,  -0.0, -0.5, -1.0, -1.5,
-                                    -2.0, -3.0, -4.0, -6.0};
 
 /// Everything derived from the spec that the body needs, checked once.
 struct Plan {
@@ -420,10 +417,11 @@ Value MatVecBuilder::tableValue(Value index) {
     Value v = e.loadRO(tt, ptr, width);
     return tt.isF16() ? v : e.truncf16(v);
   }
-  SmallVector<double> values =
-      enc.getFormat() == ElementFormat::FP4E2M1
-          ? SmallVector<double>(std::begin(kE2M1Values), std::end(kE2M1Values))
-          : enc.getCodebookValues();
+  SmallVector<double> values = enc.getCodebookValues();
+  if (enc.getFormat() == ElementFormat::FP4E2M1)
+    for (int code = 0; code < 16; ++code) // sign << 3 | magnitude index
+      values.push_back((code & 8 ? -1.0 : 1.0) *
+                       qfuse::format::kE2M1Values[code & 7]);
   SmallVector<APFloat> halves;
   for (double v : values) {
     APFloat f(v);

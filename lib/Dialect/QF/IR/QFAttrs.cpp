@@ -8,6 +8,8 @@
 
 #include "qfuse/Dialect/QF/IR/QFDialect.h"
 
+#include "qfuse/format/Numerics.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/STLExtras.h"
@@ -31,25 +33,6 @@ void QFDialect::registerAttributes() {
 }
 
 namespace {
-/// The bitsandbytes NF4 code values (../shared/notes/formats.md).
-constexpr double kNF4Values[16] = {
-    -1.0,
-    -0.6961928009986877,
-    -0.5250730514526367,
-    -0.39491748809814453,
-    -0.28444138169288635,
-    -0.18477343022823334,
-    -0.09105003625154495,
-    0.0,
-    0.07958029955625534,
-    0.16093020141124725,
-    0.24611230194568634,
-    0.33791524171829224,
-    0.44070982933044434,
-    0.5626170039176941,
-    0.7229568362236023,
-    1.0};
-
 /// Group size recorded while parsing when neither `group` nor `per_channel`
 /// was given; the verifier turns it into an error for quantized formats.
 constexpr int64_t kGroupUnset = -1;
@@ -125,7 +108,8 @@ int64_t EncodingAttr::getNumGroups(int64_t k) const {
 
 SmallVector<double> EncodingAttr::getCodebookValues() const {
   if (getFormat() == ElementFormat::NF4)
-    return SmallVector<double>(std::begin(kNF4Values), std::end(kNF4Values));
+    return SmallVector<double>(std::begin(qfuse::format::kNF4Table),
+                               std::end(qfuse::format::kNF4Table));
   SmallVector<double> values;
   if (auto table = getTable())
     for (const APFloat &v : table.getValues<APFloat>())
