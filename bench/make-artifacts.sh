@@ -53,5 +53,11 @@ done
 $compile test/Tools/qfuse-compile/Inputs/formats.mlir --batch-sizes=1,2,4,8 \
   -o "$out/formats.qfa"
 echo "formats-m1to8 --artifact $out/formats.qfa --check" >> "$runs"
+# The example layers of `make demo`, checked at every compiled batch size.
+for f in examples/*.mlir; do
+  name="$(basename "$f" .mlir)"
+  $compile "$f" --batch-sizes=1,2,4,8 -o "$out/$name.qfa"
+  echo "example-$name --artifact $out/$name.qfa --check" >> "$runs"
+done
 rm -f "$out"/shapes/*.mlir "$out"/steps/*.mlir
 echo "make-artifacts: $(ls "$out"/shapes "$out"/steps | grep -c qfa) artifacts, $(wc -l < "$runs") runs, $(du -sh "$out" | cut -f1)"
