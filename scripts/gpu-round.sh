@@ -34,6 +34,12 @@ if [ -f artifacts/runs.txt ]; then
     grep -E "FAIL|error" "$out/results/$name.log" | head -5
   done < artifacts/runs.txt
 fi
+# The C API end to end (what the Python frontend will bind).
+for a in artifacts/llama3-8b-attention-proj.qfa artifacts/qwen2-mlp-nf4.qfa; do
+  [ -f "$a" ] || continue
+  build-gpu/bin/qfuse-c-example "$a" >> "$out/results/c-api.log" 2>&1 || failed=1
+done
+[ -f "$out/results/c-api.log" ] && cat "$out/results/c-api.log"
 tar czf "$out/results.tgz" -C "$out" results
 echo "ctest exit $ctest_rc, bench failures $failed"
 python3 bench/summarize.py "$out/results" || true

@@ -1,0 +1,192 @@
+//===- CApi.cpp - the runtime's C API ----------------------------------------===//
+//
+// Thin: every entry point catches the C++ runtime's exceptions at the
+// boundary and turns them into a return code and qfuse_last_error().
+//
+//===----------------------------------------------------------------------===//
+
+#include "qfuse/runtime/qfuse.h"
+
+#include "qfuse/format/Encoding.h"
+#include "qfuse/runtime/Artifact.h"
+#include "qfuse/runtime/Check.h"
+#include "qfuse/runtime/Cuda.h"
+#include "qfuse/runtime/Error.h"
+#include "qfuse/runtime/Executor.h"
+#include "qfuse/runtime/Safetensors.h"
+
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+
+struct qfuse_runtime {
+  qfuse::runtime::Artifact artifact;
+  qfuse::runtime::cuda::Context context;
+  qfuse::runtime::cuda::Stream stream;
+  std::unique_ptr<qfuse::runtime::Executor> executor;
+  std::optional<qfuse::runtime::SafetensorsFile> weights;
+};
+
+namespace {
+thread_local std::string lastError;
+
+/// Runs `body`, mapping exceptions to -1 and the message.
+template <typename Body> int guarded(const char *what, Body &&body) {
+  lastError.clear();
+  try {
+    body();
+    return 0;
+  } catch (const std::exception &e) {
+    lastError = std::string(what) + ": " + e.what();
+  }
+  return -1;
+}
+
+bool checkHandle(qfuse_runtime *runtime, const char *what) {
+  if (runtime)
+    return true;
+  lastError = std::string(what) + ": the runtime handle is NULL";
+  return false;
+}
+} // namespace
+
+extern "C" {
+
+int qfuse_artifact_version(void) { return qfuse::runtime::kArtifactVersion; }
+
+const char *qfuse_last_error(void) { return lastError.c_str(); }
+
+int qfuse_validate_artifact(const char *path) {
+  return guarded("qfuse_validate_artifact", [&] {
+    qfuse::runtime::Artifact::load(path ? path : "");
+  });
+}
+
+int qfuse_canonical_encoding(const char *text, char *out, size_t capacity) {
+  lastError.clear();
+  qfuse::format::Encoding enc;
+  std::string error;
+  std::string input = text ? text : "";
+  if (!qfuse::format::encodingFromName(input, enc, error)) {
+    std::string parseError;
+    if (!qfuse::format::parseEncoding(input, enc, parseError)) {
+      lastError = "qfuse_canonical_encoding: '" + input +
+                  "' is neither a known encoding name (" + error +
+                  ") nor an encoding (" + parseError + ")";
+      return -1;
+    }
+  }
+  std::string canonical = qfuse::format::printEncoding(enc);
+  if (!out || canonical.size() + 1 > capacity) {
+    lastError = "qfuse_canonical_encoding: the output needs " +
+                std::to_string(canonical.size() + 1) + " bytes";
+    return -1;
+  }
+  std::memcpy(out, canonical.c_str(), canonical.size() + 1);
+  return 0;
+}
+
+int qfuse_device_count(void) {
+  std::string why;
+  return qfuse::runtime::cuda::deviceCount(&why);
+}
+
+qfuse_runtime *qfuse_open(const char *artifact_path, int device) {
+  std::unique_ptr<qfuse_runtime> runtime;
+  guarded("qfuse_open", [&] {
+    auto artifact = qfuse::runtime::Artifact::load(artifact_path ? artifact_path : "");
+    qfuse::runtime::cuda::Context context(device);
+    runtime.reset(new qfuse_runtime{std::move(artifact), std::move(context),
+                                    qfuse::runtime::cuda::Stream(), nullptr,
+                                    std::nullopt});
+    runtime->executor = std::make_unique<qfuse::runtime::Executor>(
+        runtime->artifact, runtime->context);
+  });
+  return runtime.release();
+}
+
+void qfuse_close(qfuse_runtime *runtime) { delete runtime; }
+
+int qfuse_load_weights(qfuse_runtime *runtime, const char *path) {
+  if (!checkHandle(runtime, "qfuse_load_weights"))
+    return -1;
+  return guarded("qfuse_load_weights", [&] {
+    runtime->weights.emplace(
+        qfuse::runtime::SafetensorsFile::open(path ? path : ""));
+    runtime->executor->loadWeights(*runtime->weights);
+  });
+}
+
+int qfuse_bind_random_weights(qfuse_runtime *runtime, uint64_t seed) {
+  if (!checkHandle(runtime, "qfuse_bind_random_weights"))
+    return -1;
+  return guarded("qfuse_bind_random_weights", [&] {
+    qfuse::runtime::check::bindRandomWeights(*runtime->executor, seed);
+  });
+}
+
+int qfuse_plan_batches(qfuse_runtime *runtime, int64_t *out, int capacity) {
+  if (!checkHandle(runtime, "qfuse_plan_batches"))
+    return -1;
+  int count = static_cast<int>(runtime->artifact.plans.size());
+  for (int i = 0; i < count && i < capacity && out; ++i)
+    out[i] = runtime->artifact.plans[i].batch;
+  return count;
+}
+
+int64_t qfuse_buffer_bytes(qfuse_runtime *runtime, int64_t batch,
+                           const char *name) {
+  if (!checkHandle(runtime, "qfuse_buffer_bytes"))
+    return -1;
+  const qfuse::runtime::BufferSpec *spec =
+      runtime->artifact.findBuffer(name ? name : "");
+  if (!spec) {
+    lastError = std::string("qfuse_buffer_bytes: no buffer '") +
+                (name ? name : "") + "' in " + runtime->artifact.source;
+    return -1;
+  }
+  return static_cast<int64_t>(spec->numBytes(batch));
+}
+
+int qfuse_set_input(qfuse_runtime *runtime, int64_t batch, const char *name,
+                    const void *data, size_t bytes) {
+  if (!checkHandle(runtime, "qfuse_set_input"))
+    return -1;
+  return guarded("qfuse_set_input", [&] {
+    runtime->executor->allocate(batch);
+    auto &buffer = runtime->executor->buffer(batch, name ? name : "");
+    if (bytes != buffer.size())
+      throw qfuse::Error("buffer '" + std::string(name) + "' holds " +
+                         std::to_string(buffer.size()) + " bytes at batch " +
+                         std::to_string(batch) + ", got " +
+                         std::to_string(bytes));
+    buffer.upload(data, bytes);
+  });
+}
+
+int qfuse_run(qfuse_runtime *runtime, int64_t batch) {
+  if (!checkHandle(runtime, "qfuse_run"))
+    return -1;
+  return guarded("qfuse_run", [&] {
+    runtime->executor->allocate(batch);
+    runtime->executor->run(batch, runtime->stream.get());
+    runtime->stream.synchronize();
+  });
+}
+
+int qfuse_get_output(qfuse_runtime *runtime, int64_t batch, const char *name,
+                     void *data, size_t bytes) {
+  if (!checkHandle(runtime, "qfuse_get_output"))
+    return -1;
+  return guarded("qfuse_get_output", [&] {
+    auto &buffer = runtime->executor->buffer(batch, name ? name : "");
+    if (bytes != buffer.size())
+      throw qfuse::Error("buffer '" + std::string(name) + "' holds " +
+                         std::to_string(buffer.size()) + " bytes, got " +
+                         std::to_string(bytes));
+    buffer.download(data, bytes);
+  });
+}
+
+} // extern "C"

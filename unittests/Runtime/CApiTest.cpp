@@ -1,0 +1,78 @@
+//===- CApiTest.cpp - the C API's contract, without a GPU -------------------===//
+//
+// What bindings rely on: return codes, NULL handles, and messages that name
+// the problem. GPU execution through the same library is exercised by
+// scripts/gpu-round.sh (qfuse-bench shares every call path below qfuse_run).
+//
+//===----------------------------------------------------------------------===//
+
+#include "qfuse/runtime/qfuse.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+namespace {
+
+std::string writeTemp(const std::string &name, const std::string &text) {
+  std::string path = ::testing::TempDir() + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(CApi, Version) { EXPECT_EQ(qfuse_artifact_version(), 1); }
+
+TEST(CApi, CanonicalEncodingFromNamesAndText) {
+  char out[256];
+  ASSERT_EQ(qfuse_canonical_encoding("int4-g128", out, sizeof(out)), 0);
+  EXPECT_STREQ(out, "int4, group = 128, scale = f16");
+  ASSERT_EQ(qfuse_canonical_encoding("uint4, zero = int, scale = f16, group = 64",
+                                     out, sizeof(out)),
+            0);
+  EXPECT_STREQ(out, "uint4, group = 64, scale = f16, zero = int");
+  ASSERT_EQ(qfuse_canonical_encoding("nvfp4", out, sizeof(out)), 0);
+  EXPECT_STREQ(out, "fp4e2m1, group = 16, scale = f8E4M3FN, global_scale");
+}
+
+TEST(CApi, CanonicalEncodingErrors) {
+  char out[8];
+  EXPECT_EQ(qfuse_canonical_encoding("int5", out, sizeof(out)), -1);
+  EXPECT_NE(std::string(qfuse_last_error()).find("int5"), std::string::npos);
+  EXPECT_EQ(qfuse_canonical_encoding("int4-g128", out, sizeof(out)), -1);
+  EXPECT_NE(std::string(qfuse_last_error()).find("needs"), std::string::npos)
+      << qfuse_last_error();
+  EXPECT_EQ(qfuse_canonical_encoding("int4, group = 128, scale = f16", nullptr, 0),
+            -1);
+}
+
+TEST(CApi, ValidateNamesTheFileAndField) {
+  EXPECT_EQ(qfuse_validate_artifact("/nonexistent/model.qfa"), -1);
+  EXPECT_NE(std::string(qfuse_last_error()).find("/nonexistent/model.qfa"),
+            std::string::npos)
+      << qfuse_last_error();
+  std::string bad = writeTemp("bad.qfa", R"({"format": "qfuse-artifact", "version": 7})");
+  EXPECT_EQ(qfuse_validate_artifact(bad.c_str()), -1);
+  EXPECT_NE(std::string(qfuse_last_error()).find("version"), std::string::npos)
+      << qfuse_last_error();
+  std::string garbage = writeTemp("garbage.qfa", "{not json");
+  EXPECT_EQ(qfuse_validate_artifact(garbage.c_str()), -1);
+  EXPECT_STRNE(qfuse_last_error(), "");
+}
+
+TEST(CApi, OpenFailsCleanly) {
+  EXPECT_EQ(qfuse_open("/nonexistent/model.qfa", 0), nullptr);
+  EXPECT_NE(std::string(qfuse_last_error()).find("qfuse_open"),
+            std::string::npos);
+  // Handle-taking calls reject NULL instead of crashing.
+  EXPECT_EQ(qfuse_run(nullptr, 1), -1);
+  EXPECT_NE(std::string(qfuse_last_error()).find("NULL"), std::string::npos);
+  EXPECT_EQ(qfuse_bind_random_weights(nullptr, 1), -1);
+  EXPECT_EQ(qfuse_buffer_bytes(nullptr, 1, "x"), -1);
+  qfuse_close(nullptr);
+}
+
+TEST(CApi, DeviceCountIsNotAnError) { EXPECT_GE(qfuse_device_count(), 0); }
+
+} // namespace
