@@ -25,6 +25,7 @@ ENCODINGS = {
     "fp8": "fp8e4m3, per_channel, scale = f32",
     "nvfp4": "fp4e2m1, group = 16, scale = f8E4M3FN, global_scale",
     "mxfp4": "fp4e2m1, group = 32, scale = f8E8M0FNU",
+    "sparse24-f16": "f16, sparse = 2:4",
 }
 
 

@@ -5,6 +5,7 @@
 # scripts/gpu-round.sh executes on the GPU machine.
 #
 #   bench/make-artifacts.sh [build-dir] [batch sizes, default "1"] [tuning db]
+#   (MODELS="llama3-8b" ENCODINGS="sparse24-f16" narrow the set)
 #
 # The tuning database (default bench/tuning-db.json, measured by
 # bench/tune.py; "none" for the cost model alone) overrides the model's
@@ -23,8 +24,10 @@ echo "tuning database: $db" > "$out/TUNING"
 runs="$out/runs.txt"
 : > "$runs"
 
-for model in llama3-8b qwen2.5-1.5b; do
-  for enc in int4-g128 nf4; do
+models="${MODELS:-llama3-8b qwen2.5-1.5b}"
+encodings="${ENCODINGS:-int4-g128 nf4}"
+for model in $models; do
+  for enc in $encodings; do
     for batch in $batches; do
       checked=() gemms=() lmhead=""
       while read -r name n k; do

@@ -40,7 +40,7 @@ using namespace mlir::qf;
 
 namespace {
 
-enum class Decode { Int4Magic, Lut4, Int8Magic, FP8 };
+enum class Decode { Int4Magic, Lut4, Int8Magic, FP8, Sparse24F16 };
 
 /// Code bytes a lane may have in flight (k_unroll x rows x vec_bytes): 32
 /// registers, beyond which occupancy drops faster than latency is hidden.
@@ -66,10 +66,15 @@ FailureOr<Plan> makePlan(const MatVecSpec &spec,
     return emitError() << "the matvec generator needs a #qf.tiling<matvec, "
                           "...>; run qf-select-tiling",
            failure();
-  if (enc.isSparse24() || enc.getActOrder())
-    return emitError() << "the matvec generator does not lower "
-                       << (enc.isSparse24() ? "2:4 sparse" : "act_order")
-                       << " weights yet",
+  if (enc.getActOrder())
+    return emitError() << "the matvec generator does not lower act_order "
+                          "weights yet",
+           failure();
+  if (enc.isSparse24() && enc.getFormat() != ElementFormat::F16)
+    return emitError() << "the matvec generator lowers 2:4 sparsity of f16 "
+                          "weights; 2:4 with '"
+                       << stringifyElementFormat(enc.getFormat())
+                       << "' is not lowered yet",
            failure();
   switch (enc.getFormat()) {
   case ElementFormat::Int4:
@@ -100,13 +105,19 @@ FailureOr<Plan> makePlan(const MatVecSpec &spec,
     p.decode = Decode::FP8;
     break;
   case ElementFormat::F16:
+    if (enc.isSparse24()) {
+      p.decode = Decode::Sparse24F16;
+      break;
+    }
+    [[fallthrough]];
   case ElementFormat::BF16:
     return emitError() << "unquantized dense weights take the cuBLAS path, "
                           "not the matvec generator",
            failure();
   }
   bool needsFP8Convert =
-      p.decode == Decode::FP8 || isa<Float8E4M3FNType>(enc.getScaleType());
+      p.decode == Decode::FP8 ||
+      isa_and_present<Float8E4M3FNType>(enc.getScaleType());
   if (needsFP8Convert && spec.smVersion < 89)
     return emitError() << "fp8 E4M3 values or scales need cvt.f16x2.e4m3x2 "
                           "(sm_89 or newer); target is sm_"
@@ -119,7 +130,13 @@ FailureOr<Plan> makePlan(const MatVecSpec &spec,
   p.bits = enc.getCodeBits();
   p.vecBytes = t.getVecBytes();
   p.elemsPerChunk = p.vecBytes * 8 / p.bits;
-  p.rowBytes = spec.k * p.bits / 8;
+  // Under 2:4 a row stores its K / 2 kept values.
+  p.rowBytes = (enc.isSparse24() ? spec.k / 2 : spec.k) * p.bits / 8;
+  if (p.decode == Decode::Sparse24F16 && p.vecBytes < 8)
+    return emitError() << "2:4 kernels load whole bytes of metadata: "
+                          "vec_bytes must be 8 or 16, got "
+                       << p.vecBytes,
+           failure();
   if (p.rowBytes % p.vecBytes != 0)
     return emitError() << "vec_bytes = " << p.vecBytes
                        << " does not divide a row's " << p.rowBytes
@@ -160,7 +177,7 @@ FailureOr<Plan> makePlan(const MatVecSpec &spec,
   p.perChannel = enc.isPerChannel();
   p.numGroups = enc.getNumGroups(spec.k);
   int64_t elemsPerWord = 32 / p.bits;
-  if (p.perChannel) {
+  if (p.perChannel || !enc.isQuantized()) {
     p.spanElems = p.elemsPerChunk;
   } else {
     int64_t g = enc.getGroupSize();
@@ -208,7 +225,7 @@ private:
   gpu::GPUModuleOp module;
   std::string name;
   // Kernel arguments.
-  Value x, codes, scales, zeros, globalScale, table, bias, residual, y;
+  Value x, codes, scales, meta, zeros, globalScale, table, bias, residual, y;
   Value lut;      // shared half2 table (Lut4)
   LLVM::GlobalOp codeTable; // constant code values (Lut4, built-in tables)
   Value redSmem;  // shared f32 partial sums
@@ -326,6 +343,7 @@ double MatVecBuilder::valueScale() const {
   case Decode::FP8:
     return 256;
   case Decode::Lut4:
+  case Decode::Sparse24F16:
     return 1;
   }
   llvm_unreachable("unknown decode");
@@ -390,6 +408,10 @@ SmallVector<Value> MatVecBuilder::decodeWord(Value w, Value zero) {
     }
     break;
   }
+  case Decode::Sparse24F16:
+    // The two kept f16 values of one group of 4 columns, as stored.
+    pairs.push_back(h2(w));
+    break;
   case Decode::Lut4: {
     auto sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
     for (int64_t j = 0; j < 4; ++j) {
@@ -489,10 +511,34 @@ SmallVector<Value> MatVecBuilder::body(ArrayRef<Value> chunks,
       for (int64_t w = 0; w < wordsPerChunk; ++w)
         words[u * R + r].push_back(e.extract(vec, w));
     }
+  // 2:4: the positions of each chunk's kept values, 4 bits per group of 4
+  // columns (Packing.h), elemsPerChunk / 2 groups per chunk.
+  bool sparse = p.decode == Decode::Sparse24F16;
+  SmallVector<Value> metaBits(U * R);
+  if (sparse) {
+    int64_t metaBytesPerChunk = p.elemsPerChunk / 4;
+    Type metaType = metaBytesPerChunk == 1   ? e.i8()
+                    : metaBytesPerChunk == 2 ? e.i16()
+                                             : e.i32();
+    for (int64_t u = 0; u < U; ++u)
+      for (int64_t r = 0; r < R; ++r) {
+        Value off = e.add(e.mul(e.zext64(rows[r]), e.c64(p.k / 8)),
+                          e.mul(e.zext64(chunks[u]), e.c64(metaBytesPerChunk)));
+        Value bits = e.loadRO(metaType, e.gepBytes(meta, off),
+                              metaBytesPerChunk);
+        metaBits[u * R + r] =
+            metaType == e.i32() ? bits : arith::ExtUIOp::create(b, e.i32(), bits);
+      }
+  }
   SmallVector<Value> scaleVals(U * R * spans), zeroVals(U * R * spans);
   for (int64_t u = 0; u < U; ++u) {
     Value k0 = e.mul(chunks[u], e.c32(p.elemsPerChunk));
     for (int64_t s = 0; s < spans; ++s) {
+      if (!spec.encoding.isQuantized()) {
+        for (int64_t r = 0; r < R; ++r)
+          scaleVals[(u * R + r) * spans + s] = e.cf32(1.0);
+        continue;
+      }
       Value group =
           p.perChannel
               ? e.c32(0)
@@ -510,15 +556,17 @@ SmallVector<Value> MatVecBuilder::body(ArrayRef<Value> chunks,
   // Phase 2: per word, load the activations' matching pairs for every batch
   // row once and use them for all R weight rows.
   SmallVector<Value> out(acc.begin(), acc.end());
-  int64_t xBytesPerWord = elemsPerWord * 2;
+  // Under 2:4 a word's two kept values span 4 logical columns.
+  int64_t columnsPerWord = sparse ? 2 * elemsPerWord : elemsPerWord;
+  int64_t xBytesPerWord = columnsPerWord * 2;
   auto xType = e.vNi32(xBytesPerWord / 4);
   for (int64_t u = 0; u < U; ++u) {
-    Value k0 = e.mul(chunks[u], e.c32(p.elemsPerChunk));
+    Value k0 = e.mul(chunks[u], e.c32(p.elemsPerChunk * (sparse ? 2 : 1)));
     for (int64_t s = 0; s < spans; ++s) {
       SmallVector<Value> hacc(R * M, e.ch2(0.0));
       for (int64_t w = 0; w < wordsPerSpan; ++w) {
         int64_t wordInChunk = s * wordsPerSpan + w;
-        Value kw = e.add(k0, e.c32(wordInChunk * elemsPerWord));
+        Value kw = e.add(k0, e.c32(wordInChunk * columnsPerWord));
         SmallVector<Value> xs(M);
         for (int64_t m = 0; m < M; ++m) {
           Value off = e.mul(e.zext64(e.add(e.c32(m * p.k), kw)), e.c64(2));
@@ -528,9 +576,25 @@ SmallVector<Value> MatVecBuilder::body(ArrayRef<Value> chunks,
           SmallVector<Value> pairs =
               decodeWord(words[u * R + r][wordInChunk],
                          zeroVals[(u * R + r) * spans + s]);
+          // 2:4: pick the kept columns' activations out of the group's
+          // four with one prmt: nibble a | b << 2 -> bytes 2a, 2a+1, 2b, 2b+1.
+          Value selector;
+          if (sparse) {
+            Value nib = e.band(e.shru(metaBits[u * R + r],
+                                      e.c32(4 * wordInChunk)),
+                               e.c32(15));
+            Value a = e.mul(e.band(nib, e.c32(3)), e.c32(0x22));
+            Value bsel = e.mul(e.shru(nib, e.c32(2)), e.c32(0x2200));
+            selector = e.add(arith::OrIOp::create(b, a, bsel), e.c32(0x1010));
+          }
           for (int64_t m = 0; m < M; ++m)
             for (size_t j = 0; j < pairs.size(); ++j) {
-              Value xp = e.bitcast(e.v2f16(), e.extract(xs[m], j));
+              Value xw = sparse ? e.ptx("prmt.b32 $0, $1, $2, $3;", "=r,r,r,r",
+                                        e.i32(),
+                                        {e.extract(xs[m], 0),
+                                         e.extract(xs[m], 1), selector})
+                                : e.extract(xs[m], j);
+              Value xp = e.bitcast(e.v2f16(), xw);
               hacc[r * M + m] = e.fma(pairs[j], xp, hacc[r * M + m]);
             }
         }
@@ -631,7 +695,11 @@ KernelLaunch MatVecBuilder::build() {
   EncodingAttr enc = spec.encoding;
   MLIRContext *ctx = b.getContext();
   // Parameters, in order; the runtime binds them by name.
-  SmallVector<std::string> names = {"x", "codes", "scales"};
+  SmallVector<std::string> names = {"x", "codes"};
+  if (enc.isQuantized())
+    names.push_back("scales");
+  if (enc.isSparse24())
+    names.push_back("meta");
   if (enc.getZeroPoint() != ZeroPointKind::None)
     names.push_back("zeros");
   if (enc.getGlobalScale())
@@ -683,6 +751,7 @@ KernelLaunch MatVecBuilder::build() {
   x = arg("x");
   codes = arg("codes");
   scales = arg("scales");
+  meta = arg("meta");
   zeros = arg("zeros");
   globalScale = arg("global_scale");
   table = arg("table");

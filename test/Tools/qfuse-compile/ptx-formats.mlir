@@ -37,3 +37,9 @@
 // named codebook: the table is a kernel argument.
 // CHECK-LABEL: .entry qf_matvec_10_m1(
 // CHECK: qf_matvec_10_m1_param_3
+// 2:4 sparse f16: kept values and their 2-bit positions; one prmt picks the
+// kept columns' activations.
+// CHECK-LABEL: .entry qf_matvec_12_m1(
+// CHECK: ld.global.nc.v4.b32
+// CHECK: ld.global.nc.b16
+// CHECK: prmt.b32

@@ -63,3 +63,8 @@ func.func @int4_down_splitk(%x: tensor<?x8960xf16>) -> tensor<?x256xf16> {
   %y = qf.matmul %x, %w : tensor<?x8960xf16>, !qf.weight<256x8960, #qf.enc<int4, group = 128, scale = f16>> -> tensor<?x256xf16>
   return %y : tensor<?x256xf16>
 }
+func.func @sparse24_f16(%x: !x) -> tensor<?x1536xf16> {
+  %w = qf.weight_ref "sp24" : !qf.weight<1536x1536, #qf.enc<f16, sparse = 2:4>>
+  %y = qf.matmul %x, %w : !x, !qf.weight<1536x1536, #qf.enc<f16, sparse = 2:4>> -> tensor<?x1536xf16>
+  return %y : tensor<?x1536xf16>
+}
