@@ -1,5 +1,5 @@
 // Every format the matvec generator lowers, on Qwen2.5-1.5B-sized shapes
-// (hidden 1536, kv 256, mlp 8960) plus an N that is not a multiple of the
+// (hidden 1536, kv 256, mlp 8960) plus Ns that are not a multiple of the
 // block. Shared by the PTX and ptxas tests in this folder.
 !x = tensor<?x1536xf16>
 
@@ -67,4 +67,15 @@ func.func @sparse24_f16(%x: !x) -> tensor<?x1536xf16> {
   %w = qf.weight_ref "sp24" : !qf.weight<1536x1536, #qf.enc<f16, sparse = 2:4>>
   %y = qf.matmul %x, %w : !x, !qf.weight<1536x1536, #qf.enc<f16, sparse = 2:4>> -> tensor<?x1536xf16>
   return %y : tensor<?x1536xf16>
+}
+// Odd K (not a multiple of 256): narrower loads and small groups.
+func.func @int4_odd_k(%x: tensor<?x1064xf16>) -> tensor<?x1000xf16> {
+  %w = qf.weight_ref "int4_k1064" : !qf.weight<1000x1064, #qf.enc<int4, group = 8, scale = f16>>
+  %y = qf.matmul %x, %w : tensor<?x1064xf16>, !qf.weight<1000x1064, #qf.enc<int4, group = 8, scale = f16>> -> tensor<?x1000xf16>
+  return %y : tensor<?x1000xf16>
+}
+func.func @int8_odd_k(%x: tensor<?x1000xf16>) -> tensor<?x333xf16> {
+  %w = qf.weight_ref "int8_k1000" : !qf.weight<333x1000, #qf.enc<int8, per_channel, scale = f16>>
+  %y = qf.matmul %x, %w : tensor<?x1000xf16>, !qf.weight<333x1000, #qf.enc<int8, per_channel, scale = f16>> -> tensor<?x333xf16>
+  return %y : tensor<?x333xf16>
 }
