@@ -120,8 +120,6 @@ FailureOr<json::Value> mlir::qf::buildArtifact(ModuleOp module, StringRef ptx,
     func.walk([&](Operation *op) {
       if (isa<WeightRefOp, TensorRefOp, func::ReturnOp>(op))
         return;
-      if (auto ret = dyn_cast<func::ReturnOp>(op))
-        return;
       auto fused = dyn_cast<FusedMatmulOp>(op);
       if (!fused) {
         if (op->getDialect() && op->getDialect()->getNamespace() == "qf") {

@@ -9,6 +9,7 @@
 #define QFUSE_LIB_TARGET_ARTIFACTWRITER_H
 
 #include "mlir/IR/BuiltinOps.h"
+#include "qfuse/format/ArtifactVersion.h"
 #include "llvm/Support/JSON.h"
 
 #include <map>
@@ -17,7 +18,7 @@
 namespace mlir {
 namespace qf {
 
-constexpr int64_t kArtifactVersion = 1;
+using qfuse::format::kArtifactVersion;
 
 struct ArtifactOptions {
   std::string chip = "sm_90";

@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <random>
+#include <set>
 #include <thread>
 
 namespace qfuse::runtime::check {

@@ -18,6 +18,7 @@
 #ifndef QFUSE_RUNTIME_ARTIFACT_H
 #define QFUSE_RUNTIME_ARTIFACT_H
 
+#include "qfuse/format/ArtifactVersion.h"
 #include "qfuse/format/Encoding.h"
 #include "qfuse/format/Layout.h"
 #include "qfuse/format/Packing.h"
@@ -33,7 +34,7 @@
 namespace qfuse::runtime {
 
 /// The artifact version this runtime reads.
-constexpr int64_t kArtifactVersion = 1;
+using qfuse::format::kArtifactVersion;
 /// The value of the "format" field.
 constexpr std::string_view kArtifactFormat = "qfuse-artifact";
 
