@@ -120,4 +120,25 @@ void transposeCopy(const uint8_t *src, int64_t rows, int64_t cols,
                   src + (r * cols + c) * elementBytes, elementBytes);
 }
 
+bool checkIntegerCheckpointEncoding(const Encoding &enc,
+                                    const std::string &layout,
+                                    std::string &error) {
+  const bool symmetric = enc.format == ElementFormat::Int4 ||
+                         enc.format == ElementFormat::Int8;
+  if ((!symmetric && !enc.isUnsigned()) ||
+      enc.zeroPoint == ZeroPointKind::Float || enc.isSparse24() ||
+      enc.scaleType == ScalarType::F8E8M0FNU)
+    return fail(error, layout +
+                           " stores dense int4/uint4/int8/uint8 with integer "
+                           "zero points and float scales, not <" +
+                           printEncoding(enc) + ">");
+  return true;
+}
+
+void storeGIdx(PackedWeight &weight, const std::vector<int32_t> &gIdx) {
+  uint8_t *dst = component(weight, kGIdx).data.data();
+  for (size_t col = 0; col < gIdx.size(); ++col)
+    storeLE32(dst + 4 * col, uint32_t(gIdx[col]));
+}
+
 } // namespace qfuse::format::detail

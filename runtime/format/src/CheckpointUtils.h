@@ -52,6 +52,16 @@ bool readGIdx(const std::optional<TensorView> &gIdx, const std::string &what,
 bool allocateWeight(const Encoding &enc, int64_t n, int64_t k,
                     PackedWeight &out, std::string &error);
 
+/// The integer encodings GPTQ and compressed-tensors pack-quantized store:
+/// dense int4/uint4/int8/uint8 with integer zero points and float scales.
+/// `layout` names the checkpoint format in the message.
+bool checkIntegerCheckpointEncoding(const Encoding &enc,
+                                    const std::string &layout,
+                                    std::string &error);
+
+/// Writes the act-order group index into the "g_idx" component.
+void storeGIdx(PackedWeight &weight, const std::vector<int32_t> &gIdx);
+
 /// Copies a [rows, cols] matrix of `elementBytes`-sized values, transposed.
 void transposeCopy(const uint8_t *src, int64_t rows, int64_t cols,
                    size_t elementBytes, uint8_t *dst);

@@ -105,11 +105,8 @@ bool fromCompressedTensors(const CompressedTensorsPacked &t,
         putBits(z.data.data() + row * z.shape[1], g, bits, stored);
       }
   }
-  if (actOrder) {
-    uint8_t *dst = component(out, kGIdx).data.data();
-    for (int64_t col = 0; col < k; ++col)
-      storeLE32(dst + 4 * col, uint32_t(gIdx[col]));
-  }
+  if (actOrder)
+    storeGIdx(out, gIdx);
   return true;
 }
 
@@ -119,14 +116,10 @@ bool toCompressedTensors(const PackedWeight &weight, TensorMap &tensors,
   const int64_t n = weight.n, k = weight.k;
   if (!checkComponents(enc, weight.components, n, k, error))
     return false;
+  if (!checkIntegerCheckpointEncoding(enc, "pack-quantized", error))
+    return false;
   const bool symmetric = enc.format == ElementFormat::Int4 ||
                          enc.format == ElementFormat::Int8;
-  if ((!symmetric && !enc.isUnsigned()) ||
-      enc.zeroPoint == ZeroPointKind::Float || enc.isSparse24() ||
-      enc.scaleType == ScalarType::F8E8M0FNU)
-    return fail(error, "pack-quantized stores dense int4/uint4/int8/uint8 "
-                       "with integer zero points and float scales, not <" +
-                           printEncoding(enc) + ">");
   const int bits = int(codeBits(enc)), per = 32 / bits;
   const int64_t wordsPerRow = (k * bits + 31) / 32;
   const int64_t groups = numGroups(enc, k);

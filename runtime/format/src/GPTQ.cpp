@@ -93,11 +93,8 @@ bool fromGPTQv1(const GPTQv1Tensors &t, const LinearConfig &config,
         putBits(z.data.data() + col * zeroRowBytes, g, bits,
                 zeros[g * n + col]);
   }
-  if (actOrder) {
-    uint8_t *dst = component(out, kGIdx).data.data();
-    for (int64_t col = 0; col < k; ++col)
-      storeLE32(dst + 4 * col, uint32_t(gIdx[col]));
-  }
+  if (actOrder)
+    storeGIdx(out, gIdx);
   return true;
 }
 
@@ -107,14 +104,10 @@ bool toGPTQv1(const PackedWeight &weight, TensorMap &tensors,
   const int64_t n = weight.n, k = weight.k;
   if (!checkComponents(enc, weight.components, n, k, error))
     return false;
+  if (!checkIntegerCheckpointEncoding(enc, "GPTQ", error))
+    return false;
   const bool symmetric = enc.format == ElementFormat::Int4 ||
                          enc.format == ElementFormat::Int8;
-  if ((!symmetric && !enc.isUnsigned()) ||
-      enc.zeroPoint == ZeroPointKind::Float || enc.isSparse24() ||
-      enc.scaleType == ScalarType::F8E8M0FNU)
-    return fail(error, "GPTQ stores dense int4/uint4/int8/uint8 with integer "
-                       "zero points and float scales, not <" +
-                           printEncoding(enc) + ">");
   const int bits = int(codeBits(enc)), per = 32 / bits;
   if (k % per != 0 || n % per != 0)
     return fail(error, "GPTQ packs " + std::to_string(per) +
