@@ -24,7 +24,9 @@
 //   int8/uint8: prmt pairs bytes with 0x64 for the same 1024 + u trick.
 //   fp8e4m3: cvt.rn.f16x2.e4m3x2 on each 16-bit half.
 //   nf4, fp4e2m1, 4-bit codebooks (row_major: byte j = elements 2j, 2j+1):
-//     a 256-entry shared-memory table of half2 maps each byte to its pair.
+//     a 16-entry shared-memory table replicated across the 32 banks, so each
+//     lane's lookups hit its own bank (conflict-free for random codes); one
+//     prmt pairs two looked-up halves.
 //
 //===----------------------------------------------------------------------===//
 
@@ -226,7 +228,8 @@ private:
   std::string name;
   // Kernel arguments.
   Value x, codes, scales, meta, zeros, globalScale, table, bias, residual, y;
-  Value lut;      // shared half2 table (Lut4)
+  Value lut;      // shared code table, one copy per bank (Lut4)
+  Value laneBytes; // 4 * lane: this lane's column of the table
   LLVM::GlobalOp codeTable; // constant code values (Lut4, built-in tables)
   Value redSmem;  // shared f32 partial sums
   KernelLaunch launch;
@@ -413,14 +416,21 @@ SmallVector<Value> MatVecBuilder::decodeWord(Value w, Value zero) {
     pairs.push_back(h2(w));
     break;
   case Decode::Lut4: {
+    // Code c of this lane is at word c * 32 + lane: every lane reads its own
+    // bank, so random codes never conflict. Byte offset (c << 7) + 4 lane,
+    // with c taken straight from its nibble by one shift and one mask.
     auto sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
-    for (int64_t j = 0; j < 4; ++j) {
-      Value byte = e.band(e.shru(w, e.c32(8 * j)), e.c32(255));
-      Value off = e.mul(byte, e.c32(4));
+    auto lookup = [&](int64_t nibble) {
+      int64_t shift = 4 * nibble - 7; // nibble bits -> bits 7..10
+      Value moved = shift >= 0 ? e.shru(w, e.c32(shift))
+                               : arith::ShLIOp::create(b, w, e.c32(-shift));
+      Value off = e.add(e.band(moved, e.c32(15 << 7)), laneBytes);
       Value ptr = LLVM::GEPOp::create(b, sharedPtr, e.i8(), lut,
                                       ValueRange{off});
-      pairs.push_back(h2(LLVM::LoadOp::create(b, e.i32(), ptr, 4)));
-    }
+      return LLVM::LoadOp::create(b, e.i32(), ptr, 4).getResult();
+    };
+    for (int64_t j = 0; j < 4; ++j) // byte j: elements 2j (low), 2j+1
+      pairs.push_back(h2(e.prmt(lookup(2 * j), lookup(2 * j + 1), 0x5410)));
     break;
   }
   }
@@ -465,22 +475,18 @@ Value MatVecBuilder::tableValue(Value index) {
   return e.loadRO(e.f16(), e.gepBytes(base, e.mul(idx64, e.c64(2))), 2);
 }
 
-/// Fills the shared 256-entry half2 table: entry b = (value(b & 15),
-/// value(b >> 4)), the pair of elements stored in byte b.
+/// Fills the shared table: 16 code values, each replicated in all 32 banks
+/// (word c * 32 + l holds value(c) for lane l), in the low half of a word.
 void MatVecBuilder::buildLut() {
   Value tid = e.tidX();
   int64_t threads = p.warps * 32;
-  auto loop = scf::ForOp::create(b, tid, e.c32(256), e.c32(threads));
+  auto loop = scf::ForOp::create(b, tid, e.c32(16 * 32), e.c32(threads));
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Value t = loop.getInductionVar();
-    Value lo = tableValue(e.band(t, e.c32(15)));
-    Value hi = tableValue(e.shru(t, e.c32(4)));
-    Value loBits = arith::ExtUIOp::create(b, e.i32(), e.bitcast(e.i16(), lo));
-    Value hiBits = arith::ExtUIOp::create(b, e.i32(), e.bitcast(e.i16(), hi));
-    Value entry = arith::OrIOp::create(
-        b, loBits, arith::ShLIOp::create(b, hiBits, e.c32(16)));
+    Value value = tableValue(e.shru(t, e.c32(5)));
+    Value entry = arith::ExtUIOp::create(b, e.i32(), e.bitcast(e.i16(), value));
     auto sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
     Value ptr = LLVM::GEPOp::create(b, sharedPtr, e.i8(), lut,
                                     ValueRange{e.mul(t, e.c32(4))});
@@ -769,9 +775,10 @@ KernelLaunch MatVecBuilder::build() {
   }
   if (p.decode == Decode::Lut4) {
     lut = sharedAddr(b, sharedArray(b, module, b.getLoc(), name + "_lut",
-                                    e.i32(), 256));
-    shared += 256 * 4;
+                                    e.i32(), 16 * 32));
+    shared += 16 * 32 * 4;
     buildLut();
+    laneBytes = e.mul(e.band(e.tidX(), e.c32(31)), e.c32(4));
   }
 
   Value tid = e.tidX();
