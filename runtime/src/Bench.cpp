@@ -92,6 +92,16 @@ Stats Stats::of(std::vector<double> samplesMs) {
   return stats;
 }
 
+namespace {
+/// One timed iteration ran every rotating copy once: per-copy samples.
+Stats samplesPerCopy(const Stats &perIteration, int copies) {
+  std::vector<double> samples;
+  for (double ms : perIteration.samplesMs)
+    samples.push_back(ms / copies);
+  return Stats::of(std::move(samples));
+}
+} // namespace
+
 Stats timeOnStream(CUstream stream, const Config &config,
                    const std::function<void(int iteration)> &enqueue,
                    const std::function<void()> &beforeEach) {
@@ -285,10 +295,7 @@ GemmResult cublasGemm(const cuda::Context &context, cuda::Cublas &cublas,
         if (flusher)
           flusher->flush(stream);
       });
-  std::vector<double> perPass;
-  for (double ms : perReplay.samplesMs)
-    perPass.push_back(ms / result.copies);
-  result.stats = Stats::of(std::move(perPass));
+  result.stats = samplesPerCopy(perReplay, result.copies);
   result.gbPerSecond =
       double(result.bytesPerPass) / (result.stats.medianMs * 1e6);
   result.tflops = double(result.flopsPerPass) / (result.stats.medianMs * 1e9);
@@ -427,10 +434,7 @@ PlanResult artifactPlan(const cuda::Context &context, Executor &executor,
         if (flusher)
           flusher->flush(stream);
       });
-  std::vector<double> perRun;
-  for (double ms : perIteration.samplesMs)
-    perRun.push_back(ms / result.copies);
-  result.stats = Stats::of(std::move(perRun));
+  result.stats = samplesPerCopy(perIteration, result.copies);
   result.gbPerSecond =
       double(result.bytesPerRun) / (result.stats.medianMs * 1e6);
   return result;
