@@ -7,104 +7,51 @@ distinct weights per layer (DESIGN.md, performance method).
 
     python3 bench/decode_step_ir.py --model llama3-8b --encoding int4-g128 \
         --batch 1 -o artifacts/llama3-8b-int4-g128-b1.mlir
+
+A thin wrapper over the Python frontend (python-frontend/qfuse): the encoding
+names and the emitter are defined there, once.
 """
 import argparse
+import os
 import sys
 
-# hidden, kv (num_kv_heads * head_dim), intermediate, vocab, layers
-MODELS = {
-    "qwen2.5-1.5b": (1536, 256, 8960, 151936, 28),
-    "llama3-8b": (4096, 1024, 14336, 128256, 32),
-}
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "python-frontend"))
+from qfuse import decode_step  # noqa: E402
+from qfuse.encodings import EncodingError, encoding_text, valid_names  # noqa: E402
 
-ENCODINGS = {
-    "int4-g128": "int4, group = 128, scale = f16",
-    "uint4-g128-asym": "uint4, group = 128, scale = f16, zero = int",
-    "nf4": "nf4, group = 64, scale = f32",
-    "int8": "int8, per_channel, scale = f16",
-    "fp8": "fp8e4m3, per_channel, scale = f32",
-    "nvfp4": "fp4e2m1, group = 16, scale = f8E4M3FN, global_scale",
-    "mxfp4": "fp4e2m1, group = 32, scale = f8E8M0FNU",
-    "sparse24-f16": "f16, sparse = 2:4",
-}
+MODELS = decode_step.MODELS
 
 
 def projections(model):
-    hidden, kv, inter, vocab, _ = MODELS[model]
-    return [
-        ("q_proj", hidden, hidden),
-        ("k_proj", kv, hidden),
-        ("v_proj", kv, hidden),
-        ("o_proj", hidden, hidden),
-        ("gate_proj", inter, hidden),
-        ("up_proj", inter, hidden),
-        ("down_proj", hidden, inter),
-        ("lm_head", vocab, hidden),
-    ]
+    return decode_step.reference_projections(model)
 
 
 def emit_full_step(model, encoding, batch):
     """All layers: layers x (q, k, v, o, gate, up, down) + lm_head, each with
     its own weight, reading one input per projection kind."""
-    enc = ENCODINGS[encoding]
-    hidden, _, inter, _, layers = MODELS[model]
-    m = str(batch)
-    projs = projections(model)
-    lines = [f"// {model} whole decode step ({layers} layers), {encoding}, batch {batch}.",
-             f"#enc = #qf.enc<{enc}>",
-             f"func.func @decode_step(%h: tensor<{m}x{hidden}xf16> {{qf.name = \"hidden\"}}, "
-             f"%a: tensor<{m}x{inter}xf16> {{qf.name = \"act\"}}) -> ("]
-    header = len(lines) - 1
-    count = 0
-    results = []
-    for layer in range(layers):
-        for name, n, k in projs[:-1]:
-            wt = f"!qf.weight<{n}x{k}, #enc>"
-            src = "%a" if k == inter else "%h"
-            lines.append(f"  %w{count} = qf.weight_ref \"model.layers.{layer}.{name}\" : {wt}")
-            lines.append(f"  %y{count} = qf.matmul {src}, %w{count} : tensor<{m}x{k}xf16>, {wt} -> tensor<{m}x{n}xf16>")
-            results.append((f"%y{count}", f"tensor<{m}x{n}xf16>"))
-            count += 1
-    name, n, k = projs[-1]
-    wt = f"!qf.weight<{n}x{k}, #enc>"
-    lines.append(f"  %wl = qf.weight_ref \"lm_head\" : {wt}")
-    lines.append(f"  %logits = qf.matmul %h, %wl : tensor<{m}x{k}xf16>, {wt} -> tensor<{m}x{n}xf16>")
-    # Every output is returned: an unused (pure) matmul would be erased.
-    results.append(("%logits", f"tensor<{m}x{n}xf16>"))
-    types = ", ".join(t for _, t in results)
-    lines[header] += types + ") {"
-    lines.append(f"  return {', '.join(v for v, _ in results)} : {types}")
-    lines.append("}")
-    return "\n".join(lines) + "\n"
+    return decode_step.emit_full_step(model, projections(model), MODELS[model][4],
+                                      encoding, batch)
 
 
 def emit(model, encoding, batch, only=None):
-    enc = ENCODINGS[encoding]
-    m = str(batch)
-    lines = [f"// {model} decode-step linear layers, {encoding}, batch {batch}.",
-             f"#enc = #qf.enc<{enc}>"]
-    projs = [p for p in projections(model) if only is None or p[0] == only]
-    args = ", ".join(
-        f"%x{i}: tensor<{m}x{k}xf16> {{qf.name = \"{name}.in\"}}"
-        for i, (name, _, k) in enumerate(projs))
-    results = ", ".join(f"tensor<{m}x{n}xf16>" for _, n, _ in projs)
-    lines.append(f"func.func @decode_step({args}) -> ({results}) {{")
-    outs = []
-    for i, (name, n, k) in enumerate(projs):
-        wt = f"!qf.weight<{n}x{k}, #enc>"
-        lines.append(f"  %w{i} = qf.weight_ref \"{name}\" : {wt}")
-        lines.append(f"  %y{i} = qf.matmul %x{i}, %w{i} : tensor<{m}x{k}xf16>, "
-                     f"{wt} -> tensor<{m}x{n}xf16>")
-        outs.append(f"%y{i}")
-    lines.append(f"  return {', '.join(outs)} : {results}")
-    lines.append("}")
-    return "\n".join(lines) + "\n"
+    return decode_step.emit_shapes(model, projections(model), encoding, batch, only)
+
+
+def encoding_name(name):
+    try:
+        encoding_text(name)
+    except EncodingError as e:
+        raise argparse.ArgumentTypeError(str(e))
+    return name
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", choices=sorted(MODELS), required=True)
-    parser.add_argument("--encoding", choices=sorted(ENCODINGS))
+    parser.add_argument("--encoding", type=encoding_name,
+                        help="an encoding name: " + ", ".join(valid_names()) +
+                        ", int4-g<G>, ...")
     parser.add_argument("--batch", type=int, default=1)
     parser.add_argument("--only", help="one projection (q_proj, ..., lm_head)")
     parser.add_argument("--full-step", action="store_true",

@@ -1,0 +1,19 @@
+"""qfuse: the Python frontend of the qfuse compiler.
+
+- `qfuse.encodings`: encoding names ("int4-g128", "nf4", ...) -> #qf.enc text
+- `qfuse.ir`: a builder for qf dialect IR text
+- `qfuse.model`: Hugging Face config.json -> the IR of a whole decode step
+- `qfuse.decode_step`: the decode step's linear layers, as the benchmarks run them
+- `qfuse.tools`: qfuse-opt / qfuse-compile
+- `qfuse.report`: the roofline report (table, SVG)
+- `qfuse.runtime`: ctypes bindings over the runtime's C API
+
+Command line: python3 -m qfuse {emit,compile,report,run,bench,quantize,encodings}.
+"""
+__version__ = "0.1.0"
+
+from .encodings import EncodingError, EncodingPlan, encoding_attr, encoding_text  # noqa: F401
+from .model import ConfigError, ModelConfig, emit_decode_step_only, emit_model  # noqa: F401
+
+__all__ = ["ConfigError", "EncodingError", "EncodingPlan", "ModelConfig", "encoding_attr",
+           "encoding_text", "emit_decode_step_only", "emit_model"]

@@ -1,0 +1,290 @@
+"""python3 -m qfuse {emit,compile,report,run,bench,quantize,encodings}."""
+import argparse
+import json
+import os
+import re
+import sys
+import tempfile
+
+from . import __version__
+from .encodings import (FAMILY_HELP, NAMED_ENCODINGS, ALIASES, EncodingError,
+                        EncodingPlan, encoding_text, valid_names)
+from .ir import IRError
+from .model import ConfigError, ModelConfig, emit_decode_step_only, emit_model
+from .progress import Progress
+from .tools import ToolError, compile_ir, verify
+
+
+class CliError(Exception):
+    pass
+
+
+def _add_model_args(p, config_required):
+    g = p.add_argument_group("model (from a Hugging Face config.json)")
+    g.add_argument("--config", required=config_required,
+                   help="config.json of a LlamaForCausalLM, MistralForCausalLM or "
+                        "Qwen2ForCausalLM")
+    g.add_argument("--encoding", default="int4-g128",
+                   help="weight encoding of every linear layer (default int4-g128): "
+                        + ", ".join(sorted(NAMED_ENCODINGS)) + "; or " + FAMILY_HELP)
+    g.add_argument("--override", action="append", default=[], metavar="PROJ=ENC,...",
+                   help="per-projection encodings, e.g. lm_head=fp16,down_proj=int8 "
+                        "(keys: q_proj ... lm_head, a weight name or a pattern)")
+    g.add_argument("--layers", type=int, help="emit only the first N decoder layers")
+    g.add_argument("--batch", type=int, default=1, help="rows per decode step (M)")
+    g.add_argument("--max-seq", type=int,
+                   help="KV cache positions (default max_position_embeddings)")
+    g.add_argument("--dtype", default="f16", choices=("f16", "bf16"),
+                   help="activation type of the whole model")
+    g.add_argument("--decode-step-only", action="store_true",
+                   help="only the linear layers (every layer's q..down + lm_head), "
+                        "as the benchmarks measure them")
+
+
+def _emit_text(args):
+    cfg = ModelConfig.load(args.config)
+    plan = EncodingPlan(args.encoding, args.override)
+    with Progress("emitting", total=args.layers or cfg.num_hidden_layers) as progress:
+        if args.decode_step_only:
+            return emit_decode_step_only(cfg, plan, args.batch, args.layers, progress)
+        return emit_model(cfg, plan, args.batch, args.layers, args.max_seq, args.dtype,
+                          progress)
+
+
+def _write(text, output):
+    if output in (None, "-"):
+        sys.stdout.write(text)
+    else:
+        with open(output, "w") as f:
+            f.write(text)
+
+
+def cmd_emit(args):
+    text = _emit_text(args)
+    _write(text, args.output)
+    if args.verify:
+        if args.output in (None, "-"):
+            raise CliError("--verify needs -o FILE")
+        verify(args.output)
+        print(f"qfuse emit: {args.output} verifies with qfuse-opt", file=sys.stderr)
+
+
+def _input_ir(args, tmpdir):
+    """The IR file a command works on: the positional input, or --config emitted."""
+    if args.input and args.config:
+        raise CliError("give either an input .mlir or --config, not both")
+    if args.input:
+        if not os.path.exists(args.input):
+            raise CliError(f"{args.input}: no such file")
+        return args.input
+    if not args.config:
+        raise CliError("expected an input .mlir or --config config.json")
+    path = os.path.join(tmpdir, "model.mlir")
+    with open(path, "w") as f:
+        f.write(_emit_text(args))
+    return path
+
+
+def _explain_compile_error(msg):
+    """Ops qfuse-compile cannot lower yet, summarized instead of one error each."""
+    ops = re.findall(r"'(qf\.\w+)' op has no GPU lowering yet", msg)
+    if not ops:
+        return msg
+    counts = {op: ops.count(op) for op in dict.fromkeys(ops)}
+    first = msg.splitlines()[0]
+    return (f"{first}\nqfuse-compile has no GPU lowering yet for "
+            + ", ".join(f"{op} ({n}x)" for op, n in counts.items())
+            + "; it lowers the linear layers (qf.fused_matmul) only so far. Use "
+            "--decode-step-only for an artifact of the linear layers, or --emit=mlir "
+            "to see the whole model after the pipeline")
+
+
+def cmd_compile(args):
+    with tempfile.TemporaryDirectory(prefix="qfuse-") as tmp:
+        ir = _input_ir(args, tmp)
+        batches = [int(b) for b in args.batch_sizes.split(",")] if args.batch_sizes else None
+        try:
+            _, err = compile_ir(ir, args.output, chip=args.chip, batch_sizes=batches,
+                                emit=args.emit, tuning_db=args.tuning_db)
+        except ToolError as e:
+            raise CliError(_explain_compile_error(str(e))) from None
+        if err.strip():
+            sys.stderr.write(err)
+    print(f"qfuse compile: wrote {args.output}", file=sys.stderr)
+
+
+def cmd_report(args):
+    from .report import (format_table, load_measurements, match_measurements,
+                         run_roofline, write_svg)
+    with tempfile.TemporaryDirectory(prefix="qfuse-") as tmp:
+        ir = _input_ir(args, tmp)
+        entries = run_roofline(ir, batch=args.batch, bandwidth_gbps=args.bandwidth_gbps,
+                               peak_tflops=args.peak_tflops, tuning_db=args.tuning_db)
+    steps = []
+    if args.bench:
+        steps = match_measurements(entries, load_measurements(args.bench))
+    sys.stdout.write(format_table(entries, steps, per_op=args.per_op))
+    sys.stdout.flush()
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(entries, f, indent=2)
+    if args.svg:
+        title = f"qfuse roofline: {os.path.basename(args.input or args.config)}, batch {args.batch}"
+        write_svg(entries, args.svg, title)
+        print(f"qfuse report: wrote {args.svg}", file=sys.stderr)
+
+
+def _open_runtime(args):
+    from .runtime import Runtime
+    rt = Runtime(args.artifact, device=args.device)
+    if args.weights:
+        with Progress("loading weights"):
+            rt.load_weights(args.weights)
+    else:
+        with Progress("binding random weights"):
+            rt.bind_random_weights(args.seed)
+    return rt
+
+
+def cmd_run(args):
+    from .runtime import numpy, random_inputs
+    with _open_runtime(args) as rt:
+        batches = [args.batch] if args.batch else rt.plan_batches()
+        for batch in batches:
+            for item in args.input or []:
+                name, _, path = item.partition("=")
+                if numpy is not None and path.endswith(".npy"):
+                    rt.set_input(batch, name, numpy.load(path))
+                else:
+                    with open(path, "rb") as f:
+                        rt.set_input(batch, name, f.read())
+            if not args.input:
+                random_inputs(rt, batch, args.seed)
+            rt.run(batch)
+            for name in rt.outputs:
+                y = rt.get_output(batch, name)
+                if args.output_dir:
+                    os.makedirs(args.output_dir, exist_ok=True)
+                    path = os.path.join(args.output_dir, f"{name}.b{batch}")
+                    if numpy is not None and not isinstance(y, bytes):
+                        numpy.save(path + ".npy", y)
+                    else:
+                        with open(path + ".bin", "wb") as f:
+                            f.write(y)
+                summary = (f"shape {list(y.shape)}, mean |y| {float(abs(y.astype('float32')).mean()):.4g}"
+                           if not isinstance(y, bytes) else f"{len(y)} bytes")
+                print(f"batch {batch}: {name}: {summary}")
+
+
+def cmd_bench(args):
+    with _open_runtime(args) as rt:
+        from .runtime import random_inputs
+        results = []
+        batches = [args.batch] if args.batch else rt.plan_batches()
+        with Progress("benchmarking", total=len(batches)) as progress:
+            for i, batch in enumerate(batches):
+                random_inputs(rt, batch, args.seed)
+                results.append(rt.benchmark(batch, iterations=args.iterations,
+                                            warmup=args.warmup))
+                progress.update(i + 1)
+        for r in results:
+            print(f"batch {r['batch']}: median {r['median_us']:.1f} us "
+                  f"(min {r['min_us']:.1f}, max {r['max_us']:.1f}, {r['iterations']} runs; "
+                  "host-timed qfuse_run; qfuse-bench measures with CUDA graphs and "
+                  "rotating weights)")
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump({"artifact": args.artifact, "results": results}, f, indent=2)
+
+
+def cmd_quantize(args):
+    from .runtime import quantize
+    quantize(args.checkpoint, args.encoding)
+
+
+def cmd_encodings(args):
+    for name in valid_names():
+        target = f" (= {ALIASES[name]})" if name in ALIASES else ""
+        print(f"{name:16s} #qf.enc<{encoding_text(name)}>{target}")
+    print(f"and {FAMILY_HELP}")
+
+
+def build_parser():
+    p = argparse.ArgumentParser(prog="qfuse", description=(
+        "The qfuse Python frontend: emit qf IR from a Hugging Face config.json, "
+        "compile it with qfuse-compile, report its roofline, and run artifacts "
+        "through the runtime's C API."))
+    p.add_argument("--version", action="version", version=f"qfuse {__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    e = sub.add_parser("emit", help="write the qf IR of a model")
+    _add_model_args(e, config_required=True)
+    e.add_argument("-o", "--output", default="-")
+    e.add_argument("--verify", action="store_true", help="check the IR with qfuse-opt")
+    e.set_defaults(func=cmd_emit)
+
+    c = sub.add_parser("compile", help="qfuse-compile an .mlir (or a config) to an artifact")
+    c.add_argument("input", nargs="?", help="input .mlir (or use --config)")
+    _add_model_args(c, config_required=False)
+    c.add_argument("-o", "--output", required=True)
+    c.add_argument("--chip", default="sm_90", help="sm_80 or sm_90")
+    c.add_argument("--batch-sizes", help="e.g. 1,2,4,8 (for a dynamic M)")
+    c.add_argument("--emit", default="artifact", choices=("artifact", "mlir", "ptx"))
+    c.add_argument("--tuning-db")
+    c.set_defaults(func=cmd_compile)
+
+    r = sub.add_parser("report", help="roofline per layer (qf-roofline), table and SVG")
+    r.add_argument("input", nargs="?", help="input .mlir (or use --config)")
+    _add_model_args(r, config_required=False)
+    r.add_argument("--bandwidth-gbps", type=float)
+    r.add_argument("--peak-tflops", type=float)
+    r.add_argument("--tuning-db")
+    r.add_argument("--bench", action="append", metavar="JSON_OR_DIR",
+                   help="qfuse-bench JSON (or a bench/results folder) with measured times")
+    r.add_argument("--per-op", action="store_true", help="one row per linear layer")
+    r.add_argument("--svg", help="write a roofline plot")
+    r.add_argument("--json", help="write the qf-roofline entries")
+    r.set_defaults(func=cmd_report)
+
+    for name, fn, text in (("run", cmd_run, "run an artifact on the GPU"),
+                           ("bench", cmd_bench, "time an artifact on the GPU")):
+        s = sub.add_parser(name, help=text)
+        s.add_argument("artifact")
+        s.add_argument("--device", type=int, default=0)
+        s.add_argument("--batch", type=int, help="one batch size (default: every plan)")
+        s.add_argument("--weights", help="qfuse-packed safetensors (default: random weights)")
+        s.add_argument("--seed", type=int, default=1234)
+        if name == "run":
+            s.add_argument("--input", action="append", metavar="NAME=FILE",
+                           help="input buffer from .npy or raw bytes (default: random)")
+            s.add_argument("--output-dir")
+        else:
+            s.add_argument("--iterations", type=int, default=20)
+            s.add_argument("--warmup", type=int, default=3)
+            s.add_argument("--json")
+        s.set_defaults(func=fn)
+
+    q = sub.add_parser("quantize", help="pack a checkpoint (not available yet)")
+    q.add_argument("checkpoint")
+    q.add_argument("--encoding", default="int4-g128")
+    q.add_argument("-o", "--output")
+    q.set_defaults(func=cmd_quantize)
+
+    n = sub.add_parser("encodings", help="list the encoding names")
+    n.set_defaults(func=cmd_encodings)
+    return p
+
+
+def main(argv=None):
+    from .runtime import QfuseError
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        args.func(args)
+    except (CliError, ConfigError, EncodingError, IRError, ToolError, QfuseError,
+            ValueError, OSError) as e:
+        print(f"qfuse {args.command}: error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    return 0

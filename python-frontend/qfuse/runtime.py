@@ -1,0 +1,343 @@
+"""ctypes bindings over the runtime's C API (runtime/include/qfuse/runtime/qfuse.h).
+
+    from qfuse.runtime import Runtime
+    with Runtime("model.qfa") as rt:
+        rt.bind_random_weights(1234)          # or rt.load_weights("w.safetensors")
+        rt.set_input(1, "hidden", x)          # numpy array (or bytes)
+        rt.run(1)
+        y = rt.get_output(1, "model.layers.0.q_proj.out")
+        print(rt.benchmark(1, iterations=50))
+
+The library is libqfuse_c.so: $QFUSE_C_LIBRARY, else $QFUSE_BUILD_DIR/lib, else
+the repository's build*/lib. It links the CUDA driver (libcuda.so.1); where
+no driver is installed, the CUDA toolkit's stub is loaded in its place so
+that the host-only calls (artifact_version, validate_artifact,
+canonical_encoding, device_count = 0) still work, and opening a runtime
+says that no GPU is there.
+"""
+import ctypes
+import json
+import os
+import statistics
+import time
+
+from .tools import REPO_ROOT, build_dirs
+
+try:
+    import numpy
+except ImportError:  # numpy is optional: bytes in and out without it
+    numpy = None
+
+LIBRARY = "libqfuse_c.so"
+_DTYPES = {"f16": "float16", "f32": "float32", "i32": "int32", "bf16": None}
+_DTYPE_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "i32": 4}
+
+
+class QfuseError(RuntimeError):
+    """Base of the binding's errors; the message is the C API's."""
+
+
+class LibraryNotFoundError(QfuseError):
+    """libqfuse_c.so is not built or cannot be loaded."""
+
+
+class NoDeviceError(QfuseError):
+    """No CUDA device (or no driver): the call needs a GPU."""
+
+
+class NotAvailableError(QfuseError):
+    """The runtime does not offer this feature yet."""
+
+
+def _candidates():
+    if os.environ.get("QFUSE_C_LIBRARY"):
+        return [os.environ["QFUSE_C_LIBRARY"]]  # explicit: nothing else
+    paths = []
+    for d in build_dirs():
+        paths.append(os.path.join(d, "lib", LIBRARY))
+    paths.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), LIBRARY))
+    return paths
+
+
+def _cuda_stub():
+    roots = [os.environ.get(v) for v in ("CUDA_HOME", "CUDA_PATH", "CUDA_ROOT")]
+    for root in [r for r in roots if r] + ["/usr/local/cuda"]:
+        for sub in ("lib64/stubs", "targets/x86_64-linux/lib/stubs", "lib/stubs"):
+            path = os.path.join(root, sub, "libcuda.so")
+            if os.path.exists(path):
+                return path
+    return None
+
+
+class Library:
+    """The loaded C API with its prototypes. `driver` is False when the CUDA
+    toolkit's stub stands in for a missing driver. Candidates, in order:
+    `path`, else $QFUSE_C_LIBRARY alone, else <build dir>/lib/libqfuse_c.so
+    for $QFUSE_BUILD_DIR and the repository's build*/, else beside the package."""
+
+    def __init__(self, path=None):
+        tried = []
+        candidates = [path] if path else _candidates()
+        self.driver = True
+        self.path = None
+        for candidate in candidates:
+            if not os.path.exists(candidate):
+                tried.append(f"{candidate} (absent)")
+                continue
+            try:
+                self.lib = ctypes.CDLL(candidate)
+            except OSError as e:
+                if "libcuda.so" not in str(e):
+                    raise LibraryNotFoundError(f"{candidate} exists but cannot be "
+                                               f"loaded: {e}") from None
+                stub = _cuda_stub()
+                if not stub:
+                    raise LibraryNotFoundError(
+                        f"{candidate} needs the NVIDIA driver (libcuda.so.1), which is "
+                        "not installed here, and no CUDA toolkit stub was found to load "
+                        "it for host-only use; run on a machine with a GPU") from None
+                ctypes.CDLL(stub, mode=ctypes.RTLD_GLOBAL)
+                self.lib = ctypes.CDLL(candidate)
+                self.driver = False
+            self.path = candidate
+            break
+        if self.path is None:
+            raise LibraryNotFoundError(
+                f"{LIBRARY} not found; tried {', '.join(tried)}. Build it (the runtime "
+                "needs the CUDA toolkit: cmake --build <dir> --target qfuse_c) and set "
+                "QFUSE_BUILD_DIR=<dir> or QFUSE_C_LIBRARY=<path>")
+        self._prototypes()
+
+    def _prototypes(self):
+        L = self.lib
+        c = ctypes
+        sig = {
+            "qfuse_artifact_version": (c.c_int, []),
+            "qfuse_last_error": (c.c_char_p, []),
+            "qfuse_validate_artifact": (c.c_int, [c.c_char_p]),
+            "qfuse_canonical_encoding": (c.c_int, [c.c_char_p, c.c_char_p, c.c_size_t]),
+            "qfuse_device_count": (c.c_int, []),
+            "qfuse_open": (c.c_void_p, [c.c_char_p, c.c_int]),
+            "qfuse_close": (None, [c.c_void_p]),
+            "qfuse_load_weights": (c.c_int, [c.c_void_p, c.c_char_p]),
+            "qfuse_bind_random_weights": (c.c_int, [c.c_void_p, c.c_uint64]),
+            "qfuse_plan_batches": (c.c_int, [c.c_void_p, c.POINTER(c.c_int64), c.c_int]),
+            "qfuse_buffer_bytes": (c.c_int64, [c.c_void_p, c.c_int64, c.c_char_p]),
+            "qfuse_set_input": (c.c_int, [c.c_void_p, c.c_int64, c.c_char_p,
+                                          c.c_void_p, c.c_size_t]),
+            "qfuse_run": (c.c_int, [c.c_void_p, c.c_int64]),
+            "qfuse_get_output": (c.c_int, [c.c_void_p, c.c_int64, c.c_char_p,
+                                           c.c_void_p, c.c_size_t]),
+        }
+        for name, (restype, argtypes) in sig.items():
+            fn = getattr(L, name)
+            fn.restype = restype
+            fn.argtypes = argtypes
+
+    def error(self):
+        return self.lib.qfuse_last_error().decode(errors="replace")
+
+    def check(self, rc, what):
+        if rc != 0:
+            raise QfuseError(f"{what}: {self.error()}")
+
+    # -- host-only calls ------------------------------------------------------
+    def artifact_version(self):
+        return self.lib.qfuse_artifact_version()
+
+    def device_count(self):
+        return self.lib.qfuse_device_count() if self.driver else 0
+
+    def validate_artifact(self, path):
+        self.check(self.lib.qfuse_validate_artifact(os.fsencode(path)), "validate")
+
+    def canonical_encoding(self, text):
+        out = ctypes.create_string_buffer(4096)
+        self.check(self.lib.qfuse_canonical_encoding(text.encode(), out, len(out)),
+                   "canonical_encoding")
+        return out.value.decode()
+
+
+_library = None
+
+
+def load_library(path=None):
+    """The process's Library (loaded once unless `path` is given)."""
+    global _library
+    if path:
+        return Library(path)
+    if _library is None:
+        _library = Library()
+    return _library
+
+
+def require_gpu(lib=None):
+    lib = lib or load_library()
+    if not lib.driver:
+        raise NoDeviceError("no NVIDIA driver here (libcuda.so.1 is missing; "
+                            f"{lib.path} was loaded against the CUDA stub for host-only "
+                            "calls): running an artifact needs a GPU")
+    count = lib.device_count()
+    if count <= 0:
+        raise NoDeviceError("no CUDA device: qfuse_device_count() = 0; running an "
+                            "artifact needs a GPU")
+    return count
+
+
+class Runtime:
+    """An artifact loaded on a device, with its weights and buffers."""
+
+    def __init__(self, artifact, device=0, library=None):
+        self.lib = library or load_library()
+        self.artifact_path = os.fspath(artifact)
+        self.meta = _read_artifact(self.artifact_path)
+        self.lib.validate_artifact(self.artifact_path)
+        require_gpu(self.lib)
+        self.handle = self.lib.lib.qfuse_open(os.fsencode(self.artifact_path), device)
+        if not self.handle:
+            raise QfuseError(f"open {self.artifact_path}: {self.lib.error()}")
+
+    def close(self):
+        if getattr(self, "handle", None):
+            self.lib.lib.qfuse_close(self.handle)
+            self.handle = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        self.close()
+
+    # -- weights --------------------------------------------------------------
+    def load_weights(self, safetensors_path):
+        self.lib.check(self.lib.lib.qfuse_load_weights(self.handle,
+                                                       os.fsencode(safetensors_path)),
+                       "load_weights")
+
+    def bind_random_weights(self, seed=1234):
+        self.lib.check(self.lib.lib.qfuse_bind_random_weights(self.handle, seed),
+                       "bind_random_weights")
+
+    # -- buffers --------------------------------------------------------------
+    def plan_batches(self):
+        out = (ctypes.c_int64 * 64)()
+        n = self.lib.lib.qfuse_plan_batches(self.handle, out, 64)
+        if n < 0:
+            raise QfuseError(f"plan_batches: {self.lib.error()}")
+        return list(out[:min(n, 64)])
+
+    def buffer_bytes(self, batch, name):
+        n = self.lib.lib.qfuse_buffer_bytes(self.handle, batch, name.encode())
+        if n < 0:
+            raise QfuseError(f"buffer_bytes: {self.lib.error()}")
+        return n
+
+    @property
+    def inputs(self):
+        return list(self.meta.get("inputs", []))
+
+    @property
+    def outputs(self):
+        return list(self.meta.get("outputs", []))
+
+    def buffer_spec(self, name):
+        for b in self.meta.get("buffers", []):
+            if b.get("name") == name:
+                return b
+        raise QfuseError(f"no buffer '{name}' in {self.artifact_path}; it has "
+                         + ", ".join(b.get("name", "?") for b in self.meta.get("buffers", [])))
+
+    def set_input(self, batch, name, data):
+        """`data`: a numpy array (converted to the buffer's dtype) or bytes."""
+        if numpy is not None and isinstance(data, numpy.ndarray):
+            np_dtype = _DTYPES.get(self.buffer_spec(name).get("dtype"))
+            if np_dtype:
+                data = data.astype(np_dtype, copy=False)
+            data = numpy.ascontiguousarray(data).tobytes()
+        data = bytes(data)
+        self.lib.check(self.lib.lib.qfuse_set_input(self.handle, batch, name.encode(),
+                                                    data, len(data)),
+                       f"set_input '{name}'")
+
+    def run(self, batch):
+        self.lib.check(self.lib.lib.qfuse_run(self.handle, batch), f"run batch {batch}")
+
+    def get_output(self, batch, name, raw=False):
+        """A numpy array shaped as the artifact says (bytes without numpy,
+        with raw=True, or for bf16)."""
+        size = self.buffer_bytes(batch, name)
+        out = ctypes.create_string_buffer(size)
+        self.lib.check(self.lib.lib.qfuse_get_output(self.handle, batch, name.encode(),
+                                                     out, size),
+                       f"get_output '{name}'")
+        data = out.raw
+        if raw or numpy is None:
+            return data
+        spec = self.buffer_spec(name)
+        np_dtype = _DTYPES.get(spec.get("dtype"))
+        if not np_dtype:
+            return data
+        shape = [batch if d == "M" else d for d in spec.get("shape", [])]
+        array = numpy.frombuffer(data, dtype=np_dtype)
+        return array.reshape(shape) if shape and all(isinstance(d, int) for d in shape) \
+            else array
+
+    def benchmark(self, batch, iterations=20, warmup=3):
+        """Host-timed qfuse_run (each call synchronizes): median and spread in
+        microseconds. Includes launch and synchronization overhead; the
+        rotating-weights, CUDA-graph timing of the benchmarks is qfuse-bench's."""
+        for _ in range(warmup):
+            self.run(batch)
+        samples = []
+        for _ in range(iterations):
+            start = time.perf_counter()
+            self.run(batch)
+            samples.append((time.perf_counter() - start) * 1e6)
+        return {"batch": batch, "iterations": iterations,
+                "median_us": statistics.median(samples), "min_us": min(samples),
+                "max_us": max(samples), "samples_us": samples,
+                "timing": "host wall clock around qfuse_run (synchronous)"}
+
+
+def random_inputs(runtime, batch, seed=0):
+    """Random values in [-1, 1) for every input buffer (numpy needed)."""
+    if numpy is None:
+        raise NotAvailableError("random inputs need numpy (python3-numpy)")
+    rng = numpy.random.default_rng(seed)
+    for name in runtime.inputs:
+        spec = runtime.buffer_spec(name)
+        dtype = spec.get("dtype")
+        n = runtime.buffer_bytes(batch, name) // _DTYPE_BYTES.get(dtype, 2)
+        if dtype == "i32":
+            runtime.set_input(batch, name, rng.integers(0, 100, n, dtype=numpy.int32))
+        elif dtype in ("f16", "f32"):
+            runtime.set_input(batch, name, rng.uniform(-1, 1, n).astype(_DTYPES[dtype]))
+        else:
+            raise NotAvailableError(f"random input for dtype {dtype} ('{name}')")
+
+
+def quantize(*_args, **_kwargs):
+    """Packing a checkpoint into qfuse's formats from Python."""
+    raise NotAvailableError(
+        "quantize is not available yet: the C API (runtime/include/qfuse/runtime/qfuse.h) "
+        "has no entry point to quantize or pack weights; the C++ converters and "
+        "round-to-nearest quantizer in runtime/format are not exported. Until then, "
+        "Runtime.bind_random_weights quantizes random weights into each encoding")
+
+
+def _read_artifact(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except OSError as e:
+        raise QfuseError(f"artifact '{path}': cannot open: {e.strerror}") from None
+    except json.JSONDecodeError as e:
+        raise QfuseError(f"artifact '{path}':{e.lineno}:{e.colno}: not JSON: {e.msg}") from None
+
+
+__all__ = ["Library", "LibraryNotFoundError", "NoDeviceError", "NotAvailableError",
+           "QfuseError", "Runtime", "load_library", "quantize", "random_inputs",
+           "require_gpu", "REPO_ROOT"]

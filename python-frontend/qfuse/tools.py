@@ -1,0 +1,97 @@
+"""Finding and running the compiler tools (qfuse-opt, qfuse-compile).
+
+Search order for a tool `qfuse-X`: the environment variable QFUSE_X
+(QFUSE_OPT, QFUSE_COMPILE: a path), $QFUSE_BUILD_DIR/bin, PATH, then the
+repository's build*/bin directories (most recently built first).
+"""
+import glob
+import os
+import shutil
+import subprocess
+
+from .progress import Progress
+
+REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+class ToolError(RuntimeError):
+    """A tool that is missing or that failed; the message says which and why."""
+
+
+def _env_var(tool):
+    return tool.replace("qfuse-", "QFUSE_").replace("-", "_").upper()
+
+
+def build_dirs():
+    """$QFUSE_BUILD_DIR, then the repository's build*/ (newest first)."""
+    dirs = []
+    if os.environ.get("QFUSE_BUILD_DIR"):
+        dirs.append(os.environ["QFUSE_BUILD_DIR"])
+    found = [d for d in glob.glob(os.path.join(REPO_ROOT, "build*")) if os.path.isdir(d)]
+    found.sort(key=lambda d: -os.path.getmtime(d))
+    return dirs + found
+
+
+def find_tool(tool):
+    """The path of `tool`; ToolError listing every place looked at."""
+    tried = []
+    var = _env_var(tool)
+    if os.environ.get(var):
+        path = os.environ[var]
+        if os.access(path, os.X_OK) and os.path.isfile(path):
+            return path
+        raise ToolError(f"{var}={path} is not an executable {tool}")
+    tried.append(f"${var} (unset)")
+    if os.environ.get("QFUSE_BUILD_DIR"):
+        path = os.path.join(os.environ["QFUSE_BUILD_DIR"], "bin", tool)
+        if os.access(path, os.X_OK):
+            return path
+        tried.append(path)
+    found = shutil.which(tool)
+    if found:
+        return found
+    tried.append("PATH")
+    for d in build_dirs():
+        path = os.path.join(d, "bin", tool)
+        if os.access(path, os.X_OK) and os.path.isfile(path):
+            return path
+        tried.append(path)
+    raise ToolError(f"{tool} not found; looked at {', '.join(tried)}. Build the compiler "
+                    f"(make build, or cmake --build <dir> --target {tool}) and set "
+                    f"QFUSE_BUILD_DIR=<dir> or {var}=<path>")
+
+
+def run_tool(tool, args, input_text=None, label=None):
+    """Runs `tool args`; returns stdout. ToolError with its stderr on failure."""
+    path = find_tool(tool)
+    cmd = [path] + list(args)
+    with Progress(label or f"{tool}"):
+        proc = subprocess.run(cmd, input=input_text, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise ToolError(f"{tool} failed (exit {proc.returncode}): {' '.join(cmd)}\n"
+                        f"{proc.stderr.strip()}")
+    return proc.stdout, proc.stderr
+
+
+def verify(ir_path):
+    """Parses and verifies IR with qfuse-opt (no passes)."""
+    return run_tool("qfuse-opt", [ir_path, "-o", os.devnull], label="verifying")
+
+
+CHIPS = ("sm_80", "sm_90")
+
+
+def compile_ir(ir_path, output, chip="sm_90", batch_sizes=None, emit="artifact",
+               tuning_db=None, extra=()):
+    """qfuse-compile `ir_path` -o `output`."""
+    if chip not in CHIPS:
+        raise ToolError(f"target '{chip}' is not supported by qfuse-compile; expected "
+                        f"one of {', '.join(CHIPS)}")
+    if emit not in ("artifact", "mlir", "ptx"):
+        raise ToolError(f"--emit {emit}: expected artifact, mlir or ptx")
+    args = [ir_path, "-o", output, f"--chip={chip}", f"--emit={emit}"]
+    if batch_sizes:
+        args.append("--batch-sizes=" + ",".join(str(b) for b in batch_sizes))
+    if tuning_db:
+        args.append(f"--tuning-db={tuning_db}")
+    return run_tool("qfuse-compile", args + list(extra), label=f"compiling {ir_path}")

@@ -1,0 +1,131 @@
+"""The ctypes bindings over libqfuse_c.so: host-only calls everywhere, a clear
+error without a GPU, and a run on the GPU where there is one."""
+import json
+import math
+import os
+import tempfile
+import unittest
+
+from support import TINY_LLAMA, TempDirTestCase, run_cli, tool_or_skip
+from qfuse import runtime
+from qfuse.runtime import (Library, LibraryNotFoundError, NoDeviceError,
+                           NotAvailableError, load_library)
+
+
+def library_or_skip(test):
+    if os.environ.get("QFUSE_TEST_NO_C_LIBRARY"):
+        test.skipTest("the build under test has no libqfuse_c.so (it needs the CUDA "
+                      "toolkit)")
+    try:
+        return load_library()
+    except LibraryNotFoundError as e:
+        if os.environ.get("QFUSE_C_LIBRARY"):
+            raise  # the build under test says it has one: a failure
+        test.skipTest(f"libqfuse_c.so not built here: {e}")
+
+
+class Bindings(TempDirTestCase):
+    _artifact = None
+
+    @classmethod
+    def tearDownClass(cls):
+        if cls._artifact:
+            cls._artifact[1].cleanup()
+
+    def artifact(self):
+        """A small compiled artifact (the decode-step linear layers of a tiny
+        Llama), compiled once for the class."""
+        tool_or_skip(self, "qfuse-compile")
+        if Bindings._artifact is None:
+            tmp = tempfile.TemporaryDirectory(prefix="qfuse-test-")
+            path = os.path.join(tmp.name, "tiny.qfa")
+            proc = run_cli("compile", "--config", self.write_config(TINY_LLAMA),
+                           "--layers", "1", "--decode-step-only", "-o", path)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            Bindings._artifact = (path, tmp)
+        return Bindings._artifact[0]
+
+    def test_library_loads(self):
+        lib = library_or_skip(self)
+        self.assertTrue(os.path.exists(lib.path))
+        self.assertGreaterEqual(lib.artifact_version(), 1)
+        self.assertGreaterEqual(lib.device_count(), 0)
+        self.assertEqual(lib.canonical_encoding("nvfp4"),
+                         "fp4e2m1, group = 16, scale = f8E4M3FN, global_scale")
+        with self.assertRaisesRegex(runtime.QfuseError, "unknown encoding name 'int3'"):
+            lib.canonical_encoding("int3")
+
+    def test_validate_artifact(self):
+        lib = library_or_skip(self)
+        path = self.artifact()
+        lib.validate_artifact(path)
+        with open(path) as f:
+            self.assertEqual(json.load(f)["version"], lib.artifact_version())
+        missing = os.path.join(self.tmp, "missing.qfa")
+        with self.assertRaisesRegex(runtime.QfuseError, "missing.qfa"):
+            lib.validate_artifact(missing)
+
+    def test_missing_library_names_the_paths_tried(self):
+        with self.assertRaises(LibraryNotFoundError) as ctx:
+            Library(os.path.join(self.tmp, "libqfuse_c.so"))
+        self.assertIn(os.path.join(self.tmp, "libqfuse_c.so"), str(ctx.exception))
+        self.assertIn("absent", str(ctx.exception))
+        proc = run_cli("run", "x.qfa", env={"QFUSE_C_LIBRARY": "/nonexistent/libqfuse_c.so"})
+        self.assertEqual(proc.returncode, 1)
+        self.assertIn("libqfuse_c.so not found; tried /nonexistent/libqfuse_c.so", proc.stderr)
+
+    def test_no_gpu_is_a_clear_error(self):
+        lib = library_or_skip(self)
+        if lib.driver and lib.device_count() > 0:
+            self.skipTest("a GPU is present: GpuRun covers it")
+        path = self.artifact()
+        with self.assertRaisesRegex(NoDeviceError, "needs a GPU"):
+            runtime.Runtime(path)
+        for cmd in ("run", "bench"):
+            proc = run_cli(cmd, path)
+            self.assertEqual(proc.returncode, 1, proc.stderr)
+            self.assertIn(f"qfuse {cmd}: error:", proc.stderr)
+            self.assertIn("needs a GPU", proc.stderr)
+            self.assertNotIn("Traceback", proc.stderr)
+
+    def test_quantize_is_not_available_yet(self):
+        with self.assertRaisesRegex(NotAvailableError, "not available yet"):
+            runtime.quantize("model.safetensors", "int4-g128")
+        proc = run_cli("quantize", "model.safetensors")
+        self.assertEqual(proc.returncode, 1)
+        self.assertIn("no entry point to quantize", proc.stderr)
+
+
+class GpuRun(TempDirTestCase):
+    def setUp(self):
+        super().setUp()
+        lib = library_or_skip(self)
+        if not lib.driver or lib.device_count() == 0:
+            self.skipTest("no GPU here (qfuse_device_count() = 0): the GPU run is skipped")
+        if runtime.numpy is None:
+            self.skipTest("numpy (python3-numpy) is not installed")
+
+    def test_run_and_benchmark(self):
+        np = runtime.numpy
+        tool_or_skip(self, "qfuse-compile")
+        path = os.path.join(self.tmp, "tiny.qfa")
+        proc = run_cli("compile", "--config", self.write_config(TINY_LLAMA), "--layers", "1",
+                       "--decode-step-only", "-o", path)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        with runtime.Runtime(path) as rt:
+            rt.bind_random_weights(7)
+            self.assertEqual(rt.plan_batches(), [1])
+            runtime.random_inputs(rt, 1)
+            for name in rt.outputs:
+                rt.set_input(1, name, np.full(rt.buffer_bytes(1, name) // 2, np.nan,
+                                              dtype=np.float16))
+            rt.run(1)
+            for name in rt.outputs:
+                y = rt.get_output(1, name)
+                self.assertTrue(np.isfinite(y.astype(np.float32)).all(), name)
+            stats = rt.benchmark(1, iterations=5, warmup=1)
+            self.assertTrue(math.isfinite(stats["median_us"]))
+
+
+if __name__ == "__main__":
+    unittest.main()
