@@ -19,7 +19,7 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.qfuse_tools_dir, config.llvm_tools_dir]
-tools = ["qfuse-opt", "qfuse-compile"]
+tools = ["qfuse-opt", "qfuse-compile", "qfuse-cpu-check"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 # ptxas checks run where the CUDA toolkit is installed; elsewhere lit reports

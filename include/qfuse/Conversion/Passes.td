@@ -35,4 +35,62 @@ def QFToGPU : Pass<"qf-to-gpu", "::mlir::ModuleOp"> {
   ];
 }
 
+def QFToCPU : Pass<"qf-to-cpu", "::mlir::ModuleOp"> {
+  let summary = "Lower fused qf matmuls to a CPU reference (scf/arith/memref)";
+  let description = [{
+    For every `qf.fused_matmul`, emits a public `func.func` into the nested
+    `builtin.module @qf_cpu` that computes the same result as the GPU kernel
+    from the same packed bytes, and records how to call it on the op:
+
+    ```mlir
+    %y = qf.fused_matmul %x, %w bias(%b : tensor<256xf16>)
+           {qf.cpu_reference = {function = @qf_cpu::@qf_cpu_matmul_0,
+                                params = ["x", "codes", "scales", "bias", "y"]}}
+         : tensor<?x1536xf16>, !qf.weight<256x1536, #int4, #tiled> -> ...
+    module @qf_cpu {
+      func.func @qf_cpu_matmul_0(%x: memref<?x1536xf16>,
+                                 %codes: memref<256x768xi8>,
+                                 %scales: memref<256x12xf16>,
+                                 %bias: memref<256xf16>,
+                                 %y: memref<?x256xf16>)
+          attributes {llvm.emit_c_interface}
+    }
+    ```
+
+    Every parameter is a memref of the raw buffer the runtime binds under
+    that name, in the byte layout of the weight type (`row_major`, the
+    pair-interleaved `tiled, tile_n = 1` layout over 4-bit codes, the mma
+    fragment layout `tiled, tile_n = 32, tile_k = 32`; act_order columns
+    sorted by group, Layout.h): codes, meta, integer zero points and f8
+    scales as i8, scales and float zero points in their f16/bf16/f32 type,
+    the act_order `perm` as i32, a named codebook table in its type.
+    The batch M is the dynamic first dimension of x, residual and y unless
+    the op's M is static. Functions carry `llvm.emit_c_interface`, so after
+    lowering each is callable as `_mlir_ciface_<name>` with pointers to
+    memref descriptors (the order of `params`).
+
+    Numerics: every weight is decoded in f32 exactly as Packing.h defines
+    it (w = scale * (q - zero), scale * table[q], e2m1 * scale / global, ...),
+    the activations are widened to f32 (RMSNorm applied in f32), each output
+    is a sequential f32 sum over K, the epilogue (bias, silu_mul, residual)
+    runs in f32, and the result is rounded once to the output type.
+
+    The functions are then canonicalized and CSE'd. With `lower-to-llvm`,
+    the nested module is also lowered to the LLVM
+    dialect (the pipeline of `qf::buildQFCPUToLLVMPipeline`), ready for
+    `mlir::ExecutionEngine` or mlir-runner. Ops that cannot be lowered fail
+    with a diagnostic naming the op and the reason.
+  }];
+  let options = [
+    Option<"lowerToLLVM", "lower-to-llvm", "bool", /*default=*/"false",
+           "Also lower the generated functions to the LLVM dialect">
+  ];
+  let dependentDialects = [
+    "::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect", "::mlir::LLVM::LLVMDialect",
+    "::mlir::cf::ControlFlowDialect"
+  ];
+}
+
 #endif // QFUSE_CONVERSION_PASSES_TD

@@ -1,0 +1,440 @@
+//===- QFToCPU.cpp - fused qf matmuls -> a CPU reference in scf/arith -------===//
+//
+// Emits one func.func per distinct fused matmul into `module @qf_cpu`,
+// computing y = epilogue(prologue(x) . dequant(W)^T) from the same packed
+// buffers the GPU kernel reads, and records the function and its parameter
+// order on the op. The functions are written for clarity, not speed: a row
+// of W is decoded once into an f32 scratch row, then dotted with every
+// (f32) activation row.
+//
+//   func.func @qf_cpu_matmul_0(%x: memref<?x1536xf16>,
+//                              %codes: memref<256x768xi8>,
+//                              %scales: memref<256x12xf16>,
+//                              %y: memref<?x256xf16>)
+//       attributes {llvm.emit_c_interface} {
+//     xs = f32(x) (RMSNorm applied when fused)
+//     scf.for %n = 0 to 256 {
+//       row[k] = dequant(W[n, k]) for every k          (WeightDecoder)
+//       scf.for %m = 0 to M {
+//         acc = sum_k xs[m, k] * row[k]                (f32, in k order)
+//         y[m, n] = round(epilogue(acc))
+//       }
+//     }
+//   }
+//
+//===----------------------------------------------------------------------===//
+
+#include "qfuse/Conversion/Passes.h"
+#include "qfuse/Conversion/QFToCPU.h"
+
+#include "CPUEmitter.h"
+
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Transforms/Passes.h"
+#include "qfuse/format/Numerics.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "qf-to-cpu"
+
+namespace mlir {
+namespace qf {
+#define GEN_PASS_DEF_QFTOCPU
+#include "qfuse/Conversion/Passes.h.inc"
+} // namespace qf
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::qf;
+
+void mlir::qf::buildQFCPUToLLVMPipeline(OpPassManager &pm) {
+  // bf16 extf/truncf become integer ops, so no soft-float calls remain.
+  arith::ArithExpandOpsPassOptions expand;
+  expand.includeBf16 = true;
+  pm.addPass(arith::createArithExpandOpsPass(expand));
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+namespace {
+
+/// Everything about one fused matmul that determines its reference code.
+struct RefSpec {
+  WeightType weight;
+  RankedTensorType input, result;
+  Type normType, biasType; ///< element types, null when absent
+  bool hasResidual = false;
+  bool siluMul = false;
+  float normEps = 0.0f;
+
+  int64_t k() const { return weight.getK(); }
+  int64_t nOut() const { return siluMul ? weight.getN() / 2 : weight.getN(); }
+  /// M when static, ShapedType::kDynamic otherwise.
+  int64_t m() const { return input.getDimSize(0); }
+
+  std::string key() const {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    os << input << "|" << weight << "|" << result << "|" << normType << "|"
+       << biasType << "|" << hasResidual << siluMul << "|" << normEps;
+    return s;
+  }
+};
+
+/// Checks what the reference cannot take (every encoding the dialect
+/// accepts is lowered; only layouts without a defined byte order are not).
+LogicalResult checkSupported(FusedMatmulOp op, const RefSpec &spec) {
+  LayoutAttr layout = spec.weight.getLayout();
+  EncodingAttr enc = spec.weight.getEncoding();
+  if (enc.getActOrder() && enc.isSparse24())
+    return op.emitOpError()
+           << "qf-to-cpu: act_order with 2:4 sparsity has no sorted layout "
+              "(sorting columns by group would break the 2:4 quads)";
+  if (layout.isRowMajor())
+    return success();
+  unsigned bits = enc.getCodeBits();
+  if (isMmaFragmentLayout(layout)) {
+    if (bits != 4 || enc.isSparse24() || enc.getActOrder())
+      return op.emitOpError()
+             << "qf-to-cpu: the mma fragment layout " << layout
+             << " is defined for dense 4-bit codes without act_order "
+                "(MmaLayout.h); got "
+             << bits << "-bit codes" << (enc.isSparse24() ? " with 2:4" : "")
+             << (enc.getActOrder() ? " with act_order" : "");
+    if (spec.weight.getN() % 32 != 0 || spec.k() % 32 != 0)
+      return op.emitOpError()
+             << "qf-to-cpu: the mma fragment layout needs N and K to be "
+                "multiples of 32; got "
+             << spec.weight.getN() << "x" << spec.k();
+    return success();
+  }
+  if (bits != 4 || layout.getTileN() != 1 || layout.getInterleave() > 1)
+    return op.emitOpError()
+           << "qf-to-cpu: the tiled layout has a defined byte order only for "
+              "4-bit codes with tile_n = 1 (Layout.h) or tile_n = tile_k = 32 "
+              "(MmaLayout.h), without interleave; got "
+           << layout << " over " << bits << "-bit codes";
+  int64_t stored = enc.isSparse24() ? spec.k() / 2 : spec.k();
+  if (stored % 8 != 0)
+    return op.emitOpError()
+           << "qf-to-cpu: the tiled layout reorders whole 32-bit words of "
+              "codes, but a row holds "
+           << stored << " codes (K = " << spec.k() << ")";
+  return success();
+}
+
+/// Writes the reference function of one spec.
+class ReferenceBuilder {
+public:
+  ReferenceBuilder(ModuleOp cpuModule, StringRef name, const RefSpec &spec)
+      : cpuModule(cpuModule), name(name), spec(spec) {}
+
+  /// Builds the function; returns its parameter names in order.
+  SmallVector<std::string> build(Location loc);
+
+private:
+  Value param(StringRef n) const {
+    auto it = args.find(n);
+    return it == args.end() ? Value() : it->second;
+  }
+  /// The constant f32 table of nf4, fp4 and inline codebooks, else null.
+  Value constantTable(ImplicitLocOpBuilder &b);
+  /// xs[m, k] = f32(x[m, k]), times rsqrt(mean(x[m]^2) + eps) * norm[k].
+  void widenActivations(CPUEmitter &e, Value xs, Value m);
+  /// row[k] = W[n, k] for every k (0 where 2:4 pruned it).
+  void decodeRow(CPUEmitter &e, WeightDecoder &decoder, Value n, Value row);
+
+  ModuleOp cpuModule;
+  std::string name;
+  const RefSpec &spec;
+  llvm::StringMap<Value> args;
+};
+
+Value ReferenceBuilder::constantTable(ImplicitLocOpBuilder &b) {
+  EncodingAttr enc = spec.weight.getEncoding();
+  SmallVector<float> values;
+  switch (enc.getFormat()) {
+  case ElementFormat::FP4E2M1:
+    // nibble = sign << 3 | idx
+    for (int sign = 0; sign < 2; ++sign)
+      for (float v : qfuse::format::kE2M1Values)
+        values.push_back(sign ? -v : v);
+    break;
+  case ElementFormat::NF4:
+    values.assign(std::begin(qfuse::format::kNF4Table),
+                  std::end(qfuse::format::kNF4Table));
+    break;
+  case ElementFormat::Codebook:
+    if (!enc.getTable())
+      return {}; // named: passed as the "table" parameter
+    for (double v : enc.getCodebookValues())
+      values.push_back(static_cast<float>(v));
+    break;
+  default:
+    return {};
+  }
+  auto type = MemRefType::get({static_cast<int64_t>(values.size())},
+                              b.getF32Type());
+  std::string globalName = name + "_table";
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(cpuModule.getBody());
+    auto init = DenseElementsAttr::get(
+        RankedTensorType::get(type.getShape(), b.getF32Type()),
+        ArrayRef<float>(values));
+    memref::GlobalOp::create(b, globalName, b.getStringAttr("private"), type,
+                             init, /*constant=*/true, /*alignment=*/nullptr);
+  }
+  return memref::GetGlobalOp::create(b, type, globalName);
+}
+
+void ReferenceBuilder::widenActivations(CPUEmitter &e, Value xs, Value m) {
+  Value x = param("x"), norm = param("norm");
+  Type act = spec.input.getElementType();
+  Value zero = e.idx(0), kEnd = e.idx(spec.k());
+  e.forLoop(zero, m, [&](Value mi) {
+    Value rscale;
+    if (norm) {
+      Value sumSq = e.forReduce(zero, kEnd, e.cf32(0.0), [&](Value k, Value acc) {
+        Value v = e.loadF32(x, {mi, k}, act);
+        return e.fadd(acc, e.fmul(v, v));
+      });
+      Value mean = e.fdiv(sumSq, e.cf32(static_cast<double>(spec.k())));
+      Value root = math::SqrtOp::create(e.builder(),
+                                        e.fadd(mean, e.cf32(spec.normEps)));
+      rscale = e.fdiv(e.cf32(1.0), root);
+    }
+    e.forLoop(zero, kEnd, [&](Value k) {
+      Value v = e.loadF32(x, {mi, k}, act);
+      if (norm)
+        v = e.fmul(e.fmul(v, rscale), e.loadF32(norm, {k}, spec.normType));
+      e.store(v, xs, {mi, k});
+    });
+  });
+}
+
+void ReferenceBuilder::decodeRow(CPUEmitter &e, WeightDecoder &decoder,
+                                 Value n, Value row) {
+  Value zero = e.idx(0);
+  if (spec.weight.getEncoding().isSparse24())
+    e.forLoop(zero, e.idx(spec.k()),
+              [&](Value k) { e.store(e.cf32(0.0), row, {k}); });
+  e.forLoop(zero, e.idx(decoder.storedPerRow()), [&](Value s) {
+    auto [col, value] = decoder.decode(n, s);
+    e.store(value, row, {col});
+  });
+}
+
+SmallVector<std::string> ReferenceBuilder::build(Location loc) {
+  MLIRContext *ctx = cpuModule.getContext();
+  EncodingAttr enc = spec.weight.getEncoding();
+  Type i8 = IntegerType::get(ctx, 8);
+  Type act = spec.input.getElementType();
+  int64_t n = spec.weight.getN(), k = spec.k(), m = spec.m();
+  int64_t stored = enc.isSparse24() ? k / 2 : k;
+  int64_t groups = enc.getNumGroups(k);
+  unsigned bits = enc.getCodeBits();
+
+  // Parameters in order, with the memref type of their raw bytes
+  // (qfuse::format component shapes, Packing.h).
+  SmallVector<std::pair<std::string, Type>> params;
+  auto add = [&](StringRef pname, ArrayRef<int64_t> shape, Type elt) {
+    params.push_back({pname.str(), MemRefType::get(shape, elt)});
+  };
+  add("x", {m, k}, act);
+  if (spec.normType)
+    add("norm", {k}, spec.normType);
+  add("codes", {n, stored * bits / 8}, i8);
+  if (enc.isQuantized())
+    add("scales", {n, groups}, storageType(enc.getScaleType()));
+  if (enc.isSparse24())
+    add("meta", {n, (k + 7) / 8}, i8);
+  if (enc.getZeroPoint() == ZeroPointKind::Int)
+    add("zeros", {n, (groups * bits + 7) / 8}, i8);
+  else if (enc.getZeroPoint() == ZeroPointKind::Float)
+    add("zeros", {n, groups}, storageType(enc.getScaleType()));
+  if (enc.getActOrder())
+    add("perm", {k}, IntegerType::get(ctx, 32)); // qfuse::format::kPerm
+  if (enc.getGlobalScale())
+    add("global_scale", {1}, Float32Type::get(ctx));
+  if (enc.getFormat() == ElementFormat::Codebook && enc.getTableName())
+    add("table", {int64_t(1) << bits}, storageType(enc.getTableType()));
+  if (spec.biasType)
+    add("bias", {n}, spec.biasType);
+  if (spec.hasResidual)
+    add("residual", {m, spec.nOut()}, act);
+  add("y", {m, spec.nOut()}, act);
+
+  SmallVector<Type> types;
+  for (auto &p : params)
+    types.push_back(p.second);
+  ImplicitLocOpBuilder b(loc, ctx);
+  b.setInsertionPointToEnd(cpuModule.getBody());
+  auto fn = func::FuncOp::create(b, name, b.getFunctionType(types, {}));
+  fn->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+  Block *entry = fn.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  SmallVector<std::string> names;
+  for (auto [i, p] : llvm::enumerate(params)) {
+    args[p.first] = entry->getArgument(i);
+    names.push_back(p.first);
+  }
+
+  CPUEmitter e(b);
+  Value zero = e.idx(0);
+  Value mDim = memref::DimOp::create(b, param("x"), zero);
+  auto xsType = MemRefType::get({ShapedType::kDynamic, k}, e.f32());
+  Value xs = memref::AllocOp::create(b, xsType, ValueRange{mDim});
+  widenActivations(e, xs, mDim);
+
+  auto rowType = MemRefType::get({k}, e.f32());
+  Value gateRow = memref::AllocOp::create(b, rowType);
+  Value upRow = spec.siluMul ? memref::AllocOp::create(b, rowType) : Value();
+  WeightBuffers buffers{param("codes"),  param("scales"), param("zeros"),
+                        param("global_scale"), param("perm"), param("meta"),
+                        param("table"),  constantTable(b)};
+  WeightDecoder decoder(e, spec.weight, buffers);
+  Value nOut = e.idx(spec.nOut());
+  Value kEnd = e.idx(k);
+  e.forLoop(zero, nOut, [&](Value ni) {
+    decodeRow(e, decoder, ni, gateRow);
+    Value upIndex;
+    if (spec.siluMul) {
+      upIndex = e.add(ni, nOut);
+      decodeRow(e, decoder, upIndex, upRow);
+    }
+    e.forLoop(zero, mDim, [&](Value mi) {
+      auto dot = [&](Value row) {
+        return e.forReduce(zero, kEnd, e.cf32(0.0), [&](Value ki, Value acc) {
+          return e.fadd(acc, e.fmul(e.load(xs, {mi, ki}), e.load(row, {ki})));
+        });
+      };
+      Value v = dot(gateRow);
+      if (Value bias = param("bias"))
+        v = e.fadd(v, e.loadF32(bias, {ni}, spec.biasType));
+      if (spec.siluMul) {
+        Value up = dot(upRow);
+        if (Value bias = param("bias"))
+          up = e.fadd(up, e.loadF32(bias, {upIndex}, spec.biasType));
+        // silu(g) = g / (1 + exp(-g))
+        Value expNeg = math::ExpOp::create(b, arith::NegFOp::create(b, v));
+        Value silu = e.fdiv(v, e.fadd(e.cf32(1.0), expNeg));
+        v = e.fmul(silu, up);
+      }
+      if (Value residual = param("residual"))
+        v = e.fadd(v, e.loadF32(residual, {mi, ni}, act));
+      e.store(e.truncTo(v, act), param("y"), {mi, ni});
+    });
+  });
+  memref::DeallocOp::create(b, xs);
+  memref::DeallocOp::create(b, gateRow);
+  if (upRow)
+    memref::DeallocOp::create(b, upRow);
+  func::ReturnOp::create(b);
+  return names;
+}
+
+/// The nested module holding every generated function, created on first use.
+ModuleOp getOrCreateCPUModule(ModuleOp module) {
+  if (auto existing = module.lookupSymbol<ModuleOp>(kCPUModuleName))
+    return existing;
+  OpBuilder b(module.getBodyRegion());
+  b.setInsertionPointToEnd(module.getBody());
+  return ModuleOp::create(b, module.getLoc(), StringRef(kCPUModuleName));
+}
+
+struct QFToCPUPass : public qf::impl::QFToCPUBase<QFToCPUPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<FusedMatmulOp> ops;
+    module.walk([&](FusedMatmulOp op) { ops.push_back(op); });
+    if (ops.empty())
+      return;
+    ModuleOp cpuModule = getOrCreateCPUModule(module);
+    bool anyFailed = false;
+    for (FusedMatmulOp op : ops)
+      if (failed(lowerOne(op, cpuModule)))
+        anyFailed = true;
+    if (anyFailed)
+      return signalPassFailure();
+    // The builder creates constants where it needs them; fold and share them.
+    OpPassManager pm(ModuleOp::getOperationName());
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createCSEPass());
+    if (lowerToLLVM)
+      buildQFCPUToLLVMPipeline(pm);
+    if (failed(runPipeline(pm, cpuModule))) {
+      cpuModule.emitError("qf-to-cpu: simplifying or lowering the reference "
+                          "functions to the LLVM dialect failed");
+      return signalPassFailure();
+    }
+  }
+
+  /// Functions already emitted, by RefSpec::key, with their parameters.
+  llvm::StringMap<std::pair<std::string, SmallVector<std::string>>> emitted;
+  int64_t nextIndex = 0;
+
+  LogicalResult lowerOne(FusedMatmulOp op, ModuleOp cpuModule) {
+    RefSpec spec;
+    spec.weight = op.getWeight().getType();
+    spec.input = op.getInput().getType();
+    spec.result = op.getResult().getType();
+    if (op.getNorm()) {
+      spec.normType = op.getNorm().getType().getElementType();
+      spec.normEps = op.getNormEps()->convertToFloat();
+    }
+    if (op.getBias())
+      spec.biasType = op.getBias().getType().getElementType();
+    spec.hasResidual = static_cast<bool>(op.getResidual());
+    spec.siluMul = op.getActivation() == EpilogueActivation::SiluMul;
+    if (failed(checkSupported(op, spec)))
+      return failure();
+
+    std::string key = spec.key();
+    auto it = emitted.find(key);
+    if (it == emitted.end()) {
+      // Skip names a previous run left in @qf_cpu.
+      std::string name;
+      do
+        name = "qf_cpu_matmul_" + std::to_string(nextIndex++);
+      while (cpuModule.lookupSymbol(name));
+      LLVM_DEBUG(llvm::dbgs() << "qf-to-cpu: " << name << " for " << key
+                              << "\n");
+      ReferenceBuilder builder(cpuModule, name, spec);
+      SmallVector<std::string> params = builder.build(op.getLoc());
+      it = emitted.try_emplace(key, name, std::move(params)).first;
+    }
+    OpBuilder b(op.getContext());
+    SmallVector<Attribute> params;
+    for (const std::string &p : it->second.second)
+      params.push_back(b.getStringAttr(p));
+    op->setAttr(kCPUReferenceAttrName,
+                b.getDictionaryAttr({
+                    b.getNamedAttr("function",
+                                   SymbolRefAttr::get(
+                                       b.getStringAttr(kCPUModuleName),
+                                       {FlatSymbolRefAttr::get(b.getStringAttr(
+                                           it->second.first))})),
+                    b.getNamedAttr("params", b.getArrayAttr(params)),
+                }));
+    return success();
+  }
+};
+
+} // namespace

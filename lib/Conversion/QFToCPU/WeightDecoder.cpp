@@ -1,0 +1,264 @@
+//===- WeightDecoder.cpp - one packed weight element -> f32, in scf/arith ---===//
+//
+// The CPU reference decodes each stored code with integer ops on the raw
+// bytes, exactly as runtime/format/include/qfuse/format/Packing.h defines
+// the row-major layout and Layout.h the tiled one:
+//
+//   codes[n] is an LSB-first bit stream; 4-bit codes, K = 8, row_major:
+//     byte 0 = [c1 | c0], byte 1 = [c3 | c2], ...
+//   tiled (tile_n = 1): inside every 32-bit word, nibble slot i holds element
+//     kNibbleOrder[i] = [0, 2, 4, 6, 1, 3, 5, 7][i], so element e of the word
+//     sits in slot (e % 2) * 4 + e / 2.
+//   2:4: meta[n] is a stream of 2-bit positions; stored value s is column
+//     4 * (s / 2) + meta field s.
+//   act_order: the columns are stored sorted by group (Layout.h); stored
+//     column j is checkpoint column perm[j] and belongs to group j / group.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CPUEmitter.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "qfuse/Dialect/QF/Transforms/LayoutUtils.h"
+
+using namespace mlir;
+using namespace mlir::qf;
+
+/// The tiled decode below computes the nibble slot of element e of a word as
+/// (e % 2) * 4 + e / 2: the inverse of the layout's kNibbleOrder.
+static constexpr bool slotFormulaMatchesLayout() {
+  for (int slot = 0; slot < 8; ++slot) {
+    int elem = kNibbleOrder[slot];
+    if ((elem % 2) * 4 + elem / 2 != slot)
+      return false;
+  }
+  return true;
+}
+static_assert(slotFormulaMatchesLayout(),
+              "tiled nibble order changed: update WeightDecoder::decode");
+
+//===----------------------------------------------------------------------===//
+// CPUEmitter
+//===----------------------------------------------------------------------===//
+
+Value CPUEmitter::decodeE4M3(Value byte) {
+  // s eeee mmm: normal (1 + m/8) * 2^(e-7) has f32 bits
+  // s << 31 | (e + 120) << 23 | m << 20; e = 0 is m * 2^-9.
+  Value sign = shru(byte, c32(7));
+  Value exp = band(shru(byte, c32(3)), c32(15));
+  Value man = band(byte, c32(7));
+  Value normalBits =
+      bor(bor(shl(sign, c32(31)), shl(add(exp, c32(120)), c32(23))),
+          shl(man, c32(20)));
+  Value normal = bitcastF32(normalBits);
+  Value subAbs = fmul(uitofp(man), cf32(1.0 / 512.0));
+  Value sub = select(eq(sign, c32(0)), subAbs, arith::NegFOp::create(b, subAbs));
+  return select(eq(exp, c32(0)), sub, normal);
+}
+
+Value CPUEmitter::decodeE8M0(Value byte) {
+  // 2^(b - 127) is f32 exponent field b; b = 0 is the f32 subnormal 2^-127.
+  Value bits = select(eq(byte, c32(0)), c32(0x00400000), shl(byte, c32(23)));
+  return bitcastF32(bits);
+}
+
+Value CPUEmitter::loadF32(Value mem, ValueRange indices, Type stored) {
+  if (isa<Float8E4M3FNType>(stored))
+    return decodeE4M3(loadU8(mem, indices));
+  if (isa<Float8E8M0FNUType>(stored))
+    return decodeE8M0(loadU8(mem, indices));
+  Value v = load(mem, indices);
+  if (v.getType() == f32())
+    return v;
+  return arith::ExtFOp::create(b, f32(), v);
+}
+
+Value CPUEmitter::truncTo(Value v, Type type) {
+  if (type == v.getType())
+    return v;
+  return arith::TruncFOp::create(b, type, v);
+}
+
+Value CPUEmitter::getBits(Value mem, Value row, Value index, unsigned bits,
+                          int64_t rowBytes) {
+  if (bits == 8)
+    return loadU8(mem, {row, index});
+  Value bitOffset = mul(index, idx(bits));
+  Value byte = divu(bitOffset, idx(8));
+  Value shift = toI32(remu(bitOffset, idx(8)));
+  Value word = loadU8(mem, {row, byte});
+  if (8 % bits != 0) {
+    // 3-, 5-, 6- and 7-bit values may continue in the next byte.
+    Value next = minu(add(byte, idx(1)), idx(rowBytes - 1));
+    word = bor(word, shl(loadU8(mem, {row, next}), c32(8)));
+  }
+  return band(shru(word, shift), c32((1 << bits) - 1));
+}
+
+void CPUEmitter::forLoop(Value lb, Value ub, function_ref<void(Value)> body) {
+  auto loop = scf::ForOp::create(b, lb, ub, idx(1));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(loop.getBody()->getTerminator());
+  body(loop.getInductionVar());
+}
+
+Value CPUEmitter::forReduce(Value lb, Value ub, Value init,
+                            function_ref<Value(Value, Value)> body) {
+  auto loop = scf::ForOp::create(b, lb, ub, idx(1), ValueRange{init});
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value next = body(loop.getInductionVar(), loop.getRegionIterArgs()[0]);
+  scf::YieldOp::create(b, next);
+  return loop.getResult(0);
+}
+
+bool mlir::qf::isMmaFragmentLayout(LayoutAttr layout) {
+  return layout.getKind() == LayoutKind::Tiled && layout.getTileN() == 32 &&
+         layout.getTileK() == 32 && layout.getInterleave() <= 1;
+}
+
+Type mlir::qf::storageType(Type type) {
+  if (isa<Float8E4M3FNType, Float8E8M0FNUType>(type))
+    return IntegerType::get(type.getContext(), 8);
+  return type;
+}
+
+//===----------------------------------------------------------------------===//
+// WeightDecoder
+//===----------------------------------------------------------------------===//
+
+int64_t WeightDecoder::storedPerRow() const {
+  return type.getEncoding().isSparse24() ? type.getK() / 2 : type.getK();
+}
+
+/// The mma.m16n8k16 B-fragment order of qfuse/format/MmaLayout.h
+/// (mmaCodePosition): 32 x 32 tiles of 512 bytes, tile (tn, tk) at index
+/// tn * K/32 + tk; code (n, k) of a tile is nibble slot of element
+/// e = 4 (j % 2) + v of word 2 s + j / 2 of lane 4 g + t, where
+///   j = (n % 32) / 8, g = n % 8, s = (k % 32) / 16, r = k % 16,
+///   t = (r % 8) / 2, v = r % 2 + 2 (r / 8).
+Value WeightDecoder::mmaCode(Value n, Value k) {
+  auto c = [&](int64_t v) { return e.idx(v); };
+  Value nn = e.remu(n, c(32)), kk = e.remu(k, c(32));
+  Value tile = e.add(e.mul(e.divu(n, c(32)), c(type.getK() / 32)),
+                     e.divu(k, c(32)));
+  Value j = e.divu(nn, c(8)), g = e.remu(nn, c(8));
+  Value s = e.divu(kk, c(16)), r = e.remu(kk, c(16));
+  Value t = e.divu(e.remu(r, c(8)), c(2));
+  Value v = e.add(e.remu(r, c(2)), e.mul(e.divu(r, c(8)), c(2)));
+  Value lane = e.add(e.mul(g, c(4)), t);
+  Value word = e.add(e.add(e.mul(tile, c(128)), e.mul(lane, c(4))),
+                     e.add(e.mul(s, c(2)), e.divu(j, c(2))));
+  Value elem = e.add(e.mul(e.remu(j, c(2)), c(4)), v);
+  Value slot = e.add(e.mul(e.remu(elem, c(2)), c(4)), e.divu(elem, c(2)));
+  // Nibble `word * 8 + slot` of the whole buffer, seen as [N, K / 2] bytes.
+  Value nibble = e.add(e.mul(word, c(8)), slot);
+  Value byte = e.divu(nibble, c(2));
+  int64_t rowBytes = type.getK() / 2;
+  Value value = e.loadU8(buf.codes, {e.divu(byte, c(rowBytes)),
+                                     e.remu(byte, c(rowBytes))});
+  Value shift = e.toI32(e.mul(e.remu(nibble, c(2)), c(4)));
+  return e.band(e.shru(value, shift), e.c32(15));
+}
+
+Value WeightDecoder::scaleOf(Value n, Value group) {
+  return e.loadF32(buf.scales, {n, group}, type.getEncoding().getScaleType());
+}
+
+std::pair<Value, Value> WeightDecoder::decode(Value n, Value s) {
+  EncodingAttr enc = type.getEncoding();
+  unsigned bits = enc.getCodeBits();
+  int64_t rowBytes = storedPerRow() * bits / 8;
+
+  // Column of stored element s: its position in the stored (sorted) order,
+  // then, under act_order, the checkpoint column it stands for.
+  Value col = s;
+  if (enc.isSparse24()) {
+    int64_t metaBytes = (type.getK() + 7) / 8;
+    Value pos = e.toIndex(e.getBits(buf.meta, n, s, 2, metaBytes));
+    col = e.add(e.mul(e.divu(s, e.idx(2)), e.idx(4)), pos);
+  }
+  Value sortedCol = col;
+  if (enc.getActOrder())
+    col = e.toIndex(e.load(buf.perm, {s}));
+
+  // Position of its code in the row's bit stream.
+  Value pos = s;
+  if (!type.getLayout().isRowMajor() &&
+      !isMmaFragmentLayout(type.getLayout())) {
+    Value elem = e.remu(s, e.idx(8));
+    Value slot = e.add(e.mul(e.remu(elem, e.idx(2)), e.idx(4)),
+                       e.divu(elem, e.idx(2)));
+    pos = e.add(e.sub(s, elem), slot);
+  }
+
+  // The unscaled value of the code.
+  Value code, value;
+  if (isMmaFragmentLayout(type.getLayout())) {
+    code = mmaCode(n, s);
+  } else if (bits == 16) {
+    Value lo = e.loadU8(buf.codes, {n, e.mul(pos, e.idx(2))});
+    Value hi = e.loadU8(buf.codes, {n, e.add(e.mul(pos, e.idx(2)), e.idx(1))});
+    code = e.bor(lo, e.shl(hi, e.c32(8)));
+  } else {
+    code = e.getBits(buf.codes, n, pos, bits, rowBytes);
+  }
+  ImplicitLocOpBuilder &b = e.builder();
+  switch (enc.getFormat()) {
+  case ElementFormat::F16: {
+    Value h = arith::TruncIOp::create(b, b.getI16Type(), code);
+    Value half = arith::BitcastOp::create(b, b.getF16Type(), h);
+    value = arith::ExtFOp::create(b, e.f32(), half);
+    break;
+  }
+  case ElementFormat::BF16:
+    value = e.bitcastF32(e.shl(code, e.c32(16)));
+    break;
+  case ElementFormat::Int4: // stored offset-binary, q = c - 8
+    value = e.sitofp(e.sub(code, e.c32(8)));
+    break;
+  case ElementFormat::Int8: // two's complement byte
+    value = e.sitofp(e.sub(e.bxor(code, e.c32(128)), e.c32(128)));
+    break;
+  case ElementFormat::UInt4:
+  case ElementFormat::UInt8:
+    value = e.uitofp(code);
+    break;
+  case ElementFormat::FP8E4M3:
+    value = e.decodeE4M3(code);
+    break;
+  case ElementFormat::FP4E2M1:
+  case ElementFormat::NF4:
+  case ElementFormat::Codebook:
+    if (buf.constTable)
+      value = e.load(buf.constTable, {e.toIndex(code)});
+    else
+      value = e.loadF32(buf.table, {e.toIndex(code)}, enc.getTableType());
+    break;
+  }
+  if (!enc.isQuantized())
+    return {col, value};
+
+  // Groups are contiguous in the stored order (act_order included).
+  Value group = enc.isPerChannel()
+                    ? e.idx(0)
+                    : e.divu(sortedCol, e.idx(enc.getGroupSize()));
+  Value scale = scaleOf(n, group);
+
+  if (enc.getFormat() == ElementFormat::UInt4 ||
+      enc.getFormat() == ElementFormat::UInt8) {
+    Value zero = e.cf32(0.0);
+    if (enc.getZeroPoint() == ZeroPointKind::Int) {
+      int64_t zeroBytes = (enc.getNumGroups(type.getK()) * bits + 7) / 8;
+      zero = e.uitofp(e.getBits(buf.zeros, n, group, bits, zeroBytes));
+    } else if (enc.getZeroPoint() == ZeroPointKind::Float) {
+      zero = e.loadF32(buf.zeros, {n, group}, enc.getScaleType());
+    }
+    return {col, e.fmul(scale, e.fsub(value, zero))};
+  }
+  if (enc.getGlobalScale()) {
+    Value global = e.load(buf.globalScale, {e.idx(0)});
+    return {col, e.fdiv(e.fmul(value, scale), global)};
+  }
+  return {col, e.fmul(scale, value)};
+}
