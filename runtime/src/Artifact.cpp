@@ -314,6 +314,8 @@ void Parser::parseLayout(WeightSpec &weight, const std::string &where) {
   std::string error;
   if (!format::parseLayout(weight.layout, weight.layoutAttr, error))
     fail(where, "\"" + weight.layout + "\": " + error);
+  weight.layoutComponents = format::layoutComponentSpecs(
+      weight.encodingAttr, weight.layoutAttr, weight.n, weight.k);
 }
 
 void Parser::parseWeights(const json &root) {
@@ -469,6 +471,8 @@ Arg Parser::parseArg(const json &value, const KernelParam &param,
     if (!weight.findComponent(arg.component)) {
       std::vector<std::string> names;
       for (const format::ComponentSpec &spec : weight.components)
+        names.push_back(spec.name);
+      for (const format::ComponentSpec &spec : weight.layoutComponents)
         names.push_back(spec.name);
       fail(where, "weight '" + arg.name + "' (" + weight.encoding +
                       ") has no component '" + arg.component + "' (it has " +
@@ -750,6 +754,9 @@ static const T *findByName(const std::vector<T> &items, std::string_view name) {
 const format::ComponentSpec *
 WeightSpec::findComponent(std::string_view name) const {
   for (const format::ComponentSpec &spec : components)
+    if (spec.name == name)
+      return &spec;
+  for (const format::ComponentSpec &spec : layoutComponents)
     if (spec.name == name)
       return &spec;
   return nullptr;

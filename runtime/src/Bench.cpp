@@ -4,11 +4,13 @@
 
 #include "qfuse/runtime/Error.h"
 
+#include "qfuse/format/Layout.h"
 #include "qfuse/format/Numerics.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <numeric>
 #include <optional>
 
 namespace qfuse::runtime::bench {
@@ -327,6 +329,15 @@ void bindPlaceholderWeights(Executor &executor, CUstream stream) {
       for (int64_t k = 0; k < weight.k; ++k)
         gIdx[k] = static_cast<int32_t>(k / group);
       buffer.upload(gIdx.data(), gIdx.size() * sizeof(int32_t));
+    } else if (component == format::kPerm) {
+      // act_order's sorted column order: a valid permutation (the kernel
+      // gathers activations through it); a stride coprime to K scatters
+      // like a real desc_act order.
+      const int64_t stride = std::gcd<int64_t>(weight.k, 7919) == 1 ? 7919 : 1;
+      std::vector<int32_t> perm(static_cast<size_t>(weight.k));
+      for (int64_t k = 0; k < weight.k; ++k)
+        perm[k] = static_cast<int32_t>((k * stride) % weight.k);
+      buffer.upload(perm.data(), perm.size() * sizeof(int32_t));
     } else if (component == format::kMetadata) {
       // Every quad keeps columns 0 and 1.
       fillPattern(buffer.ptr(), bytes, 0x44, 1, stream, what);

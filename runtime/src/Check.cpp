@@ -7,7 +7,9 @@
 #include "qfuse/format/Reference.h"
 #include "qfuse/runtime/Error.h"
 
+#include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <random>
 #include <set>
 #include <thread>
@@ -79,10 +81,26 @@ bindRandomWeights(Executor &executor, uint64_t seed) {
     format::QuantizeOptions options;
     if (spec.encodingAttr.format == format::ElementFormat::Codebook &&
         spec.encodingAttr.table.empty()) {
-      // A named table: any sorted set of distinct values will do.
-      for (int i = 0; i < (1 << spec.encodingAttr.indexBits); ++i)
-        table.push_back(-1.0f + 2.0f * i / ((1 << spec.encodingAttr.indexBits) - 1));
+      // A named table: any sorted set of distinct values will do, rounded
+      // to the table's type (f16 tables hold f16 values).
+      const int entries = 1 << spec.encodingAttr.indexBits;
+      for (int i = 0; i < entries; ++i)
+        table.push_back(format::roundToScalarType(
+            -1.0f + 2.0f * i / (entries - 1), spec.encodingAttr.tableType));
       options.table = table.data();
+    }
+    std::vector<int32_t> gIdx;
+    if (spec.encodingAttr.actOrder) {
+      // GPTQ desc_act: columns visited in a random order, each run of
+      // `group` of them one group, so g_idx is a shuffled k / group.
+      std::vector<int32_t> order(static_cast<size_t>(spec.k));
+      std::iota(order.begin(), order.end(), 0);
+      std::shuffle(order.begin(), order.end(),
+                   std::mt19937_64(seed + 1000 * index + 1));
+      gIdx.resize(order.size());
+      for (int64_t j = 0; j < spec.k; ++j)
+        gIdx[order[j]] = static_cast<int32_t>(j / spec.encodingAttr.groupSize);
+      options.gIdx = gIdx.data();
     }
     format::TensorMap components;
     std::string error;

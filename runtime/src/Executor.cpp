@@ -216,7 +216,8 @@ void Executor::bindRowMajorWeight(
                   std::to_string(bytes));
   }
 
-  if (weight.layoutAttr.isRowMajor()) {
+  // row_major without act_order is the checkpoint's order: no repack.
+  if (weight.layoutAttr.isRowMajor() && !weight.encodingAttr.actOrder) {
     for (const format::ComponentSpec &spec : weight.components)
       if (usedComponents_.count({weight.name, spec.name}))
         bindWeightComponent(weight.name, spec.name, raw.at(spec.name).data,

@@ -13,16 +13,20 @@
 #include "qfuse/format/Numerics.h"
 #include "qfuse/format/Packing.h"
 #include "qfuse/runtime/Bench.h"
+#include "qfuse/runtime/Check.h"
 #include "qfuse/runtime/Error.h"
 #include "qfuse/runtime/Executor.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <optional>
 #include <random>
+#include <set>
 #include <sstream>
 
 using namespace qfuse::runtime;
@@ -533,6 +537,151 @@ TEST_F(Gpu, BenchmarksRun) {
   EXPECT_TRUE(plan.l2Flushed);
   EXPECT_GT(plan.stats.medianMs, 0.0);
   EXPECT_EQ(plan.steps, 5u);
+}
+
+//===----------------------------------------------------------------------===//
+// Compiled matvec formats against the C++ reference
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// tiledArtifact with an act_order weight whose `perm` (made by the repack)
+/// is passed to the do-nothing kernel.
+json actOrderArtifact(const std::string &chip) {
+  json artifact = tiledArtifact(chip);
+  artifact["weights"][0]["encoding"] = "int4, group = 64, scale = f16, act_order";
+  artifact["weights"][0]["layout"] = "tiled, tile_n = 1, tile_k = 32";
+  artifact["plans"][0]["steps"][0]["args"][1] = {{"weight", "model.t"},
+                                                 {"component", "perm"}};
+  return artifact;
+}
+
+} // namespace
+
+// act_order weights bind in the sorted layout: the device codes and `perm`
+// are exactly qfuse_format's repack of the row-major components.
+TEST_F(Gpu, ExecutorSortsActOrderColumns) {
+  if (context->major() < 9)
+    GTEST_SKIP() << "the test kernels target sm_90";
+  const int n = 8, k = 256;
+  Artifact parsed = parse(actOrderArtifact(context->chip()));
+  Executor executor(parsed, *context);
+  const fmt::Encoding &enc = parsed.weights[0].encodingAttr;
+  std::vector<float> w(n * k);
+  for (int i = 0; i < n * k; ++i)
+    w[i] = std::sin(0.37f * i);
+  std::vector<int32_t> gIdx(k);
+  for (int col = 0; col < k; ++col)
+    gIdx[col] = (col * 5) % k / 64; // every group 64 columns, interleaved
+  fmt::QuantizeOptions options;
+  options.gIdx = gIdx.data();
+  fmt::TensorMap rowMajor, sorted;
+  std::string error;
+  ASSERT_TRUE(fmt::quantizeRTN(enc, w.data(), n, k, rowMajor, error, options))
+      << error;
+  ASSERT_TRUE(fmt::repack(enc, parsed.weights[0].layoutAttr, rowMajor, n, k,
+                          sorted, error))
+      << error;
+  executor.bindWeight("model.t", rowMajor);
+  for (const char *component : {"codes", "perm"}) {
+    const std::vector<uint8_t> &expected = sorted.at(component).data;
+    ASSERT_EQ(executor.componentBytes("model.t", component), expected.size());
+    std::vector<uint8_t> onDevice(expected.size());
+    ASSERT_EQ(cuMemcpyDtoH(onDevice.data(),
+                           executor.componentPointer("model.t", component),
+                           onDevice.size()),
+              CUDA_SUCCESS);
+    EXPECT_EQ(onDevice, expected) << component;
+  }
+  EXPECT_TRUE(executor.unboundArguments().empty());
+}
+
+TEST(GpuTestInputs, PermIsALayoutComponentOfActOrderWeights) {
+  Artifact parsed = parse(actOrderArtifact("sm_90"));
+  ASSERT_NE(parsed.weights[0].findComponent("perm"), nullptr);
+  EXPECT_EQ(parsed.weights[0].findComponent("perm")->shape,
+            (std::vector<int64_t>{256}));
+  json plain = actOrderArtifact("sm_90");
+  plain["weights"][0]["encoding"] = "int4, group = 64, scale = f16";
+  expectErrorContaining([&] { parse(plain); },
+                        {"has no component 'perm'", "codes, scales"});
+}
+
+namespace {
+
+/// The repository root, from the test kernels' path.
+std::string repositoryRoot() {
+  std::string ptx = QFUSE_TEST_PTX;
+  const std::string suffix = "unittests/Runtime/Inputs/test_kernels.ptx";
+  return ptx.substr(0, ptx.size() - suffix.size());
+}
+
+/// Checks, at every batch size the artifact was compiled for (1, 2, 4, 8),
+/// each launch whose weight is in `weights` against format::referenceMatmul
+/// on random weights quantized into its encoding (check::checkPlan): the
+/// formats of test/Tools/qfuse-compile/Inputs/formats.mlir, compiled by
+/// bench/make-artifacts.sh into artifacts/formats.qfa (QFUSE_FORMATS_QFA
+/// overrides the path). Shapes include odd N (1000, 333) and odd K (1000,
+/// 1056).
+void checkCompiledFormats(cuda::Context &context, cuda::Stream &stream,
+                          std::initializer_list<const char *> weights) {
+  const char *overridePath = std::getenv("QFUSE_FORMATS_QFA");
+  const std::string path =
+      overridePath ? overridePath : repositoryRoot() + "artifacts/formats.qfa";
+  if (!std::ifstream(path))
+    GTEST_SKIP() << "no compiled formats artifact at " << path
+                 << " (bench/make-artifacts.sh writes it on the compiler "
+                    "machine; the GPU round carries it)";
+  Artifact artifact = Artifact::load(path);
+  for (const char *w : weights)
+    ASSERT_NE(artifact.findWeight(w), nullptr)
+        << path << " has no weight '" << w << "': recompile it";
+  Executor executor(artifact, context);
+  auto hostWeights = check::bindRandomWeights(executor, 20261129);
+  std::set<int64_t> batches;
+  for (const Plan &plan : artifact.plans)
+    batches.insert(plan.batch);
+  EXPECT_EQ(batches, (std::set<int64_t>{1, 2, 4, 8}));
+  for (int64_t batch : batches) {
+    int checked = 0;
+    for (const check::LaunchCheck &c : check::checkPlan(
+             executor, batch, stream.get(), hostWeights, 7 + batch)) {
+      if (std::find_if(weights.begin(), weights.end(), [&](const char *w) {
+            return c.weight == w;
+          }) == weights.end())
+        continue;
+      ++checked;
+      EXPECT_TRUE(c.passed)
+          << c.weight << " (" << c.kernel << ") M=" << c.m << " N=" << c.n
+          << " K=" << c.k << ": relative error " << c.relativeError
+          << (c.unwritten ? ", outputs left unwritten" : "");
+    }
+    EXPECT_EQ(checked, int(weights.size())) << "batch " << batch;
+  }
+}
+
+} // namespace
+
+// GPTQ act_order: columns sorted by group at bind time (qfuse_format's
+// repack adds `perm`), activations gathered through it into shared memory.
+// Random desc_act g_idx (check::bindRandomWeights); int4 1536x1536 g128,
+// uint4 asymmetric N = 1000 g64, int8 K = 1000 g40.
+TEST_F(Gpu, MatVecActOrderMatchesTheReference) {
+  checkCompiledFormats(*context, *stream,
+                       {"int4_act", "uint4_act", "int8_act_k1000"});
+}
+
+// 2:4 sparse int4 (tiled, g128, N = 1000), uint4 with zero points (g64),
+// int8 per channel (N = 333): kept codes plus 2-bit positions.
+TEST_F(Gpu, MatVecSparse24IntegersMatchTheReference) {
+  checkCompiledFormats(*context, *stream,
+                       {"sp24_int4", "sp24_uint4", "sp24_int8"});
+}
+
+// Codebooks of 2 bits (inline), 3 bits (inline, N = 8960; named f16 table,
+// N = 333, K = 1056) and 8 bits (named f32 table, per channel, N = 1000).
+TEST_F(Gpu, MatVecCodebooksOfOtherWidthsMatchTheReference) {
+  checkCompiledFormats(*context, *stream, {"cb2", "cb3", "cb3_k1056", "cb8"});
 }
 
 TEST(GpuTestInputs, ParseOnTheCpu) {

@@ -27,6 +27,31 @@
 //     a 16-entry shared-memory table replicated across the 32 banks, so each
 //     lane's lookups hit its own bank (conflict-free for random codes); one
 //     prmt pairs two looked-up halves.
+//   codebooks of 2, 3, 5, 6, 7 bits (LutN): the same replicated table with
+//     2^bits entries (512 B for 2 bits, 1 KB for 3, up to 16 KB for 7).
+//     Codes are a little-endian bit stream (Packing.h): b words always end
+//     on a code boundary (32 codes), so a lane's chunk is `unitWords`
+//     loads of vec_bytes (3-bit: 3 x 16 B = 128 codes); a code straddling
+//     two words is joined with one shift-or. Decoding goes 8 codes at a
+//     time to keep the activations in registers small.
+//   8-bit codebooks: replicating 256 entries per bank would take 32 KB per
+//     block (6 blocks per SM) and unreplicated 512 B gives ~3.5-way bank
+//     conflicts on random codes. The table stores two f16 per word
+//     (entries 2c, 2c + 1 in word c), replicated per bank: 16 KB, still
+//     conflict-free, and c & 1 folds into the prmt selector that pairs two
+//     lookups (no extra instruction per code beyond the selector math).
+//   2:4 (f16, int4/uint4 tiled, int8/uint8, fp8): the kept codes decode as
+//     above; pair j of a word is quad j's two kept values, and one prmt per
+//     pair picks the quad's kept activations by its 4-bit metadata nibble.
+//     Scale groups count logical columns (a group of g columns is g / 2
+//     stored codes).
+//   act_order: the runtime stores the columns sorted by group (Layout.h) so
+//     the weight stream is the dense kernel's; each block first gathers
+//     x[m, perm[j]] into dynamic shared memory (K x batch x 2 bytes, perm
+//     read coalesced, x from L1/L2), then reads activations from there with
+//     the same vector loads. A per-word register gather instead would issue 8
+//     scattered 2-byte loads per 4-byte word of int4 codes, each touching a
+//     different cache line: the LSU, not DRAM, would set the speed.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,29 +60,60 @@
 #include "KernelEmitter.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "qfuse/format/Layout.h"
 #include "qfuse/format/Numerics.h"
+
+#include <numeric>
 
 using namespace mlir;
 using namespace mlir::qf;
 
 namespace {
 
-enum class Decode { Int4Magic, Lut4, Int8Magic, FP8, Sparse24F16 };
+enum class Decode { Int4Magic, Lut4, LutN, Int8Magic, FP8, Sparse24F16 };
 
 /// Code bytes a lane may have in flight (k_unroll x rows x vec_bytes): 32
 /// registers, beyond which occupancy drops faster than latency is hidden.
 constexpr int64_t kMaxCodeBytesInFlight = 128;
 
+/// Static shared memory a kernel may declare (the limit without opt-in).
+constexpr int64_t kMaxStaticShared = 48 * 1024;
+
+/// Shared memory a block may opt in to (static + dynamic): 227 KB on sm_90,
+/// 163 KB on sm_80.
+int64_t maxBlockShared(int64_t smVersion) {
+  return (smVersion >= 90 ? 227 : 163) * 1024;
+}
 
 /// Everything derived from the spec that the body needs, checked once.
 struct Plan {
-  Decode decode;
+  Decode decode = Decode::Int4Magic;
   int64_t bits, vecBytes, elemsPerChunk, rowBytes, chunksPerRow;
   int64_t splitK, warps, rowGroups, rowsPerWarp, unroll, m, n, k;
-  int64_t numGroups, spanElems; // spanElems: elements sharing one scale
+  int64_t numGroups, spanElems; // spanElems: stored codes sharing one scale
   bool perChannel;
   int64_t zeroRowBytes; // int zero points: packed bytes per row
+  // A lane's chunk is `unitWords` loads of vec_bytes: codes of any width
+  // 2..8 end on a word boundary every `unitWords` words (3-bit: 3 words =
+  // 32 codes), so a chunk holds whole codes.
+  int64_t unitWords, unitElems, chunkBytes;
+  // Codes decoded (and activations loaded) together: one word, or for
+  // LutN at most 8 codes of a unit.
+  int64_t stepElems;
+  bool sparse;           // 2:4: a stored code stands for 2 logical columns
+  int64_t colsPerStored; // 2 under 2:4, else 1
+  bool actOrder;         // activations gathered through `perm` into shared
+  int64_t lutWords;      // shared code table words (Lut4, LutN), 0 otherwise
+  int64_t sharedBytes;   // shared memory in total (static + dynamic)
+  int64_t dynamicShared; // act_order activations, sized at launch
 };
+
+/// Shared words of the replicated code table of `bits`-wide codes: one
+/// value per word up to 7 bits (2^bits x 32 banks), two f16 per word for
+/// 8 bits (128 x 32 words = 16 KB instead of 32 KB).
+int64_t lutWordsFor(int64_t bits) {
+  return (bits <= 7 ? int64_t(1) << bits : 128) * 32;
+}
 
 FailureOr<Plan> makePlan(const MatVecSpec &spec,
                          function_ref<InFlightDiagnostic()> emitError) {
@@ -68,15 +124,13 @@ FailureOr<Plan> makePlan(const MatVecSpec &spec,
     return emitError() << "the matvec generator needs a #qf.tiling<matvec, "
                           "...>; run qf-select-tiling",
            failure();
-  if (enc.getActOrder())
-    return emitError() << "the matvec generator does not lower act_order "
-                          "weights yet",
-           failure();
-  if (enc.isSparse24() && enc.getFormat() != ElementFormat::F16)
-    return emitError() << "the matvec generator lowers 2:4 sparsity of f16 "
-                          "weights; 2:4 with '"
-                       << stringifyElementFormat(enc.getFormat())
-                       << "' is not lowered yet",
+  p.sparse = enc.isSparse24();
+  p.colsPerStored = p.sparse ? 2 : 1;
+  p.actOrder = enc.getActOrder();
+  if (p.actOrder && p.sparse)
+    return emitError() << "act_order with 2:4 sparsity has no sorted layout: "
+                          "sorting the columns by group would break the "
+                          "quads",
            failure();
   switch (enc.getFormat()) {
   case ElementFormat::Int4:
@@ -93,11 +147,7 @@ FailureOr<Plan> makePlan(const MatVecSpec &spec,
     p.decode = Decode::Lut4;
     break;
   case ElementFormat::Codebook:
-    if (enc.getIndexBits() != 4)
-      return emitError() << "the matvec generator lowers 4-bit codebooks; got "
-                         << enc.getIndexBits() << "-bit indices",
-             failure();
-    p.decode = Decode::Lut4;
+    p.decode = enc.getIndexBits() == 4 ? Decode::Lut4 : Decode::LutN;
     break;
   case ElementFormat::Int8:
   case ElementFormat::UInt8:
@@ -131,17 +181,41 @@ FailureOr<Plan> makePlan(const MatVecSpec &spec,
 
   p.bits = enc.getCodeBits();
   p.vecBytes = t.getVecBytes();
-  p.elemsPerChunk = p.vecBytes * 8 / p.bits;
+  p.unitWords = p.bits / std::gcd<int64_t>(p.bits, 32);
+  // A multi-word chunk (3-bit: 3 loads) is narrowed, not dropped, when the
+  // warp's rows would hold more than the in-flight budget (the row split is
+  // checked below).
+  if (p.unitWords > 1) {
+    int64_t warps = t.getSplitK() == 8 ? 8 : 4;
+    int64_t rowGroups = std::max<int64_t>(1, warps / t.getSplitK());
+    int64_t rows = std::max<int64_t>(1, t.getBlockN() / rowGroups);
+    while (p.vecBytes > 4 &&
+           rows * p.unitWords * p.vecBytes > kMaxCodeBytesInFlight)
+      p.vecBytes /= 2;
+  }
+  p.unitElems = 32 * p.unitWords / p.bits;
+  p.chunkBytes = p.vecBytes * p.unitWords;
+  p.elemsPerChunk = p.chunkBytes * 8 / p.bits;
+  p.stepElems = p.decode == Decode::LutN ? std::min<int64_t>(8, p.unitElems)
+                                         : 32 / p.bits;
   // Under 2:4 a row stores its K / 2 kept values.
-  p.rowBytes = (enc.isSparse24() ? spec.k / 2 : spec.k) * p.bits / 8;
-  if (p.decode == Decode::Sparse24F16 && p.vecBytes < 8)
-    return emitError() << "2:4 kernels load whole bytes of metadata: "
-                          "vec_bytes must be 8 or 16, got "
-                       << p.vecBytes,
+  p.rowBytes = (p.sparse ? spec.k / 2 : spec.k) * p.bits / 8;
+  if (p.sparse && p.elemsPerChunk % 4 != 0)
+    return emitError() << "2:4 kernels load whole bytes of metadata: a lane's "
+                          "vec_bytes = "
+                       << p.vecBytes << " holds " << p.elemsPerChunk
+                       << " kept values; at least 4 (two quads) are needed",
            failure();
-  if (p.rowBytes % p.vecBytes != 0)
+  if (p.unitWords == 1 && p.rowBytes % p.vecBytes != 0)
     return emitError() << "vec_bytes = " << p.vecBytes
                        << " does not divide a row's " << p.rowBytes
+                       << " packed bytes (K = " << spec.k << ")",
+           failure();
+  if (p.rowBytes % p.chunkBytes != 0)
+    return emitError() << p.bits << "-bit codes end on a word boundary every "
+                       << p.unitWords << " words: a lane's chunk of "
+                       << p.unitWords << " x vec_bytes = " << p.chunkBytes
+                       << " bytes does not divide a row's " << p.rowBytes
                        << " packed bytes (K = " << spec.k << ")",
            failure();
   if (p.decode == Decode::Int4Magic &&
@@ -150,7 +224,7 @@ FailureOr<Plan> makePlan(const MatVecSpec &spec,
                        << " does not match one lane's load of "
                        << p.elemsPerChunk << " codes",
            failure();
-  p.chunksPerRow = p.rowBytes / p.vecBytes;
+  p.chunksPerRow = p.rowBytes / p.chunkBytes;
   p.splitK = t.getSplitK();
   p.warps = p.splitK == 8 ? 8 : 4;
   if (p.warps % p.splitK != 0)
@@ -174,25 +248,60 @@ FailureOr<Plan> makePlan(const MatVecSpec &spec,
                           "(threads_per_row = 32)",
            failure();
   p.unroll = t.getKUnroll();
+  // Multi-word chunks (3-, 5-, 6-, 7-bit codes) are several loads already:
+  // unroll less rather than hold more than the in-flight budget.
+  if (p.unitWords > 1)
+    p.unroll = std::max<int64_t>(
+        1, std::min(p.unroll,
+                    kMaxCodeBytesInFlight / (p.rowsPerWarp * p.chunkBytes)));
   p.n = spec.n;
   p.k = spec.k;
   p.perChannel = enc.isPerChannel();
   p.numGroups = enc.getNumGroups(spec.k);
-  int64_t elemsPerWord = 32 / p.bits;
+  // Half2 sums span at most 32 stored codes (16 products per half) before
+  // they are scaled into the f32 accumulator.
+  int64_t maxSpan = std::min<int64_t>(p.elemsPerChunk, 32);
   if (p.perChannel || !enc.isQuantized()) {
-    p.spanElems = p.elemsPerChunk;
+    p.spanElems = maxSpan;
   } else {
     int64_t g = enc.getGroupSize();
-    if (g % elemsPerWord != 0 ||
-        (g % p.elemsPerChunk != 0 && p.elemsPerChunk % g != 0))
+    // Groups count logical columns; under 2:4 a group of g columns holds
+    // g / 2 stored codes.
+    int64_t gs = g / p.colsPerStored;
+    if (g % p.colsPerStored != 0 || gs % p.stepElems != 0 ||
+        (gs % p.elemsPerChunk != 0 && p.elemsPerChunk % gs != 0))
       return emitError() << "group size " << g
-                         << " does not align with the kernel's " << elemsPerWord
-                         << "-code words and " << p.elemsPerChunk
-                         << "-code loads",
+                         << " does not align with the kernel's "
+                         << p.stepElems * p.colsPerStored << "-code words and "
+                         << p.elemsPerChunk * p.colsPerStored << "-code loads"
+                         << (p.sparse ? " (logical columns under 2:4)" : ""),
              failure();
-    p.spanElems = std::min(g, p.elemsPerChunk);
+    p.spanElems = std::min(gs, maxSpan);
   }
   p.zeroRowBytes = (p.numGroups * p.bits + 7) / 8;
+
+  p.lutWords = p.decode == Decode::Lut4   ? 16 * 32
+               : p.decode == Decode::LutN ? lutWordsFor(p.bits)
+                                          : 0;
+  int64_t partials = p.splitK > 1 ? p.warps * p.rowsPerWarp * p.m * 4 : 0;
+  // act_order's activations are dynamic shared memory (the runtime opts in
+  // past 48 KB); the rest is static.
+  p.dynamicShared = p.actOrder ? p.k * p.m * 2 : 0;
+  p.sharedBytes = partials + p.lutWords * 4 + p.dynamicShared;
+  int64_t limit = p.actOrder ? maxBlockShared(spec.smVersion)
+                             : kMaxStaticShared;
+  if (p.sharedBytes > limit)
+    return emitError() << "the kernel needs " << p.sharedBytes
+                       << " bytes of shared memory ("
+                       << (p.actOrder ? "act_order activations K x batch x 2 "
+                                        "= " +
+                                            std::to_string(p.dynamicShared) +
+                                            ", "
+                                      : std::string())
+                       << "code table " << p.lutWords * 4 << ", partial sums "
+                       << partials << "), more than the " << limit
+                       << " a block may use on sm_" << spec.smVersion,
+           failure();
   return p;
 }
 
@@ -213,8 +322,12 @@ private:
   Value loadScaleTyped(Value base, Value idx);
   Value zeroAt(Value row, Value group);
   SmallVector<Value> decodeWord(Value word, Value zero);
+  SmallVector<Value> decodeLutN(ArrayRef<Value> unit, int64_t first,
+                                int64_t count);
   Value tableValue(Value index);
   void buildLut();
+  void gatherActivations();
+  Value loadX(Type type, Value elemOffset, unsigned align);
   SmallVector<Value> body(ArrayRef<Value> chunks, ArrayRef<Value> rows,
                           ValueRange acc);
   void reduceAndStore(ArrayRef<Value> acc, Value tid, Value warp, Value lane);
@@ -227,8 +340,10 @@ private:
   gpu::GPUModuleOp module;
   std::string name;
   // Kernel arguments.
-  Value x, codes, scales, meta, zeros, globalScale, table, bias, residual, y;
-  Value lut;      // shared code table, one copy per bank (Lut4)
+  Value x, codes, scales, meta, zeros, perm, globalScale, table, bias,
+      residual, y;
+  Value xs;       // act_order: shared activations in sorted column order
+  Value lut;      // shared code table, one copy per bank (Lut4, LutN)
   Value laneBytes; // 4 * lane: this lane's column of the table
   LLVM::GlobalOp codeTable; // constant code values (Lut4, built-in tables)
   Value redSmem;  // shared f32 partial sums
@@ -332,7 +447,14 @@ int64_t MatVecBuilder::minBlocksPerSM() const {
   int64_t estimate = 24 + codes + 2 * R * M + 4 * M + 8;
   int64_t budget = std::min<int64_t>(255, estimate * 3 / 2);
   int64_t threads = p.warps * 32;
-  return std::clamp<int64_t>(65536 / (threads * budget), 1, 2048 / threads);
+  int64_t blocks = std::clamp<int64_t>(65536 / (threads * budget), 1,
+                                       2048 / threads);
+  // Asking for more blocks than shared memory lets reside would only
+  // squeeze registers: 228 KB per SM, 1 KB of it reserved per block.
+  if (p.sharedBytes > 0)
+    blocks = std::clamp<int64_t>(228 * 1024 / (p.sharedBytes + 1024), 1,
+                                 blocks);
+  return blocks;
 }
 
 /// Decoded values are the true codes divided by this power of two (keeps
@@ -346,6 +468,7 @@ double MatVecBuilder::valueScale() const {
   case Decode::FP8:
     return 256;
   case Decode::Lut4:
+  case Decode::LutN:
   case Decode::Sparse24F16:
     return 1;
   }
@@ -415,6 +538,8 @@ SmallVector<Value> MatVecBuilder::decodeWord(Value w, Value zero) {
     // The two kept f16 values of one group of 4 columns, as stored.
     pairs.push_back(h2(w));
     break;
+  case Decode::LutN:
+    llvm_unreachable("LutN codes are decoded per unit (decodeLutN)");
   case Decode::Lut4: {
     // Code c of this lane is at word c * 32 + lane: every lane reads its own
     // bank, so random codes never conflict. Byte offset (c << 7) + 4 lane,
@@ -437,8 +562,67 @@ SmallVector<Value> MatVecBuilder::decodeWord(Value w, Value zero) {
   return pairs;
 }
 
-/// Value of 4-bit code `index` (i32) as f16: a constant table in the
-/// kernel for NF4, E2M1 and inline codebooks, else the `table` argument.
+/// Decodes `count` codes (an even number) of a LutN unit, starting at code
+/// `first`, into half2 pairs. Code i of a unit sits at bits [i*b, (i+1)*b)
+/// of the unit's words taken as one little-endian bit stream (Packing.h),
+/// so a 3-bit code may straddle two words; each code is moved straight into
+/// the byte-offset field of its table entry. The table (buildLut) holds
+/// entry c for lane l at word c * 32 + l (bits <= 7), or entries 2c, 2c+1 as
+/// the two halves of word c * 32 + l (8 bits): every lane reads its own bank.
+SmallVector<Value> MatVecBuilder::decodeLutN(ArrayRef<Value> unit,
+                                             int64_t first, int64_t count) {
+  auto sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
+  int64_t bits = p.bits;
+  // Bits [pos, pos + b) of the result hold code i (masked by fieldMask).
+  auto field = [&](int64_t i, int64_t pos, uint32_t fieldMask) -> Value {
+    int64_t bit = i * bits, wi = bit / 32, sh = bit % 32;
+    auto shl = [&](Value v, int64_t n) -> Value {
+      return n == 0 ? v : arith::ShLIOp::create(b, v, e.c32(n)).getResult();
+    };
+    auto shr = [&](Value v, int64_t n) -> Value {
+      return n == 0 ? v : e.shru(v, e.c32(n));
+    };
+    Value v;
+    if (sh + bits <= 32) {
+      v = sh >= pos ? shr(unit[wi], sh - pos) : shl(unit[wi], pos - sh);
+    } else {
+      Value code = arith::OrIOp::create(b, shr(unit[wi], sh),
+                                        shl(unit[wi + 1], 32 - sh));
+      v = shl(code, pos);
+    }
+    return e.band(v, e.c32(fieldMask));
+  };
+  auto lookup = [&](Value off) -> Value {
+    Value ptr = LLVM::GEPOp::create(b, sharedPtr, e.i8(), lut,
+                                    ValueRange{e.add(off, laneBytes)});
+    return LLVM::LoadOp::create(b, e.i32(), ptr, 4).getResult();
+  };
+  SmallVector<Value> pairs;
+  for (int64_t j = 0; j < count / 2; ++j) {
+    int64_t i0 = first + 2 * j, i1 = i0 + 1;
+    if (bits <= 7) {
+      uint32_t fm = ((1u << bits) - 1) << 7; // c * 128 bytes
+      Value v0 = lookup(field(i0, 7, fm)), v1 = lookup(field(i1, 7, fm));
+      pairs.push_back(e.bitcast(e.v2f16(), e.prmt(v0, v1, 0x5410)));
+      continue;
+    }
+    // 8 bits: word c >> 1 holds entries (c & ~1, c | 1); c & 1 picks the
+    // half, folded into one prmt selector: bytes {0,1} or {2,3} of v0 and
+    // {4,5} or {6,7} of v1.
+    uint32_t fm = 0x7Fu << 7; // (c >> 1) * 128 bytes
+    Value v0 = lookup(field(i0, 6, fm)), v1 = lookup(field(i1, 6, fm));
+    Value sel = e.add(e.c32(0x5410),
+                      e.add(e.mul(field(i0, 0, 1), e.c32(0x22)),
+                            e.mul(field(i1, 0, 1), e.c32(0x2200))));
+    pairs.push_back(e.bitcast(
+        e.v2f16(),
+        e.ptx("prmt.b32 $0, $1, $2, $3;", "=r,r,r,r", e.i32(), {v0, v1, sel})));
+  }
+  return pairs;
+}
+
+/// Value of code `index` (i32) as f16: a constant table in the kernel for
+/// NF4, E2M1 and inline codebooks, else the `table` argument.
 Value MatVecBuilder::tableValue(Value index) {
   EncodingAttr enc = spec.encoding;
   Value idx64 = e.zext64(index);
@@ -462,8 +646,9 @@ Value MatVecBuilder::tableValue(Value index) {
     halves.push_back(f);
   }
   if (!codeTable) {
-    auto tensorType = RankedTensorType::get({16}, e.f16());
-    auto arrayType = LLVM::LLVMArrayType::get(e.f16(), 16);
+    int64_t count = halves.size();
+    auto tensorType = RankedTensorType::get({count}, e.f16());
+    auto arrayType = LLVM::LLVMArrayType::get(e.f16(), count);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(module.getBody());
     codeTable = LLVM::GlobalOp::create(
@@ -475,18 +660,32 @@ Value MatVecBuilder::tableValue(Value index) {
   return e.loadRO(e.f16(), e.gepBytes(base, e.mul(idx64, e.c64(2))), 2);
 }
 
-/// Fills the shared table: 16 code values, each replicated in all 32 banks
-/// (word c * 32 + l holds value(c) for lane l), in the low half of a word.
+/// Fills the shared table, each entry replicated in all 32 banks: word
+/// c * 32 + l holds value(c) for lane l in its low half (Lut4, LutN up to
+/// 7 bits), or value(2c) | value(2c + 1) << 16 (8 bits).
 void MatVecBuilder::buildLut() {
   Value tid = e.tidX();
   int64_t threads = p.warps * 32;
-  auto loop = scf::ForOp::create(b, tid, e.c32(16 * 32), e.c32(threads));
+  bool twoPerWord = p.decode == Decode::LutN && p.bits == 8;
+  auto loop = scf::ForOp::create(b, tid, e.c32(p.lutWords), e.c32(threads));
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Value t = loop.getInductionVar();
-    Value value = tableValue(e.shru(t, e.c32(5)));
-    Value entry = arith::ExtUIOp::create(b, e.i32(), e.bitcast(e.i16(), value));
+    Value c = e.shru(t, e.c32(5));
+    auto bitsOf = [&](Value index) -> Value {
+      return arith::ExtUIOp::create(b, e.i32(),
+                                    e.bitcast(e.i16(), tableValue(index)));
+    };
+    Value entry;
+    if (twoPerWord) {
+      Value c2 = e.mul(c, e.c32(2));
+      entry = arith::OrIOp::create(
+          b, bitsOf(c2),
+          arith::ShLIOp::create(b, bitsOf(e.add(c2, e.c32(1))), e.c32(16)));
+    } else {
+      entry = bitsOf(c);
+    }
     auto sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
     Value ptr = LLVM::GEPOp::create(b, sharedPtr, e.i8(), lut,
                                     ValueRange{e.mul(t, e.c32(4))});
@@ -495,46 +694,95 @@ void MatVecBuilder::buildLut() {
   NVVM::Barrier0Op::create(b);
 }
 
+/// act_order: copies the activations into shared memory in the sorted column
+/// order of the weight (Layout.h): xs[m, j] = x[m, perm[j]]. `perm` is read
+/// coalesced; the gather hits x, which every block reads and L1/L2 keep
+/// (K x batch x 2 bytes). The main loop then reads xs exactly as the dense
+/// kernel reads x, so the weight stream is unchanged.
+void MatVecBuilder::gatherActivations() {
+  Value tid = e.tidX();
+  int64_t threads = p.warps * 32;
+  auto sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
+  auto loop = scf::ForOp::create(b, tid, e.c32(p.k), e.c32(threads));
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value j = loop.getInductionVar();
+    Value col =
+        e.loadRO(e.i32(), e.gepBytes(perm, e.mul(e.zext64(j), e.c64(4))), 4);
+    for (int64_t m = 0; m < p.m; ++m) {
+      Value src = e.gepBytes(
+          x, e.mul(e.zext64(e.add(e.c32(m * p.k), col)), e.c64(2)));
+      Value v = e.loadRO(e.i16(), src, 2);
+      Value dst = LLVM::GEPOp::create(
+          b, sharedPtr, e.i8(), xs,
+          ValueRange{e.mul(e.add(e.c32(m * p.k), j), e.c32(2))});
+      LLVM::StoreOp::create(b, v, dst, 2);
+    }
+  }
+  NVVM::Barrier0Op::create(b);
+}
+
+/// Activations at element offset `elem` (m * K + column): from x, or from
+/// the sorted copy in shared memory under act_order.
+Value MatVecBuilder::loadX(Type type, Value elem, unsigned align) {
+  if (!p.actOrder)
+    return e.loadRO(type, e.gepBytes(x, e.mul(e.zext64(elem), e.c64(2))),
+                    align);
+  auto sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
+  Value ptr = LLVM::GEPOp::create(b, sharedPtr, e.i8(), xs,
+                                  ValueRange{e.mul(elem, e.c32(2))});
+  return LLVM::LoadOp::create(b, type, ptr, align);
+}
+
 /// Loads and accumulates the chunks `chunks` (one per unrolled step) of the
 /// warp's rows. All code words are loaded first so `k_unroll` x rows 16-byte
 /// loads are in flight before the first is used.
 SmallVector<Value> MatVecBuilder::body(ArrayRef<Value> chunks,
                                        ArrayRef<Value> rows, ValueRange acc) {
   int64_t R = p.rowsPerWarp, M = p.m, U = chunks.size();
-  int64_t wordsPerChunk = p.vecBytes / 4;
-  int64_t elemsPerWord = 32 / p.bits;
+  int64_t wordsPerLoad = p.vecBytes / 4;
   int64_t spans = p.elemsPerChunk / p.spanElems;
-  int64_t wordsPerSpan = p.spanElems / elemsPerWord;
-  auto codesType = e.vNi32(wordsPerChunk);
+  int64_t stepsPerSpan = p.spanElems / p.stepElems;
+  int64_t pairsPerStep = p.stepElems / 2;
+  auto codesType = e.vNi32(wordsPerLoad);
 
   // Phase 1: every code load, then scales and zeros.
   SmallVector<SmallVector<Value>> words(U * R);
   for (int64_t u = 0; u < U; ++u)
-    for (int64_t r = 0; r < R; ++r) {
-      Value off = e.add(e.mul(e.zext64(rows[r]), e.c64(p.rowBytes)),
-                        e.mul(e.zext64(chunks[u]), e.c64(p.vecBytes)));
-      Value vec = e.loadRO(codesType, e.gepBytes(codes, off), p.vecBytes);
-      for (int64_t w = 0; w < wordsPerChunk; ++w)
-        words[u * R + r].push_back(e.extract(vec, w));
-    }
+    for (int64_t r = 0; r < R; ++r)
+      for (int64_t l = 0; l < p.unitWords; ++l) {
+        Value off = e.add(
+            e.mul(e.zext64(rows[r]), e.c64(p.rowBytes)),
+            e.add(e.mul(e.zext64(chunks[u]), e.c64(p.chunkBytes)),
+                  e.c64(l * p.vecBytes)));
+        Value vec = e.loadRO(codesType, e.gepBytes(codes, off), p.vecBytes);
+        for (int64_t w = 0; w < wordsPerLoad; ++w)
+          words[u * R + r].push_back(e.extract(vec, w));
+      }
   // 2:4: the positions of each chunk's kept values, 4 bits per group of 4
-  // columns (Packing.h), elemsPerChunk / 2 groups per chunk.
-  bool sparse = p.decode == Decode::Sparse24F16;
-  SmallVector<Value> metaBits(U * R);
-  if (sparse) {
+  // columns (Packing.h), elemsPerChunk / 2 quads per chunk, as i32 words.
+  SmallVector<SmallVector<Value>> metaWords(U * R);
+  if (p.sparse) {
     int64_t metaBytesPerChunk = p.elemsPerChunk / 4;
+    int64_t metaRowBytes = (p.k + 7) / 8;
     Type metaType = metaBytesPerChunk == 1   ? e.i8()
                     : metaBytesPerChunk == 2 ? e.i16()
                                              : e.i32();
+    int64_t loads = metaBytesPerChunk > 4 ? metaBytesPerChunk / 4 : 1;
+    int64_t loadBytes = std::min<int64_t>(metaBytesPerChunk, 4);
     for (int64_t u = 0; u < U; ++u)
-      for (int64_t r = 0; r < R; ++r) {
-        Value off = e.add(e.mul(e.zext64(rows[r]), e.c64(p.k / 8)),
-                          e.mul(e.zext64(chunks[u]), e.c64(metaBytesPerChunk)));
-        Value bits = e.loadRO(metaType, e.gepBytes(meta, off),
-                              metaBytesPerChunk);
-        metaBits[u * R + r] =
-            metaType == e.i32() ? bits : arith::ExtUIOp::create(b, e.i32(), bits);
-      }
+      for (int64_t r = 0; r < R; ++r)
+        for (int64_t l = 0; l < loads; ++l) {
+          Value off = e.add(
+              e.mul(e.zext64(rows[r]), e.c64(metaRowBytes)),
+              e.add(e.mul(e.zext64(chunks[u]), e.c64(metaBytesPerChunk)),
+                    e.c64(l * 4)));
+          Value bits = e.loadRO(metaType, e.gepBytes(meta, off), loadBytes);
+          metaWords[u * R + r].push_back(
+              metaType == e.i32() ? bits
+                                  : arith::ExtUIOp::create(b, e.i32(), bits));
+        }
   }
   SmallVector<Value> scaleVals(U * R * spans), zeroVals(U * R * spans);
   for (int64_t u = 0; u < U; ++u) {
@@ -545,10 +793,13 @@ SmallVector<Value> MatVecBuilder::body(ArrayRef<Value> chunks,
           scaleVals[(u * R + r) * spans + s] = e.cf32(1.0);
         continue;
       }
+      // Groups count logical columns: stored code e is column >= 2e under
+      // 2:4, and spans start on even codes (the first kept value of a quad).
       Value group =
           p.perChannel
               ? e.c32(0)
-              : e.divu(e.add(k0, e.c32(s * p.spanElems)),
+              : e.divu(e.mul(e.add(k0, e.c32(s * p.spanElems)),
+                             e.c32(p.colsPerStored)),
                        e.c32(spec.encoding.getGroupSize()));
       for (int64_t r = 0; r < R; ++r) {
         scaleVals[(u * R + r) * spans + s] =
@@ -559,50 +810,64 @@ SmallVector<Value> MatVecBuilder::body(ArrayRef<Value> chunks,
     }
   }
 
-  // Phase 2: per word, load the activations' matching pairs for every batch
-  // row once and use them for all R weight rows.
+  // Phase 2: per step (one word of codes, or up to 8 codes of a LutN unit),
+  // load the activations' matching pairs for every batch row once and use
+  // them for all R weight rows.
   SmallVector<Value> out(acc.begin(), acc.end());
-  // Under 2:4 a word's two kept values span 4 logical columns.
-  int64_t columnsPerWord = sparse ? 2 * elemsPerWord : elemsPerWord;
-  int64_t xBytesPerWord = columnsPerWord * 2;
-  auto xType = e.vNi32(xBytesPerWord / 4);
+  // Under 2:4 a step's kept values span twice as many logical columns.
+  int64_t columnsPerStep = p.stepElems * p.colsPerStored;
+  int64_t xBytesPerStep = columnsPerStep * 2;
+  auto xType = e.vNi32(xBytesPerStep / 4);
+  unsigned xAlign = std::min<int64_t>(xBytesPerStep, 16);
   for (int64_t u = 0; u < U; ++u) {
-    Value k0 = e.mul(chunks[u], e.c32(p.elemsPerChunk * (sparse ? 2 : 1)));
+    Value k0 = e.mul(chunks[u], e.c32(p.elemsPerChunk * p.colsPerStored));
     for (int64_t s = 0; s < spans; ++s) {
       SmallVector<Value> hacc(R * M, e.ch2(0.0));
-      for (int64_t w = 0; w < wordsPerSpan; ++w) {
-        int64_t wordInChunk = s * wordsPerSpan + w;
-        Value kw = e.add(k0, e.c32(wordInChunk * columnsPerWord));
-        SmallVector<Value> xs(M);
-        for (int64_t m = 0; m < M; ++m) {
-          Value off = e.mul(e.zext64(e.add(e.c32(m * p.k), kw)), e.c64(2));
-          xs[m] = e.loadRO(xType, e.gepBytes(x, off), xBytesPerWord);
-        }
+      for (int64_t w = 0; w < stepsPerSpan; ++w) {
+        int64_t step = s * stepsPerSpan + w; // within the chunk
+        int64_t firstElem = step * p.stepElems;
+        Value kw = e.add(k0, e.c32(step * columnsPerStep));
+        SmallVector<Value> xv(M);
+        for (int64_t m = 0; m < M; ++m)
+          xv[m] = loadX(xType, e.add(e.c32(m * p.k), kw), xAlign);
         for (int64_t r = 0; r < R; ++r) {
-          SmallVector<Value> pairs =
-              decodeWord(words[u * R + r][wordInChunk],
-                         zeroVals[(u * R + r) * spans + s]);
-          // 2:4: pick the kept columns' activations out of the group's
-          // four with one prmt: nibble a | b << 2 -> bytes 2a, 2a+1, 2b, 2b+1.
-          Value selector;
-          if (sparse) {
-            Value nib = e.band(e.shru(metaBits[u * R + r],
-                                      e.c32(4 * wordInChunk)),
-                               e.c32(15));
-            Value a = e.mul(e.band(nib, e.c32(3)), e.c32(0x22));
-            Value bsel = e.mul(e.shru(nib, e.c32(2)), e.c32(0x2200));
-            selector = e.add(arith::OrIOp::create(b, a, bsel), e.c32(0x1010));
+          ArrayRef<Value> rowWords = words[u * R + r];
+          SmallVector<Value> pairs;
+          if (p.decode == Decode::LutN) {
+            int64_t unit = firstElem / p.unitElems;
+            pairs = decodeLutN(
+                rowWords.slice(unit * p.unitWords, p.unitWords),
+                firstElem % p.unitElems, p.stepElems);
+          } else {
+            pairs = decodeWord(rowWords[step],
+                               zeroVals[(u * R + r) * spans + s]);
           }
-          for (int64_t m = 0; m < M; ++m)
-            for (size_t j = 0; j < pairs.size(); ++j) {
-              Value xw = sparse ? e.ptx("prmt.b32 $0, $1, $2, $3;", "=r,r,r,r",
-                                        e.i32(),
-                                        {e.extract(xs[m], 0),
-                                         e.extract(xs[m], 1), selector})
-                                : e.extract(xs[m], j);
+          for (size_t j = 0; j < pairs.size(); ++j) {
+            // 2:4: pick the kept columns' activations out of the quad's
+            // four with one prmt: nibble a | b << 2 -> bytes 2a, 2a+1, 2b,
+            // 2b+1 of the quad's two x words.
+            Value selector;
+            if (p.sparse) {
+              int64_t quad = step * pairsPerStep + j; // within the chunk
+              Value nib = e.band(e.shru(metaWords[u * R + r][quad / 8],
+                                        e.c32(4 * (quad % 8))),
+                                 e.c32(15));
+              Value a = e.mul(e.band(nib, e.c32(3)), e.c32(0x22));
+              Value bsel = e.mul(e.shru(nib, e.c32(2)), e.c32(0x2200));
+              selector =
+                  e.add(arith::OrIOp::create(b, a, bsel), e.c32(0x1010));
+            }
+            for (int64_t m = 0; m < M; ++m) {
+              Value xw = p.sparse
+                             ? e.ptx("prmt.b32 $0, $1, $2, $3;", "=r,r,r,r",
+                                     e.i32(),
+                                     {e.extract(xv[m], 2 * j),
+                                      e.extract(xv[m], 2 * j + 1), selector})
+                             : e.extract(xv[m], j);
               Value xp = e.bitcast(e.v2f16(), xw);
               hacc[r * M + m] = e.fma(pairs[j], xp, hacc[r * M + m]);
             }
+          }
         }
       }
       for (int64_t r = 0; r < R; ++r)
@@ -708,6 +973,10 @@ KernelLaunch MatVecBuilder::build() {
     names.push_back("meta");
   if (enc.getZeroPoint() != ZeroPointKind::None)
     names.push_back("zeros");
+  // act_order: the sorted column order of the layout (qfuse/format/Layout.h),
+  // sorted column j -> checkpoint column perm[j].
+  if (p.actOrder)
+    names.push_back(qfuse::format::kPerm);
   if (enc.getGlobalScale())
     names.push_back("global_scale");
   if (enc.getFormat() == ElementFormat::Codebook && enc.getTableName())
@@ -759,6 +1028,7 @@ KernelLaunch MatVecBuilder::build() {
   scales = arg("scales");
   meta = arg("meta");
   zeros = arg("zeros");
+  perm = arg(qfuse::format::kPerm);
   globalScale = arg("global_scale");
   table = arg("table");
   bias = arg("bias");
@@ -766,19 +1036,29 @@ KernelLaunch MatVecBuilder::build() {
   y = arg("y");
 
   int64_t R = p.rowsPerWarp, M = p.m;
-  int64_t shared = 0;
-  if (p.splitK > 1) {
+  if (p.splitK > 1)
     redSmem = sharedAddr(
         b, sharedArray(b, module, b.getLoc(), name + "_partials", e.f32(),
                        p.warps * R * M));
-    shared += p.warps * R * M * 4;
-  }
-  if (p.decode == Decode::Lut4) {
+  if (p.lutWords > 0) {
     lut = sharedAddr(b, sharedArray(b, module, b.getLoc(), name + "_lut",
-                                    e.i32(), 16 * 32));
-    shared += 16 * 32 * 4;
+                                    e.i32(), p.lutWords));
     buildLut();
     laneBytes = e.mul(e.band(e.tidX(), e.c32(31)), e.c32(4));
+  }
+  if (p.actOrder) {
+    // Dynamic shared memory: an extern array sized at launch.
+    LLVM::GlobalOp xsGlobal;
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(module.getBody());
+      xsGlobal = LLVM::GlobalOp::create(
+          b, LLVM::LLVMArrayType::get(e.i8(), 0), /*isConstant=*/false,
+          LLVM::Linkage::External, name + "_x", Attribute(),
+          /*alignment=*/16, /*addrSpace=*/3);
+    }
+    xs = sharedAddr(b, xsGlobal);
+    gatherActivations();
   }
 
   Value tid = e.tidX();
@@ -843,7 +1123,8 @@ KernelLaunch MatVecBuilder::build() {
     launch.params.push_back({n, "ptr"});
   launch.gridX = (p.n + spec.tiling.getBlockN() - 1) / spec.tiling.getBlockN();
   launch.blockX = threads;
-  launch.sharedBytes = shared;
+  launch.sharedBytes = p.sharedBytes - p.dynamicShared;
+  launch.dynamicSharedBytes = p.dynamicShared;
   return launch;
 }
 
@@ -856,10 +1137,11 @@ mlir::qf::emitMatVecKernel(gpu::GPUModuleOp module, StringRef name,
   FailureOr<Plan> plan = makePlan(spec, emitError);
   if (failed(plan))
     return failure();
-  // Loads in flight live in registers: k_unroll x rows x vec_bytes of codes.
-  if (plan->unroll * plan->rowsPerWarp * plan->vecBytes > kMaxCodeBytesInFlight)
+  // Loads in flight live in registers: k_unroll x rows x chunk of codes.
+  if (plan->unroll * plan->rowsPerWarp * plan->chunkBytes >
+      kMaxCodeBytesInFlight)
     return emitError() << "k_unroll = " << plan->unroll << " x "
-                       << plan->rowsPerWarp << " rows x " << plan->vecBytes
+                       << plan->rowsPerWarp << " rows x " << plan->chunkBytes
                        << " bytes exceeds the " << kMaxCodeBytesInFlight
                        << " bytes of code loads in "
                           "flight a lane can hold",

@@ -8,6 +8,8 @@
 
 #include "qfuse/format/Layout.h"
 
+#include "qfuse/format/MmaLayout.h"
+
 #include <cctype>
 
 namespace qfuse::format {
@@ -55,17 +57,31 @@ bool checkRepackable(const Encoding &enc, const Layout &layout, int64_t n,
                      int64_t k, std::string &error) {
   if (!validate(enc, n, k, error) || !verifyLayout(layout, error))
     return false;
+  if (enc.actOrder && enc.isSparse24())
+    return fail(error, "the sorted act_order layout is not defined under 2:4 "
+                       "sparsity: sorting columns would break the quads");
   if (layout.isRowMajor())
     return true;
   if (k % layout.tileK != 0)
     return fail(error, "tiled layout needs tile_k to divide K; got tile_k = " +
                            std::to_string(layout.tileK) +
                            ", K = " + std::to_string(k));
+  if (isMmaFragmentLayout(layout)) {
+    if (codeBits(enc) != 4 || enc.isSparse24() || enc.actOrder)
+      return fail(error, "the mma fragment layout <" + printLayout(layout) +
+                             "> is defined for dense 4-bit codes, not <" +
+                             printEncoding(enc) + ">");
+    if (n % kMmaTileN != 0)
+      return fail(error, "the mma fragment layout needs N to be a multiple "
+                         "of 32; got N = " + std::to_string(n));
+    return true;
+  }
   if (codeBits(enc) != 4 || layout.tileN != 1 || layout.interleave != 1)
     return fail(error, "the byte order of <" + printLayout(layout) +
                            "> is not defined for <" + printEncoding(enc) +
                            ">: tiled layouts are defined for 4-bit codes with "
-                           "tile_n = 1 and interleave = 1");
+                           "tile_n = 1 (matvec) or tile_n = tile_k = 32 (mma) "
+                           "and interleave = 1");
   if (rowBytes(enc, k) % 4 != 0 || (layout.tileK * 4) % 32 != 0)
     return fail(error, "the tiled 4-bit layout reorders whole 32-bit words; "
                        "a row of " +
@@ -93,20 +109,152 @@ void permuteWords(std::vector<uint8_t> &bytes, bool toTiled) {
   }
 }
 
+/// Moves the codes of every row between checkpoint and sorted column order:
+/// sorted column j <- checkpoint column perm[j] (or back).
+void permuteColumns(std::vector<uint8_t> &bytes, int64_t n, int64_t rowBytes,
+                    unsigned bits, const std::vector<int32_t> &perm,
+                    bool toSorted) {
+  std::vector<uint8_t> result(bytes.size(), 0);
+  const int64_t k = int64_t(perm.size());
+  for (int64_t row = 0; row < n; ++row) {
+    const uint8_t *src = bytes.data() + row * rowBytes;
+    uint8_t *dst = result.data() + row * rowBytes;
+    for (int64_t j = 0; j < k; ++j) {
+      if (toSorted)
+        putBits(dst, j, bits, getBits(src, perm[j], bits));
+      else
+        putBits(dst, perm[j], bits, getBits(src, j, bits));
+    }
+  }
+  bytes = std::move(result);
+}
+
+std::vector<int32_t> loadI32(const Tensor &t) {
+  std::vector<int32_t> v(t.data.size() / 4);
+  for (size_t i = 0; i < v.size(); ++i)
+    v[i] = int32_t(uint32_t(t.data[4 * i]) | uint32_t(t.data[4 * i + 1]) << 8 |
+                   uint32_t(t.data[4 * i + 2]) << 16 |
+                   uint32_t(t.data[4 * i + 3]) << 24);
+  return v;
+}
+
+Tensor storeI32(const std::vector<int32_t> &v) {
+  Tensor t(DType::I32, {int64_t(v.size())});
+  for (size_t i = 0; i < v.size(); ++i)
+    for (int b = 0; b < 4; ++b)
+      t.data[4 * i + b] = uint8_t(uint32_t(v[i]) >> (8 * b));
+  return t;
+}
+
 bool convert(const Encoding &enc, const Layout &layout, const TensorMap &in,
              int64_t n, int64_t k, TensorMap &out, std::string &error,
              bool toTiled) {
-  if (!checkRepackable(enc, layout, n, k, error) ||
-      !checkComponents(enc, in, n, k, error))
-    return false;
   TensorMap result = in;
-  if (!layout.isRowMajor())
-    permuteWords(result[kCodes].data, toTiled);
+  std::vector<int32_t> perm;
+  if (!toTiled && enc.actOrder) {
+    auto it = result.find(kPerm);
+    if (it == result.end())
+      return fail(error, "act_order weight in a kernel layout has no '" +
+                             std::string(kPerm) + "' component");
+    if (it->second.dtype != DType::I32 ||
+        it->second.shape != std::vector<int64_t>{k})
+      return fail(error, "component '" + std::string(kPerm) + "' must be " +
+                             describe(DType::I32, {k}) + ", found " +
+                             describe(it->second.dtype, it->second.shape));
+    perm = loadI32(it->second);
+    result.erase(it);
+  }
+  if (!checkRepackable(enc, layout, n, k, error) ||
+      !checkComponents(enc, result, n, k, error))
+    return false;
+  const int64_t bytesPerRow = rowBytes(enc, k);
+  if (toTiled) {
+    if (enc.actOrder) {
+      if (!actOrderPermutation(loadI32(result.at(kGIdx)).data(), k,
+                               enc.groupSize, perm, error))
+        return false;
+      permuteColumns(result[kCodes].data, n, bytesPerRow, codeBits(enc), perm,
+                     /*toSorted=*/true);
+      result[kPerm] = storeI32(perm);
+    }
+    if (isMmaFragmentLayout(layout))
+      packMmaCodes(std::vector<uint8_t>(result[kCodes].data), n, k,
+                   result[kCodes].data);
+    else if (!layout.isRowMajor())
+      permuteWords(result[kCodes].data, /*toTiled=*/true);
+  } else {
+    if (isMmaFragmentLayout(layout))
+      unpackMmaCodes(std::vector<uint8_t>(result[kCodes].data), n, k,
+                     result[kCodes].data);
+    else if (!layout.isRowMajor())
+      permuteWords(result[kCodes].data, /*toTiled=*/false);
+    if (enc.actOrder) {
+      std::vector<bool> seen(static_cast<size_t>(k), false);
+      for (int64_t j = 0; j < k; ++j) {
+        if (perm[j] < 0 || perm[j] >= k || seen[perm[j]])
+          return fail(error, "'" + std::string(kPerm) + "' is not a "
+                             "permutation of 0.." + std::to_string(k - 1) +
+                             ": entry " + std::to_string(j) + " = " +
+                             std::to_string(perm[j]));
+        seen[perm[j]] = true;
+      }
+      permuteColumns(result[kCodes].data, n, bytesPerRow, codeBits(enc), perm,
+                     /*toSorted=*/false);
+      std::vector<int32_t> gIdx(static_cast<size_t>(k));
+      for (int64_t j = 0; j < k; ++j)
+        gIdx[perm[j]] = int32_t(j / enc.groupSize);
+      result[kGIdx] = storeI32(gIdx);
+    }
+  }
   out = std::move(result);
   return true;
 }
 
 } // namespace
+
+bool actOrderPermutation(const int32_t *gIdx, int64_t k, int64_t groupSize,
+                         std::vector<int32_t> &perm, std::string &error) {
+  if (groupSize <= 0 || k % groupSize != 0)
+    return fail(error, "act_order needs a group size that divides K = " +
+                           std::to_string(k) + ", got " +
+                           std::to_string(groupSize));
+  const int64_t groups = k / groupSize;
+  std::vector<int64_t> count(static_cast<size_t>(groups), 0);
+  for (int64_t col = 0; col < k; ++col) {
+    if (gIdx[col] < 0 || gIdx[col] >= groups)
+      return fail(error, "g_idx[" + std::to_string(col) + "] = " +
+                             std::to_string(gIdx[col]) + " is outside [0, " +
+                             std::to_string(groups) + ")");
+    ++count[gIdx[col]];
+  }
+  for (int64_t g = 0; g < groups; ++g)
+    if (count[g] != groupSize)
+      return fail(error, "act_order group " + std::to_string(g) + " has " +
+                             std::to_string(count[g]) +
+                             " columns in g_idx; the sorted layout needs "
+                             "exactly group = " +
+                             std::to_string(groupSize) +
+                             " columns per group (as GPTQ desc_act "
+                             "checkpoints have)");
+  // A counting sort by group is the stable sort.
+  std::vector<int64_t> next(static_cast<size_t>(groups));
+  for (int64_t g = 0; g < groups; ++g)
+    next[g] = g * groupSize;
+  perm.assign(size_t(k), 0);
+  for (int64_t col = 0; col < k; ++col)
+    perm[next[gIdx[col]]++] = int32_t(col);
+  return true;
+}
+
+std::vector<ComponentSpec> layoutComponentSpecs(const Encoding &enc,
+                                                const Layout &layout,
+                                                int64_t n, int64_t k) {
+  (void)layout;
+  (void)n;
+  if (!enc.actOrder)
+    return {};
+  return {{kPerm, DType::I32, {k}}};
+}
 
 bool verifyLayout(const Layout &layout, std::string &error) {
   if (layout.isRowMajor()) {

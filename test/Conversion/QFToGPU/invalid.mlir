@@ -18,29 +18,64 @@ func.func @needs_tiled_layout(%x: tensor<1x4096xf16>, %w: !qf.weight<256x4096, #
 
 // -----
 
-#e = #qf.enc<int4, group = 128, scale = f16, act_order>
+#e = #qf.enc<int4, group = 128, scale = f16, act_order, sparse = 2:4>
 #l = #qf.layout<tiled, tile_n = 1, tile_k = 32>
-func.func @act_order(%x: tensor<1x4096xf16>, %w: !qf.weight<256x4096, #e, #l>) -> tensor<1x256xf16> {
-  // expected-error@+1 {{the matvec generator does not lower act_order weights yet}}
+func.func @act_order_sparse(%x: tensor<1x4096xf16>, %w: !qf.weight<256x4096, #e, #l>) -> tensor<1x256xf16> {
+  // expected-error@+1 {{act_order with 2:4 sparsity has no sorted layout: sorting the columns by group would break the quads}}
   %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<matvec>} : tensor<1x4096xf16>, !qf.weight<256x4096, #e, #l> -> tensor<1x256xf16>
   return %y : tensor<1x256xf16>
 }
 
 // -----
 
-#e = #qf.enc<int4, group = 128, scale = f16, sparse = 2:4>
-func.func @sparse(%x: tensor<1x4096xf16>, %w: !qf.weight<256x4096, #e>) -> tensor<1x256xf16> {
-  // expected-error@+1 {{the matvec generator lowers 2:4 sparsity of f16 weights; 2:4 with 'int4' is not lowered yet}}
-  %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<matvec>} : tensor<1x4096xf16>, !qf.weight<256x4096, #e> -> tensor<1x256xf16>
+// act_order gathers the activations into dynamic shared memory: K x batch
+// x 2 bytes must fit in what a block may opt in to.
+#e = #qf.enc<int4, group = 128, scale = f16, act_order>
+#l = #qf.layout<tiled, tile_n = 1, tile_k = 32>
+func.func @act_order_shared(%x: tensor<8x16384xf16>, %w: !qf.weight<256x16384, #e, #l>) -> tensor<8x256xf16> {
+  // expected-error@+1 {{the kernel needs 262144 bytes of shared memory (act_order activations K x batch x 2 = 262144, code table 0, partial sums 0), more than the 232448 a block may use on sm_90}}
+  %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<matvec, block_n = 4>} : tensor<8x16384xf16>, !qf.weight<256x16384, #e, #l> -> tensor<8x256xf16>
+  return %y : tensor<8x256xf16>
+}
+
+// -----
+
+#e = #qf.enc<int4, group = 4, scale = f16, act_order>
+#l = #qf.layout<tiled, tile_n = 1, tile_k = 32>
+func.func @act_order_group(%x: tensor<1x4096xf16>, %w: !qf.weight<256x4096, #e, #l>) -> tensor<1x256xf16> {
+  // expected-error@+1 {{group size 4 does not align with the kernel's 8-code words and 32-code loads}}
+  %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<matvec, block_n = 4>} : tensor<1x4096xf16>, !qf.weight<256x4096, #e, #l> -> tensor<1x256xf16>
   return %y : tensor<1x256xf16>
 }
 
 // -----
 
-#e = #qf.enc<codebook, bits = 3, table = dense<[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]> : tensor<8xf16>, group = 128, scale = f16>
-func.func @codebook3(%x: tensor<1x4096xf16>, %w: !qf.weight<256x4096, #e>) -> tensor<1x256xf16> {
-  // expected-error@+1 {{the matvec generator lowers 4-bit codebooks; got 3-bit indices}}
-  %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<matvec>} : tensor<1x4096xf16>, !qf.weight<256x4096, #e> -> tensor<1x256xf16>
+// Under 2:4 a group counts logical columns: 8 columns are 4 kept codes.
+#e = #qf.enc<int4, group = 8, scale = f16, sparse = 2:4>
+#l = #qf.layout<tiled, tile_n = 1, tile_k = 32>
+func.func @sparse_group(%x: tensor<1x4096xf16>, %w: !qf.weight<256x4096, #e, #l>) -> tensor<1x256xf16> {
+  // expected-error@+1 {{group size 8 does not align with the kernel's 16-code words and 64-code loads (logical columns under 2:4)}}
+  %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<matvec, block_n = 4>} : tensor<1x4096xf16>, !qf.weight<256x4096, #e, #l> -> tensor<1x256xf16>
+  return %y : tensor<1x256xf16>
+}
+
+// -----
+
+#e = #qf.enc<f16, sparse = 2:4>
+func.func @sparse_meta_bytes(%x: tensor<1x4096xf16>, %w: !qf.weight<256x4096, #e>) -> tensor<1x256xf16> {
+  // expected-error@+1 {{2:4 kernels load whole bytes of metadata: a lane's vec_bytes = 4 holds 2 kept values; at least 4 (two quads) are needed}}
+  %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<matvec, vec_bytes = 4>} : tensor<1x4096xf16>, !qf.weight<256x4096, #e> -> tensor<1x256xf16>
+  return %y : tensor<1x256xf16>
+}
+
+// -----
+
+// 3-bit codes end on a word boundary every 3 words (32 codes): a row of
+// K = 1000 codes (375 bytes) is not whole 12-byte chunks.
+#e = #qf.enc<codebook, bits = 3, table = dense<[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]> : tensor<8xf16>, per_channel, scale = f16>
+func.func @codebook3_chunks(%x: tensor<1x1000xf16>, %w: !qf.weight<256x1000, #e>) -> tensor<1x256xf16> {
+  // expected-error@+1 {{3-bit codes end on a word boundary every 3 words: a lane's chunk of 3 x vec_bytes = 12 bytes does not divide a row's 375 packed bytes (K = 1000)}}
+  %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<matvec, vec_bytes = 4>} : tensor<1x1000xf16>, !qf.weight<256x1000, #e> -> tensor<1x256xf16>
   return %y : tensor<1x256xf16>
 }
 

@@ -75,7 +75,11 @@ struct WeightSpec {
   format::Layout layoutAttr;
   /// The packed components (qfuse_format's componentSpecs), in row_major.
   std::vector<format::ComponentSpec> components;
+  /// Components the kernel's layout adds (qfuse_format's
+  /// layoutComponentSpecs: "perm" under act_order), made by the repack.
+  std::vector<format::ComponentSpec> layoutComponents;
 
+  /// A row-major or layout component by name.
   const format::ComponentSpec *findComponent(std::string_view name) const;
 };
 

@@ -79,3 +79,58 @@ func.func @int8_odd_k(%x: tensor<?x1000xf16>) -> tensor<?x333xf16> {
   %y = qf.matmul %x, %w : tensor<?x1000xf16>, !qf.weight<333x1000, #qf.enc<int8, per_channel, scale = f16>> -> tensor<?x333xf16>
   return %y : tensor<?x333xf16>
 }
+// act_order (GPTQ desc_act): columns stored sorted by group, activations
+// gathered through `perm` into shared memory.
+func.func @int4_act_order(%x: !x) -> tensor<?x1536xf16> {
+  %w = qf.weight_ref "int4_act" : !qf.weight<1536x1536, #qf.enc<int4, group = 128, scale = f16, act_order>>
+  %y = qf.matmul %x, %w : !x, !qf.weight<1536x1536, #qf.enc<int4, group = 128, scale = f16, act_order>> -> tensor<?x1536xf16>
+  return %y : tensor<?x1536xf16>
+}
+func.func @uint4_act_order_odd_n(%x: !x) -> tensor<?x1000xf16> {
+  %w = qf.weight_ref "uint4_act" : !qf.weight<1000x1536, #qf.enc<uint4, group = 64, scale = f16, zero = int, act_order>>
+  %y = qf.matmul %x, %w : !x, !qf.weight<1000x1536, #qf.enc<uint4, group = 64, scale = f16, zero = int, act_order>> -> tensor<?x1000xf16>
+  return %y : tensor<?x1000xf16>
+}
+func.func @int8_act_order_odd_k(%x: tensor<?x1000xf16>) -> tensor<?x333xf16> {
+  %w = qf.weight_ref "int8_act_k1000" : !qf.weight<333x1000, #qf.enc<int8, group = 40, scale = f16, act_order>>
+  %y = qf.matmul %x, %w : tensor<?x1000xf16>, !qf.weight<333x1000, #qf.enc<int8, group = 40, scale = f16, act_order>> -> tensor<?x333xf16>
+  return %y : tensor<?x333xf16>
+}
+// 2:4 sparse integers: kept codes, group scales over logical columns.
+func.func @sparse24_int4(%x: !x) -> tensor<?x1000xf16> {
+  %w = qf.weight_ref "sp24_int4" : !qf.weight<1000x1536, #qf.enc<int4, group = 128, scale = f16, sparse = 2:4>>
+  %y = qf.matmul %x, %w : !x, !qf.weight<1000x1536, #qf.enc<int4, group = 128, scale = f16, sparse = 2:4>> -> tensor<?x1000xf16>
+  return %y : tensor<?x1000xf16>
+}
+func.func @sparse24_uint4(%x: !x) -> tensor<?x256xf16> {
+  %w = qf.weight_ref "sp24_uint4" : !qf.weight<256x1536, #qf.enc<uint4, group = 64, scale = f16, zero = int, sparse = 2:4>>
+  %y = qf.matmul %x, %w : !x, !qf.weight<256x1536, #qf.enc<uint4, group = 64, scale = f16, zero = int, sparse = 2:4>> -> tensor<?x256xf16>
+  return %y : tensor<?x256xf16>
+}
+func.func @sparse24_int8(%x: !x) -> tensor<?x333xf16> {
+  %w = qf.weight_ref "sp24_int8" : !qf.weight<333x1536, #qf.enc<int8, per_channel, scale = f16, sparse = 2:4>>
+  %y = qf.matmul %x, %w : !x, !qf.weight<333x1536, #qf.enc<int8, per_channel, scale = f16, sparse = 2:4>> -> tensor<?x333xf16>
+  return %y : tensor<?x333xf16>
+}
+// Codebooks of 2, 3 and 8 bits (replicated shared tables; 8 bits two
+// entries per word).
+func.func @codebook2(%x: !x) -> tensor<?x1536xf16> {
+  %w = qf.weight_ref "cb2" : !qf.weight<1536x1536, #qf.enc<codebook, bits = 2, table = dense<[-1.0, -0.25, 0.25, 1.0]> : tensor<4xf16>, group = 64, scale = f16>>
+  %y = qf.matmul %x, %w : !x, !qf.weight<1536x1536, #qf.enc<codebook, bits = 2, table = dense<[-1.0, -0.25, 0.25, 1.0]> : tensor<4xf16>, group = 64, scale = f16>> -> tensor<?x1536xf16>
+  return %y : tensor<?x1536xf16>
+}
+func.func @codebook3(%x: !x) -> tensor<?x8960xf16> {
+  %w = qf.weight_ref "cb3" : !qf.weight<8960x1536, #qf.enc<codebook, bits = 3, table = dense<[-1.0, -0.5, -0.25, -0.125, 0.125, 0.25, 0.5, 1.0]> : tensor<8xf16>, group = 128, scale = f16>>
+  %y = qf.matmul %x, %w : !x, !qf.weight<8960x1536, #qf.enc<codebook, bits = 3, table = dense<[-1.0, -0.5, -0.25, -0.125, 0.125, 0.25, 0.5, 1.0]> : tensor<8xf16>, group = 128, scale = f16>> -> tensor<?x8960xf16>
+  return %y : tensor<?x8960xf16>
+}
+func.func @codebook3_odd(%x: tensor<?x1056xf16>) -> tensor<?x333xf16> {
+  %w = qf.weight_ref "cb3_k1056" : !qf.weight<333x1056, #qf.enc<codebook, bits = 3, table = "lut3" : f16, group = 32, scale = f16>>
+  %y = qf.matmul %x, %w : tensor<?x1056xf16>, !qf.weight<333x1056, #qf.enc<codebook, bits = 3, table = "lut3" : f16, group = 32, scale = f16>> -> tensor<?x333xf16>
+  return %y : tensor<?x333xf16>
+}
+func.func @codebook8(%x: !x) -> tensor<?x1000xf16> {
+  %w = qf.weight_ref "cb8" : !qf.weight<1000x1536, #qf.enc<codebook, bits = 8, table = "lut8" : f32, per_channel, scale = f16>>
+  %y = qf.matmul %x, %w : !x, !qf.weight<1000x1536, #qf.enc<codebook, bits = 8, table = "lut8" : f32, per_channel, scale = f16>> -> tensor<?x1000xf16>
+  return %y : tensor<?x1000xf16>
+}
