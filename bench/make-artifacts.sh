@@ -56,6 +56,10 @@ done
 $compile test/Tools/qfuse-compile/Inputs/formats.mlir --batch-sizes=1,2,4,8 \
   -o "$out/formats.qfa"
 echo "formats-m1to8 --artifact $out/formats.qfa --check" >> "$runs"
+# Every format the tensor-core generator lowers, at batches past the matvec.
+$compile test/Tools/qfuse-compile/Inputs/mma-formats.mlir \
+  --batch-sizes=9,16,17,64,128,512 -o "$out/mma-formats.qfa"
+echo "mma-formats-m9to512 --artifact $out/mma-formats.qfa --check" >> "$runs"
 # The example layers of `make demo`, checked at every compiled batch size.
 for f in examples/*.mlir; do
   name="$(basename "$f" .mlir)"

@@ -16,7 +16,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from decode_step_ir import ENCODINGS, MODELS, projections  # noqa: E402
+from decode_step_ir import MODELS, encoding_text, projections  # noqa: E402
 
 # Matvec candidates: (block_n, k_unroll, split_k). The generator's contract:
 # 4 warps per block (8 when split_k = 8), rows per warp = block_n * split_k /
@@ -27,6 +27,59 @@ CANDIDATES = [
     (8, 1, 2), (8, 2, 2), (16, 1, 2), (4, 4, 2),   # 4-8 rows, split 2
     (4, 2, 4), (4, 1, 4),                          # split 4, 4 rows
 ]
+
+
+# Tensor-core candidates (batch > 8): (block_n, split_k, block_k, stages);
+# block_m follows the batch (16 up to 64). The generator rejects what does
+# not fit (shared memory, divisibility); such candidates are skipped.
+MMA_CANDIDATES = [
+    (bn, s, bk, st)
+    for bn, s in [(128, 1), (128, 2), (64, 2), (64, 4), (32, 4), (32, 8)]
+    for bk, st in [(64, 3), (64, 4), (128, 3)]
+]
+MMA_LARGE_CANDIDATES = [
+    (bn, s, 64, st)
+    for bn, s in [(128, 1), (64, 1), (64, 2), (32, 2), (32, 4)]
+    for st in [3, 4]
+]
+
+
+def mma_label(block_m, block_n, split, block_k, stages):
+    return f"M{block_m}N{block_n}S{split}K{block_k}T{stages}"
+
+
+def mma_tiling_text(label):
+    import re
+    m = re.fullmatch(r"M(\d+)N(\d+)S(\d+)K(\d+)T(\d+)", label)
+    block_m, block_n, split, block_k, stages = map(int, m.groups())
+    return (f"mma, block_m = {block_m}, block_n = {block_n}, "
+            f"block_k = {block_k}, split_k = {split}, stages = {stages}")
+
+
+def candidates(batch):
+    """(label, tiling text) pairs for one batch size."""
+    if batch <= 8:
+        return [(f"n{bn}u{u}s{s}", tiling_text(batch, bn, u, s))
+                for bn, u, s in CANDIDATES]
+    out = []
+    block_ms = [min(64, (batch + 15) // 16 * 16)]
+    if batch > 64:
+        block_ms.append(32)
+    cands = MMA_CANDIDATES if batch <= 32 else MMA_LARGE_CANDIDATES
+    for block_m in block_ms:
+        for bn, s, bk, st in cands:
+            label = mma_label(block_m, bn, s, bk, st)
+            out.append((label, mma_tiling_text(label)))
+    return out
+
+
+def tiling_from_label(batch, label):
+    if label.startswith("M"):
+        return mma_tiling_text(label)
+    block_n = int(label[1:label.index("u")])
+    unroll = int(label[label.index("u") + 1:label.index("s")])
+    split = int(label[label.index("s") + 1:])
+    return tiling_text(batch, block_n, unroll, split)
 
 
 def tiling_text(batch, block_n, unroll, split):
@@ -50,16 +103,14 @@ def prepare(args):
     compile_tool = os.path.join(args.build, "bin", "qfuse-compile")
     for model in args.models:
         for encoding in args.encodings:
-            enc = ENCODINGS[encoding]
+            enc = encoding_text(encoding)
             paths, gemms = [], []
             for name, n, k in projections(model):
                 if args.only and name not in args.only:
                     continue
                 gemms.append(f"--gemm {args.batch}x{n}x{k}")
-                for block_n, unroll, split in CANDIDATES:
-                    tiling = tiling_text(args.batch, block_n, unroll, split)
-                    base = (f"{model}-{encoding}-{name}-b{args.batch}"
-                            f"-n{block_n}u{unroll}s{split}")
+                for label, tiling in candidates(args.batch):
+                    base = f"{model}-{encoding}-{name}-b{args.batch}-{label}"
                     src = os.path.join(folder, base + ".mlir")
                     with open(src, "w") as f:
                         f.write(variant_ir(args.batch, n, k, enc, tiling))
@@ -82,15 +133,17 @@ def select(args):
         run = json.load(open(path))
         for p in run.get("artifact_plans", []):
             name = os.path.basename(p["artifact"]).replace(".qfa", "")
-            variant = name.rsplit("-", 1)[1]  # n4u4s1
-            block_n = int(variant[1:variant.index("u")])
-            unroll = int(variant[variant.index("u") + 1:variant.index("s")])
-            split = int(variant[variant.index("s") + 1:])
+            variant = name.rsplit("-", 1)[1]  # n4u4s1 or M16N32S4K64T3
             shape = p["weight_shapes"][0]
             key = (p["batch"], shape["n"], shape["k"], shape["encoding"])
             ms = p["stats"]["median_ms"]
             if key not in best or ms < best[key][0]:
-                best[key] = (ms, tiling_text(p["batch"], block_n, unroll, split))
+                best[key] = (ms, tiling_from_label(p["batch"], variant))
+    # Entries measured in other rounds (other batches) are kept.
+    if os.path.exists(args.output) and not args.replace:
+        for e in json.load(open(args.output)):
+            key = (e["m"], e["n"], e["k"], e["encoding"])
+            best.setdefault(key, (e["measured_us"] / 1e3, e["tiling"]))
     db = [{"m": m, "n": n, "k": k, "encoding": enc, "tiling": t,
            "measured_us": round(ms * 1e3, 3)}
           for (m, n, k, enc), (ms, t) in sorted(best.items())]
@@ -112,6 +165,8 @@ def main():
     s = sub.add_parser("select")
     s.add_argument("results")
     s.add_argument("-o", "--output", default="bench/tuning-db.json")
+    s.add_argument("--replace", action="store_true",
+                   help="drop the entries of the existing database")
     args = parser.parse_args()
     prepare(args) if args.cmd == "prepare" else select(args)
 

@@ -170,6 +170,10 @@ FailureOr<json::Value> mlir::qf::buildArtifact(ModuleOp module, StringRef ptx,
         auto grid = cast<DenseI64ArrayAttr>(dict.get("grid"));
         auto block = cast<DenseI64ArrayAttr>(dict.get("block"));
         int64_t shared = cast<IntegerAttr>(dict.get("shared_bytes")).getInt();
+        int64_t dynamicShared = 0;
+        if (auto attr = dyn_cast_or_null<IntegerAttr>(
+                dict.get("dynamic_shared_bytes")))
+          dynamicShared = attr.getInt();
         int64_t batch = cast<IntegerAttr>(dict.get("batch")).getInt();
         json::Array paramList, args;
         for (auto p : params.getAsRange<StringAttr>()) {
@@ -196,7 +200,7 @@ FailureOr<json::Value> mlir::qf::buildArtifact(ModuleOp module, StringRef ptx,
             {"launch", kernelName},
             {"grid", json::Array{grid[0], grid[1], grid[2]}},
             {"block", json::Array{block[0], block[1], block[2]}},
-            {"shared_bytes", 0},
+            {"shared_bytes", dynamicShared},
             {"args", std::move(args)}});
       }
     });

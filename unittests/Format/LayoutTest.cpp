@@ -2,7 +2,11 @@
 
 #include "qfuse/format/Layout.h"
 
+#include "qfuse/format/Checkpoint.h"
+
 #include "TestUtil.h"
+
+#include <algorithm>
 
 using namespace qfuse::format;
 using qfuse::format::test::enc;
@@ -125,8 +129,9 @@ TEST(LayoutTest, RepackRejectsUndefinedLayouts) {
   EXPECT_FALSE(repack(int8, tiled1, c, 4, 64, out, error));
   EXPECT_EQ(error, "the byte order of <tiled, tile_n = 1, tile_k = 32> is not "
                    "defined for <int8, per_channel, scale = f16>: tiled "
-                   "layouts are defined for 4-bit codes with tile_n = 1 and "
-                   "interleave = 1");
+                   "layouts are defined for 4-bit codes with tile_n = 1 "
+                   "(matvec) or tile_n = tile_k = 32 (mma) and interleave = "
+                   "1");
   EXPECT_TRUE(repack(int8, rowMajor, c, 4, 64, out, error)) << error;
   EXPECT_EQ(out[kCodes].data, c[kCodes].data);
 
@@ -138,6 +143,209 @@ TEST(LayoutTest, RepackRejectsUndefinedLayouts) {
   EXPECT_FALSE(repack(int4, tiled1, c, 4, 48, out, error));
   EXPECT_EQ(error, "tiled layout needs tile_k to divide K; got tile_k = 32, "
                    "K = 48");
+}
+
+//===----------------------------------------------------------------------===//
+// act_order: columns sorted by group
+//===----------------------------------------------------------------------===//
+
+/// A GPTQ desc_act g_idx: a shuffled k / group.
+std::vector<int32_t> shuffledGIdx(int64_t k, int64_t group, std::mt19937 &rng) {
+  std::vector<int32_t> g(static_cast<size_t>(k));
+  for (int64_t col = 0; col < k; ++col)
+    g[col] = int32_t(col / group);
+  std::shuffle(g.begin(), g.end(), rng);
+  return g;
+}
+
+std::vector<int32_t> i32Values(const Tensor &t) {
+  std::vector<int32_t> v(t.data.size() / 4);
+  for (size_t i = 0; i < v.size(); ++i)
+    v[i] = int32_t(uint32_t(t.data[4 * i]) | uint32_t(t.data[4 * i + 1]) << 8 |
+                   uint32_t(t.data[4 * i + 2]) << 16 |
+                   uint32_t(t.data[4 * i + 3]) << 24);
+  return v;
+}
+
+class ActOrderTest : public SeededTest {};
+
+TEST_F(ActOrderTest, PermutationIsTheStableSortByGroup) {
+  const int32_t gIdx[8] = {1, 0, 1, 0, 2, 2, 0, 1};
+  std::vector<int32_t> perm;
+  std::string error;
+  EXPECT_FALSE(actOrderPermutation(gIdx, 8, 3, perm, error));
+  EXPECT_EQ(error, "act_order needs a group size that divides K = 8, got 3");
+  const int32_t g4[8] = {1, 0, 1, 0, 0, 1, 0, 1};
+  ASSERT_TRUE(actOrderPermutation(g4, 8, 4, perm, error)) << error;
+  EXPECT_EQ(perm, (std::vector<int32_t>{1, 3, 4, 6, 0, 2, 5, 7}));
+  // Not exactly `group` columns per group, or out of range.
+  const int32_t uneven[8] = {0, 0, 0, 0, 0, 1, 1, 1};
+  EXPECT_FALSE(actOrderPermutation(uneven, 8, 4, perm, error));
+  EXPECT_EQ(error, "act_order group 0 has 5 columns in g_idx; the sorted "
+                   "layout needs exactly group = 4 columns per group (as GPTQ "
+                   "desc_act checkpoints have)");
+  const int32_t outside[8] = {0, 0, 0, 0, 1, 1, 1, 2};
+  EXPECT_FALSE(actOrderPermutation(outside, 8, 4, perm, error));
+  EXPECT_EQ(error, "g_idx[7] = 2 is outside [0, 2)");
+}
+
+/// The sorted layout against the unsorted reference: codes of sorted column
+/// j are those of checkpoint column perm[j], and a weight without act_order
+/// made of the sorted codes and the same scales dequantizes to the columns
+/// of the act_order weight in sorted order. Round trip through unrepack.
+TEST_F(ActOrderTest, SortedLayoutMatchesTheUnsortedReference) {
+  const char *encodings[] = {"int4, group = 16, scale = f16, act_order",
+                             "uint4, group = 32, scale = f16, zero = int, "
+                             "act_order",
+                             "int8, group = 8, scale = bf16, act_order",
+                             "nf4, group = 16, scale = f32, act_order"};
+  for (const char *text : encodings) {
+    SCOPED_TRACE(text);
+    Encoding e = enc(text);
+    const int64_t n = uniformInt(1, 5), k = 64 * uniformInt(1, 3);
+    std::vector<float> w = normal(size_t(n * k));
+    std::vector<int32_t> gIdx = shuffledGIdx(k, e.groupSize, rng);
+    QuantizeOptions options;
+    options.gIdx = gIdx.data();
+    TensorMap rowMajor;
+    std::string error;
+    ASSERT_TRUE(quantizeRTN(e, w.data(), n, k, rowMajor, error, options))
+        << error;
+    std::vector<float> reference;
+    ASSERT_TRUE(dequantize(e, rowMajor, n, k, reference, error)) << error;
+
+    Layout rm, tiled;
+    ASSERT_TRUE(parseLayout("row_major", rm, error));
+    ASSERT_TRUE(parseLayout("tiled, tile_n = 1, tile_k = 32", tiled, error));
+    for (const Layout &layout : {rm, tiled}) {
+      if (!layout.isRowMajor() && codeBits(e) != 4)
+        continue;
+      SCOPED_TRACE(printLayout(layout));
+      TensorMap sorted, back;
+      ASSERT_TRUE(repack(e, layout, rowMajor, n, k, sorted, error)) << error;
+      ASSERT_EQ(sorted.count(kPerm), 1u);
+      EXPECT_EQ(sorted[kPerm].dtype, DType::I32);
+      EXPECT_EQ(sorted[kPerm].shape, (std::vector<int64_t>{k}));
+      std::vector<int32_t> perm = i32Values(sorted[kPerm]);
+      for (int64_t j = 0; j < k; ++j)
+        ASSERT_EQ(gIdx[perm[j]], j / e.groupSize) << "sorted column " << j;
+      EXPECT_EQ(sorted[kScales].data, rowMajor[kScales].data);
+
+      // The kernel's view: a plain grouped weight over sorted columns.
+      TensorMap plain;
+      ASSERT_TRUE(unrepack(e, layout, sorted, n, k, back, error)) << error;
+      for (const auto &[name, tensor] : rowMajor)
+        EXPECT_EQ(back[name].data, tensor.data) << name;
+      Encoding dense = e;
+      dense.actOrder = false;
+      TensorMap sortedRowMajor = sorted;
+      sortedRowMajor.erase(kPerm);
+      sortedRowMajor.erase(kGIdx);
+      Layout denseLayout = layout;
+      ASSERT_TRUE(unrepack(dense, denseLayout, sortedRowMajor, n, k, plain,
+                           error))
+          << error;
+      std::vector<float> ws;
+      ASSERT_TRUE(dequantize(dense, plain, n, k, ws, error)) << error;
+      for (int64_t row = 0; row < n; ++row)
+        for (int64_t j = 0; j < k; ++j)
+          ASSERT_EQ(ws[row * k + j], reference[row * k + perm[j]])
+              << "(" << row << ", sorted " << j << ")";
+    }
+  }
+}
+
+TEST_F(ActOrderTest, RepackRejectsGroupsOfOtherSizes) {
+  Encoding e = enc("int4, group = 16, scale = f16, act_order");
+  const int64_t n = 2, k = 64;
+  std::vector<float> w = normal(size_t(n * k));
+  std::vector<int32_t> gIdx(static_cast<size_t>(k));
+  for (int64_t col = 0; col < k; ++col)
+    gIdx[col] = col < 20 ? 0 : int32_t(1 + (col - 20) % 3); // 20, 15, 15, 14
+  QuantizeOptions options;
+  options.gIdx = gIdx.data();
+  TensorMap rowMajor, out;
+  std::string error;
+  ASSERT_TRUE(quantizeRTN(e, w.data(), n, k, rowMajor, error, options))
+      << error;
+  Layout layout;
+  ASSERT_TRUE(parseLayout("tiled, tile_n = 1, tile_k = 32", layout, error));
+  EXPECT_FALSE(repack(e, layout, rowMajor, n, k, out, error));
+  EXPECT_EQ(error, "act_order group 0 has 20 columns in g_idx; the sorted "
+                   "layout needs exactly group = 16 columns per group (as "
+                   "GPTQ desc_act checkpoints have)");
+  // unrepack needs the permutation back.
+  EXPECT_FALSE(unrepack(e, layout, rowMajor, n, k, out, error));
+  EXPECT_EQ(error, "act_order weight in a kernel layout has no 'perm' "
+                   "component");
+}
+
+/// An AutoGPTQ desc_act checkpoint converts (fromGPTQv1) into a weight the
+/// sorted layout takes, and the kernel's view reproduces its values.
+TEST_F(ActOrderTest, GPTQDescActCheckpointFeedsTheSortedLayout) {
+  Encoding e = enc("uint4, group = 32, scale = f16, zero = int, act_order");
+  const int64_t n = 32, k = 128;
+  std::vector<float> w = normal(size_t(n * k));
+  std::vector<int32_t> gIdx = shuffledGIdx(k, 32, rng);
+  QuantizeOptions options;
+  options.gIdx = gIdx.data();
+  PackedWeight packed;
+  packed.encoding = e;
+  packed.n = n;
+  packed.k = k;
+  std::string error;
+  ASSERT_TRUE(
+      quantizeRTN(e, w.data(), n, k, packed.components, error, options))
+      << error;
+  TensorMap gptq;
+  ASSERT_TRUE(toGPTQv1(packed, gptq, error)) << error;
+  GPTQv1Tensors views;
+  views.qweight = gptq.at("qweight").view();
+  views.qzeros = gptq.at("qzeros").view();
+  views.scales = gptq.at("scales").view();
+  views.gIdx = gptq.at("g_idx").view();
+  PackedWeight converted;
+  ASSERT_TRUE(fromGPTQv1(views, LinearConfig{n, k, 4, 32}, converted, error))
+      << error;
+  ASSERT_TRUE(converted.encoding.actOrder);
+
+  Layout tiled;
+  ASSERT_TRUE(parseLayout("tiled, tile_n = 1, tile_k = 32", tiled, error));
+  TensorMap sorted;
+  ASSERT_TRUE(repack(converted.encoding, tiled, converted.components, n, k,
+                     sorted, error))
+      << error;
+  std::vector<int32_t> perm = i32Values(sorted[kPerm]);
+  std::vector<float> reference;
+  ASSERT_TRUE(
+      dequantize(converted.encoding, converted.components, n, k, reference,
+                 error))
+      << error;
+  Encoding dense = converted.encoding;
+  dense.actOrder = false;
+  sorted.erase(kPerm);
+  sorted.erase(kGIdx);
+  TensorMap plain;
+  ASSERT_TRUE(unrepack(dense, tiled, sorted, n, k, plain, error)) << error;
+  std::vector<float> ws;
+  ASSERT_TRUE(dequantize(dense, plain, n, k, ws, error)) << error;
+  for (int64_t row = 0; row < n; ++row)
+    for (int64_t j = 0; j < k; ++j)
+      ASSERT_EQ(ws[row * k + j], reference[row * k + perm[j]]);
+}
+
+TEST(ActOrderLayout, LayoutComponents) {
+  Encoding ao = enc("int4, group = 128, scale = f16, act_order");
+  Encoding plain = enc("int4, group = 128, scale = f16");
+  Layout layout;
+  std::string error;
+  ASSERT_TRUE(parseLayout("tiled, tile_n = 1, tile_k = 32", layout, error));
+  std::vector<ComponentSpec> specs = layoutComponentSpecs(ao, layout, 8, 256);
+  ASSERT_EQ(specs.size(), 1u);
+  EXPECT_EQ(specs[0].name, "perm");
+  EXPECT_EQ(specs[0].dtype, DType::I32);
+  EXPECT_EQ(specs[0].shape, (std::vector<int64_t>{256}));
+  EXPECT_TRUE(layoutComponentSpecs(plain, layout, 8, 256).empty());
 }
 
 } // namespace

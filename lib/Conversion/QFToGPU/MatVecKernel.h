@@ -35,8 +35,10 @@ struct KernelLaunch {
   std::string name;
   SmallVector<KernelParam> params;
   int64_t gridX = 0;
+  int64_t gridY = 1;
   int64_t blockX = 0;
   int64_t sharedBytes = 0; ///< static shared memory used (informational)
+  int64_t dynamicSharedBytes = 0; ///< passed at launch (extern shared array)
 };
 
 /// Emits the matvec kernel for `spec` as an llvm.func in `module`, or fails

@@ -9,6 +9,7 @@
 #include "qfuse/Conversion/Passes.h"
 
 #include "MatVecKernel.h"
+#include "TensorCoreKernel.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
@@ -161,12 +162,14 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
       std::string variant = variantKey(spec);
       int64_t index =
           variants.try_emplace(variant, variants.size()).first->second;
-      std::string name = "qf_matvec_" + std::to_string(index) + "_m" +
-                         std::to_string(batch);
+      bool tensorCore = spec.tiling.getKernel() == KernelKind::MMA;
+      std::string name = (tensorCore ? "qf_mma_" : "qf_matvec_") +
+                         std::to_string(index) + "_m" + std::to_string(batch);
       auto it = emitted.find(name);
       if (it == emitted.end()) {
         FailureOr<KernelLaunch> emittedLaunch =
-            emitMatVecKernel(gpuModule, name, spec, emitError);
+            tensorCore ? emitTensorCoreKernel(gpuModule, name, spec, emitError)
+                       : emitMatVecKernel(gpuModule, name, spec, emitError);
         if (failed(emittedLaunch))
           return failure();
         it = emitted.try_emplace(name, *emittedLaunch).first;
@@ -181,11 +184,14 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
                                        b.getStringAttr(kKernelModuleName),
                                        {FlatSymbolRefAttr::get(
                                            b.getStringAttr(launch->name))})),
-          b.getNamedAttr("grid", b.getDenseI64ArrayAttr({launch->gridX, 1, 1})),
+          b.getNamedAttr("grid", b.getDenseI64ArrayAttr(
+                                     {launch->gridX, launch->gridY, 1})),
           b.getNamedAttr("block",
                          b.getDenseI64ArrayAttr({launch->blockX, 1, 1})),
           b.getNamedAttr("shared_bytes",
                          b.getI64IntegerAttr(launch->sharedBytes)),
+          b.getNamedAttr("dynamic_shared_bytes",
+                         b.getI64IntegerAttr(launch->dynamicSharedBytes)),
           b.getNamedAttr("params", b.getArrayAttr(params)),
       }));
     }

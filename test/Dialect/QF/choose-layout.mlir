@@ -74,12 +74,11 @@ func.func @narrow_loads(%x: tensor<1x4104xf16>, %z: tensor<1x4112xf16>) {
 #int4 = #qf.enc<int4, group = 128, scale = f16>
 #mv = #qf.tiling<matvec, block_n = 4, k_unroll = 4>
 // CHECK-LABEL: @kept_row_major
-func.func @kept_row_major(%x: tensor<1x4096xf16>, %x64: tensor<64x4096xf16>) {
+func.func @kept_row_major(%x: tensor<1x4096xf16>) {
   // CHECK-NEXT: qf.weight_ref "int8" : !qf.weight<4096x4096, #int8_pc>{{$}}
   // CHECK-NEXT: qf.weight_ref "fp8" : !qf.weight<4096x4096, #fp8e4m3_pc>{{$}}
   // CHECK-NEXT: qf.weight_ref "sparse" : !qf.weight<4096x4096, #f16_2of4>{{$}}
   // CHECK-NEXT: qf.weight_ref "codebook3" : !qf.weight<4096x4096, #codebook_g128>{{$}}
-  // CHECK-NEXT: qf.weight_ref "mma" : !qf.weight<4096x4096, #int4_g128>{{$}}
   // CHECK-NEXT: qf.weight_ref "untiled" : !qf.weight<1024x4096, #int4_g128>{{$}}
   // CHECK-NOT: tiled_
   // CHECK: return
@@ -87,29 +86,30 @@ func.func @kept_row_major(%x: tensor<1x4096xf16>, %x64: tensor<64x4096xf16>) {
   %b = qf.weight_ref "fp8" : !qf.weight<4096x4096, #fp8>
   %c = qf.weight_ref "sparse" : !qf.weight<4096x4096, #sp>
   %d = qf.weight_ref "codebook3" : !qf.weight<4096x4096, #cb3>
-  %e = qf.weight_ref "mma" : !qf.weight<4096x4096, #int4>
   %f = qf.weight_ref "untiled" : !qf.weight<1024x4096, #int4>
   %0 = qf.fused_matmul %x, %a {tiling = #mv} : tensor<1x4096xf16>, !qf.weight<4096x4096, #int8> -> tensor<1x4096xf16>
   %1 = qf.fused_matmul %x, %b {tiling = #mv} : tensor<1x4096xf16>, !qf.weight<4096x4096, #fp8> -> tensor<1x4096xf16>
   %2 = qf.fused_matmul %x, %c {tiling = #mv} : tensor<1x4096xf16>, !qf.weight<4096x4096, #sp> -> tensor<1x4096xf16>
   %3 = qf.fused_matmul %x, %d {tiling = #mv} : tensor<1x4096xf16>, !qf.weight<4096x4096, #cb3> -> tensor<1x4096xf16>
-  %4 = qf.fused_matmul %x64, %e {tiling = #qf.tiling<mma, block_m = 64, block_n = 128, block_k = 64, split_k = 4, stages = 3>} : tensor<64x4096xf16>, !qf.weight<4096x4096, #int4> -> tensor<64x4096xf16>
   %5 = qf.fused_matmul %x, %f : tensor<1x4096xf16>, !qf.weight<1024x4096, #int4> -> tensor<1x1024xf16>
   return
 }
 
 // -----
 
-// One weight_ref feeding a matvec (decode) and an mma (prefill) and a
-// dequantize: the matvec gets a tiled clone, the others keep the original.
+// One weight_ref feeding a matvec (decode), an mma (prefill) and a
+// dequantize: each kernel gets a clone in its layout (pair-interleaved rows
+// for the matvec, 32x32 B-fragment tiles for mma), the dequantize keeps the
+// original.
 #int4 = #qf.enc<int4, group = 128, scale = f16>
 !w = !qf.weight<14336x4096, #int4>
 // CHECK-LABEL: @mixed_consumers
 func.func @mixed_consumers(%x: tensor<1x4096xf16>, %p: tensor<64x4096xf16>) -> tensor<14336x4096xf16> {
   // CHECK: %[[ROW:.*]] = qf.weight_ref "model.layers.0.mlp.gate_proj" : !qf.weight<14336x4096, #int4_g128>
-  // CHECK: %[[TILED:.*]] = qf.weight_ref "model.layers.0.mlp.gate_proj" : !qf.weight<14336x4096, #int4_g128, #tiled_1x32>
+  // CHECK-DAG: %[[MMA:.*]] = qf.weight_ref "model.layers.0.mlp.gate_proj" : !qf.weight<14336x4096, #int4_g128, #tiled_32x32>
+  // CHECK-DAG: %[[TILED:.*]] = qf.weight_ref "model.layers.0.mlp.gate_proj" : !qf.weight<14336x4096, #int4_g128, #tiled_1x32>
   // CHECK: qf.fused_matmul %{{.*}}, %[[TILED]] {tiling = #qf.tiling<matvec
-  // CHECK: qf.fused_matmul %{{.*}}, %[[ROW]] {tiling = #qf.tiling<mma
+  // CHECK: qf.fused_matmul %{{.*}}, %[[MMA]] {tiling = #qf.tiling<mma
   // CHECK: qf.dequantize %[[ROW]]
   %w = qf.weight_ref "model.layers.0.mlp.gate_proj" : !w
   %0 = qf.fused_matmul %x, %w {tiling = #qf.tiling<matvec, block_n = 4, k_unroll = 4>} : tensor<1x4096xf16>, !w -> tensor<1x14336xf16>

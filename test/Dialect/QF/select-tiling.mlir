@@ -72,19 +72,19 @@ func.func @qwen_m8(%h: tensor<8x1536xf16>, %i: tensor<8x8960xf16>) {
 // CHECK-LABEL: @qwen_m64
 func.func @qwen_m64(%h: tensor<64x1536xf16>, %i: tensor<64x8960xf16>) {
   %w_q_proj = qf.weight_ref "q_proj" : !qf.weight<1536x1536, #int4>
-  // CHECK: {qf.predicted_us = 3.374000e+00 : f64, tiling = #qf.tiling<mma, block_m = 64, block_n = 128, block_k = 64, split_k = 4, stages = 3>} : tensor<64x{{[0-9]+}}xf16>, !qf.weight<1536x1536,
+  // CHECK: {qf.predicted_us = 3.374000e+00 : f64, tiling = #qf.tiling<mma, block_m = 64, block_n = 64, block_k = 64, split_k = 2, stages = 3>} : tensor<64x{{[0-9]+}}xf16>, !qf.weight<1536x1536,
   %y_q_proj = qf.fused_matmul %h, %w_q_proj : tensor<64x1536xf16>, !qf.weight<1536x1536, #int4> -> tensor<64x1536xf16>
   %w_k_proj = qf.weight_ref "k_proj" : !qf.weight<256x1536, #int4>
-  // CHECK: {qf.predicted_us = 3.100000e+00 : f64, tiling = #qf.tiling<mma, block_m = 64, block_n = 128, block_k = 64, split_k = 4, stages = 3>} : tensor<64x{{[0-9]+}}xf16>, !qf.weight<256x1536,
+  // CHECK: {qf.predicted_us = 3.100000e+00 : f64, tiling = #qf.tiling<mma, block_m = 64, block_n = 64, block_k = 64, split_k = 2, stages = 3>} : tensor<64x{{[0-9]+}}xf16>, !qf.weight<256x1536,
   %y_k_proj = qf.fused_matmul %h, %w_k_proj : tensor<64x1536xf16>, !qf.weight<256x1536, #int4> -> tensor<64x256xf16>
   %w_gate_proj = qf.weight_ref "gate_proj" : !qf.weight<8960x1536, #int4>
-  // CHECK: {qf.predicted_us = 4.963000e+00 : f64, tiling = #qf.tiling<mma, block_m = 64, block_n = 128, block_k = 64, split_k = 2, stages = 3>} : tensor<64x{{[0-9]+}}xf16>, !qf.weight<8960x1536,
+  // CHECK: {qf.predicted_us = 4.963000e+00 : f64, tiling = #qf.tiling<mma, block_m = 64, block_n = 64, block_k = 64, split_k = 2, stages = 3>} : tensor<64x{{[0-9]+}}xf16>, !qf.weight<8960x1536,
   %y_gate_proj = qf.fused_matmul %h, %w_gate_proj : tensor<64x1536xf16>, !qf.weight<8960x1536, #int4> -> tensor<64x8960xf16>
   %w_down_proj = qf.weight_ref "down_proj" : !qf.weight<1536x8960, #int4>
-  // CHECK: {qf.predicted_us = 4.963000e+00 : f64, tiling = #qf.tiling<mma, block_m = 64, block_n = 128, block_k = 64, split_k = 4, stages = 3>} : tensor<64x{{[0-9]+}}xf16>, !qf.weight<1536x8960,
+  // CHECK: {qf.predicted_us = 4.963000e+00 : f64, tiling = #qf.tiling<mma, block_m = 64, block_n = 64, block_k = 64, split_k = 2, stages = 3>} : tensor<64x{{[0-9]+}}xf16>, !qf.weight<1536x8960,
   %y_down_proj = qf.fused_matmul %i, %w_down_proj : tensor<64x8960xf16>, !qf.weight<1536x8960, #int4> -> tensor<64x1536xf16>
   %w_lm_head = qf.weight_ref "lm_head" : !qf.weight<151936x1536, #int4>
-  // CHECK: {qf.predicted_us = 3.555300e+01 : f64, tiling = #qf.tiling<mma, block_m = 64, block_n = 128, block_k = 64, stages = 3>} : tensor<64x{{[0-9]+}}xf16>, !qf.weight<151936x1536,
+  // CHECK: {qf.predicted_us = 3.555300e+01 : f64, tiling = #qf.tiling<mma, block_m = 64, block_n = 128, block_k = 64, stages = 4>} : tensor<64x{{[0-9]+}}xf16>, !qf.weight<151936x1536,
   %y_lm_head = qf.fused_matmul %h, %w_lm_head : tensor<64x1536xf16>, !qf.weight<151936x1536, #int4> -> tensor<64x151936xf16>
   return
 }
@@ -147,19 +147,19 @@ func.func @llama_m8(%h: tensor<8x4096xf16>, %i: tensor<8x14336xf16>) {
 // CHECK-LABEL: @llama_m64
 func.func @llama_m64(%h: tensor<64x4096xf16>, %i: tensor<64x14336xf16>) {
   %w_q_proj = qf.weight_ref "q_proj" : !qf.weight<4096x4096, #int4>
-  // CHECK: {qf.predicted_us = 5.256000e+00 : f64, tiling = #qf.tiling<mma, block_m = 64, block_n = 128, block_k = 64, split_k = 4, stages = 3>} : tensor<64x{{[0-9]+}}xf16>, !qf.weight<4096x4096,
+  // CHECK: {qf.predicted_us = 5.256000e+00 : f64, tiling = #qf.tiling<mma, block_m = 64, block_n = 64, block_k = 64, split_k = 2, stages = 3>} : tensor<64x{{[0-9]+}}xf16>, !qf.weight<4096x4096,
   %y_q_proj = qf.fused_matmul %h, %w_q_proj : tensor<64x4096xf16>, !qf.weight<4096x4096, #int4> -> tensor<64x4096xf16>
   %w_k_proj = qf.weight_ref "k_proj" : !qf.weight<1024x4096, #int4>
-  // CHECK: {qf.predicted_us = 3.655000e+00 : f64, tiling = #qf.tiling<mma, block_m = 64, block_n = 128, block_k = 64, split_k = 8, stages = 3>} : tensor<64x{{[0-9]+}}xf16>, !qf.weight<1024x4096,
+  // CHECK: {qf.predicted_us = 3.655000e+00 : f64, tiling = #qf.tiling<mma, block_m = 64, block_n = 64, block_k = 64, split_k = 2, stages = 3>} : tensor<64x{{[0-9]+}}xf16>, !qf.weight<1024x4096,
   %y_k_proj = qf.fused_matmul %h, %w_k_proj : tensor<64x4096xf16>, !qf.weight<1024x4096, #int4> -> tensor<64x1024xf16>
   %w_gate_proj = qf.weight_ref "gate_proj" : !qf.weight<14336x4096, #int4>
-  // CHECK: {qf.predicted_us = 1.059000e+01 : f64, tiling = #qf.tiling<mma, block_m = 64, block_n = 128, block_k = 64, split_k = 2, stages = 3>} : tensor<64x{{[0-9]+}}xf16>, !qf.weight<14336x4096,
+  // CHECK: {qf.predicted_us = 1.059000e+01 : f64, tiling = #qf.tiling<mma, block_m = 64, block_n = 64, block_k = 64, split_k = 2, stages = 3>} : tensor<64x{{[0-9]+}}xf16>, !qf.weight<14336x4096,
   %y_gate_proj = qf.fused_matmul %h, %w_gate_proj : tensor<64x4096xf16>, !qf.weight<14336x4096, #int4> -> tensor<64x14336xf16>
   %w_down_proj = qf.weight_ref "down_proj" : !qf.weight<4096x14336, #int4>
-  // CHECK: {qf.predicted_us = 1.059000e+01 : f64, tiling = #qf.tiling<mma, block_m = 64, block_n = 128, block_k = 64, split_k = 4, stages = 3>} : tensor<64x{{[0-9]+}}xf16>, !qf.weight<4096x14336,
+  // CHECK: {qf.predicted_us = 1.059000e+01 : f64, tiling = #qf.tiling<mma, block_m = 64, block_n = 64, block_k = 64, split_k = 2, stages = 3>} : tensor<64x{{[0-9]+}}xf16>, !qf.weight<4096x14336,
   %y_down_proj = qf.fused_matmul %i, %w_down_proj : tensor<64x14336xf16>, !qf.weight<4096x14336, #int4> -> tensor<64x4096xf16>
   %w_lm_head = qf.weight_ref "lm_head" : !qf.weight<128256x4096, #int4>
-  // CHECK: {qf.predicted_us = 6.993400e+01 : f64, tiling = #qf.tiling<mma, block_m = 64, block_n = 128, block_k = 64, stages = 3>} : tensor<64x{{[0-9]+}}xf16>, !qf.weight<128256x4096,
+  // CHECK: {qf.predicted_us = 6.993400e+01 : f64, tiling = #qf.tiling<mma, block_m = 64, block_n = 128, block_k = 64, stages = 4>} : tensor<64x{{[0-9]+}}xf16>, !qf.weight<128256x4096,
   %y_lm_head = qf.fused_matmul %h, %w_lm_head : tensor<64x4096xf16>, !qf.weight<128256x4096, #int4> -> tensor<64x128256xf16>
   return
 }
@@ -192,8 +192,9 @@ func.func @n_not_multiple(%x1: tensor<1x4096xf16>, %x8: tensor<8x4096xf16>, %x64
   %0 = qf.fused_matmul %x1, %w : tensor<1x4096xf16>, !qf.weight<1000x4096, #int4> -> tensor<1x1000xf16>
   // CHECK: {qf.predicted_us = 3.510000e+00 : f64, tiling = #qf.tiling<matvec, block_m = 8, block_n = 2, split_k = 4>} : {{.*}}<1000x4096
   %1 = qf.fused_matmul %x8, %w : tensor<8x4096xf16>, !qf.weight<1000x4096, #int4> -> tensor<8x1000xf16>
-  // M = 64: mma; 8 output tiles of 64x128 (the last one partial) split 8 ways.
-  // CHECK: {qf.predicted_us = 3.643000e+00 : f64, tiling = #qf.tiling<mma, block_m = 64, block_n = 128, block_k = 64, split_k = 8, stages = 3>} : {{.*}}<1000x4096
+  // M = 64: mma (N = 1000 is not whole 32-row tiles: qf-to-gpu rejects it
+  // with a diagnostic until the kernel takes a partial tile).
+  // CHECK: {qf.predicted_us = 3.643000e+00 : f64, tiling = #qf.tiling<mma, block_m = 64, block_n = 32, block_k = 64, stages = 4>} : {{.*}}<1000x4096
   %2 = qf.fused_matmul %x64, %w : tensor<64x4096xf16>, !qf.weight<1000x4096, #int4> -> tensor<64x1000xf16>
   // N = 1001 with block_n = 2: 501 blocks, the last with one row.
   // CHECK: {qf.predicted_us = 3.494000e+00 : f64, tiling = #qf.tiling<matvec, block_n = 2, split_k = 4>} : {{.*}}<1001x4096
@@ -216,19 +217,19 @@ func.func @odd_k(%a: tensor<1x4104xf16>, %b: tensor<1x4095xf16>, %c: tensor<1x41
   %0 = qf.fused_matmul %a, %wa : tensor<1x4104xf16>, !qf.weight<4096x4104, #int4pc> -> tensor<1x4096xf16>
   %wb = qf.weight_ref "b" : !qf.weight<4096x4095, #int8pc>
   // K = 4095 (int8): no load width divides the row; mma takes it.
-  // CHECK: {qf.predicted_us = 6.906000e+00 : f64, tiling = #qf.tiling<mma, block_m = 64, block_n = 128, block_k = 64, stages = 3>} : {{.*}}<4096x4095
-  // expected-remark@+1 {{M = 1 would use the matvec kernel, but a weight row of 4095 packed bytes is not a multiple of 4; using #qf.tiling<mma, block_m = 64, block_n = 128, block_k = 64, stages = 3>}}
+  // CHECK: {qf.predicted_us = 6.906000e+00 : f64, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>} : {{.*}}<4096x4095
+  // expected-remark@+1 {{M = 1 would use the matvec kernel, but a weight row of 4095 packed bytes is not a multiple of 4; using #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>}}
   %1 = qf.fused_matmul %b, %wb : tensor<1x4095xf16>, !qf.weight<4096x4095, #int8pc> -> tensor<1x4096xf16>
   %wc = qf.weight_ref "c" : !qf.weight<4096x4100, #int4pc>
   // K = 4100 (int4): a 2050-byte row, the same.
-  // CHECK: {qf.predicted_us = 4.958000e+00 : f64, tiling = #qf.tiling<mma, block_m = 64, block_n = 128, block_k = 64, stages = 3>} : {{.*}}<4096x4100
+  // CHECK: {qf.predicted_us = 4.958000e+00 : f64, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>} : {{.*}}<4096x4100
   // expected-remark@+1 {{a weight row of 2050 packed bytes is not a multiple of 4}}
   %2 = qf.fused_matmul %c, %wc : tensor<1x4100xf16>, !qf.weight<4096x4100, #int4pc> -> tensor<1x4096xf16>
   %wd = qf.weight_ref "d" : !qf.weight<4096x64, #int4pc>
   // K = 64: a 32-byte row, shorter than one warp iteration; no split.
   // CHECK: {qf.predicted_us = 3.034000e+00 : f64, tiling = #qf.tiling<matvec, block_n = 8>} : {{.*}}<4096x64
   %3 = qf.fused_matmul %d, %wd : tensor<1x64xf16>, !qf.weight<4096x64, #int4pc> -> tensor<1x4096xf16>
-  // CHECK: {qf.predicted_us = 6.933000e+00 : f64, tiling = #qf.tiling<mma, block_m = 64, block_n = 128, block_k = 64, stages = 3>} : {{.*}}<4096x4095
+  // CHECK: {qf.predicted_us = 6.933000e+00 : f64, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>} : {{.*}}<4096x4095
   // expected-remark@+1 {{M = 8 would use the matvec kernel, but a weight row of 4095 packed bytes}}
   %4 = qf.fused_matmul %e, %wb : tensor<8x4095xf16>, !qf.weight<4096x4095, #int8pc> -> tensor<8x4096xf16>
   return
@@ -246,7 +247,7 @@ func.func @dynamic_m(%x: tensor<?x4096xf16>) {
   %w = qf.weight_ref "w" : !w
   // CHECK: {qf.predicted_us = 5.016000e+00 : f64, tiling = #qf.tiling<matvec, block_n = 8, k_unroll = 2>}
   // BATCH8: {qf.predicted_us = 5.042000e+00 : f64, tiling = #qf.tiling<matvec, block_m = 8, block_n = 8, k_unroll = 2>}
-  // BATCH16: {qf.predicted_us = 5.073000e+00 : f64, tiling = #qf.tiling<mma, block_m = 64, block_n = 128, block_k = 64, split_k = 4, stages = 3>}
+  // BATCH16: {qf.predicted_us = 5.073000e+00 : f64, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>}
   %0 = qf.fused_matmul %x, %w : tensor<?x4096xf16>, !w -> tensor<?x4096xf16>
   return
 }

@@ -213,27 +213,60 @@ TilingAttr selectMatvec(int64_t m, WeightType type, const TilingTarget &target,
                          kUnroll, bestSplit, /*stages=*/1);
 }
 
-/// The tensor-core tiling for `m` rows.
+/// The tensor-core tiling for `m` rows (TensorCoreKernel.cpp's contract):
+/// block_m rows of the batch per block (16..64), block_n = 32 per n warp,
+/// split_k warps along K inside a block, a 4-deep cp.async pipeline.
+/// Candidates go from the most activation reuse (4 n warps sharing one A
+/// tile) to the most blocks (8 k groups of one n warp), and the first that
+/// gives every SM two blocks wins; decode-sized M is memory-bound, so
+/// blocks (bytes in flight) matter more than reuse.
 TilingAttr selectMma(int64_t m, WeightType type, const TilingTarget &target,
                      llvm::raw_string_ostream &why) {
-  constexpr int64_t blockN = 128, blockK = 64, stages = 3;
-  constexpr int64_t minKTilesPerSplit = 4;
-  int64_t blockM = m <= 64 ? 64 : 128;
-  int64_t k = type.getK();
-  int64_t tiles =
-      llvm::divideCeil(m, blockM) * llvm::divideCeil(type.getN(), blockN);
-  // Small N * M: split K until the output tiles fill ~every SM, keeping
-  // whole k-tiles and enough of them per split to pipeline.
-  int64_t splitK = 1;
-  for (int64_t s : kSplitKs) {
-    if (s > 1 && (k % (s * blockK) != 0 || k / s < minKTilesPerSplit * blockK))
-      break;
-    splitK = s;
-    if (reachesTarget(tiles * s, target.smCount))
+  constexpr std::pair<int64_t, int64_t> kMmaCandidates[] = {
+      {128, 1}, {64, 2}, {32, 4}, {32, 8}};
+  int64_t n = type.getN(), k = type.getK();
+  int64_t blockM = std::min<int64_t>(64, llvm::alignTo(m, 16));
+  EncodingAttr enc = type.getEncoding();
+  int64_t group = enc.isPerChannel() || !enc.isQuantized() ? 0
+                                                           : enc.getGroupSize();
+  auto blockKFits = [&](int64_t bk) {
+    return k % bk == 0 &&
+           (group == 0 || group % bk == 0 || (bk % group == 0 && group % 16 == 0));
+  };
+  // Shared memory per pipeline stage, as TensorCoreKernel.cpp lays it out:
+  // A per k group, 512-byte code tiles and a 128-byte scale (and zero) slot
+  // per warp. A block stays under 64 KB so that three fit an SM, with at
+  // least three stages (two steps in flight while one is computed).
+  bool zeros = enc.getZeroPoint() == ZeroPointKind::Int;
+  auto stageBytes = [&](int64_t bn, int64_t s, int64_t bk) {
+    int64_t warps = bn / 32 * s;
+    int64_t groupsPerStep = group == 0 ? 1 : std::max<int64_t>(1, bk / group);
+    return s * blockM * bk * 2 + warps * bk / 32 * 512 +
+           warps * groupsPerStep * 128 * (zeros ? 2 : 1);
+  };
+  constexpr int64_t kSharedBudget = 64 * 1024;
+  int64_t mBlocks = llvm::divideCeil(m, blockM);
+  int64_t blockN = 32, splitK = 1, blockK = 64, stages = 3, blocks = 0;
+  bool chosen = false;
+  for (auto [bn, s] : kMmaCandidates) {
+    if (n % bn != 0 || k / 64 < 2 * s || 3 * stageBytes(bn, s, 64) > kSharedBudget)
+      continue;
+    blockN = bn, splitK = s, chosen = true;
+    blocks = mBlocks * (n / bn);
+    if (blocks >= 2 * target.smCount)
       break;
   }
-  why << "mma: " << tiles << " output tile(s) of " << blockM << "x" << blockN
-      << ", split_k " << splitK << " for " << target.smCount << " SMs";
+  if (!chosen) // nothing fits the budget: the smallest block
+    blocks = mBlocks * (n / 32);
+  // Small M: longer K steps, more bytes in flight per warp, when they fit.
+  if (m <= 32 && blockKFits(128) &&
+      3 * stageBytes(blockN, splitK, 128) <= kSharedBudget)
+    blockK = 128;
+  if (4 * stageBytes(blockN, splitK, blockK) <= kSharedBudget)
+    stages = 4;
+  why << "mma: " << blocks << " block(s) of " << blockM << "x" << blockN
+      << ", block_k " << blockK << ", split_k " << splitK << ", " << stages
+      << " stages for " << target.smCount << " SMs";
   return TilingAttr::get(type.getContext(), KernelKind::MMA, blockM, blockN,
                          blockK, /*threadsPerRow=*/kWarpLanes,
                          /*vecBytes=*/16, /*kUnroll=*/1, splitK, stages);

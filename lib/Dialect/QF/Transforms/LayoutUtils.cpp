@@ -28,6 +28,17 @@ LayoutAttr qf::getKernelLayout(WeightType type, TilingAttr tiling) {
   // map a whole byte through a shared table and read row_major bytes.
   bool magicDecode = encoding.getFormat() == ElementFormat::Int4 ||
                      encoding.getFormat() == ElementFormat::UInt4;
+  if (tiling && tiling.getKernel() == KernelKind::MMA &&
+      hasNibbleCodes(encoding) && !encoding.isSparse24() &&
+      !encoding.getActOrder() && type.getN() % 32 == 0 &&
+      type.getK() % 32 == 0) {
+    // The tensor-core kernel's B-fragment order (qfuse/format/MmaLayout.h),
+    // for every 4-bit format: one 16-byte load is a lane's fragments. Shapes
+    // that are not whole 32x32 tiles keep row_major, which qf-to-gpu then
+    // rejects with a diagnostic naming the layout it needs.
+    return LayoutAttr::get(ctx, LayoutKind::Tiled, /*tileN=*/32,
+                           /*tileK=*/32, /*interleave=*/1);
+  }
   if (!tiling || tiling.getKernel() != KernelKind::MatVec || !magicDecode)
     return LayoutAttr::get(ctx);
   int64_t tileK = tiling.getVecBytes() * 8 / encoding.getCodeBits();

@@ -31,7 +31,9 @@ bool hasNibbleCodes(EncodingAttr encoding);
 /// The layout the kernel chosen by `tiling` reads `type` in:
 /// `#qf.layout<tiled, tile_n = 1, tile_k = vec_bytes * 8 / bits>` for a
 /// matvec over 4-bit codes (one tile per lane load; tile_k counts stored
-/// codes, the kept half under 2:4), row_major for everything else.
+/// codes, the kept half under 2:4); `#qf.layout<tiled, tile_n = 32,
+/// tile_k = 32>` (the mma B-fragment order, qfuse/format/MmaLayout.h) for
+/// the tensor-core kernel over 4-bit codes; row_major for everything else.
 LayoutAttr getKernelLayout(WeightType type, TilingAttr tiling);
 
 } // namespace qf

@@ -1,0 +1,857 @@
+//===- TensorCoreKernel.cpp - fused dequant-GEMM on mma.sync --------------===//
+//
+// The kernel for batches past the matvec (M >= 9 up to prefill sizes):
+// mma.sync.m16n8k16 with f16 activations and f32 accumulation, the 4-bit
+// weights decoded in registers straight into B fragments.
+//
+//   warp       = 32 output features (4 n tiles of 8) x block_m batch rows
+//                (block_m / 16 m tiles), over a slice of K
+//   block      = (block_n / 32) n warps x split_k k groups; the k groups of
+//                a block cover disjoint K slices and are summed through
+//                shared memory at the end (no atomics, no second kernel)
+//   grid       = (ceil(M / block_m), N / block_n), M fastest so that the
+//                blocks reading one weight tile run together (L2 reuse)
+//
+// Every block_k-wide step goes through a `stages`-deep cp.async pipeline in
+// dynamic shared memory:
+//   A   [block_m x block_k] f16 per k group, rows zero-filled past M, 16-byte
+//       chunks XOR-swizzled by row so that ldmatrix.x4 is conflict-free;
+//   B   per warp, block_k / 32 tiles of 512 bytes in the fragment layout
+//       (qfuse/format/MmaLayout.h): lane L copies and later reads back bytes
+//       [16 L, 16 L + 16) of each tile, its own fragments;
+//   scales (and integer zeros) per warp: lane L copies the 32-bit word that
+//       holds the scale of row 8 (L % 4) + L / 4, the row whose fragment
+//       lane 4 (L / 4) + j reads for n tile j.
+//
+// Decoding a 32-bit word gives the two B registers of two n tiles:
+//   int4/uint4: (w & 0x000F000F) | 0x64006400 = half2(1024 + e0, 1024 + e1),
+//     minus half2(1024 + z), exact; the high nibbles through an fma by 1/16;
+//   nf4, fp4e2m1, 4-bit codebooks: a 16-entry table replicated across the 32
+//     shared-memory banks (value c at word 32 c + lane), paired by prmt.
+// Then one half2 multiply by the group's scale (the same rounding as an fp16
+// dequantize), and mma.sync accumulates in f32.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TensorCoreKernel.h"
+
+#include "KernelEmitter.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "qfuse/format/Numerics.h"
+
+using namespace mlir;
+using namespace mlir::qf;
+
+namespace {
+
+/// One fragment tile: 32 output features x 32 reduction elements, 4-bit.
+constexpr int64_t kTile = 32;
+constexpr int64_t kTileBytes = kTile * kTile / 2;
+/// Dynamic shared memory an H100/H200 block may opt into.
+constexpr int64_t kMaxDynamicShared = 227 * 1024;
+
+struct Plan {
+  bool lut = false;     // table decode (nf4, fp4, codebooks) vs int4 magic
+  int64_t m, n, k;
+  int64_t blockM, mTiles, nWarps, kGroups, warps, threads;
+  int64_t blockK, stages, kTilesPerStep, steps;
+  int64_t groupSize, numGroups, groupsPerStep;
+  bool perChannel;
+  int64_t scaleBytes;   // bytes per stored scale
+  bool intZeros;
+  int64_t zeroRowBytes; // packed 4-bit zero points per row
+  // Dynamic shared memory offsets (bytes).
+  int64_t aBytes, aOff, bOff, sOff, zOff, lutOff, pipelineBytes, total;
+  int64_t mBlocks, nBlocks;
+};
+
+FailureOr<Plan> makePlan(const MatVecSpec &spec,
+                         function_ref<InFlightDiagnostic()> emitError) {
+  EncodingAttr enc = spec.encoding;
+  TilingAttr t = spec.tiling;
+  Plan p;
+  if (!t || t.getKernel() != KernelKind::MMA)
+    return emitError() << "the tensor-core generator needs a #qf.tiling<mma, "
+                          "...>; run qf-select-tiling",
+           failure();
+  if (enc.getActOrder() || enc.isSparse24())
+    return emitError() << "the tensor-core generator does not lower "
+                       << (enc.getActOrder() ? "act_order" : "2:4 sparse")
+                       << " weights yet",
+           failure();
+  switch (enc.getFormat()) {
+  case ElementFormat::Int4:
+  case ElementFormat::UInt4:
+    p.lut = false;
+    break;
+  case ElementFormat::NF4:
+  case ElementFormat::FP4E2M1:
+    p.lut = true;
+    break;
+  case ElementFormat::Codebook:
+    if (enc.getIndexBits() != 4)
+      return emitError() << "the tensor-core generator lowers 4-bit "
+                            "codebooks; got "
+                         << enc.getIndexBits() << "-bit indices",
+             failure();
+    p.lut = true;
+    break;
+  default:
+    return emitError() << "the tensor-core generator lowers 4-bit codes "
+                          "(int4, uint4, nf4, fp4e2m1, 4-bit codebooks); got '"
+                       << stringifyElementFormat(enc.getFormat()) << "'",
+           failure();
+  }
+  if (enc.getZeroPoint() == ZeroPointKind::Float)
+    return emitError() << "the tensor-core generator takes integer zero "
+                          "points; float zero points are not lowered yet",
+           failure();
+  if (isa_and_present<Float8E4M3FNType>(enc.getScaleType()) &&
+      spec.smVersion < 89)
+    return emitError() << "E4M3 scales need cvt.f16x2.e4m3x2 (sm_89 or "
+                          "newer); target is sm_"
+                       << spec.smVersion,
+           failure();
+  LayoutAttr layout = spec.layout;
+  if (layout.getKind() != LayoutKind::Tiled || layout.getTileN() != kTile ||
+      layout.getTileK() != kTile || layout.getInterleave() != 1)
+    return emitError() << "the tensor-core kernel reads the fragment layout "
+                          "#qf.layout<tiled, tile_n = 32, tile_k = 32>; got "
+                       << layout << "; run qf-choose-layout",
+           failure();
+
+  p.m = spec.m;
+  p.n = spec.n;
+  p.k = spec.k;
+  p.blockM = t.getBlockM();
+  p.blockK = t.getBlockK();
+  p.stages = t.getStages();
+  p.kGroups = t.getSplitK();
+  if (p.blockM < 16 || p.blockM > 64 || p.blockM % 16 != 0)
+    return emitError() << "block_m must be 16, 32, 48 or 64; got " << p.blockM,
+           failure();
+  if (t.getBlockN() % kTile != 0 || t.getBlockN() > 128)
+    return emitError() << "block_n must be 32, 64, 96 or 128; got "
+                       << t.getBlockN(),
+           failure();
+  if (p.blockK != 64 && p.blockK != 128)
+    return emitError() << "block_k must be 64 or 128; got " << p.blockK,
+           failure();
+  if (p.stages < 2 || p.stages > 8)
+    return emitError() << "stages must be 2..8; got " << p.stages, failure();
+  if (!llvm::is_contained({1, 2, 4, 8}, p.kGroups))
+    return emitError() << "split_k must be 1, 2, 4 or 8; got " << p.kGroups,
+           failure();
+  if (p.m < 1)
+    return emitError() << "batch must be positive; got " << p.m, failure();
+  if (p.n % t.getBlockN() != 0)
+    return emitError() << "block_n = " << t.getBlockN()
+                       << " must divide N = " << p.n,
+           failure();
+  if (p.k % p.blockK != 0)
+    return emitError() << "block_k = " << p.blockK
+                       << " must divide K = " << p.k,
+           failure();
+  p.mTiles = p.blockM / 16;
+  p.nWarps = t.getBlockN() / kTile;
+  p.warps = p.nWarps * p.kGroups;
+  p.threads = p.warps * 32;
+  if (p.warps > 16)
+    return emitError() << "block_n / 32 x split_k = " << p.warps
+                       << " warps; at most 16 fit a block",
+           failure();
+  p.kTilesPerStep = p.blockK / kTile;
+  p.steps = p.k / p.blockK;
+  if (p.steps < p.kGroups)
+    return emitError() << "split_k = " << p.kGroups << " exceeds the "
+                       << p.steps << " block_k steps of K = " << p.k,
+           failure();
+
+  p.perChannel = enc.isPerChannel();
+  p.numGroups = enc.getNumGroups(p.k);
+  p.groupSize = p.perChannel ? p.k : enc.getGroupSize();
+  if (!p.perChannel &&
+      (p.groupSize % 16 != 0 ||
+       (p.groupSize % p.blockK != 0 && p.blockK % p.groupSize != 0)))
+    return emitError() << "group size " << p.groupSize
+                       << " must be a multiple of 16 that divides, or is a "
+                          "multiple of, block_k = "
+                       << p.blockK,
+           failure();
+  p.groupsPerStep =
+      p.perChannel ? 1 : std::max<int64_t>(1, p.blockK / p.groupSize);
+  Type st = enc.getScaleType();
+  p.scaleBytes = st.getIntOrFloatBitWidth() / 8;
+  p.intZeros = enc.getZeroPoint() == ZeroPointKind::Int;
+  p.zeroRowBytes = (p.numGroups * 4 + 7) / 8;
+
+  // Shared memory: the pipeline, then (reused) the split-K partial sums.
+  p.aBytes = p.blockM * p.blockK * 2;
+  int64_t off = 0;
+  p.aOff = off;
+  off += p.stages * p.kGroups * p.aBytes;
+  p.bOff = off;
+  off += p.stages * p.warps * p.kTilesPerStep * kTileBytes;
+  p.sOff = off;
+  off += p.stages * p.warps * p.groupsPerStep * 128;
+  p.zOff = off;
+  if (p.intZeros)
+    off += p.stages * p.warps * p.groupsPerStep * 128;
+  p.pipelineBytes = off;
+  int64_t partials = (p.kGroups - 1) * p.nWarps * p.mTiles * 16 * 32 * 4;
+  p.lutOff = std::max(off, partials);
+  p.total = p.lutOff + (p.lut ? 16 * 32 * 4 : 0);
+  if (p.total > kMaxDynamicShared)
+    return emitError() << "the tiling needs " << p.total
+                       << " bytes of shared memory, more than the "
+                       << kMaxDynamicShared << " a block can have",
+           failure();
+  p.mBlocks = (p.m + p.blockM - 1) / p.blockM;
+  p.nBlocks = p.n / t.getBlockN();
+  return p;
+}
+
+class TensorCoreBuilder {
+public:
+  TensorCoreBuilder(ImplicitLocOpBuilder &b, const MatVecSpec &spec,
+                    const Plan &p, gpu::GPUModuleOp module, StringRef name)
+      : b(b), e(b), spec(spec), p(p), module(module), name(name) {}
+
+  KernelLaunch build();
+
+private:
+  using Acc = SmallVector<Value>; // [mTile][nTile][4] f32, flattened
+
+  Value smemAt(Value byteOffset);
+  Value smemAt(int64_t byteOffset) { return smemAt(e.c32(byteOffset)); }
+  void barrier();
+  void issueStep(Value slot, Value step);
+  Acc computeStep(Value slot, Value step, ValueRange acc);
+  Value scaleHalf2(Value word, Value elementIndex);
+  Value zeroBias(Value word, Value row, Value group, bool high);
+  SmallVector<Value> decodeWord(Value w);
+  Value tableValue(Value index);
+  void buildLut();
+  Value groupOfStep(Value step, int64_t gi);
+  void reduceSplitK(Acc &acc);
+  void storeOutputs(const Acc &acc);
+
+  ImplicitLocOpBuilder &b;
+  KernelEmitter e;
+  const MatVecSpec &spec;
+  const Plan &p;
+  gpu::GPUModuleOp module;
+  std::string name;
+  Value x, codes, scales, zeros, globalScale, table, bias, residual, y;
+  Value smem;
+  Value tid, lane, warp, nw, kg, g, t4, tgInGroup;
+  Value mBase, nBase, tileRow;
+  Value laneBytes;
+  LLVM::GlobalOp codeTable;
+};
+
+Value TensorCoreBuilder::smemAt(Value byteOffset) {
+  auto sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
+  return LLVM::GEPOp::create(b, sharedPtr, e.i8(), smem,
+                             ValueRange{byteOffset});
+}
+
+/// Synchronizes the warps of this thread's k group: a named barrier per
+/// group (ids 1..split_k), since groups may run different step counts.
+void TensorCoreBuilder::barrier() {
+  if (p.kGroups == 1) {
+    NVVM::Barrier0Op::create(b);
+    return;
+  }
+  NVVM::BarrierOp::create(b, Type(), e.add(kg, e.c32(1)),
+                          e.c32(p.nWarps * 32), NVVM::BarrierReductionAttr(),
+                          Value());
+}
+
+/// Group index of the gi-th scale group of K step `step`.
+Value TensorCoreBuilder::groupOfStep(Value step, int64_t gi) {
+  if (p.perChannel)
+    return e.c32(0);
+  if (p.groupSize <= p.blockK)
+    return e.add(e.mul(step, e.c32(p.blockK / p.groupSize)), e.c32(gi));
+  return e.divu(e.mul(step, e.c32(p.blockK)), e.c32(p.groupSize));
+}
+
+/// Starts the copies of K step `step` into pipeline slot `slot`.
+void TensorCoreBuilder::issueStep(Value slot, Value step) {
+  MLIRContext *ctx = b.getContext();
+  auto cg = NVVM::LoadCacheModifierKindAttr::get(ctx,
+                                                 NVVM::LoadCacheModifierKind::CG);
+  auto ca = NVVM::LoadCacheModifierKindAttr::get(ctx,
+                                                 NVVM::LoadCacheModifierKind::CA);
+  Value k0 = e.mul(step, e.c32(p.blockK));
+  // A: the k group's block_m x block_k activations, 16-byte chunks spread
+  // over the group's threads; rows past M are zero-filled (source size 0,
+  // source address clamped to a valid row).
+  int64_t chunksPerRow = p.blockK / 8;
+  int64_t chunks = p.blockM * chunksPerRow;
+  int64_t groupThreads = p.nWarps * 32;
+  Value aBase = e.add(e.c32(p.aOff),
+                      e.mul(e.add(e.mul(slot, e.c32(p.kGroups)), kg),
+                            e.c32(p.aBytes)));
+  for (int64_t i = 0; i * groupThreads < chunks; ++i) {
+    auto emitChunk = [&]() {
+      Value c = e.add(tgInGroup, e.c32(i * groupThreads));
+      Value r = e.divu(c, e.c32(chunksPerRow));
+      Value col = e.remu(c, e.c32(chunksPerRow));
+      Value row = e.add(mBase, r);
+      Value valid = e.ult(row, e.c32(p.m));
+      Value clamped = e.minu(row, e.c32(p.m - 1));
+      Value src = e.gepBytes(
+          x, e.mul(e.zext64(e.add(e.mul(clamped, e.c32(p.k)),
+                                  e.add(k0, e.mul(col, e.c32(8))))),
+                   e.c64(2)));
+      Value swz = arith::XOrIOp::create(b, col, e.band(r, e.c32(7)));
+      Value dst = smemAt(e.add(aBase, e.add(e.mul(r, e.c32(p.blockK * 2)),
+                                            e.mul(swz, e.c32(16)))));
+      Value size = arith::SelectOp::create(b, valid, e.c32(16), e.c32(0));
+      // .ca: every block of an SM reads the same activation slice for its
+      // k group, so L1 serves the repeats; codes stream through .cg.
+      NVVM::CpAsyncOp::create(b, dst, src, b.getI32IntegerAttr(16), ca, size);
+    };
+    if ((i + 1) * groupThreads <= chunks) {
+      emitChunk();
+    } else {
+      OpBuilder::InsertionGuard guard(b);
+      auto inRange = scf::IfOp::create(
+          b, e.ult(tgInGroup, e.c32(chunks - i * groupThreads)), false);
+      b.setInsertionPointToStart(inRange.thenBlock());
+      emitChunk();
+    }
+  }
+  // B: this warp's fragment tiles, 16 bytes per lane each.
+  Value warpSlot = e.add(e.mul(slot, e.c32(p.warps)), warp);
+  Value tileBase = e.add(e.mul(tileRow, e.c32(p.k / kTile)),
+                         e.mul(step, e.c32(p.kTilesPerStep)));
+  for (int64_t kt = 0; kt < p.kTilesPerStep; ++kt) {
+    Value src = e.gepBytes(
+        codes, e.add(e.mul(e.zext64(e.add(tileBase, e.c32(kt))),
+                           e.c64(kTileBytes)),
+                     e.zext64(e.mul(lane, e.c32(16)))));
+    Value dst = smemAt(e.add(
+        e.c32(p.bOff),
+        e.add(e.mul(e.add(e.mul(warpSlot, e.c32(p.kTilesPerStep)), e.c32(kt)),
+                    e.c32(kTileBytes)),
+              e.mul(lane, e.c32(16)))));
+    NVVM::CpAsyncOp::create(b, dst, src, b.getI32IntegerAttr(16), cg, Value());
+  }
+  // Scales and zeros: the aligned 32-bit word holding row
+  // nBase + 8 (lane % 4) + lane / 4's entry (N is a multiple of 32, so the
+  // buffers are whole words and no copy runs past their end).
+  Value row = e.add(nBase, e.add(e.mul(t4, e.c32(8)), g));
+  for (int64_t gi = 0; gi < p.groupsPerStep; ++gi) {
+    Value group = groupOfStep(step, gi);
+    Value slotOff = e.add(e.mul(e.add(e.mul(warpSlot, e.c32(p.groupsPerStep)),
+                                      e.c32(gi)),
+                                e.c32(128)),
+                          e.mul(lane, e.c32(4)));
+    Value sByte = e.mul(e.zext64(e.add(e.mul(row, e.c32(p.numGroups)), group)),
+                        e.c64(p.scaleBytes));
+    Value sWord = arith::AndIOp::create(b, sByte, e.c64(~int64_t(3)));
+    NVVM::CpAsyncOp::create(b, smemAt(e.add(e.c32(p.sOff), slotOff)),
+                            e.gepBytes(scales, sWord), b.getI32IntegerAttr(4),
+                            ca, Value());
+    if (p.intZeros) {
+      Value zByte = e.add(e.mul(e.zext64(row), e.c64(p.zeroRowBytes)),
+                          e.zext64(e.shru(group, e.c32(1))));
+      Value zWord = arith::AndIOp::create(b, zByte, e.c64(~int64_t(3)));
+      NVVM::CpAsyncOp::create(b, smemAt(e.add(e.c32(p.zOff), slotOff)),
+                              e.gepBytes(zeros, zWord), b.getI32IntegerAttr(4),
+                              ca, Value());
+    }
+  }
+}
+
+/// The scale stored at element `elementIndex` of the scales tensor, whose
+/// aligned word is `word`, as a half2 with both lanes equal.
+Value TensorCoreBuilder::scaleHalf2(Value word, Value elementIndex) {
+  Type st = spec.encoding.getScaleType();
+  Value shift = e.mul(e.band(e.mul(elementIndex, e.c32(p.scaleBytes)),
+                             e.c32(3)),
+                      e.c32(8));
+  Value bits = e.shru(word, shift);
+  Value h; // f16 as i16
+  if (st.isF16()) {
+    h = arith::TruncIOp::create(b, e.i16(), bits);
+  } else if (st.isBF16()) {
+    Value f = e.bitcast(e.f32(), arith::ShLIOp::create(b, bits, e.c32(16)));
+    h = e.bitcast(e.i16(), e.truncf16(f));
+  } else if (st.isF32()) {
+    h = e.bitcast(e.i16(), e.truncf16(e.bitcast(e.f32(), word)));
+  } else if (isa<Float8E8M0FNUType>(st)) {
+    Value exp = e.band(bits, e.c32(0xFF));
+    Value f = e.bitcast(e.f32(), arith::ShLIOp::create(b, exp, e.c32(23)));
+    h = e.bitcast(e.i16(), e.truncf16(f));
+  } else { // E4M3
+    Value byte = arith::TruncIOp::create(b, e.i16(), e.band(bits, e.c32(0xFF)));
+    Value h2 = e.ptx("cvt.rn.f16x2.e4m3x2 $0, $1;", "=r,h", e.i32(), {byte});
+    h = arith::TruncIOp::create(b, e.i16(), h2);
+  }
+  Value h32 = arith::ExtUIOp::create(b, e.i32(), h);
+  return e.bitcast(e.v2f16(),
+                   arith::OrIOp::create(
+                       b, h32, arith::ShLIOp::create(b, h32, e.c32(16))));
+}
+
+/// half2(1024 + z) (or half2(64 + z) for the high nibbles, which decode as
+/// 1024 + 16 e and are scaled by 1/16 first); z = 8 for symmetric int4.
+Value TensorCoreBuilder::zeroBias(Value word, Value row, Value group,
+                                  bool high) {
+  Value z;
+  if (!p.intZeros) {
+    z = e.c32(8);
+  } else {
+    Value byteIdx = e.add(e.mul(row, e.c32(p.zeroRowBytes)),
+                          e.shru(group, e.c32(1)));
+    Value shift = e.add(e.mul(e.band(byteIdx, e.c32(3)), e.c32(8)),
+                        e.mul(e.band(group, e.c32(1)), e.c32(4)));
+    z = e.band(e.shru(word, shift), e.c32(15));
+  }
+  // half(1024 + z) = 0x6400 | z (ulp 1); half(64 + z) = 0x5400 + 16 z
+  // (ulp 1/16).
+  Value hbits = high ? e.add(arith::ShLIOp::create(b, z, e.c32(4)),
+                             e.c32(0x5400))
+                     : arith::OrIOp::create(b, z, e.c32(0x6400));
+  return e.bitcast(e.v2f16(),
+                   arith::OrIOp::create(
+                       b, hbits, arith::ShLIOp::create(b, hbits, e.c32(16))));
+}
+
+/// The four B registers of one code word, in the fragment order of
+/// MmaLayout.h: (b0, b1) of n tile 2 jp, then (b0, b1) of n tile 2 jp + 1.
+/// int4/uint4 come back raw (lo: 1024 + e, hi: 1024 + 16 e), to have each
+/// tile's zero point removed by removeZero(); table formats come back as
+/// values.
+SmallVector<Value> TensorCoreBuilder::decodeWord(Value w) {
+  SmallVector<Value> pairs;
+  auto h2 = [&](Value i) { return e.bitcast(e.v2f16(), i); };
+  if (!p.lut) {
+    // Element 2i sits in nibble slot i, 2i + 1 in slot i + 4 (kNibbleOrder):
+    // lo(w) = (e0, e1), hi(w) = (e2, e3), lo(w >> 8) = (e4, e5), ...
+    Value w8 = e.shru(w, e.c32(8));
+    for (Value src : {w, w8}) {
+      pairs.push_back(h2(e.andOr(src, 0x000F000F, 0x64006400)));
+      pairs.push_back(h2(e.andOr(src, 0x00F000F0, 0x64006400)));
+    }
+    return pairs;
+  }
+  // Table formats, same nibble order: pair i = (slot i, slot i + 4).
+  auto sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
+  auto lookup = [&](int64_t slot) {
+    int64_t shift = 4 * slot - 7; // nibble bits -> bits 7..10 (c * 128)
+    Value moved = shift >= 0 ? e.shru(w, e.c32(shift))
+                             : arith::ShLIOp::create(b, w, e.c32(-shift));
+    Value off = e.add(e.add(e.band(moved, e.c32(15 << 7)), laneBytes),
+                      e.c32(p.lutOff));
+    Value ptr = LLVM::GEPOp::create(b, sharedPtr, e.i8(), smem,
+                                    ValueRange{off});
+    return LLVM::LoadOp::create(b, e.i32(), ptr, 4).getResult();
+  };
+  for (int64_t i = 0; i < 4; ++i)
+    pairs.push_back(h2(e.prmt(lookup(i), lookup(i + 4), 0x5410)));
+  return pairs;
+}
+
+/// Value of 4-bit code `index` (i32) as f16: a constant table in the kernel
+/// for NF4, E2M1 and inline codebooks, else the `table` argument.
+Value TensorCoreBuilder::tableValue(Value index) {
+  EncodingAttr enc = spec.encoding;
+  Value idx64 = e.zext64(index);
+  if (enc.getFormat() == ElementFormat::Codebook && enc.getTableName()) {
+    Type tt = enc.getTableType();
+    int64_t width = tt.isF16() ? 2 : 4;
+    Value v = e.loadRO(tt, e.gepBytes(table, e.mul(idx64, e.c64(width))),
+                       width);
+    return tt.isF16() ? v : e.truncf16(v);
+  }
+  SmallVector<double> values = enc.getCodebookValues();
+  if (enc.getFormat() == ElementFormat::FP4E2M1)
+    for (int code = 0; code < 16; ++code) // sign << 3 | magnitude index
+      values.push_back((code & 8 ? -1.0 : 1.0) *
+                       qfuse::format::kE2M1Values[code & 7]);
+  SmallVector<APFloat> halves;
+  for (double v : values) {
+    APFloat f(v);
+    bool lost;
+    f.convert(APFloat::IEEEhalf(), APFloat::rmNearestTiesToEven, &lost);
+    halves.push_back(f);
+  }
+  if (!codeTable) {
+    auto tensorType = RankedTensorType::get({16}, e.f16());
+    auto arrayType = LLVM::LLVMArrayType::get(e.f16(), 16);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
+    codeTable = LLVM::GlobalOp::create(
+        b, arrayType, /*isConstant=*/true, LLVM::Linkage::Internal,
+        name + "_codes", DenseElementsAttr::get(tensorType, halves),
+        /*alignment=*/16, /*addrSpace=*/1);
+  }
+  Value base = LLVM::AddressOfOp::create(b, codeTable);
+  return e.loadRO(e.f16(), e.gepBytes(base, e.mul(idx64, e.c64(2))), 2);
+}
+
+/// Fills the shared table: word c * 32 + l holds value(c) for lane l.
+void TensorCoreBuilder::buildLut() {
+  auto loop = scf::ForOp::create(b, tid, e.c32(16 * 32), e.c32(p.threads));
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value i = loop.getInductionVar();
+    Value value = tableValue(e.shru(i, e.c32(5)));
+    Value entry =
+        arith::ExtUIOp::create(b, e.i32(), e.bitcast(e.i16(), value));
+    LLVM::StoreOp::create(
+        b, entry, smemAt(e.add(e.c32(p.lutOff), e.mul(i, e.c32(4)))), 4);
+  }
+  NVVM::Barrier0Op::create(b);
+}
+
+/// Decodes and multiplies K step `step`, held in pipeline slot `slot`.
+TensorCoreBuilder::Acc TensorCoreBuilder::computeStep(Value slot, Value step,
+                                                      ValueRange accIn) {
+  MLIRContext *ctx = b.getContext();
+  Acc acc(accIn.begin(), accIn.end());
+  Value warpSlot = e.add(e.mul(slot, e.c32(p.warps)), warp);
+  Value aBase = e.add(e.c32(p.aOff),
+                      e.mul(e.add(e.mul(slot, e.c32(p.kGroups)), kg),
+                            e.c32(p.aBytes)));
+  auto i32x4 = LLVM::LLVMStructType::getLiteral(
+      ctx, {e.i32(), e.i32(), e.i32(), e.i32()});
+  auto f32x4 = LLVM::LLVMStructType::getLiteral(
+      ctx, {e.f32(), e.f32(), e.f32(), e.f32()});
+  int64_t kslabsPerGroup = p.perChannel ? 1 << 30 : p.groupSize / 16;
+
+  // Per scale group of the step: scale and zero of each n tile j (rows
+  // nBase + 8 j + g), decoded once.
+  SmallVector<SmallVector<Value>> scaleOf(p.groupsPerStep),
+      zeroLoOf(p.groupsPerStep), zeroHiOf(p.groupsPerStep);
+  auto groupValues = [&](int64_t gi) {
+    if (!scaleOf[gi].empty())
+      return;
+    Value group = groupOfStep(step, gi);
+    Value base = e.mul(e.add(e.mul(warpSlot, e.c32(p.groupsPerStep)),
+                             e.c32(gi)),
+                       e.c32(128));
+    for (int64_t j = 0; j < 4; ++j) {
+      Value row = e.add(nBase, e.add(e.c32(8 * j), g));
+      // Lane 4 g + j copied row nBase + 8 j + g's word (issueStep).
+      Value slotOff = e.add(base, e.mul(e.add(e.mul(g, e.c32(4)), e.c32(j)),
+                                        e.c32(4)));
+      Value sWord = LLVM::LoadOp::create(
+          b, e.i32(), smemAt(e.add(e.c32(p.sOff), slotOff)), 4);
+      scaleOf[gi].push_back(
+          scaleHalf2(sWord, e.add(e.mul(row, e.c32(p.numGroups)), group)));
+      if (!p.lut) {
+        Value zWord =
+            p.intZeros ? LLVM::LoadOp::create(
+                             b, e.i32(), smemAt(e.add(e.c32(p.zOff), slotOff)),
+                             4)
+                             .getResult()
+                       : Value();
+        zeroLoOf[gi].push_back(zeroBias(zWord, row, group, false));
+        zeroHiOf[gi].push_back(zeroBias(zWord, row, group, true));
+      }
+    }
+  };
+
+  for (int64_t kt = 0; kt < p.kTilesPerStep; ++kt) {
+    Value bAddr = e.add(
+        e.c32(p.bOff),
+        e.add(e.mul(e.add(e.mul(warpSlot, e.c32(p.kTilesPerStep)), e.c32(kt)),
+                    e.c32(kTileBytes)),
+              e.mul(lane, e.c32(16))));
+    Value words = LLVM::LoadOp::create(b, e.vNi32(4), smemAt(bAddr), 16);
+    for (int64_t s = 0; s < 2; ++s) {
+      int64_t kslab = kt * 2 + s;
+      int64_t gi = p.perChannel || p.groupSize >= p.blockK
+                       ? 0
+                       : kslab / kslabsPerGroup;
+      groupValues(gi);
+      // A fragments of every m tile: ldmatrix.x4, lanes 0-15 address rows
+      // 0-15 of the k slab's first 8 columns, lanes 16-31 the next 8.
+      SmallVector<SmallVector<Value>> aFrag(p.mTiles);
+      for (int64_t mt = 0; mt < p.mTiles; ++mt) {
+        Value r = e.add(e.c32(mt * 16), e.band(lane, e.c32(15)));
+        Value chunk = e.add(e.c32(kslab * 2), e.shru(lane, e.c32(4)));
+        Value swz = arith::XOrIOp::create(b, chunk, e.band(r, e.c32(7)));
+        Value addr = e.add(aBase, e.add(e.mul(r, e.c32(p.blockK * 2)),
+                                        e.mul(swz, e.c32(16))));
+        Value frag = NVVM::LdMatrixOp::create(
+            b, i32x4, smemAt(addr), b.getI32IntegerAttr(4),
+            NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),
+            NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8),
+            NVVM::LdStMatrixEltTypeAttr::get(ctx,
+                                             NVVM::LdStMatrixEltType::B16));
+        for (int64_t i = 0; i < 4; ++i)
+          aFrag[mt].push_back(e.bitcast(
+              e.v2f16(), LLVM::ExtractValueOp::create(b, frag, i)));
+      }
+      for (int64_t jp = 0; jp < 2; ++jp) {
+        Value w = e.extract(words, s * 2 + jp);
+        SmallVector<Value> pairs = decodeWord(w);
+        if (!p.lut) {
+          // q - z exactly: lo - (1024 + z), hi / 16 - (64 + z).
+          for (int64_t h = 0; h < 2; ++h) {
+            int64_t j = 2 * jp + h;
+            pairs[2 * h] = e.fsub(pairs[2 * h], zeroLoOf[gi][j]);
+            pairs[2 * h + 1] = e.fma(pairs[2 * h + 1], e.ch2(1.0 / 16),
+                                     e.fneg(zeroHiOf[gi][j]));
+          }
+        }
+        for (int64_t h = 0; h < 2; ++h) {
+          int64_t j = 2 * jp + h;
+          Value b0 = e.fmul(pairs[2 * h], scaleOf[gi][j]);
+          Value b1 = e.fmul(pairs[2 * h + 1], scaleOf[gi][j]);
+          for (int64_t mt = 0; mt < p.mTiles; ++mt) {
+            int64_t base = (mt * 4 + j) * 4;
+            SmallVector<Value> c(acc.begin() + base, acc.begin() + base + 4);
+            auto mma = NVVM::MmaOp::create(
+                b, f32x4, aFrag[mt], ValueRange{b0, b1}, c,
+                ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
+                std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::f16,
+                                              NVVM::MMATypes::f16},
+                std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                               NVVM::MMALayout::col});
+            for (int64_t i = 0; i < 4; ++i)
+              acc[base + i] = LLVM::ExtractValueOp::create(b, mma, i);
+          }
+        }
+      }
+    }
+  }
+  return acc;
+}
+
+/// Sums the k groups' accumulators into k group 0's, through the (drained)
+/// pipeline shared memory.
+void TensorCoreBuilder::reduceSplitK(Acc &acc) {
+  if (p.kGroups == 1)
+    return;
+  int64_t per = p.mTiles * 16; // accumulators per lane
+  NVVM::Barrier0Op::create(b);
+  auto slotOf = [&](Value group, int64_t i) {
+    Value idx = e.add(
+        e.mul(e.add(e.mul(e.sub(group, e.c32(1)), e.c32(p.nWarps)), nw),
+              e.c32(per)),
+        e.c32(i));
+    return smemAt(e.mul(e.add(e.mul(idx, e.c32(32)), lane), e.c32(4)));
+  };
+  {
+    OpBuilder::InsertionGuard guard(b);
+    auto writer = scf::IfOp::create(
+        b, arith::CmpIOp::create(b, arith::CmpIPredicate::ne, kg, e.c32(0)),
+        false);
+    b.setInsertionPointToStart(writer.thenBlock());
+    for (int64_t i = 0; i < per; ++i)
+      LLVM::StoreOp::create(b, acc[i], slotOf(kg, i), 4);
+  }
+  NVVM::Barrier0Op::create(b);
+  // Every warp reads (cheap, shared memory); only group 0 stores.
+  for (int64_t other = 1; other < p.kGroups; ++other)
+    for (int64_t i = 0; i < per; ++i)
+      acc[i] = e.fadd(acc[i], LLVM::LoadOp::create(b, e.f32(),
+                                                   slotOf(e.c32(other), i), 4));
+}
+
+/// Epilogue and store of k group 0's accumulators: c0, c1 are (row g,
+/// columns 2t, 2t+1) of an m16n8 tile, c2, c3 the same at row g + 8.
+void TensorCoreBuilder::storeOutputs(const Acc &acc) {
+  OpBuilder::InsertionGuard guard(b);
+  if (p.kGroups > 1) {
+    auto owner = scf::IfOp::create(
+        b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, kg, e.c32(0)),
+        false);
+    b.setInsertionPointToStart(owner.thenBlock());
+  }
+  Value invGlobal;
+  if (spec.encoding.getGlobalScale())
+    invGlobal = e.fdiv(e.cf32(1.0), e.loadRO(e.f32(), globalScale, 4));
+  for (int64_t j = 0; j < 4; ++j) {
+    Value col = e.add(nBase, e.add(e.c32(8 * j), e.mul(t4, e.c32(2))));
+    Value biasPair;
+    if (spec.hasBias)
+      biasPair = e.loadRO(e.v2f16(),
+                          e.gepBytes(bias, e.mul(e.zext64(col), e.c64(2))), 4);
+    for (int64_t mt = 0; mt < p.mTiles; ++mt)
+      for (int64_t h = 0; h < 2; ++h) {
+        Value row = e.add(mBase, e.add(e.c32(mt * 16 + 8 * h), g));
+        OpBuilder::InsertionGuard g2(b);
+        auto inRange = scf::IfOp::create(b, e.ult(row, e.c32(p.m)), false);
+        b.setInsertionPointToStart(inRange.thenBlock());
+        int64_t base = (mt * 4 + j) * 4 + 2 * h;
+        Value v[2] = {acc[base], acc[base + 1]};
+        Value off = e.mul(e.zext64(e.add(e.mul(row, e.c32(p.n)), col)),
+                          e.c64(2));
+        Value resPair;
+        if (spec.hasResidual)
+          resPair = e.loadRO(e.v2f16(), e.gepBytes(residual, off), 4);
+        Value out = LLVM::UndefOp::create(b, e.v2f16());
+        for (int64_t i = 0; i < 2; ++i) {
+          Value total = v[i];
+          if (invGlobal)
+            total = e.fmul(total, invGlobal);
+          if (biasPair)
+            total = e.fadd(total, e.extf32(e.extract(biasPair, i)));
+          if (resPair)
+            total = e.fadd(total, e.extf32(e.extract(resPair, i)));
+          out = LLVM::InsertElementOp::create(b, out, e.truncf16(total),
+                                              e.c32(i));
+        }
+        e.store(out, e.gepBytes(y, off), 4);
+      }
+  }
+}
+
+KernelLaunch TensorCoreBuilder::build() {
+  EncodingAttr enc = spec.encoding;
+  MLIRContext *ctx = b.getContext();
+  SmallVector<std::string> names = {"x", "codes", "scales"};
+  if (p.intZeros)
+    names.push_back("zeros");
+  if (enc.getGlobalScale())
+    names.push_back("global_scale");
+  if (enc.getFormat() == ElementFormat::Codebook && enc.getTableName())
+    names.push_back("table");
+  if (spec.hasBias)
+    names.push_back("bias");
+  if (spec.hasResidual)
+    names.push_back("residual");
+  names.push_back("y");
+
+  SmallVector<Type> argTypes(names.size(), e.globalPtr());
+  auto fnType =
+      LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), argTypes);
+  LLVM::LLVMFuncOp fn;
+  LLVM::GlobalOp smemGlobal;
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(module.getBody());
+    fn = LLVM::LLVMFuncOp::create(b, name, fnType);
+    // Dynamic shared memory: an extern array sized at launch.
+    b.setInsertionPointToStart(module.getBody());
+    smemGlobal = LLVM::GlobalOp::create(
+        b, LLVM::LLVMArrayType::get(e.i8(), 0), /*isConstant=*/false,
+        LLVM::Linkage::External, name + "_smem", Attribute(),
+        /*alignment=*/16, /*addrSpace=*/3);
+  }
+  fn->setAttr(NVVM::NVVMDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  fn->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(),
+              b.getDenseI32ArrayAttr({static_cast<int32_t>(p.threads), 1, 1}));
+  for (size_t i = 0; i < names.size(); ++i) {
+    fn.setArgAttr(i, LLVM::LLVMDialect::getNoAliasAttrName(), b.getUnitAttr());
+    if (names[i] != "y")
+      fn.setArgAttr(i, LLVM::LLVMDialect::getReadonlyAttrName(),
+                    b.getUnitAttr());
+  }
+  Block *entry = fn.addEntryBlock(b);
+  b.setInsertionPointToStart(entry);
+  auto arg = [&](StringRef n) -> Value {
+    for (size_t i = 0; i < names.size(); ++i)
+      if (names[i] == n)
+        return entry->getArgument(i);
+    return {};
+  };
+  x = arg("x");
+  codes = arg("codes");
+  scales = arg("scales");
+  zeros = arg("zeros");
+  globalScale = arg("global_scale");
+  table = arg("table");
+  bias = arg("bias");
+  residual = arg("residual");
+  y = arg("y");
+  smem = LLVM::AddressOfOp::create(b, smemGlobal);
+
+  tid = e.tidX();
+  lane = e.band(tid, e.c32(31));
+  warp = e.shru(tid, e.c32(5));
+  nw = e.remu(warp, e.c32(p.nWarps));
+  kg = e.divu(warp, e.c32(p.nWarps));
+  g = e.shru(lane, e.c32(2));
+  t4 = e.band(lane, e.c32(3));
+  tgInGroup = e.sub(tid, e.mul(kg, e.c32(p.nWarps * 32)));
+  mBase = e.mul(e.ctaidX(), e.c32(p.blockM));
+  Value nBlock = NVVM::BlockIdYOp::create(b, e.i32());
+  tileRow = e.add(e.mul(nBlock, e.c32(p.nWarps)), nw);
+  nBase = e.mul(tileRow, e.c32(kTile));
+  if (p.lut) {
+    buildLut();
+    laneBytes = e.mul(lane, e.c32(4));
+  }
+
+  // This k group's steps [begin, end): an even share of K / block_k.
+  Value stepBegin = e.divu(e.mul(kg, e.c32(p.steps)), e.c32(p.kGroups));
+  Value stepEnd =
+      e.divu(e.mul(e.add(kg, e.c32(1)), e.c32(p.steps)), e.c32(p.kGroups));
+  Value count = e.sub(stepEnd, stepBegin);
+
+  // Prologue: stages - 1 steps in flight (every group has at least one step;
+  // commit groups are issued even when empty so the wait counts line up).
+  for (int64_t s = 0; s + 1 < p.stages; ++s) {
+    {
+      OpBuilder::InsertionGuard guard(b);
+      auto ifIssue = scf::IfOp::create(b, e.ult(e.c32(s), count), false);
+      b.setInsertionPointToStart(ifIssue.thenBlock());
+      issueStep(e.c32(s), e.add(stepBegin, e.c32(s)));
+    }
+    NVVM::CpAsyncCommitGroupOp::create(b);
+  }
+
+  SmallVector<Value> init(p.mTiles * 16, e.cf32(0.0));
+  auto loop = scf::ForOp::create(b, e.c32(0), count, e.c32(1), init);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value it = loop.getInductionVar();
+    NVVM::CpAsyncWaitGroupOp::create(b, b.getI32IntegerAttr(p.stages - 2));
+    barrier();
+    Value next = e.add(it, e.c32(p.stages - 1));
+    {
+      OpBuilder::InsertionGuard g2(b);
+      auto ifIssue = scf::IfOp::create(b, e.ult(next, count), false);
+      b.setInsertionPointToStart(ifIssue.thenBlock());
+      issueStep(e.remu(next, e.c32(p.stages)), e.add(stepBegin, next));
+    }
+    NVVM::CpAsyncCommitGroupOp::create(b);
+    Acc acc = computeStep(e.remu(it, e.c32(p.stages)), e.add(stepBegin, it),
+                          loop.getRegionIterArgs());
+    scf::YieldOp::create(b, acc);
+  }
+  NVVM::CpAsyncWaitGroupOp::create(b, b.getI32IntegerAttr(0));
+  Acc acc(loop.getResults().begin(), loop.getResults().end());
+  reduceSplitK(acc);
+  storeOutputs(acc);
+  LLVM::ReturnOp::create(b, ValueRange{});
+
+  KernelLaunch launch;
+  launch.name = name;
+  for (const std::string &n : names)
+    launch.params.push_back({n, "ptr"});
+  launch.gridX = p.mBlocks;
+  launch.gridY = p.nBlocks;
+  launch.blockX = p.threads;
+  launch.sharedBytes = 0;
+  launch.dynamicSharedBytes = p.total;
+  return launch;
+}
+
+} // namespace
+
+FailureOr<KernelLaunch>
+mlir::qf::emitTensorCoreKernel(gpu::GPUModuleOp module, StringRef name,
+                               const MatVecSpec &spec,
+                               function_ref<InFlightDiagnostic()> emitError) {
+  FailureOr<Plan> plan = makePlan(spec, emitError);
+  if (failed(plan))
+    return failure();
+  ImplicitLocOpBuilder b(module.getLoc(), module.getContext());
+  b.setInsertionPointToEnd(module.getBody());
+  TensorCoreBuilder builder(b, spec, *plan, module, name);
+  return builder.build();
+}

@@ -1,0 +1,60 @@
+//===- MmaLayout.h - the tensor-core kernel's fragment order ----*- C++ -*-===//
+//
+// `#qf.layout<tiled, tile_n = 32, tile_k = 32>` over 4-bit codes: the byte
+// order the tensor-core kernel (lib/Conversion/QFToGPU/TensorCoreKernel.cpp)
+// reads, chosen so that one 16-byte load per lane yields that lane's B
+// fragments of mma.m16n8k16 for a 32 (n) x 32 (k) tile without shuffles.
+//
+// The weight [N, K] is cut into 32 x 32 tiles, stored tile-row by tile-row
+// (tile (tn, tk) at index tn * K/32 + tk), 512 bytes each. Inside a tile,
+// lane L = 4 g + t (g = L / 4, t = L % 4) owns bytes [16 L, 16 L + 16): four
+// 32-bit words w = 2 s + jp, s the 16-wide k slab, jp a pair of 8-row n
+// tiles. A word holds the fragments of n tiles j = 2 jp and 2 jp + 1, each
+// fragment being the four values mma.m16n8k16 gives lane L of a B (k x n,
+// "col") operand:
+//
+//   element e of the word (0..7):  j = 2 jp + e / 4,  v = e % 4
+//   n = 32 tn + 8 j + g
+//   k = 32 tk + 16 s + 2 t + (v % 2) + 8 (v / 2)   (b0 = v 0,1; b1 = v 2,3)
+//
+// and inside the word the 8 elements sit in the nibble order of the tiled
+// matvec layout (Layout.h, kNibbleOrder), so that one mask-and-or yields the
+// half2 pair (e 2i, e 2i+1) = one fragment register.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QFUSE_FORMAT_MMALAYOUT_H
+#define QFUSE_FORMAT_MMALAYOUT_H
+
+#include <cstdint>
+#include <vector>
+
+namespace qfuse::format {
+
+/// Tile shape of the fragment layout.
+inline constexpr int64_t kMmaTileN = 32;
+inline constexpr int64_t kMmaTileK = 32;
+
+struct Layout;
+/// Whether `layout` is the fragment layout (tiled, tile_n = tile_k = 32).
+bool isMmaFragmentLayout(const Layout &layout);
+
+/// Where code (n, k) of an [N, K] weight lives in the fragment layout:
+/// 32-bit word `word` of the codes buffer, nibble slot `slot` (bits 4 slot
+/// .. 4 slot + 3). N and K must be multiples of 32.
+struct MmaCodePosition {
+  int64_t word;
+  int slot;
+};
+MmaCodePosition mmaCodePosition(int64_t n, int64_t k, int64_t kTotal);
+
+/// Reorders row-major 4-bit codes (byte j of a row = elements 2j in the low
+/// nibble, 2j+1 in the high one) into the fragment layout, or back.
+void packMmaCodes(const std::vector<uint8_t> &rowMajor, int64_t n, int64_t k,
+                  std::vector<uint8_t> &fragment);
+void unpackMmaCodes(const std::vector<uint8_t> &fragment, int64_t n,
+                    int64_t k, std::vector<uint8_t> &rowMajor);
+
+} // namespace qfuse::format
+
+#endif // QFUSE_FORMAT_MMALAYOUT_H

@@ -1,0 +1,73 @@
+//===- MmaLayout.cpp - the tensor-core kernel's fragment order ------------===//
+//
+// The mapping documented in MmaLayout.h, and the repack through it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qfuse/format/MmaLayout.h"
+
+#include "qfuse/format/Layout.h"
+
+namespace qfuse::format {
+namespace {
+
+/// Nibble slot holding element `e` of a word (the inverse of kNibbleOrder).
+int slotOf(int e) {
+  for (int slot = 0; slot < 8; ++slot)
+    if (kNibbleOrder[slot] == e)
+      return slot;
+  return -1;
+}
+
+int nibbleAt(const std::vector<uint8_t> &bytes, int64_t index) {
+  return (bytes[index / 2] >> (4 * (index % 2))) & 0xF;
+}
+
+void setNibble(std::vector<uint8_t> &bytes, int64_t index, int value) {
+  uint8_t &byte = bytes[index / 2];
+  int shift = 4 * (index % 2);
+  byte = uint8_t((byte & ~(0xF << shift)) | (value << shift));
+}
+
+} // namespace
+
+bool isMmaFragmentLayout(const Layout &layout) {
+  return layout.kind == LayoutKind::Tiled && layout.tileN == kMmaTileN &&
+         layout.tileK == kMmaTileK && layout.interleave == 1;
+}
+
+MmaCodePosition mmaCodePosition(int64_t n, int64_t k, int64_t kTotal) {
+  int64_t tn = n / kMmaTileN, nn = n % kMmaTileN;
+  int64_t tk = k / kMmaTileK, kk = k % kMmaTileK;
+  int64_t j = nn / 8, g = nn % 8;
+  int64_t s = kk / 16, kr = kk % 16;
+  int64_t t = (kr % 8) / 2;
+  int v = int((kr % 2) | ((kr / 8) << 1));
+  int64_t lane = 4 * g + t;
+  int e = int((j % 2) * 4 + v);
+  int64_t wordInLane = 2 * s + j / 2;
+  int64_t tile = tn * (kTotal / kMmaTileK) + tk;
+  return {(tile * 32 + lane) * 4 + wordInLane, slotOf(e)};
+}
+
+void packMmaCodes(const std::vector<uint8_t> &rowMajor, int64_t n, int64_t k,
+                  std::vector<uint8_t> &fragment) {
+  fragment.assign(rowMajor.size(), 0);
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t c = 0; c < k; ++c) {
+      MmaCodePosition pos = mmaCodePosition(r, c, k);
+      setNibble(fragment, pos.word * 8 + pos.slot, nibbleAt(rowMajor, r * k + c));
+    }
+}
+
+void unpackMmaCodes(const std::vector<uint8_t> &fragment, int64_t n,
+                    int64_t k, std::vector<uint8_t> &rowMajor) {
+  rowMajor.assign(fragment.size(), 0);
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t c = 0; c < k; ++c) {
+      MmaCodePosition pos = mmaCodePosition(r, c, k);
+      setNibble(rowMajor, r * k + c, nibbleAt(fragment, pos.word * 8 + pos.slot));
+    }
+}
+
+} // namespace qfuse::format

@@ -1,0 +1,45 @@
+// REQUIRES: ptxas
+// RUN: qfuse-compile %S/Inputs/mma-formats.mlir --emit=ptx --batch-sizes=16,64 -o %t.ptx
+// RUN: FileCheck %s < %t.ptx
+// RUN: not grep -q "\.local" %t.ptx
+// RUN: %ptxas -arch=sm_90 -v %t.ptx -o %t.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: not qfuse-compile %S/Inputs/mma-formats.mlir --emit=ptx --chip=sm_80 --features=+ptx80 --batch-sizes=16 -o %t80.ptx 2>&1 | FileCheck %s --check-prefix=SM80
+
+// Batches past the matvec lower to the tensor-core kernel: activations
+// through a cp.async pipeline (zero-filled rows past M) into swizzled shared
+// memory read by ldmatrix, codes and scales through cp.async too, decoded in
+// registers into B fragments, mma.sync m16n8k16 with f32 accumulation.
+// CHECK: .target sm_90
+// CHECK: .extern .shared .align 16 .b8 qf_mma_0_m16_smem[];
+// int4 (mask-and-or decode, exact q - 8, then the group scale):
+// CHECK-LABEL: .entry qf_mma_0_m16(
+// CHECK-DAG: cp.async.ca.shared.global [{{.*}}], [{{.*}}], 16, %r{{[0-9]+}};
+// CHECK-DAG: cp.async.cg.shared.global [{{.*}}], [{{.*}}], 16;
+// CHECK-DAG: cp.async.ca.shared.global [{{.*}}], [{{.*}}], 4;
+// CHECK-DAG: cp.async.commit_group;
+// CHECK-DAG: cp.async.wait_group
+// CHECK-DAG: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// CHECK-DAG: lop3.b32 {{.*}}, 983055, 1677747200, 0xea;
+// CHECK-DAG: mul.rn.f16x2
+// CHECK-DAG: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// CHECK-LABEL: .entry qf_mma_0_m64(
+// CHECK: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// uint4 with integer zero points: zero words ride the pipeline as well.
+// CHECK-LABEL: .entry qf_mma_2_m16(
+// CHECK-COUNT-2: cp.async.ca.shared.global [{{.*}}], [{{.*}}], 4;
+// nf4: the code table is replicated per bank and paired by prmt.
+// CHECK-LABEL: .entry qf_mma_4_m16(
+// CHECK-DAG: ld.shared.b32
+// CHECK-DAG: prmt.b32 {{.*}}, 21520;
+// CHECK-DAG: mma.sync.aligned.m16n8k16
+// NVFP4: E4M3 block scales through the fp8 conversion.
+// CHECK-LABEL: .entry qf_mma_5_m16(
+// CHECK-DAG: cvt.rn.f16x2.e4m3x2
+// CHECK-DAG: mma.sync.aligned.m16n8k16
+
+// Every variant (10 ops x 2 batches) assembles without spills.
+// PTXAS-COUNT-20: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// PTXAS-NOT: error
+
+// sm_80 has no fp8 conversion: NVFP4's E4M3 scales are rejected there.
+// SM80: error: 'qf.fused_matmul' op E4M3 scales need cvt.f16x2.e4m3x2 (sm_89 or newer); target is sm_80
