@@ -32,28 +32,37 @@ CANDIDATES = [
 # Tensor-core candidates (batch > 8): (block_n, split_k, block_k, stages);
 # block_m follows the batch (16 up to 64). The generator rejects what does
 # not fit (shared memory, divisibility); such candidates are skipped.
+# The last entry, cluster_k, splits K across the blocks of a cluster (sm_90).
 MMA_CANDIDATES = [
-    (bn, s, bk, st)
+    (bn, s, bk, st, 1)
     for bn, s in [(128, 1), (128, 2), (64, 2), (64, 4), (32, 4), (32, 8)]
     for bk, st in [(64, 3), (64, 4), (128, 3)]
+] + [
+    (bn, s, bk, st, c)
+    for bn, s in [(128, 1), (128, 2), (64, 2), (64, 4)]
+    for bk, st in [(64, 4), (128, 3)]
+    for c in [2, 4]
 ]
 MMA_LARGE_CANDIDATES = [
-    (bn, s, 64, st)
+    (bn, s, 64, st, c)
     for bn, s in [(128, 1), (64, 1), (64, 2), (32, 2), (32, 4)]
     for st in [3, 4]
+    for c in [1, 2]
 ]
 
 
-def mma_label(block_m, block_n, split, block_k, stages):
-    return f"M{block_m}N{block_n}S{split}K{block_k}T{stages}"
+def mma_label(block_m, block_n, split, block_k, stages, cluster=1):
+    return f"M{block_m}N{block_n}S{split}K{block_k}T{stages}C{cluster}"
 
 
 def mma_tiling_text(label):
     import re
-    m = re.fullmatch(r"M(\d+)N(\d+)S(\d+)K(\d+)T(\d+)", label)
-    block_m, block_n, split, block_k, stages = map(int, m.groups())
-    return (f"mma, block_m = {block_m}, block_n = {block_n}, "
+    m = re.fullmatch(r"M(\d+)N(\d+)S(\d+)K(\d+)T(\d+)(?:C(\d+))?", label)
+    block_m, block_n, split, block_k, stages = map(int, m.groups()[:5])
+    cluster = int(m.group(6) or 1)
+    text = (f"mma, block_m = {block_m}, block_n = {block_n}, "
             f"block_k = {block_k}, split_k = {split}, stages = {stages}")
+    return text + (f", cluster_k = {cluster}" if cluster > 1 else "")
 
 
 def candidates(batch):
@@ -67,8 +76,8 @@ def candidates(batch):
         block_ms.append(32)
     cands = MMA_CANDIDATES if batch <= 32 else MMA_LARGE_CANDIDATES
     for block_m in block_ms:
-        for bn, s, bk, st in cands:
-            label = mma_label(block_m, bn, s, bk, st)
+        for bn, s, bk, st, c in cands:
+            label = mma_label(block_m, bn, s, bk, st, c)
             out.append((label, mma_tiling_text(label)))
     return out
 

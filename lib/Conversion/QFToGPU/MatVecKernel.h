@@ -36,6 +36,7 @@ struct KernelLaunch {
   SmallVector<KernelParam> params;
   int64_t gridX = 0;
   int64_t gridY = 1;
+  int64_t gridZ = 1;
   int64_t blockX = 0;
   int64_t sharedBytes = 0; ///< static shared memory used (informational)
   int64_t dynamicSharedBytes = 0; ///< passed at launch (extern shared array)

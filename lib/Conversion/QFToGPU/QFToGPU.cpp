@@ -185,7 +185,8 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
                                        {FlatSymbolRefAttr::get(
                                            b.getStringAttr(launch->name))})),
           b.getNamedAttr("grid", b.getDenseI64ArrayAttr(
-                                     {launch->gridX, launch->gridY, 1})),
+                                     {launch->gridX, launch->gridY,
+                                      launch->gridZ})),
           b.getNamedAttr("block",
                          b.getDenseI64ArrayAttr({launch->blockX, 1, 1})),
           b.getNamedAttr("shared_bytes",

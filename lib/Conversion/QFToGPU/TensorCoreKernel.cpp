@@ -55,6 +55,7 @@ struct Plan {
   bool lut = false;     // table decode (nf4, fp4, codebooks) vs int4 magic
   int64_t m, n, k;
   int64_t blockM, mTiles, nWarps, kGroups, warps, threads;
+  int64_t clusterK; // blocks of a cluster splitting K (grid z)
   int64_t blockK, stages, kTilesPerStep, steps;
   int64_t groupSize, numGroups, groupsPerStep;
   bool perChannel;
@@ -140,6 +141,12 @@ FailureOr<Plan> makePlan(const MatVecSpec &spec,
            failure();
   if (p.stages < 2 || p.stages > 8)
     return emitError() << "stages must be 2..8; got " << p.stages, failure();
+  p.clusterK = t.getClusterK();
+  if (p.clusterK > 1 && spec.smVersion < 90)
+    return emitError() << "cluster_k = " << p.clusterK
+                       << " needs thread-block clusters (sm_90); target is sm_"
+                       << spec.smVersion,
+           failure();
   if (!llvm::is_contained({1, 2, 4, 8}, p.kGroups))
     return emitError() << "split_k must be 1, 2, 4 or 8; got " << p.kGroups,
            failure();
@@ -163,9 +170,10 @@ FailureOr<Plan> makePlan(const MatVecSpec &spec,
            failure();
   p.kTilesPerStep = p.blockK / kTile;
   p.steps = p.k / p.blockK;
-  if (p.steps < p.kGroups)
-    return emitError() << "split_k = " << p.kGroups << " exceeds the "
-                       << p.steps << " block_k steps of K = " << p.k,
+  if (p.steps < p.kGroups * p.clusterK)
+    return emitError() << "split_k x cluster_k = " << p.kGroups * p.clusterK
+                       << " exceeds the " << p.steps
+                       << " block_k steps of K = " << p.k,
            failure();
 
   p.perChannel = enc.isPerChannel();
@@ -199,7 +207,9 @@ FailureOr<Plan> makePlan(const MatVecSpec &spec,
   if (p.intZeros)
     off += p.stages * p.warps * p.groupsPerStep * 128;
   p.pipelineBytes = off;
-  int64_t partials = (p.kGroups - 1) * p.nWarps * p.mTiles * 16 * 32 * 4;
+  // In-block partials of k groups 1.., or this block's sum for the cluster.
+  int64_t partials = std::max<int64_t>(p.kGroups - 1, p.clusterK > 1 ? 1 : 0) *
+                     p.nWarps * p.mTiles * 16 * 32 * 4;
   p.lutOff = std::max(off, partials);
   p.total = p.lutOff + (p.lut ? 16 * 32 * 4 : 0);
   if (p.total > kMaxDynamicShared)
@@ -235,6 +245,7 @@ private:
   void buildLut();
   Value groupOfStep(Value step, int64_t gi);
   void reduceSplitK(Acc &acc);
+  void reduceCluster(Acc &acc);
   void storeOutputs(const Acc &acc);
 
   ImplicitLocOpBuilder &b;
@@ -245,7 +256,7 @@ private:
   std::string name;
   Value x, codes, scales, zeros, globalScale, table, bias, residual, y;
   Value smem;
-  Value tid, lane, warp, nw, kg, g, t4, tgInGroup;
+  Value tid, lane, warp, nw, kg, g, t4, tgInGroup, rank;
   Value mBase, nBase, tileRow;
   Value laneBytes;
   LLVM::GlobalOp codeTable;
@@ -659,14 +670,73 @@ void TensorCoreBuilder::reduceSplitK(Acc &acc) {
                                                    slotOf(e.c32(other), i), 4));
 }
 
+/// Sums the cluster's blocks (each a K slice) into rank 0's accumulators:
+/// every block parks k group 0's sums in its own shared memory, the cluster
+/// barrier publishes them, rank 0 reads the others' through distributed
+/// shared memory (mapa), and a second barrier keeps them alive until read.
+void TensorCoreBuilder::reduceCluster(Acc &acc) {
+  if (p.clusterK == 1)
+    return;
+  MLIRContext *ctx = b.getContext();
+  int64_t per = p.mTiles * 16;
+  auto slot = [&](int64_t i) {
+    Value idx = e.add(e.mul(nw, e.c32(per)), e.c32(i));
+    return smemAt(e.mul(e.add(e.mul(idx, e.c32(32)), lane), e.c32(4)));
+  };
+  Value isGroup0 =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, kg, e.c32(0));
+  Value isRank0 =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, rank, e.c32(0));
+  NVVM::Barrier0Op::create(b); // the in-block partials have been read
+  {
+    OpBuilder::InsertionGuard guard(b);
+    auto writer = scf::IfOp::create(
+        b, arith::AndIOp::create(b, isGroup0, e.ult(e.c32(0), rank)), false);
+    b.setInsertionPointToStart(writer.thenBlock());
+    for (int64_t i = 0; i < per; ++i)
+      LLVM::StoreOp::create(b, acc[i], slot(i), 4);
+  }
+  NVVM::ClusterArriveOp::create(b, UnitAttr::get(ctx));
+  NVVM::ClusterWaitOp::create(b, UnitAttr::get(ctx));
+  {
+    OpBuilder::InsertionGuard guard(b);
+    auto reader = scf::IfOp::create(
+        b, TypeRange(ValueRange(acc)),
+        arith::AndIOp::create(b, isGroup0, isRank0), true);
+    b.setInsertionPointToStart(reader.thenBlock());
+    auto clusterPtr = LLVM::LLVMPointerType::get(ctx, 7);
+    Acc sum(acc.begin(), acc.end());
+    for (int64_t r = 1; r < p.clusterK; ++r) {
+      // One mapa per rank; the lane's slots are 128 bytes apart.
+      Value remote = NVVM::MapaOp::create(b, clusterPtr, slot(0), e.c32(r));
+      for (int64_t i = 0; i < per; ++i) {
+        Value ptr = LLVM::GEPOp::create(b, clusterPtr, e.i8(), remote,
+                                        ValueRange{e.c32(i * 32 * 4)});
+        sum[i] = e.fadd(sum[i], LLVM::LoadOp::create(b, e.f32(), ptr, 4));
+      }
+    }
+    scf::YieldOp::create(b, sum);
+    b.setInsertionPointToStart(reader.elseBlock());
+    scf::YieldOp::create(b, acc);
+    for (int64_t i = 0; i < per; ++i)
+      acc[i] = reader.getResult(i);
+  }
+  NVVM::ClusterArriveOp::create(b, UnitAttr::get(ctx));
+  NVVM::ClusterWaitOp::create(b, UnitAttr::get(ctx));
+}
+
 /// Epilogue and store of k group 0's accumulators: c0, c1 are (row g,
 /// columns 2t, 2t+1) of an m16n8 tile, c2, c3 the same at row g + 8.
 void TensorCoreBuilder::storeOutputs(const Acc &acc) {
   OpBuilder::InsertionGuard guard(b);
-  if (p.kGroups > 1) {
-    auto owner = scf::IfOp::create(
-        b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, kg, e.c32(0)),
-        false);
+  if (p.kGroups > 1 || p.clusterK > 1) {
+    Value owns =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, kg, e.c32(0));
+    if (p.clusterK > 1)
+      owns = arith::AndIOp::create(
+          b, owns,
+          arith::CmpIOp::create(b, arith::CmpIPredicate::eq, rank, e.c32(0)));
+    auto owner = scf::IfOp::create(b, owns, false);
     b.setInsertionPointToStart(owner.thenBlock());
   }
   Value invGlobal;
@@ -743,6 +813,10 @@ KernelLaunch TensorCoreBuilder::build() {
   fn->setAttr(NVVM::NVVMDialect::getKernelFuncAttrName(), b.getUnitAttr());
   fn->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(),
               b.getDenseI32ArrayAttr({static_cast<int32_t>(p.threads), 1, 1}));
+  if (p.clusterK > 1) // .reqnctapercluster: the launch needs no attribute
+    fn->setAttr(NVVM::NVVMDialect::getClusterDimAttrName(),
+                b.getDenseI32ArrayAttr(
+                    {1, 1, static_cast<int32_t>(p.clusterK)}));
   for (size_t i = 0; i < names.size(); ++i) {
     fn.setArgAttr(i, LLVM::LLVMDialect::getNoAliasAttrName(), b.getUnitAttr());
     if (names[i] != "y")
@@ -785,10 +859,15 @@ KernelLaunch TensorCoreBuilder::build() {
     laneBytes = e.mul(lane, e.c32(4));
   }
 
-  // This k group's steps [begin, end): an even share of K / block_k.
-  Value stepBegin = e.divu(e.mul(kg, e.c32(p.steps)), e.c32(p.kGroups));
+  // This k group's steps [begin, end): an even share of K / block_k among
+  // the cluster_k x split_k slices (block rank, then k group).
+  rank = p.clusterK > 1 ? NVVM::BlockIdZOp::create(b, e.i32()).getResult()
+                        : e.c32(0);
+  Value slice = e.add(e.mul(rank, e.c32(p.kGroups)), kg);
+  int64_t slices = p.kGroups * p.clusterK;
+  Value stepBegin = e.divu(e.mul(slice, e.c32(p.steps)), e.c32(slices));
   Value stepEnd =
-      e.divu(e.mul(e.add(kg, e.c32(1)), e.c32(p.steps)), e.c32(p.kGroups));
+      e.divu(e.mul(e.add(slice, e.c32(1)), e.c32(p.steps)), e.c32(slices));
   Value count = e.sub(stepEnd, stepBegin);
 
   // Prologue: stages - 1 steps in flight (every group has at least one step;
@@ -826,6 +905,7 @@ KernelLaunch TensorCoreBuilder::build() {
   NVVM::CpAsyncWaitGroupOp::create(b, b.getI32IntegerAttr(0));
   Acc acc(loop.getResults().begin(), loop.getResults().end());
   reduceSplitK(acc);
+  reduceCluster(acc);
   storeOutputs(acc);
   LLVM::ReturnOp::create(b, ValueRange{});
 
@@ -835,6 +915,7 @@ KernelLaunch TensorCoreBuilder::build() {
     launch.params.push_back({n, "ptr"});
   launch.gridX = p.mBlocks;
   launch.gridY = p.nBlocks;
+  launch.gridZ = p.clusterK;
   launch.blockX = p.threads;
   launch.sharedBytes = 0;
   launch.dynamicSharedBytes = p.total;

@@ -78,3 +78,27 @@ func.func @odd_n(%x: tensor<16x4096xf16>) -> tensor<16x1000xf16> {
          : tensor<16x4096xf16>, !w -> tensor<16x1000xf16>
   return %y : tensor<16x1000xf16>
 }
+
+// -----
+
+// cluster_k splits K across the blocks of a thread-block cluster (grid z):
+// each block sums its slice, parks it in shared memory, and rank 0 reads
+// the others' through distributed shared memory between cluster barriers.
+#e = #qf.enc<int4, group = 128, scale = f16>
+!w = !qf.weight<1024x4096, #e, #qf.layout<tiled, tile_n = 32, tile_k = 32>>
+// CHECK-LABEL: func.func @k_proj_cluster
+// CHECK: grid = array<i64: 1, 8, 4>
+// CHECK-LABEL: llvm.func @qf_mma_0_m16(
+// CHECK-SAME: nvvm.cluster_dim = array<i32: 1, 1, 4>
+// CHECK: nvvm.read.ptx.sreg.ctaid.z
+// CHECK: nvvm.cluster.arrive {aligned}
+// CHECK: nvvm.cluster.wait {aligned}
+// CHECK: nvvm.mapa {{.*}} : !llvm.ptr<3> -> !llvm.ptr<7>
+// CHECK: llvm.load {{.*}} : !llvm.ptr<7> -> f32
+// CHECK: nvvm.cluster.arrive {aligned}
+func.func @k_proj_cluster(%x: tensor<16x4096xf16>) -> tensor<16x1024xf16> {
+  %w = qf.weight_ref "w" : !w
+  %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<mma, block_m = 16, block_n = 128, block_k = 128, split_k = 2, stages = 3, cluster_k = 4>}
+         : tensor<16x4096xf16>, !w -> tensor<16x1024xf16>
+  return %y : tensor<16x1024xf16>
+}

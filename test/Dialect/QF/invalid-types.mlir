@@ -643,7 +643,7 @@ func.func @unknown_kernel_kind_wmma_expected_matvec() attributes {qf.t = #qf.til
 
 // -----
 
-// expected-error@+1 {{unknown tiling entry 'warps'; expected block_m, block_n, block_k, threads_per_row, vec_bytes, k_unroll, split_k or stages}}
+// expected-error@+1 {{unknown tiling entry 'warps'; expected block_m, block_n, block_k, threads_per_row, vec_bytes, k_unroll, split_k, stages or cluster_k}}
 func.func @unknown_tiling_entry_warps_expected_block() attributes {qf.t = #qf.tiling<mma, warps = 4>} {
   return
 }
@@ -701,6 +701,20 @@ func.func @threads_per_row_must_be_a() attributes {qf.t = #qf.tiling<matvec, thr
 
 // expected-error@+1 {{vec_bytes must be 4, 8 or 16, got 2}}
 func.func @vec_bytes_must_be_4_8() attributes {qf.t = #qf.tiling<matvec, vec_bytes = 2>} {
+  return
+}
+
+// -----
+
+// expected-error@+1 {{cluster_k applies to mma kernels; matvec kernels split K inside a block (split_k)}}
+func.func @cluster_k_on_matvec() attributes {qf.t = #qf.tiling<matvec, cluster_k = 2>} {
+  return
+}
+
+// -----
+
+// expected-error@+1 {{cluster_k must be at most 8 (the portable cluster size), got 16}}
+func.func @cluster_k_too_large() attributes {qf.t = #qf.tiling<mma, block_m = 16, cluster_k = 16>} {
   return
 }
 

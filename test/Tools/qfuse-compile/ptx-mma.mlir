@@ -41,5 +41,22 @@
 // PTXAS-COUNT-20: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // PTXAS-NOT: error
 
+// Split-K across a thread-block cluster (cluster_k): the cluster shape is
+// compiled into the kernel, partial sums cross blocks through DSMEM.
+// RUN: qfuse-compile %S/Inputs/mma-cluster.mlir --emit=ptx --batch-sizes=16 -o %tc.ptx
+// RUN: FileCheck %s --check-prefix=CLUSTER < %tc.ptx
+// RUN: %ptxas -arch=sm_90 -v %tc.ptx -o %tc.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS-CLUSTER
+// RUN: not qfuse-compile %S/Inputs/mma-cluster.mlir --emit=ptx --chip=sm_80 --features=+ptx80 --batch-sizes=16 -o %tc80.ptx 2>&1 | FileCheck %s --check-prefix=SM80-CLUSTER
+// CLUSTER-LABEL: .entry qf_mma_0_m16(
+// CLUSTER: .reqnctapercluster 1, 1, 4
+// CLUSTER: barrier.cluster.arrive.aligned;
+// CLUSTER: barrier.cluster.wait.aligned;
+// CLUSTER: mapa.shared::cluster.u64
+// CLUSTER: ld.shared::cluster.b32
+// CLUSTER-LABEL: .entry qf_mma_2_m16(
+// CLUSTER: .reqnctapercluster 1, 1, 8
+// PTXAS-CLUSTER-COUNT-3: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// SM80-CLUSTER: error: 'qf.fused_matmul' op cluster_k = 4 needs thread-block clusters (sm_90); target is sm_80
+
 // sm_80 has no fp8 conversion: NVFP4's E4M3 scales are rejected there.
 // SM80: error: 'qf.fused_matmul' op E4M3 scales need cvt.f16x2.e4m3x2 (sm_89 or newer); target is sm_80

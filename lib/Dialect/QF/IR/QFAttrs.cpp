@@ -469,13 +469,13 @@ struct TilingField {
 constexpr TilingField kTilingFields[] = {
     {"block_m", 1},         {"block_n", 1},   {"block_k", 0},
     {"threads_per_row", 32}, {"vec_bytes", 16}, {"k_unroll", 1},
-    {"split_k", 1},          {"stages", 1}};
+    {"split_k", 1},          {"stages", 1},     {"cluster_k", 1}};
 constexpr size_t kNumTilingFields = std::size(kTilingFields);
 
 std::array<int64_t, kNumTilingFields> tilingValues(TilingAttr attr) {
   return {attr.getBlockM(),       attr.getBlockN(),    attr.getBlockK(),
           attr.getThreadsPerRow(), attr.getVecBytes(),  attr.getKUnroll(),
-          attr.getSplitK(),        attr.getStages()};
+          attr.getSplitK(),        attr.getStages(),    attr.getClusterK()};
 }
 } // namespace
 
@@ -500,14 +500,14 @@ Attribute TilingAttr::parse(AsmParser &parser, Type) {
     return parser.emitError(keyLoc)
            << "unknown tiling entry '" << key
            << "'; expected block_m, block_n, block_k, threads_per_row, "
-              "vec_bytes, k_unroll, split_k or stages";
+              "vec_bytes, k_unroll, split_k, stages or cluster_k";
   };
   if (parseEntries(parser, parseEntry) || parser.parseGreater())
     return {};
   return parser.getChecked<TilingAttr>(loc, parser.getContext(), *kernel,
                                        values[0], values[1], values[2],
                                        values[3], values[4], values[5],
-                                       values[6], values[7]);
+                                       values[6], values[7], values[8]);
 }
 
 void TilingAttr::print(AsmPrinter &printer) const {
@@ -524,9 +524,9 @@ LogicalResult TilingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  int64_t blockN, int64_t blockK,
                                  int64_t threadsPerRow, int64_t vecBytes,
                                  int64_t kUnroll, int64_t splitK,
-                                 int64_t stages) {
+                                 int64_t stages, int64_t clusterK) {
   if (blockM < 1 || blockN < 1 || blockK < 0 || kUnroll < 1 || splitK < 1 ||
-      stages < 1)
+      stages < 1 || clusterK < 1)
     return emitError() << "tiling sizes must be positive (block_k may be 0 "
                           "for 'whole K')";
   if (threadsPerRow < 1 || threadsPerRow > 32 ||
@@ -536,6 +536,13 @@ LogicalResult TilingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << threadsPerRow;
   if (vecBytes != 4 && vecBytes != 8 && vecBytes != 16)
     return emitError() << "vec_bytes must be 4, 8 or 16, got " << vecBytes;
+  if (kernel == KernelKind::MatVec && clusterK != 1)
+    return emitError() << "cluster_k applies to mma kernels; matvec kernels "
+                          "split K inside a block (split_k)";
+  if (clusterK > 8)
+    return emitError() << "cluster_k must be at most 8 (the portable "
+                          "cluster size), got "
+                       << clusterK;
   if (kernel == KernelKind::MatVec && blockM > 8)
     return emitError() << "matvec kernels take batch block_m <= 8, got "
                        << blockM << "; use 'mma' for larger batches";

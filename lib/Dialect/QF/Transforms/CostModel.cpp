@@ -210,7 +210,7 @@ TilingAttr selectMatvec(int64_t m, WeightType type, const TilingTarget &target,
       << (reached ? "" : " (not reachable)");
   return TilingAttr::get(ctx, KernelKind::MatVec, /*blockM=*/m, blockN,
                          /*blockK=*/0, /*threadsPerRow=*/kWarpLanes, *vec,
-                         kUnroll, bestSplit, /*stages=*/1);
+                         kUnroll, bestSplit, /*stages=*/1, /*clusterK=*/1);
 }
 
 /// The tensor-core tiling for `m` rows (TensorCoreKernel.cpp's contract):
@@ -269,7 +269,8 @@ TilingAttr selectMma(int64_t m, WeightType type, const TilingTarget &target,
       << " stages for " << target.smCount << " SMs";
   return TilingAttr::get(type.getContext(), KernelKind::MMA, blockM, blockN,
                          blockK, /*threadsPerRow=*/kWarpLanes,
-                         /*vecBytes=*/16, /*kUnroll=*/1, splitK, stages);
+                         /*vecBytes=*/16, /*kUnroll=*/1, splitK, stages,
+                         /*clusterK=*/1);
 }
 } // namespace
 

@@ -174,10 +174,14 @@ def QF_TilingAttr : QF_Attr<"Tiling", "tiling"> {
     ```mlir
     #qf.tiling<matvec, block_n = 4, threads_per_row = 32, vec_bytes = 16, k_unroll = 2, split_k = 1>
     #qf.tiling<mma, block_m = 64, block_n = 128, block_k = 64, stages = 3, split_k = 1>
+    #qf.tiling<mma, block_m = 16, block_n = 128, block_k = 64, stages = 4, cluster_k = 4>
     ```
+    `split_k` splits K across the warps of a block (reduced in shared
+    memory); `cluster_k` (mma on sm_90) splits it across the blocks of a
+    thread-block cluster, reduced through distributed shared memory.
     Entries not given take their default (block_m = 1, block_n = 1,
     block_k = 0, threads_per_row = 32, vec_bytes = 16, k_unroll = 1,
-    split_k = 1, stages = 1) and are not printed.
+    split_k = 1, stages = 1, cluster_k = 1) and are not printed.
   }];
   let parameters = (ins
     EnumParameter<QF_KernelKind>:$kernel,
@@ -188,7 +192,8 @@ def QF_TilingAttr : QF_Attr<"Tiling", "tiling"> {
     "int64_t":$vecBytes,
     "int64_t":$kUnroll,
     "int64_t":$splitK,
-    "int64_t":$stages
+    "int64_t":$stages,
+    "int64_t":$clusterK
   );
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
