@@ -57,6 +57,7 @@
 
 #include "MatVecKernel.h"
 
+#include "KernelCommon.h"
 #include "KernelEmitter.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -621,43 +622,9 @@ SmallVector<Value> MatVecBuilder::decodeLutN(ArrayRef<Value> unit,
   return pairs;
 }
 
-/// Value of code `index` (i32) as f16: a constant table in the kernel for
-/// NF4, E2M1 and inline codebooks, else the `table` argument.
 Value MatVecBuilder::tableValue(Value index) {
-  EncodingAttr enc = spec.encoding;
-  Value idx64 = e.zext64(index);
-  if (enc.getFormat() == ElementFormat::Codebook && enc.getTableName()) {
-    Type tt = enc.getTableType();
-    int64_t width = tt.isF16() ? 2 : 4;
-    Value ptr = e.gepBytes(table, e.mul(idx64, e.c64(width)));
-    Value v = e.loadRO(tt, ptr, width);
-    return tt.isF16() ? v : e.truncf16(v);
-  }
-  SmallVector<double> values = enc.getCodebookValues();
-  if (enc.getFormat() == ElementFormat::FP4E2M1)
-    for (int code = 0; code < 16; ++code) // sign << 3 | magnitude index
-      values.push_back((code & 8 ? -1.0 : 1.0) *
-                       qfuse::format::kE2M1Values[code & 7]);
-  SmallVector<APFloat> halves;
-  for (double v : values) {
-    APFloat f(v);
-    bool lost;
-    f.convert(APFloat::IEEEhalf(), APFloat::rmNearestTiesToEven, &lost);
-    halves.push_back(f);
-  }
-  if (!codeTable) {
-    int64_t count = halves.size();
-    auto tensorType = RankedTensorType::get({count}, e.f16());
-    auto arrayType = LLVM::LLVMArrayType::get(e.f16(), count);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(module.getBody());
-    codeTable = LLVM::GlobalOp::create(
-        b, arrayType, /*isConstant=*/true, LLVM::Linkage::Internal,
-        name + "_codes", DenseElementsAttr::get(tensorType, halves),
-        /*alignment=*/16, /*addrSpace=*/1);
-  }
-  Value base = LLVM::AddressOfOp::create(b, codeTable);
-  return e.loadRO(e.f16(), e.gepBytes(base, e.mul(idx64, e.c64(2))), 2);
+  return codeTableValue(b, module, name, spec.encoding, table, index,
+                        codeTable);
 }
 
 /// Fills the shared table, each entry replicated in all 32 banks: word
@@ -964,7 +931,6 @@ void MatVecBuilder::reduceAndStore(ArrayRef<Value> acc, Value tid, Value warp,
 
 KernelLaunch MatVecBuilder::build() {
   EncodingAttr enc = spec.encoding;
-  MLIRContext *ctx = b.getContext();
   // Parameters, in order; the runtime binds them by name.
   SmallVector<std::string> names = {"x", "codes"};
   if (enc.isQuantized())
@@ -987,19 +953,9 @@ KernelLaunch MatVecBuilder::build() {
     names.push_back("residual");
   names.push_back("y");
 
-  SmallVector<Type> argTypes(names.size(), e.globalPtr());
-  auto fnType =
-      LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), argTypes);
-  LLVM::LLVMFuncOp fn;
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToEnd(module.getBody());
-    fn = LLVM::LLVMFuncOp::create(b, name, fnType);
-  }
   int64_t threads = p.warps * 32;
-  fn->setAttr(NVVM::NVVMDialect::getKernelFuncAttrName(), b.getUnitAttr());
-  fn->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(),
-              b.getDenseI32ArrayAttr({static_cast<int32_t>(threads), 1, 1}));
+  KernelFunction kernel = createKernelFunction(b, module, name, names, threads);
+  LLVM::LLVMFuncOp fn = kernel.fn;
   // Occupancy is what keeps loads in flight, so the register budget is set
   // from an estimate of what the kernel needs (codes in flight, decoded
   // pairs, activations, accumulators) with 50% headroom, through a minimum
@@ -1007,22 +963,7 @@ KernelLaunch MatVecBuilder::build() {
   // variants or spends registers that cost occupancy.
   fn->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
               b.getI32IntegerAttr(static_cast<int32_t>(minBlocksPerSM())));
-  // Inputs never alias the output and are read-only: NVPTX may then use the
-  // non-coherent (texture) path for them.
-  for (size_t i = 0; i < names.size(); ++i) {
-    fn.setArgAttr(i, LLVM::LLVMDialect::getNoAliasAttrName(), b.getUnitAttr());
-    if (names[i] != "y")
-      fn.setArgAttr(i, LLVM::LLVMDialect::getReadonlyAttrName(),
-                    b.getUnitAttr());
-  }
-  Block *entry = fn.addEntryBlock(b);
-  b.setInsertionPointToStart(entry);
-  auto arg = [&](StringRef n) -> Value {
-    for (size_t i = 0; i < names.size(); ++i)
-      if (names[i] == n)
-        return entry->getArgument(i);
-    return {};
-  };
+  auto arg = [&](StringRef n) { return kernel.arg(n); };
   x = arg("x");
   codes = arg("codes");
   scales = arg("scales");
@@ -1048,16 +989,7 @@ KernelLaunch MatVecBuilder::build() {
   }
   if (p.actOrder) {
     // Dynamic shared memory: an extern array sized at launch.
-    LLVM::GlobalOp xsGlobal;
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(module.getBody());
-      xsGlobal = LLVM::GlobalOp::create(
-          b, LLVM::LLVMArrayType::get(e.i8(), 0), /*isConstant=*/false,
-          LLVM::Linkage::External, name + "_x", Attribute(),
-          /*alignment=*/16, /*addrSpace=*/3);
-    }
-    xs = sharedAddr(b, xsGlobal);
+    xs = dynamicSharedBase(b, module, name + "_x");
     gatherActivations();
   }
 

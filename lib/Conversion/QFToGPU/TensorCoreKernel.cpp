@@ -35,10 +35,10 @@
 
 #include "TensorCoreKernel.h"
 
+#include "KernelCommon.h"
 #include "KernelEmitter.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "qfuse/format/Numerics.h"
 
 using namespace mlir;
 using namespace mlir::qf;
@@ -469,42 +469,9 @@ SmallVector<Value> TensorCoreBuilder::decodeWord(Value w) {
   return pairs;
 }
 
-/// Value of 4-bit code `index` (i32) as f16: a constant table in the kernel
-/// for NF4, E2M1 and inline codebooks, else the `table` argument.
 Value TensorCoreBuilder::tableValue(Value index) {
-  EncodingAttr enc = spec.encoding;
-  Value idx64 = e.zext64(index);
-  if (enc.getFormat() == ElementFormat::Codebook && enc.getTableName()) {
-    Type tt = enc.getTableType();
-    int64_t width = tt.isF16() ? 2 : 4;
-    Value v = e.loadRO(tt, e.gepBytes(table, e.mul(idx64, e.c64(width))),
-                       width);
-    return tt.isF16() ? v : e.truncf16(v);
-  }
-  SmallVector<double> values = enc.getCodebookValues();
-  if (enc.getFormat() == ElementFormat::FP4E2M1)
-    for (int code = 0; code < 16; ++code) // sign << 3 | magnitude index
-      values.push_back((code & 8 ? -1.0 : 1.0) *
-                       qfuse::format::kE2M1Values[code & 7]);
-  SmallVector<APFloat> halves;
-  for (double v : values) {
-    APFloat f(v);
-    bool lost;
-    f.convert(APFloat::IEEEhalf(), APFloat::rmNearestTiesToEven, &lost);
-    halves.push_back(f);
-  }
-  if (!codeTable) {
-    auto tensorType = RankedTensorType::get({16}, e.f16());
-    auto arrayType = LLVM::LLVMArrayType::get(e.f16(), 16);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(module.getBody());
-    codeTable = LLVM::GlobalOp::create(
-        b, arrayType, /*isConstant=*/true, LLVM::Linkage::Internal,
-        name + "_codes", DenseElementsAttr::get(tensorType, halves),
-        /*alignment=*/16, /*addrSpace=*/1);
-  }
-  Value base = LLVM::AddressOfOp::create(b, codeTable);
-  return e.loadRO(e.f16(), e.gepBytes(base, e.mul(idx64, e.c64(2))), 2);
+  return codeTableValue(b, module, name, spec.encoding, table, index,
+                        codeTable);
 }
 
 /// Fills the shared table: word c * 32 + l holds value(c) for lane l.
@@ -780,7 +747,6 @@ void TensorCoreBuilder::storeOutputs(const Acc &acc) {
 
 KernelLaunch TensorCoreBuilder::build() {
   EncodingAttr enc = spec.encoding;
-  MLIRContext *ctx = b.getContext();
   SmallVector<std::string> names = {"x", "codes", "scales"};
   if (p.intZeros)
     names.push_back("zeros");
@@ -794,43 +760,14 @@ KernelLaunch TensorCoreBuilder::build() {
     names.push_back("residual");
   names.push_back("y");
 
-  SmallVector<Type> argTypes(names.size(), e.globalPtr());
-  auto fnType =
-      LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), argTypes);
-  LLVM::LLVMFuncOp fn;
-  LLVM::GlobalOp smemGlobal;
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToEnd(module.getBody());
-    fn = LLVM::LLVMFuncOp::create(b, name, fnType);
-    // Dynamic shared memory: an extern array sized at launch.
-    b.setInsertionPointToStart(module.getBody());
-    smemGlobal = LLVM::GlobalOp::create(
-        b, LLVM::LLVMArrayType::get(e.i8(), 0), /*isConstant=*/false,
-        LLVM::Linkage::External, name + "_smem", Attribute(),
-        /*alignment=*/16, /*addrSpace=*/3);
-  }
-  fn->setAttr(NVVM::NVVMDialect::getKernelFuncAttrName(), b.getUnitAttr());
-  fn->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(),
-              b.getDenseI32ArrayAttr({static_cast<int32_t>(p.threads), 1, 1}));
+  KernelFunction kernel =
+      createKernelFunction(b, module, name, names, p.threads);
+  LLVM::LLVMFuncOp fn = kernel.fn;
   if (p.clusterK > 1) // .reqnctapercluster: the launch needs no attribute
     fn->setAttr(NVVM::NVVMDialect::getClusterDimAttrName(),
                 b.getDenseI32ArrayAttr(
                     {1, 1, static_cast<int32_t>(p.clusterK)}));
-  for (size_t i = 0; i < names.size(); ++i) {
-    fn.setArgAttr(i, LLVM::LLVMDialect::getNoAliasAttrName(), b.getUnitAttr());
-    if (names[i] != "y")
-      fn.setArgAttr(i, LLVM::LLVMDialect::getReadonlyAttrName(),
-                    b.getUnitAttr());
-  }
-  Block *entry = fn.addEntryBlock(b);
-  b.setInsertionPointToStart(entry);
-  auto arg = [&](StringRef n) -> Value {
-    for (size_t i = 0; i < names.size(); ++i)
-      if (names[i] == n)
-        return entry->getArgument(i);
-    return {};
-  };
+  auto arg = [&](StringRef n) { return kernel.arg(n); };
   x = arg("x");
   codes = arg("codes");
   scales = arg("scales");
@@ -840,7 +777,8 @@ KernelLaunch TensorCoreBuilder::build() {
   bias = arg("bias");
   residual = arg("residual");
   y = arg("y");
-  smem = LLVM::AddressOfOp::create(b, smemGlobal);
+  // Dynamic shared memory: an extern array sized at launch.
+  smem = dynamicSharedBase(b, module, name + "_smem");
 
   tid = e.tidX();
   lane = e.band(tid, e.c32(31));

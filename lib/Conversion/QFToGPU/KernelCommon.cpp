@@ -1,0 +1,98 @@
+//===- KernelCommon.cpp - pieces every generated kernel shares ------------===//
+
+#include "KernelCommon.h"
+
+#include "qfuse/format/Numerics.h"
+
+using namespace mlir;
+using namespace mlir::qf;
+
+Value KernelFunction::arg(StringRef name) {
+  for (size_t i = 0; i < params.size(); ++i)
+    if (params[i] == name)
+      return fn.getArgument(i);
+  return {};
+}
+
+KernelFunction qf::createKernelFunction(ImplicitLocOpBuilder &b,
+                                        gpu::GPUModuleOp module,
+                                        StringRef name,
+                                        ArrayRef<std::string> params,
+                                        int64_t threads) {
+  MLIRContext *ctx = b.getContext();
+  SmallVector<Type> argTypes(params.size(),
+                             LLVM::LLVMPointerType::get(ctx, 1));
+  auto fnType =
+      LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), argTypes);
+  LLVM::LLVMFuncOp fn;
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(module.getBody());
+    fn = LLVM::LLVMFuncOp::create(b, name, fnType);
+  }
+  fn->setAttr(NVVM::NVVMDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  fn->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(),
+              b.getDenseI32ArrayAttr({static_cast<int32_t>(threads), 1, 1}));
+  for (size_t i = 0; i < params.size(); ++i) {
+    fn.setArgAttr(i, LLVM::LLVMDialect::getNoAliasAttrName(), b.getUnitAttr());
+    if (params[i] != "y")
+      fn.setArgAttr(i, LLVM::LLVMDialect::getReadonlyAttrName(),
+                    b.getUnitAttr());
+  }
+  Block *entry = fn.addEntryBlock(b);
+  b.setInsertionPointToStart(entry);
+  return {fn, params};
+}
+
+Value qf::dynamicSharedBase(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
+                            StringRef name) {
+  LLVM::GlobalOp global;
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
+    global = LLVM::GlobalOp::create(
+        b, LLVM::LLVMArrayType::get(b.getI8Type(), 0), /*isConstant=*/false,
+        LLVM::Linkage::External, name, Attribute(), /*alignment=*/16,
+        /*addrSpace=*/3);
+  }
+  return LLVM::AddressOfOp::create(b, global);
+}
+
+Value qf::codeTableValue(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
+                         StringRef kernel, EncodingAttr enc, Value table,
+                         Value index, LLVM::GlobalOp &cache) {
+  KernelEmitter e(b);
+  Value idx64 = e.zext64(index);
+  if (enc.getFormat() == ElementFormat::Codebook && enc.getTableName()) {
+    Type tt = enc.getTableType();
+    int64_t width = tt.isF16() ? 2 : 4;
+    Value ptr = e.gepBytes(table, e.mul(idx64, e.c64(width)));
+    Value v = e.loadRO(tt, ptr, width);
+    return tt.isF16() ? v : e.truncf16(v);
+  }
+  if (!cache) {
+    SmallVector<double> values = enc.getCodebookValues();
+    if (enc.getFormat() == ElementFormat::FP4E2M1)
+      for (int code = 0; code < 16; ++code) // sign << 3 | magnitude index
+        values.push_back((code & 8 ? -1.0 : 1.0) *
+                         qfuse::format::kE2M1Values[code & 7]);
+    SmallVector<APFloat> halves;
+    for (double v : values) {
+      APFloat f(v);
+      bool lost;
+      f.convert(APFloat::IEEEhalf(), APFloat::rmNearestTiesToEven, &lost);
+      halves.push_back(f);
+    }
+    int64_t count = halves.size();
+    auto tensorType = RankedTensorType::get({count}, e.f16());
+    auto arrayType = LLVM::LLVMArrayType::get(e.f16(), count);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
+    cache = LLVM::GlobalOp::create(
+        b, arrayType, /*isConstant=*/true, LLVM::Linkage::Internal,
+        (kernel + "_codes").str(), DenseElementsAttr::get(tensorType, halves),
+        /*alignment=*/16, /*addrSpace=*/1);
+  }
+  Value base = LLVM::AddressOfOp::create(b, cache);
+  return e.loadRO(e.f16(), e.gepBytes(base, e.mul(idx64, e.c64(2))), 2);
+}
