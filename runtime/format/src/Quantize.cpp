@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "qfuse/format/Packing.h"
+#include "qfuse/format/QuantizeRules.h"
 
 #include <algorithm>
 #include <cmath>
@@ -22,9 +23,32 @@ bool fail(std::string &error, const std::string &message) {
   return false;
 }
 
-/// The smallest value of `type` that is >= s (s > 0): a scale rounded up, so
-/// that amax / scale never exceeds the format's largest code. E4M3 (NVFP4)
-/// rounds to nearest instead, as the NVFP4 recipe does.
+/// The two kept columns (ascending) of each group of 4: largest magnitudes,
+/// the lower column on a tie.
+void select24(const float *row, int64_t k, std::vector<uint8_t> &positions) {
+  positions.resize(size_t(k / 2));
+  for (int64_t quad = 0; quad < k / 4; ++quad) {
+    int order[4] = {0, 1, 2, 3};
+    const float *v = row + 4 * quad;
+    std::stable_sort(order, order + 4, [&](int a, int b) {
+      return std::fabs(v[a]) > std::fabs(v[b]);
+    });
+    int first = std::min(order[0], order[1]);
+    int second = std::max(order[0], order[1]);
+    positions[2 * quad] = uint8_t(first);
+    positions[2 * quad + 1] = uint8_t(second);
+  }
+}
+
+struct GroupStats {
+  double amax = 0;
+  double min = std::numeric_limits<double>::infinity();
+  double max = -std::numeric_limits<double>::infinity();
+  bool any = false;
+};
+
+} // namespace
+
 float storeScale(double s, ScalarType type) {
   switch (type) {
   case ScalarType::F16: {
@@ -63,75 +87,37 @@ float storeScale(double s, ScalarType type) {
   return float(s);
 }
 
-/// Nearest-entry search in a codebook: entries sorted by value, equal values
-/// collapsed to their lowest index.
-class NearestEntry {
-public:
-  explicit NearestEntry(const float *table, int64_t size) {
-    for (int64_t i = 0; i < size; ++i)
-      entries.push_back({table[i], int32_t(i)});
-    std::sort(entries.begin(), entries.end(), [](const Entry &a, const Entry &b) {
-      return a.value < b.value || (a.value == b.value && a.index < b.index);
-    });
-    entries.erase(std::unique(entries.begin(), entries.end(),
-                              [](const Entry &a, const Entry &b) {
-                                return a.value == b.value;
-                              }),
-                  entries.end());
-  }
-
-  /// The index of the entry nearest to x; on a tie, the lower index.
-  int32_t operator()(double x) const {
-    if (std::isnan(x))
-      return entries.front().index;
-    auto it = std::lower_bound(
-        entries.begin(), entries.end(), x,
-        [](const Entry &e, double v) { return double(e.value) < v; });
-    if (it == entries.begin())
-      return it->index;
-    if (it == entries.end())
-      return entries.back().index;
-    const Entry &below = *(it - 1);
-    double dBelow = x - double(below.value);
-    double dAbove = double(it->value) - x;
-    if (dBelow < dAbove || (dBelow == dAbove && below.index < it->index))
-      return below.index;
-    return it->index;
-  }
-
-private:
-  struct Entry {
-    float value;
-    int32_t index;
-  };
-  std::vector<Entry> entries;
-};
-
-/// The two kept columns (ascending) of each group of 4: largest magnitudes,
-/// the lower column on a tie.
-void select24(const float *row, int64_t k, std::vector<uint8_t> &positions) {
-  positions.resize(size_t(k / 2));
-  for (int64_t quad = 0; quad < k / 4; ++quad) {
-    int order[4] = {0, 1, 2, 3};
-    const float *v = row + 4 * quad;
-    std::stable_sort(order, order + 4, [&](int a, int b) {
-      return std::fabs(v[a]) > std::fabs(v[b]);
-    });
-    int first = std::min(order[0], order[1]);
-    int second = std::max(order[0], order[1]);
-    positions[2 * quad] = uint8_t(first);
-    positions[2 * quad + 1] = uint8_t(second);
-  }
+NearestEntry::NearestEntry(const float *table, int64_t size) {
+  for (int64_t i = 0; i < size; ++i)
+    entries.push_back({table[i], int32_t(i)});
+  std::sort(entries.begin(), entries.end(), [](const Entry &a, const Entry &b) {
+    return a.value < b.value || (a.value == b.value && a.index < b.index);
+  });
+  entries.erase(std::unique(entries.begin(), entries.end(),
+                            [](const Entry &a, const Entry &b) {
+                              return a.value == b.value;
+                            }),
+                entries.end());
 }
 
-struct GroupStats {
-  double amax = 0;
-  double min = std::numeric_limits<double>::infinity();
-  double max = -std::numeric_limits<double>::infinity();
-  bool any = false;
-};
+int32_t NearestEntry::operator()(double x) const {
+  if (std::isnan(x))
+    return entries.front().index;
+  auto it = std::lower_bound(
+      entries.begin(), entries.end(), x,
+      [](const Entry &e, double v) { return double(e.value) < v; });
+  if (it == entries.begin())
+    return it->index;
+  if (it == entries.end())
+    return entries.back().index;
+  const Entry &below = *(it - 1);
+  double dBelow = x - double(below.value);
+  double dAbove = double(it->value) - x;
+  if (dBelow < dAbove || (dBelow == dAbove && below.index < it->index))
+    return below.index;
+  return it->index;
+}
 
-} // namespace
 
 bool quantizeRTN(const Encoding &enc, const float *w, int64_t n, int64_t k,
                  Unpacked &u, std::string &error,

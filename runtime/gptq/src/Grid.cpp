@@ -13,6 +13,7 @@
 
 #include "qfuse/format/Numerics.h"
 #include "qfuse/format/Packing.h"
+#include "qfuse/format/QuantizeRules.h"
 
 #include <algorithm>
 #include <cmath>
@@ -25,46 +26,6 @@ using format::Encoding;
 using format::ScalarType;
 
 namespace {
-
-/// The smallest value of `type` that is >= s (s > 0), so that amax / scale
-/// never exceeds the largest code; E4M3 (NVFP4 block scales) rounds to
-/// nearest as the NVFP4 recipe does. Quantize.cpp's storeScale.
-float storeScale(double s, ScalarType type) {
-  switch (type) {
-  case ScalarType::F16: {
-    uint16_t bits = format::doubleToHalf(s);
-    if (double(format::halfToFloat(bits)) < s)
-      ++bits; // positive: the next code is the next value up
-    return format::halfToFloat(bits);
-  }
-  case ScalarType::BF16: {
-    float f = float(s);
-    if (double(f) < s)
-      f = std::nextafter(f, std::numeric_limits<float>::infinity());
-    uint16_t bits = format::floatToBFloat16(f);
-    if (format::bfloat16ToFloat(bits) < f)
-      ++bits;
-    return format::bfloat16ToFloat(bits);
-  }
-  case ScalarType::F32: {
-    float f = float(s);
-    if (double(f) < s)
-      f = std::nextafter(f, std::numeric_limits<float>::infinity());
-    return f;
-  }
-  case ScalarType::F8E8M0FNU: {
-    float f = float(s);
-    if (double(f) < s)
-      f = std::nextafter(f, std::numeric_limits<float>::infinity());
-    return format::decodeE8M0(format::encodeE8M0Ceil(f));
-  }
-  case ScalarType::F8E4M3FN:
-    return format::decodeE4M3(format::encodeE4M3(float(s)));
-  case ScalarType::None:
-    break;
-  }
-  return float(s);
-}
 
 /// amax, min and max of a group, in double (exact: no arithmetic).
 struct GroupStats {
@@ -89,9 +50,9 @@ GroupStats statsOf(const float *w, int64_t count) {
 bool finishScale(const Encoding &enc, double exact, float &scale,
                  std::string &error) {
   if (enc.globalScale)
-    scale = storeScale(exact, enc.scaleType); // may be 0 for a zero block
+    scale = format::storeScale(exact, enc.scaleType); // may be 0 for a zero block
   else
-    scale = exact > 0 ? storeScale(exact, enc.scaleType) : 1.0f;
+    scale = exact > 0 ? format::storeScale(exact, enc.scaleType) : 1.0f;
   if (std::isfinite(scale) && (enc.globalScale || scale > 0))
     return true;
   error = "group scale " + std::to_string(exact) + " does not fit " +
@@ -206,20 +167,10 @@ private:
 class CodebookGrid final : public Grid {
 public:
   CodebookGrid(const Encoding &enc, std::vector<float> table)
-      : Grid(enc, 1.0f, std::move(table)) {
+      : Grid(enc, 1.0f, std::move(table)),
+        nearest(values.data(), int64_t(values.size())) {
     for (float v : values)
       tableMax = std::max(tableMax, double(std::fabs(v)));
-    for (size_t i = 0; i < values.size(); ++i)
-      sorted.push_back({values[i], int32_t(i)});
-    // Sorted by value; equal values collapse to their lowest index.
-    std::sort(sorted.begin(), sorted.end(), [](const Entry &a, const Entry &b) {
-      return a.value < b.value || (a.value == b.value && a.index < b.index);
-    });
-    sorted.erase(std::unique(sorted.begin(), sorted.end(),
-                             [](const Entry &a, const Entry &b) {
-                               return a.value == b.value;
-                             }),
-                 sorted.end());
   }
 
   bool hasNonZeroEntry() const { return tableMax > 0; }
@@ -230,24 +181,10 @@ public:
     return finishScale(enc, statsOf(w, count).amax / tableMax, p.scale, error);
   }
 
-  /// The entry nearest to w / scale; on a tie, the lower index.
+  /// The entry nearest to w / scale; on a tie, the lower index (the rule
+  /// RTN uses, format::NearestEntry).
   int32_t code(float w, const GroupParams &p) const override {
-    const double x = double(w) / double(p.scale);
-    if (std::isnan(x))
-      return sorted.front().index;
-    auto it = std::lower_bound(
-        sorted.begin(), sorted.end(), x,
-        [](const Entry &e, double v) { return double(e.value) < v; });
-    if (it == sorted.begin())
-      return it->index;
-    if (it == sorted.end())
-      return sorted.back().index;
-    const Entry &below = *(it - 1);
-    double dBelow = x - double(below.value);
-    double dAbove = double(it->value) - x;
-    if (dBelow < dAbove || (dBelow == dAbove && below.index < it->index))
-      return below.index;
-    return it->index;
+    return nearest(double(w) / double(p.scale));
   }
 
   float value(int32_t code, const GroupParams &p) const override {
@@ -255,11 +192,7 @@ public:
   }
 
 private:
-  struct Entry {
-    float value;
-    int32_t index;
-  };
-  std::vector<Entry> sorted;
+  format::NearestEntry nearest;
   double tableMax = 0;
 };
 
