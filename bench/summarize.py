@@ -15,6 +15,8 @@ def main(folder):
     for path in sorted(glob.glob(os.path.join(folder, "*.json"))):
         with open(path) as f:
             run = json.load(f)
+        if "copy" not in run:  # not a qfuse-bench result (e.g. the Python CLI's)
+            continue
         copy = run["copy"]["gb_per_s"]
         cublas = {}
         for r in run.get("cublas", []):
