@@ -9,8 +9,11 @@
 //   block      = (block_n / 32) n warps x split_k k groups; the k groups of
 //                a block cover disjoint K slices and are summed through
 //                shared memory at the end (no atomics, no second kernel)
-//   grid       = (ceil(M / block_m), N / block_n), M fastest so that the
-//                blocks reading one weight tile run together (L2 reuse)
+//   grid       = (ceil(M / block_m), N / block_n, cluster_k), M fastest so
+//                that the blocks reading one weight tile run together (L2
+//                reuse); with cluster_k > 1 (sm_90) the z blocks form a
+//                thread-block cluster, each a K slice, and rank 0 sums the
+//                others' results through distributed shared memory
 //
 // Every block_k-wide step goes through a `stages`-deep cp.async pipeline in
 // dynamic shared memory:
