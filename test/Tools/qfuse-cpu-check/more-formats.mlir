@@ -1,5 +1,5 @@
 // What the GPU matvec generator does not lower (act_order, 2:4 with integer
-// codes and bf16, 2-, 3-, 5-, 7- and 8-bit codebooks), other scale and
+// codes and bf16, 2-, 3-, 5-, 6-, 7- and 8-bit codebooks), other scale and
 // activation types, every epilogue and a static batch, at batches 1, 3, 9
 // and 17, in the layouts qf-select-tiling and qf-choose-layout pick at
 // M = 17.
@@ -13,7 +13,7 @@
 // DECODE: PASS @uint4_act_order_zero {{.*}}act_order> #qf.layout<tiled, tile_n = 1, tile_k = 32> m=2
 // DECODE: PASS @sp24_int4 {{.*}}sparse = 2:4> #qf.layout<tiled, tile_n = 1, tile_k = 32> m=2
 // DECODE: PASS @sp24_uint4_zero {{.*}}sparse = 2:4> #qf.layout<tiled, tile_n = 1, tile_k = 32> m=2
-// DECODE: qfuse-cpu-check: 22 cases, 22 passed, 0 failed
+// DECODE: qfuse-cpu-check: 23 cases, 23 passed, 0 failed
 
 // CHECK: PASS @int4_act_order 256x1024 #qf.enc<int4, group = 128, scale = f16, act_order> #qf.layout<{{.*}}> m=1 max_abs_err=
 // CHECK: PASS @int4_act_order {{.*}} m=17
@@ -25,6 +25,7 @@
 // CHECK: PASS @cb2_inline {{.*}}bits = 2{{.*}} m=17
 // CHECK: PASS @cb3_inline {{.*}}bits = 3{{.*}} m=17
 // CHECK: PASS @cb5_named {{.*}}bits = 5{{.*}} m=17
+// CHECK: PASS @cb6_named {{.*}}bits = 6{{.*}} m=17
 // CHECK: PASS @cb7_named {{.*}}bits = 7{{.*}} m=17
 // CHECK: PASS @cb8_named {{.*}}bits = 8{{.*}} m=17
 // CHECK: PASS @int8_group_bf16 {{.*}} m=17
@@ -39,4 +40,4 @@
 // CHECK: PASS @norm_nvfp4 {{.*}} m=17
 // CHECK: PASS @static_batch {{.*}} m=5
 // CHECK-NOT: @static_batch
-// CHECK: qfuse-cpu-check: 85 cases, 85 passed, 0 failed
+// CHECK: qfuse-cpu-check: 89 cases, 89 passed, 0 failed

@@ -9,18 +9,18 @@
 // SCALES: FAIL @int4_act_order {{.*}} m=1 max_abs_err={{.*}} (perturbed scales)
 // SCALES: PASS @sp24_bf16
 // SCALES: FAIL @cb8_named
-// SCALES: qfuse-cpu-check: 22 cases, 1 passed, 21 failed
+// SCALES: qfuse-cpu-check: 23 cases, 1 passed, 22 failed
 
 // CODES: FAIL @sp24_bf16 {{.*}} (perturbed codes)
-// CODES: qfuse-cpu-check: 22 cases, 0 passed, 22 failed
+// CODES: qfuse-cpu-check: 23 cases, 0 passed, 23 failed
 
 // PERM: FAIL @int4_act_order {{.*}} (perturbed perm)
 // PERM: FAIL @uint4_act_order_zero {{.*}} (perturbed perm)
 // PERM: PASS @sp24_int4
-// PERM: qfuse-cpu-check: 22 cases, 20 passed, 2 failed
+// PERM: qfuse-cpu-check: 23 cases, 21 passed, 2 failed
 
 // META: FAIL @sp24_int4 {{.*}} (perturbed meta)
-// META: qfuse-cpu-check: 22 cases, 18 passed, 4 failed
+// META: qfuse-cpu-check: 23 cases, 19 passed, 4 failed
 
 // X: FAIL @int4_prefill {{.*}} m=3 {{.*}} (perturbed x)
 // X: FAIL @int8_prefill

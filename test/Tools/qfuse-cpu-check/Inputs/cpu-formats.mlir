@@ -47,6 +47,11 @@ func.func @cb5_named(%x: tensor<?x512xf16>) -> tensor<?x96xf16> {
   %y = qf.matmul %x, %w : tensor<?x512xf16>, !qf.weight<96x512, #qf.enc<codebook, bits = 5, table = "lut5" : f32, per_channel, scale = f32>> -> tensor<?x96xf16>
   return %y : tensor<?x96xf16>
 }
+func.func @cb6_named(%x: tensor<?x512xf16>) -> tensor<?x64xf16> {
+  %w = qf.weight_ref "cb6_named" : !qf.weight<64x512, #qf.enc<codebook, bits = 6, table = "lut6" : f32, group = 64, scale = f16>>
+  %y = qf.matmul %x, %w : tensor<?x512xf16>, !qf.weight<64x512, #qf.enc<codebook, bits = 6, table = "lut6" : f32, group = 64, scale = f16>> -> tensor<?x64xf16>
+  return %y : tensor<?x64xf16>
+}
 func.func @cb7_named(%x: tensor<?x256xf16>) -> tensor<?x64xf16> {
   %w = qf.weight_ref "cb7_named" : !qf.weight<64x256, #qf.enc<codebook, bits = 7, table = "lut7" : f16, group = 32, scale = bf16>>
   %y = qf.matmul %x, %w : tensor<?x256xf16>, !qf.weight<64x256, #qf.enc<codebook, bits = 7, table = "lut7" : f16, group = 32, scale = bf16>> -> tensor<?x64xf16>
