@@ -12,6 +12,7 @@ import argparse
 import glob
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -113,13 +114,15 @@ def prepare(args):
     for model in args.models:
         for encoding in args.encodings:
             enc = encoding_text(encoding)
+            # File and run names: a literal #qf.enc<...> becomes its words.
+            tag = re.sub(r"[^A-Za-z0-9.]+", "_", encoding).strip("_")
             paths, gemms = [], []
             for name, n, k in projections(model):
                 if args.only and name not in args.only:
                     continue
                 gemms.append(f"--gemm {args.batch}x{n}x{k}")
                 for label, tiling in candidates(args.batch):
-                    base = f"{model}-{encoding}-{name}-b{args.batch}-{label}"
+                    base = f"{model}-{tag}-{name}-b{args.batch}-{label}"
                     src = os.path.join(folder, base + ".mlir")
                     with open(src, "w") as f:
                         f.write(variant_ir(args.batch, n, k, enc, tiling))
@@ -130,7 +133,7 @@ def prepare(args):
                     if r.returncode != 0:  # a candidate this shape cannot take
                         continue
                     paths.append(f"--artifact {out}")
-            runs.write(f"tune-{model}-{encoding}-b{args.batch} "
+            runs.write(f"tune-{model}-{tag}-b{args.batch} "
                        f"{' '.join(sorted(set(gemms)))} {' '.join(paths)} "
                        f"--placeholder-weights\n")
     runs.close()
