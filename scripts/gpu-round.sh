@@ -40,6 +40,33 @@ for a in artifacts/llama3-8b-attention-proj.qfa artifacts/qwen2-mlp-nf4.qfa; do
   build-gpu/bin/qfuse-c-example "$a" >> "$out/results/c-api.log" 2>&1 || failed=1
 done
 [ -f "$out/results/c-api.log" ] && cat "$out/results/c-api.log"
+# Whole models (bench/make-model-artifacts.sh): each tiny synthetic model is
+# written here, as a real checkpoint, then checked against the reference
+# decoder over 32 decode steps; the big shapes are timed against fp16.
+if [ -f artifacts/models.txt ]; then
+  models="$(mktemp -d)"
+  while read -r name preset artifact extra; do
+    [ -z "$name" ] && continue
+    [ -d "$models/$preset" ] || build-gpu/bin/qfuse-synthetic-model \
+      --config-preset "$preset" --out "$models/$preset" --seed 1 > /dev/null
+    # shellcheck disable=SC2086
+    build-gpu/bin/qfuse-model-check --model "$models/$preset" \
+      --artifact "$artifact" --prompt-ids 5,17,300,42,7,1000,3,64,128,9,11 \
+      --steps 32 $extra --json "$out/results/model-check-$name.json" \
+      > "$out/results/model-check-$name.log" 2>&1 || failed=1
+    tail -1 "$out/results/model-check-$name.log"
+  done < artifacts/models.txt
+fi
+if [ -f artifacts/model-runs.txt ]; then
+  while read -r name args; do
+    [ -z "$name" ] && continue
+    echo "=== model $name"
+    # shellcheck disable=SC2086
+    build-gpu/bin/qfuse-run $args --json "$out/results/model-run-$name.json" \
+      > "$out/results/model-run-$name.log" 2>&1 || failed=1
+    grep -E "tokens/s|speedup|error" "$out/results/model-run-$name.log" | head -6
+  done < artifacts/model-runs.txt
+fi
 tar czf "$out/results.tgz" -C "$out" results
 echo "ctest exit $ctest_rc, bench failures $failed"
 python3 bench/summarize.py "$out/results" || true

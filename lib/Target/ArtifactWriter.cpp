@@ -66,11 +66,22 @@ std::string dtypeOf(Type t) {
 }
 
 /// Names every activation the plan touches: function arguments by their
-/// `qf.name` argument attribute (else `<function>.input<i>`), fused results
-/// by `<weight>.out`.
+/// `qf.name` argument attribute (else `<function>.input<i>`), returned values
+/// by their `qf.name` result attribute, fused results by `<weight>.out`.
+/// qf.attention's updated caches are its cache operands: the kernels write
+/// the caches in place, so both name one buffer.
 class BufferNames {
 public:
+  void preassign(Value v, StringRef name) {
+    if (!names.count(v.getAsOpaquePointer()) && !aliasOf(v)) {
+      names[v.getAsOpaquePointer()] = name.str();
+      order.push_back(v);
+    }
+  }
+
   std::string nameOf(Value v) {
+    if (Value target = aliasOf(v))
+      return nameOf(target);
     auto it = names.find(v.getAsOpaquePointer());
     if (it != names.end())
       return it->second;
@@ -98,145 +109,363 @@ public:
   ArrayRef<Value> values() const { return order; }
 
 private:
+  /// The operand whose buffer `v` shares, or null.
+  static Value aliasOf(Value v) {
+    auto attention = v.getDefiningOp<AttentionOp>();
+    if (!attention)
+      return {};
+    if (v == attention.getKeyCacheOut())
+      return attention.getKeyCache();
+    if (v == attention.getValueCacheOut())
+      return attention.getValueCache();
+    return {};
+  }
+
   std::map<const void *, std::string> names;
   SmallVector<Value> order;
 };
+
+// Every string handed to llvm::json below is a std::string: json::Value
+// keeps a StringRef by reference, and kernel names are built in locals.
+
+/// An attribute as JSON (the `qf.model` dictionary): strings, numbers,
+/// booleans, arrays and nested dictionaries.
+json::Value attrToJson(Attribute attr) {
+  if (auto s = dyn_cast<StringAttr>(attr))
+    return s.getValue().str();
+  if (auto b = dyn_cast<BoolAttr>(attr))
+    return b.getValue();
+  if (auto i = dyn_cast<IntegerAttr>(attr))
+    return i.getInt();
+  if (auto f = dyn_cast<FloatAttr>(attr))
+    return f.getValueAsDouble();
+  if (auto a = dyn_cast<ArrayAttr>(attr)) {
+    json::Array out;
+    for (Attribute e : a)
+      out.push_back(attrToJson(e));
+    return out;
+  }
+  if (auto d = dyn_cast<DictionaryAttr>(attr)) {
+    json::Object out;
+    for (NamedAttribute e : d)
+      out[e.getName().getValue().str()] = attrToJson(e.getValue());
+    return out;
+  }
+  return attrBody(attr);
+}
+
+} // namespace
+
+namespace {
+
+/// Collects the artifact's tables while the plan is walked.
+class ArtifactBuilder {
+public:
+  json::Array kernels, weights, tensors, buffers, inputs, outputs;
+  std::map<int64_t, json::Array> stepsByBatch;
+  BufferNames bufferNames;
+  /// Buffers the kernels keep across runs (KV caches).
+  std::set<std::string> stateBuffers;
+  bool failedAny = false;
+
+  void addFunction(func::FuncOp func);
+  void addBuffers();
+
+private:
+  std::set<std::string> seenKernels, seenWeights, seenTensors;
+
+  void addWeight(WeightRefOp ref) {
+    WeightType wt = ref.getType();
+    if (seenWeights.insert(ref.getName().str()).second)
+      weights.push_back(json::Object{
+          {"name", ref.getName().str()},
+          {"shape", json::Array{wt.getN(), wt.getK()}},
+          {"encoding", attrBody(wt.getEncoding())},
+          {"layout", attrBody(wt.getLayout())}});
+  }
+  void addTensor(TensorRefOp ref) {
+    if (seenTensors.insert(ref.getName().str()).second)
+      tensors.push_back(json::Object{
+          {"name", ref.getName().str()},
+          {"shape", shapeOf(ref.getType())},
+          {"dtype", dtypeOf(ref.getType().getElementType())}});
+  }
+  /// A buffer, or the tensor a qf.tensor_ref names.
+  json::Object valueArg(Value v) {
+    if (auto ref = v.getDefiningOp<TensorRefOp>()) {
+      addTensor(ref);
+      return json::Object{{"tensor", ref.getName().str()}};
+    }
+    return json::Object{{"buffer", bufferNames.nameOf(v)}};
+  }
+  void addKernel(StringRef name, json::Array params, int64_t shared,
+                 int64_t threads) {
+    if (seenKernels.insert(name.str()).second)
+      kernels.push_back(json::Object{{"name", name.str()},
+                                     {"params", std::move(params)},
+                                     {"shared_bytes", shared},
+                                     {"max_threads", threads}});
+  }
+  /// One launch step from a `qf.launches` record; `bind` gives each
+  /// parameter's argument and type.
+  void addLaunch(DictionaryAttr record,
+                 function_ref<std::pair<json::Object, std::string>(
+                     size_t, StringRef)>
+                     bind);
+  void addFusedMatmul(FusedMatmulOp fused);
+  void addDecodeOp(Operation *op, ArrayAttr launches);
+};
+
+void ArtifactBuilder::addLaunch(
+    DictionaryAttr dict,
+    function_ref<std::pair<json::Object, std::string>(size_t, StringRef)>
+        bind) {
+  auto kernel = cast<SymbolRefAttr>(dict.get("kernel"));
+  std::string kernelName = kernel.getLeafReference().str();
+  auto params = cast<ArrayAttr>(dict.get("params"));
+  auto grid = cast<DenseI64ArrayAttr>(dict.get("grid"));
+  auto block = cast<DenseI64ArrayAttr>(dict.get("block"));
+  int64_t shared = cast<IntegerAttr>(dict.get("shared_bytes")).getInt();
+  int64_t dynamicShared = 0;
+  if (auto attr =
+          dyn_cast_or_null<IntegerAttr>(dict.get("dynamic_shared_bytes")))
+    dynamicShared = attr.getInt();
+  int64_t batch = cast<IntegerAttr>(dict.get("batch")).getInt();
+  json::Array paramList, args;
+  for (auto [i, p] : llvm::enumerate(params.getAsRange<StringAttr>())) {
+    auto [arg, type] = bind(i, p.getValue());
+    paramList.push_back(
+        json::Object{{"name", p.getValue().str()}, {"type", type}});
+    args.push_back(std::move(arg));
+  }
+  addKernel(kernelName, std::move(paramList), shared, block[0]);
+  stepsByBatch[batch].push_back(
+      json::Object{{"launch", kernelName},
+                   {"grid", json::Array{grid[0], grid[1], grid[2]}},
+                   {"block", json::Array{block[0], block[1], block[2]}},
+                   {"shared_bytes", dynamicShared},
+                   {"args", std::move(args)}});
+}
+
+void ArtifactBuilder::addFusedMatmul(FusedMatmulOp fused) {
+  auto ref = fused.getWeight().getDefiningOp<WeightRefOp>();
+  auto launches = fused->getAttrOfType<ArrayAttr>("qf.launches");
+  auto gemmBatches = fused->getAttrOfType<DenseI64ArrayAttr>("qf.gemm_batches");
+  if (!ref || (!launches && !gemmBatches)) {
+    fused.emitOpError(!ref ? "weight is not a qf.weight_ref"
+                           : "has no qf.launches: run qf-to-gpu");
+    failedAny = true;
+    return;
+  }
+  if (fused.getBias() && !fused.getBias().getDefiningOp<TensorRefOp>()) {
+    fused.emitOpError("bias must come from a qf.tensor_ref");
+    failedAny = true;
+    return;
+  }
+  addWeight(ref);
+  std::string weightName = ref.getName().str();
+  json::Object x = valueArg(fused.getInput());
+  json::Object y = valueArg(fused.getResult());
+  std::optional<json::Object> residual, bias;
+  if (fused.getResidual())
+    residual = valueArg(fused.getResidual());
+  if (fused.getBias())
+    bias = valueArg(fused.getBias());
+
+  if (gemmBatches) {
+    // Dense f16 weights: cuBLAS (docs/artifact.md, gemm steps).
+    for (int64_t batch : gemmBatches.asArrayRef()) {
+      json::Object gemm{{"x", x["buffer"]},
+                        {"weight", weightName},
+                        {"y", y["buffer"]}};
+      if (bias)
+        gemm["bias"] = (*bias)["tensor"];
+      if (residual)
+        gemm["residual"] = (*residual)["buffer"];
+      stepsByBatch[batch].push_back(json::Object{{"gemm", std::move(gemm)}});
+    }
+    return;
+  }
+  for (auto dict : launches.getAsRange<DictionaryAttr>()) {
+    addLaunch(dict, [&](size_t, StringRef n) -> std::pair<json::Object,
+                                                          std::string> {
+      // qf.group (qf-fuse-shared-input): `<name>.<i>` is member i's (the
+      // i-th fused matmul of the group in the block) output, epilogue
+      // operand or weight component.
+      size_t dot = n.rfind('.');
+      unsigned index = 0;
+      if (dot != StringRef::npos &&
+          !n.drop_front(dot + 1).getAsInteger(10, index)) {
+        StringRef base = n.take_front(dot);
+        auto group = fused->getAttr("qf.group");
+        FusedMatmulOp member;
+        unsigned seen = 0;
+        if (group)
+          for (auto other : fused->getBlock()->getOps<FusedMatmulOp>())
+            if (other->getAttr("qf.group") == group && seen++ == index)
+              member = other;
+        auto memberRef =
+            member ? member.getWeight().getDefiningOp<WeightRefOp>()
+                   : WeightRefOp();
+        if (!memberRef) {
+          fused.emitOpError() << "kernel parameter '" << n
+                              << "' names no qf.group member with a "
+                                 "qf.weight_ref";
+          failedAny = true;
+          return {json::Object{}, "ptr"};
+        }
+        if (base == "y")
+          return {valueArg(member.getResult()), "ptr"};
+        if (base == "residual")
+          return {valueArg(member.getResidual()), "ptr"};
+        if (base == "bias")
+          return {valueArg(member.getBias()), "ptr"};
+        addWeight(memberRef);
+        return {json::Object{{"weight", memberRef.getName().str()},
+                             {"component", base.str()}},
+                "ptr"};
+      }
+      if (n == "x")
+        return {json::Object(x), "ptr"};
+      if (n == "y")
+        return {json::Object(y), "ptr"};
+      if (n == "residual")
+        return {json::Object(*residual), "ptr"};
+      if (n == "bias")
+        return {json::Object(*bias), "ptr"};
+      // RMSNorm prologue: the gamma tensor.
+      if (n == "norm")
+        return {valueArg(fused.getNorm()), "ptr"};
+      // silu_mul: `up_<component>` is a component of the up projection,
+      // a separate checkpoint weight.
+      if (n.starts_with("up_")) {
+        auto upRef = fused.getUp() ? fused.getUp().getDefiningOp<WeightRefOp>()
+                                   : WeightRefOp();
+        if (!upRef) {
+          fused.emitOpError("up weight is not a qf.weight_ref");
+          failedAny = true;
+          return {json::Object{}, "ptr"};
+        }
+        addWeight(upRef);
+        return {json::Object{{"weight", upRef.getName().str()},
+                             {"component", n.drop_front(3).str()}},
+                "ptr"};
+      }
+      return {json::Object{{"weight", weightName}, {"component", n.str()}},
+              "ptr"};
+    });
+  }
+}
+
+void ArtifactBuilder::addDecodeOp(Operation *op, ArrayAttr launches) {
+  for (auto dict : launches.getAsRange<DictionaryAttr>()) {
+    auto args = dyn_cast_or_null<ArrayAttr>(dict.get("args"));
+    auto params = cast<ArrayAttr>(dict.get("params"));
+    if (!args || args.size() != params.size()) {
+      op->emitOpError("qf.launches record has no args for its parameters");
+      failedAny = true;
+      return;
+    }
+    addLaunch(dict, [&](size_t i, StringRef name) -> std::pair<json::Object,
+                                                               std::string> {
+      auto arg = cast<DictionaryAttr>(args[i]);
+      if (auto index = arg.getAs<IntegerAttr>("operand"))
+        return {valueArg(op->getOperand(index.getInt())), "ptr"};
+      if (auto index = arg.getAs<IntegerAttr>("result"))
+        return {valueArg(op->getResult(index.getInt())), "ptr"};
+      if (auto v = arg.getAs<IntegerAttr>("i32"))
+        return {json::Object{{"i32", v.getInt()}}, "i32"};
+      if (auto v = arg.getAs<FloatAttr>("f32"))
+        return {json::Object{{"f32", v.getValueAsDouble()}}, "f32"};
+      op->emitOpError("unknown argument record for parameter '")
+          << name << "'";
+      failedAny = true;
+      return {json::Object{}, "ptr"};
+    });
+  }
+}
+
+void ArtifactBuilder::addFunction(func::FuncOp func) {
+  for (BlockArgument arg : func.getArguments())
+    inputs.push_back(bufferNames.nameOf(arg));
+  Operation *terminator = func.front().getTerminator();
+  for (auto [i, v] : llvm::enumerate(terminator->getOperands()))
+    if (auto given = func.getResultAttrOfType<StringAttr>(i, "qf.name"))
+      bufferNames.preassign(v, given.getValue());
+
+  func.walk([&](Operation *op) {
+    if (isa<WeightRefOp, TensorRefOp, func::ReturnOp>(op))
+      return;
+    if (auto fused = dyn_cast<FusedMatmulOp>(op))
+      return addFusedMatmul(fused);
+    if (auto attention = dyn_cast<AttentionOp>(op)) {
+      stateBuffers.insert(bufferNames.nameOf(attention.getKeyCache()));
+      stateBuffers.insert(bufferNames.nameOf(attention.getValueCache()));
+    }
+    auto launches = op->getAttrOfType<ArrayAttr>("qf.launches");
+    if (launches)
+      return addDecodeOp(op, launches);
+    if (op->getDialect() && op->getDialect()->getNamespace() == "qf") {
+      op->emitOpError("has no GPU lowering (no qf.launches): run qf-to-gpu "
+                      "and the fusion passes first");
+      failedAny = true;
+    }
+  });
+  for (Value v : terminator->getOperands())
+    outputs.push_back(bufferNames.nameOf(v));
+}
+
+void ArtifactBuilder::addBuffers() {
+  std::set<std::string> seen;
+  for (Value v : bufferNames.values()) {
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    std::string name = bufferNames.nameOf(v);
+    if (!type || !seen.insert(name).second)
+      continue;
+    json::Object buffer{{"name", name},
+                        {"shape", shapeOf(type)},
+                        {"dtype", dtypeOf(type.getElementType())}};
+    if (stateBuffers.count(name))
+      buffer["state"] = true;
+    buffers.push_back(std::move(buffer));
+  }
+}
 
 } // namespace
 
 FailureOr<json::Value> mlir::qf::buildArtifact(ModuleOp module, StringRef ptx,
                                                const ArtifactOptions &options) {
-  json::Array kernels, weights, tensors, buffers, inputs, outputs;
-  std::map<int64_t, json::Array> stepsByBatch;
-  std::set<std::string> seenKernels, seenWeights;
-  BufferNames bufferNames;
-  bool failedAny = false;
-
+  ArtifactBuilder builder;
   module.walk([&](func::FuncOp func) {
-    if (func.isExternal())
-      return;
-    for (BlockArgument arg : func.getArguments())
-      inputs.push_back(bufferNames.nameOf(arg));
-    func.walk([&](Operation *op) {
-      if (isa<WeightRefOp, TensorRefOp, func::ReturnOp>(op))
-        return;
-      auto fused = dyn_cast<FusedMatmulOp>(op);
-      if (!fused) {
-        if (op->getDialect() && op->getDialect()->getNamespace() == "qf") {
-          op->emitOpError("has no GPU lowering yet; qfuse-compile lowers "
-                          "qf.fused_matmul (run the fusion passes)");
-          failedAny = true;
-        }
-        return;
-      }
-      auto launches = fused->getAttrOfType<ArrayAttr>("qf.launches");
-      auto ref = fused.getWeight().getDefiningOp<WeightRefOp>();
-      if (!launches || !ref) {
-        fused.emitOpError(!ref ? "weight is not a qf.weight_ref"
-                               : "has no qf.launches: run qf-to-gpu");
-        failedAny = true;
-        return;
-      }
-      std::string weightName = ref.getName().str();
-      WeightType wt = ref.getType();
-      if (seenWeights.insert(weightName).second)
-        weights.push_back(json::Object{
-            {"name", weightName},
-            {"shape", json::Array{wt.getN(), wt.getK()}},
-            {"encoding", attrBody(wt.getEncoding())},
-            {"layout", attrBody(wt.getLayout())}});
-      std::string xName = bufferNames.nameOf(fused.getInput());
-      std::string yName = bufferNames.nameOf(fused.getResult());
-      std::string residualName =
-          fused.getResidual() ? bufferNames.nameOf(fused.getResidual()) : "";
-      std::string biasName;
-      if (fused.getBias()) {
-        auto biasRef = fused.getBias().getDefiningOp<TensorRefOp>();
-        if (!biasRef) {
-          fused.emitOpError("bias must come from a qf.tensor_ref");
-          failedAny = true;
-          return;
-        }
-        biasName = biasRef.getName().str();
-        tensors.push_back(json::Object{
-            {"name", biasName},
-            {"shape", shapeOf(biasRef.getType())},
-            {"dtype", dtypeOf(biasRef.getType().getElementType())}});
-      }
-      for (auto dict : launches.getAsRange<DictionaryAttr>()) {
-        auto kernel = cast<SymbolRefAttr>(dict.get("kernel"));
-        std::string kernelName = kernel.getLeafReference().str();
-        auto params = cast<ArrayAttr>(dict.get("params"));
-        auto grid = cast<DenseI64ArrayAttr>(dict.get("grid"));
-        auto block = cast<DenseI64ArrayAttr>(dict.get("block"));
-        int64_t shared = cast<IntegerAttr>(dict.get("shared_bytes")).getInt();
-        int64_t dynamicShared = 0;
-        if (auto attr = dyn_cast_or_null<IntegerAttr>(
-                dict.get("dynamic_shared_bytes")))
-          dynamicShared = attr.getInt();
-        int64_t batch = cast<IntegerAttr>(dict.get("batch")).getInt();
-        json::Array paramList, args;
-        for (auto p : params.getAsRange<StringAttr>()) {
-          StringRef n = p.getValue();
-          paramList.push_back(json::Object{{"name", n}, {"type", "ptr"}});
-          if (n == "x")
-            args.push_back(json::Object{{"buffer", xName}});
-          else if (n == "y")
-            args.push_back(json::Object{{"buffer", yName}});
-          else if (n == "residual")
-            args.push_back(json::Object{{"buffer", residualName}});
-          else if (n == "bias")
-            args.push_back(json::Object{{"tensor", biasName}});
-          else
-            args.push_back(
-                json::Object{{"weight", weightName}, {"component", n}});
-        }
-        if (seenKernels.insert(kernelName).second)
-          kernels.push_back(json::Object{{"name", kernelName},
-                                         {"params", std::move(paramList)},
-                                         {"shared_bytes", shared},
-                                         {"max_threads", block[0]}});
-        stepsByBatch[batch].push_back(json::Object{
-            {"launch", kernelName},
-            {"grid", json::Array{grid[0], grid[1], grid[2]}},
-            {"block", json::Array{block[0], block[1], block[2]}},
-            {"shared_bytes", dynamicShared},
-            {"args", std::move(args)}});
-      }
-    });
-    for (Value v : func.front().getTerminator()->getOperands())
-      outputs.push_back(bufferNames.nameOf(v));
+    if (!func.isExternal())
+      builder.addFunction(func);
   });
-  if (failedAny)
+  if (builder.failedAny)
     return failure();
+  builder.addBuffers();
 
-  for (Value v : bufferNames.values()) {
-    auto type = dyn_cast<RankedTensorType>(v.getType());
-    if (!type)
-      continue;
-    buffers.push_back(json::Object{{"name", bufferNames.nameOf(v)},
-                                   {"shape", shapeOf(type)},
-                                   {"dtype", dtypeOf(type.getElementType())}});
-  }
   json::Array plans;
-  for (auto &[batch, steps] : stepsByBatch)
+  for (auto &[batch, steps] : builder.stepsByBatch)
     plans.push_back(json::Object{{"batch", batch}, {"steps", std::move(steps)}});
 
   json::Object module_{{"ptx", ptx.str()}};
   if (!options.cubin.empty())
     module_["cubin_base64"] = llvm::encodeBase64(options.cubin);
-  return json::Value(json::Object{
+  json::Object artifact{
       {"format", "qfuse-artifact"},
       {"version", kArtifactVersion},
       {"producer", options.producer},
       {"target",
        json::Object{{"chip", options.chip}, {"ptx_features", options.features}}},
       {"module", std::move(module_)},
-      {"kernels", std::move(kernels)},
-      {"weights", std::move(weights)},
-      {"tensors", std::move(tensors)},
-      {"buffers", std::move(buffers)},
-      {"inputs", std::move(inputs)},
-      {"outputs", std::move(outputs)},
-      {"plans", std::move(plans)}});
+      {"kernels", std::move(builder.kernels)},
+      {"weights", std::move(builder.weights)},
+      {"tensors", std::move(builder.tensors)},
+      {"buffers", std::move(builder.buffers)},
+      {"inputs", std::move(builder.inputs)},
+      {"outputs", std::move(builder.outputs)},
+      {"plans", std::move(plans)}};
+  if (auto model = module->getAttrOfType<DictionaryAttr>("qf.model"))
+    artifact["model"] = attrToJson(model);
+  return json::Value(std::move(artifact));
 }

@@ -31,7 +31,10 @@ def _add_model_args(p, config_required):
                    help="per-projection encodings, e.g. lm_head=fp16,down_proj=int8 "
                         "(keys: q_proj ... lm_head, a weight name or a pattern)")
     g.add_argument("--layers", type=int, help="emit only the first N decoder layers")
-    g.add_argument("--batch", type=int, default=1, help="rows per decode step (M)")
+    g.add_argument("--batch", type=_batch, default=None,
+                   help="rows per decode step (M), or 'dynamic' for one artifact with a "
+                        "plan per --batch-sizes entry (default: 1 for emit; dynamic for "
+                        "compile with --batch-sizes)")
     g.add_argument("--max-seq", type=int,
                    help="KV cache positions (default max_position_embeddings)")
     g.add_argument("--dtype", default="f16", choices=("f16", "bf16"),
@@ -41,13 +44,35 @@ def _add_model_args(p, config_required):
                         "as the benchmarks measure them")
 
 
+def _batch(text):
+    """--batch: a positive row count, or 'dynamic' (None: M is `?`)."""
+    if text == "dynamic":
+        return "dynamic"
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a number of rows or 'dynamic', got {text!r}") from None
+
+
+def _rows(args):
+    """The M the IR is emitted with: None (dynamic) or a number."""
+    batch = getattr(args, "batch", None)
+    if batch == "dynamic":
+        return None
+    if batch is None:
+        # A compile over several batch sizes needs one IR with a dynamic M.
+        return None if getattr(args, "batch_sizes", None) else 1
+    return batch
+
+
 def _emit_text(args):
     cfg = ModelConfig.load(args.config)
     plan = EncodingPlan(args.encoding, args.override)
     with Progress("emitting", total=args.layers or cfg.num_hidden_layers) as progress:
         if args.decode_step_only:
-            return emit_decode_step_only(cfg, plan, args.batch, args.layers, progress)
-        return emit_model(cfg, plan, args.batch, args.layers, args.max_seq, args.dtype,
+            return emit_decode_step_only(cfg, plan, _rows(args) or 1, args.layers, progress)
+        return emit_model(cfg, plan, _rows(args), args.layers, args.max_seq, args.dtype,
                           progress)
 
 
@@ -86,17 +111,15 @@ def _input_ir(args, tmpdir):
 
 
 def _explain_compile_error(msg):
-    """Ops qfuse-compile cannot lower yet, summarized instead of one error each."""
-    ops = re.findall(r"'(qf\.\w+)' op has no GPU lowering yet", msg)
+    """Ops qfuse-compile cannot lower, summarized instead of one error each."""
+    ops = re.findall(r"'(qf\.\w+)' op has no GPU lowering", msg)
     if not ops:
         return msg
     counts = {op: ops.count(op) for op in dict.fromkeys(ops)}
     first = msg.splitlines()[0]
-    return (f"{first}\nqfuse-compile has no GPU lowering yet for "
+    return (f"{first}\nqfuse-compile has no GPU lowering for "
             + ", ".join(f"{op} ({n}x)" for op, n in counts.items())
-            + "; it lowers the linear layers (qf.fused_matmul) only so far. Use "
-            "--decode-step-only for an artifact of the linear layers, or --emit=mlir "
-            "to see the whole model after the pipeline")
+            + "; use --emit=mlir to see the model after the pipeline")
 
 
 def cmd_compile(args):
@@ -118,7 +141,7 @@ def cmd_report(args):
                          run_roofline, write_svg)
     with tempfile.TemporaryDirectory(prefix="qfuse-") as tmp:
         ir = _input_ir(args, tmp)
-        entries = run_roofline(ir, batch=args.batch, bandwidth_gbps=args.bandwidth_gbps,
+        entries = run_roofline(ir, batch=_rows(args) or 1, bandwidth_gbps=args.bandwidth_gbps,
                                peak_tflops=args.peak_tflops, tuning_db=args.tuning_db)
     steps = []
     if args.bench:
@@ -129,7 +152,7 @@ def cmd_report(args):
         with open(args.json, "w") as f:
             json.dump(entries, f, indent=2)
     if args.svg:
-        title = f"qfuse roofline: {os.path.basename(args.input or args.config)}, batch {args.batch}"
+        title = f"qfuse roofline: {os.path.basename(args.input or args.config)}, batch {_rows(args) or 1}"
         write_svg(entries, args.svg, title)
         print(f"qfuse report: wrote {args.svg}", file=sys.stderr)
 

@@ -82,6 +82,7 @@ class Module:
         self.comments = list(comments)
         self.aliases = {}  # enc text -> alias
         self.funcs = []
+        self.attributes = {}  # module attribute name -> attribute text
 
     def alias(self, enc_text):
         if enc_text not in self.aliases:
@@ -101,9 +102,35 @@ class Module:
     def text(self):
         lines = [f"// {c}" for c in self.comments]
         lines += [f"#{a} = #qf.enc<{t}>" for t, a in self.aliases.items()]
+        body = []
         for f in self.funcs:
-            lines += f.lines()
+            body += f.lines()
+        if self.attributes:
+            attrs = ", ".join(f"{k} = {v}" for k, v in self.attributes.items())
+            lines.append(f"module attributes {{{attrs}}} {{")
+            lines += ["  " + line for line in body]
+            lines.append("}")
+        else:
+            lines += body
         return "\n".join(lines) + "\n"
+
+
+def attribute_text(value):
+    """A Python value as MLIR attribute text: dict -> dictionary, str,
+    bool, int (i64), float (f64), list -> array."""
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k} = {attribute_text(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return f"{value} : i64"
+    if isinstance(value, float):
+        return f"{fmt_float(value)} : f64"
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(attribute_text(v) for v in value) + "]"
+    raise IRError(f"no attribute form for {value!r}")
 
 
 class Function:
@@ -142,9 +169,13 @@ class Function:
 
     # -- references -----------------------------------------------------------
     def weight_ref(self, name, n, k, enc_text, hint="w", attrs=""):
-        if not is_quantized(enc_text):
+        """A weight resolved by name at run time. Packed encodings are decoded
+        in the fused kernels; a dense `f16` weight becomes a cuBLAS step (the
+        fp16 baseline)."""
+        if not is_quantized(enc_text) and enc_text.strip() != "f16":
             raise IRError(f"weight '{name}': unquantized #qf.enc<{enc_text}> "
-                          "weights are dense tensors; use tensor_ref")
+                          "weights are dense tensors (only f16 has a cuBLAS "
+                          "lowering); use tensor_ref")
         wt = WeightType(n, k, enc_text, self.module.alias(enc_text))
         extra = f" {{{attrs}}}" if attrs else ""
         return self._op(hint, wt, f'qf.weight_ref "{name}"{extra} : {wt}')
@@ -198,14 +229,15 @@ class Function:
         """A linear layer y = x W^T (+ b) with W [n, K] named `weight` in
         `enc_text`; `bias` names a [n] tensor.
 
-        Packed encodings give qf.weight_ref + qf.matmul (qf.fused_matmul with
-        bias(...) when there is a bias); unquantized ones (f16, bf16) a dense
-        qf.tensor_ref "<weight>.weight" + qf.matmul (+ broadcast qf.add).
+        Packed encodings, and dense f16 (run by cuBLAS), give qf.weight_ref +
+        qf.matmul (qf.fused_matmul with bias(...) when there is a bias); bf16
+        a dense qf.tensor_ref "<weight>.weight" + qf.matmul (+ broadcast
+        qf.add), which has no GPU lowering.
         """
         k = self._matrix(x, "input", "linear")[1]
         elt = x.type.elt
         b = self.tensor_ref(bias, TensorType((n,), elt), hint + "_b") if bias else None
-        if is_quantized(enc_text):
+        if is_quantized(enc_text) or (enc_text.strip() == "f16" and elt == "f16"):
             w = self.weight_ref(weight, n, k, enc_text, hint="w" + hint)
             return self.fused_matmul(x, w, b, hint) if b is not None else self.matmul(x, w, hint)
         if enc_text.strip() != elt:
@@ -284,8 +316,11 @@ class Function:
         out = TensorType((m,), "i32")
         return self._op(hint, out, f"qf.argmax {x} : {x.type} -> {out}")
 
-    def ret(self, values):
+    def ret(self, values, names=()):
+        """Returns `values`; `names[i]` (when given) is result i's qf.name,
+        the buffer name the runtime reads it by."""
         self.results = list(values)
+        self.result_names = list(names) + [None] * (len(values) - len(names))
 
     # -- text -----------------------------------------------------------------
     def lines(self):
@@ -293,7 +328,10 @@ class Function:
                          for v, n in self.args)
         results = self.results or []
         types = ", ".join(str(v.type) for v in results)
-        out = [f"func.func @{self.name}({args}) -> ({types}) {{"]
+        names = getattr(self, "result_names", [None] * len(results))
+        signature = ", ".join(str(v.type) + (f' {{qf.name = "{n}"}}' if n else "")
+                              for v, n in zip(results, names))
+        out = [f"func.func @{self.name}({args}) -> ({signature}) {{"]
         out += ["  " + line for line in self.body]
         out.append(f"  return {', '.join(str(v) for v in results)} : {types}"
                    if results else "  return")

@@ -26,7 +26,7 @@ class Cli(TempDirTestCase):
             text = f.read()
         self.assertIn("#nf4_g64", text)
         self.assertIn("#int8_pc", text)
-        self.assertIn('"lm_head.weight"', text)
+        self.assertIn('qf.weight_ref "lm_head" : !qf.weight<1024x256, #f16>', text)
 
     def test_emit_verify(self):
         tool_or_skip(self, "qfuse-opt")

@@ -89,6 +89,8 @@ private:
                std::vector<std::string> &out);
   void parsePlans(const json &root);
   Step parseStep(const json &value, const std::string &where);
+  Step parseGemm(const json &value, const std::string &where);
+  void parseModel(const json &root);
   Arg parseArg(const json &value, const KernelParam &param,
                const std::string &where);
   void parseRoofline(const json &root);
@@ -181,8 +183,11 @@ Artifact Parser::run(const json &root) {
   const json &version = member(root, "top level", "version");
   if (!version.is_number_integer() ||
       version.get<int64_t>() != kArtifactVersion)
-    fail("version", "found " + version.dump() + ", this runtime supports " +
-                        std::to_string(kArtifactVersion));
+    fail("version",
+         "found " + version.dump() + ", this runtime supports " +
+             std::to_string(kArtifactVersion) +
+             " (version 2 added state buffers, gemm steps and \"model\"; "
+             "recompile the model with this qfuse-compile)");
   artifact_.version = kArtifactVersion;
   if (const json *producer = optionalMember(root, "producer")) {
     if (!producer->is_string())
@@ -199,6 +204,7 @@ Artifact Parser::run(const json &root) {
   parseIo(root, "outputs", artifact_.outputs);
   parsePlans(root);
   parseRoofline(root);
+  parseModel(root);
   return std::move(artifact_);
 }
 
@@ -245,9 +251,8 @@ void Parser::parseKernels(const json &root) {
     requireObject(*module, "module");
     readCode(*module, "module", modulePtx, moduleCubin);
   }
+  // May be empty: an artifact of gemm and memset steps launches no kernel.
   const json &kernels = array(root, "top level", "kernels");
-  if (kernels.empty())
-    fail("kernels", "no kernels");
   std::set<std::string> names;
   for (size_t i = 0; i < kernels.size(); ++i) {
     const std::string where = "kernels[" + std::to_string(i) + "]";
@@ -403,6 +408,19 @@ void Parser::parseBuffers(const json &root) {
     buffer.dtype = *parsed;
     if (!dtypeStorageBytes(buffer.dtype, 2)) // sub-byte types need even sizes
       fail(where + ".dtype", "unsupported buffer dtype \"" + dtype + "\"");
+    if (const json *state = optionalMember(entry, "state")) {
+      if (!state->is_boolean())
+        fail(where + ".state", "expected true or false, found " + state->dump());
+      buffer.state = state->get<bool>();
+    }
+    // One allocation serves every plan, so its size cannot depend on M.
+    if (buffer.state)
+      for (const Dim &dim : buffer.shape)
+        if (dim.isBatch)
+          fail(where + ".shape", "state buffer '" + buffer.name +
+                                     "' must have a static shape, found \"M\" "
+                                     "in " +
+                                     shape.dump());
     artifact_.buffers.push_back(std::move(buffer));
   }
 }
@@ -519,9 +537,14 @@ Step Parser::parseStep(const json &value, const std::string &where) {
   Step step;
   const bool isLaunch = value.contains("launch");
   const bool isMemset = value.contains("memset");
-  if (isLaunch == isMemset)
-    fail(where, "a step is exactly one of {\"launch\": kernel} or "
-                "{\"memset\": buffer}");
+  const bool isGemm = value.contains("gemm");
+  if (int(isLaunch) + int(isMemset) + int(isGemm) != 1)
+    fail(where, "a step is exactly one of {\"launch\": kernel}, "
+                "{\"memset\": buffer} or {\"gemm\": {...}}");
+  if (isGemm) {
+    rejectUnknownKeys(value, where, {"gemm"});
+    return parseGemm(value["gemm"], where + ".gemm");
+  }
   if (isMemset) {
     rejectUnknownKeys(value, where, {"memset"});
     step.kind = Step::Kind::Memset;
@@ -569,6 +592,98 @@ Step Parser::parseStep(const json &value, const std::string &where) {
   return step;
 }
 
+/// {"x": buf, "weight": w, "y": buf, "bias": tensor?, "residual": buf?}:
+/// every operand exists, has the dtype and shape the weight implies, and
+/// the weight is dense f16 in row_major (what cuBLAS reads as stored).
+Step Parser::parseGemm(const json &value, const std::string &where) {
+  requireObject(value, where);
+  rejectUnknownKeys(value, where, {"x", "weight", "y", "bias", "residual"});
+  Step step;
+  step.kind = Step::Kind::Gemm;
+  GemmStep &gemm = step.gemm;
+  gemm.x = string(value, where, "x");
+  gemm.weight = string(value, where, "weight");
+  gemm.y = string(value, where, "y");
+  if (optionalMember(value, "bias"))
+    gemm.bias = string(value, where, "bias");
+  if (optionalMember(value, "residual"))
+    gemm.residual = string(value, where, "residual");
+  step.target = gemm.weight;
+
+  const WeightSpec *weight = artifact_.findWeight(gemm.weight);
+  if (!weight)
+    fail(where + ".weight",
+         "weight '" + gemm.weight + "' is not declared in 'weights'");
+  const format::Encoding &enc = weight->encodingAttr;
+  if (enc.format != format::ElementFormat::F16 || enc.isSparse24() ||
+      enc.isQuantized())
+    fail(where + ".weight", "weight '" + gemm.weight + "' has encoding \"" +
+                                weight->encoding +
+                                "\"; a gemm step needs the dense \"f16\"");
+  if (!weight->layoutAttr.isRowMajor())
+    fail(where + ".weight", "weight '" + gemm.weight + "' has layout \"" +
+                                weight->layout +
+                                "\"; a gemm step needs \"row_major\"");
+  const int64_t intMax = std::numeric_limits<int>::max();
+  if (weight->n > intMax || weight->k > intMax)
+    fail(where + ".weight", "weight '" + gemm.weight +
+                                "' is too large for cuBLAS's int extents");
+
+  // An f16 buffer [rows, cols]; returns its rows (a Dim).
+  auto matrix = [&](const char *key, const std::string &name,
+                    int64_t cols) -> Dim {
+    const BufferSpec *buffer = artifact_.findBuffer(name);
+    if (!buffer)
+      fail(where + "." + key, "buffer '" + name + "' is not declared in "
+                                                  "'buffers'");
+    if (buffer->dtype != DType::F16)
+      fail(where + "." + key,
+           "buffer '" + name + "' is " +
+               std::string(artifactName(buffer->dtype)) +
+               "; a gemm step reads and writes f16");
+    if (buffer->shape.size() != 2 || buffer->shape[1].isBatch ||
+        buffer->shape[1].value != cols)
+      fail(where + "." + key, "buffer '" + name + "' must be [M, " +
+                                  std::to_string(cols) + "] for weight '" +
+                                  gemm.weight + "' [" +
+                                  std::to_string(weight->n) + ", " +
+                                  std::to_string(weight->k) + "]");
+    return buffer->shape[0];
+  };
+  auto sameRows = [](const Dim &a, const Dim &b) {
+    return a.isBatch == b.isBatch && (a.isBatch || a.value == b.value);
+  };
+  const Dim rows = matrix("x", gemm.x, weight->k);
+  if (!sameRows(rows, matrix("y", gemm.y, weight->n)))
+    fail(where + ".y", "buffer '" + gemm.y + "' has other rows than x '" +
+                           gemm.x + "'");
+  if (gemm.x == gemm.y)
+    fail(where + ".y", "y '" + gemm.y + "' is also x (cuBLAS does not "
+                                        "multiply in place)");
+  if (!gemm.residual.empty()) {
+    if (!sameRows(rows, matrix("residual", gemm.residual, weight->n)))
+      fail(where + ".residual", "buffer '" + gemm.residual +
+                                    "' has other rows than x '" + gemm.x +
+                                    "'");
+    // The residual is copied into y before the product accumulates on it.
+    if (gemm.residual == gemm.y)
+      fail(where + ".residual", "residual '" + gemm.residual +
+                                    "' is also y; the runtime copies the "
+                                    "residual into y, so they must differ");
+  }
+  if (!gemm.bias.empty()) {
+    const TensorSpec *bias = artifact_.findTensor(gemm.bias);
+    if (!bias)
+      fail(where + ".bias",
+           "tensor '" + gemm.bias + "' is not declared in 'tensors'");
+    if (bias->dtype != DType::F16 ||
+        bias->shape != std::vector<int64_t>{weight->n})
+      fail(where + ".bias", "tensor '" + gemm.bias + "' must be f16 [" +
+                                std::to_string(weight->n) + "]");
+  }
+  return step;
+}
+
 void Parser::parsePlans(const json &root) {
   const json &plans = array(root, "top level", "plans");
   if (plans.empty())
@@ -613,6 +728,32 @@ void Parser::parseRoofline(const json &root) {
                 std::numeric_limits<int64_t>::max()));
     artifact_.roofline.push_back(std::move(item));
   }
+}
+
+void Parser::parseModel(const json &root) {
+  const json *model = optionalMember(root, "model");
+  if (!model)
+    return;
+  requireObject(*model, "model");
+  ModelInfo &info = artifact_.model;
+  info.present = true;
+  info.json = model->dump();
+  if (const json *arch = optionalMember(*model, "architecture")) {
+    if (!arch->is_string())
+      fail("model.architecture", "expected a string, found " + arch->dump());
+    info.architecture = arch->get<std::string>();
+  }
+  auto read = [&](const char *key, int64_t &out) {
+    if (const json *value = optionalMember(*model, key))
+      out = integer(*value, std::string("model.") + key, 1, int64_t(1) << 40);
+  };
+  read("vocab_size", info.vocabSize);
+  read("hidden_size", info.hiddenSize);
+  read("num_layers", info.numLayers);
+  read("num_heads", info.numHeads);
+  read("num_kv_heads", info.numKvHeads);
+  read("head_dim", info.headDim);
+  read("max_seq", info.maxSeq);
 }
 
 } // namespace
@@ -666,6 +807,10 @@ uint64_t TensorSpec::numBytes() const {
   for (int64_t extent : shape)
     count *= static_cast<uint64_t>(extent);
   return dtypeStorageBytes(dtype, count).value_or(0);
+}
+
+int64_t BufferSpec::extent(size_t dim, int64_t batch) const {
+  return shape[dim].isBatch ? batch : shape[dim].value;
 }
 
 uint64_t BufferSpec::numBytes(int64_t batch) const {

@@ -13,12 +13,18 @@
 #include "qfuse/runtime/Cuda.h"
 #include "qfuse/runtime/Error.h"
 #include "qfuse/runtime/Executor.h"
+#include "qfuse/runtime/Generator.h"
+#include "qfuse/runtime/ModelCheckpoint.h"
+#include "qfuse/runtime/ModelLoader.h"
+#include "qfuse/runtime/ModelWeights.h"
 #include "qfuse/runtime/Safetensors.h"
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 struct qfuse_runtime {
   qfuse::runtime::Artifact artifact;
@@ -26,6 +32,8 @@ struct qfuse_runtime {
   qfuse::runtime::cuda::Stream stream;
   std::unique_ptr<qfuse::runtime::Executor> executor;
   std::optional<qfuse::runtime::SafetensorsFile> weights;
+  // Made on the first qfuse_generate (it checks the model contract).
+  std::unique_ptr<qfuse::runtime::Generator> generator;
 };
 
 namespace {
@@ -99,7 +107,7 @@ qfuse_runtime *qfuse_open(const char *artifact_path, int device) {
     qfuse::runtime::cuda::Context context(device);
     runtime.reset(new qfuse_runtime{std::move(artifact), std::move(context),
                                     qfuse::runtime::cuda::Stream(), nullptr,
-                                    std::nullopt});
+                                    std::nullopt, nullptr});
     runtime->executor = std::make_unique<qfuse::runtime::Executor>(
         runtime->artifact, runtime->context);
   });
@@ -186,6 +194,47 @@ int qfuse_get_output(qfuse_runtime *runtime, int64_t batch, const char *name,
                          std::to_string(buffer.size()) + " bytes, got " +
                          std::to_string(bytes));
     buffer.download(data, bytes);
+  });
+}
+
+int qfuse_load_checkpoint(qfuse_runtime *runtime, const char *model_dir,
+                          int threads) {
+  if (!checkHandle(runtime, "qfuse_load_checkpoint"))
+    return -1;
+  return guarded("qfuse_load_checkpoint", [&] {
+    if (threads < 0)
+      throw qfuse::Error("threads is " + std::to_string(threads) +
+                         ", expected 0 (every core) or more");
+    auto checkpoint =
+        qfuse::runtime::ModelCheckpoint::open(model_dir ? model_dir : "");
+    qfuse::runtime::checkModelAgainstConfig(runtime->artifact, checkpoint);
+    qfuse::runtime::loadCheckpoint(*runtime->executor, checkpoint,
+                                   static_cast<unsigned>(threads));
+  });
+}
+
+int qfuse_generate(qfuse_runtime *runtime, const int32_t *prompt_ids,
+                   int64_t n_prompt, int64_t max_new, int32_t *out_ids,
+                   qfuse_generate_stats *stats) {
+  if (!checkHandle(runtime, "qfuse_generate"))
+    return -1;
+  return guarded("qfuse_generate", [&] {
+    if (n_prompt < 0 || (n_prompt > 0 && !prompt_ids))
+      throw qfuse::Error("prompt_ids is NULL or n_prompt is negative");
+    if (max_new > 0 && !out_ids)
+      throw qfuse::Error("out_ids is NULL");
+    if (!runtime->generator)
+      runtime->generator = std::make_unique<qfuse::runtime::Generator>(
+          *runtime->executor, runtime->stream.get());
+    std::vector<int32_t> prompt(prompt_ids, prompt_ids + n_prompt);
+    qfuse::runtime::Generation out =
+        runtime->generator->generate(prompt, max_new);
+    std::copy(out.tokens.begin(), out.tokens.end(), out_ids);
+    if (stats) {
+      stats->ttft_ms = out.ttftMs;
+      stats->decode_ms = out.decodeMs;
+      stats->decode_tokens_per_s = out.decodeTokensPerSecond;
+    }
   });
 }
 

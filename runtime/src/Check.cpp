@@ -6,6 +6,7 @@
 #include "qfuse/format/Packing.h"
 #include "qfuse/format/Reference.h"
 #include "qfuse/runtime/Error.h"
+#include "qfuse/runtime/ModelWeights.h"
 
 #include <algorithm>
 #include <cmath>
@@ -18,43 +19,69 @@ namespace qfuse::runtime::check {
 
 namespace {
 
-/// Fills `out` with N(0, 1) * scale, in parallel chunks (lm_head-sized
-/// weights have half a billion elements).
-void fillNormal(std::vector<float> &out, float scale, uint64_t seed) {
-  unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-  size_t chunk = (out.size() + threads - 1) / threads;
-  std::vector<std::thread> workers;
-  for (unsigned t = 0; t < threads; ++t)
-    workers.emplace_back([&, t] {
-      std::mt19937_64 rng(seed * 7919 + t);
-      std::normal_distribution<float> dist(0.0f, 1.0f);
-      size_t end = std::min(out.size(), (t + 1) * chunk);
-      for (size_t i = t * chunk; i < end; ++i)
-        out[i] = dist(rng) * scale;
-    });
-  for (std::thread &w : workers)
-    w.join();
-}
-
-/// The launch's operands when it is a matmul: x, the weight, y.
+/// The launch's operands when it is a matmul: x, the fused RMSNorm
+/// prologue's gamma tensor (`norm`) when present, and per output the
+/// weight, y and the silu_mul epilogue's up projection (`up_*`
+/// components). A grouped launch (qf-fuse-shared-input) has one output per
+/// member; member i > 0 binds `<name>.<i>`.
 struct MatmulLaunch {
-  std::string x, weight, y;
+  struct Output {
+    std::string weight, y, upWeight;
+  };
+  std::string x, norm;
+  std::vector<Output> outputs;
 };
 
-bool asMatmul(const Step &step, const Kernel &kernel, MatmulLaunch &out) {
+/// The RMSNorm epsilon the check assumes. The compiler bakes eps into the
+/// kernel and the artifact does not record it; with activations uniform in
+/// [-1, 1] (mean square ~1/3) any eps <= 1e-4 moves the row scale by less
+/// than 3e-4 relative, far below kRelativeTolerance.
+constexpr double kAssumedNormEps = 1e-5;
+
+bool asMatmul(const Step &step, const Artifact &artifact, MatmulLaunch &out) {
+  if (step.kind == Step::Kind::Gemm) {
+    // Epilogues (bias, residual) are checked by their own tests.
+    if (!step.gemm.bias.empty() || !step.gemm.residual.empty())
+      return false;
+    out.x = step.gemm.x;
+    out.outputs = {{step.gemm.weight, step.gemm.y, ""}};
+    return true;
+  }
+  if (step.kind != Step::Kind::Launch)
+    return false;
+  const Kernel &kernel = artifact.kernels[step.kernelIndex];
   for (size_t i = 0; i < step.args.size(); ++i) {
-    const std::string &param = kernel.params[i].name;
+    std::string param = kernel.params[i].name;
     const Arg &arg = step.args[i];
+    size_t member = 0;
+    size_t dot = param.rfind('.');
+    if (dot != std::string::npos && dot + 1 < param.size() &&
+        std::all_of(param.begin() + dot + 1, param.end(),
+                    [](char c) { return c >= '0' && c <= '9'; })) {
+      member = std::stoul(param.substr(dot + 1));
+      param.resize(dot);
+    }
+    if (out.outputs.size() <= member)
+      out.outputs.resize(member + 1);
+    MatmulLaunch::Output &o = out.outputs[member];
     if (param == "x")
       out.x = arg.name;
     else if (param == "y")
-      out.y = arg.name;
+      o.y = arg.name;
+    else if (param == "norm")
+      out.norm = arg.name;
+    else if (arg.kind == Arg::Kind::Weight && param.rfind("up_", 0) == 0)
+      o.upWeight = arg.name;
     else if (arg.kind == Arg::Kind::Weight)
-      out.weight = arg.name;
+      o.weight = arg.name;
     else if (param == "bias" || param == "residual")
       return false; // epilogues are checked by their own tests
   }
-  return !out.x.empty() && !out.y.empty() && !out.weight.empty();
+  return !out.x.empty() && !out.outputs.empty() &&
+         std::all_of(out.outputs.begin(), out.outputs.end(),
+                     [](const MatmulLaunch::Output &o) {
+                       return !o.y.empty() && !o.weight.empty();
+                     });
 }
 
 std::vector<float> halvesToFloats(const std::vector<uint16_t> &h) {
@@ -75,38 +102,7 @@ bindRandomWeights(Executor &executor, uint64_t seed) {
   uint64_t index = 0;
   for (const std::string &name : used) {
     const WeightSpec &spec = *executor.artifact().findWeight(name);
-    std::vector<float> w(static_cast<size_t>(spec.n * spec.k));
-    fillNormal(w, 0.02f, seed + 1000 * ++index);
-    std::vector<float> table;
-    format::QuantizeOptions options;
-    if (spec.encodingAttr.format == format::ElementFormat::Codebook &&
-        spec.encodingAttr.table.empty()) {
-      // A named table: any sorted set of distinct values will do, rounded
-      // to the table's type (f16 tables hold f16 values).
-      const int entries = 1 << spec.encodingAttr.indexBits;
-      for (int i = 0; i < entries; ++i)
-        table.push_back(format::roundToScalarType(
-            -1.0f + 2.0f * i / (entries - 1), spec.encodingAttr.tableType));
-      options.table = table.data();
-    }
-    std::vector<int32_t> gIdx;
-    if (spec.encodingAttr.actOrder) {
-      // GPTQ desc_act: columns visited in a random order, each run of
-      // `group` of them one group, so g_idx is a shuffled k / group.
-      std::vector<int32_t> order(static_cast<size_t>(spec.k));
-      std::iota(order.begin(), order.end(), 0);
-      std::shuffle(order.begin(), order.end(),
-                   std::mt19937_64(seed + 1000 * index + 1));
-      gIdx.resize(order.size());
-      for (int64_t j = 0; j < spec.k; ++j)
-        gIdx[order[j]] = static_cast<int32_t>(j / spec.encodingAttr.groupSize);
-      options.gIdx = gIdx.data();
-    }
-    format::TensorMap components;
-    std::string error;
-    if (!format::quantizeRTN(spec.encodingAttr, w.data(), spec.n, spec.k,
-                             components, error, options))
-      throw Error("quantizing random weights for '" + name + "': " + error);
+    format::TensorMap components = randomWeight(spec, seed + 1000 * ++index);
     executor.bindWeight(name, components);
     result.emplace(name, std::move(components));
   }
@@ -126,11 +122,25 @@ checkPlan(Executor &executor, int64_t batch, CUstream stream,
   std::set<std::string> written;
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  // Every buffer a step writes: outputs are the parameters named y / out
+  // (y.<i> for grouped members), gemm outputs and memset targets. A matmul
+  // reading one of them is chained to an earlier launch and not checked
+  // here (whole models are checked against the reference decoder).
   for (const Step &step : plan.steps) {
+    if (step.kind == Step::Kind::Gemm)
+      written.insert(step.gemm.y);
+    else if (step.kind == Step::Kind::Memset)
+      written.insert(step.target);
+    if (step.kind != Step::Kind::Launch)
+      continue;
     const Kernel &kernel = artifact.kernels[step.kernelIndex];
-    MatmulLaunch mm;
-    if (step.kind == Step::Kind::Launch && asMatmul(step, kernel, mm))
-      written.insert(mm.y);
+    for (size_t i = 0; i < step.args.size(); ++i) {
+      const std::string &param = kernel.params[i].name;
+      std::string base = param.substr(0, param.find('.'));
+      if (step.args[i].kind == Arg::Kind::Buffer &&
+          (base == "y" || base == "out"))
+        written.insert(step.args[i].name);
+    }
   }
   for (const BufferSpec &spec : artifact.buffers) {
     cuda::DeviceBuffer &buffer = executor.buffer(batch, spec.name);
@@ -149,45 +159,81 @@ checkPlan(Executor &executor, int64_t batch, CUstream stream,
     buffer.upload(h.data(), h.size() * 2);
     host[spec.name] = std::move(f);
   }
+  // RMSNorm gammas: f16 in [0.5, 1.5], like trained norm weights.
+  std::map<std::string, std::vector<float>> gammas;
+  std::uniform_real_distribution<float> gammaDist(0.5f, 1.5f);
+  for (const Step &step : plan.steps) {
+    MatmulLaunch mm;
+    if (!asMatmul(step, artifact, mm) || mm.norm.empty() ||
+        gammas.count(mm.norm))
+      continue;
+    const TensorSpec &spec = *artifact.findTensor(mm.norm);
+    if (spec.dtype != DType::F16)
+      throw Error("check: norm tensor '" + mm.norm + "' is not f16");
+    std::vector<uint16_t> h(spec.numBytes() / 2);
+    std::vector<float> f(h.size());
+    for (size_t i = 0; i < h.size(); ++i) {
+      h[i] = format::floatToHalf(gammaDist(rng));
+      f[i] = format::halfToFloat(h[i]);
+    }
+    executor.bindTensor(mm.norm, h.data(), h.size() * 2);
+    gammas[mm.norm] = std::move(f);
+  }
   executor.run(batch, stream);
   QFUSE_CU_CTX(cuStreamSynchronize(stream), "running the plan to check it");
 
   std::vector<LaunchCheck> checks;
   for (const Step &step : plan.steps) {
-    if (step.kind != Step::Kind::Launch)
-      continue;
-    const Kernel &kernel = artifact.kernels[step.kernelIndex];
     MatmulLaunch mm;
-    if (!asMatmul(step, kernel, mm))
+    if (!asMatmul(step, artifact, mm))
       continue;
-    const WeightSpec &spec = *artifact.findWeight(mm.weight);
+    const std::string kernelName =
+        step.kind == Step::Kind::Gemm
+            ? std::string("cublas gemm")
+            : artifact.kernels[step.kernelIndex].name;
     auto xIt = host.find(mm.x);
     if (xIt == host.end())
-      throw Error("check: launch of '" + kernel.name + "' reads '" + mm.x +
-                  "', which another launch writes; chained plans are checked "
-                  "by the decode tests");
-    std::vector<float> dense;
-    std::string error;
-    if (!format::dequantize(spec.encodingAttr, weights.at(mm.weight), spec.n,
-                            spec.k, dense, error))
-      throw Error("check: dequantizing '" + mm.weight + "': " + error);
-    std::vector<float> ref =
-        format::referenceMatmul(xIt->second.data(), dense.data(), batch,
-                                spec.n, spec.k);
-    std::vector<uint16_t> yh(static_cast<size_t>(batch * spec.n));
-    executor.buffer(batch, mm.y).download(yh.data(), yh.size() * 2);
-    std::vector<float> y = halvesToFloats(yh);
-    LaunchCheck c;
-    c.kernel = kernel.name;
-    c.weight = mm.weight;
-    c.m = batch;
-    c.n = spec.n;
-    c.k = spec.k;
-    for (float v : y)
-      c.unwritten |= std::isnan(v);
-    c.relativeError = format::relativeError(y, ref);
-    c.passed = !c.unwritten && c.relativeError <= kRelativeTolerance;
-    checks.push_back(c);
+      continue; // chained: its input is another launch's output
+    auto dequantized = [&](const std::string &name) {
+      const WeightSpec &w = *artifact.findWeight(name);
+      std::vector<float> dense;
+      std::string error;
+      if (!format::dequantize(w.encodingAttr, weights.at(name), w.n, w.k,
+                              dense, error))
+        throw Error("check: dequantizing '" + name + "': " + error);
+      return dense;
+    };
+    const int64_t k = artifact.findWeight(mm.outputs.front().weight)->k;
+    // The fused prologue must see what a separate RMSNorm would write.
+    std::vector<float> x = xIt->second;
+    if (!mm.norm.empty())
+      x = format::referenceRMSNorm(x.data(), gammas.at(mm.norm).data(), batch,
+                                   k, kAssumedNormEps);
+    for (const MatmulLaunch::Output &o : mm.outputs) {
+      const WeightSpec &spec = *artifact.findWeight(o.weight);
+      std::vector<float> dense = dequantized(o.weight);
+      std::vector<float> ref =
+          o.upWeight.empty()
+              ? format::referenceMatmul(x.data(), dense.data(), batch, spec.n,
+                                        spec.k)
+              : format::referenceGatedMatmul(x.data(), dense.data(),
+                                             dequantized(o.upWeight).data(),
+                                             batch, spec.n, spec.k);
+      std::vector<uint16_t> yh(static_cast<size_t>(batch * spec.n));
+      executor.buffer(batch, o.y).download(yh.data(), yh.size() * 2);
+      std::vector<float> y = halvesToFloats(yh);
+      LaunchCheck c;
+      c.kernel = kernelName;
+      c.weight = o.weight;
+      c.m = batch;
+      c.n = spec.n;
+      c.k = spec.k;
+      for (float v : y)
+        c.unwritten |= std::isnan(v);
+      c.relativeError = format::relativeError(y, ref);
+      c.passed = !c.unwritten && c.relativeError <= kRelativeTolerance;
+      checks.push_back(c);
+    }
   }
   return checks;
 }

@@ -249,6 +249,42 @@ void DeviceBuffer::fill(uint8_t value, CUstream stream) {
 }
 
 //===----------------------------------------------------------------------===//
+// PinnedBuffer
+//===----------------------------------------------------------------------===//
+
+PinnedBuffer::PinnedBuffer(size_t size, std::string label)
+    : size_(size), label_(std::move(label)) {
+  if (size == 0)
+    return;
+  QFUSE_CU_CTX(cuMemAllocHost(&data_, size),
+               "allocating pinned host buffer '" + label_ + "' (" +
+                   std::to_string(size) + " bytes)");
+}
+
+PinnedBuffer::~PinnedBuffer() { release(); }
+
+PinnedBuffer::PinnedBuffer(PinnedBuffer &&other) noexcept
+    : data_(std::exchange(other.data_, nullptr)),
+      size_(std::exchange(other.size_, 0)), label_(std::move(other.label_)) {}
+
+PinnedBuffer &PinnedBuffer::operator=(PinnedBuffer &&other) noexcept {
+  if (this != &other) {
+    release();
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+    label_ = std::move(other.label_);
+  }
+  return *this;
+}
+
+void PinnedBuffer::release() noexcept {
+  if (data_)
+    cuMemFreeHost(data_);
+  data_ = nullptr;
+  size_ = 0;
+}
+
+//===----------------------------------------------------------------------===//
 // Stream, Event
 //===----------------------------------------------------------------------===//
 
@@ -476,10 +512,10 @@ void Cublas::setStream(CUstream stream) {
 }
 
 void Cublas::gemmF16RowMajor(CUdeviceptr y, CUdeviceptr x, CUdeviceptr w, int m,
-                             int n, int k) {
+                             int n, int k, float beta) {
   // Column-major view: y^T[N, M] = W[N, K] * x^T[K, M], where W is the
   // column-major [K, N] matrix W^T transposed and x^T is x as stored.
-  const float alpha = 1.0f, beta = 0.0f;
+  const float alpha = 1.0f;
   QFUSE_CUBLAS_CTX(
       cublasGemmEx(handle_, CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &alpha,
                    reinterpret_cast<const void *>(w), CUDA_R_16F, k,
@@ -488,6 +524,20 @@ void Cublas::gemmF16RowMajor(CUdeviceptr y, CUdeviceptr x, CUdeviceptr w, int m,
                    CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
       "computing y[" + std::to_string(m) + ", " + std::to_string(n) +
           "] = x * W^T (K = " + std::to_string(k) + ")");
+}
+
+void Cublas::addRowBroadcastF16(CUdeviceptr y, CUdeviceptr bias,
+                                CUdeviceptr ones, int m, int n, float beta) {
+  // Column-major view: y^T[N, M] = bias[N, 1] * ones[1, M] + beta * y^T.
+  const float alpha = 1.0f;
+  QFUSE_CUBLAS_CTX(
+      cublasGemmEx(handle_, CUBLAS_OP_N, CUBLAS_OP_N, n, m, 1, &alpha,
+                   reinterpret_cast<const void *>(bias), CUDA_R_16F, n,
+                   reinterpret_cast<const void *>(ones), CUDA_R_16F, 1, &beta,
+                   reinterpret_cast<void *>(y), CUDA_R_16F, n,
+                   CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+      "adding a bias of " + std::to_string(n) + " to " + std::to_string(m) +
+          " rows");
 }
 
 } // namespace qfuse::runtime::cuda

@@ -33,14 +33,34 @@ Executor::Executor(const Artifact &artifact, const cuda::Context &context)
   context_.makeCurrent();
   cuda::checkTarget(artifact_.target, context_);
 
+  int64_t biasRows = 0; // the most rows a gemm step adds a bias to
+  bool hasGemm = false;
   for (const Plan &plan : artifact_.plans)
-    for (const Step &step : plan.steps)
+    for (const Step &step : plan.steps) {
       for (const Arg &arg : step.args) {
         if (arg.kind == Arg::Kind::Weight)
           usedComponents_.emplace(arg.name, arg.component);
         else if (arg.kind == Arg::Kind::Tensor)
           usedTensors_.insert(arg.name);
       }
+      if (step.kind != Step::Kind::Gemm)
+        continue;
+      hasGemm = true;
+      // A dense f16 weight is one component: the matrix as stored.
+      usedComponents_.emplace(step.gemm.weight, format::kCodes);
+      if (!step.gemm.bias.empty()) {
+        usedTensors_.insert(step.gemm.bias);
+        biasRows = std::max(
+            biasRows, artifact_.findBuffer(step.gemm.x)->extent(0, plan.batch));
+      }
+    }
+  if (hasGemm)
+    cublas_ = std::make_unique<cuda::Cublas>();
+  if (biasRows > 0) {
+    std::vector<uint16_t> ones(static_cast<size_t>(biasRows), 0x3C00); // 1.0
+    ones_ = cuda::DeviceBuffer(ones.size() * 2, "gemm bias ones");
+    ones_.upload(ones.data(), ones.size() * 2);
+  }
 
   const int maxSharedOptIn =
       context_.attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
@@ -110,6 +130,7 @@ Executor::Executor(const Artifact &artifact, const cuda::Context &context)
 Executor::~Executor() {
   // Graphs and buffers go before the modules they reference.
   instances_.clear();
+  state_.clear();
 }
 
 void Executor::fail(const std::string &what) const {
@@ -326,25 +347,72 @@ Executor::Instance &Executor::instance(int64_t batch) {
   return *it->second;
 }
 
+void Executor::allocateState() {
+  if (stateAllocated_)
+    return;
+  for (const BufferSpec &spec : artifact_.buffers) {
+    if (!spec.state)
+      continue;
+    cuda::DeviceBuffer buffer(spec.numBytes(1), spec.name + " (state)");
+    // Zeroed once, here: later runs keep what the plans wrote. The legacy
+    // stream, synchronized, so no later stream can see the buffer unzeroed.
+    QFUSE_CU_CTX(cuMemsetD8Async(buffer.ptr(), 0, buffer.size(), nullptr),
+                 "zeroing state buffer '" + spec.name + "'");
+    state_.emplace(spec.name, std::move(buffer));
+  }
+  QFUSE_CU_CTX(cuStreamSynchronize(nullptr), "zeroing the state buffers");
+  stateAllocated_ = true;
+}
+
 void Executor::allocate(int64_t batch) {
   artifact_.plan(batch);
+  allocateState();
   if (instances_.count(batch))
     return;
   auto created = std::make_unique<Instance>();
   for (const BufferSpec &spec : artifact_.buffers)
-    created->buffers.emplace(
-        spec.name, cuda::DeviceBuffer(spec.numBytes(batch),
-                                      spec.name + " (batch " +
-                                          std::to_string(batch) + ")"));
+    if (!spec.state)
+      created->buffers.emplace(
+          spec.name, cuda::DeviceBuffer(spec.numBytes(batch),
+                                        spec.name + " (batch " +
+                                            std::to_string(batch) + ")"));
   instances_.emplace(batch, std::move(created));
 }
 
+cuda::DeviceBuffer &Executor::bufferOf(const std::string &name,
+                                       Instance &instance) {
+  auto it = instance.buffers.find(name);
+  if (it != instance.buffers.end())
+    return it->second;
+  auto state = state_.find(name);
+  if (state != state_.end())
+    return state->second;
+  fail("no buffer '" + name + "' (not declared in 'buffers')");
+}
+
 cuda::DeviceBuffer &Executor::buffer(int64_t batch, const std::string &name) {
-  Instance &found = instance(batch);
-  auto it = found.buffers.find(name);
-  if (it == found.buffers.end())
-    fail("no buffer '" + name + "' (not declared in 'buffers')");
+  return bufferOf(name, instance(batch));
+}
+
+cuda::DeviceBuffer &Executor::stateBuffer(const std::string &name) {
+  allocateState();
+  auto it = state_.find(name);
+  if (it == state_.end())
+    fail("no state buffer '" + name + "'");
   return it->second;
+}
+
+size_t Executor::stateBytes() const {
+  size_t total = 0;
+  for (const auto &entry : state_)
+    total += entry.second.size();
+  return total;
+}
+
+void Executor::resetState(CUstream stream) {
+  allocateState();
+  for (auto &entry : state_)
+    entry.second.zero(stream);
 }
 
 size_t Executor::bufferBytes(int64_t batch) const {
@@ -368,11 +436,10 @@ void Executor::requireBound(const Plan &plan) const {
        " reads unbound arguments: " + list);
 }
 
-CUdeviceptr Executor::argumentPointer(const Arg &arg,
-                                      Instance &instance) const {
+CUdeviceptr Executor::argumentPointer(const Arg &arg, Instance &instance) {
   switch (arg.kind) {
   case Arg::Kind::Buffer:
-    return instance.buffers.at(arg.name).ptr();
+    return bufferOf(arg.name, instance).ptr();
   case Arg::Kind::Weight:
     return components_.at({arg.name, arg.component});
   case Arg::Kind::Tensor:
@@ -383,60 +450,126 @@ CUdeviceptr Executor::argumentPointer(const Arg &arg,
 }
 
 void Executor::enqueue(const Plan &plan, Instance &instance, CUstream stream) {
-  // One 8-byte slot per argument; cuLaunchKernel copies the values out.
-  std::vector<uint64_t> slots;
-  std::vector<void *> params;
-  for (size_t s = 0; s < plan.steps.size(); ++s) {
-    const Step &step = plan.steps[s];
-    // Only built when a call fails.
-    auto where = [&] {
-      return "running the plan for batch " + std::to_string(plan.batch) +
-             ", step " + std::to_string(s);
-    };
-    if (step.kind == Step::Kind::Memset) {
-      cuda::DeviceBuffer &target = instance.buffers.at(step.target);
-      QFUSE_CU_CTX(cuMemsetD8Async(target.ptr(), 0, target.size(), stream),
-                   where() + " (memset '" + step.target + "')");
-      continue;
-    }
-    slots.assign(step.args.size(), 0);
-    params.resize(step.args.size());
-    for (size_t a = 0; a < step.args.size(); ++a) {
-      const Arg &arg = step.args[a];
-      void *slot = &slots[a];
-      switch (arg.kind) {
-      case Arg::Kind::I32: {
-        int32_t value = static_cast<int32_t>(arg.intValue);
-        std::memcpy(slot, &value, sizeof(value));
-        break;
-      }
-      case Arg::Kind::I64:
-        std::memcpy(slot, &arg.intValue, sizeof(arg.intValue));
-        break;
-      case Arg::Kind::F32:
-        std::memcpy(slot, &arg.floatValue, sizeof(arg.floatValue));
-        break;
-      default: {
-        CUdeviceptr ptr = argumentPointer(arg, instance);
-        std::memcpy(slot, &ptr, sizeof(ptr));
-        break;
-      }
-      }
-      params[a] = slot;
-    }
-    QFUSE_CU_CTX(cuLaunchKernel(kernels_[step.kernelIndex].function,
-                                step.grid[0], step.grid[1], step.grid[2],
-                                step.block[0], step.block[1], step.block[2],
-                                step.sharedBytes, stream, params.data(),
-                                nullptr),
-                 where() + " (launch '" + step.target + "')");
+  for (size_t s = 0; s < plan.steps.size(); ++s)
+    enqueueStep(plan, s, instance, stream);
+}
+
+void Executor::enqueueStep(const Plan &plan, size_t s, Instance &instance,
+                           CUstream stream) {
+  const Step &step = plan.steps[s];
+  // Only built when a call fails.
+  auto where = [&] {
+    return "running the plan for batch " + std::to_string(plan.batch) +
+           ", step " + std::to_string(s);
+  };
+  if (step.kind == Step::Kind::Memset) {
+    cuda::DeviceBuffer &target = bufferOf(step.target, instance);
+    QFUSE_CU_CTX(cuMemsetD8Async(target.ptr(), 0, target.size(), stream),
+                 where() + " (memset '" + step.target + "')");
+    return;
   }
+  if (step.kind == Step::Kind::Gemm) {
+    enqueueGemm(plan, step, instance, stream, where());
+    return;
+  }
+  // One 8-byte slot per argument; cuLaunchKernel copies the values out.
+  std::vector<uint64_t> slots(step.args.size(), 0);
+  std::vector<void *> params(step.args.size());
+  for (size_t a = 0; a < step.args.size(); ++a) {
+    const Arg &arg = step.args[a];
+    void *slot = &slots[a];
+    switch (arg.kind) {
+    case Arg::Kind::I32: {
+      int32_t value = static_cast<int32_t>(arg.intValue);
+      std::memcpy(slot, &value, sizeof(value));
+      break;
+    }
+    case Arg::Kind::I64:
+      std::memcpy(slot, &arg.intValue, sizeof(arg.intValue));
+      break;
+    case Arg::Kind::F32:
+      std::memcpy(slot, &arg.floatValue, sizeof(arg.floatValue));
+      break;
+    default: {
+      CUdeviceptr ptr = argumentPointer(arg, instance);
+      std::memcpy(slot, &ptr, sizeof(ptr));
+      break;
+    }
+    }
+    params[a] = slot;
+  }
+  QFUSE_CU_CTX(cuLaunchKernel(kernels_[step.kernelIndex].function,
+                              step.grid[0], step.grid[1], step.grid[2],
+                              step.block[0], step.block[1], step.block[2],
+                              step.sharedBytes, stream, params.data(),
+                              nullptr),
+               where() + " (launch '" + step.target + "')");
+}
+
+std::vector<double> Executor::profileSteps(int64_t batch, CUstream stream,
+                                           int repeats) {
+  const Plan &plan = artifact_.plan(batch);
+  requireBound(plan);
+  allocate(batch);
+  prepareCublas(stream);
+  Instance &target = instance(batch);
+  std::vector<double> times;
+  cuda::Event start, end;
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    enqueueStep(plan, s, target, stream); // warm (first-use costs)
+    start.record(stream);
+    for (int r = 0; r < repeats; ++r)
+      enqueueStep(plan, s, target, stream);
+    end.record(stream);
+    end.synchronize();
+    times.push_back(cuda::Event::elapsedMs(start, end) / repeats);
+  }
+  return times;
+}
+
+void Executor::enqueueGemm(const Plan &plan, const Step &step,
+                           Instance &instance, CUstream stream,
+                           const std::string &where) {
+  const GemmStep &gemm = step.gemm;
+  const WeightSpec &weight = *artifact_.findWeight(gemm.weight);
+  const int m = static_cast<int>(
+      artifact_.findBuffer(gemm.x)->extent(0, plan.batch));
+  const int n = static_cast<int>(weight.n), k = static_cast<int>(weight.k);
+  CUdeviceptr y = bufferOf(gemm.y, instance).ptr();
+  // y = residual (+ bias) + x W^T: each term lands on y in turn, and the
+  // product accumulates with beta = 1 onto what is already there.
+  float beta = 0.0f;
+  if (!gemm.residual.empty()) {
+    const size_t bytes = size_t(m) * size_t(n) * 2;
+    QFUSE_CU_CTX(cuMemcpyDtoDAsync(y, bufferOf(gemm.residual, instance).ptr(),
+                                   bytes, stream),
+                 where + " (gemm '" + gemm.weight + "': copying residual '" +
+                     gemm.residual + "' into '" + gemm.y + "')");
+    beta = 1.0f;
+  }
+  if (!gemm.bias.empty()) {
+    cublas_->addRowBroadcastF16(y, tensors_.at(gemm.bias).ptr(), ones_.ptr(),
+                                m, n, beta);
+    beta = 1.0f;
+  }
+  cublas_->gemmF16RowMajor(y, bufferOf(gemm.x, instance).ptr(),
+                           components_.at({gemm.weight, format::kCodes}), m, n,
+                           k, beta);
+}
+
+void Executor::prepareCublas(CUstream stream) {
+  if (!cublas_ || (cublasStreamSet_ && cublasStream_ == stream))
+    return;
+  cublas_->setStream(stream);
+  cublasStream_ = stream;
+  cublasStreamSet_ = true;
 }
 
 void Executor::run(int64_t batch, CUstream stream) {
   const Plan &plan = artifact_.plan(batch);
   requireBound(plan);
   allocate(batch);
+  prepareCublas(stream);
   enqueue(plan, instance(batch), stream);
 }
 
@@ -444,6 +577,7 @@ cuda::Graph Executor::makeGraph(int64_t batch, CUstream stream) {
   const Plan &plan = artifact_.plan(batch);
   requireBound(plan);
   allocate(batch);
+  prepareCublas(stream);
   Instance &target = instance(batch);
   return cuda::Graph::capture(stream, [&] { enqueue(plan, target, stream); });
 }

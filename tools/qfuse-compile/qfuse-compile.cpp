@@ -1,7 +1,8 @@
 //===- qfuse-compile.cpp - .mlir -> qfuse artifact, in one command ----------===//
 //
 // Runs the whole pipeline: import upstream quant types, canonicalize, fuse
-// dequantization into matmuls, select tiling, choose packed layouts,
+// dequantization into matmuls, fold neighbours into them (the qf-fuse-*
+// passes chosen with --fuse), select tiling, choose packed layouts,
 // generate NVVM kernels, serialize them to PTX, assemble a cubin with ptxas
 // where the CUDA toolkit is present, and write the artifact of
 // docs/artifact.md.
@@ -20,6 +21,7 @@
 #include "mlir/Target/LLVM/NVVM/Target.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -33,6 +35,7 @@
 #include "../../lib/Target/ArtifactWriter.h"
 #include "qfuse/Conversion/Passes.h"
 #include "qfuse/Dialect/QF/IR/QFDialect.h"
+#include "qfuse/Dialect/QF/Transforms/CostModel.h"
 #include "qfuse/Dialect/QF/Transforms/Passes.h"
 
 using namespace mlir;
@@ -64,6 +67,65 @@ static cl::opt<std::string>
               cl::init(""));
 static cl::opt<bool> noCubin("no-cubin", cl::desc("Embed PTX only"),
                             cl::init(false));
+
+/// The fusion passes --fuse can switch on, in the order they run.
+static constexpr std::pair<llvm::StringLiteral, llvm::StringLiteral>
+    kFusions[] = {{"rmsnorm", "qf-fuse-rmsnorm-prologue"},
+                  {"gated-mlp", "qf-fuse-gated-mlp"},
+                  {"epilogue", "qf-fuse-epilogue"},
+                  {"shared-input", "qf-fuse-shared-input"}};
+static cl::opt<std::string> fuse(
+    "fuse",
+    cl::desc("Fusion passes to run after qf-fuse-dequant-matmul: a comma-"
+             "separated subset of rmsnorm (qf-fuse-rmsnorm-prologue), "
+             "gated-mlp (qf-fuse-gated-mlp), epilogue (qf-fuse-epilogue), "
+             "shared-input (qf-fuse-shared-input); "
+             "'all' (default) or 'none'"),
+    cl::init("all"));
+
+/// The pass names --fuse selects, in pipeline order, or an error message.
+/// rmsnorm, gated-mlp and shared-input need the matvec kernel: past batch 8
+/// the tensor-core kernel runs, which fuses none of them, so they are left
+/// out with a note.
+static FailureOr<SmallVector<StringRef>> selectFusions(int64_t maxBatch,
+                                                       std::string &error) {
+  llvm::StringSet<> wanted;
+  SmallVector<StringRef> items;
+  StringRef(fuse).split(items, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
+  for (StringRef item : items) {
+    item = item.trim();
+    if (item == "all") {
+      for (auto &entry : kFusions)
+        wanted.insert(entry.first);
+    } else if (item != "none") {
+      if (llvm::none_of(kFusions,
+                        [&](auto &entry) { return entry.first == item; })) {
+        error = "--fuse: unknown fusion '" + item.str() +
+                "'; expected rmsnorm, gated-mlp, epilogue, shared-input, all "
+                "or none";
+        return failure();
+      }
+      wanted.insert(item);
+    }
+  }
+  if (llvm::is_contained(items, "none") && wanted.size() > 0) {
+    error = "--fuse: 'none' cannot be combined with other fusions";
+    return failure();
+  }
+  SmallVector<StringRef> passes;
+  for (auto &[flag, pass] : kFusions) {
+    if (!wanted.contains(flag))
+      continue;
+    if (maxBatch > qf::kMatvecMaxM && flag != "epilogue") {
+      llvm::errs() << "qfuse-compile: note: --fuse=" << flag
+                   << " skipped: batch " << maxBatch
+                   << " uses the tensor-core kernel, which does not fuse it\n";
+      continue;
+    }
+    passes.push_back(pass);
+  }
+  return passes;
+}
 
 /// The ptxas to use, or empty when there is none.
 static std::string findPtxas() {
@@ -148,8 +210,17 @@ int main(int argc, char **argv) {
   }
   if (batches.empty())
     batches = "1";
+  FailureOr<SmallVector<StringRef>> fusions =
+      selectFusions(selectBatch, error);
+  if (failed(fusions)) {
+    llvm::errs() << "qfuse-compile: " << error << "\n";
+    return 1;
+  }
+  std::string fusionPasses;
+  for (StringRef pass : *fusions)
+    fusionPasses += pass.str() + ",";
   std::string pipeline =
-      "qf-import-quant,canonicalize,qf-fuse-dequant-matmul,"
+      "qf-import-quant,canonicalize,qf-fuse-dequant-matmul," + fusionPasses +
       "qf-select-tiling{batch=" + std::to_string(selectBatch) +
       (tuningDb.empty() ? "" : " tuning-db=" + tuningDb) +
       "},qf-choose-layout,qf-to-gpu{chip=" + chip + " features=" + features +

@@ -161,6 +161,10 @@ struct Case {
   Location loc;                ///< the op, for diagnostics
   std::vector<float> dense;    ///< dequantized [N, K], while it is checked
   fmt::TensorMap packed;       ///< components in the kernel layout
+  /// silu_mul: the up projection, a second weight of the same type, whose
+  /// components the function takes as `up_<component>`.
+  std::vector<float> upDense;
+  fmt::TensorMap upPacked;
 };
 
 /// Strips "#qf.enc<" ... ">" (or "#qf.layout<") from an attribute's text.
@@ -172,8 +176,10 @@ std::string attrBody(Attribute attr) {
   return text.substr(open + 1, text.size() - open - 2);
 }
 
-/// Quantizes seeded random fp16 weights (never zero) into `c`.
-bool prepareWeight(Case &c, uint64_t weightSeed, std::string &error) {
+/// Quantizes seeded random fp16 weights (never zero) of `c`'s type into
+/// `dense` (dequantized) and `packed`.
+bool prepareOneWeight(Case &c, uint64_t weightSeed, std::vector<float> &dense,
+                      fmt::TensorMap &packed, std::string &error) {
   int64_t n = c.weight.getN(), k = c.weight.getK();
   std::mt19937_64 rng(weightSeed);
   std::normal_distribution<float> dist(0.0f, 0.02f);
@@ -211,9 +217,16 @@ bool prepareWeight(Case &c, uint64_t weightSeed, std::string &error) {
   fmt::TensorMap rowMajor;
   if (!fmt::quantizeRTN(c.encoding, w.data(), n, k, u, error, options) ||
       !fmt::pack(c.encoding, u, n, k, rowMajor, error) ||
-      !fmt::dequantize(c.encoding, u, n, k, c.dense, error))
+      !fmt::dequantize(c.encoding, u, n, k, dense, error))
     return false;
-  return fmt::repack(c.encoding, c.layout, rowMajor, n, k, c.packed, error);
+  return fmt::repack(c.encoding, c.layout, rowMajor, n, k, packed, error);
+}
+
+/// The weight of `c`, and under silu_mul its up projection (another seed).
+bool prepareWeight(Case &c, uint64_t weightSeed, std::string &error) {
+  return prepareOneWeight(c, weightSeed, c.dense, c.packed, error) &&
+         (!c.siluMul || prepareOneWeight(c, weightSeed ^ 0x5eed, c.upDense,
+                                         c.upPacked, error));
 }
 
 /// Corrupts a buffer: every third element gets bit 6 of its most
@@ -242,7 +255,7 @@ bool runCase(ExecutionEngine &engine, Case &c, int64_t m, std::mt19937_64 &rng,
              Result &r, std::string &error) {
   qf::WeightType w = c.weight;
   int64_t nW = w.getN(), k = w.getK();
-  int64_t nOut = c.siluMul ? nW / 2 : nW;
+  int64_t nOut = nW;
   std::vector<float> x, norm, bias, residual;
   std::vector<Buffer> buffers(c.params.size());
   for (size_t i = 0; i < c.params.size(); ++i) {
@@ -265,8 +278,11 @@ bool runCase(ExecutionEngine &engine, Case &c, int64_t m, std::mt19937_64 &rng,
     else if (buf.name == "y")
       buf.bytes.assign(bytes, 0xFF); // f16 and bf16 0xFFFF are NaNs
     else {
-      auto it = c.packed.find(buf.name);
-      if (it == c.packed.end()) {
+      StringRef component = buf.name;
+      bool isUp = component.consume_front("up_");
+      const fmt::TensorMap &packed = isUp ? c.upPacked : c.packed;
+      auto it = packed.find(component.str());
+      if (it == packed.end()) {
         error = "the function takes '" + buf.name +
                 "', which the packed weight does not have";
         return false;
@@ -302,8 +318,9 @@ bool runCase(ExecutionEngine &engine, Case &c, int64_t m, std::mt19937_64 &rng,
     return false;
   }
 
-  // Reference: RMSNorm in double, the matmul with double accumulation, then
-  // bias, silu_mul and residual in double.
+  // Reference: RMSNorm in double, rounded to the activation type (as a
+  // separate qf.rms_norm's result), the matmul with double accumulation,
+  // then bias, silu_mul and residual in double.
   std::vector<float> xs = x;
   if (c.hasNorm) {
     for (int64_t mi = 0; mi < m; ++mi) {
@@ -312,11 +329,15 @@ bool runCase(ExecutionEngine &engine, Case &c, int64_t m, std::mt19937_64 &rng,
         sum += double(x[mi * k + ki]) * x[mi * k + ki];
       double rs = 1.0 / std::sqrt(sum / double(k) + c.normEps);
       for (int64_t ki = 0; ki < k; ++ki)
-        xs[mi * k + ki] = float(x[mi * k + ki] * rs * norm[ki]);
+        xs[mi * k + ki] = fromAct(
+            toAct(float(x[mi * k + ki] * rs * norm[ki]), c.act), c.act);
     }
   }
   std::vector<float> acc = fmt::referenceMatmul(xs.data(), c.dense.data(), m,
                                                 nW, k);
+  std::vector<float> upAcc;
+  if (c.siluMul)
+    upAcc = fmt::referenceMatmul(xs.data(), c.upDense.data(), m, nW, k);
   std::vector<float> ref(size_t(m * nOut)), y(size_t(m * nOut));
   const std::vector<uint8_t> &yBytes = buffers.back().bytes;
   for (int64_t mi = 0; mi < m; ++mi)
@@ -325,9 +346,7 @@ bool runCase(ExecutionEngine &engine, Case &c, int64_t m, std::mt19937_64 &rng,
       if (c.hasBias)
         v += bias[ni];
       if (c.siluMul) {
-        double up = acc[mi * nW + nOut + ni];
-        if (c.hasBias)
-          up += bias[nOut + ni];
+        double up = upAcc[mi * nW + ni];
         v = v / (1.0 + std::exp(-v)) * up;
       }
       if (c.hasResidual)
@@ -519,6 +538,8 @@ int main(int argc, char **argv) {
     }
     c.dense = {};
     c.packed = {};
+    c.upDense = {};
+    c.upPacked = {};
   }
   double seconds = std::chrono::duration<double>(
                        std::chrono::steady_clock::now() - start)

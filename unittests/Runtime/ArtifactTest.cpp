@@ -23,7 +23,7 @@ namespace {
 
 const char *kValidArtifact = R"json({
   "format": "qfuse-artifact",
-  "version": 1,
+  "version": 2,
   "producer": "qfuse-compile test",
   "target": {"chip": "sm_90", "ptx_features": "+ptx80"},
   "kernels": [
@@ -173,7 +173,7 @@ json &launchStep(json &a) { return a["plans"][0]["steps"][2]; }
 TEST(Artifact, ParsesTheValidArtifact) {
   Artifact a = Artifact::parse(kValidArtifact, "test.qfa");
   EXPECT_EQ(a.source, "test.qfa");
-  EXPECT_EQ(a.version, 1);
+  EXPECT_EQ(a.version, 2);
   EXPECT_EQ(a.producer, "qfuse-compile test");
   EXPECT_EQ(a.chip, "sm_90");
   EXPECT_EQ(a.target.major, 9);
@@ -305,8 +305,14 @@ TEST(ArtifactInvalid, MissingFormat) {
 }
 
 TEST(ArtifactInvalid, OtherVersion) {
-  expectInvalid([](json &a) { a["version"] = 2; },
-                {"version", "found 2", "supports 1"});
+  expectInvalid([](json &a) { a["version"] = 3; },
+                {"version", "found 3", "supports 2"});
+}
+
+TEST(ArtifactInvalid, Version1IsRejected) {
+  expectInvalid([](json &a) { a["version"] = 1; },
+                {"version", "found 1", "supports 2",
+                 "recompile the model with this qfuse-compile"});
 }
 
 TEST(ArtifactInvalid, BadChip) {
@@ -318,9 +324,11 @@ TEST(ArtifactInvalid, BadChip) {
 // Kernels
 //===----------------------------------------------------------------------===//
 
-TEST(ArtifactInvalid, NoKernels) {
+TEST(ArtifactInvalid, LaunchWithoutKernels) {
+  // No kernels is valid (gemm-only artifacts), but then nothing launches.
   expectInvalid([](json &a) { a["kernels"] = json::array(); },
-                {"kernels", "no kernels"});
+                {"plans[0].steps[1].launch", "kernel 'qf_rmsnorm_0' is not "
+                                             "defined"});
 }
 
 TEST(ArtifactInvalid, KernelWithoutCode) {
@@ -466,6 +474,16 @@ TEST(ArtifactInvalid, DuplicateBatch) {
 TEST(ArtifactInvalid, ZeroBatch) {
   expectInvalid([](json &a) { a["plans"][0]["batch"] = 0; },
                 {"plans[0].batch", "out of range"});
+}
+
+TEST(ArtifactInvalid, StepThatIsBothGemmAndMemset) {
+  expectInvalid(
+      [](json &a) {
+        a["plans"][0]["steps"][0]["gemm"] = {
+            {"x", "x"}, {"weight", "model.layers.0.self_attn.q_proj"},
+            {"y", "y"}};
+      },
+      {"plans[0].steps[0]", "exactly one of"});
 }
 
 TEST(ArtifactInvalid, StepThatIsBothLaunchAndMemset) {
@@ -656,6 +674,198 @@ TEST(ArtifactInvalid, NegativeRooflineBytes) {
 //===----------------------------------------------------------------------===//
 // Helpers
 //===----------------------------------------------------------------------===//
+
+//===----------------------------------------------------------------------===//
+// Version 2: state buffers, gemm steps, "model"
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The valid artifact plus what version 2 adds: a dense f16 weight read by a
+/// gemm step (bias and residual), a state buffer and the model object.
+json validV2() {
+  json a = valid();
+  a["weights"].push_back({{"name", "model.layers.0.mlp.down_proj"},
+                          {"shape", {256, 512}},
+                          {"encoding", "f16"},
+                          {"layout", "row_major"}});
+  a["tensors"].push_back({{"name", "model.layers.0.mlp.down_proj.bias"},
+                          {"shape", {256}},
+                          {"dtype", "f16"}});
+  a["buffers"].push_back({{"name", "h"}, {"shape", {"M", 256}},
+                          {"dtype", "f16"}});
+  a["buffers"].push_back({{"name", "model.layers.0.self_attn.key_cache"},
+                          {"shape", {64, 512}},
+                          {"dtype", "f16"},
+                          {"state", true}});
+  a["plans"][0]["steps"].push_back(
+      {{"gemm",
+        {{"x", "x"},
+         {"weight", "model.layers.0.mlp.down_proj"},
+         {"y", "y"},
+         {"bias", "model.layers.0.mlp.down_proj.bias"},
+         {"residual", "h"}}}});
+  a["plans"][0]["steps"].push_back(
+      {{"memset", "model.layers.0.self_attn.key_cache"}});
+  a["model"] = {{"architecture", "llama"}, {"vocab_size", 1000},
+                {"hidden_size", 512},      {"num_layers", 1},
+                {"num_heads", 4},          {"num_kv_heads", 2},
+                {"head_dim", 128},         {"max_seq", 64},
+                {"encoding", {{"q_proj", "int4-g128"}}}};
+  return a;
+}
+
+json &gemmOf(json &a) { return a["plans"][0]["steps"][3]["gemm"]; }
+
+void expectInvalidV2(const std::function<void(json &)> &edit,
+                     std::initializer_list<const char *> fragments) {
+  json artifact = validV2();
+  edit(artifact);
+  expectInvalid(artifact.dump(), fragments);
+}
+
+} // namespace
+
+TEST(ArtifactV2, ParsesStateGemmAndModel) {
+  Artifact a = Artifact::parse(validV2().dump(), "test.qfa");
+  const BufferSpec *cache =
+      a.findBuffer("model.layers.0.self_attn.key_cache");
+  ASSERT_NE(cache, nullptr);
+  EXPECT_TRUE(cache->state);
+  EXPECT_FALSE(a.findBuffer("x")->state);
+  EXPECT_EQ(cache->numBytes(16), 64u * 512 * 2);
+
+  const Step &gemm = a.plan(1).steps[3];
+  EXPECT_EQ(gemm.kind, Step::Kind::Gemm);
+  EXPECT_EQ(gemm.gemm.x, "x");
+  EXPECT_EQ(gemm.gemm.weight, "model.layers.0.mlp.down_proj");
+  EXPECT_EQ(gemm.gemm.y, "y");
+  EXPECT_EQ(gemm.gemm.bias, "model.layers.0.mlp.down_proj.bias");
+  EXPECT_EQ(gemm.gemm.residual, "h");
+  EXPECT_EQ(gemm.target, "model.layers.0.mlp.down_proj");
+  // The dense f16 weight is one component: its f16 values as bytes.
+  const WeightSpec &w = *a.findWeight("model.layers.0.mlp.down_proj");
+  ASSERT_EQ(w.components.size(), 1u);
+  EXPECT_EQ(w.components[0].name, "codes");
+  EXPECT_EQ(w.components[0].shape, (std::vector<int64_t>{256, 1024}));
+
+  EXPECT_TRUE(a.model.present);
+  EXPECT_EQ(a.model.architecture, "llama");
+  EXPECT_EQ(a.model.vocabSize, 1000);
+  EXPECT_EQ(a.model.maxSeq, 64);
+  EXPECT_EQ(a.model.numKvHeads, 2);
+  EXPECT_EQ(json::parse(a.model.json)["encoding"]["q_proj"], "int4-g128");
+
+  // Optional operands may be left out; "model" too.
+  json plain = validV2();
+  gemmOf(plain).erase("bias");
+  gemmOf(plain).erase("residual");
+  plain.erase("model");
+  Artifact b = Artifact::parse(plain.dump(), "test.qfa");
+  EXPECT_TRUE(b.plan(1).steps[3].gemm.bias.empty());
+  EXPECT_TRUE(b.plan(1).steps[3].gemm.residual.empty());
+  EXPECT_FALSE(b.model.present);
+}
+
+TEST(ArtifactV2, StateBufferWithBatchDimension) {
+  expectInvalidV2(
+      [](json &a) { a["buffers"][4]["shape"] = {"M", 512}; },
+      {"buffers[4].shape", "state buffer 'model.layers.0.self_attn.key_cache'",
+       "static shape", "\"M\""});
+}
+
+TEST(ArtifactV2, StateThatIsNotABoolean) {
+  expectInvalidV2([](json &a) { a["buffers"][4]["state"] = 1; },
+                  {"buffers[4].state", "expected true or false"});
+}
+
+TEST(ArtifactV2, GemmOfUnknownBuffer) {
+  expectInvalidV2([](json &a) { gemmOf(a)["x"] = "nope"; },
+                  {"plans[0].steps[3].gemm.x", "buffer 'nope' is not "
+                                               "declared"});
+}
+
+TEST(ArtifactV2, GemmOfUnknownWeight) {
+  expectInvalidV2([](json &a) { gemmOf(a)["weight"] = "w"; },
+                  {"plans[0].steps[3].gemm.weight", "weight 'w' is not "
+                                                    "declared"});
+}
+
+TEST(ArtifactV2, GemmOfAQuantizedWeight) {
+  expectInvalidV2(
+      [](json &a) {
+        gemmOf(a)["weight"] = "model.layers.0.self_attn.q_proj";
+      },
+      {"gemm.weight", "'model.layers.0.self_attn.q_proj'",
+       "\"int4, group = 128, scale = f16\"", "dense \"f16\""});
+}
+
+TEST(ArtifactV2, GemmOfA24SparseWeight) {
+  expectInvalidV2(
+      [](json &a) { a["weights"][2]["encoding"] = "f16, sparse = 2:4"; },
+      {"gemm.weight", "f16, sparse = 2:4", "dense \"f16\""});
+}
+
+TEST(ArtifactV2, GemmWithMismatchedK) {
+  expectInvalidV2([](json &a) { a["buffers"][0]["shape"] = {"M", 256}; },
+                  {"gemm.x", "buffer 'x' must be [M, 512]",
+                   "'model.layers.0.mlp.down_proj' [256, 512]"});
+}
+
+TEST(ArtifactV2, GemmWithMismatchedN) {
+  expectInvalidV2([](json &a) { gemmOf(a)["y"] = "x"; },
+                  {"gemm.y", "buffer 'x' must be [M, 256]"});
+}
+
+TEST(ArtifactV2, GemmWithRowsThatDiffer) {
+  expectInvalidV2([](json &a) { a["buffers"][1]["shape"] = {4, 256}; },
+                  {"gemm.y", "other rows than x 'x'"});
+}
+
+TEST(ArtifactV2, GemmOfF32Buffers) {
+  expectInvalidV2([](json &a) { a["buffers"][3]["dtype"] = "f32"; },
+                  {"gemm.residual", "buffer 'h' is f32", "f16"});
+}
+
+TEST(ArtifactV2, GemmWhoseResidualIsY) {
+  expectInvalidV2([](json &a) { gemmOf(a)["residual"] = "y"; },
+                  {"gemm.residual", "residual 'y' is also y"});
+}
+
+TEST(ArtifactV2, GemmWithABiasOfTheWrongShape) {
+  expectInvalidV2([](json &a) { a["tensors"][1]["shape"] = {512}; },
+                  {"gemm.bias",
+                   "tensor 'model.layers.0.mlp.down_proj.bias' must be "
+                   "f16 [256]"});
+}
+
+TEST(ArtifactV2, GemmWithAnUnknownBias) {
+  expectInvalidV2([](json &a) { gemmOf(a)["bias"] = "b"; },
+                  {"gemm.bias", "tensor 'b' is not declared"});
+}
+
+TEST(ArtifactV2, GemmWithAnUnknownField) {
+  expectInvalidV2([](json &a) { gemmOf(a)["alpha"] = 2; },
+                  {"gemm", "unknown field 'alpha'"});
+}
+
+TEST(ArtifactV2, ModelThatIsNotAnObject) {
+  expectInvalidV2([](json &a) { a["model"] = json::array(); },
+                  {"model", "expected an object"});
+}
+
+TEST(ArtifactV2, ModelWithANonPositiveMaxSeq) {
+  expectInvalidV2([](json &a) { a["model"]["max_seq"] = 0; },
+                  {"model.max_seq", "out of range"});
+}
+
+TEST(ArtifactV2, ImmediatesForI32AndF32Parameters) {
+  // Kernels other than the matvec take their immediates as i32 / f32.
+  Artifact a = Artifact::parse(validV2().dump(), "test.qfa");
+  const Step &launch = a.plan(1).steps[2];
+  EXPECT_EQ(launch.args[4].kind, Arg::Kind::I32);
+  EXPECT_EQ(launch.args[5].kind, Arg::Kind::F32);
+}
 
 TEST(ChipTarget, Parses) {
   std::optional<ChipTarget> t = ChipTarget::parse("sm_90a");

@@ -22,7 +22,7 @@ std::string writeTemp(const std::string &name, const std::string &text) {
   return path;
 }
 
-TEST(CApi, Version) { EXPECT_EQ(qfuse_artifact_version(), 1); }
+TEST(CApi, Version) { EXPECT_EQ(qfuse_artifact_version(), 2); }
 
 TEST(CApi, CanonicalEncodingFromNamesAndText) {
   char out[256];
@@ -71,6 +71,20 @@ TEST(CApi, OpenFailsCleanly) {
   EXPECT_EQ(qfuse_bind_random_weights(nullptr, 1), -1);
   EXPECT_EQ(qfuse_buffer_bytes(nullptr, 1, "x"), -1);
   qfuse_close(nullptr);
+}
+
+TEST(CApi, ModelCallsRejectANullHandle) {
+  EXPECT_EQ(qfuse_load_checkpoint(nullptr, "/nonexistent", 0), -1);
+  EXPECT_NE(std::string(qfuse_last_error()).find("qfuse_load_checkpoint"),
+            std::string::npos);
+  const int32_t prompt[] = {1, 2};
+  int32_t out[4];
+  qfuse_generate_stats stats;
+  EXPECT_EQ(qfuse_generate(nullptr, prompt, 2, 4, out, &stats), -1);
+  EXPECT_NE(std::string(qfuse_last_error()).find("qfuse_generate: the "
+                                                 "runtime handle is NULL"),
+            std::string::npos)
+      << qfuse_last_error();
 }
 
 TEST(CApi, DeviceCountIsNotAnError) { EXPECT_GE(qfuse_device_count(), 0); }

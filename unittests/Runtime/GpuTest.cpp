@@ -124,7 +124,7 @@ json testArtifact(const std::string &chip, bool withCubin) {
              {{{"buffer", "y"}}, {{"tensor", "bias"}}, {{"i64", 2 * kWidth}}})};
   return {
       {"format", "qfuse-artifact"},
-      {"version", 1},
+      {"version", kArtifactVersion},
       {"producer", "GpuTest"},
       {"target", {{"chip", chip}}},
       {"kernels",

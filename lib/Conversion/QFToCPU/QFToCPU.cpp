@@ -12,7 +12,7 @@
 //                              %scales: memref<256x12xf16>,
 //                              %y: memref<?x256xf16>)
 //       attributes {llvm.emit_c_interface} {
-//     xs = f32(x) (RMSNorm applied when fused)
+//     xs = f32(x) (RMSNorm applied when fused, rounded to x's type)
 //     scf.for %n = 0 to 256 {
 //       row[k] = dequant(W[n, k]) for every k          (WeightDecoder)
 //       scf.for %m = 0 to M {
@@ -82,7 +82,7 @@ struct RefSpec {
   float normEps = 0.0f;
 
   int64_t k() const { return weight.getK(); }
-  int64_t nOut() const { return siluMul ? weight.getN() / 2 : weight.getN(); }
+  int64_t nOut() const { return weight.getN(); }
   /// M when static, ShapedType::kDynamic otherwise.
   int64_t m() const { return input.getDimSize(0); }
 
@@ -153,7 +153,8 @@ private:
   }
   /// The constant f32 table of nf4, fp4 and inline codebooks, else null.
   Value constantTable(ImplicitLocOpBuilder &b);
-  /// xs[m, k] = f32(x[m, k]), times rsqrt(mean(x[m]^2) + eps) * norm[k].
+  /// xs[m, k] = f32(x[m, k]), or with the RMSNorm prologue
+  /// f32(round(x[m, k] * rsqrt(mean(x[m]^2) + eps) * norm[k])).
   void widenActivations(CPUEmitter &e, Value xs, Value m);
   /// row[k] = W[n, k] for every k (0 where 2:4 pruned it).
   void decodeRow(CPUEmitter &e, WeightDecoder &decoder, Value n, Value row);
@@ -220,8 +221,13 @@ void ReferenceBuilder::widenActivations(CPUEmitter &e, Value xs, Value m) {
     }
     e.forLoop(zero, kEnd, [&](Value k) {
       Value v = e.loadF32(x, {mi, k}, act);
-      if (norm)
+      if (norm) {
         v = e.fmul(e.fmul(v, rscale), e.loadF32(norm, {k}, spec.normType));
+        // Rounded to the activation type, as a separate qf.rms_norm's
+        // result is (and the GPU prologue does): fusing must not change
+        // the matmul's input.
+        v = arith::ExtFOp::create(e.builder(), e.f32(), e.truncTo(v, act));
+      }
       e.store(v, xs, {mi, k});
     });
   });
@@ -258,21 +264,32 @@ SmallVector<std::string> ReferenceBuilder::build(Location loc) {
   add("x", {m, k}, act);
   if (spec.normType)
     add("norm", {k}, spec.normType);
-  add("codes", {n, stored * bits / 8}, i8);
-  if (enc.isQuantized())
-    add("scales", {n, groups}, storageType(enc.getScaleType()));
-  if (enc.isSparse24())
-    add("meta", {n, (k + 7) / 8}, i8);
-  if (enc.getZeroPoint() == ZeroPointKind::Int)
-    add("zeros", {n, (groups * bits + 7) / 8}, i8);
-  else if (enc.getZeroPoint() == ZeroPointKind::Float)
-    add("zeros", {n, groups}, storageType(enc.getScaleType()));
-  if (enc.getActOrder())
-    add("perm", {k}, IntegerType::get(ctx, 32)); // qfuse::format::kPerm
-  if (enc.getGlobalScale())
-    add("global_scale", {1}, Float32Type::get(ctx));
-  if (enc.getFormat() == ElementFormat::Codebook && enc.getTableName())
-    add("table", {int64_t(1) << bits}, storageType(enc.getTableType()));
+  // The packed components of one weight; the up projection of silu_mul
+  // has the same ones, named with an `up_` prefix.
+  auto addWeight = [&](StringRef prefix) {
+    auto named = [&](StringRef component) {
+      return (prefix + component).str();
+    };
+    add(named("codes"), {n, stored * bits / 8}, i8);
+    if (enc.isQuantized())
+      add(named("scales"), {n, groups}, storageType(enc.getScaleType()));
+    if (enc.isSparse24())
+      add(named("meta"), {n, (k + 7) / 8}, i8);
+    if (enc.getZeroPoint() == ZeroPointKind::Int)
+      add(named("zeros"), {n, (groups * bits + 7) / 8}, i8);
+    else if (enc.getZeroPoint() == ZeroPointKind::Float)
+      add(named("zeros"), {n, groups}, storageType(enc.getScaleType()));
+    if (enc.getActOrder()) // qfuse::format::kPerm
+      add(named("perm"), {k}, IntegerType::get(ctx, 32));
+    if (enc.getGlobalScale())
+      add(named("global_scale"), {1}, Float32Type::get(ctx));
+    if (enc.getFormat() == ElementFormat::Codebook && enc.getTableName())
+      add(named("table"), {int64_t(1) << bits},
+          storageType(enc.getTableType()));
+  };
+  addWeight("");
+  if (spec.siluMul)
+    addWeight("up_");
   if (spec.biasType)
     add("bias", {n}, spec.biasType);
   if (spec.hasResidual)
@@ -304,19 +321,25 @@ SmallVector<std::string> ReferenceBuilder::build(Location loc) {
   auto rowType = MemRefType::get({k}, e.f32());
   Value gateRow = memref::AllocOp::create(b, rowType);
   Value upRow = spec.siluMul ? memref::AllocOp::create(b, rowType) : Value();
-  WeightBuffers buffers{param("codes"),  param("scales"), param("zeros"),
-                        param("global_scale"), param("perm"), param("meta"),
-                        param("table"),  constantTable(b)};
-  WeightDecoder decoder(e, spec.weight, buffers);
+  Value table = constantTable(b);
+  auto buffersOf = [&](StringRef prefix) {
+    auto get = [&](StringRef component) {
+      return param((prefix + component).str());
+    };
+    return WeightBuffers{get("codes"),        get("scales"), get("zeros"),
+                         get("global_scale"), get("perm"),   get("meta"),
+                         get("table"),        table};
+  };
+  WeightDecoder decoder(e, spec.weight, buffersOf(""));
+  std::optional<WeightDecoder> upDecoder;
+  if (spec.siluMul)
+    upDecoder.emplace(e, spec.weight, buffersOf("up_"));
   Value nOut = e.idx(spec.nOut());
   Value kEnd = e.idx(k);
   e.forLoop(zero, nOut, [&](Value ni) {
     decodeRow(e, decoder, ni, gateRow);
-    Value upIndex;
-    if (spec.siluMul) {
-      upIndex = e.add(ni, nOut);
-      decodeRow(e, decoder, upIndex, upRow);
-    }
+    if (spec.siluMul)
+      decodeRow(e, *upDecoder, ni, upRow);
     e.forLoop(zero, mDim, [&](Value mi) {
       auto dot = [&](Value row) {
         return e.forReduce(zero, kEnd, e.cf32(0.0), [&](Value ki, Value acc) {
@@ -328,8 +351,6 @@ SmallVector<std::string> ReferenceBuilder::build(Location loc) {
         v = e.fadd(v, e.loadF32(bias, {ni}, spec.biasType));
       if (spec.siluMul) {
         Value up = dot(upRow);
-        if (Value bias = param("bias"))
-          up = e.fadd(up, e.loadF32(bias, {upIndex}, spec.biasType));
         // silu(g) = g / (1 + exp(-g))
         Value expNeg = math::ExpOp::create(b, arith::NegFOp::create(b, v));
         Value silu = e.fdiv(v, e.fadd(e.cf32(1.0), expNeg));

@@ -45,6 +45,22 @@
 //     pair picks the quad's kept activations by its 4-bit metadata nibble.
 //     Scale groups count logical columns (a group of g columns is g / 2
 //     stored codes).
+//   RMSNorm prologue (`norm`): every block first reduces the sum of squares
+//     of its x rows (K x batch f16, read through L2, cheap next to the
+//     weight stream at batch <= 8), then each lane normalizes the
+//     activations it loads: round_f16(x * rsqrt(mean + eps) * gamma[k]),
+//     computed in f32 and rounded to f16 exactly as a separate qf.rms_norm
+//     result would be, so the fused matvec reads the values the unfused one
+//     reads (f32 sums in another order can move a value by one f16 ulp).
+//     Under act_order the gather below normalizes instead.
+//   silu_mul (`up_*` parameters): the gate and up weights stay separate
+//     tensors; a warp's rows are the gate rows of R/2 outputs followed by
+//     the up rows of the same outputs (block_n counts both), read through
+//     two sets of weight pointers with the same loop, and the epilogue
+//     combines silu(gate) * up once both are reduced.
+//   qf.group (horizontal fusion): the members' blocks follow each other in
+//     the grid (member i owns ceil(N_i / block outputs) blocks); each block
+//     selects its member's pointers and N once, then runs the same body.
 //   act_order: the runtime stores the columns sorted by group (Layout.h) so
 //     the weight stream is the dense kernel's; each block first gathers
 //     x[m, perm[j]] into dynamic shared memory (K x batch x 2 bytes, perm
@@ -105,6 +121,11 @@ struct Plan {
   int64_t colsPerStored; // 2 under 2:4, else 1
   bool actOrder;         // activations gathered through `perm` into shared
   int64_t lutWords;      // shared code table words (Lut4, LutN), 0 otherwise
+  bool norm;             // RMSNorm prologue
+  int64_t normVecElems;  // x elements per load of the sum-of-squares pass
+  bool gated;            // silu_mul: rows [0, R/2) gate, [R/2, R) up
+  int64_t outRowsPerWarp; // outputs a warp produces: R, or R / 2 gated
+  int64_t outBlockN;     // outputs a block produces
   int64_t sharedBytes;   // shared memory in total (static + dynamic)
   int64_t dynamicShared; // act_order activations, sized at launch
 };
@@ -248,6 +269,47 @@ FailureOr<Plan> makePlan(const MatVecSpec &spec,
     return emitError() << "the matvec generator uses a full warp per row "
                           "(threads_per_row = 32)",
            failure();
+  p.norm = spec.hasNorm;
+  p.gated = spec.gated;
+  if (p.gated) {
+    if (p.rowsPerWarp % 2 != 0)
+      return emitError() << "silu_mul streams the gate and up rows of each "
+                            "output together: rows per warp (block_n / "
+                         << p.rowGroups << " row groups = " << p.rowsPerWarp
+                         << ") must be even",
+             failure();
+    if (p.actOrder)
+      return emitError() << "silu_mul with act_order: gate and up have their "
+                            "own column permutations, which one gathered copy "
+                            "of the activations cannot serve",
+             failure();
+    if (enc.getFormat() == ElementFormat::Codebook && enc.getTableName())
+      return emitError() << "silu_mul with a named codebook: gate and up "
+                            "would each need their own shared code table",
+             failure();
+    if (spec.hasBias)
+      return emitError() << "silu_mul takes no bias", failure();
+  }
+  if (!spec.groupNs.empty()) {
+    if (p.gated)
+      return emitError() << "a qf.group of silu_mul matmuls is not supported",
+             failure();
+    if (p.actOrder || (enc.getFormat() == ElementFormat::Codebook &&
+                       enc.getTableName()))
+      return emitError() << "a qf.group cannot share "
+                         << (p.actOrder ? "act_order activations"
+                                        : "a named codebook table")
+                         << " between weights",
+             failure();
+  }
+  p.outRowsPerWarp = p.gated ? p.rowsPerWarp / 2 : p.rowsPerWarp;
+  p.outBlockN = p.gated ? t.getBlockN() / 2 : t.getBlockN();
+  p.normVecElems = 1;
+  for (int64_t v : {8, 4, 2})
+    if (spec.k % v == 0) {
+      p.normVecElems = v;
+      break;
+    }
   p.unroll = t.getKUnroll();
   // Multi-word chunks (3-, 5-, 6-, 7-bit codes) are several loads already:
   // unroll less rather than hold more than the in-flight budget.
@@ -288,7 +350,9 @@ FailureOr<Plan> makePlan(const MatVecSpec &spec,
   // act_order's activations are dynamic shared memory (the runtime opts in
   // past 48 KB); the rest is static.
   p.dynamicShared = p.actOrder ? p.k * p.m * 2 : 0;
-  p.sharedBytes = partials + p.lutWords * 4 + p.dynamicShared;
+  // RMSNorm: each warp's partial sum of squares per batch row.
+  int64_t normPartials = p.norm ? p.warps * p.m * 4 : 0;
+  p.sharedBytes = partials + normPartials + p.lutWords * 4 + p.dynamicShared;
   int64_t limit = p.actOrder ? maxBlockShared(spec.smVersion)
                              : kMaxStaticShared;
   if (p.sharedBytes > limit)
@@ -306,6 +370,11 @@ FailureOr<Plan> makePlan(const MatVecSpec &spec,
   return p;
 }
 
+/// The kernel arguments of one packed weight (absent components are null).
+struct WeightArgs {
+  Value codes, scales, meta, zeros, globalScale;
+};
+
 /// Builds the kernel body. Values that depend on one row or one chunk are
 /// computed where they are used; the plan holds the compile-time shape.
 class MatVecBuilder {
@@ -321,7 +390,10 @@ private:
   double valueScale() const;
   int64_t minBlocksPerSM() const;
   Value loadScaleTyped(Value base, Value idx);
-  Value zeroAt(Value row, Value group);
+  Value zeroAt(const WeightArgs &w, Value row, Value group);
+  void computeRowScales();
+  Value normalize(Value xBits, Value gammaBits, int64_t m);
+  Value normalizeWord(Value xWord, Value gammaWord, int64_t m);
   SmallVector<Value> decodeWord(Value word, Value zero);
   SmallVector<Value> decodeLutN(ArrayRef<Value> unit, int64_t first,
                                 int64_t count);
@@ -332,7 +404,12 @@ private:
   SmallVector<Value> body(ArrayRef<Value> chunks, ArrayRef<Value> rows,
                           ValueRange acc);
   void reduceAndStore(ArrayRef<Value> acc, Value tid, Value warp, Value lane);
-  void storeOutput(Value total, Value row, Value m);
+  void storeOutput(Value total, Value upTotal, Value row, Value m);
+  /// The weight whose pointers row slot `r` of a warp reads: 1 (up) for
+  /// the second half of a gated warp's rows, else 0.
+  int64_t weightOf(int64_t r) const {
+    return p.gated && r >= p.outRowsPerWarp ? 1 : 0;
+  }
 
   ImplicitLocOpBuilder &b;
   KernelEmitter e;
@@ -340,9 +417,14 @@ private:
   const Plan &p;
   gpu::GPUModuleOp module;
   std::string name;
-  // Kernel arguments.
-  Value x, codes, scales, meta, zeros, perm, globalScale, table, bias,
-      residual, y;
+  // Kernel arguments: the weight's components, and the up projection's
+  // under silu_mul (weights[1]).
+  WeightArgs weights[2];
+  Value x, normGamma, perm, table, bias, residual, y;
+  Value blockId; // this block's index within its group member's blocks
+  Value nRows;   // N of this block's member (spec.n without a group)
+  SmallVector<Value> rowScale; // RMSNorm: rsqrt(mean(x[m]^2) + eps), per m
+  Value normSmem;               // RMSNorm: shared partial sums of squares
   Value xs;       // act_order: shared activations in sorted column order
   Value lut;      // shared code table, one copy per bank (Lut4, LutN)
   Value laneBytes; // 4 * lane: this lane's column of the table
@@ -404,7 +486,8 @@ Value MatVecBuilder::loadScaleTyped(Value base, Value idx) {
 /// The zero point of (row, group), as the half2 the decoder subtracts:
 /// integer zeros as half2(1024 + z) / valueScale (the codes' magic bias),
 /// float zeros as half2(z) / valueScale. Dividing by a power of two is exact.
-Value MatVecBuilder::zeroAt(Value row, Value group) {
+Value MatVecBuilder::zeroAt(const WeightArgs &w, Value row, Value group) {
+  Value zeros = w.zeros;
   EncodingAttr enc = spec.encoding;
   switch (enc.getZeroPoint()) {
   case ZeroPointKind::None:
@@ -446,6 +529,9 @@ int64_t MatVecBuilder::minBlocksPerSM() const {
   int64_t R = p.rowsPerWarp, M = p.m;
   int64_t codes = p.unroll * R * p.vecBytes / 4;
   int64_t estimate = 24 + codes + 2 * R * M + 4 * M + 8;
+  // RMSNorm: the row scales, gamma words and f32 temporaries.
+  if (p.norm)
+    estimate += M + 8;
   int64_t budget = std::min<int64_t>(255, estimate * 3 / 2);
   int64_t threads = p.warps * 32;
   int64_t blocks = std::clamp<int64_t>(65536 / (threads * budget), 1,
@@ -677,10 +763,20 @@ void MatVecBuilder::gatherActivations() {
     Value j = loop.getInductionVar();
     Value col =
         e.loadRO(e.i32(), e.gepBytes(perm, e.mul(e.zext64(j), e.c64(4))), 4);
+    Value gamma;
+    if (p.norm)
+      gamma = e.extf32(e.loadRO(
+          e.f16(), e.gepBytes(normGamma, e.mul(e.zext64(col), e.c64(2))), 2));
     for (int64_t m = 0; m < p.m; ++m) {
       Value src = e.gepBytes(
           x, e.mul(e.zext64(e.add(e.c32(m * p.k), col)), e.c64(2)));
       Value v = e.loadRO(e.i16(), src, 2);
+      if (p.norm) {
+        // The RMSNorm prologue, as normalizeWord does for one value.
+        Value xf = e.extf32(e.bitcast(e.f16(), v));
+        v = e.bitcast(e.i16(),
+                      e.truncf16(e.fmul(e.fmul(xf, rowScale[m]), gamma)));
+      }
       Value dst = LLVM::GEPOp::create(
           b, sharedPtr, e.i8(), xs,
           ValueRange{e.mul(e.add(e.c32(m * p.k), j), e.c32(2))});
@@ -688,6 +784,96 @@ void MatVecBuilder::gatherActivations() {
     }
   }
   NVVM::Barrier0Op::create(b);
+}
+
+/// RMSNorm prologue: rowScale[m] = 1 / sqrt(sum_k x[m, k]^2 / K + eps) for
+/// every batch row, in every thread. The block's threads stride over K with
+/// `normVecElems`-wide loads, summing in f32; warps reduce with shuffles and
+/// combine through shared memory. x is read again by the main loop, from
+/// L1/L2: K x batch x 2 bytes, small next to the weight rows.
+void MatVecBuilder::computeRowScales() {
+  int64_t M = p.m, v = p.normVecElems, threads = p.warps * 32;
+  Value tid = e.tidX();
+  Type loadType = v == 1 ? Type(e.i16()) : Type(e.vNi32(v / 2));
+  SmallVector<Value> init(M, e.cf32(0.0));
+  auto loop =
+      scf::ForOp::create(b, tid, e.c32(p.k / v), e.c32(threads), init);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value col = e.mul(loop.getInductionVar(), e.c32(v));
+    SmallVector<Value> next;
+    for (int64_t m = 0; m < M; ++m) {
+      Value off = e.mul(e.zext64(e.add(e.c32(m * p.k), col)), e.c64(2));
+      Value bits = e.loadRO(loadType, e.gepBytes(x, off), v * 2);
+      Value acc = loop.getRegionIterArgs()[m];
+      if (v == 1) {
+        Value f = e.extf32(e.bitcast(e.f16(), bits));
+        acc = e.fma(f, f, acc);
+      } else {
+        for (int64_t i = 0; i < v / 2; ++i) {
+          Value pair = e.bitcast(e.v2f16(), e.extract(bits, i));
+          for (int64_t h = 0; h < 2; ++h) {
+            Value f = e.extf32(e.extract(pair, h));
+            acc = e.fma(f, f, acc);
+          }
+        }
+      }
+      next.push_back(acc);
+    }
+    scf::YieldOp::create(b, next);
+  }
+  Value lane = e.band(tid, e.c32(31));
+  Value warp = e.shru(tid, e.c32(5));
+  auto sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
+  auto slot = [&](Value index) {
+    return LLVM::GEPOp::create(b, sharedPtr, e.i8(), normSmem,
+                               ValueRange{e.mul(index, e.c32(4))});
+  };
+  SmallVector<Value> sums(loop.getResults());
+  for (Value &sum : sums)
+    for (int64_t off = 16; off >= 1; off /= 2)
+      sum = e.fadd(sum, e.shflXor(sum, off));
+  auto writeIf = scf::IfOp::create(
+      b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, e.c32(0)),
+      /*withElseRegion=*/false);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(writeIf.thenBlock());
+    for (int64_t m = 0; m < M; ++m)
+      LLVM::StoreOp::create(
+          b, sums[m], slot(e.add(e.mul(warp, e.c32(M)), e.c32(m))), 4);
+  }
+  NVVM::Barrier0Op::create(b);
+  rowScale.clear();
+  for (int64_t m = 0; m < M; ++m) {
+    Value total = e.cf32(0.0);
+    for (int64_t w = 0; w < p.warps; ++w)
+      total = e.fadd(total, LLVM::LoadOp::create(b, e.f32(),
+                                                 slot(e.c32(w * M + m)), 4));
+    // 1 / sqrt.rn (not rsqrt.approx): the CPU reference and the separate
+    // norm kernel compute the scale to f32 precision.
+    Value mean =
+        e.fadd(e.fmul(total, e.cf32(1.0 / static_cast<double>(p.k))),
+               e.cf32(spec.normEps));
+    Value root = e.ptx("sqrt.rn.f32 $0, $1;", "=f,f", e.f32(), {mean});
+    rowScale.push_back(e.fdiv(e.cf32(1.0), root));
+  }
+}
+
+/// One f16 pair of activations under the RMSNorm prologue:
+/// round_f16(x * rowScale[m] * gamma) per half, in f32, so the values are
+/// those a separate qf.rms_norm would have written.
+Value MatVecBuilder::normalizeWord(Value xWord, Value gammaWord, int64_t m) {
+  Value xh = e.bitcast(e.v2f16(), xWord);
+  Value gh = e.bitcast(e.v2f16(), gammaWord);
+  Value half[2];
+  for (int64_t h = 0; h < 2; ++h)
+    half[h] = e.fmul(e.fmul(e.extf32(e.extract(xh, h)), rowScale[m]),
+                     e.extf32(e.extract(gh, h)));
+  // cvt.rn.f16x2.f32 d, a, b puts a in the upper half.
+  return e.ptx("cvt.rn.f16x2.f32 $0, $1, $2;", "=r,f,f", e.i32(),
+               {half[1], half[0]});
 }
 
 /// Activations at element offset `elem` (m * K + column): from x, or from
@@ -723,7 +909,9 @@ SmallVector<Value> MatVecBuilder::body(ArrayRef<Value> chunks,
             e.mul(e.zext64(rows[r]), e.c64(p.rowBytes)),
             e.add(e.mul(e.zext64(chunks[u]), e.c64(p.chunkBytes)),
                   e.c64(l * p.vecBytes)));
-        Value vec = e.loadRO(codesType, e.gepBytes(codes, off), p.vecBytes);
+        Value vec = e.loadRO(codesType, e.gepBytes(weights[weightOf(r)].codes,
+                                                    off),
+                             p.vecBytes);
         for (int64_t w = 0; w < wordsPerLoad; ++w)
           words[u * R + r].push_back(e.extract(vec, w));
       }
@@ -745,7 +933,9 @@ SmallVector<Value> MatVecBuilder::body(ArrayRef<Value> chunks,
               e.mul(e.zext64(rows[r]), e.c64(metaRowBytes)),
               e.add(e.mul(e.zext64(chunks[u]), e.c64(metaBytesPerChunk)),
                     e.c64(l * 4)));
-          Value bits = e.loadRO(metaType, e.gepBytes(meta, off), loadBytes);
+          Value bits = e.loadRO(
+              metaType, e.gepBytes(weights[weightOf(r)].meta, off),
+              loadBytes);
           metaWords[u * R + r].push_back(
               metaType == e.i32() ? bits
                                   : arith::ExtUIOp::create(b, e.i32(), bits));
@@ -769,10 +959,11 @@ SmallVector<Value> MatVecBuilder::body(ArrayRef<Value> chunks,
                              e.c32(p.colsPerStored)),
                        e.c32(spec.encoding.getGroupSize()));
       for (int64_t r = 0; r < R; ++r) {
+        const WeightArgs &w = weights[weightOf(r)];
         scaleVals[(u * R + r) * spans + s] =
-            e.fmul(loadScaleTyped(scales, groupIndex(rows[r], group)),
+            e.fmul(loadScaleTyped(w.scales, groupIndex(rows[r], group)),
                    e.cf32(valueScale()));
-        zeroVals[(u * R + r) * spans + s] = zeroAt(rows[r], group);
+        zeroVals[(u * R + r) * spans + s] = zeroAt(w, rows[r], group);
       }
     }
   }
@@ -794,9 +985,25 @@ SmallVector<Value> MatVecBuilder::body(ArrayRef<Value> chunks,
         int64_t step = s * stepsPerSpan + w; // within the chunk
         int64_t firstElem = step * p.stepElems;
         Value kw = e.add(k0, e.c32(step * columnsPerStep));
-        SmallVector<Value> xv(M);
-        for (int64_t m = 0; m < M; ++m)
-          xv[m] = loadX(xType, e.add(e.c32(m * p.k), kw), xAlign);
+        // The activations of this step as i32 words (f16 pairs), per batch
+        // row; normalized here under the RMSNorm prologue (act_order's
+        // gather has normalized them already).
+        int64_t xWords = xBytesPerStep / 4;
+        Value gammaVec;
+        if (p.norm && !p.actOrder)
+          gammaVec = e.loadRO(
+              xType, e.gepBytes(normGamma, e.mul(e.zext64(kw), e.c64(2))),
+              xAlign);
+        SmallVector<SmallVector<Value>> xw(M);
+        for (int64_t m = 0; m < M; ++m) {
+          Value xv = loadX(xType, e.add(e.c32(m * p.k), kw), xAlign);
+          for (int64_t i = 0; i < xWords; ++i) {
+            Value word = e.extract(xv, i);
+            if (gammaVec)
+              word = normalizeWord(word, e.extract(gammaVec, i), m);
+            xw[m].push_back(word);
+          }
+        }
         for (int64_t r = 0; r < R; ++r) {
           ArrayRef<Value> rowWords = words[u * R + r];
           SmallVector<Value> pairs;
@@ -825,13 +1032,13 @@ SmallVector<Value> MatVecBuilder::body(ArrayRef<Value> chunks,
                   e.add(arith::OrIOp::create(b, a, bsel), e.c32(0x1010));
             }
             for (int64_t m = 0; m < M; ++m) {
-              Value xw = p.sparse
-                             ? e.ptx("prmt.b32 $0, $1, $2, $3;", "=r,r,r,r",
-                                     e.i32(),
-                                     {e.extract(xv[m], 2 * j),
-                                      e.extract(xv[m], 2 * j + 1), selector})
-                             : e.extract(xv[m], j);
-              Value xp = e.bitcast(e.v2f16(), xw);
+              Value word = p.sparse
+                               ? e.ptx("prmt.b32 $0, $1, $2, $3;", "=r,r,r,r",
+                                       e.i32(),
+                                       {xw[m][2 * j], xw[m][2 * j + 1],
+                                        selector})
+                               : xw[m][j];
+              Value xp = e.bitcast(e.v2f16(), word);
               hacc[r * M + m] = e.fma(pairs[j], xp, hacc[r * M + m]);
             }
           }
@@ -850,21 +1057,33 @@ SmallVector<Value> MatVecBuilder::body(ArrayRef<Value> chunks,
   return out;
 }
 
-/// Applies the epilogue to the f32 result of (row, batch m) and stores it,
-/// unless the row is past N.
-void MatVecBuilder::storeOutput(Value total, Value row, Value m) {
+/// Applies the epilogue to the f32 result of (row, batch m) (and, under
+/// silu_mul, the up projection's `upTotal`) and stores it, unless the row
+/// is past N.
+void MatVecBuilder::storeOutput(Value total, Value upTotal, Value row,
+                                Value m) {
   OpBuilder::InsertionGuard guard(b);
-  auto inRange = scf::IfOp::create(b, e.ult(row, e.c32(p.n)), false);
+  auto inRange = scf::IfOp::create(b, e.ult(row, nRows), false);
   b.setInsertionPointToStart(inRange.thenBlock());
   if (spec.encoding.getGlobalScale()) {
-    Value gs = e.loadRO(e.f32(), globalScale, 4);
+    Value gs = e.loadRO(e.f32(), weights[0].globalScale, 4);
     total = e.fdiv(total, gs);
+    if (upTotal)
+      upTotal = e.fdiv(upTotal, e.loadRO(e.f32(), weights[1].globalScale, 4));
+  }
+  if (upTotal) {
+    // silu(g) * u = g / (1 + 2^(-g log2 e)) * u; ex2.approx is within 2 ulp
+    // of f32, far below the f16 rounding of y, and saturates cleanly
+    // (ex2(+inf) = inf gives -0 for very negative g).
+    Value negLog2 = e.fmul(total, e.cf32(-1.4426950408889634));
+    Value ex = e.ptx("ex2.approx.ftz.f32 $0, $1;", "=f,f", e.f32(), {negLog2});
+    total = e.fmul(e.fdiv(total, e.fadd(e.cf32(1.0), ex)), upTotal);
   }
   if (spec.hasBias) {
     Value off = e.mul(e.zext64(row), e.c64(2));
     total = e.fadd(total, e.extf32(e.loadRO(e.f16(), e.gepBytes(bias, off), 2)));
   }
-  Value yOff = e.mul(e.zext64(e.add(e.mul(m, e.c32(p.n)), row)), e.c64(2));
+  Value yOff = e.mul(e.zext64(e.add(e.mul(m, nRows), row)), e.c64(2));
   if (spec.hasResidual)
     total = e.fadd(total, e.extf32(e.loadRO(
                               e.f16(), e.gepBytes(residual, yOff), 2)));
@@ -881,7 +1100,9 @@ void MatVecBuilder::reduceAndStore(ArrayRef<Value> acc, Value tid, Value warp,
   for (Value &v : sums)
     for (int64_t off = 16; off >= 1; off /= 2)
       v = e.fadd(v, e.shflXor(v, off));
-  Value blockRow0 = e.mul(e.ctaidX(), e.c32(spec.tiling.getBlockN()));
+  // Gated: accumulator j < RoM is output j's gate, j + RoM its up.
+  int64_t Ro = p.outRowsPerWarp, RoM = Ro * M;
+  Value blockRow0 = e.mul(blockId, e.c32(p.outBlockN));
   Value isLane0 =
       arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, e.c32(0));
 
@@ -890,9 +1111,10 @@ void MatVecBuilder::reduceAndStore(ArrayRef<Value> acc, Value tid, Value warp,
     OpBuilder::InsertionGuard guard(b);
     auto storeIf = scf::IfOp::create(b, isLane0, /*withElseRegion=*/false);
     b.setInsertionPointToStart(storeIf.thenBlock());
-    Value warpRow0 = e.add(blockRow0, e.mul(warp, e.c32(R)));
-    for (int64_t j = 0; j < RM; ++j)
-      storeOutput(sums[j], e.add(warpRow0, e.c32(j / M)), e.c32(j % M));
+    Value warpRow0 = e.add(blockRow0, e.mul(warp, e.c32(Ro)));
+    for (int64_t j = 0; j < RoM; ++j)
+      storeOutput(sums[j], p.gated ? sums[j + RoM] : Value(),
+                  e.add(warpRow0, e.c32(j / M)), e.c32(j % M));
     return;
   }
 
@@ -911,47 +1133,80 @@ void MatVecBuilder::reduceAndStore(ArrayRef<Value> acc, Value tid, Value warp,
   }
   NVVM::Barrier0Op::create(b);
 
-  // Thread t < rowGroups * RM owns output (row group t / RM, entry t % RM).
-  Value owns = e.ult(tid, e.c32(p.rowGroups * RM));
+  // Thread t < rowGroups * RoM owns output (row group t / RoM, entry
+  // t % RoM), and under silu_mul reads that output's up entry too.
+  Value owns = e.ult(tid, e.c32(p.rowGroups * RoM));
   auto storeIf = scf::IfOp::create(b, owns, /*withElseRegion=*/false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(storeIf.thenBlock());
-  Value rg = e.divu(tid, e.c32(RM));
-  Value j = e.remu(tid, e.c32(RM));
-  Value total = e.cf32(0.0);
-  for (int64_t s = 0; s < p.splitK; ++s) {
-    Value w = e.add(e.mul(rg, e.c32(p.splitK)), e.c32(s));
-    Value v = LLVM::LoadOp::create(b, e.f32(),
-                                   slot(e.add(e.mul(w, e.c32(RM)), j)), 4);
-    total = e.fadd(total, v);
-  }
-  Value row = e.add(e.add(blockRow0, e.mul(rg, e.c32(R))), e.divu(j, e.c32(M)));
-  storeOutput(total, row, e.remu(j, e.c32(M)));
+  Value rg = e.divu(tid, e.c32(RoM));
+  Value j = e.remu(tid, e.c32(RoM));
+  auto sumSplits = [&](Value entry) {
+    Value total = e.cf32(0.0);
+    for (int64_t s = 0; s < p.splitK; ++s) {
+      Value w = e.add(e.mul(rg, e.c32(p.splitK)), e.c32(s));
+      Value v = LLVM::LoadOp::create(
+          b, e.f32(), slot(e.add(e.mul(w, e.c32(RM)), entry)), 4);
+      total = e.fadd(total, v);
+    }
+    return total;
+  };
+  Value total = sumSplits(j);
+  Value upTotal = p.gated ? sumSplits(e.add(j, e.c32(RoM))) : Value();
+  Value row =
+      e.add(e.add(blockRow0, e.mul(rg, e.c32(Ro))), e.divu(j, e.c32(M)));
+  storeOutput(total, upTotal, row, e.remu(j, e.c32(M)));
 }
 
 KernelLaunch MatVecBuilder::build() {
   EncodingAttr enc = spec.encoding;
   // Parameters, in order; the runtime binds them by name.
-  SmallVector<std::string> names = {"x", "codes"};
-  if (enc.isQuantized())
-    names.push_back("scales");
-  if (enc.isSparse24())
-    names.push_back("meta");
-  if (enc.getZeroPoint() != ZeroPointKind::None)
-    names.push_back("zeros");
+  SmallVector<std::string> names = {"x"};
+  if (p.norm)
+    names.push_back("norm");
+  // The weight's components; the up projection's are the same names with
+  // an `up_` prefix (the artifact binds them to the up weight).
+  auto addWeight = [&](StringRef prefix) {
+    auto named = [&](StringRef c) { return (prefix + c).str(); };
+    names.push_back(named("codes"));
+    if (enc.isQuantized())
+      names.push_back(named("scales"));
+    if (enc.isSparse24())
+      names.push_back(named("meta"));
+    if (enc.getZeroPoint() != ZeroPointKind::None)
+      names.push_back(named("zeros"));
+    if (enc.getGlobalScale())
+      names.push_back(named("global_scale"));
+  };
+  addWeight("");
   // act_order: the sorted column order of the layout (qfuse/format/Layout.h),
   // sorted column j -> checkpoint column perm[j].
   if (p.actOrder)
     names.push_back(qfuse::format::kPerm);
-  if (enc.getGlobalScale())
-    names.push_back("global_scale");
   if (enc.getFormat() == ElementFormat::Codebook && enc.getTableName())
     names.push_back("table");
+  if (p.gated)
+    addWeight("up_");
   if (spec.hasBias)
     names.push_back("bias");
   if (spec.hasResidual)
     names.push_back("residual");
   names.push_back("y");
+  // qf.group members 1..: their own weight, epilogue operands and output.
+  SmallVector<int64_t> memberNs = {p.n};
+  memberNs.append(spec.groupNs.begin(), spec.groupNs.end());
+  for (size_t i = 1; i < memberNs.size(); ++i) {
+    std::string suffix = "." + std::to_string(i);
+    auto named = [&](StringRef c) { return (c + suffix).str(); };
+    for (StringRef c : {"codes", "scales", "meta", "zeros", "global_scale"})
+      if (llvm::is_contained(names, c))
+        names.push_back(named(c));
+    if (spec.hasBias)
+      names.push_back(named("bias"));
+    if (spec.hasResidual)
+      names.push_back(named("residual"));
+    names.push_back(named("y"));
+  }
 
   int64_t threads = p.warps * 32;
   KernelFunction kernel = createKernelFunction(b, module, name, names, threads);
@@ -965,16 +1220,48 @@ KernelLaunch MatVecBuilder::build() {
               b.getI32IntegerAttr(static_cast<int32_t>(minBlocksPerSM())));
   auto arg = [&](StringRef n) { return kernel.arg(n); };
   x = arg("x");
-  codes = arg("codes");
-  scales = arg("scales");
-  meta = arg("meta");
-  zeros = arg("zeros");
+  normGamma = arg("norm");
+  for (int64_t w = 0; w < (p.gated ? 2 : 1); ++w) {
+    std::string prefix = w ? "up_" : "";
+    weights[w] = {arg(prefix + "codes"), arg(prefix + "scales"),
+                  arg(prefix + "meta"), arg(prefix + "zeros"),
+                  arg(prefix + "global_scale")};
+  }
   perm = arg(qfuse::format::kPerm);
-  globalScale = arg("global_scale");
   table = arg("table");
   bias = arg("bias");
   residual = arg("residual");
   y = arg("y");
+  // qf.group: the block's member, from the block index; its pointers and N
+  // replace member 0's (uniform per block, so no divergence).
+  blockId = e.ctaidX();
+  nRows = e.c32(p.n);
+  if (memberNs.size() > 1) {
+    Value ctaid = blockId, base = e.c32(0);
+    int64_t start = 0;
+    for (size_t i = 1; i < memberNs.size(); ++i) {
+      start += (memberNs[i - 1] + p.outBlockN - 1) / p.outBlockN;
+      std::string suffix = "." + std::to_string(i);
+      Value isMember = arith::CmpIOp::create(b, arith::CmpIPredicate::uge,
+                                             ctaid, e.c32(start));
+      auto pick = [&](Value &v, StringRef c) {
+        if (v)
+          v = LLVM::SelectOp::create(b, isMember, arg((c + suffix).str()), v);
+      };
+      WeightArgs &w = weights[0];
+      pick(w.codes, "codes");
+      pick(w.scales, "scales");
+      pick(w.meta, "meta");
+      pick(w.zeros, "zeros");
+      pick(w.globalScale, "global_scale");
+      pick(bias, "bias");
+      pick(residual, "residual");
+      pick(y, "y");
+      nRows = arith::SelectOp::create(b, isMember, e.c32(memberNs[i]), nRows);
+      base = arith::SelectOp::create(b, isMember, e.c32(start), base);
+    }
+    blockId = e.sub(ctaid, base);
+  }
 
   int64_t R = p.rowsPerWarp, M = p.m;
   if (p.splitK > 1)
@@ -987,6 +1274,12 @@ KernelLaunch MatVecBuilder::build() {
     buildLut();
     laneBytes = e.mul(e.band(e.tidX(), e.c32(31)), e.c32(4));
   }
+  if (p.norm) {
+    normSmem = sharedAddr(
+        b, sharedArray(b, module, b.getLoc(), name + "_sumsq", e.f32(),
+                       p.warps * M));
+    computeRowScales();
+  }
   if (p.actOrder) {
     // Dynamic shared memory: an extern array sized at launch.
     xs = dynamicSharedBase(b, module, name + "_x");
@@ -998,13 +1291,16 @@ KernelLaunch MatVecBuilder::build() {
   Value warp = e.shru(tid, e.c32(5));
   Value slice = e.remu(warp, e.c32(p.splitK));
   Value rg = e.divu(warp, e.c32(p.splitK));
-  Value rowBase = e.add(e.mul(e.ctaidX(), e.c32(spec.tiling.getBlockN())),
-                        e.mul(rg, e.c32(R)));
+  int64_t Ro = p.outRowsPerWarp;
+  Value rowBase = e.add(e.mul(blockId, e.c32(p.outBlockN)),
+                        e.mul(rg, e.c32(Ro)));
   // Rows past N are clamped for loads (their results are never stored), so
-  // every lane stays in the shuffles.
+  // every lane stays in the shuffles. Gated: slots r and r + Ro are the
+  // gate and up rows of one output.
   SmallVector<Value> rows;
   for (int64_t r = 0; r < R; ++r)
-    rows.push_back(e.minu(e.add(rowBase, e.c32(r)), e.c32(p.n - 1)));
+    rows.push_back(
+        e.minu(e.add(rowBase, e.c32(r % Ro)), e.sub(nRows, e.c32(1))));
 
   Value C = e.c32(p.chunksPerRow);
   Value S = e.c32(p.splitK);
@@ -1053,7 +1349,9 @@ KernelLaunch MatVecBuilder::build() {
   launch.name = name;
   for (const std::string &n : names)
     launch.params.push_back({n, "ptr"});
-  launch.gridX = (p.n + spec.tiling.getBlockN() - 1) / spec.tiling.getBlockN();
+  launch.gridX = 0;
+  for (int64_t n : memberNs)
+    launch.gridX += (n + p.outBlockN - 1) / p.outBlockN;
   launch.blockX = threads;
   launch.sharedBytes = p.sharedBytes - p.dynamicShared;
   launch.dynamicSharedBytes = p.dynamicShared;

@@ -22,11 +22,23 @@ struct MatVecSpec {
   int64_t smVersion = 90; ///< 80 for sm_80, 90 for sm_90(a)
   bool hasBias = false;
   bool hasResidual = false;
+  /// RMSNorm prologue: x rows are normalized (and rounded to f16) as they
+  /// are loaded; `norm` is the [K] gamma.
+  bool hasNorm = false;
+  float normEps = 0.0f;
+  /// silu_mul: a second weight of the same type (the up projection, its
+  /// components named `up_<component>`); y = silu(gate . x) * (up . x).
+  bool gated = false;
+  /// Horizontal fusion (a `qf.group`): N of members 1.. that read the same
+  /// x with the same weight type and epilogue. Blocks are partitioned across
+  /// the members in order; member i's parameters carry a `.i` suffix
+  /// (`codes.1`, `y.1`, ...).
+  SmallVector<int64_t> groupNs;
 };
 
 /// A kernel parameter: what the runtime binds to it (see docs/artifact.md).
 struct KernelParam {
-  std::string name; ///< x, codes, scales, zeros, global_scale, table, bias, residual, y
+  std::string name; ///< x, norm, codes, scales, ..., up_codes, ..., bias, residual, y
   std::string type; ///< ptr (every parameter is a pointer today)
 };
 

@@ -1,14 +1,18 @@
 //===- QFToGPU.cpp - fused qf matmuls -> NVVM kernels -----------------------===//
 //
 // Emits one kernel per (fused matmul, batch size) into gpu.module
-// @qf_kernels, records the launch on the op, and lowers the kernels' scf and
-// arith to the LLVM dialect so gpu-module-to-binary can serialize them.
+// @qf_kernels, and the kernels of the other decode-layer ops (OpKernels.h),
+// records the launches on each op (`qf.launches`), and lowers the kernels'
+// scf and arith to the LLVM dialect so gpu-module-to-binary can serialize
+// them. Matmuls on dense f16 weights become cuBLAS steps (`qf.gemm_batches`):
+// they are the fp16 baseline a user compares against.
 //
 //===----------------------------------------------------------------------===//
 
 #include "qfuse/Conversion/Passes.h"
 
 #include "MatVecKernel.h"
+#include "OpKernels.h"
 #include "TensorCoreKernel.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -54,6 +58,48 @@ gpu::GPUModuleOp getOrCreateKernelModule(ModuleOp module, StringRef chip,
   return gpuModule;
 }
 
+/// The `qf.launches` entry of one launch (docs/decode-model.md); `args` is
+/// empty for fused matmuls, whose parameters are bound by name.
+DictionaryAttr launchRecord(OpBuilder &b, const KernelLaunch &launch,
+                            int64_t batch, ArrayRef<DictionaryAttr> args) {
+  SmallVector<Attribute> params;
+  for (const KernelParam &param : launch.params)
+    params.push_back(b.getStringAttr(param.name));
+  SmallVector<NamedAttribute> entries = {
+      b.getNamedAttr("batch", b.getI64IntegerAttr(batch)),
+      b.getNamedAttr("kernel",
+                     SymbolRefAttr::get(b.getStringAttr(kKernelModuleName),
+                                        {FlatSymbolRefAttr::get(
+                                            b.getStringAttr(launch.name))})),
+      b.getNamedAttr("grid", b.getDenseI64ArrayAttr(
+                                 {launch.gridX, launch.gridY, launch.gridZ})),
+      b.getNamedAttr("block", b.getDenseI64ArrayAttr({launch.blockX, 1, 1})),
+      b.getNamedAttr("shared_bytes", b.getI64IntegerAttr(launch.sharedBytes)),
+      b.getNamedAttr("dynamic_shared_bytes",
+                     b.getI64IntegerAttr(launch.dynamicSharedBytes)),
+      b.getNamedAttr("params", b.getArrayAttr(params))};
+  if (!args.empty())
+    entries.push_back(b.getNamedAttr(
+        "args", b.getArrayAttr(SmallVector<Attribute>(args.begin(),
+                                                      args.end()))));
+  return b.getDictionaryAttr(entries);
+}
+
+/// The batch sizes an op with `rows` rows runs at: its own when static.
+SmallVector<int64_t> batchesFor(int64_t rows, ArrayRef<int64_t> batches) {
+  if (ShapedType::isDynamic(rows))
+    return SmallVector<int64_t>(batches.begin(), batches.end());
+  return {rows};
+}
+
+/// A dense f16/bf16 weight without sparsity: no packed format to decode.
+bool isDenseUnquantized(WeightType w) {
+  EncodingAttr enc = w.getEncoding();
+  return (enc.getFormat() == ElementFormat::F16 ||
+          enc.getFormat() == ElementFormat::BF16) &&
+         enc.getSparsity() == Sparsity::Dense;
+}
+
 /// scf/arith/cf inside the kernels -> LLVM dialect. Kernel values are all
 /// LLVM-compatible (i32, f32, vectors, pointers), so no casts remain.
 LogicalResult lowerKernelsToLLVM(gpu::GPUModuleOp gpuModule) {
@@ -83,8 +129,14 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<FusedMatmulOp> ops;
-    module.walk([&](FusedMatmulOp op) { ops.push_back(op); });
-    if (ops.empty())
+    SmallVector<Operation *> decodeOps;
+    module.walk([&](Operation *op) {
+      if (auto fused = dyn_cast<FusedMatmulOp>(op))
+        ops.push_back(fused);
+      else if (isDecodeOp(op))
+        decodeOps.push_back(op);
+    });
+    if (ops.empty() && decodeOps.empty())
       return;
     if (chip != "sm_80" && chip != "sm_90" && chip != "sm_90a") {
       module.emitError() << "qf-to-gpu: unsupported chip '" << chip
@@ -100,6 +152,11 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
     bool anyFailed = false;
     for (FusedMatmulOp op : ops) {
       if (failed(lowerOne(op, gpuModule, batches)))
+        anyFailed = true;
+    }
+    OpKernelContext context{gpuModule, chip == "sm_80" ? 80 : 90};
+    for (Operation *op : decodeOps) {
+      if (failed(lowerDecode(op, context, batches)))
         anyFailed = true;
     }
     if (anyFailed)
@@ -124,27 +181,102 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
     llvm::raw_string_ostream os(key);
     os << spec.encoding << "|" << spec.layout << "|" << spec.tiling << "|"
        << spec.n << "x" << spec.k << "|" << spec.smVersion << "|"
-       << spec.hasBias << spec.hasResidual;
+       << spec.hasBias << spec.hasResidual << spec.gated << "|"
+       << (spec.hasNorm ? std::to_string(spec.normEps) : "-") << "|";
+    llvm::interleave(spec.groupNs, os, ",");
     return key;
+  }
+
+  /// Records the launches of a decode-layer op for every batch it runs at.
+  LogicalResult lowerDecode(Operation *op, OpKernelContext &context,
+                            ArrayRef<int64_t> batches) {
+    auto rowsOf = [](Value v) {
+      auto type = cast<RankedTensorType>(v.getType());
+      return type.getRank() == 0 ? 1 : type.getDimSize(0);
+    };
+    // The row count is that of the activation: the first result (argmax's
+    // [M] ids included).
+    int64_t rows = rowsOf(op->getResult(0));
+    OpBuilder b(op->getContext());
+    SmallVector<Attribute> records;
+    for (int64_t batch : batchesFor(rows, batches)) {
+      FailureOr<SmallVector<OpLaunch>> launches =
+          lowerDecodeOp(op, context, batch);
+      if (failed(launches))
+        return failure();
+      for (const OpLaunch &launch : *launches)
+        records.push_back(launchRecord(b, launch.launch, batch, launch.args));
+    }
+    op->setAttr("qf.launches", b.getArrayAttr(records));
+    return success();
   }
 
   LogicalResult lowerOne(FusedMatmulOp op, gpu::GPUModuleOp gpuModule,
                          ArrayRef<int64_t> batches) {
     auto emitError = [&]() { return op.emitOpError(); };
+    WeightType weightType = op.getWeight().getType();
+    if (isDenseUnquantized(weightType)) {
+      // cuBLAS runs it: nothing to generate. Only what a gemm step can do.
+      if (op.getNorm() || op.getActivation() != EpilogueActivation::None)
+        return emitError() << "on a dense weight is a cuBLAS step, which "
+                              "cannot fuse "
+                           << (op.getNorm() ? "an RMSNorm prologue"
+                                            : "a silu_mul epilogue");
+      if (weightType.getEncoding().getFormat() != ElementFormat::F16)
+        return emitError() << "dense weights must be f16 for cuBLAS steps "
+                              "(the activations are f16)";
+      OpBuilder b(op.getContext());
+      op->setAttr("qf.gemm_batches",
+                  b.getDenseI64ArrayAttr(batchesFor(
+                      op.getInput().getType().getDimSize(0), batches)));
+      return success();
+    }
     if (!op.getTiling())
       return emitError() << "has no tiling; run qf-select-tiling first";
-    if (op.getNorm() || op.getActivation() != EpilogueActivation::None)
-      return emitError() << "the matvec generator does not fuse "
+    // The matvec generator fuses the RMSNorm prologue and the gated
+    // silu_mul epilogue; the tensor-core kernel does neither.
+    if (op.getTiling()->getKernel() == KernelKind::MMA &&
+        (op.getNorm() || op.getActivation() != EpilogueActivation::None))
+      return emitError() << "the tensor-core (mma) kernel does not fuse "
                          << (op.getNorm() ? "an RMSNorm prologue"
                                           : "a silu_mul epilogue")
-                         << " yet";
+                         << "; it runs only with the matvec tiling (M <= 8)";
+    // qf.group (qf-fuse-shared-input): the first member launches one kernel
+    // for all, with its tiling; the others record no launch.
+    SmallVector<FusedMatmulOp> members;
+    if (auto group = op->getAttrOfType<IntegerAttr>("qf.group")) {
+      for (auto other : op->getBlock()->getOps<FusedMatmulOp>())
+        if (other->getAttr("qf.group") == group)
+          members.push_back(other);
+      if (members.front() != op) {
+        op->setAttr("qf.launches", OpBuilder(op).getArrayAttr({}));
+        return success();
+      }
+      if (op.getTiling()->getKernel() == KernelKind::MMA)
+        return emitError() << "is the first of a qf.group, which needs the "
+                              "matvec kernel (M <= 8)";
+      for (FusedMatmulOp other : ArrayRef(members).drop_front())
+        if (other.getInput() != op.getInput() ||
+            other.getWeight().getType().getEncoding() !=
+                op.getWeight().getType().getEncoding() ||
+            other.getWeight().getType().getLayout() !=
+                op.getWeight().getType().getLayout() ||
+            other.getWeight().getType().getK() !=
+                op.getWeight().getType().getK() ||
+            other.getNorm() != op.getNorm() ||
+            other.getNormEpsAttr() != op.getNormEpsAttr() ||
+            static_cast<bool>(other.getBias()) !=
+                static_cast<bool>(op.getBias()) ||
+            static_cast<bool>(other.getResidual()) !=
+                static_cast<bool>(op.getResidual()) ||
+            other.getActivation() != op.getActivation())
+          return other.emitOpError()
+                 << "differs from the first member of its qf.group in input, "
+                    "weight encoding, layout or K, prologue or epilogue";
+    }
     WeightType w = op.getWeight().getType();
-    int64_t m = op.getInput().getType().getDimSize(0);
-    SmallVector<int64_t> ms;
-    if (ShapedType::isDynamic(m))
-      ms.assign(batches.begin(), batches.end());
-    else
-      ms.push_back(m);
+    SmallVector<int64_t> ms =
+        batchesFor(op.getInput().getType().getDimSize(0), batches);
 
     OpBuilder b(op.getContext());
     SmallVector<Attribute> launches;
@@ -159,6 +291,13 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
       spec.smVersion = chip == "sm_80" ? 80 : 90;
       spec.hasBias = static_cast<bool>(op.getBias());
       spec.hasResidual = static_cast<bool>(op.getResidual());
+      spec.hasNorm = static_cast<bool>(op.getNorm());
+      if (spec.hasNorm)
+        spec.normEps = op.getNormEps()->convertToFloat();
+      spec.gated = op.getActivation() == EpilogueActivation::SiluMul;
+      for (FusedMatmulOp other : ArrayRef(members).drop_front(
+               members.empty() ? 0 : 1))
+        spec.groupNs.push_back(other.getWeight().getType().getN());
       std::string variant = variantKey(spec);
       int64_t index =
           variants.try_emplace(variant, variants.size()).first->second;
@@ -174,27 +313,7 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
           return failure();
         it = emitted.try_emplace(name, *emittedLaunch).first;
       }
-      const KernelLaunch *launch = &it->second;
-      SmallVector<Attribute> params;
-      for (const KernelParam &param : launch->params)
-        params.push_back(b.getStringAttr(param.name));
-      launches.push_back(b.getDictionaryAttr({
-          b.getNamedAttr("batch", b.getI64IntegerAttr(batch)),
-          b.getNamedAttr("kernel", SymbolRefAttr::get(
-                                       b.getStringAttr(kKernelModuleName),
-                                       {FlatSymbolRefAttr::get(
-                                           b.getStringAttr(launch->name))})),
-          b.getNamedAttr("grid", b.getDenseI64ArrayAttr(
-                                     {launch->gridX, launch->gridY,
-                                      launch->gridZ})),
-          b.getNamedAttr("block",
-                         b.getDenseI64ArrayAttr({launch->blockX, 1, 1})),
-          b.getNamedAttr("shared_bytes",
-                         b.getI64IntegerAttr(launch->sharedBytes)),
-          b.getNamedAttr("dynamic_shared_bytes",
-                         b.getI64IntegerAttr(launch->dynamicSharedBytes)),
-          b.getNamedAttr("params", b.getArrayAttr(params)),
-      }));
+      launches.push_back(launchRecord(b, it->second, batch, {}));
     }
     op->setAttr("qf.launches", b.getArrayAttr(launches));
     return success();

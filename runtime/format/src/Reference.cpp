@@ -2,6 +2,8 @@
 
 #include "qfuse/format/Reference.h"
 
+#include "qfuse/format/Numerics.h"
+
 #include <cmath>
 #include <limits>
 
@@ -16,6 +18,37 @@ std::vector<float> referenceMatmul(const float *x, const float *w, int64_t m,
       for (int64_t p = 0; p < k; ++p)
         sum += double(x[i * k + p]) * double(w[j * k + p]);
       y[i * n + j] = float(sum);
+    }
+  return y;
+}
+
+std::vector<float> referenceRMSNorm(const float *x, const float *gamma,
+                                    int64_t m, int64_t k, double eps) {
+  std::vector<float> y(size_t(m * k));
+  for (int64_t i = 0; i < m; ++i) {
+    double sum = 0;
+    for (int64_t p = 0; p < k; ++p)
+      sum += double(x[i * k + p]) * double(x[i * k + p]);
+    double scale = 1.0 / std::sqrt(sum / double(k) + eps);
+    for (int64_t p = 0; p < k; ++p)
+      y[i * k + p] = halfToFloat(floatToHalf(
+          float(double(x[i * k + p]) * scale * double(gamma[p]))));
+  }
+  return y;
+}
+
+std::vector<float> referenceGatedMatmul(const float *x, const float *gate,
+                                        const float *up, int64_t m, int64_t n,
+                                        int64_t k) {
+  std::vector<float> y(size_t(m * n));
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double g = 0, u = 0;
+      for (int64_t p = 0; p < k; ++p) {
+        g += double(x[i * k + p]) * double(gate[j * k + p]);
+        u += double(x[i * k + p]) * double(up[j * k + p]);
+      }
+      y[i * n + j] = float(g / (1.0 + std::exp(-g)) * u);
     }
   return y;
 }

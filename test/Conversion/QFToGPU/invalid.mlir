@@ -114,12 +114,3 @@ func.func @too_many_loads(%x: tensor<1x4096xf16>, %w: !qf.weight<256x4096, #e>) 
   %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<matvec, block_n = 16, k_unroll = 4>} : tensor<1x4096xf16>, !qf.weight<256x4096, #e> -> tensor<1x256xf16>
   return %y : tensor<1x256xf16>
 }
-
-// -----
-
-#e = #qf.enc<int8, per_channel, scale = f16>
-func.func @silu(%x: tensor<1x4096xf16>, %w: !qf.weight<512x4096, #e>) -> tensor<1x256xf16> {
-  // expected-error@+1 {{the matvec generator does not fuse a silu_mul epilogue yet}}
-  %y = qf.fused_matmul %x, %w {activation = #qf<activation silu_mul>, tiling = #qf.tiling<matvec>} : tensor<1x4096xf16>, !qf.weight<512x4096, #e> -> tensor<1x256xf16>
-  return %y : tensor<1x256xf16>
-}

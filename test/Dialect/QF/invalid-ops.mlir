@@ -231,10 +231,44 @@ func.func @fused_bias_element(%x: tensor<1x64xf16>, %w: !qf.weight<32x64, #enc>,
 
 #enc = #qf.enc<int8, per_channel, scale = f16>
 
-func.func @fused_silu_mul_odd_n(%x: tensor<1x64xf16>, %w: !qf.weight<33x64, #enc>) {
-  // expected-error@+1 {{'qf.fused_matmul' op silu_mul needs a weight of stacked [gate; up] rows (even N), got N = 33}}
+func.func @fused_silu_mul_without_up(%x: tensor<1x64xf16>, %w: !qf.weight<32x64, #enc>) {
+  // expected-error@+1 {{'qf.fused_matmul' op silu_mul needs the up projection as 'up(...)' beside the gate weight}}
   %0 = qf.fused_matmul %x, %w {activation = #qf<activation silu_mul>}
-       : tensor<1x64xf16>, !qf.weight<33x64, #enc> -> tensor<1x16xf16>
+       : tensor<1x64xf16>, !qf.weight<32x64, #enc> -> tensor<1x32xf16>
+  return
+}
+
+// -----
+
+#enc = #qf.enc<int8, per_channel, scale = f16>
+
+func.func @fused_up_without_silu_mul(%x: tensor<1x64xf16>, %w: !qf.weight<32x64, #enc>) {
+  // expected-error@+1 {{'qf.fused_matmul' op 'up(...)' is only meaningful with activation = silu_mul}}
+  %0 = qf.fused_matmul %x, %w up(%w : !qf.weight<32x64, #enc>)
+       : tensor<1x64xf16>, !qf.weight<32x64, #enc> -> tensor<1x32xf16>
+  return
+}
+
+// -----
+
+#enc = #qf.enc<int4, group = 32, scale = f16>
+#enc8 = #qf.enc<int8, group = 32, scale = f16>
+
+func.func @fused_silu_mul_up_type(%x: tensor<1x64xf16>, %w: !qf.weight<32x64, #enc>, %u: !qf.weight<32x64, #enc8>) {
+  // expected-error@+1 {{'qf.fused_matmul' op up weight type '!qf.weight<32x64, #qf.enc<int8, group = 32, scale = f16>>' must match the gate weight type '!qf.weight<32x64, #qf.enc<int4, group = 32, scale = f16>>'}}
+  %0 = qf.fused_matmul %x, %w up(%u : !qf.weight<32x64, #enc8>) {activation = #qf<activation silu_mul>}
+       : tensor<1x64xf16>, !qf.weight<32x64, #enc> -> tensor<1x32xf16>
+  return
+}
+
+// -----
+
+#enc = #qf.enc<int4, group = 32, scale = f16>
+
+func.func @fused_silu_mul_bias(%x: tensor<1x64xf16>, %w: !qf.weight<32x64, #enc>, %b: tensor<32xf16>) {
+  // expected-error@+1 {{'qf.fused_matmul' op bias cannot be combined with silu_mul: the gate and up projections would each need their own}}
+  %0 = qf.fused_matmul %x, %w up(%w : !qf.weight<32x64, #enc>) bias(%b : tensor<32xf16>) {activation = #qf<activation silu_mul>}
+       : tensor<1x64xf16>, !qf.weight<32x64, #enc> -> tensor<1x32xf16>
   return
 }
 
@@ -243,9 +277,9 @@ func.func @fused_silu_mul_odd_n(%x: tensor<1x64xf16>, %w: !qf.weight<33x64, #enc
 #enc = #qf.enc<int4, group = 32, scale = f16>
 
 func.func @fused_silu_mul_result(%x: tensor<1x64xf16>, %w: !qf.weight<64x64, #enc>) {
-  // expected-error@+1 {{'qf.fused_matmul' op result must be [1, 32], got 'tensor<1x64xf16>'}}
-  %0 = qf.fused_matmul %x, %w {activation = #qf<activation silu_mul>}
-       : tensor<1x64xf16>, !qf.weight<64x64, #enc> -> tensor<1x64xf16>
+  // expected-error@+1 {{'qf.fused_matmul' op result must be [1, 64], got 'tensor<1x32xf16>'}}
+  %0 = qf.fused_matmul %x, %w up(%w : !qf.weight<64x64, #enc>) {activation = #qf<activation silu_mul>}
+       : tensor<1x64xf16>, !qf.weight<64x64, #enc> -> tensor<1x32xf16>
   return
 }
 
@@ -266,7 +300,7 @@ func.func @fused_residual_type(%x: tensor<?x64xf16>, %w: !qf.weight<32x64, #enc>
 
 func.func @fused_dense_weight(%x: tensor<1x64xf16>, %d: tensor<32x64xf16>) {
   // expected-error@+1 {{'qf.fused_matmul' op operand #1 must be packed quantized weight}}
-  %0 = "qf.fused_matmul"(%x, %d) <{operandSegmentSizes = array<i32: 1, 1, 0, 0, 0>}>
+  %0 = "qf.fused_matmul"(%x, %d) <{operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0>}>
        : (tensor<1x64xf16>, tensor<32x64xf16>) -> tensor<1x32xf16>
   return
 }

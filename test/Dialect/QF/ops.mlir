@@ -108,7 +108,7 @@ func.func @matmul(%x: tensor<?x4096xf16>, %x1: tensor<1x4096xf16>,
 // CHECK: %[[Y:.*]] = qf.fused_matmul %[[X]], %[[W]] : tensor<?x4096xf16>, !qf.weight<1024x4096, #int4_g128, #tiled_16x64> -> tensor<?x1024xf16>
 // CHECK: return %[[Y]]
 // GENERIC-LABEL: sym_name = "fused_matmul_plain"
-// GENERIC: "qf.fused_matmul"(%{{.*}}, %{{.*}}) <{activation = #qf<activation none>, operandSegmentSizes = array<i32: 1, 1, 0, 0, 0>}>
+// GENERIC: "qf.fused_matmul"(%{{.*}}, %{{.*}}) <{activation = #qf<activation none>, operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0>}>
 func.func @fused_matmul_plain(%x: tensor<?x4096xf16>) -> tensor<?x1024xf16> {
   %w = qf.weight_ref "w" : !qf.weight<1024x4096, #enc, #tiled>
   %y = qf.fused_matmul %x, %w : tensor<?x4096xf16>, !qf.weight<1024x4096, #enc, #tiled> -> tensor<?x1024xf16>
@@ -128,7 +128,7 @@ func.func @fused_matmul_plain(%x: tensor<?x4096xf16>) -> tensor<?x1024xf16> {
 // CHECK-SAME: : tensor<1x4096xf16>, !qf.weight<4096x4096, #int4_g128> -> tensor<1x4096xf16>
 // CHECK: return %[[Y]]
 // GENERIC-LABEL: sym_name = "fused_matmul_norm_residual"
-// GENERIC: "qf.fused_matmul"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{activation = #qf<activation none>, norm_eps = 9.99999974E-6 : f32, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>, tiling = #qf.tiling<matvec, block_n = 4, k_unroll = 2>}>
+// GENERIC: "qf.fused_matmul"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{activation = #qf<activation none>, norm_eps = 9.99999974E-6 : f32, operandSegmentSizes = array<i32: 1, 1, 0, 1, 0, 1>, tiling = #qf.tiling<matvec, block_n = 4, k_unroll = 2>}>
 func.func @fused_matmul_norm_residual(%x: tensor<1x4096xf16>, %g: tensor<4096xf16>,
                                       %r: tensor<1x4096xf16>) -> tensor<1x4096xf16> {
   %w = qf.weight_ref "w" : !qf.weight<4096x4096, #enc>
@@ -143,22 +143,24 @@ func.func @fused_matmul_norm_residual(%x: tensor<1x4096xf16>, %g: tensor<4096xf1
 
 #enc = #qf.enc<uint4, group = 128, scale = bf16, zero = int>
 
-// gate_up with bias and silu_mul: the [2N, K] weight gives an [M, N] result.
-// CHECK-LABEL: func.func @fused_matmul_bias_silu_mul
-// CHECK-SAME: (%[[X:.*]]: tensor<?x4096xbf16>, %[[B:.*]]: tensor<28672xbf16>)
-// CHECK: %[[Y:.*]] = qf.fused_matmul %[[X]], %{{.*}} bias(%[[B]] : tensor<28672xbf16>)
+// gate and up with silu_mul: two [N, K] weights give an [M, N] result.
+// CHECK-LABEL: func.func @fused_matmul_silu_mul
+// CHECK-SAME: (%[[X:.*]]: tensor<?x4096xbf16>)
+// CHECK: %[[G:.*]] = qf.weight_ref "gate"
+// CHECK: %[[U:.*]] = qf.weight_ref "up"
+// CHECK: %[[Y:.*]] = qf.fused_matmul %[[X]], %[[G]] up(%[[U]] : !qf.weight<14336x4096, #uint4_g128>)
 // CHECK-SAME: {activation = #qf<activation silu_mul>, tiling = #qf.tiling<mma, block_m = 64, block_n = 128, block_k = 64, stages = 3>}
-// CHECK-SAME: : tensor<?x4096xbf16>, !qf.weight<28672x4096, #uint4_g128> -> tensor<?x14336xbf16>
+// CHECK-SAME: : tensor<?x4096xbf16>, !qf.weight<14336x4096, #uint4_g128> -> tensor<?x14336xbf16>
 // CHECK: return %[[Y]]
-// GENERIC-LABEL: sym_name = "fused_matmul_bias_silu_mul"
-// GENERIC: operandSegmentSizes = array<i32: 1, 1, 0, 1, 0>
-func.func @fused_matmul_bias_silu_mul(%x: tensor<?x4096xbf16>, %b: tensor<28672xbf16>)
-    -> tensor<?x14336xbf16> {
-  %w = qf.weight_ref "gate_up" : !qf.weight<28672x4096, #enc>
-  %y = qf.fused_matmul %x, %w bias(%b : tensor<28672xbf16>)
+// GENERIC-LABEL: sym_name = "fused_matmul_silu_mul"
+// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0>
+func.func @fused_matmul_silu_mul(%x: tensor<?x4096xbf16>) -> tensor<?x14336xbf16> {
+  %g = qf.weight_ref "gate" : !qf.weight<14336x4096, #enc>
+  %u = qf.weight_ref "up" : !qf.weight<14336x4096, #enc>
+  %y = qf.fused_matmul %x, %g up(%u : !qf.weight<14336x4096, #enc>)
          {activation = #qf<activation silu_mul>,
           tiling = #qf.tiling<mma, block_m = 64, block_n = 128, block_k = 64, stages = 3>}
-       : tensor<?x4096xbf16>, !qf.weight<28672x4096, #enc> -> tensor<?x14336xbf16>
+       : tensor<?x4096xbf16>, !qf.weight<14336x4096, #enc> -> tensor<?x14336xbf16>
   return %y : tensor<?x14336xbf16>
 }
 
@@ -166,22 +168,23 @@ func.func @fused_matmul_bias_silu_mul(%x: tensor<?x4096xbf16>, %b: tensor<28672x
 
 #enc = #qf.enc<nf4, group = 64, scale = f32>
 
-// Everything at once.
+// Everything at once (silu_mul takes no bias).
 // CHECK-LABEL: func.func @fused_matmul_all
-// CHECK-SAME: (%[[X:.*]]: tensor<2x1024xf16>, %[[G:.*]]: tensor<1024xf16>, %[[B:.*]]: tensor<512xf16>, %[[R:.*]]: tensor<2x256xf16>)
-// CHECK: qf.fused_matmul %[[X]], %{{.*}} norm(%[[G]] : tensor<1024xf16>) bias(%[[B]] : tensor<512xf16>) residual(%[[R]] : tensor<2x256xf16>)
+// CHECK-SAME: (%[[X:.*]]: tensor<2x1024xf16>, %[[G:.*]]: tensor<1024xf16>, %[[R:.*]]: tensor<2x256xf16>)
+// CHECK: qf.fused_matmul %[[X]], %{{.*}} up(%{{.*}} : !qf.weight<256x1024, #nf4_g64>) norm(%[[G]] : tensor<1024xf16>) residual(%[[R]] : tensor<2x256xf16>)
 // CHECK-SAME: {activation = #qf<activation silu_mul>, norm_eps = 9.99999997E-7 : f32, tiling = #qf.tiling<matvec, block_m = 2, split_k = 2>}
-// CHECK-SAME: : tensor<2x1024xf16>, !qf.weight<512x1024, #nf4_g64> -> tensor<2x256xf16>
+// CHECK-SAME: : tensor<2x1024xf16>, !qf.weight<256x1024, #nf4_g64> -> tensor<2x256xf16>
 // GENERIC-LABEL: sym_name = "fused_matmul_all"
-// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 1, 1>
+// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 1>
 func.func @fused_matmul_all(%x: tensor<2x1024xf16>, %g: tensor<1024xf16>,
-                            %b: tensor<512xf16>, %r: tensor<2x256xf16>) -> tensor<2x256xf16> {
-  %w = qf.weight_ref "w" : !qf.weight<512x1024, #enc>
-  %y = qf.fused_matmul %x, %w norm(%g : tensor<1024xf16>) bias(%b : tensor<512xf16>)
-         residual(%r : tensor<2x256xf16>)
+                            %r: tensor<2x256xf16>) -> tensor<2x256xf16> {
+  %wg = qf.weight_ref "gate" : !qf.weight<256x1024, #enc>
+  %wu = qf.weight_ref "up" : !qf.weight<256x1024, #enc>
+  %y = qf.fused_matmul %x, %wg up(%wu : !qf.weight<256x1024, #enc>)
+         norm(%g : tensor<1024xf16>) residual(%r : tensor<2x256xf16>)
          {norm_eps = 1.0e-06 : f32, activation = #qf<activation silu_mul>,
           tiling = #qf.tiling<matvec, block_m = 2, split_k = 2>}
-       : tensor<2x1024xf16>, !qf.weight<512x1024, #enc> -> tensor<2x256xf16>
+       : tensor<2x1024xf16>, !qf.weight<256x1024, #enc> -> tensor<2x256xf16>
   return %y : tensor<2x256xf16>
 }
 
@@ -353,7 +356,7 @@ func.func @embedding_argmax(%t: tensor<32000x4096xbf16>, %ids: tensor<?xi32>, %l
 func.func @from_generic(%x: tensor<1x64xf16>) -> (tensor<64x64xf16>, tensor<1x64xf16>) {
   %w = "qf.weight_ref"() <{name = "w"}> : () -> !qf.weight<64x64, #qf.enc<int8, per_channel, scale = f16>>
   %d = "qf.dequantize"(%w) : (!qf.weight<64x64, #qf.enc<int8, per_channel, scale = f16>>) -> tensor<64x64xf16>
-  %y = "qf.fused_matmul"(%x, %w, %x) <{operandSegmentSizes = array<i32: 1, 1, 0, 0, 1>}>
+  %y = "qf.fused_matmul"(%x, %w, %x) <{operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 1>}>
        : (tensor<1x64xf16>, !qf.weight<64x64, #qf.enc<int8, per_channel, scale = f16>>, tensor<1x64xf16>) -> tensor<1x64xf16>
   return %d, %y : tensor<64x64xf16>, tensor<1x64xf16>
 }

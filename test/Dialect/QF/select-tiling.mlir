@@ -256,7 +256,7 @@ func.func @dynamic_m(%x: tensor<?x4096xf16>) {
 
 // Other encodings at M = 1: the row bytes follow the stored codes (K / 2
 // under 2:4), and the predicted time counts scales, 2:4 metadata, tables
-// and the fused norm, residual and silu_mul halving of the output.
+// and the fused norm, residual and silu_mul's two weights.
 #sp = #qf.enc<f16, sparse = 2:4>
 #sp4 = #qf.enc<int4, group = 128, scale = f16, sparse = 2:4>
 #nf4 = #qf.enc<nf4, group = 64, scale = f32>
@@ -271,9 +271,11 @@ func.func @encodings(%x: tensor<1x4096xf16>, %g: tensor<4096xf16>, %r: tensor<1x
   %w1 = qf.weight_ref "sp4" : !qf.weight<4096x4096, #sp4>
   // CHECK: {qf.predicted_us = 4.528000e+00 : f64, tiling = #qf.tiling<matvec, block_n = 8, k_unroll = 2>}
   %1 = qf.fused_matmul %x, %w1 : tensor<1x4096xf16>, !qf.weight<4096x4096, #sp4> -> tensor<1x4096xf16>
-  %w2 = qf.weight_ref "gate_up" : !qf.weight<28672x4096, #nf4>
+  %w2 = qf.weight_ref "gate" : !qf.weight<14336x4096, #nf4>
+  %w2u = qf.weight_ref "up" : !qf.weight<14336x4096, #nf4>
+  // Gated: tiled as one weight of 2N rows (block_n counts gate and up rows).
   // CHECK: {activation = #qf<activation silu_mul>, norm_eps = {{.*}}, qf.predicted_us = 1.838000e+01 : f64, tiling = #qf.tiling<matvec, block_n = 16>}
-  %2 = qf.fused_matmul %x, %w2 norm(%g : tensor<4096xf16>) residual(%r : tensor<1x14336xf16>) {norm_eps = 1.0e-05 : f32, activation = #qf<activation silu_mul>} : tensor<1x4096xf16>, !qf.weight<28672x4096, #nf4> -> tensor<1x14336xf16>
+  %2 = qf.fused_matmul %x, %w2 up(%w2u : !qf.weight<14336x4096, #nf4>) norm(%g : tensor<4096xf16>) residual(%r : tensor<1x14336xf16>) {norm_eps = 1.0e-05 : f32, activation = #qf<activation silu_mul>} : tensor<1x4096xf16>, !qf.weight<14336x4096, #nf4> -> tensor<1x14336xf16>
   %w3 = qf.weight_ref "int8" : !qf.weight<4096x4096, #int8pc>
   // CHECK: {qf.predicted_us = 6.907000e+00 : f64, tiling = #qf.tiling<matvec, block_n = 8, k_unroll = 2>}
   %3 = qf.fused_matmul %x, %w3 : tensor<1x4096xf16>, !qf.weight<4096x4096, #int8pc> -> tensor<1x4096xf16>

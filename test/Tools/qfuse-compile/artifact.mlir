@@ -4,7 +4,7 @@
 // The artifact (docs/artifact.md): versioned, self-describing, every weight
 // with the encoding and layout the runtime must pack, one plan per batch.
 // CHECK-DAG: "format": "qfuse-artifact"
-// CHECK-DAG: "version": 1
+// CHECK-DAG: "version": 2
 // CHECK-DAG: "chip": "sm_90"
 // CHECK-DAG: "encoding": "int4, group = 128, scale = f16"
 // CHECK-DAG: "layout": "tiled, tile_n = 1, tile_k = 32"

@@ -36,7 +36,7 @@
 // CHECK: PASS @mxfp4_bf16_act {{.*}} m=17
 // CHECK: PASS @bias_residual {{.*}} m=17
 // CHECK: PASS @silu_mul {{.*}} m=17
-// CHECK: PASS @norm_silu_bias_bf16 {{.*}} m=17
+// CHECK: PASS @norm_silu_residual_bf16 {{.*}} m=17
 // CHECK: PASS @norm_nvfp4 {{.*}} m=17
 // CHECK: PASS @static_batch {{.*}} m=5
 // CHECK-NOT: @static_batch

@@ -20,3 +20,25 @@ extern "C" __global__ void qf_test_shared_reverse(float *out, int words) {
   __syncthreads();
   out[threadIdx.x] = buf[words - 1 - threadIdx.x];
 }
+// A toy language model for the Generator's tests. As a real model writes
+// the KV cache and then attends, one launch stores each row's token at its
+// position of a state buffer, and a second predicts, per row, the sum of the
+// cached tokens up to its position modulo the vocabulary (one-hot f16
+// logits). A row that read a later or stale cache entry would change it.
+extern "C" __global__ void qf_test_cache_write(const int *ids, const int *pos,
+                                               int *cache, int m) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < m) cache[pos[i]] = ids[i];
+}
+extern "C" __global__ void qf_test_cache_sum(const int *pos, const int *cache,
+                                             int *next, unsigned short *logits,
+                                             int m, int vocab) {
+  int i = blockIdx.x;
+  if (i >= m) return;
+  long long sum = 0;
+  for (int j = 0; j <= pos[i]; ++j) sum += cache[j];
+  int token = (int)(sum % vocab);
+  if (threadIdx.x == 0) next[i] = token;
+  for (int v = threadIdx.x; v < vocab; v += blockDim.x)
+    logits[i * vocab + v] = v == token ? 0x3C00 : 0;
+}

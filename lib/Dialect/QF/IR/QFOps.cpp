@@ -201,15 +201,21 @@ LogicalResult FusedMatmulOp::verify() {
     if (getBias().getType().getElementType() != elt)
       return emitOpError("bias element type must match the activations");
   }
-  int64_t nOut = w.getN();
   if (getActivation() == EpilogueActivation::SiluMul) {
-    if (w.getN() % 2 != 0)
-      return emitOpError() << "silu_mul needs a weight of stacked [gate; up] "
-                              "rows (even N), got N = "
-                           << w.getN();
-    nOut = w.getN() / 2;
+    if (!getUp())
+      return emitOpError("silu_mul needs the up projection as 'up(...)' "
+                         "beside the gate weight");
+    if (getUp().getType() != w)
+      return emitOpError() << "up weight type " << getUp().getType()
+                           << " must match the gate weight type " << w;
+    if (getBias())
+      return emitOpError("bias cannot be combined with silu_mul: the gate "
+                         "and up projections would each need their own");
+  } else if (getUp()) {
+    return emitOpError("'up(...)' is only meaningful with activation = "
+                       "silu_mul");
   }
-  if (failed(verifyMatrix(*this, "result", y, x.getDimSize(0), nOut)))
+  if (failed(verifyMatrix(*this, "result", y, x.getDimSize(0), w.getN())))
     return failure();
   if (getResidual() && getResidual().getType() != y)
     return emitOpError() << "residual type " << getResidual().getType()

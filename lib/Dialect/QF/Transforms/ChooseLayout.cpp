@@ -99,14 +99,20 @@ struct QFChooseLayoutPass
                                 << type.getLayout() << ", kept\n");
         return;
       }
-      auto ref = op.getWeight().getDefiningOp<WeightRefOp>();
-      if (!ref) {
-        LLVM_DEBUG(llvm::dbgs() << op
-                                << ": weight is not a qf.weight_ref, "
-                                   "its layout is kept\n");
-        return;
-      }
-      plan[ref][layout].push_back(&op.getWeightMutable());
+      // A gated matmul reads its gate and up weights with one kernel: both
+      // get the layout, or neither (the verifier wants equal types).
+      SmallVector<OpOperand *> operands = {&op.getWeightMutable()};
+      if (op.getUp())
+        operands.push_back(&op.getUpMutable()[0]);
+      for (OpOperand *operand : operands)
+        if (!operand->get().getDefiningOp<WeightRefOp>()) {
+          LLVM_DEBUG(llvm::dbgs() << op
+                                  << ": weight is not a qf.weight_ref, "
+                                     "its layout is kept\n");
+          return;
+        }
+      for (OpOperand *operand : operands)
+        plan[operand->get().getDefiningOp()][layout].push_back(operand);
     });
     for (auto &[ref, wanted] : plan)
       if (failed(retype(cast<WeightRefOp>(ref), wanted)))

@@ -70,13 +70,23 @@ int64_t qf::getPlannedM(RankedTensorType input, int64_t batch) {
   return ShapedType::isDynamic(m) ? batch : m;
 }
 
+int64_t qf::getFusedMatmulWeightRows(FusedMatmulOp op) {
+  return op.getWeight().getType().getN() * (op.getUp() ? 2 : 1);
+}
+
 TrafficBytes qf::getFusedMatmulTraffic(FusedMatmulOp op, int64_t m) {
   WeightType w = op.getWeight().getType();
   TrafficBytes bytes = getWeightTraffic(w);
+  if (op.getUp()) {
+    // silu_mul: the up projection has the gate's type, so the same bytes.
+    TrafficBytes up = getWeightTraffic(op.getUp().getType());
+    bytes.codes += up.codes;
+    bytes.scales += up.scales;
+    bytes.zeros += up.zeros;
+    bytes.metadata += up.metadata;
+  }
   int64_t elt = getTypeBytes(op.getInput().getType().getElementType());
-  int64_t nOut = op.getActivation() == EpilogueActivation::SiluMul
-                     ? w.getN() / 2
-                     : w.getN();
+  int64_t nOut = w.getN();
   bytes.activations = m * w.getK() * elt;
   bytes.outputs = m * nOut * elt;
   if (op.getResidual())
@@ -89,8 +99,8 @@ TrafficBytes qf::getFusedMatmulTraffic(FusedMatmulOp op, int64_t m) {
 }
 
 int64_t qf::getFusedMatmulFlops(FusedMatmulOp op, int64_t m) {
-  WeightType w = op.getWeight().getType();
-  return 2 * m * w.getN() * w.getK();
+  return 2 * m * getFusedMatmulWeightRows(op) *
+         op.getWeight().getType().getK();
 }
 
 double qf::predictTimeUs(int64_t bytes, double bandwidthGbps) {

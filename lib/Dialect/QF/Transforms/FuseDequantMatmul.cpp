@@ -113,7 +113,8 @@ struct FuseMatmulOnPackedWeight : public OpRewritePattern<MatmulOp> {
       return rewriter.notifyMatchFailure(op, reason);
     Operation *dense = op.getWeight().getDefiningOp();
     rewriter.replaceOpWithNewOp<FusedMatmulOp>(
-        op, op.getType(), op.getInput(), *weight, /*norm=*/Value(),
+        op, op.getType(), op.getInput(), *weight, /*up=*/Value(),
+        /*norm=*/Value(),
         /*bias=*/Value(), /*residual=*/Value(), /*norm_eps=*/FloatAttr(),
         EpilogueActivation::None, /*tiling=*/TilingAttr());
     // Erase the dequantize (and a rounding after it) once nothing else

@@ -87,7 +87,8 @@ struct QFRooflinePass : public qf::impl::QFRooflineBase<QFRooflinePass> {
     WeightType w = op.getWeight().getType();
     RooflineEntry e;
     e.m = getPlannedM(op.getInput().getType(), batch);
-    e.n = w.getN();
+    // Weight rows: both projections of a gated (silu_mul) matmul.
+    e.n = getFusedMatmulWeightRows(op);
     e.k = w.getK();
     e.bytes = getFusedMatmulTraffic(op, e.m);
     e.bytesPerElement = static_cast<double>(e.bytes.weightBytes()) /

@@ -64,6 +64,9 @@ LogicalResult verifyDatabaseTiling(FusedMatmulOp op, TilingAttr tiling,
                        << getMatvecWarpsPerBlock(split) << " warps per block";
   if (tiling.getThreadsPerRow() != 32)
     return emitError() << "matvec needs threads_per_row = 32";
+  if (op.getUp() && getMatvecRowsPerWarp(tiling) % 2 != 0)
+    return emitError() << "a silu_mul matmul needs an even number of rows "
+                          "per warp (each output's gate and up rows)";
   return success();
 }
 
@@ -111,6 +114,12 @@ struct QFSelectTilingPass
   LogicalResult selectFor(FusedMatmulOp op, const TilingTarget &target,
                           const TuningDatabase *db) {
     WeightType w = op.getWeight().getType();
+    // A gated matmul streams the gate and up rows of its outputs together:
+    // its tiling is that of one weight of 2N rows (block_n counts the rows
+    // of both weights, as the matvec generator reads it).
+    if (op.getUp())
+      w = WeightType::get(op.getContext(), 2 * w.getN(), w.getK(),
+                          w.getEncoding(), w.getLayout());
     int64_t m = getPlannedM(op.getInput().getType(), batch);
     TilingAttr tiling;
     if (db) {

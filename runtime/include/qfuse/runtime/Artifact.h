@@ -8,7 +8,9 @@
 // weight's encoding and layout, every buffer shape, and in every plan step
 // the kernel it launches, its grid and block, and each argument against the
 // kernel's parameter (count, kind, and that the buffer/weight/tensor exists).
-// Errors are qfuse::Error naming the file and the JSON field:
+// Version 2 adds state buffers, cuBLAS `gemm` steps (their operands' shapes,
+// dtypes and the weight's dense f16 encoding are checked here too) and the
+// "model" object. Errors are qfuse::Error naming the file and the JSON field:
 //
 //   artifact 'm.qfa': plans[0].steps[1].args[2]: weight 'w' is not declared
 //   in 'weights'
@@ -100,8 +102,13 @@ struct BufferSpec {
   std::string name;
   std::vector<Dim> shape;
   DType dtype = DType::F16;
+  /// A state buffer (KV caches): one allocation per executor, shared by
+  /// every plan, zeroed once and kept across runs. Its shape has no "M".
+  bool state = false;
   /// Bytes for batch size `batch` (every "M" replaced by it).
   uint64_t numBytes(int64_t batch) const;
+  /// Extent `dim` for batch size `batch`.
+  int64_t extent(size_t dim, int64_t batch) const;
 };
 
 struct Arg {
@@ -113,15 +120,27 @@ struct Arg {
   float floatValue = 0;  // f32
 };
 
+/// A `gemm` step: y[M, N] = x[M, K] * W[N, K]^T (+ bias[N]) (+ residual[M,
+/// N]) through cuBLAS, f16 in and out with f32 accumulation. W is a weight
+/// with the dense `f16` encoding in row_major; x, y and residual are f16
+/// buffers [M, K], [M, N], [M, N] whose first extent is the rows M ("M" or a
+/// number, the same for all three); bias an f16 tensor [N]. Optional
+/// operands are empty strings.
+struct GemmStep {
+  std::string x, weight, y, bias, residual;
+};
+
 struct Step {
-  enum class Kind { Launch, Memset };
+  enum class Kind { Launch, Memset, Gemm };
   Kind kind = Kind::Launch;
-  std::string target;     // the kernel launched or the buffer zeroed
+  std::string target;     // the kernel launched, the buffer zeroed, or the
+                          // gemm's weight
   size_t kernelIndex = 0; // launch: index into Artifact::kernels
   std::array<uint32_t, 3> grid = {1, 1, 1};
   std::array<uint32_t, 3> block = {1, 1, 1};
   uint32_t sharedBytes = 0; // dynamic shared memory
   std::vector<Arg> args;
+  GemmStep gemm; // gemm steps only
 };
 
 struct Plan {
@@ -133,6 +152,23 @@ struct RooflineEntry {
   std::string op;
   uint64_t bytes = 0;
   uint64_t flops = 0;
+};
+
+/// The top-level "model" object (docs/decode-model.md): the compiler's
+/// qf.model dictionary. The runtime reads the integers below where present
+/// (each must be a positive integer) and keeps the whole object as JSON text
+/// for tools; `present` is false when the artifact has none.
+struct ModelInfo {
+  bool present = false;
+  std::string json;         // the object, compact
+  std::string architecture; // "llama", "qwen2", ... ("" when absent)
+  int64_t vocabSize = 0;    // 0 when absent
+  int64_t hiddenSize = 0;
+  int64_t numLayers = 0;
+  int64_t numHeads = 0;
+  int64_t numKvHeads = 0;
+  int64_t headDim = 0;
+  int64_t maxSeq = 0;
 };
 
 /// Upper bound on dynamic + static shared memory per block accepted by the
@@ -155,6 +191,7 @@ struct Artifact {
   std::vector<std::string> outputs;
   std::vector<Plan> plans;
   std::vector<RooflineEntry> roofline;
+  ModelInfo model;
 
   /// Parses and fully validates `json`; `source` names it in errors.
   static Artifact parse(std::string_view json, std::string source);

@@ -10,7 +10,8 @@
 //   (8192 bytes)
 //
 // Resources are RAII, move-only: the primary context of a device, device
-// buffers, streams, events, modules, CUDA graphs and cuBLAS handles.
+// buffers, pinned host buffers, streams, events, modules, CUDA graphs and
+// cuBLAS handles.
 //
 //===----------------------------------------------------------------------===//
 
@@ -148,6 +149,30 @@ private:
   std::string label_;
 };
 
+/// Page-locked host memory (cuMemAllocHost): asynchronous copies to and
+/// from it do not wait for the host. Move-only; a default one is empty.
+class PinnedBuffer {
+public:
+  PinnedBuffer() = default;
+  PinnedBuffer(size_t size, std::string label);
+  ~PinnedBuffer();
+  PinnedBuffer(PinnedBuffer &&other) noexcept;
+  PinnedBuffer &operator=(PinnedBuffer &&other) noexcept;
+  PinnedBuffer(const PinnedBuffer &) = delete;
+  PinnedBuffer &operator=(const PinnedBuffer &) = delete;
+
+  void *data() const { return data_; }
+  size_t size() const { return size_; }
+  template <typename T> T *as() const { return static_cast<T *>(data_); }
+
+private:
+  void release() noexcept;
+
+  void *data_ = nullptr;
+  size_t size_ = 0;
+  std::string label_;
+};
+
 class Stream {
 public:
   Stream();
@@ -254,10 +279,16 @@ public:
   cublasHandle_t get() const { return handle_; }
   void setStream(CUstream stream);
 
-  /// Row-major y[M, N] = x[M, K] * W[N, K]^T in fp16 with fp32 accumulation
-  /// (cublasGemmEx, CUBLAS_COMPUTE_32F), enqueued on the handle's stream.
+  /// Row-major y[M, N] = x[M, K] * W[N, K]^T + beta * y in fp16 with fp32
+  /// accumulation (cublasGemmEx, CUBLAS_COMPUTE_32F), enqueued on the
+  /// handle's stream.
   void gemmF16RowMajor(CUdeviceptr y, CUdeviceptr x, CUdeviceptr w, int m,
-                       int n, int k);
+                       int n, int k, float beta = 0.0f);
+  /// Row-major y[M, N] = ones[M] (x) bias[N] + beta * y: the bias added to
+  /// every row, as a rank-1 cublasGemmEx (K = 1) with a device vector of M
+  /// f16 ones, so that it is captured into graphs like any GEMM.
+  void addRowBroadcastF16(CUdeviceptr y, CUdeviceptr bias, CUdeviceptr ones,
+                          int m, int n, float beta);
 
 private:
   cublasHandle_t handle_ = nullptr;

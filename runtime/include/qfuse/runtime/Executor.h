@@ -10,6 +10,11 @@
 //   exec.capture(16, stream);                  // once: a CUDA graph
 //   exec.replay(16, stream);                   // every decode step
 //
+// Buffers marked "state" (KV caches) are allocated once, zeroed, and shared
+// by every plan; resetState zeroes them again for a new sequence. `gemm`
+// steps run cuBLAS on the plan's stream with the executor's own handle and
+// workspace, so they are captured into graphs like kernel launches.
+//
 // Weight components are bound by name and component ("codes", "scales",
 // ...) in the packed layout the artifact asks for; loadWeights reads them
 // from a qfuse-packed safetensors file (`<weight>.<component>`, row_major)
@@ -108,12 +113,22 @@ public:
   // Buffers and plans
   //===--------------------------------------------------------------------===//
 
-  /// Allocates every buffer for the plan of `batch` (a no-op when done).
+  /// Allocates every buffer for the plan of `batch` (a no-op when done),
+  /// and the state buffers the first time.
   void allocate(int64_t batch);
-  /// A buffer allocated for `batch`.
+  /// A buffer allocated for `batch` (for a state buffer: the one shared by
+  /// every batch).
   cuda::DeviceBuffer &buffer(int64_t batch, const std::string &name);
-  /// Device bytes held by the buffers of `batch`.
+  /// Device bytes held by the buffers of `batch` (state buffers excluded).
   size_t bufferBytes(int64_t batch) const;
+
+  /// A state buffer (allocated and zeroed on first use).
+  cuda::DeviceBuffer &stateBuffer(const std::string &name);
+  /// Device bytes of all state buffers (0 before they are allocated).
+  size_t stateBytes() const;
+  /// Enqueues a zero fill of every state buffer on `stream` (a new
+  /// sequence); allocates them first if needed.
+  void resetState(CUstream stream);
 
   /// Enqueues the steps of the plan for `batch` on `stream` (allocating its
   /// buffers first if needed).
@@ -127,6 +142,14 @@ public:
   cuda::Graph makeGraph(int64_t batch, CUstream stream);
   /// Enqueues one replay of the captured graph.
   void replay(int64_t batch, CUstream stream);
+
+  /// The time of each step of the plan for `batch` on its own: the step
+  /// enqueued `repeats` times between two events, averaged (milliseconds,
+  /// in plan order). For the per-step breakdown of a decode step; the
+  /// buffers hold garbage afterwards (split-K partial sums accumulate), so
+  /// profile after, not before, results are read.
+  std::vector<double> profileSteps(int64_t batch, CUstream stream,
+                                   int repeats = 20);
 
 private:
   struct LoadedKernel {
@@ -142,7 +165,16 @@ private:
   Instance &instance(int64_t batch);
   void requireBound(const Plan &plan) const;
   void enqueue(const Plan &plan, Instance &instance, CUstream stream);
-  CUdeviceptr argumentPointer(const Arg &arg, Instance &instance) const;
+  void enqueueStep(const Plan &plan, size_t s, Instance &instance,
+                   CUstream stream);
+  void enqueueGemm(const Plan &plan, const Step &step, Instance &instance,
+                   CUstream stream, const std::string &where);
+  /// Points cuBLAS at `stream` (outside any capture: the call resets the
+  /// workspace, which must not happen mid-capture).
+  void prepareCublas(CUstream stream);
+  void allocateState();
+  cuda::DeviceBuffer &bufferOf(const std::string &name, Instance &instance);
+  CUdeviceptr argumentPointer(const Arg &arg, Instance &instance);
   void dropGraphs();
   [[noreturn]] void fail(const std::string &what) const;
   /// Row-major bytes of one component, wherever they live.
@@ -171,6 +203,16 @@ private:
   std::map<std::string, cuda::DeviceBuffer> tensors_;
 
   std::map<int64_t, std::unique_ptr<Instance>> instances_;
+  // State buffers, shared by every instance; empty until first allocated.
+  std::map<std::string, cuda::DeviceBuffer> state_;
+  bool stateAllocated_ = false;
+
+  // gemm steps: a handle with its own workspace, the stream it was last
+  // pointed at, and M f16 ones for bias rank-1 updates.
+  std::unique_ptr<cuda::Cublas> cublas_;
+  CUstream cublasStream_ = nullptr;
+  bool cublasStreamSet_ = false;
+  cuda::DeviceBuffer ones_;
 };
 
 } // namespace qfuse::runtime

@@ -13,6 +13,14 @@
  *   qfuse_get_output(rt, 1, "y", y, bytes);
  *   qfuse_close(rt);
  *
+ * Whole models (docs/decode-model.md):
+ *
+ *   qfuse_runtime *rt = qfuse_open("llama-int4.qfa", 0);
+ *   qfuse_load_checkpoint(rt, "Llama-3.2-1B/", 0);  // quantized at load
+ *   int32_t prompt[] = {128000, 791, 6864}, out[64];
+ *   qfuse_generate_stats stats;
+ *   qfuse_generate(rt, prompt, 3, 64, out, &stats);
+ *
 \*===----------------------------------------------------------------------===*/
 
 #ifndef QFUSE_RUNTIME_QFUSE_H
@@ -67,6 +75,30 @@ int qfuse_set_input(qfuse_runtime *runtime, int64_t batch, const char *name,
 int qfuse_run(qfuse_runtime *runtime, int64_t batch);
 int qfuse_get_output(qfuse_runtime *runtime, int64_t batch, const char *name,
                      void *data, size_t bytes);
+
+/* Binds every weight and tensor the plans read from a Hugging Face
+ * checkpoint directory (config.json, model.safetensors or an index and its
+ * shards): fp16/bf16/f32 linears are quantized with round-to-nearest into
+ * the artifact's encodings, AutoGPTQ and compressed-tensors pack-quantized
+ * ones converted. `threads` = 0 uses every core. */
+int qfuse_load_checkpoint(qfuse_runtime *runtime, const char *model_dir,
+                          int threads);
+
+/* What one generation measured (CUDA event times). */
+typedef struct qfuse_generate_stats {
+  double ttft_ms;             /* prompt copied in -> first token computed */
+  double decode_ms;           /* the max_new - 1 decode steps after it */
+  double decode_tokens_per_s; /* 0 when max_new is 1 */
+} qfuse_generate_stats;
+
+/* Generates `max_new` tokens after the `n_prompt` prompt ids into
+ * out_ids[max_new] (greedy, a new sequence at position 0), on an artifact
+ * with the model contract of docs/decode-model.md. `stats` may be NULL.
+ * Fails on an empty prompt, an id outside the vocabulary, n_prompt +
+ * max_new > the artifact's max_seq, or unbound weights. */
+int qfuse_generate(qfuse_runtime *runtime, const int32_t *prompt_ids,
+                   int64_t n_prompt, int64_t max_new, int32_t *out_ids,
+                   qfuse_generate_stats *stats);
 
 #ifdef __cplusplus
 }

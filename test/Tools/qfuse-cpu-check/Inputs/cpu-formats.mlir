@@ -93,8 +93,8 @@ func.func @mxfp4_bf16_act(%x: tensor<?x1024xbf16>) -> tensor<?x128xbf16> {
   return %y : tensor<?x128xbf16>
 }
 
-// Epilogues, written as fused ops: bias + residual, silu_mul over stacked
-// [gate; up] rows, an RMSNorm prologue, and a static batch.
+// Epilogues, written as fused ops: bias + residual, silu_mul over separate
+// gate and up weights, an RMSNorm prologue, and a static batch.
 func.func @bias_residual(%x: tensor<?x512xf16>, %b: tensor<384xf16>, %r: tensor<?x384xf16>) -> tensor<?x384xf16> {
   %w = qf.weight_ref "o_proj" : !qf.weight<384x512, #qf.enc<int4, group = 128, scale = f16>>
   %y = qf.fused_matmul %x, %w bias(%b : tensor<384xf16>) residual(%r : tensor<?x384xf16>)
@@ -102,16 +102,18 @@ func.func @bias_residual(%x: tensor<?x512xf16>, %b: tensor<384xf16>, %r: tensor<
   return %y : tensor<?x384xf16>
 }
 func.func @silu_mul(%x: tensor<?x512xf16>) -> tensor<?x256xf16> {
-  %w = qf.weight_ref "gate_up" : !qf.weight<512x512, #qf.enc<uint4, group = 64, scale = f16, zero = int>>
-  %y = qf.fused_matmul %x, %w {activation = #qf<activation silu_mul>}
-       : tensor<?x512xf16>, !qf.weight<512x512, #qf.enc<uint4, group = 64, scale = f16, zero = int>> -> tensor<?x256xf16>
+  %w = qf.weight_ref "gate" : !qf.weight<256x512, #qf.enc<uint4, group = 64, scale = f16, zero = int>>
+  %u = qf.weight_ref "up" : !qf.weight<256x512, #qf.enc<uint4, group = 64, scale = f16, zero = int>>
+  %y = qf.fused_matmul %x, %w up(%u : !qf.weight<256x512, #qf.enc<uint4, group = 64, scale = f16, zero = int>>) {activation = #qf<activation silu_mul>}
+       : tensor<?x512xf16>, !qf.weight<256x512, #qf.enc<uint4, group = 64, scale = f16, zero = int>> -> tensor<?x256xf16>
   return %y : tensor<?x256xf16>
 }
-func.func @norm_silu_bias_bf16(%x: tensor<?x256xbf16>, %g: tensor<256xbf16>, %b: tensor<256xbf16>, %r: tensor<?x128xbf16>) -> tensor<?x128xbf16> {
-  %w = qf.weight_ref "mlp" : !qf.weight<256x256, #qf.enc<nf4, group = 64, scale = f32>>
-  %y = qf.fused_matmul %x, %w norm(%g : tensor<256xbf16>) bias(%b : tensor<256xbf16>) residual(%r : tensor<?x128xbf16>)
+func.func @norm_silu_residual_bf16(%x: tensor<?x256xbf16>, %g: tensor<256xbf16>, %r: tensor<?x128xbf16>) -> tensor<?x128xbf16> {
+  %w = qf.weight_ref "gate" : !qf.weight<128x256, #qf.enc<nf4, group = 64, scale = f32>>
+  %u = qf.weight_ref "up" : !qf.weight<128x256, #qf.enc<nf4, group = 64, scale = f32>>
+  %y = qf.fused_matmul %x, %w up(%u : !qf.weight<128x256, #qf.enc<nf4, group = 64, scale = f32>>) norm(%g : tensor<256xbf16>) residual(%r : tensor<?x128xbf16>)
        {norm_eps = 1.0e-05 : f32, activation = #qf<activation silu_mul>}
-       : tensor<?x256xbf16>, !qf.weight<256x256, #qf.enc<nf4, group = 64, scale = f32>> -> tensor<?x128xbf16>
+       : tensor<?x256xbf16>, !qf.weight<128x256, #qf.enc<nf4, group = 64, scale = f32>> -> tensor<?x128xbf16>
   return %y : tensor<?x128xbf16>
 }
 func.func @norm_nvfp4(%x: tensor<?x512xf16>, %g: tensor<512xf16>) -> tensor<?x256xf16> {

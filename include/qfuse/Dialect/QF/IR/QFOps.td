@@ -21,8 +21,8 @@ def QF_FloatTensor : TensorOf<[F16, BF16, F32]>;
 def QF_EpilogueActivation : I32EnumAttr<"EpilogueActivation",
     "activation applied in a fused matmul's epilogue", [
       I32EnumAttrCase<"None", 0, "none">,
-      // The weight is [2*N, K]: rows [0, N) are the gate projection, rows
-      // [N, 2N) the up projection; the result is silu(gate) * up, [M, N].
+      // The weight is the gate projection and the `up` operand the up
+      // projection, both [N, K]; the result is silu(x W^T) * (x Up^T).
       I32EnumAttrCase<"SiluMul", 1, "silu_mul">
     ]> {
   let cppNamespace = "::mlir::qf";
@@ -134,20 +134,32 @@ def QF_FusedMatmulOp : QF_Op<"fused_matmul", [Pure, AttrSizedOperandSegments]> {
     What the fusion passes produce and the kernel generators consume:
 
     ```mlir
-    %y = qf.fused_matmul %x, %w norm(%gamma : tensor<4096xf16>)
-           residual(%r : tensor<1x4096xf16>)
+    %y = qf.fused_matmul %x, %wgate up(%wup : !qf.weight<14336x4096, #enc>)
+           norm(%gamma : tensor<4096xf16>) residual(%r : tensor<1x14336xf16>)
            {norm_eps = 1.0e-05 : f32, activation = #qf<activation silu_mul>,
             tiling = #qf.tiling<matvec, block_n = 4>}
-         : tensor<1x4096xf16>, !qf.weight<...> -> tensor<1x4096xf16>
+         : tensor<1x4096xf16>, !qf.weight<14336x4096, #enc>
+           -> tensor<1x14336xf16>
     ```
-    In order: the optional RMSNorm prologue normalizes each input row and
-    multiplies by `norm` ([K]); the packed weight is decoded on chip (never
-    materialized); `bias` ([N_weight]) is added; the epilogue activation is
-    applied (`silu_mul` halves N); `residual` ([M, N_out]) is added.
+    In order:
+    * the optional RMSNorm prologue: each input row becomes
+      `round(x * rsqrt(mean(x^2) + norm_eps) * norm)`, rounded to the
+      activation type exactly as a separate `qf.rms_norm` result would be,
+      so fusing the norm does not change the matmul's input (`norm` is [K]);
+    * the packed weight is decoded on chip (never materialized);
+    * `bias` ([N]) is added;
+    * the epilogue activation: `silu_mul` takes a second packed weight `up`
+      of the same type (the up projection; the first weight is the gate
+      projection) and gives `silu(x Wgate^T) * (x Wup^T)`. The two weights
+      stay separate tensors, as in the checkpoint. A bias cannot be combined
+      with `silu_mul` (no supported model has MLP biases);
+    * `residual` ([M, N]) is added.
+    Products accumulate in f32 and the result is rounded once.
   }];
   let arguments = (ins
     QF_ActivationTensor:$input,
     QF_AnyWeight:$weight,
+    Optional<QF_AnyWeight>:$up,
     Optional<TensorRankOf<[F16, BF16], [1]>>:$norm,
     Optional<TensorRankOf<[F16, BF16], [1]>>:$bias,
     Optional<QF_ActivationTensor>:$residual,
@@ -159,6 +171,7 @@ def QF_FusedMatmulOp : QF_Op<"fused_matmul", [Pure, AttrSizedOperandSegments]> {
   let results = (outs QF_ActivationTensor:$result);
   let assemblyFormat = [{
     $input `,` $weight
+    (`up` `(` $up^ `:` qualified(type($up)) `)`)?
     (`norm` `(` $norm^ `:` type($norm) `)`)?
     (`bias` `(` $bias^ `:` type($bias) `)`)?
     (`residual` `(` $residual^ `:` type($residual) `)`)?

@@ -63,7 +63,10 @@ int64_t getPlannedM(RankedTensorType input, int64_t batch);
 /// Everything `op` must move with M = `m` rows of activations.
 TrafficBytes getFusedMatmulTraffic(FusedMatmulOp op, int64_t m);
 
-/// FLOPs of `op` with M = `m`: 2 * M * N * K (N of the weight, logical K).
+/// Weight rows `op` reads: N, or 2N for silu_mul (gate and up rows).
+int64_t getFusedMatmulWeightRows(FusedMatmulOp op);
+
+/// FLOPs of `op` with M = `m`: 2 * M * rows * K (weight rows, logical K).
 int64_t getFusedMatmulFlops(FusedMatmulOp op, int64_t m);
 
 /// Memory time of `bytes` at `bandwidthGbps` plus the launch cost, in us.

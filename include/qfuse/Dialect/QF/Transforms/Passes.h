@@ -19,6 +19,18 @@ namespace qf {
 /// or through qf.dequantize, becomes qf.fused_matmul (without a tiling).
 void populateFuseDequantMatmulPatterns(RewritePatternSet &patterns);
 
+/// Patterns of qf-fuse-rmsnorm-prologue: a qf.rms_norm read only by fused
+/// matmuls becomes their RMSNorm prologue.
+void populateFuseRMSNormProloguePatterns(RewritePatternSet &patterns);
+
+/// Patterns of qf-fuse-epilogue: qf.add of a fused matmul result and a
+/// residual (or a row-broadcast bias) becomes its epilogue.
+void populateFuseEpiloguePatterns(RewritePatternSet &patterns);
+
+/// Patterns of qf-fuse-gated-mlp: qf.silu_mul of two fused matmuls on one
+/// input becomes one fused matmul with activation = silu_mul.
+void populateFuseGatedMLPPatterns(RewritePatternSet &patterns);
+
 #define GEN_PASS_REGISTRATION
 #include "qfuse/Dialect/QF/Transforms/Passes.h.inc"
 

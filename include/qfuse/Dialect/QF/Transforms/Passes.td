@@ -65,6 +65,141 @@ def QFFuseDequantMatmul : Pass<"qf-fuse-dequant-matmul"> {
   let dependentDialects = ["::mlir::qf::QFDialect"];
 }
 
+def QFFuseRMSNormPrologue : Pass<"qf-fuse-rmsnorm-prologue"> {
+  let summary = "Fold qf.rms_norm into the fused matmuls that read it";
+  let description = [{
+    A `qf.rms_norm` whose every user is a `qf.fused_matmul` reading it as
+    its input becomes those matmuls' RMSNorm prologue: each takes the
+    un-normalized input, `norm(%gamma)` and `norm_eps`, and the norm op is
+    erased. Each matmul kernel recomputes the row's sum of squares (K f16
+    per row, M <= 8 rows: cheap next to the weight stream), which saves the
+    norm's launch and its output's round trip through memory.
+
+    ```mlir
+    %n = qf.rms_norm %h, %g {eps = 1.0e-05 : f32} : tensor<1x4096xf16>, tensor<4096xf16> -> tensor<1x4096xf16>
+    %q = qf.fused_matmul %n, %wq : tensor<1x4096xf16>, !qf.weight<4096x4096, #enc> -> tensor<1x4096xf16>
+    ```
+    becomes
+    ```mlir
+    %q = qf.fused_matmul %h, %wq norm(%g : tensor<4096xf16>) {norm_eps = 1.0e-05 : f32} : tensor<1x4096xf16>, !qf.weight<4096x4096, #enc> -> tensor<1x4096xf16>
+    ```
+    The fused prologue rounds the normalized value to the activation type,
+    as the separate norm's result is, so the matmul sees the same input.
+
+    Not fused (the norm stays, with a remark under `report-unfused`): a norm
+    with any user that is not a fused matmul reading it as input (the norm
+    would run anyway, so nothing is saved), a user that already has a
+    prologue, or a user on a dense f16/bf16 weight (a cuBLAS step, which
+    has no prologue).
+  }];
+  let options = [
+    Option<"reportUnfused", "report-unfused", "bool", /*default=*/"false",
+           "Emit a remark for every qf.rms_norm left unfused, saying why">
+  ];
+  let dependentDialects = ["::mlir::qf::QFDialect"];
+}
+
+def QFFuseEpilogue : Pass<"qf-fuse-epilogue"> {
+  let summary = "Fold residual adds and bias adds into fused matmuls";
+  let description = [{
+    The one place where elementwise adds after a fused matmul become its
+    epilogue (`qf-fuse-dequant-matmul` only replaces the matmul itself):
+
+    * residual: `qf.add` of a fused matmul result and another tensor of the
+      result type becomes `residual(%r)`:
+      ```mlir
+      %o = qf.fused_matmul %a, %wo : ... -> tensor<1x4096xf16>
+      %h1 = qf.add %h, %o : tensor<1x4096xf16>
+      ```
+      becomes
+      ```mlir
+      %h1 = qf.fused_matmul %a, %wo residual(%h : tensor<1x4096xf16>) : ... -> tensor<1x4096xf16>
+      ```
+    * bias: `qf.add` of a fused matmul result and a
+      `linalg.broadcast ins(%b : tensor<N>) ... dimensions = [0]` becomes
+      `bias(%b)`, when the matmul has no residual or activation yet (the
+      bias comes before both).
+
+    The matmul's result must have no other user (it would need to exist
+    unfused as well). The fused op is created at the add, after both
+    operands. Adds left alone are reported with `report-unfused`.
+  }];
+  let options = [
+    Option<"reportUnfused", "report-unfused", "bool", /*default=*/"false",
+           "Emit a remark for every qf.add of a fused matmul result left "
+           "unfused, saying why">
+  ];
+  let dependentDialects = ["::mlir::qf::QFDialect"];
+}
+
+def QFFuseGatedMLP : Pass<"qf-fuse-gated-mlp"> {
+  let summary = "Fuse silu(gate) * up and its two projections into one matmul";
+  let description = [{
+    `qf.silu_mul` of two fused matmuls that read the same input with the
+    same weight type (encoding, shape, layout) and the same prologue
+    becomes one fused matmul with `activation = silu_mul` and the up
+    projection as its `up` weight: one launch instead of three, and the
+    [M, N] gate and up results never reach memory.
+
+    ```mlir
+    %g = qf.fused_matmul %x, %wg : ... -> tensor<1x14336xf16>
+    %u = qf.fused_matmul %x, %wu : ... -> tensor<1x14336xf16>
+    %a = qf.silu_mul %g, %u : tensor<1x14336xf16>
+    ```
+    becomes
+    ```mlir
+    %a = qf.fused_matmul %x, %wg up(%wu : !qf.weight<14336x4096, #enc>) {activation = #qf<activation silu_mul>} : ... -> tensor<1x14336xf16>
+    ```
+    The weights stay two tensors, as the checkpoint stores them. Not fused
+    (remark under `report-unfused`): projections with other users, with a
+    bias or residual (the fused form has neither before the activation),
+    different inputs, encodings, shapes or prologues, act_order weights
+    (each has its own column permutation, so the two cannot share the
+    kernel's gathered activations), dense f16/bf16 weights (cuBLAS steps),
+    or matmuls that already have a tiling (run before `qf-select-tiling`).
+  }];
+  let options = [
+    Option<"reportUnfused", "report-unfused", "bool", /*default=*/"false",
+           "Emit a remark for every qf.silu_mul left unfused, saying why">
+  ];
+  let dependentDialects = ["::mlir::qf::QFDialect"];
+}
+
+def QFFuseSharedInput : Pass<"qf-fuse-shared-input"> {
+  let summary = "Launch fused matmuls that share an input as one kernel";
+  let description = [{
+    Horizontal fusion. Fused matmuls in one block that read the same input
+    with the same weight encoding, layout and K, the same prologue and the
+    same kinds of epilogue operands (q, k and v; gate and up when not
+    gated) get a common `qf.group` id:
+
+    ```mlir
+    %q = qf.fused_matmul %x, %wq {qf.group = 0 : i64} : ...
+    %k = qf.fused_matmul %x, %wk {qf.group = 0 : i64} : ...
+    %v = qf.fused_matmul %x, %wv {qf.group = 0 : i64} : ...
+    ```
+    The ops stay separate (their weights, results and CPU references are
+    unchanged); `qf-to-gpu` emits one matvec kernel for the group, with
+    the first member's tiling, whose blocks are partitioned across the
+    members in program order, records its launch on the first member and
+    none on the others. Member i > 0 binds its parameters with a `.i`
+    suffix (`codes.1`, `scales.1`, `y.1`, `residual.1`, ...).
+
+    Not grouped (remarks under `report-unfused`): matmuls with a tiling
+    already (run before `qf-select-tiling`), dense f16/bf16 weights (cuBLAS
+    steps), silu_mul matmuls, act_order weights (their own column
+    permutations), named codebooks (one shared table per block), and
+    members whose bias or residual is computed after the group's first
+    matmul (the kernel runs there). Groups need the matvec kernel (M <= 8).
+  }];
+  let options = [
+    Option<"reportUnfused", "report-unfused", "bool", /*default=*/"false",
+           "Emit a remark for every fused matmul sharing its input with "
+           "another that is left out of a group, saying why">
+  ];
+  let dependentDialects = ["::mlir::qf::QFDialect"];
+}
+
 def QFSelectTiling : Pass<"qf-select-tiling"> {
   let summary = "Choose a kernel and tile shape for each fused matmul";
   let description = [{

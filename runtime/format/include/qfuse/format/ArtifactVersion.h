@@ -12,7 +12,7 @@
 #include <cstdint>
 
 namespace qfuse::format {
-inline constexpr int64_t kArtifactVersion = 1;
+inline constexpr int64_t kArtifactVersion = 2;
 } // namespace qfuse::format
 
 #endif // QFUSE_FORMAT_ARTIFACTVERSION_H

@@ -1,0 +1,420 @@
+//===- ModelConfig.cpp - A Hugging Face config.json, validated ------------===//
+
+#include "qfuse/reference/ModelConfig.h"
+
+#include "qfuse/runtime/Error.h"
+
+#include "StrictJson.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace qfuse::reference {
+namespace {
+
+using nlohmann::json;
+
+/// Reads the fields of one config.json; every failure names the file and
+/// the field, as the Python frontend's ConfigError does.
+class FieldReader {
+public:
+  FieldReader(const json &raw, const std::string &source)
+      : raw_(raw), source_(source) {}
+
+  [[noreturn]] void fail(const std::string &field,
+                         const std::string &what) const {
+    throw Error(source_ + ": field '" + field + "' " + what);
+  }
+
+  /// The value of `field`, or nullptr when it is absent or JSON null (Hugging
+  /// Face writes null for "use the default").
+  const json *get(const json &object, const std::string &key) const {
+    auto it = object.find(key);
+    if (it == object.end() || it->is_null())
+      return nullptr;
+    return &*it;
+  }
+  const json *get(const std::string &field) const { return get(raw_, field); }
+
+  int64_t positiveInt(const std::string &field,
+                      std::optional<int64_t> fallback = std::nullopt) const {
+    const json *value = get(field);
+    if (!value) {
+      if (!fallback)
+        fail(field, "is missing; expected a positive integer");
+      return *fallback;
+    }
+    // JSON booleans are not numbers in nlohmann, and 4096.0 is a float.
+    if (!value->is_number_integer() || value->get<int64_t>() <= 0)
+      fail(field, "is " + value->dump() + "; expected a positive integer");
+    return value->get<int64_t>();
+  }
+
+  double positiveNumber(const std::string &field, const json &object,
+                        std::optional<double> fallback) const {
+    auto key = field.substr(field.rfind('.') + 1);
+    const json *value = get(object, key);
+    if (!value) {
+      if (!fallback)
+        fail(field, "is missing; expected a positive number");
+      return *fallback;
+    }
+    if (!value->is_number() || !(value->get<double>() > 0) ||
+        !std::isfinite(value->get<double>()))
+      fail(field, "is " + value->dump() + "; expected a positive number");
+    return value->get<double>();
+  }
+  double positiveNumber(const std::string &field, double fallback) const {
+    return positiveNumber(field, raw_, fallback);
+  }
+
+  bool boolean(const std::string &field, bool fallback) const {
+    const json *value = get(field);
+    if (!value)
+      return fallback;
+    if (!value->is_boolean())
+      fail(field, "is " + value->dump() + "; expected true or false");
+    return value->get<bool>();
+  }
+
+private:
+  const json &raw_;
+  const std::string &source_;
+};
+
+struct FamilyDefaults {
+  int64_t maxPositionEmbeddings;
+};
+
+/// Hugging Face's defaults where a config may leave a field out
+/// (rms_norm_eps 1e-6, rope_theta 1e4 and untied embeddings for all three).
+FamilyDefaults defaultsFor(Architecture arch) {
+  switch (arch) {
+  case Architecture::Llama:
+    return {2048};
+  case Architecture::Mistral:
+    return {4096 * 32};
+  case Architecture::Qwen2:
+    return {32768};
+  }
+  return {2048};
+}
+
+std::optional<Architecture> architectureFromName(const std::string &name) {
+  for (Architecture arch :
+       {Architecture::Llama, Architecture::Mistral, Architecture::Qwen2})
+    if (name == architectureName(arch))
+      return arch;
+  return std::nullopt;
+}
+
+std::optional<Architecture> architectureFromModelType(const std::string &t) {
+  for (Architecture arch :
+       {Architecture::Llama, Architecture::Mistral, Architecture::Qwen2})
+    if (t == modelTypeName(arch))
+      return arch;
+  return std::nullopt;
+}
+
+Architecture parseArchitecture(const FieldReader &r) {
+  const char *expected = "; expected one of LlamaForCausalLM, "
+                         "MistralForCausalLM, Qwen2ForCausalLM";
+  const json *archs = r.get("architectures");
+  if (!archs) {
+    // Older configs name only the model type.
+    const json *type = r.get("model_type");
+    if (type && type->is_string())
+      if (auto arch = architectureFromModelType(type->get<std::string>()))
+        return *arch;
+    r.fail("architectures", std::string("is missing") + expected);
+  }
+  json list = archs->is_string() ? json::array({*archs}) : *archs;
+  if (!list.is_array() || list.size() != 1 || !list[0].is_string() ||
+      !architectureFromName(list[0].get<std::string>()))
+    r.fail("architectures",
+           "is " + archs->dump() + ", which is not supported" + expected);
+  return *architectureFromName(list[0].get<std::string>());
+}
+
+std::optional<Llama3RopeScaling> parseRopeScaling(const FieldReader &r) {
+  const json *rs = r.get("rope_scaling");
+  if (!rs)
+    return std::nullopt;
+  if (!rs->is_object())
+    r.fail("rope_scaling", "is " + rs->dump() + "; expected an object or null");
+  // transformers reads "rope_type", falling back to the older "type".
+  const json *kind = r.get(*rs, "rope_type");
+  if (!kind)
+    kind = r.get(*rs, "type");
+  if (!kind || *kind == "default")
+    return std::nullopt;
+  if (*kind != "llama3")
+    r.fail("rope_scaling",
+           "has rope_type " + kind->dump() +
+               ", which the reference (and qf.rotary) does not implement; "
+               "expected \"llama3\" or null");
+  Llama3RopeScaling s;
+  s.factor = r.positiveNumber("rope_scaling.factor", *rs, std::nullopt);
+  s.lowFreqFactor =
+      r.positiveNumber("rope_scaling.low_freq_factor", *rs, std::nullopt);
+  s.highFreqFactor =
+      r.positiveNumber("rope_scaling.high_freq_factor", *rs, std::nullopt);
+  s.originalMaxPositionEmbeddings = r.positiveNumber(
+      "rope_scaling.original_max_position_embeddings", *rs, std::nullopt);
+  // The smoothing between the two wavelengths divides by their difference.
+  if (!(s.highFreqFactor > s.lowFreqFactor))
+    r.fail("rope_scaling.high_freq_factor",
+           "is " + json(s.highFreqFactor).dump() +
+               "; expected more than low_freq_factor = " +
+               json(s.lowFreqFactor).dump());
+  return s;
+}
+
+/// A context length as Hugging Face writes it (8192, not 8192.0).
+json integralOrDouble(double value) {
+  if (value == std::floor(value) && std::fabs(value) < 9e15)
+    return json(int64_t(value));
+  return json(value);
+}
+
+std::string readFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw Error(path + ": cannot read: " + std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+} // namespace
+
+const char *architectureName(Architecture arch) {
+  switch (arch) {
+  case Architecture::Llama:
+    return "LlamaForCausalLM";
+  case Architecture::Mistral:
+    return "MistralForCausalLM";
+  case Architecture::Qwen2:
+    return "Qwen2ForCausalLM";
+  }
+  return "?";
+}
+
+const char *modelTypeName(Architecture arch) {
+  switch (arch) {
+  case Architecture::Llama:
+    return "llama";
+  case Architecture::Mistral:
+    return "mistral";
+  case Architecture::Qwen2:
+    return "qwen2";
+  }
+  return "?";
+}
+
+const char *projectionName(Projection p) {
+  switch (p) {
+  case Projection::Q:
+    return "q_proj";
+  case Projection::K:
+    return "k_proj";
+  case Projection::V:
+    return "v_proj";
+  case Projection::O:
+    return "o_proj";
+  case Projection::Gate:
+    return "gate_proj";
+  case Projection::Up:
+    return "up_proj";
+  case Projection::Down:
+    return "down_proj";
+  case Projection::LmHead:
+    return "lm_head";
+  }
+  return "?";
+}
+
+ModelConfig ModelConfig::parse(std::string_view text,
+                               const std::string &source) {
+  json raw = runtime::detail::parseStrictJson(text, source);
+  if (!raw.is_object())
+    throw Error(source + ": is " + std::string(raw.type_name()) +
+                ", expected a JSON object");
+  FieldReader r(raw, source);
+  ModelConfig c;
+  c.source = source;
+  c.architecture = parseArchitecture(r);
+
+  c.hiddenSize = r.positiveInt("hidden_size");
+  c.intermediateSize = r.positiveInt("intermediate_size");
+  c.numAttentionHeads = r.positiveInt("num_attention_heads");
+  c.numHiddenLayers = r.positiveInt("num_hidden_layers");
+  c.vocabSize = r.positiveInt("vocab_size");
+  c.numKeyValueHeads =
+      r.positiveInt("num_key_value_heads", c.numAttentionHeads);
+  if (c.numAttentionHeads % c.numKeyValueHeads)
+    r.fail("num_key_value_heads",
+           "is " + std::to_string(c.numKeyValueHeads) +
+               ", which does not divide num_attention_heads = " +
+               std::to_string(c.numAttentionHeads));
+  if (r.get("head_dim")) {
+    c.headDim = r.positiveInt("head_dim");
+  } else {
+    if (c.hiddenSize % c.numAttentionHeads)
+      r.fail("hidden_size", "is " + std::to_string(c.hiddenSize) +
+                                ", not a multiple of num_attention_heads = " +
+                                std::to_string(c.numAttentionHeads) +
+                                " (and head_dim is not given)");
+    c.headDim = c.hiddenSize / c.numAttentionHeads;
+  }
+  if (c.headDim % 2)
+    r.fail("head_dim", "is " + std::to_string(c.headDim) +
+                           "; rotate-half rotary needs an even head_dim");
+
+  FamilyDefaults defaults = defaultsFor(c.architecture);
+  c.maxPositionEmbeddings =
+      r.positiveInt("max_position_embeddings", defaults.maxPositionEmbeddings);
+  c.rmsNormEps = r.positiveNumber("rms_norm_eps", 1e-6);
+  c.ropeTheta = r.positiveNumber("rope_theta", 10000.0);
+  c.ropeScaling = parseRopeScaling(r);
+  c.tieWordEmbeddings = r.boolean("tie_word_embeddings", false);
+
+  const json *act = r.get("hidden_act");
+  if (act && *act != "silu")
+    r.fail("hidden_act",
+           "is " + act->dump() + ", which is not supported; expected \"silu\"");
+
+  // Qwen2's attention always has q/k/v biases (its config has no switch);
+  // Llama and Mistral read attention_bias (q, k, v, o) and mlp_bias.
+  if (c.architecture != Architecture::Qwen2) {
+    c.attentionBias = r.boolean("attention_bias", false);
+    c.mlpBias = r.boolean("mlp_bias", false);
+  }
+
+  // Mistral applies sliding_window whenever it is set; Qwen2 only under
+  // use_sliding_window; Llama has none.
+  bool windowed = c.architecture == Architecture::Mistral ||
+                  (c.architecture == Architecture::Qwen2 &&
+                   r.boolean("use_sliding_window", false));
+  if (windowed && r.get("sliding_window"))
+    c.slidingWindow = r.positiveInt("sliding_window");
+  return c;
+}
+
+ModelConfig ModelConfig::load(const std::string &path) {
+  std::string file = path;
+  if (std::filesystem::is_directory(path))
+    file = (std::filesystem::path(path) / "config.json").string();
+  return parse(readFile(file), file);
+}
+
+std::string ModelConfig::toJson() const {
+  json j;
+  j["architectures"] = json::array({architectureName(architecture)});
+  j["model_type"] = modelTypeName(architecture);
+  j["hidden_size"] = hiddenSize;
+  j["intermediate_size"] = intermediateSize;
+  j["num_attention_heads"] = numAttentionHeads;
+  j["num_key_value_heads"] = numKeyValueHeads;
+  j["head_dim"] = headDim;
+  j["num_hidden_layers"] = numHiddenLayers;
+  j["vocab_size"] = vocabSize;
+  j["max_position_embeddings"] = maxPositionEmbeddings;
+  j["rms_norm_eps"] = rmsNormEps;
+  j["rope_theta"] = ropeTheta;
+  j["hidden_act"] = "silu";
+  j["tie_word_embeddings"] = tieWordEmbeddings;
+  if (ropeScaling) {
+    j["rope_scaling"] = {
+        {"rope_type", "llama3"},
+        {"factor", ropeScaling->factor},
+        {"low_freq_factor", ropeScaling->lowFreqFactor},
+        {"high_freq_factor", ropeScaling->highFreqFactor},
+        {"original_max_position_embeddings",
+         integralOrDouble(ropeScaling->originalMaxPositionEmbeddings)}};
+  } else {
+    j["rope_scaling"] = nullptr;
+  }
+  switch (architecture) {
+  case Architecture::Llama:
+    j["attention_bias"] = attentionBias;
+    j["mlp_bias"] = mlpBias;
+    break;
+  case Architecture::Mistral:
+    j["attention_bias"] = attentionBias;
+    j["mlp_bias"] = mlpBias;
+    j["sliding_window"] = slidingWindow ? json(*slidingWindow) : json(nullptr);
+    break;
+  case Architecture::Qwen2:
+    j["use_sliding_window"] = slidingWindow.has_value();
+    j["sliding_window"] =
+        slidingWindow ? json(*slidingWindow) : json(maxPositionEmbeddings);
+    break;
+  }
+  return j.dump(2) + "\n";
+}
+
+int64_t ModelConfig::outFeatures(Projection p) const {
+  switch (p) {
+  case Projection::Q:
+    return qWidth();
+  case Projection::K:
+  case Projection::V:
+    return kvWidth();
+  case Projection::O:
+  case Projection::Down:
+    return hiddenSize;
+  case Projection::Gate:
+  case Projection::Up:
+    return intermediateSize;
+  case Projection::LmHead:
+    return vocabSize;
+  }
+  return 0;
+}
+
+int64_t ModelConfig::inFeatures(Projection p) const {
+  switch (p) {
+  case Projection::O:
+    return qWidth();
+  case Projection::Down:
+    return intermediateSize;
+  default:
+    return hiddenSize;
+  }
+}
+
+bool ModelConfig::hasBias(Projection p) const {
+  switch (p) {
+  case Projection::Q:
+  case Projection::K:
+  case Projection::V:
+    return architecture == Architecture::Qwen2 || attentionBias;
+  case Projection::O:
+    return architecture != Architecture::Qwen2 && attentionBias;
+  case Projection::Gate:
+  case Projection::Up:
+  case Projection::Down:
+    return architecture != Architecture::Qwen2 && mlpBias;
+  case Projection::LmHead:
+    return false;
+  }
+  return false;
+}
+
+void ModelConfig::checkSequenceLength(int64_t positions) const {
+  if (slidingWindow && positions > *slidingWindow)
+    throw Error(source + ": field 'sliding_window' is " +
+                std::to_string(*slidingWindow) + ", shorter than the " +
+                std::to_string(positions) +
+                " positions being run; the reference attends to every "
+                "cached position, so it is exact only within the window");
+}
+
+} // namespace qfuse::reference

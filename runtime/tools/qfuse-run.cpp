@@ -1,0 +1,330 @@
+//===- qfuse-run.cpp - Generate tokens with a compiled model --------------===//
+//
+// Runs a whole-model artifact (docs/decode-model.md) on a Hugging Face
+// checkpoint and reports what a user of the model sees:
+//
+//   qfuse-run --model DIR --artifact llama-int4.qfa --prompt-ids 1,2,3
+//             --max-new-tokens 64 [--fp16-artifact llama-fp16.qfa]
+//             [--encoding int4-g128] [--json out.json]
+//   qfuse-run --artifact llama-int4.qfa --random-weights 7 --prompt-ids 1,2,3
+//
+// prints the generated token ids, the time to first token and the decode
+// tokens/s (CUDA events), after one untimed warm-up generation. With
+// --fp16-artifact the same prompt runs on that artifact too (the cuBLAS
+// fp16 baseline compiled from the same config with --encoding fp16) and the
+// speedups are printed. The JSON records the exact command beside results.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qfuse/format/Encoding.h"
+#include "qfuse/runtime/Error.h"
+#include "qfuse/runtime/Generator.h"
+#include "qfuse/runtime/ModelCheckpoint.h"
+#include "qfuse/runtime/ModelLoader.h"
+#include "qfuse/runtime/ModelWeights.h"
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+
+using namespace qfuse::runtime;
+using nlohmann::json;
+
+namespace {
+
+/// argv, each argument shell-quoted where needed.
+std::string commandLine(int argc, char **argv) {
+  std::string text;
+  for (int i = 0; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg.empty() ||
+        arg.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUV"
+                              "WXYZ0123456789_-+=/.,:@%") != std::string::npos) {
+      std::string quoted = "'";
+      for (char c : arg)
+        quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+      arg = quoted + "'";
+    }
+    text += (i ? " " : "") + arg;
+  }
+  return text;
+}
+
+std::string utcNow() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buffer[32];
+  std::strftime(buffer, sizeof(buffer), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buffer;
+}
+
+/// --encoding: a name ("int4-g128", "fp16") or an #qf.enc body.
+qfuse::format::Encoding parseEncodingOption(const std::string &text) {
+  qfuse::format::Encoding enc;
+  std::string nameError, parseError;
+  const std::string input = text == "fp16" ? "f16" : text;
+  if (qfuse::format::encodingFromName(input, enc, nameError) ||
+      qfuse::format::parseEncoding(input, enc, parseError))
+    return enc;
+  throw qfuse::Error("--encoding '" + text + "' is neither a known name (" +
+                     nameError + ") nor an encoding (" + parseError + ")");
+}
+
+/// Every weight must have `expected`, except an lm_head kept dense f16
+/// (quantized checkpoints usually leave it unquantized).
+void checkEncoding(const Artifact &artifact,
+                   const qfuse::format::Encoding &expected,
+                   const std::string &option) {
+  for (const WeightSpec &weight : artifact.weights) {
+    if (weight.encodingAttr == expected)
+      continue;
+    if (weight.name == "lm_head" &&
+        weight.encodingAttr.format == qfuse::format::ElementFormat::F16 &&
+        !weight.encodingAttr.isSparse24())
+      continue;
+    throw qfuse::Error("artifact '" + artifact.source + "': weight '" +
+                       weight.name + "' has encoding \"" + weight.encoding +
+                       "\", not --encoding " + option + " (\"" +
+                       qfuse::format::printEncoding(expected) + "\")");
+  }
+}
+
+struct RunResult {
+  std::string artifact;
+  Generation generation;
+  LoadStats load;
+  size_t weightBytes = 0;
+  json breakdown; // --profile: the decode step by part
+};
+
+/// What part of a decode step a plan step is: the linear layers (fused
+/// matvec/matmul kernels and cuBLAS gemms), attention (cache write and
+/// attention kernels), or the rest (norms, rotary, residual adds, ...).
+const char *partOf(const Step &step) {
+  if (step.kind == Step::Kind::Gemm)
+    return "linear";
+  const std::string &name = step.target;
+  if (name.rfind("qf_matvec", 0) == 0 || name.rfind("qf_mma", 0) == 0)
+    return "linear";
+  if (name.find("attention") != std::string::npos ||
+      name.find("kv_cache") != std::string::npos)
+    return "attention";
+  return "rest";
+}
+
+/// The decode step's time by part: each step timed on its own, and the
+/// graph replay's remainder (launch gaps between the kernels).
+json decodeBreakdown(Executor &executor, const Artifact &artifact,
+                     CUstream stream, double replayMs) {
+  const Plan &plan = artifact.plan(1);
+  std::vector<double> times = executor.profileSteps(1, stream);
+  std::map<std::string, std::pair<double, int>> parts;
+  double sum = 0;
+  for (size_t i = 0; i < times.size(); ++i) {
+    auto &[ms, count] = parts[partOf(plan.steps[i])];
+    ms += times[i];
+    ++count;
+    sum += times[i];
+  }
+  json out = {{"replay_ms", replayMs},
+              {"steps", times.size()},
+              {"sum_of_steps_ms", sum},
+              {"launch_gaps_ms", replayMs - sum}};
+  std::printf("decode step %.3f ms (graph replay), %zu launches:", replayMs,
+              times.size());
+  for (const auto &[part, value] : parts) {
+    out[part] = {{"ms", value.first}, {"launches", value.second}};
+    std::printf(" %s %.3f ms (%d),", part.c_str(), value.first, value.second);
+  }
+  std::printf(" gaps %.3f ms\n", replayMs - sum);
+  return out;
+}
+
+RunResult runArtifact(const std::string &path, const cuda::Context &context,
+                      const cuda::Stream &stream,
+                      const ModelCheckpoint *checkpoint,
+                      std::optional<uint64_t> randomSeed, unsigned threads,
+                      const std::vector<int32_t> &prompt, int64_t maxNew,
+                      int warmup,
+                      const std::optional<qfuse::format::Encoding> &encoding,
+                      const std::string &encodingText, bool profile) {
+  Artifact artifact = Artifact::load(path);
+  if (encoding)
+    checkEncoding(artifact, *encoding, encodingText);
+  Executor executor(artifact, context);
+  Generator generator(executor, stream.get());
+  RunResult result;
+  result.artifact = path;
+  if (checkpoint) {
+    checkModelAgainstConfig(artifact, *checkpoint);
+    result.load = loadCheckpoint(executor, *checkpoint, threads);
+  } else {
+    result.load = bindRandomModel(executor, *randomSeed, threads);
+  }
+  for (const auto &[weight, component] : executor.usedWeightComponents())
+    result.weightBytes += executor.componentBytes(weight, component);
+  std::printf("%s: %zu weights, %zu tensors bound in %.1f s (%u threads), "
+              "%.1f MB of weights, %.1f MB of state\n",
+              path.c_str(), result.load.weights, result.load.tensors,
+              result.load.seconds, result.load.threads,
+              result.weightBytes / 1e6, executor.stateBytes() / 1e6);
+  // The first generation pays for graph instantiation and cuBLAS's
+  // heuristics; the reported one runs warm.
+  for (int i = 0; i < warmup; ++i)
+    generator.generate(prompt, maxNew);
+  result.generation = generator.generate(prompt, maxNew);
+  const Generation &g = result.generation;
+  std::printf("tokens:");
+  for (int32_t token : g.tokens)
+    std::printf(" %d", token);
+  std::printf("\nprompt %lld tokens (prefill plan batch %lld): time to first "
+              "token %.3f ms; decode %lld tokens in %.3f ms = %.1f tokens/s\n",
+              (long long)g.promptTokens, (long long)generator.prefillBatch(),
+              g.ttftMs, (long long)(g.tokens.size() - 1), g.decodeMs,
+              g.decodeTokensPerSecond);
+  if (profile && g.tokens.size() > 1)
+    result.breakdown = decodeBreakdown(
+        executor, artifact, stream.get(),
+        g.decodeMs / static_cast<double>(g.tokens.size() - 1));
+  return result;
+}
+
+json resultJson(const RunResult &r) {
+  return {{"artifact", r.artifact},
+          {"tokens", r.generation.tokens},
+          {"prompt_tokens", r.generation.promptTokens},
+          {"ttft_ms", r.generation.ttftMs},
+          {"decode_ms", r.generation.decodeMs},
+          {"decode_tokens_per_s", r.generation.decodeTokensPerSecond},
+          {"weight_bytes", r.weightBytes},
+          {"load_seconds", r.load.seconds},
+          {"load_threads", r.load.threads},
+          {"decode_breakdown", r.breakdown}};
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  CLI::App app{"qfuse-run: generate tokens with a compiled model artifact "
+               "(docs/decode-model.md)"};
+  std::string modelDir, artifactPath, fp16ArtifactPath, jsonPath, encodingText;
+  std::vector<int32_t> prompt;
+  int64_t maxNew = 64;
+  std::optional<uint64_t> randomSeed;
+  int device = 0, warmup = 1;
+  bool profile = false;
+  unsigned threads = 0;
+  app.add_option("--model", modelDir,
+                 "Hugging Face checkpoint directory (config.json, "
+                 "model.safetensors or its index and shards)")
+      ->check(CLI::ExistingDirectory);
+  app.add_option("--artifact", artifactPath, "the model artifact (.qfa)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  app.add_option("--prompt-ids", prompt, "prompt token ids, e.g. 1,2,3")
+      ->required()
+      ->delimiter(',');
+  app.add_option("--max-new-tokens", maxNew, "tokens to generate")
+      ->default_val(64)
+      ->check(CLI::PositiveNumber);
+  app.add_option("--fp16-artifact", fp16ArtifactPath,
+                 "the same model compiled with --encoding fp16: run it too "
+                 "and print the speedup")
+      ->check(CLI::ExistingFile);
+  app.add_option("--random-weights", randomSeed,
+                 "random weights from this seed instead of --model "
+                 "(benchmarks)");
+  app.add_option("--encoding", encodingText,
+                 "check that --artifact's weights have this encoding "
+                 "(int4-g128, nvfp4, fp16, or an #qf.enc body)");
+  app.add_option("--json", jsonPath, "write the results as JSON here");
+  app.add_option("--device", device, "CUDA device ordinal")->default_val(0);
+  app.add_option("--threads", threads,
+                 "threads quantizing the weights (default: every core)");
+  app.add_option("--warmup", warmup, "untimed generations first")
+      ->default_val(1)
+      ->check(CLI::NonNegativeNumber);
+  app.add_flag("--profile", profile,
+               "time each decode-step launch on its own and print the step "
+               "by part (linear layers, attention, the rest, launch gaps)");
+  CLI11_PARSE(app, argc, argv);
+
+  if (modelDir.empty() == !randomSeed) {
+    std::cerr << "qfuse-run: give exactly one of --model DIR and "
+                 "--random-weights SEED\n";
+    return 2;
+  }
+  try {
+    std::optional<qfuse::format::Encoding> encoding;
+    if (!encodingText.empty())
+      encoding = parseEncodingOption(encodingText);
+    std::optional<ModelCheckpoint> checkpoint;
+    if (!modelDir.empty())
+      checkpoint.emplace(ModelCheckpoint::open(modelDir));
+    cuda::Context context(device);
+    cuda::Stream stream;
+    std::printf("qfuse-run on %s, %s\n", context.describe().c_str(),
+                utcNow().c_str());
+    json out = {{"command", commandLine(argc, argv)},
+                {"gpu", context.name()},
+                {"chip", context.chip()},
+                {"date", utcNow()},
+                {"weights", checkpoint ? modelDir
+                                       : "random, seed " +
+                                             std::to_string(*randomSeed)},
+                {"max_new_tokens", maxNew},
+                {"prompt_ids", prompt}};
+
+    RunResult quantized = runArtifact(
+        artifactPath, context, stream, checkpoint ? &*checkpoint : nullptr,
+        randomSeed, threads, prompt, maxNew, warmup, encoding, encodingText,
+        profile);
+    out["run"] = resultJson(quantized);
+    if (!fp16ArtifactPath.empty()) {
+      RunResult fp16 = runArtifact(fp16ArtifactPath, context, stream,
+                                   checkpoint ? &*checkpoint : nullptr,
+                                   randomSeed, threads, prompt, maxNew, warmup,
+                                   parseEncodingOption("fp16"), "fp16",
+                                   profile);
+      const Generation &q = quantized.generation, &f = fp16.generation;
+      size_t agree = 0;
+      while (agree < q.tokens.size() && q.tokens[agree] == f.tokens[agree])
+        ++agree;
+      const double decodeSpeedup =
+          f.decodeTokensPerSecond > 0
+              ? q.decodeTokensPerSecond / f.decodeTokensPerSecond
+              : 0.0;
+      const double ttftSpeedup = q.ttftMs > 0 ? f.ttftMs / q.ttftMs : 0.0;
+      std::printf("speedup over fp16: decode %.2fx (%.1f vs %.1f tokens/s), "
+                  "time to first token %.2fx (%.3f vs %.3f ms); the first "
+                  "%zu of %zu tokens agree\n",
+                  decodeSpeedup, q.decodeTokensPerSecond,
+                  f.decodeTokensPerSecond, ttftSpeedup, q.ttftMs, f.ttftMs,
+                  agree, q.tokens.size());
+      out["fp16_run"] = resultJson(fp16);
+      out["speedup"] = {{"decode", decodeSpeedup},
+                        {"ttft", ttftSpeedup},
+                        {"tokens_agreeing", agree}};
+    }
+    if (!jsonPath.empty()) {
+      std::ofstream file(jsonPath);
+      file << out.dump(2) << "\n";
+      if (!file)
+        throw qfuse::Error("cannot write '" + jsonPath + "'");
+      std::printf("wrote %s\n", jsonPath.c_str());
+    }
+  } catch (const qfuse::Error &e) {
+    std::cerr << "qfuse-run: error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,56 @@
+// RUN: qfuse-compile %S/Inputs/llama-block.mlir --emit=mlir --batch-sizes=1,8 -o - | FileCheck %s
+// RUN: qfuse-compile %S/Inputs/llama-block.mlir --emit=mlir --batch-sizes=1,8 --fuse=none -o - | FileCheck %s --check-prefix=NONE
+// RUN: qfuse-compile %S/Inputs/llama-block.mlir --emit=mlir --batch-sizes=1,8 --fuse=epilogue -o - | FileCheck %s --check-prefix=EPI
+// RUN: qfuse-compile %S/Inputs/llama-block.mlir --batch-sizes=1,8 --no-cubin -o - | FileCheck %s --check-prefix=ART
+// RUN: not qfuse-compile %S/Inputs/llama-block.mlir --fuse=rmsnorm,bogus -o - 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: qfuse-compile %S/Inputs/llama-block.mlir --emit=mlir --batch-sizes=16 --fuse=all -o /dev/null 2>&1 | FileCheck %s --check-prefix=MMA
+
+// --fuse=all (the default): 7 projections and 7 other ops become 4 launches
+// per batch: q, k, v with the RMSNorm prologue in one group (one launch);
+// o_proj with its residual; gate and up with the norm and silu_mul;
+// down_proj with its residual.
+// CHECK-LABEL: func.func @block
+// CHECK-SAME: (%[[H:.*]]: tensor<?x256xf16>
+// CHECK-NOT: qf.rms_norm
+// CHECK: %[[G0:.*]] = qf.tensor_ref "model.layers.0.input_layernorm.weight"
+// CHECK: %[[Q:.*]] = qf.fused_matmul %[[H]], %{{.*}} norm(%[[G0]] : tensor<256xf16>)
+// CHECK-SAME: qf.group = 0 : i64
+// CHECK-SAME: params = ["x", "norm", "codes", "scales", "y", "codes.1", "scales.1", "y.1", "codes.2", "scales.2", "y.2"]
+// CHECK: qf.fused_matmul %[[H]], %{{.*}} norm(%[[G0]] : tensor<256xf16>)
+// CHECK-SAME: qf.group = 0 : i64, qf.launches = []
+// CHECK: qf.fused_matmul %[[H]], %{{.*}} norm(%[[G0]] : tensor<256xf16>)
+// CHECK-SAME: qf.group = 0 : i64, qf.launches = []
+// CHECK: %[[H1:.*]] = qf.fused_matmul %[[Q]], %{{.*}} residual(%[[H]] : tensor<?x256xf16>)
+// CHECK: %[[A:.*]] = qf.fused_matmul %[[H1]], %{{.*}} up(%{{.*}} : !qf.weight<512x256, {{.*}}>) norm(%{{.*}} : tensor<256xf16>) {activation = #qf<activation silu_mul>
+// CHECK-SAME: params = ["x", "norm", "codes", "scales", "up_codes", "up_scales", "y"]
+// CHECK: qf.fused_matmul %[[A]], %{{.*}} residual(%[[H1]] : tensor<?x256xf16>)
+// CHECK-NOT: qf.silu_mul
+// CHECK-NOT: qf.add
+
+// NONE: qf.rms_norm
+// NONE: qf.silu_mul
+// NONE: qf.add
+// NONE-NOT: norm(
+// NONE-NOT: residual(
+
+// EPI: qf.rms_norm
+// EPI: qf.fused_matmul {{.*}} residual(
+// EPI: qf.silu_mul
+// EPI: qf.fused_matmul {{.*}} residual(
+// EPI-NOT: qf.add
+
+// The artifact binds `norm` to the gamma tensor and `up_*` to the up
+// projection's components.
+// ART-DAG: "name": "model.layers.0.mlp.up_proj"
+// ART-DAG: "name": "model.layers.0.post_attention_layernorm.weight"
+// ART-DAG: "tensor": "model.layers.0.input_layernorm.weight"
+// ART-DAG: "weight": "model.layers.0.mlp.up_proj"
+// ART-DAG: "name": "codes.2"
+// ART-DAG: "weight": "model.layers.0.self_attn.v_proj"
+// ART-DAG: "buffer": "model.layers.0.self_attn.v_proj.out"
+
+// BAD: qfuse-compile: --fuse: unknown fusion 'bogus'; expected rmsnorm, gated-mlp, epilogue, shared-input, all or none
+
+// MMA: note: --fuse=rmsnorm skipped: batch 16 uses the tensor-core kernel, which does not fuse it
+// MMA: note: --fuse=gated-mlp skipped: batch 16 uses the tensor-core kernel, which does not fuse it
+// MMA: note: --fuse=shared-input skipped: batch 16 uses the tensor-core kernel, which does not fuse it
