@@ -60,6 +60,15 @@ echo "formats-m1to8 --artifact $out/formats.qfa --check" >> "$runs"
 $compile test/Tools/qfuse-compile/Inputs/mma-formats.mlir \
   --batch-sizes=9,16,17,64,128,512 -o "$out/mma-formats.qfa"
 echo "mma-formats-m9to512 --artifact $out/mma-formats.qfa --check" >> "$runs"
+# The GPTQ block kernels, one per grid (scripts/gpu-round.sh runs
+# qfuse-gptq-check on it: bit for bit against runtime/gptq).
+$compile test/Tools/qfuse-compile/Inputs/gptq-blocks.mlir -o "$out/gptq-blocks.qfa"
+# Every fusion on inputs straight from the arguments (checked launch by
+# launch), and a whole fused block (its chained launches are not checked
+# here; bench/make-model-artifacts.sh checks whole models).
+$compile test/Tools/qfuse-compile/Inputs/fused-ops.mlir --fuse=all \
+  --batch-sizes=1,3,8 -o "$out/fused-ops.qfa"
+echo "fused-ops-m1to8 --artifact $out/fused-ops.qfa --check" >> "$runs"
 # The example layers of `make demo`, checked at every compiled batch size.
 for f in examples/*.mlir; do
   name="$(basename "$f" .mlir)"

@@ -42,6 +42,16 @@ for preset in tiny-llama tiny-qwen2; do
   done
 done
 
+# The fusion choices other than the default, checked on one model: every
+# fusion (with the RMSNorm prologue) and none.
+for fuse in all none; do
+  name="tiny-llama-int4-g128-fuse-$fuse"
+  $emit --config "$tmp/tiny-llama/config.json" --encoding int4-g128 \
+    --max-seq 256 -o "$tmp/$name.mlir"
+  $compile --fuse=$fuse "$tmp/$name.mlir" --batch-sizes=$batches -o "$out/$name.qfa"
+  echo "$name tiny-llama $out/$name.qfa" >> artifacts/models.txt
+done
+
 big_models="${BIG_MODELS:-llama3-8b qwen2.5-1.5b}"
 big_encodings="${BIG_ENCODINGS:-int4-g128}"
 for model in $big_models; do
@@ -56,4 +66,14 @@ for model in $big_models; do
       >> artifacts/model-runs.txt
   done
 done
+# What each fusion buys on the Llama-3-8B decode step (--profile).
+if [[ " $big_models " == *" llama3-8b "* ]]; then
+  for fuse in all none epilogue,shared-input; do
+    name="llama3-8b-int4-g128-fuse-$(echo $fuse | tr , _)"
+    $compile --fuse=$fuse "$tmp/llama3-8b-int4-g128.mlir" --batch-sizes=$batches \
+      -o "$out/$name.qfa"
+    echo "$name --artifact $out/$name.qfa --random-weights 7 --prompt-ids 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16 --max-new-tokens 128 --profile" \
+      >> artifacts/model-runs.txt
+  done
+fi
 echo "make-model-artifacts: $(ls "$out" | grep -c qfa) artifacts, $(du -sh "$out" | cut -f1)"

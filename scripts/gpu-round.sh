@@ -57,6 +57,14 @@ if [ -f artifacts/models.txt ]; then
     tail -1 "$out/results/model-check-$name.log"
   done < artifacts/models.txt
 fi
+# The GPTQ block kernels against runtime/gptq's column loop, bit for bit
+# (one PASS/FAIL line per grid; bench/make-artifacts.sh compiles them).
+if [ -f artifacts/gptq-blocks.qfa ]; then
+  echo "=== gptq-blocks"
+  build-gpu/bin/qfuse-gptq-check --artifact artifacts/gptq-blocks.qfa \
+    > "$out/results/gptq-check.log" 2>&1 || failed=1
+  grep -E "FAIL|error|launches passed" "$out/results/gptq-check.log"
+fi
 if [ -f artifacts/model-runs.txt ]; then
   while read -r name args; do
     [ -z "$name" ] && continue

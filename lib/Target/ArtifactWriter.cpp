@@ -62,6 +62,8 @@ std::string dtypeOf(Type t) {
     return "f32";
   if (t.isInteger(32))
     return "i32";
+  if (t.isInteger(8))
+    return "i8";
   return "unknown";
 }
 

@@ -201,7 +201,7 @@ class VerifiesWithTools(TempDirTestCase):
         self.assertEqual(buffers["next_token"]["dtype"], "i32")
         self.assertTrue(buffers["model.layers.0.self_attn.key_cache"]["state"])
         kernels = {k["name"] for k in artifact["kernels"]}
-        for prefix in ("qf_embedding", "qf_attention", "qf_rotary", "qf_argmax"):
+        for prefix in ("qf_embedding", "qf_rms_norm", "qf_rotary_attention", "qf_argmax"):
             self.assertTrue(any(k.startswith(prefix) for k in kernels), prefix)
 
     def test_compile_errors(self):

@@ -506,25 +506,18 @@ void Executor::enqueueStep(const Plan &plan, size_t s, Instance &instance,
                where() + " (launch '" + step.target + "')");
 }
 
-std::vector<double> Executor::profileSteps(int64_t batch, CUstream stream,
-                                           int repeats) {
+cuda::Graph Executor::makePartialGraph(
+    int64_t batch, CUstream stream, const std::function<bool(size_t)> &keep) {
   const Plan &plan = artifact_.plan(batch);
   requireBound(plan);
   allocate(batch);
   prepareCublas(stream);
   Instance &target = instance(batch);
-  std::vector<double> times;
-  cuda::Event start, end;
-  for (size_t s = 0; s < plan.steps.size(); ++s) {
-    enqueueStep(plan, s, target, stream); // warm (first-use costs)
-    start.record(stream);
-    for (int r = 0; r < repeats; ++r)
-      enqueueStep(plan, s, target, stream);
-    end.record(stream);
-    end.synchronize();
-    times.push_back(cuda::Event::elapsedMs(start, end) / repeats);
-  }
-  return times;
+  return cuda::Graph::capture(stream, [&] {
+    for (size_t s = 0; s < plan.steps.size(); ++s)
+      if (keep(s))
+        enqueueStep(plan, s, target, stream);
+  });
 }
 
 void Executor::enqueueGemm(const Plan &plan, const Step &step,

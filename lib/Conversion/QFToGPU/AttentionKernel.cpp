@@ -41,6 +41,27 @@
 //    W = 16 warps and U = 8: a block has 512 x 8 x 32 B = 128 KB of loads
 //    in flight; one trip covers 256 positions at D = 128, 512 at D = 64.
 //
+//    Rotary form (rope_theta set; qf-fuse-rotary-attention): ONE launch,
+//    qf_rotary_attention_*, same grid (H, M) and block. Under the op's
+//    contract positions[i] = positions[0] + i (p0 = positions[0]):
+//    - block (h, m) with h % G == 0 (G = H / KV, the first head of a kv
+//      group) rotates key row m of kv head h / G (threads [0, D/8)) and
+//      copies value row m (threads [D/8, D/4)) into cache row positions[m]
+//      (nothing when out of [0, S));
+//    - every block rotates its query chunk, attends cache rows [0, p0) in
+//      the loop above, then rows p0 .. positions[m] straight from the key
+//      and value operands (rows 0..m, keys rotated and rounded to f16 as
+//      the cache holds them), one row per stream and trip, into the same
+//      online-softmax state.
+//    So no block reads a cache row written in this launch, and no
+//    grid-wide barrier is needed. Each warp checks the contract over all M
+//    rows (gridDim.y) and ORs the result with shuffles (uniform, no
+//    barrier); if it is broken, or p0 or positions[m] is outside [0, S),
+//    the block reads nothing and writes NaN (0 / 0). Rotations call the
+//    rotary kernel's code (RopeCommon.h): same f64 angles, range reduction
+//    and rounding. The caches' loads stay ld.global.nc: the rows read are
+//    never written during the launch.
+//
 //    Why not a split over the sequence (flash-decoding): it needs a
 //    workspace for the partial results, which launch records cannot name
 //    yet. At decode (M = 1) this kernel has H blocks (one SM each)
@@ -50,6 +71,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "OpKernelCommon.h"
+#include "RopeCommon.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
@@ -125,13 +147,158 @@ SmallVector<Value> unpack(KernelEmitter &e, Value raw) {
   return out;
 }
 
-/// Launch 2's body (see the file comment).
+/// The kernel parameters buildAttention reads. `key` and `value` are the
+/// op's new rows, set only in the rotary form (which also writes the
+/// caches).
+struct AttentionArgs {
+  Value query, key, value, keyCache, valueCache, positions, out;
+};
+
+/// Rotates the chunk of 8 elements at column `col` (i32, a multiple of 8)
+/// of the head starting at element `head` of `x`, whose values are `own`,
+/// by `position` (f64), exactly as qf.rotary's kernel does (RopeCommon.h);
+/// returns f32 values, not yet rounded. For D >= 16 the partner chunk
+/// col +- D/2 is loaded from `x` (read only); at D = 8 the chunk is the
+/// whole head and its halves are each other's partners.
+SmallVector<Value> rotateChunk(KernelEmitter &e, LLVM::GlobalOp table,
+                               int64_t d, Value x, Value head, Value col,
+                               ArrayRef<Value> own, Value position) {
+  ImplicitLocOpBuilder &b = e.builder();
+  int64_t half = d / 2;
+  SmallVector<Value> out;
+  if (half < kChunk) {
+    SmallVector<Value> freq = loadInvFreq(e, table, e.c32(0), half);
+    SmallVector<std::pair<Value, Value>> sinCos;
+    for (int64_t k = 0; k < half; ++k)
+      sinCos.push_back(ropeSinCos(e, position, freq[k]));
+    for (int64_t k = 0; k < half; ++k)
+      out.push_back(rotateFirst(e, own[k], own[k + half], sinCos[k].first,
+                                sinCos[k].second));
+    for (int64_t k = 0; k < half; ++k)
+      out.push_back(rotateSecond(e, own[k], own[k + half], sinCos[k].first,
+                                 sinCos[k].second));
+    return out;
+  }
+  Value isFirst = e.ult(col, e.c32(half));
+  Value freqIndex =
+      arith::SelectOp::create(b, isFirst, col, e.sub(col, e.c32(half)));
+  Value partnerCol = arith::SelectOp::create(b, isFirst, e.add(col, e.c32(half)),
+                                             e.sub(col, e.c32(half)));
+  SmallVector<Value> partner =
+      loadHalves(e, x, e.add(head, partnerCol), kChunk);
+  SmallVector<Value> freq = loadInvFreq(e, table, freqIndex, kChunk);
+  SmallVector<std::pair<Value, Value>> sinCos;
+  for (int64_t k = 0; k < kChunk; ++k)
+    sinCos.push_back(ropeSinCos(e, position, freq[k]));
+  // The two halves in separate branches, so that each has the separate
+  // kernel's expression (and the backend's contraction of it into FMAs).
+  SmallVector<Type> types(kChunk, e.f32());
+  auto branch = scf::IfOp::create(b, types, isFirst, /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(branch.thenBlock());
+    SmallVector<Value> first;
+    for (int64_t k = 0; k < kChunk; ++k)
+      first.push_back(rotateFirst(e, own[k], partner[k], sinCos[k].first,
+                                  sinCos[k].second));
+    scf::YieldOp::create(b, first);
+    b.setInsertionPointToStart(branch.elseBlock());
+    SmallVector<Value> second;
+    for (int64_t k = 0; k < kChunk; ++k)
+      second.push_back(rotateSecond(e, partner[k], own[k], sinCos[k].first,
+                                    sinCos[k].second));
+    scf::YieldOp::create(b, second);
+  }
+  return SmallVector<Value>(branch.getResults());
+}
+
+/// f32 -> f16 -> f32: the rounding the separate rotary's f16 result has.
+SmallVector<Value> roundToHalf(KernelEmitter &e, ArrayRef<Value> values) {
+  SmallVector<Value> out;
+  for (Value v : values)
+    out.push_back(e.extf32(e.truncf16(v)));
+  return out;
+}
+
+/// Score of one key chunk against q: the chunk's dot product reduced over
+/// the TPK lanes of the key, -inf where `valid` is false.
+Value score(KernelEmitter &e, ArrayRef<Value> q, ArrayRef<Value> k,
+            int64_t tpk, Value valid, Value negInf) {
+  Value dot = e.fmul(q[0], k[0]);
+  for (int64_t i = 1; i < kChunk; ++i)
+    dot = e.fma(q[i], k[i], dot);
+  // The TPK lanes of a key are an aligned group: xor offsets < TPK stay
+  // inside it, and every lane of the warp runs the shuffles.
+  for (int64_t off = tpk / 2; off >= 1; off /= 2)
+    dot = e.fadd(dot, e.shflXor(dot, off));
+  return arith::SelectOp::create(e.builder(), valid, dot, negInf);
+}
+
+/// One online-softmax step of a stream: `state` = (max, sum, acc[8]) and
+/// the scores and raw value chunks of the positions it takes.
+SmallVector<Value> onlineUpdate(KernelEmitter &e, ValueRange state,
+                                ArrayRef<Value> scores, ArrayRef<Value> values,
+                                Value negInf) {
+  ImplicitLocOpBuilder &b = e.builder();
+  Value newMax = state[0];
+  for (Value s : scores)
+    newMax = arith::MaxNumFOp::create(b, newMax, s);
+  Value isEmpty =
+      arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, newMax, negInf);
+  Value mu = arith::SelectOp::create(b, isEmpty, e.cf32(0.0), newMax);
+  Value correction = exp2Approx(e, e.fsub(state[0], mu));
+  Value l = e.fmul(state[1], correction);
+  SmallVector<Value> acc;
+  for (int64_t i = 0; i < kChunk; ++i)
+    acc.push_back(e.fmul(state[2 + i], correction));
+  for (size_t u = 0; u < scores.size(); ++u) {
+    Value weight = exp2Approx(e, e.fsub(scores[u], mu));
+    l = e.fadd(l, weight);
+    SmallVector<Value> v = unpack(e, values[u]);
+    for (int64_t i = 0; i < kChunk; ++i)
+      acc[i] = e.fma(weight, v[i], acc[i]);
+  }
+  SmallVector<Value> next = {newMax, l};
+  next.append(acc.begin(), acc.end());
+  return next;
+}
+
+/// Whether positions[i] = positions[0] + i for every row i < M (M =
+/// gridDim.y), the same i1 in every lane: lane i checks rows i, i + 32, ...
+/// and the warp ORs the mismatches with xor shuffles. Every warp checks
+/// all rows, so the answer is uniform over the block without a barrier.
+Value consecutivePositions(KernelEmitter &e, Value positions, Value pos0,
+                           Value lane) {
+  ImplicitLocOpBuilder &b = e.builder();
+  Value rows = NVVM::GridDimYOp::create(b, e.i32());
+  auto loop = scf::ForOp::create(b, lane, rows, e.c32(32),
+                                 ValueRange{e.c32(0)});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value i = loop.getInductionVar();
+    Value p =
+        e.loadRO(e.i32(), e.gepBytes(positions, e.mul(e.zext64(i), e.c64(4))),
+                 4);
+    Value mismatch = arith::ExtUIOp::create(
+        b, e.i32(),
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ne, p, e.add(pos0, i)));
+    scf::YieldOp::create(
+        b, ValueRange{arith::OrIOp::create(b, loop.getRegionIterArgs()[0],
+                                           mismatch)});
+  }
+  Value bad = loop.getResult(0);
+  for (int64_t off = 16; off >= 1; off /= 2)
+    bad = arith::OrIOp::create(b, bad, e.shflXor(bad, off));
+  return arith::CmpIOp::create(b, arith::CmpIPredicate::eq, bad, e.c32(0));
+}
+
+/// The attention kernel's body (see the file comment); with `rope`, the
+/// rotary form: the new rows come from `args.key` / `args.value`.
 void buildAttention(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
-                    StringRef name, ArrayRef<Value> args,
-                    const AttentionShape &s) {
+                    StringRef name, const AttentionArgs &args,
+                    const AttentionShape &s, LLVM::GlobalOp rope) {
   KernelEmitter e(b);
-  Value query = args[0], keyCache = args[1], valueCache = args[2],
-        positions = args[3], out = args[4];
   int64_t tpk = s.d / kChunk, kpw = 32 / tpk, streams = kWarps * kpw;
   int64_t group = s.heads / s.kvHeads;
   Value h = e.ctaidX();
@@ -141,19 +308,76 @@ void buildAttention(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
   Value warp = e.shru(tid, e.c32(5));
   Value chunk = e.remu(lane, e.c32(tpk));
   Value stream = e.add(e.mul(warp, e.c32(kpw)), e.divu(lane, e.c32(tpk)));
-  Value kvCol = e.add(e.mul(e.divu(h, e.c32(group)), e.c32(s.d)),
-                      e.mul(chunk, e.c32(kChunk)));
+  Value kvHead = e.mul(e.divu(h, e.c32(group)), e.c32(s.d));
+  Value col = e.mul(chunk, e.c32(kChunk));
+  Value kvCol = e.add(kvHead, col);
 
-  Value pos =
-      e.loadRO(e.i32(), e.gepBytes(positions, e.mul(e.zext64(m), e.c64(4))), 4);
-  Value n = arith::SelectOp::create(b, e.ult(pos, e.c32(s.seq)),
-                                    e.add(pos, e.c32(1)), e.c32(0));
+  Value pos = e.loadRO(
+      e.i32(), e.gepBytes(args.positions, e.mul(e.zext64(m), e.c64(4))), 4);
+  Value posInRange = e.ult(pos, e.c32(s.seq));
+  Type f64 = b.getF64Type();
+
+  // Rotary form, part 1: the first head of each kv group writes the
+  // group's rotated key row m and value row m to cache row positions[m].
+  // No block of this launch reads those rows from the cache (they come
+  // from the operands, below), so nothing waits for these stores.
+  if (rope) {
+    OpBuilder::InsertionGuard guard(b);
+    Value isWriter = arith::AndIOp::create(
+        b,
+        arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                              e.remu(h, e.c32(group)), e.c32(0)),
+        posInRange);
+    auto writer = scf::IfOp::create(b, isWriter, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(writer.thenBlock());
+    Value src = e.mul(m, e.c32(s.kvWidth));
+    Value dst = e.add(e.mul(pos, e.c32(s.kvWidth)), kvHead);
+    // Threads [0, TPK) rotate key chunk tid, [TPK, 2 TPK) copy value chunk
+    // tid - TPK.
+    auto keyPart = scf::IfOp::create(b, e.ult(tid, e.c32(tpk)),
+                                     /*withElseRegion=*/true);
+    b.setInsertionPointToStart(keyPart.thenBlock());
+    Value keyCol = e.mul(tid, e.c32(kChunk));
+    Value keyHead = e.add(src, kvHead);
+    SmallVector<Value> own =
+        loadHalves(e, args.key, e.add(keyHead, keyCol), kChunk);
+    SmallVector<Value> rotated =
+        rotateChunk(e, rope, s.d, args.key, keyHead, keyCol, own,
+                    arith::SIToFPOp::create(b, f64, pos));
+    storeHalves(e, args.keyCache, e.add(dst, keyCol), rotated);
+    b.setInsertionPointToStart(keyPart.elseBlock());
+    auto valuePart = scf::IfOp::create(b, e.ult(tid, e.c32(2 * tpk)),
+                                       /*withElseRegion=*/false);
+    b.setInsertionPointToStart(valuePart.thenBlock());
+    Value valueCol = e.mul(e.sub(tid, e.c32(tpk)), e.c32(kChunk));
+    Value raw =
+        loadRaw(e, args.value, e.add(e.add(src, kvHead), valueCol), kChunk);
+    storeRaw(e, args.valueCache, e.add(dst, valueCol), raw, kChunk);
+  }
+
+  // Rows read from the cache: [0, nCache); rows taken from the operands
+  // (rotary form): [0, nNew), the new rows 0..m at positions pos0 + j.
+  Value nCache, nNew, pos0;
+  if (!rope) {
+    nCache = arith::SelectOp::create(b, posInRange, e.add(pos, e.c32(1)),
+                                     e.c32(0));
+  } else {
+    pos0 = e.loadRO(e.i32(), args.positions, 4);
+    Value ok = arith::AndIOp::create(
+        b, consecutivePositions(e, args.positions, pos0, lane),
+        arith::AndIOp::create(b, e.ult(pos0, e.c32(s.seq)), posInRange));
+    // A broken contract reads nothing: out = 0 / 0 = NaN for every row.
+    nCache = arith::SelectOp::create(b, ok, pos0, e.c32(0));
+    nNew = arith::SelectOp::create(b, ok, e.add(m, e.c32(1)), e.c32(0));
+  }
 
   // q chunk, pre-scaled into the base-2 exponent domain.
   double qScale = 1.4426950408889634 / std::sqrt(static_cast<double>(s.d));
-  Value qIndex = e.add(e.mul(e.add(e.mul(m, e.c32(s.heads)), h), e.c32(s.d)),
-                       e.mul(chunk, e.c32(kChunk)));
-  SmallVector<Value> q = loadHalves(e, query, qIndex, kChunk);
+  Value qHead = e.mul(e.add(e.mul(m, e.c32(s.heads)), h), e.c32(s.d));
+  SmallVector<Value> q = loadHalves(e, args.query, e.add(qHead, col), kChunk);
+  if (rope)
+    q = roundToHalf(e, rotateChunk(e, rope, s.d, args.query, qHead, col, q,
+                                   arith::SIToFPOp::create(b, f64, pos)));
   for (Value &v : q)
     v = e.fmul(v, e.cf32(qScale));
 
@@ -161,64 +385,62 @@ void buildAttention(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
   SmallVector<Value> init = {negInf, e.cf32(0.0)};
   init.append(kChunk, e.cf32(0.0));
   int64_t perTrip = streams * kUnroll;
-  auto loop = scf::ForOp::create(b, e.c32(0), n, e.c32(perTrip), init);
+  auto loop = scf::ForOp::create(b, e.c32(0), nCache, e.c32(perTrip), init);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Value base = loop.getInductionVar();
     ValueRange state = loop.getRegionIterArgs();
-    Value last = e.sub(n, e.c32(1));
+    Value last = e.sub(nCache, e.c32(1));
     SmallVector<Value> valid, keys, values;
     for (int64_t u = 0; u < kUnroll; ++u) {
       Value p = e.add(base, e.add(e.c32(u * streams), stream));
-      valid.push_back(e.ult(p, n));
+      valid.push_back(e.ult(p, nCache));
       Value row = e.minu(p, last);
       Value at = e.add(e.mul(row, e.c32(s.kvWidth)), kvCol);
-      keys.push_back(loadRaw(e, keyCache, at, kChunk));
-      values.push_back(loadRaw(e, valueCache, at, kChunk));
+      // Invariant loads in the rotary form too: rows below positions[0]
+      // are not written by this launch.
+      keys.push_back(loadRaw(e, args.keyCache, at, kChunk));
+      values.push_back(loadRaw(e, args.valueCache, at, kChunk));
     }
     SmallVector<Value> scores;
-    Value newMax = state[0];
-    for (int64_t u = 0; u < kUnroll; ++u) {
-      SmallVector<Value> k = unpack(e, keys[u]);
-      Value dot = e.fmul(q[0], k[0]);
-      for (int64_t i = 1; i < kChunk; ++i)
-        dot = e.fma(q[i], k[i], dot);
-      // The TPK lanes of a key are an aligned group: xor offsets < TPK stay
-      // inside it, and every lane of the warp runs the shuffles.
-      for (int64_t off = tpk / 2; off >= 1; off /= 2)
-        dot = e.fadd(dot, e.shflXor(dot, off));
-      Value score = arith::SelectOp::create(b, valid[u], dot, negInf);
-      scores.push_back(score);
-      newMax = arith::MaxNumFOp::create(b, newMax, score);
+    for (int64_t u = 0; u < kUnroll; ++u)
+      scores.push_back(score(e, q, unpack(e, keys[u]), tpk, valid[u], negInf));
+    scf::YieldOp::create(b, onlineUpdate(e, state, scores, values, negInf));
+  }
+  SmallVector<Value> state(loop.getResults());
+
+  // Rotary form, part 2: the new rows j <= m, one per stream and trip,
+  // keys rotated (and rounded) here as the cache would hold them.
+  if (rope) {
+    auto fresh = scf::ForOp::create(b, e.c32(0), nNew, e.c32(streams), state);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(fresh.getBody());
+      Value j = e.add(fresh.getInductionVar(), stream);
+      Value valid = e.ult(j, nNew);
+      Value row = e.minu(j, e.sub(nNew, e.c32(1)));
+      Value keyHead = e.add(e.mul(row, e.c32(s.kvWidth)), kvHead);
+      SmallVector<Value> own =
+          loadHalves(e, args.key, e.add(keyHead, col), kChunk);
+      Value rowPos = arith::SIToFPOp::create(b, f64, e.add(pos0, row));
+      SmallVector<Value> k = roundToHalf(
+          e, rotateChunk(e, rope, s.d, args.key, keyHead, col, own, rowPos));
+      Value value = loadRaw(e, args.value, e.add(keyHead, col), kChunk);
+      Value sc = score(e, q, k, tpk, valid, negInf);
+      scf::YieldOp::create(b, onlineUpdate(e, fresh.getRegionIterArgs(), {sc},
+                                           {value}, negInf));
     }
-    Value isEmpty =
-        arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, newMax, negInf);
-    Value mu = arith::SelectOp::create(b, isEmpty, e.cf32(0.0), newMax);
-    Value correction = exp2Approx(e, e.fsub(state[0], mu));
-    Value l = e.fmul(state[1], correction);
-    SmallVector<Value> acc;
-    for (int64_t i = 0; i < kChunk; ++i)
-      acc.push_back(e.fmul(state[2 + i], correction));
-    for (int64_t u = 0; u < kUnroll; ++u) {
-      Value weight = exp2Approx(e, e.fsub(scores[u], mu));
-      l = e.fadd(l, weight);
-      SmallVector<Value> v = unpack(e, values[u]);
-      for (int64_t i = 0; i < kChunk; ++i)
-        acc[i] = e.fma(weight, v[i], acc[i]);
-    }
-    SmallVector<Value> next = {newMax, l};
-    next.append(acc.begin(), acc.end());
-    scf::YieldOp::create(b, next);
+    state.assign(fresh.getResults().begin(), fresh.getResults().end());
   }
 
   // Merge the KPW streams of each warp: xor offsets TPK .. 16 pair lanes
   // of the same chunk in different streams; afterwards every lane holds its
   // warp's state for its chunk.
-  Value mx = loop.getResult(0), l = loop.getResult(1);
+  Value mx = state[0], l = state[1];
   SmallVector<Value> acc;
   for (int64_t i = 0; i < kChunk; ++i)
-    acc.push_back(loop.getResult(2 + i));
+    acc.push_back(state[2 + i]);
   for (int64_t off = tpk; off < 32; off *= 2) {
     Value otherMax = e.shflXor(mx, off);
     Value otherL = e.shflXor(l, off);
@@ -285,7 +507,7 @@ void buildAttention(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
   }
   Value outIndex =
       e.add(e.mul(e.add(e.mul(m, e.c32(s.heads)), h), e.c32(s.d)), tid);
-  storeHalves(e, out, outIndex, {e.fdiv(numer, denom)});
+  storeHalves(e, args.out, outIndex, {e.fdiv(numer, denom)});
 }
 
 /// Launch 2: attention of each query row against the cache.
@@ -305,7 +527,52 @@ OpLaunch attend(AttentionOp op, OpKernelContext &context,
     ImplicitLocOpBuilder b(op.getLoc(), ctx);
     SmallVector<Value> args =
         createOpKernel(b, context.module, name, params, kWarps * 32);
-    buildAttention(b, context.module, name, args, s);
+    AttentionArgs a;
+    a.query = args[0];
+    a.keyCache = args[1];
+    a.valueCache = args[2];
+    a.positions = args[3];
+    a.out = args[4];
+    buildAttention(b, context.module, name, a, s, /*rope=*/nullptr);
+    LLVM::ReturnOp::create(b, ValueRange{});
+  }
+  int64_t shared = (kWarps * s.d + 2 * kWarps) * 4;
+  return makeOpLaunch(name, params, s.heads, batch, kWarps * 32, shared);
+}
+
+/// The rotary form: one launch (see the file comment).
+OpLaunch rotaryAttend(AttentionOp op, OpKernelContext &context,
+                      const AttentionShape &s, const RopeParams &rope,
+                      int64_t batch) {
+  std::string name = "qf_rotary_attention_h" + std::to_string(s.heads) +
+                     "_kv" + std::to_string(s.kvHeads) + "_d" +
+                     std::to_string(s.d) + "_s" + std::to_string(s.seq) + "_" +
+                     ropeKey(rope);
+  MLIRContext *ctx = op.getContext();
+  // The caches are read and written (disjoint rows), so they are not
+  // readonly; each is still the only pointer to its buffer.
+  SmallVector<OpParam> params = {
+      {"query", ParamKind::In, operandArg(ctx, 0)},
+      {"key", ParamKind::In, operandArg(ctx, 1)},
+      {"value", ParamKind::In, operandArg(ctx, 2)},
+      {"key_cache", ParamKind::Out, operandArg(ctx, 3)},
+      {"value_cache", ParamKind::Out, operandArg(ctx, 4)},
+      {"positions", ParamKind::In, operandArg(ctx, 5)},
+      {"out", ParamKind::Out, resultArg(ctx, 0)}};
+  if (!context.module.lookupSymbol(name)) {
+    ImplicitLocOpBuilder b(op.getLoc(), ctx);
+    LLVM::GlobalOp table = ropeTable(b, context.module, rope);
+    SmallVector<Value> args =
+        createOpKernel(b, context.module, name, params, kWarps * 32);
+    AttentionArgs a;
+    a.query = args[0];
+    a.key = args[1];
+    a.value = args[2];
+    a.keyCache = args[3];
+    a.valueCache = args[4];
+    a.positions = args[5];
+    a.out = args[6];
+    buildAttention(b, context.module, name, a, s, table);
     LLVM::ReturnOp::create(b, ValueRange{});
   }
   int64_t shared = (kWarps * s.d + 2 * kWarps) * 4;
@@ -339,6 +606,11 @@ qf::lowerAttention(AttentionOp op, OpKernelContext &context, int64_t batch) {
     return op.emitOpError() << "a cache of " << s.seq << " x " << s.kvWidth
                             << " elements overflows the kernel's i32 index",
            failure();
+  if (std::optional<RopeParams> rope = ropeParams(op)) {
+    if (failed(checkRope(op, *rope)))
+      return failure();
+    return SmallVector<OpLaunch>{rotaryAttend(op, context, s, *rope, batch)};
+  }
   return SmallVector<OpLaunch>{cacheWrite(op, context, s, batch),
                                attend(op, context, s, batch)};
 }

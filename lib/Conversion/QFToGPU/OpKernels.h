@@ -72,6 +72,9 @@ FailureOr<SmallVector<OpLaunch>> lowerEmbedding(EmbeddingOp op,
 FailureOr<SmallVector<OpLaunch>> lowerArgmax(ArgmaxOp op,
                                              OpKernelContext &context,
                                              int64_t batch);
+FailureOr<SmallVector<OpLaunch>>
+lowerGPTQBlockUpdate(GPTQBlockUpdateOp op, OpKernelContext &context,
+                     int64_t batch);
 
 } // namespace qf
 } // namespace mlir

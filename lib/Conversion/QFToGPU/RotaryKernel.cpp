@@ -27,6 +27,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "OpKernelCommon.h"
+#include "RopeCommon.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
@@ -47,19 +48,18 @@ std::string formatNumber(double value) {
   return buf;
 }
 
-/// inv_freq for rotary `op` (double), as transformers computes it.
-SmallVector<double> invFreq(RotaryOp op) {
-  int64_t d = op.getHeadDim();
-  double theta = op.getTheta().convertToDouble();
+/// inv_freq for `p` (double), as transformers computes it.
+SmallVector<double> invFreq(const RopeParams &p) {
+  int64_t d = p.headDim;
   SmallVector<double> out;
   for (int64_t i = 0; i < d / 2; ++i) {
-    double f =
-        std::pow(theta, -2.0 * static_cast<double>(i) / static_cast<double>(d));
-    if (op.getScalingFactor()) {
-      double factor = op.getScalingFactor()->convertToDouble();
-      double low = op.getLowFreqFactor()->convertToDouble();
-      double high = op.getHighFreqFactor()->convertToDouble();
-      double original = static_cast<double>(*op.getOriginalMaxPosition());
+    double f = std::pow(p.theta, -2.0 * static_cast<double>(i) /
+                                     static_cast<double>(d));
+    if (p.scalingFactor) {
+      double factor = *p.scalingFactor;
+      double low = *p.lowFreqFactor;
+      double high = *p.highFreqFactor;
+      double original = static_cast<double>(*p.originalMaxPosition);
       double wavelen = kTwoPi / f;
       if (wavelen < original / high) {
         // High frequencies: unchanged.
@@ -75,32 +75,128 @@ SmallVector<double> invFreq(RotaryOp op) {
   return out;
 }
 
-/// Everything besides d and the row width that determines the table:
-/// theta, and the Llama 3 parameters when present.
-std::string tableKey(RotaryOp op) {
-  std::string key = "t" + nameNumber(op.getTheta().convertToDouble());
-  if (op.getScalingFactor())
-    key += "_llama3_f" + nameNumber(op.getScalingFactor()->convertToDouble()) +
-           "_lo" + nameNumber(op.getLowFreqFactor()->convertToDouble()) +
-           "_hi" + nameNumber(op.getHighFreqFactor()->convertToDouble()) +
-           "_o" + std::to_string(*op.getOriginalMaxPosition());
+std::optional<double> toDouble(std::optional<APFloat> v) {
+  if (!v)
+    return std::nullopt;
+  return v->convertToDouble();
+}
+
+} // namespace
+
+RopeParams qf::ropeParams(RotaryOp op) {
+  RopeParams p;
+  p.headDim = op.getHeadDim();
+  p.theta = op.getTheta().convertToDouble();
+  p.scalingFactor = toDouble(op.getScalingFactor());
+  p.lowFreqFactor = toDouble(op.getLowFreqFactor());
+  p.highFreqFactor = toDouble(op.getHighFreqFactor());
+  if (op.getOriginalMaxPosition())
+    p.originalMaxPosition = static_cast<int64_t>(*op.getOriginalMaxPosition());
+  return p;
+}
+
+std::optional<RopeParams> qf::ropeParams(AttentionOp op) {
+  if (!op.getRopeTheta())
+    return std::nullopt;
+  RopeParams p;
+  p.headDim = op.getHeadDim();
+  p.theta = op.getRopeTheta()->convertToDouble();
+  p.scalingFactor = toDouble(op.getScalingFactor());
+  p.lowFreqFactor = toDouble(op.getLowFreqFactor());
+  p.highFreqFactor = toDouble(op.getHighFreqFactor());
+  if (op.getOriginalMaxPosition())
+    p.originalMaxPosition = static_cast<int64_t>(*op.getOriginalMaxPosition());
+  return p;
+}
+
+LogicalResult qf::checkRope(Operation *op, const RopeParams &p) {
+  if (p.scalingFactor && !(*p.highFreqFactor > *p.lowFreqFactor))
+    return op->emitOpError()
+               << "llama3 rope scaling needs high_freq_factor > "
+                  "low_freq_factor (the smoothing divides by their "
+                  "difference), got "
+               << formatNumber(*p.highFreqFactor) << " and "
+               << formatNumber(*p.lowFreqFactor),
+           failure();
+  return success();
+}
+
+std::string qf::ropeKey(const RopeParams &p) {
+  std::string key = "t" + nameNumber(p.theta);
+  if (p.scalingFactor)
+    key += "_llama3_f" + nameNumber(*p.scalingFactor) + "_lo" +
+           nameNumber(*p.lowFreqFactor) + "_hi" +
+           nameNumber(*p.highFreqFactor) + "_o" +
+           std::to_string(*p.originalMaxPosition);
   return key;
 }
 
-/// The constant f64 table `name` of `values`, created once per module.
-LLVM::GlobalOp invFreqTable(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
-                            StringRef name, ArrayRef<double> values) {
+LLVM::GlobalOp qf::ropeTable(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
+                             const RopeParams &p) {
+  std::string name =
+      "qf_rope_inv_freq_d" + std::to_string(p.headDim) + "_" + ropeKey(p);
   if (auto existing = module.lookupSymbol<LLVM::GlobalOp>(name))
     return existing;
+  SmallVector<double> values = invFreq(p);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(module.getBody());
   int64_t count = values.size();
   auto tensorType = RankedTensorType::get({count}, b.getF64Type());
   return LLVM::GlobalOp::create(
       b, LLVM::LLVMArrayType::get(b.getF64Type(), count), /*isConstant=*/true,
-      LLVM::Linkage::Internal, name, DenseElementsAttr::get(tensorType, values),
+      LLVM::Linkage::Internal, name, DenseElementsAttr::get(tensorType, ArrayRef<double>(values)),
       /*alignment=*/16, /*addrSpace=*/1);
 }
+
+SmallVector<Value> qf::loadInvFreq(KernelEmitter &e, LLVM::GlobalOp table,
+                                   Value i0, int64_t count) {
+  ImplicitLocOpBuilder &b = e.builder();
+  Type f64 = b.getF64Type();
+  Value tableBase = LLVM::AddressOfOp::create(b, table);
+  Value tableAt = e.gepBytes(tableBase, e.mul(e.zext64(i0), e.c64(8)));
+  SmallVector<Value> freq;
+  if (count % 2 != 0) {
+    for (int64_t k = 0; k < count; ++k)
+      freq.push_back(e.loadRO(f64, e.gepBytes(tableAt, e.c64(8 * k)), 8));
+    return freq;
+  }
+  auto pairType = VectorType::get({2}, f64);
+  for (int64_t k = 0; k < count; k += 2) {
+    Value pair = e.loadRO(pairType, e.gepBytes(tableAt, e.c64(8 * k)), 16);
+    freq.push_back(e.extract(pair, 0));
+    freq.push_back(e.extract(pair, 1));
+  }
+  return freq;
+}
+
+std::pair<Value, Value> qf::ropeSinCos(KernelEmitter &e, Value position,
+                                       Value freq) {
+  ImplicitLocOpBuilder &b = e.builder();
+  auto cf64 = [&](double v) {
+    return arith::ConstantOp::create(b, b.getF64FloatAttr(v)).getResult();
+  };
+  Value angle = arith::MulFOp::create(b, position, freq);
+  Value turns = LLVM::FFloorOp::create(
+      b, LLVM::FMAOp::create(b, angle, cf64(1.0 / kTwoPi), cf64(0.5)));
+  Value reduced = LLVM::FMAOp::create(b, arith::NegFOp::create(b, turns),
+                                      cf64(kTwoPi), angle);
+  Value r = arith::TruncFOp::create(b, e.f32(), reduced);
+  Value sin = e.ptx("sin.approx.f32 $0, $1;", "=f,f", e.f32(), {r});
+  Value cos = e.ptx("cos.approx.f32 $0, $1;", "=f,f", e.f32(), {r});
+  return {sin, cos};
+}
+
+Value qf::rotateFirst(KernelEmitter &e, Value x1, Value x2, Value sin,
+                      Value cos) {
+  return e.fsub(e.fmul(x1, cos), e.fmul(x2, sin));
+}
+
+Value qf::rotateSecond(KernelEmitter &e, Value x1, Value x2, Value sin,
+                       Value cos) {
+  return e.fadd(e.fmul(x2, cos), e.fmul(x1, sin));
+}
+
+namespace {
 
 struct RotaryPlan {
   int64_t d, half, width, rowWidth, chunksPerHead, chunksPerRow, threads,
@@ -130,37 +226,13 @@ void buildRotary(ImplicitLocOpBuilder &b, ArrayRef<Value> args,
       e.loadRO(e.i32(), e.gepBytes(positions, e.mul(e.zext64(m), e.c64(4))), 4);
 
   // inv_freq[i0 .. i0 + width): f64 pairs (16-byte loads) when width >= 2.
-  Type f64 = b.getF64Type();
-  Value tableBase = LLVM::AddressOfOp::create(b, table);
-  Value tableAt = e.gepBytes(tableBase, e.mul(e.zext64(i0), e.c64(8)));
-  SmallVector<Value> freq;
-  if (p.width == 1) {
-    freq.push_back(e.loadRO(f64, tableAt, 8));
-  } else {
-    auto pairType = VectorType::get({2}, f64);
-    for (int64_t k = 0; k < p.width; k += 2) {
-      Value pair = e.loadRO(pairType, e.gepBytes(tableAt, e.c64(8 * k)), 16);
-      freq.push_back(e.extract(pair, 0));
-      freq.push_back(e.extract(pair, 1));
-    }
-  }
-
-  Value posD = arith::SIToFPOp::create(b, f64, pos);
-  auto cf64 = [&](double v) {
-    return arith::ConstantOp::create(b, b.getF64FloatAttr(v)).getResult();
-  };
+  SmallVector<Value> freq = loadInvFreq(e, table, i0, p.width);
+  Value posD = arith::SIToFPOp::create(b, b.getF64Type(), pos);
   SmallVector<Value> out1, out2;
   for (int64_t k = 0; k < p.width; ++k) {
-    Value angle = arith::MulFOp::create(b, posD, freq[k]);
-    Value turns = LLVM::FFloorOp::create(
-        b, LLVM::FMAOp::create(b, angle, cf64(1.0 / kTwoPi), cf64(0.5)));
-    Value reduced = LLVM::FMAOp::create(b, arith::NegFOp::create(b, turns),
-                                        cf64(kTwoPi), angle);
-    Value r = arith::TruncFOp::create(b, e.f32(), reduced);
-    Value sin = e.ptx("sin.approx.f32 $0, $1;", "=f,f", e.f32(), {r});
-    Value cos = e.ptx("cos.approx.f32 $0, $1;", "=f,f", e.f32(), {r});
-    out1.push_back(e.fsub(e.fmul(x1[k], cos), e.fmul(x2[k], sin)));
-    out2.push_back(e.fadd(e.fmul(x2[k], cos), e.fmul(x1[k], sin)));
+    auto [sin, cos] = ropeSinCos(e, posD, freq[k]);
+    out1.push_back(rotateFirst(e, x1[k], x2[k], sin, cos));
+    out2.push_back(rotateSecond(e, x1[k], x2[k], sin, cos));
   }
   storeHalves(e, y, first, out1);
   storeHalves(e, y, second, out2);
@@ -180,16 +252,9 @@ qf::lowerRotary(RotaryOp op, OpKernelContext &context, int64_t batch) {
   if (ShapedType::isDynamic(p.rowWidth))
     return op.emitOpError("needs a static row width for its GPU kernel"),
            failure();
-  if (op.getScalingFactor() && !(op.getHighFreqFactor()->convertToDouble() >
-                                 op.getLowFreqFactor()->convertToDouble()))
-    return op.emitOpError()
-               << "llama3 rope scaling needs high_freq_factor > "
-                  "low_freq_factor (the smoothing divides by their "
-                  "difference), got "
-               << formatNumber(op.getHighFreqFactor()->convertToDouble())
-               << " and "
-               << formatNumber(op.getLowFreqFactor()->convertToDouble()),
-           failure();
+  RopeParams rope = ropeParams(op);
+  if (failed(checkRope(op, rope)))
+    return failure();
   p.width = halfVectorWidth(p.half);
   p.chunksPerHead = p.half / p.width;
   p.chunksPerRow = p.rowWidth / p.d * p.chunksPerHead;
@@ -197,9 +262,8 @@ qf::lowerRotary(RotaryOp op, OpKernelContext &context, int64_t batch) {
       256, std::max<int64_t>(32, (p.chunksPerRow + 31) / 32 * 32));
   p.blocksPerRow = (p.chunksPerRow + p.threads - 1) / p.threads;
 
-  std::string key = tableKey(op);
   std::string name = "qf_rotary_w" + std::to_string(p.rowWidth) + "_d" +
-                     std::to_string(p.d) + "_" + key;
+                     std::to_string(p.d) + "_" + ropeKey(rope);
   MLIRContext *ctx = op.getContext();
   SmallVector<OpParam> params = {
       {"x", ParamKind::In, operandArg(ctx, 0)},
@@ -207,9 +271,7 @@ qf::lowerRotary(RotaryOp op, OpKernelContext &context, int64_t batch) {
       {"y", ParamKind::Out, resultArg(ctx, 0)}};
   if (!context.module.lookupSymbol(name)) {
     ImplicitLocOpBuilder b(op.getLoc(), ctx);
-    LLVM::GlobalOp table = invFreqTable(
-        b, context.module,
-        "qf_rope_inv_freq_d" + std::to_string(p.d) + "_" + key, invFreq(op));
+    LLVM::GlobalOp table = ropeTable(b, context.module, rope);
     SmallVector<Value> args =
         createOpKernel(b, context.module, name, params, p.threads);
     buildRotary(b, args, table, p);

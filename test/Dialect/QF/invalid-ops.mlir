@@ -769,3 +769,33 @@ func.func @argmax_size(%l: tensor<2x1000xf16>) {
   %0 = qf.argmax %l : tensor<2x1000xf16> -> tensor<1xi32>
   return
 }
+
+// -----
+
+func.func @attention_scaling_without_rope(%q: tensor<1x256xf16>, %k: tensor<1x64xf16>, %c: tensor<16x64xf16>, %p: tensor<1xi32>) {
+  // expected-error@+1 {{'qf.attention' op llama3 rope scaling attributes need rope_theta}}
+  %o, %kc, %vc = qf.attention %q, %k, %k, %c, %c, %p {num_heads = 4 : i64, num_kv_heads = 1 : i64, head_dim = 64 : i64, scaling_factor = 8.0 : f64, low_freq_factor = 1.0 : f64, high_freq_factor = 4.0 : f64, original_max_position = 8192 : i64}
+    : (tensor<1x256xf16>, tensor<1x64xf16>, tensor<1x64xf16>, tensor<16x64xf16>, tensor<16x64xf16>, tensor<1xi32>)
+      -> (tensor<1x256xf16>, tensor<16x64xf16>, tensor<16x64xf16>)
+  return
+}
+
+// -----
+
+func.func @attention_partial_scaling(%q: tensor<1x256xf16>, %k: tensor<1x64xf16>, %c: tensor<16x64xf16>, %p: tensor<1xi32>) {
+  // expected-error@+1 {{'qf.attention' op llama3 rope scaling needs all of scaling_factor, low_freq_factor, high_freq_factor and original_max_position}}
+  %o, %kc, %vc = qf.attention %q, %k, %k, %c, %c, %p {num_heads = 4 : i64, num_kv_heads = 1 : i64, head_dim = 64 : i64, rope_theta = 500000.0 : f64, scaling_factor = 8.0 : f64}
+    : (tensor<1x256xf16>, tensor<1x64xf16>, tensor<1x64xf16>, tensor<16x64xf16>, tensor<16x64xf16>, tensor<1xi32>)
+      -> (tensor<1x256xf16>, tensor<16x64xf16>, tensor<16x64xf16>)
+  return
+}
+
+// -----
+
+func.func @attention_rope_theta_nonpositive(%q: tensor<1x256xf16>, %k: tensor<1x64xf16>, %c: tensor<16x64xf16>, %p: tensor<1xi32>) {
+  // expected-error@+1 {{'qf.attention' op rope_theta must be positive}}
+  %o, %kc, %vc = qf.attention %q, %k, %k, %c, %c, %p {num_heads = 4 : i64, num_kv_heads = 1 : i64, head_dim = 64 : i64, rope_theta = 0.0 : f64}
+    : (tensor<1x256xf16>, tensor<1x64xf16>, tensor<1x64xf16>, tensor<16x64xf16>, tensor<16x64xf16>, tensor<1xi32>)
+      -> (tensor<1x256xf16>, tensor<16x64xf16>, tensor<16x64xf16>)
+  return
+}

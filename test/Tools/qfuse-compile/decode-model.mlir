@@ -6,6 +6,7 @@
 // RUN: qfuse-compile %S/Inputs/tiny-llama.mlir --emit=ptx --batch-sizes=1,8 -o %t-fused.ptx
 // RUN: FileCheck %s --check-prefix=FUSED-PTX < %t-fused.ptx
 // RUN: not grep -q "\.local" %t-fused.ptx
+// RUN: not grep -E "\.entry (qf_rotary_w|qf_kv_cache_write|qf_attention_)" %t-fused.ptx
 // RUN: %ptxas -arch=sm_90 -v %t-fused.ptx -o %t-fused.cubin 2>&1 | FileCheck %s --check-prefix=FUSED
 
 // A whole decode step (2 layers) compiles: every op has GPU code, the
@@ -31,15 +32,18 @@
 // PTXAS-NOT: error
 
 // With the fusion passes, norms, residual adds and silu_mul fold into the
-// matvecs (how many matvec variants remain is the fusion passes' business);
-// embedding, rotary, the cache write, attention and argmax remain, and
+// matvecs (how many matvec variants remain is the fusion passes' business),
+// and each layer's rotary(q), rotary(k), cache write and attention are one
+// launch (qf-fuse-rotary-attention); embedding and argmax remain, and
 // nothing spills.
 // FUSED-PTX-DAG: .visible .entry qf_embedding_v1000_h256(
-// FUSED-PTX-DAG: .visible .entry qf_rotary_w256_d64_t10000(
-// FUSED-PTX-DAG: .visible .entry qf_rotary_w128_d64_t10000(
-// FUSED-PTX-DAG: .visible .entry qf_kv_cache_write_w128_s512(
-// FUSED-PTX-DAG: .visible .entry qf_attention_h4_kv2_d64_s512(
+// FUSED-PTX-DAG: .visible .entry qf_rotary_attention_h4_kv2_d64_s512_t10000(
+// FUSED-PTX-DAG: .global .align 16 .b8 qf_rope_inv_freq_d64_t10000[256]
 // FUSED-PTX-DAG: .visible .entry qf_argmax_n1000(
-// FUSED: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// (the separate rotary, cache-write and attention kernels are gone: RUN
+// line with grep -E above)
+
+// 5 matvec shapes x 2 batches + embedding, rotary attention, argmax.
+// FUSED-COUNT-13: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // FUSED-NOT: {{[1-9][0-9]*}} bytes {{stack frame|spill stores|spill loads}}
 // FUSED-NOT: error

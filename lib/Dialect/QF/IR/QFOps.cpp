@@ -364,6 +364,22 @@ LogicalResult AttentionOp::verify() {
       failed(verifyMatrix(*this, "result", getResult().getType(), m,
                           heads * d)))
     return failure();
+  int scaling = (getScalingFactor() ? 1 : 0) + (getLowFreqFactor() ? 1 : 0) +
+                (getHighFreqFactor() ? 1 : 0) +
+                (getOriginalMaxPosition() ? 1 : 0);
+  if (scaling != 0 && !getRopeTheta())
+    return emitOpError("llama3 rope scaling attributes need rope_theta (they "
+                       "rescale the rotary that rope_theta enables)");
+  if (getRopeTheta()) {
+    if (!(getRopeTheta()->convertToDouble() > 0.0))
+      return emitOpError("rope_theta must be positive");
+    if (d % 2 != 0)
+      return emitOpError() << "rotary needs an even head_dim, got " << d;
+    if (scaling != 0 && scaling != 4)
+      return emitOpError("llama3 rope scaling needs all of scaling_factor, "
+                         "low_freq_factor, high_freq_factor and "
+                         "original_max_position");
+  }
   return verifyVector(*this, "positions", getPositions().getType(), m);
 }
 

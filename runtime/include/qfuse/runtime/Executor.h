@@ -32,6 +32,7 @@
 #include "qfuse/runtime/Safetensors.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -143,13 +144,12 @@ public:
   /// Enqueues one replay of the captured graph.
   void replay(int64_t batch, CUstream stream);
 
-  /// The time of each step of the plan for `batch` on its own: the step
-  /// enqueued `repeats` times between two events, averaged (milliseconds,
-  /// in plan order). For the per-step breakdown of a decode step; the
-  /// buffers hold garbage afterwards (split-K partial sums accumulate), so
-  /// profile after, not before, results are read.
-  std::vector<double> profileSteps(int64_t batch, CUstream stream,
-                                   int repeats = 20);
+  /// A graph of the plan for `batch` with only the steps `keep` accepts
+  /// (by index in the plan). For the per-part breakdown of a decode step:
+  /// what a part costs is the replay time it adds to the graph. The
+  /// results of such a graph are meaningless.
+  cuda::Graph makePartialGraph(int64_t batch, CUstream stream,
+                               const std::function<bool(size_t)> &keep);
 
 private:
   struct LoadedKernel {

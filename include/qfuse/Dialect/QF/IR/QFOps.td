@@ -277,6 +277,23 @@ def QF_AttentionOp : QF_Op<"attention", [Pure]> {
     attends each query row (num_heads heads) to cache rows [0, position],
     head h reading kv head h / (num_heads / num_kv_heads). Returns the output
     [M, num_heads * head_dim] and the updated caches.
+
+    With `rope_theta` (and optionally the Llama 3 scaling attributes
+    `scaling_factor`, `low_freq_factor`, `high_freq_factor`,
+    `original_max_position`, all four or none, as on `qf.rotary`), query
+    and key are rotated first, exactly as `qf.rotary` with `theta =
+    rope_theta` and the same scaling would (rotate half, per head of
+    head_dim, by the row's position, rounded to the element type); the
+    cache receives the rotated key. `qf-fuse-rotary-attention` produces
+    this form so that rotary, cache write and attention are one launch.
+
+    Contract of the rotary form (the Generator's: the M rows of a call are
+    consecutive positions of one sequence): positions[i] = positions[0] + i.
+    The GPU kernel reads the rows of earlier positions from the cache and
+    the rows of this call directly from `key` and `value`, so it never
+    waits for its own cache writes; it checks the contract and, when it is
+    broken, writes NaN to every output row (cache rows are still written
+    at their positions).
   }];
   let arguments = (ins QF_ActivationTensor:$query, QF_ActivationTensor:$key,
                        QF_ActivationTensor:$value,
@@ -284,7 +301,12 @@ def QF_AttentionOp : QF_Op<"attention", [Pure]> {
                        QF_ActivationTensor:$value_cache,
                        TensorRankOf<[I32], [1]>:$positions,
                        I64Attr:$num_heads, I64Attr:$num_kv_heads,
-                       I64Attr:$head_dim);
+                       I64Attr:$head_dim,
+                       OptionalAttr<F64Attr>:$rope_theta,
+                       OptionalAttr<F64Attr>:$scaling_factor,
+                       OptionalAttr<F64Attr>:$low_freq_factor,
+                       OptionalAttr<F64Attr>:$high_freq_factor,
+                       OptionalAttr<I64Attr>:$original_max_position);
   let results = (outs QF_ActivationTensor:$result,
                       QF_ActivationTensor:$key_cache_out,
                       QF_ActivationTensor:$value_cache_out);

@@ -31,6 +31,10 @@ void populateFuseEpiloguePatterns(RewritePatternSet &patterns);
 /// input becomes one fused matmul with activation = silu_mul.
 void populateFuseGatedMLPPatterns(RewritePatternSet &patterns);
 
+/// Patterns of qf-fuse-rotary-attention: qf.attention of two qf.rotary
+/// results takes their inputs and the rotary parameters.
+void populateFuseRotaryAttentionPatterns(RewritePatternSet &patterns);
+
 #define GEN_PASS_REGISTRATION
 #include "qfuse/Dialect/QF/Transforms/Passes.h.inc"
 

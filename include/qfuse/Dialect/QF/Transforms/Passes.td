@@ -99,6 +99,42 @@ def QFFuseRMSNormPrologue : Pass<"qf-fuse-rmsnorm-prologue"> {
   let dependentDialects = ["::mlir::qf::QFDialect"];
 }
 
+def QFFuseRotaryAttention : Pass<"qf-fuse-rotary-attention"> {
+  let summary = "Fold the rotaries of query and key into qf.attention";
+  let description = [{
+    A `qf.attention` whose query and key are results of `qf.rotary` ops
+    takes their inputs and the rotary's parameters (`rope_theta`, and the
+    Llama 3 scaling attributes when present); the rotaries are erased. The
+    GPU kernel then rotates query and key itself and writes the rotated
+    key to the cache: rotary(q), rotary(k), the cache write and the
+    attention become one launch per layer.
+
+    ```mlir
+    %qr = qf.rotary %q, %pos {head_dim = 128 : i64, theta = 500000.0 : f64} : ...
+    %kr = qf.rotary %k, %pos {head_dim = 128 : i64, theta = 500000.0 : f64} : ...
+    %o, %kc1, %vc1 = qf.attention %qr, %kr, %v, %kc, %vc, %pos {num_heads = 32 : i64, num_kv_heads = 8 : i64, head_dim = 128 : i64} : ...
+    ```
+    becomes
+    ```mlir
+    %o, %kc1, %vc1 = qf.attention %q, %k, %v, %kc, %vc, %pos {head_dim = 128 : i64, num_heads = 32 : i64, num_kv_heads = 8 : i64, rope_theta = 500000.0 : f64} : ...
+    ```
+    The fused form assumes the op's contract (qf.attention's description):
+    the M rows are consecutive positions, as the Generator runs them.
+
+    Not fused (remark under `report-unfused`): a query or key that is not a
+    `qf.rotary` result, a rotary whose result has another user (it would
+    run anyway), a rotary on other positions than the attention's or with
+    another head_dim, query and key rotaries with different theta or
+    scaling, and an attention that already rotates.
+  }];
+  let options = [
+    Option<"reportUnfused", "report-unfused", "bool", /*default=*/"false",
+           "Emit a remark for every qf.attention left without its rotaries, "
+           "saying why">
+  ];
+  let dependentDialects = ["::mlir::qf::QFDialect"];
+}
+
 def QFFuseEpilogue : Pass<"qf-fuse-epilogue"> {
   let summary = "Fold residual adds and bias adds into fused matmuls";
   let description = [{
