@@ -32,20 +32,21 @@ done
 model="$out/tiny-llama"
 echo "=== whole model: $model (synthetic tiny Llama)"
 "$bin/qfuse-synthetic-model" --config-preset tiny-llama --out "$model" --seed 1
+# The artifacts go next to the checkpoint, where qfuse-run --encoding finds
+# them (DIR/qfuse-<encoding>.qfa).
 for enc in int4-g128 fp16; do
   PYTHONPATH=python-frontend python3 -m qfuse emit --config "$model/config.json" \
     --encoding "$enc" --batch dynamic --max-seq 256 -o "$out/tiny-llama-$enc.mlir"
   "$bin/qfuse-compile" "$out/tiny-llama-$enc.mlir" --batch-sizes=1,8 \
-    -o "$out/tiny-llama-$enc.qfa"
-  echo "--- artifact: $out/tiny-llama-$enc.qfa ($(wc -c < "$out/tiny-llama-$enc.qfa") bytes)"
+    -o "$model/qfuse-$enc.qfa"
+  echo "--- artifact: $model/qfuse-$enc.qfa ($(wc -c < "$model/qfuse-$enc.qfa") bytes)"
 done
 if [ -x "$bin/qfuse-run" ] && command -v nvidia-smi > /dev/null 2>&1 \
    && nvidia-smi -L > /dev/null 2>&1; then
-  "$bin/qfuse-run" --model "$model" --artifact "$out/tiny-llama-int4-g128.qfa" \
-    --fp16-artifact "$out/tiny-llama-fp16.qfa" --prompt-ids 5,17,300,42,7 \
-    --max-new-tokens 32
+  "$bin/qfuse-run" --model "$model" --encoding int4-g128 --fp16 \
+    --prompt-ids 5,17,300,42,7 --max-new-tokens 32
   "$bin/qfuse-model-check" --model "$model" \
-    --artifact "$out/tiny-llama-int4-g128.qfa" --prompt-ids 5,17,300,42,7 --steps 32
+    --artifact "$model/qfuse-int4-g128.qfa" --prompt-ids 5,17,300,42,7 --steps 32
 else
   echo "--- no GPU here: the model is compiled but not run"
 fi

@@ -3,10 +3,16 @@
 // Runs a whole-model artifact (docs/decode-model.md) on a Hugging Face
 // checkpoint and reports what a user of the model sees:
 //
+//   qfuse-run --model DIR --encoding int4-g128 --prompt-ids 1,2,3
+//             --max-new-tokens 64 [--fp16] [--json out.json]
 //   qfuse-run --model DIR --artifact llama-int4.qfa --prompt-ids 1,2,3
-//             --max-new-tokens 64 [--fp16-artifact llama-fp16.qfa]
-//             [--encoding int4-g128] [--json out.json]
+//             [--fp16-artifact llama-fp16.qfa]
 //   qfuse-run --artifact llama-int4.qfa --random-weights 7 --prompt-ids 1,2,3
+//
+// Without --artifact the model directory holds the artifacts, one per
+// encoding, DIR/qfuse-<encoding>.qfa (`python3 -m qfuse compile` writes
+// them; the runtime machine has no compiler), and --fp16 runs
+// DIR/qfuse-fp16.qfa as the baseline.
 //
 // prints the generated token ids, the time to first token and the decode
 // tokens/s (CUDA events), after one untimed warm-up generation. With
@@ -252,8 +258,9 @@ int main(int argc, char **argv) {
                  "Hugging Face checkpoint directory (config.json, "
                  "model.safetensors or its index and shards)")
       ->check(CLI::ExistingDirectory);
-  app.add_option("--artifact", artifactPath, "the model artifact (.qfa)")
-      ->required()
+  app.add_option("--artifact", artifactPath,
+                 "the model artifact (.qfa); default with --model and "
+                 "--encoding E: DIR/qfuse-E.qfa")
       ->check(CLI::ExistingFile);
   app.add_option("--prompt-ids", prompt, "prompt token ids, e.g. 1,2,3")
       ->required()
@@ -265,6 +272,10 @@ int main(int argc, char **argv) {
                  "the same model compiled with --encoding fp16: run it too "
                  "and print the speedup")
       ->check(CLI::ExistingFile);
+  bool fp16 = false;
+  app.add_flag("--fp16", fp16,
+               "also run the fp16 cuBLAS build, DIR/qfuse-fp16.qfa (as "
+               "--fp16-artifact)");
   app.add_option("--random-weights", randomSeed,
                  "random weights from this seed instead of --model "
                  "(benchmarks)");
@@ -288,6 +299,42 @@ int main(int argc, char **argv) {
     std::cerr << "qfuse-run: give exactly one of --model DIR and "
                  "--random-weights SEED\n";
     return 2;
+  }
+  // The runtime does not compile (the compiler stays on the build machine):
+  // without --artifact, the model directory holds one artifact per
+  // encoding, named as `python3 -m qfuse compile` is told below.
+  auto defaultArtifact = [&](const std::string &enc) -> std::string {
+    std::string path = modelDir + "/qfuse-" + enc + ".qfa";
+    if (std::ifstream(path).good())
+      return path;
+    std::cerr << "qfuse-run: no artifact for --encoding " << enc << ": "
+              << path << " does not exist. Compile it on a machine with "
+              << "the compiler:\n  PYTHONPATH=python-frontend python3 -m "
+              << "qfuse compile --config " << modelDir
+              << "/config.json --encoding " << enc
+              << " --batch-sizes 1,8 -o " << path
+              << "\nor pass --artifact FILE\n";
+    return "";
+  };
+  if (artifactPath.empty()) {
+    if (modelDir.empty() || encodingText.empty()) {
+      std::cerr << "qfuse-run: give --artifact FILE, or --model DIR with "
+                   "--encoding E (reads DIR/qfuse-E.qfa)\n";
+      return 2;
+    }
+    artifactPath = defaultArtifact(encodingText);
+    if (artifactPath.empty())
+      return 2;
+  }
+  if (fp16 && fp16ArtifactPath.empty()) {
+    if (modelDir.empty()) {
+      std::cerr << "qfuse-run: --fp16 needs --model DIR (or give "
+                   "--fp16-artifact FILE)\n";
+      return 2;
+    }
+    fp16ArtifactPath = defaultArtifact("fp16");
+    if (fp16ArtifactPath.empty())
+      return 2;
   }
   try {
     std::optional<qfuse::format::Encoding> encoding;
