@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <cstring>
 #include <numeric>
 #include <optional>
@@ -231,9 +232,46 @@ std::vector<uint8_t> convertDense(DType from, const uint8_t *data,
   return out;
 }
 
+/// A weight stored qfuse-packed (writePackedCheckpoint): its row-major
+/// components as they are. The encoding recorded beside them must be the
+/// artifact's; the executor's bindWeight checks every component's shape.
+static format::TensorMap fromPacked(const ModelCheckpoint &checkpoint,
+                             const WeightSpec &weight) {
+  const std::string &name = weight.name;
+  const std::string what = "checkpoint '" + checkpoint.dir() +
+                           "': qfuse-packed weight '" + name + "'";
+  for (const SafetensorsFile &file : checkpoint.files()) {
+    auto it = file.metadata().find("qfuse.encoding." + name);
+    if (it != file.metadata().end() && it->second != weight.encoding)
+      throw Error(what + " was packed as \"" + it->second +
+                  "\", but the artifact wants \"" + weight.encoding +
+                  "\"; pack the checkpoint again for this artifact");
+  }
+  format::TensorMap out;
+  for (const char *component :
+       {format::kCodes, format::kScales, format::kZeros, format::kGlobalScale,
+        format::kGIdx, format::kMetadata, format::kTable}) {
+    const std::string tensor = name + "." + component;
+    if (!checkpoint.contains(tensor))
+      continue;
+    TensorView view = checkpoint.view(tensor);
+    std::optional<format::TensorView> converted = formatView(view);
+    if (!converted)
+      throw Error(what + ": tensor '" + tensor + "' has an unsupported dtype");
+    format::Tensor t;
+    t.dtype = converted->dtype;
+    t.shape = converted->shape;
+    t.data.assign(view.data, view.data + view.size);
+    out.emplace(component, std::move(t));
+  }
+  return out;
+}
+
 format::TensorMap checkpointWeight(const ModelCheckpoint &checkpoint,
                                    const WeightSpec &weight) {
   const std::string &name = weight.name;
+  if (checkpoint.contains(name + "." + format::kCodes))
+    return fromPacked(checkpoint, weight);
   if (checkpoint.contains(name + ".qweight"))
     return fromGPTQ(checkpoint, weight);
   if (checkpoint.contains(name + ".weight_packed"))
@@ -363,6 +401,49 @@ std::vector<uint8_t> randomTensor(const TensorSpec &tensor, uint64_t seed) {
                                       values.data()),
                       count, tensor.dtype,
                       "random tensor '" + tensor.name + "'");
+}
+
+} // namespace qfuse::runtime
+
+namespace qfuse::runtime {
+
+void writePackedCheckpoint(const Artifact &artifact,
+                           const ModelCheckpoint &checkpoint,
+                           const std::string &outDir) {
+  SafetensorsWriter writer;
+  writer.setMetadata("format", "pt");
+  writer.setMetadata("qfuse.packed", "row_major components of " +
+                                         artifact.source);
+  for (const WeightSpec &weight : artifact.weights) {
+    format::TensorMap components = checkpointWeight(checkpoint, weight);
+    for (const auto &[component, tensor] : components) {
+      std::optional<DType> dtype = parseSafetensorsDType(
+          format::dtypeName(tensor.dtype));
+      if (!dtype)
+        throw Error("packing '" + weight.name + "': component '" + component +
+                    "' has no safetensors dtype");
+      writer.add(weight.name + "." + component, *dtype, tensor.shape,
+                 tensor.data.data(), tensor.data.size());
+    }
+    writer.setMetadata("qfuse.encoding." + weight.name, weight.encoding);
+  }
+  for (const TensorSpec &tensor : artifact.tensors) {
+    std::vector<uint8_t> bytes = checkpointTensor(checkpoint, tensor);
+    writer.add(tensor.name, tensor.dtype, tensor.shape, bytes.data(),
+               bytes.size());
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(outDir, ec);
+  if (ec)
+    throw Error("cannot create '" + outDir + "': " + ec.message());
+  std::filesystem::copy_file(checkpoint.dir() + "/config.json",
+                             outDir + "/config.json",
+                             std::filesystem::copy_options::overwrite_existing,
+                             ec);
+  if (ec)
+    throw Error("cannot copy '" + checkpoint.dir() + "/config.json' to '" +
+                outDir + "': " + ec.message());
+  writer.write(outDir + "/model.safetensors");
 }
 
 } // namespace qfuse::runtime

@@ -12,7 +12,8 @@
 // Without --artifact the model directory holds the artifacts, one per
 // encoding, DIR/qfuse-<encoding>.qfa (`python3 -m qfuse compile` writes
 // them; the runtime machine has no compiler), and --fp16 runs
-// DIR/qfuse-fp16.qfa as the baseline.
+// DIR/qfuse-fp16.qfa as the baseline. --save-packed OUT writes the
+// checkpoint as quantized for the artifact (qfuse-packed), once.
 //
 // prints the generated token ids, the time to first token and the decode
 // tokens/s (CUDA events), after one untimed warm-up generation. With
@@ -273,6 +274,11 @@ int main(int argc, char **argv) {
                  "and print the speedup")
       ->check(CLI::ExistingFile);
   bool fp16 = false;
+  std::string savePacked;
+  app.add_option("--save-packed", savePacked,
+                 "first write the checkpoint quantized for --artifact (row-"
+                 "major packed components and config.json) into this "
+                 "directory; --model on it later skips quantization");
   app.add_flag("--fp16", fp16,
                "also run the fp16 cuBLAS build, DIR/qfuse-fp16.qfa (as "
                "--fp16-artifact)");
@@ -343,6 +349,14 @@ int main(int argc, char **argv) {
     std::optional<ModelCheckpoint> checkpoint;
     if (!modelDir.empty())
       checkpoint.emplace(ModelCheckpoint::open(modelDir));
+    if (!savePacked.empty()) {
+      if (!checkpoint)
+        throw qfuse::Error("--save-packed needs --model DIR");
+      writePackedCheckpoint(Artifact::load(artifactPath), *checkpoint,
+                            savePacked);
+      std::printf("wrote the packed checkpoint for %s to %s\n",
+                  artifactPath.c_str(), savePacked.c_str());
+    }
     cuda::Context context(device);
     cuda::Stream stream;
     std::printf("qfuse-run on %s, %s\n", context.describe().c_str(),

@@ -558,3 +558,41 @@ TEST(ModelWeights, RandomWeightsAreDeterministicAndNotZero) {
     EXPECT_NEAR(fmt::halfToFloat(half), 1.0f, 0.2f) << i;
   }
 }
+
+// Packing once: the packed directory loads to exactly the components the
+// original checkpoint quantizes to, dense tensors in the artifact dtype, and
+// a packed weight for another encoding is refused by name.
+TEST(ModelWeights, PackedCheckpointLoadsWithoutQuantizing) {
+  SafetensorsWriter writer = bf16Model(true);
+  ModelCheckpoint original = ModelCheckpoint::open(singleFile(writer));
+  Artifact artifact = modelArtifact();
+  const std::string packedDir = makeDir() + "/packed";
+  writePackedCheckpoint(artifact, original, packedDir);
+  ModelCheckpoint packed = ModelCheckpoint::open(packedDir);
+  EXPECT_TRUE(packed.contains(std::string(kQ) + ".codes"));
+  EXPECT_FALSE(packed.contains(std::string(kQ) + ".weight"));
+  for (const WeightSpec &weight : artifact.weights) {
+    fmt::TensorMap want = checkpointWeight(original, weight);
+    fmt::TensorMap got = checkpointWeight(packed, weight);
+    ASSERT_EQ(got.size(), want.size()) << weight.name;
+    for (const auto &[name, tensor] : want) {
+      EXPECT_EQ(got.at(name).data, tensor.data) << weight.name << "." << name;
+      EXPECT_EQ(got.at(name).shape, tensor.shape) << weight.name << "." << name;
+    }
+  }
+  for (const TensorSpec &tensor : artifact.tensors)
+    EXPECT_EQ(checkpointTensor(packed, tensor),
+              checkpointTensor(original, tensor))
+        << tensor.name;
+
+  Artifact other = modelArtifact("uint4, group = 128, scale = f16, zero = int");
+  try {
+    checkpointWeight(packed, *other.findWeight(kQ));
+    FAIL() << "a weight packed as int4 loaded for a uint4 artifact";
+  } catch (const qfuse::Error &e) {
+    EXPECT_NE(std::string(e.what()).find("was packed as \"int4, group = 128, "
+                                         "scale = f16\""),
+              std::string::npos)
+        << e.what();
+  }
+}
