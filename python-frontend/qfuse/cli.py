@@ -1,4 +1,4 @@
-"""python3 -m qfuse {emit,compile,report,run,bench,quantize,encodings}."""
+"""python3 -m qfuse {emit,compile,report,run,bench,generate,quantize,encodings}."""
 import argparse
 import json
 import os
@@ -12,7 +12,7 @@ from .encodings import (FAMILY_HELP, NAMED_ENCODINGS, ALIASES, EncodingError,
 from .ir import IRError
 from .model import ConfigError, ModelConfig, emit_decode_step_only, emit_model
 from .progress import Progress
-from .tools import ToolError, compile_ir, verify
+from .tools import ToolError, compile_ir, find_tool, verify
 
 
 class CliError(Exception):
@@ -122,7 +122,9 @@ def _explain_compile_error(msg):
             + "; use --emit=mlir to see the model after the pipeline")
 
 
-def cmd_compile(args):
+def _compile(args):
+    """The compile command's work: (the IR of) args.input / args.config ->
+    args.output."""
     with tempfile.TemporaryDirectory(prefix="qfuse-") as tmp:
         ir = _input_ir(args, tmp)
         batches = [int(b) for b in args.batch_sizes.split(",")] if args.batch_sizes else None
@@ -133,6 +135,10 @@ def cmd_compile(args):
             raise CliError(_explain_compile_error(str(e))) from None
         if err.strip():
             sys.stderr.write(err)
+
+
+def cmd_compile(args):
+    _compile(args)
     print(f"qfuse compile: wrote {args.output}", file=sys.stderr)
 
 
@@ -220,6 +226,136 @@ def cmd_bench(args):
                 json.dump({"artifact": args.artifact, "results": results}, f, indent=2)
 
 
+# The artifact `generate` (and qfuse-run) read without --artifact, and the
+# plans it is compiled with: decode (1 row) and prefill chunks (8 rows).
+GENERATE_BATCH_SIZES = "1,8"
+
+
+def _prompt_ids(text):
+    """--prompt-ids: comma-separated non-negative token ids."""
+    ids = []
+    for part in text.split(","):
+        try:
+            value = int(part.strip())
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected comma-separated token ids such as 1,2,3, got {text!r}") from None
+        if value < 0:
+            raise argparse.ArgumentTypeError(f"token id {value} in {text!r} is negative")
+        ids.append(value)
+    return ids
+
+
+def _positive(text):
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
+
+
+def _model_config(model_dir):
+    """DIR/config.json of a Hugging Face model directory."""
+    if not os.path.isdir(model_dir):
+        raise CliError(f"--model {model_dir}: no such directory")
+    path = os.path.join(model_dir, "config.json")
+    if not os.path.isfile(path):
+        raise CliError(f"--model {model_dir}: no config.json there; expected a Hugging "
+                       "Face model directory (config.json, and model.safetensors or "
+                       "model.safetensors.index.json with its shards)")
+    return path
+
+
+def _generate_artifact(args, config_path):
+    """--artifact, else DIR/qfuse-<encoding>.qfa (qfuse-run's convention),
+    compiled from DIR/config.json first when it is missing."""
+    if args.artifact:
+        if not os.path.isfile(args.artifact):
+            raise CliError(f"--artifact {args.artifact}: no such file")
+        return args.artifact
+    if os.sep in args.encoding:
+        raise CliError(f"--encoding {args.encoding!r} cannot name an artifact file "
+                       "(DIR/qfuse-<encoding>.qfa); pass --artifact FILE")
+    path = os.path.join(args.model, f"qfuse-{args.encoding}.qfa")
+    if os.path.isfile(path):
+        return path
+    command = (f"PYTHONPATH=python-frontend python3 -m qfuse compile --config {config_path} "
+               f"--encoding {args.encoding} --batch-sizes {GENERATE_BATCH_SIZES}"
+               + (f" --max-seq {args.max_seq}" if args.max_seq else "") + f" -o {path}")
+    try:
+        find_tool("qfuse-compile")
+    except ToolError as e:
+        raise CliError(f"no artifact for --encoding {args.encoding}: {path} does not "
+                       f"exist, and it cannot be compiled here: {e}\nCompile it on a "
+                       f"machine with the compiler:\n  {command}\nor pass --artifact "
+                       "FILE") from None
+    if not os.access(args.model, os.W_OK):
+        raise CliError(f"no artifact for --encoding {args.encoding}: {path} does not "
+                       f"exist, and {args.model} is not writable to compile it there; "
+                       f"compile it elsewhere with\n  {command}\nand pass --artifact FILE")
+    print(f"qfuse generate: {path} does not exist; compiling it from {config_path} "
+          f"(--encoding {args.encoding}, --batch-sizes {GENERATE_BATCH_SIZES})",
+          file=sys.stderr)
+    compile_args = ["compile", "--config", config_path, "--encoding", args.encoding,
+                    "--batch-sizes", GENERATE_BATCH_SIZES, "--chip", args.chip]
+    if args.max_seq:
+        compile_args += ["--max-seq", str(args.max_seq)]
+    # Written beside it and renamed, so an interrupted compile leaves no
+    # partial artifact at the path the next run would use.
+    partial = f"{path}.partial-{os.getpid()}"
+    try:
+        _compile(build_parser().parse_args(compile_args + ["-o", partial]))
+        os.replace(partial, path)
+    finally:
+        if os.path.exists(partial):
+            os.remove(partial)
+    print(f"qfuse generate: wrote {path}", file=sys.stderr)
+    return path
+
+
+def _check_generation(args, artifact):
+    """What the artifact's model contract allows, checked on the host."""
+    from .runtime import _read_artifact
+    model = _read_artifact(artifact).get("model")
+    if not isinstance(model, dict):
+        raise CliError(f"{artifact} is not a whole-model artifact (it has no 'model', "
+                       "docs/decode-model.md); compile it from a config.json without "
+                       "--decode-step-only or --layers")
+    max_seq, vocab = model.get("max_seq"), model.get("vocab_size")
+    if args.max_seq and max_seq != args.max_seq:
+        raise CliError(f"{artifact} was compiled with max_seq {max_seq}, not --max-seq "
+                       f"{args.max_seq}; remove it to compile it again, or drop --max-seq")
+    if isinstance(vocab, int):
+        bad = [t for t in args.prompt_ids if t >= vocab]
+        if bad:
+            raise CliError(f"--prompt-ids: token id {bad[0]} is outside the vocabulary "
+                           f"(vocab_size {vocab})")
+    if isinstance(max_seq, int) and len(args.prompt_ids) + args.max_new_tokens > max_seq:
+        raise CliError(f"{len(args.prompt_ids)} prompt ids + --max-new-tokens "
+                       f"{args.max_new_tokens} exceed the artifact's max_seq {max_seq} "
+                       "(compile with a larger --max-seq)")
+
+
+def cmd_generate(args):
+    from .runtime import Runtime
+    config_path = _model_config(args.model)
+    artifact = _generate_artifact(args, config_path)
+    _check_generation(args, artifact)
+    with Runtime(artifact, device=args.device) as rt:
+        with Progress("loading checkpoint"):
+            rt.load_checkpoint(args.model, args.threads)
+        with Progress("generating"):
+            tokens, stats = rt.generate(args.prompt_ids, args.max_new_tokens)
+    print(",".join(str(t) for t in tokens))
+    decode = (f"decode {stats['decode_tokens_per_s']:.1f} tokens/s ({len(tokens) - 1} "
+              f"tokens in {stats['decode_ms']:.3f} ms)" if len(tokens) > 1
+              else "no decode steps (one new token)")
+    print(f"time to first token {stats['ttft_ms']:.3f} ms ({len(args.prompt_ids)} prompt "
+          f"ids), {decode}; {artifact}")
+
+
 def cmd_quantize(args):
     from .runtime import quantize
     quantize(args.checkpoint, args.encoding)
@@ -286,6 +422,30 @@ def build_parser():
             s.add_argument("--warmup", type=int, default=3)
             s.add_argument("--json")
         s.set_defaults(func=fn)
+
+    g = sub.add_parser("generate", help="greedy tokens from a Hugging Face model "
+                       "directory on the GPU (compiling DIR/qfuse-<encoding>.qfa first "
+                       "when it is missing)")
+    g.add_argument("--model", required=True, metavar="DIR",
+                   help="Hugging Face model directory: config.json and the safetensors "
+                        "checkpoint (fp16/bf16 quantized at load, or AutoGPTQ / "
+                        "compressed-tensors)")
+    g.add_argument("--encoding", default="int4-g128",
+                   help="weight encoding (default int4-g128); without --artifact the "
+                        "artifact is DIR/qfuse-<encoding>.qfa")
+    g.add_argument("--prompt-ids", required=True, type=_prompt_ids, metavar="ID,ID,...",
+                   help="the prompt's token ids, e.g. 1,2,3")
+    g.add_argument("--max-new-tokens", type=_positive, default=64)
+    g.add_argument("--artifact", help="the compiled model (default DIR/qfuse-<encoding>.qfa, "
+                   f"compiled with --batch-sizes {GENERATE_BATCH_SIZES} when missing)")
+    g.add_argument("--max-seq", type=_positive,
+                   help="KV cache positions when compiling (default "
+                        "max_position_embeddings); an existing artifact must match")
+    g.add_argument("--chip", default="sm_90", help="sm_80 or sm_90, when compiling")
+    g.add_argument("--device", type=int, default=0)
+    g.add_argument("--threads", type=int, default=0,
+                   help="threads quantizing the checkpoint (0: every core)")
+    g.set_defaults(func=cmd_generate)
 
     q = sub.add_parser("quantize", help="pack a checkpoint (not available yet)")
     q.add_argument("checkpoint")

@@ -8,6 +8,11 @@
         y = rt.get_output(1, "model.layers.0.q_proj.out")
         print(rt.benchmark(1, iterations=50))
 
+    # A whole model (docs/decode-model.md) from a Hugging Face checkpoint:
+    with Runtime("DIR/qfuse-int4-g128.qfa") as rt:
+        rt.load_checkpoint("DIR")             # quantized at load
+        tokens, stats = rt.generate([128000, 791, 6864], 64)
+
 The library is libqfuse_c.so: $QFUSE_C_LIBRARY, else $QFUSE_BUILD_DIR/lib, else
 the repository's build*/lib. It links the CUDA driver (libcuda.so.1); where
 no driver is installed, the CUDA toolkit's stub is loaded in its place so
@@ -47,6 +52,13 @@ class NoDeviceError(QfuseError):
 
 class NotAvailableError(QfuseError):
     """The runtime does not offer this feature yet."""
+
+
+class GenerateStats(ctypes.Structure):
+    """qfuse_generate_stats (qfuse.h)."""
+    _fields_ = [("ttft_ms", ctypes.c_double),
+                ("decode_ms", ctypes.c_double),
+                ("decode_tokens_per_s", ctypes.c_double)]
 
 
 def _candidates():
@@ -128,9 +140,19 @@ class Library:
             "qfuse_run": (c.c_int, [c.c_void_p, c.c_int64]),
             "qfuse_get_output": (c.c_int, [c.c_void_p, c.c_int64, c.c_char_p,
                                            c.c_void_p, c.c_size_t]),
+            "qfuse_load_checkpoint": (c.c_int, [c.c_void_p, c.c_char_p, c.c_int]),
+            "qfuse_generate": (c.c_int, [c.c_void_p, c.POINTER(c.c_int32), c.c_int64,
+                                         c.c_int64, c.POINTER(c.c_int32),
+                                         c.POINTER(GenerateStats)]),
         }
         for name, (restype, argtypes) in sig.items():
-            fn = getattr(L, name)
+            try:
+                fn = getattr(L, name)
+            except AttributeError:
+                raise LibraryNotFoundError(
+                    f"{self.path} has no {name}: it is older than these bindings "
+                    "(runtime/include/qfuse/runtime/qfuse.h); rebuild it (cmake "
+                    "--build <dir> --target qfuse_c)") from None
             fn.restype = restype
             fn.argtypes = argtypes
 
@@ -220,6 +242,42 @@ class Runtime:
     def bind_random_weights(self, seed=1234):
         self.lib.check(self.lib.lib.qfuse_bind_random_weights(self.handle, seed),
                        "bind_random_weights")
+
+    def load_checkpoint(self, model_dir, threads=0):
+        """Binds every weight from a Hugging Face checkpoint directory
+        (config.json, model.safetensors or an index and its shards),
+        quantized with round-to-nearest into the artifact's encodings (or
+        converted from AutoGPTQ / compressed-tensors). threads=0: every core."""
+        if not isinstance(threads, int) or threads < 0:
+            raise QfuseError(f"load_checkpoint: threads is {threads!r}, expected 0 "
+                             "(every core) or more")
+        self.lib.check(self.lib.lib.qfuse_load_checkpoint(self.handle,
+                                                          os.fsencode(model_dir), threads),
+                       "load_checkpoint")
+
+    def generate(self, prompt_ids, max_new_tokens):
+        """Greedy generation of `max_new_tokens` after `prompt_ids` (a new
+        sequence at position 0) on a whole-model artifact. Returns (tokens,
+        stats): the new ids as a list of ints, and {"ttft_ms", "decode_ms",
+        "decode_tokens_per_s"} (CUDA event times; decode_tokens_per_s is 0
+        when max_new_tokens is 1)."""
+        prompt = [int(t) for t in prompt_ids]
+        if not isinstance(max_new_tokens, int) or max_new_tokens < 0:
+            raise QfuseError(f"generate: max_new_tokens is {max_new_tokens!r}, expected "
+                             "0 or more")
+        for t in prompt:
+            if not -2**31 <= t < 2**31:
+                raise QfuseError(f"generate: prompt id {t} does not fit in an int32")
+        prompt_array = (ctypes.c_int32 * max(len(prompt), 1))(*prompt)
+        out = (ctypes.c_int32 * max(max_new_tokens, 1))()
+        stats = GenerateStats()
+        self.lib.check(self.lib.lib.qfuse_generate(self.handle, prompt_array, len(prompt),
+                                                   max_new_tokens, out,
+                                                   ctypes.byref(stats)),
+                       "generate")
+        return (list(out[:max_new_tokens]),
+                {"ttft_ms": stats.ttft_ms, "decode_ms": stats.decode_ms,
+                 "decode_tokens_per_s": stats.decode_tokens_per_s})
 
     # -- buffers --------------------------------------------------------------
     def plan_batches(self):
@@ -338,6 +396,6 @@ def _read_artifact(path):
         raise QfuseError(f"artifact '{path}':{e.lineno}:{e.colno}: not JSON: {e.msg}") from None
 
 
-__all__ = ["Library", "LibraryNotFoundError", "NoDeviceError", "NotAvailableError",
-           "QfuseError", "Runtime", "load_library", "quantize", "random_inputs",
-           "require_gpu", "REPO_ROOT"]
+__all__ = ["GenerateStats", "Library", "LibraryNotFoundError", "NoDeviceError",
+           "NotAvailableError", "QfuseError", "Runtime", "load_library", "quantize",
+           "random_inputs", "require_gpu", "REPO_ROOT"]
