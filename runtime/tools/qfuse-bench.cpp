@@ -18,6 +18,8 @@
 #include "qfuse/runtime/Check.h"
 #include "qfuse/runtime/Error.h"
 
+#include "ToolCommon.h"
+
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -33,35 +35,6 @@ using namespace qfuse::runtime;
 using nlohmann::json;
 
 namespace {
-
-/// argv, each argument shell-quoted where needed.
-std::string commandLine(int argc, char **argv) {
-  std::string text;
-  for (int i = 0; i < argc; ++i) {
-    std::string arg = argv[i];
-    const bool plain =
-        !arg.empty() &&
-        arg.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUV"
-                              "WXYZ0123456789_-+=/.,:@%") == std::string::npos;
-    if (!plain) {
-      std::string quoted = "'";
-      for (char c : arg)
-        quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-      arg = quoted + "'";
-    }
-    text += (i ? " " : "") + arg;
-  }
-  return text;
-}
-
-std::string utcNow() {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buffer[32];
-  std::strftime(buffer, sizeof(buffer), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buffer;
-}
 
 json statsJson(const bench::Stats &stats) {
   return {{"median_ms", stats.medianMs},
@@ -158,10 +131,10 @@ int main(int argc, char **argv) {
     cuda::Context context(device);
     cuda::Stream stream;
     const uint64_t l2 = bench::l2Bytes(context);
-    json out = {{"command", commandLine(argc, argv)},
+    json out = {{"command", qfuse::tools::commandLine(argc, argv)},
                 {"gpu", context.name()},
                 {"chip", context.chip()},
-                {"date", utcNow()},
+                {"date", qfuse::tools::utcNow()},
                 {"git_commit", gitCommit},
                 {"config",
                  {{"warmup", config.warmup},
@@ -174,7 +147,7 @@ int main(int argc, char **argv) {
 
     std::printf("qfuse-bench on %s (%s), %s, commit %s\n",
                 context.describe().c_str(), context.chip().c_str(),
-                utcNow().c_str(), gitCommit.c_str());
+                qfuse::tools::utcNow().c_str(), gitCommit.c_str());
     std::printf("%-34s %6s %7s %6s %10s %10s %9s %8s %8s\n", "what", "M",
                 "kernels", "copies", "median ms", "min ms", "GB/s", "of copy",
                 "TFLOP/s");

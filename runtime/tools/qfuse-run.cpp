@@ -30,6 +30,8 @@
 #include "qfuse/runtime/ModelLoader.h"
 #include "qfuse/runtime/ModelWeights.h"
 
+#include "ToolCommon.h"
+
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -46,33 +48,6 @@ using namespace qfuse::runtime;
 using nlohmann::json;
 
 namespace {
-
-/// argv, each argument shell-quoted where needed.
-std::string commandLine(int argc, char **argv) {
-  std::string text;
-  for (int i = 0; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg.empty() ||
-        arg.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUV"
-                              "WXYZ0123456789_-+=/.,:@%") != std::string::npos) {
-      std::string quoted = "'";
-      for (char c : arg)
-        quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-      arg = quoted + "'";
-    }
-    text += (i ? " " : "") + arg;
-  }
-  return text;
-}
-
-std::string utcNow() {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buffer[32];
-  std::strftime(buffer, sizeof(buffer), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buffer;
-}
 
 /// --encoding: a name ("int4-g128", "fp16") or an #qf.enc body.
 qfuse::format::Encoding parseEncodingOption(const std::string &text) {
@@ -360,11 +335,11 @@ int main(int argc, char **argv) {
     cuda::Context context(device);
     cuda::Stream stream;
     std::printf("qfuse-run on %s, %s\n", context.describe().c_str(),
-                utcNow().c_str());
-    json out = {{"command", commandLine(argc, argv)},
+                qfuse::tools::utcNow().c_str());
+    json out = {{"command", qfuse::tools::commandLine(argc, argv)},
                 {"gpu", context.name()},
                 {"chip", context.chip()},
-                {"date", utcNow()},
+                {"date", qfuse::tools::utcNow()},
                 {"weights", checkpoint ? modelDir
                                        : "random, seed " +
                                              std::to_string(*randomSeed)},

@@ -14,14 +14,17 @@ Value KernelFunction::arg(StringRef name) {
   return {};
 }
 
-KernelFunction qf::createKernelFunction(ImplicitLocOpBuilder &b,
-                                        gpu::GPUModuleOp module,
-                                        StringRef name,
-                                        ArrayRef<std::string> params,
-                                        int64_t threads) {
+LLVM::LLVMFuncOp qf::createKernelEntry(ImplicitLocOpBuilder &b,
+                                       gpu::GPUModuleOp module, StringRef name,
+                                       ArrayRef<ParamKind> kinds,
+                                       int64_t threads) {
   MLIRContext *ctx = b.getContext();
-  SmallVector<Type> argTypes(params.size(),
-                             LLVM::LLVMPointerType::get(ctx, 1));
+  SmallVector<Type> argTypes;
+  for (ParamKind kind : kinds)
+    argTypes.push_back(kind == ParamKind::I32   ? Type(b.getI32Type())
+                       : kind == ParamKind::F32 ? Type(b.getF32Type())
+                                                : Type(LLVM::LLVMPointerType::get(
+                                                      ctx, 1)));
   auto fnType =
       LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), argTypes);
   LLVM::LLVMFuncOp fn;
@@ -33,15 +36,29 @@ KernelFunction qf::createKernelFunction(ImplicitLocOpBuilder &b,
   fn->setAttr(NVVM::NVVMDialect::getKernelFuncAttrName(), b.getUnitAttr());
   fn->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(),
               b.getDenseI32ArrayAttr({static_cast<int32_t>(threads), 1, 1}));
-  for (size_t i = 0; i < params.size(); ++i) {
+  for (size_t i = 0; i < kinds.size(); ++i) {
+    if (kinds[i] != ParamKind::In && kinds[i] != ParamKind::Out)
+      continue;
     fn.setArgAttr(i, LLVM::LLVMDialect::getNoAliasAttrName(), b.getUnitAttr());
-    if (params[i] != "y")
+    if (kinds[i] == ParamKind::In)
       fn.setArgAttr(i, LLVM::LLVMDialect::getReadonlyAttrName(),
                     b.getUnitAttr());
   }
   Block *entry = fn.addEntryBlock(b);
   b.setInsertionPointToStart(entry);
-  return {fn, params};
+  return fn;
+}
+
+KernelFunction qf::createKernelFunction(ImplicitLocOpBuilder &b,
+                                        gpu::GPUModuleOp module,
+                                        StringRef name,
+                                        ArrayRef<std::string> params,
+                                        int64_t threads) {
+  // Matmul kernels write only `y`; every other pointer is read.
+  SmallVector<ParamKind> kinds;
+  for (const std::string &param : params)
+    kinds.push_back(param == "y" ? ParamKind::Out : ParamKind::In);
+  return {createKernelEntry(b, module, name, kinds, threads), params};
 }
 
 Value qf::dynamicSharedBase(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,

@@ -19,6 +19,18 @@
 namespace mlir {
 namespace qf {
 
+/// What a kernel parameter is, for its LLVM type and attributes: a global
+/// pointer the kernel only reads (noalias readonly: NVPTX may use the
+/// non-coherent path), one it writes (noalias), or an immediate.
+enum class ParamKind { In, Out, I32, F32 };
+
+/// The one way every generator creates a kernel: an `llvm.func` `name` in
+/// `module` with one parameter per entry of `kinds`, nvvm.kernel and
+/// maxntid = threads, and `b` placed at the start of its entry block.
+LLVM::LLVMFuncOp createKernelEntry(ImplicitLocOpBuilder &b,
+                                   gpu::GPUModuleOp module, StringRef name,
+                                   ArrayRef<ParamKind> kinds, int64_t threads);
+
 /// An `llvm.func` kernel in `module` taking one global pointer per name in
 /// `params` (all noalias; all but "y" readonly, so NVPTX may use the
 /// non-coherent path), with `maxntid = threads`, and the builder placed at

@@ -34,35 +34,11 @@ SmallVector<Value> qf::createOpKernel(ImplicitLocOpBuilder &b,
                                       gpu::GPUModuleOp module, StringRef name,
                                       ArrayRef<OpParam> params,
                                       int64_t threads) {
-  MLIRContext *ctx = b.getContext();
-  SmallVector<Type> argTypes;
+  SmallVector<ParamKind> kinds;
   for (const OpParam &p : params)
-    argTypes.push_back(p.kind == ParamKind::I32 ? Type(b.getI32Type())
-                       : p.kind == ParamKind::F32
-                           ? Type(b.getF32Type())
-                           : Type(LLVM::LLVMPointerType::get(ctx, 1)));
-  auto fnType =
-      LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), argTypes);
-  LLVM::LLVMFuncOp fn;
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToEnd(module.getBody());
-    fn = LLVM::LLVMFuncOp::create(b, name, fnType);
-  }
-  fn->setAttr(NVVM::NVVMDialect::getKernelFuncAttrName(), b.getUnitAttr());
-  fn->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(),
-              b.getDenseI32ArrayAttr({static_cast<int32_t>(threads), 1, 1}));
-  for (size_t i = 0; i < params.size(); ++i) {
-    if (params[i].kind != ParamKind::In && params[i].kind != ParamKind::Out)
-      continue;
-    fn.setArgAttr(i, LLVM::LLVMDialect::getNoAliasAttrName(), b.getUnitAttr());
-    if (params[i].kind == ParamKind::In)
-      fn.setArgAttr(i, LLVM::LLVMDialect::getReadonlyAttrName(),
-                    b.getUnitAttr());
-  }
-  Block *entry = fn.addEntryBlock(b);
-  b.setInsertionPointToStart(entry);
-  return SmallVector<Value>(entry->getArguments());
+    kinds.push_back(p.kind);
+  LLVM::LLVMFuncOp fn = createKernelEntry(b, module, name, kinds, threads);
+  return SmallVector<Value>(fn.getBody().front().getArguments());
 }
 
 LogicalResult qf::requireF16(Operation *op, StringRef what, Type type) {

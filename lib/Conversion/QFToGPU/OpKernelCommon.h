@@ -11,18 +11,13 @@
 #ifndef QFUSE_LIB_CONVERSION_QFTOGPU_OPKERNELCOMMON_H
 #define QFUSE_LIB_CONVERSION_QFTOGPU_OPKERNELCOMMON_H
 
-#include "KernelEmitter.h"
+#include "KernelCommon.h"
 #include "OpKernels.h"
 
 #include <string>
 
 namespace mlir {
 namespace qf {
-
-/// What a kernel parameter is, for its LLVM type and attributes: a global
-/// pointer the kernel only reads (noalias readonly: NVPTX may use the
-/// non-coherent path), one it writes (noalias), or an immediate.
-enum class ParamKind { In, Out, I32, F32 };
 
 /// One kernel parameter and what the runtime binds to it (`{operand = i}`,
 /// `{result = i}`, `{i32 = v}`, `{f32 = v}`; OpKernels.h).
@@ -37,9 +32,9 @@ struct OpParam {
 OpLaunch makeOpLaunch(StringRef name, ArrayRef<OpParam> params, int64_t gridX,
                       int64_t gridY, int64_t blockX, int64_t sharedBytes = 0);
 
-/// Creates the kernel `name` in `module` (an llvm.func with nvvm.kernel and
-/// maxntid = threads), places `b` at the start of its body, and returns its
-/// arguments in the order of `params`.
+/// Creates the kernel `name` in `module` (createKernelEntry, KernelCommon.h),
+/// places `b` at the start of its body, and returns its arguments in the
+/// order of `params`.
 SmallVector<Value> createOpKernel(ImplicitLocOpBuilder &b,
                                   gpu::GPUModuleOp module, StringRef name,
                                   ArrayRef<OpParam> params, int64_t threads);
