@@ -7,13 +7,23 @@
 - `qfuse.tools`: qfuse-opt / qfuse-compile
 - `qfuse.report`: the roofline report (table, SVG)
 - `qfuse.runtime`: ctypes bindings over the runtime's C API
+- `qfuse.gptq`: the GPTQ block kernels of a model's shapes (compile-gptq)
+- `qfuse.quantizer`: GPTQ of a model on the GPU through qfuse-quantize
+  (`qfuse.quantize(...)`)
+- `qfuse.torch_import`: a torch model as a model directory (save_checkpoint)
+- `qfuse.safetensors`: the safetensors format with the standard library
 
-Command line: python3 -m qfuse {emit,compile,report,run,bench,quantize,encodings}.
+Command line: python3 -m qfuse {emit,compile,compile-gptq,report,run,bench,generate,
+quantize,encodings}.
 """
 __version__ = "0.1.0"
 
 from .encodings import EncodingError, EncodingPlan, encoding_attr, encoding_text  # noqa: F401
+from .gptq import GptqError, gptq_ir  # noqa: F401
 from .model import ConfigError, ModelConfig, emit_decode_step_only, emit_model  # noqa: F401
+from .quantizer import QuantizeError, quantize  # noqa: F401
+from .torch_import import save_checkpoint  # noqa: F401
 
-__all__ = ["ConfigError", "EncodingError", "EncodingPlan", "ModelConfig", "encoding_attr",
-           "encoding_text", "emit_decode_step_only", "emit_model"]
+__all__ = ["ConfigError", "EncodingError", "EncodingPlan", "GptqError", "ModelConfig",
+           "QuantizeError", "encoding_attr", "encoding_text", "emit_decode_step_only",
+           "emit_model", "gptq_ir", "quantize", "save_checkpoint"]

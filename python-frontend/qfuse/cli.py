@@ -1,4 +1,4 @@
-"""python3 -m qfuse {emit,compile,report,run,bench,generate,quantize,encodings}."""
+"""python3 -m qfuse {emit,compile,compile-gptq,report,run,bench,generate,quantize,encodings}."""
 import argparse
 import json
 import os
@@ -7,12 +7,16 @@ import sys
 import tempfile
 
 from . import __version__
+from .artifacts import (DECODE_BATCH_SIZES, decode_artifact_name, ensure_artifact,
+                        model_compile_argv, model_config_path)
 from .encodings import (FAMILY_HELP, NAMED_ENCODINGS, ALIASES, EncodingError,
                         EncodingPlan, encoding_text, valid_names)
+from .gptq import block_ops, gptq_ir, row_counts
 from .ir import IRError
 from .model import ConfigError, ModelConfig, emit_decode_step_only, emit_model
 from .progress import Progress
-from .tools import ToolError, compile_ir, find_tool, verify
+from .quantizer import DEFAULT_SEQ_LEN, FORMATS, FP16_ARTIFACT, MAX_CHUNK
+from .tools import ToolError, compile_ir, verify
 
 
 class CliError(Exception):
@@ -142,6 +146,42 @@ def cmd_compile(args):
     print(f"qfuse compile: wrote {args.output}", file=sys.stderr)
 
 
+def _compile_gptq(args):
+    """compile-gptq's work: gptq_ir of --config -> --emit-only and/or -o."""
+    if not args.output and not args.emit_only:
+        raise CliError("expected -o ARTIFACT (or --emit-only FILE to write the IR alone)")
+    cfg = ModelConfig.load(args.config)
+    text = gptq_ir(cfg, args.encoding)
+    if args.emit_only:
+        _write(text, args.emit_only)
+    if not args.output:
+        return
+    with tempfile.TemporaryDirectory(prefix="qfuse-") as tmp:
+        ir = os.path.join(tmp, "gptq.mlir")
+        with open(ir, "w") as f:
+            f.write(text)
+        try:
+            # No matmuls to fuse (--fuse's notes about large batches would
+            # only be noise here).
+            _, err = compile_ir(ir, args.output, chip=args.chip,
+                                batch_sizes=row_counts(cfg), extra=["--fuse=none"])
+        except ToolError as e:
+            raise CliError(str(e)) from None
+        if err.strip():
+            sys.stderr.write(err)
+
+
+def cmd_compile_gptq(args):
+    _compile_gptq(args)
+    cfg = ModelConfig.load(args.config)
+    ops = ", ".join(f"{mode} b{width}" for mode, width in block_ops(cfg, args.encoding))
+    rows = ", ".join(str(r) for r in row_counts(cfg))
+    where = args.output or args.emit_only
+    if where != "-":
+        print(f"qfuse compile-gptq: wrote {where} (qf.gptq_block_update: {ops}; "
+              f"rows {rows})", file=sys.stderr)
+
+
 def cmd_report(args):
     from .report import (format_table, load_measurements, match_measurements,
                          run_roofline, write_svg)
@@ -228,7 +268,7 @@ def cmd_bench(args):
 
 # The artifact `generate` (and qfuse-run) read without --artifact, and the
 # plans it is compiled with: decode (1 row) and prefill chunks (8 rows).
-GENERATE_BATCH_SIZES = "1,8"
+GENERATE_BATCH_SIZES = DECODE_BATCH_SIZES
 
 
 def _prompt_ids(text):
@@ -246,6 +286,17 @@ def _prompt_ids(text):
     return ids
 
 
+def _damp(text):
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive fraction such as 0.01, "
+                                         f"got {text!r}")
+    return value
+
+
 def _positive(text):
     try:
         value = int(text)
@@ -254,18 +305,6 @@ def _positive(text):
     if value <= 0:
         raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
     return value
-
-
-def _model_config(model_dir):
-    """DIR/config.json of a Hugging Face model directory."""
-    if not os.path.isdir(model_dir):
-        raise CliError(f"--model {model_dir}: no such directory")
-    path = os.path.join(model_dir, "config.json")
-    if not os.path.isfile(path):
-        raise CliError(f"--model {model_dir}: no config.json there; expected a Hugging "
-                       "Face model directory (config.json, and model.safetensors or "
-                       "model.safetensors.index.json with its shards)")
-    return path
 
 
 def _generate_artifact(args, config_path):
@@ -278,41 +317,14 @@ def _generate_artifact(args, config_path):
     if os.sep in args.encoding:
         raise CliError(f"--encoding {args.encoding!r} cannot name an artifact file "
                        "(DIR/qfuse-<encoding>.qfa); pass --artifact FILE")
-    path = os.path.join(args.model, f"qfuse-{args.encoding}.qfa")
-    if os.path.isfile(path):
-        return path
-    command = (f"PYTHONPATH=python-frontend python3 -m qfuse compile --config {config_path} "
-               f"--encoding {args.encoding} --batch-sizes {GENERATE_BATCH_SIZES}"
-               + (f" --max-seq {args.max_seq}" if args.max_seq else "") + f" -o {path}")
-    try:
-        find_tool("qfuse-compile")
-    except ToolError as e:
-        raise CliError(f"no artifact for --encoding {args.encoding}: {path} does not "
-                       f"exist, and it cannot be compiled here: {e}\nCompile it on a "
-                       f"machine with the compiler:\n  {command}\nor pass --artifact "
-                       "FILE") from None
-    if not os.access(args.model, os.W_OK):
-        raise CliError(f"no artifact for --encoding {args.encoding}: {path} does not "
-                       f"exist, and {args.model} is not writable to compile it there; "
-                       f"compile it elsewhere with\n  {command}\nand pass --artifact FILE")
-    print(f"qfuse generate: {path} does not exist; compiling it from {config_path} "
-          f"(--encoding {args.encoding}, --batch-sizes {GENERATE_BATCH_SIZES})",
-          file=sys.stderr)
-    compile_args = ["compile", "--config", config_path, "--encoding", args.encoding,
-                    "--batch-sizes", GENERATE_BATCH_SIZES, "--chip", args.chip]
-    if args.max_seq:
-        compile_args += ["--max-seq", str(args.max_seq)]
-    # Written beside it and renamed, so an interrupted compile leaves no
-    # partial artifact at the path the next run would use.
-    partial = f"{path}.partial-{os.getpid()}"
-    try:
-        _compile(build_parser().parse_args(compile_args + ["-o", partial]))
-        os.replace(partial, path)
-    finally:
-        if os.path.exists(partial):
-            os.remove(partial)
-    print(f"qfuse generate: wrote {path}", file=sys.stderr)
-    return path
+    path = os.path.join(args.model, decode_artifact_name(args.encoding))
+    argv = model_compile_argv(config_path, args.encoding, GENERATE_BATCH_SIZES,
+                              args.max_seq)
+    return ensure_artifact(path, argv, prog="generate",
+                           what=f"artifact for --encoding {args.encoding}",
+                           flag="--artifact", model_dir=args.model, chip=args.chip,
+                           describe=f"--encoding {args.encoding}, --batch-sizes "
+                                    f"{GENERATE_BATCH_SIZES}")
 
 
 def _check_generation(args, artifact):
@@ -340,7 +352,7 @@ def _check_generation(args, artifact):
 
 def cmd_generate(args):
     from .runtime import Runtime
-    config_path = _model_config(args.model)
+    config_path = model_config_path(args.model)
     artifact = _generate_artifact(args, config_path)
     _check_generation(args, artifact)
     with Runtime(artifact, device=args.device) as rt:
@@ -357,8 +369,15 @@ def cmd_generate(args):
 
 
 def cmd_quantize(args):
-    from .runtime import quantize
-    quantize(args.checkpoint, args.encoding)
+    from .quantizer import quantize
+    result = quantize(args.model, args.encoding, args.calibration, args.out,
+                      format=args.format, seq_len=args.seq_len,
+                      fp16_artifact=args.fp16_artifact, gptq_artifact=args.gptq_artifact,
+                      decode_artifact=args.decode_artifact, act_order=args.act_order,
+                      static_groups=args.static_groups, damp=args.damp,
+                      json_path=args.json, overwrite=args.overwrite, seed=args.seed,
+                      device=args.device, chip=args.chip)
+    print(f"qfuse quantize: wrote {result['out']}", file=sys.stderr)
 
 
 def cmd_encodings(args):
@@ -390,7 +409,18 @@ def build_parser():
     c.add_argument("--batch-sizes", help="e.g. 1,2,4,8 (for a dynamic M)")
     c.add_argument("--emit", default="artifact", choices=("artifact", "mlir", "ptx"))
     c.add_argument("--tuning-db")
-    c.set_defaults(func=cmd_compile)
+    c.set_defaults(func=cmd_compile, work=_compile)
+
+    cg = sub.add_parser("compile-gptq", help="the GPTQ block kernels (qf.gptq_block_update) "
+                        "of a model's shapes, for qfuse-quantize")
+    cg.add_argument("--config", required=True, help="the model's config.json")
+    cg.add_argument("--encoding", default="int4-g128",
+                    help="the encoding GPTQ quantizes into (default int4-g128)")
+    cg.add_argument("-o", "--output", help="the artifact (one plan per stacked row count)")
+    cg.add_argument("--emit-only", metavar="FILE",
+                    help="write the IR to FILE ('-': stdout); with -o, compile it too")
+    cg.add_argument("--chip", default="sm_90", help="sm_80 or sm_90")
+    cg.set_defaults(func=cmd_compile_gptq, work=_compile_gptq)
 
     r = sub.add_parser("report", help="roofline per layer (qf-roofline), table and SVG")
     r.add_argument("input", nargs="?", help="input .mlir (or use --config)")
@@ -447,10 +477,45 @@ def build_parser():
                    help="threads quantizing the checkpoint (0: every core)")
     g.set_defaults(func=cmd_generate)
 
-    q = sub.add_parser("quantize", help="pack a checkpoint (not available yet)")
-    q.add_argument("checkpoint")
-    q.add_argument("--encoding", default="int4-g128")
-    q.add_argument("-o", "--output")
+    q = sub.add_parser("quantize", help="GPTQ-quantize a Hugging Face model directory "
+                       "on the GPU (qfuse-quantize), compiling the artifacts it reads "
+                       "when they are missing")
+    q.add_argument("--model", required=True, metavar="DIR",
+                   help="Hugging Face model directory: config.json and the fp16/bf16 "
+                        "safetensors checkpoint")
+    q.add_argument("--encoding", default="int4-g128",
+                   help="the weights' encoding (default int4-g128)")
+    q.add_argument("--calibration", required=True, metavar="SPEC",
+                   help="random:N (N random sequences) or a JSON file [[token ids...], ...]")
+    q.add_argument("--out", required=True, metavar="OUTDIR",
+                   help="directory the quantized checkpoint is written to")
+    q.add_argument("--format", default="qfuse", choices=FORMATS,
+                   help="checkpoint format of OUTDIR (default qfuse)")
+    q.add_argument("--seq-len", type=_positive,
+                   help=f"tokens per calibration sequence (default {DEFAULT_SEQ_LEN}, or "
+                        "the model's positions when fewer; longer files are cut)")
+    q.add_argument("--fp16-artifact", metavar="FILE",
+                   help=f"the fp16 calibration model (default DIR/{FP16_ARTIFACT}, "
+                        f"compiled with --batch-sizes 1,C, C = min(seq-len, {MAX_CHUNK}), "
+                        "when missing)")
+    q.add_argument("--gptq-artifact", metavar="FILE",
+                   help="the GPTQ block kernels (default DIR/qfuse-gptq-<encoding>.qfa, "
+                        "compiled with compile-gptq when missing)")
+    q.add_argument("--decode-artifact", metavar="FILE",
+                   help="--format qfuse: the decode artifact the packed checkpoint is for "
+                        "(default DIR/qfuse-<encoding>.qfa, compiled with --batch-sizes "
+                        f"{DECODE_BATCH_SIZES} when missing, as generate does)")
+    q.add_argument("--act-order", action="store_true",
+                   help="columns by descending Hessian diagonal")
+    q.add_argument("--static-groups", action="store_true",
+                   help="fit every group up front on the original weights")
+    q.add_argument("--damp", type=_damp, metavar="F",
+                   help="dampening fraction of the mean Hessian diagonal (default 0.01)")
+    q.add_argument("--json", metavar="FILE", help="write qfuse-quantize's report")
+    q.add_argument("--overwrite", action="store_true", help="replace an existing OUTDIR")
+    q.add_argument("--seed", type=int, help="seed of the random calibration sequences")
+    q.add_argument("--device", type=int, help="CUDA device ordinal")
+    q.add_argument("--chip", default="sm_90", help="sm_80 or sm_90, when compiling")
     q.set_defaults(func=cmd_quantize)
 
     n = sub.add_parser("encodings", help="list the encoding names")

@@ -11,6 +11,7 @@
     # A whole model (docs/decode-model.md) from a Hugging Face checkpoint:
     with Runtime("DIR/qfuse-int4-g128.qfa") as rt:
         rt.load_checkpoint("DIR")             # quantized at load
+        # (or rt.load_checkpoint(hf_model): a torch model, saved to a temp dir)
         tokens, stats = rt.generate([128000, 791, 6864], 64)
 
 The library is libqfuse_c.so: $QFUSE_C_LIBRARY, else $QFUSE_BUILD_DIR/lib, else
@@ -243,14 +244,20 @@ class Runtime:
         self.lib.check(self.lib.lib.qfuse_bind_random_weights(self.handle, seed),
                        "bind_random_weights")
 
-    def load_checkpoint(self, model_dir, threads=0):
+    def load_checkpoint(self, model_dir, threads=0, config=None):
         """Binds every weight from a Hugging Face checkpoint directory
         (config.json, model.safetensors or an index and its shards),
         quantized with round-to-nearest into the artifact's encodings (or
-        converted from AutoGPTQ / compressed-tensors). threads=0: every core."""
+        converted from AutoGPTQ / compressed-tensors). threads=0: every core.
+        `model_dir` may also be a torch module or state dict (with `config`
+        or its model.config), saved to a temporary directory first."""
         if not isinstance(threads, int) or threads < 0:
             raise QfuseError(f"load_checkpoint: threads is {threads!r}, expected 0 "
                              "(every core) or more")
+        if not isinstance(model_dir, (str, bytes, os.PathLike)):
+            from .torch_import import saved_model
+            with saved_model(model_dir, config) as path:
+                return self.load_checkpoint(path, threads)
         self.lib.check(self.lib.lib.qfuse_load_checkpoint(self.handle,
                                                           os.fsencode(model_dir), threads),
                        "load_checkpoint")
@@ -377,15 +384,6 @@ def random_inputs(runtime, batch, seed=0):
             raise NotAvailableError(f"random input for dtype {dtype} ('{name}')")
 
 
-def quantize(*_args, **_kwargs):
-    """Packing a checkpoint into qfuse's formats from Python."""
-    raise NotAvailableError(
-        "quantize is not available yet: the C API (runtime/include/qfuse/runtime/qfuse.h) "
-        "has no entry point to quantize or pack weights; the C++ converters and "
-        "round-to-nearest quantizer in runtime/format are not exported. Until then, "
-        "Runtime.bind_random_weights quantizes random weights into each encoding")
-
-
 def _read_artifact(path):
     try:
         with open(path) as f:
@@ -397,5 +395,5 @@ def _read_artifact(path):
 
 
 __all__ = ["GenerateStats", "Library", "LibraryNotFoundError", "NoDeviceError",
-           "NotAvailableError", "QfuseError", "Runtime", "load_library", "quantize",
+           "NotAvailableError", "QfuseError", "Runtime", "load_library",
            "random_inputs", "require_gpu", "REPO_ROOT"]

@@ -1,4 +1,5 @@
-"""Finding and running the compiler tools (qfuse-opt, qfuse-compile).
+"""Finding and running the qfuse tools: the compiler's (qfuse-opt,
+qfuse-compile) and the runtime's (qfuse-quantize, ...).
 
 Search order for a tool `qfuse-X`: the environment variable QFUSE_X
 (QFUSE_OPT, QFUSE_COMPILE: a path), $QFUSE_BUILD_DIR/bin, PATH, then the
@@ -56,7 +57,7 @@ def find_tool(tool):
         if os.access(path, os.X_OK) and os.path.isfile(path):
             return path
         tried.append(path)
-    raise ToolError(f"{tool} not found; looked at {', '.join(tried)}. Build the compiler "
+    raise ToolError(f"{tool} not found; looked at {', '.join(tried)}. Build it "
                     f"(make build, or cmake --build <dir> --target {tool}) and set "
                     f"QFUSE_BUILD_DIR=<dir> or {var}=<path>")
 

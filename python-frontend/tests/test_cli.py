@@ -9,7 +9,8 @@ class Cli(TempDirTestCase):
     def test_help_lists_the_commands(self):
         proc = run_cli("--help")
         self.assertEqual(proc.returncode, 0)
-        for cmd in ("emit", "compile", "report", "run", "bench", "generate", "quantize"):
+        for cmd in ("emit", "compile", "compile-gptq", "report", "run", "bench", "generate",
+                    "quantize"):
             self.assertIn(cmd, proc.stdout)
 
     def test_emit_to_stdout_and_file(self):

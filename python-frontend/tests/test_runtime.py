@@ -8,8 +8,7 @@ import unittest
 
 from support import TINY_LLAMA, TempDirTestCase, run_cli, tool_or_skip
 from qfuse import runtime
-from qfuse.runtime import (Library, LibraryNotFoundError, NoDeviceError,
-                           NotAvailableError, load_library)
+from qfuse.runtime import Library, LibraryNotFoundError, NoDeviceError, load_library
 
 
 def library_or_skip(test):
@@ -87,13 +86,6 @@ class Bindings(TempDirTestCase):
             self.assertIn(f"qfuse {cmd}: error:", proc.stderr)
             self.assertIn("needs a GPU", proc.stderr)
             self.assertNotIn("Traceback", proc.stderr)
-
-    def test_quantize_is_not_available_yet(self):
-        with self.assertRaisesRegex(NotAvailableError, "not available yet"):
-            runtime.quantize("model.safetensors", "int4-g128")
-        proc = run_cli("quantize", "model.safetensors")
-        self.assertEqual(proc.returncode, 1)
-        self.assertIn("no entry point to quantize", proc.stderr)
 
 
 class GpuRun(TempDirTestCase):

@@ -60,6 +60,14 @@ void throwCublasError(cublasStatus_t status, const char *call, const char *file,
   throw Error(text + location(call, file, line, context));
 }
 
+void throwCusolverError(cusolverStatus_t status, const char *call,
+                        const char *file, int line,
+                        const std::string &context) {
+  // cuSOLVER has no status-name function.
+  throw Error("cuSOLVER error " + std::to_string(int(status)) +
+              location(call, file, line, context));
+}
+
 int deviceCount(std::string *why) {
   CUresult result = cuInit(0);
   if (result != CUDA_SUCCESS) {
@@ -538,6 +546,19 @@ void Cublas::addRowBroadcastF16(CUdeviceptr y, CUdeviceptr bias,
                    CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
       "adding a bias of " + std::to_string(n) + " to " + std::to_string(m) +
           " rows");
+}
+
+Cusolver::Cusolver() {
+  QFUSE_CUSOLVER_CTX(cusolverDnCreate(&handle_), "creating a cuSOLVER handle");
+}
+
+Cusolver::~Cusolver() {
+  if (handle_)
+    cusolverDnDestroy(handle_);
+}
+
+void Cusolver::setStream(CUstream stream) {
+  QFUSE_CUSOLVER(cusolverDnSetStream(handle_, stream));
 }
 
 } // namespace qfuse::runtime::cuda

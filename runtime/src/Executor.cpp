@@ -439,6 +439,11 @@ void Executor::requireBound(const Plan &plan) const {
 CUdeviceptr Executor::argumentPointer(const Arg &arg, Instance &instance) {
   switch (arg.kind) {
   case Arg::Kind::Buffer:
+    if (overrides_) {
+      auto it = overrides_->find(arg.name);
+      if (it != overrides_->end())
+        return it->second;
+    }
     return bufferOf(arg.name, instance).ptr();
   case Arg::Kind::Weight:
     return components_.at({arg.name, arg.component});
@@ -564,6 +569,29 @@ void Executor::run(int64_t batch, CUstream stream) {
   allocate(batch);
   prepareCublas(stream);
   enqueue(plan, instance(batch), stream);
+}
+
+void Executor::runSteps(int64_t batch, size_t first, size_t last,
+                        CUstream stream,
+                        const std::map<std::string, CUdeviceptr> &overrides) {
+  const Plan &plan = artifact_.plan(batch);
+  if (first > last || last > plan.steps.size())
+    fail("steps [" + std::to_string(first) + ", " + std::to_string(last) +
+         ") are outside the plan for batch " + std::to_string(batch) + " (" +
+         std::to_string(plan.steps.size()) + " steps)");
+  requireBound(plan);
+  allocate(batch);
+  prepareCublas(stream);
+  Instance &target = instance(batch);
+  overrides_ = &overrides;
+  try {
+    for (size_t s = first; s < last; ++s)
+      enqueueStep(plan, s, target, stream);
+  } catch (...) {
+    overrides_ = nullptr;
+    throw;
+  }
+  overrides_ = nullptr;
 }
 
 cuda::Graph Executor::makeGraph(int64_t batch, CUstream stream) {

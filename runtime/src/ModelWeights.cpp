@@ -6,10 +6,10 @@
 #include "qfuse/format/Numerics.h"
 #include "qfuse/format/Packing.h"
 #include "qfuse/runtime/Error.h"
+#include "qfuse/runtime/QuantizedCheckpoint.h"
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 #include <cstring>
 #include <numeric>
 #include <optional>
@@ -403,47 +403,12 @@ std::vector<uint8_t> randomTensor(const TensorSpec &tensor, uint64_t seed) {
                       "random tensor '" + tensor.name + "'");
 }
 
-} // namespace qfuse::runtime
-
-namespace qfuse::runtime {
-
 void writePackedCheckpoint(const Artifact &artifact,
                            const ModelCheckpoint &checkpoint,
                            const std::string &outDir) {
-  SafetensorsWriter writer;
-  writer.setMetadata("format", "pt");
-  writer.setMetadata("qfuse.packed", "row_major components of " +
-                                         artifact.source);
-  for (const WeightSpec &weight : artifact.weights) {
-    format::TensorMap components = checkpointWeight(checkpoint, weight);
-    for (const auto &[component, tensor] : components) {
-      std::optional<DType> dtype = parseSafetensorsDType(
-          format::dtypeName(tensor.dtype));
-      if (!dtype)
-        throw Error("packing '" + weight.name + "': component '" + component +
-                    "' has no safetensors dtype");
-      writer.add(weight.name + "." + component, *dtype, tensor.shape,
-                 tensor.data.data(), tensor.data.size());
-    }
-    writer.setMetadata("qfuse.encoding." + weight.name, weight.encoding);
-  }
-  for (const TensorSpec &tensor : artifact.tensors) {
-    std::vector<uint8_t> bytes = checkpointTensor(checkpoint, tensor);
-    writer.add(tensor.name, tensor.dtype, tensor.shape, bytes.data(),
-               bytes.size());
-  }
-  std::error_code ec;
-  std::filesystem::create_directories(outDir, ec);
-  if (ec)
-    throw Error("cannot create '" + outDir + "': " + ec.message());
-  std::filesystem::copy_file(checkpoint.dir() + "/config.json",
-                             outDir + "/config.json",
-                             std::filesystem::copy_options::overwrite_existing,
-                             ec);
-  if (ec)
-    throw Error("cannot copy '" + checkpoint.dir() + "/config.json' to '" +
-                outDir + "': " + ec.message());
-  writer.write(outDir + "/model.safetensors");
+  writeQuantizedCheckpoint(checkpoint, /*weights=*/{},
+                           CheckpointFormat::QfusePacked, outDir, &artifact,
+                           /*overwrite=*/true);
 }
 
 } // namespace qfuse::runtime

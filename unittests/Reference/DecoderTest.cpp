@@ -21,6 +21,7 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
 #include <random>
 
 namespace qfuse::reference {
@@ -290,6 +291,50 @@ TEST(ReferenceDecoder, CachedStepsEqualRecomputingTheWholeSequence) {
     decoder.prefill({ids[0], ids[1]});
     EXPECT_EQ(decoder.prefill({ids[2], ids[3], ids[4], ids[5]}), full[5]);
   }
+}
+
+TEST(ReferenceDecoder, ObserverSeesEveryLinearInput) {
+  ModelConfig config = smallConfig();
+  ModelWeights weights = syntheticWeights(config, {9, StorageType::F16});
+  const std::vector<int32_t> ids = {4, 90, 13, 13, 60};
+  using Rows = std::map<std::pair<int64_t, Projection>, Matrix>;
+  auto observer = [](Rows &rows) {
+    return [&rows](int64_t layer, Projection p, const std::vector<double> &x) {
+      rows[{layer, p}].push_back(x);
+    };
+  };
+  ReferenceDecoder decoder(config, weights);
+  Rows cached, whole;
+  decoder.setLinearObserver(observer(cached));
+  decoder.prefill({ids[0], ids[1]});
+  decoder.prefill({ids[2], ids[3], ids[4]});
+  decoder.setLinearObserver(observer(whole));
+  decoder.forwardWithoutCache(ids);
+  decoder.setLinearObserver({});
+  decoder.step(7); // reports nothing now
+
+  // Every projection of every layer, and lm_head, once per position; the
+  // whole-sequence pass reports the same rows in the same position order.
+  EXPECT_EQ(cached.size(), size_t(7 * config.numHiddenLayers + 1));
+  EXPECT_EQ(cached, whole);
+  for (const auto &[key, rows] : cached) {
+    ASSERT_EQ(rows.size(), ids.size());
+    EXPECT_EQ(int64_t(rows[0].size()), config.inFeatures(key.second));
+  }
+  auto rowsOf = [&](int64_t l, Projection p) { return cached[{l, p}]; };
+  for (int64_t l = 0; l < config.numHiddenLayers; ++l) {
+    EXPECT_EQ(rowsOf(l, Projection::Q), rowsOf(l, Projection::K));
+    EXPECT_EQ(rowsOf(l, Projection::Q), rowsOf(l, Projection::V));
+    EXPECT_EQ(rowsOf(l, Projection::Gate), rowsOf(l, Projection::Up));
+  }
+  // Layer 0's q/k/v read the normed embedding, rounded to f16.
+  const float *row = weights.embedTokens.data() + ids[2] * config.hiddenSize;
+  std::vector<double> x =
+      rmsNorm(std::vector<double>(row, row + config.hiddenSize),
+              weights.layers[0].inputLayernorm, config.rmsNormEps);
+  for (double &v : x)
+    v = toF16(v);
+  EXPECT_EQ(rowsOf(0, Projection::Q)[2], x);
 }
 
 TEST(ReferenceDecoder, GreedyGenerationFeedsBackTheArgmax) {

@@ -603,7 +603,8 @@ qf::lowerGPTQBlockUpdate(GPTQBlockUpdateOp op, OpKernelContext &context,
   RankedTensorType wType = op.getWeights().getType();
   GridSpec g;
   g.format = grid.getFormat();
-  g.rows = wType.getDimSize(0);
+  // Dynamic rows: one kernel per plan batch (the row count).
+  g.rows = wType.isDynamicDim(0) ? batch : wType.getDimSize(0);
   g.cols = wType.getDimSize(1);
   g.dynamic = !op.getScales();
   g.group = grid.getGroupSize();

@@ -60,17 +60,26 @@ std::vector<double> ReferenceDecoder::embed(int32_t id) const {
   return h;
 }
 
-void ReferenceDecoder::mlp(const LayerWeights &layer,
+void ReferenceDecoder::observe(int64_t l, Projection p,
+                               const std::vector<double> &x) const {
+  if (observer_)
+    observer_(l, p, x);
+}
+
+void ReferenceDecoder::mlp(int64_t l, const LayerWeights &layer,
                            std::vector<double> &h) const {
   std::vector<double> x =
       rmsNorm(h, layer.postAttentionLayernorm, config_.rmsNormEps);
   round(x);
+  observe(l, Projection::Gate, x);
+  observe(l, Projection::Up, x);
   std::vector<double> gate = linear(x, layer.gate);
   round(gate);
   std::vector<double> up = linear(x, layer.up);
   round(up);
   std::vector<double> act = siluMul(gate, up);
   round(act);
+  observe(l, Projection::Down, act);
   std::vector<double> down = linear(act, layer.down);
   round(down);
   addInPlace(h, down);
@@ -81,6 +90,7 @@ std::vector<double>
 ReferenceDecoder::logitsOf(const std::vector<double> &h) const {
   std::vector<double> x = rmsNorm(h, weights_.norm, config_.rmsNormEps);
   round(x);
+  observe(-1, Projection::LmHead, x);
   std::vector<double> logits = linear(x, weights_.lmHead);
   round(logits);
   return logits;
@@ -96,6 +106,9 @@ std::vector<double> ReferenceDecoder::forwardOne(int32_t id) {
     std::vector<double> x =
         rmsNorm(h, layer.inputLayernorm, config_.rmsNormEps);
     round(x);
+    observe(int64_t(l), Projection::Q, x);
+    observe(int64_t(l), Projection::K, x);
+    observe(int64_t(l), Projection::V, x);
     std::vector<double> q = linear(x, layer.q);
     std::vector<double> k = linear(x, layer.k);
     std::vector<double> v = linear(x, layer.v);
@@ -111,11 +124,12 @@ std::vector<double> ReferenceDecoder::forwardOne(int32_t id) {
     std::vector<double> a = attention(q, keyCache_[l], valueCache_[l],
                                       position_ + 1, heads, kvHeads, d);
     round(a);
+    observe(int64_t(l), Projection::O, a);
     std::vector<double> o = linear(a, layer.o);
     round(o);
     addInPlace(h, o);
     round(h);
-    mlp(layer, h);
+    mlp(int64_t(l), layer, h);
   }
   ++position_;
   return logitsOf(h);
@@ -158,13 +172,17 @@ ReferenceDecoder::forwardWithoutCache(const std::vector<int32_t> &ids) const {
   std::vector<std::vector<double>> hs;
   for (int32_t id : ids)
     hs.push_back(embed(id));
-  for (const LayerWeights &layer : weights_.layers) {
+  for (size_t l = 0; l < weights_.layers.size(); ++l) {
+    const LayerWeights &layer = weights_.layers[l];
     std::vector<std::vector<double>> qs;
     std::vector<double> keys, values;
     for (int64_t p = 0; p < n; ++p) {
       std::vector<double> x =
           rmsNorm(hs[size_t(p)], layer.inputLayernorm, config_.rmsNormEps);
       round(x);
+      observe(int64_t(l), Projection::Q, x);
+      observe(int64_t(l), Projection::K, x);
+      observe(int64_t(l), Projection::V, x);
       std::vector<double> q = linear(x, layer.q), k = linear(x, layer.k),
                           v = linear(x, layer.v);
       round(q);
@@ -183,11 +201,12 @@ ReferenceDecoder::forwardWithoutCache(const std::vector<int32_t> &ids) const {
       std::vector<double> a =
           attention(qs[size_t(p)], keys, values, p + 1, heads, kvHeads, d);
       round(a);
+      observe(int64_t(l), Projection::O, a);
       std::vector<double> o = linear(a, layer.o);
       round(o);
       addInPlace(hs[size_t(p)], o);
       round(hs[size_t(p)]);
-      mlp(layer, hs[size_t(p)]);
+      mlp(int64_t(l), layer, hs[size_t(p)]);
     }
   }
   std::vector<std::vector<double>> logits;

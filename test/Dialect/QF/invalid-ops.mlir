@@ -307,11 +307,12 @@ func.func @fused_dense_weight(%x: tensor<1x64xf16>, %d: tensor<32x64xf16>) {
 
 // -----
 
-func.func @gptq_dynamic_weights(%w: tensor<?x128xf32>, %u: tensor<128x128xf32>) {
-  // expected-error@+1 {{'qf.gptq_block_update' op weight block must have a static shape, got 'tensor<?x128xf32>'}}
+// Rows may be dynamic (one kernel per plan batch); the block's columns not.
+func.func @gptq_dynamic_columns(%w: tensor<256x?xf32>, %u: tensor<128x128xf32>) {
+  // expected-error@+1 {{'qf.gptq_block_update' op weight block must have a static column count, got 'tensor<256x?xf32>'}}
   %c, %e, %s = qf.gptq_block_update %w, %u {grid = #qf.enc<int4, group = 128, scale = f16>}
-    : (tensor<?x128xf32>, tensor<128x128xf32>)
-      -> (tensor<?x128xi8>, tensor<?x128xf32>, tensor<?x1xf32>)
+    : (tensor<256x?xf32>, tensor<128x128xf32>)
+      -> (tensor<256x?xi8>, tensor<256x?xf32>, tensor<256x1xf32>)
   return
 }
 

@@ -229,8 +229,11 @@ LogicalResult FusedMatmulOp::verify() {
 
 LogicalResult GPTQBlockUpdateOp::verify() {
   RankedTensorType w = getWeights().getType();
-  if (!w.hasStaticShape())
-    return emitOpError() << "weight block must have a static shape, got " << w;
+  // Rows may be dynamic (the plan's batch: one kernel per row count); the
+  // columns are the block, which the kernel keeps in registers.
+  if (w.isDynamicDim(1))
+    return emitOpError() << "weight block must have a static column count, got "
+                         << w;
   int64_t rows = w.getDimSize(0), cols = w.getDimSize(1);
   EncodingAttr grid = getGrid();
   if (!grid.isQuantized() || grid.isSparse24())

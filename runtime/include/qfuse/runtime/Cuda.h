@@ -22,6 +22,7 @@
 
 #include <cublas_v2.h>
 #include <cuda.h>
+#include <cusolverDn.h>
 
 #include <functional>
 #include <string>
@@ -34,6 +35,10 @@ namespace qfuse::runtime::cuda {
 [[noreturn]] void throwCublasError(cublasStatus_t status, const char *call,
                                    const char *file, int line,
                                    const std::string &context);
+
+[[noreturn]] void throwCusolverError(cusolverStatus_t status, const char *call,
+                                     const char *file, int line,
+                                     const std::string &context);
 
 /// "CUDA_ERROR_INVALID_VALUE" (cuGetErrorName), or "CUresult <n>".
 std::string errorName(CUresult result);
@@ -59,6 +64,15 @@ std::string errorName(CUresult result);
                                                __LINE__, (context));           \
   } while (false)
 #define QFUSE_CUBLAS(call) QFUSE_CUBLAS_CTX(call, std::string())
+
+#define QFUSE_CUSOLVER_CTX(call, context)                                      \
+  do {                                                                         \
+    cusolverStatus_t qfuseStatus_ = (call);                                    \
+    if (qfuseStatus_ != CUSOLVER_STATUS_SUCCESS)                               \
+      ::qfuse::runtime::cuda::throwCusolverError(                              \
+          qfuseStatus_, #call, __FILE__, __LINE__, (context));                 \
+  } while (false)
+#define QFUSE_CUSOLVER(call) QFUSE_CUSOLVER_CTX(call, std::string())
 
 namespace qfuse::runtime::cuda {
 
@@ -293,6 +307,21 @@ public:
 private:
   cublasHandle_t handle_ = nullptr;
   DeviceBuffer workspace_;
+};
+
+/// A dense cuSOLVER handle on the current context (GPTQ's factorizations).
+class Cusolver {
+public:
+  Cusolver();
+  ~Cusolver();
+  Cusolver(const Cusolver &) = delete;
+  Cusolver &operator=(const Cusolver &) = delete;
+
+  cusolverDnHandle_t get() const { return handle_; }
+  void setStream(CUstream stream);
+
+private:
+  cusolverDnHandle_t handle_ = nullptr;
 };
 
 } // namespace qfuse::runtime::cuda

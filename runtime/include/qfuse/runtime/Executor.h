@@ -134,6 +134,13 @@ public:
   /// Enqueues the steps of the plan for `batch` on `stream` (allocating its
   /// buffers first if needed).
   void run(int64_t batch, CUstream stream);
+  /// Enqueues steps [first, last) of the plan for `batch` alone (allocating
+  /// its buffers first if needed). Buffer arguments of launch steps named in
+  /// `overrides` resolve to the given device pointers instead of the
+  /// executor's buffers: GPTQ drives its block kernel over tiles of its own
+  /// memory this way, and calibration runs a model one layer at a time.
+  void runSteps(int64_t batch, size_t first, size_t last, CUstream stream,
+                const std::map<std::string, CUdeviceptr> &overrides = {});
   /// Captures the plan for `batch` as a CUDA graph (replacing any earlier
   /// capture). `stream` must not be the legacy default stream.
   void capture(int64_t batch, CUstream stream);
@@ -209,6 +216,9 @@ private:
 
   // gemm steps: a handle with its own workspace, the stream it was last
   // pointed at, and M f16 ones for bias rank-1 updates.
+  // Set only inside runSteps: buffer names resolved to caller memory.
+  const std::map<std::string, CUdeviceptr> *overrides_ = nullptr;
+
   std::unique_ptr<cuda::Cublas> cublas_;
   CUstream cublasStream_ = nullptr;
   bool cublasStreamSet_ = false;

@@ -39,21 +39,20 @@ namespace qfuse::runtime {
 format::TensorMap checkpointWeight(const ModelCheckpoint &checkpoint,
                                    const WeightSpec &weight);
 
-/// The bytes of dense `tensor` from `checkpoint`, in the artifact's dtype.
-/// Conversions between F16, BF16 and F32 round to nearest (even); a finite
-/// value that overflows the target type is an error naming the tensor.
 /// Writes the qfuse-packed form of `checkpoint` for `artifact` into the
-/// directory `outDir`: a copy of config.json and model.safetensors holding,
-/// for every artifact weight, its row-major components as
-/// `<weight>.<component>` (what checkpointWeight makes: quantized with
-/// round-to-nearest, or converted from AutoGPTQ / compressed-tensors), and
-/// every artifact tensor in the artifact's dtype, with each weight's
-/// encoding in the metadata (`qfuse.encoding.<weight>`). Loading `outDir`
-/// later skips quantization. Throws naming the file at fault.
+/// directory `outDir`: every artifact weight as checkpointWeight makes it
+/// (quantized with round-to-nearest, or converted from AutoGPTQ /
+/// compressed-tensors) and every artifact tensor in the artifact's dtype, so
+/// that loading `outDir` later skips quantization. writeQuantizedCheckpoint
+/// (QuantizedCheckpoint.h) with no precomputed weights, overwriting what
+/// `outDir` holds.
 void writePackedCheckpoint(const Artifact &artifact,
                            const ModelCheckpoint &checkpoint,
                            const std::string &outDir);
 
+/// The bytes of dense `tensor` from `checkpoint`, in the artifact's dtype.
+/// Conversions between F16, BF16 and F32 round to nearest (even); a finite
+/// value that overflows the target type is an error naming the tensor.
 std::vector<uint8_t> checkpointTensor(const ModelCheckpoint &checkpoint,
                                       const TensorSpec &tensor);
 

@@ -17,6 +17,9 @@
 // -- while everything inside an op stays in double. Without it, nothing is
 // rounded: the exact function of the weights.
 //
+// A LinearObserver sees the input of every linear module as it is applied
+// (GPTQ calibration's reference: the rows whose Hessian a layer needs).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef QFUSE_REFERENCE_REFERENCEDECODER_H
@@ -26,6 +29,7 @@
 #include "qfuse/reference/ModelWeights.h"
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace qfuse::reference {
@@ -35,6 +39,13 @@ struct DecoderOptions {
   /// reference follows an f16 GPU pipeline rather than exact arithmetic.
   bool roundActivationsToF16 = true;
 };
+
+/// Called with the input x of each linear module, once per module and
+/// position, just before the projection: (layer, projection, x) with x as
+/// the projection reads it (after the f16 rounding, when enabled). q/k/v
+/// report the same x, gate/up too; lm_head reports layer -1.
+using LinearObserver = std::function<void(int64_t layer, Projection projection,
+                                          const std::vector<double> &x)>;
 
 class ReferenceDecoder {
 public:
@@ -68,6 +79,13 @@ public:
   std::vector<std::vector<double>>
   forwardWithoutCache(const std::vector<int32_t> &ids) const;
 
+  /// Reports every linear module's input to `observer` from now on (an
+  /// empty function stops it). prefill/step report position by position;
+  /// forwardWithoutCache layer by layer.
+  void setLinearObserver(LinearObserver observer) {
+    observer_ = std::move(observer);
+  }
+
   const ModelConfig &config() const { return config_; }
   const ModelWeights &weights() const { return weights_; }
   const DecoderOptions &options() const { return options_; }
@@ -78,7 +96,9 @@ private:
   std::vector<double> embed(int32_t id) const;
   std::vector<double> logitsOf(const std::vector<double> &h) const;
   /// The MLP half of layer `l` on the residual stream `h`, in place.
-  void mlp(const LayerWeights &layer, std::vector<double> &h) const;
+  void mlp(int64_t l, const LayerWeights &layer, std::vector<double> &h) const;
+  /// Tells the observer, if any, that `p` of layer `l` reads `x`.
+  void observe(int64_t l, Projection p, const std::vector<double> &x) const;
   std::vector<double> forwardOne(int32_t id);
   void checkTokens(const std::vector<int32_t> &ids, int64_t start) const;
 
@@ -89,6 +109,7 @@ private:
   /// Per layer, [position_, kvWidth] row-major, rotated keys and values.
   std::vector<std::vector<double>> keyCache_, valueCache_;
   int64_t position_ = 0;
+  LinearObserver observer_;
 };
 
 } // namespace qfuse::reference

@@ -1,0 +1,368 @@
+"""GPTQ of a Hugging Face model on the GPU: the runtime tool qfuse-quantize.
+
+    import qfuse
+    result = qfuse.quantize("DIR", encoding="int4-g128", calibration="random:128",
+                            out="DIR-int4")
+    # or from a torch model (saved to a temporary directory first):
+    result = qfuse.quantize(model=hf_model, encoding="int4-g128",
+                            calibration="calib.json", out="out")
+
+    python3 -m qfuse quantize --model DIR --encoding int4-g128 \\
+        --calibration random:128 --out DIR-int4
+
+qfuse-quantize (runtime/tools/qfuse-quantize.cpp) runs the fp16 model over
+the calibration sequences layer by layer to collect each layer's Hessians,
+and quantizes the layers with the GPTQ block kernels. It reads these
+artifacts, compiled here first when they are missing and the compiler is
+available (artifacts.py):
+
+| artifact | default | compiled with |
+|---|---|---|
+| fp16 calibration model | DIR/qfuse-fp16-calib.qfa | compile --encoding fp16 --batch-sizes 1,C, C = min(seq_len, 512) |
+| GPTQ block kernels | DIR/qfuse-gptq-<encoding>.qfa | compile-gptq --encoding <encoding> |
+| decode model (--format qfuse) | DIR/qfuse-<encoding>.qfa | compile --encoding <encoding> --batch-sizes 1,8 (as `generate`) |
+
+The calibration is `random:N` (N random sequences of seq_len tokens) or a
+JSON file `[[token ids...], ...]`.
+"""
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+
+from .artifacts import (DECODE_BATCH_SIZES, ArtifactError, decode_artifact_name,
+                        ensure_artifact, gptq_compile_argv, model_compile_argv,
+                        model_config_path)
+from .encodings import encoding_text
+from .gptq import grid_for
+from .model import ModelConfig, max_seq_for
+from .tools import ToolError, find_tool
+
+TOOL = "qfuse-quantize"
+FORMATS = ("qfuse", "compressed-tensors", "auto-gptq")
+# Calibration sequences of this many tokens by default (qfuse-quantize's
+# default), and the largest chunk of a sequence the calibration model runs
+# at once (its plans are 1 and C rows).
+DEFAULT_SEQ_LEN = 512
+MAX_CHUNK = 512
+FP16_ARTIFACT = "qfuse-fp16-calib.qfa"
+
+
+class QuantizeError(ValueError):
+    """Arguments qfuse-quantize cannot take, or no tool or GPU to run it."""
+
+
+def gptq_artifact_name(encoding):
+    return f"qfuse-gptq-{encoding}.qfa"
+
+
+def calibration_chunk(seq_len):
+    """C: the calibration model's larger plan (rows run at once)."""
+    return min(seq_len, MAX_CHUNK)
+
+
+def default_seq_len(cfg):
+    """DEFAULT_SEQ_LEN, or fewer where the model's context is shorter."""
+    return min(DEFAULT_SEQ_LEN, max_seq_for(cfg))
+
+
+def check_calibration(spec, vocab_size=None):
+    """`random:N` (N > 0) or a JSON file of token id lists; QuantizeError
+    saying which part is wrong. Returns the number of sequences."""
+    if not isinstance(spec, str) or not spec:
+        raise QuantizeError(f"--calibration {spec!r}: expected random:N or a JSON file "
+                            "of token id lists")
+    if spec.startswith("random:"):
+        count = spec[len("random:"):]
+        if not count.isdigit() or int(count) <= 0:
+            raise QuantizeError(f"--calibration {spec}: expected random:N with N a "
+                                "positive number of sequences, e.g. random:128")
+        return int(count)
+    if not os.path.isfile(spec):
+        raise QuantizeError(f"--calibration {spec}: no such file, and not random:N; "
+                            "expected random:N or a JSON file [[token ids...], ...]")
+    try:
+        with open(spec) as f:
+            data = json.load(f)
+    except json.JSONDecodeError as e:
+        raise QuantizeError(f"--calibration {spec}:{e.lineno}:{e.colno}: not JSON: "
+                            f"{e.msg}") from None
+    if not isinstance(data, list) or not data:
+        raise QuantizeError(f"--calibration {spec}: expected a non-empty JSON array of "
+                            "token id arrays [[1, 2, ...], ...]")
+    for i, seq in enumerate(data):
+        if not isinstance(seq, list) or not seq:
+            raise QuantizeError(f"--calibration {spec}: sequence {i} is not a non-empty "
+                                "array of token ids")
+        for t in seq:
+            if isinstance(t, bool) or not isinstance(t, int) or t < 0:
+                raise QuantizeError(f"--calibration {spec}: sequence {i} has {t!r}, "
+                                    "expected non-negative integer token ids")
+            if vocab_size is not None and t >= vocab_size:
+                raise QuantizeError(f"--calibration {spec}: sequence {i} has token id "
+                                    f"{t}, outside the vocabulary (vocab_size "
+                                    f"{vocab_size})")
+    return len(data)
+
+
+def tool_argv(tool, model, encoding, calibration, out, fmt, seq_len, fp16_artifact,
+              gptq_artifact, decode_artifact=None, act_order=False, static_groups=False,
+              damp=None, json_path=None, overwrite=False, seed=None, device=None):
+    """qfuse-quantize's command line (runtime/tools/qfuse-quantize.cpp)."""
+    argv = [tool, "--model", model, "--encoding", encoding, "--calibration",
+            calibration, "--out", out, "--format", fmt, "--seq-len", str(seq_len),
+            "--fp16-artifact", fp16_artifact, "--gptq-artifact", gptq_artifact]
+    if decode_artifact:
+        argv += ["--decode-artifact", decode_artifact]
+    if act_order:
+        argv.append("--act-order")
+    if static_groups:
+        argv.append("--static-groups")
+    if damp is not None:
+        argv += ["--damp", repr(float(damp))]
+    if json_path:
+        argv += ["--json", json_path]
+    if overwrite:
+        argv.append("--overwrite")
+    if seed is not None:
+        argv += ["--seed", str(seed)]
+    if device is not None:
+        argv += ["--device", str(device)]
+    return argv
+
+
+def gpu_problem():
+    """Why there is no GPU to run on, or None. Asks the runtime's C library
+    when it loads; else looks for the NVIDIA driver."""
+    from . import runtime
+    try:
+        runtime.require_gpu(runtime.load_library())
+        return None
+    except runtime.NoDeviceError as e:
+        return str(e)
+    except runtime.QfuseError:
+        pass  # no C library here: look for the driver instead
+    if not os.path.exists("/proc/driver/nvidia/version"):
+        return ("no NVIDIA driver here (/proc/driver/nvidia/version is missing) and "
+                "no libqfuse_c.so to ask for a device")
+    return None
+
+
+def _existing(path, flag):
+    if not os.path.isfile(path):
+        raise QuantizeError(f"{flag} {path}: no such file")
+    return path
+
+
+def _check_calibration_model(path, seq_len, chunk):
+    """The fp16 artifact is a whole model that holds seq_len positions."""
+    from .runtime import QfuseError, _read_artifact
+    try:
+        meta = _read_artifact(path)
+    except QfuseError as e:
+        raise QuantizeError(str(e)) from None
+    model = meta.get("model")
+    if not isinstance(model, dict):
+        raise QuantizeError(f"{path} is not a whole-model artifact (it has no 'model', "
+                            "docs/decode-model.md); compile it from the config.json with "
+                            "--encoding fp16")
+    max_seq = model.get("max_seq")
+    if isinstance(max_seq, int) and max_seq < seq_len:
+        raise QuantizeError(f"{path} holds {max_seq} positions, fewer than --seq-len "
+                            f"{seq_len}; remove it to compile it again, or lower --seq-len")
+    batches = sorted(p.get("batch") for p in meta.get("plans", []) if isinstance(p, dict))
+    if batches and chunk not in batches:
+        print(f"qfuse quantize: note: {path} has plans for {batches} rows, not "
+              f"{chunk}; qfuse-quantize runs the calibration in the chunks it has",
+              file=sys.stderr)
+
+
+def _forward(stream, sink, tail):
+    for line in iter(stream.readline, ""):
+        sink.write(line)
+        sink.flush()
+        tail.append(line)
+        del tail[:-20]
+    stream.close()
+
+
+def run_tool(argv):
+    """Runs qfuse-quantize, its stdout and stderr streamed to sys.stdout and
+    sys.stderr as it writes them; QuantizeError with the last lines of its
+    stderr when it fails."""
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, bufsize=1)
+    out_tail, err_tail = [], []
+    threads = [threading.Thread(target=_forward, args=(proc.stdout, sys.stdout, out_tail),
+                                daemon=True),
+               threading.Thread(target=_forward, args=(proc.stderr, sys.stderr, err_tail),
+                                daemon=True)]
+    for t in threads:
+        t.start()
+    try:
+        rc = proc.wait()
+    except KeyboardInterrupt:
+        proc.terminate()
+        proc.wait()
+        raise
+    finally:
+        for t in threads:
+            t.join()
+    if rc != 0:
+        last = "".join(err_tail).strip()
+        raise QuantizeError(f"{TOOL} failed (exit {rc}): {' '.join(argv)}"
+                            + (f"\n{last}" if last else ""))
+
+
+def quantize(model=None, encoding="int4-g128", calibration=None, out=None, *,
+             config=None, format="qfuse", seq_len=None, fp16_artifact=None,
+             gptq_artifact=None, decode_artifact=None, act_order=False,
+             static_groups=False, damp=None, json_path=None, overwrite=False, seed=None,
+             device=None, chip="sm_90"):
+    """GPTQ-quantizes `model` into `out` with qfuse-quantize on the GPU.
+
+    `model`: a Hugging Face model directory, or a torch module / state dict
+    (saved to a temporary directory first, with `config` or its
+    `model.config`; torch_import.save_checkpoint). Compiles the fp16
+    calibration, GPTQ and (format "qfuse") decode artifacts into the model
+    directory when they are missing (for a temporary directory: each time).
+    The other arguments are qfuse-quantize's options. Returns {"out",
+    "command", "report"}: the report is the tool's --json (also written to
+    `json_path` when given).
+    """
+    if model is None:
+        raise QuantizeError("quantize: expected model= (a model directory or a torch "
+                            "module)")
+    if not isinstance(model, (str, os.PathLike)):
+        from .torch_import import saved_model
+        with saved_model(model, config) as model_dir:
+            return quantize(model_dir, encoding, calibration, out, format=format,
+                            seq_len=seq_len, fp16_artifact=fp16_artifact,
+                            gptq_artifact=gptq_artifact, decode_artifact=decode_artifact,
+                            act_order=act_order, static_groups=static_groups, damp=damp,
+                            json_path=json_path, overwrite=overwrite, seed=seed,
+                            device=device, chip=chip)
+    model = os.fspath(model)
+    if config is not None:
+        raise QuantizeError("quantize: config= is for a torch model; a model directory "
+                            "has its config.json")
+    try:
+        config_path = model_config_path(model)
+    except ArtifactError as e:
+        raise QuantizeError(str(e)) from None
+    cfg = ModelConfig.load(config_path)
+
+    # The arguments, before anything is compiled or run.
+    text = encoding_text(encoding)
+    grid = grid_for(encoding)
+    if format not in FORMATS:
+        raise QuantizeError(f"--format {format}: expected one of {', '.join(FORMATS)}")
+    if os.sep in encoding and not (gptq_artifact and (decode_artifact or format != "qfuse")):
+        raise QuantizeError(f"--encoding {encoding!r} cannot name an artifact file "
+                            f"(DIR/{gptq_artifact_name('<encoding>')}, "
+                            f"DIR/{decode_artifact_name('<encoding>')}); pass "
+                            "--gptq-artifact FILE (and --decode-artifact FILE)")
+    if decode_artifact and format != "qfuse":
+        raise QuantizeError(f"--decode-artifact is for --format qfuse (the packed "
+                            f"checkpoint of a decode artifact), not --format {format}")
+    for name, value in (("--seed", seed), ("--device", device)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                  or value < 0):
+            raise QuantizeError(f"{name} {value!r}: expected a non-negative integer")
+    if not out:
+        raise QuantizeError("--out OUTDIR is required: the directory the quantized "
+                            "checkpoint is written to")
+    if os.path.abspath(out) == os.path.abspath(model):
+        raise QuantizeError(f"--out {out} is the model directory; write the quantized "
+                            "checkpoint to another directory")
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise QuantizeError(f"--out {out} exists and is not a directory")
+    limit = max_seq_for(cfg)
+    if seq_len is None:
+        seq_len = default_seq_len(cfg)
+    elif isinstance(seq_len, bool) or not isinstance(seq_len, int) or seq_len <= 0:
+        raise QuantizeError(f"--seq-len {seq_len!r}: expected a positive number of tokens")
+    elif seq_len > limit:
+        raise QuantizeError(f"--seq-len {seq_len} exceeds the model's {limit} positions "
+                            f"(max_position_embeddings or sliding_window in {config_path})")
+    if damp is not None:
+        if isinstance(damp, bool) or not isinstance(damp, (int, float)) \
+                or not math.isfinite(damp) or damp <= 0:
+            raise QuantizeError(f"--damp {damp!r}: expected a positive fraction of the "
+                                "mean Hessian diagonal, e.g. 0.01")
+    if act_order and not static_groups and not grid.per_channel \
+            and "act_order" not in text:
+        raise QuantizeError(
+            f"--act-order with dynamic groups stores a group index (g_idx), which "
+            f"'{encoding}' has not: use an encoding with act_order (#qf.enc<{text}, "
+            "act_order>) or add --static-groups")
+    if static_groups and grid.per_channel:
+        raise QuantizeError(f"--static-groups: '{encoding}' has per-channel scales, not "
+                            "groups")
+    check_calibration(calibration, cfg.vocab_size)
+
+    # The artifacts: given, or beside the model (compiled when missing).
+    chunk = calibration_chunk(seq_len)
+    if fp16_artifact:
+        fp16_artifact = _existing(fp16_artifact, "--fp16-artifact")
+    else:
+        fp16_artifact = ensure_artifact(
+            os.path.join(model, FP16_ARTIFACT),
+            model_compile_argv(config_path, "fp16", f"1,{chunk}"),
+            prog="quantize", what="fp16 calibration artifact", flag="--fp16-artifact",
+            model_dir=model, chip=chip, describe=f"--encoding fp16, --batch-sizes 1,{chunk}")
+    _check_calibration_model(fp16_artifact, seq_len, chunk)
+    if gptq_artifact:
+        gptq_artifact = _existing(gptq_artifact, "--gptq-artifact")
+    else:
+        gptq_artifact = ensure_artifact(
+            os.path.join(model, gptq_artifact_name(encoding)),
+            gptq_compile_argv(config_path, encoding), prog="quantize",
+            what=f"GPTQ artifact for --encoding {encoding}", flag="--gptq-artifact",
+            model_dir=model, chip=chip, describe=f"--encoding {encoding}")
+    if decode_artifact:
+        decode_artifact = _existing(decode_artifact, "--decode-artifact")
+    elif format == "qfuse":
+        # The packed checkpoint holds exactly what the decode artifact binds.
+        decode_artifact = ensure_artifact(
+            os.path.join(model, decode_artifact_name(encoding)),
+            model_compile_argv(config_path, encoding, DECODE_BATCH_SIZES),
+            prog="quantize", what=f"decode artifact for --encoding {encoding} (--format "
+                                  "qfuse)", flag="--decode-artifact", model_dir=model,
+            chip=chip, describe=f"--encoding {encoding}, --batch-sizes {DECODE_BATCH_SIZES}")
+    artifacts = ", ".join(a for a in (fp16_artifact, gptq_artifact, decode_artifact) if a)
+
+    # The tool, and a GPU to run it on.
+    try:
+        tool = find_tool(TOOL)
+    except ToolError as e:
+        raise QuantizeError(
+            f"{e}\n{TOOL} is a runtime tool (it needs the CUDA toolkit to build: cmake "
+            f"--build <dir> --target {TOOL}). The artifacts are ready: {artifacts}; run "
+            "this command where the tool and a GPU are") from None
+    problem = gpu_problem()
+    if problem:
+        raise QuantizeError(f"{TOOL} needs a GPU: {problem}. The artifacts are ready: "
+                            f"{artifacts}")
+
+    with tempfile.TemporaryDirectory(prefix="qfuse-quantize-") as tmp:
+        report_path = json_path or os.path.join(tmp, "report.json")
+        argv = tool_argv(tool, model, encoding, calibration, out, format, seq_len,
+                         fp16_artifact, gptq_artifact, decode_artifact, act_order,
+                         static_groups, damp, report_path, overwrite, seed, device)
+        run_tool(argv)
+        report = None
+        if os.path.isfile(report_path):
+            with open(report_path) as f:
+                try:
+                    report = json.load(f)
+                except json.JSONDecodeError:
+                    report = None
+    return {"out": out, "command": argv, "report": report}
+
+
+__all__ = ["DEFAULT_SEQ_LEN", "FORMATS", "QuantizeError", "calibration_chunk",
+           "check_calibration", "gpu_problem", "quantize", "tool_argv"]
