@@ -46,13 +46,28 @@ if [ -d "$tiny" ] && [ "${QFUSE_GPTQ_QUICK:-0}" != 1 ]; then
     echo "=== quantize tiny-llama ($fmt)"
     dest="$(dirname "$model")/gptq-$fmt"
     build-gpu/bin/qfuse-quantize --model "$model" --encoding int4-g128 \
-      --calibration random:16 --seq-len 128 --out "$dest" --format "$fmt" \
+      --calibration random:64 --seq-len 128 --out "$dest" --format "$fmt" \
       --json "$out/quantize-$fmt.json" > "$out/quantize-$fmt.log" 2>&1 || failed=1
     tail -4 "$out/quantize-$fmt.log"
     cp "$tiny/qfuse-int4-g128.qfa" "$dest/" 2>/dev/null
     build-gpu/bin/qfuse-run --model "$dest" --encoding int4-g128 \
       --prompt-ids 5,17,300,42 --max-new-tokens 16 > "$out/run-$fmt.log" 2>&1 || failed=1
     grep -E "tokens|error" "$out/run-$fmt.log" | head -3
+  done
+  # Does GPTQ beat round-to-nearest on the whole model? Logits of the int4
+  # model against the dense fp16 reference decoder, the same random-token
+  # prompt (the calibration's distribution), RTN at load against the GPTQ
+  # checkpoint written above.
+  prompt=5,17,300,42,7,1000,3,64,128,9,11,250,600,77,31,900
+  for q in rtn gptq; do
+    extra=""
+    [ $q = gptq ] && extra="--gpu-weights $(dirname "$model")/gptq-qfuse"
+    # shellcheck disable=SC2086
+    build-gpu/bin/qfuse-model-check --model "$model" \
+      --artifact "$tiny/qfuse-int4-g128.qfa" --prompt-ids $prompt --steps 32 \
+      --dense-reference --tolerance 1 $extra \
+      --json "$out/model-quality-$q.json" > "$out/model-quality-$q.log" 2>&1 || failed=1
+    echo "$q: $(tail -1 "$out/model-quality-$q.log")"
   done
 fi
 tar czf "$out/../gptq-results.tgz" -C "$out" . 2>/dev/null

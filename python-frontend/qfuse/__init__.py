@@ -8,8 +8,8 @@
 - `qfuse.report`: the roofline report (table, SVG)
 - `qfuse.runtime`: ctypes bindings over the runtime's C API
 - `qfuse.gptq`: the GPTQ block kernels of a model's shapes (compile-gptq)
-- `qfuse.quantizer`: GPTQ of a model on the GPU through qfuse-quantize
-  (`qfuse.quantize(...)`)
+- `qfuse.quantizer`: GPTQ of a model on the GPU through the C API's
+  qfuse_quantize, else the qfuse-quantize tool (`qfuse.quantize(...)`)
 - `qfuse.torch_import`: a torch model as a model directory (save_checkpoint)
 - `qfuse.safetensors`: the safetensors format with the standard library
 

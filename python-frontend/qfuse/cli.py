@@ -377,7 +377,9 @@ def cmd_quantize(args):
                       static_groups=args.static_groups, damp=args.damp,
                       json_path=args.json, overwrite=args.overwrite, seed=args.seed,
                       device=args.device, chip=args.chip)
-    print(f"qfuse quantize: wrote {result['out']}", file=sys.stderr)
+    how = ("the C API's qfuse_quantize" if result["via"] == "c-api"
+           else f"{result['command'][0]}")
+    print(f"qfuse quantize: wrote {result['out']} (through {how})", file=sys.stderr)
 
 
 def cmd_encodings(args):
@@ -412,7 +414,7 @@ def build_parser():
     c.set_defaults(func=cmd_compile, work=_compile)
 
     cg = sub.add_parser("compile-gptq", help="the GPTQ block kernels (qf.gptq_block_update) "
-                        "of a model's shapes, for qfuse-quantize")
+                        "of a model's shapes, for GPTQ (quantize)")
     cg.add_argument("--config", required=True, help="the model's config.json")
     cg.add_argument("--encoding", default="int4-g128",
                     help="the encoding GPTQ quantizes into (default int4-g128)")
@@ -478,8 +480,9 @@ def build_parser():
     g.set_defaults(func=cmd_generate)
 
     q = sub.add_parser("quantize", help="GPTQ-quantize a Hugging Face model directory "
-                       "on the GPU (qfuse-quantize), compiling the artifacts it reads "
-                       "when they are missing")
+                       "on the GPU (the runtime's qfuse_quantize, or the qfuse-quantize "
+                       "tool where libqfuse_c.so is not built), compiling the artifacts "
+                       "it reads when they are missing")
     q.add_argument("--model", required=True, metavar="DIR",
                    help="Hugging Face model directory: config.json and the fp16/bf16 "
                         "safetensors checkpoint")
@@ -511,7 +514,8 @@ def build_parser():
                    help="fit every group up front on the original weights")
     q.add_argument("--damp", type=_damp, metavar="F",
                    help="dampening fraction of the mean Hessian diagonal (default 0.01)")
-    q.add_argument("--json", metavar="FILE", help="write qfuse-quantize's report")
+    q.add_argument("--json", metavar="FILE", help="write the GPTQ report (JSON: per layer and module "
+                   "the times, loss, damping and fallbacks)")
     q.add_argument("--overwrite", action="store_true", help="replace an existing OUTDIR")
     q.add_argument("--seed", type=int, help="seed of the random calibration sequences")
     q.add_argument("--device", type=int, help="CUDA device ordinal")

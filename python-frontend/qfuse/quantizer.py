@@ -1,4 +1,4 @@
-"""GPTQ of a Hugging Face model on the GPU: the runtime tool qfuse-quantize.
+"""GPTQ of a Hugging Face model on the GPU: the runtime's qfuse_quantize.
 
     import qfuse
     result = qfuse.quantize("DIR", encoding="int4-g128", calibration="random:128",
@@ -10,11 +10,15 @@
     python3 -m qfuse quantize --model DIR --encoding int4-g128 \\
         --calibration random:128 --out DIR-int4
 
-qfuse-quantize (runtime/tools/qfuse-quantize.cpp) runs the fp16 model over
-the calibration sequences layer by layer to collect each layer's Hessians,
-and quantizes the layers with the GPTQ block kernels. It reads these
-artifacts, compiled here first when they are missing and the compiler is
-available (artifacts.py):
+The runtime's GPTQ pipeline (runtime/src/QuantizeModel.cpp) runs the fp16
+model over the calibration sequences layer by layer to collect each layer's
+Hessians, and quantizes the layers with the GPTQ block kernels. It is
+called in this process through the C API's qfuse_quantize
+(runtime.quantize_model, libqfuse_c.so); only where that library cannot be
+loaded does the qfuse-quantize tool (runtime/tools/qfuse-quantize.cpp, the
+same pipeline) run as a subprocess instead. The result's "via" says which:
+"c-api" or "tool". It reads these artifacts, compiled here first when they
+are missing and the compiler is available (artifacts.py):
 
 | artifact | default | compiled with |
 |---|---|---|
@@ -24,10 +28,17 @@ available (artifacts.py):
 
 The calibration is `random:N` (N random sequences of seq_len tokens) or a
 JSON file `[[token ids...], ...]`.
+
+Through the C API the pipeline's progress lines go to the process's stdout,
+and Ctrl-C (where Python's default SIGINT handler is installed, as in
+`python3 -m qfuse quantize`) ends the process, as it would end the tool:
+the C call cannot be interrupted and resumed.
 """
+import contextlib
 import json
 import math
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -51,8 +62,13 @@ MAX_CHUNK = 512
 FP16_ARTIFACT = "qfuse-fp16-calib.qfa"
 
 
+VIA_C_API = "c-api"
+VIA_TOOL = "tool"
+
+
 class QuantizeError(ValueError):
-    """Arguments qfuse-quantize cannot take, or no tool or GPU to run it."""
+    """Arguments GPTQ cannot take, no library or tool, or no GPU to run it,
+    or the run failed (the C library's or the tool's message)."""
 
 
 def gptq_artifact_name(encoding):
@@ -134,6 +150,31 @@ def tool_argv(tool, model, encoding, calibration, out, fmt, seq_len, fp16_artifa
     return argv
 
 
+def c_options(model, encoding, calibration, out, fmt, seq_len, fp16_artifact,
+              gptq_artifact, decode_artifact=None, act_order=False, static_groups=False,
+              damp=None, overwrite=False, seed=None, device=None):
+    """qfuse_quantize's options (qfuse.h): the same as tool_argv's command
+    line, as the JSON object the C API takes."""
+    options = {"model": model, "encoding": encoding, "calibration": calibration,
+               "out": out, "format": fmt, "seq_len": seq_len,
+               "fp16_artifact": fp16_artifact, "gptq_artifact": gptq_artifact}
+    if decode_artifact:
+        options["decode_artifact"] = decode_artifact
+    if act_order:
+        options["act_order"] = True
+    if static_groups:
+        options["static_groups"] = True
+    if damp is not None:
+        options["damp"] = float(damp)
+    if overwrite:
+        options["overwrite"] = True
+    if seed is not None:
+        options["seed"] = seed
+    if device is not None:
+        options["device"] = device
+    return options
+
+
 def gpu_problem():
     """Why there is no GPU to run on, or None. Asks the runtime's C library
     when it loads; else looks for the NVIDIA driver."""
@@ -176,7 +217,7 @@ def _check_calibration_model(path, seq_len, chunk):
     batches = sorted(p.get("batch") for p in meta.get("plans", []) if isinstance(p, dict))
     if batches and chunk not in batches:
         print(f"qfuse quantize: note: {path} has plans for {batches} rows, not "
-              f"{chunk}; qfuse-quantize runs the calibration in the chunks it has",
+              f"{chunk}; the calibration runs in the chunks it has",
               file=sys.stderr)
 
 
@@ -217,21 +258,66 @@ def run_tool(argv):
                             + (f"\n{last}" if last else ""))
 
 
+@contextlib.contextmanager
+def _sigint_ends_process():
+    """While a long C call runs, Ctrl-C ends the process (as it ends the
+    tool) instead of waiting, unseen, for the call to return. Only where
+    Python's default handler is installed, in the main thread."""
+    if threading.current_thread() is not threading.main_thread() \
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield
+        return
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def _load_c_library():
+    """(library, None), or (None, why it cannot be loaded)."""
+    from . import runtime
+    try:
+        return runtime.load_library(), None
+    except runtime.QfuseError as e:
+        return None, str(e)
+
+
+def run_c_api(lib, options):
+    """qfuse_quantize through `lib`: the report, or QuantizeError with the C
+    library's message."""
+    from . import runtime
+    try:
+        with _sigint_ends_process():
+            return runtime.quantize_model(options, library=lib)
+    except runtime.QfuseError as e:
+        raise QuantizeError(str(e)) from None
+
+
 def quantize(model=None, encoding="int4-g128", calibration=None, out=None, *,
              config=None, format="qfuse", seq_len=None, fp16_artifact=None,
              gptq_artifact=None, decode_artifact=None, act_order=False,
              static_groups=False, damp=None, json_path=None, overwrite=False, seed=None,
              device=None, chip="sm_90"):
-    """GPTQ-quantizes `model` into `out` with qfuse-quantize on the GPU.
+    """GPTQ-quantizes `model` into `out` on the GPU.
 
     `model`: a Hugging Face model directory, or a torch module / state dict
     (saved to a temporary directory first, with `config` or its
-    `model.config`; torch_import.save_checkpoint). Compiles the fp16
-    calibration, GPTQ and (format "qfuse") decode artifacts into the model
-    directory when they are missing (for a temporary directory: each time).
-    The other arguments are qfuse-quantize's options. Returns {"out",
-    "command", "report"}: the report is the tool's --json (also written to
-    `json_path` when given).
+    `model.config`; torch_import.save_checkpoint). The arguments are checked
+    first; then the fp16 calibration, GPTQ and (format "qfuse") decode
+    artifacts are compiled into the model directory when they are missing
+    (for a temporary directory: each time). The quantization runs in this
+    process through the C API's qfuse_quantize (libqfuse_c.so), or, only
+    where that library cannot be loaded, as the qfuse-quantize tool; either
+    needs a GPU (QuantizeError saying so before anything runs). The other
+    arguments are the pipeline's options (qfuse-quantize's flags).
+
+    Returns {"out", "via", "options", "command", "report"}: "via" is
+    "c-api" or "tool"; "options" the qfuse_quantize options (the same
+    settings either way); "command" the tool's command line (None through
+    the C API, whose report records the options as its "command"); the
+    report is the pipeline's JSON report (also written to `json_path` when
+    given), or None if the tool wrote none.
     """
     if model is None:
         raise QuantizeError("quantize: expected model= (a model directory or a torch "
@@ -335,14 +421,40 @@ def quantize(model=None, encoding="int4-g128", calibration=None, out=None, *,
             chip=chip, describe=f"--encoding {encoding}, --batch-sizes {DECODE_BATCH_SIZES}")
     artifacts = ", ".join(a for a in (fp16_artifact, gptq_artifact, decode_artifact) if a)
 
-    # The tool, and a GPU to run it on.
+    options = c_options(model, encoding, calibration, out, format, seq_len,
+                        fp16_artifact, gptq_artifact, decode_artifact, act_order,
+                        static_groups, damp, overwrite, seed, device)
+
+    # The C library (else the tool), and a GPU to run it on.
+    lib, no_library = _load_c_library()
+    if lib is not None:
+        from .runtime import NoDeviceError, require_gpu
+        try:
+            count = require_gpu(lib)
+        except NoDeviceError as e:
+            raise QuantizeError(f"qfuse_quantize needs a GPU: {e}. The artifacts are "
+                                f"ready: {artifacts}") from None
+        if device is not None and device >= count:
+            raise QuantizeError(f"--device {device}: there {'is' if count == 1 else 'are'}"
+                                f" {count} CUDA device{'' if count == 1 else 's'} here "
+                                f"(0 to {count - 1})")
+        report = run_c_api(lib, options)
+        if json_path:
+            with open(json_path, "w") as f:
+                json.dump(report, f, indent=2)
+                f.write("\n")
+        return {"out": out, "via": VIA_C_API, "options": options, "command": None,
+                "report": report}
+
     try:
         tool = find_tool(TOOL)
     except ToolError as e:
         raise QuantizeError(
-            f"{e}\n{TOOL} is a runtime tool (it needs the CUDA toolkit to build: cmake "
-            f"--build <dir> --target {TOOL}). The artifacts are ready: {artifacts}; run "
-            "this command where the tool and a GPU are") from None
+            f"no libqfuse_c.so to run GPTQ in this process ({no_library}), and {e}\n"
+            f"Both are runtime builds (they need the CUDA toolkit: cmake --build <dir> "
+            f"--target qfuse_c, or --target {TOOL}). The artifacts are ready: "
+            f"{artifacts}; run this command where the library or the tool and a GPU "
+            "are") from None
     problem = gpu_problem()
     if problem:
         raise QuantizeError(f"{TOOL} needs a GPU: {problem}. The artifacts are ready: "
@@ -361,8 +473,10 @@ def quantize(model=None, encoding="int4-g128", calibration=None, out=None, *,
                     report = json.load(f)
                 except json.JSONDecodeError:
                     report = None
-    return {"out": out, "command": argv, "report": report}
+    return {"out": out, "via": VIA_TOOL, "options": options, "command": argv,
+            "report": report}
 
 
-__all__ = ["DEFAULT_SEQ_LEN", "FORMATS", "QuantizeError", "calibration_chunk",
-           "check_calibration", "gpu_problem", "quantize", "tool_argv"]
+__all__ = ["DEFAULT_SEQ_LEN", "FORMATS", "QuantizeError", "VIA_C_API", "VIA_TOOL",
+           "c_options", "calibration_chunk", "check_calibration", "gpu_problem",
+           "quantize", "run_c_api", "tool_argv"]

@@ -14,6 +14,11 @@
         # (or rt.load_checkpoint(hf_model): a torch model, saved to a temp dir)
         tokens, stats = rt.generate([128000, 791, 6864], 64)
 
+    # GPTQ of a whole model on the GPU (docs/gptq.md; no Runtime needed):
+    from qfuse.runtime import quantize_model
+    report = quantize_model({"model": "DIR", "encoding": "int4-g128",
+                             "calibration": "random:128", "out": "DIR-int4"})
+
 The library is libqfuse_c.so: $QFUSE_C_LIBRARY, else $QFUSE_BUILD_DIR/lib, else
 the repository's build*/lib. It links the CUDA driver (libcuda.so.1); where
 no driver is installed, the CUDA toolkit's stub is loaded in its place so
@@ -23,8 +28,10 @@ says that no GPU is there.
 """
 import ctypes
 import json
+from collections.abc import Mapping
 import os
 import statistics
+import sys
 import time
 
 from .tools import REPO_ROOT, build_dirs
@@ -37,6 +44,9 @@ except ImportError:  # numpy is optional: bytes in and out without it
 LIBRARY = "libqfuse_c.so"
 _DTYPES = {"f16": "float16", "f32": "float32", "i32": "int32", "bf16": None}
 _DTYPE_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "i32": 4}
+# qfuse_quantize's report buffer: per layer and module a few hundred bytes,
+# so megabytes only for models of thousands of layers.
+REPORT_CAPACITY = 16 << 20
 
 
 class QfuseError(RuntimeError):
@@ -145,6 +155,7 @@ class Library:
             "qfuse_generate": (c.c_int, [c.c_void_p, c.POINTER(c.c_int32), c.c_int64,
                                          c.c_int64, c.POINTER(c.c_int32),
                                          c.POINTER(GenerateStats)]),
+            "qfuse_quantize": (c.c_int64, [c.c_char_p, c.c_char_p, c.c_size_t]),
         }
         for name, (restype, argtypes) in sig.items():
             try:
@@ -180,6 +191,62 @@ class Library:
                    "canonical_encoding")
         return out.value.decode()
 
+    # -- GPTQ -----------------------------------------------------------------
+    def quantize(self, options, capacity=REPORT_CAPACITY):
+        """qfuse_quantize(options as JSON): GPTQ of a whole Hugging Face model
+        on the GPU. Returns the report parsed from its JSON. The C function
+        checks the options (unknown keys, types, the artifacts and the
+        model directory) before it needs a GPU; its progress lines go to the
+        process's stdout. The call blocks until the model is written."""
+        if not isinstance(options, Mapping):
+            raise QfuseError(f"quantize: options is a {type(options).__name__}, "
+                             "expected a dict such as {\"model\": DIR, \"encoding\": "
+                             "\"int4-g128\", \"calibration\": \"random:128\", "
+                             "\"out\": OUTDIR}")
+        if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity < 2:
+            raise QfuseError(f"quantize: capacity is {capacity!r}, expected a number "
+                             "of bytes (2 or more)")
+        values = {str(k): os.fspath(v) if isinstance(v, os.PathLike) else v
+                  for k, v in options.items()}
+        try:
+            text = json.dumps(values, allow_nan=False)
+        except (TypeError, ValueError) as e:
+            raise QfuseError(f"quantize: the options cannot be written as JSON: {e}") \
+                from None
+        report = ctypes.create_string_buffer(capacity)
+        _flush_stdout()
+        try:
+            n = self.lib.qfuse_quantize(text.encode(), report, capacity)
+        finally:
+            _flush_stdout()
+        if n < 0:
+            raise QfuseError(f"quantize: {self.error()}")
+        if n >= capacity:
+            raise QfuseError(
+                f"quantize: qfuse_quantize's report is {n} bytes, more than the "
+                f"{capacity}-byte buffer holds (the quantized checkpoint was written; "
+                "only the report is lost, and it cannot be fetched again without "
+                f"quantizing again: pass capacity={n + 1} or more)")
+        data = ctypes.string_at(report, n).decode(errors="replace")
+        try:
+            return json.loads(data)
+        except json.JSONDecodeError as e:
+            raise QfuseError(f"quantize: qfuse_quantize's report is not JSON "
+                             f"({e.lineno}:{e.colno}: {e.msg})") from None
+
+
+def _flush_stdout():
+    """Python's and C's stdout flushed, so that the C library's progress
+    lines and Python's own output come out in order."""
+    try:
+        sys.stdout.flush()
+    except (AttributeError, OSError, ValueError):
+        pass
+    try:
+        ctypes.CDLL(None).fflush(None)
+    except (OSError, AttributeError):
+        pass
+
 
 _library = None
 
@@ -205,6 +272,21 @@ def require_gpu(lib=None):
         raise NoDeviceError("no CUDA device: qfuse_device_count() = 0; running an "
                             "artifact needs a GPU")
     return count
+
+
+def quantize_model(options, library=None, capacity=REPORT_CAPACITY):
+    """GPTQ of a whole Hugging Face model on the GPU through the C API's
+    qfuse_quantize (docs/gptq.md); no Runtime needed. `options` is a dict:
+    "model", "encoding", "calibration" ("random:N" or a JSON file of token
+    id lists) and "out" are required; "format" ("qfuse",
+    "compressed-tensors", "auto-gptq"), "seq_len", "fp16_artifact",
+    "gptq_artifact", "decode_artifact", "damp", "act_order",
+    "static_groups", "overwrite", "seed" and "device" are optional; an
+    unknown key is an error (QfuseError with the C library's message). The
+    artifacts must exist (qfuse.quantize compiles them first; it also checks
+    the arguments and that there is a GPU). Returns the report (a dict: per
+    layer and module the times, loss, damping and fallbacks)."""
+    return (library or load_library()).quantize(options, capacity)
 
 
 class Runtime:
@@ -395,5 +477,6 @@ def _read_artifact(path):
 
 
 __all__ = ["GenerateStats", "Library", "LibraryNotFoundError", "NoDeviceError",
-           "NotAvailableError", "QfuseError", "Runtime", "load_library",
-           "random_inputs", "require_gpu", "REPO_ROOT"]
+           "NotAvailableError", "QfuseError", "REPORT_CAPACITY", "Runtime",
+           "load_library", "quantize_model", "random_inputs", "require_gpu",
+           "REPO_ROOT"]

@@ -1,20 +1,45 @@
-"""python3 -m qfuse quantize and qfuse.quantize: the arguments checked before
-anything runs, the artifacts compiled into the model directory, the
-command line given to qfuse-quantize, and the errors without the tool or a
-GPU."""
+"""python3 -m qfuse quantize, qfuse.quantize and the binding of the C API's
+qfuse_quantize: the arguments checked before anything runs, the artifacts
+compiled into the model directory, the options given to qfuse_quantize (or,
+without libqfuse_c.so, the command line given to qfuse-quantize), the C
+library's own option checks (no GPU needed), the errors without a library,
+tool or GPU, and a whole run where there is a GPU."""
 import contextlib
+import ctypes
 import io
 import json
 import os
+import pathlib
 import stat
+import subprocess
 import unittest
 from unittest import mock
 
 from support import TINY_LLAMA, TempDirTestCase, run_cli, tool_or_skip
+from test_runtime import library_or_skip
 import qfuse
-from qfuse import quantizer
+from qfuse import quantizer, runtime
 from qfuse.artifacts import ArtifactError
-from qfuse.quantizer import QuantizeError, check_calibration, tool_argv
+from qfuse.quantizer import QuantizeError, c_options, check_calibration, tool_argv
+
+# Where no libqfuse_c.so is to be found: quantize falls back to the tool.
+NO_LIBRARY = "/nonexistent/libqfuse_c.so"
+
+
+def has_gpu(lib):
+    return lib.driver and lib.device_count() > 0
+
+
+def has_driver():
+    return os.path.exists("/proc/driver/nvidia/version")
+
+
+def c_library_or_none():
+    """The library `python3 -m qfuse` loads in a subprocess (None if none)."""
+    try:
+        return runtime.load_library()
+    except runtime.QfuseError:
+        return None
 
 
 def fake_tool(path, rc=0, stdout="", stderr=""):
@@ -137,6 +162,24 @@ class Arguments(TempDirTestCase):
              "--out", "O", "--format", "qfuse", "--seq-len", "128", "--fp16-artifact", "a",
              "--gptq-artifact", "b"])
 
+    def test_c_api_options(self):
+        """The same settings as the tool's command line, as qfuse_quantize's
+        JSON options (the keys of qfuse.h)."""
+        self.assertEqual(
+            c_options("M", "nf4", "random:8", "O", "qfuse", 256, "a.qfa", "b.qfa",
+                      decode_artifact="c.qfa", act_order=True, static_groups=True,
+                      damp=0.05, overwrite=True, seed=7, device=1),
+            {"model": "M", "encoding": "nf4", "calibration": "random:8", "out": "O",
+             "format": "qfuse", "seq_len": 256, "fp16_artifact": "a.qfa",
+             "gptq_artifact": "b.qfa", "decode_artifact": "c.qfa", "act_order": True,
+             "static_groups": True, "damp": 0.05, "overwrite": True, "seed": 7,
+             "device": 1})
+        self.assertEqual(
+            c_options("M", "int4-g128", "c.json", "O", "auto-gptq", 128, "a", "b"),
+            {"model": "M", "encoding": "int4-g128", "calibration": "c.json", "out": "O",
+             "format": "auto-gptq", "seq_len": 128, "fp16_artifact": "a",
+             "gptq_artifact": "b"})
+
 
 class Artifacts(TempDirTestCase):
     def setUp(self):
@@ -180,9 +223,10 @@ class Artifacts(TempDirTestCase):
         self.assertEqual(proc.returncode, 1, proc.stderr)
         self.assertIn(f"{fp16} holds 64 positions, fewer than --seq-len 128", proc.stderr)
 
-    def test_compiles_the_artifacts_then_needs_the_tool(self):
+    def test_compiles_the_artifacts_then_needs_the_library_or_tool(self):
         tool_or_skip(self, "qfuse-compile")
-        missing = {"QFUSE_QUANTIZE": os.path.join(self.tmp, "no-quantize")}
+        missing = {"QFUSE_QUANTIZE": os.path.join(self.tmp, "no-quantize"),
+                   "QFUSE_C_LIBRARY": NO_LIBRARY}
         proc = run_cli("quantize", "--model", self.model, "--out", self.out,
                        "--calibration", "random:4", "--seq-len", "64", env=missing)
         fp16 = os.path.join(self.model, "qfuse-fp16-calib.qfa")
@@ -196,6 +240,8 @@ class Artifacts(TempDirTestCase):
                           f"{config} ({how})", proc.stderr)
             self.assertIn(f"qfuse quantize: wrote {path}", proc.stderr)
         self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertIn("no libqfuse_c.so to run GPTQ in this process (libqfuse_c.so not "
+                      f"found; tried {NO_LIBRARY}", proc.stderr)
         self.assertIn("is not an executable qfuse-quantize", proc.stderr)
         self.assertIn(f"The artifacts are ready: {fp16}, {gptq}, {decode}", proc.stderr)
         self.assertNotIn("Traceback", proc.stderr)
@@ -220,9 +266,25 @@ class Artifacts(TempDirTestCase):
         self.assertNotIn("compiling", proc.stderr)
         self.assertIn(f"The artifacts are ready: {fp16}, {gptq};", proc.stderr)
 
-    def test_the_tool_needs_a_gpu(self):
-        """With a stand-in qfuse-quantize: no GPU here is an error naming
-        it; on a GPU machine the stand-in runs and records the contract."""
+        # With the C library: it runs (no tool needed), given a GPU.
+        lib = c_library_or_none()
+        if lib is None:
+            return
+        proc = run_cli("quantize", "--model", self.model, "--out", self.out,
+                       "--calibration", "random:4", "--format", "auto-gptq",
+                       "--seq-len", "64",
+                       env={"QFUSE_QUANTIZE": os.path.join(self.tmp, "no-quantize")})
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertNotIn("compiling", proc.stderr)
+        self.assertNotIn("qfuse-quantize", proc.stderr)
+        self.assertNotIn("Traceback", proc.stderr)
+        if has_gpu(lib):  # it runs, and finds no checkpoint beside config.json
+            self.assertIn("qfuse quantize: error: quantize: qfuse_quantize: ", proc.stderr)
+        else:
+            self.assertIn("qfuse quantize: error: qfuse_quantize needs a GPU: ", proc.stderr)
+            self.assertIn(f"The artifacts are ready: {fp16}, {gptq}", proc.stderr)
+
+    def stand_in_artifacts(self):
         fp16 = os.path.join(self.tmp, "fp16.qfa")
         with open(fp16, "w") as f:
             json.dump({"model": {"max_seq": 128}, "plans": [{"batch": 1}, {"batch": 128}]},
@@ -230,20 +292,50 @@ class Artifacts(TempDirTestCase):
         gptq = os.path.join(self.tmp, "gptq.qfa")
         with open(gptq, "w") as f:
             f.write("{}")
+        return fp16, gptq
+
+    def test_the_c_api_comes_first_and_needs_a_gpu(self):
+        """With the C library, a stand-in qfuse-quantize is not run: without a
+        GPU the error is qfuse_quantize's, before the call; on a GPU machine
+        the C library runs and rejects the stand-in artifacts itself."""
+        lib = c_library_or_none()
+        if lib is None:
+            self.skipTest("no libqfuse_c.so here: the tool fallback is what runs")
+        fp16, gptq = self.stand_in_artifacts()
+        tool = fake_tool(os.path.join(self.tmp, "qfuse-quantize"))
+        proc = run_cli("quantize", "--model", self.model, "--out", self.out,
+                       "--calibration", "random:4", "--fp16-artifact", fp16,
+                       "--gptq-artifact", gptq, "--decode-artifact", gptq,
+                       env={"QFUSE_QUANTIZE": tool})
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertFalse(os.path.exists(tool + ".args"))
+        self.assertNotIn("Traceback", proc.stderr)
+        if has_gpu(lib):
+            self.assertIn("qfuse quantize: error: quantize: qfuse_quantize: ", proc.stderr)
+        else:
+            self.assertIn("qfuse quantize: error: qfuse_quantize needs a GPU: ", proc.stderr)
+            self.assertIn(f"The artifacts are ready: {fp16}, {gptq}, {gptq}", proc.stderr)
+        self.assertFalse(os.path.exists(self.out))
+
+    def test_the_tool_fallback_needs_a_gpu(self):
+        """Without the C library, with a stand-in qfuse-quantize: no GPU here
+        is an error naming it; on a GPU machine the stand-in runs and
+        records the contract."""
+        fp16, gptq = self.stand_in_artifacts()
         tool = fake_tool(os.path.join(self.tmp, "qfuse-quantize"), stdout="layer 0 done\\n")
         proc = run_cli("quantize", "--model", self.model, "--out", self.out,
                        "--calibration", "random:4", "--fp16-artifact", fp16,
                        "--gptq-artifact", gptq, "--decode-artifact", gptq, "--damp", "0.1",
-                       env={"QFUSE_QUANTIZE": tool})
-        problem = quantizer.gpu_problem()
-        if problem:
+                       env={"QFUSE_QUANTIZE": tool, "QFUSE_C_LIBRARY": NO_LIBRARY})
+        if not has_driver():
             self.assertEqual(proc.returncode, 1, proc.stderr)
-            self.assertIn("qfuse quantize: error: qfuse-quantize needs a GPU: ", proc.stderr)
-            self.assertIn(problem, proc.stderr)
+            self.assertIn("qfuse quantize: error: qfuse-quantize needs a GPU: no NVIDIA "
+                          "driver here", proc.stderr)
             self.assertFalse(os.path.exists(tool + ".args"))
             return
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertIn("layer 0 done", proc.stdout)
+        self.assertIn(f"qfuse quantize: wrote {self.out} (through {tool})", proc.stderr)
         with open(tool + ".args") as f:
             args = f.read().splitlines()
         self.assertEqual(args[:20], ["--model", self.model, "--encoding", "int4-g128",
@@ -295,6 +387,278 @@ class PythonApi(TempDirTestCase):
         self.assertIn("/qfuse-model-", message)
         temp = message.split(": ")[1].split(" does not exist")[0]
         self.assertFalse(os.path.exists(os.path.dirname(temp)))  # removed afterwards
+
+    def api_model(self):
+        """A model directory and stand-in artifacts: nothing to compile."""
+        model = os.path.dirname(self.write_config(TINY_LLAMA, "model.json"))
+        artifacts = {}
+        for name in ("fp16", "gptq", "decode"):
+            path = os.path.join(self.tmp, f"{name}.qfa")
+            with open(path, "w") as f:
+                json.dump({"model": {"max_seq": 128}, "plans": [{"batch": 1},
+                                                                {"batch": 128}]}, f)
+            artifacts[name] = path
+        return model, artifacts
+
+    def test_c_api_called_with_the_options(self):
+        """The C API is what runs when the library loads: its options, the
+        report returned and written to json_path, "via": "c-api". (The
+        library and the GPU are stood in for.)"""
+        model, a = self.api_model()
+        out = os.path.join(self.tmp, "out")
+        report_path = os.path.join(self.tmp, "report.json")
+        lib = mock.Mock(path="libqfuse_c.so")
+        tool = fake_tool(os.path.join(self.tmp, "qfuse-quantize"))
+        with mock.patch.object(quantizer, "_load_c_library", return_value=(lib, None)), \
+                mock.patch.object(runtime, "require_gpu", return_value=2) as gpu, \
+                mock.patch.object(runtime, "quantize_model",
+                                  return_value={"layers": [], "modules": 0}) as call, \
+                mock.patch.dict(os.environ, {"QFUSE_QUANTIZE": tool}):
+            result = qfuse.quantize(model, "int4-g128", "random:3", out,
+                                    fp16_artifact=a["fp16"], gptq_artifact=a["gptq"],
+                                    decode_artifact=a["decode"], damp=0.02, seed=5,
+                                    device=1, json_path=report_path)
+            gpu.assert_called_once_with(lib)
+            options = {"model": model, "encoding": "int4-g128", "calibration": "random:3",
+                       "out": out, "format": "qfuse", "seq_len": 128,
+                       "fp16_artifact": a["fp16"], "gptq_artifact": a["gptq"],
+                       "decode_artifact": a["decode"], "damp": 0.02, "seed": 5,
+                       "device": 1}
+            call.assert_called_once_with(options, library=lib)
+            self.assertEqual(result, {"out": out, "via": "c-api", "options": options,
+                                      "command": None,
+                                      "report": {"layers": [], "modules": 0}})
+            with open(report_path) as f:
+                self.assertEqual(json.load(f), {"layers": [], "modules": 0})
+            self.assertFalse(os.path.exists(tool + ".args"))  # the tool did not run
+
+            # A device the machine has not: before the call.
+            call.reset_mock()
+            with self.assertRaisesRegex(QuantizeError, r"--device 2: there are 2 CUDA "
+                                        r"devices here \(0 to 1\)"):
+                qfuse.quantize(model, "int4-g128", "random:3", out,
+                               fp16_artifact=a["fp16"], gptq_artifact=a["gptq"],
+                               decode_artifact=a["decode"], device=2)
+            call.assert_not_called()
+
+            # The C library's error is a QuantizeError with its message.
+            call.side_effect = runtime.QfuseError("quantize: qfuse_quantize: out of memory")
+            with self.assertRaisesRegex(QuantizeError,
+                                        "^quantize: qfuse_quantize: out of memory$"):
+                qfuse.quantize(model, "int4-g128", "random:3", out, format="auto-gptq",
+                               fp16_artifact=a["fp16"], gptq_artifact=a["gptq"])
+
+        # No GPU: the error says so, and the C function is not called.
+        with mock.patch.object(quantizer, "_load_c_library", return_value=(lib, None)), \
+                mock.patch.object(runtime, "require_gpu",
+                                  side_effect=runtime.NoDeviceError("no CUDA device")), \
+                mock.patch.object(runtime, "quantize_model") as call:
+            with self.assertRaisesRegex(QuantizeError, "^qfuse_quantize needs a GPU: no "
+                                        "CUDA device. The artifacts are ready: "):
+                qfuse.quantize(model, "int4-g128", "random:3", out,
+                               fp16_artifact=a["fp16"], gptq_artifact=a["gptq"],
+                               decode_artifact=a["decode"])
+            call.assert_not_called()
+        self.assertFalse(os.path.exists(out))
+
+    def test_tool_fallback_without_the_library(self):
+        """No library: the tool runs with the same settings, "via": "tool"."""
+        model, a = self.api_model()
+        out = os.path.join(self.tmp, "out")
+        tool = fake_tool(os.path.join(self.tmp, "qfuse-quantize"))
+        sink = io.StringIO()
+        with mock.patch.object(quantizer, "_load_c_library",
+                               return_value=(None, "libqfuse_c.so not found")), \
+                mock.patch.object(quantizer, "gpu_problem", return_value=None), \
+                mock.patch.object(runtime, "quantize_model") as call, \
+                mock.patch.dict(os.environ, {"QFUSE_QUANTIZE": tool}), \
+                contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+            result = qfuse.quantize(model, "int4-g128", "random:3", out,
+                                    format="auto-gptq", fp16_artifact=a["fp16"],
+                                    gptq_artifact=a["gptq"], seed=2)
+            call.assert_not_called()
+        self.assertEqual(result["via"], "tool")
+        self.assertEqual(result["command"][0], tool)
+        self.assertEqual(result["options"]["seed"], 2)
+        self.assertIsNone(result["report"])  # the stand-in writes none
+        with open(tool + ".args") as f:
+            args = f.read().splitlines()
+        self.assertEqual(args[:8], ["--model", model, "--encoding", "int4-g128",
+                                    "--calibration", "random:3", "--out", out])
+        self.assertIn("--seed", args)
+
+    def test_arguments_checked_before_the_library_is_asked(self):
+        model, a = self.api_model()
+        with mock.patch.object(quantizer, "_load_c_library") as load, \
+                mock.patch.object(runtime, "quantize_model") as call:
+            for kwargs, needle in (({"seq_len": 0}, "--seq-len 0"),
+                                   ({"damp": float("nan")}, "--damp nan"),
+                                   ({"device": -1}, "--device -1"),
+                                   ({"calibration": "random:0"}, "random:0")):
+                with self.subTest(kwargs=kwargs):
+                    args = dict(calibration="random:1", out=os.path.join(self.tmp, "o"),
+                                fp16_artifact=a["fp16"], gptq_artifact=a["gptq"],
+                                decode_artifact=a["decode"])
+                    args.update(kwargs)
+                    with self.assertRaisesRegex(QuantizeError, needle):
+                        qfuse.quantize(model, "int4-g128", **args)
+            load.assert_not_called()
+            call.assert_not_called()
+
+
+class FakeQuantizeLibrary:
+    """Stands in for the loaded libqfuse_c.so's qfuse_quantize: writes
+    `report` as the C function does (what fits, NUL-terminated)."""
+
+    def __init__(self, report):
+        self.report = report.encode()
+        self.options = None
+
+    def qfuse_quantize(self, options, buffer, capacity):
+        self.options = json.loads(options.decode())
+        n = min(capacity - 1, len(self.report))
+        ctypes.memmove(buffer, self.report, n)
+        ctypes.memset(ctypes.addressof(buffer) + n, 0, 1)
+        return len(self.report)
+
+
+class QuantizeBinding(TempDirTestCase):
+    """runtime.quantize_model over qfuse_quantize. The C function checks its
+    options (keys, types, required ones, the artifacts, the model directory)
+    before it needs a GPU, so these run everywhere the library is built."""
+
+    def setUp(self):
+        super().setUp()
+        self.lib = library_or_skip(self)
+        self.out = os.path.join(self.tmp, "out")
+
+    def options(self, **extra):
+        options = {"model": os.path.join(self.tmp, "no-model"), "encoding": "int4-g128",
+                   "calibration": "random:1", "out": self.out}
+        options.update(extra)
+        return options
+
+    def test_bound(self):
+        fn = self.lib.lib.qfuse_quantize
+        self.assertIs(fn.restype, ctypes.c_int64)
+        self.assertEqual(fn.argtypes, [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t])
+        self.assertEqual(runtime.REPORT_CAPACITY, 16 << 20)
+
+    def test_c_library_rejects_bad_options(self):
+        missing = os.path.join(self.tmp, "no-model")
+        artifact = os.path.join(self.tmp, "a.qfa")
+        with open(artifact, "w") as f:
+            f.write("{}")
+        cases = [
+            (self.options(bogus=1), "quantize: qfuse_quantize: unknown option 'bogus' "
+                                    "(model, encoding, calibration, out, format, seq_len, "),
+            (self.options(seq_len="64"), "quantize: qfuse_quantize: option 'seq_len' must "
+                                         "be a number"),
+            (self.options(act_order=1), "option 'act_order' must be true or false"),
+            (self.options(model=7), "option 'model' must be a string"),
+            ({"model": missing}, "quantize: qfuse_quantize: quantize: the model directory, "
+                                 "encoding, calibration and output directory are all "
+                                 "required"),
+            (self.options(), f"quantize: qfuse_quantize: no artifact '{missing}/qfuse-fp16-"
+                             "calib.qfa'; make it on the compiler machine with: python3 -m "
+                             f"qfuse compile --config {missing}/config.json --encoding fp16"),
+            (self.options(fp16_artifact=artifact, gptq_artifact=artifact,
+                          format="auto-gptq"),
+             f"quantize: qfuse_quantize: checkpoint '{missing}': no config.json"),
+            (self.options(fp16_artifact=artifact, gptq_artifact=artifact, format="gguf"),
+             "unknown checkpoint format 'gguf' (expected one of: qfuse, "
+             "compressed-tensors, auto-gptq)"),
+        ]
+        for options, message in cases:
+            with self.subTest(options=options):
+                with self.assertRaises(runtime.QfuseError) as ctx:
+                    runtime.quantize_model(options)
+                self.assertIn(message, str(ctx.exception))
+                self.assertTrue(str(ctx.exception).startswith("quantize: qfuse_quantize: "),
+                                str(ctx.exception))
+        # Paths may be path objects; the error names them.
+        with self.assertRaisesRegex(runtime.QfuseError, f"no artifact '{missing}/"):
+            runtime.quantize_model(self.options(model=pathlib.Path(missing)))
+        self.assertFalse(os.path.exists(self.out))
+
+    def test_python_side_checks(self):
+        with self.assertRaisesRegex(runtime.QfuseError, "options is a list, expected a dict"):
+            runtime.quantize_model([("model", "x")])
+        with self.assertRaisesRegex(runtime.QfuseError, "cannot be written as JSON"):
+            runtime.quantize_model(self.options(damp=float("nan")))
+        with self.assertRaisesRegex(runtime.QfuseError, "cannot be written as JSON"):
+            runtime.quantize_model(self.options(model=object()))
+        with self.assertRaisesRegex(runtime.QfuseError, "capacity is 1"):
+            runtime.quantize_model(self.options(), capacity=1)
+
+    def test_report_parsed_or_too_long(self):
+        """The report is parsed from what qfuse_quantize wrote; a longer one
+        than the buffer is an error giving its size (it cannot be fetched
+        again: the run is over)."""
+        text = json.dumps({"tool": "qfuse-quantize", "layers": [{"layer": 0}]})
+        lib = runtime.Library.__new__(runtime.Library)
+        lib.lib = FakeQuantizeLibrary(text)
+        lib.path = "fake"
+        self.assertEqual(lib.quantize({"model": pathlib.Path("m")}, capacity=len(text) + 1),
+                         json.loads(text))  # exactly fits with its NUL
+        self.assertEqual(lib.lib.options, {"model": "m"})
+        with self.assertRaisesRegex(runtime.QfuseError,
+                                    f"report is {len(text)} bytes, more than the "
+                                    f"{len(text)}-byte buffer holds .*pass capacity="
+                                    f"{len(text) + 1} or more"):
+            lib.quantize({}, capacity=len(text))
+        lib.lib = FakeQuantizeLibrary("{not json")
+        with self.assertRaisesRegex(runtime.QfuseError, "report is not JSON"):
+            lib.quantize({})
+
+
+class GpuQuantize(TempDirTestCase):
+    """A synthetic tiny Llama checkpoint (qfuse-synthetic-model), quantized
+    through the C API on the GPU."""
+
+    def setUp(self):
+        super().setUp()
+        lib = library_or_skip(self)
+        if not has_gpu(lib):
+            self.skipTest("no GPU here (qfuse_device_count() = 0): GPTQ on the GPU is "
+                          "skipped")
+        tool_or_skip(self, "qfuse-compile")
+        self.model = os.path.join(self.tmp, "tiny-llama")
+        subprocess.run([tool_or_skip(self, "qfuse-synthetic-model"), "--config-preset",
+                        "tiny-llama", "--out", self.model], check=True,
+                       capture_output=True)
+        with open(os.path.join(self.model, "config.json")) as f:
+            self.layers = json.load(f)["num_hidden_layers"]
+
+    def test_quantize_through_the_c_api(self):
+        out = os.path.join(self.tmp, "out")
+        report_path = os.path.join(self.tmp, "report.json")
+        result = qfuse.quantize(self.model, "int4-g128", "random:2", out, seq_len=64,
+                                format="auto-gptq", seed=3, json_path=report_path)
+        self.assertEqual(result["via"], "c-api")
+        report = result["report"]
+        self.assertEqual(len(report["layers"]), self.layers)
+        self.assertEqual(report["modules"], 7 * self.layers)
+        self.assertEqual(report["samples"], 2)
+        self.assertIn("config.json", os.listdir(out))
+        with open(report_path) as f:
+            self.assertEqual(json.load(f), report)
+        # Again: the output exists, and only overwrite replaces it.
+        with self.assertRaisesRegex(QuantizeError, "^quantize: qfuse_quantize: "):
+            qfuse.quantize(self.model, "int4-g128", "random:2", out, seq_len=64,
+                           format="auto-gptq")
+        again = qfuse.quantize(self.model, "int4-g128", "random:2", out, seq_len=64,
+                               format="auto-gptq", seed=3, overwrite=True)
+        self.assertEqual(again["via"], "c-api")
+
+    def test_command_line(self):
+        out = os.path.join(self.tmp, "out")
+        proc = run_cli("quantize", "--model", self.model, "--out", out, "--calibration",
+                       "random:2", "--seq-len", "64")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("qfuse-quantize: ", proc.stdout)  # the C library's progress lines
+        self.assertIn(f"qfuse quantize: wrote {out} (through the C API's qfuse_quantize)",
+                      proc.stderr)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,10 @@
 #include "qfuse/runtime/ModelCheckpoint.h"
 #include "qfuse/runtime/ModelLoader.h"
 #include "qfuse/runtime/ModelWeights.h"
+#include "qfuse/runtime/QuantizeModel.h"
 #include "qfuse/runtime/Safetensors.h"
+
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cstring>
@@ -236,6 +239,96 @@ int qfuse_generate(qfuse_runtime *runtime, const int32_t *prompt_ids,
       stats->decode_tokens_per_s = out.decodeTokensPerSecond;
     }
   });
+}
+
+int64_t qfuse_quantize(const char *options_json, char *report,
+                       size_t capacity) {
+  std::string text;
+  const int status = guarded("qfuse_quantize", [&] {
+    if (!options_json)
+      throw qfuse::Error("options_json is NULL");
+    nlohmann::json o;
+    try {
+      o = nlohmann::json::parse(options_json);
+    } catch (const nlohmann::json::exception &e) {
+      throw qfuse::Error(std::string("options_json is not JSON: ") + e.what());
+    }
+    if (!o.is_object())
+      throw qfuse::Error("options_json must be a JSON object");
+    qfuse::runtime::QuantizeModelOptions options;
+    // Every key must be known: a misspelt option is an error, not a default.
+    for (const auto &[key, value] : o.items()) {
+      auto str = [&]() {
+        if (!value.is_string())
+          throw qfuse::Error("option '" + key + "' must be a string");
+        return value.get<std::string>();
+      };
+      auto num = [&]() {
+        if (!value.is_number())
+          throw qfuse::Error("option '" + key + "' must be a number");
+        return value;
+      };
+      auto integer = [&](bool nonNegative) {
+        if (!value.is_number_integer() ||
+            (nonNegative && !value.is_number_unsigned()))
+          throw qfuse::Error("option '" + key + "' must be " +
+                             (nonNegative ? "a non-negative integer"
+                                          : "an integer"));
+        return value;
+      };
+      auto flag = [&]() {
+        if (!value.is_boolean())
+          throw qfuse::Error("option '" + key + "' must be true or false");
+        return value.get<bool>();
+      };
+      if (key == "model")
+        options.modelDir = str();
+      else if (key == "encoding")
+        options.encoding = str();
+      else if (key == "calibration")
+        options.calibration = str();
+      else if (key == "out")
+        options.outDir = str();
+      else if (key == "format")
+        options.format = str();
+      else if (key == "seq_len")
+        options.seqLen = integer(false).get<int64_t>();
+      else if (key == "fp16_artifact")
+        options.fp16Artifact = str();
+      else if (key == "gptq_artifact")
+        options.gptqArtifact = str();
+      else if (key == "decode_artifact")
+        options.decodeArtifact = str();
+      else if (key == "damp")
+        options.damp = num().get<double>();
+      else if (key == "act_order")
+        options.actOrder = flag();
+      else if (key == "static_groups")
+        options.staticGroups = flag();
+      else if (key == "overwrite")
+        options.overwrite = flag();
+      else if (key == "seed")
+        options.seed = integer(true).get<uint64_t>();
+      else if (key == "device")
+        options.device = integer(true).get<int>();
+      else
+        throw qfuse::Error("unknown option '" + key +
+                           "' (model, encoding, calibration, out, format, "
+                           "seq_len, fp16_artifact, gptq_artifact, "
+                           "decode_artifact, damp, act_order, static_groups, "
+                           "overwrite, seed, device)");
+    }
+    options.command = std::string("qfuse_quantize(") + options_json + ")";
+    text = qfuse::runtime::quantizeModel(options);
+  });
+  if (status != 0)
+    return -1;
+  if (report && capacity > 0) {
+    const size_t n = std::min(capacity - 1, text.size());
+    std::memcpy(report, text.data(), n);
+    report[n] = '\0';
+  }
+  return static_cast<int64_t>(text.size());
 }
 
 } // extern "C"

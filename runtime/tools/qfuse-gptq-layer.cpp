@@ -335,8 +335,6 @@ int main(int argc, char **argv) {
                                {"finish_ms", fusedReport.finishSeconds * 1e3},
                                {"total_ms", fusedReport.totalSeconds * 1e3},
                                {"attempts", fusedReport.attempts},
-                               {"reversed_factorization",
-                                fusedReport.reversedFactorization},
                                {"bf16x9", fusedReport.bf16x9},
                                {"fell_back", fusedReport.fellBackToRTN},
                                {"dead_channels",

@@ -8,6 +8,13 @@
 //
 //   qfuse-model-check --model DIR --artifact tiny-int4.qfa --prompt-ids 1,2,3
 //                     --steps 32 [--tolerance 1e-2] [--identical-tokens]
+//                     [--gpu-weights DIR2] [--dense-reference]
+//
+// --dense-reference keeps the checkpoint's dense weights in the reference,
+// so the error measured is the quantization's own; with --gpu-weights the
+// compiled model loads another checkpoint of the same model (a GPTQ output
+// of qfuse-quantize, in any format the runtime reads). Together they compare
+// quantizers: the same prompt, RTN at load (no --gpu-weights) against GPTQ.
 //
 // The reference is fed the compiled model's own tokens (teacher forcing), so
 // one near-tie cannot make every later step differ; with --identical-tokens
@@ -78,7 +85,8 @@ int main(int argc, char **argv) {
   std::vector<int32_t> prompt;
   int64_t steps = 32;
   double tolerance = 1e-2;
-  bool identicalTokens = false;
+  bool identicalTokens = false, denseReference = false;
+  std::string gpuWeightsDir;
   int device = 0;
   app.add_option("--model", modelDir, "Hugging Face checkpoint directory")
       ->required()
@@ -97,6 +105,13 @@ int main(int argc, char **argv) {
       ->default_val(1e-2);
   app.add_flag("--identical-tokens", identicalTokens,
                "also require the reference's greedy token at every step");
+  app.add_option("--gpu-weights", gpuWeightsDir,
+                 "load the compiled model's weights from this checkpoint "
+                 "instead (e.g. a qfuse-quantize output)")
+      ->check(CLI::ExistingDirectory);
+  app.add_flag("--dense-reference", denseReference,
+               "the reference keeps the dense weights (measures the "
+               "quantization error)");
   app.add_option("--json", jsonPath, "write the per-step errors here");
   app.add_option("--device", device, "CUDA device ordinal")->default_val(0);
   CLI11_PARSE(app, argc, argv);
@@ -112,7 +127,14 @@ int main(int argc, char **argv) {
     runtime::cuda::Stream stream;
     runtime::Executor executor(artifact, context);
     runtime::Generator generator(executor, stream.get());
-    runtime::loadCheckpoint(executor, checkpoint, /*threads=*/0);
+    if (gpuWeightsDir.empty()) {
+      runtime::loadCheckpoint(executor, checkpoint, /*threads=*/0);
+    } else {
+      runtime::ModelCheckpoint gpuCheckpoint =
+          runtime::ModelCheckpoint::open(gpuWeightsDir);
+      runtime::checkModelAgainstConfig(artifact, gpuCheckpoint);
+      runtime::loadCheckpoint(executor, gpuCheckpoint, /*threads=*/0);
+    }
     runtime::Generation gpu =
         generator.generate(prompt, steps, {/*keepLogits=*/true});
 
@@ -121,11 +143,12 @@ int main(int argc, char **argv) {
     reference::ModelWeights weights =
         reference::loadCheckpointWeights(config, modelDir);
     reference::EncodingPlan plan = planFromArtifact(artifact);
-    reference::applyEncodingPlan(weights, plan);
+    if (!denseReference)
+      reference::applyEncodingPlan(weights, plan);
     reference::ReferenceDecoder decoder(config, std::move(weights));
 
     json perStep = json::array();
-    double worst = 0;
+    double worst = 0, sum = 0;
     int64_t failures = 0, tokenMismatches = 0;
     std::vector<double> ref = decoder.prefill(prompt);
     for (int64_t i = 0; i < steps; ++i) {
@@ -136,6 +159,7 @@ int main(int argc, char **argv) {
       bool tokenOk = refToken == gpu.tokens[i];
       bool ok = err <= tolerance && (!identicalTokens || tokenOk);
       worst = std::max(worst, err);
+      sum += err;
       failures += !ok;
       tokenMismatches += !tokenOk;
       std::printf("step %2lld: token %6d (reference %6lld)  logits rel. err "
@@ -147,9 +171,10 @@ int main(int argc, char **argv) {
                          {"reference_token", refToken},
                          {"relative_error", err}});
     }
-    std::printf("%s: %lld steps, worst logits relative error %.3e "
-                "(tolerance %.1e), %lld token differences%s: %s\n",
-                artifactPath.c_str(), (long long)steps, worst, tolerance,
+    std::printf("%s: %lld steps, worst logits relative error %.3e, mean "
+                "%.3e (tolerance %.1e), %lld token differences%s: %s\n",
+                artifactPath.c_str(), (long long)steps, worst,
+                sum / double(steps), tolerance,
                 (long long)tokenMismatches,
                 identicalTokens ? " (must be 0)" : "",
                 failures ? "FAIL" : "PASS");
@@ -162,6 +187,10 @@ int main(int argc, char **argv) {
                   {"tolerance", tolerance},
                   {"identical_tokens_required", identicalTokens},
                   {"worst_relative_error", worst},
+                  {"mean_relative_error", sum / double(steps)},
+                  {"gpu_weights", gpuWeightsDir.empty() ? modelDir
+                                                        : gpuWeightsDir},
+                  {"dense_reference", denseReference},
                   {"token_differences", tokenMismatches},
                   {"pass", failures == 0},
                   {"per_step", perStep}}

@@ -89,4 +89,36 @@ TEST(CApi, ModelCallsRejectANullHandle) {
 
 TEST(CApi, DeviceCountIsNotAnError) { EXPECT_GE(qfuse_device_count(), 0); }
 
+// qfuse_quantize's options are checked before anything runs: bad JSON, a
+// misspelt key, a wrong type, missing required fields, a model directory
+// that does not exist. Each is -1 and a message naming the problem.
+TEST(CApi, QuantizeRejectsBadOptions) {
+  char report[256] = "untouched";
+  auto expectError = [&](const char *options, const std::string &fragment) {
+    EXPECT_EQ(qfuse_quantize(options, report, sizeof report), -1) << options;
+    const std::string message = qfuse_last_error();
+    EXPECT_NE(message.find("qfuse_quantize"), std::string::npos) << message;
+    EXPECT_NE(message.find(fragment), std::string::npos)
+        << options << " -> " << message;
+  };
+  expectError(nullptr, "NULL");
+  expectError("{not json", "not JSON");
+  expectError("[1, 2]", "JSON object");
+  expectError("{\"modle\": \"x\"}", "unknown option 'modle'");
+  expectError("{\"model\": 3}", "option 'model' must be a string");
+  expectError("{\"act_order\": 1}", "'act_order' must be true or false");
+  expectError("{\"seed\": -1}", "'seed' must be a non-negative integer");
+  expectError("{\"seq_len\": 1.5}", "'seq_len' must be an integer");
+  expectError("{\"model\": \"m\"}", "are all required");
+  expectError("{\"model\": \"/nonexistent/model\", \"encoding\": "
+              "\"int4-g128\", \"calibration\": \"random:4\", \"out\": "
+              "\"/tmp/qfuse-capi-quantize-out\", \"seq_len\": 0}",
+              "sequence length must be positive");
+  expectError("{\"model\": \"/nonexistent/model\", \"encoding\": "
+              "\"int4-g128\", \"calibration\": \"random:4\", \"out\": "
+              "\"/tmp/qfuse-capi-quantize-out\"}",
+              "/nonexistent/model");
+  EXPECT_STREQ(report, "untouched");
+}
+
 } // namespace

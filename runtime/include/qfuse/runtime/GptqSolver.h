@@ -5,18 +5,21 @@
 // gate/up, or one module alone), quantizes them together:
 //
 //   prepare   diag(H) read back; dead channels (H[i][i] = 1, weight column
-//             0); act-order permutation (host); damping f * mean(diag(H))
-//             added on the diagonal (cublasSaxpy over stride K + 1)
-//   factor    cuSOLVER: H = L L^T, H^-1 from L (potri), U^T U = H^-1 (potrf
-//             again), all f32 on the device; a failed pivot retries with
-//             f *= growth, and after the last retry the modules fall back to
-//             round-to-nearest with a warning (as gptq::prepareHessian)
+//             0); act-order permutation (host)
+//   factor    one cuSOLVER Cholesky (f32) of the damped Hessian with its
+//             indices reversed (a negative-increment cublasScopy), which
+//             gives Ut, upper, with H = Ut Ut^T and U = Ut^-1 the reference's
+//             upper factor of H^-1 (K^3 / 3 flops instead of 4/3 K^3); a
+//             failed pivot retries with f *= growth, and after the last
+//             retry the modules fall back to round-to-nearest with a warning
+//             (as gptq::prepareHessian)
 //   blocks    the modules' rows stacked into one [rows, K] f32 matrix; per
-//             block of 128 columns: the compiler's qf.gptq_block_update
-//             kernel (one launch for every module: same-shape work batched),
-//             then the lazy update W[:, i2:] -= E U[i1:i2, i2:] as one
-//             cublasSgemm
+//             block of 128 columns, left-looking: U_FF = Ut_FF^-1
+//             (cublasStrsm), the earlier blocks' feedback as cuBLAS GEMMs
+//             with Ut, then the compiler's qf.gptq_block_update kernel (one
+//             launch for every module: same-shape work batched)
 //
+// docs/gptq.md ("The solver, step by step") derives the left-looking form.
 // The kernels come from a GPTQ artifact (python3 -m qfuse compile-gptq):
 // qf.gptq_block_update with dynamic rows, one plan per stacked row count,
 // buffers named "w:<encoding> (...)". The solver finds the launch whose rows,
@@ -105,10 +108,6 @@ struct GptqSolveReport {
   double dampFraction = 0;
   int attempts = 0;
   bool actOrder = false;
-  /// U came from one Cholesky of the reversed Hessian and a triangular
-  /// inverse (false: the reference's three factorizations, where cuBLAS
-  /// refuses the negative-increment copy that reverses).
-  bool reversedFactorization = false;
   /// The BF16x9 emulation was asked for and accepted.
   bool bf16x9 = false;
   /// Seconds. The solve proper is what runs on the device once the weights

@@ -21,6 +21,13 @@
  *   qfuse_generate_stats stats;
  *   qfuse_generate(rt, prompt, 3, 64, out, &stats);
  *
+ * GPTQ (docs/gptq.md):
+ *
+ *   char report[1 << 20];
+ *   qfuse_quantize("{\"model\": \"Llama-3.2-1B\", \"encoding\": \"int4-g128\","
+ *                  " \"calibration\": \"random:128\", \"out\": \"gptq\"}",
+ *                  report, sizeof report);
+ *
 \*===----------------------------------------------------------------------===*/
 
 #ifndef QFUSE_RUNTIME_QFUSE_H
@@ -99,6 +106,19 @@ typedef struct qfuse_generate_stats {
 int qfuse_generate(qfuse_runtime *runtime, const int32_t *prompt_ids,
                    int64_t n_prompt, int64_t max_new, int32_t *out_ids,
                    qfuse_generate_stats *stats);
+
+/* GPTQ of a whole Hugging Face model on the GPU (docs/gptq.md), what the
+ * qfuse-quantize tool runs. `options_json` is a JSON object: "model",
+ * "encoding", "calibration" ("random:N" or a JSON file of token id lists)
+ * and "out" are required; "format" ("qfuse", "compressed-tensors",
+ * "auto-gptq"), "seq_len", "fp16_artifact", "gptq_artifact",
+ * "decode_artifact", "damp", "act_order", "static_groups", "overwrite",
+ * "seed" and "device" are optional; an unknown key is an error. Progress
+ * lines go to stdout. Returns the length of the JSON report (per layer and
+ * module: times, loss, damping, fallbacks) and writes as much of it as
+ * fits into report[capacity], NUL-terminated; -1 on error. */
+int64_t qfuse_quantize(const char *options_json, char *report,
+                       size_t capacity);
 
 #ifdef __cplusplus
 }
