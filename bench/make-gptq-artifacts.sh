@@ -72,8 +72,12 @@ compile "$tiny/config.json" int4-g128 "$tiny/qfuse-gptq-int4-g128.qfa"
 ls "$tiny"
 
 # Singular Hessians on the GPU, as on the CPU reference: fewer tokens (200)
-# than columns with 3 dead channels (damping alone suffices), and with no
+# than columns with 3 dead channels (damping alone suffices; H has rank 200
+# of up to 640, so the damped matrix is ill-conditioned and the f32
+# Cholesky on the GPU agrees with the reference's double one less closely:
+# measured 99.888% identical codes, loss within 1.2e-3, so this run asks for
+# 99.5% and 5e-3), and with no
 # retry and a negative damping (the Cholesky fails: round-to-nearest,
 # warned, as the reference does).
-echo "test-int4-g128-singular --artifact $out/test-int4-g128.qfa --encoding \"$(enc int4-g128)\" $(groups 640) --tokens 200 --dead 3 --reference" >> "$out/runs.txt"
+echo "test-int4-g128-singular --artifact $out/test-int4-g128.qfa --encoding \"$(enc int4-g128)\" $(groups 640) --tokens 200 --dead 3 --reference --min-identical 0.995 --max-loss-rel 5e-3" >> "$out/runs.txt"
 echo "test-int4-g128-fallback --artifact $out/test-int4-g128.qfa --encoding \"$(enc int4-g128)\" --group qkv:384,128,128:384 --tokens 200 --dead 3 --damp -1 --retries 0 --reference" >> "$out/runs.txt"

@@ -553,7 +553,7 @@ class QuantizeBinding(TempDirTestCase):
             (self.options(bogus=1), "quantize: qfuse_quantize: unknown option 'bogus' "
                                     "(model, encoding, calibration, out, format, seq_len, "),
             (self.options(seq_len="64"), "quantize: qfuse_quantize: option 'seq_len' must "
-                                         "be a number"),
+                                         "be an integer"),
             (self.options(act_order=1), "option 'act_order' must be true or false"),
             (self.options(model=7), "option 'model' must be a string"),
             ({"model": missing}, "quantize: qfuse_quantize: quantize: the model directory, "
