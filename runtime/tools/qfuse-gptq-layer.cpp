@@ -208,8 +208,8 @@ int main(int argc, char **argv) {
   std::vector<std::string> groupTexts;
   bool llama = false, eager = false, reference = false, heldout = false;
   bool actOrder = false, staticGroups = false, bf16x9 = false,
-       concurrent = false;
-  int64_t tokens = 2048, heldoutTokens = 256, splitK = -1, dead = 0;
+       concurrent = false, profile = false;
+  int64_t tokens = 2048, heldoutTokens = 256, dead = 0;
   double damp = 0.01, minIdentical = 0.999, maxLossRel = 1e-3;
   int retries = 2;
   int warmups = 1;
@@ -250,12 +250,11 @@ int main(int argc, char **argv) {
       ->default_val(damp);
   app.add_option("--retries", retries, "factorization retries")
       ->default_val(retries);
+  app.add_flag("--profile", profile,
+               "time every step of the block loop (fused solves)");
   app.add_option("--warmups", warmups,
                  "untimed solves of each group before the timed one")
       ->default_val(warmups);
-  app.add_option("--split-k", splitK,
-                 "rows of Ut per partial product of the left-looking update "
-                 "(0: one GEMM; default: the solver's)");
   app.add_option("--tokens", tokens, "calibration rows per Hessian")
       ->default_val(tokens);
   app.add_option("--seed", seed, "seed")->default_val(seed);
@@ -291,9 +290,8 @@ int main(int argc, char **argv) {
     options.staticGroups = staticGroups;
     options.bf16x9 = bf16x9;
     options.dampFraction = damp;
+    options.profile = profile;
     options.maxRetries = retries;
-    if (splitK >= 0)
-      options.splitK = splitK;
 
     double fusedTotal = 0, eagerTotal = 0;
     for (size_t gi = 0; gi < groups.size(); ++gi) {
@@ -353,6 +351,13 @@ int main(int argc, char **argv) {
                   fusedReport.summary().c_str());
       for (const std::string &warning : fusedReport.warnings)
         std::printf("  warning: %s\n", warning.c_str());
+      if (profile) {
+        std::printf("  profile:");
+        for (const auto &[step, ms] : fusedReport.profileMs)
+          std::printf(" %s %.2f ms;", step.c_str(), ms);
+        std::printf("\n");
+        entry["fused"]["profile_ms"] = fusedReport.profileMs;
+      }
 
       std::vector<GptqModuleResult> eagerResults;
       if (eager) {
@@ -562,7 +567,6 @@ int main(int argc, char **argv) {
                   {"retries", retries},
                   {"min_identical", minIdentical},
                   {"max_loss_rel", maxLossRel},
-                  {"split_k", options.splitK},
                   {"warmups", warmups},
                   {"fused_solve_ms", fusedTotal * 1e3},
                   {"groups", results}};

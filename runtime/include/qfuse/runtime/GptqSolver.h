@@ -43,6 +43,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -70,17 +71,14 @@ struct GptqSolveOptions {
   /// math modes) for the factorization and the lazy updates; ignored where
   /// the libraries refuse it.
   bool bf16x9 = false;
-  /// The left-looking update G = Z[:, :i1] Ut[:i1, block] has a 128 x R
-  /// output and a reduction of up to K: too few output tiles to fill the
-  /// GPU. It is split into partial products of `splitK` rows of Ut
-  /// (one strided-batched GEMM) summed by a GEMV; 0 runs it as one GEMM.
-  int64_t splitK = 512;
   /// Benchmark hooks (may be empty): called on the calling thread once the
   /// weights and buffers are on the device, before the first factorization,
   /// and once the device work is complete, before the results come back.
   /// Solves of independent groups on several threads line up their device
   /// phases with them.
   std::function<void()> onPrepared, onDeviceDone;
+  /// Time every step of every block (GptqSolveReport::profileMs).
+  bool profile = false;
 };
 
 /// One module reading the Hessian's input: its [n, K] weight, row-major f32
@@ -121,6 +119,9 @@ struct GptqSolveReport {
   double updateSeconds = 0;  // lazy cuBLAS updates and the loss dots
   double finishSeconds = 0;  // downloads and unpacking into results
   double totalSeconds = 0;   // wall time of solve()
+  /// With GptqSolveOptions::profile: milliseconds per step of the block
+  /// loop, summed over the blocks ("G = Z Ut", "column loop", ...).
+  std::map<std::string, double> profileMs;
   /// One line for logs.
   std::string summary() const;
 };
