@@ -22,8 +22,9 @@ scale, and zero, per column) and block width. The ops (`block_ops`):
 | both | K % 128 for each input width K | the last, narrower block |
 
 Per-channel encodings have only static ops (their scales come from the
-whole row). NVFP4 (a global scale), codebooks with a named table, groups
-that do not divide 128 and unquantized or 2:4 encodings are GptqErrors.
+whole row). NVFP4 takes its global scales as an operand, one per row.
+Codebooks with a named table, groups that do not divide 128 and
+unquantized or 2:4 encodings are GptqErrors.
 """
 import re
 
@@ -94,9 +95,6 @@ def grid_for(encoding):
         unsupported = f"unquantized weights ('{encoding}' is {grid.format})"
     elif grid.sparse:
         unsupported = f"2:4 sparse encodings ('{encoding}')"
-    elif grid.global_scale:
-        unsupported = (f"NVFP4's global scale ('{encoding}': the scale over the whole "
-                       "weight is not an operand of qf.gptq_block_update)")
     elif grid.named_table is not None:
         unsupported = (f"codebooks with a named table ('{encoding}': table "
                        f"\"{grid.named_table}\" is not an operand of "
@@ -211,6 +209,12 @@ def gptq_ir(config, encoding):
             outs.append((f"%s{i}", params, f"scales_out {tag}"))
             if grid.zeros:
                 outs.append((f"%z{i}", params, f"zeros_out {tag}"))
+        if grid.global_scale:
+            # NVFP4: one global scale per row (each stacked module has its
+            # own), read by the kernel's fit, code and value.
+            g = tensor(None, elt="f32")
+            args.append((f"%g{i}", g, f"global_scale {tag}"))
+            operands += f" global_scale(%g{i} : {g})"
         results += outs
         body.append(f"  // {mode} groups, {width} columns" if mode == "dynamic"
                     else f"  // static scales, {width} column{'s' if width > 1 else ''}")

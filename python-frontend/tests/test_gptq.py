@@ -84,6 +84,17 @@ class Ops(TempDirTestCase):
         self.assertIn("-> (tensor<?x128xi8>, tensor<?x128xf32>, tensor<?x4xf32>)", text)
         self.assertNotIn("zeros", text)
 
+    def test_nvfp4_global_scale_per_row(self):
+        # NVFP4 (group 16): every op takes one global scale per row.
+        text = gptq_ir(TINY_LLAMA, "nvfp4")
+        self.assertEqual(block_ops(TINY_LLAMA, "nvfp4"),
+                         [("dynamic", 128), ("dynamic", 16), ("static", 128),
+                          ("static", 1)])
+        for i in range(4):
+            self.assertIn(f"global_scale(%g{i} : tensor<?xf32>)", text)
+        self.assertIn('%g0: tensor<?xf32> {qf.name = "global_scale (dynamic b128)"}',
+                      text)
+
     def test_last_block_of_each_width(self):
         self.assertEqual(block_ops(ODD, "int4-g32"),
                          [("dynamic", 128), ("dynamic", 32), ("static", 128),
@@ -100,7 +111,6 @@ class Ops(TempDirTestCase):
 
     def test_unsupported_encodings(self):
         cases = {
-            "nvfp4": "GPTQ on the GPU does not support NVFP4's global scale",
             '#qf.enc<codebook, bits = 4, table = "lut.layer0" : f32, per_channel, '
             'scale = f16>': "GPTQ on the GPU does not support codebooks with a named "
                             "table .*table \"lut.layer0\"",
@@ -124,7 +134,7 @@ class Ops(TempDirTestCase):
         configs = dict(REFERENCE_CONFIGS, odd=ODD)
         for name, config in configs.items():
             for encoding in ("int4-g128", "uint4-g128-asym", "int8", "nf4", "int4-g32",
-                             "mxfp4", "fp8"):
+                             "mxfp4", "fp8", "nvfp4"):
                 if name == "odd" and "g128" in encoding:
                     continue  # K % 128 = 64 is not whole groups of 128
                 with self.subTest(config=name, encoding=encoding):
@@ -175,7 +185,7 @@ class CompileGptq(TempDirTestCase):
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertEqual(proc.stdout, gptq_ir(ModelConfig.load(config), "nf4"))
         cases = [
-            (["--encoding", "nvfp4", "-o", "x.qfa"], "GPTQ on the GPU does not support NVFP4"),
+            (["--encoding", "int4-g256", "-o", "x.qfa"], "GPTQ on the GPU fits groups inside a block of 128 columns"),
             ([], "expected -o ARTIFACT (or --emit-only FILE"),
             (["--encoding", "int3", "--emit-only", "-"], "unknown encoding 'int3'"),
         ]

@@ -181,9 +181,6 @@ GptqSolver::GptqSolver(const Artifact &blocks, const cuda::Context &context,
   if (!encoding.isQuantized() || encoding.isSparse24())
     throw Error("GPTQ needs a dense quantized encoding, got '" +
                 format::printEncoding(encoding) + "'");
-  if (encoding.globalScale)
-    throw Error("GPTQ on the GPU does not support NVFP4 (its global scale is "
-                "not an operand of the block kernel); use round-to-nearest");
   if (encoding.hasNamedTable())
     throw Error("GPTQ on the GPU does not support the named codebook table '" +
                 encoding.tableName + "': inline its values");
@@ -367,27 +364,58 @@ GptqSolver::solve(const std::vector<GptqModuleInput> &modules,
     sum += double(d);
   const double mean = sum / double(k);
 
+  // One grid per module: NVFP4's global scale is the module's own
+  // (448 * 6 / amax over its dead-channel-zeroed weights, as the reference
+  // computes it), so stacked modules differ; the kernel reads it per row.
+  std::vector<std::unique_ptr<gptq::Grid>> grids;
+  std::vector<int64_t> moduleOfRow(static_cast<size_t>(rows));
+  std::vector<float> rowGlobal;
+  {
+    int64_t r0 = 0;
+    for (size_t m = 0; m < modules.size(); ++m) {
+      gptq::GridOptions gridOptions;
+      if (enc.globalScale)
+        gridOptions.globalScale = gptq::nvfp4GlobalScale(
+            original.data() + r0 * k, modules[m].n * k);
+      std::string error;
+      grids.push_back(gptq::makeGrid(enc, gridOptions, error));
+      if (!grids.back())
+        throw Error("GPTQ: module '" + modules[m].name + "': " + error);
+      for (int64_t r = r0; r < r0 + modules[m].n; ++r)
+        moduleOfRow[size_t(r)] = int64_t(m);
+      if (enc.globalScale)
+        rowGlobal.insert(rowGlobal.end(), size_t(modules[m].n),
+                         grids.back()->globalScale());
+      r0 += modules[m].n;
+    }
+  }
   // Group parameters fitted up front (per channel, static groups), in the
   // original column order, on the dead-channel-zeroed weights.
-  std::unique_ptr<gptq::Grid> grid;
-  {
-    std::string error;
-    grid = gptq::makeGrid(enc, {}, error);
-    if (!grid)
-      throw Error("GPTQ: " + error);
-  }
   std::vector<gptq::GroupParams> staticParams;
   if (!dynamic) {
     staticParams.resize(static_cast<size_t>(rows * groups));
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t g = 0; g < groups; ++g) {
-        std::string error;
-        const int64_t count = std::min(group, k - g * group);
-        if (!grid->fit(original.data() + r * k + g * group, count,
-                       staticParams[size_t(r * groups + g)], error))
-          throw Error("GPTQ: row " + std::to_string(r) + ", group " +
-                      std::to_string(g) + ": " + error);
+    detail::parallelRows(rows, [&](int64_t first, int64_t last) {
+      for (int64_t r = first; r < last; ++r) {
+        const gptq::Grid &grid = *grids[size_t(moduleOfRow[size_t(r)])];
+        for (int64_t g = 0; g < groups; ++g) {
+          std::string error;
+          const int64_t count = std::min(group, k - g * group);
+          // A scale that does not fit its type is caught below: fit
+          // leaves a non-finite scale, which the check after the loop
+          // reports (threads cannot throw).
+          if (!grid.fit(original.data() + r * k + g * group, count,
+                        staticParams[size_t(r * groups + g)], error))
+            staticParams[size_t(r * groups + g)].scale =
+                std::numeric_limits<float>::quiet_NaN();
+        }
       }
+    });
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t g = 0; g < groups; ++g)
+        if (std::isnan(staticParams[size_t(r * groups + g)].scale))
+          throw Error("GPTQ: row " + std::to_string(r) + ", group " +
+                      std::to_string(g) +
+                      ": the group's scale does not fit the scale type");
   }
   auto groupOfPosition = [&](int64_t c) -> int64_t {
     if (perChannel)
@@ -460,6 +488,11 @@ GptqSolver::solve(const std::vector<GptqModuleInput> &modules,
       eye[size_t(i * group + i)] = 1.0f;
     identity = cuda::DeviceBuffer(eye.size() * 4, "GPTQ identity");
     identity.upload(eye.data(), eye.size() * 4);
+  }
+  cuda::DeviceBuffer globals;
+  if (enc.globalScale) {
+    globals = cuda::DeviceBuffer(rowGlobal.size() * 4, "GPTQ global scales");
+    globals.upload(rowGlobal.data(), rowGlobal.size() * 4);
   }
   const size_t numModules = modules.size();
   cuda::DeviceBuffer lossSlots(static_cast<size_t>(numBlocks) * numModules * 4,
@@ -664,6 +697,8 @@ GptqSolver::solve(const std::vector<GptqModuleInput> &modules,
           {"u", uTile.ptr()},
           {"codes", offset(codes.ptr(), rows * i1)},
           {"err", err.ptr()}};
+      if (enc.globalScale)
+        args["global_scale"] = globals.ptr();
       if (dynamic) {
         args["scales_out"] = offset(scales.ptr(), rows * (i1 / group) * 4);
         if (hasZeros)
@@ -693,6 +728,8 @@ GptqSolver::solve(const std::vector<GptqModuleInput> &modules,
               {"scales_out", offset(scales.ptr(), (j / group) * rows * 4)}};
           if (hasZeros)
             fit["zeros_out"] = offset(zeros.ptr(), (j / group) * rows * 4);
+          if (enc.globalScale)
+            fit["global_scale"] = globals.ptr();
           im.launch(rows, group, false, fit, stream);
         }
         // Column j alone: gather it, quantize it with its group's
@@ -709,6 +746,8 @@ GptqSolver::solve(const std::vector<GptqModuleInput> &modules,
             {"err", offset(errColumns.ptr(), jj * rows * 4)}};
         if (hasZeros)
           args["zeros"] = offset(zeros.ptr(), slot * 4);
+        if (enc.globalScale)
+          args["global_scale"] = globals.ptr();
         im.launch(rows, 1, true, args, stream);
         if (i2 - j - 1 > 0)
           QFUSE_CUBLAS(cublasSger(blas, int(i2 - j - 1), R, &minusOne,
@@ -827,8 +866,8 @@ GptqSolver::solve(const std::vector<GptqModuleInput> &modules,
       for (int64_t c = 0; c < k; ++c)
         q.gIdx[size_t(perm[size_t(c)])] = int32_t(groupOfPosition(c));
     }
-    if (!grid->table().empty() && enc.hasNamedTable())
-      q.table = grid->table();
+    if (enc.globalScale)
+      q.globalScale = grids[m]->globalScale();
     double loss = 0;
     for (int64_t b = 0; b < numBlocks; ++b)
       loss += 0.5 * double(hostLoss[size_t(b) * numModules + m]);

@@ -18,6 +18,9 @@
 // assigns columns to groups through a random permutation (act-order's
 // scattered g_idx), and gathers one scale (and zero) per column.
 //
+// NVFP4 launches also take `global_scale`, one per row: each row's is what
+// its own weights give (nvfp4GlobalScale) times a random power of two.
+//
 // Prints one PASS/FAIL line per launch and exits 1 on any failure.
 //
 //===----------------------------------------------------------------------===//
@@ -126,15 +129,34 @@ bool checkLaunch(Executor &executor, const Plan &plan, size_t stepIndex,
   const bool dynamic = !buf.count("scales");
   const bool hasZeros = enc.zeroPoint != format::ZeroPointKind::None;
 
-  std::unique_ptr<gptq::Grid> grid = gptq::makeGrid(enc, {}, error);
-  if (!grid)
-    throw Error("grid '" + encText + "': " + error);
-
   // Inputs.
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
   std::vector<float> w(static_cast<size_t>(rows * cols));
   for (float &v : w)
     v = uniform(rng);
+
+  // One grid per row: NVFP4's global scale is an operand with one value
+  // per row (the runtime stacks modules with their own); here each row's is
+  // what its own weights would give, scaled by a random power of two so
+  // that rows differ. Every other grid is the same for all rows.
+  const bool nvfp4 = enc.globalScale;
+  std::vector<std::unique_ptr<gptq::Grid>> grids;
+  std::vector<float> globals;
+  for (int64_t r = 0; r < (nvfp4 ? rows : 1); ++r) {
+    gptq::GridOptions gridOptions;
+    if (nvfp4) {
+      gridOptions.globalScale =
+          gptq::nvfp4GlobalScale(w.data() + r * cols, cols) *
+          float(1 << (rng() % 4));
+      globals.push_back(gridOptions.globalScale);
+    }
+    grids.push_back(gptq::makeGrid(enc, gridOptions, error));
+    if (!grids.back())
+      throw Error("grid '" + encText + "': " + error);
+  }
+  auto gridOf = [&](int64_t r) -> const gptq::Grid & {
+    return *grids[size_t(nvfp4 ? r : 0)];
+  };
   std::vector<float> u = randomHinvChol(cols, rng);
 
   // Group parameters: static ones fitted up front on the original weights,
@@ -160,7 +182,7 @@ bool checkLaunch(Executor &executor, const Plan &plan, size_t stepIndex,
         for (int64_t c = 0; c < cols; ++c)
           if (groupOf[size_t(c)] == g)
             members.push_back(w[size_t(r * cols + c)]);
-        if (!grid->fit(members.data(), int64_t(members.size()),
+        if (!gridOf(r).fit(members.data(), int64_t(members.size()),
                        params[size_t(r * groups + g)], error))
           throw Error("fitting static group " + std::to_string(g) + ": " +
                       error);
@@ -178,6 +200,12 @@ bool checkLaunch(Executor &executor, const Plan &plan, size_t stepIndex,
   executor.allocate(plan.batch);
   executor.buffer(plan.batch, wName).upload(w.data(), w.size() * 4);
   executor.buffer(plan.batch, buf["u"]).upload(u.data(), u.size() * 4);
+  if (nvfp4) {
+    if (!buf.count("global_scale"))
+      throw Error("the NVFP4 launch has no 'global_scale' parameter");
+    executor.buffer(plan.batch, buf["global_scale"])
+        .upload(globals.data(), globals.size() * 4);
+  }
   if (!dynamic) {
     executor.buffer(plan.batch, buf["scales"])
         .upload(scales.data(), scales.size() * 4);
@@ -233,8 +261,19 @@ bool checkLaunch(Executor &executor, const Plan &plan, size_t stepIndex,
   bg.ld = groups;
   bg.groupOfColumn = dynamic ? nullptr : groupOf.data();
   bg.groupSize = groupSize;
-  if (!gptq::quantizeBlock(*grid, tile, bg, error))
-    throw Error("reference block: " + error);
+  // Rows are independent: NVFP4 runs them one at a time with their grids.
+  for (int64_t r0 = 0; r0 < rows; r0 += nvfp4 ? 1 : rows) {
+    const int64_t n = nvfp4 ? 1 : rows;
+    gptq::BlockTile part = tile;
+    part.rows = n;
+    part.w = tile.w + r0 * tile.ldw;
+    part.codes = tile.codes + r0 * tile.ldc;
+    part.err = tile.err + r0 * tile.lde;
+    gptq::BlockGroups partGroups = bg;
+    partGroups.params = bg.params + r0 * bg.ld;
+    if (!gptq::quantizeBlock(gridOf(r0), part, partGroups, error))
+      throw Error("reference block: " + error);
+  }
 
   int64_t badCodes = 0, badErr = 0, badParams = 0, first = -1;
   for (int64_t i = 0; i < rows * cols; ++i) {

@@ -26,6 +26,12 @@
 // to nearest for E4M3); min/max are written as the selects of std::min and
 // std::max, so that signed zeros come out as in the reference.
 //
+// NVFP4 (MinifloatGrid with a global scale): the `global_scale` operand holds
+// one f32 per row, which each warp loads once. fit: s = e4m3_rn(f32((amax /
+// 6) * g)) in f64, saturating at 448, and 0 (not 1) for a zero group; code:
+// s > 0 ? e2m1(f32((w * g) / s)) : 0, in f64; value: (e2m1 * s) / g, an f32
+// mul.rn then an f32 div.rn.
+//
 //===----------------------------------------------------------------------===//
 
 #include "OpKernelCommon.h"
@@ -54,6 +60,7 @@ struct GridSpec {
   ElementFormat format;
   ScaleKind scale;
   bool isUnsigned = false, floatZero = false;
+  bool globalScale = false; ///< NVFP4: one f32 global scale per row
   double qmax = 0; ///< integer formats: 2^(b-1) - 1, or 2^b - 1 unsigned
   /// Codebooks: the f32 table, and its entries sorted by value with equal
   /// values collapsed to their lowest index (format::NearestEntry).
@@ -201,11 +208,15 @@ Value withSign(KernelEmitter &e, Arith &a, Value magnitude, Value negative) {
   return a.select(negative, e.fneg(magnitude), magnitude);
 }
 
-/// format::storeScale(s, type) for s > 0, and 1 for s == 0 (finishScale).
+/// format::storeScale(s, type) for s > 0, and for s == 0 what finishScale
+/// keeps: 1, or 0 with a global scale (NVFP4: a zero group stays zero).
 /// f16/bf16/f32/E8M0 round up: the smallest f32 not below s first (cvt.rp;
 /// every f16/bf16/E8M0 value is an f32, so the smallest one not below s is
-/// the smallest one not below that f32), then up into the type.
-Value storeScale(KernelEmitter &e, Arith &a, Value exact, ScaleKind kind) {
+/// the smallest one not below that f32), then up into the type. E4M3 rounds
+/// to nearest and saturates at 448 (encodeMagnitude's maxCode 0x7E) for
+/// every finite f32.
+Value storeScale(KernelEmitter &e, Arith &a, Value exact, ScaleKind kind,
+                 bool globalScale = false) {
   ImplicitLocOpBuilder &b = e.builder();
   Value scale;
   switch (kind) {
@@ -266,7 +277,7 @@ Value storeScale(KernelEmitter &e, Arith &a, Value exact, ScaleKind kind) {
   }
   Value positive = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, exact,
                                          a.cf64(0.0));
-  return a.select(positive, scale, e.cf32(1.0));
+  return a.select(positive, scale, e.cf32(globalScale ? 0.0 : 1.0));
 }
 
 /// format::roundToScalarType(v, type) for the float zero points.
@@ -290,10 +301,11 @@ Value roundToScaleType(KernelEmitter &e, Arith &a, Value v, ScaleKind kind) {
   return v;
 }
 
-/// Group parameters (scale, zero) from the group's statistics (Grid::fit).
+/// Group parameters (scale, zero) from the group's statistics (Grid::fit);
+/// `global` is the row's NVFP4 global scale (f32), null for other grids.
 std::pair<Value, Value> fitGroup(KernelEmitter &e, Arith &a,
                                  const GridSpec &g, Value amax, Value lo32,
-                                 Value hi32) {
+                                 Value hi32, Value global) {
   Value amaxD = a.toF64(amax);
   switch (g.format) {
   case ElementFormat::Int4:
@@ -320,9 +332,12 @@ std::pair<Value, Value> fitGroup(KernelEmitter &e, Arith &a,
   case ElementFormat::FP8E4M3:
     return {storeScale(e, a, a.divD(amaxD, a.cf64(448.0)), g.scale),
             e.cf32(0.0)};
-  case ElementFormat::FP4E2M1:
-    return {storeScale(e, a, a.divD(amaxD, a.cf64(6.0)), g.scale),
-            e.cf32(0.0)};
+  case ElementFormat::FP4E2M1: {
+    Value exact = a.divD(amaxD, a.cf64(6.0));
+    if (global) // exact *= global, in double
+      exact = a.mulD(exact, a.toF64(global));
+    return {storeScale(e, a, exact, g.scale, g.globalScale), e.cf32(0.0)};
+  }
   default: // codebooks
     return {storeScale(e, a, a.divD(amaxD, a.cf64(g.tableMax)), g.scale),
             e.cf32(0.0)};
@@ -330,10 +345,11 @@ std::pair<Value, Value> fitGroup(KernelEmitter &e, Arith &a,
 }
 
 /// Grid::code(w, p) then Grid::value(code, p): the code as i32 (the logical
-/// code of Packing.h) and the f32 value it stands for.
+/// code of Packing.h) and the f32 value it stands for. `global` is the row's
+/// NVFP4 global scale (f32), null for other grids.
 std::pair<Value, Value> codeAndValue(KernelEmitter &e, Arith &a,
                                      const GridSpec &g, Value w, Value scale,
-                                     Value zero) {
+                                     Value zero, Value global) {
   ImplicitLocOpBuilder &b = e.builder();
   Value v = a.toF64(w), s = a.toF64(scale);
   switch (g.format) {
@@ -358,16 +374,27 @@ std::pair<Value, Value> codeAndValue(KernelEmitter &e, Arith &a,
   case ElementFormat::FP4E2M1: {
     bool fp8 = g.format == ElementFormat::FP8E4M3;
     const MiniFloat &f = fp8 ? kE4M3 : kE2M1;
-    Value x = a.toF32(a.divD(v, s)); // float(v / scale)
+    // float(v / scale); NVFP4: float(v * global / scale), both in double.
+    Value x = global ? a.toF32(a.divD(a.mulD(v, a.toF64(global)), s))
+                     : a.toF32(a.divD(v, s));
     Value negative = arith::CmpIOp::create(
         b, arith::CmpIPredicate::slt, e.bitcast(e.i32(), x), e.c32(0));
     Value magnitude = encodeMagnitude(e, a, a.fabs(x), f);
+    if (global) {
+      // NVFP4: p.scale > 0 ? encodeE2M1(...) : 0 (a zero group's scale is 0).
+      Value usable = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT,
+                                           scale, e.cf32(0.0));
+      magnitude = a.select(usable, magnitude, e.c32(0));
+      negative = arith::AndIOp::create(b, usable, negative);
+    }
     uint32_t signBit = fp8 ? 0x80 : 0x8;
     Value code = a.select(negative,
                           arith::OrIOp::create(b, magnitude, e.c32(signBit)),
                           magnitude);
     Value decoded =
         withSign(e, a, decodeMagnitude(e, a, magnitude, f), negative);
+    if (global) // (decoded * p.scale) / global: f32 mul, then f32 div
+      return {code, a.divF(a.mulF(decoded, scale), global)};
     return {code, a.mulF(scale, decoded)};
   }
   default: {
@@ -420,7 +447,7 @@ Value shflIdx(KernelEmitter &e, Value v, Value lane) {
 
 /// Kernel arguments, in the order of the params.
 struct BlockArgs {
-  Value w, u, scales, zeros, codes, err, scalesOut, zerosOut;
+  Value w, u, scales, zeros, globalScale, codes, err, scalesOut, zerosOut;
 };
 
 void buildBlockKernel(ImplicitLocOpBuilder &b, const GridSpec &g,
@@ -441,6 +468,10 @@ void buildBlockKernel(ImplicitLocOpBuilder &b, const GridSpec &g,
   auto f32At = [&](Value base, Value index) {
     return e.gepBytes(base, e.mul(e.zext64(index), e.c64(4)));
   };
+  // NVFP4: the row's global scale, loaded once by every lane of its warp.
+  Value global = g.globalScale
+                     ? e.loadRO(e.f32(), f32At(args.globalScale, row), 4)
+                     : Value();
   Value rowBase = e.mul(row, e.c32(B));
   // Lane slot p holds column 32 p + lane (clamped for the load when past B).
   SmallVector<Value> colOf, validOf, w;
@@ -504,7 +535,7 @@ void buildBlockKernel(ImplicitLocOpBuilder &b, const GridSpec &g,
           lo = warpReduce(e, lo, fmin);
           hi = warpReduce(e, hi, fmax);
         }
-        auto [newScale, newZero] = fitGroup(e, a, g, amax, lo, hi);
+        auto [newScale, newZero] = fitGroup(e, a, g, amax, lo, hi, global);
         // Lane 0 records the group's parameters: [R, B / G].
         Value isLane0 = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
                                               lane, e.c32(0));
@@ -535,7 +566,7 @@ void buildBlockKernel(ImplicitLocOpBuilder &b, const GridSpec &g,
     // Column j, redundantly in every lane: c = code(w[j]), q = value(c),
     // t = w[j] - q, e = t / U[j][j] (f32 sub, f32 true division).
     Value wj = shflIdx(e, ws[k], l);
-    auto [code, q] = codeAndValue(e, a, g, wj, scale, zero);
+    auto [code, q] = codeAndValue(e, a, g, wj, scale, zero, global);
     Value uRow = e.mul(j, e.c32(B));
     Value d = e.loadRO(e.f32(), f32At(args.u, e.add(uRow, j)), 4);
     Value err = a.divF(a.subF(wj, q), d);
@@ -591,6 +622,8 @@ std::string gridName(const GridSpec &g) {
   name += std::string("_s") + scaleNames[int(g.scale)];
   if (g.isUnsigned)
     name += g.floatZero ? "_zf" : "_zi";
+  if (g.globalScale) // NVFP4
+    name += "_gs";
   return name;
 }
 
@@ -620,8 +653,8 @@ qf::lowerGPTQBlockUpdate(GPTQBlockUpdateOp op, OpKernelContext &context,
   if (batch != g.rows)
     return reject("the kernel is compiled for its " + Twine(g.rows) +
                   " rows, not a batch of " + Twine(batch));
-  if (grid.getGlobalScale())
-    return reject("NVFP4's global scale is not an operand of the op");
+  // NVFP4: the verifier guarantees the global_scale operand, one per row.
+  g.globalScale = grid.getGlobalScale();
 
   Type scaleType = grid.getScaleType();
   if (!scaleType || scaleType.isF32())
@@ -698,6 +731,10 @@ qf::lowerGPTQBlockUpdate(GPTQBlockUpdateOp op, OpKernelContext &context,
     if (hasZeros)
       params.push_back({"zeros", ParamKind::In, operandArg(ctx, 3)});
   }
+  if (g.globalScale) // the last operand, after scales/zeros
+    params.push_back(
+        {"global_scale", ParamKind::In,
+         operandArg(ctx, op.getODSOperandIndexAndLength(4).first)});
   params.push_back({"codes", ParamKind::Out, resultArg(ctx, 0)});
   params.push_back({"err", ParamKind::Out, resultArg(ctx, 1)});
   if (g.dynamic) {
@@ -718,6 +755,8 @@ qf::lowerGPTQBlockUpdate(GPTQBlockUpdateOp op, OpKernelContext &context,
       if (hasZeros)
         args.zeros = v[i++];
     }
+    if (g.globalScale)
+      args.globalScale = v[i++];
     args.codes = v[i++];
     args.err = v[i++];
     if (g.dynamic) {

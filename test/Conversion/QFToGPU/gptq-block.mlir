@@ -25,6 +25,25 @@ func.func @static_asym(%w: tensor<30x64xf32>, %u: tensor<64x64xf32>, %s: tensor<
   return %c, %e : tensor<30x64xi8>, tensor<30x64xf32>
 }
 
+// NVFP4: the per-row global scale is the last operand (2 in the dynamic
+// mode, 3 after the static scales), bound to the param "global_scale" right
+// after the inputs; "_gs" in the kernel name.
+// CHECK-LABEL: func.func @nvfp4_dynamic
+// CHECK: qf.gptq_block_update {{.*}}qf.launches = [{args = [{operand = 0 : i64}, {operand = 1 : i64}, {operand = 2 : i64}, {result = 0 : i64}, {result = 1 : i64}, {result = 2 : i64}], batch = 256 : i64, block = array<i64: 128, 1, 1>, dynamic_shared_bytes = 0 : i64, grid = array<i64: 64, 1, 1>, kernel = @qf_kernels::@qf_gptq_block_fp4e2m1_se4m3_gs_g16_r256_b128, params = ["w", "u", "global_scale", "codes", "err", "scales_out"], shared_bytes = 0 : i64}]
+func.func @nvfp4_dynamic(%w: tensor<256x128xf32>, %u: tensor<128x128xf32>, %g: tensor<256xf32>) -> (tensor<256x128xi8>, tensor<256x128xf32>, tensor<256x8xf32>) {
+  %c, %e, %s = qf.gptq_block_update %w, %u global_scale(%g : tensor<256xf32>) {grid = #qf.enc<fp4e2m1, group = 16, scale = f8E4M3FN, global_scale>}
+    : (tensor<256x128xf32>, tensor<128x128xf32>) -> (tensor<256x128xi8>, tensor<256x128xf32>, tensor<256x8xf32>)
+  return %c, %e, %s : tensor<256x128xi8>, tensor<256x128xf32>, tensor<256x8xf32>
+}
+
+// CHECK-LABEL: func.func @nvfp4_static
+// CHECK: qf.gptq_block_update {{.*}}qf.launches = [{args = [{operand = 0 : i64}, {operand = 1 : i64}, {operand = 2 : i64}, {operand = 3 : i64}, {result = 0 : i64}, {result = 1 : i64}], batch = 30 : i64, block = array<i64: 128, 1, 1>, dynamic_shared_bytes = 0 : i64, grid = array<i64: 8, 1, 1>, kernel = @qf_kernels::@qf_gptq_block_fp4e2m1_se4m3_gs_static_r30_b64, params = ["w", "u", "scales", "global_scale", "codes", "err"]
+func.func @nvfp4_static(%w: tensor<30x64xf32>, %u: tensor<64x64xf32>, %s: tensor<30x64xf32>, %g: tensor<30xf32>) -> (tensor<30x64xi8>, tensor<30x64xf32>) {
+  %c, %e = qf.gptq_block_update %w, %u scales(%s : tensor<30x64xf32>) global_scale(%g : tensor<30xf32>) {grid = #qf.enc<fp4e2m1, group = 16, scale = f8E4M3FN, global_scale>}
+    : (tensor<30x64xf32>, tensor<64x64xf32>) -> (tensor<30x64xi8>, tensor<30x64xf32>)
+  return %c, %e : tensor<30x64xi8>, tensor<30x64xf32>
+}
+
 // The kernel code: group fit (warp max, f64 divide, cvt.rp then up into
 // f16), the column's code in f64 (div.rn.f64, cvt.rni = rint), then only
 // explicitly rounded f32 operations (mul.rn/sub.rn/div.rn: neither LLVM nor
@@ -50,4 +69,26 @@ func.func @static_asym(%w: tensor<30x64xf32>, %u: tensor<64x64xf32>, %s: tensor<
 // PTX: add.rn.f64
 // PTX: sub.rn.f32
 // PTX: mul.rn.f32
-// PTXAS-COUNT-2: 0 bytes spill stores, 0 bytes spill loads
+// NVFP4, dynamic: the row's global scale loaded once (before the column
+// loop), fit's (amax / 6) * g in f64 then to nearest f32 and into E4M3; the
+// code's (w * g) / s in f64; the value (e2m1 * s) / g as mul.rn, div.rn.
+// PTX-LABEL: .entry qf_gptq_block_fp4e2m1_se4m3_gs_g16_r256_b128(
+// PTX: ld.global.nc.b32
+// PTX: shfl.sync.bfly.b32
+// PTX: div.rn.f64
+// PTX: mul.rn.f64
+// PTX: cvt.rn.f32.f64
+// PTX: shfl.sync.idx.b32
+// PTX: mul.rn.f64
+// PTX: div.rn.f64
+// PTX: cvt.rn.f32.f64
+// PTX: mul.rn.f32
+// PTX: div.rn.f32
+// PTX: sub.rn.f32
+// PTX: div.rn.f32
+// PTX-LABEL: .entry qf_gptq_block_fp4e2m1_se4m3_gs_static_r30_b64(
+// PTX: mul.rn.f64
+// PTX: div.rn.f64
+// PTX: mul.rn.f32
+// PTX: div.rn.f32
+// PTXAS-COUNT-4: 0 bytes spill stores, 0 bytes spill loads

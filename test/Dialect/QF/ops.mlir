@@ -198,7 +198,7 @@ func.func @fused_matmul_all(%x: tensor<2x1024xf16>, %g: tensor<1024xf16>,
 // CHECK-SAME: : (tensor<4096x128xf32>, tensor<128x128xf32>) -> (tensor<4096x128xi8>, tensor<4096x128xf32>, tensor<4096x1xf32>)
 // CHECK: return %[[C]], %[[E]], %[[S]]
 // GENERIC-LABEL: sym_name = "gptq_dynamic_scales"
-// GENERIC: "qf.gptq_block_update"(%{{.*}}, %{{.*}}) <{column_offset = 256 : i64, grid = #int4_g128, operandSegmentSizes = array<i32: 1, 1, 0, 0>}>
+// GENERIC: "qf.gptq_block_update"(%{{.*}}, %{{.*}}) <{column_offset = 256 : i64, grid = #int4_g128, operandSegmentSizes = array<i32: 1, 1, 0, 0, 0>}>
 func.func @gptq_dynamic_scales(%w: tensor<4096x128xf32>, %u: tensor<128x128xf32>)
     -> (tensor<4096x128xi8>, tensor<4096x128xf32>, tensor<4096x1xf32>) {
   %codes, %err, %scales = qf.gptq_block_update %w, %u
@@ -239,8 +239,8 @@ func.func @gptq_dynamic_scales_zeros(%w: tensor<512x128xf32>, %u: tensor<128x128
 // CHECK-SAME: : (tensor<4096x128xf32>, tensor<128x128xf32>) -> (tensor<4096x128xi8>, tensor<4096x128xf32>)
 // CHECK: return %[[C0]], %[[E0]], %[[C1]], %[[E1]]
 // GENERIC-LABEL: sym_name = "gptq_static"
-// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 0>
-// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 1>
+// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 0, 0>
+// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 1, 0>
 func.func @gptq_static(%w: tensor<4096x128xf32>, %u: tensor<128x128xf32>,
                        %s: tensor<4096x128xf32>, %z: tensor<4096x128xf32>)
     -> (tensor<4096x128xi8>, tensor<4096x128xf32>, tensor<4096x128xi8>, tensor<4096x128xf32>) {
@@ -253,6 +253,31 @@ func.func @gptq_static(%w: tensor<4096x128xf32>, %u: tensor<128x128xf32>,
     : (tensor<4096x128xf32>, tensor<128x128xf32>) -> (tensor<4096x128xi8>, tensor<4096x128xf32>)
   return %c0, %e0, %c1, %e1
       : tensor<4096x128xi8>, tensor<4096x128xf32>, tensor<4096x128xi8>, tensor<4096x128xf32>
+}
+
+// -----
+
+// NVFP4: one global scale per row, in both modes; rows may be dynamic.
+// CHECK-LABEL: func.func @gptq_nvfp4
+// CHECK-SAME: (%[[W:.*]]: tensor<?x128xf32>, %[[U:.*]]: tensor<128x128xf32>, %[[G:.*]]: tensor<?xf32>, %[[WS:.*]]: tensor<64x128xf32>, %[[S:.*]]: tensor<64x128xf32>, %[[GS:.*]]: tensor<64xf32>)
+// CHECK: qf.gptq_block_update %[[W]], %[[U]] global_scale(%[[G]] : tensor<?xf32>) {grid = #fp4e2m1_g16}
+// CHECK-SAME: : (tensor<?x128xf32>, tensor<128x128xf32>) -> (tensor<?x128xi8>, tensor<?x128xf32>, tensor<?x8xf32>)
+// CHECK: qf.gptq_block_update %[[WS]], %[[U]] scales(%[[S]] : tensor<64x128xf32>) global_scale(%[[GS]] : tensor<64xf32>) {grid = #fp4e2m1_g16}
+// CHECK-SAME: : (tensor<64x128xf32>, tensor<128x128xf32>) -> (tensor<64x128xi8>, tensor<64x128xf32>)
+// GENERIC-LABEL: sym_name = "gptq_nvfp4"
+// GENERIC: operandSegmentSizes = array<i32: 1, 1, 0, 0, 1>
+// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>
+func.func @gptq_nvfp4(%w: tensor<?x128xf32>, %u: tensor<128x128xf32>, %g: tensor<?xf32>,
+                      %ws: tensor<64x128xf32>, %s: tensor<64x128xf32>, %gs: tensor<64xf32>)
+    -> (tensor<?x128xi8>, tensor<?x128xf32>, tensor<?x8xf32>, tensor<64x128xi8>, tensor<64x128xf32>) {
+  %c0, %e0, %s0 = qf.gptq_block_update %w, %u global_scale(%g : tensor<?xf32>)
+      {grid = #qf.enc<fp4e2m1, group = 16, scale = f8E4M3FN, global_scale>}
+    : (tensor<?x128xf32>, tensor<128x128xf32>) -> (tensor<?x128xi8>, tensor<?x128xf32>, tensor<?x8xf32>)
+  %c1, %e1 = qf.gptq_block_update %ws, %u scales(%s : tensor<64x128xf32>) global_scale(%gs : tensor<64xf32>)
+      {grid = #qf.enc<fp4e2m1, group = 16, scale = f8E4M3FN, global_scale>}
+    : (tensor<64x128xf32>, tensor<128x128xf32>) -> (tensor<64x128xi8>, tensor<64x128xf32>)
+  return %c0, %e0, %s0, %c1, %e1
+      : tensor<?x128xi8>, tensor<?x128xf32>, tensor<?x8xf32>, tensor<64x128xi8>, tensor<64x128xf32>
 }
 
 // -----

@@ -253,6 +253,22 @@ LogicalResult GPTQBlockUpdateOp::verify() {
     return emitOpError() << "column_offset must be non-negative, got "
                          << columnOffset;
 
+  // NVFP4: the tensor-wide scale is an operand, one per row (the rows of
+  // several modules, each with its own), in both modes.
+  if (grid.getGlobalScale() && !getGlobalScale())
+    return emitOpError() << "grid " << grid
+                         << " has a global scale: pass 'global_scale(...)', "
+                            "one f32 per row";
+  if (!grid.getGlobalScale() && getGlobalScale())
+    return emitOpError() << "'global_scale(...)' belongs to NVFP4 grids "
+                            "(global_scale in the encoding), not to "
+                         << grid;
+  if (getGlobalScale() &&
+      !compatibleDim(getGlobalScale().getType().getDimSize(0), rows))
+    return emitOpError() << "global_scale must be [" << dimStr(rows)
+                         << "] (one per row), got "
+                         << getGlobalScale().getType();
+
   if (getScales()) {
     // Static mode: one scale (and zero) per column, already gathered through
     // the group index, so per-channel, static groups and act-order all fit.

@@ -5,7 +5,8 @@
 // gate/up, or one module alone), quantizes them together:
 //
 //   prepare   diag(H) read back; dead channels (H[i][i] = 1, weight column
-//             0); act-order permutation (host)
+//             0); act-order permutation (host); NVFP4: each module's global
+//             scale, uploaded per row
 //   factor    one cuSOLVER Cholesky (f32) of the damped Hessian with its
 //             indices reversed (a negative-increment cublasScopy), which
 //             gives Ut, upper, with H = Ut Ut^T and U = Ut^-1 the reference's

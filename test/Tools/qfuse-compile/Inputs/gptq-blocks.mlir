@@ -5,7 +5,8 @@
 // single statement of what is checked; dynamic ops (no scales operand)
 // compute their group parameters inside the block, static ones read one
 // scale (and zero) per column, which the tool fits per group with columns
-// scattered over the groups as act-order's g_idx scatters them.
+// scattered over the groups as act-order's g_idx scatters them. NVFP4 ops
+// also take one global scale per row ("g<i>", [R] f32).
 !w = tensor<256x128xf32>
 !u = tensor<128x128xf32>
 !c = tensor<256x128xi8>
@@ -33,7 +34,12 @@ func.func @gptq_blocks(
     %w10: !w {qf.name = "w:int8, per_channel, scale = f32 (static)"},
     %u10: !u {qf.name = "u10"}, %s10: !w {qf.name = "s10"},
     %w11: !w {qf.name = "w:codebook, bits = 3, table = dense<[-1.0, -0.5, -0.25, 0.0, 0.25, 0.5, 0.75, 1.0]> : tensor<8xf16>, group = 128, scale = f16"},
-    %u11: !u {qf.name = "u11"})
+    %u11: !u {qf.name = "u11"},
+    %w12: !w {qf.name = "w:fp4e2m1, group = 16, scale = f8E4M3FN, global_scale"},
+    %u12: !u {qf.name = "u12"}, %g12: tensor<256xf32> {qf.name = "g12"},
+    %w13: !w {qf.name = "w:fp4e2m1, group = 16, scale = f8E4M3FN, global_scale (static)"},
+    %u13: !u {qf.name = "u13"}, %s13: !w {qf.name = "s13"},
+    %g13: tensor<256xf32> {qf.name = "g13"})
     -> (!c, !w, tensor<256x4xf32>,
         !c, !w, tensor<256x1xf32>,
         !c, !w, tensor<256x2xf32>,
@@ -43,7 +49,9 @@ func.func @gptq_blocks(
         !c, !w, tensor<256x1xf32>,
         !c, !w, tensor<256x2xf32>,
         !c, !w, !c, !w, !c, !w,
-        !c, !w, tensor<256x1xf32>) {
+        !c, !w, tensor<256x1xf32>,
+        !c, !w, tensor<256x8xf32>,
+        !c, !w) {
   %c0, %e0, %s0 = qf.gptq_block_update %w0, %u0 {grid = #qf.enc<int4, group = 32, scale = f16>, column_offset = 128}
     : (!w, !u) -> (!c, !w, tensor<256x4xf32>)
   %c1, %e1, %s1 = qf.gptq_block_update %w1, %u1 {grid = #qf.enc<int4, group = 128, scale = bf16>}
@@ -68,11 +76,17 @@ func.func @gptq_blocks(
     : (!w, !u) -> (!c, !w)
   %c11, %e11, %s11 = qf.gptq_block_update %w11, %u11 {grid = #qf.enc<codebook, bits = 3, table = dense<[-1.0, -0.5, -0.25, 0.0, 0.25, 0.5, 0.75, 1.0]> : tensor<8xf16>, group = 128, scale = f16>}
     : (!w, !u) -> (!c, !w, tensor<256x1xf32>)
+  %c12, %e12, %s12 = qf.gptq_block_update %w12, %u12 global_scale(%g12 : tensor<256xf32>) {grid = #qf.enc<fp4e2m1, group = 16, scale = f8E4M3FN, global_scale>}
+    : (!w, !u) -> (!c, !w, tensor<256x8xf32>)
+  %c13, %e13 = qf.gptq_block_update %w13, %u13 scales(%s13 : !w) global_scale(%g13 : tensor<256xf32>) {grid = #qf.enc<fp4e2m1, group = 16, scale = f8E4M3FN, global_scale>}
+    : (!w, !u) -> (!c, !w)
   return %c0, %e0, %s0, %c1, %e1, %s1, %c2, %e2, %s2, %c3, %e3, %s3, %z3,
          %c4, %e4, %s4, %z4, %c5, %e5, %s5, %c6, %e6, %s6, %c7, %e7, %s7,
-         %c8, %e8, %c9, %e9, %c10, %e10, %c11, %e11, %s11
+         %c8, %e8, %c9, %e9, %c10, %e10, %c11, %e11, %s11,
+         %c12, %e12, %s12, %c13, %e13
     : !c, !w, tensor<256x4xf32>, !c, !w, tensor<256x1xf32>, !c, !w, tensor<256x2xf32>,
       !c, !w, tensor<256x4xf32>, tensor<256x4xf32>, !c, !w, tensor<256x1xf32>, tensor<256x1xf32>,
       !c, !w, tensor<256x4xf32>, !c, !w, tensor<256x1xf32>, !c, !w, tensor<256x2xf32>,
-      !c, !w, !c, !w, !c, !w, !c, !w, tensor<256x1xf32>
+      !c, !w, !c, !w, !c, !w, !c, !w, tensor<256x1xf32>,
+      !c, !w, tensor<256x8xf32>, !c, !w
 }

@@ -204,16 +204,28 @@ def QF_GPTQBlockUpdateOp : QF_Op<"gptq_block_update",
         {grid = #qf.enc<int8, per_channel, scale = f32>}
       : (tensor<4096x128xf32>, tensor<128x128xf32>)
         -> (tensor<4096x128xi8>, tensor<4096x128xf32>)
+    // NVFP4: one global scale per row (rows of several modules, each with
+    // its own), in either mode.
+    %codes, %err, %scales = qf.gptq_block_update %w, %u
+        global_scale(%g : tensor<4096xf32>)
+        {grid = #qf.enc<fp4e2m1, group = 16, scale = f8E4M3FN, global_scale>}
+      : (tensor<4096x128xf32>, tensor<128x128xf32>)
+        -> (tensor<4096x128xi8>, tensor<4096x128xf32>, tensor<4096x8xf32>)
     ```
     Results: the codes, the scaled error block E (for the lazy update
     W[:, rest] -= E * U[block, rest]), and in the dynamic mode the group
     scales (and zero points for formats that have them), [R, B / group].
+
+    `global_scale` ([R] f32) is required exactly when the grid has
+    `global_scale` (NVFP4): row r's scales are e4m3(amax / 6 * g[r]), its
+    codes e2m1(w * g[r] / s) and its values (e2m1 * s) / g[r].
   }];
   let arguments = (ins
     TensorRankOf<[F32], [2]>:$weights,
     TensorRankOf<[F32], [2]>:$hinv_chol,
     Optional<TensorRankOf<[F32], [2]>>:$scales,
     Optional<TensorRankOf<[F32], [2]>>:$zeros,
+    Optional<TensorRankOf<[F32], [1]>>:$global_scale,
     QF_EncodingAttr:$grid,
     DefaultValuedAttr<I64Attr, "0">:$column_offset
   );
@@ -226,6 +238,7 @@ def QF_GPTQBlockUpdateOp : QF_Op<"gptq_block_update",
     $weights `,` $hinv_chol
     (`scales` `(` $scales^ `:` type($scales) `)`)?
     (`zeros` `(` $zeros^ `:` type($zeros) `)`)?
+    (`global_scale` `(` $global_scale^ `:` type($global_scale) `)`)?
     attr-dict `:` `(` type($weights) `,` type($hinv_chol) `)`
     `->` `(` type($codes) `,` type($error) (`,` type($group_params)^)? `)`
   }];
