@@ -4,21 +4,22 @@
 // w_b starting at column i1; "blocked" = block after block, each [R, w_b]
 // row-major, so block b starts at element R * i1):
 //
-//   W        [R, K] f32 row-major, processing (act-order) column order
-//   U        [K, K] f32: cuSOLVER's column-major lower factor L2 of H^-1 =
-//            L2 L2^T; read row-major it is U = L2^T, the upper factor the
-//            reference uses (so U's row j is contiguous from U + j K)
+//   W        [R, K] f32 row-major, processing (act-order) column order;
+//            each block receives the earlier blocks' feedback in place
+//   Ut       [K, K] f32 in the Hessian's buffer: read row-major, the upper
+//            factor with H = Ut Ut^T (U = Ut^-1 is the reference's factor)
+//   Z        [R, K] f32 row-major, Z = E U block by block (left-looking)
 //   codes    fused: blocked i8;  eager: column-major [K, R] i8
 //   params   fused dynamic: blocked [R, w_b / G];  eager dynamic: [groups, R];
 //            static (per column, gathered on the host): fused blocked
 //            [R, w_b], eager column-major [K, R]
 //   E        [R, w_b] row-major, the block's scaled errors (the eager path
 //            writes it column by column and transposes it with cublasSgeam),
-//            so the lazy update and the loss are the same code for both
+//            so the updates and the loss are the same code for both
 //
-// cuBLAS is column-major: the row-major [R, K] W is the column-major [K, R]
-// matrix Wc, and the lazy update W[:, i2:] -= E U[i1:i2, i2:] is
-// Wc[i2:, :] -= L2[i2:, i1:i2] * Ec with Ec = E read column-major [w_b, R].
+// cuBLAS is column-major: every row-major [R, c] matrix with row stride ld
+// is a column-major [c, R] matrix with leading dimension ld, which is how
+// the calls below read W, Z, E and Ut.
 //
 //===----------------------------------------------------------------------===//
 
