@@ -162,6 +162,39 @@ std::vector<float> randomWeight(int64_t n, int64_t k, uint64_t seed) {
   return w;
 }
 
+/// One group's inputs: its input distribution, Hessian (and a working copy,
+/// since the solver overwrites it) and random weights, made from the seed
+/// and the group's index so that every pass sees the same problem.
+struct GroupProblem {
+  InputModel model;
+  cuda::DeviceBuffer h, work;
+  std::vector<std::vector<float>> weights;
+  std::vector<GptqModuleInput> inputs;
+
+  GroupProblem(const GroupSpec &g, size_t gi, uint64_t seed, int64_t tokens,
+               int64_t dead, cuda::Cublas &blas, CUstream stream)
+      : model(g.k, seed + gi) {
+    std::vector<float> x = model.sample(tokens, seed + 100 + gi);
+    // Dead channels: inputs that are always 0 (H[i][i] = 0).
+    for (int64_t d = 0; d < dead; ++d)
+      for (int64_t r = 0; r < tokens; ++r)
+        x[size_t(r * g.k + (d * 97 + 5) % g.k)] = 0.0f;
+    h = hessianOf(x, tokens, g.k, blas, stream);
+    work = cuda::DeviceBuffer(h.size(), "Hessian (working copy)");
+    for (size_t m = 0; m < g.rows.size(); ++m)
+      weights.push_back(randomWeight(g.rows[m], g.k, seed + 1000 * gi + m));
+    for (size_t m = 0; m < g.rows.size(); ++m)
+      inputs.push_back(
+          {g.name + "." + std::to_string(m), weights[m].data(), g.rows[m]});
+  }
+
+  /// The solver's Hessian argument, restored from h before each solve.
+  CUdeviceptr freshHessian() {
+    QFUSE_CU(cuMemcpyDtoD(work.ptr(), h.ptr(), h.size()));
+    return work.ptr();
+  }
+};
+
 double identicalFraction(const format::Unpacked &a, const format::Unpacked &b) {
   if (a.codes.size() != b.codes.size() || a.codes.empty())
     return 0;
@@ -296,27 +329,17 @@ int main(int argc, char **argv) {
     double fusedTotal = 0, eagerTotal = 0;
     for (size_t gi = 0; gi < groups.size(); ++gi) {
       const GroupSpec &g = groups[gi];
-      InputModel model(g.k, seed + gi);
-      std::vector<float> x = model.sample(tokens, seed + 100 + gi);
-      // Dead channels: inputs that are always 0 (H[i][i] = 0).
-      for (int64_t d = 0; d < dead; ++d)
-        for (int64_t r = 0; r < tokens; ++r)
-          x[size_t(r * g.k + (d * 97 + 5) % g.k)] = 0.0f;
-      cuda::DeviceBuffer h = hessianOf(x, tokens, g.k, blas, stream.get());
-      cuda::DeviceBuffer work(h.size(), "Hessian (working copy)");
-      std::vector<std::vector<float>> weights;
-      std::vector<GptqModuleInput> inputs;
-      for (size_t m = 0; m < g.rows.size(); ++m)
-        weights.push_back(randomWeight(g.rows[m], g.k, seed + 1000 * gi + m));
-      for (size_t m = 0; m < g.rows.size(); ++m)
-        inputs.push_back({g.name + "." + std::to_string(m),
-                          weights[m].data(), g.rows[m]});
+      GroupProblem problem(g, gi, seed, tokens, dead, blas, stream.get());
+      InputModel &model = problem.model;
+      std::vector<std::vector<float>> &weights = problem.weights;
+      std::vector<GptqModuleInput> &inputs = problem.inputs;
+      cuda::DeviceBuffer &h = problem.h;
 
       auto run = [&](bool useEager, GptqSolveReport &report) {
-        QFUSE_CU(cuMemcpyDtoD(work.ptr(), h.ptr(), h.size()));
         GptqSolveOptions o = options;
         o.eager = useEager;
-        return solver.solve(inputs, work.ptr(), g.k, o, stream.get(), report);
+        return solver.solve(inputs, problem.freshHessian(), g.k, o,
+                            stream.get(), report);
       };
       // Untimed warm-ups: module loads, cuSOLVER/cuBLAS initialization and
       // the first use of each GEMM shape's kernels.
@@ -470,9 +493,7 @@ int main(int argc, char **argv) {
     double concurrentMs = 0;
     if (concurrent) {
       struct Job {
-        std::vector<std::vector<float>> weights;
-        std::vector<GptqModuleInput> inputs;
-        cuda::DeviceBuffer h, work;
+        std::unique_ptr<GroupProblem> problem;
         std::unique_ptr<GptqSolver> solver;
         std::unique_ptr<cuda::Stream> stream;
         GptqSolveReport report;
@@ -483,23 +504,14 @@ int main(int argc, char **argv) {
       for (size_t gi = 0; gi < groups.size(); ++gi) {
         const GroupSpec &g = groups[gi];
         Job &job = jobs[gi];
-        InputModel model(g.k, seed + gi);
-        std::vector<float> x = model.sample(tokens, seed + 100 + gi);
-        job.h = hessianOf(x, tokens, g.k, blas, stream.get());
-        job.work = cuda::DeviceBuffer(job.h.size(), "Hessian (working copy)");
-        for (size_t m = 0; m < g.rows.size(); ++m)
-          job.weights.push_back(
-              randomWeight(g.rows[m], g.k, seed + 1000 * gi + m));
-        for (size_t m = 0; m < g.rows.size(); ++m)
-          job.inputs.push_back({g.name + "." + std::to_string(m),
-                                job.weights[m].data(), g.rows[m]});
+        job.problem = std::make_unique<GroupProblem>(g, gi, seed, tokens, dead,
+                                                     blas, stream.get());
         job.solver = std::make_unique<GptqSolver>(artifact, context, enc);
         job.stream = std::make_unique<cuda::Stream>();
         // Warm this solver's handles and kernels.
-        QFUSE_CU(cuMemcpyDtoD(job.work.ptr(), job.h.ptr(), job.h.size()));
         GptqSolveReport warm;
-        job.solver->solve(job.inputs, job.work.ptr(), g.k, options,
-                          job.stream->get(), warm);
+        job.solver->solve(job.problem->inputs, job.problem->freshHessian(),
+                          g.k, options, job.stream->get(), warm);
       }
       std::mutex mutex;
       std::condition_variable allPrepared;
@@ -511,7 +523,7 @@ int main(int argc, char **argv) {
           Job &job = jobs[gi];
           try {
             context.makeCurrent();
-            QFUSE_CU(cuMemcpyDtoD(job.work.ptr(), job.h.ptr(), job.h.size()));
+            const CUdeviceptr hessian = job.problem->freshHessian();
             GptqSolveOptions o = options;
             o.onPrepared = [&] {
               std::unique_lock<std::mutex> lock(mutex);
@@ -523,7 +535,7 @@ int main(int argc, char **argv) {
               }
             };
             o.onDeviceDone = [&] { job.done = std::chrono::steady_clock::now(); };
-            job.solver->solve(job.inputs, job.work.ptr(), groups[gi].k, o,
+            job.solver->solve(job.problem->inputs, hessian, groups[gi].k, o,
                               job.stream->get(), job.report);
           } catch (const std::exception &e) {
             job.error = e.what();
