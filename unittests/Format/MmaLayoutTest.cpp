@@ -60,11 +60,37 @@ TEST(MmaLayoutTest, WordsHoldTheLanesFragments) {
         }
 }
 
+/// 8-bit codes: lane L's word 4 s + j holds n tile j's fragment of slab s,
+/// byte v = B[k = 16 s + 2t + v % 2 + 8 (v / 2)][n = 8 j + g].
+TEST(MmaLayoutTest, EightBitWordsHoldTheLanesFragments) {
+  const int64_t n = 64, k = 64;
+  std::set<int64_t> seen;
+  for (int64_t tn = 0; tn < n / 32; ++tn)
+    for (int64_t tk = 0; tk < k / 32; ++tk)
+      for (int64_t lane = 0; lane < 32; ++lane)
+        for (int64_t w = 0; w < 8; ++w) {
+          int64_t g = lane / 4, t = lane % 4, s = w / 4, j = w % 4;
+          int64_t word = ((tn * (k / 32) + tk) * 32 + lane) * 8 + w;
+          for (int v = 0; v < 4; ++v) {
+            int64_t row = tn * 32 + j * 8 + g;
+            int64_t col = tk * 32 + s * 16 + 2 * t + v % 2 + 8 * (v / 2);
+            MmaCodePosition pos = mmaCodePosition(row, col, k, 8);
+            EXPECT_EQ(pos.word, word);
+            EXPECT_EQ(pos.slot, v) << "lane " << lane << " word " << w;
+            EXPECT_TRUE(seen.insert(pos.word * 4 + pos.slot).second);
+          }
+        }
+  EXPECT_EQ(seen.size(), size_t(n * k));
+}
+
 TEST(MmaLayoutTest, RepackRoundTrip) {
   std::mt19937 rng(7);
   const int64_t n = 96, k = 128;
-  for (const char *text : {"int4, group = 32, scale = f16",
-                           "nf4, group = 64, scale = f32"}) {
+  for (const char *text :
+       {"int4, group = 32, scale = f16", "nf4, group = 64, scale = f32",
+        "int8, per_channel, scale = f16",
+        "uint8, group = 64, scale = f16, zero = int",
+        "fp8e4m3, per_channel, scale = f32"}) {
     Encoding e = enc(text);
     std::normal_distribution<float> normal;
     std::vector<float> w(size_t(n * k));
@@ -83,13 +109,19 @@ TEST(MmaLayoutTest, RepackRoundTrip) {
     EXPECT_NE(packed.at(kCodes).data, rowMajor.at(kCodes).data);
     EXPECT_EQ(packed.at(kScales).data, rowMajor.at(kScales).data);
     // Spot check against the position function.
+    unsigned bits = codeBits(e);
     for (int64_t r : {0, 31, 33, 95})
       for (int64_t c : {0, 1, 9, 17, 127}) {
-        MmaCodePosition pos = mmaCodePosition(r, c, k);
-        int rm = (rowMajor.at(kCodes).data[(r * k + c) / 2] >> (4 * (c % 2))) &
-                 0xF;
-        int64_t idx = pos.word * 8 + pos.slot;
-        int pk = (packed.at(kCodes).data[idx / 2] >> (4 * (idx % 2))) & 0xF;
+        MmaCodePosition pos = mmaCodePosition(r, c, k, bits);
+        const std::vector<uint8_t> &rmBytes = rowMajor.at(kCodes).data;
+        const std::vector<uint8_t> &pkBytes = packed.at(kCodes).data;
+        int64_t idx = pos.word * (32 / bits) + pos.slot;
+        if (bits == 8) {
+          EXPECT_EQ(rmBytes[r * k + c], pkBytes[idx]) << r << ", " << c;
+          continue;
+        }
+        int rm = (rmBytes[(r * k + c) / 2] >> (4 * (c % 2))) & 0xF;
+        int pk = (pkBytes[idx / 2] >> (4 * (idx % 2))) & 0xF;
         EXPECT_EQ(rm, pk) << r << ", " << c;
       }
     ASSERT_TRUE(unrepack(e, layout, packed, n, k, back, error)) << error;
@@ -102,9 +134,15 @@ TEST(MmaLayoutTest, RejectsWhatItDoesNotDefine) {
   std::string error;
   ASSERT_TRUE(parseLayout("tiled, tile_n = 32, tile_k = 32", layout, error));
   TensorMap in, out;
-  EXPECT_FALSE(repack(enc("int8, per_channel, scale = f16"), layout, in, 32,
-                      64, out, error));
-  EXPECT_NE(error.find("dense 4-bit codes"), std::string::npos) << error;
+  EXPECT_FALSE(repack(enc("int4, group = 32, scale = f16, act_order"), layout,
+                      in, 32, 64, out, error));
+  EXPECT_NE(error.find("dense 4-bit and 8-bit codes"), std::string::npos)
+      << error;
+  EXPECT_FALSE(repack(enc("codebook, bits = 3, table = \"t\" : f16, "
+                          "group = 32, scale = f16"),
+                      layout, in, 32, 64, out, error));
+  EXPECT_NE(error.find("dense 4-bit and 8-bit codes"), std::string::npos)
+      << error;
   EXPECT_FALSE(
       repack(enc("int4, group = 32, scale = f16"), layout, in, 48, 64, out,
              error));

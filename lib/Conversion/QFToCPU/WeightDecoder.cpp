@@ -132,13 +132,16 @@ int64_t WeightDecoder::storedPerRow() const {
 }
 
 /// The mma.m16n8k16 B-fragment order of qfuse/format/MmaLayout.h
-/// (mmaCodePosition): 32 x 32 tiles of 512 bytes, tile (tn, tk) at index
-/// tn * K/32 + tk; code (n, k) of a tile is nibble slot of element
-/// e = 4 (j % 2) + v of word 2 s + j / 2 of lane 4 g + t, where
+/// (mmaCodePosition): 32 x 32 tiles, tile (tn, tk) at index tn * K/32 + tk,
+/// lane 4 g + t, where
 ///   j = (n % 32) / 8, g = n % 8, s = (k % 32) / 16, r = k % 16,
 ///   t = (r % 8) / 2, v = r % 2 + 2 (r / 8).
+/// 4-bit codes (512-byte tiles): nibble slot of element e = 4 (j % 2) + v of
+/// word 2 s + j / 2 of the lane's four. 8-bit codes (1024-byte tiles): byte
+/// v of word 4 s + j of the lane's eight.
 Value WeightDecoder::mmaCode(Value n, Value k) {
   auto c = [&](int64_t v) { return e.idx(v); };
+  unsigned bits = type.getEncoding().getCodeBits();
   Value nn = e.remu(n, c(32)), kk = e.remu(k, c(32));
   Value tile = e.add(e.mul(e.divu(n, c(32)), c(type.getK() / 32)),
                      e.divu(k, c(32)));
@@ -147,6 +150,14 @@ Value WeightDecoder::mmaCode(Value n, Value k) {
   Value t = e.divu(e.remu(r, c(8)), c(2));
   Value v = e.add(e.remu(r, c(2)), e.mul(e.divu(r, c(8)), c(2)));
   Value lane = e.add(e.mul(g, c(4)), t);
+  int64_t rowBytes = type.getK() * bits / 8;
+  if (bits == 8) {
+    Value word = e.add(e.add(e.mul(tile, c(256)), e.mul(lane, c(8))),
+                       e.add(e.mul(s, c(4)), j));
+    Value byte = e.add(e.mul(word, c(4)), v);
+    return e.loadU8(buf.codes,
+                    {e.divu(byte, c(rowBytes)), e.remu(byte, c(rowBytes))});
+  }
   Value word = e.add(e.add(e.mul(tile, c(128)), e.mul(lane, c(4))),
                      e.add(e.mul(s, c(2)), e.divu(j, c(2))));
   Value elem = e.add(e.mul(e.remu(j, c(2)), c(4)), v);
@@ -154,7 +165,6 @@ Value WeightDecoder::mmaCode(Value n, Value k) {
   // Nibble `word * 8 + slot` of the whole buffer, seen as [N, K / 2] bytes.
   Value nibble = e.add(e.mul(word, c(8)), slot);
   Value byte = e.divu(nibble, c(2));
-  int64_t rowBytes = type.getK() / 2;
   Value value = e.loadU8(buf.codes, {e.divu(byte, c(rowBytes)),
                                      e.remu(byte, c(rowBytes))});
   Value shift = e.toI32(e.mul(e.remu(nibble, c(2)), c(4)));

@@ -26,11 +26,16 @@
 //       holds the scale of row 8 (L % 4) + L / 4, the row whose fragment
 //       lane 4 (L / 4) + j reads for n tile j.
 //
-// Decoding a 32-bit word gives the two B registers of two n tiles:
+// Decoding a 32-bit word of 4-bit codes gives the two B registers of two n
+// tiles:
 //   int4/uint4: (w & 0x000F000F) | 0x64006400 = half2(1024 + e0, 1024 + e1),
 //     minus half2(1024 + z), exact; the high nibbles through an fma by 1/16;
 //   nf4, fp4e2m1, 4-bit codebooks: a 16-entry table replicated across the 32
 //     shared-memory banks (value c at word 32 c + lane), paired by prmt.
+// A word of 8-bit codes is one n tile's two B registers:
+//   int8/uint8: prmt places each byte under 0x64, half2(1024 + u), minus
+//     half2(1024 + z) (int8: the sign bit flipped first, z = 128), exact;
+//   fp8 e4m3: one cvt.rn.f16x2.e4m3x2 per register, exact.
 // Then one half2 multiply by the group's scale (the same rounding as an fp16
 // dequantize), and mma.sync accumulates in f32.
 //
@@ -48,14 +53,19 @@ using namespace mlir::qf;
 
 namespace {
 
-/// One fragment tile: 32 output features x 32 reduction elements, 4-bit.
+/// One fragment tile: 32 output features x 32 reduction elements.
 constexpr int64_t kTile = 32;
-constexpr int64_t kTileBytes = kTile * kTile / 2;
 /// Dynamic shared memory an H100/H200 block may opt into.
 constexpr int64_t kMaxDynamicShared = 227 * 1024;
 
+/// How a word of codes becomes B fragment registers (see the header).
+enum class Decode { Int4Magic, Table4, Int8Magic, Fp8 };
+
 struct Plan {
-  bool lut = false;     // table decode (nf4, fp4, codebooks) vs int4 magic
+  Decode decode = Decode::Int4Magic;
+  bool lut = false;     // Table4: the shared code table is built
+  int64_t codeBits = 4; // 4 or 8
+  int64_t tileBytes;    // one 32 x 32 fragment tile of codes
   int64_t m, n, k;
   int64_t blockM, mTiles, nWarps, kGroups, warps, threads;
   int64_t clusterK; // blocks of a cluster splitting K (grid z)
@@ -87,11 +97,23 @@ FailureOr<Plan> makePlan(const MatVecSpec &spec,
   switch (enc.getFormat()) {
   case ElementFormat::Int4:
   case ElementFormat::UInt4:
-    p.lut = false;
+    p.decode = Decode::Int4Magic;
+    break;
+  case ElementFormat::Int8:
+  case ElementFormat::UInt8:
+    p.decode = Decode::Int8Magic;
+    break;
+  case ElementFormat::FP8E4M3:
+    if (spec.smVersion < 89)
+      return emitError() << "fp8 codes decode with cvt.f16x2.e4m3x2 (sm_89 "
+                            "or newer); target is sm_"
+                         << spec.smVersion,
+             failure();
+    p.decode = Decode::Fp8;
     break;
   case ElementFormat::NF4:
   case ElementFormat::FP4E2M1:
-    p.lut = true;
+    p.decode = Decode::Table4;
     break;
   case ElementFormat::Codebook:
     if (enc.getIndexBits() != 4)
@@ -99,11 +121,12 @@ FailureOr<Plan> makePlan(const MatVecSpec &spec,
                             "codebooks; got "
                          << enc.getIndexBits() << "-bit indices",
              failure();
-    p.lut = true;
+    p.decode = Decode::Table4;
     break;
   default:
-    return emitError() << "the tensor-core generator lowers 4-bit codes "
-                          "(int4, uint4, nf4, fp4e2m1, 4-bit codebooks); got '"
+    return emitError() << "the tensor-core generator lowers 4-bit and 8-bit "
+                          "codes (int4, uint4, nf4, fp4e2m1, 4-bit codebooks, "
+                          "int8, uint8, fp8e4m3); got '"
                        << stringifyElementFormat(enc.getFormat()) << "'",
            failure();
   }
@@ -117,6 +140,9 @@ FailureOr<Plan> makePlan(const MatVecSpec &spec,
                           "newer); target is sm_"
                        << spec.smVersion,
            failure();
+  p.lut = p.decode == Decode::Table4;
+  p.codeBits = enc.getCodeBits();
+  p.tileBytes = kTile * kTile * p.codeBits / 8;
   LayoutAttr layout = spec.layout;
   if (layout.getKind() != LayoutKind::Tiled || layout.getTileN() != kTile ||
       layout.getTileK() != kTile || layout.getInterleave() != 1)
@@ -195,7 +221,7 @@ FailureOr<Plan> makePlan(const MatVecSpec &spec,
   Type st = enc.getScaleType();
   p.scaleBytes = st.getIntOrFloatBitWidth() / 8;
   p.intZeros = enc.getZeroPoint() == ZeroPointKind::Int;
-  p.zeroRowBytes = (p.numGroups * 4 + 7) / 8;
+  p.zeroRowBytes = (p.numGroups * p.codeBits + 7) / 8;
 
   // Shared memory: the pipeline, then (reused) the split-K partial sums.
   p.aBytes = p.blockM * p.blockK * 2;
@@ -203,7 +229,7 @@ FailureOr<Plan> makePlan(const MatVecSpec &spec,
   p.aOff = off;
   off += p.stages * p.kGroups * p.aBytes;
   p.bOff = off;
-  off += p.stages * p.warps * p.kTilesPerStep * kTileBytes;
+  off += p.stages * p.warps * p.kTilesPerStep * p.tileBytes;
   p.sOff = off;
   off += p.stages * p.warps * p.groupsPerStep * 128;
   p.zOff = off;
@@ -339,22 +365,28 @@ void TensorCoreBuilder::issueStep(Value slot, Value step) {
       emitChunk();
     }
   }
-  // B: this warp's fragment tiles, 16 bytes per lane each.
+  // B: this warp's fragment tiles, 16 bytes per lane each (32 for 8-bit
+  // codes, as two copies).
   Value warpSlot = e.add(e.mul(slot, e.c32(p.warps)), warp);
   Value tileBase = e.add(e.mul(tileRow, e.c32(p.k / kTile)),
                          e.mul(step, e.c32(p.kTilesPerStep)));
-  for (int64_t kt = 0; kt < p.kTilesPerStep; ++kt) {
-    Value src = e.gepBytes(
-        codes, e.add(e.mul(e.zext64(e.add(tileBase, e.c32(kt))),
-                           e.c64(kTileBytes)),
-                     e.zext64(e.mul(lane, e.c32(16)))));
-    Value dst = smemAt(e.add(
-        e.c32(p.bOff),
-        e.add(e.mul(e.add(e.mul(warpSlot, e.c32(p.kTilesPerStep)), e.c32(kt)),
-                    e.c32(kTileBytes)),
-              e.mul(lane, e.c32(16)))));
-    NVVM::CpAsyncOp::create(b, dst, src, b.getI32IntegerAttr(16), cg, Value());
-  }
+  int64_t laneBytesPerTile = p.tileBytes / 32;
+  for (int64_t kt = 0; kt < p.kTilesPerStep; ++kt)
+    for (int64_t h = 0; h < laneBytesPerTile / 16; ++h) {
+      Value inTile = e.add(e.mul(lane, e.c32(laneBytesPerTile)), e.c32(16 * h));
+      Value src = e.gepBytes(
+          codes, e.add(e.mul(e.zext64(e.add(tileBase, e.c32(kt))),
+                             e.c64(p.tileBytes)),
+                       e.zext64(inTile)));
+      Value dst = smemAt(e.add(
+          e.c32(p.bOff),
+          e.add(e.mul(e.add(e.mul(warpSlot, e.c32(p.kTilesPerStep)),
+                            e.c32(kt)),
+                      e.c32(p.tileBytes)),
+                inTile)));
+      NVVM::CpAsyncOp::create(b, dst, src, b.getI32IntegerAttr(16), cg,
+                              Value());
+    }
   // Scales and zeros: the aligned 32-bit word holding row
   // nBase + 8 (lane % 4) + lane / 4's entry (N is a multiple of 32, so the
   // buffers are whole words and no copy runs past their end).
@@ -372,8 +404,9 @@ void TensorCoreBuilder::issueStep(Value slot, Value step) {
                             e.gepBytes(scales, sWord), b.getI32IntegerAttr(4),
                             ca, Value());
     if (p.intZeros) {
-      Value zByte = e.add(e.mul(e.zext64(row), e.c64(p.zeroRowBytes)),
-                          e.zext64(e.shru(group, e.c32(1))));
+      Value zByte =
+          e.add(e.mul(e.zext64(row), e.c64(p.zeroRowBytes)),
+                e.zext64(e.shru(e.mul(group, e.c32(p.codeBits)), e.c32(3))));
       Value zWord = arith::AndIOp::create(b, zByte, e.c64(~int64_t(3)));
       NVVM::CpAsyncOp::create(b, smemAt(e.add(e.c32(p.zOff), slotOff)),
                               e.gepBytes(zeros, zWord), b.getI32IntegerAttr(4),
@@ -414,18 +447,20 @@ Value TensorCoreBuilder::scaleHalf2(Value word, Value elementIndex) {
 }
 
 /// half2(1024 + z) (or half2(64 + z) for the high nibbles, which decode as
-/// 1024 + 16 e and are scaled by 1/16 first); z = 8 for symmetric int4.
+/// 1024 + 16 e and are scaled by 1/16 first); z = 8 for symmetric int4 and
+/// 128 for int8 (whose sign bit decodeWord flips).
 Value TensorCoreBuilder::zeroBias(Value word, Value row, Value group,
                                   bool high) {
   Value z;
   if (!p.intZeros) {
-    z = e.c32(8);
+    z = e.c32(p.codeBits == 8 ? 128 : 8);
   } else {
+    Value bit = e.mul(group, e.c32(p.codeBits));
     Value byteIdx = e.add(e.mul(row, e.c32(p.zeroRowBytes)),
-                          e.shru(group, e.c32(1)));
+                          e.shru(bit, e.c32(3)));
     Value shift = e.add(e.mul(e.band(byteIdx, e.c32(3)), e.c32(8)),
-                        e.mul(e.band(group, e.c32(1)), e.c32(4)));
-    z = e.band(e.shru(word, shift), e.c32(15));
+                        e.band(bit, e.c32(7)));
+    z = e.band(e.shru(word, shift), e.c32((1 << p.codeBits) - 1));
   }
   // half(1024 + z) = 0x6400 | z (ulp 1); half(64 + z) = 0x5400 + 16 z
   // (ulp 1/16).
@@ -437,15 +472,34 @@ Value TensorCoreBuilder::zeroBias(Value word, Value row, Value group,
                        b, hbits, arith::ShLIOp::create(b, hbits, e.c32(16))));
 }
 
-/// The four B registers of one code word, in the fragment order of
-/// MmaLayout.h: (b0, b1) of n tile 2 jp, then (b0, b1) of n tile 2 jp + 1.
-/// int4/uint4 come back raw (lo: 1024 + e, hi: 1024 + 16 e), to have each
-/// tile's zero point removed by removeZero(); table formats come back as
-/// values.
+/// The B registers of one code word, in the fragment order of MmaLayout.h.
+/// 4-bit codes give four: (b0, b1) of n tile 2 jp, then (b0, b1) of n tile
+/// 2 jp + 1; int4/uint4 come back raw (lo: 1024 + e, hi: 1024 + 16 e), for
+/// computeStep to remove each tile's zero point; table formats as values.
+/// 8-bit codes give (b0, b1) of one n tile: int8/uint8 raw (1024 + u), fp8
+/// as values.
 SmallVector<Value> TensorCoreBuilder::decodeWord(Value w) {
   SmallVector<Value> pairs;
   auto h2 = [&](Value i) { return e.bitcast(e.v2f16(), i); };
-  if (!p.lut) {
+  if (p.decode == Decode::Int8Magic) {
+    // Bytes (v0, v1) and (v2, v3) under 0x64: half2(1024 + u), u the
+    // unsigned byte (int8: sign flipped, u = q + 128).
+    Value u = p.intZeros ? w : arith::XOrIOp::create(b, w, e.c32(0x80808080));
+    Value magic = e.c32(0x64646464);
+    pairs.push_back(h2(e.prmt(u, magic, 0x4140)));
+    pairs.push_back(h2(e.prmt(u, magic, 0x4342)));
+    return pairs;
+  }
+  if (p.decode == Decode::Fp8) {
+    for (int64_t half = 0; half < 2; ++half) {
+      Value bits = arith::TruncIOp::create(
+          b, e.i16(), half ? e.shru(w, e.c32(16)) : w);
+      pairs.push_back(h2(
+          e.ptx("cvt.rn.f16x2.e4m3x2 $0, $1;", "=r,h", e.i32(), {bits})));
+    }
+    return pairs;
+  }
+  if (p.decode == Decode::Int4Magic) {
     // Element 2i sits in nibble slot i, 2i + 1 in slot i + 4 (kNibbleOrder):
     // lo(w) = (e0, e1), hi(w) = (e2, e3), lo(w >> 8) = (e4, e5), ...
     Value w8 = e.shru(w, e.c32(8));
@@ -528,7 +582,7 @@ TensorCoreBuilder::Acc TensorCoreBuilder::computeStep(Value slot, Value step,
           b, e.i32(), smemAt(e.add(e.c32(p.sOff), slotOff)), 4);
       scaleOf[gi].push_back(
           scaleHalf2(sWord, e.add(e.mul(row, e.c32(p.numGroups)), group)));
-      if (!p.lut) {
+      if (p.decode == Decode::Int4Magic || p.decode == Decode::Int8Magic) {
         Value zWord =
             p.intZeros ? LLVM::LoadOp::create(
                              b, e.i32(), smemAt(e.add(e.c32(p.zOff), slotOff)),
@@ -536,18 +590,28 @@ TensorCoreBuilder::Acc TensorCoreBuilder::computeStep(Value slot, Value step,
                              .getResult()
                        : Value();
         zeroLoOf[gi].push_back(zeroBias(zWord, row, group, false));
-        zeroHiOf[gi].push_back(zeroBias(zWord, row, group, true));
+        if (p.codeBits == 4)
+          zeroHiOf[gi].push_back(zeroBias(zWord, row, group, true));
       }
     }
   };
 
+  int64_t laneBytesPerTile = p.tileBytes / 32;
   for (int64_t kt = 0; kt < p.kTilesPerStep; ++kt) {
     Value bAddr = e.add(
         e.c32(p.bOff),
         e.add(e.mul(e.add(e.mul(warpSlot, e.c32(p.kTilesPerStep)), e.c32(kt)),
-                    e.c32(kTileBytes)),
-              e.mul(lane, e.c32(16))));
-    Value words = LLVM::LoadOp::create(b, e.vNi32(4), smemAt(bAddr), 16);
+                    e.c32(p.tileBytes)),
+              e.mul(lane, e.c32(laneBytesPerTile))));
+    // The lane's words of the tile: 4 (4-bit codes, w = 2 s + jp) or 8
+    // (8-bit codes, w = 4 s + j).
+    SmallVector<Value> words;
+    for (int64_t h = 0; h < laneBytesPerTile / 16; ++h) {
+      Value v = LLVM::LoadOp::create(b, e.vNi32(4),
+                                     smemAt(e.add(bAddr, e.c32(16 * h))), 16);
+      for (int64_t i = 0; i < 4; ++i)
+        words.push_back(e.extract(v, i));
+    }
     for (int64_t s = 0; s < 2; ++s) {
       int64_t kslab = kt * 2 + s;
       int64_t gi = p.perChannel || p.groupSize >= p.blockK
@@ -573,35 +637,46 @@ TensorCoreBuilder::Acc TensorCoreBuilder::computeStep(Value slot, Value step,
           aFrag[mt].push_back(e.bitcast(
               e.v2f16(), LLVM::ExtractValueOp::create(b, frag, i)));
       }
-      for (int64_t jp = 0; jp < 2; ++jp) {
-        Value w = e.extract(words, s * 2 + jp);
-        SmallVector<Value> pairs = decodeWord(w);
-        if (!p.lut) {
-          // q - z exactly: lo - (1024 + z), hi / 16 - (64 + z).
-          for (int64_t h = 0; h < 2; ++h) {
-            int64_t j = 2 * jp + h;
-            pairs[2 * h] = e.fsub(pairs[2 * h], zeroLoOf[gi][j]);
-            pairs[2 * h + 1] = e.fma(pairs[2 * h + 1], e.ch2(1.0 / 16),
-                                     e.fneg(zeroHiOf[gi][j]));
+      // The unscaled (b0, b1) of n tiles j = 0..3 of this slab.
+      SmallVector<Value> unscaled;
+      if (p.codeBits == 4) {
+        for (int64_t jp = 0; jp < 2; ++jp) {
+          SmallVector<Value> pairs = decodeWord(words[s * 2 + jp]);
+          if (p.decode == Decode::Int4Magic) {
+            // q - z exactly: lo - (1024 + z), hi / 16 - (64 + z).
+            for (int64_t h = 0; h < 2; ++h) {
+              int64_t j = 2 * jp + h;
+              pairs[2 * h] = e.fsub(pairs[2 * h], zeroLoOf[gi][j]);
+              pairs[2 * h + 1] = e.fma(pairs[2 * h + 1], e.ch2(1.0 / 16),
+                                       e.fneg(zeroHiOf[gi][j]));
+            }
           }
+          unscaled.append(pairs);
         }
-        for (int64_t h = 0; h < 2; ++h) {
-          int64_t j = 2 * jp + h;
-          Value b0 = e.fmul(pairs[2 * h], scaleOf[gi][j]);
-          Value b1 = e.fmul(pairs[2 * h + 1], scaleOf[gi][j]);
-          for (int64_t mt = 0; mt < p.mTiles; ++mt) {
-            int64_t base = (mt * 4 + j) * 4;
-            SmallVector<Value> c(acc.begin() + base, acc.begin() + base + 4);
-            auto mma = NVVM::MmaOp::create(
-                b, f32x4, aFrag[mt], ValueRange{b0, b1}, c,
-                ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
-                std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::f16,
-                                              NVVM::MMATypes::f16},
-                std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
-                                               NVVM::MMALayout::col});
-            for (int64_t i = 0; i < 4; ++i)
-              acc[base + i] = LLVM::ExtractValueOp::create(b, mma, i);
-          }
+      } else {
+        for (int64_t j = 0; j < 4; ++j) {
+          SmallVector<Value> regs = decodeWord(words[s * 4 + j]);
+          if (p.decode == Decode::Int8Magic) // q - z exactly: - (1024 + z)
+            for (Value &r : regs)
+              r = e.fsub(r, zeroLoOf[gi][j]);
+          unscaled.append(regs);
+        }
+      }
+      for (int64_t j = 0; j < 4; ++j) {
+        Value b0 = e.fmul(unscaled[2 * j], scaleOf[gi][j]);
+        Value b1 = e.fmul(unscaled[2 * j + 1], scaleOf[gi][j]);
+        for (int64_t mt = 0; mt < p.mTiles; ++mt) {
+          int64_t base = (mt * 4 + j) * 4;
+          SmallVector<Value> c(acc.begin() + base, acc.begin() + base + 4);
+          auto mma = NVVM::MmaOp::create(
+              b, f32x4, aFrag[mt], ValueRange{b0, b1}, c,
+              ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
+              std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::f16,
+                                            NVVM::MMATypes::f16},
+              std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                             NVVM::MMALayout::col});
+          for (int64_t i = 0; i < 4; ++i)
+            acc[base + i] = LLVM::ExtractValueOp::create(b, mma, i);
         }
       }
     }

@@ -67,9 +67,10 @@ bool checkRepackable(const Encoding &enc, const Layout &layout, int64_t n,
                            std::to_string(layout.tileK) +
                            ", K = " + std::to_string(k));
   if (isMmaFragmentLayout(layout)) {
-    if (codeBits(enc) != 4 || enc.isSparse24() || enc.actOrder)
+    if (!isMmaCodeBits(codeBits(enc)) || enc.isSparse24() || enc.actOrder)
       return fail(error, "the mma fragment layout <" + printLayout(layout) +
-                             "> is defined for dense 4-bit codes, not <" +
+                             "> is defined for dense 4-bit and 8-bit codes, "
+                             "not <" +
                              printEncoding(enc) + ">");
     if (n % kMmaTileN != 0)
       return fail(error, "the mma fragment layout needs N to be a multiple "
@@ -179,13 +180,13 @@ bool convert(const Encoding &enc, const Layout &layout, const TensorMap &in,
     }
     if (isMmaFragmentLayout(layout))
       packMmaCodes(std::vector<uint8_t>(result[kCodes].data), n, k,
-                   result[kCodes].data);
+                   codeBits(enc), result[kCodes].data);
     else if (!layout.isRowMajor())
       permuteWords(result[kCodes].data, /*toTiled=*/true);
   } else {
     if (isMmaFragmentLayout(layout))
       unpackMmaCodes(std::vector<uint8_t>(result[kCodes].data), n, k,
-                     result[kCodes].data);
+                     codeBits(enc), result[kCodes].data);
     else if (!layout.isRowMajor())
       permuteWords(result[kCodes].data, /*toTiled=*/false);
     if (enc.actOrder) {

@@ -36,7 +36,8 @@ bool isMmaFragmentLayout(const Layout &layout) {
          layout.tileK == kMmaTileK && layout.interleave == 1;
 }
 
-MmaCodePosition mmaCodePosition(int64_t n, int64_t k, int64_t kTotal) {
+MmaCodePosition mmaCodePosition(int64_t n, int64_t k, int64_t kTotal,
+                                unsigned bits) {
   int64_t tn = n / kMmaTileN, nn = n % kMmaTileN;
   int64_t tk = k / kMmaTileK, kk = k % kMmaTileK;
   int64_t j = nn / 8, g = nn % 8;
@@ -44,30 +45,47 @@ MmaCodePosition mmaCodePosition(int64_t n, int64_t k, int64_t kTotal) {
   int64_t t = (kr % 8) / 2;
   int v = int((kr % 2) | ((kr / 8) << 1));
   int64_t lane = 4 * g + t;
+  int64_t tile = tn * (kTotal / kMmaTileK) + tk;
+  if (bits == 8) // eight words per lane, w = 4 s + j, byte v
+    return {(tile * 32 + lane) * 8 + 4 * s + j, v};
   int e = int((j % 2) * 4 + v);
   int64_t wordInLane = 2 * s + j / 2;
-  int64_t tile = tn * (kTotal / kMmaTileK) + tk;
   return {(tile * 32 + lane) * 4 + wordInLane, slotOf(e)};
 }
 
-void packMmaCodes(const std::vector<uint8_t> &rowMajor, int64_t n, int64_t k,
-                  std::vector<uint8_t> &fragment) {
-  fragment.assign(rowMajor.size(), 0);
+namespace {
+/// Copies every code between row-major order and the fragment layout.
+void moveCodes(const std::vector<uint8_t> &from, int64_t n, int64_t k,
+               unsigned bits, bool toFragment, std::vector<uint8_t> &to) {
+  to.assign(from.size(), 0);
+  int64_t perWord = 32 / bits;
   for (int64_t r = 0; r < n; ++r)
     for (int64_t c = 0; c < k; ++c) {
-      MmaCodePosition pos = mmaCodePosition(r, c, k);
-      setNibble(fragment, pos.word * 8 + pos.slot, nibbleAt(rowMajor, r * k + c));
+      MmaCodePosition pos = mmaCodePosition(r, c, k, bits);
+      int64_t fragmentIndex = pos.word * perWord + pos.slot;
+      int64_t rowMajorIndex = r * k + c;
+      if (bits == 8) {
+        if (toFragment)
+          to[fragmentIndex] = from[rowMajorIndex];
+        else
+          to[rowMajorIndex] = from[fragmentIndex];
+      } else if (toFragment) {
+        setNibble(to, fragmentIndex, nibbleAt(from, rowMajorIndex));
+      } else {
+        setNibble(to, rowMajorIndex, nibbleAt(from, fragmentIndex));
+      }
     }
+}
+} // namespace
+
+void packMmaCodes(const std::vector<uint8_t> &rowMajor, int64_t n, int64_t k,
+                  unsigned bits, std::vector<uint8_t> &fragment) {
+  moveCodes(rowMajor, n, k, bits, /*toFragment=*/true, fragment);
 }
 
 void unpackMmaCodes(const std::vector<uint8_t> &fragment, int64_t n,
-                    int64_t k, std::vector<uint8_t> &rowMajor) {
-  rowMajor.assign(fragment.size(), 0);
-  for (int64_t r = 0; r < n; ++r)
-    for (int64_t c = 0; c < k; ++c) {
-      MmaCodePosition pos = mmaCodePosition(r, c, k);
-      setNibble(rowMajor, r * k + c, nibbleAt(fragment, pos.word * 8 + pos.slot));
-    }
+                    int64_t k, unsigned bits, std::vector<uint8_t> &rowMajor) {
+  moveCodes(fragment, n, k, bits, /*toFragment=*/false, rowMajor);
 }
 
 } // namespace qfuse::format

@@ -151,3 +151,26 @@ func.func @not_retyped(%x: tensor<1x4096xf16>, %w: !w) {
   %1 = qf.fused_matmul %x, %t {tiling = #qf.tiling<matvec, block_n = 4, k_unroll = 4>} : tensor<1x4096xf16>, !t -> tensor<1x4096xf16>
   return
 }
+
+// -----
+
+// 8-bit codes under an mma tiling get the 32x32 B-fragment layout too
+// (1024-byte tiles, MmaLayout.h); under a matvec tiling they stay row_major
+// (@kept_row_major above).
+#int8 = #qf.enc<int8, per_channel, scale = f16>
+#u8 = #qf.enc<uint8, group = 128, scale = f16, zero = int>
+#fp8 = #qf.enc<fp8e4m3, per_channel, scale = f32>
+#mma = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 3>
+// CHECK-LABEL: @eight_bit_mma
+func.func @eight_bit_mma(%x: tensor<16x4096xf16>) {
+  // CHECK-NEXT: qf.weight_ref "int8" : !qf.weight<4096x4096, #int8_pc, #tiled_32x32>
+  // CHECK-NEXT: qf.weight_ref "uint8" : !qf.weight<1024x4096, #uint8_g128, #tiled_32x32>
+  // CHECK-NEXT: qf.weight_ref "fp8" : !qf.weight<4096x4096, #fp8e4m3_pc, #tiled_32x32>
+  %a = qf.weight_ref "int8" : !qf.weight<4096x4096, #int8>
+  %b = qf.weight_ref "uint8" : !qf.weight<1024x4096, #u8>
+  %c = qf.weight_ref "fp8" : !qf.weight<4096x4096, #fp8>
+  %0 = qf.fused_matmul %x, %a {tiling = #mma} : tensor<16x4096xf16>, !qf.weight<4096x4096, #int8> -> tensor<16x4096xf16>
+  %1 = qf.fused_matmul %x, %b {tiling = #mma} : tensor<16x4096xf16>, !qf.weight<1024x4096, #u8> -> tensor<16x1024xf16>
+  %2 = qf.fused_matmul %x, %c {tiling = #mma} : tensor<16x4096xf16>, !qf.weight<4096x4096, #fp8> -> tensor<16x4096xf16>
+  return
+}

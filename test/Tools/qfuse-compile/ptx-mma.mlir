@@ -37,8 +37,29 @@
 // CHECK-DAG: cvt.rn.f16x2.e4m3x2
 // CHECK-DAG: mma.sync.aligned.m16n8k16
 
-// Every variant (10 ops x 2 batches) assembles without spills.
-// PTXAS-COUNT-20: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// int8: two 16-byte copies per lane and tile (1024-byte tiles of 8-bit
+// codes), the sign bit flipped, each byte placed under 0x64 by prmt
+// (half2(1024 + q + 128)), the bias removed exactly by one half2 add.
+// CHECK-LABEL: .entry qf_mma_10_m16(
+// CHECK-DAG: cp.async.cg.shared.global [{{.*}}+49168], [{{.*}}+16], 16;
+// CHECK-DAG: xor.b32 {{.*}}, -2139062144;
+// CHECK-DAG: prmt.b32 {{.*}}, 16704;
+// CHECK-DAG: prmt.b32 {{.*}}, 17218;
+// CHECK-DAG: add.rn.f16x2
+// CHECK-DAG: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// uint8 with integer zero points: no sign flip, half2(1024 + z) subtracted.
+// CHECK-LABEL: .entry qf_mma_11_m16(
+// CHECK-NOT: xor.b32 {{.*}}, -2139062144;
+// CHECK-DAG: prmt.b32 {{.*}}, 16704;
+// CHECK-DAG: sub.rn.f16x2
+// CHECK-DAG: mma.sync.aligned.m16n8k16
+// fp8 e4m3: one cvt per B register.
+// CHECK-LABEL: .entry qf_mma_12_m16(
+// CHECK-COUNT-8: cvt.rn.f16x2.e4m3x2
+// CHECK: mma.sync.aligned.m16n8k16
+
+// Every variant (13 ops x 2 batches) assembles without spills.
+// PTXAS-COUNT-26: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // PTXAS-NOT: error
 
 // Split-K across a thread-block cluster (cluster_k): the cluster shape is

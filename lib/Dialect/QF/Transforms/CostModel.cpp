@@ -244,14 +244,16 @@ TilingAttr selectMma(int64_t m, WeightType type, const TilingTarget &target,
            (group == 0 || group % bk == 0 || (bk % group == 0 && group % 16 == 0));
   };
   // Shared memory per pipeline stage, as TensorCoreKernel.cpp lays it out:
-  // A per k group, 512-byte code tiles and a 128-byte scale (and zero) slot
-  // per warp. A block stays under 64 KB so that three fit an SM, with at
-  // least three stages (two steps in flight while one is computed).
+  // A per k group, 32x32 code tiles (512 bytes of 4-bit codes, 1024 of
+  // 8-bit) and a 128-byte scale (and zero) slot per warp. A block stays
+  // under 64 KB so that three fit an SM, with at least three stages (two
+  // steps in flight while one is computed).
   bool zeros = enc.getZeroPoint() == ZeroPointKind::Int;
+  int64_t tileBytes = 32 * 32 * enc.getCodeBits() / 8;
   auto stageBytes = [&](int64_t bn, int64_t s, int64_t bk) {
     int64_t warps = bn / 32 * s;
     int64_t groupsPerStep = group == 0 ? 1 : std::max<int64_t>(1, bk / group);
-    return s * blockM * bk * 2 + warps * bk / 32 * 512 +
+    return s * blockM * bk * 2 + warps * bk / 32 * tileBytes +
            warps * groupsPerStep * 128 * (zeros ? 2 : 1);
   };
   constexpr int64_t kSharedBudget = 64 * 1024;

@@ -20,6 +20,19 @@ bool qf::hasNibbleCodes(EncodingAttr encoding) {
   }
 }
 
+bool qf::hasMmaFragmentCodes(EncodingAttr encoding) {
+  if (hasNibbleCodes(encoding))
+    return true;
+  switch (encoding.getFormat()) {
+  case ElementFormat::Int8:
+  case ElementFormat::UInt8:
+  case ElementFormat::FP8E4M3:
+    return true;
+  default:
+    return false;
+  }
+}
+
 LayoutAttr qf::getKernelLayout(WeightType type, TilingAttr tiling) {
   MLIRContext *ctx = type.getContext();
   EncodingAttr encoding = type.getEncoding();
@@ -29,11 +42,12 @@ LayoutAttr qf::getKernelLayout(WeightType type, TilingAttr tiling) {
   bool magicDecode = encoding.getFormat() == ElementFormat::Int4 ||
                      encoding.getFormat() == ElementFormat::UInt4;
   if (tiling && tiling.getKernel() == KernelKind::MMA &&
-      hasNibbleCodes(encoding) && !encoding.isSparse24() &&
+      hasMmaFragmentCodes(encoding) && !encoding.isSparse24() &&
       !encoding.getActOrder() && type.getN() % 32 == 0 &&
       type.getK() % 32 == 0) {
     // The tensor-core kernel's B-fragment order (qfuse/format/MmaLayout.h),
-    // for every 4-bit format: one 16-byte load is a lane's fragments. Shapes
+    // for every 4-bit and 8-bit format: one 16-byte load (two for 8-bit
+    // codes) is a lane's fragments. Shapes
     // that are not whole 32x32 tiles keep row_major, which qf-to-gpu then
     // rejects with a diagnostic naming the layout it needs.
     return LayoutAttr::get(ctx, LayoutKind::Tiled, /*tileN=*/32,

@@ -1,8 +1,8 @@
-// Every format the tensor-core generator lowers (dense 4-bit codes), on
-// shapes that exercise its partitioning: k/v-sized N = 256, a long K with
-// split-K, several blocks along N. Compiled for batches 9..512 by the PTX
-// test and by bench/make-artifacts.sh, whose GPU round checks every batch
-// against the C++ reference.
+// Every format the tensor-core generator lowers (dense 4-bit and 8-bit
+// codes), on shapes that exercise its partitioning: k/v-sized N = 256, a
+// long K with split-K, several blocks along N. Compiled for batches 9..512
+// by the PTX test and by bench/make-artifacts.sh, whose GPU round checks
+// every batch against the C++ reference.
 !x = tensor<?x1536xf16>
 
 func.func @int4_q(%x: !x) -> tensor<?x1536xf16> {
@@ -54,4 +54,19 @@ func.func @int4_down_splitk(%x: tensor<?x8960xf16>) -> tensor<?x1536xf16> {
   %w = qf.weight_ref "down" : !qf.weight<1536x8960, #qf.enc<int4, group = 128, scale = f16>>
   %y = qf.matmul %x, %w : tensor<?x8960xf16>, !qf.weight<1536x8960, #qf.enc<int4, group = 128, scale = f16>> -> tensor<?x1536xf16>
   return %y : tensor<?x1536xf16>
+}
+func.func @int8_q(%x: !x) -> tensor<?x1536xf16> {
+  %w = qf.weight_ref "int8" : !qf.weight<1536x1536, #qf.enc<int8, per_channel, scale = f16>>
+  %y = qf.matmul %x, %w : !x, !qf.weight<1536x1536, #qf.enc<int8, per_channel, scale = f16>> -> tensor<?x1536xf16>
+  return %y : tensor<?x1536xf16>
+}
+func.func @uint8_kv(%x: !x) -> tensor<?x256xf16> {
+  %w = qf.weight_ref "uint8" : !qf.weight<256x1536, #qf.enc<uint8, group = 128, scale = f16, zero = int>>
+  %y = qf.matmul %x, %w : !x, !qf.weight<256x1536, #qf.enc<uint8, group = 128, scale = f16, zero = int>> -> tensor<?x256xf16>
+  return %y : tensor<?x256xf16>
+}
+func.func @fp8_mlp(%x: !x) -> tensor<?x2048xf16> {
+  %w = qf.weight_ref "fp8" : !qf.weight<2048x1536, #qf.enc<fp8e4m3, per_channel, scale = f32>>
+  %y = qf.matmul %x, %w : !x, !qf.weight<2048x1536, #qf.enc<fp8e4m3, per_channel, scale = f32>> -> tensor<?x2048xf16>
+  return %y : tensor<?x2048xf16>
 }

@@ -28,6 +28,10 @@ inline constexpr int kNibbleOrder[8] = {0, 2, 4, 6, 1, 3, 5, 7};
 /// nf4, 4-bit codebooks): the ones the tiled matvec layout applies to.
 bool hasNibbleCodes(EncodingAttr encoding);
 
+/// True for encodings the tensor-core fragment layout is defined for: the
+/// 4-bit ones above and the 8-bit int8, uint8 and fp8 (e4m3) codes.
+bool hasMmaFragmentCodes(EncodingAttr encoding);
+
 /// The layout the kernel chosen by `tiling` reads `type` in:
 /// `#qf.layout<tiled, tile_n = 1, tile_k = vec_bytes * 8 / bits>` for a
 /// matvec over 4-bit codes (one tile per lane load; tile_k counts stored

@@ -21,6 +21,12 @@
 // matvec layout (Layout.h, kNibbleOrder), so that one mask-and-or yields the
 // half2 pair (e 2i, e 2i+1) = one fragment register.
 //
+// 8-bit codes (int8, uint8, fp8 e4m3) use the same tiles at 1024 bytes:
+// lane L owns bytes [32 L, 32 L + 32), eight words w = 4 s + j, and word w
+// holds n tile j's fragment of slab s in byte order v = 0..3 (byte v is
+// element v above), so that one prmt (or one cvt of an e4m3 pair) yields a
+// fragment register. A lane's first 16 bytes are slab 0, its second slab 1.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef QFUSE_FORMAT_MMALAYOUT_H
@@ -39,21 +45,27 @@ struct Layout;
 /// Whether `layout` is the fragment layout (tiled, tile_n = tile_k = 32).
 bool isMmaFragmentLayout(const Layout &layout);
 
-/// Where code (n, k) of an [N, K] weight lives in the fragment layout:
-/// 32-bit word `word` of the codes buffer, nibble slot `slot` (bits 4 slot
-/// .. 4 slot + 3). N and K must be multiples of 32.
+/// Code widths the fragment layout is defined for.
+inline bool isMmaCodeBits(unsigned bits) { return bits == 4 || bits == 8; }
+
+/// Where code (n, k) of an [N, K] weight of `bits`-bit codes (4 or 8) lives
+/// in the fragment layout: 32-bit word `word` of the codes buffer, slot
+/// `slot` (bits `bits` * slot .. `bits` * (slot + 1) - 1 of the word). N and
+/// K must be multiples of 32.
 struct MmaCodePosition {
   int64_t word;
   int slot;
 };
-MmaCodePosition mmaCodePosition(int64_t n, int64_t k, int64_t kTotal);
+MmaCodePosition mmaCodePosition(int64_t n, int64_t k, int64_t kTotal,
+                                unsigned bits = 4);
 
-/// Reorders row-major 4-bit codes (byte j of a row = elements 2j in the low
-/// nibble, 2j+1 in the high one) into the fragment layout, or back.
+/// Reorders row-major codes of `bits` bits (4: byte j of a row = elements
+/// 2j in the low nibble, 2j+1 in the high one; 8: one byte each) into the
+/// fragment layout, or back.
 void packMmaCodes(const std::vector<uint8_t> &rowMajor, int64_t n, int64_t k,
-                  std::vector<uint8_t> &fragment);
+                  unsigned bits, std::vector<uint8_t> &fragment);
 void unpackMmaCodes(const std::vector<uint8_t> &fragment, int64_t n,
-                    int64_t k, std::vector<uint8_t> &rowMajor);
+                    int64_t k, unsigned bits, std::vector<uint8_t> &rowMajor);
 
 } // namespace qfuse::format
 

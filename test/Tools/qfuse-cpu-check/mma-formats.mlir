@@ -1,0 +1,17 @@
+// Every format of the tensor-core GPU test (../qfuse-compile/Inputs/
+// mma-formats.mlir) in the 32x32 B-fragment layout the mma kernels read
+// (4-bit and 8-bit codes), decoded by the CPU reference from the bytes
+// qfuse::format::repack wrote and compared with the C++ reference on the
+// row-major codes: the compiler's and the runtime's definitions of the
+// layout must agree.
+// RUN: qfuse-cpu-check %S/../qfuse-compile/Inputs/mma-formats.mlir --batch-sizes=9,17 --tiling-batch=16 \
+// RUN:   | FileCheck %s --implicit-check-not=FAIL
+
+// CHECK: PASS @int4_q 1536x1536 #qf.enc<int4, group = 128, scale = f16> #qf.layout<tiled, tile_n = 32, tile_k = 32> m=9
+// CHECK: PASS @uint4_kv {{.*}}zero = int> #qf.layout<tiled, tile_n = 32, tile_k = 32> m=17
+// CHECK: PASS @nf4 {{.*}} #qf.layout<tiled, tile_n = 32, tile_k = 32> m=17
+// CHECK: PASS @int8_q 1536x1536 #qf.enc<int8, per_channel, scale = f16> #qf.layout<tiled, tile_n = 32, tile_k = 32> m=9
+// CHECK: PASS @int8_q {{.*}} m=17
+// CHECK: PASS @uint8_kv {{.*}}zero = int> #qf.layout<tiled, tile_n = 32, tile_k = 32> m=17
+// CHECK: PASS @fp8_mlp {{.*}}fp8e4m3{{.*}} #qf.layout<tiled, tile_n = 32, tile_k = 32> m=17
+// CHECK: qfuse-cpu-check: 26 cases, 26 passed, 0 failed
