@@ -36,8 +36,16 @@
 //   int8/uint8: prmt places each byte under 0x64, half2(1024 + u), minus
 //     half2(1024 + z) (int8: the sign bit flipped first, z = 128), exact;
 //   fp8 e4m3: one cvt.rn.f16x2.e4m3x2 per register, exact.
-// Then one half2 multiply by the group's scale (the same rounding as an fp16
-// dequantize), and mma.sync accumulates in f32.
+// Then mma.sync accumulates in f32, with the scale applied one of two ways:
+//   per fragment: one half2 multiply of B by the group's scale (the same
+//     rounding as an fp16 dequantize);
+//   deferred: B stays the unscaled value (q - z, exact in f16), each scale
+//     group accumulates into fresh registers, and the partial sums are
+//     folded in with one f32 fma per accumulator and the scale of its
+//     column. That trades the 8 half2 multiplies per 16 k for 4 mTiles fmas
+//     per group, so it is chosen for long groups and few m tiles (decode
+//     batches: the multiplies are a quarter of the issue slots there), and
+//     per-channel scales fold once, after the K loop.
 //
 //===----------------------------------------------------------------------===//
 
@@ -72,6 +80,7 @@ struct Plan {
   int64_t blockK, stages, kTilesPerStep, steps;
   int64_t groupSize, numGroups, groupsPerStep;
   bool perChannel;
+  bool deferScale;      // scales folded into f32 partial sums (see header)
   int64_t scaleBytes;   // bytes per stored scale
   bool intZeros;
   int64_t zeroRowBytes; // packed 4-bit zero points per row
@@ -218,6 +227,9 @@ FailureOr<Plan> makePlan(const MatVecSpec &spec,
            failure();
   p.groupsPerStep =
       p.perChannel ? 1 : std::max<int64_t>(1, p.blockK / p.groupSize);
+  // A group's fold costs 16 mTiles fmas plus 8 scale reads per lane; the
+  // multiplies it replaces cost groupSize / 2.
+  p.deferScale = p.perChannel || p.groupSize >= 32 * p.mTiles + 32;
   Type st = enc.getScaleType();
   p.scaleBytes = st.getIntOrFloatBitWidth() / 8;
   p.intZeros = enc.getZeroPoint() == ZeroPointKind::Int;
@@ -268,6 +280,9 @@ private:
   void issueStep(Value slot, Value step);
   Acc computeStep(Value slot, Value step, ValueRange acc);
   Value scaleHalf2(Value word, Value elementIndex);
+  Value scaleF32(Value word, Value elementIndex);
+  SmallVector<Value> columnScales(function_ref<Value(Value row)> wordOfRow,
+                                  Value group);
   Value zeroBias(Value word, Value row, Value group, bool high);
   SmallVector<Value> decodeWord(Value w);
   Value tableValue(Value index);
@@ -446,6 +461,48 @@ Value TensorCoreBuilder::scaleHalf2(Value word, Value elementIndex) {
                        b, h32, arith::ShLIOp::create(b, h32, e.c32(16))));
 }
 
+/// The scale stored at element `elementIndex` of the scales tensor, whose
+/// aligned word is `word`, exactly as an f32 (deferred scaling).
+Value TensorCoreBuilder::scaleF32(Value word, Value elementIndex) {
+  Type st = spec.encoding.getScaleType();
+  if (st.isF32())
+    return e.bitcast(e.f32(), word);
+  Value shift = e.mul(e.band(e.mul(elementIndex, e.c32(p.scaleBytes)),
+                             e.c32(3)),
+                      e.c32(8));
+  Value bits = e.shru(word, shift);
+  if (st.isF16())
+    return e.extf32(
+        e.bitcast(b.getF16Type(), arith::TruncIOp::create(b, e.i16(), bits)));
+  if (st.isBF16())
+    return e.bitcast(e.f32(), arith::ShLIOp::create(b, bits, e.c32(16)));
+  if (isa<Float8E8M0FNUType>(st))
+    return e.bitcast(e.f32(), arith::ShLIOp::create(
+                                  b, e.band(bits, e.c32(0xFF)), e.c32(23)));
+  // E4M3: exact through the f16 pair conversion.
+  Value byte = arith::TruncIOp::create(b, e.i16(), e.band(bits, e.c32(0xFF)));
+  Value h2 = e.ptx("cvt.rn.f16x2.e4m3x2 $0, $1;", "=r,h", e.i32(), {byte});
+  return e.extf32(
+      e.bitcast(b.getF16Type(), arith::TruncIOp::create(b, e.i16(), h2)));
+}
+
+/// The f32 scales of the accumulator columns this lane holds: entry
+/// 2 j + c is row nBase + 8 j + 2 t + c (c0/c2 and c1/c3 of n tile j).
+/// `wordOfRow` gives the aligned 32-bit word holding a row's scale.
+SmallVector<Value>
+TensorCoreBuilder::columnScales(function_ref<Value(Value row)> wordOfRow,
+                                Value group) {
+  SmallVector<Value> result;
+  for (int64_t j = 0; j < 4; ++j)
+    for (int64_t c = 0; c < 2; ++c) {
+      Value row = e.add(nBase, e.add(e.c32(8 * j),
+                                     e.add(e.mul(t4, e.c32(2)), e.c32(c))));
+      result.push_back(scaleF32(
+          wordOfRow(row), e.add(e.mul(row, e.c32(p.numGroups)), group)));
+    }
+  return result;
+}
+
 /// half2(1024 + z) (or half2(64 + z) for the high nibbles, which decode as
 /// 1024 + 16 e and are scaled by 1/16 first); z = 8 for symmetric int4 and
 /// 128 for int8 (whose sign bit decodeWord flips).
@@ -562,26 +619,32 @@ TensorCoreBuilder::Acc TensorCoreBuilder::computeStep(Value slot, Value step,
       ctx, {e.f32(), e.f32(), e.f32(), e.f32()});
   int64_t kslabsPerGroup = p.perChannel ? 1 << 30 : p.groupSize / 16;
 
-  // Per scale group of the step: scale and zero of each n tile j (rows
-  // nBase + 8 j + g), decoded once.
+  // Per scale group of the step: scale (unless deferred) and zero of each
+  // n tile j (rows nBase + 8 j + g), decoded once.
   SmallVector<SmallVector<Value>> scaleOf(p.groupsPerStep),
       zeroLoOf(p.groupsPerStep), zeroHiOf(p.groupsPerStep);
+  SmallVector<bool> loaded(p.groupsPerStep, false);
+  auto slotBase = [&](int64_t gi) {
+    return e.mul(e.add(e.mul(warpSlot, e.c32(p.groupsPerStep)), e.c32(gi)),
+                 e.c32(128));
+  };
   auto groupValues = [&](int64_t gi) {
-    if (!scaleOf[gi].empty())
+    if (loaded[gi])
       return;
+    loaded[gi] = true;
     Value group = groupOfStep(step, gi);
-    Value base = e.mul(e.add(e.mul(warpSlot, e.c32(p.groupsPerStep)),
-                             e.c32(gi)),
-                       e.c32(128));
+    Value base = slotBase(gi);
     for (int64_t j = 0; j < 4; ++j) {
       Value row = e.add(nBase, e.add(e.c32(8 * j), g));
       // Lane 4 g + j copied row nBase + 8 j + g's word (issueStep).
       Value slotOff = e.add(base, e.mul(e.add(e.mul(g, e.c32(4)), e.c32(j)),
                                         e.c32(4)));
-      Value sWord = LLVM::LoadOp::create(
-          b, e.i32(), smemAt(e.add(e.c32(p.sOff), slotOff)), 4);
-      scaleOf[gi].push_back(
-          scaleHalf2(sWord, e.add(e.mul(row, e.c32(p.numGroups)), group)));
+      if (!p.deferScale) {
+        Value sWord = LLVM::LoadOp::create(
+            b, e.i32(), smemAt(e.add(e.c32(p.sOff), slotOff)), 4);
+        scaleOf[gi].push_back(
+            scaleHalf2(sWord, e.add(e.mul(row, e.c32(p.numGroups)), group)));
+      }
       if (p.decode == Decode::Int4Magic || p.decode == Decode::Int8Magic) {
         Value zWord =
             p.intZeros ? LLVM::LoadOp::create(
@@ -594,6 +657,38 @@ TensorCoreBuilder::Acc TensorCoreBuilder::computeStep(Value slot, Value step,
           zeroHiOf[gi].push_back(zeroBias(zWord, row, group, true));
       }
     }
+  };
+
+  // Deferred group scales: the partial sums of group `partGi` of this step,
+  // folded into acc when the group ends.
+  bool groupFolds = p.deferScale && !p.perChannel;
+  Acc part;
+  int64_t partGi = -1;
+  auto fold = [&]() {
+    if (partGi < 0)
+      return;
+    Value base = slotBase(partGi);
+    // Row nBase + r's word was copied by lane 4 (r % 8) + r / 8.
+    SmallVector<Value> colScale = columnScales(
+        [&](Value row) {
+          Value r = e.sub(row, nBase);
+          Value copier = e.add(e.mul(e.band(r, e.c32(7)), e.c32(4)),
+                               e.shru(r, e.c32(3)));
+          return LLVM::LoadOp::create(
+                     b, e.i32(),
+                     smemAt(e.add(e.c32(p.sOff),
+                                  e.add(base, e.mul(copier, e.c32(4))))),
+                     4)
+              .getResult();
+        },
+        groupOfStep(step, partGi));
+    for (int64_t mt = 0; mt < p.mTiles; ++mt)
+      for (int64_t j = 0; j < 4; ++j)
+        for (int64_t i = 0; i < 4; ++i) {
+          int64_t idx = (mt * 4 + j) * 4 + i;
+          acc[idx] = e.fma(part[idx], colScale[2 * j + i % 2], acc[idx]);
+        }
+    partGi = -1;
   };
 
   int64_t laneBytesPerTile = p.tileBytes / 32;
@@ -618,6 +713,12 @@ TensorCoreBuilder::Acc TensorCoreBuilder::computeStep(Value slot, Value step,
                        ? 0
                        : kslab / kslabsPerGroup;
       groupValues(gi);
+      if (groupFolds && gi != partGi) {
+        fold();
+        part.assign(acc.size(), e.cf32(0.0));
+        partGi = gi;
+      }
+      Acc &target = groupFolds ? part : acc;
       // A fragments of every m tile: ldmatrix.x4, lanes 0-15 address rows
       // 0-15 of the k slab's first 8 columns, lanes 16-31 the next 8.
       SmallVector<SmallVector<Value>> aFrag(p.mTiles);
@@ -663,11 +764,15 @@ TensorCoreBuilder::Acc TensorCoreBuilder::computeStep(Value slot, Value step,
         }
       }
       for (int64_t j = 0; j < 4; ++j) {
-        Value b0 = e.fmul(unscaled[2 * j], scaleOf[gi][j]);
-        Value b1 = e.fmul(unscaled[2 * j + 1], scaleOf[gi][j]);
+        Value b0 = unscaled[2 * j], b1 = unscaled[2 * j + 1];
+        if (!p.deferScale) {
+          b0 = e.fmul(b0, scaleOf[gi][j]);
+          b1 = e.fmul(b1, scaleOf[gi][j]);
+        }
         for (int64_t mt = 0; mt < p.mTiles; ++mt) {
           int64_t base = (mt * 4 + j) * 4;
-          SmallVector<Value> c(acc.begin() + base, acc.begin() + base + 4);
+          SmallVector<Value> c(target.begin() + base,
+                               target.begin() + base + 4);
           auto mma = NVVM::MmaOp::create(
               b, f32x4, aFrag[mt], ValueRange{b0, b1}, c,
               ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
@@ -676,11 +781,12 @@ TensorCoreBuilder::Acc TensorCoreBuilder::computeStep(Value slot, Value step,
               std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
                                              NVVM::MMALayout::col});
           for (int64_t i = 0; i < 4; ++i)
-            acc[base + i] = LLVM::ExtractValueOp::create(b, mma, i);
+            target[base + i] = LLVM::ExtractValueOp::create(b, mma, i);
         }
       }
     }
   }
+  fold();
   return acc;
 }
 
@@ -787,6 +893,19 @@ void TensorCoreBuilder::storeOutputs(const Acc &acc) {
   Value invGlobal;
   if (spec.encoding.getGlobalScale())
     invGlobal = e.fdiv(e.cf32(1.0), e.loadRO(e.f32(), globalScale, 4));
+  // Deferred per-channel scales: the K loop summed unscaled values.
+  SmallVector<Value> channelScale;
+  if (p.deferScale && p.perChannel)
+    channelScale = columnScales(
+        [&](Value row) {
+          Value byte = e.mul(e.zext64(row), e.c64(p.scaleBytes));
+          return e.loadRO(
+              e.i32(),
+              e.gepBytes(scales,
+                         arith::AndIOp::create(b, byte, e.c64(~int64_t(3)))),
+              4);
+        },
+        e.c32(0));
   for (int64_t j = 0; j < 4; ++j) {
     Value col = e.add(nBase, e.add(e.c32(8 * j), e.mul(t4, e.c32(2))));
     Value biasPair;
@@ -809,6 +928,8 @@ void TensorCoreBuilder::storeOutputs(const Acc &acc) {
         Value out = LLVM::UndefOp::create(b, e.v2f16());
         for (int64_t i = 0; i < 2; ++i) {
           Value total = v[i];
+          if (!channelScale.empty())
+            total = e.fmul(total, channelScale[2 * j + i]);
           if (invGlobal)
             total = e.fmul(total, invGlobal);
           if (biasPair)

@@ -11,7 +11,10 @@
 // registers into B fragments, mma.sync m16n8k16 with f32 accumulation.
 // CHECK: .target sm_90
 // CHECK: .extern .shared .align 16 .b8 qf_mma_0_m16_smem[];
-// int4 (mask-and-or decode, exact q - 8, then the group scale):
+// int4 (mask-and-or decode, exact q - 8, then the group scale; one tiling
+// per op, here block_m = 64 for both batches: four m tiles, where the
+// per-fragment multiply is cheaper than deferred scaling, mma-deferred-
+// scale.mlir):
 // CHECK-LABEL: .entry qf_mma_0_m16(
 // CHECK-DAG: cp.async.ca.shared.global [{{.*}}], [{{.*}}], 16, %r{{[0-9]+}};
 // CHECK-DAG: cp.async.cg.shared.global [{{.*}}], [{{.*}}], 16;
@@ -41,7 +44,7 @@
 // codes), the sign bit flipped, each byte placed under 0x64 by prmt
 // (half2(1024 + q + 128)), the bias removed exactly by one half2 add.
 // CHECK-LABEL: .entry qf_mma_10_m16(
-// CHECK-DAG: cp.async.cg.shared.global [{{.*}}+49168], [{{.*}}+16], 16;
+// CHECK-DAG: cp.async.cg.shared.global [{{.*}}+{{[0-9]+}}], [{{.*}}+16], 16;
 // CHECK-DAG: xor.b32 {{.*}}, -2139062144;
 // CHECK-DAG: prmt.b32 {{.*}}, 16704;
 // CHECK-DAG: prmt.b32 {{.*}}, 17218;
