@@ -173,17 +173,55 @@ public:
   void addFunction(func::FuncOp func);
   void addBuffers();
 
-private:
-  std::set<std::string> seenKernels, seenWeights, seenTensors;
+  /// True once a checkpoint tensor is listed in two layouts: the artifact
+  /// then needs version 3 ("source").
+  bool anyPackedTwice = false;
 
-  void addWeight(WeightRefOp ref) {
+private:
+  std::set<std::string> seenKernels, seenTensors;
+  /// (checkpoint tensor, layout body) -> the `weights` entry packed so.
+  std::map<std::pair<std::string, std::string>, std::string> weightEntries;
+  std::set<std::string> weightSources;
+
+  /// The `weights` entry of `ref`'s checkpoint tensor in `layout` (default:
+  /// the type's), added on first use; returns its name. The first layout of
+  /// a checkpoint tensor keeps the tensor's name; each further layout is an
+  /// entry `<tensor>@<layout>` with "source": <tensor> (docs/artifact.md):
+  ///
+  ///   {"name": "w", ..., "layout": "tiled, tile_n = 1, tile_k = 32"},
+  ///   {"name": "w@tiled_n32_k32", "source": "w", ...,
+  ///    "layout": "tiled, tile_n = 32, tile_k = 32"}
+  std::string addWeight(WeightRefOp ref, LayoutAttr layout = {}) {
     WeightType wt = ref.getType();
-    if (seenWeights.insert(ref.getName().str()).second)
-      weights.push_back(json::Object{
-          {"name", ref.getName().str()},
-          {"shape", json::Array{wt.getN(), wt.getK()}},
-          {"encoding", attrBody(wt.getEncoding())},
-          {"layout", attrBody(wt.getLayout())}});
+    if (!layout)
+      layout = wt.getLayout();
+    std::string source = ref.getName().str();
+    std::string body = attrBody(layout);
+    auto [it, inserted] = weightEntries.try_emplace({source, body});
+    if (!inserted)
+      return it->second;
+    bool first = weightSources.insert(source).second;
+    it->second = first ? source : source + "@" + layoutTag(layout);
+    json::Object entry{{"name", it->second}};
+    if (!first) {
+      entry["source"] = source;
+      anyPackedTwice = true;
+    }
+    entry["shape"] = json::Array{wt.getN(), wt.getK()};
+    entry["encoding"] = attrBody(wt.getEncoding());
+    entry["layout"] = body;
+    weights.push_back(std::move(entry));
+    return it->second;
+  }
+  /// A short name for a layout: `row_major`, `tiled_n32_k32`.
+  static std::string layoutTag(LayoutAttr layout) {
+    if (layout.isRowMajor())
+      return "row_major";
+    std::string tag = "tiled_n" + std::to_string(layout.getTileN()) + "_k" +
+                      std::to_string(layout.getTileK());
+    if (layout.getInterleave() != 1)
+      tag += "_i" + std::to_string(layout.getInterleave());
+    return tag;
   }
   void addTensor(TensorRefOp ref) {
     if (seenTensors.insert(ref.getName().str()).second)
@@ -264,8 +302,7 @@ void ArtifactBuilder::addFusedMatmul(FusedMatmulOp fused) {
     failedAny = true;
     return;
   }
-  addWeight(ref);
-  std::string weightName = ref.getName().str();
+  std::string weightName = addWeight(ref);
   json::Object x = valueArg(fused.getInput());
   json::Object y = valueArg(fused.getResult());
   std::optional<json::Object> residual, bias;
@@ -289,6 +326,10 @@ void ArtifactBuilder::addFusedMatmul(FusedMatmulOp fused) {
     return;
   }
   for (auto dict : launches.getAsRange<DictionaryAttr>()) {
+    // A batch of qf.batch_tilings reads every weight in its own layout: the
+    // copy packed in it (qf-to-gpu records the layout on the launch).
+    auto layout = dict.getAs<LayoutAttr>("layout");
+    std::string launchWeight = layout ? addWeight(ref, layout) : weightName;
     addLaunch(dict, [&](size_t, StringRef n) -> std::pair<json::Object,
                                                           std::string> {
       // qf.group (qf-fuse-shared-input): `<name>.<i>` is member i's (the
@@ -322,8 +363,7 @@ void ArtifactBuilder::addFusedMatmul(FusedMatmulOp fused) {
           return {valueArg(member.getResidual()), "ptr"};
         if (base == "bias")
           return {valueArg(member.getBias()), "ptr"};
-        addWeight(memberRef);
-        return {json::Object{{"weight", memberRef.getName().str()},
+        return {json::Object{{"weight", addWeight(memberRef, layout)},
                              {"component", base.str()}},
                 "ptr"};
       }
@@ -348,12 +388,11 @@ void ArtifactBuilder::addFusedMatmul(FusedMatmulOp fused) {
           failedAny = true;
           return {json::Object{}, "ptr"};
         }
-        addWeight(upRef);
-        return {json::Object{{"weight", upRef.getName().str()},
+        return {json::Object{{"weight", addWeight(upRef, layout)},
                              {"component", n.drop_front(3).str()}},
                 "ptr"};
       }
-      return {json::Object{{"weight", weightName}, {"component", n.str()}},
+      return {json::Object{{"weight", launchWeight}, {"component", n.str()}},
               "ptr"};
     });
   }
@@ -455,7 +494,10 @@ FailureOr<json::Value> mlir::qf::buildArtifact(ModuleOp module, StringRef ptx,
     module_["cubin_base64"] = llvm::encodeBase64(options.cubin);
   json::Object artifact{
       {"format", "qfuse-artifact"},
-      {"version", kArtifactVersion},
+      // Version 3 only where a weight is listed in two layouts: every
+      // other artifact stays readable by version-2 runtimes.
+      {"version", builder.anyPackedTwice ? kArtifactVersion
+                                         : kArtifactMinVersion},
       {"producer", options.producer},
       {"target",
        json::Object{{"chip", options.chip}, {"ptx_features", options.features}}},

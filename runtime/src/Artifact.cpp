@@ -182,13 +182,16 @@ Artifact Parser::run(const json &root) {
                        "\", found \"" + format + "\"");
   const json &version = member(root, "top level", "version");
   if (!version.is_number_integer() ||
-      version.get<int64_t>() != kArtifactVersion)
+      version.get<int64_t>() < format::kArtifactMinVersion ||
+      version.get<int64_t>() > kArtifactVersion)
     fail("version",
          "found " + version.dump() + ", this runtime supports " +
+             std::to_string(format::kArtifactMinVersion) + " to " +
              std::to_string(kArtifactVersion) +
-             " (version 2 added state buffers, gemm steps and \"model\"; "
+             " (version 2 added state buffers, gemm steps and \"model\", "
+             "version 3 weights in several layouts (\"source\"); "
              "recompile the model with this qfuse-compile)");
-  artifact_.version = kArtifactVersion;
+  artifact_.version = version.get<int64_t>();
   if (const json *producer = optionalMember(root, "producer")) {
     if (!producer->is_string())
       fail("producer", "expected a string");
@@ -346,8 +349,39 @@ void Parser::parseWeights(const json &root) {
     weight.layout = string(entry, where, "layout");
     parseEncoding(weight, where + ".encoding");
     parseLayout(weight, where + ".layout");
+    if (entry.contains("source")) {
+      if (artifact_.version < 3)
+        fail(where + ".source", "\"source\" (a weight in several layouts) "
+                                "needs version 3, the file says " +
+                                    std::to_string(artifact_.version));
+      weight.source = string(entry, where, "source");
+      if (weight.source.empty())
+        fail(where + ".source", "expected a checkpoint tensor name");
+    }
     artifact_.weights.push_back(std::move(weight));
   }
+  // Entries packed from one checkpoint tensor are that tensor in several
+  // layouts: same shape and encoding, one entry per layout.
+  for (size_t i = 0; i < artifact_.weights.size(); ++i)
+    for (size_t j = 0; j < i; ++j) {
+      const WeightSpec &a = artifact_.weights[j], &b = artifact_.weights[i];
+      if (a.checkpointName() != b.checkpointName())
+        continue;
+      const std::string where = "weights[" + std::to_string(i) + "]";
+      if (a.n != b.n || a.k != b.k || a.encoding != b.encoding)
+        fail(where, "weight '" + b.name + "' is packed from '" + b.checkpointName() +
+                        "' like weight '" + a.name +
+                        "', but differs in shape or encoding (" + b.encoding +
+                        " [" + std::to_string(b.n) + ", " +
+                        std::to_string(b.k) + "] against " + a.encoding +
+                        " [" + std::to_string(a.n) + ", " +
+                        std::to_string(a.k) + "])");
+      if (format::printLayout(a.layoutAttr) ==
+          format::printLayout(b.layoutAttr))
+        fail(where, "weight '" + b.name + "' repeats weight '" + a.name +
+                        "': both are '" + b.checkpointName() + "' in layout \"" +
+                        b.layout + "\"");
+    }
 }
 
 void Parser::parseTensors(const json &root) {
@@ -912,6 +946,14 @@ const Kernel *Artifact::findKernel(std::string_view name) const {
 }
 const WeightSpec *Artifact::findWeight(std::string_view name) const {
   return findByName(weights, name);
+}
+std::vector<const WeightSpec *>
+Artifact::weightsPackedFrom(std::string_view source) const {
+  std::vector<const WeightSpec *> out;
+  for (const WeightSpec &weight : weights)
+    if (weight.checkpointName() == source)
+      out.push_back(&weight);
+  return out;
 }
 const TensorSpec *Artifact::findTensor(std::string_view name) const {
   return findByName(tensors, name);

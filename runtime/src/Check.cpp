@@ -95,16 +95,16 @@ std::vector<float> halvesToFloats(const std::vector<uint16_t> &h) {
 
 std::map<std::string, format::TensorMap>
 bindRandomWeights(Executor &executor, uint64_t seed) {
+  // One random tensor per checkpoint tensor: the entries packed from it in
+  // several layouts (docs/artifact.md) must hold the same weight.
   std::map<std::string, format::TensorMap> result;
-  std::set<std::string> used;
-  for (const auto &[weight, component] : executor.usedWeightComponents())
-    used.insert(weight);
   uint64_t index = 0;
-  for (const std::string &name : used) {
-    const WeightSpec &spec = *executor.artifact().findWeight(name);
+  for (const std::string &source : executor.usedWeightSources()) {
+    const WeightSpec &spec =
+        *executor.artifact().weightsPackedFrom(source).front();
     format::TensorMap components = randomWeight(spec, seed + 1000 * ++index);
-    executor.bindWeight(name, components);
-    result.emplace(name, std::move(components));
+    executor.bindWeight(source, components);
+    result.emplace(source, std::move(components));
   }
   return result;
 }
@@ -198,7 +198,7 @@ checkPlan(Executor &executor, int64_t batch, CUstream stream,
       const WeightSpec &w = *artifact.findWeight(name);
       std::vector<float> dense;
       std::string error;
-      if (!format::dequantize(w.encodingAttr, weights.at(name), w.n, w.k,
+      if (!format::dequantize(w.encodingAttr, weights.at(w.checkpointName()), w.n, w.k,
                               dense, error))
         throw Error("check: dequantizing '" + name + "': " + error);
       return dense;

@@ -19,13 +19,6 @@ std::string componentText(const std::pair<std::string, std::string> &key) {
   return "weight '" + key.first + "' component '" + key.second + "'";
 }
 
-std::string shapeText(const std::vector<int64_t> &shape) {
-  std::string text = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    text += (i ? ", " : "") + std::to_string(shape[i]);
-  return text + "]";
-}
-
 } // namespace
 
 Executor::Executor(const Artifact &artifact, const cuda::Context &context)
@@ -211,56 +204,25 @@ void Executor::bindTensor(const std::string &name, const void *data,
   dropGraphs();
 }
 
-void Executor::bindRowMajorWeight(
-    const WeightSpec &weight,
-    const std::map<std::string, RowMajorComponent> &raw,
-    const std::string &origin) {
-  const std::string what = origin + ": weight '" + weight.name + "' (" +
-                           weight.encoding + ", [" + std::to_string(weight.n) +
-                           ", " + std::to_string(weight.k) + "])";
-  for (const format::ComponentSpec &spec : weight.components) {
-    auto it = raw.find(spec.name);
-    if (it == raw.end())
-      throw Error(what + ": missing component '" + spec.name + "' (" +
-                  format::describe(spec.dtype, spec.shape) + ")");
-    const RowMajorComponent &component = it->second;
-    if (component.dtype != format::dtypeName(spec.dtype) ||
-        component.shape != spec.shape)
-      throw Error(what + ": component '" + spec.name + "' must be " +
-                  format::describe(spec.dtype, spec.shape) + ", found " +
-                  component.dtype + " " + shapeText(component.shape));
-    const size_t bytes = static_cast<size_t>(format::numElements(spec.shape)) *
-                         format::dtypeBytes(spec.dtype);
-    if (component.size != bytes)
-      throw Error(what + ": component '" + spec.name + "' has " +
-                  std::to_string(component.size) + " bytes, expected " +
-                  std::to_string(bytes));
-  }
-
+void Executor::bindRowMajorWeight(const WeightSpec &weight,
+                                  const RowMajorViews &raw,
+                                  const std::string &origin) {
+  checkRowMajorComponents(weight, raw, origin);
+  bool used = false;
+  for (const auto &key : usedComponents_)
+    used |= key.first == weight.name;
+  if (!used)
+    return;
   // row_major without act_order is the checkpoint's order: no repack.
-  if (weight.layoutAttr.isRowMajor() && !weight.encodingAttr.actOrder) {
+  if (needsNoRepack(weight)) {
     for (const format::ComponentSpec &spec : weight.components)
       if (usedComponents_.count({weight.name, spec.name}))
         bindWeightComponent(weight.name, spec.name, raw.at(spec.name).data,
                             raw.at(spec.name).size);
     return;
   }
-
   // The kernel's layout: qfuse_format repacks (a copy) from row_major.
-  format::TensorMap rowMajor, packed;
-  for (const format::ComponentSpec &spec : weight.components) {
-    format::Tensor tensor;
-    tensor.dtype = spec.dtype;
-    tensor.shape = spec.shape;
-    const RowMajorComponent &component = raw.at(spec.name);
-    tensor.data.assign(component.data, component.data + component.size);
-    rowMajor.emplace(spec.name, std::move(tensor));
-  }
-  std::string error;
-  if (!format::repack(weight.encodingAttr, weight.layoutAttr, rowMajor,
-                      weight.n, weight.k, packed, error))
-    throw Error(what + ": cannot repack to layout \"" + weight.layout +
-                "\": " + error);
+  format::TensorMap packed = packForLayout(weight, raw, origin);
   for (const auto &[name, tensor] : packed)
     if (usedComponents_.count({weight.name, name}))
       bindWeightComponent(weight.name, name, tensor.data.data(),
@@ -269,18 +231,23 @@ void Executor::bindRowMajorWeight(
 
 void Executor::bindWeight(const std::string &name,
                           const format::TensorMap &components) {
-  const WeightSpec *weight = artifact_.findWeight(name);
-  if (!weight)
-    fail("cannot bind weight '" + name + "': not declared in 'weights'");
-  std::map<std::string, RowMajorComponent> raw;
-  for (const auto &[component, tensor] : components) {
-    if (!weight->findComponent(component))
-      fail("weight '" + name + "' (" + weight->encoding +
+  const std::string origin = "artifact '" + artifact_.source + "'";
+  std::vector<const WeightSpec *> entries =
+      weightEntriesFor(artifact_, name, origin);
+  for (const auto &[component, tensor] : components)
+    if (!entries.front()->findComponent(component))
+      fail("weight '" + name + "' (" + entries.front()->encoding +
            ") has no component '" + component + "'");
-    raw[component] = {format::dtypeName(tensor.dtype), tensor.shape,
-                      tensor.data.data(), tensor.data.size()};
-  }
-  bindRowMajorWeight(*weight, raw, "artifact '" + artifact_.source + "'");
+  const RowMajorViews raw = viewsOf(components);
+  for (const WeightSpec *weight : entries)
+    bindRowMajorWeight(*weight, raw, origin);
+}
+
+std::set<std::string> Executor::usedWeightSources() const {
+  std::set<std::string> sources;
+  for (const auto &key : usedComponents_)
+    sources.insert(artifact_.findWeight(key.first)->checkpointName());
+  return sources;
 }
 
 void Executor::loadWeights(const SafetensorsFile &file) {
@@ -296,18 +263,18 @@ void Executor::loadWeights(const SafetensorsFile &file) {
     TensorView view = file.view(info);
     bindTensor(name, view.data, view.size);
   }
-  std::set<std::string> weights;
-  for (const auto &key : usedComponents_)
-    weights.insert(key.first);
-  for (const std::string &name : weights) {
-    const WeightSpec &weight = *artifact_.findWeight(name);
-    std::map<std::string, RowMajorComponent> raw;
-    for (const format::ComponentSpec &spec : weight.components) {
-      TensorView view = file.view(name + "." + spec.name);
+  // One read of each checkpoint tensor fills every layout it is packed in.
+  for (const std::string &source : usedWeightSources()) {
+    std::vector<const WeightSpec *> entries =
+        artifact_.weightsPackedFrom(source);
+    RowMajorViews raw;
+    for (const format::ComponentSpec &spec : entries.front()->components) {
+      TensorView view = file.view(source + "." + spec.name);
       raw[spec.name] = {std::string(safetensorsName(view.info->dtype)),
                         view.info->shape, view.data, view.size};
     }
-    bindRowMajorWeight(weight, raw, origin);
+    for (const WeightSpec *weight : entries)
+      bindRowMajorWeight(*weight, raw, origin);
   }
 }
 

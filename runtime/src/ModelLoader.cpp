@@ -39,15 +39,13 @@ LoadStats loadParallel(Executor &executor, unsigned threads,
                        const MakeTensor &makeTensor) {
   const auto start = std::chrono::steady_clock::now();
   const Artifact &artifact = executor.artifact();
-  std::set<std::string> weightNames;
-  for (const auto &[weight, component] : executor.usedWeightComponents())
-    weightNames.insert(weight);
-
+  // One job per checkpoint tensor: bindWeight packs it into every layout
+  // the artifact lists it in (docs/artifact.md), from one set of codes.
   std::vector<Job> jobs;
   uint64_t index = 0;
-  for (const std::string &name : weightNames) {
+  for (const std::string &source : executor.usedWeightSources()) {
     Job job;
-    job.weight = artifact.findWeight(name);
+    job.weight = artifact.weightsPackedFrom(source).front();
     job.index = index++;
     job.cost = uint64_t(job.weight->n) * uint64_t(job.weight->k);
     jobs.push_back(std::move(job));
@@ -120,7 +118,7 @@ LoadStats loadParallel(Executor &executor, unsigned threads,
       }
       Job &job = jobs[ready_index];
       if (job.weight) {
-        executor.bindWeight(job.weight->name, job.components);
+        executor.bindWeight(job.weight->checkpointName(), job.components);
         job.components.clear();
         ++stats.weights;
       } else {

@@ -93,7 +93,7 @@ format::TensorMap quantizeDense(const TensorView &view,
   if (view.info->shape != expected)
     throw Error(what + ": shape " + shapeText(view.info->shape) +
                 ", expected " + shapeText(expected) + " for artifact weight '" +
-                weight.name + "'");
+                weight.checkpointName() + "'");
   std::vector<float> w =
       toFloats(view.info->dtype, view.data, view.info->numElements(), what);
   format::TensorMap components;
@@ -111,7 +111,7 @@ format::TensorMap checkConverted(format::PackedWeight packed,
                                  const std::string &what) {
   if (packed.encoding != weight.encodingAttr)
     throw Error(what + " holds \"" + format::printEncoding(packed.encoding) +
-                "\" but the artifact's weight '" + weight.name + "' is \"" +
+                "\" but the artifact's weight '" + weight.checkpointName() + "' is \"" +
                 weight.encoding +
                 "\"; compile the artifact for the checkpoint's encoding");
   return std::move(packed.components);
@@ -147,9 +147,9 @@ optionalView(const ModelCheckpoint &checkpoint, const std::string &name) {
 
 format::TensorMap fromGPTQ(const ModelCheckpoint &checkpoint,
                            const WeightSpec &weight) {
-  const std::string prefix = weight.name + ".";
+  const std::string prefix = weight.checkpointName() + ".";
   const std::string what = "checkpoint '" + checkpoint.dir() + "': AutoGPTQ '" +
-                           weight.name + ".qweight'";
+                           weight.checkpointName() + ".qweight'";
   if (checkpoint.config().quantization != CheckpointQuantization::GPTQ)
     throw Error(what + ": config.json's quantization_config is " +
                 std::string(checkpointQuantizationName(
@@ -170,9 +170,9 @@ format::TensorMap fromGPTQ(const ModelCheckpoint &checkpoint,
 
 format::TensorMap fromCompressed(const ModelCheckpoint &checkpoint,
                                  const WeightSpec &weight) {
-  const std::string prefix = weight.name + ".";
+  const std::string prefix = weight.checkpointName() + ".";
   const std::string what = "checkpoint '" + checkpoint.dir() +
-                           "': compressed-tensors '" + weight.name +
+                           "': compressed-tensors '" + weight.checkpointName() +
                            ".weight_packed'";
   if (checkpoint.config().quantization !=
       CheckpointQuantization::CompressedTensors)
@@ -237,7 +237,7 @@ std::vector<uint8_t> convertDense(DType from, const uint8_t *data,
 /// artifact's; the executor's bindWeight checks every component's shape.
 static format::TensorMap fromPacked(const ModelCheckpoint &checkpoint,
                              const WeightSpec &weight) {
-  const std::string &name = weight.name;
+  const std::string &name = weight.checkpointName();
   const std::string what = "checkpoint '" + checkpoint.dir() +
                            "': qfuse-packed weight '" + name + "'";
   for (const SafetensorsFile &file : checkpoint.files()) {
@@ -269,7 +269,7 @@ static format::TensorMap fromPacked(const ModelCheckpoint &checkpoint,
 
 format::TensorMap checkpointWeight(const ModelCheckpoint &checkpoint,
                                    const WeightSpec &weight) {
-  const std::string &name = weight.name;
+  const std::string &name = weight.checkpointName();
   if (checkpoint.contains(name + "." + format::kCodes))
     return fromPacked(checkpoint, weight);
   if (checkpoint.contains(name + ".qweight"))

@@ -135,7 +135,8 @@ Output packedOutput(const ModelCheckpoint &source,
                     const std::map<std::string, const QuantizedWeight *> &given,
                     const Artifact &artifact) {
   for (const auto &[name, weight] : given) {
-    const WeightSpec *spec = artifact.findWeight(name);
+    std::vector<const WeightSpec *> entries = artifact.weightsPackedFrom(name);
+    const WeightSpec *spec = entries.empty() ? nullptr : entries.front();
     if (!spec)
       throw Error("quantized weight '" + name + "' is not a weight of "
                   "artifact '" + artifact.source +
@@ -155,13 +156,18 @@ Output packedOutput(const ModelCheckpoint &source,
   out.tensors.setMetadata("format", "pt");
   out.tensors.setMetadata("qfuse.packed",
                           "row_major components of " + artifact.source);
+  // Row-major, so once per checkpoint tensor however many layouts the
+  // artifact packs it in (the runtime repacks each at load).
+  std::set<std::string> written;
   for (const WeightSpec &spec : artifact.weights) {
-    auto it = given.find(spec.name);
+    if (!written.insert(spec.checkpointName()).second)
+      continue;
+    auto it = given.find(spec.checkpointName());
     format::TensorMap components = it != given.end()
                                        ? packWeight(*it->second).components
                                        : checkpointWeight(source, spec);
-    addTensors(out.tensors, spec.name + ".", components);
-    out.tensors.setMetadata("qfuse.encoding." + spec.name, spec.encoding);
+    addTensors(out.tensors, spec.checkpointName() + ".", components);
+    out.tensors.setMetadata("qfuse.encoding." + spec.checkpointName(), spec.encoding);
   }
   for (const TensorSpec &tensor : artifact.tensors) {
     std::vector<uint8_t> bytes = checkpointTensor(source, tensor);

@@ -246,11 +246,14 @@ int main(int argc, char **argv) {
         bench::PlanResult r =
             bench::artifactPlan(context, executor, stream.get(), batch, config);
         json shapes = json::array();
+        // One per checkpoint tensor: a weight packed in a second layout
+        // (docs/artifact.md, version 3) is the same matmul shape.
         for (const WeightSpec &w : artifact.weights)
-          shapes.push_back({{"weight", w.name},
-                            {"n", w.n},
-                            {"k", w.k},
-                            {"encoding", w.encoding}});
+          if (w.checkpointName() == w.name)
+            shapes.push_back({{"weight", w.name},
+                              {"n", w.n},
+                              {"k", w.k},
+                              {"encoding", w.encoding}});
         plans.push_back(
             {{"artifact", r.artifact},
              {"weight_shapes", shapes},

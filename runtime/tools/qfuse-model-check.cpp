@@ -53,7 +53,8 @@ namespace {
 reference::EncodingPlan planFromArtifact(const runtime::Artifact &artifact) {
   reference::EncodingPlan plan;
   for (const runtime::WeightSpec &weight : artifact.weights) {
-    std::string kind = weight.name.substr(weight.name.rfind('.') + 1);
+    std::string kind = weight.checkpointName().substr(
+        weight.checkpointName().rfind('.') + 1);
     std::string encoding = weight.encoding == "f16" ? "fp16" : weight.encoding;
     auto [it, inserted] = plan.overrides.emplace(kind, encoding);
     if (!inserted && it->second != encoding)

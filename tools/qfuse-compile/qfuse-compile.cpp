@@ -214,11 +214,14 @@ int main(int argc, char **argv) {
   if (!module)
     return 1;
 
-  // One tiling per op serves every batch size. Past batch 8 only the
-  // tensor-core kernel can run, so the largest batch decides. Within the
-  // matvec's range every batch runs the same kernel and layout, and the
-  // smallest batch is the decode step that dominates generation: its
-  // (tuned) tiling is the one to keep; prefill chunks reuse it.
+  // Within the matvec's range (batch <= 8) every batch runs the same kernel
+  // and layout, and the smallest batch is the decode step that dominates
+  // generation: its (tuned) tiling is the one to keep; prefill chunks reuse
+  // it. Batches past 8 run the tensor-core kernel: when the list has some,
+  // qf-select-tiling gives each its own tiling (qf.batch_tilings) and
+  // qf-choose-layout its own weight layout, so every batch runs its best
+  // kernel (the weight is then on the device in both layouts). A list with
+  // no batch <= 8 takes one tiling, that of the largest batch.
   int64_t largest = 1, smallest = 0;
   std::string batches;
   for (int64_t b : batchSizes) {
@@ -228,9 +231,8 @@ int main(int argc, char **argv) {
   }
   if (batches.empty())
     batches = "1";
-  constexpr int64_t kLargestMatVecBatch = 8;
   const int64_t selectBatch =
-      largest <= kLargestMatVecBatch && smallest ? smallest : largest;
+      smallest && smallest <= qf::kMatvecMaxM ? smallest : largest;
   // Fusions the tensor-core kernel cannot take are dropped by the largest.
   const int64_t fusionBatch = largest;
   FailureOr<SmallVector<StringRef>> fusions =
@@ -245,6 +247,7 @@ int main(int argc, char **argv) {
   std::string pipeline =
       "qf-import-quant,canonicalize,qf-fuse-dequant-matmul," + fusionPasses +
       "qf-select-tiling{batch=" + std::to_string(selectBatch) +
+      " batch-sizes=" + batches +
       (tuningDb.empty() ? "" : " tuning-db=" + tuningDb) +
       "},qf-choose-layout,qf-to-gpu{chip=" + chip + " features=" + features +
       " batch-sizes=" + batches + "},gpu-module-to-binary{format=isa}";

@@ -305,8 +305,8 @@ TEST(ArtifactInvalid, MissingFormat) {
 }
 
 TEST(ArtifactInvalid, OtherVersion) {
-  expectInvalid([](json &a) { a["version"] = 3; },
-                {"version", "found 3", "supports 2"});
+  expectInvalid([](json &a) { a["version"] = 4; },
+                {"version", "found 4", "supports 2 to 3"});
 }
 
 TEST(ArtifactInvalid, Version1IsRejected) {

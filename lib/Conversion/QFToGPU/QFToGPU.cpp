@@ -4,7 +4,10 @@
 // @qf_kernels, and the kernels of the other decode-layer ops (OpKernels.h),
 // records the launches on each op (`qf.launches`), and lowers the kernels'
 // scf and arith to the LLVM dialect so gpu-module-to-binary can serialize
-// them. Matmuls on dense f16 weights become cuBLAS steps (`qf.gemm_batches`):
+// them. A batch listed in the op's `qf.batch_tilings` (qf-select-tiling)
+// gets the kernel of its own tiling, reading the weight in that entry's
+// layout (qf-choose-layout); its launch records the layout so that the
+// artifact binds the weight's copy in it. Matmuls on dense f16 weights become cuBLAS steps (`qf.gemm_batches`):
 // they are the fp16 baseline a user compares against.
 //
 //===----------------------------------------------------------------------===//
@@ -21,6 +24,7 @@
 #include "mlir/Conversion/LLVMCommon/TypeConverter.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "llvm/ADT/DenseMap.h"
 #include "mlir/Transforms/DialectConversion.h"
 #include "llvm/Support/Debug.h"
 
@@ -277,6 +281,10 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
     WeightType w = op.getWeight().getType();
     SmallVector<int64_t> ms =
         batchesFor(op.getInput().getType().getDimSize(0), batches);
+    FailureOr<llvm::DenseMap<int64_t, BatchKernel>> perBatch =
+        getBatchKernels(op);
+    if (failed(perBatch))
+      return failure();
 
     OpBuilder b(op.getContext());
     SmallVector<Attribute> launches;
@@ -285,6 +293,21 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
       spec.encoding = w.getEncoding();
       spec.layout = w.getLayout();
       spec.tiling = *op.getTiling();
+      auto own = perBatch->find(batch);
+      if (own != perBatch->end()) {
+        spec.tiling = own->second.tiling;
+        if (own->second.layout)
+          spec.layout = own->second.layout;
+        if (spec.tiling.getKernel() == KernelKind::MMA &&
+            (op.getNorm() ||
+             op.getActivation() != EpilogueActivation::None ||
+             !members.empty()))
+          return emitError() << "batch " << batch << " has the tensor-core "
+                             << "(mma) tiling " << spec.tiling
+                             << " in qf.batch_tilings, but that kernel does "
+                                "not fuse an RMSNorm prologue, a silu_mul "
+                                "epilogue or a qf.group";
+      }
       spec.m = batch;
       spec.n = w.getN();
       spec.k = w.getK();
@@ -313,10 +336,59 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
           return failure();
         it = emitted.try_emplace(name, *emittedLaunch).first;
       }
-      launches.push_back(launchRecord(b, it->second, batch, {}));
+      DictionaryAttr record = launchRecord(b, it->second, batch, {});
+      if (spec.layout != w.getLayout()) {
+        // The weight's copy in another layout (docs/artifact.md).
+        NamedAttrList fields(record);
+        fields.set("layout", spec.layout);
+        record = fields.getDictionary(op.getContext());
+      }
+      launches.push_back(record);
     }
     op->setAttr("qf.launches", b.getArrayAttr(launches));
     return success();
+  }
+
+  /// What one `qf.batch_tilings` entry asks for.
+  struct BatchKernel {
+    TilingAttr tiling;
+    LayoutAttr layout; // null before qf-choose-layout: the operand's
+  };
+
+  /// The entries of `op`'s `qf.batch_tilings` by batch, checked:
+  ///   [{batch = 16 : i64, tiling = #qf.tiling<mma, ...>,
+  ///     layout = #qf.layout<tiled, tile_n = 32, tile_k = 32>}]
+  static FailureOr<llvm::DenseMap<int64_t, BatchKernel>>
+  getBatchKernels(FusedMatmulOp op) {
+    llvm::DenseMap<int64_t, BatchKernel> kernels;
+    Attribute attr = op->getAttr("qf.batch_tilings");
+    if (!attr)
+      return kernels;
+    auto entries = dyn_cast<ArrayAttr>(attr);
+    if (!entries)
+      return op.emitOpError() << "qf.batch_tilings must be an array of "
+                                 "{batch, tiling, layout} dictionaries, got "
+                              << attr;
+    for (Attribute e : entries) {
+      auto entry = dyn_cast<DictionaryAttr>(e);
+      auto batch = entry ? entry.getAs<IntegerAttr>("batch") : IntegerAttr();
+      auto tiling = entry ? entry.getAs<TilingAttr>("tiling") : TilingAttr();
+      Attribute layout = entry ? entry.get("layout") : Attribute();
+      if (!batch || !tiling || (layout && !isa<LayoutAttr>(layout)))
+        return op.emitOpError()
+               << "qf.batch_tilings entry " << e
+               << " must be {batch = B : i64, tiling = #qf.tiling<...>} with "
+                  "an optional layout = #qf.layout<...>";
+      if (!kernels
+               .try_emplace(batch.getInt(),
+                            BatchKernel{tiling,
+                                        cast_or_null<LayoutAttr>(layout)})
+               .second)
+        return op.emitOpError()
+               << "qf.batch_tilings gives batch " << batch.getInt()
+               << " twice";
+    }
+    return kernels;
   }
 };
 

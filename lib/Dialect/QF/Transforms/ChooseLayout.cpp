@@ -3,7 +3,8 @@
 //
 // Retypes the weights of matvec kernels over 4-bit codes to the tiled,
 // nibble-interleaved layout (LayoutUtils.h), cloning a qf.weight_ref where
-// its consumers want different layouts.
+// its consumers want different layouts, and gives each per-batch tiling
+// (`qf.batch_tilings`) the layout its kernel reads.
 //
 //===----------------------------------------------------------------------===//
 
@@ -85,11 +86,65 @@ LogicalResult retype(WeightRefOp ref, const UsesByLayout &wanted) {
   return success();
 }
 
+/// Adds to each `qf.batch_tilings` entry of `op` the layout its kernel
+/// reads the weight (and `up`) in, from the weight type before this pass
+/// retypes it:
+///
+///   %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<matvec, ...>,
+///          qf.batch_tilings = [{batch = 16 : i64,
+///                               tiling = #qf.tiling<mma, ...>}]}
+/// becomes
+///   ... qf.batch_tilings = [{batch = 16 : i64, tiling = #qf.tiling<mma, ...>,
+///          layout = #qf.layout<tiled, tile_n = 32, tile_k = 32>}]
+///
+/// The weight operand keeps the layout of `tiling`; the artifact lists the
+/// weight once per layout, each packed from the one checkpoint tensor. A
+/// weight that already has a layout, or is not a qf.weight_ref, keeps it
+/// for every batch, as for `tiling`.
+LogicalResult annotateBatchLayouts(FusedMatmulOp op) {
+  auto entries = op->getAttrOfType<ArrayAttr>("qf.batch_tilings");
+  if (!entries)
+    return success();
+  WeightType type = op.getWeight().getType();
+  bool keep = !type.getLayout().isRowMajor() ||
+              !op.getWeight().getDefiningOp<WeightRefOp>() ||
+              (op.getUp() && !op.getUp().getDefiningOp<WeightRefOp>());
+  Builder b(op.getContext());
+  SmallVector<Attribute> annotated;
+  for (Attribute attr : entries) {
+    auto entry = dyn_cast<DictionaryAttr>(attr);
+    auto tiling = entry ? entry.getAs<TilingAttr>("tiling") : TilingAttr();
+    if (!tiling)
+      return op.emitOpError() << "qf.batch_tilings entry " << attr
+                              << " has no 'tiling'; expected {batch = B, "
+                                 "tiling = #qf.tiling<...>}";
+    LayoutAttr layout = keep ? type.getLayout() : getKernelLayout(type, tiling);
+    if (!WeightType::getChecked(
+            [&]() {
+              return op.emitOpError() << "cannot use layout " << layout
+                                      << " for the batch tiling " << tiling
+                                      << ": ";
+            },
+            op.getContext(), type.getN(), type.getK(), type.getEncoding(),
+            layout))
+      return failure();
+    NamedAttrList fields(entry);
+    fields.set("layout", layout);
+    annotated.push_back(fields.getDictionary(op.getContext()));
+    LLVM_DEBUG(llvm::dbgs() << op << ": " << tiling << " reads " << layout
+                            << "\n");
+  }
+  op->setAttr("qf.batch_tilings", b.getArrayAttr(annotated));
+  return success();
+}
+
 struct QFChooseLayoutPass
     : public qf::impl::QFChooseLayoutBase<QFChooseLayoutPass> {
   void runOnOperation() override {
     llvm::MapVector<Operation *, UsesByLayout> plan;
+    bool failedAny = false;
     getOperation()->walk([&](FusedMatmulOp op) {
+      failedAny |= failed(annotateBatchLayouts(op));
       WeightType type = op.getWeight().getType();
       LayoutAttr layout = getKernelLayout(type, op.getTilingAttr());
       if (layout.isRowMajor() || layout == type.getLayout())
@@ -114,6 +169,8 @@ struct QFChooseLayoutPass
       for (OpOperand *operand : operands)
         plan[operand->get().getDefiningOp()][layout].push_back(operand);
     });
+    if (failedAny)
+      return signalPassFailure();
     for (auto &[ref, wanted] : plan)
       if (failed(retype(cast<WeightRefOp>(ref), wanted)))
         return signalPassFailure();

@@ -3,7 +3,9 @@
 //
 // Gives each qf.fused_matmul a #qf.tiling from the cost model (CostModel.cpp)
 // or from a tuning database measured on the GPU, and records the predicted
-// time as `qf.predicted_us`.
+// time as `qf.predicted_us`. With `batch-sizes`, a dynamic-M op whose tiling
+// is the matvec also gets a tiling per batch past the matvec's range
+// (`qf.batch_tilings`), so that every compiled batch runs its best kernel.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,6 +35,8 @@ namespace {
 
 /// Name of the discardable attribute holding the predicted time.
 constexpr StringLiteral kPredictedUsAttr = "qf.predicted_us";
+/// Name of the discardable attribute holding the per-batch tilings.
+constexpr StringLiteral kBatchTilingsAttr = "qf.batch_tilings";
 
 /// Checks a tiling taken from the database against the matvec contract, so
 /// that a stale entry fails here rather than in the kernel generator.
@@ -75,6 +79,11 @@ struct QFSelectTilingPass
   using Base::Base;
 
   void runOnOperation() override {
+    if (llvm::any_of(batchSizes, [](int64_t b) { return b <= 0; })) {
+      emitError(getOperation()->getLoc())
+          << "qf-select-tiling: batch-sizes must be positive";
+      return signalPassFailure();
+    }
     if (smCount <= 0 || bandwidthGbps <= 0.0 || batch <= 0) {
       emitError(getOperation()->getLoc())
           << "qf-select-tiling needs positive sm-count, bandwidth-gbps and "
@@ -111,6 +120,35 @@ struct QFSelectTilingPass
       signalPassFailure();
   }
 
+  /// The tiling of `op` (over `w`, 2N rows when gated) for `m` rows: the
+  /// tuning database's entry when it has one, else the cost model's.
+  FailureOr<TilingAttr> chooseFor(FusedMatmulOp op, WeightType w, int64_t m,
+                                  const TilingTarget &target,
+                                  const TuningDatabase *db) {
+    if (db) {
+      if (TilingAttr tiling =
+              db->lookup(m, w.getN(), w.getK(), w.getEncoding())) {
+        if (failed(verifyDatabaseTiling(op, tiling, m, tuningDb)))
+          return failure();
+        LLVM_DEBUG(llvm::dbgs() << "M = " << m << " " << w << ": " << tiling
+                                << " from the tuning database\n");
+        return tiling;
+      }
+    }
+    std::string why;
+    bool fallback = false;
+    TilingAttr tiling = selectTiling(m, w, target, &why, &fallback);
+    LLVM_DEBUG(llvm::dbgs() << "M = " << m << " " << w << ": " << tiling
+                            << " (" << why << ")\n");
+    if (fallback)
+      op.emitRemark() << "M = " << m
+                      << " would use the matvec kernel, but a weight row of "
+                      << getPackedRowBytes(w)
+                      << " packed bytes is not a multiple of 4; using "
+                      << tiling;
+    return tiling;
+  }
+
   LogicalResult selectFor(FusedMatmulOp op, const TilingTarget &target,
                           const TuningDatabase *db) {
     WeightType w = op.getWeight().getType();
@@ -120,31 +158,14 @@ struct QFSelectTilingPass
     if (op.getUp())
       w = WeightType::get(op.getContext(), 2 * w.getN(), w.getK(),
                           w.getEncoding(), w.getLayout());
-    int64_t m = getPlannedM(op.getInput().getType(), batch);
-    TilingAttr tiling;
-    if (db) {
-      tiling = db->lookup(m, w.getN(), w.getK(), w.getEncoding());
-      if (tiling) {
-        if (failed(verifyDatabaseTiling(op, tiling, m, tuningDb)))
-          return failure();
-        LLVM_DEBUG(llvm::dbgs() << "M = " << m << " " << w << ": " << tiling
-                                << " from the tuning database\n");
-      }
-    }
-    if (!tiling) {
-      std::string why;
-      bool fallback = false;
-      tiling = selectTiling(m, w, target, &why, &fallback);
-      LLVM_DEBUG(llvm::dbgs() << "M = " << m << " " << w << ": " << tiling
-                              << " (" << why << ")\n");
-      if (fallback)
-        op.emitRemark() << "M = " << m
-                        << " would use the matvec kernel, but a weight row of "
-                        << getPackedRowBytes(w)
-                        << " packed bytes is not a multiple of 4; using "
-                        << tiling;
-    }
-    op.setTilingAttr(tiling);
+    RankedTensorType input = op.getInput().getType();
+    int64_t m = getPlannedM(input, batch);
+    FailureOr<TilingAttr> tiling = chooseFor(op, w, m, target, db);
+    if (failed(tiling))
+      return failure();
+    op.setTilingAttr(*tiling);
+    if (failed(selectPerBatch(op, w, *tiling, target, db)))
+      return failure();
 
     // Rounded to the nanosecond so that the attribute stays readable.
     double us =
@@ -152,6 +173,43 @@ struct QFSelectTilingPass
     us = std::round(us * 1000.0) / 1000.0;
     op->setAttr(kPredictedUsAttr,
                 FloatAttr::get(Float64Type::get(&getContext()), us));
+    return success();
+  }
+
+  /// Records a tiling for each of `batch-sizes` that the matvec `tiling`
+  /// cannot run (M > 8), when M is dynamic:
+  ///
+  ///   %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<matvec, ...>}
+  ///     : tensor<?x4096xf16>, ...
+  /// with batch-sizes=1,16,128 gets
+  ///   qf.batch_tilings = [{batch = 16 : i64, tiling = #qf.tiling<mma, ...>},
+  ///                       {batch = 128 : i64, tiling = #qf.tiling<mma, ...>}]
+  ///
+  /// Each batch's tiling is chosen for that batch (the tuning database's or
+  /// the cost model's), so b16 and b128 may get different mma tiles.
+  LogicalResult selectPerBatch(FusedMatmulOp op, WeightType w,
+                               TilingAttr tiling, const TilingTarget &target,
+                               const TuningDatabase *db) {
+    if (!op.getInput().getType().isDynamicDim(0) ||
+        tiling.getKernel() != KernelKind::MatVec)
+      return success();
+    SmallVector<int64_t> batches(batchSizes.begin(), batchSizes.end());
+    llvm::sort(batches);
+    batches.erase(llvm::unique(batches), batches.end());
+    Builder b(op.getContext());
+    SmallVector<Attribute> entries;
+    for (int64_t m : batches) {
+      if (m <= kMatvecMaxM)
+        continue;
+      FailureOr<TilingAttr> own = chooseFor(op, w, m, target, db);
+      if (failed(own))
+        return failure();
+      entries.push_back(b.getDictionaryAttr(
+          {b.getNamedAttr("batch", b.getI64IntegerAttr(m)),
+           b.getNamedAttr("tiling", *own)}));
+    }
+    if (!entries.empty())
+      op->setAttr(kBatchTilingsAttr, b.getArrayAttr(entries));
     return success();
   }
 };

@@ -10,7 +10,11 @@
 // kernel's parameter (count, kind, and that the buffer/weight/tensor exists).
 // Version 2 adds state buffers, cuBLAS `gemm` steps (their operands' shapes,
 // dtypes and the weight's dense f16 encoding are checked here too) and the
-// "model" object. Errors are qfuse::Error naming the file and the JSON field:
+// "model" object. Version 3 lets a weight appear once per packed layout: an
+// entry with "source" is the checkpoint tensor `source` packed in its own
+// layout (all entries of one source must agree in shape and encoding, and
+// differ in layout). Version 2 files are still read. Errors are qfuse::Error
+// naming the file and the JSON field:
 //
 //   artifact 'm.qfa': plans[0].steps[1].args[2]: weight 'w' is not declared
 //   in 'weights'
@@ -68,7 +72,12 @@ struct Kernel {
 };
 
 struct WeightSpec {
-  std::string name;
+  std::string name;   // what plan steps bind ("weight": name)
+  std::string source; // the entry's "source" (version 3); empty: `name`
+  /// The checkpoint tensor this entry is packed from: `source`, else `name`.
+  const std::string &checkpointName() const {
+    return source.empty() ? name : source;
+  }
   int64_t n = 0; // shape [N, K] = [out, in]
   int64_t k = 0;
   std::string encoding;          // body of #qf.enc<...>
@@ -200,6 +209,10 @@ struct Artifact {
 
   const Kernel *findKernel(std::string_view name) const;
   const WeightSpec *findWeight(std::string_view name) const;
+  /// The entries packed from checkpoint tensor `source`, one per layout, in
+  /// file order (empty when no entry names it).
+  std::vector<const WeightSpec *>
+  weightsPackedFrom(std::string_view source) const;
   const TensorSpec *findTensor(std::string_view name) const;
   const BufferSpec *findBuffer(std::string_view name) const;
   /// The plan compiled for `batch`, or nullptr.

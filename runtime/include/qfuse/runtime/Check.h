@@ -44,7 +44,9 @@ struct LaunchCheck {
 };
 
 /// Runs the plan for `batch` once on random activations and checks every
-/// launch of the form y = x * W^T against the reference.
+/// launch of the form y = x * W^T against the reference. `weights` holds
+/// the row-major components by checkpoint tensor (WeightSpec::source), as
+/// bindRandomWeights returns them.
 std::vector<LaunchCheck>
 checkPlan(Executor &executor, int64_t batch, CUstream stream,
           const std::map<std::string, format::TensorMap> &weights,

@@ -30,6 +30,7 @@
 #include "qfuse/runtime/Artifact.h"
 #include "qfuse/runtime/Cuda.h"
 #include "qfuse/runtime/Safetensors.h"
+#include "qfuse/runtime/WeightLayouts.h"
 
 #include <cstdint>
 #include <functional>
@@ -90,14 +91,23 @@ public:
   /// Binds the components of `weight` from qfuse_format's packed form
   /// (row_major, as pack/quantizeRTN produce it): checks every component's
   /// dtype and shape against the weight's encoding, repacks to the
-  /// artifact's layout and uploads the components the plans read.
+  /// artifact's layout and uploads the components the plans read. `weight`
+  /// is a checkpoint tensor: every artifact entry packed from it (one per
+  /// layout, docs/artifact.md) is filled from these components; the name
+  /// of an entry packed from another tensor binds that entry alone.
   void bindWeight(const std::string &weight,
                   const format::TensorMap &components);
 
+  /// The checkpoint tensors (WeightSpec::source) of the weights the plans
+  /// read, each once however many layouts it is packed in: what loaders
+  /// make and pass to bindWeight.
+  std::set<std::string> usedWeightSources() const;
+
   /// Binds every component and tensor the plans read from `file`: tensors
   /// by name (dtype and shape must match), weight components from
-  /// `<weight>.<component>` (qfuse-packed, row_major), checked and repacked
-  /// like bindWeight.
+  /// `<source>.<component>` (qfuse-packed, row_major; `source` is the
+  /// checkpoint tensor of each weight entry), checked and repacked like
+  /// bindWeight.
   void loadWeights(const SafetensorsFile &file);
 
   /// The device pointer a bound component resolves to (0 when unbound) and,
@@ -184,17 +194,10 @@ private:
   CUdeviceptr argumentPointer(const Arg &arg, Instance &instance);
   void dropGraphs();
   [[noreturn]] void fail(const std::string &what) const;
-  /// Row-major bytes of one component, wherever they live.
-  struct RowMajorComponent {
-    std::string dtype; // safetensors spelling
-    std::vector<int64_t> shape;
-    const uint8_t *data = nullptr;
-    size_t size = 0;
-  };
   /// Checks every component of `weight` against its encoding, repacks them
-  /// to the artifact's layout and uploads those the plans read.
-  void bindRowMajorWeight(const WeightSpec &weight,
-                          const std::map<std::string, RowMajorComponent> &raw,
+  /// to the artifact's layout and uploads those the plans read
+  /// (WeightLayouts.h).
+  void bindRowMajorWeight(const WeightSpec &weight, const RowMajorViews &raw,
                           const std::string &origin);
 
   const Artifact &artifact_;

@@ -40,7 +40,8 @@
 extern "C" {
 #endif
 
-/* The artifact format version this runtime reads. */
+/* The newest artifact format version this runtime reads (it reads 2 and
+   later; docs/artifact.md, Versioning). */
 int qfuse_artifact_version(void);
 
 /* The message of the last failed call on this thread ("" if none). */

@@ -281,6 +281,24 @@ def QFSelectTiling : Pass<"qf-select-tiling"> {
     `#qf.tiling<...>`, `n` is the weight's N (2N for silu_mul) and `m` the
     static M or `batch`. An unreadable or malformed database is an error
     naming the file and the entry.
+
+    `batch-sizes=<list>` (what qf-to-gpu compiles a dynamic M for) lets one
+    op run different kernels per batch. When the tiling chosen for `batch`
+    is `matvec` and M is dynamic, each listed batch past the matvec's range
+    (M > 8) gets its own tiling, chosen for that batch, in the discardable
+    attribute
+
+    ```mlir
+    qf.batch_tilings = [
+      {batch = 16 : i64, tiling = #qf.tiling<mma, ...>},
+      {batch = 128 : i64, tiling = #qf.tiling<mma, ...>}
+    ]
+    ```
+
+    Batches not listed there run `tiling`. `qf-choose-layout` adds the
+    weight layout each entry's kernel reads, and `qf-to-gpu` emits each
+    batch's kernel from its entry. A `tiling` that is already `mma` serves
+    every batch, as without the option.
   }];
   let options = [
     Option<"smCount", "sm-count", "int64_t", /*default=*/"132",
@@ -290,7 +308,10 @@ def QFSelectTiling : Pass<"qf-select-tiling"> {
     Option<"batch", "batch", "int64_t", /*default=*/"1",
            "M assumed for matmuls whose M (the batch) is dynamic">,
     Option<"tuningDb", "tuning-db", "std::string", /*default=*/"",
-           "JSON file of measured tilings that override the cost model">
+           "JSON file of measured tilings that override the cost model">,
+    ListOption<"batchSizes", "batch-sizes", "int64_t",
+               "Batch sizes a dynamic M is compiled for: those past the "
+               "matvec range get their own tiling (qf.batch_tilings)">
   ];
   let dependentDialects = ["::mlir::qf::QFDialect"];
 }
@@ -328,6 +349,13 @@ def QFChooseLayout : Pass<"qf-choose-layout"> {
     mma, a dequantize), it is cloned once per layout, and the original keeps
     row_major for the rest. Table and 8-bit formats, `mma` tilings, and
     weights not produced by `qf.weight_ref` keep their layout.
+
+    An op with `qf.batch_tilings` (qf-select-tiling `batch-sizes`) reads its
+    weight in a second layout for those batches: each entry gets the layout
+    its kernel reads, `layout = #qf.layout<tiled, tile_n = 32, tile_k = 32>`
+    for the tensor-core kernel. The weight operand keeps the layout of
+    `tiling`; the runtime packs the one checkpoint tensor into both
+    (docs/artifact.md, weights in several layouts).
   }];
   let dependentDialects = ["::mlir::qf::QFDialect"];
 }

@@ -1,8 +1,10 @@
 //===- ArtifactVersion.h - the artifact format's version --------*- C++ -*-===//
 //
-// One number shared by the writer (qfuse-compile, lib/Target) and the reader
-// (runtime/src/Artifact.cpp): bump it whenever a field of docs/artifact.md
-// changes meaning.
+// The numbers shared by the writer (qfuse-compile, lib/Target) and the reader
+// (runtime/src/Artifact.cpp): bump kArtifactVersion whenever a field of
+// docs/artifact.md changes meaning or a new one must be understood. The
+// writer writes the oldest version that expresses the file, so that a file
+// an older runtime can run keeps its version (and its bytes).
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,7 +14,13 @@
 #include <cstdint>
 
 namespace qfuse::format {
-inline constexpr int64_t kArtifactVersion = 2;
+/// The newest version: what the runtime reads up to. Version 3 lets a
+/// weight appear once per packed layout, each entry naming the checkpoint
+/// tensor it is packed from ("source").
+inline constexpr int64_t kArtifactVersion = 3;
+/// The oldest version the runtime still reads (version 2: state buffers,
+/// gemm steps, "model"; one layout per weight).
+inline constexpr int64_t kArtifactMinVersion = 2;
 } // namespace qfuse::format
 
 #endif // QFUSE_FORMAT_ARTIFACTVERSION_H

@@ -1,0 +1,53 @@
+// RUN: qfuse-opt %s -split-input-file --qf-select-tiling="batch=1 batch-sizes=1,2,4,8,16,32,128" | FileCheck %s
+// RUN: qfuse-opt %s -split-input-file --qf-select-tiling="batch=1 batch-sizes=1,2,4,8" | FileCheck %s --check-prefix=SMALL
+// RUN: qfuse-opt %s -split-input-file --qf-select-tiling="batch=128 batch-sizes=16,32,128" | FileCheck %s --check-prefix=LARGE
+
+// A dynamic-M matmul compiled for batches on both sides of 8: `tiling` is
+// the matvec chosen for the smallest batch (as for a list of batches <= 8),
+// and each batch past 8 gets its own tensor-core tiling, chosen for that
+// batch, in qf.batch_tilings: b16, b32 and b128 get different mma tiles
+// (block_m follows M, split_k while the output tiles alone leave SMs idle).
+// A list with no batch <= 8 keeps one tiling, that of `batch` (its
+// largest), as without batch-sizes.
+#int4 = #qf.enc<int4, group = 128, scale = f16>
+// CHECK-LABEL: @q_proj
+// CHECK: qf.fused_matmul
+// CHECK-SAME: qf.batch_tilings = [{batch = 16 : i64, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>}, {batch = 32 : i64, tiling = #qf.tiling<mma, block_m = 32, block_n = 32, block_k = 64, split_k = 4, stages = 3>}, {batch = 128 : i64, tiling = #qf.tiling<mma, block_m = 64, block_n = 64, block_k = 64, split_k = 2, stages = 3>}]
+// CHECK-SAME: qf.predicted_us = 5.016000e+00 : f64, tiling = #qf.tiling<matvec, block_n = 8, k_unroll = 2>
+// SMALL-LABEL: @q_proj
+// SMALL-NOT: qf.batch_tilings
+// SMALL: tiling = #qf.tiling<matvec, block_n = 8, k_unroll = 2>
+// LARGE-LABEL: @q_proj
+// LARGE-NOT: qf.batch_tilings
+// LARGE: tiling = #qf.tiling<mma, block_m = 64, block_n = 64, block_k = 64, split_k = 2, stages = 3>
+func.func @q_proj(%x: tensor<?x4096xf16>) -> tensor<?x4096xf16> {
+  %w = qf.weight_ref "q_proj" : !qf.weight<4096x4096, #int4>
+  %y = qf.fused_matmul %x, %w : tensor<?x4096xf16>, !qf.weight<4096x4096, #int4> -> tensor<?x4096xf16>
+  return %y : tensor<?x4096xf16>
+}
+
+// -----
+
+// A static M has one batch: its own tiling, no per-batch entries.
+#int4 = #qf.enc<int4, group = 128, scale = f16>
+// CHECK-LABEL: @static_m
+// CHECK-NOT: qf.batch_tilings
+// CHECK: tiling = #qf.tiling<matvec,
+func.func @static_m(%x: tensor<1x4096xf16>) -> tensor<1x4096xf16> {
+  %w = qf.weight_ref "q_proj" : !qf.weight<4096x4096, #int4>
+  %y = qf.fused_matmul %x, %w : tensor<1x4096xf16>, !qf.weight<4096x4096, #int4> -> tensor<1x4096xf16>
+  return %y : tensor<1x4096xf16>
+}
+
+// -----
+
+// A tiling given in the input is kept, batch entries included.
+#int4 = #qf.enc<int4, group = 128, scale = f16>
+// CHECK-LABEL: @given
+// CHECK-NOT: qf.batch_tilings
+// CHECK: tiling = #qf.tiling<matvec, block_n = 8>
+func.func @given(%x: tensor<?x4096xf16>) -> tensor<?x4096xf16> {
+  %w = qf.weight_ref "q_proj" : !qf.weight<4096x4096, #int4>
+  %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<matvec, block_n = 8>} : tensor<?x4096xf16>, !qf.weight<4096x4096, #int4> -> tensor<?x4096xf16>
+  return %y : tensor<?x4096xf16>
+}

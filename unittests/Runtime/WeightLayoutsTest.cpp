@@ -1,0 +1,220 @@
+//===- WeightLayoutsTest.cpp - one checkpoint tensor in two layouts -------===//
+//
+// An artifact compiled for batches on both sides of 8 lists its weight twice
+// (docs/artifact.md, version 3): in the matvec's tiled layout and, packed
+// from the same checkpoint tensor ("source"), in the tensor-core fragment
+// layout. These tests check the validation of such entries and that both
+// copies are filled from one set of row-major components: unpacked again,
+// each gives exactly the source's codes and scales.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qfuse/runtime/WeightLayouts.h"
+#include "qfuse/runtime/Artifact.h"
+#include "qfuse/runtime/Error.h"
+#include "qfuse/runtime/ModelWeights.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <string>
+
+using namespace qfuse;
+using namespace qfuse::runtime;
+using nlohmann::json;
+
+namespace {
+
+/// A weight at batch 1 (matvec, tiled 1x32) and at batch 16 (mma, the
+/// fragment layout), as qfuse-compile --batch-sizes=1,16 writes it.
+json twoLayoutArtifact() {
+  return json::parse(R"json({
+  "format": "qfuse-artifact",
+  "version": 3,
+  "target": {"chip": "sm_90", "ptx_features": "+ptx80"},
+  "module": {"ptx": ".version 8.0\n.target sm_90\n.visible .entry qf_matvec_0_m1()\n{\nret;\n}\n.visible .entry qf_mma_1_m16()\n{\nret;\n}\n"},
+  "kernels": [
+    {"name": "qf_matvec_0_m1",
+     "params": [{"name": "x", "type": "ptr"}, {"name": "codes", "type": "ptr"},
+                {"name": "scales", "type": "ptr"}, {"name": "y", "type": "ptr"}],
+     "shared_bytes": 0, "max_threads": 128},
+    {"name": "qf_mma_1_m16",
+     "params": [{"name": "x", "type": "ptr"}, {"name": "codes", "type": "ptr"},
+                {"name": "scales", "type": "ptr"}, {"name": "y", "type": "ptr"}],
+     "shared_bytes": 0, "max_threads": 128}
+  ],
+  "weights": [
+    {"name": "w", "shape": [64, 256],
+     "encoding": "int4, group = 128, scale = f16",
+     "layout": "tiled, tile_n = 1, tile_k = 32"},
+    {"name": "w@tiled_n32_k32", "source": "w", "shape": [64, 256],
+     "encoding": "int4, group = 128, scale = f16",
+     "layout": "tiled, tile_n = 32, tile_k = 32"}
+  ],
+  "buffers": [
+    {"name": "x", "shape": ["M", 256], "dtype": "f16"},
+    {"name": "y", "shape": ["M", 64], "dtype": "f16"}
+  ],
+  "inputs": ["x"],
+  "outputs": ["y"],
+  "plans": [
+    {"batch": 1, "steps": [
+      {"launch": "qf_matvec_0_m1", "grid": [16, 1, 1], "block": [128, 1, 1],
+       "args": [{"buffer": "x"},
+                {"weight": "w", "component": "codes"},
+                {"weight": "w", "component": "scales"},
+                {"buffer": "y"}]}]},
+    {"batch": 16, "steps": [
+      {"launch": "qf_mma_1_m16", "grid": [1, 1, 1], "block": [128, 1, 1],
+       "args": [{"buffer": "x"},
+                {"weight": "w@tiled_n32_k32", "component": "codes"},
+                {"weight": "w@tiled_n32_k32", "component": "scales"},
+                {"buffer": "y"}]}]}
+  ]
+})json");
+}
+
+Artifact parse(const json &artifact) {
+  return Artifact::parse(artifact.dump(), "two-layouts.qfa");
+}
+
+/// Expects `edit` of the artifact to be rejected with every fragment.
+void expectInvalid(const std::function<void(json &)> &edit,
+                   std::initializer_list<std::string> fragments) {
+  json artifact = twoLayoutArtifact();
+  edit(artifact);
+  try {
+    parse(artifact);
+    FAIL() << "accepted: " << artifact.dump();
+  } catch (const Error &e) {
+    for (const std::string &fragment : fragments)
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos)
+          << "'" << fragment << "' not in: " << e.what();
+  }
+}
+
+TEST(WeightLayouts, ParsesOneTensorInTwoLayouts) {
+  Artifact artifact = parse(twoLayoutArtifact());
+  EXPECT_EQ(artifact.version, 3);
+  ASSERT_EQ(artifact.weights.size(), 2u);
+  EXPECT_EQ(artifact.weights[0].checkpointName(), "w");
+  EXPECT_EQ(artifact.weights[1].checkpointName(), "w");
+  EXPECT_EQ(artifact.weights[1].name, "w@tiled_n32_k32");
+  std::vector<const WeightSpec *> entries = artifact.weightsPackedFrom("w");
+  ASSERT_EQ(entries.size(), 2u);
+  EXPECT_EQ(entries[0], &artifact.weights[0]);
+  EXPECT_EQ(entries[1], &artifact.weights[1]);
+  // Binding the checkpoint tensor fills both; an entry name only itself.
+  EXPECT_EQ(weightEntriesFor(artifact, "w", "test").size(), 2u);
+  EXPECT_EQ(weightEntriesFor(artifact, "w@tiled_n32_k32", "test").size(), 1u);
+  EXPECT_THROW(weightEntriesFor(artifact, "v", "test"), Error);
+}
+
+TEST(WeightLayouts, Version2ArtifactsStillLoad) {
+  json artifact = twoLayoutArtifact();
+  artifact["version"] = 2;
+  artifact["weights"].erase(1);
+  artifact["plans"].erase(1);
+  Artifact parsed = parse(artifact);
+  EXPECT_EQ(parsed.version, 2);
+  EXPECT_EQ(parsed.weights[0].checkpointName(), "w");
+}
+
+TEST(WeightLayouts, BothLayoutsHoldTheCheckpointTensorsCodes) {
+  Artifact artifact = parse(twoLayoutArtifact());
+  const WeightSpec &matvec = artifact.weights[0];
+  // The checkpoint tensor, quantized once (as every loader makes it).
+  format::TensorMap source = randomWeight(matvec, 42);
+  format::Unpacked expected;
+  std::string error;
+  ASSERT_TRUE(
+      format::unpack(matvec.encodingAttr, source, 64, 256, expected, error))
+      << error;
+
+  std::vector<format::TensorMap> packed;
+  for (const WeightSpec *weight : weightEntriesFor(artifact, "w", "test")) {
+    packed.push_back(packForLayout(*weight, viewsOf(source), "test"));
+    // Back to row_major, then to codes: exactly the source's.
+    format::TensorMap rowMajor;
+    ASSERT_TRUE(format::unrepack(weight->encodingAttr, weight->layoutAttr,
+                                 packed.back(), weight->n, weight->k, rowMajor,
+                                 error))
+        << weight->name << ": " << error;
+    for (const auto &[name, tensor] : source)
+      EXPECT_EQ(rowMajor.at(name).data, tensor.data)
+          << weight->name << " component " << name;
+    format::Unpacked got;
+    ASSERT_TRUE(format::unpack(weight->encodingAttr, rowMajor, weight->n,
+                               weight->k, got, error))
+        << weight->name << ": " << error;
+    EXPECT_EQ(got.codes, expected.codes) << weight->name;
+    EXPECT_EQ(got.scales, expected.scales) << weight->name;
+  }
+  // The two copies are really in different byte orders (and neither is the
+  // checkpoint's): a loader that filled both alike would fail here.
+  ASSERT_EQ(packed.size(), 2u);
+  EXPECT_NE(packed[0].at("codes").data, packed[1].at("codes").data);
+  EXPECT_NE(packed[0].at("codes").data, source.at("codes").data);
+  EXPECT_NE(packed[1].at("codes").data, source.at("codes").data);
+}
+
+TEST(WeightLayouts, AMismatchedComponentNamesTheWeightAndItsSource) {
+  Artifact artifact = parse(twoLayoutArtifact());
+  format::TensorMap source = randomWeight(artifact.weights[0], 7);
+  source.at("scales").shape = {64, 3};
+  try {
+    packForLayout(artifact.weights[1], viewsOf(source), "checkpoint 'c'");
+    FAIL() << "a wrong scales shape was accepted";
+  } catch (const Error &e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find("checkpoint 'c'"), std::string::npos) << what;
+    EXPECT_NE(what.find("weight 'w@tiled_n32_k32'"), std::string::npos) << what;
+    EXPECT_NE(what.find("packed from 'w'"), std::string::npos) << what;
+    EXPECT_NE(what.find("component 'scales'"), std::string::npos) << what;
+  }
+  source.erase("scales");
+  EXPECT_THROW(packForLayout(artifact.weights[0], viewsOf(source), "c"), Error);
+}
+
+TEST(WeightLayoutsInvalid, SourceNeedsVersion3) {
+  expectInvalid([](json &a) { a["version"] = 2; },
+                {"weights[1].source", "needs version 3", "says 2"});
+}
+
+TEST(WeightLayoutsInvalid, NewerVersionsAreRejected) {
+  expectInvalid([](json &a) { a["version"] = 4; },
+                {"version", "found 4", "supports 2 to 3"});
+}
+
+TEST(WeightLayoutsInvalid, OneSourceOneEncoding) {
+  expectInvalid(
+      [](json &a) {
+        a["weights"][1]["encoding"] = "int4, group = 64, scale = f16";
+      },
+      {"weights[1]", "weight 'w@tiled_n32_k32' is packed from 'w'",
+       "differs in shape or encoding"});
+}
+
+TEST(WeightLayoutsInvalid, OneSourceOneShape) {
+  expectInvalid(
+      [](json &a) {
+        a["weights"][1]["shape"] = {32, 256};
+      },
+      {"weights[1]", "differs in shape or encoding", "[32, 256]"});
+}
+
+TEST(WeightLayoutsInvalid, OneEntryPerLayout) {
+  expectInvalid(
+      [](json &a) {
+        a["weights"][1]["layout"] = "tiled, tile_n = 1, tile_k = 32";
+      },
+      {"weights[1]", "repeats weight 'w'", "both are 'w' in layout"});
+}
+
+TEST(WeightLayoutsInvalid, EmptySource) {
+  expectInvalid([](json &a) { a["weights"][1]["source"] = ""; },
+                {"weights[1].source", "expected a checkpoint tensor name"});
+}
+
+} // namespace
