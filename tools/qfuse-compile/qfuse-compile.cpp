@@ -127,8 +127,9 @@ static FailureOr<SmallVector<StringRef>> selectFusions(int64_t maxBatch,
   for (auto &[flag, pass] : kFusions) {
     if (!wanted.contains(flag))
       continue;
-    if (maxBatch > qf::kMatvecMaxM && flag != "epilogue" &&
-        flag != "rotary-attention") {
+    // The tensor-core kernel takes the epilogues, silu_mul and qf.group,
+    // but not the RMSNorm prologue.
+    if (maxBatch > qf::kMatvecMaxM && flag == "rmsnorm") {
       llvm::errs() << "qfuse-compile: note: --fuse=" << flag
                    << " skipped: batch " << maxBatch
                    << " uses the tensor-core kernel, which does not fuse it\n";
@@ -233,7 +234,8 @@ int main(int argc, char **argv) {
     batches = "1";
   const int64_t selectBatch =
       smallest && smallest <= qf::kMatvecMaxM ? smallest : largest;
-  // Fusions the tensor-core kernel cannot take are dropped by the largest.
+  // The fusion the tensor-core kernel cannot take (the RMSNorm prologue) is
+  // dropped when the largest batch needs that kernel.
   const int64_t fusionBatch = largest;
   FailureOr<SmallVector<StringRef>> fusions =
       selectFusions(fusionBatch, error);

@@ -237,14 +237,12 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
     }
     if (!op.getTiling())
       return emitError() << "has no tiling; run qf-select-tiling first";
-    // The matvec generator fuses the RMSNorm prologue and the gated
-    // silu_mul epilogue; the tensor-core kernel does neither.
-    if (op.getTiling()->getKernel() == KernelKind::MMA &&
-        (op.getNorm() || op.getActivation() != EpilogueActivation::None))
+    // The matvec generator fuses the RMSNorm prologue; the tensor-core
+    // kernel does not (it takes the epilogues, silu_mul and qf.group).
+    if (op.getTiling()->getKernel() == KernelKind::MMA && op.getNorm())
       return emitError() << "the tensor-core (mma) kernel does not fuse "
-                         << (op.getNorm() ? "an RMSNorm prologue"
-                                          : "a silu_mul epilogue")
-                         << "; it runs only with the matvec tiling (M <= 8)";
+                            "an RMSNorm prologue; it runs only with the "
+                            "matvec tiling (M <= 8)";
     // qf.group (qf-fuse-shared-input): the first member launches one kernel
     // for all, with its tiling; the others record no launch.
     SmallVector<FusedMatmulOp> members;
@@ -256,9 +254,6 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
         op->setAttr("qf.launches", OpBuilder(op).getArrayAttr({}));
         return success();
       }
-      if (op.getTiling()->getKernel() == KernelKind::MMA)
-        return emitError() << "is the first of a qf.group, which needs the "
-                              "matvec kernel (M <= 8)";
       for (FusedMatmulOp other : ArrayRef(members).drop_front())
         if (other.getInput() != op.getInput() ||
             other.getWeight().getType().getEncoding() !=
@@ -298,15 +293,11 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
         spec.tiling = own->second.tiling;
         if (own->second.layout)
           spec.layout = own->second.layout;
-        if (spec.tiling.getKernel() == KernelKind::MMA &&
-            (op.getNorm() ||
-             op.getActivation() != EpilogueActivation::None ||
-             !members.empty()))
+        if (spec.tiling.getKernel() == KernelKind::MMA && op.getNorm())
           return emitError() << "batch " << batch << " has the tensor-core "
                              << "(mma) tiling " << spec.tiling
                              << " in qf.batch_tilings, but that kernel does "
-                                "not fuse an RMSNorm prologue, a silu_mul "
-                                "epilogue or a qf.group";
+                                "not fuse an RMSNorm prologue";
       }
       spec.m = batch;
       spec.n = w.getN();

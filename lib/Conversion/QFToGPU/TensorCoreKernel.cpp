@@ -9,6 +9,14 @@
 //   block      = (block_n / 32) n warps x split_k k groups; the k groups of
 //                a block cover disjoint K slices and are summed through
 //                shared memory at the end (no atomics, no second kernel)
+//   silu_mul   = each k group has two warps per n warp, one streaming the
+//                gate weight (`up_*`-less parameters) and one the up weight
+//                over the same rows and the same activations; the gate
+//                warps hand their sums to the up warps through shared
+//                memory, which store silu(gate) * up
+//   qf.group   = members (q/k/v) share x: grid y covers every member's
+//                N / block_n blocks in order, each block takes its member's
+//                weight, epilogue operands and output (`.i` parameters)
 //   grid       = (ceil(M / block_m), N / block_n, cluster_k), M fastest so
 //                that the blocks reading one weight tile run together (L2
 //                reuse); with cluster_k > 1 (sm_90) the z blocks form a
@@ -76,6 +84,9 @@ struct Plan {
   int64_t tileBytes;    // one 32 x 32 fragment tile of codes
   int64_t m, n, k;
   int64_t blockM, mTiles, nWarps, kGroups, warps, threads;
+  int64_t members;    // warps per n warp and k group: 2 under silu_mul
+  int64_t groupWarps; // warps of one k group: nWarps x members
+  SmallVector<int64_t> memberNs; // qf.group: N of each member, in order
   int64_t clusterK; // blocks of a cluster splitting K (grid z)
   int64_t blockK, stages, kTilesPerStep, steps;
   int64_t groupSize, numGroups, groupsPerStep;
@@ -190,9 +201,31 @@ FailureOr<Plan> makePlan(const MatVecSpec &spec,
            failure();
   if (p.m < 1)
     return emitError() << "batch must be positive; got " << p.m, failure();
-  if (p.n % t.getBlockN() != 0)
-    return emitError() << "block_n = " << t.getBlockN()
-                       << " must divide N = " << p.n,
+  p.memberNs = {p.n};
+  p.memberNs.append(spec.groupNs.begin(), spec.groupNs.end());
+  for (int64_t n : p.memberNs)
+    if (n % t.getBlockN() != 0)
+      return emitError() << "block_n = " << t.getBlockN()
+                         << " must divide N = " << n,
+             failure();
+  p.members = spec.gated ? 2 : 1;
+  if (spec.gated) {
+    if (spec.hasBias)
+      return emitError() << "silu_mul takes no bias", failure();
+    if (!spec.groupNs.empty())
+      return emitError() << "a qf.group of silu_mul matmuls is not supported",
+             failure();
+    if (t.getClusterK() > 1)
+      return emitError() << "silu_mul combines gate and up inside a block; "
+                            "cluster_k = "
+                         << t.getClusterK() << " is not supported with it",
+             failure();
+  }
+  if ((spec.gated || !spec.groupNs.empty()) &&
+      enc.getFormat() == ElementFormat::Codebook && enc.getTableName())
+    return emitError() << "a named codebook table is one parameter; "
+                       << (spec.gated ? "silu_mul" : "a qf.group")
+                       << " would need one per weight",
            failure();
   if (p.k % p.blockK != 0)
     return emitError() << "block_k = " << p.blockK
@@ -200,11 +233,13 @@ FailureOr<Plan> makePlan(const MatVecSpec &spec,
            failure();
   p.mTiles = p.blockM / 16;
   p.nWarps = t.getBlockN() / kTile;
-  p.warps = p.nWarps * p.kGroups;
+  p.groupWarps = p.nWarps * p.members;
+  p.warps = p.groupWarps * p.kGroups;
   p.threads = p.warps * 32;
   if (p.warps > 16)
-    return emitError() << "block_n / 32 x split_k = " << p.warps
-                       << " warps; at most 16 fit a block",
+    return emitError() << "block_n / 32 x split_k"
+                       << (spec.gated ? " x 2 (silu_mul)" : "") << " = "
+                       << p.warps << " warps; at most 16 fit a block",
            failure();
   p.kTilesPerStep = p.blockK / kTile;
   p.steps = p.k / p.blockK;
@@ -248,9 +283,12 @@ FailureOr<Plan> makePlan(const MatVecSpec &spec,
   if (p.intZeros)
     off += p.stages * p.warps * p.groupsPerStep * 128;
   p.pipelineBytes = off;
-  // In-block partials of k groups 1.., or this block's sum for the cluster.
-  int64_t partials = std::max<int64_t>(p.kGroups - 1, p.clusterK > 1 ? 1 : 0) *
-                     p.nWarps * p.mTiles * 16 * 32 * 4;
+  // In-block partials of k groups 1.., this block's sum for the cluster, or
+  // the gate sums handed to the up warps (silu_mul).
+  int64_t partials =
+      std::max<int64_t>({p.kGroups - 1, p.clusterK > 1 ? 1 : 0,
+                         p.members - 1}) *
+      p.groupWarps * p.mTiles * 16 * 32 * 4;
   p.lutOff = std::max(off, partials);
   p.total = p.lutOff + (p.lut ? 16 * 32 * 4 : 0);
   if (p.total > kMaxDynamicShared)
@@ -259,7 +297,9 @@ FailureOr<Plan> makePlan(const MatVecSpec &spec,
                        << kMaxDynamicShared << " a block can have",
            failure();
   p.mBlocks = (p.m + p.blockM - 1) / p.blockM;
-  p.nBlocks = p.n / t.getBlockN();
+  p.nBlocks = 0;
+  for (int64_t n : p.memberNs)
+    p.nBlocks += n / t.getBlockN();
   return p;
 }
 
@@ -301,6 +341,9 @@ private:
   Value x, codes, scales, zeros, globalScale, table, bias, residual, y;
   Value smem;
   Value tid, lane, warp, nw, kg, g, t4, tgInGroup, rank;
+  Value member;    // 0, or 1 for the up warps of silu_mul
+  Value columnWarp; // member x nWarps + nw: the warp within its k group
+  Value nOut;      // N of this block's qf.group member
   Value mBase, nBase, tileRow;
   Value laneBytes;
   LLVM::GlobalOp codeTable;
@@ -320,7 +363,7 @@ void TensorCoreBuilder::barrier() {
     return;
   }
   NVVM::BarrierOp::create(b, Type(), e.add(kg, e.c32(1)),
-                          e.c32(p.nWarps * 32), NVVM::BarrierReductionAttr(),
+                          e.c32(p.groupWarps * 32), NVVM::BarrierReductionAttr(),
                           Value());
 }
 
@@ -346,7 +389,7 @@ void TensorCoreBuilder::issueStep(Value slot, Value step) {
   // source address clamped to a valid row).
   int64_t chunksPerRow = p.blockK / 8;
   int64_t chunks = p.blockM * chunksPerRow;
-  int64_t groupThreads = p.nWarps * 32;
+  int64_t groupThreads = p.groupWarps * 32;
   Value aBase = e.add(e.c32(p.aOff),
                       e.mul(e.add(e.mul(slot, e.c32(p.kGroups)), kg),
                             e.c32(p.aBytes)));
@@ -799,7 +842,8 @@ void TensorCoreBuilder::reduceSplitK(Acc &acc) {
   NVVM::Barrier0Op::create(b);
   auto slotOf = [&](Value group, int64_t i) {
     Value idx = e.add(
-        e.mul(e.add(e.mul(e.sub(group, e.c32(1)), e.c32(p.nWarps)), nw),
+        e.mul(e.add(e.mul(e.sub(group, e.c32(1)), e.c32(p.groupWarps)),
+                    columnWarp),
               e.c32(per)),
         e.c32(i));
     return smemAt(e.mul(e.add(e.mul(idx, e.c32(32)), lane), e.c32(4)));
@@ -877,22 +921,12 @@ void TensorCoreBuilder::reduceCluster(Acc &acc) {
 }
 
 /// Epilogue and store of k group 0's accumulators: c0, c1 are (row g,
-/// columns 2t, 2t+1) of an m16n8 tile, c2, c3 the same at row g + 8.
+/// columns 2t, 2t+1) of an m16n8 tile, c2, c3 the same at row g + 8. Each
+/// warp first finishes its own weight's sums (deferred per-channel scale,
+/// NVFP4 global scale); under silu_mul the gate warps then hand theirs to
+/// the up warps, which store silu(gate) * up.
 void TensorCoreBuilder::storeOutputs(const Acc &acc) {
   OpBuilder::InsertionGuard guard(b);
-  if (p.kGroups > 1 || p.clusterK > 1) {
-    Value owns =
-        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, kg, e.c32(0));
-    if (p.clusterK > 1)
-      owns = arith::AndIOp::create(
-          b, owns,
-          arith::CmpIOp::create(b, arith::CmpIPredicate::eq, rank, e.c32(0)));
-    auto owner = scf::IfOp::create(b, owns, false);
-    b.setInsertionPointToStart(owner.thenBlock());
-  }
-  Value invGlobal;
-  if (spec.encoding.getGlobalScale())
-    invGlobal = e.fdiv(e.cf32(1.0), e.loadRO(e.f32(), globalScale, 4));
   // Deferred per-channel scales: the K loop summed unscaled values.
   SmallVector<Value> channelScale;
   if (p.deferScale && p.perChannel)
@@ -906,6 +940,57 @@ void TensorCoreBuilder::storeOutputs(const Acc &acc) {
               4);
         },
         e.c32(0));
+  Value invGlobal;
+  if (spec.encoding.getGlobalScale())
+    invGlobal = e.fdiv(e.cf32(1.0), e.loadRO(e.f32(), globalScale, 4));
+  Acc total(acc.begin(), acc.end());
+  for (int64_t mt = 0; mt < p.mTiles; ++mt)
+    for (int64_t j = 0; j < 4; ++j)
+      for (int64_t i = 0; i < 4; ++i) {
+        Value &v = total[(mt * 4 + j) * 4 + i];
+        if (!channelScale.empty())
+          v = e.fmul(v, channelScale[2 * j + i % 2]);
+        if (invGlobal)
+          v = e.fmul(v, invGlobal);
+      }
+
+  Value owns = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, kg, e.c32(0));
+  if (p.clusterK > 1)
+    owns = arith::AndIOp::create(
+        b, owns,
+        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, rank, e.c32(0)));
+  Acc gate;
+  if (p.members > 1) {
+    // The gate warps of k group 0 park their sums (the split-K partials in
+    // the same shared memory have been read: barrier first).
+    int64_t per = p.mTiles * 16;
+    auto slot = [&](int64_t i) {
+      Value idx = e.add(e.mul(nw, e.c32(per)), e.c32(i));
+      return smemAt(e.mul(e.add(e.mul(idx, e.c32(32)), lane), e.c32(4)));
+    };
+    Value isUp =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, member, e.c32(1));
+    NVVM::Barrier0Op::create(b);
+    {
+      OpBuilder::InsertionGuard g2(b);
+      Value isGate =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::eq, member, e.c32(0));
+      auto writer =
+          scf::IfOp::create(b, arith::AndIOp::create(b, owns, isGate), false);
+      b.setInsertionPointToStart(writer.thenBlock());
+      for (int64_t i = 0; i < per; ++i)
+        LLVM::StoreOp::create(b, total[i], slot(i), 4);
+    }
+    NVVM::Barrier0Op::create(b);
+    owns = arith::AndIOp::create(b, owns, isUp);
+    auto reader = scf::IfOp::create(b, owns, false);
+    b.setInsertionPointToStart(reader.thenBlock());
+    for (int64_t i = 0; i < per; ++i)
+      gate.push_back(LLVM::LoadOp::create(b, e.f32(), slot(i), 4));
+  } else if (p.kGroups > 1 || p.clusterK > 1) {
+    auto owner = scf::IfOp::create(b, owns, false);
+    b.setInsertionPointToStart(owner.thenBlock());
+  }
   for (int64_t j = 0; j < 4; ++j) {
     Value col = e.add(nBase, e.add(e.c32(8 * j), e.mul(t4, e.c32(2))));
     Value biasPair;
@@ -919,25 +1004,27 @@ void TensorCoreBuilder::storeOutputs(const Acc &acc) {
         auto inRange = scf::IfOp::create(b, e.ult(row, e.c32(p.m)), false);
         b.setInsertionPointToStart(inRange.thenBlock());
         int64_t base = (mt * 4 + j) * 4 + 2 * h;
-        Value v[2] = {acc[base], acc[base + 1]};
-        Value off = e.mul(e.zext64(e.add(e.mul(row, e.c32(p.n)), col)),
-                          e.c64(2));
+        Value off =
+            e.mul(e.zext64(e.add(e.mul(row, nOut), col)), e.c64(2));
         Value resPair;
         if (spec.hasResidual)
           resPair = e.loadRO(e.v2f16(), e.gepBytes(residual, off), 4);
         Value out = LLVM::UndefOp::create(b, e.v2f16());
         for (int64_t i = 0; i < 2; ++i) {
-          Value total = v[i];
-          if (!channelScale.empty())
-            total = e.fmul(total, channelScale[2 * j + i]);
-          if (invGlobal)
-            total = e.fmul(total, invGlobal);
+          Value v = total[base + i];
+          if (!gate.empty()) {
+            // silu(g) * u = g / (1 + 2^(-g log2 e)) * u, as the matvec.
+            Value gv = gate[base + i];
+            Value negLog2 = e.fmul(gv, e.cf32(-1.4426950408889634));
+            Value ex = e.ptx("ex2.approx.ftz.f32 $0, $1;", "=f,f", e.f32(),
+                             {negLog2});
+            v = e.fmul(e.fdiv(gv, e.fadd(e.cf32(1.0), ex)), v);
+          }
           if (biasPair)
-            total = e.fadd(total, e.extf32(e.extract(biasPair, i)));
+            v = e.fadd(v, e.extf32(e.extract(biasPair, i)));
           if (resPair)
-            total = e.fadd(total, e.extf32(e.extract(resPair, i)));
-          out = LLVM::InsertElementOp::create(b, out, e.truncf16(total),
-                                              e.c32(i));
+            v = e.fadd(v, e.extf32(e.extract(resPair, i)));
+          out = LLVM::InsertElementOp::create(b, out, e.truncf16(v), e.c32(i));
         }
         e.store(out, e.gepBytes(y, off), 4);
       }
@@ -946,18 +1033,34 @@ void TensorCoreBuilder::storeOutputs(const Acc &acc) {
 
 KernelLaunch TensorCoreBuilder::build() {
   EncodingAttr enc = spec.encoding;
-  SmallVector<std::string> names = {"x", "codes", "scales"};
+  // Parameters, in the matvec's order; the runtime binds them by name.
+  SmallVector<std::string> names = {"x"};
+  SmallVector<std::string> weightParams = {"codes", "scales"};
   if (p.intZeros)
-    names.push_back("zeros");
+    weightParams.push_back("zeros");
   if (enc.getGlobalScale())
-    names.push_back("global_scale");
+    weightParams.push_back("global_scale");
+  names.append(weightParams.begin(), weightParams.end());
   if (enc.getFormat() == ElementFormat::Codebook && enc.getTableName())
     names.push_back("table");
+  if (spec.gated) // the up projection's components (silu_mul)
+    for (const std::string &c : weightParams)
+      names.push_back("up_" + c);
   if (spec.hasBias)
     names.push_back("bias");
   if (spec.hasResidual)
     names.push_back("residual");
   names.push_back("y");
+  // qf.group members 1..: their own weight, epilogue operands and output.
+  SmallVector<std::string> memberParams = weightParams;
+  if (spec.hasBias)
+    memberParams.push_back("bias");
+  if (spec.hasResidual)
+    memberParams.push_back("residual");
+  memberParams.push_back("y");
+  for (size_t i = 1; i < p.memberNs.size(); ++i)
+    for (const std::string &c : memberParams)
+      names.push_back(c + "." + std::to_string(i));
 
   KernelFunction kernel =
       createKernelFunction(b, module, name, names, p.threads);
@@ -982,13 +1085,56 @@ KernelLaunch TensorCoreBuilder::build() {
   tid = e.tidX();
   lane = e.band(tid, e.c32(31));
   warp = e.shru(tid, e.c32(5));
-  nw = e.remu(warp, e.c32(p.nWarps));
-  kg = e.divu(warp, e.c32(p.nWarps));
+  kg = e.divu(warp, e.c32(p.groupWarps));
+  columnWarp = e.remu(warp, e.c32(p.groupWarps));
+  nw = e.remu(columnWarp, e.c32(p.nWarps));
+  member = e.divu(columnWarp, e.c32(p.nWarps));
   g = e.shru(lane, e.c32(2));
   t4 = e.band(lane, e.c32(3));
-  tgInGroup = e.sub(tid, e.mul(kg, e.c32(p.nWarps * 32)));
+  tgInGroup = e.sub(tid, e.mul(kg, e.c32(p.groupWarps * 32)));
   mBase = e.mul(e.ctaidX(), e.c32(p.blockM));
   Value nBlock = NVVM::BlockIdYOp::create(b, e.i32());
+  nOut = e.c32(p.n);
+  // The up warps of silu_mul stream the up weight (warp-uniform select).
+  if (spec.gated) {
+    Value isUp =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, member, e.c32(1));
+    auto pick = [&](Value &v, StringRef c) {
+      if (v)
+        v = LLVM::SelectOp::create(b, isUp, arg(("up_" + c).str()), v);
+    };
+    pick(codes, "codes");
+    pick(scales, "scales");
+    pick(zeros, "zeros");
+    pick(globalScale, "global_scale");
+  }
+  // qf.group: the block's member, from blockIdx.y; its pointers and N
+  // replace member 0's (uniform per block, so no divergence).
+  if (p.memberNs.size() > 1) {
+    Value start = e.c32(0);
+    int64_t blocks = 0;
+    Value ctaid = nBlock;
+    for (size_t i = 1; i < p.memberNs.size(); ++i) {
+      blocks += p.memberNs[i - 1] / (p.nWarps * kTile);
+      std::string suffix = "." + std::to_string(i);
+      Value isMember = arith::CmpIOp::create(b, arith::CmpIPredicate::uge,
+                                             ctaid, e.c32(blocks));
+      auto pick = [&](Value &v, StringRef c) {
+        if (v)
+          v = LLVM::SelectOp::create(b, isMember, arg((c + suffix).str()), v);
+      };
+      pick(codes, "codes");
+      pick(scales, "scales");
+      pick(zeros, "zeros");
+      pick(globalScale, "global_scale");
+      pick(bias, "bias");
+      pick(residual, "residual");
+      pick(y, "y");
+      nOut = arith::SelectOp::create(b, isMember, e.c32(p.memberNs[i]), nOut);
+      start = arith::SelectOp::create(b, isMember, e.c32(blocks), start);
+    }
+    nBlock = e.sub(ctaid, start);
+  }
   tileRow = e.add(e.mul(nBlock, e.c32(p.nWarps)), nw);
   nBase = e.mul(tileRow, e.c32(kTile));
   if (p.lut) {

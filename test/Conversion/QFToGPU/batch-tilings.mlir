@@ -28,15 +28,14 @@ func.func @mixed(%x: tensor<?x4096xf16>) -> tensor<?x4096xf16> {
 
 // -----
 
-// The tensor-core kernel does not fuse silu_mul: a gated op cannot take an
-// mma batch tiling.
+// The tensor-core kernel does not fuse the RMSNorm prologue: a normed op
+// cannot take an mma batch tiling.
 #int4 = #qf.enc<int4, group = 128, scale = f16>
 !w = !qf.weight<14336x4096, #int4, #qf.layout<tiled, tile_n = 1, tile_k = 32>>
-func.func @gated(%x: tensor<?x4096xf16>) -> tensor<?x14336xf16> {
+func.func @normed(%x: tensor<?x4096xf16>, %n: tensor<4096xf16>) -> tensor<?x14336xf16> {
   %g = qf.weight_ref "gate_proj" : !w
-  %u = qf.weight_ref "up_proj" : !w
-  // expected-error@+1 {{batch 16 has the tensor-core (mma) tiling #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4> in qf.batch_tilings, but that kernel does not fuse an RMSNorm prologue, a silu_mul epilogue or a qf.group}}
-  %y = qf.fused_matmul %x, %g up(%u : !w) {activation = #qf<activation silu_mul>, tiling = #qf.tiling<matvec, block_n = 8, k_unroll = 4>, qf.batch_tilings = [{batch = 16 : i64, layout = #qf.layout<tiled, tile_n = 32, tile_k = 32>, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>}]} : tensor<?x4096xf16>, !w -> tensor<?x14336xf16>
+  // expected-error@+1 {{batch 16 has the tensor-core (mma) tiling #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4> in qf.batch_tilings, but that kernel does not fuse an RMSNorm prologue}}
+  %y = qf.fused_matmul %x, %g norm(%n : tensor<4096xf16>) {norm_eps = 1.0e-05 : f32, tiling = #qf.tiling<matvec, block_n = 8, k_unroll = 4>, qf.batch_tilings = [{batch = 16 : i64, layout = #qf.layout<tiled, tile_n = 32, tile_k = 32>, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>}]} : tensor<?x4096xf16>, !w -> tensor<?x14336xf16>
   return %y : tensor<?x14336xf16>
 }
 

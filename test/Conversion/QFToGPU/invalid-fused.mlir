@@ -1,6 +1,7 @@
 // RUN: qfuse-opt %s -split-input-file --qf-to-gpu -verify-diagnostics
 
-// The tensor-core kernel fuses neither the RMSNorm prologue nor silu_mul.
+// The tensor-core kernel does not fuse the RMSNorm prologue (it does fuse
+// silu_mul and qf.group: mma-gated-group.mlir).
 #e = #qf.enc<int4, group = 128, scale = f16>
 func.func @mma_norm(%x: tensor<64x4096xf16>, %w: !qf.weight<256x4096, #e>, %g: tensor<4096xf16>) -> tensor<64x256xf16> {
   // expected-error@+1 {{the tensor-core (mma) kernel does not fuse an RMSNorm prologue; it runs only with the matvec tiling (M <= 8)}}

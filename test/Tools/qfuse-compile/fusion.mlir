@@ -4,7 +4,8 @@
 // RUN: qfuse-compile %S/Inputs/llama-block.mlir --emit=mlir --batch-sizes=1,8 --fuse=epilogue -o - | FileCheck %s --check-prefix=EPI
 // RUN: qfuse-compile %S/Inputs/llama-block.mlir --batch-sizes=1,8 --fuse=all --no-cubin -o - | FileCheck %s --check-prefix=ART
 // RUN: not qfuse-compile %S/Inputs/llama-block.mlir --fuse=rmsnorm,bogus -o - 2>&1 | FileCheck %s --check-prefix=BAD
-// RUN: qfuse-compile %S/Inputs/llama-block.mlir --emit=mlir --batch-sizes=16 --fuse=all -o /dev/null 2>&1 | FileCheck %s --check-prefix=MMA
+// RUN: qfuse-compile %S/Inputs/llama-block.mlir --emit=mlir --batch-sizes=16 --fuse=all -o %t.mma.mlir 2>&1 | FileCheck %s --check-prefix=MMA
+// RUN: FileCheck %s --check-prefix=MMA-IR < %t.mma.mlir
 
 // The default (--fuse=default) is every fusion but the RMSNorm prologue,
 // which measured slower on the H200: the norms stay separate launches,
@@ -64,5 +65,8 @@
 // BAD: qfuse-compile: --fuse: unknown fusion 'bogus'; expected rmsnorm, gated-mlp, epilogue, shared-input, rotary-attention, default, all or none
 
 // MMA: note: --fuse=rmsnorm skipped: batch 16 uses the tensor-core kernel, which does not fuse it
-// MMA: note: --fuse=gated-mlp skipped: batch 16 uses the tensor-core kernel, which does not fuse it
-// MMA: note: --fuse=shared-input skipped: batch 16 uses the tensor-core kernel, which does not fuse it
+// MMA-NOT: skipped
+// At batch 16 the tensor-core kernel takes q/k/v as one qf.group launch and
+// gate/up with silu_mul in its epilogue.
+// MMA-IR-DAG: kernel = @qf_kernels::@qf_mma_0_m16, params = ["x", "codes", "scales", "y", "codes.1", "scales.1", "y.1", "codes.2", "scales.2", "y.2"]
+// MMA-IR-DAG: params = ["x", "codes", "scales", "up_codes", "up_scales", "y"]

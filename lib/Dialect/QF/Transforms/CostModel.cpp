@@ -256,7 +256,11 @@ TilingAttr selectMma(int64_t m, WeightType type, const TilingTarget &target,
     return s * blockM * bk * 2 + warps * bk / 32 * tileBytes +
            warps * groupsPerStep * 128 * (zeros ? 2 : 1);
   };
-  constexpr int64_t kSharedBudget = 64 * 1024;
+  // 8-bit code tiles are twice the bytes: two blocks of them per SM hold as
+  // many bytes in flight as three 4-bit ones (and at 64 KB the A tile alone
+  // rules out every split of a block_m = 64 tile: 32 blocks for a
+  // 4096-row weight, measured 3x slower than cuBLAS at M = 64).
+  const int64_t kSharedBudget = tileBytes > 512 ? 96 * 1024 : 64 * 1024;
   int64_t mBlocks = llvm::divideCeil(m, blockM);
   int64_t blockN = 32, splitK = 1, blockK = 64, stages = 3, blocks = 0;
   bool chosen = false;
