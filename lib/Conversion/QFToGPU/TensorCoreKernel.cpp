@@ -1,8 +1,8 @@
 //===- TensorCoreKernel.cpp - fused dequant-GEMM on mma.sync --------------===//
 //
 // The kernel for batches past the matvec (M >= 9 up to prefill sizes):
-// mma.sync.m16n8k16 with f16 activations and f32 accumulation, the 4-bit
-// weights decoded in registers straight into B fragments.
+// mma.sync.m16n8k16 with f16 activations and f32 accumulation, the 4-bit or
+// 8-bit weights decoded in registers straight into B fragments.
 //
 //   warp       = 32 output features (4 n tiles of 8) x block_m batch rows
 //                (block_m / 16 m tiles), over a slice of K
