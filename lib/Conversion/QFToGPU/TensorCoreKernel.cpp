@@ -61,6 +61,7 @@
 
 #include "KernelCommon.h"
 #include "KernelEmitter.h"
+#include "qfuse/Conversion/TensorCoreStage.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
@@ -270,18 +271,20 @@ FailureOr<Plan> makePlan(const MatVecSpec &spec,
   p.intZeros = enc.getZeroPoint() == ZeroPointKind::Int;
   p.zeroRowBytes = (p.numGroups * p.codeBits + 7) / 8;
 
-  // Shared memory: the pipeline, then (reused) the split-K partial sums.
-  p.aBytes = p.blockM * p.blockK * 2;
+  // Shared memory: the pipeline (stages of A, then codes, then scale and
+  // zero slots), then (reused) the split-K partial sums.
+  TensorCoreStage stage = getTensorCoreStage(
+      p.blockM, p.blockK, p.codeBits, p.groupsPerStep, p.intZeros);
+  p.aBytes = stage.activations;
   int64_t off = 0;
   p.aOff = off;
-  off += p.stages * p.kGroups * p.aBytes;
+  off += p.stages * p.kGroups * stage.activations;
   p.bOff = off;
-  off += p.stages * p.warps * p.kTilesPerStep * p.tileBytes;
+  off += p.stages * p.warps * stage.codes;
   p.sOff = off;
-  off += p.stages * p.warps * p.groupsPerStep * 128;
+  off += p.stages * p.warps * stage.scales;
   p.zOff = off;
-  if (p.intZeros)
-    off += p.stages * p.warps * p.groupsPerStep * 128;
+  off += p.stages * p.warps * stage.zeros;
   p.pipelineBytes = off;
   // In-block partials of k groups 1.., this block's sum for the cluster, or
   // the gate sums handed to the up warps (silu_mul).

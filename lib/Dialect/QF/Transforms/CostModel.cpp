@@ -10,6 +10,8 @@
 
 #include "qfuse/Dialect/QF/Transforms/CostModel.h"
 
+#include "qfuse/Conversion/TensorCoreStage.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
@@ -243,24 +245,22 @@ TilingAttr selectMma(int64_t m, WeightType type, const TilingTarget &target,
     return k % bk == 0 &&
            (group == 0 || group % bk == 0 || (bk % group == 0 && group % 16 == 0));
   };
-  // Shared memory per pipeline stage, as TensorCoreKernel.cpp lays it out:
-  // A per k group, 32x32 code tiles (512 bytes of 4-bit codes, 1024 of
-  // 8-bit) and a 128-byte scale (and zero) slot per warp. A block stays
+  // Shared memory per pipeline stage (TensorCoreStage.h). A block stays
   // under 64 KB so that three fit an SM, with at least three stages (two
   // steps in flight while one is computed).
   bool zeros = enc.getZeroPoint() == ZeroPointKind::Int;
-  int64_t tileBytes = 32 * 32 * enc.getCodeBits() / 8;
   auto stageBytes = [&](int64_t bn, int64_t s, int64_t bk) {
-    int64_t warps = bn / 32 * s;
     int64_t groupsPerStep = group == 0 ? 1 : std::max<int64_t>(1, bk / group);
-    return s * blockM * bk * 2 + warps * bk / 32 * tileBytes +
-           warps * groupsPerStep * 128 * (zeros ? 2 : 1);
+    return getTensorCoreStage(blockM, bk, enc.getCodeBits(), groupsPerStep,
+                              zeros)
+        .bytes(s, bn / 32 * s);
   };
   // 8-bit code tiles are twice the bytes: two blocks of them per SM hold as
   // many bytes in flight as three 4-bit ones (and at 64 KB the A tile alone
   // rules out every split of a block_m = 64 tile: 32 blocks for a
   // 4096-row weight, measured 3x slower than cuBLAS at M = 64).
-  const int64_t kSharedBudget = tileBytes > 512 ? 96 * 1024 : 64 * 1024;
+  const int64_t kSharedBudget =
+      enc.getCodeBits() > 4 ? 96 * 1024 : 64 * 1024;
   int64_t mBlocks = llvm::divideCeil(m, blockM);
   int64_t blockN = 32, splitK = 1, blockK = 64, stages = 3, blocks = 0;
   bool chosen = false;

@@ -1,0 +1,48 @@
+//===- TensorCoreStage.h - one stage of the mma kernel's pipeline -*- C++ -*-===//
+//
+// The shared-memory bytes of one cp.async pipeline stage of the tensor-core
+// kernel (lib/Conversion/QFToGPU/TensorCoreKernel.cpp, which lays the
+// stages out in this order), defined once for the kernel and for the cost
+// model that must predict whether a tiling fits (qf-select-tiling).
+// Header-only: the cost model's library does not link the conversion.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QFUSE_CONVERSION_TENSORCORESTAGE_H
+#define QFUSE_CONVERSION_TENSORCORESTAGE_H
+
+#include <cstdint>
+
+namespace mlir {
+namespace qf {
+
+struct TensorCoreStage {
+  int64_t activations; ///< per k group: block_m x block_k f16, swizzled
+  int64_t codes;       ///< per warp: block_k / 32 fragment tiles of 32 x 32
+  int64_t scales;      ///< per warp: a 128-byte word slot per scale group
+  int64_t zeros;       ///< per warp: the same for integer zero points, or 0
+
+  /// The stage of a block of `kGroups` k groups and `warps` warps.
+  int64_t bytes(int64_t kGroups, int64_t warps) const {
+    return kGroups * activations + warps * (codes + scales + zeros);
+  }
+};
+
+/// The stage of a block_m x block_k step over `codeBits`-bit codes (4 or
+/// 8) with `groupsPerStep` scale groups in it.
+inline TensorCoreStage getTensorCoreStage(int64_t blockM, int64_t blockK,
+                                          int64_t codeBits,
+                                          int64_t groupsPerStep,
+                                          bool intZeros) {
+  TensorCoreStage stage;
+  stage.activations = blockM * blockK * 2;
+  stage.codes = blockK / 32 * (32 * 32 * codeBits / 8);
+  stage.scales = groupsPerStep * 128;
+  stage.zeros = intZeros ? groupsPerStep * 128 : 0;
+  return stage;
+}
+
+} // namespace qf
+} // namespace mlir
+
+#endif // QFUSE_CONVERSION_TENSORCORESTAGE_H
