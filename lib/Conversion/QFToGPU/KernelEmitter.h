@@ -105,6 +105,16 @@ public:
     return ptx("lop3.b32 $0, $1, $2, $3, 0xea;", "=r,r,n,n", i32(),
                {a, c32(mask), c32(bits)});
   }
+  /// silu(g) * u = g / (1 + 2^(-g log2 e)) * u, in f32: for g << 0 the
+  /// exponential overflows to +inf and the quotient is -0, the limit;
+  /// ex2.approx is accurate to ~2^-22 relative, far below the f16 rounding
+  /// of the result. The one definition of the fused epilogues and the
+  /// elementwise kernel.
+  Value siluMul(Value g, Value u) {
+    Value ex = ptx("ex2.approx.ftz.f32 $0, $1;", "=f,f", f32(),
+                   {fmul(g, cf32(-1.4426950408889634))});
+    return fmul(fdiv(g, fadd(cf32(1.0), ex)), u);
+  }
   /// d = bytes of {b, a} selected by `selector` (prmt.b32).
   Value prmt(Value a, Value bv, uint32_t selector) {
     return ptx("prmt.b32 $0, $1, $2, $3;", "=r,r,r,n", i32(),

@@ -1071,14 +1071,8 @@ void MatVecBuilder::storeOutput(Value total, Value upTotal, Value row,
     if (upTotal)
       upTotal = e.fdiv(upTotal, e.loadRO(e.f32(), weights[1].globalScale, 4));
   }
-  if (upTotal) {
-    // silu(g) * u = g / (1 + 2^(-g log2 e)) * u; ex2.approx is within 2 ulp
-    // of f32, far below the f16 rounding of y, and saturates cleanly
-    // (ex2(+inf) = inf gives -0 for very negative g).
-    Value negLog2 = e.fmul(total, e.cf32(-1.4426950408889634));
-    Value ex = e.ptx("ex2.approx.ftz.f32 $0, $1;", "=f,f", e.f32(), {negLog2});
-    total = e.fmul(e.fdiv(total, e.fadd(e.cf32(1.0), ex)), upTotal);
-  }
+  if (upTotal)
+    total = e.siluMul(total, upTotal);
   if (spec.hasBias) {
     Value off = e.mul(e.zext64(row), e.c64(2));
     total = e.fadd(total, e.extf32(e.loadRO(e.f16(), e.gepBytes(bias, off), 2)));

@@ -1015,14 +1015,8 @@ void TensorCoreBuilder::storeOutputs(const Acc &acc) {
         Value out = LLVM::UndefOp::create(b, e.v2f16());
         for (int64_t i = 0; i < 2; ++i) {
           Value v = total[base + i];
-          if (!gate.empty()) {
-            // silu(g) * u = g / (1 + 2^(-g log2 e)) * u, as the matvec.
-            Value gv = gate[base + i];
-            Value negLog2 = e.fmul(gv, e.cf32(-1.4426950408889634));
-            Value ex = e.ptx("ex2.approx.ftz.f32 $0, $1;", "=f,f", e.f32(),
-                             {negLog2});
-            v = e.fmul(e.fdiv(gv, e.fadd(e.cf32(1.0), ex)), v);
-          }
+          if (!gate.empty())
+            v = e.siluMul(gate[base + i], v);
           if (biasPair)
             v = e.fadd(v, e.extf32(e.extract(biasPair, i)));
           if (resPair)
