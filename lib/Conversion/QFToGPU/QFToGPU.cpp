@@ -15,6 +15,7 @@
 #include "qfuse/Conversion/Passes.h"
 
 #include "MatVecKernel.h"
+#include "OpKernelCommon.h"
 #include "OpKernels.h"
 #include "TensorCoreKernel.h"
 
@@ -218,6 +219,11 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
   LogicalResult lowerOne(FusedMatmulOp op, gpu::GPUModuleOp gpuModule,
                          ArrayRef<int64_t> batches) {
     auto emitError = [&]() { return op.emitOpError(); };
+    // The matvec and tensor-core kernels and the cuBLAS steps all read and
+    // write f16 activations: a bf16 model would otherwise run as if its
+    // bits were f16. (qf-to-cpu lowers bf16 activations.)
+    if (failed(requireF16(op, "activations", op.getInput().getType())))
+      return failure();
     WeightType weightType = op.getWeight().getType();
     if (isDenseUnquantized(weightType)) {
       // cuBLAS runs it: nothing to generate. Only what a gemm step can do.

@@ -28,3 +28,14 @@ func.func @gated_act_order(%x: tensor<1x4096xf16>, %w: !qf.weight<256x4096, #e>)
   %y = qf.fused_matmul %x, %w up(%w : !qf.weight<256x4096, #e>) {activation = #qf<activation silu_mul>, tiling = #qf.tiling<matvec, block_n = 8>} : tensor<1x4096xf16>, !qf.weight<256x4096, #e> -> tensor<1x256xf16>
   return %y : tensor<1x256xf16>
 }
+
+// -----
+
+// The GPU matmul kernels read and write f16 activations; bf16 is refused
+// instead of being read as if its bits were f16 (qf-to-cpu lowers it).
+#e = #qf.enc<nf4, group = 64, scale = f32>
+func.func @bf16_activations(%x: tensor<16x512xbf16>, %w: !qf.weight<256x512, #e, #qf.layout<tiled, tile_n = 32, tile_k = 32>>) -> tensor<16x256xbf16> {
+  // expected-error@+1 {{activations must be f16 for the GPU kernels (they accumulate in f32), got 'bf16'}}
+  %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 3>} : tensor<16x512xbf16>, !qf.weight<256x512, #e, #qf.layout<tiled, tile_n = 32, tile_k = 32>> -> tensor<16x256xbf16>
+  return %y : tensor<16x256xbf16>
+}
