@@ -64,6 +64,11 @@ echo "formats-m1to8 --artifact $out/formats.qfa --check" >> "$runs"
 $compile test/Tools/qfuse-compile/Inputs/mma-formats.mlir \
   --batch-sizes=9,16,17,64,128,512 -o "$out/mma-formats.qfa"
 echo "mma-formats-m9to512 --artifact $out/mma-formats.qfa --check" >> "$runs"
+# The tensor-core kernel's fusions on argument inputs, checked launch by
+# launch (the silu_mul epilogue is written fused in the input).
+$compile test/Tools/qfuse-compile/Inputs/mma-fused.mlir \
+  --batch-sizes=16,64 -o "$out/mma-fused.qfa"
+echo "mma-fused-m16-64 --artifact $out/mma-fused.qfa --check" >> "$runs"
 # The GPTQ block kernels, one per grid (scripts/gpu-round.sh runs
 # qfuse-gptq-check on it: bit for bit against runtime/gptq).
 $compile test/Tools/qfuse-compile/Inputs/gptq-blocks.mlir -o "$out/gptq-blocks.qfa"

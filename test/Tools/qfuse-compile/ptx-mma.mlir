@@ -84,3 +84,18 @@
 
 // sm_80 has no fp8 conversion: NVFP4's E4M3 scales are rejected there.
 // SM80: error: 'qf.fused_matmul' op E4M3 scales need cvt.f16x2.e4m3x2 (sm_89 or newer); target is sm_80
+
+// The fusions of the tensor-core kernel (mma-fused.mlir): q/k/v as one
+// qf.group launch, gate/up with the silu_mul epilogue (int4 and int8), a
+// residual epilogue; every variant assembles without spills.
+// RUN: qfuse-compile %S/Inputs/mma-fused.mlir --emit=ptx --batch-sizes=16,64 -o %tf.ptx
+// RUN: FileCheck %s --check-prefix=FUSED < %tf.ptx
+// RUN: %ptxas -arch=sm_90 -v %tf.ptx -o %tf.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS-FUSED
+// FUSED-LABEL: .entry qf_mma_1_m16(
+// FUSED: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// FUSED: bar.sync 0;
+// FUSED: ex2.approx.ftz.f32
+// FUSED-LABEL: .entry qf_mma_2_m16(
+// FUSED: prmt.b32
+// FUSED: ex2.approx.ftz.f32
+// PTXAS-FUSED-COUNT-8: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads

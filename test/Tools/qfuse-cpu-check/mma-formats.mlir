@@ -6,6 +6,14 @@
 // layout must agree.
 // RUN: qfuse-cpu-check %S/../qfuse-compile/Inputs/mma-formats.mlir --batch-sizes=9,17 --tiling-batch=16 \
 // RUN:   | FileCheck %s --implicit-check-not=FAIL
+// The tensor-core fusions' ops (silu_mul with gate and up in the fragment
+// layout, int4 and int8), the same way:
+// RUN: qfuse-cpu-check %S/../qfuse-compile/Inputs/mma-fused.mlir --batch-sizes=9,17 --tiling-batch=16 \
+// RUN:   | FileCheck %s --check-prefix=FUSED --implicit-check-not=FAIL
+
+// FUSED: PASS @mma_fused#3 1024x512 #qf.enc<int4, group = 128, scale = f16> #qf.layout<tiled, tile_n = 32, tile_k = 32> m=17
+// FUSED: PASS @mma_fused#4 1024x512 #qf.enc<int8, per_channel, scale = f16> #qf.layout<tiled, tile_n = 32, tile_k = 32> m=17
+// FUSED: qfuse-cpu-check: 12 cases, 12 passed, 0 failed
 
 // CHECK: PASS @int4_q 1536x1536 #qf.enc<int4, group = 128, scale = f16> #qf.layout<tiled, tile_n = 32, tile_k = 32> m=9
 // CHECK: PASS @uint4_kv {{.*}}zero = int> #qf.layout<tiled, tile_n = 32, tile_k = 32> m=17
