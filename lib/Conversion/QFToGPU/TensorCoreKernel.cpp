@@ -479,28 +479,9 @@ void TensorCoreBuilder::issueStep(Value slot, Value step) {
 /// The scale stored at element `elementIndex` of the scales tensor, whose
 /// aligned word is `word`, as a half2 with both lanes equal.
 Value TensorCoreBuilder::scaleHalf2(Value word, Value elementIndex) {
-  Type st = spec.encoding.getScaleType();
-  Value shift = e.mul(e.band(e.mul(elementIndex, e.c32(p.scaleBytes)),
-                             e.c32(3)),
-                      e.c32(8));
-  Value bits = e.shru(word, shift);
-  Value h; // f16 as i16
-  if (st.isF16()) {
-    h = arith::TruncIOp::create(b, e.i16(), bits);
-  } else if (st.isBF16()) {
-    Value f = e.bitcast(e.f32(), arith::ShLIOp::create(b, bits, e.c32(16)));
-    h = e.bitcast(e.i16(), e.truncf16(f));
-  } else if (st.isF32()) {
-    h = e.bitcast(e.i16(), e.truncf16(e.bitcast(e.f32(), word)));
-  } else if (isa<Float8E8M0FNUType>(st)) {
-    Value exp = e.band(bits, e.c32(0xFF));
-    Value f = e.bitcast(e.f32(), arith::ShLIOp::create(b, exp, e.c32(23)));
-    h = e.bitcast(e.i16(), e.truncf16(f));
-  } else { // E4M3
-    Value byte = arith::TruncIOp::create(b, e.i16(), e.band(bits, e.c32(0xFF)));
-    Value h2 = e.ptx("cvt.rn.f16x2.e4m3x2 $0, $1;", "=r,h", e.i32(), {byte});
-    h = arith::TruncIOp::create(b, e.i16(), h2);
-  }
+  // Rounded to f16 once (exact for f16 and E4M3 scales: LLVM folds the
+  // extension and truncation away).
+  Value h = e.bitcast(e.i16(), e.truncf16(scaleF32(word, elementIndex)));
   Value h32 = arith::ExtUIOp::create(b, e.i32(), h);
   return e.bitcast(e.v2f16(),
                    arith::OrIOp::create(
@@ -508,7 +489,7 @@ Value TensorCoreBuilder::scaleHalf2(Value word, Value elementIndex) {
 }
 
 /// The scale stored at element `elementIndex` of the scales tensor, whose
-/// aligned word is `word`, exactly as an f32 (deferred scaling).
+/// aligned word is `word`, exactly as an f32.
 Value TensorCoreBuilder::scaleF32(Value word, Value elementIndex) {
   Type st = spec.encoding.getScaleType();
   if (st.isF32())
