@@ -52,7 +52,7 @@
 //     folded in with one f32 fma per accumulator and the scale of its
 //     column. That trades the 8 half2 multiplies per 16 k for 4 mTiles fmas
 //     per group, so it is chosen for long groups and few m tiles (decode
-//     batches: the multiplies are a quarter of the issue slots there), and
+//     batches: the multiplies are a fifth of the issue slots there), and
 //     per-channel scales fold once, after the K loop.
 //
 //===----------------------------------------------------------------------===//
