@@ -7,9 +7,11 @@
 #include "qfuse/format/Reference.h"
 #include "qfuse/runtime/Error.h"
 #include "qfuse/runtime/ModelWeights.h"
+#include "qfuse/runtime/ParallelReference.h"
 
 #include <algorithm>
 #include <cmath>
+#include <future>
 #include <numeric>
 #include <random>
 #include <set>
@@ -96,15 +98,24 @@ std::vector<float> halvesToFloats(const std::vector<uint16_t> &h) {
 std::map<std::string, format::TensorMap>
 bindRandomWeights(Executor &executor, uint64_t seed) {
   // One random tensor per checkpoint tensor: the entries packed from it in
-  // several layouts (docs/artifact.md) must hold the same weight.
-  std::map<std::string, format::TensorMap> result;
+  // several layouts (docs/artifact.md) must hold the same weight. Drawn and
+  // quantized concurrently (seeds by position, so the weights do not depend
+  // on the scheduling); bound here, on the executor's thread.
+  const std::set<std::string> used = executor.usedWeightSources();
+  const std::vector<std::string> sources(used.begin(), used.end());
+  std::vector<std::future<format::TensorMap>> drawn;
   uint64_t index = 0;
-  for (const std::string &source : executor.usedWeightSources()) {
-    const WeightSpec &spec =
-        *executor.artifact().weightsPackedFrom(source).front();
-    format::TensorMap components = randomWeight(spec, seed + 1000 * ++index);
-    executor.bindWeight(source, components);
-    result.emplace(source, std::move(components));
+  for (const std::string &source : sources) {
+    const WeightSpec *spec =
+        executor.artifact().weightsPackedFrom(source).front();
+    drawn.push_back(std::async(std::launch::async, randomWeight,
+                               std::cref(*spec), seed + 1000 * ++index));
+  }
+  std::map<std::string, format::TensorMap> result;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    format::TensorMap components = drawn[i].get();
+    executor.bindWeight(sources[i], components);
+    result.emplace(sources[i], std::move(components));
   }
   return result;
 }
@@ -212,13 +223,13 @@ checkPlan(Executor &executor, int64_t batch, CUstream stream,
     for (const MatmulLaunch::Output &o : mm.outputs) {
       const WeightSpec &spec = *artifact.findWeight(o.weight);
       std::vector<float> dense = dequantized(o.weight);
+      std::vector<float> up;
+      if (!o.upWeight.empty())
+        up = dequantized(o.upWeight);
       std::vector<float> ref =
-          o.upWeight.empty()
-              ? format::referenceMatmul(x.data(), dense.data(), batch, spec.n,
-                                        spec.k)
-              : format::referenceGatedMatmul(x.data(), dense.data(),
-                                             dequantized(o.upWeight).data(),
-                                             batch, spec.n, spec.k);
+          referenceOnAllCores(x.data(), dense.data(),
+                              up.empty() ? nullptr : up.data(), batch, spec.n,
+                              spec.k);
       std::vector<uint16_t> yh(static_cast<size_t>(batch * spec.n));
       executor.buffer(batch, o.y).download(yh.data(), yh.size() * 2);
       std::vector<float> y = halvesToFloats(yh);

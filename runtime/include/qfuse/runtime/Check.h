@@ -4,7 +4,8 @@
 // random weights quantized with round-to-nearest into each weight's
 // encoding, fresh random activations, outputs poisoned (NaN) before the run,
 // and every launch's output compared with format::referenceMatmul (double
-// accumulation) on the dequantized weights.
+// accumulation, on all cores: ParallelReference.h) on the dequantized
+// weights.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,8 +30,9 @@ namespace qfuse::runtime::check {
 constexpr double kRelativeTolerance = 1e-2;
 
 /// Weights drawn as N(0, 1) * 0.02 and quantized with round-to-nearest into
-/// each weight's encoding, bound to the executor (repacked to its layout).
-/// Returns the row-major components, the reference's source of truth.
+/// each weight's encoding (the weights on the host's cores, one each),
+/// bound to the executor (repacked to its layout). Returns the row-major
+/// components, the reference's source of truth.
 std::map<std::string, format::TensorMap>
 bindRandomWeights(Executor &executor, uint64_t seed);
 
