@@ -96,6 +96,7 @@ private:
   Value tableValue(Value index);
   void buildLut();
   Value groupOfStep(Value step, int64_t gi);
+  Value parkedSum(int64_t i);
   void reduceSplitK(Acc &acc);
   void reduceCluster(Acc &acc);
   void storeOutputs(const Acc &acc);
@@ -582,6 +583,15 @@ TensorCoreBuilder::Acc TensorCoreBuilder::computeStep(Value slot, Value step,
   return acc;
 }
 
+/// Where this lane parks accumulator `i` for another warp or block to read
+/// (the cluster sum, the gate sums of silu_mul): n warp nw's region of the
+/// drained pipeline memory, lanes interleaved so the accesses are
+/// conflict-free.
+Value TensorCoreBuilder::parkedSum(int64_t i) {
+  Value idx = e.add(e.mul(nw, e.c32(p.mTiles * 16)), e.c32(i));
+  return smemAt(e.mul(e.add(e.mul(idx, e.c32(32)), lane), e.c32(4)));
+}
+
 /// Sums the k groups' accumulators into k group 0's, through the (drained)
 /// pipeline shared memory.
 void TensorCoreBuilder::reduceSplitK(Acc &acc) {
@@ -623,10 +633,6 @@ void TensorCoreBuilder::reduceCluster(Acc &acc) {
     return;
   MLIRContext *ctx = b.getContext();
   int64_t per = p.mTiles * 16;
-  auto slot = [&](int64_t i) {
-    Value idx = e.add(e.mul(nw, e.c32(per)), e.c32(i));
-    return smemAt(e.mul(e.add(e.mul(idx, e.c32(32)), lane), e.c32(4)));
-  };
   Value isGroup0 =
       arith::CmpIOp::create(b, arith::CmpIPredicate::eq, kg, e.c32(0));
   Value isRank0 =
@@ -638,7 +644,7 @@ void TensorCoreBuilder::reduceCluster(Acc &acc) {
         b, arith::AndIOp::create(b, isGroup0, e.ult(e.c32(0), rank)), false);
     b.setInsertionPointToStart(writer.thenBlock());
     for (int64_t i = 0; i < per; ++i)
-      LLVM::StoreOp::create(b, acc[i], slot(i), 4);
+      LLVM::StoreOp::create(b, acc[i], parkedSum(i), 4);
   }
   NVVM::ClusterArriveOp::create(b, UnitAttr::get(ctx));
   NVVM::ClusterWaitOp::create(b, UnitAttr::get(ctx));
@@ -652,7 +658,7 @@ void TensorCoreBuilder::reduceCluster(Acc &acc) {
     Acc sum(acc.begin(), acc.end());
     for (int64_t r = 1; r < p.clusterK; ++r) {
       // One mapa per rank; the lane's slots are 128 bytes apart.
-      Value remote = NVVM::MapaOp::create(b, clusterPtr, slot(0), e.c32(r));
+      Value remote = NVVM::MapaOp::create(b, clusterPtr, parkedSum(0), e.c32(r));
       for (int64_t i = 0; i < per; ++i) {
         Value ptr = LLVM::GEPOp::create(b, clusterPtr, e.i8(), remote,
                                         ValueRange{e.c32(i * 32 * 4)});
@@ -713,11 +719,7 @@ void TensorCoreBuilder::storeOutputs(const Acc &acc) {
     // The gate warps of k group 0 park their sums (the split-K partials in
     // the same shared memory have been read: barrier first).
     int64_t per = p.mTiles * 16;
-    auto slot = [&](int64_t i) {
-      Value idx = e.add(e.mul(nw, e.c32(per)), e.c32(i));
-      return smemAt(e.mul(e.add(e.mul(idx, e.c32(32)), lane), e.c32(4)));
-    };
-    Value isUp =
+      Value isUp =
         arith::CmpIOp::create(b, arith::CmpIPredicate::eq, member, e.c32(1));
     NVVM::Barrier0Op::create(b);
     {
@@ -728,14 +730,14 @@ void TensorCoreBuilder::storeOutputs(const Acc &acc) {
           scf::IfOp::create(b, arith::AndIOp::create(b, owns, isGate), false);
       b.setInsertionPointToStart(writer.thenBlock());
       for (int64_t i = 0; i < per; ++i)
-        LLVM::StoreOp::create(b, total[i], slot(i), 4);
+        LLVM::StoreOp::create(b, total[i], parkedSum(i), 4);
     }
     NVVM::Barrier0Op::create(b);
     owns = arith::AndIOp::create(b, owns, isUp);
     auto reader = scf::IfOp::create(b, owns, false);
     b.setInsertionPointToStart(reader.thenBlock());
     for (int64_t i = 0; i < per; ++i)
-      gate.push_back(LLVM::LoadOp::create(b, e.f32(), slot(i), 4));
+      gate.push_back(LLVM::LoadOp::create(b, e.f32(), parkedSum(i), 4));
   } else if (p.kGroups > 1 || p.clusterK > 1) {
     auto owner = scf::IfOp::create(b, owns, false);
     b.setInsertionPointToStart(owner.thenBlock());
