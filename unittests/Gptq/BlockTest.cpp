@@ -196,13 +196,12 @@ TEST_F(GptqBlockTest, LazyUpdateFollowsTheSpec) {
   EXPECT_EQ(0, std::memcmp(w.data(), wSpec.data(), w.size() * 4));
 }
 
-/// The block size changes only the order of f32 additions: at least 99.9%
-/// of the codes agree and the loss to 1e-3 relative, the tolerance between
-/// this reference and the GPU's whole layers (whose lazy update is a cuBLAS
-/// GEMM). Rows are independent and one flipped code cascades through the
-/// rest of its row, so the layer has enough rows (256) that one such row
-/// stays well inside the tolerance on any seed (with 32 rows, one cascade
-/// of 16 codes was 0.13%).
+/// The block size changes only the order of f32 additions: at least 99.5%
+/// of the codes agree and the loss to 2e-3 relative. Rows are independent
+/// and one flipped code cascades through the rest of its row (up to K codes,
+/// 0.4% of this layer), so the bounds allow a few cascades: over 550 seeds
+/// the worst case was 99.83% and 8.8e-4 (99.9% and 1e-3, the earlier bounds,
+/// failed about one seed in 40). A wrong block update differs by far more.
 TEST_F(GptqBlockTest, BlockSizeChangesOnlyRounding) {
   const int64_t n = 256, k = 384;
   test::Mixing mixing(k, rng);
@@ -226,11 +225,11 @@ TEST_F(GptqBlockTest, BlockSizeChangesOnlyRounding) {
     for (size_t i = 0; i < result.weight.codes.size(); ++i)
       same += result.weight.codes[i] == reference.weight.codes[i];
     double agree = double(same) / double(n * k);
-    EXPECT_GE(agree, 0.999) << "block " << block;
+    EXPECT_GE(agree, 0.995) << "block " << block;
     std::cout << "[ blocks   ] block " << block << " vs " << k << ": "
               << 100 * agree << "% of codes equal, loss " << result.loss
               << " vs " << reference.loss << "\n";
-    EXPECT_NEAR(result.loss, reference.loss, 1e-3 * reference.loss)
+    EXPECT_NEAR(result.loss, reference.loss, 2e-3 * reference.loss)
         << "block " << block;
   }
 }
