@@ -5,7 +5,10 @@
 # scripts/gpu-round.sh executes on the GPU machine.
 #
 #   bench/make-artifacts.sh [build-dir] [batch sizes, default "1"] [tuning db]
-#   (MODELS="llama3-8b" ENCODINGS="sparse24-f16" narrow the set)
+#   (MODELS="llama3-8b" ENCODINGS="sparse24-f16" narrow the set; KEEP=1
+#   adds to the artifacts and runs.txt already there, so that one round can
+#   measure different batch lists per encoding; EXTRAS=none leaves out the
+#   checked runs of the test inputs and examples after the model shapes)
 #
 # The tuning database (default bench/tuning-db.json, measured by
 # bench/tune.py; "none" for the cost model alone) overrides the model's
@@ -18,11 +21,12 @@ compile="$build/bin/qfuse-compile"
 if [ "$db" != none ]; then compile="$compile --tuning-db=$db"; fi
 ir="python3 bench/decode_step_ir.py"
 out=artifacts
-rm -rf "$out" && mkdir -p "$out/shapes" "$out/steps"
+if [ -z "${KEEP:-}" ]; then rm -rf "$out"; fi
+mkdir -p "$out/shapes" "$out/steps"
 git rev-parse --short HEAD > "$out/COMMIT" 2>/dev/null || echo unknown > "$out/COMMIT"
 echo "tuning database: $db" > "$out/TUNING"
 runs="$out/runs.txt"
-: > "$runs"
+if [ -z "${KEEP:-}" ]; then : > "$runs"; fi
 
 models="${MODELS:-llama3-8b qwen2.5-1.5b}"
 encodings="${ENCODINGS:-int4-g128 nf4}"
@@ -30,12 +34,14 @@ for model in $models; do
   for enc in $encodings; do
     for batch in $batches; do
       checked=() gemms=() lmhead=""
-      # Past the matvec (batch > 8) the tensor-core kernel runs, which does
-      # not take the shared-input and gated-MLP fusions.
-      fuse=""
-      if [ "$batch" -gt 8 ]; then fuse="--fuse=none"; fi
+      # The default fusions (q/k/v as one launch, gate/up with silu_mul,
+      # residual epilogues) at every batch: both kernels take them. FUSE
+      # overrides (FUSE=--fuse=none measures the unfused step).
+      fuse="${FUSE:-}"
+      # (an override is part of the name: FUSE=--fuse=none -> "-fuse-none")
+      tag="${FUSE:+-$(echo "$FUSE" | tr -c 'a-z0-9\n' '-' | sed 's/^-*//')}"
       while read -r name n k; do
-        base="$model-$enc-$name-b$batch"
+        base="$model-$enc$tag-$name-b$batch"
         $ir --model "$model" --encoding "$enc" --batch "$batch" --only "$name" \
           -o "$out/shapes/$base.mlir"
         $compile $fuse "$out/shapes/$base.mlir" -o "$out/shapes/$base.qfa"
@@ -47,23 +53,33 @@ for model in $models; do
           lmhead="--gemm ${batch}x${n}x${k} --artifact $out/shapes/$base.qfa"
         else checked+=(--artifact "$out/shapes/$base.qfa"); fi
       done < <($ir --model "$model" --list-shapes)
-      echo "$model-$enc-shapes-b$batch ${gemms[*]} ${checked[*]} --check" >> "$runs"
-      echo "$model-$enc-lm_head-b$batch $lmhead --placeholder-weights" >> "$runs"
-      step="$out/steps/$model-$enc-b$batch"
+      echo "$model-$enc$tag-shapes-b$batch ${gemms[*]} ${checked[*]} --check" >> "$runs"
+      echo "$model-$enc$tag-lm_head-b$batch $lmhead --placeholder-weights" >> "$runs"
+      step="$out/steps/$model-$enc$tag-b$batch"
       $ir --model "$model" --encoding "$enc" --batch "$batch" --full-step -o "$step.mlir"
       $compile $fuse "$step.mlir" -o "$step.qfa"
-      echo "$model-$enc-step-b$batch --model $model --batch $batch --artifact $step.qfa --placeholder-weights" >> "$runs"
+      echo "$model-$enc$tag-step-b$batch --model $model --batch $batch --artifact $step.qfa --placeholder-weights" >> "$runs"
     done
   done
 done
+if [ "${EXTRAS:-all}" = none ]; then
+  rm -f "$out"/shapes/*.mlir "$out"/steps/*.mlir
+  echo "make-artifacts: $(wc -l < "$runs") runs, $(du -sh "$out" | cut -f1)"
+  exit 0
+fi
 # Every format the generator lowers, at batch 1, 2, 4 and 8, checked.
 $compile test/Tools/qfuse-compile/Inputs/formats.mlir --batch-sizes=1,2,4,8 \
   -o "$out/formats.qfa"
 echo "formats-m1to8 --artifact $out/formats.qfa --check" >> "$runs"
-# Every format the tensor-core generator lowers, at batches past the matvec.
+# The same with the matvec at every batch up to 8 (--tensor-core-min-batch
+# 9): at 8 it is still the kernel of what the tensor-core kernel refuses.
+$compile test/Tools/qfuse-compile/Inputs/formats.mlir --batch-sizes=8 \
+  --tensor-core-min-batch=9 -o "$out/formats-matvec.qfa"
+echo "formats-matvec-m8 --artifact $out/formats-matvec.qfa --check" >> "$runs"
+# Every format the tensor-core generator lowers, from the crossover (8) up.
 $compile test/Tools/qfuse-compile/Inputs/mma-formats.mlir \
-  --batch-sizes=9,16,17,64,128,512 -o "$out/mma-formats.qfa"
-echo "mma-formats-m9to512 --artifact $out/mma-formats.qfa --check" >> "$runs"
+  --batch-sizes=8,9,16,17,64,128,512 -o "$out/mma-formats.qfa"
+echo "mma-formats-m8to512 --artifact $out/mma-formats.qfa --check" >> "$runs"
 # The tensor-core kernel's fusions on argument inputs, checked launch by
 # launch (the silu_mul epilogue is written fused in the input).
 $compile test/Tools/qfuse-compile/Inputs/mma-fused.mlir \

@@ -66,11 +66,18 @@ def mma_tiling_text(label):
     return text + (f", cluster_k = {cluster}" if cluster > 1 else "")
 
 
-def candidates(batch):
-    """(label, tiling text) pairs for one batch size."""
+def candidates(batch, mma_at_small_batch=False):
+    """(label, tiling text) pairs for one batch size. Up to batch 8 these
+    are the matvec's, plus (mma_at_small_batch) the tensor-core kernel's
+    with block_m = 16, to measure where one overtakes the other."""
     if batch <= 8:
-        return [(f"n{bn}u{u}s{s}", tiling_text(batch, bn, u, s))
-                for bn, u, s in CANDIDATES]
+        out = [(f"n{bn}u{u}s{s}", tiling_text(batch, bn, u, s))
+               for bn, u, s in CANDIDATES]
+        if mma_at_small_batch:
+            for bn, s, bk, st, c in MMA_CANDIDATES:
+                label = mma_label(16, bn, s, bk, st, c)
+                out.append((label, mma_tiling_text(label)))
+        return out
     out = []
     block_ms = [min(64, (batch + 15) // 16 * 16)]
     if batch > 64:
@@ -97,11 +104,16 @@ def tiling_text(batch, block_n, unroll, split):
             f"k_unroll = {unroll}, split_k = {split}")
 
 
-def variant_ir(batch, n, k, enc, tiling):
+def variant_ir(batch, n, k, enc, tiling, gated=False):
+    """One fused matmul of the tiling; gated: gate and up weights of N rows
+    each with the silu_mul epilogue (its database entry is keyed by 2N)."""
     w = f"!qf.weight<{n}x{k}, #qf.enc<{enc}>>"
+    up = f" up(%u : {w})" if gated else ""
+    act = ", activation = #qf<activation silu_mul>" if gated else ""
     return (f"func.func @v(%x: tensor<{batch}x{k}xf16>) -> tensor<{batch}x{n}xf16> {{\n"
             f"  %w = qf.weight_ref \"w\" : {w}\n"
-            f"  %y = qf.fused_matmul %x, %w {{tiling = #qf.tiling<{tiling}>}}"
+            + (f"  %u = qf.weight_ref \"u\" : {w}\n" if gated else "") +
+            f"  %y = qf.fused_matmul %x, %w{up} {{tiling = #qf.tiling<{tiling}>{act}}}"
             f" : tensor<{batch}x{k}xf16>, {w} -> tensor<{batch}x{n}xf16>\n"
             f"  return %y : tensor<{batch}x{n}xf16>\n}}\n")
 
@@ -120,12 +132,18 @@ def prepare(args):
             for name, n, k in projections(model):
                 if args.only and name not in args.only:
                     continue
-                gemms.append(f"--gemm {args.batch}x{n}x{k}")
-                for label, tiling in candidates(args.batch):
+                if args.gated:
+                    if name != "gate_proj":
+                        continue
+                    name = "gate_up"
+                # cuBLAS runs gate and up as one GEMM of 2N rows.
+                gemms.append(f"--gemm {args.batch}x{2 * n if args.gated else n}x{k}")
+                for label, tiling in candidates(args.batch, args.mma):
                     base = f"{model}-{tag}-{name}-b{args.batch}-{label}"
                     src = os.path.join(folder, base + ".mlir")
                     with open(src, "w") as f:
-                        f.write(variant_ir(args.batch, n, k, enc, tiling))
+                        f.write(variant_ir(args.batch, n, k, enc, tiling,
+                                           args.gated))
                     out = os.path.join(folder, base + ".qfa")
                     r = subprocess.run([compile_tool, src, "-o", out],
                                        capture_output=True, text=True)
@@ -133,7 +151,8 @@ def prepare(args):
                     if r.returncode != 0:  # a candidate this shape cannot take
                         continue
                     paths.append(f"--artifact {out}")
-            runs.write(f"tune-{model}-{tag}-b{args.batch} "
+            kind = "-gated" if args.gated else ""
+            runs.write(f"tune-{model}-{tag}{kind}-b{args.batch} "
                        f"{' '.join(sorted(set(gemms)))} {' '.join(paths)} "
                        f"--placeholder-weights\n")
     runs.close()
@@ -147,7 +166,9 @@ def select(args):
             name = os.path.basename(p["artifact"]).replace(".qfa", "")
             variant = name.rsplit("-", 1)[1]  # n4u4s1 or M16N32S4K64T3
             shape = p["weight_shapes"][0]
-            key = (p["batch"], shape["n"], shape["k"], shape["encoding"])
+            # A gated variant (gate and up, N rows each) is keyed by 2N.
+            rows = shape["n"] * len(p["weight_shapes"])
+            key = (p["batch"], rows, shape["k"], shape["encoding"])
             ms = p["stats"]["median_ms"]
             if key not in best or ms < best[key][0]:
                 best[key] = (ms, tiling_from_label(p["batch"], variant))
@@ -174,6 +195,11 @@ def main():
     p.add_argument("--models", nargs="+", default=sorted(MODELS))
     p.add_argument("--encodings", nargs="+", default=["int4-g128", "nf4"])
     p.add_argument("--only", nargs="+", help="projections to tune (default all)")
+    p.add_argument("--gated", action="store_true",
+                   help="the gate/up projections fused with silu_mul "
+                        "(database key N = 2 x gate rows)")
+    p.add_argument("--mma", action="store_true",
+                   help="up to batch 8, the tensor-core kernel's candidates too")
     s = sub.add_parser("select")
     s.add_argument("results")
     s.add_argument("-o", "--output", default="bench/tuning-db.json")

@@ -11,6 +11,11 @@
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
+# The artifacts travel packed (the device copies at most 64 MiB of tree):
+#   tar czf build-pack/artifacts.tgz artifacts
+if [ ! -d artifacts ] && [ -f build-pack/artifacts.tgz ]; then
+  tar xzf build-pack/artifacts.tgz
+fi
 runs="${1:-artifacts/runs.txt}"
 budget="${2:-540}"
 out="${OUT:-$root/gpu-out}"

@@ -191,7 +191,9 @@ class VerifiesWithTools(TempDirTestCase):
         import json
         with open(out) as f:
             artifact = json.load(f)
-        self.assertEqual(artifact["version"], 2)
+        # Batch 8 runs the tensor-core kernel (the matvec / mma crossover),
+        # batch 1 the matvec: the weights are listed in both layouts (v3).
+        self.assertEqual(artifact["version"], 3)
         self.assertEqual([p["batch"] for p in artifact["plans"]], [1, 8])
         self.assertEqual(artifact["model"]["max_seq"], 64)
         self.assertEqual(artifact["model"]["num_layers"], 1)
@@ -201,7 +203,8 @@ class VerifiesWithTools(TempDirTestCase):
         self.assertEqual(buffers["next_token"]["dtype"], "i32")
         self.assertTrue(buffers["model.layers.0.self_attn.key_cache"]["state"])
         kernels = {k["name"] for k in artifact["kernels"]}
-        for prefix in ("qf_embedding", "qf_rms_norm", "qf_rotary_attention", "qf_argmax"):
+        for prefix in ("qf_embedding", "qf_rms_norm", "qf_rotary_attention",
+                       "qf_argmax", "qf_matvec", "qf_mma"):
             self.assertTrue(any(k.startswith(prefix) for k in kernels), prefix)
 
     def test_compile_errors(self):

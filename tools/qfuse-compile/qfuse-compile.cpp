@@ -52,6 +52,12 @@ static cl::opt<std::string> features("features", cl::desc("PTX features"),
 static cl::list<int64_t>
     batchSizes("batch-sizes", cl::desc("Batch sizes for a dynamic M"),
                cl::CommaSeparated);
+static cl::opt<int64_t> tensorCoreMinBatch(
+    "tensor-core-min-batch",
+    cl::desc("Smallest batch that runs the tensor-core kernel where it takes "
+             "the weight (default 8, measured on the H200; 9 keeps the "
+             "matvec for every batch up to 8)"),
+    cl::init(qf::kTensorCoreMinM));
 static cl::opt<std::string> tuningDb("tuning-db",
                                      cl::desc("Tuning database (JSON)"),
                                      cl::init(""));
@@ -92,9 +98,9 @@ static constexpr llvm::StringLiteral kDefaultFusions[] = {
     "gated-mlp", "epilogue", "shared-input", "rotary-attention"};
 
 /// The pass names --fuse selects, in pipeline order, or an error message.
-/// rmsnorm, gated-mlp and shared-input need the matvec kernel: past batch 8
-/// the tensor-core kernel runs, which fuses none of them, so they are left
-/// out with a note. epilogue and rotary-attention work at every batch.
+/// rmsnorm needs the matvec kernel: past batch 8 the tensor-core kernel
+/// runs, which does not fuse it, so it is left out with a note. The other
+/// fusions work at every batch.
 static FailureOr<SmallVector<StringRef>> selectFusions(int64_t maxBatch,
                                                        std::string &error) {
   llvm::StringSet<> wanted;
@@ -127,19 +133,14 @@ static FailureOr<SmallVector<StringRef>> selectFusions(int64_t maxBatch,
   for (auto &[flag, pass] : kFusions) {
     if (!wanted.contains(flag))
       continue;
-    // The tensor-core kernel takes the epilogues and qf.group, but not the
-    // RMSNorm prologue. It lowers silu_mul too (mma-gated-group.mlir), but
-    // that kernel has not been checked on a GPU yet, so the pipeline keeps
-    // gate and up unfused past batch 8 until it is.
-    if (maxBatch > qf::kMatvecMaxM &&
-        (flag == "rmsnorm" || flag == "gated-mlp")) {
-      llvm::errs() << "qfuse-compile: note: --fuse=" << flag
-                   << " skipped: batch " << maxBatch
-                   << " uses the tensor-core kernel, "
-                   << (flag == "rmsnorm"
-                           ? "which does not fuse it"
-                           : "whose silu_mul epilogue is not GPU-checked yet")
-                   << "\n";
+    // The tensor-core kernel takes the epilogues, silu_mul and qf.group,
+    // but not the RMSNorm prologue: past batch 8 (where only it runs) that
+    // fusion is left out. Up to batch 8 qf-select-tiling keeps the matvec
+    // for the ops that fuse it.
+    if (maxBatch > qf::kMatvecMaxM && flag == "rmsnorm") {
+      llvm::errs() << "qfuse-compile: note: --fuse=rmsnorm skipped: batch "
+                   << maxBatch
+                   << " uses the tensor-core kernel, which does not fuse it\n";
       continue;
     }
     passes.push_back(pass);
@@ -222,14 +223,13 @@ int main(int argc, char **argv) {
   if (!module)
     return 1;
 
-  // Within the matvec's range (batch <= 8) every batch runs the same kernel
-  // and layout, and the smallest batch is the decode step that dominates
-  // generation: its (tuned) tiling is the one to keep; prefill chunks reuse
-  // it. Batches past 8 run the tensor-core kernel: when the list has some,
-  // qf-select-tiling gives each its own tiling (qf.batch_tilings) and
-  // qf-choose-layout its own weight layout, so every batch runs its best
-  // kernel (the weight is then on the device in both layouts). A list with
-  // no batch <= 8 takes one tiling, that of the largest batch.
+  // The smallest batch is the decode step that dominates generation: the
+  // tiling is chosen for it (its tuned one), and the matvec batches share
+  // it. Batches from --tensor-core-min-batch up run the tensor-core kernel
+  // where it takes the weight: qf-select-tiling gives each its own tiling
+  // (qf.batch_tilings) and qf-choose-layout its own weight layout, so every
+  // batch runs its best kernel (the weight is then on the device in both
+  // layouts). A list with no batch <= 8 plans its largest batch.
   int64_t largest = 1, smallest = 0;
   std::string batches;
   for (int64_t b : batchSizes) {
@@ -258,6 +258,7 @@ int main(int argc, char **argv) {
       "qf-select-tiling{batch=" + std::to_string(selectBatch) +
       " batch-sizes=" + batches +
       (tuningDb.empty() ? "" : " tuning-db=" + tuningDb) +
+      " tensor-core-min-m=" + std::to_string(tensorCoreMinBatch) +
       "},qf-choose-layout,qf-to-gpu{chip=" + chip + " features=" + features +
       " batch-sizes=" + batches + "},gpu-module-to-binary{format=isa}";
   // The pipeline string is relative to the module PassManager's anchor.

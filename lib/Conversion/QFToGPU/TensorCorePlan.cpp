@@ -3,6 +3,7 @@
 #include "TensorCorePlan.h"
 
 #include "qfuse/Conversion/TensorCoreStage.h"
+#include "qfuse/Conversion/TensorCoreSupport.h"
 
 using namespace mlir;
 using namespace mlir::qf;
@@ -18,11 +19,9 @@ tensor_core::makePlan(const MatVecSpec &spec,
     return emitError() << "the tensor-core generator needs a #qf.tiling<mma, "
                           "...>; run qf-select-tiling",
            failure();
-  if (enc.getActOrder() || enc.isSparse24())
-    return emitError() << "the tensor-core generator does not lower "
-                       << (enc.getActOrder() ? "act_order" : "2:4 sparse")
-                       << " weights yet",
-           failure();
+  if (std::optional<std::string> refusal =
+          tensorCoreRefusesEncoding(enc, spec.smVersion))
+    return emitError() << *refusal, failure();
   switch (enc.getFormat()) {
   case ElementFormat::Int4:
   case ElementFormat::UInt4:
@@ -33,42 +32,12 @@ tensor_core::makePlan(const MatVecSpec &spec,
     p.decode = Decode::Int8Magic;
     break;
   case ElementFormat::FP8E4M3:
-    if (spec.smVersion < 89)
-      return emitError() << "fp8 codes decode with cvt.f16x2.e4m3x2 (sm_89 "
-                            "or newer); target is sm_"
-                         << spec.smVersion,
-             failure();
     p.decode = Decode::Fp8;
     break;
-  case ElementFormat::NF4:
-  case ElementFormat::FP4E2M1:
+  default: // NF4, E2M1 and 4-bit codebooks (tensorCoreRefusesEncoding)
     p.decode = Decode::Table4;
     break;
-  case ElementFormat::Codebook:
-    if (enc.getIndexBits() != 4)
-      return emitError() << "the tensor-core generator lowers 4-bit "
-                            "codebooks; got "
-                         << enc.getIndexBits() << "-bit indices",
-             failure();
-    p.decode = Decode::Table4;
-    break;
-  default:
-    return emitError() << "the tensor-core generator lowers 4-bit and 8-bit "
-                          "codes (int4, uint4, nf4, fp4e2m1, 4-bit codebooks, "
-                          "int8, uint8, fp8e4m3); got '"
-                       << stringifyElementFormat(enc.getFormat()) << "'",
-           failure();
   }
-  if (enc.getZeroPoint() == ZeroPointKind::Float)
-    return emitError() << "the tensor-core generator takes integer zero "
-                          "points; float zero points are not lowered yet",
-           failure();
-  if (isa_and_present<Float8E4M3FNType>(enc.getScaleType()) &&
-      spec.smVersion < 89)
-    return emitError() << "E4M3 scales need cvt.f16x2.e4m3x2 (sm_89 or "
-                          "newer); target is sm_"
-                       << spec.smVersion,
-           failure();
   p.lut = p.decode == Decode::Table4;
   p.codeBits = enc.getCodeBits();
   p.tileBytes = kTile * kTile * p.codeBits / 8;

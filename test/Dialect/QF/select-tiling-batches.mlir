@@ -1,25 +1,30 @@
 // RUN: qfuse-opt %s -split-input-file --qf-select-tiling="batch=1 batch-sizes=1,2,4,8,16,32,128" | FileCheck %s
-// RUN: qfuse-opt %s -split-input-file --qf-select-tiling="batch=1 batch-sizes=1,2,4,8" | FileCheck %s --check-prefix=SMALL
+// RUN: qfuse-opt %s -split-input-file --qf-select-tiling="batch=1 batch-sizes=1,2" | FileCheck %s --check-prefix=SMALL
+// RUN: qfuse-opt %s -split-input-file --qf-select-tiling="batch=1 batch-sizes=1,2,4,8" | FileCheck %s --check-prefix=CROSS
 // RUN: qfuse-opt %s -split-input-file --qf-select-tiling="batch=128 batch-sizes=16,32,128" | FileCheck %s --check-prefix=LARGE
 
-// A dynamic-M matmul compiled for batches on both sides of 8: `tiling` is
-// the matvec chosen for the smallest batch (as for a list of batches <= 8),
-// and each batch past 8 gets its own tensor-core tiling, chosen for that
-// batch, in qf.batch_tilings: b16, b32 and b128 get different mma tiles
-// (block_m follows M, split_k while the output tiles alone leave SMs idle).
-// A list with no batch <= 8 keeps one tiling, that of `batch` (its
-// largest), as without batch-sizes.
+// A dynamic-M matmul compiled for batches on both sides of the matvec /
+// tensor-core crossover (M = 4 for a weight this large): `tiling` is the
+// matvec chosen for the smallest batch, which batch 2 shares, and each
+// batch from 4 up gets its own tensor-core tiling, chosen for that batch,
+// in qf.batch_tilings: b4, b32 and b128 get different mma tiles (block_m
+// follows M, split_k while the output tiles alone leave SMs idle). A list
+// below the crossover has no entries; a list with no matvec batch plans
+// `batch` (its largest) and gives the others their own tiles.
 #int4 = #qf.enc<int4, group = 128, scale = f16>
 // CHECK-LABEL: @q_proj
 // CHECK: qf.fused_matmul
-// CHECK-SAME: qf.batch_tilings = [{batch = 16 : i64, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>}, {batch = 32 : i64, tiling = #qf.tiling<mma, block_m = 32, block_n = 32, block_k = 64, split_k = 4, stages = 3>}, {batch = 128 : i64, tiling = #qf.tiling<mma, block_m = 64, block_n = 64, block_k = 64, split_k = 2, stages = 3>}]
+// CHECK-SAME: qf.batch_tilings = [{batch = 4 : i64, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>}, {batch = 8 : i64, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>}, {batch = 16 : i64, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>}, {batch = 32 : i64, tiling = #qf.tiling<mma, block_m = 32, block_n = 32, block_k = 64, split_k = 4, stages = 3>}, {batch = 128 : i64, tiling = #qf.tiling<mma, block_m = 64, block_n = 64, block_k = 64, split_k = 2, stages = 3>}]
 // CHECK-SAME: qf.predicted_us = 5.016000e+00 : f64, tiling = #qf.tiling<matvec, block_n = 8, k_unroll = 2>
 // SMALL-LABEL: @q_proj
 // SMALL-NOT: qf.batch_tilings
 // SMALL: tiling = #qf.tiling<matvec, block_n = 8, k_unroll = 2>
+// CROSS-LABEL: @q_proj
+// CROSS: qf.batch_tilings = [{batch = 4 : i64, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>}, {batch = 8 : i64, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>}]
+// CROSS-SAME: tiling = #qf.tiling<matvec, block_n = 8, k_unroll = 2>
 // LARGE-LABEL: @q_proj
-// LARGE-NOT: qf.batch_tilings
-// LARGE: tiling = #qf.tiling<mma, block_m = 64, block_n = 64, block_k = 64, split_k = 2, stages = 3>
+// LARGE: qf.batch_tilings = [{batch = 16 : i64, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>}, {batch = 32 : i64, tiling = #qf.tiling<mma, block_m = 32, block_n = 32, block_k = 64, split_k = 4, stages = 3>}]
+// LARGE-SAME: tiling = #qf.tiling<mma, block_m = 64, block_n = 64, block_k = 64, split_k = 2, stages = 3>
 func.func @q_proj(%x: tensor<?x4096xf16>) -> tensor<?x4096xf16> {
   %w = qf.weight_ref "q_proj" : !qf.weight<4096x4096, #int4>
   %y = qf.fused_matmul %x, %w : tensor<?x4096xf16>, !qf.weight<4096x4096, #int4> -> tensor<?x4096xf16>

@@ -1,5 +1,5 @@
 // RUN: qfuse-opt %s -split-input-file --qf-select-tiling -verify-diagnostics | FileCheck %s
-// RUN: qfuse-opt %s -split-input-file --qf-select-tiling="batch=8" -verify-diagnostics | FileCheck %s --check-prefix=BATCH8
+// RUN: qfuse-opt %s -split-input-file --qf-select-tiling="batch=2" -verify-diagnostics | FileCheck %s --check-prefix=BATCH2
 // RUN: qfuse-opt %s -split-input-file --qf-select-tiling="batch=16" -verify-diagnostics | FileCheck %s --check-prefix=BATCH16
 // RUN: qfuse-opt %s -split-input-file --qf-select-tiling="sm-count=64 bandwidth-gbps=2000" -verify-diagnostics | FileCheck %s --check-prefix=SMALL
 
@@ -48,19 +48,19 @@ func.func @qwen_m1(%h: tensor<1x1536xf16>, %i: tensor<1x8960xf16>) {
 // CHECK-LABEL: @qwen_m8
 func.func @qwen_m8(%h: tensor<8x1536xf16>, %i: tensor<8x8960xf16>) {
   %w_q_proj = qf.weight_ref "q_proj" : !qf.weight<1536x1536, #int4>
-  // CHECK: {qf.predicted_us = 3.294000e+00 : f64, tiling = #qf.tiling<matvec, block_m = 8, block_n = 2, split_k = 4>} : tensor<8x{{[0-9]+}}xf16>, !qf.weight<1536x1536,
+  // CHECK: {qf.predicted_us = 3.294000e+00 : f64, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>} : tensor<8x{{[0-9]+}}xf16>, !qf.weight<1536x1536,
   %y_q_proj = qf.fused_matmul %h, %w_q_proj : tensor<8x1536xf16>, !qf.weight<1536x1536, #int4> -> tensor<8x1536xf16>
   %w_k_proj = qf.weight_ref "k_proj" : !qf.weight<256x1536, #int4>
-  // CHECK: {qf.predicted_us = 3.054000e+00 : f64, tiling = #qf.tiling<matvec, block_m = 8, block_n = 2, split_k = 4>} : tensor<8x{{[0-9]+}}xf16>, !qf.weight<256x1536,
+  // CHECK: {qf.predicted_us = 3.054000e+00 : f64, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>} : tensor<8x{{[0-9]+}}xf16>, !qf.weight<256x1536,
   %y_k_proj = qf.fused_matmul %h, %w_k_proj : tensor<8x1536xf16>, !qf.weight<256x1536, #int4> -> tensor<8x256xf16>
   %w_gate_proj = qf.weight_ref "gate_proj" : !qf.weight<8960x1536, #int4>
-  // CHECK: {qf.predicted_us = 4.689000e+00 : f64, tiling = #qf.tiling<matvec, block_m = 8, block_n = 16>} : tensor<8x{{[0-9]+}}xf16>, !qf.weight<8960x1536,
+  // CHECK: {qf.predicted_us = 4.689000e+00 : f64, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>} : tensor<8x{{[0-9]+}}xf16>, !qf.weight<8960x1536,
   %y_gate_proj = qf.fused_matmul %h, %w_gate_proj : tensor<8x1536xf16>, !qf.weight<8960x1536, #int4> -> tensor<8x8960xf16>
   %w_down_proj = qf.weight_ref "down_proj" : !qf.weight<1536x8960, #int4>
-  // CHECK: {qf.predicted_us = 4.689000e+00 : f64, tiling = #qf.tiling<matvec, block_m = 8, block_n = 2, k_unroll = 2, split_k = 4>} : tensor<8x{{[0-9]+}}xf16>, !qf.weight<1536x8960,
+  // CHECK: {qf.predicted_us = 4.689000e+00 : f64, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>} : tensor<8x{{[0-9]+}}xf16>, !qf.weight<1536x8960,
   %y_down_proj = qf.fused_matmul %i, %w_down_proj : tensor<8x8960xf16>, !qf.weight<1536x8960, #int4> -> tensor<8x1536xf16>
   %w_lm_head = qf.weight_ref "lm_head" : !qf.weight<151936x1536, #int4>
-  // CHECK: {qf.predicted_us = 3.155600e+01 : f64, tiling = #qf.tiling<matvec, block_m = 8, block_n = 16>} : tensor<8x{{[0-9]+}}xf16>, !qf.weight<151936x1536,
+  // CHECK: {qf.predicted_us = 3.155600e+01 : f64, tiling = #qf.tiling<mma, block_m = 16, block_n = 128, block_k = 128, stages = 4>} : tensor<8x{{[0-9]+}}xf16>, !qf.weight<151936x1536,
   %y_lm_head = qf.fused_matmul %h, %w_lm_head : tensor<8x1536xf16>, !qf.weight<151936x1536, #int4> -> tensor<8x151936xf16>
   return
 }
@@ -123,19 +123,19 @@ func.func @llama_m1(%h: tensor<1x4096xf16>, %i: tensor<1x14336xf16>) {
 // CHECK-LABEL: @llama_m8
 func.func @llama_m8(%h: tensor<8x4096xf16>, %i: tensor<8x14336xf16>) {
   %w_q_proj = qf.weight_ref "q_proj" : !qf.weight<4096x4096, #int4>
-  // CHECK: {qf.predicted_us = 5.042000e+00 : f64, tiling = #qf.tiling<matvec, block_m = 8, block_n = 8, k_unroll = 2>} : tensor<8x{{[0-9]+}}xf16>, !qf.weight<4096x4096,
+  // CHECK: {qf.predicted_us = 5.042000e+00 : f64, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>} : tensor<8x{{[0-9]+}}xf16>, !qf.weight<4096x4096,
   %y_q_proj = qf.fused_matmul %h, %w_q_proj : tensor<8x4096xf16>, !qf.weight<4096x4096, #int4> -> tensor<8x4096xf16>
   %w_k_proj = qf.weight_ref "k_proj" : !qf.weight<1024x4096, #int4>
-  // CHECK: {qf.predicted_us = 3.522000e+00 : f64, tiling = #qf.tiling<matvec, block_m = 8, block_n = 2, split_k = 4>} : tensor<8x{{[0-9]+}}xf16>, !qf.weight<1024x4096,
+  // CHECK: {qf.predicted_us = 3.522000e+00 : f64, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>} : tensor<8x{{[0-9]+}}xf16>, !qf.weight<1024x4096,
   %y_k_proj = qf.fused_matmul %h, %w_k_proj : tensor<8x4096xf16>, !qf.weight<1024x4096, #int4> -> tensor<8x1024xf16>
   %w_gate_proj = qf.weight_ref "gate_proj" : !qf.weight<14336x4096, #int4>
-  // CHECK: {qf.predicted_us = 1.011000e+01 : f64, tiling = #qf.tiling<matvec, block_m = 8, block_n = 16>} : tensor<8x{{[0-9]+}}xf16>, !qf.weight<14336x4096,
+  // CHECK: {qf.predicted_us = 1.011000e+01 : f64, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>} : tensor<8x{{[0-9]+}}xf16>, !qf.weight<14336x4096,
   %y_gate_proj = qf.fused_matmul %h, %w_gate_proj : tensor<8x4096xf16>, !qf.weight<14336x4096, #int4> -> tensor<8x14336xf16>
   %w_down_proj = qf.weight_ref "down_proj" : !qf.weight<4096x14336, #int4>
-  // CHECK: {qf.predicted_us = 1.011000e+01 : f64, tiling = #qf.tiling<matvec, block_m = 8, block_n = 8, k_unroll = 2>} : tensor<8x{{[0-9]+}}xf16>, !qf.weight<4096x14336,
+  // CHECK: {qf.predicted_us = 1.011000e+01 : f64, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>} : tensor<8x{{[0-9]+}}xf16>, !qf.weight<4096x14336,
   %y_down_proj = qf.fused_matmul %i, %w_down_proj : tensor<8x14336xf16>, !qf.weight<4096x14336, #int4> -> tensor<8x4096xf16>
   %w_lm_head = qf.weight_ref "lm_head" : !qf.weight<128256x4096, #int4>
-  // CHECK: {qf.predicted_us = 6.648700e+01 : f64, tiling = #qf.tiling<matvec, block_m = 8, block_n = 16>} : tensor<8x{{[0-9]+}}xf16>, !qf.weight<128256x4096,
+  // CHECK: {qf.predicted_us = 6.648700e+01 : f64, tiling = #qf.tiling<mma, block_m = 16, block_n = 128, block_k = 128, stages = 4>} : tensor<8x{{[0-9]+}}xf16>, !qf.weight<128256x4096,
   %y_lm_head = qf.fused_matmul %h, %w_lm_head : tensor<8x4096xf16>, !qf.weight<128256x4096, #int4> -> tensor<8x128256xf16>
   return
 }
@@ -175,7 +175,7 @@ func.func @small_n_long_k(%x1: tensor<1x8960xf16>, %x8: tensor<8x8960xf16>) {
   %w = qf.weight_ref "w" : !w
   // CHECK: tiling = #qf.tiling<matvec, block_n = 2, k_unroll = 2, split_k = 4>
   %0 = qf.fused_matmul %x1, %w : tensor<1x8960xf16>, !w -> tensor<1x256xf16>
-  // CHECK: tiling = #qf.tiling<matvec, block_m = 8, block_n = 2, k_unroll = 2, split_k = 4>
+  // CHECK: tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>
   %1 = qf.fused_matmul %x8, %w : tensor<8x8960xf16>, !w -> tensor<8x256xf16>
   return
 }
@@ -241,12 +241,12 @@ func.func @odd_k(%a: tensor<1x4104xf16>, %b: tensor<1x4095xf16>, %c: tensor<1x41
 !w = !qf.weight<4096x4096, #int4>
 // A dynamic M is planned for the `batch` option (default 1).
 // CHECK-LABEL: @dynamic_m
-// BATCH8-LABEL: @dynamic_m
+// BATCH2-LABEL: @dynamic_m
 // BATCH16-LABEL: @dynamic_m
 func.func @dynamic_m(%x: tensor<?x4096xf16>) {
   %w = qf.weight_ref "w" : !w
   // CHECK: {qf.predicted_us = 5.016000e+00 : f64, tiling = #qf.tiling<matvec, block_n = 8, k_unroll = 2>}
-  // BATCH8: {qf.predicted_us = 5.042000e+00 : f64, tiling = #qf.tiling<matvec, block_m = 8, block_n = 8, k_unroll = 2>}
+  // BATCH2: {qf.predicted_us = 5.019000e+00 : f64, tiling = #qf.tiling<matvec, block_m = 2, block_n = 8, k_unroll = 2>}
   // BATCH16: {qf.predicted_us = 5.073000e+00 : f64, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>}
   %0 = qf.fused_matmul %x, %w : tensor<?x4096xf16>, !w -> tensor<?x4096xf16>
   return

@@ -1,9 +1,9 @@
 // REQUIRES: ptxas
-// RUN: qfuse-compile %S/Inputs/tiny-llama.mlir --emit=ptx --fuse=none --batch-sizes=1,8 -o %t.ptx
+// RUN: qfuse-compile %S/Inputs/tiny-llama.mlir --emit=ptx --fuse=none --batch-sizes=1,8 --tensor-core-min-batch=9 -o %t.ptx
 // RUN: FileCheck %s < %t.ptx
 // RUN: not grep -q "\.local" %t.ptx
 // RUN: %ptxas -arch=sm_90 -v %t.ptx -o %t.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
-// RUN: qfuse-compile %S/Inputs/tiny-llama.mlir --emit=ptx --batch-sizes=1,8 -o %t-fused.ptx
+// RUN: qfuse-compile %S/Inputs/tiny-llama.mlir --emit=ptx --batch-sizes=1,8 --tensor-core-min-batch=9 -o %t-fused.ptx
 // RUN: FileCheck %s --check-prefix=FUSED-PTX < %t-fused.ptx
 // RUN: not grep -q "\.local" %t-fused.ptx
 // RUN: not grep -E "\.entry (qf_rotary_w|qf_kv_cache_write|qf_attention_)" %t-fused.ptx

@@ -65,7 +65,10 @@
 // BAD: qfuse-compile: --fuse: unknown fusion 'bogus'; expected rmsnorm, gated-mlp, epilogue, shared-input, rotary-attention, default, all or none
 
 // MMA: note: --fuse=rmsnorm skipped: batch 16 uses the tensor-core kernel, which does not fuse it
-// MMA: note: --fuse=gated-mlp skipped: batch 16 uses the tensor-core kernel, whose silu_mul epilogue is not GPU-checked yet
 // MMA-NOT: skipped
 // At batch 16 the tensor-core kernel takes q/k/v as one qf.group launch.
 // MMA-IR-DAG: kernel = @qf_kernels::@qf_mma_0_m16, params = ["x", "codes", "scales", "y", "codes.1", "scales.1", "y.1", "codes.2", "scales.2", "y.2"]
+// and gate/up as one silu_mul launch (GPU-checked: bench/results/
+// 2026-11-30-h200-issue4-formats/mma-fused-m16-64).
+// MMA-IR-DAG: activation = #qf<activation silu_mul>
+// MMA-IR-DAG: kernel = @qf_kernels::@qf_mma_2_m16, params = ["x", "codes", "scales", "up_codes", "up_scales", "y"]

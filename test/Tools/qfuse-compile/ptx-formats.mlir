@@ -1,4 +1,4 @@
-// RUN: qfuse-compile %S/Inputs/formats.mlir --emit=ptx --batch-sizes=1,8 -o %t.ptx
+// RUN: qfuse-compile %S/Inputs/formats.mlir --emit=ptx --batch-sizes=1,8 --tensor-core-min-batch=9 -o %t.ptx
 // RUN: FileCheck %s < %t.ptx
 // No kernel spills or uses local memory:
 // RUN: not grep -q "\.local" %t.ptx

@@ -1,7 +1,7 @@
 // Every format of the GPU formats test (../qfuse-compile/Inputs/formats.mlir),
 // in the layouts of the decode (matvec) kernels, run by the CPU reference
 // at batches 1, 3, 9 and 17 against the C++ reference.
-// RUN: qfuse-cpu-check %S/../qfuse-compile/Inputs/formats.mlir --batch-sizes=1,3,9,17 --tiling-batch=8 \
+// RUN: qfuse-cpu-check %S/../qfuse-compile/Inputs/formats.mlir --batch-sizes=1,3,9,17 --tiling-batch=4 \
 // RUN:   | FileCheck %s --implicit-check-not=FAIL
 
 // CHECK: PASS @int4_q 1536x1536 #qf.enc<int4, group = 128, scale = f16> #qf.layout<tiled, tile_n = 1, tile_k = 32> m=1 max_abs_err=

@@ -11,6 +11,7 @@
 #include "qfuse/Dialect/QF/Transforms/CostModel.h"
 
 #include "qfuse/Conversion/TensorCoreStage.h"
+#include "qfuse/Conversion/TensorCoreSupport.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -233,10 +234,12 @@ TilingAttr selectMatvec(int64_t m, WeightType type, const TilingTarget &target,
 /// gives every SM two blocks wins; decode-sized M is memory-bound, so
 /// blocks (bytes in flight) matter more than reuse.
 TilingAttr selectMma(int64_t m, WeightType type, const TilingTarget &target,
-                     llvm::raw_string_ostream &why) {
+                     bool gated, llvm::raw_string_ostream &why) {
   constexpr std::pair<int64_t, int64_t> kMmaCandidates[] = {
       {128, 1}, {64, 2}, {32, 4}, {32, 8}};
-  int64_t n = type.getN(), k = type.getK();
+  // silu_mul: block_n counts gate rows; each n warp has an up twin.
+  const int64_t members = gated ? 2 : 1;
+  int64_t n = type.getN() / members, k = type.getK();
   int64_t blockM = std::min<int64_t>(64, llvm::alignTo(m, 16));
   EncodingAttr enc = type.getEncoding();
   int64_t group = enc.isPerChannel() || !enc.isQuantized() ? 0
@@ -253,19 +256,25 @@ TilingAttr selectMma(int64_t m, WeightType type, const TilingTarget &target,
     int64_t groupsPerStep = group == 0 ? 1 : std::max<int64_t>(1, bk / group);
     return getTensorCoreStage(blockM, bk, enc.getCodeBits(), groupsPerStep,
                               zeros)
-        .bytes(s, bn / 32 * s);
+        .bytes(s, bn / 32 * s * members);
   };
   // 8-bit code tiles are twice the bytes: two blocks of them per SM hold as
   // many bytes in flight as three 4-bit ones (and at 64 KB the A tile alone
   // rules out every split of a block_m = 64 tile: 32 blocks for a
   // 4096-row weight, measured 3x slower than cuBLAS at M = 64).
+  // Groups of 16 (NVFP4) take four 128-byte scale slots per warp and
+  // 64-wide step: at 64 KB only (128, 1) fit a block_m = 64 tile, 32 blocks
+  // for a 4096-row weight, measured 3x slower than a split tile
+  // (bench/results/2026-11-30-h200-crossover-fused, tune-*-nvfp4-b64).
+  const bool bigScales = group > 0 && group < 32;
   const int64_t kSharedBudget =
-      enc.getCodeBits() > 4 ? 96 * 1024 : 64 * 1024;
+      enc.getCodeBits() > 4 || bigScales ? 96 * 1024 : 64 * 1024;
   int64_t mBlocks = llvm::divideCeil(m, blockM);
   int64_t blockN = 32, splitK = 1, blockK = 64, stages = 3, blocks = 0;
   bool chosen = false;
   for (auto [bn, s] : kMmaCandidates) {
-    if (n % bn != 0 || k / 64 < 2 * s || 3 * stageBytes(bn, s, 64) > kSharedBudget)
+    if (n % bn != 0 || k / 64 < 2 * s || bn / 32 * s * members > 16 ||
+        3 * stageBytes(bn, s, 64) > kSharedBudget)
       continue;
     blockN = bn, splitK = s, chosen = true;
     blocks = mBlocks * (n / bn);
@@ -292,13 +301,23 @@ TilingAttr selectMma(int64_t m, WeightType type, const TilingTarget &target,
 
 TilingAttr qf::selectTiling(int64_t m, WeightType type,
                             const TilingTarget &target, std::string *why,
-                            bool *fallback) {
+                            bool *fallback, bool gated) {
   std::string text;
   llvm::raw_string_ostream os(text);
   if (fallback)
     *fallback = false;
   TilingAttr tiling;
-  if (m <= kMatvecMaxM) {
+  std::optional<std::string> refusal =
+      tensorCoreRefusesEncoding(type.getEncoding(), target.smVersion);
+  if (!refusal)
+    refusal = tensorCoreRefusesShape(type.getEncoding(), type.getN(),
+                                     type.getK());
+  bool small = m < kMatvecMaxM && type.getN() * type.getK() <
+                                       target.tensorCoreSmallBatchMinWeights;
+  if (m <= kMatvecMaxM && (m < target.tensorCoreMinM || small || refusal)) {
+    if (m >= target.tensorCoreMinM)
+      os << "no mma ("
+         << (refusal ? *refusal : std::string("a weight this small")) << "); ";
     tiling = selectMatvec(m, type, target, os);
     if (!tiling) {
       if (fallback)
@@ -307,7 +326,7 @@ TilingAttr qf::selectTiling(int64_t m, WeightType type,
     }
   }
   if (!tiling)
-    tiling = selectMma(m, type, target, os);
+    tiling = selectMma(m, type, target, gated, os);
   if (why)
     *why += text;
   return tiling;

@@ -74,6 +74,18 @@ LogicalResult verifyDatabaseTiling(FusedMatmulOp op, TilingAttr tiling,
   return success();
 }
 
+/// The first `qf.fused_matmul` of `op`'s qf.group in its block (the one
+/// qf-to-gpu launches for all), or null when `op` is in none.
+FusedMatmulOp getGroupLeader(FusedMatmulOp op) {
+  Attribute group = op->getAttr("qf.group");
+  if (!group)
+    return {};
+  for (auto other : op->getBlock()->getOps<FusedMatmulOp>())
+    if (other->getAttr("qf.group") == group)
+      return other;
+  return {};
+}
+
 struct QFSelectTilingPass
     : public qf::impl::QFSelectTilingBase<QFSelectTilingPass> {
   using Base::Base;
@@ -108,8 +120,15 @@ struct QFSelectTilingPass
                               << "': " << db->size() << " entries\n");
     }
 
+    if (tensorCoreMinM < 1) {
+      emitError(getOperation()->getLoc())
+          << "qf-select-tiling: tensor-core-min-m must be positive, got "
+          << static_cast<int64_t>(tensorCoreMinM);
+      return signalPassFailure();
+    }
     TilingTarget target;
     target.smCount = smCount;
+    target.tensorCoreMinM = tensorCoreMinM;
     bool failedAny = false;
     getOperation()->walk([&](FusedMatmulOp op) {
       if (op.getTilingAttr())
@@ -123,11 +142,36 @@ struct QFSelectTilingPass
   /// The tiling of `op` (over `w`, 2N rows when gated) for `m` rows: the
   /// tuning database's entry when it has one, else the cost model's.
   FailureOr<TilingAttr> chooseFor(FusedMatmulOp op, WeightType w, int64_t m,
-                                  const TilingTarget &target,
+                                  TilingTarget target,
                                   const TuningDatabase *db) {
+    // The members of a qf.group run as one launch of the first member's
+    // kernel (qf-to-gpu): each follows the first's choice of kernel.
+    std::optional<KernelKind> forced;
+    if (FusedMatmulOp first = getGroupLeader(op); first && first != op) {
+      FailureOr<TilingAttr> leader =
+          chooseFor(first, first.getWeight().getType(), m, target, db);
+      if (failed(leader))
+        return failure();
+      forced = leader->getKernel();
+    }
+    // Only the matvec fuses an RMSNorm prologue, and silu_mul's tensor-core
+    // tiles split the real N (not the 2N rows of `w`): up to batch 8 these
+    // stay on the matvec whatever the crossover.
+    if (op.getNorm() ||
+        (op.getUp() && op.getWeight().getType().getN() % 32 != 0))
+      forced = KernelKind::MatVec;
+    if (forced == KernelKind::MatVec) {
+      target.tensorCoreMinM = kMatvecMaxM + 1;
+    } else if (forced == KernelKind::MMA) {
+      target.tensorCoreMinM = 1;
+      target.tensorCoreSmallBatchMinWeights = 0;
+    }
     if (db) {
-      if (TilingAttr tiling =
-              db->lookup(m, w.getN(), w.getK(), w.getEncoding())) {
+      TilingAttr tiling = db->lookup(m, w.getN(), w.getK(), w.getEncoding());
+      if (tiling && m <= kMatvecMaxM && forced &&
+          tiling.getKernel() != *forced)
+        tiling = {}; // the entry's kernel cannot fuse this op or its group
+      if (tiling) {
         if (failed(verifyDatabaseTiling(op, tiling, m, tuningDb)))
           return failure();
         LLVM_DEBUG(llvm::dbgs() << "M = " << m << " " << w << ": " << tiling
@@ -137,7 +181,8 @@ struct QFSelectTilingPass
     }
     std::string why;
     bool fallback = false;
-    TilingAttr tiling = selectTiling(m, w, target, &why, &fallback);
+    TilingAttr tiling = selectTiling(m, w, target, &why, &fallback,
+                                     /*gated=*/static_cast<bool>(op.getUp()));
     LLVM_DEBUG(llvm::dbgs() << "M = " << m << " " << w << ": " << tiling
                             << " (" << why << ")\n");
     if (fallback)
@@ -176,8 +221,9 @@ struct QFSelectTilingPass
     return success();
   }
 
-  /// Records a tiling for each of `batch-sizes` that the matvec `tiling`
-  /// cannot run (M > 8), when M is dynamic:
+  /// Records a tiling for each of `batch-sizes` whose best kernel differs
+  /// from the op's `tiling` (chosen for the planned batch), when M is
+  /// dynamic:
   ///
   ///   %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<matvec, ...>}
   ///     : tensor<?x4096xf16>, ...
@@ -186,12 +232,14 @@ struct QFSelectTilingPass
   ///                       {batch = 128 : i64, tiling = #qf.tiling<mma, ...>}]
   ///
   /// Each batch's tiling is chosen for that batch (the tuning database's or
-  /// the cost model's), so b16 and b128 may get different mma tiles.
+  /// the cost model's), so b16 and b128 may get different mma tiles. The
+  /// matvec batches share the planned batch's matvec tiling: its generator
+  /// specializes every batch anyway, and the smallest batch's tuning is the
+  /// one that matters there.
   LogicalResult selectPerBatch(FusedMatmulOp op, WeightType w,
                                TilingAttr tiling, const TilingTarget &target,
                                const TuningDatabase *db) {
-    if (!op.getInput().getType().isDynamicDim(0) ||
-        tiling.getKernel() != KernelKind::MatVec)
+    if (!op.getInput().getType().isDynamicDim(0))
       return success();
     SmallVector<int64_t> batches(batchSizes.begin(), batchSizes.end());
     llvm::sort(batches);
@@ -199,11 +247,12 @@ struct QFSelectTilingPass
     Builder b(op.getContext());
     SmallVector<Attribute> entries;
     for (int64_t m : batches) {
-      if (m <= kMatvecMaxM)
-        continue;
       FailureOr<TilingAttr> own = chooseFor(op, w, m, target, db);
       if (failed(own))
         return failure();
+      if (*own == tiling || (own->getKernel() == KernelKind::MatVec &&
+                             tiling.getKernel() == KernelKind::MatVec))
+        continue;
       entries.push_back(b.getDictionaryAttr(
           {b.getNamedAttr("batch", b.getI64IntegerAttr(m)),
            b.getNamedAttr("tiling", *own)}));

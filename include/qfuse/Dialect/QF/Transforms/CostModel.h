@@ -20,6 +20,22 @@ namespace qf {
 
 /// Largest M the matvec kernel takes; larger batches use mma.
 constexpr int64_t kMatvecMaxM = 8;
+/// Smallest M that runs the tensor-core kernel when it takes the weight
+/// (TensorCoreSupport.h); smaller batches, and weights it refuses up to
+/// kMatvecMaxM, run the matvec. Below kMatvecMaxM the weight must also have
+/// at least kTensorCoreSmallBatchMinWeights elements. Measured on the H200
+/// (bench/results/2026-11-30-h200-crossover-fused, tune-*-b2/b4/b8), the
+/// best of each kernel on Llama-3-8B's int4 projections, in us:
+///
+///   M   q 4096x4096   k 1024x4096   gate 14336x4096   lm_head
+///   2    6.7 /  7.0    4.3 / 5.9     15.0 / 14.0       86 /  77
+///   4    8.2 /  7.1    4.7 / 5.8     20.4 / 14.0      136 /  77
+///   8   13.8 /  7.1    6.7 / 5.7     39.8 / 14.7      313 /  78
+///
+/// (matvec / mma): the mma kernel's time hardly moves with M while the
+/// matvec's grows with it; at M = 4 the matvec still wins on small weights.
+constexpr int64_t kTensorCoreMinM = 4;
+constexpr int64_t kTensorCoreSmallBatchMinWeights = 4096 * 4096;
 /// Fixed cost of one kernel launch in the predicted time.
 constexpr double kLaunchOverheadUs = 3.0;
 /// Bytes of fp16 per weight element, the baseline of the roofline report.
@@ -79,6 +95,12 @@ double predictTimeUs(int64_t bytes, double bandwidthGbps);
 /// The GPU the tiling is chosen for.
 struct TilingTarget {
   int64_t smCount = 132;
+  int64_t smVersion = 90;
+  /// From this M up the tensor-core kernel runs where it can; set past
+  /// kMatvecMaxM for an op only the matvec fuses (an RMSNorm prologue).
+  int64_t tensorCoreMinM = kTensorCoreMinM;
+  /// Below kMatvecMaxM, the fewest weight elements (N x K) for which it does.
+  int64_t tensorCoreSmallBatchMinWeights = kTensorCoreSmallBatchMinWeights;
 };
 
 /// `vec_bytes` of a matvec over `type`: the largest of 16, 8, 4 that divides
@@ -97,8 +119,12 @@ int64_t getMatvecGridWarps(TilingAttr tiling, int64_t n);
 /// Chooses the kernel and tile shape for `m` activation rows times `type`.
 /// Appends a one-line account of the choice to `why` when given; sets
 /// `fallback` when M asked for matvec but the row bytes ruled it out.
+/// `gated`: `type` is the 2N rows of a silu_mul matmul's gate and up
+/// weights, which the matvec streams as one weight and the tensor-core
+/// kernel as N rows with an up-twin warp per n warp.
 TilingAttr selectTiling(int64_t m, WeightType type, const TilingTarget &target,
-                        std::string *why = nullptr, bool *fallback = nullptr);
+                        std::string *why = nullptr, bool *fallback = nullptr,
+                        bool gated = false);
 
 } // namespace qf
 } // namespace mlir

@@ -6,6 +6,7 @@
 #include "mlir/Dialect/Quant/IR/Quant.h"
 #include "mlir/Pass/Pass.h"
 #include "qfuse/Dialect/QF/IR/QFDialect.h"
+#include "qfuse/Dialect/QF/Transforms/CostModel.h"
 
 namespace mlir {
 class RewritePatternSet;

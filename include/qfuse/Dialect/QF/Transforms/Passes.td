@@ -245,7 +245,12 @@ def QFSelectTiling : Pass<"qf-select-tiling"> {
     / `bandwidth-gbps` + 3 us launch cost; the bytes are those `qf-roofline`
     reports). A dynamic M (the batch) is taken to be `batch`.
 
-    M <= 8 gets the CUDA-core `matvec` kernel; a block has 4 warps (8 when
+    M from `tensor-core-min-m` (default 8, measured: bench/results/
+    2026-11-30-h200-issue4-formats) up gets the tensor-core `mma` kernel
+    where it takes the weight (4- and 8-bit codes without act_order or 2:4,
+    N a multiple of 32, K of 64; not an op with an RMSNorm prologue).
+    Smaller M, and such weights up to M = 8, get the CUDA-core `matvec`
+    kernel; a block has 4 warps (8 when
     split_k = 8), `split_k` warps of a block share the same rows, each
     reducing a contiguous 1/split_k of K, combined through shared memory;
     each warp handles `rows = block_n * split_k / warps` rows (1, 2 or 4);
@@ -269,9 +274,10 @@ def QFSelectTiling : Pass<"qf-select-tiling"> {
       `threads_per_row` = 32; `block_m` = M (the activation rows each block
       reads).
 
-    M > 8 gets `mma`: block_m 64 (M <= 64) or 128, block_n 128, block_k 64,
-    stages 3, and split_k in {1, 2, 4, 8} while the output tiles alone do not
-    fill ~`sm-count` SMs and K keeps at least 4 k-tiles per split.
+    `mma`: block_m = M rounded up to 16 (at most 64); (block_n, split_k)
+    from (128, 1), (64, 2), (32, 4), (32, 8), the first that gives every SM
+    two blocks within the shared-memory budget; block_k 128 at M <= 32 when
+    it fits, else 64; 4 stages when they fit, else 3.
 
     `tuning-db=<file.json>` overrides the model per shape. The file is a
     JSON array of entries
@@ -283,10 +289,9 @@ def QFSelectTiling : Pass<"qf-select-tiling"> {
     naming the file and the entry.
 
     `batch-sizes=<list>` (what qf-to-gpu compiles a dynamic M for) lets one
-    op run different kernels per batch. When the tiling chosen for `batch`
-    is `matvec` and M is dynamic, each listed batch past the matvec's range
-    (M > 8) gets its own tiling, chosen for that batch, in the discardable
-    attribute
+    op run different kernels per batch. When M is dynamic, each listed batch
+    whose own tiling (chosen for that batch) differs from the one chosen for
+    `batch` gets it in the discardable attribute
 
     ```mlir
     qf.batch_tilings = [
@@ -295,10 +300,10 @@ def QFSelectTiling : Pass<"qf-select-tiling"> {
     ]
     ```
 
-    Batches not listed there run `tiling`. `qf-choose-layout` adds the
-    weight layout each entry's kernel reads, and `qf-to-gpu` emits each
-    batch's kernel from its entry. A `tiling` that is already `mma` serves
-    every batch, as without the option.
+    except that matvec batches share a matvec `tiling` (its generator
+    specializes each batch anyway). Batches not listed there run `tiling`.
+    `qf-choose-layout` adds the weight layout each entry's kernel reads, and
+    `qf-to-gpu` emits each batch's kernel from its entry.
   }];
   let options = [
     Option<"smCount", "sm-count", "int64_t", /*default=*/"132",
@@ -310,8 +315,12 @@ def QFSelectTiling : Pass<"qf-select-tiling"> {
     Option<"tuningDb", "tuning-db", "std::string", /*default=*/"",
            "JSON file of measured tilings that override the cost model">,
     ListOption<"batchSizes", "batch-sizes", "int64_t",
-               "Batch sizes a dynamic M is compiled for: those past the "
-               "matvec range get their own tiling (qf.batch_tilings)">
+               "Batch sizes a dynamic M is compiled for: those whose best "
+               "kernel differs get their own tiling (qf.batch_tilings)">,
+    Option<"tensorCoreMinM", "tensor-core-min-m", "int64_t",
+           /*default=*/"::mlir::qf::kTensorCoreMinM",
+           "Smallest M that runs the tensor-core kernel where it can (9 and "
+           "up: the matvec for every M it takes)">
   ];
   let dependentDialects = ["::mlir::qf::QFDialect"];
 }

@@ -1,0 +1,88 @@
+//===- TensorCoreSupport.h - what the mma kernel lowers ---------*- C++ -*-===//
+//
+// The encodings and shapes the tensor-core kernel takes, defined once for
+// its generator (TensorCorePlan.cpp, which turns a refusal into the op's
+// diagnostic) and for the cost model, which must not pick the kernel for a
+// weight it cannot run: below batch 8 the matvec is the fallback, so the
+// choice there depends on this answer. Header-only: the cost model's
+// library does not link the conversion.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QFUSE_CONVERSION_TENSORCORESUPPORT_H
+#define QFUSE_CONVERSION_TENSORCORESUPPORT_H
+
+#include "qfuse/Dialect/QF/IR/QFDialect.h"
+
+#include <optional>
+#include <string>
+
+namespace mlir {
+namespace qf {
+
+/// Why the tensor-core kernel cannot lower weights of encoding `enc` on
+/// sm_`smVersion`, or nullopt when it can. Shapes are checked against the
+/// tiling by the generator; see tensorCoreRefusesShape for the cost model.
+inline std::optional<std::string>
+tensorCoreRefusesEncoding(EncodingAttr enc, int64_t smVersion) {
+  if (enc.getActOrder())
+    return std::string("the tensor-core generator does not lower act_order "
+                       "weights yet");
+  if (enc.isSparse24())
+    return std::string("the tensor-core generator does not lower 2:4 sparse "
+                       "weights yet");
+  std::string sm = "; target is sm_" + std::to_string(smVersion);
+  switch (enc.getFormat()) {
+  case ElementFormat::Int4:
+  case ElementFormat::UInt4:
+  case ElementFormat::Int8:
+  case ElementFormat::UInt8:
+  case ElementFormat::NF4:
+  case ElementFormat::FP4E2M1:
+    break;
+  case ElementFormat::FP8E4M3:
+    if (smVersion < 89)
+      return "fp8 codes decode with cvt.f16x2.e4m3x2 (sm_89 or newer)" + sm;
+    break;
+  case ElementFormat::Codebook:
+    if (enc.getIndexBits() != 4)
+      return "the tensor-core generator lowers 4-bit codebooks; got " +
+             std::to_string(enc.getIndexBits()) + "-bit indices";
+    break;
+  default:
+    return "the tensor-core generator lowers 4-bit and 8-bit codes (int4, "
+           "uint4, nf4, fp4e2m1, 4-bit codebooks, int8, uint8, fp8e4m3); "
+           "got '" +
+           stringifyElementFormat(enc.getFormat()).str() + "'";
+  }
+  if (enc.getZeroPoint() == ZeroPointKind::Float)
+    return std::string("the tensor-core generator takes integer zero points; "
+                       "float zero points are not lowered yet");
+  if (isa_and_present<Float8E4M3FNType>(enc.getScaleType()) && smVersion < 89)
+    return "E4M3 scales need cvt.f16x2.e4m3x2 (sm_89 or newer)" + sm;
+  return std::nullopt;
+}
+
+/// Why no tensor-core tiling fits an N x K weight of `enc` (the smallest
+/// tile: block_n = 32 rows, block_k = 64, groups of 16k that divide or are
+/// multiples of block_k), or nullopt when one does.
+inline std::optional<std::string>
+tensorCoreRefusesShape(EncodingAttr enc, int64_t n, int64_t k) {
+  if (n % 32 != 0)
+    return "N = " + std::to_string(n) + " is not a multiple of 32";
+  if (k % 64 != 0)
+    return "K = " + std::to_string(k) + " is not a multiple of 64";
+  if (enc.isQuantized() && !enc.isPerChannel()) {
+    int64_t group = enc.getGroupSize();
+    bool fits = group % 16 == 0 && (group % 64 == 0 || 64 % group == 0);
+    if (!fits)
+      return "group size " + std::to_string(group) +
+             " neither divides nor is a multiple of block_k";
+  }
+  return std::nullopt;
+}
+
+} // namespace qf
+} // namespace mlir
+
+#endif // QFUSE_CONVERSION_TENSORCORESUPPORT_H

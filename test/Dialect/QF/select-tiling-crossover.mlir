@@ -1,0 +1,74 @@
+// RUN: qfuse-opt %s -split-input-file --qf-select-tiling="batch-sizes=1,4,8" | FileCheck %s
+// RUN: qfuse-opt %s -split-input-file --qf-select-tiling="tensor-core-min-m=9" | FileCheck %s --check-prefix=NOMMA
+// RUN: not qfuse-opt %s -split-input-file --qf-select-tiling="tensor-core-min-m=0" 2>&1 | FileCheck %s --check-prefix=BAD
+
+// The matvec / tensor-core crossover: from M = 4 (tensor-core-min-m) the
+// mma kernel runs where it takes the weight; below M = 8 only on weights of
+// at least 4096 x 4096 elements (measured on Llama-3-8B's int4
+// projections: at M = 4 the mma kernel wins on q, gate, down and lm_head,
+// the matvec on k/v; at M = 8 the mma kernel wins on all). Below it, and
+// for what the mma kernel refuses (act_order, 2:4, 2/3-bit codes, N not a
+// multiple of 32, an RMSNorm prologue), the matvec runs up to M = 8.
+#int4 = #qf.enc<int4, group = 128, scale = f16>
+#act = #qf.enc<int4, group = 128, scale = f16, act_order>
+// CHECK-LABEL: @crossover
+// NOMMA-LABEL: @crossover
+func.func @crossover(%x2: tensor<2x4096xf16>, %x4: tensor<4x4096xf16>, %x8: tensor<8x4096xf16>, %n: tensor<4096xf16>) {
+  %w = qf.weight_ref "w" : !qf.weight<4096x4096, #int4>
+  %kv = qf.weight_ref "kv" : !qf.weight<1024x4096, #int4>
+  %a = qf.weight_ref "a" : !qf.weight<4096x4096, #act>
+  %odd = qf.weight_ref "odd" : !qf.weight<1000x4096, #int4>
+  // CHECK: tiling = #qf.tiling<matvec, block_m = 2,
+  // NOMMA: tiling = #qf.tiling<matvec, block_m = 2,
+  %0 = qf.fused_matmul %x2, %w : tensor<2x4096xf16>, !qf.weight<4096x4096, #int4> -> tensor<2x4096xf16>
+  // CHECK: tiling = #qf.tiling<mma, block_m = 16,
+  // NOMMA: tiling = #qf.tiling<matvec, block_m = 4,
+  %1 = qf.fused_matmul %x4, %w : tensor<4x4096xf16>, !qf.weight<4096x4096, #int4> -> tensor<4x4096xf16>
+  // CHECK: tiling = #qf.tiling<matvec, block_m = 4,
+  %2 = qf.fused_matmul %x4, %kv : tensor<4x4096xf16>, !qf.weight<1024x4096, #int4> -> tensor<4x1024xf16>
+  // CHECK: tiling = #qf.tiling<mma, block_m = 16,
+  // NOMMA: tiling = #qf.tiling<matvec, block_m = 8,
+  %3 = qf.fused_matmul %x8, %kv : tensor<8x4096xf16>, !qf.weight<1024x4096, #int4> -> tensor<8x1024xf16>
+  // CHECK: tiling = #qf.tiling<matvec, block_m = 8,
+  %4 = qf.fused_matmul %x8, %a : tensor<8x4096xf16>, !qf.weight<4096x4096, #act> -> tensor<8x4096xf16>
+  // CHECK: tiling = #qf.tiling<matvec, block_m = 8,
+  %5 = qf.fused_matmul %x8, %odd : tensor<8x4096xf16>, !qf.weight<1000x4096, #int4> -> tensor<8x1000xf16>
+  // The RMSNorm prologue is the matvec's alone.
+  // CHECK: tiling = #qf.tiling<matvec, block_m = 8,
+  %6 = qf.fused_matmul %x8, %w norm(%n : tensor<4096xf16>) {norm_eps = 1.0e-05 : f32} : tensor<8x4096xf16>, !qf.weight<4096x4096, #int4> -> tensor<8x4096xf16>
+  return
+}
+
+// -----
+
+// A qf.group runs as one launch of its first member's kernel: at M = 4 the
+// k/v members follow q onto the tensor-core kernel, though alone they would
+// run the matvec.
+#int4 = #qf.enc<int4, group = 128, scale = f16>
+// CHECK-LABEL: @group_follows_leader
+// CHECK-COUNT-3: {qf.group = 0 : i64, {{.*}}tiling = #qf.tiling<mma,
+func.func @group_follows_leader(%x: tensor<4x4096xf16>) {
+  %q = qf.weight_ref "q" : !qf.weight<4096x4096, #int4>
+  %k = qf.weight_ref "k" : !qf.weight<1024x4096, #int4>
+  %v = qf.weight_ref "v" : !qf.weight<1024x4096, #int4>
+  %0 = qf.fused_matmul %x, %q {qf.group = 0 : i64} : tensor<4x4096xf16>, !qf.weight<4096x4096, #int4> -> tensor<4x4096xf16>
+  %1 = qf.fused_matmul %x, %k {qf.group = 0 : i64} : tensor<4x4096xf16>, !qf.weight<1024x4096, #int4> -> tensor<4x1024xf16>
+  %2 = qf.fused_matmul %x, %v {qf.group = 0 : i64} : tensor<4x4096xf16>, !qf.weight<1024x4096, #int4> -> tensor<4x1024xf16>
+  return
+}
+
+// -----
+
+// A dynamic M over batches 1, 4, 8 with a norm prologue: no batch gets
+// the tensor-core kernel (the matvec tiling serves all three).
+#int4 = #qf.enc<int4, group = 128, scale = f16>
+// CHECK-LABEL: @norm_dynamic
+// CHECK-NOT: qf.batch_tilings
+// CHECK: tiling = #qf.tiling<matvec,
+func.func @norm_dynamic(%x: tensor<?x4096xf16>, %n: tensor<4096xf16>) -> tensor<?x4096xf16> {
+  %w = qf.weight_ref "w" : !qf.weight<4096x4096, #int4>
+  %y = qf.fused_matmul %x, %w norm(%n : tensor<4096xf16>) {norm_eps = 1.0e-05 : f32} : tensor<?x4096xf16>, !qf.weight<4096x4096, #int4> -> tensor<?x4096xf16>
+  return %y : tensor<?x4096xf16>
+}
+
+// BAD: tensor-core-min-m must be positive, got 0
