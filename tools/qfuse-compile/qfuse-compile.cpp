@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/InitAllDialects.h"
@@ -97,12 +98,15 @@ static cl::opt<std::string> fuse(
 static constexpr llvm::StringLiteral kDefaultFusions[] = {
     "gated-mlp", "epilogue", "shared-input", "rotary-attention"};
 
+/// Smallest batch from which --fuse=default leaves out shared-input.
+static constexpr int64_t kSharedInputMaxBatch = 32;
+
 /// The pass names --fuse selects, in pipeline order, or an error message.
 /// rmsnorm needs the matvec kernel: past batch 8 the tensor-core kernel
 /// runs, which does not fuse it, so it is left out with a note. The other
 /// fusions work at every batch.
-static FailureOr<SmallVector<StringRef>> selectFusions(int64_t maxBatch,
-                                                       std::string &error) {
+static FailureOr<SmallVector<StringRef>>
+selectFusions(int64_t minBatch, int64_t maxBatch, std::string &error) {
   llvm::StringSet<> wanted;
   SmallVector<StringRef> items;
   StringRef(fuse).split(items, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
@@ -112,8 +116,22 @@ static FailureOr<SmallVector<StringRef>> selectFusions(int64_t maxBatch,
       for (auto &entry : kFusions)
         wanted.insert(entry.first);
     } else if (item == "default") {
-      for (StringRef flag : kDefaultFusions)
+      for (StringRef flag : kDefaultFusions) {
+        // q/k/v as one launch runs k and v with q's tiling: from batch 32
+        // that measured slower than three launches of their own tilings
+        // (Llama-3-8B int4 step: 2.987 vs 2.739 ms at 32, even at 128,
+        // 1.639 vs 2.051 ms in its favour at 16; bench/results/
+        // 2026-11-30-h200-fusion-per-batch). Keyed on the smallest batch,
+        // the decode step that dominates generation.
+        if (flag == "shared-input" && minBatch >= kSharedInputMaxBatch) {
+          llvm::errs() << "qfuse-compile: note: --fuse=default leaves out "
+                          "shared-input: from batch "
+                       << kSharedInputMaxBatch
+                       << " q/k/v run faster as launches of their own\n";
+          continue;
+        }
         wanted.insert(flag);
+      }
     } else if (item != "none") {
       if (llvm::none_of(kFusions,
                         [&](auto &entry) { return entry.first == item; })) {
@@ -146,6 +164,28 @@ static FailureOr<SmallVector<StringRef>> selectFusions(int64_t maxBatch,
     passes.push_back(pass);
   }
   return passes;
+}
+
+/// The one static leading dimension of the public functions' 2-D (and
+/// higher) tensor arguments, or nullopt when they have none or several.
+static std::optional<int64_t> getStaticBatch(ModuleOp module) {
+  std::optional<int64_t> batch;
+  bool mixed = false;
+  module.walk([&](func::FuncOp func) {
+    if (func.isPrivate())
+      return;
+    for (Type type : func.getArgumentTypes()) {
+      auto tensor = dyn_cast<RankedTensorType>(type);
+      if (!tensor || tensor.getRank() < 2 || tensor.isDynamicDim(0))
+        continue;
+      if (batch && *batch != tensor.getDimSize(0))
+        mixed = true;
+      batch = tensor.getDimSize(0);
+    }
+  });
+  if (mixed)
+    return std::nullopt;
+  return batch;
 }
 
 /// The ptxas to use, or empty when there is none.
@@ -237,15 +277,21 @@ int main(int argc, char **argv) {
     smallest = smallest ? std::min(smallest, b) : b;
     batches += (batches.empty() ? "" : ",") + std::to_string(b);
   }
-  if (batches.empty())
+  if (batches.empty()) {
     batches = "1";
+    // No list: a module whose matrix arguments all have one static batch
+    // (a layer compiled for M = 32, say) is that batch for the fusion
+    // choices below; any other is planned for batch 1.
+    if (std::optional<int64_t> m = getStaticBatch(*module))
+      smallest = largest = *m;
+  }
   const int64_t selectBatch =
       smallest && smallest <= qf::kMatvecMaxM ? smallest : largest;
   // The fusion the tensor-core kernel cannot take (the RMSNorm prologue) is
   // dropped when the largest batch needs that kernel.
   const int64_t fusionBatch = largest;
   FailureOr<SmallVector<StringRef>> fusions =
-      selectFusions(fusionBatch, error);
+      selectFusions(smallest ? smallest : 1, fusionBatch, error);
   if (failed(fusions)) {
     llvm::errs() << "qfuse-compile: " << error << "\n";
     return 1;

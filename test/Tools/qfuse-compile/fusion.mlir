@@ -6,6 +6,10 @@
 // RUN: not qfuse-compile %S/Inputs/llama-block.mlir --fuse=rmsnorm,bogus -o - 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: qfuse-compile %S/Inputs/llama-block.mlir --emit=mlir --batch-sizes=16 --fuse=all -o %t.mma.mlir 2>&1 | FileCheck %s --check-prefix=MMA
 // RUN: FileCheck %s --check-prefix=MMA-IR < %t.mma.mlir
+// RUN: qfuse-compile %S/Inputs/llama-block.mlir --emit=mlir --batch-sizes=32,128 -o %t.b32.mlir 2>&1 | FileCheck %s --check-prefix=B32
+// RUN: FileCheck %s --check-prefix=B32-IR < %t.b32.mlir
+// RUN: qfuse-compile %S/Inputs/static-b32-qkv.mlir --emit=mlir -o %t.s32.mlir 2>&1 | FileCheck %s --check-prefix=B32
+// RUN: FileCheck %s --check-prefix=B32-STATIC < %t.s32.mlir
 
 // The default (--fuse=default) is every fusion but the RMSNorm prologue,
 // which measured slower on the H200: the norms stay separate launches,
@@ -66,6 +70,16 @@
 
 // MMA: note: --fuse=rmsnorm skipped: batch 16 uses the tensor-core kernel, which does not fuse it
 // MMA-NOT: skipped
+
+// From batch 32 the default leaves the shared-input groups out: a group runs
+// every member with its first member's tiling, measured slower there than
+// launches of their own (bench/results/2026-11-30-h200-fusion-per-batch).
+// B32: note: --fuse=default leaves out shared-input: from batch 32 q/k/v run faster as launches of their own
+// B32-IR-NOT: qf.group
+// B32-IR: activation = #qf<activation silu_mul>
+// A module without --batch-sizes is compiled for its static batch.
+// B32-STATIC-NOT: qf.group
+// B32-STATIC: qf_mma_0_m32
 // At batch 16 the tensor-core kernel takes q/k/v as one qf.group launch.
 // MMA-IR-DAG: kernel = @qf_kernels::@qf_mma_0_m16, params = ["x", "codes", "scales", "y", "codes.1", "scales.1", "y.1", "codes.2", "scales.2", "y.2"]
 // and gate/up as one silu_mul launch (GPU-checked: bench/results/
