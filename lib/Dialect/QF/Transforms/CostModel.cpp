@@ -309,8 +309,10 @@ TilingAttr qf::selectTiling(int64_t m, WeightType type,
   TilingAttr tiling;
   std::optional<std::string> refusal =
       tensorCoreRefusesEncoding(type.getEncoding(), target.smVersion);
+  // A gated weight's tiles split the real N, not the 2N rows of `type`.
   if (!refusal)
-    refusal = tensorCoreRefusesShape(type.getEncoding(), type.getN(),
+    refusal = tensorCoreRefusesShape(type.getEncoding(),
+                                     gated ? type.getN() / 2 : type.getN(),
                                      type.getK());
   bool small = m < kMatvecMaxM && type.getN() * type.getK() <
                                        target.tensorCoreSmallBatchMinWeights;

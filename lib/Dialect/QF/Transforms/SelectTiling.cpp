@@ -154,11 +154,9 @@ struct QFSelectTilingPass
         return failure();
       forced = leader->getKernel();
     }
-    // Only the matvec fuses an RMSNorm prologue, and silu_mul's tensor-core
-    // tiles split the real N (not the 2N rows of `w`): up to batch 8 these
-    // stay on the matvec whatever the crossover.
-    if (op.getNorm() ||
-        (op.getUp() && op.getWeight().getType().getN() % 32 != 0))
+    // Only the matvec fuses an RMSNorm prologue: up to batch 8 such ops stay
+    // on it whatever the crossover.
+    if (op.getNorm())
       forced = KernelKind::MatVec;
     if (forced == KernelKind::MatVec) {
       target.tensorCoreMinM = kMatvecMaxM + 1;

@@ -245,10 +245,12 @@ def QFSelectTiling : Pass<"qf-select-tiling"> {
     / `bandwidth-gbps` + 3 us launch cost; the bytes are those `qf-roofline`
     reports). A dynamic M (the batch) is taken to be `batch`.
 
-    M from `tensor-core-min-m` (default 8, measured: bench/results/
-    2026-11-30-h200-issue4-formats) up gets the tensor-core `mma` kernel
-    where it takes the weight (4- and 8-bit codes without act_order or 2:4,
-    N a multiple of 32, K of 64; not an op with an RMSNorm prologue).
+    M from `tensor-core-min-m` (default 4; below 8 only for weights of at
+    least 4096 x 4096; measured: bench/results/2026-11-30-h200-crossover-
+    fused) up gets the tensor-core `mma` kernel where it takes the weight
+    (4- and 8-bit codes without act_order or 2:4, N a multiple of 32, K of
+    64; not an op with an RMSNorm prologue; `qf.group` members follow their
+    first member).
     Smaller M, and such weights up to M = 8, get the CUDA-core `matvec`
     kernel; a block has 4 warps (8 when
     split_k = 8), `split_k` warps of a block share the same rows, each
