@@ -80,6 +80,11 @@ echo "formats-matvec-m8 --artifact $out/formats-matvec.qfa --check" >> "$runs"
 $compile test/Tools/qfuse-compile/Inputs/mma-formats.mlir \
   --batch-sizes=8,9,16,17,64,128,512 -o "$out/mma-formats.qfa"
 echo "mma-formats-m8to512 --artifact $out/mma-formats.qfa --check" >> "$runs"
+# The same formats and fusions with bf16 activations, which only the
+# tensor-core kernel reads: it runs them at every batch, 1 included.
+$compile test/Tools/qfuse-compile/Inputs/mma-bf16.mlir \
+  --batch-sizes=1,9,16,17,64,128,512 -o "$out/mma-bf16.qfa"
+echo "mma-bf16-m1to512 --artifact $out/mma-bf16.qfa --check" >> "$runs"
 # The tensor-core kernel's fusions on argument inputs, checked launch by
 # launch (the silu_mul epilogue is written fused in the input).
 $compile test/Tools/qfuse-compile/Inputs/mma-fused.mlir \

@@ -86,11 +86,19 @@ bool asMatmul(const Step &step, const Artifact &artifact, MatmulLaunch &out) {
                      });
 }
 
-std::vector<float> halvesToFloats(const std::vector<uint16_t> &h) {
-  std::vector<float> f(h.size());
-  for (size_t i = 0; i < h.size(); ++i)
-    f[i] = format::halfToFloat(h[i]);
-  return f;
+/// The 16-bit activation types the matmul kernels read and write.
+bool isActivationType(DType dtype) {
+  return dtype == DType::F16 || dtype == DType::BF16;
+}
+
+uint16_t toActivation(DType dtype, float value) {
+  return dtype == DType::BF16 ? format::floatToBFloat16(value)
+                              : format::floatToHalf(value);
+}
+
+float fromActivation(DType dtype, uint16_t bits) {
+  return dtype == DType::BF16 ? format::bfloat16ToFloat(bits)
+                              : format::halfToFloat(bits);
 }
 
 } // namespace
@@ -156,16 +164,16 @@ checkPlan(Executor &executor, int64_t batch, CUstream stream,
   for (const BufferSpec &spec : artifact.buffers) {
     cuda::DeviceBuffer &buffer = executor.buffer(batch, spec.name);
     if (written.count(spec.name)) {
-      buffer.fill(0xFF, stream); // f16 0xFFFF is a NaN
+      buffer.fill(0xFF, stream); // f16 and bf16 0xFFFF are NaNs
       continue;
     }
-    if (spec.dtype != DType::F16)
+    if (!isActivationType(spec.dtype))
       continue;
     std::vector<uint16_t> h(buffer.size() / 2);
     std::vector<float> f(h.size());
     for (size_t i = 0; i < h.size(); ++i) {
-      h[i] = format::floatToHalf(dist(rng));
-      f[i] = format::halfToFloat(h[i]);
+      h[i] = toActivation(spec.dtype, dist(rng));
+      f[i] = fromActivation(spec.dtype, h[i]);
     }
     buffer.upload(h.data(), h.size() * 2);
     host[spec.name] = std::move(f);
@@ -232,7 +240,14 @@ checkPlan(Executor &executor, int64_t batch, CUstream stream,
                               spec.k);
       std::vector<uint16_t> yh(static_cast<size_t>(batch * spec.n));
       executor.buffer(batch, o.y).download(yh.data(), yh.size() * 2);
-      std::vector<float> y = halvesToFloats(yh);
+      const BufferSpec *ySpec = artifact.findBuffer(o.y);
+      if (!ySpec || !isActivationType(ySpec->dtype))
+        throw Error("check: output '" + o.y +
+                    "' is not an f16 or bf16 buffer of the artifact");
+      const DType yType = ySpec->dtype;
+      std::vector<float> y(yh.size());
+      for (size_t i = 0; i < yh.size(); ++i)
+        y[i] = fromActivation(yType, yh[i]);
       LaunchCheck c;
       c.kernel = kernelName;
       c.weight = o.weight;

@@ -77,7 +77,7 @@ Value qf::dynamicSharedBase(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
 
 Value qf::codeTableValue(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
                          StringRef kernel, EncodingAttr enc, Value table,
-                         Value index, LLVM::GlobalOp &cache) {
+                         Value index, LLVM::GlobalOp &cache, Type valueType) {
   KernelEmitter e(b);
   Value idx64 = e.zext64(index);
   if (enc.getFormat() == ElementFormat::Codebook && enc.getTableName()) {
@@ -85,7 +85,10 @@ Value qf::codeTableValue(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
     int64_t width = tt.isF16() ? 2 : 4;
     Value ptr = e.gepBytes(table, e.mul(idx64, e.c64(width)));
     Value v = e.loadRO(tt, ptr, width);
-    return tt.isF16() ? v : e.truncf16(v);
+    if (tt == valueType)
+      return v;
+    // f16 -> bf16 goes through f32 (exact), then rounds once.
+    return e.truncTo(valueType, tt.isF32() ? v : e.extf32(v));
   }
   if (!cache) {
     SmallVector<double> values = enc.getCodebookValues();
@@ -93,23 +96,25 @@ Value qf::codeTableValue(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
       for (int code = 0; code < 16; ++code) // sign << 3 | magnitude index
         values.push_back((code & 8 ? -1.0 : 1.0) *
                          qfuse::format::kE2M1Values[code & 7]);
-    SmallVector<APFloat> halves;
+    const llvm::fltSemantics &semantics =
+        valueType.isBF16() ? APFloat::BFloat() : APFloat::IEEEhalf();
+    SmallVector<APFloat> rounded;
     for (double v : values) {
       APFloat f(v);
       bool lost;
-      f.convert(APFloat::IEEEhalf(), APFloat::rmNearestTiesToEven, &lost);
-      halves.push_back(f);
+      f.convert(semantics, APFloat::rmNearestTiesToEven, &lost);
+      rounded.push_back(f);
     }
-    int64_t count = halves.size();
-    auto tensorType = RankedTensorType::get({count}, e.f16());
-    auto arrayType = LLVM::LLVMArrayType::get(e.f16(), count);
+    int64_t count = rounded.size();
+    auto tensorType = RankedTensorType::get({count}, valueType);
+    auto arrayType = LLVM::LLVMArrayType::get(valueType, count);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(module.getBody());
     cache = LLVM::GlobalOp::create(
         b, arrayType, /*isConstant=*/true, LLVM::Linkage::Internal,
-        (kernel + "_codes").str(), DenseElementsAttr::get(tensorType, halves),
+        (kernel + "_codes").str(), DenseElementsAttr::get(tensorType, rounded),
         /*alignment=*/16, /*addrSpace=*/1);
   }
   Value base = LLVM::AddressOfOp::create(b, cache);
-  return e.loadRO(e.f16(), e.gepBytes(base, e.mul(idx64, e.c64(2))), 2);
+  return e.loadRO(valueType, e.gepBytes(base, e.mul(idx64, e.c64(2))), 2);
 }

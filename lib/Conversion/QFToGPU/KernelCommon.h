@@ -51,13 +51,14 @@ KernelFunction createKernelFunction(ImplicitLocOpBuilder &b,
 Value dynamicSharedBase(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
                         StringRef name);
 
-/// The f16 value of code `index` (i32) of a table format: the encoding's
-/// constant table (NF4, E2M1, inline codebooks), kept as a global named
-/// `<kernel>_codes` and created once through `cache`, or the `table`
-/// argument for named codebooks.
+/// The value of code `index` (i32) of a table format in `valueType` (f16,
+/// or bf16 for kernels with bf16 activations), rounded once from the table:
+/// the encoding's constant table (NF4, E2M1, inline codebooks), kept as a
+/// global named `<kernel>_codes` and created once through `cache`, or the
+/// `table` argument for named codebooks.
 Value codeTableValue(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
                      StringRef kernel, EncodingAttr encoding, Value table,
-                     Value index, LLVM::GlobalOp &cache);
+                     Value index, LLVM::GlobalOp &cache, Type valueType);
 
 } // namespace qf
 } // namespace mlir

@@ -29,8 +29,10 @@ public:
   Type i32() { return b.getI32Type(); }
   Type i64() { return b.getI64Type(); }
   Type f16() { return b.getF16Type(); }
+  Type bf16() { return b.getBF16Type(); }
   Type f32() { return b.getF32Type(); }
   VectorType v2f16() { return VectorType::get({2}, b.getF16Type()); }
+  VectorType v2bf16() { return VectorType::get({2}, b.getBF16Type()); }
   VectorType vNi32(int64_t n) { return VectorType::get({n}, b.getI32Type()); }
   LLVM::LLVMPointerType globalPtr() {
     return LLVM::LLVMPointerType::get(b.getContext(), 1);
@@ -69,6 +71,10 @@ public:
   }
   Value extf32(Value x) { return arith::ExtFOp::create(b, f32(), x); }
   Value truncf16(Value x) { return arith::TruncFOp::create(b, f16(), x); }
+  /// Rounds an f32 to `type` (f16 or bf16), to nearest even.
+  Value truncTo(Type type, Value x) {
+    return arith::TruncFOp::create(b, type, x);
+  }
   Value bitcast(Type t, Value x) { return LLVM::BitcastOp::create(b, t, x); }
   Value extract(Value vec, int64_t i) {
     return LLVM::ExtractElementOp::create(b, vec, c32(i));

@@ -710,7 +710,7 @@ SmallVector<Value> MatVecBuilder::decodeLutN(ArrayRef<Value> unit,
 
 Value MatVecBuilder::tableValue(Value index) {
   return codeTableValue(b, module, name, spec.encoding, table, index,
-                        codeTable);
+                        codeTable, e.f16());
 }
 
 /// Fills the shared table, each entry replicated in all 32 banks: word

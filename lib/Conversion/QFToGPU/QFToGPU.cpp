@@ -18,6 +18,7 @@
 #include "OpKernelCommon.h"
 #include "OpKernels.h"
 #include "TensorCoreKernel.h"
+#include "qfuse/Conversion/TensorCoreSupport.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
@@ -186,7 +187,7 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
     llvm::raw_string_ostream os(key);
     os << spec.encoding << "|" << spec.layout << "|" << spec.tiling << "|"
        << spec.n << "x" << spec.k << "|" << spec.smVersion << "|"
-       << spec.hasBias << spec.hasResidual << spec.gated << "|"
+       << spec.bf16 << spec.hasBias << spec.hasResidual << spec.gated << "|"
        << (spec.hasNorm ? std::to_string(spec.normEps) : "-") << "|";
     llvm::interleave(spec.groupNs, os, ",");
     return key;
@@ -219,12 +220,17 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
   LogicalResult lowerOne(FusedMatmulOp op, gpu::GPUModuleOp gpuModule,
                          ArrayRef<int64_t> batches) {
     auto emitError = [&]() { return op.emitOpError(); };
-    // The matvec and tensor-core kernels and the cuBLAS steps all read and
-    // write f16 activations: a bf16 model would otherwise run as if its
-    // bits were f16. (qf-to-cpu lowers bf16 activations.)
-    if (failed(requireF16(op, "activations", op.getInput().getType())))
+    // The tensor-core kernel reads and writes f16 or bf16 activations; the
+    // matvec and the cuBLAS steps f16 only: bf16 bits must never reach a
+    // kernel that reads them as f16. (qf-to-cpu lowers both.)
+    Type actType = op.getInput().getType().getElementType();
+    const bool bf16 = actType.isBF16();
+    if (!bf16 && failed(requireF16(op, "activations", actType)))
       return failure();
     WeightType weightType = op.getWeight().getType();
+    if (bf16 && isDenseUnquantized(weightType))
+      return emitError() << "has bf16 activations and a dense weight: the "
+                            "cuBLAS step reads f16";
     if (isDenseUnquantized(weightType)) {
       // cuBLAS runs it: nothing to generate. Only what a gemm step can do.
       if (op.getNorm() || op.getActivation() != EpilogueActivation::None)
@@ -305,6 +311,24 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
                              << " in qf.batch_tilings, but that kernel does "
                                 "not fuse an RMSNorm prologue";
       }
+      if (bf16 && spec.tiling.getKernel() != KernelKind::MMA) {
+        // Say why the tensor-core kernel is not the one selected.
+        std::optional<std::string> why =
+            tensorCoreRefusesEncoding(w.getEncoding(),
+                                      chip == "sm_80" ? 80 : 90);
+        if (!why)
+          why = tensorCoreRefusesShape(w.getEncoding(), w.getN(), w.getK());
+        if (!why && op.getNorm())
+          why = "it does not fuse the RMSNorm prologue";
+        InFlightDiagnostic diag =
+            emitError() << "has bf16 activations, which only the "
+                           "tensor-core (mma) kernel reads; batch "
+                        << batch << " has the tiling " << spec.tiling;
+        if (why)
+          diag << " (the tensor-core kernel cannot take it: " << *why << ")";
+        return failure();
+      }
+      spec.bf16 = bf16;
       spec.m = batch;
       spec.n = w.getN();
       spec.k = w.getK();

@@ -1,8 +1,10 @@
 //===- TensorCoreKernel.cpp - fused dequant-GEMM on mma.sync --------------===//
 //
-// The kernel for batches past the matvec (M >= 9 up to prefill sizes):
-// mma.sync.m16n8k16 with f16 activations and f32 accumulation, the 4-bit or
-// 8-bit weights decoded in registers straight into B fragments.
+// The kernel for batches past the matvec (M >= 9 up to prefill sizes, and
+// every batch of bf16 activations, which the matvec does not read):
+// mma.sync.m16n8k16 with f16 or bf16 activations and f32 accumulation, the
+// 4-bit or 8-bit weights decoded in registers straight into B fragments of
+// the activation type.
 //
 //   warp       = 32 output features (4 n tiles of 8) x block_m batch rows
 //                (block_m / 16 m tiles), over a slice of K
@@ -40,10 +42,16 @@
 //     minus half2(1024 + z), exact; the high nibbles through an fma by 1/16;
 //   nf4, fp4e2m1, 4-bit codebooks: a 16-entry table replicated across the 32
 //     shared-memory banks (value c at word 32 c + lane), paired by prmt.
+// With bf16 activations the same words decode into bf16 pairs: int4/uint4
+//   under 0x4300 (bf16x2(128 + e), the high nibbles shifted down first: bit
+//   7 is bf16's exponent), NF4/fp4/codebooks from a bf16 table.
 // A word of 8-bit codes is one n tile's two B registers:
 //   int8/uint8: prmt places each byte under 0x64, half2(1024 + u), minus
 //     half2(1024 + z) (int8: the sign bit flipped first, z = 128), exact;
 //   fp8 e4m3: one cvt.rn.f16x2.e4m3x2 per register, exact.
+//   bf16: 128 + 255 does not fit bf16, so bytes go under the f32 2^23 and
+//   q - z is formed in f32; fp8 widens through f32; pairs are packed by
+//   cvt.rn.bf16x2.f32 (exact: at most 8 significant bits).
 // Then mma.sync accumulates in f32, with the scale applied one of two ways:
 //   per fragment: one half2 multiply of B by the group's scale (the same
 //     rounding as an fp16 dequantize);
@@ -87,12 +95,14 @@ private:
   void barrier();
   void issueStep(Value slot, Value step);
   Acc computeStep(Value slot, Value step, ValueRange acc);
-  Value scaleHalf2(Value word, Value elementIndex);
+  Value scalePair(Value word, Value elementIndex);
   Value scaleF32(Value word, Value elementIndex);
   SmallVector<Value> columnScales(function_ref<Value(Value row)> wordOfRow,
                                   Value group);
-  Value zeroBias(Value word, Value row, Value group, bool high);
-  SmallVector<Value> decodeWord(Value w);
+  Value zeroOf(Value word, Value row, Value group);
+  Value zeroBias(Value z, bool high);
+  SmallVector<Value> decodeWord(Value w, Value zero);
+  Value packBf16(Value lo, Value hi);
   Value tableValue(Value index);
   void buildLut();
   Value groupOfStep(Value step, int64_t gi);
@@ -100,6 +110,11 @@ private:
   void reduceSplitK(Acc &acc);
   void reduceCluster(Acc &acc);
   void storeOutputs(const Acc &acc);
+
+  /// The element type of x, the B fragments, bias, residual and y: f16, or
+  /// bf16 (spec.bf16), and its pair.
+  Type act() { return spec.bf16 ? e.bf16() : e.f16(); }
+  VectorType actPair() { return spec.bf16 ? e.v2bf16() : e.v2f16(); }
 
   ImplicitLocOpBuilder &b;
   KernelEmitter e;
@@ -243,13 +258,15 @@ void TensorCoreBuilder::issueStep(Value slot, Value step) {
 }
 
 /// The scale stored at element `elementIndex` of the scales tensor, whose
-/// aligned word is `word`, as a half2 with both lanes equal.
-Value TensorCoreBuilder::scaleHalf2(Value word, Value elementIndex) {
-  // Rounded to f16 once (exact for f16 and E4M3 scales: LLVM folds the
-  // extension and truncation away).
-  Value h = e.bitcast(e.i16(), e.truncf16(scaleF32(word, elementIndex)));
+/// aligned word is `word`, as a pair of the activation type with both lanes
+/// equal.
+Value TensorCoreBuilder::scalePair(Value word, Value elementIndex) {
+  // Rounded to f16 (bf16) once: exact for f16 and E4M3 (bf16, E8M0) scales,
+  // where LLVM folds the extension and truncation away.
+  Value h =
+      e.bitcast(e.i16(), e.truncTo(act(), scaleF32(word, elementIndex)));
   Value h32 = arith::ExtUIOp::create(b, e.i32(), h);
-  return e.bitcast(e.v2f16(),
+  return e.bitcast(actPair(),
                    arith::OrIOp::create(
                        b, h32, arith::ShLIOp::create(b, h32, e.c32(16))));
 }
@@ -296,45 +313,74 @@ TensorCoreBuilder::columnScales(function_ref<Value(Value row)> wordOfRow,
   return result;
 }
 
-/// half2(1024 + z) (or half2(64 + z) for the high nibbles, which decode as
-/// 1024 + 16 e and are scaled by 1/16 first); z = 8 for symmetric int4 and
-/// 128 for int8 (whose sign bit decodeWord flips).
-Value TensorCoreBuilder::zeroBias(Value word, Value row, Value group,
-                                  bool high) {
-  Value z;
-  if (!p.intZeros) {
-    z = e.c32(p.codeBits == 8 ? 128 : 8);
-  } else {
-    Value bit = e.mul(group, e.c32(p.codeBits));
-    Value byteIdx = e.add(e.mul(row, e.c32(p.zeroRowBytes)),
-                          e.shru(bit, e.c32(3)));
-    Value shift = e.add(e.mul(e.band(byteIdx, e.c32(3)), e.c32(8)),
-                        e.band(bit, e.c32(7)));
-    z = e.band(e.shru(word, shift), e.c32((1 << p.codeBits) - 1));
-  }
+/// The integer zero point of (row, group): z from the packed zeros word, or
+/// the symmetric formats' implied 8 (int4) and 128 (int8, whose sign bit
+/// decodeWord flips).
+Value TensorCoreBuilder::zeroOf(Value word, Value row, Value group) {
+  if (!p.intZeros)
+    return e.c32(p.codeBits == 8 ? 128 : 8);
+  Value bit = e.mul(group, e.c32(p.codeBits));
+  Value byteIdx =
+      e.add(e.mul(row, e.c32(p.zeroRowBytes)), e.shru(bit, e.c32(3)));
+  Value shift = e.add(e.mul(e.band(byteIdx, e.c32(3)), e.c32(8)),
+                      e.band(bit, e.c32(7)));
+  return e.band(e.shru(word, shift), e.c32((1 << p.codeBits) - 1));
+}
+
+/// The pair the decoder subtracts from the raw codes of zero point z:
+/// f16: half2(1024 + z), or half2(64 + z) for the high nibbles, which decode
+/// as 1024 + 16 e and are scaled by 1/16 first; bf16 4-bit codes:
+/// bf16x2(128 + z) (both nibbles decode as 128 + e). bf16 8-bit codes
+/// subtract in f32 (decodeWord).
+Value TensorCoreBuilder::zeroBias(Value z, bool high) {
   // half(1024 + z) = 0x6400 | z (ulp 1); half(64 + z) = 0x5400 + 16 z
-  // (ulp 1/16).
-  Value hbits = high ? e.add(arith::ShLIOp::create(b, z, e.c32(4)),
-                             e.c32(0x5400))
-                     : arith::OrIOp::create(b, z, e.c32(0x6400));
-  return e.bitcast(e.v2f16(),
+  // (ulp 1/16); bf16(128 + z) = 0x4300 | z (ulp 1, z < 128).
+  Value hbits;
+  if (spec.bf16)
+    hbits = arith::OrIOp::create(b, z, e.c32(0x4300));
+  else
+    hbits = high ? e.add(arith::ShLIOp::create(b, z, e.c32(4)), e.c32(0x5400))
+                 : arith::OrIOp::create(b, z, e.c32(0x6400));
+  return e.bitcast(actPair(),
                    arith::OrIOp::create(
                        b, hbits, arith::ShLIOp::create(b, hbits, e.c32(16))));
 }
 
+/// The bf16x2 (lo, hi) of two f32 values (exact for the values decoded
+/// here, which have at most 8 significant bits).
+Value TensorCoreBuilder::packBf16(Value lo, Value hi) {
+  return e.bitcast(e.v2bf16(), e.ptx("cvt.rn.bf16x2.f32 $0, $1, $2;",
+                                     "=r,f,f", e.i32(), {hi, lo}));
+}
+
 /// The B registers of one code word, in the fragment order of MmaLayout.h.
 /// 4-bit codes give four: (b0, b1) of n tile 2 jp, then (b0, b1) of n tile
-/// 2 jp + 1; int4/uint4 come back raw (lo: 1024 + e, hi: 1024 + 16 e), for
-/// computeStep to remove each tile's zero point; table formats as values.
-/// 8-bit codes give (b0, b1) of one n tile: int8/uint8 raw (1024 + u), fp8
-/// as values.
-SmallVector<Value> TensorCoreBuilder::decodeWord(Value w) {
+/// 2 jp + 1; int4/uint4 come back raw (f16 lo: 1024 + e, hi: 1024 + 16 e;
+/// bf16: 128 + e), for computeStep to remove each tile's zero point; table
+/// formats as values. 8-bit codes give (b0, b1) of one n tile: int8/uint8
+/// raw (f16: 1024 + u) or, with bf16 activations, already q - z (`zero`
+/// is z, an i32), fp8 as values.
+SmallVector<Value> TensorCoreBuilder::decodeWord(Value w, Value zero) {
   SmallVector<Value> pairs;
-  auto h2 = [&](Value i) { return e.bitcast(e.v2f16(), i); };
+  auto h2 = [&](Value i) { return e.bitcast(actPair(), i); };
   if (p.decode == Decode::Int8Magic) {
-    // Bytes (v0, v1) and (v2, v3) under 0x64: half2(1024 + u), u the
-    // unsigned byte (int8: sign flipped, u = q + 128).
+    // u = the unsigned byte (int8: sign flipped, u = q + 128).
     Value u = p.intZeros ? w : arith::XOrIOp::create(b, w, e.c32(0x80808080));
+    if (spec.bf16) {
+      // bf16 holds 128 + u only up to u = 127: each byte goes under the f32
+      // 2^23 (0x4B000000 | u = 2^23 + u), minus 2^23 + z is q - z exactly,
+      // and a pair of them rounds (exactly, |q - z| <= 255) into bf16x2.
+      Value magic = e.c32(0x4B000000);
+      Value bias = e.bitcast(
+          e.f32(), arith::OrIOp::create(b, zero, e.c32(0x4B000000)));
+      auto value = [&](uint32_t v) {
+        return e.fsub(e.bitcast(e.f32(), e.prmt(u, magic, 0x7540 + v)), bias);
+      };
+      pairs.push_back(packBf16(value(0), value(1)));
+      pairs.push_back(packBf16(value(2), value(3)));
+      return pairs;
+    }
+    // Bytes (v0, v1) and (v2, v3) under 0x64: half2(1024 + u).
     Value magic = e.c32(0x64646464);
     pairs.push_back(h2(e.prmt(u, magic, 0x4140)));
     pairs.push_back(h2(e.prmt(u, magic, 0x4342)));
@@ -344,8 +390,16 @@ SmallVector<Value> TensorCoreBuilder::decodeWord(Value w) {
     for (int64_t half = 0; half < 2; ++half) {
       Value bits = arith::TruncIOp::create(
           b, e.i16(), half ? e.shru(w, e.c32(16)) : w);
-      pairs.push_back(h2(
-          e.ptx("cvt.rn.f16x2.e4m3x2 $0, $1;", "=r,h", e.i32(), {bits})));
+      Value f16x2 =
+          e.ptx("cvt.rn.f16x2.e4m3x2 $0, $1;", "=r,h", e.i32(), {bits});
+      if (!spec.bf16) {
+        pairs.push_back(h2(f16x2));
+        continue;
+      }
+      // Every E4M3 value is an f16, an f32 and a bf16: widen, then pack.
+      Value v = e.bitcast(e.v2f16(), f16x2);
+      pairs.push_back(
+          packBf16(e.extf32(e.extract(v, 0)), e.extf32(e.extract(v, 1))));
     }
     return pairs;
   }
@@ -354,6 +408,14 @@ SmallVector<Value> TensorCoreBuilder::decodeWord(Value w) {
     // lo(w) = (e0, e1), hi(w) = (e2, e3), lo(w >> 8) = (e4, e5), ...
     Value w8 = e.shru(w, e.c32(8));
     for (Value src : {w, w8}) {
+      if (spec.bf16) {
+        // bf16's 7 mantissa bits hold a nibble at bits 0..3 only (bit 7 is
+        // the exponent's): the high nibbles are shifted down first.
+        pairs.push_back(h2(e.andOr(src, 0x000F000F, 0x43004300)));
+        pairs.push_back(
+            h2(e.andOr(e.shru(src, e.c32(4)), 0x000F000F, 0x43004300)));
+        continue;
+      }
       pairs.push_back(h2(e.andOr(src, 0x000F000F, 0x64006400)));
       pairs.push_back(h2(e.andOr(src, 0x00F000F0, 0x64006400)));
     }
@@ -378,7 +440,7 @@ SmallVector<Value> TensorCoreBuilder::decodeWord(Value w) {
 
 Value TensorCoreBuilder::tableValue(Value index) {
   return codeTableValue(b, module, name, spec.encoding, table, index,
-                        codeTable);
+                        codeTable, act());
 }
 
 /// Fills the shared table: word c * 32 + l holds value(c) for lane l.
@@ -413,9 +475,11 @@ TensorCoreBuilder::Acc TensorCoreBuilder::computeStep(Value slot, Value step,
   int64_t kslabsPerGroup = p.perChannel ? 1 << 30 : p.groupSize / 16;
 
   // Per scale group of the step: scale (unless deferred) and zero of each
-  // n tile j (rows nBase + 8 j + g), decoded once.
+  // n tile j (rows nBase + 8 j + g), decoded once: the zero as the pair
+  // the decode subtracts, or (bf16 8-bit codes) as the integer z.
   SmallVector<SmallVector<Value>> scaleOf(p.groupsPerStep),
-      zeroLoOf(p.groupsPerStep), zeroHiOf(p.groupsPerStep);
+      zeroLoOf(p.groupsPerStep), zeroHiOf(p.groupsPerStep),
+      zeroIntOf(p.groupsPerStep);
   SmallVector<bool> loaded(p.groupsPerStep, false);
   auto slotBase = [&](int64_t gi) {
     return e.mul(e.add(e.mul(warpSlot, e.c32(p.groupsPerStep)), e.c32(gi)),
@@ -436,7 +500,7 @@ TensorCoreBuilder::Acc TensorCoreBuilder::computeStep(Value slot, Value step,
         Value sWord = LLVM::LoadOp::create(
             b, e.i32(), smemAt(e.add(e.c32(p.sOff), slotOff)), 4);
         scaleOf[gi].push_back(
-            scaleHalf2(sWord, e.add(e.mul(row, e.c32(p.numGroups)), group)));
+            scalePair(sWord, e.add(e.mul(row, e.c32(p.numGroups)), group)));
       }
       if (p.decode == Decode::Int4Magic || p.decode == Decode::Int8Magic) {
         Value zWord =
@@ -445,9 +509,14 @@ TensorCoreBuilder::Acc TensorCoreBuilder::computeStep(Value slot, Value step,
                              4)
                              .getResult()
                        : Value();
-        zeroLoOf[gi].push_back(zeroBias(zWord, row, group, false));
-        if (p.codeBits == 4)
-          zeroHiOf[gi].push_back(zeroBias(zWord, row, group, true));
+        Value z = zeroOf(zWord, row, group);
+        if (spec.bf16 && p.codeBits == 8) {
+          zeroIntOf[gi].push_back(z);
+        } else {
+          zeroLoOf[gi].push_back(zeroBias(z, false));
+          if (p.codeBits == 4 && !spec.bf16)
+            zeroHiOf[gi].push_back(zeroBias(z, true));
+        }
       }
     }
   };
@@ -527,30 +596,37 @@ TensorCoreBuilder::Acc TensorCoreBuilder::computeStep(Value slot, Value step,
             NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8),
             NVVM::LdStMatrixEltTypeAttr::get(ctx,
                                              NVVM::LdStMatrixEltType::B16));
-        for (int64_t i = 0; i < 4; ++i)
-          aFrag[mt].push_back(e.bitcast(
-              e.v2f16(), LLVM::ExtractValueOp::create(b, frag, i)));
+        // (mma.sync takes bf16 fragments as i32, f16 ones as half2.)
+        for (int64_t i = 0; i < 4; ++i) {
+          Value reg = LLVM::ExtractValueOp::create(b, frag, i);
+          aFrag[mt].push_back(spec.bf16 ? reg : e.bitcast(e.v2f16(), reg));
+        }
       }
       // The unscaled (b0, b1) of n tiles j = 0..3 of this slab.
       SmallVector<Value> unscaled;
       if (p.codeBits == 4) {
         for (int64_t jp = 0; jp < 2; ++jp) {
-          SmallVector<Value> pairs = decodeWord(words[s * 2 + jp]);
+          SmallVector<Value> pairs = decodeWord(words[s * 2 + jp], Value());
           if (p.decode == Decode::Int4Magic) {
-            // q - z exactly: lo - (1024 + z), hi / 16 - (64 + z).
+            // q - z exactly: f16 lo - (1024 + z), hi / 16 - (64 + z); bf16
+            // (128 + e) - (128 + z) for both.
             for (int64_t h = 0; h < 2; ++h) {
               int64_t j = 2 * jp + h;
               pairs[2 * h] = e.fsub(pairs[2 * h], zeroLoOf[gi][j]);
-              pairs[2 * h + 1] = e.fma(pairs[2 * h + 1], e.ch2(1.0 / 16),
-                                       e.fneg(zeroHiOf[gi][j]));
+              pairs[2 * h + 1] =
+                  spec.bf16 ? e.fsub(pairs[2 * h + 1], zeroLoOf[gi][j])
+                            : e.fma(pairs[2 * h + 1], e.ch2(1.0 / 16),
+                                    e.fneg(zeroHiOf[gi][j]));
             }
           }
           unscaled.append(pairs);
         }
       } else {
         for (int64_t j = 0; j < 4; ++j) {
-          SmallVector<Value> regs = decodeWord(words[s * 4 + j]);
-          if (p.decode == Decode::Int8Magic) // q - z exactly: - (1024 + z)
+          bool f32Zero = spec.bf16 && p.decode == Decode::Int8Magic;
+          SmallVector<Value> regs = decodeWord(
+              words[s * 4 + j], f32Zero ? zeroIntOf[gi][j] : Value());
+          if (p.decode == Decode::Int8Magic && !f32Zero) // q - z: - (1024 + z)
             for (Value &r : regs)
               r = e.fsub(r, zeroLoOf[gi][j]);
           unscaled.append(regs);
@@ -562,6 +638,12 @@ TensorCoreBuilder::Acc TensorCoreBuilder::computeStep(Value slot, Value step,
           b0 = e.fmul(b0, scaleOf[gi][j]);
           b1 = e.fmul(b1, scaleOf[gi][j]);
         }
+        if (spec.bf16) {
+          b0 = e.bitcast(e.i32(), b0);
+          b1 = e.bitcast(e.i32(), b1);
+        }
+        NVVM::MMATypes operandType =
+            spec.bf16 ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
         for (int64_t mt = 0; mt < p.mTiles; ++mt) {
           int64_t base = (mt * 4 + j) * 4;
           SmallVector<Value> c(target.begin() + base,
@@ -569,8 +651,7 @@ TensorCoreBuilder::Acc TensorCoreBuilder::computeStep(Value slot, Value step,
           auto mma = NVVM::MmaOp::create(
               b, f32x4, aFrag[mt], ValueRange{b0, b1}, c,
               ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
-              std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::f16,
-                                            NVVM::MMATypes::f16},
+              std::array<NVVM::MMATypes, 2>{operandType, operandType},
               std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
                                              NVVM::MMALayout::col});
           for (int64_t i = 0; i < 4; ++i)
@@ -746,7 +827,7 @@ void TensorCoreBuilder::storeOutputs(const Acc &acc) {
     Value col = e.add(nBase, e.add(e.c32(8 * j), e.mul(t4, e.c32(2))));
     Value biasPair;
     if (spec.hasBias)
-      biasPair = e.loadRO(e.v2f16(),
+      biasPair = e.loadRO(actPair(),
                           e.gepBytes(bias, e.mul(e.zext64(col), e.c64(2))), 4);
     for (int64_t mt = 0; mt < p.mTiles; ++mt)
       for (int64_t h = 0; h < 2; ++h) {
@@ -759,8 +840,8 @@ void TensorCoreBuilder::storeOutputs(const Acc &acc) {
             e.mul(e.zext64(e.add(e.mul(row, nOut), col)), e.c64(2));
         Value resPair;
         if (spec.hasResidual)
-          resPair = e.loadRO(e.v2f16(), e.gepBytes(residual, off), 4);
-        Value out = LLVM::UndefOp::create(b, e.v2f16());
+          resPair = e.loadRO(actPair(), e.gepBytes(residual, off), 4);
+        Value out = LLVM::UndefOp::create(b, actPair());
         for (int64_t i = 0; i < 2; ++i) {
           Value v = total[base + i];
           if (!gate.empty())
@@ -769,7 +850,8 @@ void TensorCoreBuilder::storeOutputs(const Acc &acc) {
             v = e.fadd(v, e.extf32(e.extract(biasPair, i)));
           if (resPair)
             v = e.fadd(v, e.extf32(e.extract(resPair, i)));
-          out = LLVM::InsertElementOp::create(b, out, e.truncf16(v), e.c32(i));
+          out = LLVM::InsertElementOp::create(b, out, e.truncTo(act(), v),
+                                              e.c32(i));
         }
         e.store(out, e.gepBytes(y, off), 4);
       }

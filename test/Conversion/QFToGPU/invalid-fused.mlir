@@ -31,11 +31,41 @@ func.func @gated_act_order(%x: tensor<1x4096xf16>, %w: !qf.weight<256x4096, #e>)
 
 // -----
 
-// The GPU matmul kernels read and write f16 activations; bf16 is refused
-// instead of being read as if its bits were f16 (qf-to-cpu lowers it).
+// Only the tensor-core kernel reads bf16 activations (the matvec's half2
+// arithmetic and the cuBLAS steps are f16): a bf16 op with a matvec tiling
+// or a dense weight is refused instead of being read as if its bits were
+// f16 (qf-to-cpu lowers both; mma-bf16.mlir has the kernel).
 #e = #qf.enc<nf4, group = 64, scale = f32>
-func.func @bf16_activations(%x: tensor<16x512xbf16>, %w: !qf.weight<256x512, #e, #qf.layout<tiled, tile_n = 32, tile_k = 32>>) -> tensor<16x256xbf16> {
-  // expected-error@+1 {{activations must be f16 for the GPU kernels (they accumulate in f32), got 'bf16'}}
-  %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 3>} : tensor<16x512xbf16>, !qf.weight<256x512, #e, #qf.layout<tiled, tile_n = 32, tile_k = 32>> -> tensor<16x256xbf16>
+func.func @bf16_matvec(%x: tensor<4x512xbf16>, %w: !qf.weight<256x512, #e>) -> tensor<4x256xbf16> {
+  // expected-error@+1 {{has bf16 activations, which only the tensor-core (mma) kernel reads; batch 4 has the tiling #qf.tiling<matvec, block_n = 8>}}
+  %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<matvec, block_n = 8>} : tensor<4x512xbf16>, !qf.weight<256x512, #e> -> tensor<4x256xbf16>
+  return %y : tensor<4x256xbf16>
+}
+
+// -----
+
+func.func @bf16_dense(%x: tensor<16x512xbf16>, %w: !qf.weight<256x512, #qf.enc<bf16>>) -> tensor<16x256xbf16> {
+  // expected-error@+1 {{has bf16 activations and a dense weight: the cuBLAS step reads f16}}
+  %y = qf.fused_matmul %x, %w : tensor<16x512xbf16>, !qf.weight<256x512, #qf.enc<bf16>> -> tensor<16x256xbf16>
   return %y : tensor<16x256xbf16>
+}
+
+
+// -----
+
+// What the tensor-core kernel refuses has no bf16 kernel: qf-select-tiling
+// leaves it to the matvec, and the refusal names why.
+#act = #qf.enc<int4, group = 128, scale = f16, act_order>
+func.func @bf16_act_order(%x: tensor<1x4096xbf16>, %a: !qf.weight<4096x4096, #act>) -> tensor<1x4096xbf16> {
+  // expected-error@+1 {{has bf16 activations, which only the tensor-core (mma) kernel reads; batch 1 has the tiling #qf.tiling<matvec, block_n = 8> (the tensor-core kernel cannot take it: the tensor-core generator does not lower act_order weights yet)}}
+  %0 = qf.fused_matmul %x, %a {tiling = #qf.tiling<matvec, block_n = 8>} : tensor<1x4096xbf16>, !qf.weight<4096x4096, #act> -> tensor<1x4096xbf16>
+  return %0 : tensor<1x4096xbf16>
+}
+
+// -----
+
+func.func @bf16_norm(%x: tensor<1x4096xbf16>, %w: !qf.weight<4096x4096, #qf.enc<int4, group = 128, scale = f16>>, %g: tensor<4096xbf16>) -> tensor<1x4096xbf16> {
+  // expected-error@+1 {{(the tensor-core kernel cannot take it: it does not fuse the RMSNorm prologue)}}
+  %0 = qf.fused_matmul %x, %w norm(%g : tensor<4096xbf16>) {norm_eps = 1.0e-05 : f32, tiling = #qf.tiling<matvec, block_n = 8>} : tensor<1x4096xbf16>, !qf.weight<4096x4096, #qf.enc<int4, group = 128, scale = f16>> -> tensor<1x4096xbf16>
+  return %0 : tensor<1x4096xbf16>
 }

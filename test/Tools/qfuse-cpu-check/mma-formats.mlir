@@ -10,6 +10,16 @@
 // layout, int4 and int8), the same way:
 // RUN: qfuse-cpu-check %S/../qfuse-compile/Inputs/mma-fused.mlir --batch-sizes=9,17 --tiling-batch=16 \
 // RUN:   | FileCheck %s --check-prefix=FUSED --implicit-check-not=FAIL
+// The same formats and fusions with bf16 activations (bf16 decodes, table
+// values and epilogue):
+// RUN: qfuse-cpu-check %S/../qfuse-compile/Inputs/mma-bf16.mlir --batch-sizes=9,17 --tiling-batch=16 \
+// RUN:   | FileCheck %s --check-prefix=BF16 --implicit-check-not=FAIL
+
+// BF16: PASS @int4_q_bf16 1536x1536 #qf.enc<int4, group = 128, scale = f16> #qf.layout<tiled, tile_n = 32, tile_k = 32> m=9
+// BF16: PASS @int8_q_bf16 {{.*}} m=17
+// BF16: PASS @fp8_mlp_bf16 {{.*}} m=17
+// BF16: PASS @mma_fused_bf16#4 1024x512 #qf.enc<fp8e4m3, per_channel, scale = f32> #qf.layout<tiled, tile_n = 32, tile_k = 32> m=17
+// BF16: qfuse-cpu-check: 38 cases, 38 passed, 0 failed
 
 // FUSED: PASS @mma_fused#3 1024x512 #qf.enc<int4, group = 128, scale = f16> #qf.layout<tiled, tile_n = 32, tile_k = 32> m=17
 // FUSED: PASS @mma_fused#4 1024x512 #qf.enc<int8, per_channel, scale = f16> #qf.layout<tiled, tile_n = 32, tile_k = 32> m=17

@@ -154,6 +154,12 @@ struct QFSelectTilingPass
         return failure();
       forced = leader->getKernel();
     }
+    // Only the tensor-core kernel reads bf16 activations: such ops take it
+    // at every batch where it takes the weight (what it refuses falls back
+    // to the matvec, which qf-to-gpu refuses with the reason; the CPU
+    // reference lowers either).
+    if (op.getInput().getType().getElementType().isBF16())
+      forced = KernelKind::MMA;
     // Only the matvec fuses an RMSNorm prologue: up to batch 8 such ops stay
     // on it whatever the crossover.
     if (op.getNorm())
