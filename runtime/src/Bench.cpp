@@ -315,8 +315,15 @@ void bindPlaceholderWeights(Executor &executor, CUstream stream) {
       continue;
     const WeightSpec &weight = *artifact.findWeight(weightName);
     const format::ComponentSpec &spec = *weight.findComponent(component);
-    const size_t bytes = static_cast<size_t>(format::numElements(spec.shape)) *
-                         format::dtypeBytes(spec.dtype);
+    // The repacked shape (padded codes in the mma fragment layout), in whole
+    // 16-byte units as Executor::bindWeightComponent allocates.
+    const size_t bytes =
+        (static_cast<size_t>(format::numElements(format::layoutComponentShape(
+             weight.encodingAttr, weight.layoutAttr, spec, weight.n,
+             weight.k))) *
+             format::dtypeBytes(spec.dtype) +
+         15) /
+        16 * 16;
     cuda::DeviceBuffer buffer(bytes,
                               weightName + "." + component + " (placeholder)");
     const std::string what =

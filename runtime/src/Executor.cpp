@@ -159,8 +159,18 @@ void Executor::bindWeightComponent(const std::string &weight,
     fail("cannot bind " + componentText(key) + ": no plan step reads it");
   if (size == 0)
     fail("cannot bind " + componentText(key) + ": no data");
-  cuda::DeviceBuffer buffer(size, weight + "." + component);
-  buffer.upload(data, size);
+  // Whole 16-byte units, zero past the data: the tensor-core kernel copies
+  // scales and zero points as the aligned 32-bit words that hold them, and
+  // with 1-byte entries the last word may reach past the component.
+  const size_t padded = (size + 15) / 16 * 16;
+  cuda::DeviceBuffer buffer(padded, weight + "." + component);
+  if (padded != size) {
+    std::vector<uint8_t> bytes(padded, 0);
+    std::memcpy(bytes.data(), data, size);
+    buffer.upload(bytes.data(), padded);
+  } else {
+    buffer.upload(data, size);
+  }
   bindWeightComponent(weight, component, std::move(buffer));
 }
 

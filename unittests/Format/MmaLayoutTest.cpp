@@ -143,10 +143,72 @@ TEST(MmaLayoutTest, RejectsWhatItDoesNotDefine) {
                       layout, in, 32, 64, out, error));
   EXPECT_NE(error.find("dense 4-bit and 8-bit codes"), std::string::npos)
       << error;
-  EXPECT_FALSE(
-      repack(enc("int4, group = 32, scale = f16"), layout, in, 48, 64, out,
-             error));
-  EXPECT_NE(error.find("multiple of 32"), std::string::npos) << error;
+}
+
+// Shapes that are not whole tiles are padded to them: the codes of rows
+// past N and columns past K are 0, the rest sit where mmaCodePosition says
+// (with K padded), and unrepack restores the row-major bytes exactly.
+TEST(MmaLayoutTest, PadsShapesThatAreNotWholeTiles) {
+  const uint32_t seed = qfuse::format::test::freshSeed();
+  SCOPED_TRACE("QFUSE_TEST_SEED=" + std::to_string(seed));
+  std::mt19937 rng(seed);
+  Layout layout;
+  std::string error;
+  ASSERT_TRUE(parseLayout("tiled, tile_n = 32, tile_k = 32", layout, error));
+  struct Shape {
+    int64_t n, k;
+    const char *encoding;
+  };
+  for (Shape shape : {Shape{40, 48, "int4, group = 16, scale = f16"},
+                      Shape{33, 1000, "int4, per_channel, scale = f16"},
+                      Shape{7, 40, "int8, per_channel, scale = f16"},
+                      Shape{65, 520, "fp8e4m3, per_channel, scale = f32"}}) {
+    SCOPED_TRACE(std::string(shape.encoding) + " " + std::to_string(shape.n) +
+                 "x" + std::to_string(shape.k));
+    const int64_t n = shape.n, k = shape.k;
+    Encoding e = enc(shape.encoding);
+    const unsigned bits = codeBits(e);
+    std::normal_distribution<float> normal;
+    std::vector<float> w(size_t(n * k));
+    for (float &v : w)
+      v = normal(rng);
+    TensorMap rowMajor, packed, back;
+    ASSERT_TRUE(quantizeRTN(e, w.data(), n, k, rowMajor, error)) << error;
+    ASSERT_TRUE(repack(e, layout, rowMajor, n, k, packed, error)) << error;
+    const Tensor &codes = packed.at(kCodes);
+    const std::vector<int64_t> shapeWant = {mmaPaddedN(n),
+                                            mmaPaddedK(k) * bits / 8};
+    EXPECT_EQ(codes.shape, shapeWant);
+    ASSERT_EQ(codes.data.size(), size_t(shapeWant[0] * shapeWant[1]));
+    // Every code in place; every other code (the padding) zero.
+    const int64_t perWord = 32 / bits;
+    std::vector<bool> real(codes.data.size() * 8 / bits, false);
+    const std::vector<uint8_t> &rm = rowMajor.at(kCodes).data;
+    auto codeAt = [&](const std::vector<uint8_t> &bytes, int64_t index) {
+      return bits == 8 ? int(bytes[index])
+                       : (bytes[index / 2] >> (4 * (index % 2))) & 0xF;
+    };
+    for (int64_t r = 0; r < n; ++r)
+      for (int64_t c = 0; c < k; ++c) {
+        MmaCodePosition pos = mmaCodePosition(r, c, k, bits);
+        int64_t index = pos.word * perWord + pos.slot;
+        real[index] = true;
+        ASSERT_EQ(codeAt(codes.data, index), codeAt(rm, r * k + c))
+            << r << ", " << c;
+      }
+    for (size_t i = 0; i < real.size(); ++i)
+      if (!real[i])
+        ASSERT_EQ(codeAt(codes.data, int64_t(i)), 0) << "padding code " << i;
+    ASSERT_TRUE(unrepack(e, layout, packed, n, k, back, error)) << error;
+    EXPECT_EQ(back.at(kCodes).data, rm);
+    EXPECT_EQ(back.at(kCodes).shape, rowMajor.at(kCodes).shape);
+    // A fragment-layout codes tensor of any other size is refused.
+    TensorMap truncated = packed;
+    truncated[kCodes].data.resize(truncated[kCodes].data.size() - 16);
+    truncated[kCodes].shape = {shapeWant[0] - 1, shapeWant[1]};
+    EXPECT_FALSE(unrepack(e, layout, truncated, n, k, back, error));
+    EXPECT_NE(error.find("whole 32x32 tiles"), std::string::npos) << error;
+  }
 }
 
 } // namespace

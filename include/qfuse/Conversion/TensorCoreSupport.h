@@ -63,15 +63,18 @@ tensorCoreRefusesEncoding(EncodingAttr enc, int64_t smVersion) {
   return std::nullopt;
 }
 
-/// Why no tensor-core tiling fits an N x K weight of `enc` (the smallest
-/// tile: block_n = 32 rows, block_k = 64, groups of 16k that divide or are
-/// multiples of block_k), or nullopt when one does.
+/// Why no tensor-core tiling fits an N x K weight of `enc`, or nullopt when
+/// one does. Any N and K the kernel pads to whole tiles (rows past N are not
+/// stored, activations past K are zero-filled) as long as an activation row
+/// is whole 16-byte copies (K % 8 == 0); groups must be multiples of 16
+/// that divide or are multiples of block_k = 64.
 inline std::optional<std::string>
 tensorCoreRefusesShape(EncodingAttr enc, int64_t n, int64_t k) {
-  if (n % 32 != 0)
-    return "N = " + std::to_string(n) + " is not a multiple of 32";
-  if (k % 64 != 0)
-    return "K = " + std::to_string(k) + " is not a multiple of 64";
+  (void)n;
+  if (k % 8 != 0)
+    return "K = " + std::to_string(k) +
+           " is not a multiple of 8 (activation rows move in 16-byte "
+           "copies)";
   if (enc.isQuantized() && !enc.isPerChannel()) {
     int64_t group = enc.getGroupSize();
     bool fits = group % 16 == 0 && (group % 64 == 0 || 64 % group == 0);

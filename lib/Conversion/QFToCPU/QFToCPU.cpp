@@ -29,6 +29,8 @@
 
 #include "CPUEmitter.h"
 
+#include "qfuse/format/MmaLayout.h"
+
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
@@ -115,12 +117,7 @@ LogicalResult checkSupported(FusedMatmulOp op, const RefSpec &spec) {
                 "(MmaLayout.h); got "
              << bits << "-bit codes" << (enc.isSparse24() ? " with 2:4" : "")
              << (enc.getActOrder() ? " with act_order" : "");
-    if (spec.weight.getN() % 32 != 0 || spec.k() % 32 != 0)
-      return op.emitOpError()
-             << "qf-to-cpu: the mma fragment layout needs N and K to be "
-                "multiples of 32; got "
-             << spec.weight.getN() << "x" << spec.k();
-    return success();
+    return success(); // any N, K: whole tiles, padded (MmaLayout.h)
   }
   if (bits != 4 || layout.getTileN() != 1 || layout.getInterleave() > 1)
     return op.emitOpError()
@@ -270,7 +267,14 @@ SmallVector<std::string> ReferenceBuilder::build(Location loc) {
     auto named = [&](StringRef component) {
       return (prefix + component).str();
     };
-    add(named("codes"), {n, stored * bits / 8}, i8);
+    // The fragment layout stores whole 32x32 tiles (MmaLayout.h).
+    if (isMmaFragmentLayout(spec.weight.getLayout()))
+      add(named("codes"),
+          {qfuse::format::mmaPaddedN(n),
+           qfuse::format::mmaPaddedK(k) * int64_t(bits) / 8},
+          i8);
+    else
+      add(named("codes"), {n, stored * bits / 8}, i8);
     if (enc.isQuantized())
       add(named("scales"), {n, groups}, storageType(enc.getScaleType()));
     if (enc.isSparse24())

@@ -18,6 +18,8 @@
 
 #include "CPUEmitter.h"
 
+#include "qfuse/format/MmaLayout.h"
+
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "qfuse/Dialect/QF/Transforms/LayoutUtils.h"
 
@@ -143,14 +145,16 @@ Value WeightDecoder::mmaCode(Value n, Value k) {
   auto c = [&](int64_t v) { return e.idx(v); };
   unsigned bits = type.getEncoding().getCodeBits();
   Value nn = e.remu(n, c(32)), kk = e.remu(k, c(32));
-  Value tile = e.add(e.mul(e.divu(n, c(32)), c(type.getK() / 32)),
+  // Whole tiles: K and the buffer's rows padded to 32 (MmaLayout.h).
+  int64_t kPadded = qfuse::format::mmaPaddedK(type.getK());
+  Value tile = e.add(e.mul(e.divu(n, c(32)), c(kPadded / 32)),
                      e.divu(k, c(32)));
   Value j = e.divu(nn, c(8)), g = e.remu(nn, c(8));
   Value s = e.divu(kk, c(16)), r = e.remu(kk, c(16));
   Value t = e.divu(e.remu(r, c(8)), c(2));
   Value v = e.add(e.remu(r, c(2)), e.mul(e.divu(r, c(8)), c(2)));
   Value lane = e.add(e.mul(g, c(4)), t);
-  int64_t rowBytes = type.getK() * bits / 8;
+  int64_t rowBytes = kPadded * bits / 8;
   if (bits == 8) {
     Value word = e.add(e.add(e.mul(tile, c(256)), e.mul(lane, c(8))),
                        e.add(e.mul(s, c(4)), j));

@@ -72,6 +72,7 @@
 #include "TensorCorePlan.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "qfuse/format/MmaLayout.h"
 
 using namespace mlir;
 using namespace mlir::qf;
@@ -106,6 +107,7 @@ private:
   Value tableValue(Value index);
   void buildLut();
   Value groupOfStep(Value step, int64_t gi);
+  Value scaleRow(Value row);
   Value parkedSum(int64_t i);
   void reduceSplitK(Acc &acc);
   void reduceCluster(Acc &acc);
@@ -151,13 +153,25 @@ void TensorCoreBuilder::barrier() {
                           Value());
 }
 
-/// Group index of the gi-th scale group of K step `step`.
+/// Group index of the gi-th scale group of K step `step`. A last step that
+/// runs past K takes the last group's scale for the columns past it (their
+/// activations are zero).
 Value TensorCoreBuilder::groupOfStep(Value step, int64_t gi) {
   if (p.perChannel)
     return e.c32(0);
-  if (p.groupSize <= p.blockK)
-    return e.add(e.mul(step, e.c32(p.blockK / p.groupSize)), e.c32(gi));
-  return e.divu(e.mul(step, e.c32(p.blockK)), e.c32(p.groupSize));
+  Value group =
+      p.groupSize <= p.blockK
+          ? e.add(e.mul(step, e.c32(p.blockK / p.groupSize)), e.c32(gi))
+          : e.divu(e.mul(step, e.c32(p.blockK)), e.c32(p.groupSize));
+  return p.kTail ? e.minu(group, e.c32(p.numGroups - 1)) : group;
+}
+
+/// The row whose scales and zeros stand for weight row `row`: itself, or
+/// the member's last row for the padding rows past N (their outputs are
+/// never stored). Every read of a (row, group) entry goes through it, so
+/// that the word a lane copies and the element it extracts agree.
+Value TensorCoreBuilder::scaleRow(Value row) {
+  return p.nTail ? e.minu(row, e.sub(nOut, e.c32(1))) : row;
 }
 
 /// Starts the copies of K step `step` into pipeline slot `slot`.
@@ -183,11 +197,15 @@ void TensorCoreBuilder::issueStep(Value slot, Value step) {
       Value r = e.divu(c, e.c32(chunksPerRow));
       Value col = e.remu(c, e.c32(chunksPerRow));
       Value row = e.add(mBase, r);
+      Value kcol = e.add(k0, e.mul(col, e.c32(8)));
       Value valid = e.ult(row, e.c32(p.m));
       Value clamped = e.minu(row, e.c32(p.m - 1));
+      if (p.kTail) { // columns past K are zero too (K % 8 == 0)
+        valid = arith::AndIOp::create(b, valid, e.ult(kcol, e.c32(p.k)));
+        kcol = e.minu(kcol, e.c32(p.k - 8));
+      }
       Value src = e.gepBytes(
-          x, e.mul(e.zext64(e.add(e.mul(clamped, e.c32(p.k)),
-                                  e.add(k0, e.mul(col, e.c32(8))))),
+          x, e.mul(e.zext64(e.add(e.mul(clamped, e.c32(p.k)), kcol)),
                    e.c64(2)));
       Value swz = arith::XOrIOp::create(b, col, e.band(r, e.c32(7)));
       Value dst = smemAt(e.add(aBase, e.add(e.mul(r, e.c32(p.blockK * 2)),
@@ -210,15 +228,22 @@ void TensorCoreBuilder::issueStep(Value slot, Value step) {
   // B: this warp's fragment tiles, 16 bytes per lane each (32 for 8-bit
   // codes, as two copies).
   Value warpSlot = e.add(e.mul(slot, e.c32(p.warps)), warp);
-  Value tileBase = e.add(e.mul(tileRow, e.c32(p.k / kTile)),
-                         e.mul(step, e.c32(p.kTilesPerStep)));
+  Value firstTile = e.mul(step, e.c32(p.kTilesPerStep));
   int64_t laneBytesPerTile = p.tileBytes / 32;
   for (int64_t kt = 0; kt < p.kTilesPerStep; ++kt)
     for (int64_t h = 0; h < laneBytesPerTile / 16; ++h) {
       Value inTile = e.add(e.mul(lane, e.c32(laneBytesPerTile)), e.c32(16 * h));
+      // A last step past the padded K zero-fills its missing tiles.
+      Value tk = e.add(firstTile, e.c32(kt));
+      Value size;
+      if (p.kTail) {
+        size = arith::SelectOp::create(b, e.ult(tk, e.c32(p.kTiles)),
+                                       e.c32(16), e.c32(0));
+        tk = e.minu(tk, e.c32(p.kTiles - 1));
+      }
+      Value tile = e.add(e.mul(tileRow, e.c32(p.kTiles)), tk);
       Value src = e.gepBytes(
-          codes, e.add(e.mul(e.zext64(e.add(tileBase, e.c32(kt))),
-                             e.c64(p.tileBytes)),
+          codes, e.add(e.mul(e.zext64(tile), e.c64(p.tileBytes)),
                        e.zext64(inTile)));
       Value dst = smemAt(e.add(
           e.c32(p.bOff),
@@ -226,13 +251,12 @@ void TensorCoreBuilder::issueStep(Value slot, Value step) {
                             e.c32(kt)),
                       e.c32(p.tileBytes)),
                 inTile)));
-      NVVM::CpAsyncOp::create(b, dst, src, b.getI32IntegerAttr(16), cg,
-                              Value());
+      NVVM::CpAsyncOp::create(b, dst, src, b.getI32IntegerAttr(16), cg, size);
     }
   // Scales and zeros: the aligned 32-bit word holding row
-  // nBase + 8 (lane % 4) + lane / 4's entry (N is a multiple of 32, so the
-  // buffers are whole words and no copy runs past their end).
-  Value row = e.add(nBase, e.add(e.mul(t4, e.c32(8)), g));
+  // nBase + 8 (lane % 4) + lane / 4's entry (the runtime allocates weight
+  // components in whole 16-byte units, so no word runs past the buffer).
+  Value row = scaleRow(e.add(nBase, e.add(e.mul(t4, e.c32(8)), g)));
   for (int64_t gi = 0; gi < p.groupsPerStep; ++gi) {
     Value group = groupOfStep(step, gi);
     Value slotOff = e.add(e.mul(e.add(e.mul(warpSlot, e.c32(p.groupsPerStep)),
@@ -307,8 +331,9 @@ TensorCoreBuilder::columnScales(function_ref<Value(Value row)> wordOfRow,
     for (int64_t c = 0; c < 2; ++c) {
       Value row = e.add(nBase, e.add(e.c32(8 * j),
                                      e.add(e.mul(t4, e.c32(2)), e.c32(c))));
-      result.push_back(scaleF32(
-          wordOfRow(row), e.add(e.mul(row, e.c32(p.numGroups)), group)));
+      result.push_back(
+          scaleF32(wordOfRow(row),
+                   e.add(e.mul(scaleRow(row), e.c32(p.numGroups)), group)));
     }
   return result;
 }
@@ -492,7 +517,7 @@ TensorCoreBuilder::Acc TensorCoreBuilder::computeStep(Value slot, Value step,
     Value group = groupOfStep(step, gi);
     Value base = slotBase(gi);
     for (int64_t j = 0; j < 4; ++j) {
-      Value row = e.add(nBase, e.add(e.c32(8 * j), g));
+      Value row = scaleRow(e.add(nBase, e.add(e.c32(8 * j), g)));
       // Lane 4 g + j copied row nBase + 8 j + g's word (issueStep).
       Value slotOff = e.add(base, e.mul(e.add(e.mul(g, e.c32(4)), e.c32(j)),
                                         e.c32(4)));
@@ -768,7 +793,7 @@ void TensorCoreBuilder::storeOutputs(const Acc &acc) {
   if (p.deferScale && p.perChannel)
     channelScale = columnScales(
         [&](Value row) {
-          Value byte = e.mul(e.zext64(row), e.c64(p.scaleBytes));
+          Value byte = e.mul(e.zext64(scaleRow(row)), e.c64(p.scaleBytes));
           return e.loadRO(
               e.i32(),
               e.gepBytes(scales,
@@ -823,37 +848,80 @@ void TensorCoreBuilder::storeOutputs(const Acc &acc) {
     auto owner = scf::IfOp::create(b, owns, false);
     b.setInsertionPointToStart(owner.thenBlock());
   }
+  // Columns past N (the padding rows of the last tile row) are not stored,
+  // and their bias and residual reads are clamped to the last column. With
+  // an odd N a pair is not 4-byte aligned: elements go one at a time.
+  auto elementOffset = [&](Value row, Value col) {
+    return e.mul(e.zext64(e.add(e.mul(row, nOut), col)), e.c64(2));
+  };
+  auto lastCol = [&](int64_t from) { return e.sub(nOut, e.c32(from)); };
   for (int64_t j = 0; j < 4; ++j) {
     Value col = e.add(nBase, e.add(e.c32(8 * j), e.mul(t4, e.c32(2))));
-    Value biasPair;
+    // The (clamped) columns of the pair's two elements.
+    SmallVector<Value> cols = {col, e.add(col, e.c32(1))};
+    if (p.nTail)
+      cols = p.oddN ? SmallVector<Value>{e.minu(cols[0], lastCol(1)),
+                                         e.minu(cols[1], lastCol(1))}
+                    : SmallVector<Value>{e.minu(col, lastCol(2))};
+    // f32 values of the bias or residual pair at (row, cols), or of a
+    // bias when `row` is null.
+    auto loadPair = [&](Value base, Value row) {
+      SmallVector<Value> values;
+      auto at = [&](Value c) {
+        return row ? elementOffset(row, c) : e.mul(e.zext64(c), e.c64(2));
+      };
+      if (p.oddN) {
+        for (Value c : cols)
+          values.push_back(
+              e.extf32(e.loadRO(act(), e.gepBytes(base, at(c)), 2)));
+        return values;
+      }
+      Value pair = e.loadRO(actPair(), e.gepBytes(base, at(cols[0])), 4);
+      for (int64_t i = 0; i < 2; ++i)
+        values.push_back(e.extf32(e.extract(pair, i)));
+      return values;
+    };
+    SmallVector<Value> biasValues;
     if (spec.hasBias)
-      biasPair = e.loadRO(actPair(),
-                          e.gepBytes(bias, e.mul(e.zext64(col), e.c64(2))), 4);
+      biasValues = loadPair(bias, Value());
     for (int64_t mt = 0; mt < p.mTiles; ++mt)
       for (int64_t h = 0; h < 2; ++h) {
         Value row = e.add(mBase, e.add(e.c32(mt * 16 + 8 * h), g));
         OpBuilder::InsertionGuard g2(b);
-        auto inRange = scf::IfOp::create(b, e.ult(row, e.c32(p.m)), false);
-        b.setInsertionPointToStart(inRange.thenBlock());
+        Value inRange = e.ult(row, e.c32(p.m));
+        if (p.nTail && !p.oddN) // col even, N even: col + 1 < N too
+          inRange = arith::AndIOp::create(b, inRange, e.ult(col, nOut));
+        auto ifIn = scf::IfOp::create(b, inRange, false);
+        b.setInsertionPointToStart(ifIn.thenBlock());
         int64_t base = (mt * 4 + j) * 4 + 2 * h;
-        Value off =
-            e.mul(e.zext64(e.add(e.mul(row, nOut), col)), e.c64(2));
-        Value resPair;
+        SmallVector<Value> resValues;
         if (spec.hasResidual)
-          resPair = e.loadRO(actPair(), e.gepBytes(residual, off), 4);
-        Value out = LLVM::UndefOp::create(b, actPair());
+          resValues = loadPair(residual, row);
+        SmallVector<Value> out;
         for (int64_t i = 0; i < 2; ++i) {
           Value v = total[base + i];
           if (!gate.empty())
             v = e.siluMul(gate[base + i], v);
-          if (biasPair)
-            v = e.fadd(v, e.extf32(e.extract(biasPair, i)));
-          if (resPair)
-            v = e.fadd(v, e.extf32(e.extract(resPair, i)));
-          out = LLVM::InsertElementOp::create(b, out, e.truncTo(act(), v),
-                                              e.c32(i));
+          if (!biasValues.empty())
+            v = e.fadd(v, biasValues[i]);
+          if (!resValues.empty())
+            v = e.fadd(v, resValues[i]);
+          out.push_back(e.truncTo(act(), v));
         }
-        e.store(out, e.gepBytes(y, off), 4);
+        if (p.oddN) {
+          for (int64_t i = 0; i < 2; ++i) {
+            Value c = e.add(col, e.c32(i));
+            OpBuilder::InsertionGuard g3(b);
+            auto ifCol = scf::IfOp::create(b, e.ult(c, nOut), false);
+            b.setInsertionPointToStart(ifCol.thenBlock());
+            e.store(out[i], e.gepBytes(y, elementOffset(row, c)), 2);
+          }
+          continue;
+        }
+        Value pair = LLVM::UndefOp::create(b, actPair());
+        for (int64_t i = 0; i < 2; ++i)
+          pair = LLVM::InsertElementOp::create(b, pair, out[i], e.c32(i));
+        e.store(pair, e.gepBytes(y, elementOffset(row, col)), 4);
       }
   }
 }
@@ -942,7 +1010,7 @@ KernelLaunch TensorCoreBuilder::build() {
     int64_t blocks = 0;
     Value ctaid = nBlock;
     for (size_t i = 1; i < p.memberNs.size(); ++i) {
-      blocks += p.memberNs[i - 1] / (p.nWarps * kTile);
+      blocks += qfuse::format::mmaPaddedN(p.memberNs[i - 1]) / p.blockN;
       std::string suffix = "." + std::to_string(i);
       Value isMember = arith::CmpIOp::create(b, arith::CmpIPredicate::uge,
                                              ctaid, e.c32(blocks));

@@ -4,6 +4,7 @@
 
 #include "qfuse/Conversion/TensorCoreStage.h"
 #include "qfuse/Conversion/TensorCoreSupport.h"
+#include "qfuse/format/MmaLayout.h"
 
 using namespace mlir;
 using namespace mlir::qf;
@@ -81,11 +82,18 @@ tensor_core::makePlan(const MatVecSpec &spec,
     return emitError() << "batch must be positive; got " << p.m, failure();
   p.memberNs = {p.n};
   p.memberNs.append(spec.groupNs.begin(), spec.groupNs.end());
-  for (int64_t n : p.memberNs)
-    if (n % t.getBlockN() != 0)
-      return emitError() << "block_n = " << t.getBlockN()
-                         << " must divide N = " << n,
+  p.blockN = t.getBlockN();
+  p.nTail = p.oddN = false;
+  for (int64_t n : p.memberNs) {
+    if (qfuse::format::mmaPaddedN(n) % p.blockN != 0)
+      return emitError() << "block_n = " << p.blockN
+                         << " must divide N = " << n
+                         << (n % kTile ? " rounded up to whole 32-row tiles"
+                                       : ""),
              failure();
+    p.nTail |= n % kTile != 0;
+    p.oddN |= n % 2 != 0;
+  }
   p.members = spec.gated ? 2 : 1;
   if (spec.gated) {
     if (spec.hasBias)
@@ -105,10 +113,9 @@ tensor_core::makePlan(const MatVecSpec &spec,
                        << (spec.gated ? "silu_mul" : "a qf.group")
                        << " would need one per weight",
            failure();
-  if (p.k % p.blockK != 0)
-    return emitError() << "block_k = " << p.blockK
-                       << " must divide K = " << p.k,
-           failure();
+  if (std::optional<std::string> refusal =
+          tensorCoreRefusesShape(enc, p.n, p.k))
+    return emitError() << *refusal, failure();
   p.mTiles = p.blockM / 16;
   p.nWarps = t.getBlockN() / kTile;
   p.groupWarps = p.nWarps * p.members;
@@ -120,7 +127,9 @@ tensor_core::makePlan(const MatVecSpec &spec,
                        << p.warps << " warps; at most 16 fit a block",
            failure();
   p.kTilesPerStep = p.blockK / kTile;
-  p.steps = p.k / p.blockK;
+  p.kTiles = qfuse::format::mmaPaddedK(p.k) / kTile;
+  p.steps = (p.k + p.blockK - 1) / p.blockK;
+  p.kTail = p.k % p.blockK != 0;
   if (p.steps < p.kGroups * p.clusterK)
     return emitError() << "split_k x cluster_k = " << p.kGroups * p.clusterK
                        << " exceeds the " << p.steps
@@ -179,6 +188,6 @@ tensor_core::makePlan(const MatVecSpec &spec,
   p.mBlocks = (p.m + p.blockM - 1) / p.blockM;
   p.nBlocks = 0;
   for (int64_t n : p.memberNs)
-    p.nBlocks += n / t.getBlockN();
+    p.nBlocks += qfuse::format::mmaPaddedN(n) / p.blockN;
   return p;
 }

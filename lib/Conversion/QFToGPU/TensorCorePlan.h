@@ -33,10 +33,19 @@ struct Plan {
   int64_t codeBits = 4; // 4 or 8
   int64_t tileBytes;    // one 32 x 32 fragment tile of codes
   int64_t m, n, k;
+  // Shapes that are not whole tiles: the layout pads to 32 x 32 tiles
+  // (MmaLayout.h), the last K step may run past them (its missing code
+  // tiles and the activations past K are zero-filled), and rows past N are
+  // neither read from the scales nor stored.
+  int64_t kTiles;     // ceil(K / 32): code tiles per tile row
+  bool kTail;         // K is not a whole number of block_k steps
+  bool nTail;         // some member's N is not a multiple of 32
+  bool oddN;          // some member's N is odd: stores go element by element
   int64_t blockM, mTiles, nWarps, kGroups, warps, threads;
   int64_t members;    // warps per n warp and k group: 2 under silu_mul
   int64_t groupWarps; // warps of one k group: nWarps x members
   SmallVector<int64_t> memberNs; // qf.group: N of each member, in order
+  int64_t blockN;
   int64_t clusterK; // blocks of a cluster splitting K (grid z)
   int64_t blockK, stages, kTilesPerStep, steps;
   int64_t groupSize, numGroups, groupsPerStep;

@@ -62,21 +62,18 @@ bool checkRepackable(const Encoding &enc, const Layout &layout, int64_t n,
                        "sparsity: sorting columns would break the quads");
   if (layout.isRowMajor())
     return true;
-  if (k % layout.tileK != 0)
-    return fail(error, "tiled layout needs tile_k to divide K; got tile_k = " +
-                           std::to_string(layout.tileK) +
-                           ", K = " + std::to_string(k));
-  if (isMmaFragmentLayout(layout)) {
+  if (isMmaFragmentLayout(layout)) { // any N, K: whole tiles, padded
     if (!isMmaCodeBits(codeBits(enc)) || enc.isSparse24() || enc.actOrder)
       return fail(error, "the mma fragment layout <" + printLayout(layout) +
                              "> is defined for dense 4-bit and 8-bit codes, "
                              "not <" +
                              printEncoding(enc) + ">");
-    if (n % kMmaTileN != 0)
-      return fail(error, "the mma fragment layout needs N to be a multiple "
-                         "of 32; got N = " + std::to_string(n));
     return true;
   }
+  if (k % layout.tileK != 0)
+    return fail(error, "tiled layout needs tile_k to divide K; got tile_k = " +
+                           std::to_string(layout.tileK) +
+                           ", K = " + std::to_string(k));
   if (codeBits(enc) != 4 || layout.tileN != 1 || layout.interleave != 1)
     return fail(error, "the byte order of <" + printLayout(layout) +
                            "> is not defined for <" + printEncoding(enc) +
@@ -165,8 +162,29 @@ bool convert(const Encoding &enc, const Layout &layout, const TensorMap &in,
     perm = loadI32(it->second);
     result.erase(it);
   }
-  if (!checkRepackable(enc, layout, n, k, error) ||
-      !checkComponents(enc, result, n, k, error))
+  if (!checkRepackable(enc, layout, n, k, error))
+    return false;
+  // The fragment layout's codes are whole tiles (MmaLayout.h): back to
+  // row-major order first, so that every component has its row-major shape.
+  const bool fragment = isMmaFragmentLayout(layout);
+  const unsigned bits = codeBits(enc);
+  const std::vector<int64_t> fragmentShape =
+      layoutComponentShape(enc, layout, {kCodes, DType::U8, {}}, n, k);
+  if (!toTiled && fragment) {
+    auto it = result.find(kCodes);
+    if (it != result.end()) {
+      if (it->second.dtype != DType::U8 || it->second.shape != fragmentShape)
+        return fail(error, "component '" + std::string(kCodes) +
+                               "' in the mma fragment layout must be " +
+                               describe(DType::U8, fragmentShape) +
+                               " (whole 32x32 tiles), found " +
+                               describe(it->second.dtype, it->second.shape));
+      unpackMmaCodes(std::vector<uint8_t>(it->second.data), n, k, bits,
+                     it->second.data);
+      it->second.shape = {n, rowBytes(enc, k)};
+    }
+  }
+  if (!checkComponents(enc, result, n, k, error))
     return false;
   const int64_t bytesPerRow = rowBytes(enc, k);
   if (toTiled) {
@@ -178,16 +196,15 @@ bool convert(const Encoding &enc, const Layout &layout, const TensorMap &in,
                      /*toSorted=*/true);
       result[kPerm] = storeI32(perm);
     }
-    if (isMmaFragmentLayout(layout))
-      packMmaCodes(std::vector<uint8_t>(result[kCodes].data), n, k,
-                   codeBits(enc), result[kCodes].data);
-    else if (!layout.isRowMajor())
+    if (fragment) {
+      packMmaCodes(std::vector<uint8_t>(result[kCodes].data), n, k, bits,
+                   result[kCodes].data);
+      result[kCodes].shape = fragmentShape;
+    } else if (!layout.isRowMajor()) {
       permuteWords(result[kCodes].data, /*toTiled=*/true);
+    }
   } else {
-    if (isMmaFragmentLayout(layout))
-      unpackMmaCodes(std::vector<uint8_t>(result[kCodes].data), n, k,
-                     codeBits(enc), result[kCodes].data);
-    else if (!layout.isRowMajor())
+    if (!fragment && !layout.isRowMajor())
       permuteWords(result[kCodes].data, /*toTiled=*/false);
     if (enc.actOrder) {
       std::vector<bool> seen(static_cast<size_t>(k), false);
@@ -255,6 +272,15 @@ std::vector<ComponentSpec> layoutComponentSpecs(const Encoding &enc,
   if (!enc.actOrder)
     return {};
   return {{kPerm, DType::I32, {k}}};
+}
+
+std::vector<int64_t> layoutComponentShape(const Encoding &enc,
+                                          const Layout &layout,
+                                          const ComponentSpec &spec, int64_t n,
+                                          int64_t k) {
+  if (spec.name == kCodes && isMmaFragmentLayout(layout))
+    return {mmaPaddedN(n), mmaPaddedK(k) * int64_t(codeBits(enc)) / 8};
+  return spec.shape;
 }
 
 bool verifyLayout(const Layout &layout, std::string &error) {

@@ -45,7 +45,7 @@ MmaCodePosition mmaCodePosition(int64_t n, int64_t k, int64_t kTotal,
   int64_t t = (kr % 8) / 2;
   int v = int((kr % 2) | ((kr / 8) << 1));
   int64_t lane = 4 * g + t;
-  int64_t tile = tn * (kTotal / kMmaTileK) + tk;
+  int64_t tile = tn * (mmaPaddedK(kTotal) / kMmaTileK) + tk;
   if (bits == 8) // eight words per lane, w = 4 s + j, byte v
     return {(tile * 32 + lane) * 8 + 4 * s + j, v};
   int e = int((j % 2) * 4 + v);
@@ -57,7 +57,10 @@ namespace {
 /// Copies every code between row-major order and the fragment layout.
 void moveCodes(const std::vector<uint8_t> &from, int64_t n, int64_t k,
                unsigned bits, bool toFragment, std::vector<uint8_t> &to) {
-  to.assign(from.size(), 0);
+  // The padding (rows past N, columns past K) stays 0.
+  to.assign(toFragment ? mmaPaddedN(n) * mmaPaddedK(k) * bits / 8
+                       : n * k * bits / 8,
+            0);
   int64_t perWord = 32 / bits;
   for (int64_t r = 0; r < n; ++r)
     for (int64_t c = 0; c < k; ++c) {

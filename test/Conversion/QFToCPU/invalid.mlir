@@ -39,16 +39,6 @@ func.func @act_order_sparse(%x: tensor<1x512xf16>, %w: !qf.weight<64x512, #e>) -
 
 // -----
 
-#e = #qf.enc<nf4, group = 64, scale = f32>
-#l = #qf.layout<tiled, tile_n = 32, tile_k = 32>
-func.func @mma_odd_n(%x: tensor<1x512xf16>, %w: !qf.weight<48x512, #e, #l>) -> tensor<1x48xf16> {
-  // expected-error@+1 {{qf-to-cpu: the mma fragment layout needs N and K to be multiples of 32; got 48x512}}
-  %y = qf.fused_matmul %x, %w : tensor<1x512xf16>, !qf.weight<48x512, #e, #l> -> tensor<1x48xf16>
-  return %y : tensor<1x48xf16>
-}
-
-// -----
-
 #e = #qf.enc<int4, group = 128, scale = f16, sparse = 2:4>
 #l = #qf.layout<tiled, tile_n = 32, tile_k = 32>
 func.func @mma_sparse(%x: tensor<1x512xf16>, %w: !qf.weight<64x512, #e, #l>) -> tensor<1x64xf16> {

@@ -69,15 +69,29 @@ func.func @too_much_shared(%x: tensor<64x4096xf16>) -> tensor<64x4096xf16> {
 
 // -----
 
-// N must be whole 32-row fragment tiles of the block.
+// N is counted in whole 32-row fragment tiles: block_n must divide N
+// rounded up to them (1000 -> 1024: 64 does, 96 does not).
 #e = #qf.enc<int4, group = 128, scale = f16>
 !w = !qf.weight<1000x4096, #e, #qf.layout<tiled, tile_n = 32, tile_k = 32>>
 func.func @odd_n(%x: tensor<16x4096xf16>) -> tensor<16x1000xf16> {
   %w = qf.weight_ref "w" : !w
-  // expected-error@+1 {{block_n = 32 must divide N = 1000}}
-  %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 3>}
+  // expected-error@+1 {{block_n = 96 must divide N = 1000 rounded up to whole 32-row tiles}}
+  %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<mma, block_m = 16, block_n = 96, block_k = 64, split_k = 4, stages = 3>}
          : tensor<16x4096xf16>, !w -> tensor<16x1000xf16>
   return %y : tensor<16x1000xf16>
+}
+
+// -----
+
+// Activation rows move in 16-byte copies: K must be a multiple of 8.
+#e8 = #qf.enc<int8, per_channel, scale = f16>
+!w8 = !qf.weight<256x4100, #e8, #qf.layout<tiled, tile_n = 32, tile_k = 32>>
+func.func @k_not_multiple_of_8(%x: tensor<16x4100xf16>) -> tensor<16x256xf16> {
+  %w = qf.weight_ref "w" : !w8
+  // expected-error@+1 {{K = 4100 is not a multiple of 8 (activation rows move in 16-byte copies)}}
+  %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 3>}
+         : tensor<16x4100xf16>, !w8 -> tensor<16x256xf16>
+  return %y : tensor<16x256xf16>
 }
 
 // -----

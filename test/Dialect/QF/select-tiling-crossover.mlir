@@ -7,17 +7,19 @@
 // at least 4096 x 4096 elements (measured on Llama-3-8B's int4
 // projections: at M = 4 the mma kernel wins on q, gate, down and lm_head,
 // the matvec on k/v; at M = 8 the mma kernel wins on all). Below it, and
-// for what the mma kernel refuses (act_order, 2:4, 2/3-bit codes, N not a
-// multiple of 32, an RMSNorm prologue), the matvec runs up to M = 8.
+// for what the mma kernel refuses (act_order, 2:4, 2/3-bit codes, K not a
+// multiple of 8, an RMSNorm prologue), the matvec runs up to M = 8; N need
+// not be whole 32-row tiles (the kernel pads them).
 #int4 = #qf.enc<int4, group = 128, scale = f16>
 #act = #qf.enc<int4, group = 128, scale = f16, act_order>
 // CHECK-LABEL: @crossover
 // NOMMA-LABEL: @crossover
-func.func @crossover(%x2: tensor<2x4096xf16>, %x4: tensor<4x4096xf16>, %x8: tensor<8x4096xf16>, %n: tensor<4096xf16>) {
+func.func @crossover(%x2: tensor<2x4096xf16>, %x4: tensor<4x4096xf16>, %x8: tensor<8x4096xf16>, %n: tensor<4096xf16>, %xk: tensor<8x4100xf16>) {
   %w = qf.weight_ref "w" : !qf.weight<4096x4096, #int4>
   %kv = qf.weight_ref "kv" : !qf.weight<1024x4096, #int4>
   %a = qf.weight_ref "a" : !qf.weight<4096x4096, #act>
   %odd = qf.weight_ref "odd" : !qf.weight<1000x4096, #int4>
+  %oddk = qf.weight_ref "oddk" : !qf.weight<1024x4100, #qf.enc<int8, per_channel, scale = f16>>
   // CHECK: tiling = #qf.tiling<matvec, block_m = 2,
   // NOMMA: tiling = #qf.tiling<matvec, block_m = 2,
   %0 = qf.fused_matmul %x2, %w : tensor<2x4096xf16>, !qf.weight<4096x4096, #int4> -> tensor<2x4096xf16>
@@ -31,8 +33,10 @@ func.func @crossover(%x2: tensor<2x4096xf16>, %x4: tensor<4x4096xf16>, %x8: tens
   %3 = qf.fused_matmul %x8, %kv : tensor<8x4096xf16>, !qf.weight<1024x4096, #int4> -> tensor<8x1024xf16>
   // CHECK: tiling = #qf.tiling<matvec, block_m = 8,
   %4 = qf.fused_matmul %x8, %a : tensor<8x4096xf16>, !qf.weight<4096x4096, #act> -> tensor<8x4096xf16>
-  // CHECK: tiling = #qf.tiling<matvec, block_m = 8,
+  // CHECK: tiling = #qf.tiling<mma, block_m = 16,
   %5 = qf.fused_matmul %x8, %odd : tensor<8x4096xf16>, !qf.weight<1000x4096, #int4> -> tensor<8x1000xf16>
+  // CHECK: tiling = #qf.tiling<matvec, block_m = 8,
+  %7 = qf.fused_matmul %xk, %oddk : tensor<8x4100xf16>, !qf.weight<1024x4100, #qf.enc<int8, per_channel, scale = f16>> -> tensor<8x1024xf16>
   // The RMSNorm prologue is the matvec's alone.
   // CHECK: tiling = #qf.tiling<matvec, block_m = 8,
   %6 = qf.fused_matmul %x8, %w norm(%n : tensor<4096xf16>) {norm_eps = 1.0e-05 : f32} : tensor<8x4096xf16>, !qf.weight<4096x4096, #int4> -> tensor<8x4096xf16>

@@ -182,7 +182,9 @@ func.func @small_n_long_k(%x1: tensor<1x8960xf16>, %x8: tensor<8x8960xf16>) {
 
 // -----
 
-// N not a multiple of the block: the last block has fewer rows.
+// N not a multiple of the block: the last block has fewer rows (the
+// matvec), or padding rows past N that are not stored (the tensor-core
+// kernel, whose blocks count whole 32-row tiles: 1000 -> 1024).
 #int4 = #qf.enc<int4, group = 128, scale = f16>
 // CHECK-LABEL: @n_not_multiple
 func.func @n_not_multiple(%x1: tensor<1x4096xf16>, %x8: tensor<8x4096xf16>, %x64: tensor<64x4096xf16>) {
@@ -190,16 +192,16 @@ func.func @n_not_multiple(%x1: tensor<1x4096xf16>, %x8: tensor<8x4096xf16>, %x64
   %v = qf.weight_ref "v" : !qf.weight<1001x4096, #int4>
   // CHECK: {qf.predicted_us = 3.494000e+00 : f64, tiling = #qf.tiling<matvec, block_n = 2, split_k = 4>} : {{.*}}<1000x4096
   %0 = qf.fused_matmul %x1, %w : tensor<1x4096xf16>, !qf.weight<1000x4096, #int4> -> tensor<1x1000xf16>
-  // CHECK: {qf.predicted_us = 3.510000e+00 : f64, tiling = #qf.tiling<matvec, block_m = 8, block_n = 2, split_k = 4>} : {{.*}}<1000x4096
+  // CHECK: {qf.predicted_us = 3.510000e+00 : f64, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>} : {{.*}}<1000x4096
   %1 = qf.fused_matmul %x8, %w : tensor<8x4096xf16>, !qf.weight<1000x4096, #int4> -> tensor<8x1000xf16>
-  // M = 64: mma (N = 1000 is not whole 32-row tiles: qf-to-gpu rejects it
-  // with a diagnostic until the kernel takes a partial tile).
-  // CHECK: {qf.predicted_us = 3.643000e+00 : f64, tiling = #qf.tiling<mma, block_m = 64, block_n = 32, block_k = 64, stages = 4>} : {{.*}}<1000x4096
+  // M = 64: 16 blocks of 64 padded rows.
+  // CHECK: {qf.predicted_us = 3.643000e+00 : f64, tiling = #qf.tiling<mma, block_m = 64, block_n = 64, block_k = 64, split_k = 2, stages = 3>} : {{.*}}<1000x4096
   %2 = qf.fused_matmul %x64, %w : tensor<64x4096xf16>, !qf.weight<1000x4096, #int4> -> tensor<64x1000xf16>
   // N = 1001 with block_n = 2: 501 blocks, the last with one row.
   // CHECK: {qf.predicted_us = 3.494000e+00 : f64, tiling = #qf.tiling<matvec, block_n = 2, split_k = 4>} : {{.*}}<1001x4096
   %3 = qf.fused_matmul %x1, %v : tensor<1x4096xf16>, !qf.weight<1001x4096, #int4> -> tensor<1x1001xf16>
-  // CHECK: {qf.predicted_us = 3.511000e+00 : f64, tiling = #qf.tiling<matvec, block_m = 8, block_n = 2, split_k = 4>} : {{.*}}<1001x4096
+  // M = 8: the tensor-core kernel, which pads N = 1001 to 1024 rows.
+  // CHECK: {qf.predicted_us = 3.511000e+00 : f64, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>} : {{.*}}<1001x4096
   %4 = qf.fused_matmul %x8, %v : tensor<8x4096xf16>, !qf.weight<1001x4096, #int4> -> tensor<8x1001xf16>
   return
 }

@@ -15,6 +15,18 @@
 // RUN: qfuse-cpu-check %S/../qfuse-compile/Inputs/mma-bf16.mlir --batch-sizes=9,17 --tiling-batch=16 \
 // RUN:   | FileCheck %s --check-prefix=BF16 --implicit-check-not=FAIL
 
+// Shapes that are not whole 32 x 32 tiles, in the padded fragment layout:
+// RUN: qfuse-cpu-check %S/../qfuse-compile/Inputs/mma-odd.mlir --batch-sizes=9,17 --tiling-batch=16 \
+// RUN:   | FileCheck %s --check-prefix=ODD --implicit-check-not=FAIL
+
+// ODD: PASS @int4_n1000 1000x1536 {{.*}} m=9
+// ODD: PASS @uint4_g32_k1056 520x1056 {{.*}} m=17
+// ODD: PASS @nvfp4_n1001 1001x1008 {{.*}} m=17
+// ODD: PASS @int8_n257_k1000 257x1000 {{.*}} m=17
+// ODD: PASS @fp8_n100_k520 100x520 {{.*}} m=17
+// ODD: PASS @odd_fused#3 700x544 {{.*}} m=17
+// ODD: qfuse-cpu-check: 24 cases, 24 passed, 0 failed
+
 // BF16: PASS @int4_q_bf16 1536x1536 #qf.enc<int4, group = 128, scale = f16> #qf.layout<tiled, tile_n = 32, tile_k = 32> m=9
 // BF16: PASS @int8_q_bf16 {{.*}} m=17
 // BF16: PASS @fp8_mlp_bf16 {{.*}} m=17

@@ -12,6 +12,7 @@
 
 #include "qfuse/Conversion/TensorCoreStage.h"
 #include "qfuse/Conversion/TensorCoreSupport.h"
+#include "qfuse/format/MmaLayout.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -239,7 +240,10 @@ TilingAttr selectMma(int64_t m, WeightType type, const TilingTarget &target,
       {128, 1}, {64, 2}, {32, 4}, {32, 8}};
   // silu_mul: block_n counts gate rows; each n warp has an up twin.
   const int64_t members = gated ? 2 : 1;
-  int64_t n = type.getN() / members, k = type.getK();
+  // Blocks cover whole 32-row tiles (rows past N are padding, not stored);
+  // K steps may end past K (zero-filled), so block_k need not divide it.
+  int64_t n = qfuse::format::mmaPaddedN(type.getN() / members),
+          k = type.getK();
   int64_t blockM = std::min<int64_t>(64, llvm::alignTo(m, 16));
   EncodingAttr enc = type.getEncoding();
   int64_t group = enc.isPerChannel() || !enc.isQuantized() ? 0
@@ -273,7 +277,8 @@ TilingAttr selectMma(int64_t m, WeightType type, const TilingTarget &target,
   int64_t blockN = 32, splitK = 1, blockK = 64, stages = 3, blocks = 0;
   bool chosen = false;
   for (auto [bn, s] : kMmaCandidates) {
-    if (n % bn != 0 || k / 64 < 2 * s || bn / 32 * s * members > 16 ||
+    if (n % bn != 0 || llvm::divideCeil(k, 64) < 2 * s ||
+        bn / 32 * s * members > 16 ||
         3 * stageBytes(bn, s, 64) > kSharedBudget)
       continue;
     blockN = bn, splitK = s, chosen = true;

@@ -43,13 +43,11 @@ LayoutAttr qf::getKernelLayout(WeightType type, TilingAttr tiling) {
                      encoding.getFormat() == ElementFormat::UInt4;
   if (tiling && tiling.getKernel() == KernelKind::MMA &&
       hasMmaFragmentCodes(encoding) && !encoding.isSparse24() &&
-      !encoding.getActOrder() && type.getN() % 32 == 0 &&
-      type.getK() % 32 == 0) {
+      !encoding.getActOrder()) {
     // The tensor-core kernel's B-fragment order (qfuse/format/MmaLayout.h),
     // for every 4-bit and 8-bit format: one 16-byte load (two for 8-bit
-    // codes) is a lane's fragments. Shapes
-    // that are not whole 32x32 tiles keep row_major, which qf-to-gpu then
-    // rejects with a diagnostic naming the layout it needs.
+    // codes) is a lane's fragments. Shapes that are not whole 32x32 tiles
+    // are padded to them.
     return LayoutAttr::get(ctx, LayoutKind::Tiled, /*tileN=*/32,
                            /*tileK=*/32, /*interleave=*/1);
   }

@@ -92,6 +92,14 @@ std::vector<ComponentSpec> layoutComponentSpecs(const Encoding &enc,
                                                 const Layout &layout,
                                                 int64_t n, int64_t k);
 
+/// The shape of component `spec` (one of componentSpecs) once repacked into
+/// `layout`: its row-major shape, but for the codes of the mma fragment
+/// layout, which are whole 32 x 32 tiles (MmaLayout.h).
+std::vector<int64_t> layoutComponentShape(const Encoding &enc,
+                                          const Layout &layout,
+                                          const ComponentSpec &spec, int64_t n,
+                                          int64_t k);
+
 /// Parses the body of #qf.layout<...> ("row_major", "tiled, tile_n = 1,
 /// tile_k = 256") and verifies it as LayoutAttr::verify does.
 bool parseLayout(std::string_view text, Layout &layout, std::string &error);

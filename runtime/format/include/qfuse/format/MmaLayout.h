@@ -41,6 +41,18 @@ namespace qfuse::format {
 inline constexpr int64_t kMmaTileN = 32;
 inline constexpr int64_t kMmaTileK = 32;
 
+/// The layout holds whole tiles: an [N, K] weight takes ceil(N / 32) x
+/// ceil(K / 32) of them, and the codes of the rows past N and the columns
+/// past K are 0 (the kernel zero-fills the activations past K and stores no
+/// row past N, so they never reach an output). The codes component is then
+/// [mmaPaddedN(N), mmaPaddedK(K) * bits / 8] bytes.
+inline int64_t mmaPaddedN(int64_t n) {
+  return (n + kMmaTileN - 1) / kMmaTileN * kMmaTileN;
+}
+inline int64_t mmaPaddedK(int64_t k) {
+  return (k + kMmaTileK - 1) / kMmaTileK * kMmaTileK;
+}
+
 struct Layout;
 /// Whether `layout` is the fragment layout (tiled, tile_n = tile_k = 32).
 bool isMmaFragmentLayout(const Layout &layout);
@@ -50,8 +62,8 @@ inline bool isMmaCodeBits(unsigned bits) { return bits == 4 || bits == 8; }
 
 /// Where code (n, k) of an [N, K] weight of `bits`-bit codes (4 or 8) lives
 /// in the fragment layout: 32-bit word `word` of the codes buffer, slot
-/// `slot` (bits `bits` * slot .. `bits` * (slot + 1) - 1 of the word). N and
-/// K must be multiples of 32.
+/// `slot` (bits `bits` * slot .. `bits` * (slot + 1) - 1 of the word), for
+/// n < N and k < K = `kTotal` (any N, K: tiles are padded).
 struct MmaCodePosition {
   int64_t word;
   int slot;
@@ -61,7 +73,8 @@ MmaCodePosition mmaCodePosition(int64_t n, int64_t k, int64_t kTotal,
 
 /// Reorders row-major codes of `bits` bits (4: byte j of a row = elements
 /// 2j in the low nibble, 2j+1 in the high one; 8: one byte each) into the
-/// fragment layout, or back.
+/// fragment layout (padded: mmaPaddedN(n) * mmaPaddedK(k) * bits / 8 bytes),
+/// or back (`fragment` must be that size).
 void packMmaCodes(const std::vector<uint8_t> &rowMajor, int64_t n, int64_t k,
                   unsigned bits, std::vector<uint8_t> &fragment);
 void unpackMmaCodes(const std::vector<uint8_t> &fragment, int64_t n,
