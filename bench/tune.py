@@ -31,7 +31,8 @@ CANDIDATES = [
 
 
 # Tensor-core candidates (batch > 8): (block_n, split_k, block_k, stages);
-# block_m follows the batch (16 up to 64). The generator rejects what does
+# block_m follows the batch (16 up to 64, and 128 from batch 128, where a
+# decoded B fragment then feeds 8 m tiles). The generator rejects what does
 # not fit (shared memory, divisibility); such candidates are skipped.
 # The last entry, cluster_k, splits K across the blocks of a cluster (sm_90).
 MMA_CANDIDATES = [
@@ -82,6 +83,8 @@ def candidates(batch, mma_at_small_batch=False):
     block_ms = [min(64, (batch + 15) // 16 * 16)]
     if batch > 64:
         block_ms.append(32)
+    if batch >= 128:
+        block_ms.append(128)
     cands = MMA_CANDIDATES if batch <= 32 else MMA_LARGE_CANDIDATES
     for block_m in block_ms:
         for bn, s, bk, st, c in cands:

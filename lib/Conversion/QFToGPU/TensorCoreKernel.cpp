@@ -130,7 +130,8 @@ private:
   Value member;    // 0, or 1 for the up warps of silu_mul
   Value columnWarp; // member x nWarps + nw: the warp within its k group
   Value nOut;      // N of this block's qf.group member
-  Value mBase, nBase, tileRow;
+  Value mBase, nBase;
+  Value tileRow; // the warp's tile row of codes (clamped to the last one)
   Value laneBytes;
   LLVM::GlobalOp codeTable;
 };
@@ -1010,7 +1011,7 @@ KernelLaunch TensorCoreBuilder::build() {
     int64_t blocks = 0;
     Value ctaid = nBlock;
     for (size_t i = 1; i < p.memberNs.size(); ++i) {
-      blocks += qfuse::format::mmaPaddedN(p.memberNs[i - 1]) / p.blockN;
+      blocks += blocksOf(p.memberNs[i - 1], p.blockN);
       std::string suffix = "." + std::to_string(i);
       Value isMember = arith::CmpIOp::create(b, arith::CmpIPredicate::uge,
                                              ctaid, e.c32(blocks));
@@ -1032,6 +1033,13 @@ KernelLaunch TensorCoreBuilder::build() {
   }
   tileRow = e.add(e.mul(nBlock, e.c32(p.nWarps)), nw);
   nBase = e.mul(tileRow, e.c32(kTile));
+  // A last block that reaches past the member's last tile row: its extra
+  // warps stream (again) the last tile row, so that every copy stays in
+  // the codes buffer, and store nothing (their columns are past N).
+  if (p.blockTail)
+    tileRow = e.minu(
+        tileRow, e.sub(e.divu(e.add(nOut, e.c32(kTile - 1)), e.c32(kTile)),
+                       e.c32(1)));
   if (p.lut) {
     buildLut();
     laneBytes = e.mul(lane, e.c32(4));

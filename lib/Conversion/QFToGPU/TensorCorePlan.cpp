@@ -57,8 +57,9 @@ tensor_core::makePlan(const MatVecSpec &spec,
   p.blockK = t.getBlockK();
   p.stages = t.getStages();
   p.kGroups = t.getSplitK();
-  if (p.blockM < 16 || p.blockM > 64 || p.blockM % 16 != 0)
-    return emitError() << "block_m must be 16, 32, 48 or 64; got " << p.blockM,
+  if (p.blockM < 16 || p.blockM > 128 || p.blockM % 16 != 0)
+    return emitError() << "block_m must be a multiple of 16 up to 128; got "
+                       << p.blockM,
            failure();
   if (t.getBlockN() % kTile != 0 || t.getBlockN() > 128)
     return emitError() << "block_n must be 32, 64, 96 or 128; got "
@@ -83,17 +84,14 @@ tensor_core::makePlan(const MatVecSpec &spec,
   p.memberNs = {p.n};
   p.memberNs.append(spec.groupNs.begin(), spec.groupNs.end());
   p.blockN = t.getBlockN();
-  p.nTail = p.oddN = false;
+  p.nTail = p.oddN = p.blockTail = false;
   for (int64_t n : p.memberNs) {
-    if (qfuse::format::mmaPaddedN(n) % p.blockN != 0)
-      return emitError() << "block_n = " << p.blockN
-                         << " must divide N = " << n
-                         << (n % kTile ? " rounded up to whole 32-row tiles"
-                                       : ""),
-             failure();
     p.nTail |= n % kTile != 0;
     p.oddN |= n % 2 != 0;
+    p.blockTail |= qfuse::format::mmaPaddedN(n) % p.blockN != 0;
   }
+  // Columns past N exist as soon as a block reaches past the tiles.
+  p.nTail |= p.blockTail;
   p.members = spec.gated ? 2 : 1;
   if (spec.gated) {
     if (spec.hasBias)
@@ -188,6 +186,6 @@ tensor_core::makePlan(const MatVecSpec &spec,
   p.mBlocks = (p.m + p.blockM - 1) / p.blockM;
   p.nBlocks = 0;
   for (int64_t n : p.memberNs)
-    p.nBlocks += qfuse::format::mmaPaddedN(n) / p.blockN;
+    p.nBlocks += blocksOf(n, p.blockN);
   return p;
 }

@@ -13,6 +13,8 @@
 
 #include "MatVecKernel.h"
 
+#include "qfuse/format/MmaLayout.h"
+
 namespace mlir {
 namespace qf {
 namespace tensor_core {
@@ -41,6 +43,7 @@ struct Plan {
   bool kTail;         // K is not a whole number of block_k steps
   bool nTail;         // some member's N is not a multiple of 32
   bool oddN;          // some member's N is odd: stores go element by element
+  bool blockTail;     // some member's tile rows are not whole blocks
   int64_t blockM, mTiles, nWarps, kGroups, warps, threads;
   int64_t members;    // warps per n warp and k group: 2 under silu_mul
   int64_t groupWarps; // warps of one k group: nWarps x members
@@ -58,6 +61,11 @@ struct Plan {
   int64_t aBytes, aOff, bOff, sOff, zOff, lutOff, pipelineBytes, total;
   int64_t mBlocks, nBlocks;
 };
+
+/// Blocks of `blockN` rows covering the whole 32-row tiles of N rows.
+inline int64_t blocksOf(int64_t n, int64_t blockN) {
+  return (qfuse::format::mmaPaddedN(n) + blockN - 1) / blockN;
+}
 
 /// The plan of `spec`, or a diagnostic naming what the kernel cannot take.
 FailureOr<Plan> makePlan(const MatVecSpec &spec,

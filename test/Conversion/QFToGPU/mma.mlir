@@ -69,20 +69,6 @@ func.func @too_much_shared(%x: tensor<64x4096xf16>) -> tensor<64x4096xf16> {
 
 // -----
 
-// N is counted in whole 32-row fragment tiles: block_n must divide N
-// rounded up to them (1000 -> 1024: 64 does, 96 does not).
-#e = #qf.enc<int4, group = 128, scale = f16>
-!w = !qf.weight<1000x4096, #e, #qf.layout<tiled, tile_n = 32, tile_k = 32>>
-func.func @odd_n(%x: tensor<16x4096xf16>) -> tensor<16x1000xf16> {
-  %w = qf.weight_ref "w" : !w
-  // expected-error@+1 {{block_n = 96 must divide N = 1000 rounded up to whole 32-row tiles}}
-  %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<mma, block_m = 16, block_n = 96, block_k = 64, split_k = 4, stages = 3>}
-         : tensor<16x4096xf16>, !w -> tensor<16x1000xf16>
-  return %y : tensor<16x1000xf16>
-}
-
-// -----
-
 // Activation rows move in 16-byte copies: K must be a multiple of 8.
 #e8 = #qf.enc<int8, per_channel, scale = f16>
 !w8 = !qf.weight<256x4100, #e8, #qf.layout<tiled, tile_n = 32, tile_k = 32>>
@@ -92,6 +78,26 @@ func.func @k_not_multiple_of_8(%x: tensor<16x4100xf16>) -> tensor<16x256xf16> {
   %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 3>}
          : tensor<16x4100xf16>, !w8 -> tensor<16x256xf16>
   return %y : tensor<16x256xf16>
+}
+
+// -----
+
+// N = 1000 is 32 tiles of 32 rows (padded); block_n = 96 covers them in
+// 11 blocks, the last reaching past them: its extra warps stream the last
+// tile row again (the tile row is clamped) and store nothing (each store
+// is guarded by col < N).
+#e = #qf.enc<int4, group = 128, scale = f16>
+!w = !qf.weight<1000x4096, #e, #qf.layout<tiled, tile_n = 32, tile_k = 32>>
+// CHECK-LABEL: func.func @ragged_blocks
+// CHECK: grid = array<i64: 1, 11, 1>
+// CHECK-LABEL: llvm.func @qf_mma_0_m16(
+// CHECK: llvm.intr.umin
+// CHECK: llvm.store {{.*}} : vector<2xf16>, !llvm.ptr<1>
+func.func @ragged_blocks(%x: tensor<16x4096xf16>) -> tensor<16x1000xf16> {
+  %w = qf.weight_ref "w" : !w
+  %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<mma, block_m = 16, block_n = 96, block_k = 64, split_k = 4, stages = 3>}
+         : tensor<16x4096xf16>, !w -> tensor<16x1000xf16>
+  return %y : tensor<16x1000xf16>
 }
 
 // -----

@@ -240,10 +240,12 @@ TilingAttr selectMma(int64_t m, WeightType type, const TilingTarget &target,
       {128, 1}, {64, 2}, {32, 4}, {32, 8}};
   // silu_mul: block_n counts gate rows; each n warp has an up twin.
   const int64_t members = gated ? 2 : 1;
-  // Blocks cover whole 32-row tiles (rows past N are padding, not stored);
-  // K steps may end past K (zero-filled), so block_k need not divide it.
+  // Blocks cover whole 32-row tiles (rows past N are padding, not stored),
+  // a last block may reach past them, and K steps may end past K
+  // (zero-filled): no block size needs to divide the shape.
   int64_t n = qfuse::format::mmaPaddedN(type.getN() / members),
           k = type.getK();
+  auto nBlocksOf = [&](int64_t bn) { return llvm::divideCeil(n, bn); };
   int64_t blockM = std::min<int64_t>(64, llvm::alignTo(m, 16));
   EncodingAttr enc = type.getEncoding();
   int64_t group = enc.isPerChannel() || !enc.isQuantized() ? 0
@@ -277,17 +279,16 @@ TilingAttr selectMma(int64_t m, WeightType type, const TilingTarget &target,
   int64_t blockN = 32, splitK = 1, blockK = 64, stages = 3, blocks = 0;
   bool chosen = false;
   for (auto [bn, s] : kMmaCandidates) {
-    if (n % bn != 0 || llvm::divideCeil(k, 64) < 2 * s ||
-        bn / 32 * s * members > 16 ||
+    if (llvm::divideCeil(k, 64) < 2 * s || bn / 32 * s * members > 16 ||
         3 * stageBytes(bn, s, 64) > kSharedBudget)
       continue;
     blockN = bn, splitK = s, chosen = true;
-    blocks = mBlocks * (n / bn);
+    blocks = mBlocks * nBlocksOf(bn);
     if (blocks >= 2 * target.smCount)
       break;
   }
   if (!chosen) // nothing fits the budget: the smallest block
-    blocks = mBlocks * (n / 32);
+    blocks = mBlocks * nBlocksOf(32);
   // Small M: longer K steps, more bytes in flight per warp, when they fit.
   if (m <= 32 && blockKFits(128) &&
       3 * stageBytes(blockN, splitK, 128) <= kSharedBudget)
