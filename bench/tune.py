@@ -53,21 +53,31 @@ MMA_LARGE_CANDIDATES = [
 ]
 
 
-def mma_label(block_m, block_n, split, block_k, stages, cluster=1):
-    return f"M{block_m}N{block_n}S{split}K{block_k}T{stages}C{cluster}"
+# wgmma candidates (--chip sm_90a, batch >= 64): a warpgroup of four
+# 32-row warps per k group (block_n = 128), block_k = 64;
+# (block_m, split_k, stages, cluster_k).
+WGMMA_CANDIDATES = [(bm, s, st, c) for bm in (64, 128) for s in (1, 2, 4)
+                    for st in (3, 4) for c in (1, 2)]
+
+
+def mma_label(block_m, block_n, split, block_k, stages, cluster=1,
+              kind="M"):
+    return f"{kind}{block_m}N{block_n}S{split}K{block_k}T{stages}C{cluster}"
 
 
 def mma_tiling_text(label):
     import re
-    m = re.fullmatch(r"M(\d+)N(\d+)S(\d+)K(\d+)T(\d+)(?:C(\d+))?", label)
-    block_m, block_n, split, block_k, stages = map(int, m.groups()[:5])
-    cluster = int(m.group(6) or 1)
-    text = (f"mma, block_m = {block_m}, block_n = {block_n}, "
+    m = re.fullmatch(r"([MW])(\d+)N(\d+)S(\d+)K(\d+)T(\d+)(?:C(\d+))?",
+                     label)
+    kernel = "wgmma" if m.group(1) == "W" else "mma"
+    block_m, block_n, split, block_k, stages = map(int, m.groups()[1:6])
+    cluster = int(m.group(7) or 1)
+    text = (f"{kernel}, block_m = {block_m}, block_n = {block_n}, "
             f"block_k = {block_k}, split_k = {split}, stages = {stages}")
     return text + (f", cluster_k = {cluster}" if cluster > 1 else "")
 
 
-def candidates(batch, mma_at_small_batch=False):
+def candidates(batch, mma_at_small_batch=False, wgmma=False):
     """(label, tiling text) pairs for one batch size. Up to batch 8 these
     are the matvec's, plus (mma_at_small_batch) the tensor-core kernel's
     with block_m = 16, to measure where one overtakes the other."""
@@ -85,16 +95,22 @@ def candidates(batch, mma_at_small_batch=False):
         block_ms.append(32)
     if batch >= 128:
         block_ms.append(128)
+    if 16 < batch <= 64:  # several m blocks streaming one weight tile (L2)
+        block_ms.append(16)
     cands = MMA_CANDIDATES if batch <= 32 else MMA_LARGE_CANDIDATES
     for block_m in block_ms:
         for bn, s, bk, st, c in cands:
             label = mma_label(block_m, bn, s, bk, st, c)
             out.append((label, mma_tiling_text(label)))
+    if wgmma and batch >= 64:
+        for bm, s, st, c in WGMMA_CANDIDATES:
+            label = mma_label(bm, 128, s, 64, st, c, kind="W")
+            out.append((label, mma_tiling_text(label)))
     return out
 
 
 def tiling_from_label(batch, label):
-    if label.startswith("M"):
+    if label[0] in "MW":
         return mma_tiling_text(label)
     block_n = int(label[1:label.index("u")])
     unroll = int(label[label.index("u") + 1:label.index("s")])
@@ -141,20 +157,25 @@ def prepare(args):
                     name = "gate_up"
                 # cuBLAS runs gate and up as one GEMM of 2N rows.
                 gemms.append(f"--gemm {args.batch}x{2 * n if args.gated else n}x{k}")
-                for label, tiling in candidates(args.batch, args.mma):
+                for label, tiling in candidates(args.batch, args.mma,
+                                                args.chip == "sm_90a"):
+                    if args.only_wgmma and not label.startswith("W"):
+                        continue
                     base = f"{model}-{tag}-{name}-b{args.batch}-{label}"
                     src = os.path.join(folder, base + ".mlir")
                     with open(src, "w") as f:
                         f.write(variant_ir(args.batch, n, k, enc, tiling,
                                            args.gated))
                     out = os.path.join(folder, base + ".qfa")
-                    r = subprocess.run([compile_tool, src, "-o", out],
+                    r = subprocess.run([compile_tool, src, "-o", out,
+                                        f"--chip={args.chip}"],
                                        capture_output=True, text=True)
                     os.remove(src)
                     if r.returncode != 0:  # a candidate this shape cannot take
                         continue
                     paths.append(f"--artifact {out}")
-            kind = "-gated" if args.gated else ""
+            kind = ("-gated" if args.gated else "") + (
+                "-sm90a" if args.chip == "sm_90a" else "")
             runs.write(f"tune-{model}-{tag}{kind}-b{args.batch} "
                        f"{' '.join(sorted(set(gemms)))} {' '.join(paths)} "
                        f"--placeholder-weights\n")
@@ -162,31 +183,52 @@ def prepare(args):
 
 
 def select(args):
-    best = {}
+    """The fastest variant per shape. wgmma variants (W labels) run on
+    sm_90a only: they compete for that target's entries ("chip": "sm_90a",
+    written where one beats every other variant), the rest for the entries
+    of every target."""
+    best, best_arch = {}, {}
+
+    def offer(table, key, ms, tiling):
+        if key not in table or ms < table[key][0]:
+            table[key] = (ms, tiling)
+
     for path in glob.glob(os.path.join(args.results, "tune-*.json")):
         run = json.load(open(path))
         for p in run.get("artifact_plans", []):
             name = os.path.basename(p["artifact"]).replace(".qfa", "")
-            variant = name.rsplit("-", 1)[1]  # n4u4s1 or M16N32S4K64T3
+            variant = name.rsplit("-", 1)[1]  # n4u4s1, M16N32S4K64T3, W64...
             shape = p["weight_shapes"][0]
             # A gated variant (gate and up, N rows each) is keyed by 2N.
             rows = shape["n"] * len(p["weight_shapes"])
             key = (p["batch"], rows, shape["k"], shape["encoding"])
             ms = p["stats"]["median_ms"]
-            if key not in best or ms < best[key][0]:
-                best[key] = (ms, tiling_from_label(p["batch"], variant))
+            tiling = tiling_from_label(p["batch"], variant)
+            if not variant.startswith("W"):
+                offer(best, key, ms, tiling)
+            offer(best_arch, key, ms, tiling)
     # Entries measured in other rounds (other batches) are kept.
     if os.path.exists(args.output) and not args.replace:
         for e in json.load(open(args.output)):
             key = (e["m"], e["n"], e["k"], e["encoding"])
-            best.setdefault(key, (e["measured_us"] / 1e3, e["tiling"]))
+            entry = (e["measured_us"] / 1e3, e["tiling"])
+            if e.get("chip") == "sm_90a":
+                best_arch.setdefault(key, entry)
+            else:
+                best.setdefault(key, entry)
+    for key, entry in best.items():
+        offer(best_arch, key, *entry)
     db = [{"m": m, "n": n, "k": k, "encoding": enc, "tiling": t,
            "measured_us": round(ms * 1e3, 3)}
           for (m, n, k, enc), (ms, t) in sorted(best.items())]
+    db += [{"m": m, "n": n, "k": k, "encoding": enc, "tiling": t,
+            "measured_us": round(ms * 1e3, 3), "chip": "sm_90a"}
+           for (m, n, k, enc), (ms, t) in sorted(best_arch.items())
+           if t.startswith("wgmma")]
     with open(args.output, "w") as f:
         json.dump(db, f, indent=1)
         f.write("\n")
-    print(f"tune: {len(db)} shapes -> {args.output}")
+    print(f"tune: {len(db)} entries -> {args.output}")
 
 
 def main():
@@ -198,6 +240,10 @@ def main():
     p.add_argument("--models", nargs="+", default=sorted(MODELS))
     p.add_argument("--encodings", nargs="+", default=["int4-g128", "nf4"])
     p.add_argument("--only", nargs="+", help="projections to tune (default all)")
+    p.add_argument("--chip", default="sm_90",
+                   help="target; sm_90a adds the wgmma candidates")
+    p.add_argument("--only-wgmma", action="store_true",
+                   help="with --chip sm_90a: the wgmma candidates alone")
     p.add_argument("--gated", action="store_true",
                    help="the gate/up projections fused with silu_mul "
                         "(database key N = 2 x gate rows)")

@@ -304,7 +304,7 @@ int main(int argc, char **argv) {
       "qf-import-quant,canonicalize,qf-fuse-dequant-matmul," + fusionPasses +
       "qf-select-tiling{batch=" + std::to_string(selectBatch) +
       " batch-sizes=" + batches +
-      (tuningDb.empty() ? "" : " tuning-db=" + tuningDb) +
+      (tuningDb.empty() ? "" : " tuning-db=" + tuningDb) + " chip=" + chip +
       " tensor-core-min-m=" + std::to_string(tensorCoreMinBatch) +
       "},qf-choose-layout,qf-to-gpu{chip=" + chip + " features=" + features +
       " batch-sizes=" + batches + "},gpu-module-to-binary{format=isa}";

@@ -106,6 +106,17 @@ public:
                /*operand_attrs=*/nullptr)
         .getResult(0);
   }
+  /// Inline PTX with side effects (kept in place and in order), results as
+  /// one struct when there are several, operands by constraint.
+  Operation *ptxEffect(StringRef text, StringRef constraints, Type result,
+                       ValueRange operands) {
+    return LLVM::InlineAsmOp::create(
+        b, result ? TypeRange(result) : TypeRange(), operands, text,
+        constraints, /*has_side_effects=*/true, /*is_align_stack=*/false,
+        LLVM::tailcallkind::TailCallKind::None,
+        LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+        /*operand_attrs=*/nullptr);
+  }
   /// d = (a & mask) | bits: one lop3 (LUT 0xea = (a & b) | c).
   Value andOr(Value a, uint32_t mask, uint32_t bits) {
     return ptx("lop3.b32 $0, $1, $2, $3, 0xea;", "=r,r,n,n", i32(),

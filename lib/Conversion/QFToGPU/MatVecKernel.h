@@ -20,6 +20,8 @@ struct MatVecSpec {
   int64_t n = 0; ///< weight rows (outputs)
   int64_t k = 0; ///< reduction length
   int64_t smVersion = 90; ///< 80 for sm_80, 90 for sm_90(a)
+  /// The target is sm_90a: architecture-specific instructions (wgmma).
+  bool archSpecific = false;
   /// x, bias, residual and y are bf16 instead of f16 (the tensor-core
   /// kernel's bf16 mma; the matvec's half2 arithmetic is f16 only).
   bool bf16 = false;

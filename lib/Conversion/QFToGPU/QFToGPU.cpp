@@ -251,7 +251,7 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
       return emitError() << "has no tiling; run qf-select-tiling first";
     // The matvec generator fuses the RMSNorm prologue; the tensor-core
     // kernel does not (it takes the epilogues, silu_mul and qf.group).
-    if (op.getTiling()->getKernel() == KernelKind::MMA && op.getNorm())
+    if (isTensorCoreKernel(op.getTiling()->getKernel()) && op.getNorm())
       return emitError() << "the tensor-core (mma) kernel does not fuse "
                             "an RMSNorm prologue; it runs only with the "
                             "matvec tiling (M <= 8)";
@@ -305,13 +305,13 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
         spec.tiling = own->second.tiling;
         if (own->second.layout)
           spec.layout = own->second.layout;
-        if (spec.tiling.getKernel() == KernelKind::MMA && op.getNorm())
+        if (isTensorCoreKernel(spec.tiling.getKernel()) && op.getNorm())
           return emitError() << "batch " << batch << " has the tensor-core "
                              << "(mma) tiling " << spec.tiling
                              << " in qf.batch_tilings, but that kernel does "
                                 "not fuse an RMSNorm prologue";
       }
-      if (bf16 && spec.tiling.getKernel() != KernelKind::MMA) {
+      if (bf16 && !isTensorCoreKernel(spec.tiling.getKernel())) {
         // Say why the tensor-core kernel is not the one selected.
         std::optional<std::string> why =
             tensorCoreRefusesEncoding(w.getEncoding(),
@@ -333,6 +333,7 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
       spec.n = w.getN();
       spec.k = w.getK();
       spec.smVersion = chip == "sm_80" ? 80 : 90;
+      spec.archSpecific = chip == "sm_90a";
       spec.hasBias = static_cast<bool>(op.getBias());
       spec.hasResidual = static_cast<bool>(op.getResidual());
       spec.hasNorm = static_cast<bool>(op.getNorm());
@@ -345,8 +346,11 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
       std::string variant = variantKey(spec);
       int64_t index =
           variants.try_emplace(variant, variants.size()).first->second;
-      bool tensorCore = spec.tiling.getKernel() == KernelKind::MMA;
-      std::string name = (tensorCore ? "qf_mma_" : "qf_matvec_") +
+      bool tensorCore = isTensorCoreKernel(spec.tiling.getKernel());
+      std::string name = (spec.tiling.getKernel() == KernelKind::WGMMA
+                              ? "qf_wgmma_"
+                          : tensorCore ? "qf_mma_"
+                                       : "qf_matvec_") +
                          std::to_string(index) + "_m" + std::to_string(batch);
       auto it = emitted.find(name);
       if (it == emitted.end()) {

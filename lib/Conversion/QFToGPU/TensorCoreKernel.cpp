@@ -108,6 +108,9 @@ private:
   void buildLut();
   Value groupOfStep(Value step, int64_t gi);
   Value scaleRow(Value row);
+  void issueWgmmas(Value aBase, ArrayRef<std::array<Value, 2>> frags,
+                   Acc &acc);
+  void storeWgmmaOutputs(const Acc &acc);
   Value parkedSum(int64_t i);
   void reduceSplitK(Acc &acc);
   void reduceCluster(Acc &acc);
@@ -579,6 +582,8 @@ TensorCoreBuilder::Acc TensorCoreBuilder::computeStep(Value slot, Value step,
     partGi = -1;
   };
 
+  // wgmma: the scaled (b0, b1) of n tile j of k slab s at 4 s + j.
+  SmallVector<std::array<Value, 2>> wgmmaFrags;
   int64_t laneBytesPerTile = p.tileBytes / 32;
   for (int64_t kt = 0; kt < p.kTilesPerStep; ++kt) {
     Value bAddr = e.add(
@@ -609,8 +614,9 @@ TensorCoreBuilder::Acc TensorCoreBuilder::computeStep(Value slot, Value step,
       Acc &target = groupFolds ? part : acc;
       // A fragments of every m tile: ldmatrix.x4, lanes 0-15 address rows
       // 0-15 of the k slab's first 8 columns, lanes 16-31 the next 8.
+      // (wgmma reads the activations itself, through a descriptor.)
       SmallVector<SmallVector<Value>> aFrag(p.mTiles);
-      for (int64_t mt = 0; mt < p.mTiles; ++mt) {
+      for (int64_t mt = 0; mt < (p.wgmma ? 0 : p.mTiles); ++mt) {
         Value r = e.add(e.c32(mt * 16), e.band(lane, e.c32(15)));
         Value chunk = e.add(e.c32(kslab * 2), e.shru(lane, e.c32(4)));
         Value swz = arith::XOrIOp::create(b, chunk, e.band(r, e.c32(7)));
@@ -664,9 +670,13 @@ TensorCoreBuilder::Acc TensorCoreBuilder::computeStep(Value slot, Value step,
           b0 = e.fmul(b0, scaleOf[gi][j]);
           b1 = e.fmul(b1, scaleOf[gi][j]);
         }
-        if (spec.bf16) {
+        if (spec.bf16 || p.wgmma) {
           b0 = e.bitcast(e.i32(), b0);
           b1 = e.bitcast(e.i32(), b1);
+        }
+        if (p.wgmma) {
+          wgmmaFrags.push_back({b0, b1});
+          continue;
         }
         NVVM::MMATypes operandType =
             spec.bf16 ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
@@ -687,7 +697,95 @@ TensorCoreBuilder::Acc TensorCoreBuilder::computeStep(Value slot, Value step,
     }
   }
   fold();
+  if (p.wgmma)
+    issueWgmmas(aBase, wgmmaFrags, acc);
   return acc;
+}
+
+/// The step's warpgroup MMAs. The B fragment registers of n tiles (0, 1)
+/// are the A fragment of the warp's tile rows 0-15 (mma.m16n8k16's A
+/// layout, which wgmma's register A keeps per warp: a0 = tile 0's b0,
+/// a1 = tile 1's b0, a2 = tile 0's b1, a3 = tile 1's b1), tiles (2, 3)
+/// that of rows 16-31: two m64nNk16 wgmmas per k slab, N = block_m, their
+/// D rows being warp w's 16 rows at 16 w. B is the k slab of the
+/// activation tile, [block_m x 64] f16 rows of 128 bytes whose 16-byte
+/// chunks issueStep XOR-swizzled by row: wgmma's 128-byte swizzle (the
+/// tile starts on 1024 bytes), K-major, 8-row groups 1024 bytes apart.
+/// The decode ran before the fence, so no A register changes while the
+/// wgmmas read it; the step waits for them before returning (the next
+/// step's copies reuse the slot).
+void TensorCoreBuilder::issueWgmmas(Value aBase,
+                                    ArrayRef<std::array<Value, 2>> frags,
+                                    Acc &acc) {
+  Value tileAddr = arith::TruncIOp::create(
+      b, e.i32(), LLVM::PtrToIntOp::create(b, e.i64(), smemAt(aBase)));
+  // Matrix descriptor: start address >> 4 (bits 0-13), leading byte offset
+  // (unused for a swizzled K-major tile: 1), stride byte offset 1024 >> 4
+  // (bits 32-45), 128-byte swizzle (bits 62-63 = 1).
+  const uint64_t descBits = (uint64_t(1) << 16) | (uint64_t(1024 >> 4) << 32) |
+                            (uint64_t(1) << 62);
+  const int64_t n = p.blockM, half = n / 2;
+  const char *type = spec.bf16 ? "bf16" : "f16";
+  std::string text;
+  {
+    llvm::raw_string_ostream os(text);
+    os << "{\n.reg .pred p;\nsetp.ne.b32 p, $" << 2 * half + 5
+       << ", 0;\nwgmma.mma_async.sync.aligned.m64n" << n << "k16.f32."
+       << type << "." << type << " {";
+    for (int64_t i = 0; i < half; ++i)
+      os << (i ? ", " : "") << "$" << i;
+    os << "}, {$" << 2 * half << ", $" << 2 * half + 1 << ", $"
+       << 2 * half + 2 << ", $" << 2 * half + 3 << "}, $" << 2 * half + 4
+       << ", p, 1, 1, 0;\n}";
+  }
+  std::string constraints;
+  {
+    llvm::raw_string_ostream os(constraints);
+    for (int64_t i = 0; i < half; ++i)
+      os << (i ? "," : "") << "=f";
+    for (int64_t i = 0; i < half; ++i)
+      os << "," << i;
+    os << ",r,r,r,r,l,r";
+  }
+  SmallVector<Type> fields(half, e.f32());
+  auto resultType = LLVM::LLVMStructType::getLiteral(b.getContext(), fields);
+  e.ptxEffect("wgmma.fence.sync.aligned;", "", Type(), {});
+  for (int64_t s = 0; s < static_cast<int64_t>(frags.size()) / 4; ++s) {
+    // Slab s starts 32 bytes (two 16-byte descriptor units) further along
+    // each swizzled row.
+    Value addr = e.add(tileAddr, e.c32(32 * s));
+    Value desc = arith::OrIOp::create(
+        b, e.zext64(e.shru(e.band(addr, e.c32(0x3FFFF)), e.c32(4))),
+        e.c64(static_cast<int64_t>(descBits)));
+    for (int64_t h = 0; h < 2; ++h) {
+      const auto &t0 = frags[4 * s + 2 * h], &t1 = frags[4 * s + 2 * h + 1];
+      SmallVector<Value> operands(acc.begin() + h * half,
+                                  acc.begin() + (h + 1) * half);
+      operands.append({t0[0], t1[0], t0[1], t1[1], desc, e.c32(1)});
+      Operation *mma = e.ptxEffect(text, constraints, resultType, operands);
+      for (int64_t i = 0; i < half; ++i)
+        acc[h * half + i] =
+            LLVM::ExtractValueOp::create(b, mma->getResult(0), i);
+    }
+  }
+  e.ptxEffect("wgmma.commit_group.sync.aligned;", "", Type(), {});
+  // The wait passes every accumulator through (tied operands), so nothing
+  // reads one before the wgmmas that write it are done; the pipeline slot
+  // is refilled only after it too.
+  std::string tied;
+  {
+    llvm::raw_string_ostream os(tied);
+    for (size_t i = 0; i < acc.size(); ++i)
+      os << (i ? "," : "") << "=f";
+    for (size_t i = 0; i < acc.size(); ++i)
+      os << "," << i;
+  }
+  SmallVector<Type> all(acc.size(), e.f32());
+  Operation *wait = e.ptxEffect(
+      "wgmma.wait_group.sync.aligned 0;", tied,
+      LLVM::LLVMStructType::getLiteral(b.getContext(), all), acc);
+  for (size_t i = 0; i < acc.size(); ++i)
+    acc[i] = LLVM::ExtractValueOp::create(b, wait->getResult(0), i);
 }
 
 /// Where this lane parks accumulator `i` for another warp or block to read
@@ -787,7 +885,79 @@ void TensorCoreBuilder::reduceCluster(Acc &acc) {
 /// warp first finishes its own weight's sums (deferred per-channel scale,
 /// NVFP4 global scale); under silu_mul the gate warps then hand theirs to
 /// the up warps, which store silu(gate) * up.
+/// Epilogue of the wgmma kernel, whose accumulators are transposed: half h
+/// (the wgmma of tile rows 16 h..16 h + 15) holds, for each 8-column chunk
+/// i of the batch, entry 4 i + 2 q + c = (weight row nBase + 16 h + 8 q + g,
+/// batch row mBase + 8 i + 2 t + c). Adjacent registers are adjacent batch
+/// rows, so each output element is stored by itself (8 lanes write 16
+/// contiguous bytes of one batch row).
+void TensorCoreBuilder::storeWgmmaOutputs(const Acc &acc) {
+  OpBuilder::InsertionGuard guard(b);
+  const int64_t half = p.blockM / 2;
+  // k group 0 (of cluster rank 0) holds the sums (reduceSplitK and
+  // reduceCluster added the other k slices into it).
+  if (p.kGroups > 1 || p.clusterK > 1) {
+    Value owns =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, kg, e.c32(0));
+    if (p.clusterK > 1)
+      owns = arith::AndIOp::create(
+          b, owns,
+          arith::CmpIOp::create(b, arith::CmpIPredicate::eq, rank, e.c32(0)));
+    auto owner = scf::IfOp::create(b, owns, false);
+    b.setInsertionPointToStart(owner.thenBlock());
+  }
+  Value invGlobal;
+  if (spec.encoding.getGlobalScale())
+    invGlobal = e.fdiv(e.cf32(1.0), e.loadRO(e.f32(), globalScale, 4));
+  for (int64_t h = 0; h < 2; ++h)
+    for (int64_t q = 0; q < 2; ++q) {
+      Value row = e.add(nBase, e.add(e.c32(16 * h + 8 * q), g));
+      Value factor = invGlobal;
+      if (p.deferScale) { // per channel: the K loop summed unscaled values
+        Value byte = e.mul(e.zext64(scaleRow(row)), e.c64(p.scaleBytes));
+        Value word = e.loadRO(
+            e.i32(),
+            e.gepBytes(scales,
+                       arith::AndIOp::create(b, byte, e.c64(~int64_t(3)))),
+            4);
+        Value s = scaleF32(word, scaleRow(row));
+        factor = factor ? e.fmul(s, factor) : s;
+      }
+      Value biasValue;
+      if (spec.hasBias)
+        biasValue = e.extf32(e.loadRO(
+            act(), e.gepBytes(bias, e.mul(e.zext64(scaleRow(row)), e.c64(2))),
+            2));
+      OpBuilder::InsertionGuard g2(b);
+      if (p.nTail) {
+        auto inN = scf::IfOp::create(b, e.ult(row, nOut), false);
+        b.setInsertionPointToStart(inN.thenBlock());
+      }
+      for (int64_t i = 0; i < p.blockM / 8; ++i)
+        for (int64_t c = 0; c < 2; ++c) {
+          Value batchRow =
+              e.add(mBase, e.add(e.c32(8 * i + c), e.mul(t4, e.c32(2))));
+          OpBuilder::InsertionGuard g3(b);
+          auto inM = scf::IfOp::create(b, e.ult(batchRow, e.c32(p.m)), false);
+          b.setInsertionPointToStart(inM.thenBlock());
+          Value v = acc[h * half + 4 * i + 2 * q + c];
+          if (factor)
+            v = e.fmul(v, factor);
+          if (biasValue)
+            v = e.fadd(v, biasValue);
+          Value off =
+              e.mul(e.zext64(e.add(e.mul(batchRow, nOut), row)), e.c64(2));
+          if (spec.hasResidual)
+            v = e.fadd(v, e.extf32(e.loadRO(act(), e.gepBytes(residual, off),
+                                            2)));
+          e.store(e.truncTo(act(), v), e.gepBytes(y, off), 2);
+        }
+    }
+}
+
 void TensorCoreBuilder::storeOutputs(const Acc &acc) {
+  if (p.wgmma)
+    return storeWgmmaOutputs(acc);
   OpBuilder::InsertionGuard guard(b);
   // Deferred per-channel scales: the K loop summed unscaled values.
   SmallVector<Value> channelScale;

@@ -16,10 +16,11 @@ tensor_core::makePlan(const MatVecSpec &spec,
   EncodingAttr enc = spec.encoding;
   TilingAttr t = spec.tiling;
   Plan p;
-  if (!t || t.getKernel() != KernelKind::MMA)
+  if (!t || !isTensorCoreKernel(t.getKernel()))
     return emitError() << "the tensor-core generator needs a #qf.tiling<mma, "
-                          "...>; run qf-select-tiling",
+                          "...> or <wgmma, ...>; run qf-select-tiling",
            failure();
+  p.wgmma = t.getKernel() == KernelKind::WGMMA;
   if (std::optional<std::string> refusal =
           tensorCoreRefusesEncoding(enc, spec.smVersion))
     return emitError() << *refusal, failure();
@@ -150,6 +151,26 @@ tensor_core::makePlan(const MatVecSpec &spec,
   // A group's fold costs 16 mTiles fmas plus 8 scale reads per lane; the
   // multiplies it replaces cost groupSize / 2.
   p.deferScale = p.perChannel || p.groupSize >= 32 * p.mTiles + 32;
+  if (p.wgmma) {
+    // A warpgroup per k group: four n warps, each decoding its 32-row tile
+    // row into two 16-row A fragments of m64 wgmmas whose B is the k group's
+    // activation tile, read by a descriptor from the 128-byte-swizzled
+    // shared memory the pipeline writes (so block_k is 64: one swizzle
+    // row). Group scales multiply the fragments; per-channel ones fold in
+    // the epilogue.
+    if (!spec.archSpecific)
+      return emitError() << "the wgmma kernel needs sm_90a (qfuse-compile "
+                            "--chip=sm_90a); target is sm_"
+                         << spec.smVersion,
+             failure();
+    if (p.nWarps != 4 || p.members != 1 || p.blockK != 64)
+      return emitError() << "the wgmma kernel takes block_n = 128 (a "
+                            "warpgroup per k group), block_k = 64 and no "
+                            "silu_mul; got "
+                         << t,
+             failure();
+    p.deferScale = p.perChannel;
+  }
   Type st = enc.getScaleType();
   p.scaleBytes = st.getIntOrFloatBitWidth() / 8;
   p.intZeros = enc.getZeroPoint() == ZeroPointKind::Int;

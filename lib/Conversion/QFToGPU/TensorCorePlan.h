@@ -31,6 +31,7 @@ enum class Decode { Int4Magic, Table4, Int8Magic, Fp8 };
 /// Everything the generator needs to know about one kernel variant.
 struct Plan {
   Decode decode = Decode::Int4Magic;
+  bool wgmma = false; // warpgroup MMA (sm_90a) instead of mma.sync
   bool lut = false;     // Table4: the shared code table is built
   int64_t codeBits = 4; // 4 or 8
   int64_t tileBytes;    // one 32 x 32 fragment tile of codes
@@ -41,7 +42,8 @@ struct Plan {
   // neither read from the scales nor stored.
   int64_t kTiles;     // ceil(K / 32): code tiles per tile row
   bool kTail;         // K is not a whole number of block_k steps
-  bool nTail;         // some member's N is not a multiple of 32
+  bool nTail;         // columns past N exist: N not whole tiles, or a
+                      // last block reaching past the last tile row
   bool oddN;          // some member's N is odd: stores go element by element
   bool blockTail;     // some member's tile rows are not whole blocks
   int64_t blockM, mTiles, nWarps, kGroups, warps, threads;

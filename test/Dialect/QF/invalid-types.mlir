@@ -636,7 +636,7 @@ func.func @expected_static_shape() {
 // -----
 
 // #qf.tiling.
-// expected-error@+1 {{unknown kernel kind 'wmma'; expected 'matvec' or 'mma'}}
+// expected-error@+1 {{unknown kernel kind 'wmma'; expected 'matvec', 'mma' or 'wgmma'}}
 func.func @unknown_kernel_kind_wmma_expected_matvec() attributes {qf.t = #qf.tiling<wmma, block_m = 16>} {
   return
 }

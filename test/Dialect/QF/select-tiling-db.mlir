@@ -1,4 +1,5 @@
 // RUN: qfuse-opt %s -split-input-file --qf-select-tiling="tuning-db=%S/Inputs/tuning-db.json" | FileCheck %s
+// RUN: qfuse-opt %s -split-input-file --qf-select-tiling="tuning-db=%S/Inputs/tuning-db.json chip=sm_90a" | FileCheck %s --check-prefix=SM90A
 
 // Tilings from the tuning database override the cost model for the shapes
 // it lists: (M, N, K, encoding) must all match. The predicted time is the
@@ -30,13 +31,17 @@ func.func @dynamic_m(%x: tensor<?x4096xf16>) -> tensor<?x4096xf16> {
 // -----
 
 // Llama-3-8B k_proj at M = 8 and gate_proj at M = 64 (the entry's encoding
-// is written without spaces; it parses to the same attribute).
+// is written without spaces; it parses to the same attribute). On sm_90a
+// gate_proj's "chip": "sm_90a" entry (a wgmma tiling) wins; k_proj has
+// none and keeps the entry for every target.
 #int4 = #qf.enc<int4, group = 128, scale = f16>
 // CHECK-LABEL: @batched
 func.func @batched(%x8: tensor<8x4096xf16>, %x64: tensor<64x4096xf16>) {
   %k = qf.weight_ref "model.layers.0.self_attn.k_proj" : !qf.weight<1024x4096, #int4>
   %g = qf.weight_ref "model.layers.0.mlp.gate_proj" : !qf.weight<14336x4096, #int4>
   // CHECK: tiling = #qf.tiling<matvec, block_m = 8, block_n = 4, vec_bytes = 8, k_unroll = 2, split_k = 4>
+  // SM90A: tiling = #qf.tiling<matvec, block_m = 8, block_n = 4, vec_bytes = 8, k_unroll = 2, split_k = 4>
+  // SM90A: tiling = #qf.tiling<wgmma, block_m = 64, block_n = 128, block_k = 64, split_k = 2, stages = 4>
   %0 = qf.fused_matmul %x8, %k : tensor<8x4096xf16>, !qf.weight<1024x4096, #int4> -> tensor<8x1024xf16>
   // CHECK: tiling = #qf.tiling<mma, block_m = 64, block_n = 128, block_k = 64, stages = 4>
   %1 = qf.fused_matmul %x64, %g : tensor<64x4096xf16>, !qf.weight<14336x4096, #int4> -> tensor<64x14336xf16>

@@ -487,7 +487,7 @@ Attribute TilingAttr::parse(AsmParser &parser, Type) {
   std::optional<KernelKind> kernel = symbolizeKernelKind(kernelName);
   if (!kernel) {
     parser.emitError(loc) << "unknown kernel kind '" << kernelName
-                          << "'; expected 'matvec' or 'mma'";
+                          << "'; expected 'matvec', 'mma' or 'wgmma'";
     return {};
   }
   std::array<int64_t, kNumTilingFields> values;

@@ -41,7 +41,7 @@ LayoutAttr qf::getKernelLayout(WeightType type, TilingAttr tiling) {
   // map a whole byte through a shared table and read row_major bytes.
   bool magicDecode = encoding.getFormat() == ElementFormat::Int4 ||
                      encoding.getFormat() == ElementFormat::UInt4;
-  if (tiling && tiling.getKernel() == KernelKind::MMA &&
+  if (tiling && isTensorCoreKernel(tiling.getKernel()) &&
       hasMmaFragmentCodes(encoding) && !encoding.isSparse24() &&
       !encoding.getActOrder()) {
     // The tensor-core kernel's B-fragment order (qfuse/format/MmaLayout.h),

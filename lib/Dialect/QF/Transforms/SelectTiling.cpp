@@ -171,7 +171,8 @@ struct QFSelectTilingPass
       target.tensorCoreSmallBatchMinWeights = 0;
     }
     if (db) {
-      TilingAttr tiling = db->lookup(m, w.getN(), w.getK(), w.getEncoding());
+      TilingAttr tiling = db->lookup(m, w.getN(), w.getK(), w.getEncoding(),
+                                     /*archSpecific=*/chip == "sm_90a");
       if (tiling && m <= kMatvecMaxM && forced &&
           tiling.getKernel() != *forced)
         tiling = {}; // the entry's kernel cannot fuse this op or its group

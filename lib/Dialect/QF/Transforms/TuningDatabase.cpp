@@ -71,7 +71,7 @@ TuningDatabase::load(StringRef path, MLIRContext *context, std::string &error) {
                 "\"encoding\", \"tiling\"} entries");
 
   TuningDatabase db;
-  DenseMap<Key, size_t> firstIndex;
+  DenseMap<Key, size_t> firstIndex, firstArchIndex;
   for (auto [index, value] : llvm::enumerate(*array)) {
     std::string where = llvm::formatv("$[{0}]", index).str();
     const llvm::json::Object *entry = value.getAsObject();
@@ -83,10 +83,10 @@ TuningDatabase::load(StringRef path, MLIRContext *context, std::string &error) {
       StringRef key = field.first;
       // `measured_us` records what bench/tune.py measured; informational.
       if (key != "m" && key != "n" && key != "k" && key != "encoding" &&
-          key != "tiling" && key != "measured_us")
+          key != "tiling" && key != "measured_us" && key != "chip")
         return fail(Twine(where) + ": unknown field \"" + key +
                     "\"; expected m, n, k, encoding, tiling (and optionally "
-                    "measured_us)");
+                    "measured_us, chip)");
     }
 
     static constexpr StringLiteral kDimFields[] = {"m", "n", "k"};
@@ -121,19 +121,38 @@ TuningDatabase::load(StringRef path, MLIRContext *context, std::string &error) {
     if (!tiling)
       return fail(Twine(where) + ".tiling: " + parseError);
 
+    bool archSpecific = false;
+    if (const llvm::json::Value *chip = entry->get("chip")) {
+      std::optional<StringRef> name = chip->getAsString();
+      if (!name || *name != "sm_90a")
+        return fail(Twine(where) +
+                    ".chip: expected \"sm_90a\" (the one target with "
+                    "entries of its own)");
+      archSpecific = true;
+    }
+    if (tiling.getKernel() == KernelKind::WGMMA && !archSpecific)
+      return fail(Twine(where) + ": a wgmma tiling runs on sm_90a only; "
+                                 "mark the entry \"chip\": \"sm_90a\"");
     Key key{dims[0], dims[1], dims[2], encoding};
-    auto [it, inserted] = firstIndex.try_emplace(key, index);
+    auto [it, inserted] =
+        (archSpecific ? firstArchIndex : firstIndex).try_emplace(key, index);
     if (!inserted)
       return fail(llvm::formatv("{0}: repeats the shape of $[{1}] (m = {2}, "
-                                "n = {3}, k = {4}, same encoding)",
-                                where, it->second, dims[0], dims[1], dims[2])
+                                "n = {3}, k = {4}, same encoding{5})",
+                                where, it->second, dims[0], dims[1], dims[2],
+                                archSpecific ? ", same chip" : "")
                       .str());
-    db.entries[key] = tiling;
+    (archSpecific ? db.archEntries : db.entries)[key] = tiling;
   }
   return db;
 }
 
 TilingAttr TuningDatabase::lookup(int64_t m, int64_t n, int64_t k,
-                                  EncodingAttr encoding) const {
-  return entries.lookup(Key{m, n, k, encoding});
+                                  EncodingAttr encoding,
+                                  bool archSpecific) const {
+  Key key{m, n, k, encoding};
+  if (archSpecific)
+    if (TilingAttr tiling = archEntries.lookup(key))
+      return tiling;
+  return entries.lookup(key);
 }

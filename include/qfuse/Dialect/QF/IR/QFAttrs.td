@@ -66,7 +66,10 @@ def QF_LayoutKind : I32EnumAttr<"LayoutKind", "packed storage order", [
 
 def QF_KernelKind : I32EnumAttr<"KernelKind", "fused matmul kernel family", [
       I32EnumAttrCase<"MatVec", 0, "matvec">,  // CUDA-core GEMV, batch 1..8
-      I32EnumAttrCase<"MMA", 1, "mma">          // tensor-core mma.sync GEMM
+      I32EnumAttrCase<"MMA", 1, "mma">,         // tensor-core mma.sync GEMM
+      // The same kernel with warpgroup MMA (sm_90a): wgmma.mma_async with
+      // the decoded weights as the register A operand.
+      I32EnumAttrCase<"WGMMA", 2, "wgmma">
     ]> {
   let cppNamespace = "::mlir::qf";
   let genSpecializedAttr = 0;

@@ -19,6 +19,14 @@
 #include "qfuse/Dialect/QF/IR/QFDialect.h.inc"
 #include "qfuse/Dialect/QF/IR/QFEnums.h.inc"
 
+namespace mlir::qf {
+/// The tensor-core kernel families (mma.sync and wgmma): one generator, one
+/// weight layout, batch tiles of 16 rows and more.
+inline bool isTensorCoreKernel(KernelKind kind) {
+  return kind == KernelKind::MMA || kind == KernelKind::WGMMA;
+}
+} // namespace mlir::qf
+
 #define GET_ATTRDEF_CLASSES
 #include "qfuse/Dialect/QF/IR/QFAttrs.h.inc"
 

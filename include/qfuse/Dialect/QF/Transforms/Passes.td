@@ -316,6 +316,9 @@ def QFSelectTiling : Pass<"qf-select-tiling"> {
            "M assumed for matmuls whose M (the batch) is dynamic">,
     Option<"tuningDb", "tuning-db", "std::string", /*default=*/"",
            "JSON file of measured tilings that override the cost model">,
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
+           "Target (sm_80, sm_90, sm_90a): sm_90a takes the tuning "
+           "database's sm_90a entries (wgmma tilings)">,
     ListOption<"batchSizes", "batch-sizes", "int64_t",
                "Batch sizes a dynamic M is compiled for: those whose best "
                "kernel differs get their own tiling (qf.batch_tilings)">,

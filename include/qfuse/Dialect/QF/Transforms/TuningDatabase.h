@@ -28,19 +28,23 @@ public:
   ///    "encoding": "int4, group = 128, scale = f16",
   ///    "tiling": "matvec, block_n = 4, split_k = 2"}
   /// where "encoding" and "tiling" are the bodies of #qf.enc<...> and
-  /// #qf.tiling<...>. On failure, returns failure and sets `error` to a
+  /// #qf.tiling<...>; an entry with "chip": "sm_90a" holds a tiling for
+  /// that target only (the wgmma kernel's need it), next to the entry for
+  /// every target. On failure, returns failure and sets `error` to a
   /// message naming the file and the entry ($[i].field).
   static FailureOr<TuningDatabase> load(StringRef path, MLIRContext *context,
                                         std::string &error);
 
-  /// The measured tiling for a shape, or null.
-  TilingAttr lookup(int64_t m, int64_t n, int64_t k,
-                    EncodingAttr encoding) const;
+  /// The measured tiling for a shape, or null: on sm_90a
+  /// (`archSpecific`) its sm_90a entry when there is one.
+  TilingAttr lookup(int64_t m, int64_t n, int64_t k, EncodingAttr encoding,
+                    bool archSpecific = false) const;
 
-  size_t size() const { return entries.size(); }
+  size_t size() const { return entries.size() + archEntries.size(); }
 
 private:
   llvm::DenseMap<Key, TilingAttr> entries;
+  llvm::DenseMap<Key, TilingAttr> archEntries; // the "chip": "sm_90a" ones
 };
 
 } // namespace qf

@@ -1,0 +1,40 @@
+// RUN: qfuse-opt %s -split-input-file --qf-to-gpu="chip=sm_90a" -verify-diagnostics | FileCheck %s
+// RUN: not qfuse-opt %s -split-input-file --qf-to-gpu="chip=sm_90" 2>&1 | FileCheck %s --check-prefix=SM90
+
+// #qf.tiling<wgmma, ...> lowers to the tensor-core kernel with warpgroup
+// MMAs (sm_90a): one warpgroup of four 32-row warps, the same cp.async
+// pipeline and weight layout, the decoded weights as wgmma's register A
+// operand, the activation tile (128-byte swizzled, K-major) as B through a
+// matrix descriptor, m64nNk16 with N = block_m.
+#e = #qf.enc<int4, group = 128, scale = f16>
+!w = !qf.weight<4096x4096, #e, #qf.layout<tiled, tile_n = 32, tile_k = 32>>
+// CHECK-LABEL: func.func @wgmma
+// CHECK: grid = array<i64: 2, 32, 1>, kernel = @qf_kernels::@qf_wgmma_0_m128
+// CHECK-LABEL: llvm.func @qf_wgmma_0_m128(
+// CHECK-SAME: nvvm.maxntid = array<i32: 128, 1, 1>
+// CHECK-NOT: nvvm.ldmatrix
+// CHECK: wgmma.fence.sync.aligned;
+// CHECK: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16
+// CHECK: wgmma.commit_group.sync.aligned;
+// CHECK: wgmma.wait_group.sync.aligned 0;
+// SM90: the wgmma kernel needs sm_90a (qfuse-compile --chip=sm_90a); target is sm_90
+func.func @wgmma(%x: tensor<128x4096xf16>) -> tensor<128x4096xf16> {
+  %w = qf.weight_ref "w" : !w
+  %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<wgmma, block_m = 64, block_n = 128, block_k = 64, stages = 3>}
+         : tensor<128x4096xf16>, !w -> tensor<128x4096xf16>
+  return %y : tensor<128x4096xf16>
+}
+
+// -----
+
+// A warpgroup per k group, the activation tile one 128-byte swizzle row
+// deep: other shapes are refused with the contract.
+#e = #qf.enc<int4, group = 128, scale = f16>
+!w = !qf.weight<4096x4096, #e, #qf.layout<tiled, tile_n = 32, tile_k = 32>>
+func.func @wgmma_split(%x: tensor<128x4096xf16>) -> tensor<128x4096xf16> {
+  %w = qf.weight_ref "w" : !w
+  // expected-error@+1 {{the wgmma kernel takes block_n = 128 (a warpgroup per k group), block_k = 64 and no silu_mul; got #qf.tiling<wgmma, block_m = 64, block_n = 64, block_k = 64, split_k = 2, stages = 3>}}
+  %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<wgmma, block_m = 64, block_n = 64, block_k = 64, split_k = 2, stages = 3>}
+         : tensor<128x4096xf16>, !w -> tensor<128x4096xf16>
+  return %y : tensor<128x4096xf16>
+}

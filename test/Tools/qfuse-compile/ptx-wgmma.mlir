@@ -1,0 +1,28 @@
+// REQUIRES: ptxas
+// RUN: qfuse-compile %S/Inputs/wgmma.mlir --chip=sm_90a --emit=ptx -o %t.ptx
+// RUN: FileCheck %s < %t.ptx
+// RUN: not grep -q "\.local" %t.ptx
+// RUN: not grep -q "ldmatrix" %t.ptx
+// RUN: %ptxas -arch=sm_90a -v %t.ptx -o %t.cubin 2>&1 | awk '/Function properties for/ { f = $NF } /spill stores/ && $5 != 0 { print f ": " $0 }' | count 0
+
+// The wgmma kernels of every format: the target is sm_90a, each k slab is
+// two m64nNk16 warpgroup MMAs (N = block_m) between one fence and one
+// commit per step, f16 or bf16, with the activations read by descriptor
+// (no ldmatrix) and the codes decoded as in the mma.sync kernel.
+// CHECK: .target sm_90a
+// CHECK-LABEL: .entry qf_wgmma_0_m128(
+// CHECK: wgmma.fence.sync.aligned;
+// CHECK-COUNT-8: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16
+// CHECK: wgmma.commit_group.sync.aligned;
+// CHECK: wgmma.wait_group.sync.aligned 0;
+// CHECK-LABEL: .entry qf_wgmma_1_m128(
+// CHECK: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16
+// NF4 through the shared table, 8-bit codes through prmt or cvt, as in
+// ptx-mma.mlir.
+// CHECK-LABEL: .entry qf_wgmma_3_m128(
+// CHECK: prmt.b32 {{.*}}, 21520;
+// CHECK-LABEL: .entry qf_wgmma_6_m128(
+// CHECK: cvt.rn.f16x2.e4m3x2
+// bf16 activations.
+// CHECK-LABEL: .entry qf_wgmma_8_m128(
+// CHECK: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
