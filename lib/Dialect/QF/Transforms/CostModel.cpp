@@ -303,6 +303,64 @@ TilingAttr selectMma(int64_t m, WeightType type, const TilingTarget &target,
                          /*vecBytes=*/16, /*kUnroll=*/1, splitK, stages,
                          /*clusterK=*/1);
 }
+/// The wgmma tiling (sm_90a) for `m` rows, or null where mma.sync stays the
+/// better kernel. From the H200 sweeps over Llama-3-8B's projections
+/// (bench/results/2026-12-01-h200-wgmma): wgmma wins from M = 128 on
+/// weights of 4096 rows and more (gate 34 vs 55 us, lm_head 240 vs 368 us
+/// at M = 128), and from M = 512 on smaller ones. A block is one warpgroup
+/// (128 rows) per k group. block_m = 128 for wide weights (64 blocks of
+/// rows and more) or M = 512 and up, else 64 for twice the blocks. Then K
+/// is cut until there are about two warpgroups per SM: across a cluster
+/// when the blocks fill at most half the SMs (more blocks, more SMs: q at
+/// M = 128, 15.7 us with 2 k groups x 2 cluster blocks against 23.0 us with
+/// 4 k groups in one block; gate's 112 blocks, 33.6 us unclustered against
+/// 42.5), then into k groups of the block.
+TilingAttr selectWgmma(int64_t m, WeightType type, const TilingTarget &target,
+                       llvm::raw_string_ostream &why) {
+  int64_t n = qfuse::format::mmaPaddedN(type.getN()), k = type.getK();
+  if (m < 128 || (m < 512 && n < 4096))
+    return {};
+  EncodingAttr enc = type.getEncoding();
+  int64_t group =
+      enc.isPerChannel() || !enc.isQuantized() ? 0 : enc.getGroupSize();
+  if (group != 0 && group % 64 != 0 && 64 % group != 0)
+    return {};
+  int64_t rowBlocks = llvm::divideCeil(n, 128);
+  int64_t blockM = rowBlocks >= 64 || (m >= 512 && rowBlocks >= 32) ? 128 : 64;
+  int64_t blocks = llvm::divideCeil(m, blockM) * rowBlocks;
+  int64_t steps = llvm::divideCeil(k, 64);
+  int64_t groupsPerStep = group == 0 ? 1 : std::max<int64_t>(1, 64 / group);
+  TensorCoreStage stage = getTensorCoreStage(
+      blockM, 64, enc.getCodeBits(), groupsPerStep,
+      enc.getZeroPoint() == ZeroPointKind::Int);
+  // Shared memory: the pipeline, or (reusing it) the partial sums the
+  // other k groups hand to k group 0, a block_m-wide f32 row per lane of
+  // each of their 4 warps.
+  constexpr int64_t kBudget = 200 * 1024;
+  auto sharedBytes = [&](int64_t s, int64_t stages) {
+    return std::max(stages * stage.bytes(s, 4 * s),
+                    (s - 1) * 4 * 32 * blockM * 4);
+  };
+  int64_t cluster = 2 * blocks <= target.smCount && steps >= 8 ? 2 : 1;
+  int64_t split = 1;
+  auto fits = [&](int64_t s) {
+    return steps >= 4 * s * cluster && sharedBytes(s, 3) <= kBudget;
+  };
+  if (blocks * cluster < 2 * target.smCount && fits(2))
+    split = 2;
+  if (cluster == 2 && k >= 8192 && fits(4)) // long K: more slices
+    split = 4;
+  if (sharedBytes(split, 3) > kBudget)
+    return {};
+  int64_t stages = sharedBytes(split, 4) <= kBudget ? 4 : 3;
+  why << "wgmma: " << blocks * cluster << " block(s) of " << blockM
+      << "x128, split_k " << split << ", cluster_k " << cluster << ", "
+      << stages << " stages";
+  return TilingAttr::get(type.getContext(), KernelKind::WGMMA, blockM,
+                         /*blockN=*/128, /*blockK=*/64,
+                         /*threadsPerRow=*/kWarpLanes, /*vecBytes=*/16,
+                         /*kUnroll=*/1, split, stages, cluster);
+}
 } // namespace
 
 TilingAttr qf::selectTiling(int64_t m, WeightType type,
@@ -333,6 +391,8 @@ TilingAttr qf::selectTiling(int64_t m, WeightType type,
       os << "; ";
     }
   }
+  if (!tiling && target.archSpecific && !gated && !refusal)
+    tiling = selectWgmma(m, type, target, os);
   if (!tiling)
     tiling = selectMma(m, type, target, gated, os);
   if (why)

@@ -128,6 +128,7 @@ struct QFSelectTilingPass
     }
     TilingTarget target;
     target.smCount = smCount;
+    target.archSpecific = chip == "sm_90a";
     target.tensorCoreMinM = tensorCoreMinM;
     bool failedAny = false;
     getOperation()->walk([&](FusedMatmulOp op) {

@@ -96,6 +96,9 @@ double predictTimeUs(int64_t bytes, double bandwidthGbps);
 struct TilingTarget {
   int64_t smCount = 132;
   int64_t smVersion = 90;
+  /// sm_90a: the wgmma kernel is available (selectTiling takes it for
+  /// prefill-sized batches, where it was measured faster).
+  bool archSpecific = false;
   /// From this M up the tensor-core kernel runs where it can; set past
   /// kMatvecMaxM for an op only the matvec fuses (an RMSNorm prologue).
   int64_t tensorCoreMinM = kTensorCoreMinM;

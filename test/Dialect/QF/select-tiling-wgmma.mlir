@@ -1,0 +1,33 @@
+// RUN: qfuse-opt %s --qf-select-tiling="chip=sm_90a" | FileCheck %s
+// RUN: qfuse-opt %s --qf-select-tiling="chip=sm_90" | FileCheck %s --check-prefix=SM90
+
+// On sm_90a the cost model takes the wgmma kernel where it was measured
+// faster than mma.sync (bench/results/2026-12-01-h200-wgmma): from M = 128
+// on weights of 4096 rows and more, from M = 512 on smaller ones. A block
+// is one warpgroup per k group; block_m = 128 for wide weights or large
+// batches, else 64; K cut across a cluster when the blocks fill at most half
+// the SMs, then into k groups, for about two warpgroups per SM. silu_mul
+// (gated) stays on mma.sync, which fuses it; sm_90 has no wgmma.
+#int4 = #qf.enc<int4, group = 128, scale = f16>
+// CHECK-LABEL: @prefill
+// SM90-LABEL: @prefill
+// SM90-NOT: wgmma
+func.func @prefill(%x64: tensor<64x4096xf16>, %x128: tensor<128x4096xf16>, %x512: tensor<512x4096xf16>) {
+  %q = qf.weight_ref "q" : !qf.weight<4096x4096, #int4>
+  %k = qf.weight_ref "k" : !qf.weight<1024x4096, #int4>
+  %g = qf.weight_ref "g" : !qf.weight<14336x4096, #int4>
+  %u = qf.weight_ref "u" : !qf.weight<14336x4096, #int4>
+  // CHECK: tiling = #qf.tiling<mma, block_m = 64,
+  %0 = qf.fused_matmul %x64, %q : tensor<64x4096xf16>, !qf.weight<4096x4096, #int4> -> tensor<64x4096xf16>
+  // CHECK: tiling = #qf.tiling<wgmma, block_m = 64, block_n = 128, block_k = 64, split_k = 2, stages = 4, cluster_k = 2>
+  %1 = qf.fused_matmul %x128, %q : tensor<128x4096xf16>, !qf.weight<4096x4096, #int4> -> tensor<128x4096xf16>
+  // CHECK: tiling = #qf.tiling<mma, block_m = 64,
+  %2 = qf.fused_matmul %x128, %k : tensor<128x4096xf16>, !qf.weight<1024x4096, #int4> -> tensor<128x1024xf16>
+  // CHECK: tiling = #qf.tiling<wgmma, block_m = 64, block_n = 128, block_k = 64, split_k = 2, stages = 4, cluster_k = 2>
+  %3 = qf.fused_matmul %x512, %k : tensor<512x4096xf16>, !qf.weight<1024x4096, #int4> -> tensor<512x1024xf16>
+  // CHECK: tiling = #qf.tiling<wgmma, block_m = 128, block_n = 128, block_k = 64, stages = 4>
+  %4 = qf.fused_matmul %x512, %g : tensor<512x4096xf16>, !qf.weight<14336x4096, #int4> -> tensor<512x14336xf16>
+  // CHECK: tiling = #qf.tiling<mma,
+  %5 = qf.fused_matmul %x512, %g up(%u : !qf.weight<14336x4096, #int4>) {activation = #qf<activation silu_mul>} : tensor<512x4096xf16>, !qf.weight<14336x4096, #int4> -> tensor<512x14336xf16>
+  return
+}
