@@ -85,6 +85,10 @@ echo "mma-formats-m8to512 --artifact $out/mma-formats.qfa --check" >> "$runs"
 $compile test/Tools/qfuse-compile/Inputs/mma-bf16.mlir \
   --batch-sizes=1,9,16,17,64,128,512 -o "$out/mma-bf16.qfa"
 echo "mma-bf16-m1to512 --artifact $out/mma-bf16.qfa --check" >> "$runs"
+# The wgmma (sm_90a) variant on explicit tilings, every format.
+$build/bin/qfuse-compile test/Tools/qfuse-compile/Inputs/wgmma.mlir --chip=sm_90a \
+  -o "$out/wgmma.qfa"
+echo "wgmma-m77-128 --artifact $out/wgmma.qfa --check" >> "$runs"
 # Shapes that are not whole tiles (odd N, K past whole steps), padded.
 $compile test/Tools/qfuse-compile/Inputs/mma-odd.mlir \
   --batch-sizes=9,16,17,64,128,512 -o "$out/mma-odd.qfa"

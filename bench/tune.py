@@ -53,11 +53,12 @@ MMA_LARGE_CANDIDATES = [
 ]
 
 
-# wgmma candidates (--chip sm_90a, batch >= 64): a warpgroup of four
-# 32-row warps per k group (block_n = 128), block_k = 64;
-# (block_m, split_k, stages, cluster_k).
-WGMMA_CANDIDATES = [(bm, s, st, c) for bm in (64, 128) for s in (1, 2, 4)
-                    for st in (3, 4) for c in (1, 2)]
+# wgmma candidates (--chip sm_90a, batch > 8): a warpgroup of four 32-row
+# warps per k group (block_n = 128), block_k = 64; (split_k, stages,
+# cluster_k), block_m 64 and 128 from batch 64, else the batch rounded up
+# to 16.
+WGMMA_CANDIDATES = [(s, st, c) for s in (1, 2, 4) for st in (3, 4)
+                    for c in (1, 2)]
 
 
 def mma_label(block_m, block_n, split, block_k, stages, cluster=1,
@@ -102,10 +103,12 @@ def candidates(batch, mma_at_small_batch=False, wgmma=False):
         for bn, s, bk, st, c in cands:
             label = mma_label(block_m, bn, s, bk, st, c)
             out.append((label, mma_tiling_text(label)))
-    if wgmma and batch >= 64:
-        for bm, s, st, c in WGMMA_CANDIDATES:
-            label = mma_label(bm, 128, s, 64, st, c, kind="W")
-            out.append((label, mma_tiling_text(label)))
+    if wgmma:
+        wgmma_ms = (64, 128) if batch >= 64 else ((batch + 15) // 16 * 16,)
+        for bm in wgmma_ms:
+            for s, st, c in WGMMA_CANDIDATES:
+                label = mma_label(bm, 128, s, 64, st, c, kind="W")
+                out.append((label, mma_tiling_text(label)))
     return out
 
 
