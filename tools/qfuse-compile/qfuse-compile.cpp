@@ -46,8 +46,11 @@ static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input .mlir>"),
                                       cl::init("-"));
 static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
                                        cl::value_desc("file"), cl::init("-"));
-static cl::opt<std::string> chip("chip", cl::desc("Target SM: sm_80 or sm_90"),
-                                 cl::init("sm_90"));
+static cl::opt<std::string> chip(
+    "chip",
+    cl::desc("Target SM: sm_80, sm_90, or sm_90a (Hopper only: the wgmma "
+             "kernel for batches from 128)"),
+    cl::init("sm_90"));
 static cl::opt<std::string> features("features", cl::desc("PTX features"),
                                      cl::init("+ptx80"));
 static cl::list<int64_t>

@@ -22,7 +22,8 @@ def QFToGPU : Pass<"qf-to-gpu", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
-           "Target SM (sm_80 or sm_90)">,
+           "Target SM: sm_80, sm_90, or sm_90a (Hopper only: adds the wgmma "
+           "kernel)">,
     Option<"features", "features", "std::string", /*default=*/"\"+ptx80\"",
            "PTX features of the NVVM target">,
     ListOption<"batchSizes", "batch-sizes", "int64_t",

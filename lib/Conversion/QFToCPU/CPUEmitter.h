@@ -105,10 +105,6 @@ private:
   ImplicitLocOpBuilder &b;
 };
 
-/// True for `#qf.layout<tiled, tile_n = 32, tile_k = 32>`, the tensor-core
-/// kernel's mma B-fragment order (qfuse/format/MmaLayout.h).
-bool isMmaFragmentLayout(LayoutAttr layout);
-
 /// The memref element type a buffer of scale/table type `type` is passed
 /// as: f16, bf16 and f32 as themselves, the one-byte f8 types as i8.
 Type storageType(Type type);

@@ -114,11 +114,6 @@ Value CPUEmitter::forReduce(Value lb, Value ub, Value init,
   return loop.getResult(0);
 }
 
-bool mlir::qf::isMmaFragmentLayout(LayoutAttr layout) {
-  return layout.getKind() == LayoutKind::Tiled && layout.getTileN() == 32 &&
-         layout.getTileK() == 32 && layout.getInterleave() <= 1;
-}
-
 Type mlir::qf::storageType(Type type) {
   if (isa<Float8E4M3FNType, Float8E8M0FNUType>(type))
     return IntegerType::get(type.getContext(), 8);

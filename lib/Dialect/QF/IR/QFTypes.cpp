@@ -81,12 +81,9 @@ LogicalResult WeightType::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "a row of " << storedPerRow << " stored " << bits
                        << "-bit codes does not end on a byte boundary (K = "
                        << k << ")";
-  // The mma fragment layout (tile_n = tile_k = 32) stores whole tiles,
-  // padded past N and K (qfuse/format/MmaLayout.h); the matvec's tiled
-  // layouts reorder whole rows of tiles.
-  bool fragment = layout.getTileN() == 32 && layout.getTileK() == 32 &&
-                  layout.getInterleave() <= 1;
-  if (layout.getKind() == LayoutKind::Tiled && !fragment &&
+  // The mma fragment layout stores whole tiles, padded past N and K; the
+  // matvec's tiled layouts reorder whole rows of tiles.
+  if (layout.getKind() == LayoutKind::Tiled && !isMmaFragmentLayout(layout) &&
       k % layout.getTileK() != 0)
     return emitError() << "tiled layout needs tile_k to divide K; got tile_k = "
                        << layout.getTileK() << ", K = " << k;

@@ -30,6 +30,16 @@ inline bool isTensorCoreKernel(KernelKind kind) {
 #define GET_ATTRDEF_CLASSES
 #include "qfuse/Dialect/QF/IR/QFAttrs.h.inc"
 
+namespace mlir::qf {
+/// True for `#qf.layout<tiled, tile_n = 32, tile_k = 32>`, the tensor-core
+/// kernel's mma B-fragment order (qfuse/format/MmaLayout.h), which stores
+/// whole 32 x 32 tiles of any N and K.
+inline bool isMmaFragmentLayout(LayoutAttr layout) {
+  return layout.getKind() == LayoutKind::Tiled && layout.getTileN() == 32 &&
+         layout.getTileK() == 32 && layout.getInterleave() <= 1;
+}
+} // namespace mlir::qf
+
 #define GET_TYPEDEF_CLASSES
 #include "qfuse/Dialect/QF/IR/QFTypes.h.inc"
 
