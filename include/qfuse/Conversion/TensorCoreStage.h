@@ -28,6 +28,15 @@ struct TensorCoreStage {
   }
 };
 
+/// Shared memory (reusing the drained pipeline) for `slots` sets of
+/// accumulators handed between warps after the K loop: the split-K
+/// partials of k groups 1.., a block's sum for its cluster, the gate sums
+/// of silu_mul. Each is `groupWarps` warps of block_m f32 per lane.
+inline int64_t tensorCoreHandOverBytes(int64_t slots, int64_t groupWarps,
+                                       int64_t blockM) {
+  return slots * groupWarps * blockM * 32 * 4;
+}
+
 /// The stage of a block_m x block_k step over `codeBits`-bit codes (4 or
 /// 8) with `groupsPerStep` scale groups in it.
 inline TensorCoreStage getTensorCoreStage(int64_t blockM, int64_t blockK,

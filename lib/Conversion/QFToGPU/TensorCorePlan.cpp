@@ -193,10 +193,10 @@ tensor_core::makePlan(const MatVecSpec &spec,
   p.pipelineBytes = off;
   // In-block partials of k groups 1.., this block's sum for the cluster, or
   // the gate sums handed to the up warps (silu_mul).
-  int64_t partials =
+  int64_t partials = tensorCoreHandOverBytes(
       std::max<int64_t>({p.kGroups - 1, p.clusterK > 1 ? 1 : 0,
-                         p.members - 1}) *
-      p.groupWarps * p.mTiles * 16 * 32 * 4;
+                         p.members - 1}),
+      p.groupWarps, p.blockM);
   p.lutOff = std::max(off, partials);
   p.total = p.lutOff + (p.lut ? 16 * 32 * 4 : 0);
   if (p.total > kMaxDynamicShared)

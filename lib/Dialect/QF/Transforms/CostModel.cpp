@@ -333,15 +333,16 @@ TilingAttr selectWgmma(int64_t m, WeightType type, const TilingTarget &target,
   TensorCoreStage stage = getTensorCoreStage(
       blockM, 64, enc.getCodeBits(), groupsPerStep,
       enc.getZeroPoint() == ZeroPointKind::Int);
-  // Shared memory: the pipeline, or (reusing it) the partial sums the
-  // other k groups hand to k group 0, a block_m-wide f32 row per lane of
-  // each of their 4 warps.
+  int64_t cluster = 2 * blocks <= target.smCount && steps >= 8 ? 2 : 1;
+  // Shared memory: the pipeline, or (reusing it) the sums the other k
+  // groups and cluster blocks hand over (TensorCorePlan's layout).
   constexpr int64_t kBudget = 200 * 1024;
   auto sharedBytes = [&](int64_t s, int64_t stages) {
     return std::max(stages * stage.bytes(s, 4 * s),
-                    (s - 1) * 4 * 32 * blockM * 4);
+                    tensorCoreHandOverBytes(
+                        std::max<int64_t>(s - 1, cluster > 1 ? 1 : 0),
+                        /*groupWarps=*/4, blockM));
   };
-  int64_t cluster = 2 * blocks <= target.smCount && steps >= 8 ? 2 : 1;
   int64_t split = 1;
   auto fits = [&](int64_t s) {
     return steps >= 4 * s * cluster && sharedBytes(s, 3) <= kBudget;

@@ -167,7 +167,7 @@ struct QFSelectTilingPass
       forced = KernelKind::MatVec;
     if (forced == KernelKind::MatVec) {
       target.tensorCoreMinM = kMatvecMaxM + 1;
-    } else if (forced == KernelKind::MMA) {
+    } else if (forced && isTensorCoreKernel(*forced)) {
       target.tensorCoreMinM = 1;
       target.tensorCoreSmallBatchMinWeights = 0;
     }
@@ -175,7 +175,8 @@ struct QFSelectTilingPass
       TilingAttr tiling = db->lookup(m, w.getN(), w.getK(), w.getEncoding(),
                                      /*archSpecific=*/chip == "sm_90a");
       if (tiling && m <= kMatvecMaxM && forced &&
-          tiling.getKernel() != *forced)
+          isTensorCoreKernel(tiling.getKernel()) !=
+              isTensorCoreKernel(*forced))
         tiling = {}; // the entry's kernel cannot fuse this op or its group
       if (tiling) {
         if (failed(verifyDatabaseTiling(op, tiling, m, tuningDb)))
