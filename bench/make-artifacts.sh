@@ -99,7 +99,7 @@ $compile test/Tools/qfuse-compile/Inputs/mma-fused.mlir \
   --batch-sizes=16,64 -o "$out/mma-fused.qfa"
 echo "mma-fused-m16-64 --artifact $out/mma-fused.qfa --check" >> "$runs"
 # The GPTQ block kernels, one per grid (scripts/gpu-round.sh runs
-# qfuse-gptq-check on it: bit for bit against runtime/gptq).
+# qfuse-gptq-check on it: bit for bit against the CPU reference).
 $compile test/Tools/qfuse-compile/Inputs/gptq-blocks.mlir -o "$out/gptq-blocks.qfa"
 # Every fusion on inputs straight from the arguments (checked launch by
 # launch), and a whole fused block (its chained launches are not checked

@@ -57,7 +57,7 @@ if [ -f artifacts/models.txt ]; then
     tail -1 "$out/results/model-check-$name.log"
   done < artifacts/models.txt
 fi
-# The GPTQ block kernels against runtime/gptq's column loop, bit for bit
+# The GPTQ block kernels against the CPU reference column loop, bit for bit
 # (one PASS/FAIL line per grid; bench/make-artifacts.sh compiles them).
 if [ -f artifacts/gptq-blocks.qfa ]; then
   echo "=== gptq-blocks"

@@ -1,7 +1,7 @@
 """Encoding names users know ("int4-g128", "nf4", "nvfp4", ...) -> #qf.enc text.
 
 The one Python definition of these names; bench/decode_step_ir.py and the
-emitters use it. The runtime's C++ table (runtime/format/src/NamedEncodings.cpp,
+emitters use it. The runtime's C++ table (format/src/NamedEncodings.cpp,
 reachable through qfuse_canonical_encoding) holds the same fixed names; a test
 (tests/test_encodings.py) checks both agree whenever libqfuse_c.so loads.
 

@@ -1,6 +1,6 @@
 """The GPTQ artifact of a model: qf.gptq_block_update kernels for its shapes.
 
-The GPU GPTQ solver (runtime/include/qfuse/runtime/GptqSolver.h) quantizes
+The GPU GPTQ solver (runtime/include/qfuse/runtime/gptq/GptqSolver.h) quantizes
 the modules that share a Hessian together, their rows stacked into one
 [rows, K] matrix, one block of 128 columns at a time. It takes its block
 kernels from an artifact compiled from `gptq_ir`: one func.func whose

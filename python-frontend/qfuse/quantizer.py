@@ -10,7 +10,7 @@
     python3 -m qfuse quantize --model DIR --encoding int4-g128 \\
         --calibration random:128 --out DIR-int4
 
-The runtime's GPTQ pipeline (runtime/src/QuantizeModel.cpp) runs the fp16
+The runtime's GPTQ pipeline (runtime/src/gptq/QuantizeModel.cpp) runs the fp16
 model over the calibration sequences layer by layer to collect each layer's
 Hessians, and quantizes the layers with the GPTQ block kernels. It is
 called in this process through the C API's qfuse_quantize

@@ -4,7 +4,7 @@
           metadata={"format": "pt"})
     header = read_header("model.safetensors")   # {"w": {"dtype", "shape", ...}}
 
-Layout (as runtime/src/Safetensors.cpp reads it): an 8-byte little-endian
+Layout (as runtime/src/checkpoint/Safetensors.cpp reads it): an 8-byte little-endian
 header length, the header JSON (name -> dtype, shape, data_offsets
 [begin, end) relative to the data, and "__metadata__": string -> string),
 padded with spaces to 8 bytes, then the tensors' bytes back to back.

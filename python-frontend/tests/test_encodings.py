@@ -88,7 +88,7 @@ class Overrides(unittest.TestCase):
 
 
 class AgreesWithRuntime(unittest.TestCase):
-    """The runtime's C++ name table (runtime/format/src/NamedEncodings.cpp) and
+    """The runtime's C++ name table (format/src/NamedEncodings.cpp) and
     parser, through qfuse_canonical_encoding: same names, same canonical text."""
 
     def setUp(self):

@@ -14,8 +14,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "qfuse/runtime/Bench.h"
-#include "qfuse/runtime/Check.h"
+#include "qfuse/runtime/tooling/Bench.h"
+#include "qfuse/runtime/tooling/Check.h"
 #include "qfuse/runtime/Error.h"
 
 #include "ToolCommon.h"

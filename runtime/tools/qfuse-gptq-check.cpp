@@ -1,4 +1,4 @@
-//===- qfuse-gptq-check.cpp - GPTQ block kernels against runtime/gptq -----===//
+//===- qfuse-gptq-check.cpp - GPTQ block kernels against the CPU reference --===//
 //
 // Runs every qf.gptq_block_update launch of an artifact on the GPU and
 // compares it with the C++ reference's column loop (gptq::quantizeBlock),
@@ -30,10 +30,10 @@
 #include "qfuse/gptq/Grid.h"
 #include "qfuse/gptq/Hessian.h"
 #include "qfuse/gptq/Prepare.h"
-#include "qfuse/runtime/Artifact.h"
-#include "qfuse/runtime/Cuda.h"
+#include "qfuse/runtime/artifact/Artifact.h"
+#include "qfuse/runtime/device/Cuda.h"
 #include "qfuse/runtime/Error.h"
-#include "qfuse/runtime/Executor.h"
+#include "qfuse/runtime/device/Executor.h"
 
 #include <CLI/CLI.hpp>
 

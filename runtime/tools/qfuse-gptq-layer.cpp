@@ -13,7 +13,7 @@
 // Per group it prints the fused solve's time and, with:
 //   --eager      the eager per-column path on the same H and weights, its
 //                time, the speedup, and the fraction of identical codes
-//   --reference  the C++ reference (runtime/gptq) on the same H (in double):
+//   --reference  the C++ reference (runtime/src/gptq/reference) on the same H (in double):
 //                identical codes >= 99.9% and loss within 1e-3 relative,
 //                for the fused and eager results (FAIL otherwise)
 //   --concurrent every group solved at once (a thread and a stream each,
@@ -30,10 +30,10 @@
 #include "qfuse/format/Encoding.h"
 #include "qfuse/format/Packing.h"
 #include "qfuse/gptq/Gptq.h"
-#include "qfuse/runtime/Artifact.h"
-#include "qfuse/runtime/Cuda.h"
+#include "qfuse/runtime/artifact/Artifact.h"
+#include "qfuse/runtime/device/Cuda.h"
 #include "qfuse/runtime/Error.h"
-#include "qfuse/runtime/GptqSolver.h"
+#include "qfuse/runtime/gptq/GptqSolver.h"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>

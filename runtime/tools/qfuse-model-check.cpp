@@ -1,6 +1,6 @@
 //===- qfuse-model-check.cpp - a compiled model against the reference -----===//
 //
-// The end-to-end correctness check of issue 6: runs a whole-model artifact on
+// The end-to-end correctness check: runs a whole-model artifact on
 // a checkpoint with the Generator (prefill chunks, then graph-replayed
 // decode steps) and compares, step by step, its logits with the plain C++
 // reference decoder (runtime/reference, double accumulation) over the same
@@ -30,10 +30,10 @@
 #include "qfuse/reference/ReferenceDecoder.h"
 #include "qfuse/reference/WeightEncoding.h"
 #include "qfuse/runtime/Error.h"
-#include "qfuse/runtime/Generator.h"
-#include "qfuse/runtime/ModelCheckpoint.h"
-#include "qfuse/runtime/ModelLoader.h"
-#include "qfuse/runtime/ModelWeights.h"
+#include "qfuse/runtime/device/Generator.h"
+#include "qfuse/runtime/checkpoint/ModelCheckpoint.h"
+#include "qfuse/runtime/device/ModelLoader.h"
+#include "qfuse/runtime/checkpoint/WeightSources.h"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>

@@ -30,9 +30,9 @@
 
 #include "ToolCommon.h"
 
-#include "qfuse/runtime/Calibration.h"
+#include "qfuse/runtime/gptq/Calibration.h"
 #include "qfuse/runtime/Error.h"
-#include "qfuse/runtime/QuantizeModel.h"
+#include "qfuse/runtime/gptq/QuantizeModel.h"
 
 #include <CLI/CLI.hpp>
 

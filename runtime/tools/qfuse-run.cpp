@@ -25,10 +25,10 @@
 
 #include "qfuse/format/Encoding.h"
 #include "qfuse/runtime/Error.h"
-#include "qfuse/runtime/Generator.h"
-#include "qfuse/runtime/ModelCheckpoint.h"
-#include "qfuse/runtime/ModelLoader.h"
-#include "qfuse/runtime/ModelWeights.h"
+#include "qfuse/runtime/device/Generator.h"
+#include "qfuse/runtime/checkpoint/ModelCheckpoint.h"
+#include "qfuse/runtime/device/ModelLoader.h"
+#include "qfuse/runtime/checkpoint/WeightSources.h"
 
 #include "ToolCommon.h"
 

@@ -97,8 +97,8 @@ static cl::opt<std::string> fuse(
 
 /// What --fuse=default runs: every fusion that measured faster on the H200.
 /// The RMSNorm prologue is left out: each matvec block recomputes its rows'
-/// norm, and a Llama-3-8B decode step measured 0.39 ms slower with it than
-/// with the separate norm kernel (bench/results/2026-11-29-h200-fusion).
+/// norm, which measured slower than the separate norm kernel
+/// (docs/defaults.md).
 static constexpr llvm::StringLiteral kDefaultFusions[] = {
     "gated-mlp", "epilogue", "shared-input", "rotary-attention"};
 
@@ -123,10 +123,8 @@ selectFusions(int64_t minBatch, int64_t maxBatch, std::string &error) {
       for (StringRef flag : kDefaultFusions) {
         // q/k/v as one launch runs k and v with q's tiling: from batch 32
         // that measured slower than three launches of their own tilings
-        // (Llama-3-8B int4 step: 2.987 vs 2.739 ms at 32, even at 128,
-        // 1.639 vs 2.051 ms in its favour at 16; bench/results/
-        // 2026-11-30-h200-fusion-per-batch). Keyed on the smallest batch,
-        // the decode step that dominates generation.
+        // (docs/defaults.md). Keyed on the smallest batch, the decode step
+        // that dominates generation.
         if (flag == "shared-input" && minBatch >= kSharedInputDropFromBatch) {
           llvm::errs() << "qfuse-compile: note: --fuse=default leaves out "
                           "shared-input: from batch "

@@ -2,7 +2,7 @@
 
 #include "qfuse/format/Layout.h"
 
-#include "qfuse/format/Checkpoint.h"
+#include "qfuse/runtime/checkpoint/Importers.h"
 
 #include "TestUtil.h"
 

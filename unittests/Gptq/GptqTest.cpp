@@ -29,7 +29,7 @@ using format::test::testName;
 
 namespace {
 
-/// The grids of issue 7.
+/// The grids GPTQ quantizes to.
 const char *const kGrids[] = {
     "int4, group = 128, scale = f16",              // GPTQ sym g128
     "uint4, group = 128, scale = f16, zero = int", // GPTQ asym g128

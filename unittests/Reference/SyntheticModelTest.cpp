@@ -4,7 +4,7 @@
 
 #include "qfuse/format/Numerics.h"
 #include "qfuse/runtime/Error.h"
-#include "qfuse/runtime/Safetensors.h"
+#include "qfuse/runtime/checkpoint/Safetensors.h"
 
 #include <gtest/gtest.h>
 

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "qfuse/runtime/Artifact.h"
+#include "qfuse/runtime/artifact/Artifact.h"
 #include "qfuse/runtime/Error.h"
 
 #include <gtest/gtest.h>

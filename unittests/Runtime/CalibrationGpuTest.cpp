@@ -28,11 +28,11 @@
 #include "qfuse/reference/ReferenceDecoder.h"
 #include "qfuse/reference/SyntheticModel.h"
 #include "qfuse/reference/WeightEncoding.h"
-#include "qfuse/runtime/Calibration.h"
+#include "qfuse/runtime/gptq/Calibration.h"
 #include "qfuse/runtime/Error.h"
-#include "qfuse/runtime/ModelCheckpoint.h"
-#include "qfuse/runtime/ModelLoader.h"
-#include "qfuse/runtime/ModelWeights.h"
+#include "qfuse/runtime/checkpoint/ModelCheckpoint.h"
+#include "qfuse/runtime/device/ModelLoader.h"
+#include "qfuse/runtime/checkpoint/WeightSources.h"
 
 #include <gtest/gtest.h>
 

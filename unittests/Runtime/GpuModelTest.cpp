@@ -13,11 +13,11 @@
 #include "qfuse/format/Numerics.h"
 #include "qfuse/format/Packing.h"
 #include "qfuse/runtime/Error.h"
-#include "qfuse/runtime/Executor.h"
-#include "qfuse/runtime/Generator.h"
-#include "qfuse/runtime/ModelCheckpoint.h"
-#include "qfuse/runtime/ModelLoader.h"
-#include "qfuse/runtime/Safetensors.h"
+#include "qfuse/runtime/device/Executor.h"
+#include "qfuse/runtime/device/Generator.h"
+#include "qfuse/runtime/checkpoint/ModelCheckpoint.h"
+#include "qfuse/runtime/device/ModelLoader.h"
+#include "qfuse/runtime/checkpoint/Safetensors.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

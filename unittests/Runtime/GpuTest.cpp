@@ -12,10 +12,10 @@
 #include "qfuse/format/Layout.h"
 #include "qfuse/format/Numerics.h"
 #include "qfuse/format/Packing.h"
-#include "qfuse/runtime/Bench.h"
-#include "qfuse/runtime/Check.h"
+#include "qfuse/runtime/tooling/Bench.h"
+#include "qfuse/runtime/tooling/Check.h"
 #include "qfuse/runtime/Error.h"
-#include "qfuse/runtime/Executor.h"
+#include "qfuse/runtime/device/Executor.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

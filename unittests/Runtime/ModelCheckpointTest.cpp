@@ -9,14 +9,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "qfuse/format/Checkpoint.h"
+#include "qfuse/runtime/checkpoint/Importers.h"
 #include "qfuse/format/Numerics.h"
 #include "qfuse/format/Packing.h"
-#include "qfuse/runtime/Artifact.h"
+#include "qfuse/runtime/artifact/Artifact.h"
 #include "qfuse/runtime/Error.h"
-#include "qfuse/runtime/ModelCheckpoint.h"
-#include "qfuse/runtime/ModelWeights.h"
-#include "qfuse/runtime/Safetensors.h"
+#include "qfuse/runtime/checkpoint/ModelCheckpoint.h"
+#include "qfuse/runtime/checkpoint/WeightSources.h"
+#include "qfuse/runtime/checkpoint/Safetensors.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "qfuse/runtime/ParallelReference.h"
+#include "qfuse/runtime/tooling/ParallelReference.h"
 
 #include "qfuse/format/Reference.h"
 

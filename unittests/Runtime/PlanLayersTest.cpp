@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "qfuse/runtime/PlanLayers.h"
+#include "qfuse/runtime/artifact/PlanLayers.h"
 
 #include "qfuse/runtime/Error.h"
 

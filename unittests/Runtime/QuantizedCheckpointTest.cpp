@@ -10,15 +10,15 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "qfuse/format/Checkpoint.h"
+#include "qfuse/runtime/checkpoint/Importers.h"
 #include "qfuse/format/Packing.h"
 #include "qfuse/reference/SyntheticModel.h"
-#include "qfuse/runtime/Artifact.h"
+#include "qfuse/runtime/artifact/Artifact.h"
 #include "qfuse/runtime/Error.h"
-#include "qfuse/runtime/ModelCheckpoint.h"
-#include "qfuse/runtime/ModelWeights.h"
-#include "qfuse/runtime/QuantizedCheckpoint.h"
-#include "qfuse/runtime/Safetensors.h"
+#include "qfuse/runtime/checkpoint/ModelCheckpoint.h"
+#include "qfuse/runtime/checkpoint/WeightSources.h"
+#include "qfuse/runtime/checkpoint/QuantizedCheckpoint.h"
+#include "qfuse/runtime/checkpoint/Safetensors.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "qfuse/runtime/Safetensors.h"
+#include "qfuse/runtime/checkpoint/Safetensors.h"
 #include "qfuse/runtime/Error.h"
 
 #include <gtest/gtest.h>

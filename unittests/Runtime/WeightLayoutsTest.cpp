@@ -9,10 +9,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "qfuse/runtime/WeightLayouts.h"
-#include "qfuse/runtime/Artifact.h"
+#include "qfuse/runtime/artifact/WeightLayouts.h"
+#include "qfuse/runtime/artifact/Artifact.h"
 #include "qfuse/runtime/Error.h"
-#include "qfuse/runtime/ModelWeights.h"
+#include "qfuse/runtime/checkpoint/WeightSources.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

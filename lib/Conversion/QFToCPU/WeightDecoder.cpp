@@ -1,7 +1,7 @@
 //===- WeightDecoder.cpp - one packed weight element -> f32, in scf/arith ---===//
 //
 // The CPU reference decodes each stored code with integer ops on the raw
-// bytes, exactly as runtime/format/include/qfuse/format/Packing.h defines
+// bytes, exactly as format/include/qfuse/format/Packing.h defines
 // the row-major layout and Layout.h the tiled one:
 //
 //   codes[n] is an LSB-first bit stream; 4-bit codes, K = 8, row_major:

@@ -14,10 +14,10 @@
 
 #include "qfuse/Conversion/Passes.h"
 
-#include "MatVecKernel.h"
-#include "OpKernelCommon.h"
-#include "OpKernels.h"
-#include "TensorCoreKernel.h"
+#include "MatVec/MatVecKernel.h"
+#include "Ops/OpKernelCommon.h"
+#include "Ops/OpKernels.h"
+#include "TensorCore/TensorCoreKernel.h"
 #include "qfuse/Conversion/TensorCoreSupport.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -182,7 +182,7 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
   /// distinct (encoding, layout, tiling, shape, epilogue).
   llvm::StringMap<int64_t> variants;
 
-  static std::string variantKey(const MatVecSpec &spec) {
+  static std::string variantKey(const MatmulSpec &spec) {
     std::string key;
     llvm::raw_string_ostream os(key);
     os << spec.encoding << "|" << spec.layout << "|" << spec.tiling << "|"
@@ -296,7 +296,7 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
     OpBuilder b(op.getContext());
     SmallVector<Attribute> launches;
     for (int64_t batch : ms) {
-      MatVecSpec spec;
+      MatmulSpec spec;
       spec.encoding = w.getEncoding();
       spec.layout = w.getLayout();
       spec.tiling = *op.getTiling();

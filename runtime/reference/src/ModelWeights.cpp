@@ -3,8 +3,8 @@
 #include "qfuse/reference/ModelWeights.h"
 
 #include "qfuse/runtime/Error.h"
-#include "qfuse/runtime/ModelCheckpoint.h"
-#include "qfuse/runtime/ModelWeights.h"
+#include "qfuse/runtime/checkpoint/ModelCheckpoint.h"
+#include "qfuse/runtime/checkpoint/WeightSources.h"
 
 #include <cstring>
 

@@ -8,6 +8,8 @@
 
 #include "qfuse/Dialect/QF/IR/QFDialect.h"
 
+#include "qfuse/Dialect/QF/IR/FormatBridge.h"
+
 #include "qfuse/format/Numerics.h"
 
 #include "mlir/IR/Builders.h"
@@ -35,11 +37,8 @@ void QFDialect::registerAttributes() {
 namespace {
 /// Group size recorded while parsing when neither `group` nor `per_channel`
 /// was given; the verifier turns it into an error for quantized formats.
-constexpr int64_t kGroupUnset = -1;
-
-bool isUnsignedFormat(ElementFormat f) {
-  return f == ElementFormat::UInt4 || f == ElementFormat::UInt8;
-}
+constexpr int64_t kGroupUnset = format::Encoding::kGroupUnset;
+static_assert(EncodingAttr::kPerChannel == format::Encoding::kPerChannel);
 
 bool isUnquantizedFormat(ElementFormat f) {
   return f == ElementFormat::F16 || f == ElementFormat::BF16;
@@ -270,128 +269,22 @@ void EncodingAttr::print(AsmPrinter &printer) const {
   printer << ">";
 }
 
+/// The rules are the format library's (format::verifyEncoding), which the
+/// runtime applies to the encodings it reads; only the types it cannot name
+/// are refused here.
 LogicalResult EncodingAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, ElementFormat format,
     unsigned indexBits, DenseFPElementsAttr table, StringAttr tableName,
     Type tableType, int64_t groupSize, Type scaleType, bool globalScale,
     ZeroPointKind zeroPoint, bool actOrder, Sparsity sparsity) {
-  StringRef name = stringifyElementFormat(format);
-
-  // Codebooks: index width and table agree.
-  if (format == ElementFormat::Codebook) {
-    if (indexBits < 2 || indexBits > 8)
-      return emitError() << "codebook index width must be 2 to 8 bits, got "
-                         << indexBits;
-    if (!table && !tableName)
-      return emitError() << "codebook needs a table: inline 'table = "
-                            "dense<[...]> : tensor<Nxf16>' or named 'table = "
-                            "\"name\" : f16'";
-    if (table && tableName)
-      return emitError() << "codebook table given both inline and by name";
-    int64_t expected = int64_t(1) << indexBits;
-    if (table) {
-      auto type = cast<ShapedType>(table.getType());
-      if (type.getRank() != 1 || type.getNumElements() != expected)
-        return emitError() << "codebook of " << indexBits
-                           << "-bit indices needs a table of " << expected
-                           << " values, got " << type;
-      tableType = type.getElementType();
-    }
-    if (!tableType || !(tableType.isF16() || tableType.isF32()))
-      return emitError() << "codebook table values must be f16 or f32, got "
-                         << tableType;
-  } else {
-    if (indexBits != 0)
-      return emitError() << "'bits' is only meaningful for codebook; '"
-                         << name << "' has a fixed code width";
-    if (table || tableName)
-      return emitError() << "only 'codebook' takes a table"
-                         << (format == ElementFormat::NF4
-                                 ? " (nf4's table is built in)"
-                                 : "");
-  }
-
-  // Unquantized formats take nothing but sparsity.
-  if (isUnquantizedFormat(format)) {
-    if (scaleType || groupSize > 0 || groupSize == kPerChannel ||
-        zeroPoint != ZeroPointKind::None || globalScale || actOrder)
-      return emitError() << "unquantized '" << name
-                         << "' takes no scales, groups, zero points or "
-                            "act_order";
-    return success();
-  }
-
-  if (!scaleType)
-    return emitError() << "'" << name
-                       << "' needs scales: add 'scale = f16' (or bf16, f32, "
-                          "f8E4M3FN, f8E8M0FNU)";
-  if (!(scaleType.isF16() || scaleType.isBF16() || scaleType.isF32() ||
-        isa<Float8E4M3FNType, Float8E8M0FNUType>(scaleType)))
-    return emitError() << "scale type must be f16, bf16, f32, f8E4M3FN or "
-                          "f8E8M0FNU, got "
-                       << scaleType;
-  if (groupSize == kGroupUnset)
-    return emitError() << "'" << name
-                       << "' needs a scale granularity: 'group = G' or "
-                          "'per_channel'";
-  if (groupSize == 1 || groupSize < kPerChannel)
-    return emitError() << "group size must be at least 2 (or per_channel), "
-                          "got "
-                       << groupSize;
-
-  // MX: E8M0 power-of-two scales over blocks of 32.
-  if (isa<Float8E8M0FNUType>(scaleType)) {
-    if (format != ElementFormat::FP4E2M1 && format != ElementFormat::FP8E4M3 &&
-        format != ElementFormat::Int8)
-      return emitError() << "E8M0 scales (MX formats) apply to fp4e2m1, "
-                            "fp8e4m3 or int8, not '"
-                         << name << "'";
-    if (groupSize != 32)
-      return emitError() << "E8M0 scales (MX formats) need group = 32, got "
-                         << (groupSize == kPerChannel
-                                 ? std::string("per_channel")
-                                 : std::to_string(groupSize));
-  }
-  // NVFP4: E4M3 scales over blocks of 16 plus a global f32 scale.
-  if (isa<Float8E4M3FNType>(scaleType)) {
-    if (format != ElementFormat::FP4E2M1)
-      return emitError() << "E4M3 scales (NVFP4) apply to fp4e2m1, not '"
-                         << name << "'";
-    if (groupSize != 16)
-      return emitError() << "E4M3 scales (NVFP4) need group = 16, got "
-                         << (groupSize == kPerChannel
-                                 ? std::string("per_channel")
-                                 : std::to_string(groupSize));
-    if (!globalScale)
-      return emitError() << "E4M3 scales (NVFP4) need 'global_scale': the "
-                            "per-block scales are relative to one f32 scale";
-  } else if (globalScale) {
-    return emitError() << "'global_scale' belongs to NVFP4 (E4M3 scales), "
-                          "not to scale type "
-                       << scaleType;
-  }
-
-  // Zero points: exactly the unsigned formats have them.
-  if (isUnsignedFormat(format) && zeroPoint == ZeroPointKind::None)
-    return emitError() << "'" << name
-                       << "' needs a zero point: 'zero = int' or 'zero = "
-                          "float' (use '"
-                       << (format == ElementFormat::UInt4 ? "int4" : "int8")
-                       << "' for symmetric weights)";
-  if (!isUnsignedFormat(format) && zeroPoint != ZeroPointKind::None)
-    return emitError() << "zero point on symmetric format '" << name
-                       << "'; asymmetric weights use 'uint4' or 'uint8'";
-
-  if (actOrder && groupSize == kPerChannel)
-    return emitError() << "'act_order' needs group scales: with per_channel "
-                          "scales the group index is trivial";
-
-  if (sparsity == Sparsity::TwoFour &&
-      (format == ElementFormat::NF4 || format == ElementFormat::Codebook ||
-       format == ElementFormat::FP4E2M1))
-    return emitError() << "2:4 sparsity is not supported with '" << name
-                       << "'; it composes with f16, bf16, int4, uint4, int8, "
-                          "uint8 and fp8e4m3";
+  FailureOr<format::Encoding> enc = toFormatEncoding(
+      emitError, format, indexBits, table, tableName, tableType, groupSize,
+      scaleType, globalScale, zeroPoint, actOrder, sparsity);
+  if (failed(enc))
+    return failure();
+  std::string error;
+  if (!format::verifyEncoding(*enc, error))
+    return emitError() << error;
   return success();
 }
 
@@ -441,18 +334,10 @@ void LayoutAttr::print(AsmPrinter &printer) const {
 LogicalResult LayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  LayoutKind kind, int64_t tileN, int64_t tileK,
                                  int64_t interleave) {
-  if (kind == LayoutKind::RowMajor) {
-    if (tileN != 0 || tileK != 0 || interleave != 0)
-      return emitError() << "row_major layout takes no tile_n, tile_k or "
-                            "interleave";
-    return success();
-  }
-  if (tileN <= 0 || tileK <= 0)
-    return emitError() << "tiled layout needs positive tile_n and tile_k, got "
-                       << tileN << " and " << tileK;
-  if (interleave <= 0 || tileN % interleave != 0)
-    return emitError() << "interleave must be positive and divide tile_n = "
-                       << tileN << ", got " << interleave;
+  std::string error;
+  if (!format::verifyLayout(toFormatLayout(kind, tileN, tileK, interleave),
+                            error))
+    return emitError() << error;
   return success();
 }
 

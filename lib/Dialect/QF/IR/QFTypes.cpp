@@ -7,6 +7,8 @@
 
 #include "qfuse/Dialect/QF/IR/QFDialect.h"
 
+#include "qfuse/Dialect/QF/IR/FormatBridge.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -66,26 +68,12 @@ LogicalResult WeightType::verify(function_ref<InFlightDiagnostic()> emitError,
                        << k;
   if (!encoding || !layout)
     return emitError() << "weight needs an encoding and a layout";
-  if (encoding.isQuantized() && !encoding.isPerChannel() &&
-      k % encoding.getGroupSize() != 0)
-    return emitError() << "group size " << encoding.getGroupSize()
-                       << " does not divide K = " << k;
-  if (encoding.isSparse24() && k % 4 != 0)
-    return emitError() << "2:4 sparsity needs K to be a multiple of 4, got K = "
-                       << k;
-  // Rows are packed independently; sub-byte codes must end on a byte so that
-  // row n starts at byte n * rowBytes in every layout.
-  int64_t storedPerRow = encoding.isSparse24() ? k / 2 : k;
-  unsigned bits = encoding.getCodeBits();
-  if ((storedPerRow * bits) % 8 != 0)
-    return emitError() << "a row of " << storedPerRow << " stored " << bits
-                       << "-bit codes does not end on a byte boundary (K = "
-                       << k << ")";
-  // The mma fragment layout stores whole tiles, padded past N and K; the
-  // matvec's tiled layouts reorder whole rows of tiles.
-  if (layout.getKind() == LayoutKind::Tiled && !isMmaFragmentLayout(layout) &&
-      k % layout.getTileK() != 0)
-    return emitError() << "tiled layout needs tile_k to divide K; got tile_k = "
-                       << layout.getTileK() << ", K = " << k;
+  std::string error;
+  if (!format::verifyWeight(toFormatEncoding(encoding),
+                            toFormatLayout(layout.getKind(), layout.getTileN(),
+                                           layout.getTileK(),
+                                           layout.getInterleave()),
+                            n, k, error))
+    return emitError() << error;
   return success();
 }

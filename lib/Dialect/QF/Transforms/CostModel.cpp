@@ -174,12 +174,9 @@ TilingAttr selectMatvec(int64_t m, WeightType type, const TilingTarget &target,
   }
   int64_t iterBytes = kWarpLanes * *vec;
 
-  // (rows per warp, split_k) candidates in order of preference, from the
-  // H200 sweep of bench/tune.py (bench/results/2026-11-29-h200-b1): a warp
-  // streaming 2 to 4 rows at once (one 16-byte load each, activations reused
-  // across them) beats one row with the same loads unrolled along K by up to
-  // 2.3x; a row per warp is never best. Big N takes 4 rows, mid-size N 2 rows,
-  // small N 2 rows split 4 ways along K (k/v projections).
+  // (rows per warp, split_k) candidates in order of preference: 2 to 4 rows
+  // per warp share the activations; big N takes 4 rows, mid-size N 2 rows,
+  // small N 2 rows split 4 ways along K (docs/defaults.md).
   static constexpr std::pair<int64_t, int64_t> kCandidates[] = {
       {4, 1}, {2, 1}, {2, 2}, {4, 2}, {2, 4}};
   int64_t targetWarps = kTargetWarpsPerSM * target.smCount;
@@ -271,7 +268,7 @@ TilingAttr selectMma(int64_t m, WeightType type, const TilingTarget &target,
   // Groups of 16 (NVFP4) take four 128-byte scale slots per warp and
   // 64-wide step: at 64 KB only (128, 1) fit a block_m = 64 tile, 32 blocks
   // for a 4096-row weight, measured 3x slower than a split tile
-  // (bench/results/2026-11-30-h200-crossover-fused, tune-*-nvfp4-b64).
+  // (docs/defaults.md).
   const bool bigScales = group > 0 && group < 32;
   const int64_t kSharedBudget =
       enc.getCodeBits() > 4 || bigScales ? 96 * 1024 : 64 * 1024;
@@ -304,10 +301,8 @@ TilingAttr selectMma(int64_t m, WeightType type, const TilingTarget &target,
                          /*clusterK=*/1);
 }
 /// The wgmma tiling (sm_90a) for `m` rows, or null where mma.sync stays the
-/// better kernel. From the H200 sweeps over Llama-3-8B's projections
-/// (bench/results/2026-12-01-h200-wgmma): wgmma wins from M = 128 on
-/// weights of 4096 rows and more (gate 34 vs 55 us, lm_head 240 vs 368 us
-/// at M = 128), and from M = 512 on smaller ones. A block is one warpgroup
+/// better kernel: wgmma from M = 128 on weights of 4096 rows and more, and
+/// from M = 512 on smaller ones (docs/defaults.md). A block is one warpgroup
 /// (128 rows) per k group. block_m = 128 for wide weights (64 blocks of
 /// rows and more) or M = 512 and up, else 64 for twice the blocks. Then K
 /// is cut until there are about two warpgroups per SM: across a cluster

@@ -23,17 +23,9 @@ constexpr int64_t kMatvecMaxM = 8;
 /// Smallest M that runs the tensor-core kernel when it takes the weight
 /// (TensorCoreSupport.h); smaller batches, and weights it refuses up to
 /// kMatvecMaxM, run the matvec. Below kMatvecMaxM the weight must also have
-/// at least kTensorCoreSmallBatchMinWeights elements. Measured on the H200
-/// (bench/results/2026-11-30-h200-crossover-fused, tune-*-b2/b4/b8), the
-/// best of each kernel on Llama-3-8B's int4 projections, in us:
-///
-///   M   q 4096x4096   k 1024x4096   gate 14336x4096   lm_head
-///   2    6.7 /  7.0    4.3 / 5.9     15.0 / 14.0       86 /  77
-///   4    8.2 /  7.1    4.7 / 5.8     20.4 / 14.0      136 /  77
-///   8   13.8 /  7.1    6.7 / 5.7     39.8 / 14.7      313 /  78
-///
-/// (matvec / mma): the mma kernel's time hardly moves with M while the
-/// matvec's grows with it; at M = 4 the matvec still wins on small weights.
+/// at least kTensorCoreSmallBatchMinWeights elements. The mma kernel's
+/// time hardly moves with M while the matvec's grows with it; at M = 4 the
+/// matvec still wins on small weights (docs/defaults.md).
 constexpr int64_t kTensorCoreMinM = 4;
 constexpr int64_t kTensorCoreSmallBatchMinWeights = 4096 * 4096;
 /// Fixed cost of one kernel launch in the predicted time.

@@ -246,8 +246,7 @@ def QFSelectTiling : Pass<"qf-select-tiling"> {
     reports). A dynamic M (the batch) is taken to be `batch`.
 
     M from `tensor-core-min-m` (default 4; below 8 only for weights of at
-    least 4096 x 4096; measured: bench/results/2026-11-30-h200-crossover-
-    fused) up gets the tensor-core `mma` kernel where it takes the weight
+    least 4096 x 4096; docs/defaults.md) up gets the tensor-core `mma` kernel where it takes the weight
     (4- and 8-bit codes without act_order or 2:4, N a multiple of 32, K of
     64; not an op with an RMSNorm prologue; `qf.group` members follow their
     first member).
@@ -354,7 +353,7 @@ def QFChooseLayout : Pass<"qf-choose-layout"> {
     so `(word >> 4i) & 0x000F000F` yields the consecutive pair (e2i, e2i+1)
     in the two 16-bit halves of a register, which one `lop3` with 0x64006400
     turns into half2(1024 + e2i, 1024 + e2i+1) without shuffles. The
-    runtime's format library (runtime/format, Layout.h) implements this
+    format library (format/, Layout.h) implements this
     repack from the checkpoint order. Table formats (fp4e2m1, nf4, 4-bit
     codebooks) decode a whole byte through a table and keep row_major.
 

@@ -1,0 +1,66 @@
+//===- KernelCommon.h - pieces every generated kernel shares ----*- C++ -*-===//
+//
+// The kernel function itself (entry, launch bounds, argument attributes),
+// dynamic shared memory, and the f16 value of a code under a table format:
+// one definition for the matvec and the tensor-core generators.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QFUSE_LIB_CONVERSION_QFTOGPU_COMMON_KERNELCOMMON_H
+#define QFUSE_LIB_CONVERSION_QFTOGPU_COMMON_KERNELCOMMON_H
+
+#include "Common/KernelEmitter.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "qfuse/Dialect/QF/IR/QFDialect.h"
+
+#include <string>
+
+namespace mlir {
+namespace qf {
+
+/// What a kernel parameter is, for its LLVM type and attributes: a global
+/// pointer the kernel only reads (noalias readonly: NVPTX may use the
+/// non-coherent path), one it writes (noalias), or an immediate.
+enum class ParamKind { In, Out, I32, F32 };
+
+/// The one way every generator creates a kernel: an `llvm.func` `name` in
+/// `module` with one parameter per entry of `kinds`, nvvm.kernel and
+/// maxntid = threads, and `b` placed at the start of its entry block.
+LLVM::LLVMFuncOp createKernelEntry(ImplicitLocOpBuilder &b,
+                                   gpu::GPUModuleOp module, StringRef name,
+                                   ArrayRef<ParamKind> kinds, int64_t threads);
+
+/// An `llvm.func` kernel in `module` taking one global pointer per name in
+/// `params` (all noalias; all but "y" readonly, so NVPTX may use the
+/// non-coherent path), with `maxntid = threads`, and the builder placed at
+/// the start of its entry block.
+struct KernelFunction {
+  LLVM::LLVMFuncOp fn;
+  /// The argument named `name`, or a null Value when the kernel has none.
+  Value arg(StringRef name);
+  ArrayRef<std::string> params;
+};
+KernelFunction createKernelFunction(ImplicitLocOpBuilder &b,
+                                    gpu::GPUModuleOp module, StringRef name,
+                                    ArrayRef<std::string> params,
+                                    int64_t threads);
+
+/// The base of the kernel's dynamic shared memory: an extern array
+/// `<name>` whose size is given at launch.
+Value dynamicSharedBase(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
+                        StringRef name);
+
+/// The value of code `index` (i32) of a table format in `valueType` (f16,
+/// or bf16 for kernels with bf16 activations), rounded once from the table:
+/// the encoding's constant table (NF4, E2M1, inline codebooks), kept as a
+/// global named `<kernel>_codes` and created once through `cache`, or the
+/// `table` argument for named codebooks.
+Value codeTableValue(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
+                     StringRef kernel, EncodingAttr encoding, Value table,
+                     Value index, LLVM::GlobalOp &cache, Type valueType);
+
+} // namespace qf
+} // namespace mlir
+
+#endif // QFUSE_LIB_CONVERSION_QFTOGPU_COMMON_KERNELCOMMON_H

@@ -1,0 +1,392 @@
+//===- GPTQBlockKernel.cpp - qf.gptq_block_update kernel ------------------===//
+//
+// One block of GPTQ's column loop (runtime/include/qfuse/gptq/Block.h), bit for bit:
+//
+//   one warp per row (4 rows per 128-thread block, grid ceil(R / 4)); lane l
+//   holds the row's columns l, l + 32, l + 64, l + 96 (P = ceil(B / 32)
+//   registers), so the whole row stays in registers for the B columns.
+//   Column j = 32 k + l (k unrolled here, l an scf.for):
+//     [dynamic, j % G == 0]  the group's amax/min/max over the lanes' current
+//                            weights (warp max/min: exact, any order), then
+//                            Grid::fit's double arithmetic in every lane;
+//     wj = shfl(w[k], l)     every lane computes code, value and error of
+//                            column j redundantly (the same operations on
+//                            the same bits give the same results);
+//     w[c] -= e * U[j][c]    each lane for its own columns c > j.
+//   Codes and errors stay in the owning lane's registers and are stored once,
+//   coalesced, after the loop; dynamic group parameters are stored by lane 0.
+//
+// The arithmetic is the reference's, operation for operation: every f32 or
+// f64 operation is an explicitly rounded PTX instruction (mul.rn, sub.rn,
+// div.rn, cvt.rni), written as inline PTX so that neither LLVM (which would
+// only contract with a `contract` flag) nor ptxas (which fuses plain mul.f32
+// and add.f32 into fma) can change the rounding. Grid::code divides in f64
+// (rint of an f32 quotient can differ at half-way points); the scale is
+// rounded into its type as format::storeScale does (up for f16/bf16/f32/E8M0,
+// to nearest for E4M3); min/max are written as the selects of std::min and
+// std::max, so that signed zeros come out as in the reference.
+//
+// NVFP4 (MinifloatGrid with a global scale): the `global_scale` operand holds
+// one f32 per row, which each warp loads once. fit: s = e4m3_rn(f32((amax /
+// 6) * g)) in f64, saturating at 448, and 0 (not 1) for a zero group; code:
+// s > 0 ? e2m1(f32((w * g) / s)) : 0, in f64; value: (e2m1 * s) / g, an f32
+// mul.rn then an f32 div.rn.
+//
+//===----------------------------------------------------------------------===//
+#include "GPTQ/GridArith.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace mlir::qf;
+using namespace mlir::qf::gptq;
+
+namespace {
+
+constexpr int64_t kRowsPerBlock = 4;
+constexpr int64_t kThreads = 32 * kRowsPerBlock;
+
+/// Warp-wide reduction of an f32 with `combine` (xor butterfly; exact for
+/// max and min, so the order does not matter).
+Value warpReduce(KernelEmitter &e, Value v,
+                 function_ref<Value(Value, Value)> combine) {
+  for (int64_t offset = 16; offset >= 1; offset /= 2)
+    v = combine(v, e.shflXor(v, offset));
+  return v;
+}
+
+Value shflIdx(KernelEmitter &e, Value v, Value lane) {
+  return NVVM::ShflOp::create(e.builder(), v.getType(), e.c32(-1), v, lane,
+                              e.c32(31), NVVM::ShflKind::idx,
+                              /*return_value_and_is_valid=*/UnitAttr());
+}
+
+/// Kernel arguments, in the order of the params.
+struct BlockArgs {
+  Value w, u, scales, zeros, globalScale, codes, err, scalesOut, zerosOut;
+};
+
+void buildBlockKernel(ImplicitLocOpBuilder &b, const GridSpec &g,
+                      const BlockArgs &args) {
+  KernelEmitter e(b);
+  Arith a(e);
+  const int64_t B = g.cols, P = (B + 31) / 32;
+  const int64_t groups = g.dynamic ? B / g.group : 0;
+  Value tid = e.tidX();
+  Value lane = e.band(tid, e.c32(31));
+  Value row = e.add(e.mul(e.ctaidX(), e.c32(kRowsPerBlock)),
+                    e.shru(tid, e.c32(5)));
+  // Whole warps leave together: the guard is uniform in a warp.
+  auto inRows = scf::IfOp::create(b, e.ult(row, e.c32(g.rows)),
+                                  /*withElseRegion=*/false);
+  b.setInsertionPointToStart(inRows.thenBlock());
+
+  auto f32At = [&](Value base, Value index) {
+    return e.gepBytes(base, e.mul(e.zext64(index), e.c64(4)));
+  };
+  // NVFP4: the row's global scale, loaded once by every lane of its warp.
+  Value global = g.globalScale
+                     ? e.loadRO(e.f32(), f32At(args.globalScale, row), 4)
+                     : Value();
+  Value rowBase = e.mul(row, e.c32(B));
+  // Lane slot p holds column 32 p + lane (clamped for the load when past B).
+  SmallVector<Value> colOf, validOf, w;
+  for (int64_t p = 0; p < P; ++p) {
+    Value col = e.add(lane, e.c32(32 * p));
+    bool full = 32 * (p + 1) <= B;
+    colOf.push_back(col);
+    validOf.push_back(full ? Value() : e.ult(col, e.c32(B)));
+    Value at = full ? col : e.minu(col, e.c32(B - 1));
+    w.push_back(e.loadRO(e.f32(), f32At(args.w, e.add(rowBase, at)), 4));
+  }
+
+  // Loop-carried: w[P], codes[P], errors[P], scale, zero.
+  SmallVector<Value> state(w);
+  for (int64_t p = 0; p < P; ++p)
+    state.push_back(e.c32(0));
+  for (int64_t p = 0; p < P; ++p)
+    state.push_back(e.cf32(0.0));
+  state.push_back(e.cf32(1.0));
+  state.push_back(e.cf32(0.0));
+
+  for (int64_t k = 0; k < P; ++k) {
+    int64_t lanes = std::min<int64_t>(32, B - 32 * k);
+    auto loop = scf::ForOp::create(b, e.c32(0), e.c32(lanes), e.c32(1), state);
+    OpBuilder::InsertionGuard loopGuard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value l = loop.getInductionVar();
+    SmallVector<Value> s(loop.getRegionIterArgs());
+    MutableArrayRef<Value> ws(s.data(), P), cs(s.data() + P, P),
+        es(s.data() + 2 * P, P);
+    Value &scale = s[3 * P], &zero = s[3 * P + 1];
+    Value j = e.add(l, e.c32(32 * k));
+
+    if (g.dynamic) {
+      // Grid::fit at each group's first column, on the current weights.
+      Value starts = arith::CmpIOp::create(
+          b, arith::CmpIPredicate::eq, e.remu(j, e.c32(g.group)), e.c32(0));
+      auto fit = scf::IfOp::create(b, TypeRange{e.f32(), e.f32()}, starts,
+                                   /*withElseRegion=*/true);
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(fit.thenBlock());
+        Value end = e.add(j, e.c32(g.group));
+        Value amax = e.cf32(0.0);
+        Value lo = e.cf32(std::numeric_limits<float>::infinity());
+        Value hi = e.cf32(-std::numeric_limits<float>::infinity());
+        for (int64_t p = 0; p < P; ++p) {
+          Value in = arith::AndIOp::create(
+              b, arith::CmpIOp::create(b, arith::CmpIPredicate::uge, colOf[p], j),
+              e.ult(colOf[p], end));
+          amax = a.select(in, a.max(amax, a.fabs(ws[p])), amax);
+          lo = a.select(in, a.min(lo, ws[p]), lo);
+          hi = a.select(in, a.max(hi, ws[p]), hi);
+        }
+        auto fmax = [&](Value x, Value y) { return a.max(x, y); };
+        auto fmin = [&](Value x, Value y) { return a.min(x, y); };
+        amax = warpReduce(e, amax, fmax);
+        bool needRange = g.format == ElementFormat::UInt4 ||
+                         g.format == ElementFormat::UInt8;
+        if (needRange) {
+          lo = warpReduce(e, lo, fmin);
+          hi = warpReduce(e, hi, fmax);
+        }
+        auto [newScale, newZero] = fitGroup(e, a, g, amax, lo, hi, global);
+        // Lane 0 records the group's parameters: [R, B / G].
+        Value isLane0 = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                              lane, e.c32(0));
+        auto store = scf::IfOp::create(b, isLane0, /*withElseRegion=*/false);
+        {
+          OpBuilder::InsertionGuard storeGuard(b);
+          b.setInsertionPointToStart(store.thenBlock());
+          Value at = e.add(e.mul(row, e.c32(groups)),
+                           e.divu(j, e.c32(g.group)));
+          e.store(newScale, f32At(args.scalesOut, at), 4);
+          if (args.zerosOut)
+            e.store(newZero, f32At(args.zerosOut, at), 4);
+        }
+        scf::YieldOp::create(b, ValueRange{newScale, newZero});
+        b.setInsertionPointToStart(fit.elseBlock());
+        scf::YieldOp::create(b, ValueRange{scale, zero});
+      }
+      scale = fit.getResult(0);
+      zero = fit.getResult(1);
+    } else {
+      // Static: the host gathered one scale (and zero) per column.
+      Value at = e.add(rowBase, j);
+      scale = e.loadRO(e.f32(), f32At(args.scales, at), 4);
+      if (args.zeros)
+        zero = e.loadRO(e.f32(), f32At(args.zeros, at), 4);
+    }
+
+    // Column j, redundantly in every lane: c = code(w[j]), q = value(c),
+    // t = w[j] - q, e = t / U[j][j] (f32 sub, f32 true division).
+    Value wj = shflIdx(e, ws[k], l);
+    auto [code, q] = codeAndValue(e, a, g, wj, scale, zero, global);
+    Value uRow = e.mul(j, e.c32(B));
+    Value d = e.loadRO(e.f32(), f32At(args.u, e.add(uRow, j)), 4);
+    Value err = a.divF(a.subF(wj, q), d);
+    // w[c] = w[c] - e * U[j][c] for this lane's columns c > j: a rounded
+    // multiply, then a rounded subtract.
+    for (int64_t p = 0; p < P; ++p) {
+      Value later = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt,
+                                          colOf[p], j);
+      if (validOf[p])
+        later = arith::AndIOp::create(b, later, validOf[p]);
+      Value at = validOf[p] ? e.minu(colOf[p], e.c32(B - 1)) : colOf[p];
+      Value u = e.loadRO(e.f32(), f32At(args.u, e.add(uRow, at)), 4);
+      ws[p] = a.select(later, a.subF(ws[p], a.mulF(err, u)), ws[p]);
+    }
+    // The owning lane keeps the code and error of column j.
+    Value mine =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, l);
+    cs[k] = a.select(mine, code, cs[k]);
+    es[k] = a.select(mine, err, es[k]);
+    scf::YieldOp::create(b, s);
+    state.assign(loop.getResults().begin(), loop.getResults().end());
+  }
+
+  // Coalesced stores of the codes (i8, the logical code's low byte) and E.
+  for (int64_t p = 0; p < P; ++p) {
+    OpBuilder::InsertionGuard guard(b);
+    if (validOf[p]) {
+      auto in = scf::IfOp::create(b, validOf[p], /*withElseRegion=*/false);
+      b.setInsertionPointToStart(in.thenBlock());
+    }
+    Value at = e.add(rowBase, colOf[p]);
+    Value code8 = arith::TruncIOp::create(b, e.i8(), state[P + p]);
+    e.store(code8, e.gepBytes(args.codes, e.zext64(at)), 1);
+    e.store(state[2 * P + p], f32At(args.err, at), 4);
+  }
+}
+
+/// A short, unique spelling of the grid for the kernel name.
+std::string gridName(const GridSpec &g) {
+  std::string name = stringifyElementFormat(g.format).str();
+  if (g.format == ElementFormat::Codebook || g.format == ElementFormat::NF4) {
+    // FNV-1a over the entries' bits: stable across runs and builds.
+    uint32_t h = 2166136261u;
+    for (float v : g.table) {
+      uint32_t bits;
+      std::memcpy(&bits, &v, 4);
+      for (int i = 0; i < 4; ++i)
+        h = (h ^ ((bits >> (8 * i)) & 0xFF)) * 16777619u;
+    }
+    name += "_n" + std::to_string(g.table.size()) + "_t" + llvm::utohexstr(h);
+  }
+  static const char *scaleNames[] = {"f16", "bf16", "f32", "e8m0", "e4m3"};
+  name += std::string("_s") + scaleNames[int(g.scale)];
+  if (g.isUnsigned)
+    name += g.floatZero ? "_zf" : "_zi";
+  if (g.globalScale) // NVFP4
+    name += "_gs";
+  return name;
+}
+
+} // namespace
+
+FailureOr<SmallVector<OpLaunch>>
+qf::lowerGPTQBlockUpdate(GPTQBlockUpdateOp op, OpKernelContext &context,
+                         int64_t batch) {
+  EncodingAttr grid = op.getGrid();
+  RankedTensorType wType = op.getWeights().getType();
+  GridSpec g;
+  g.format = grid.getFormat();
+  // Dynamic rows: one kernel per plan batch (the row count).
+  g.rows = wType.isDynamicDim(0) ? batch : wType.getDimSize(0);
+  g.cols = wType.getDimSize(1);
+  g.dynamic = !op.getScales();
+  g.group = grid.getGroupSize();
+  auto reject = [&](const Twine &why) -> FailureOr<SmallVector<OpLaunch>> {
+    return op.emitOpError() << "has no GPU kernel for grid " << grid << ": "
+                            << why,
+           failure();
+  };
+  if (g.cols > 128)
+    return reject("the block holds " + Twine(g.cols) +
+                  " columns; the kernel keeps at most 128 in a warp's "
+                  "registers");
+  if (batch != g.rows)
+    return reject("the kernel is compiled for its " + Twine(g.rows) +
+                  " rows, not a batch of " + Twine(batch));
+  // NVFP4: the verifier guarantees the global_scale operand, one per row.
+  g.globalScale = grid.getGlobalScale();
+
+  Type scaleType = grid.getScaleType();
+  if (!scaleType || scaleType.isF32())
+    g.scale = ScaleKind::F32;
+  else if (scaleType.isF16())
+    g.scale = ScaleKind::F16;
+  else if (scaleType.isBF16())
+    g.scale = ScaleKind::BF16;
+  else if (isa<Float8E8M0FNUType>(scaleType))
+    g.scale = ScaleKind::E8M0;
+  else if (isa<Float8E4M3FNType>(scaleType))
+    g.scale = ScaleKind::E4M3;
+  else
+    return reject("unsupported scale type");
+
+  switch (g.format) {
+  case ElementFormat::Int4:
+  case ElementFormat::Int8:
+    g.qmax = g.format == ElementFormat::Int4 ? 7 : 127;
+    break;
+  case ElementFormat::UInt4:
+  case ElementFormat::UInt8:
+    g.isUnsigned = true;
+    g.floatZero = grid.getZeroPoint() == ZeroPointKind::Float;
+    g.qmax = g.format == ElementFormat::UInt4 ? 15 : 255;
+    if (g.floatZero &&
+        (g.scale == ScaleKind::E8M0 || g.scale == ScaleKind::E4M3))
+      return reject("float zero points rounded to an fp8 scale type");
+    break;
+  case ElementFormat::FP8E4M3:
+  case ElementFormat::FP4E2M1:
+    break;
+  case ElementFormat::NF4:
+  case ElementFormat::Codebook: {
+    if (grid.getTableName())
+      return reject("the named table '" + grid.getTableName().getValue() +
+                    "' is not an operand of the op: inline it");
+    for (double v : grid.getCodebookValues())
+      g.table.push_back(static_cast<float>(v));
+    if (g.table.empty())
+      return reject("the codebook has no table");
+    for (size_t i = 0; i < g.table.size(); ++i) {
+      g.sorted.push_back({g.table[i], int32_t(i)});
+      g.tableMax = std::max(g.tableMax, std::fabs(double(g.table[i])));
+    }
+    if (!(g.tableMax > 0))
+      return reject("the codebook has no non-zero entry to scale to");
+    if (llvm::any_of(g.table, [](float v) { return std::isnan(v); }))
+      return reject("the codebook has a NaN entry");
+    std::stable_sort(g.sorted.begin(), g.sorted.end(),
+                     [](auto &x, auto &y) { return x.first < y.first; });
+    g.sorted.erase(std::unique(g.sorted.begin(), g.sorted.end(),
+                               [](auto &x, auto &y) {
+                                 return x.first == y.first;
+                               }),
+                   g.sorted.end());
+    break;
+  }
+  default:
+    return reject("not a quantized element format");
+  }
+
+  std::string name = "qf_gptq_block_" + gridName(g) +
+                     (g.dynamic ? "_g" + std::to_string(g.group)
+                                : std::string("_static")) +
+                     "_r" + std::to_string(g.rows) + "_b" +
+                     std::to_string(g.cols);
+  MLIRContext *ctx = op.getContext();
+  bool hasZeros = grid.getZeroPoint() != ZeroPointKind::None;
+  SmallVector<OpParam> params = {{"w", ParamKind::In, operandArg(ctx, 0)},
+                                 {"u", ParamKind::In, operandArg(ctx, 1)}};
+  if (!g.dynamic) {
+    params.push_back({"scales", ParamKind::In, operandArg(ctx, 2)});
+    if (hasZeros)
+      params.push_back({"zeros", ParamKind::In, operandArg(ctx, 3)});
+  }
+  if (g.globalScale) // the last operand, after scales/zeros
+    params.push_back(
+        {"global_scale", ParamKind::In,
+         operandArg(ctx, op.getODSOperandIndexAndLength(4).first)});
+  params.push_back({"codes", ParamKind::Out, resultArg(ctx, 0)});
+  params.push_back({"err", ParamKind::Out, resultArg(ctx, 1)});
+  if (g.dynamic) {
+    params.push_back({"scales_out", ParamKind::Out, resultArg(ctx, 2)});
+    if (hasZeros)
+      params.push_back({"zeros_out", ParamKind::Out, resultArg(ctx, 3)});
+  }
+  if (!context.module.lookupSymbol(name)) {
+    ImplicitLocOpBuilder b(op.getLoc(), ctx);
+    SmallVector<Value> v =
+        createOpKernel(b, context.module, name, params, kThreads);
+    BlockArgs args;
+    size_t i = 0;
+    args.w = v[i++];
+    args.u = v[i++];
+    if (!g.dynamic) {
+      args.scales = v[i++];
+      if (hasZeros)
+        args.zeros = v[i++];
+    }
+    if (g.globalScale)
+      args.globalScale = v[i++];
+    args.codes = v[i++];
+    args.err = v[i++];
+    if (g.dynamic) {
+      args.scalesOut = v[i++];
+      if (hasZeros)
+        args.zerosOut = v[i++];
+    }
+    {
+      OpBuilder::InsertionGuard guard(b);
+      buildBlockKernel(b, g, args);
+    }
+    LLVM::ReturnOp::create(b, ValueRange{});
+  }
+  int64_t blocks = (g.rows + kRowsPerBlock - 1) / kRowsPerBlock;
+  return SmallVector<OpLaunch>{
+      makeOpLaunch(name, params, blocks, 1, kThreads)};
+}

@@ -1,0 +1,94 @@
+//===- MatVecBuilder.h - Emits the matvec kernel's IR -----------*- C++ -*-===//
+//
+// The builder shared by the matvec generator's files: MatVecDecode.cpp
+// (weight words to half2), MatVecBody.cpp (activations, the inner loop, the
+// reduction and the epilogue) and MatVecKernel.cpp (the kernel itself).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QFUSE_LIB_CONVERSION_QFTOGPU_MATVEC_MATVECBUILDER_H
+#define QFUSE_LIB_CONVERSION_QFTOGPU_MATVEC_MATVECBUILDER_H
+
+#include "Common/KernelEmitter.h"
+#include "MatVec/MatVecPlan.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+
+namespace mlir {
+namespace qf {
+namespace matvec {
+
+/// The kernel arguments of one packed weight (absent components are null).
+struct WeightArgs {
+  Value codes, scales, meta, zeros, globalScale;
+};
+
+/// Builds the kernel body. Values that depend on one row or one chunk are
+/// computed where they are used; the plan holds the compile-time shape.
+class MatVecBuilder {
+public:
+  MatVecBuilder(ImplicitLocOpBuilder &b, const MatmulSpec &spec, const Plan &p,
+                gpu::GPUModuleOp module, StringRef name)
+      : b(b), e(b), spec(spec), p(p), module(module), name(name) {}
+
+  KernelLaunch build();
+
+private:
+  Value groupIndex(Value row, Value group);
+  double valueScale() const;
+  int64_t minBlocksPerSM() const;
+  Value loadScaleTyped(Value base, Value idx);
+  Value zeroAt(const WeightArgs &w, Value row, Value group);
+  void computeRowScales();
+  Value normalizeWord(Value xWord, Value gammaWord, int64_t m);
+  SmallVector<Value> decodeWord(Value word, Value zero);
+  SmallVector<Value> decodeLutN(ArrayRef<Value> unit, int64_t first,
+                                int64_t count);
+  Value tableValue(Value index);
+  void buildLut();
+  void gatherActivations();
+  Value loadX(Type type, Value elemOffset, unsigned align);
+  SmallVector<Value> body(ArrayRef<Value> chunks, ArrayRef<Value> rows,
+                          ValueRange acc);
+  void reduceAndStore(ArrayRef<Value> acc, Value tid, Value warp, Value lane);
+  void storeOutput(Value total, Value upTotal, Value row, Value m);
+  /// The weight whose pointers row slot `r` of a warp reads: 1 (up) for
+  /// the second half of a gated warp's rows, else 0.
+  int64_t weightOf(int64_t r) const {
+    return p.gated && r >= p.outRowsPerWarp ? 1 : 0;
+  }
+
+  ImplicitLocOpBuilder &b;
+  KernelEmitter e;
+  const MatmulSpec &spec;
+  const Plan &p;
+  gpu::GPUModuleOp module;
+  std::string name;
+  // Kernel arguments: the weight's components, and the up projection's
+  // under silu_mul (weights[1]).
+  WeightArgs weights[2];
+  Value x, normGamma, perm, table, bias, residual, y;
+  Value blockId; // this block's index within its group member's blocks
+  Value nRows;   // N of this block's member (spec.n without a group)
+  SmallVector<Value> rowScale; // RMSNorm: rsqrt(mean(x[m]^2) + eps), per m
+  Value normSmem;               // RMSNorm: shared partial sums of squares
+  Value xs;       // act_order: shared activations in sorted column order
+  Value lut;      // shared code table, one copy per bank (Lut4, LutN)
+  Value laneBytes; // 4 * lane: this lane's column of the table
+  LLVM::GlobalOp codeTable; // constant code values (Lut4, built-in tables)
+  Value redSmem;  // shared f32 partial sums
+  KernelLaunch launch;
+};
+
+/// A module-level shared-memory array of `count` elements.
+LLVM::GlobalOp sharedArray(OpBuilder &b, gpu::GPUModuleOp module, Location loc,
+                           StringRef name, Type element, int64_t count);
+/// The generic address of a shared-memory global.
+Value sharedAddr(ImplicitLocOpBuilder &b, LLVM::GlobalOp global);
+
+} // namespace matvec
+} // namespace qf
+} // namespace mlir
+
+#endif // QFUSE_LIB_CONVERSION_QFTOGPU_MATVEC_MATVECBUILDER_H

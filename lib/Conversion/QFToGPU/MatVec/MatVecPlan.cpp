@@ -1,0 +1,245 @@
+//===- MatVecPlan.cpp - The matvec kernel's plan and its limits -----------===//
+
+#include "MatVec/MatVecPlan.h"
+
+#include "qfuse/format/Layout.h"
+#include "qfuse/format/Numerics.h"
+
+#include <numeric>
+
+using namespace mlir;
+using namespace mlir::qf;
+
+FailureOr<matvec::Plan>
+matvec::makePlan(const MatmulSpec &spec,
+                         function_ref<InFlightDiagnostic()> emitError) {
+  EncodingAttr enc = spec.encoding;
+  TilingAttr t = spec.tiling;
+  Plan p;
+  if (!t || t.getKernel() != KernelKind::MatVec)
+    return emitError() << "the matvec generator needs a #qf.tiling<matvec, "
+                          "...>; run qf-select-tiling",
+           failure();
+  p.sparse = enc.isSparse24();
+  p.colsPerStored = p.sparse ? 2 : 1;
+  p.actOrder = enc.getActOrder();
+  if (p.actOrder && p.sparse)
+    return emitError() << "act_order with 2:4 sparsity has no sorted layout: "
+                          "sorting the columns by group would break the "
+                          "quads",
+           failure();
+  switch (enc.getFormat()) {
+  case ElementFormat::Int4:
+  case ElementFormat::UInt4:
+    p.decode = Decode::Int4Magic;
+    if (spec.layout.getKind() != LayoutKind::Tiled || spec.layout.getTileN() != 1)
+      return emitError() << "int4/uint4 matvec kernels read the pair-"
+                            "interleaved #qf.layout<tiled, tile_n = 1, ...>; "
+                            "run qf-choose-layout",
+             failure();
+    break;
+  case ElementFormat::NF4:
+  case ElementFormat::FP4E2M1:
+    p.decode = Decode::Lut4;
+    break;
+  case ElementFormat::Codebook:
+    p.decode = enc.getIndexBits() == 4 ? Decode::Lut4 : Decode::LutN;
+    break;
+  case ElementFormat::Int8:
+  case ElementFormat::UInt8:
+    p.decode = Decode::Int8Magic;
+    break;
+  case ElementFormat::FP8E4M3:
+    p.decode = Decode::FP8;
+    break;
+  case ElementFormat::F16:
+    if (enc.isSparse24()) {
+      p.decode = Decode::Sparse24F16;
+      break;
+    }
+    [[fallthrough]];
+  case ElementFormat::BF16:
+    return emitError() << "unquantized dense weights take the cuBLAS path, "
+                          "not the matvec generator",
+           failure();
+  }
+  bool needsFP8Convert =
+      p.decode == Decode::FP8 ||
+      isa_and_present<Float8E4M3FNType>(enc.getScaleType());
+  if (needsFP8Convert && spec.smVersion < 89)
+    return emitError() << "fp8 E4M3 values or scales need cvt.f16x2.e4m3x2 "
+                          "(sm_89 or newer); target is sm_"
+                       << spec.smVersion,
+           failure();
+  if (p.decode != Decode::Int4Magic && !spec.layout.isRowMajor())
+    return emitError() << "this format's matvec kernel reads row_major codes",
+           failure();
+
+  p.bits = enc.getCodeBits();
+  p.vecBytes = t.getVecBytes();
+  p.unitWords = p.bits / std::gcd<int64_t>(p.bits, 32);
+  // A multi-word chunk (3-bit: 3 loads) is narrowed, not dropped, when the
+  // warp's rows would hold more than the in-flight budget (the row split is
+  // checked below).
+  if (p.unitWords > 1) {
+    int64_t warps = t.getSplitK() == 8 ? 8 : 4;
+    int64_t rowGroups = std::max<int64_t>(1, warps / t.getSplitK());
+    int64_t rows = std::max<int64_t>(1, t.getBlockN() / rowGroups);
+    while (p.vecBytes > 4 &&
+           rows * p.unitWords * p.vecBytes > kMaxCodeBytesInFlight)
+      p.vecBytes /= 2;
+  }
+  p.unitElems = 32 * p.unitWords / p.bits;
+  p.chunkBytes = p.vecBytes * p.unitWords;
+  p.elemsPerChunk = p.chunkBytes * 8 / p.bits;
+  p.stepElems = p.decode == Decode::LutN ? std::min<int64_t>(8, p.unitElems)
+                                         : 32 / p.bits;
+  // Under 2:4 a row stores its K / 2 kept values.
+  p.rowBytes = (p.sparse ? spec.k / 2 : spec.k) * p.bits / 8;
+  if (p.sparse && p.elemsPerChunk % 4 != 0)
+    return emitError() << "2:4 kernels load whole bytes of metadata: a lane's "
+                          "vec_bytes = "
+                       << p.vecBytes << " holds " << p.elemsPerChunk
+                       << " kept values; at least 4 (two quads) are needed",
+           failure();
+  if (p.unitWords == 1 && p.rowBytes % p.vecBytes != 0)
+    return emitError() << "vec_bytes = " << p.vecBytes
+                       << " does not divide a row's " << p.rowBytes
+                       << " packed bytes (K = " << spec.k << ")",
+           failure();
+  if (p.rowBytes % p.chunkBytes != 0)
+    return emitError() << p.bits << "-bit codes end on a word boundary every "
+                       << p.unitWords << " words: a lane's chunk of "
+                       << p.unitWords << " x vec_bytes = " << p.chunkBytes
+                       << " bytes does not divide a row's " << p.rowBytes
+                       << " packed bytes (K = " << spec.k << ")",
+           failure();
+  if (p.decode == Decode::Int4Magic &&
+      spec.layout.getTileK() != p.elemsPerChunk)
+    return emitError() << "layout tile_k = " << spec.layout.getTileK()
+                       << " does not match one lane's load of "
+                       << p.elemsPerChunk << " codes",
+           failure();
+  p.chunksPerRow = p.rowBytes / p.chunkBytes;
+  p.splitK = t.getSplitK();
+  p.warps = p.splitK == 8 ? 8 : 4;
+  if (p.warps % p.splitK != 0)
+    return emitError() << "split_k must be 1, 2, 4 or 8, got " << p.splitK,
+           failure();
+  p.rowGroups = p.warps / p.splitK;
+  if (t.getBlockN() % p.rowGroups != 0)
+    return emitError() << "block_n = " << t.getBlockN()
+                       << " is not a multiple of the " << p.rowGroups
+                       << " row groups of a block",
+           failure();
+  p.rowsPerWarp = t.getBlockN() / p.rowGroups;
+  p.m = spec.m;
+  if (p.m < 1 || p.m > 8 || p.rowsPerWarp * p.m > 32)
+    return emitError() << "matvec takes batch 1..8 and at most 32 row x batch "
+                          "accumulators per warp; got batch "
+                       << p.m << " with " << p.rowsPerWarp << " rows per warp",
+           failure();
+  if (t.getThreadsPerRow() != 32)
+    return emitError() << "the matvec generator uses a full warp per row "
+                          "(threads_per_row = 32)",
+           failure();
+  p.norm = spec.hasNorm;
+  p.gated = spec.gated;
+  if (p.gated) {
+    if (p.rowsPerWarp % 2 != 0)
+      return emitError() << "silu_mul streams the gate and up rows of each "
+                            "output together: rows per warp (block_n / "
+                         << p.rowGroups << " row groups = " << p.rowsPerWarp
+                         << ") must be even",
+             failure();
+    if (p.actOrder)
+      return emitError() << "silu_mul with act_order: gate and up have their "
+                            "own column permutations, which one gathered copy "
+                            "of the activations cannot serve",
+             failure();
+    if (enc.getFormat() == ElementFormat::Codebook && enc.getTableName())
+      return emitError() << "silu_mul with a named codebook: gate and up "
+                            "would each need their own shared code table",
+             failure();
+    if (spec.hasBias)
+      return emitError() << "silu_mul takes no bias", failure();
+  }
+  if (!spec.groupNs.empty()) {
+    if (p.gated)
+      return emitError() << "a qf.group of silu_mul matmuls is not supported",
+             failure();
+    if (p.actOrder || (enc.getFormat() == ElementFormat::Codebook &&
+                       enc.getTableName()))
+      return emitError() << "a qf.group cannot share "
+                         << (p.actOrder ? "act_order activations"
+                                        : "a named codebook table")
+                         << " between weights",
+             failure();
+  }
+  p.outRowsPerWarp = p.gated ? p.rowsPerWarp / 2 : p.rowsPerWarp;
+  p.outBlockN = p.gated ? t.getBlockN() / 2 : t.getBlockN();
+  p.normVecElems = 1;
+  for (int64_t v : {8, 4, 2})
+    if (spec.k % v == 0) {
+      p.normVecElems = v;
+      break;
+    }
+  p.unroll = t.getKUnroll();
+  // Multi-word chunks (3-, 5-, 6-, 7-bit codes) are several loads already:
+  // unroll less rather than hold more than the in-flight budget.
+  if (p.unitWords > 1)
+    p.unroll = std::max<int64_t>(
+        1, std::min(p.unroll,
+                    kMaxCodeBytesInFlight / (p.rowsPerWarp * p.chunkBytes)));
+  p.n = spec.n;
+  p.k = spec.k;
+  p.perChannel = enc.isPerChannel();
+  p.numGroups = enc.getNumGroups(spec.k);
+  // Half2 sums span at most 32 stored codes (16 products per half) before
+  // they are scaled into the f32 accumulator.
+  int64_t maxSpan = std::min<int64_t>(p.elemsPerChunk, 32);
+  if (p.perChannel || !enc.isQuantized()) {
+    p.spanElems = maxSpan;
+  } else {
+    int64_t g = enc.getGroupSize();
+    // Groups count logical columns; under 2:4 a group of g columns holds
+    // g / 2 stored codes.
+    int64_t gs = g / p.colsPerStored;
+    if (g % p.colsPerStored != 0 || gs % p.stepElems != 0 ||
+        (gs % p.elemsPerChunk != 0 && p.elemsPerChunk % gs != 0))
+      return emitError() << "group size " << g
+                         << " does not align with the kernel's "
+                         << p.stepElems * p.colsPerStored << "-code words and "
+                         << p.elemsPerChunk * p.colsPerStored << "-code loads"
+                         << (p.sparse ? " (logical columns under 2:4)" : ""),
+             failure();
+    p.spanElems = std::min(gs, maxSpan);
+  }
+  p.zeroRowBytes = (p.numGroups * p.bits + 7) / 8;
+
+  p.lutWords = p.decode == Decode::Lut4   ? 16 * 32
+               : p.decode == Decode::LutN ? lutWordsFor(p.bits)
+                                          : 0;
+  int64_t partials = p.splitK > 1 ? p.warps * p.rowsPerWarp * p.m * 4 : 0;
+  // act_order's activations are dynamic shared memory (the runtime opts in
+  // past 48 KB); the rest is static.
+  p.dynamicShared = p.actOrder ? p.k * p.m * 2 : 0;
+  // RMSNorm: each warp's partial sum of squares per batch row.
+  int64_t normPartials = p.norm ? p.warps * p.m * 4 : 0;
+  p.sharedBytes = partials + normPartials + p.lutWords * 4 + p.dynamicShared;
+  int64_t limit = p.actOrder ? maxBlockShared(spec.smVersion)
+                             : kMaxStaticShared;
+  if (p.sharedBytes > limit)
+    return emitError() << "the kernel needs " << p.sharedBytes
+                       << " bytes of shared memory ("
+                       << (p.actOrder ? "act_order activations K x batch x 2 "
+                                        "= " +
+                                            std::to_string(p.dynamicShared) +
+                                            ", "
+                                      : std::string())
+                       << "code table " << p.lutWords * 4 << ", partial sums "
+                       << partials << "), more than the " << limit
+                       << " a block may use on sm_" << spec.smVersion,
+           failure();
+  return p;
+}

@@ -1,0 +1,616 @@
+//===- AttentionKernel.cpp - qf.attention kernels -------------------------===//
+//
+// qf.attention(query [M, H*D], key [M, KV*D], value [M, KV*D],
+//              key_cache [S, KV*D], value_cache [S, KV*D], positions [M])
+//   -> (out [M, H*D], key_cache_out, value_cache_out)
+// The cache results alias the cache operands (docs/decode-model.md), so the
+// op is two launches, in order:
+//
+// 1. qf_kv_cache_write_*: grid (M), key/value row m -> cache row
+//    positions[m], copied raw in 16-byte vectors. A position outside
+//    [0, S) writes nothing (the attention of that row returns NaN, below).
+//
+// 2. qf_attention_*: causal GQA attention, one block per (head h, row m)
+//    (grid (H, M)), reading cache rows [0, n), n = positions[m] + 1; head h
+//    reads kv head h / (H / KV); scale 1 / sqrt(D); online softmax in f32.
+//
+//    Threads per key: TPK = D / 8 lanes share one key row, each holding one
+//    16-byte chunk of 8 halves (lane % TPK = chunk c), so a warp works on
+//    KPW = 32 / TPK keys at once and the block's W warps form
+//    W * KPW independent "streams" (stream = warp * KPW + lane / TPK).
+//    A loop trip covers W * KPW * U positions: stream s takes positions
+//    base + u * W * KPW + s for u < U, so each warp reads KPW contiguous
+//    rows per step (D * 2 contiguous bytes each), and all U key and value
+//    chunks are loaded before any is used (U * 32 bytes in flight per lane).
+//      score  = sum over the TPK lanes (xor butterfly) of q_c . k_c, with q
+//               pre-scaled by log2(e) / sqrt(D) so that exp is one ex2
+//      m'     = max(m, max_u score_u);  mu = m' unless -inf, then 0
+//      l      = l 2^(m - mu) + sum_u 2^(score_u - mu)
+//      acc_c  = acc_c 2^(m - mu) + sum_u 2^(score_u - mu) v_u,c
+//    Positions past n are clamped to n - 1 for the load and scored -inf
+//    (weight exactly 0); "mu = 0 when m' = -inf" keeps an empty stream at
+//    l = 0, acc = 0 without a NaN from -inf - -inf.
+//    Combine: two states merge as (max m, w1 l1 + w2 l2, w1 acc1 + w2 acc2),
+//    w_i = 2^(m_i - mu). The KPW streams of a warp merge by xor shuffles
+//    (offsets TPK .. 16 pair lanes holding the same chunk); each warp then
+//    writes (m, l) and its D accumulators to shared memory, and after one
+//    barrier thread d < D computes
+//      out[d] = sum_w 2^(m_w - mx) acc_w[d] / sum_w 2^(m_w - mx) l_w,
+//    mx = max_w m_w. A row whose position is outside [0, S) has n = 0:
+//    every stream is empty and out = 0 / 0 = NaN, visibly.
+//    W = 16 warps and U = 8: a block has 512 x 8 x 32 B = 128 KB of loads
+//    in flight; one trip covers 256 positions at D = 128, 512 at D = 64.
+//
+//    Rotary form (rope_theta set; qf-fuse-rotary-attention): ONE launch,
+//    qf_rotary_attention_*, same grid (H, M) and block. Under the op's
+//    contract positions[i] = positions[0] + i (p0 = positions[0]):
+//    - block (h, m) with h % G == 0 (G = H / KV, the first head of a kv
+//      group) rotates key row m of kv head h / G (threads [0, D/8)) and
+//      copies value row m (threads [D/8, D/4)) into cache row positions[m]
+//      (nothing when out of [0, S));
+//    - every block rotates its query chunk, attends cache rows [0, p0) in
+//      the loop above, then rows p0 .. positions[m] straight from the key
+//      and value operands (rows 0..m, keys rotated and rounded to f16 as
+//      the cache holds them), one row per stream and trip, into the same
+//      online-softmax state.
+//    So no block reads a cache row written in this launch, and no
+//    grid-wide barrier is needed. Each warp checks the contract over all M
+//    rows (gridDim.y) and ORs the result with shuffles (uniform, no
+//    barrier); if it is broken, or p0 or positions[m] is outside [0, S),
+//    the block reads nothing and writes NaN (0 / 0). Rotations call the
+//    rotary kernel's code (RopeCommon.h): same f64 angles, range reduction
+//    and rounding. The caches' loads stay ld.global.nc: the rows read are
+//    never written during the launch.
+//
+//    Why not a split over the sequence (flash-decoding): it needs a
+//    workspace for the partial results, which launch records cannot name
+//    yet. At decode (M = 1) this kernel has H blocks (one SM each)
+//    streaming the context; the G heads of a kv group re-read its rows from
+//    L2.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Ops/OpKernelCommon.h"
+#include "Ops/RopeCommon.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::qf;
+
+namespace {
+
+/// Warps per attention block and positions per stream per loop trip.
+constexpr int64_t kWarps = 16;
+constexpr int64_t kUnroll = 8;
+/// Halves per lane chunk (one 16-byte load).
+constexpr int64_t kChunk = 8;
+
+struct AttentionShape {
+  int64_t heads, kvHeads, d, seq, kvWidth;
+};
+
+/// Launch 1: key/value rows -> cache rows positions[m].
+OpLaunch cacheWrite(AttentionOp op, OpKernelContext &context,
+                    const AttentionShape &s, int64_t batch) {
+  int64_t width = halfVectorWidth(s.kvWidth);
+  int64_t vectors = s.kvWidth / width;
+  int64_t threads =
+      std::min<int64_t>(256, std::max<int64_t>(32, (vectors + 31) / 32 * 32));
+  std::string name = "qf_kv_cache_write_w" + std::to_string(s.kvWidth) + "_s" +
+                     std::to_string(s.seq);
+  MLIRContext *ctx = op.getContext();
+  SmallVector<OpParam> params = {
+      {"key", ParamKind::In, operandArg(ctx, 1)},
+      {"value", ParamKind::In, operandArg(ctx, 2)},
+      {"key_cache", ParamKind::Out, operandArg(ctx, 3)},
+      {"value_cache", ParamKind::Out, operandArg(ctx, 4)},
+      {"positions", ParamKind::In, operandArg(ctx, 5)}};
+  if (!context.module.lookupSymbol(name)) {
+    ImplicitLocOpBuilder b(op.getLoc(), ctx);
+    KernelEmitter e(b);
+    SmallVector<Value> args =
+        createOpKernel(b, context.module, name, params, threads);
+    Value m = e.ctaidX();
+    Value pos =
+        e.loadRO(e.i32(), e.gepBytes(args[4], e.mul(e.zext64(m), e.c64(4))), 4);
+    // Unsigned compare: negative positions are out of range too.
+    auto inRange = scf::IfOp::create(b, e.ult(pos, e.c32(s.seq)),
+                                     /*withElseRegion=*/false);
+    b.setInsertionPointToStart(inRange.thenBlock());
+    Value src = e.mul(m, e.c32(s.kvWidth));
+    Value dst = e.mul(pos, e.c32(s.kvWidth));
+    auto loop = scf::ForOp::create(b, e.tidX(), e.c32(vectors), e.c32(threads));
+    b.setInsertionPointToStart(loop.getBody());
+    Value col = e.mul(loop.getInductionVar(), e.c32(width));
+    for (int64_t t = 0; t < 2; ++t) {
+      Value raw = loadRaw(e, args[t], e.add(src, col), width);
+      storeRaw(e, args[2 + t], e.add(dst, col), raw, width);
+    }
+    b.setInsertionPointAfter(inRange);
+    LLVM::ReturnOp::create(b, ValueRange{});
+  }
+  return makeOpLaunch(name, params, batch, 1, threads);
+}
+
+/// The 8 halves of a raw 16-byte chunk, as f32.
+SmallVector<Value> unpack(KernelEmitter &e, Value raw) {
+  SmallVector<Value> out;
+  for (int64_t w = 0; w < kChunk / 2; ++w) {
+    Value pair = e.bitcast(e.v2f16(), e.extract(raw, w));
+    out.push_back(e.extf32(e.extract(pair, 0)));
+    out.push_back(e.extf32(e.extract(pair, 1)));
+  }
+  return out;
+}
+
+/// The kernel parameters buildAttention reads. `key` and `value` are the
+/// op's new rows, set only in the rotary form (which also writes the
+/// caches).
+struct AttentionArgs {
+  Value query, key, value, keyCache, valueCache, positions, out;
+};
+
+/// Rotates the chunk of 8 elements at column `col` (i32, a multiple of 8)
+/// of the head starting at element `head` of `x`, whose values are `own`,
+/// by `position` (f64), exactly as qf.rotary's kernel does (RopeCommon.h);
+/// returns f32 values, not yet rounded. For D >= 16 the partner chunk
+/// col +- D/2 is loaded from `x` (read only); at D = 8 the chunk is the
+/// whole head and its halves are each other's partners.
+SmallVector<Value> rotateChunk(KernelEmitter &e, LLVM::GlobalOp table,
+                               int64_t d, Value x, Value head, Value col,
+                               ArrayRef<Value> own, Value position) {
+  ImplicitLocOpBuilder &b = e.builder();
+  int64_t half = d / 2;
+  SmallVector<Value> out;
+  if (half < kChunk) {
+    SmallVector<Value> freq = loadInvFreq(e, table, e.c32(0), half);
+    SmallVector<std::pair<Value, Value>> sinCos;
+    for (int64_t k = 0; k < half; ++k)
+      sinCos.push_back(ropeSinCos(e, position, freq[k]));
+    for (int64_t k = 0; k < half; ++k)
+      out.push_back(rotateFirst(e, own[k], own[k + half], sinCos[k].first,
+                                sinCos[k].second));
+    for (int64_t k = 0; k < half; ++k)
+      out.push_back(rotateSecond(e, own[k], own[k + half], sinCos[k].first,
+                                 sinCos[k].second));
+    return out;
+  }
+  Value isFirst = e.ult(col, e.c32(half));
+  Value freqIndex =
+      arith::SelectOp::create(b, isFirst, col, e.sub(col, e.c32(half)));
+  Value partnerCol = arith::SelectOp::create(b, isFirst, e.add(col, e.c32(half)),
+                                             e.sub(col, e.c32(half)));
+  SmallVector<Value> partner =
+      loadHalves(e, x, e.add(head, partnerCol), kChunk);
+  SmallVector<Value> freq = loadInvFreq(e, table, freqIndex, kChunk);
+  SmallVector<std::pair<Value, Value>> sinCos;
+  for (int64_t k = 0; k < kChunk; ++k)
+    sinCos.push_back(ropeSinCos(e, position, freq[k]));
+  // The two halves in separate branches, so that each has the separate
+  // kernel's expression (and the backend's contraction of it into FMAs).
+  SmallVector<Type> types(kChunk, e.f32());
+  auto branch = scf::IfOp::create(b, types, isFirst, /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(branch.thenBlock());
+    SmallVector<Value> first;
+    for (int64_t k = 0; k < kChunk; ++k)
+      first.push_back(rotateFirst(e, own[k], partner[k], sinCos[k].first,
+                                  sinCos[k].second));
+    scf::YieldOp::create(b, first);
+    b.setInsertionPointToStart(branch.elseBlock());
+    SmallVector<Value> second;
+    for (int64_t k = 0; k < kChunk; ++k)
+      second.push_back(rotateSecond(e, partner[k], own[k], sinCos[k].first,
+                                    sinCos[k].second));
+    scf::YieldOp::create(b, second);
+  }
+  return SmallVector<Value>(branch.getResults());
+}
+
+/// f32 -> f16 -> f32: the rounding the separate rotary's f16 result has.
+SmallVector<Value> roundToHalf(KernelEmitter &e, ArrayRef<Value> values) {
+  SmallVector<Value> out;
+  for (Value v : values)
+    out.push_back(e.extf32(e.truncf16(v)));
+  return out;
+}
+
+/// Score of one key chunk against q: the chunk's dot product reduced over
+/// the TPK lanes of the key, -inf where `valid` is false.
+Value score(KernelEmitter &e, ArrayRef<Value> q, ArrayRef<Value> k,
+            int64_t tpk, Value valid, Value negInf) {
+  Value dot = e.fmul(q[0], k[0]);
+  for (int64_t i = 1; i < kChunk; ++i)
+    dot = e.fma(q[i], k[i], dot);
+  // The TPK lanes of a key are an aligned group: xor offsets < TPK stay
+  // inside it, and every lane of the warp runs the shuffles.
+  for (int64_t off = tpk / 2; off >= 1; off /= 2)
+    dot = e.fadd(dot, e.shflXor(dot, off));
+  return arith::SelectOp::create(e.builder(), valid, dot, negInf);
+}
+
+/// One online-softmax step of a stream: `state` = (max, sum, acc[8]) and
+/// the scores and raw value chunks of the positions it takes.
+SmallVector<Value> onlineUpdate(KernelEmitter &e, ValueRange state,
+                                ArrayRef<Value> scores, ArrayRef<Value> values,
+                                Value negInf) {
+  ImplicitLocOpBuilder &b = e.builder();
+  Value newMax = state[0];
+  for (Value s : scores)
+    newMax = arith::MaxNumFOp::create(b, newMax, s);
+  Value isEmpty =
+      arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, newMax, negInf);
+  Value mu = arith::SelectOp::create(b, isEmpty, e.cf32(0.0), newMax);
+  Value correction = exp2Approx(e, e.fsub(state[0], mu));
+  Value l = e.fmul(state[1], correction);
+  SmallVector<Value> acc;
+  for (int64_t i = 0; i < kChunk; ++i)
+    acc.push_back(e.fmul(state[2 + i], correction));
+  for (size_t u = 0; u < scores.size(); ++u) {
+    Value weight = exp2Approx(e, e.fsub(scores[u], mu));
+    l = e.fadd(l, weight);
+    SmallVector<Value> v = unpack(e, values[u]);
+    for (int64_t i = 0; i < kChunk; ++i)
+      acc[i] = e.fma(weight, v[i], acc[i]);
+  }
+  SmallVector<Value> next = {newMax, l};
+  next.append(acc.begin(), acc.end());
+  return next;
+}
+
+/// Whether positions[i] = positions[0] + i for every row i < M (M =
+/// gridDim.y), the same i1 in every lane: lane i checks rows i, i + 32, ...
+/// and the warp ORs the mismatches with xor shuffles. Every warp checks
+/// all rows, so the answer is uniform over the block without a barrier.
+Value consecutivePositions(KernelEmitter &e, Value positions, Value pos0,
+                           Value lane) {
+  ImplicitLocOpBuilder &b = e.builder();
+  Value rows = NVVM::GridDimYOp::create(b, e.i32());
+  auto loop = scf::ForOp::create(b, lane, rows, e.c32(32),
+                                 ValueRange{e.c32(0)});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value i = loop.getInductionVar();
+    Value p =
+        e.loadRO(e.i32(), e.gepBytes(positions, e.mul(e.zext64(i), e.c64(4))),
+                 4);
+    Value mismatch = arith::ExtUIOp::create(
+        b, e.i32(),
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ne, p, e.add(pos0, i)));
+    scf::YieldOp::create(
+        b, ValueRange{arith::OrIOp::create(b, loop.getRegionIterArgs()[0],
+                                           mismatch)});
+  }
+  Value bad = loop.getResult(0);
+  for (int64_t off = 16; off >= 1; off /= 2)
+    bad = arith::OrIOp::create(b, bad, e.shflXor(bad, off));
+  return arith::CmpIOp::create(b, arith::CmpIPredicate::eq, bad, e.c32(0));
+}
+
+/// The attention kernel's body (see the file comment); with `rope`, the
+/// rotary form: the new rows come from `args.key` / `args.value`.
+void buildAttention(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
+                    StringRef name, const AttentionArgs &args,
+                    const AttentionShape &s, LLVM::GlobalOp rope) {
+  KernelEmitter e(b);
+  int64_t tpk = s.d / kChunk, kpw = 32 / tpk, streams = kWarps * kpw;
+  int64_t group = s.heads / s.kvHeads;
+  Value h = e.ctaidX();
+  Value m = NVVM::BlockIdYOp::create(b, e.i32());
+  Value tid = e.tidX();
+  Value lane = e.band(tid, e.c32(31));
+  Value warp = e.shru(tid, e.c32(5));
+  Value chunk = e.remu(lane, e.c32(tpk));
+  Value stream = e.add(e.mul(warp, e.c32(kpw)), e.divu(lane, e.c32(tpk)));
+  Value kvHead = e.mul(e.divu(h, e.c32(group)), e.c32(s.d));
+  Value col = e.mul(chunk, e.c32(kChunk));
+  Value kvCol = e.add(kvHead, col);
+
+  Value pos = e.loadRO(
+      e.i32(), e.gepBytes(args.positions, e.mul(e.zext64(m), e.c64(4))), 4);
+  Value posInRange = e.ult(pos, e.c32(s.seq));
+  Type f64 = b.getF64Type();
+
+  // Rotary form, part 1: the first head of each kv group writes the
+  // group's rotated key row m and value row m to cache row positions[m].
+  // No block of this launch reads those rows from the cache (they come
+  // from the operands, below), so nothing waits for these stores.
+  if (rope) {
+    OpBuilder::InsertionGuard guard(b);
+    Value isWriter = arith::AndIOp::create(
+        b,
+        arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                              e.remu(h, e.c32(group)), e.c32(0)),
+        posInRange);
+    auto writer = scf::IfOp::create(b, isWriter, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(writer.thenBlock());
+    Value src = e.mul(m, e.c32(s.kvWidth));
+    Value dst = e.add(e.mul(pos, e.c32(s.kvWidth)), kvHead);
+    // Threads [0, TPK) rotate key chunk tid, [TPK, 2 TPK) copy value chunk
+    // tid - TPK.
+    auto keyPart = scf::IfOp::create(b, e.ult(tid, e.c32(tpk)),
+                                     /*withElseRegion=*/true);
+    b.setInsertionPointToStart(keyPart.thenBlock());
+    Value keyCol = e.mul(tid, e.c32(kChunk));
+    Value keyHead = e.add(src, kvHead);
+    SmallVector<Value> own =
+        loadHalves(e, args.key, e.add(keyHead, keyCol), kChunk);
+    SmallVector<Value> rotated =
+        rotateChunk(e, rope, s.d, args.key, keyHead, keyCol, own,
+                    arith::SIToFPOp::create(b, f64, pos));
+    storeHalves(e, args.keyCache, e.add(dst, keyCol), rotated);
+    b.setInsertionPointToStart(keyPart.elseBlock());
+    auto valuePart = scf::IfOp::create(b, e.ult(tid, e.c32(2 * tpk)),
+                                       /*withElseRegion=*/false);
+    b.setInsertionPointToStart(valuePart.thenBlock());
+    Value valueCol = e.mul(e.sub(tid, e.c32(tpk)), e.c32(kChunk));
+    Value raw =
+        loadRaw(e, args.value, e.add(e.add(src, kvHead), valueCol), kChunk);
+    storeRaw(e, args.valueCache, e.add(dst, valueCol), raw, kChunk);
+  }
+
+  // Rows read from the cache: [0, nCache); rows taken from the operands
+  // (rotary form): [0, nNew), the new rows 0..m at positions pos0 + j.
+  Value nCache, nNew, pos0;
+  if (!rope) {
+    nCache = arith::SelectOp::create(b, posInRange, e.add(pos, e.c32(1)),
+                                     e.c32(0));
+  } else {
+    pos0 = e.loadRO(e.i32(), args.positions, 4);
+    Value ok = arith::AndIOp::create(
+        b, consecutivePositions(e, args.positions, pos0, lane),
+        arith::AndIOp::create(b, e.ult(pos0, e.c32(s.seq)), posInRange));
+    // A broken contract reads nothing: out = 0 / 0 = NaN for every row.
+    nCache = arith::SelectOp::create(b, ok, pos0, e.c32(0));
+    nNew = arith::SelectOp::create(b, ok, e.add(m, e.c32(1)), e.c32(0));
+  }
+
+  // q chunk, pre-scaled into the base-2 exponent domain.
+  double qScale = 1.4426950408889634 / std::sqrt(static_cast<double>(s.d));
+  Value qHead = e.mul(e.add(e.mul(m, e.c32(s.heads)), h), e.c32(s.d));
+  SmallVector<Value> q = loadHalves(e, args.query, e.add(qHead, col), kChunk);
+  if (rope)
+    q = roundToHalf(e, rotateChunk(e, rope, s.d, args.query, qHead, col, q,
+                                   arith::SIToFPOp::create(b, f64, pos)));
+  for (Value &v : q)
+    v = e.fmul(v, e.cf32(qScale));
+
+  Value negInf = e.cf32(-std::numeric_limits<double>::infinity());
+  SmallVector<Value> init = {negInf, e.cf32(0.0)};
+  init.append(kChunk, e.cf32(0.0));
+  int64_t perTrip = streams * kUnroll;
+  auto loop = scf::ForOp::create(b, e.c32(0), nCache, e.c32(perTrip), init);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value base = loop.getInductionVar();
+    ValueRange state = loop.getRegionIterArgs();
+    Value last = e.sub(nCache, e.c32(1));
+    SmallVector<Value> valid, keys, values;
+    for (int64_t u = 0; u < kUnroll; ++u) {
+      Value p = e.add(base, e.add(e.c32(u * streams), stream));
+      valid.push_back(e.ult(p, nCache));
+      Value row = e.minu(p, last);
+      Value at = e.add(e.mul(row, e.c32(s.kvWidth)), kvCol);
+      // Invariant loads in the rotary form too: rows below positions[0]
+      // are not written by this launch.
+      keys.push_back(loadRaw(e, args.keyCache, at, kChunk));
+      values.push_back(loadRaw(e, args.valueCache, at, kChunk));
+    }
+    SmallVector<Value> scores;
+    for (int64_t u = 0; u < kUnroll; ++u)
+      scores.push_back(score(e, q, unpack(e, keys[u]), tpk, valid[u], negInf));
+    scf::YieldOp::create(b, onlineUpdate(e, state, scores, values, negInf));
+  }
+  SmallVector<Value> state(loop.getResults());
+
+  // Rotary form, part 2: the new rows j <= m, one per stream and trip,
+  // keys rotated (and rounded) here as the cache would hold them.
+  if (rope) {
+    auto fresh = scf::ForOp::create(b, e.c32(0), nNew, e.c32(streams), state);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(fresh.getBody());
+      Value j = e.add(fresh.getInductionVar(), stream);
+      Value valid = e.ult(j, nNew);
+      Value row = e.minu(j, e.sub(nNew, e.c32(1)));
+      Value keyHead = e.add(e.mul(row, e.c32(s.kvWidth)), kvHead);
+      SmallVector<Value> own =
+          loadHalves(e, args.key, e.add(keyHead, col), kChunk);
+      Value rowPos = arith::SIToFPOp::create(b, f64, e.add(pos0, row));
+      SmallVector<Value> k = roundToHalf(
+          e, rotateChunk(e, rope, s.d, args.key, keyHead, col, own, rowPos));
+      Value value = loadRaw(e, args.value, e.add(keyHead, col), kChunk);
+      Value sc = score(e, q, k, tpk, valid, negInf);
+      scf::YieldOp::create(b, onlineUpdate(e, fresh.getRegionIterArgs(), {sc},
+                                           {value}, negInf));
+    }
+    state.assign(fresh.getResults().begin(), fresh.getResults().end());
+  }
+
+  // Merge the KPW streams of each warp: xor offsets TPK .. 16 pair lanes
+  // of the same chunk in different streams; afterwards every lane holds its
+  // warp's state for its chunk.
+  Value mx = state[0], l = state[1];
+  SmallVector<Value> acc;
+  for (int64_t i = 0; i < kChunk; ++i)
+    acc.push_back(state[2 + i]);
+  for (int64_t off = tpk; off < 32; off *= 2) {
+    Value otherMax = e.shflXor(mx, off);
+    Value otherL = e.shflXor(l, off);
+    Value both = arith::MaxNumFOp::create(b, mx, otherMax);
+    Value empty =
+        arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, both, negInf);
+    Value mu = arith::SelectOp::create(b, empty, e.cf32(0.0), both);
+    Value mine = exp2Approx(e, e.fsub(mx, mu));
+    Value theirs = exp2Approx(e, e.fsub(otherMax, mu));
+    l = e.fma(theirs, otherL, e.fmul(mine, l));
+    for (int64_t i = 0; i < kChunk; ++i)
+      acc[i] = e.fma(theirs, e.shflXor(acc[i], off), e.fmul(mine, acc[i]));
+    mx = both;
+  }
+
+  // Then the warps, through shared memory: the first TPK lanes of warp w
+  // store its D accumulators, lane 0 its (max, sum).
+  Value accShared =
+      sharedArray(b, module, (name + "_acc").str(), e.f32(), kWarps * s.d);
+  Value mlShared =
+      sharedArray(b, module, (name + "_ml").str(), e.f32(), 2 * kWarps);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    auto firstStream = scf::IfOp::create(b, e.ult(lane, e.c32(tpk)),
+                                         /*withElseRegion=*/false);
+    b.setInsertionPointToStart(firstStream.thenBlock());
+    Value accBase = e.add(e.mul(warp, e.c32(s.d)), e.mul(chunk, e.c32(kChunk)));
+    for (int64_t i = 0; i < kChunk; ++i)
+      e.store(acc[i], sharedElement(e, accShared, e.add(accBase, e.c32(i)), 4),
+              4);
+    auto lane0 = scf::IfOp::create(
+        b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, e.c32(0)),
+        /*withElseRegion=*/false);
+    b.setInsertionPointToStart(lane0.thenBlock());
+    Value slot = e.mul(warp, e.c32(2));
+    e.store(mx, sharedElement(e, mlShared, slot, 4), 4);
+    e.store(l, sharedElement(e, mlShared, e.add(slot, e.c32(1)), 4), 4);
+  }
+  NVVM::Barrier0Op::create(b);
+
+  OpBuilder::InsertionGuard guard(b);
+  auto owner = scf::IfOp::create(b, e.ult(tid, e.c32(s.d)),
+                                 /*withElseRegion=*/false);
+  b.setInsertionPointToStart(owner.thenBlock());
+  auto loadShared = [&](Value base, Value index) -> Value {
+    return LLVM::LoadOp::create(b, e.f32(), sharedElement(e, base, index, 4),
+                                4);
+  };
+  SmallVector<Value> maxes;
+  Value total = negInf;
+  for (int64_t w = 0; w < kWarps; ++w) {
+    maxes.push_back(loadShared(mlShared, e.c32(2 * w)));
+    total = arith::MaxNumFOp::create(b, total, maxes.back());
+  }
+  Value isEmpty =
+      arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, total, negInf);
+  Value mu = arith::SelectOp::create(b, isEmpty, e.cf32(0.0), total);
+  Value denom = e.cf32(0.0), numer = e.cf32(0.0);
+  for (int64_t w = 0; w < kWarps; ++w) {
+    Value weight = exp2Approx(e, e.fsub(maxes[w], mu));
+    denom = e.fma(weight, loadShared(mlShared, e.c32(2 * w + 1)), denom);
+    numer =
+        e.fma(weight, loadShared(accShared, e.add(e.c32(w * s.d), tid)), numer);
+  }
+  Value outIndex =
+      e.add(e.mul(e.add(e.mul(m, e.c32(s.heads)), h), e.c32(s.d)), tid);
+  storeHalves(e, args.out, outIndex, {e.fdiv(numer, denom)});
+}
+
+/// Launch 2: attention of each query row against the cache.
+OpLaunch attend(AttentionOp op, OpKernelContext &context,
+                const AttentionShape &s, int64_t batch) {
+  std::string name = "qf_attention_h" + std::to_string(s.heads) + "_kv" +
+                     std::to_string(s.kvHeads) + "_d" + std::to_string(s.d) +
+                     "_s" + std::to_string(s.seq);
+  MLIRContext *ctx = op.getContext();
+  SmallVector<OpParam> params = {
+      {"query", ParamKind::In, operandArg(ctx, 0)},
+      {"key_cache", ParamKind::In, operandArg(ctx, 3)},
+      {"value_cache", ParamKind::In, operandArg(ctx, 4)},
+      {"positions", ParamKind::In, operandArg(ctx, 5)},
+      {"out", ParamKind::Out, resultArg(ctx, 0)}};
+  if (!context.module.lookupSymbol(name)) {
+    ImplicitLocOpBuilder b(op.getLoc(), ctx);
+    SmallVector<Value> args =
+        createOpKernel(b, context.module, name, params, kWarps * 32);
+    AttentionArgs a;
+    a.query = args[0];
+    a.keyCache = args[1];
+    a.valueCache = args[2];
+    a.positions = args[3];
+    a.out = args[4];
+    buildAttention(b, context.module, name, a, s, /*rope=*/nullptr);
+    LLVM::ReturnOp::create(b, ValueRange{});
+  }
+  int64_t shared = (kWarps * s.d + 2 * kWarps) * 4;
+  return makeOpLaunch(name, params, s.heads, batch, kWarps * 32, shared);
+}
+
+/// The rotary form: one launch (see the file comment).
+OpLaunch rotaryAttend(AttentionOp op, OpKernelContext &context,
+                      const AttentionShape &s, const RopeParams &rope,
+                      int64_t batch) {
+  std::string name = "qf_rotary_attention_h" + std::to_string(s.heads) +
+                     "_kv" + std::to_string(s.kvHeads) + "_d" +
+                     std::to_string(s.d) + "_s" + std::to_string(s.seq) + "_" +
+                     ropeKey(rope);
+  MLIRContext *ctx = op.getContext();
+  // The caches are read and written (disjoint rows), so they are not
+  // readonly; each is still the only pointer to its buffer.
+  SmallVector<OpParam> params = {
+      {"query", ParamKind::In, operandArg(ctx, 0)},
+      {"key", ParamKind::In, operandArg(ctx, 1)},
+      {"value", ParamKind::In, operandArg(ctx, 2)},
+      {"key_cache", ParamKind::Out, operandArg(ctx, 3)},
+      {"value_cache", ParamKind::Out, operandArg(ctx, 4)},
+      {"positions", ParamKind::In, operandArg(ctx, 5)},
+      {"out", ParamKind::Out, resultArg(ctx, 0)}};
+  if (!context.module.lookupSymbol(name)) {
+    ImplicitLocOpBuilder b(op.getLoc(), ctx);
+    LLVM::GlobalOp table = ropeTable(b, context.module, rope);
+    SmallVector<Value> args =
+        createOpKernel(b, context.module, name, params, kWarps * 32);
+    AttentionArgs a;
+    a.query = args[0];
+    a.key = args[1];
+    a.value = args[2];
+    a.keyCache = args[3];
+    a.valueCache = args[4];
+    a.positions = args[5];
+    a.out = args[6];
+    buildAttention(b, context.module, name, a, s, table);
+    LLVM::ReturnOp::create(b, ValueRange{});
+  }
+  int64_t shared = (kWarps * s.d + 2 * kWarps) * 4;
+  return makeOpLaunch(name, params, s.heads, batch, kWarps * 32, shared);
+}
+
+} // namespace
+
+FailureOr<SmallVector<OpLaunch>>
+qf::lowerAttention(AttentionOp op, OpKernelContext &context, int64_t batch) {
+  if (failed(requireF16(op, "activations and caches", op.getQuery().getType())))
+    return failure();
+  AttentionShape s;
+  s.heads = op.getNumHeads();
+  s.kvHeads = op.getNumKvHeads();
+  s.d = op.getHeadDim();
+  RankedTensorType cache = op.getKeyCache().getType();
+  s.seq = cache.getDimSize(0);
+  s.kvWidth = s.kvHeads * s.d;
+  if (ShapedType::isDynamic(s.seq))
+    return op.emitOpError("needs a static cache length for its GPU kernel"),
+           failure();
+  // A lane holds 8 halves of a key and TPK = D / 8 lanes share a key, a
+  // power of two dividing the warp.
+  if (s.d % kChunk != 0 || s.d > 256 || (32 % (s.d / kChunk)) != 0)
+    return op.emitOpError() << "head_dim = " << s.d
+                            << " is not supported by the attention kernel; "
+                               "expected 8, 16, 32, 64, 128 or 256",
+           failure();
+  if (s.seq * s.kvWidth > std::numeric_limits<int32_t>::max())
+    return op.emitOpError() << "a cache of " << s.seq << " x " << s.kvWidth
+                            << " elements overflows the kernel's i32 index",
+           failure();
+  if (std::optional<RopeParams> rope = ropeParams(op)) {
+    if (failed(checkRope(op, *rope)))
+      return failure();
+    return SmallVector<OpLaunch>{rotaryAttend(op, context, s, *rope, batch)};
+  }
+  return SmallVector<OpLaunch>{cacheWrite(op, context, s, batch),
+                               attend(op, context, s, batch)};
+}

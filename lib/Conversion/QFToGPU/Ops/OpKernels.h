@@ -1,0 +1,82 @@
+//===- OpKernels.h - kernels for the decode-layer ops ----------*- C++ -*-===//
+//
+// Everything in a decoder layer besides the fused matmuls: RMSNorm, rotary,
+// attention over the KV cache, silu_mul, residual add, embedding and argmax.
+// Each kind has its own generator file; qf-to-gpu calls `lowerDecodeOp` for
+// every such op and batch size and records the launches on the op
+// (docs/decode-model.md, "Launch records").
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QFUSE_LIB_CONVERSION_QFTOGPU_OPS_OPKERNELS_H
+#define QFUSE_LIB_CONVERSION_QFTOGPU_OPS_OPKERNELS_H
+
+#include "MatVec/MatVecKernel.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "qfuse/Dialect/QF/IR/QFDialect.h"
+
+namespace mlir {
+namespace qf {
+
+/// One launch of a decode-op kernel and, per kernel parameter, what the
+/// runtime binds to it: `{operand = i}`, `{result = i}`, `{i32 = v}` or
+/// `{f32 = v}` (a DictionaryAttr each, parallel to `launch.params`).
+struct OpLaunch {
+  KernelLaunch launch;
+  SmallVector<DictionaryAttr> args;
+};
+
+/// What every generator needs: the kernel module and the target. Kernels
+/// are named by everything that determines their code (shape, batch, eps,
+/// ...) so that the layers of a model share them: a generator first looks
+/// the name up in `module` and only emits the kernel when it is missing.
+struct OpKernelContext {
+  gpu::GPUModuleOp module;
+  int64_t smVersion = 90; ///< 80 or 90
+};
+
+/// Argument records, for the generators.
+DictionaryAttr operandArg(MLIRContext *ctx, int64_t index);
+DictionaryAttr resultArg(MLIRContext *ctx, int64_t index);
+DictionaryAttr i32Arg(MLIRContext *ctx, int64_t value);
+DictionaryAttr f32Arg(MLIRContext *ctx, double value);
+
+/// True for the ops `lowerDecodeOp` takes.
+bool isDecodeOp(Operation *op);
+
+/// The launches that compute `op` for `batch` rows, in order, or a
+/// diagnostic on `op` naming what the generators cannot take.
+FailureOr<SmallVector<OpLaunch>> lowerDecodeOp(Operation *op,
+                                               OpKernelContext &context,
+                                               int64_t batch);
+
+// One per generator file (lowerDecodeOp dispatches to them).
+FailureOr<SmallVector<OpLaunch>> lowerRMSNorm(RMSNormOp op,
+                                              OpKernelContext &context,
+                                              int64_t batch);
+FailureOr<SmallVector<OpLaunch>> lowerRotary(RotaryOp op,
+                                             OpKernelContext &context,
+                                             int64_t batch);
+FailureOr<SmallVector<OpLaunch>> lowerAttention(AttentionOp op,
+                                                OpKernelContext &context,
+                                                int64_t batch);
+FailureOr<SmallVector<OpLaunch>> lowerSiluMul(SiluMulOp op,
+                                              OpKernelContext &context,
+                                              int64_t batch);
+FailureOr<SmallVector<OpLaunch>> lowerAdd(AddOp op, OpKernelContext &context,
+                                          int64_t batch);
+FailureOr<SmallVector<OpLaunch>> lowerEmbedding(EmbeddingOp op,
+                                                OpKernelContext &context,
+                                                int64_t batch);
+FailureOr<SmallVector<OpLaunch>> lowerArgmax(ArgmaxOp op,
+                                             OpKernelContext &context,
+                                             int64_t batch);
+FailureOr<SmallVector<OpLaunch>>
+lowerGPTQBlockUpdate(GPTQBlockUpdateOp op, OpKernelContext &context,
+                     int64_t batch);
+
+} // namespace qf
+} // namespace mlir
+
+#endif // QFUSE_LIB_CONVERSION_QFTOGPU_OPS_OPKERNELS_H

@@ -1,0 +1,89 @@
+//===- TensorCoreBuilder.h - Emits the tensor-core kernel's IR --*- C++ -*-===//
+//
+// The builder shared by the tensor-core generator's files: the cp.async
+// pipeline (TensorCorePipeline.cpp), the weight decode into B fragments
+// (TensorCoreDecode.cpp), the mma.sync / wgmma steps (TensorCoreMma.cpp),
+// the split-K and cluster reductions (TensorCoreReduce.cpp), the epilogue
+// (TensorCoreEpilogue.cpp) and the kernel (TensorCoreKernel.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QFUSE_LIB_CONVERSION_QFTOGPU_TENSORCORE_TENSORCOREBUILDER_H
+#define QFUSE_LIB_CONVERSION_QFTOGPU_TENSORCORE_TENSORCOREBUILDER_H
+
+#include "Common/KernelEmitter.h"
+#include "TensorCore/TensorCorePlan.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+
+#include <array>
+
+namespace mlir {
+namespace qf {
+namespace tensor_core {
+
+class TensorCoreBuilder {
+public:
+  TensorCoreBuilder(ImplicitLocOpBuilder &b, const MatmulSpec &spec,
+                    const Plan &p, gpu::GPUModuleOp module, StringRef name)
+      : b(b), e(b), spec(spec), p(p), module(module), name(name) {}
+
+  KernelLaunch build();
+
+private:
+  using Acc = SmallVector<Value>; // [mTile][nTile][4] f32, flattened
+
+  Value smemAt(Value byteOffset);
+  Value smemAt(int64_t byteOffset) { return smemAt(e.c32(byteOffset)); }
+  void barrier();
+  void issueStep(Value slot, Value step);
+  Acc computeStep(Value slot, Value step, ValueRange acc);
+  Value scalePair(Value word, Value elementIndex);
+  Value scaleF32(Value word, Value elementIndex);
+  SmallVector<Value> columnScales(function_ref<Value(Value row)> wordOfRow,
+                                  Value group);
+  Value zeroOf(Value word, Value row, Value group);
+  Value zeroBias(Value z, bool high);
+  SmallVector<Value> decodeWord(Value w, Value zero);
+  Value packBf16(Value lo, Value hi);
+  Value tableValue(Value index);
+  void buildLut();
+  Value groupOfStep(Value step, int64_t gi);
+  Value scaleRow(Value row);
+  void issueWgmmas(Value aBase, ArrayRef<std::array<Value, 2>> frags,
+                   Acc &acc);
+  void storeWgmmaOutputs(const Acc &acc);
+  Value parkedSum(int64_t i);
+  void reduceSplitK(Acc &acc);
+  void reduceCluster(Acc &acc);
+  void storeOutputs(const Acc &acc);
+
+  /// The element type of x, the B fragments, bias, residual and y: f16, or
+  /// bf16 (spec.bf16), and its pair.
+  Type act() { return spec.bf16 ? e.bf16() : e.f16(); }
+  VectorType actPair() { return spec.bf16 ? e.v2bf16() : e.v2f16(); }
+
+  ImplicitLocOpBuilder &b;
+  KernelEmitter e;
+  const MatmulSpec &spec;
+  const Plan &p;
+  gpu::GPUModuleOp module;
+  std::string name;
+  Value x, codes, scales, zeros, globalScale, table, bias, residual, y;
+  Value smem;
+  Value tid, lane, warp, nw, kg, g, t4, tgInGroup, rank;
+  Value member;    // 0, or 1 for the up warps of silu_mul
+  Value columnWarp; // member x nWarps + nw: the warp within its k group
+  Value nOut;      // N of this block's qf.group member
+  Value mBase, nBase;
+  Value tileRow; // the warp's tile row of codes (clamped to the last one)
+  Value laneBytes;
+  LLVM::GlobalOp codeTable;
+};
+
+} // namespace tensor_core
+} // namespace qf
+} // namespace mlir
+
+#endif // QFUSE_LIB_CONVERSION_QFTOGPU_TENSORCORE_TENSORCOREBUILDER_H

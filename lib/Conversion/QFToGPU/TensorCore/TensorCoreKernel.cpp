@@ -1,0 +1,245 @@
+//===- TensorCoreKernel.cpp - fused dequant-GEMM on mma.sync --------------===//
+//
+// The kernel for batches past the matvec (M >= 9 up to prefill sizes, and
+// every batch of bf16 activations, which the matvec does not read):
+// mma.sync.m16n8k16 with f16 or bf16 activations and f32 accumulation, the
+// 4-bit or 8-bit weights decoded in registers straight into B fragments of
+// the activation type.
+//
+//   warp       = 32 output features (4 n tiles of 8) x block_m batch rows
+//                (block_m / 16 m tiles), over a slice of K
+//   block      = (block_n / 32) n warps x split_k k groups; the k groups of
+//                a block cover disjoint K slices and are summed through
+//                shared memory at the end (no atomics, no second kernel)
+//   silu_mul   = each k group has two warps per n warp, one streaming the
+//                gate weight (`up_*`-less parameters) and one the up weight
+//                over the same rows and the same activations; the gate
+//                warps hand their sums to the up warps through shared
+//                memory, which store silu(gate) * up
+//   qf.group   = members (q/k/v) share x: grid y covers every member's
+//                N / block_n blocks in order, each block takes its member's
+//                weight, epilogue operands and output (`.i` parameters)
+//   grid       = (ceil(M / block_m), N / block_n, cluster_k), M fastest so
+//                that the blocks reading one weight tile run together (L2
+//                reuse); with cluster_k > 1 (sm_90) the z blocks form a
+//                thread-block cluster, each a K slice, and rank 0 sums the
+//                others' results through distributed shared memory
+//
+// Every block_k-wide step goes through a `stages`-deep cp.async pipeline in
+// dynamic shared memory:
+//   A   [block_m x block_k] f16 per k group, rows zero-filled past M, 16-byte
+//       chunks XOR-swizzled by row so that ldmatrix.x4 is conflict-free;
+//   B   per warp, block_k / 32 tiles of 512 bytes in the fragment layout
+//       (qfuse/format/MmaLayout.h): lane L copies and later reads back bytes
+//       [16 L, 16 L + 16) of each tile, its own fragments;
+//   scales (and integer zeros) per warp: lane L copies the 32-bit word that
+//       holds the scale of row 8 (L % 4) + L / 4, the row whose fragment
+//       lane 4 (L / 4) + j reads for n tile j.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TensorCore/TensorCoreKernel.h"
+#include "TensorCore/TensorCoreBuilder.h"
+
+#include "Common/KernelCommon.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "qfuse/format/MmaLayout.h"
+
+using namespace mlir;
+using namespace mlir::qf;
+using namespace mlir::qf::tensor_core;
+
+KernelLaunch TensorCoreBuilder::build() {
+  EncodingAttr enc = spec.encoding;
+  // Parameters, in the matvec's order; the runtime binds them by name.
+  SmallVector<std::string> names = {"x"};
+  SmallVector<std::string> weightParams = {"codes", "scales"};
+  if (p.intZeros)
+    weightParams.push_back("zeros");
+  if (enc.getGlobalScale())
+    weightParams.push_back("global_scale");
+  names.append(weightParams.begin(), weightParams.end());
+  if (enc.getFormat() == ElementFormat::Codebook && enc.getTableName())
+    names.push_back("table");
+  if (spec.gated) // the up projection's components (silu_mul)
+    for (const std::string &c : weightParams)
+      names.push_back("up_" + c);
+  if (spec.hasBias)
+    names.push_back("bias");
+  if (spec.hasResidual)
+    names.push_back("residual");
+  names.push_back("y");
+  // qf.group members 1..: their own weight, epilogue operands and output.
+  SmallVector<std::string> memberParams = weightParams;
+  if (spec.hasBias)
+    memberParams.push_back("bias");
+  if (spec.hasResidual)
+    memberParams.push_back("residual");
+  memberParams.push_back("y");
+  for (size_t i = 1; i < p.memberNs.size(); ++i)
+    for (const std::string &c : memberParams)
+      names.push_back(c + "." + std::to_string(i));
+
+  KernelFunction kernel =
+      createKernelFunction(b, module, name, names, p.threads);
+  LLVM::LLVMFuncOp fn = kernel.fn;
+  if (p.clusterK > 1) // .reqnctapercluster: the launch needs no attribute
+    fn->setAttr(NVVM::NVVMDialect::getClusterDimAttrName(),
+                b.getDenseI32ArrayAttr(
+                    {1, 1, static_cast<int32_t>(p.clusterK)}));
+  auto arg = [&](StringRef n) { return kernel.arg(n); };
+  x = arg("x");
+  codes = arg("codes");
+  scales = arg("scales");
+  zeros = arg("zeros");
+  globalScale = arg("global_scale");
+  table = arg("table");
+  bias = arg("bias");
+  residual = arg("residual");
+  y = arg("y");
+  // Dynamic shared memory: an extern array sized at launch.
+  smem = dynamicSharedBase(b, module, name + "_smem");
+
+  tid = e.tidX();
+  lane = e.band(tid, e.c32(31));
+  warp = e.shru(tid, e.c32(5));
+  kg = e.divu(warp, e.c32(p.groupWarps));
+  columnWarp = e.remu(warp, e.c32(p.groupWarps));
+  nw = e.remu(columnWarp, e.c32(p.nWarps));
+  member = e.divu(columnWarp, e.c32(p.nWarps));
+  g = e.shru(lane, e.c32(2));
+  t4 = e.band(lane, e.c32(3));
+  tgInGroup = e.sub(tid, e.mul(kg, e.c32(p.groupWarps * 32)));
+  mBase = e.mul(e.ctaidX(), e.c32(p.blockM));
+  Value nBlock = NVVM::BlockIdYOp::create(b, e.i32());
+  nOut = e.c32(p.n);
+  // The up warps of silu_mul stream the up weight (warp-uniform select).
+  if (spec.gated) {
+    Value isUp =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, member, e.c32(1));
+    auto pick = [&](Value &v, StringRef c) {
+      if (v)
+        v = LLVM::SelectOp::create(b, isUp, arg(("up_" + c).str()), v);
+    };
+    pick(codes, "codes");
+    pick(scales, "scales");
+    pick(zeros, "zeros");
+    pick(globalScale, "global_scale");
+  }
+  // qf.group: the block's member, from blockIdx.y; its pointers and N
+  // replace member 0's (uniform per block, so no divergence).
+  if (p.memberNs.size() > 1) {
+    Value start = e.c32(0);
+    int64_t blocks = 0;
+    Value ctaid = nBlock;
+    for (size_t i = 1; i < p.memberNs.size(); ++i) {
+      blocks += blocksOf(p.memberNs[i - 1], p.blockN);
+      std::string suffix = "." + std::to_string(i);
+      Value isMember = arith::CmpIOp::create(b, arith::CmpIPredicate::uge,
+                                             ctaid, e.c32(blocks));
+      auto pick = [&](Value &v, StringRef c) {
+        if (v)
+          v = LLVM::SelectOp::create(b, isMember, arg((c + suffix).str()), v);
+      };
+      pick(codes, "codes");
+      pick(scales, "scales");
+      pick(zeros, "zeros");
+      pick(globalScale, "global_scale");
+      pick(bias, "bias");
+      pick(residual, "residual");
+      pick(y, "y");
+      nOut = arith::SelectOp::create(b, isMember, e.c32(p.memberNs[i]), nOut);
+      start = arith::SelectOp::create(b, isMember, e.c32(blocks), start);
+    }
+    nBlock = e.sub(ctaid, start);
+  }
+  tileRow = e.add(e.mul(nBlock, e.c32(p.nWarps)), nw);
+  nBase = e.mul(tileRow, e.c32(kTile));
+  // A last block that reaches past the member's last tile row: its extra
+  // warps stream (again) the last tile row, so that every copy stays in
+  // the codes buffer, and store nothing (their columns are past N).
+  if (p.blockTail)
+    tileRow = e.minu(
+        tileRow, e.sub(e.divu(e.add(nOut, e.c32(kTile - 1)), e.c32(kTile)),
+                       e.c32(1)));
+  if (p.lut) {
+    buildLut();
+    laneBytes = e.mul(lane, e.c32(4));
+  }
+
+  // This k group's steps [begin, end): an even share of K / block_k among
+  // the cluster_k x split_k slices (block rank, then k group).
+  rank = p.clusterK > 1 ? NVVM::BlockIdZOp::create(b, e.i32()).getResult()
+                        : e.c32(0);
+  Value slice = e.add(e.mul(rank, e.c32(p.kGroups)), kg);
+  int64_t slices = p.kGroups * p.clusterK;
+  Value stepBegin = e.divu(e.mul(slice, e.c32(p.steps)), e.c32(slices));
+  Value stepEnd =
+      e.divu(e.mul(e.add(slice, e.c32(1)), e.c32(p.steps)), e.c32(slices));
+  Value count = e.sub(stepEnd, stepBegin);
+
+  // Prologue: stages - 1 steps in flight (every group has at least one step;
+  // commit groups are issued even when empty so the wait counts line up).
+  for (int64_t s = 0; s + 1 < p.stages; ++s) {
+    {
+      OpBuilder::InsertionGuard guard(b);
+      auto ifIssue = scf::IfOp::create(b, e.ult(e.c32(s), count), false);
+      b.setInsertionPointToStart(ifIssue.thenBlock());
+      issueStep(e.c32(s), e.add(stepBegin, e.c32(s)));
+    }
+    NVVM::CpAsyncCommitGroupOp::create(b);
+  }
+
+  SmallVector<Value> init(p.mTiles * 16, e.cf32(0.0));
+  auto loop = scf::ForOp::create(b, e.c32(0), count, e.c32(1), init);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value it = loop.getInductionVar();
+    NVVM::CpAsyncWaitGroupOp::create(b, b.getI32IntegerAttr(p.stages - 2));
+    barrier();
+    Value next = e.add(it, e.c32(p.stages - 1));
+    {
+      OpBuilder::InsertionGuard g2(b);
+      auto ifIssue = scf::IfOp::create(b, e.ult(next, count), false);
+      b.setInsertionPointToStart(ifIssue.thenBlock());
+      issueStep(e.remu(next, e.c32(p.stages)), e.add(stepBegin, next));
+    }
+    NVVM::CpAsyncCommitGroupOp::create(b);
+    Acc acc = computeStep(e.remu(it, e.c32(p.stages)), e.add(stepBegin, it),
+                          loop.getRegionIterArgs());
+    scf::YieldOp::create(b, acc);
+  }
+  NVVM::CpAsyncWaitGroupOp::create(b, b.getI32IntegerAttr(0));
+  Acc acc(loop.getResults().begin(), loop.getResults().end());
+  reduceSplitK(acc);
+  reduceCluster(acc);
+  storeOutputs(acc);
+  LLVM::ReturnOp::create(b, ValueRange{});
+
+  KernelLaunch launch;
+  launch.name = name;
+  for (const std::string &n : names)
+    launch.params.push_back({n, "ptr"});
+  launch.gridX = p.mBlocks;
+  launch.gridY = p.nBlocks;
+  launch.gridZ = p.clusterK;
+  launch.blockX = p.threads;
+  launch.sharedBytes = 0;
+  launch.dynamicSharedBytes = p.total;
+  return launch;
+}
+
+FailureOr<KernelLaunch>
+mlir::qf::emitTensorCoreKernel(gpu::GPUModuleOp module, StringRef name,
+                               const MatmulSpec &spec,
+                               function_ref<InFlightDiagnostic()> emitError) {
+  FailureOr<Plan> plan = makePlan(spec, emitError);
+  if (failed(plan))
+    return failure();
+  ImplicitLocOpBuilder b(module.getLoc(), module.getContext());
+  b.setInsertionPointToEnd(module.getBody());
+  TensorCoreBuilder builder(b, spec, *plan, module, name);
+  return builder.build();
+}

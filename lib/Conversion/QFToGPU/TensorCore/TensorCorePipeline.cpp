@@ -1,0 +1,162 @@
+//===- TensorCorePipeline.cpp - The cp.async pipeline -----------------------===//
+//
+// Shared-memory addressing, barriers and one pipeline step: the activation
+// tile, the code tiles and the scales of a block_k step copied with cp.async.
+//===----------------------------------------------------------------------===//
+
+#include "TensorCore/TensorCoreBuilder.h"
+
+#include "Common/KernelCommon.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "qfuse/format/MmaLayout.h"
+
+using namespace mlir;
+using namespace mlir::qf;
+using namespace mlir::qf::tensor_core;
+
+Value TensorCoreBuilder::smemAt(Value byteOffset) {
+  auto sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
+  return LLVM::GEPOp::create(b, sharedPtr, e.i8(), smem,
+                             ValueRange{byteOffset});
+}
+
+/// Synchronizes the warps of this thread's k group: a named barrier per
+/// group (ids 1..split_k), since groups may run different step counts.
+void TensorCoreBuilder::barrier() {
+  if (p.kGroups == 1) {
+    NVVM::Barrier0Op::create(b);
+    return;
+  }
+  NVVM::BarrierOp::create(b, Type(), e.add(kg, e.c32(1)),
+                          e.c32(p.groupWarps * 32), NVVM::BarrierReductionAttr(),
+                          Value());
+}
+
+/// Group index of the gi-th scale group of K step `step`. A last step that
+/// runs past K takes the last group's scale for the columns past it (their
+/// activations are zero).
+Value TensorCoreBuilder::groupOfStep(Value step, int64_t gi) {
+  if (p.perChannel)
+    return e.c32(0);
+  Value group =
+      p.groupSize <= p.blockK
+          ? e.add(e.mul(step, e.c32(p.blockK / p.groupSize)), e.c32(gi))
+          : e.divu(e.mul(step, e.c32(p.blockK)), e.c32(p.groupSize));
+  return p.kTail ? e.minu(group, e.c32(p.numGroups - 1)) : group;
+}
+
+/// The row whose scales and zeros stand for weight row `row`: itself, or
+/// the member's last row for the padding rows past N (their outputs are
+/// never stored). Every read of a (row, group) entry goes through it, so
+/// that the word a lane copies and the element it extracts agree.
+Value TensorCoreBuilder::scaleRow(Value row) {
+  return p.nTail ? e.minu(row, e.sub(nOut, e.c32(1))) : row;
+}
+
+/// Starts the copies of K step `step` into pipeline slot `slot`.
+void TensorCoreBuilder::issueStep(Value slot, Value step) {
+  MLIRContext *ctx = b.getContext();
+  auto cg = NVVM::LoadCacheModifierKindAttr::get(ctx,
+                                                 NVVM::LoadCacheModifierKind::CG);
+  auto ca = NVVM::LoadCacheModifierKindAttr::get(ctx,
+                                                 NVVM::LoadCacheModifierKind::CA);
+  Value k0 = e.mul(step, e.c32(p.blockK));
+  // A: the k group's block_m x block_k activations, 16-byte chunks spread
+  // over the group's threads; rows past M are zero-filled (source size 0,
+  // source address clamped to a valid row).
+  int64_t chunksPerRow = p.blockK / 8;
+  int64_t chunks = p.blockM * chunksPerRow;
+  int64_t groupThreads = p.groupWarps * 32;
+  Value aBase = e.add(e.c32(p.aOff),
+                      e.mul(e.add(e.mul(slot, e.c32(p.kGroups)), kg),
+                            e.c32(p.aBytes)));
+  for (int64_t i = 0; i * groupThreads < chunks; ++i) {
+    auto emitChunk = [&]() {
+      Value c = e.add(tgInGroup, e.c32(i * groupThreads));
+      Value r = e.divu(c, e.c32(chunksPerRow));
+      Value col = e.remu(c, e.c32(chunksPerRow));
+      Value row = e.add(mBase, r);
+      Value kcol = e.add(k0, e.mul(col, e.c32(8)));
+      Value valid = e.ult(row, e.c32(p.m));
+      Value clamped = e.minu(row, e.c32(p.m - 1));
+      if (p.kTail) { // columns past K are zero too (K % 8 == 0)
+        valid = arith::AndIOp::create(b, valid, e.ult(kcol, e.c32(p.k)));
+        kcol = e.minu(kcol, e.c32(p.k - 8));
+      }
+      Value src = e.gepBytes(
+          x, e.mul(e.zext64(e.add(e.mul(clamped, e.c32(p.k)), kcol)),
+                   e.c64(2)));
+      Value swz = arith::XOrIOp::create(b, col, e.band(r, e.c32(7)));
+      Value dst = smemAt(e.add(aBase, e.add(e.mul(r, e.c32(p.blockK * 2)),
+                                            e.mul(swz, e.c32(16)))));
+      Value size = arith::SelectOp::create(b, valid, e.c32(16), e.c32(0));
+      // .ca: every block of an SM reads the same activation slice for its
+      // k group, so L1 serves the repeats; codes stream through .cg.
+      NVVM::CpAsyncOp::create(b, dst, src, b.getI32IntegerAttr(16), ca, size);
+    };
+    if ((i + 1) * groupThreads <= chunks) {
+      emitChunk();
+    } else {
+      OpBuilder::InsertionGuard guard(b);
+      auto inRange = scf::IfOp::create(
+          b, e.ult(tgInGroup, e.c32(chunks - i * groupThreads)), false);
+      b.setInsertionPointToStart(inRange.thenBlock());
+      emitChunk();
+    }
+  }
+  // B: this warp's fragment tiles, 16 bytes per lane each (32 for 8-bit
+  // codes, as two copies).
+  Value warpSlot = e.add(e.mul(slot, e.c32(p.warps)), warp);
+  Value firstTile = e.mul(step, e.c32(p.kTilesPerStep));
+  int64_t laneBytesPerTile = p.tileBytes / 32;
+  for (int64_t kt = 0; kt < p.kTilesPerStep; ++kt)
+    for (int64_t h = 0; h < laneBytesPerTile / 16; ++h) {
+      Value inTile = e.add(e.mul(lane, e.c32(laneBytesPerTile)), e.c32(16 * h));
+      // A last step past the padded K zero-fills its missing tiles.
+      Value tk = e.add(firstTile, e.c32(kt));
+      Value size;
+      if (p.kTail) {
+        size = arith::SelectOp::create(b, e.ult(tk, e.c32(p.kTiles)),
+                                       e.c32(16), e.c32(0));
+        tk = e.minu(tk, e.c32(p.kTiles - 1));
+      }
+      Value tile = e.add(e.mul(tileRow, e.c32(p.kTiles)), tk);
+      Value src = e.gepBytes(
+          codes, e.add(e.mul(e.zext64(tile), e.c64(p.tileBytes)),
+                       e.zext64(inTile)));
+      Value dst = smemAt(e.add(
+          e.c32(p.bOff),
+          e.add(e.mul(e.add(e.mul(warpSlot, e.c32(p.kTilesPerStep)),
+                            e.c32(kt)),
+                      e.c32(p.tileBytes)),
+                inTile)));
+      NVVM::CpAsyncOp::create(b, dst, src, b.getI32IntegerAttr(16), cg, size);
+    }
+  // Scales and zeros: the aligned 32-bit word holding row
+  // nBase + 8 (lane % 4) + lane / 4's entry (the runtime allocates weight
+  // components in whole 16-byte units, so no word runs past the buffer).
+  Value row = scaleRow(e.add(nBase, e.add(e.mul(t4, e.c32(8)), g)));
+  for (int64_t gi = 0; gi < p.groupsPerStep; ++gi) {
+    Value group = groupOfStep(step, gi);
+    Value slotOff = e.add(e.mul(e.add(e.mul(warpSlot, e.c32(p.groupsPerStep)),
+                                      e.c32(gi)),
+                                e.c32(128)),
+                          e.mul(lane, e.c32(4)));
+    Value sByte = e.mul(e.zext64(e.add(e.mul(row, e.c32(p.numGroups)), group)),
+                        e.c64(p.scaleBytes));
+    Value sWord = arith::AndIOp::create(b, sByte, e.c64(~int64_t(3)));
+    NVVM::CpAsyncOp::create(b, smemAt(e.add(e.c32(p.sOff), slotOff)),
+                            e.gepBytes(scales, sWord), b.getI32IntegerAttr(4),
+                            ca, Value());
+    if (p.intZeros) {
+      Value zByte =
+          e.add(e.mul(e.zext64(row), e.c64(p.zeroRowBytes)),
+                e.zext64(e.shru(e.mul(group, e.c32(p.codeBits)), e.c32(3))));
+      Value zWord = arith::AndIOp::create(b, zByte, e.c64(~int64_t(3)));
+      NVVM::CpAsyncOp::create(b, smemAt(e.add(e.c32(p.zOff), slotOff)),
+                              e.gepBytes(zeros, zWord), b.getI32IntegerAttr(4),
+                              ca, Value());
+    }
+  }
+}

@@ -1,0 +1,212 @@
+//===- TensorCorePlan.cpp - the tensor-core kernel's plan ------------------===//
+
+#include "TensorCore/TensorCorePlan.h"
+
+#include "qfuse/Conversion/TensorCoreStage.h"
+#include "qfuse/Conversion/TensorCoreSupport.h"
+#include "qfuse/format/MmaLayout.h"
+
+using namespace mlir;
+using namespace mlir::qf;
+using namespace mlir::qf::tensor_core;
+
+FailureOr<Plan>
+tensor_core::makePlan(const MatmulSpec &spec,
+                      function_ref<InFlightDiagnostic()> emitError) {
+  EncodingAttr enc = spec.encoding;
+  TilingAttr t = spec.tiling;
+  Plan p;
+  if (!t || !isTensorCoreKernel(t.getKernel()))
+    return emitError() << "the tensor-core generator needs a #qf.tiling<mma, "
+                          "...> or <wgmma, ...>; run qf-select-tiling",
+           failure();
+  p.wgmma = t.getKernel() == KernelKind::WGMMA;
+  if (std::optional<std::string> refusal =
+          tensorCoreRefusesEncoding(enc, spec.smVersion))
+    return emitError() << *refusal, failure();
+  switch (enc.getFormat()) {
+  case ElementFormat::Int4:
+  case ElementFormat::UInt4:
+    p.decode = Decode::Int4Magic;
+    break;
+  case ElementFormat::Int8:
+  case ElementFormat::UInt8:
+    p.decode = Decode::Int8Magic;
+    break;
+  case ElementFormat::FP8E4M3:
+    p.decode = Decode::Fp8;
+    break;
+  default: // NF4, E2M1 and 4-bit codebooks (tensorCoreRefusesEncoding)
+    p.decode = Decode::Table4;
+    break;
+  }
+  p.lut = p.decode == Decode::Table4;
+  p.codeBits = enc.getCodeBits();
+  p.tileBytes = kTile * kTile * p.codeBits / 8;
+  LayoutAttr layout = spec.layout;
+  if (layout.getKind() != LayoutKind::Tiled || layout.getTileN() != kTile ||
+      layout.getTileK() != kTile || layout.getInterleave() != 1)
+    return emitError() << "the tensor-core kernel reads the fragment layout "
+                          "#qf.layout<tiled, tile_n = 32, tile_k = 32>; got "
+                       << layout << "; run qf-choose-layout",
+           failure();
+
+  p.m = spec.m;
+  p.n = spec.n;
+  p.k = spec.k;
+  p.blockM = t.getBlockM();
+  p.blockK = t.getBlockK();
+  p.stages = t.getStages();
+  p.kGroups = t.getSplitK();
+  if (p.blockM < 16 || p.blockM > 128 || p.blockM % 16 != 0)
+    return emitError() << "block_m must be a multiple of 16 up to 128; got "
+                       << p.blockM,
+           failure();
+  if (t.getBlockN() % kTile != 0 || t.getBlockN() > 128)
+    return emitError() << "block_n must be 32, 64, 96 or 128; got "
+                       << t.getBlockN(),
+           failure();
+  if (p.blockK != 64 && p.blockK != 128)
+    return emitError() << "block_k must be 64 or 128; got " << p.blockK,
+           failure();
+  if (p.stages < 2 || p.stages > 8)
+    return emitError() << "stages must be 2..8; got " << p.stages, failure();
+  p.clusterK = t.getClusterK();
+  if (p.clusterK > 1 && spec.smVersion < 90)
+    return emitError() << "cluster_k = " << p.clusterK
+                       << " needs thread-block clusters (sm_90); target is sm_"
+                       << spec.smVersion,
+           failure();
+  if (!llvm::is_contained({1, 2, 4, 8}, p.kGroups))
+    return emitError() << "split_k must be 1, 2, 4 or 8; got " << p.kGroups,
+           failure();
+  if (p.m < 1)
+    return emitError() << "batch must be positive; got " << p.m, failure();
+  p.memberNs = {p.n};
+  p.memberNs.append(spec.groupNs.begin(), spec.groupNs.end());
+  p.blockN = t.getBlockN();
+  p.nTail = p.oddN = p.blockTail = false;
+  for (int64_t n : p.memberNs) {
+    p.nTail |= n % kTile != 0;
+    p.oddN |= n % 2 != 0;
+    p.blockTail |= qfuse::format::mmaPaddedN(n) % p.blockN != 0;
+  }
+  // Columns past N exist as soon as a block reaches past the tiles.
+  p.nTail |= p.blockTail;
+  p.members = spec.gated ? 2 : 1;
+  if (spec.gated) {
+    if (spec.hasBias)
+      return emitError() << "silu_mul takes no bias", failure();
+    if (!spec.groupNs.empty())
+      return emitError() << "a qf.group of silu_mul matmuls is not supported",
+             failure();
+    if (t.getClusterK() > 1)
+      return emitError() << "silu_mul combines gate and up inside a block; "
+                            "cluster_k = "
+                         << t.getClusterK() << " is not supported with it",
+             failure();
+  }
+  if ((spec.gated || !spec.groupNs.empty()) &&
+      enc.getFormat() == ElementFormat::Codebook && enc.getTableName())
+    return emitError() << "a named codebook table is one parameter; "
+                       << (spec.gated ? "silu_mul" : "a qf.group")
+                       << " would need one per weight",
+           failure();
+  if (std::optional<std::string> refusal =
+          tensorCoreRefusesShape(enc, p.n, p.k))
+    return emitError() << *refusal, failure();
+  p.mTiles = p.blockM / 16;
+  p.nWarps = t.getBlockN() / kTile;
+  p.groupWarps = p.nWarps * p.members;
+  p.warps = p.groupWarps * p.kGroups;
+  p.threads = p.warps * 32;
+  if (p.warps > 16)
+    return emitError() << "block_n / 32 x split_k"
+                       << (spec.gated ? " x 2 (silu_mul)" : "") << " = "
+                       << p.warps << " warps; at most 16 fit a block",
+           failure();
+  p.kTilesPerStep = p.blockK / kTile;
+  p.kTiles = qfuse::format::mmaPaddedK(p.k) / kTile;
+  p.steps = (p.k + p.blockK - 1) / p.blockK;
+  p.kTail = p.k % p.blockK != 0;
+  if (p.steps < p.kGroups * p.clusterK)
+    return emitError() << "split_k x cluster_k = " << p.kGroups * p.clusterK
+                       << " exceeds the " << p.steps
+                       << " block_k steps of K = " << p.k,
+           failure();
+
+  p.perChannel = enc.isPerChannel();
+  p.numGroups = enc.getNumGroups(p.k);
+  p.groupSize = p.perChannel ? p.k : enc.getGroupSize();
+  if (!p.perChannel &&
+      (p.groupSize % 16 != 0 ||
+       (p.groupSize % p.blockK != 0 && p.blockK % p.groupSize != 0)))
+    return emitError() << "group size " << p.groupSize
+                       << " must be a multiple of 16 that divides, or is a "
+                          "multiple of, block_k = "
+                       << p.blockK,
+           failure();
+  p.groupsPerStep =
+      p.perChannel ? 1 : std::max<int64_t>(1, p.blockK / p.groupSize);
+  // A group's fold costs 16 mTiles fmas plus 8 scale reads per lane; the
+  // multiplies it replaces cost groupSize / 2.
+  p.deferScale = p.perChannel || p.groupSize >= 32 * p.mTiles + 32;
+  if (p.wgmma) {
+    // A warpgroup per k group: four n warps, each decoding its 32-row tile
+    // row into two 16-row A fragments of m64 wgmmas whose B is the k group's
+    // activation tile, read by a descriptor from the 128-byte-swizzled
+    // shared memory the pipeline writes (so block_k is 64: one swizzle
+    // row). Group scales multiply the fragments; per-channel ones fold in
+    // the epilogue.
+    if (!spec.archSpecific)
+      return emitError() << "the wgmma kernel needs sm_90a (qfuse-compile "
+                            "--chip=sm_90a); target is sm_"
+                         << spec.smVersion,
+             failure();
+    if (p.nWarps != 4 || p.members != 1 || p.blockK != 64)
+      return emitError() << "the wgmma kernel takes block_n = 128 (a "
+                            "warpgroup per k group), block_k = 64 and no "
+                            "silu_mul; got "
+                         << t,
+             failure();
+    p.deferScale = p.perChannel;
+  }
+  Type st = enc.getScaleType();
+  p.scaleBytes = st.getIntOrFloatBitWidth() / 8;
+  p.intZeros = enc.getZeroPoint() == ZeroPointKind::Int;
+  p.zeroRowBytes = (p.numGroups * p.codeBits + 7) / 8;
+
+  // Shared memory: the pipeline (stages of A, then codes, then scale and
+  // zero slots), then (reused) the split-K partial sums.
+  TensorCoreStage stage = getTensorCoreStage(
+      p.blockM, p.blockK, p.codeBits, p.groupsPerStep, p.intZeros);
+  p.aBytes = stage.activations;
+  int64_t off = 0;
+  p.aOff = off;
+  off += p.stages * p.kGroups * stage.activations;
+  p.bOff = off;
+  off += p.stages * p.warps * stage.codes;
+  p.sOff = off;
+  off += p.stages * p.warps * stage.scales;
+  p.zOff = off;
+  off += p.stages * p.warps * stage.zeros;
+  p.pipelineBytes = off;
+  // In-block partials of k groups 1.., this block's sum for the cluster, or
+  // the gate sums handed to the up warps (silu_mul).
+  int64_t partials = tensorCoreHandOverBytes(
+      std::max<int64_t>({p.kGroups - 1, p.clusterK > 1 ? 1 : 0,
+                         p.members - 1}),
+      p.groupWarps, p.blockM);
+  p.lutOff = std::max(off, partials);
+  p.total = p.lutOff + (p.lut ? 16 * 32 * 4 : 0);
+  if (p.total > kMaxDynamicShared)
+    return emitError() << "the tiling needs " << p.total
+                       << " bytes of shared memory, more than the "
+                       << kMaxDynamicShared << " a block can have",
+           failure();
+  p.mBlocks = (p.m + p.blockM - 1) / p.blockM;
+  p.nBlocks = 0;
+  for (int64_t n : p.memberNs)
+    p.nBlocks += blocksOf(n, p.blockN);
+  return p;
+}

@@ -1,0 +1,80 @@
+//===- TensorCorePlan.h - the tensor-core kernel's plan ----------*- C++ -*-===//
+//
+// What TensorCoreKernel.cpp generates for one fused matmul: the tiling
+// checked against the kernel's contract, the decode of the weight's codes,
+// the warps of a block and the offsets of the shared-memory pipeline. A
+// tiling the kernel cannot take is a diagnostic here, before any IR is
+// built.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QFUSE_LIB_CONVERSION_QFTOGPU_TENSORCORE_TENSORCOREPLAN_H
+#define QFUSE_LIB_CONVERSION_QFTOGPU_TENSORCORE_TENSORCOREPLAN_H
+
+#include "MatVec/MatVecKernel.h"
+
+#include "qfuse/format/MmaLayout.h"
+
+namespace mlir {
+namespace qf {
+namespace tensor_core {
+
+/// One fragment tile: 32 output features x 32 reduction elements.
+inline constexpr int64_t kTile = 32;
+/// Dynamic shared memory an H100/H200 block may opt into.
+inline constexpr int64_t kMaxDynamicShared = 227 * 1024;
+
+/// How a word of codes becomes B fragment registers (TensorCoreKernel.cpp's
+/// header comment).
+enum class Decode { Int4Magic, Table4, Int8Magic, Fp8 };
+
+/// Everything the generator needs to know about one kernel variant.
+struct Plan {
+  Decode decode = Decode::Int4Magic;
+  bool wgmma = false; // warpgroup MMA (sm_90a) instead of mma.sync
+  bool lut = false;     // Table4: the shared code table is built
+  int64_t codeBits = 4; // 4 or 8
+  int64_t tileBytes;    // one 32 x 32 fragment tile of codes
+  int64_t m, n, k;
+  // Shapes that are not whole tiles: the layout pads to 32 x 32 tiles
+  // (MmaLayout.h), the last K step may run past them (its missing code
+  // tiles and the activations past K are zero-filled), and rows past N are
+  // neither read from the scales nor stored.
+  int64_t kTiles;     // ceil(K / 32): code tiles per tile row
+  bool kTail;         // K is not a whole number of block_k steps
+  bool nTail;         // columns past N exist: N not whole tiles, or a
+                      // last block reaching past the last tile row
+  bool oddN;          // some member's N is odd: stores go element by element
+  bool blockTail;     // some member's tile rows are not whole blocks
+  int64_t blockM, mTiles, nWarps, kGroups, warps, threads;
+  int64_t members;    // warps per n warp and k group: 2 under silu_mul
+  int64_t groupWarps; // warps of one k group: nWarps x members
+  SmallVector<int64_t> memberNs; // qf.group: N of each member, in order
+  int64_t blockN;
+  int64_t clusterK; // blocks of a cluster splitting K (grid z)
+  int64_t blockK, stages, kTilesPerStep, steps;
+  int64_t groupSize, numGroups, groupsPerStep;
+  bool perChannel;
+  bool deferScale;      // scales folded into f32 partial sums
+  int64_t scaleBytes;   // bytes per stored scale
+  bool intZeros;
+  int64_t zeroRowBytes; // packed integer zero points per row
+  // Dynamic shared memory offsets (bytes).
+  int64_t aBytes, aOff, bOff, sOff, zOff, lutOff, pipelineBytes, total;
+  int64_t mBlocks, nBlocks;
+};
+
+/// Blocks of `blockN` rows covering the whole 32-row tiles of N rows.
+inline int64_t blocksOf(int64_t n, int64_t blockN) {
+  return (qfuse::format::mmaPaddedN(n) + blockN - 1) / blockN;
+}
+
+/// The plan of `spec`, or a diagnostic naming what the kernel cannot take.
+FailureOr<Plan> makePlan(const MatmulSpec &spec,
+                         function_ref<InFlightDiagnostic()> emitError);
+
+} // namespace tensor_core
+} // namespace qf
+} // namespace mlir
+
+#endif // QFUSE_LIB_CONVERSION_QFTOGPU_TENSORCORE_TENSORCOREPLAN_H

@@ -1,0 +1,229 @@
+//===- Artifact.h - The qfuse artifact, parsed and validated ----*- C++ -*-===//
+//
+// An artifact (docs/artifact.md) is one JSON object: the kernels (PTX and an
+// optional cubin), the weights and dense tensors they read, the activation
+// buffers, and one execution plan per compiled batch size. Artifact::parse
+// checks all of it on the CPU, before anything touches a GPU: the format and
+// version, the target chip's spelling, every kernel's parameter list, every
+// weight's encoding and layout, every buffer shape, and in every plan step
+// the kernel it launches, its grid and block, and each argument against the
+// kernel's parameter (count, kind, and that the buffer/weight/tensor exists).
+// Version 2 adds state buffers, cuBLAS `gemm` steps (their operands' shapes,
+// dtypes and the weight's dense f16 encoding are checked here too) and the
+// "model" object. Version 3 lets a weight appear once per packed layout: an
+// entry with "source" is the checkpoint tensor `source` packed in its own
+// layout (all entries of one source must agree in shape and encoding, and
+// differ in layout). Version 2 files are still read. Errors are qfuse::Error
+// naming the file and the JSON field:
+//
+//   artifact 'm.qfa': plans[0].steps[1].args[2]: weight 'w' is not declared
+//   in 'weights'
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QFUSE_RUNTIME_ARTIFACT_ARTIFACT_H
+#define QFUSE_RUNTIME_ARTIFACT_ARTIFACT_H
+
+#include "qfuse/format/ArtifactVersion.h"
+#include "qfuse/format/Encoding.h"
+#include "qfuse/format/Layout.h"
+#include "qfuse/format/Packing.h"
+#include "qfuse/runtime/checkpoint/DType.h"
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace qfuse::runtime {
+
+/// The artifact version this runtime reads.
+using qfuse::format::kArtifactVersion;
+/// The value of the "format" field.
+constexpr std::string_view kArtifactFormat = "qfuse-artifact";
+
+/// "sm_90" -> {9, 0, false}; "sm_90a" -> {9, 0, true}.
+struct ChipTarget {
+  int major = 0;
+  int minor = 0;
+  bool archSpecific = false; // the 'a' suffix: runs on exactly this chip
+
+  static std::optional<ChipTarget> parse(std::string_view chip);
+  std::string str() const;
+};
+
+enum class ParamType { Ptr, I32, I64, F32 };
+std::string_view paramTypeName(ParamType type);
+
+struct KernelParam {
+  std::string name;
+  ParamType type = ParamType::Ptr;
+};
+
+struct Kernel {
+  std::string name;
+  std::string ptx;            // may be empty when a cubin is present
+  std::vector<uint8_t> cubin; // decoded cubin_base64; empty when absent
+  std::vector<KernelParam> params;
+  int64_t sharedBytes = 0; // static shared memory
+  int64_t maxThreads = 1024;
+};
+
+struct WeightSpec {
+  std::string name;   // what plan steps bind ("weight": name)
+  std::string source; // the entry's "source" (version 3); empty: `name`
+  /// The checkpoint tensor this entry is packed from: `source`, else `name`.
+  const std::string &checkpointName() const {
+    return source.empty() ? name : source;
+  }
+  int64_t n = 0; // shape [N, K] = [out, in]
+  int64_t k = 0;
+  std::string encoding;          // body of #qf.enc<...>
+  std::string layout;            // body of #qf.layout<...>
+  format::Encoding encodingAttr; // both parsed and verified by qfuse_format
+  format::Layout layoutAttr;
+  /// The packed components (qfuse_format's componentSpecs), in row_major.
+  std::vector<format::ComponentSpec> components;
+  /// Components the kernel's layout adds (qfuse_format's
+  /// layoutComponentSpecs: "perm" under act_order), made by the repack.
+  std::vector<format::ComponentSpec> layoutComponents;
+
+  /// A row-major or layout component by name.
+  const format::ComponentSpec *findComponent(std::string_view name) const;
+};
+
+struct TensorSpec {
+  std::string name;
+  std::vector<int64_t> shape;
+  DType dtype = DType::F16;
+  uint64_t numBytes() const;
+};
+
+/// One extent of a buffer shape: a number, or the batch size "M".
+struct Dim {
+  int64_t value = 0;
+  bool isBatch = false;
+};
+
+struct BufferSpec {
+  std::string name;
+  std::vector<Dim> shape;
+  DType dtype = DType::F16;
+  /// A state buffer (KV caches): one allocation per executor, shared by
+  /// every plan, zeroed once and kept across runs. Its shape has no "M".
+  bool state = false;
+  /// Bytes for batch size `batch` (every "M" replaced by it).
+  uint64_t numBytes(int64_t batch) const;
+  /// Extent `dim` for batch size `batch`.
+  int64_t extent(size_t dim, int64_t batch) const;
+};
+
+struct Arg {
+  enum class Kind { Buffer, Weight, Tensor, I32, I64, F32 };
+  Kind kind = Kind::Buffer;
+  std::string name;      // buffer, weight or tensor name
+  std::string component; // weight components only
+  int64_t intValue = 0;  // i32 / i64
+  float floatValue = 0;  // f32
+};
+
+/// A `gemm` step: y[M, N] = x[M, K] * W[N, K]^T (+ bias[N]) (+ residual[M,
+/// N]) through cuBLAS, f16 in and out with f32 accumulation. W is a weight
+/// with the dense `f16` encoding in row_major; x, y and residual are f16
+/// buffers [M, K], [M, N], [M, N] whose first extent is the rows M ("M" or a
+/// number, the same for all three); bias an f16 tensor [N]. Optional
+/// operands are empty strings.
+struct GemmStep {
+  std::string x, weight, y, bias, residual;
+};
+
+struct Step {
+  enum class Kind { Launch, Memset, Gemm };
+  Kind kind = Kind::Launch;
+  std::string target;     // the kernel launched, the buffer zeroed, or the
+                          // gemm's weight
+  size_t kernelIndex = 0; // launch: index into Artifact::kernels
+  std::array<uint32_t, 3> grid = {1, 1, 1};
+  std::array<uint32_t, 3> block = {1, 1, 1};
+  uint32_t sharedBytes = 0; // dynamic shared memory
+  std::vector<Arg> args;
+  GemmStep gemm; // gemm steps only
+};
+
+struct Plan {
+  int64_t batch = 0;
+  std::vector<Step> steps;
+};
+
+struct RooflineEntry {
+  std::string op;
+  uint64_t bytes = 0;
+  uint64_t flops = 0;
+};
+
+/// The top-level "model" object (docs/decode-model.md): the compiler's
+/// qf.model dictionary. The runtime reads the integers below where present
+/// (each must be a positive integer) and keeps the whole object as JSON text
+/// for tools; `present` is false when the artifact has none.
+struct ModelInfo {
+  bool present = false;
+  std::string json;         // the object, compact
+  std::string architecture; // "llama", "qwen2", ... ("" when absent)
+  int64_t vocabSize = 0;    // 0 when absent
+  int64_t hiddenSize = 0;
+  int64_t numLayers = 0;
+  int64_t numHeads = 0;
+  int64_t numKvHeads = 0;
+  int64_t headDim = 0;
+  int64_t maxSeq = 0;
+};
+
+/// Upper bound on dynamic + static shared memory per block accepted by the
+/// validator (227 KiB, sm_90's opt-in maximum); the device's own limit is
+/// checked again when the kernel is loaded.
+constexpr int64_t kMaxSharedBytesPerBlock = 227 * 1024;
+
+struct Artifact {
+  std::string source; // the path (or name) it was parsed from
+  int64_t version = 0;
+  std::string producer;
+  std::string chip; // "sm_90"
+  ChipTarget target;
+  std::string ptxFeatures;
+  std::vector<Kernel> kernels;
+  std::vector<WeightSpec> weights;
+  std::vector<TensorSpec> tensors;
+  std::vector<BufferSpec> buffers;
+  std::vector<std::string> inputs;
+  std::vector<std::string> outputs;
+  std::vector<Plan> plans;
+  std::vector<RooflineEntry> roofline;
+  ModelInfo model;
+
+  /// Parses and fully validates `json`; `source` names it in errors.
+  static Artifact parse(std::string_view json, std::string source);
+  /// Reads `path` and parses it.
+  static Artifact load(const std::string &path);
+
+  const Kernel *findKernel(std::string_view name) const;
+  const WeightSpec *findWeight(std::string_view name) const;
+  /// The entries packed from checkpoint tensor `source`, one per layout, in
+  /// file order (empty when no entry names it).
+  std::vector<const WeightSpec *>
+  weightsPackedFrom(std::string_view source) const;
+  const TensorSpec *findTensor(std::string_view name) const;
+  const BufferSpec *findBuffer(std::string_view name) const;
+  /// The plan compiled for `batch`, or nullptr.
+  const Plan *findPlan(int64_t batch) const;
+  /// The plan for `batch`; throws listing the compiled batch sizes.
+  const Plan &plan(int64_t batch) const;
+};
+
+/// Decodes standard base64 (with '=' padding; whitespace ignored).
+std::optional<std::vector<uint8_t>> decodeBase64(std::string_view text);
+
+} // namespace qfuse::runtime
+
+#endif // QFUSE_RUNTIME_ARTIFACT_ARTIFACT_H

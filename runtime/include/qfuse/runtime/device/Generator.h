@@ -1,0 +1,92 @@
+//===- Generator.h - Token generation over a model artifact -----*- C++ -*-===//
+//
+// Runs a whole-model artifact (docs/decode-model.md) as a decoder: the
+// prompt in chunks through the largest plan (prefill), then one token per
+// replay of the batch-1 plan (decode). Plans run as CUDA graphs, captured
+// on first use; the inputs are copied into their buffers before each replay
+// and the next decode step's input_ids come from the previous step's
+// next_token by a device copy, so decoding never waits for the host.
+//
+//   Generator generator(executor, stream.get());   // checks the contract
+//   Generation out = generator.generate({1, 2, 3}, 64);
+//   out.tokens; out.ttftMs; out.decodeTokensPerSecond;
+//
+// The artifact must have the buffers input_ids [M] i32, positions [M] i32,
+// next_token [M] i32 and logits [M, vocab] f16, a plan for batch 1, and a
+// "model" object with max_seq and vocab_size; the caches are its state
+// buffers. Times are CUDA event times on the stream.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QFUSE_RUNTIME_DEVICE_GENERATOR_H
+#define QFUSE_RUNTIME_DEVICE_GENERATOR_H
+
+#include "qfuse/runtime/device/Cuda.h"
+#include "qfuse/runtime/device/Executor.h"
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace qfuse::runtime {
+
+struct GenerateOptions {
+  /// Keep, per generated token, the logits of the row that produced it
+  /// (as float) in Generation::logits. Reads them back after every step, so
+  /// the decode timing then includes those copies.
+  bool keepLogits = false;
+};
+
+struct Generation {
+  std::vector<int32_t> tokens; // the max_new_tokens generated ids
+  int64_t promptTokens = 0;
+  /// Prefill: from the first prompt copy to the first token computed.
+  double ttftMs = 0;
+  /// Decode: the max_new_tokens - 1 graph replays after the first token.
+  double decodeMs = 0;
+  double decodeTokensPerSecond = 0; // 0 when only one token was generated
+  /// logits[i]: the vocab_size logits that chose tokens[i] (keepLogits).
+  std::vector<std::vector<float>> logits;
+};
+
+class Generator {
+public:
+  /// Checks the model contract against the executor's artifact and
+  /// allocates the plans' buffers; the executor's weights may be bound
+  /// later, before generate. `stream` must not be the legacy stream.
+  Generator(Executor &executor, CUstream stream);
+
+  int64_t maxSeq() const { return maxSeq_; }
+  int64_t vocabSize() const { return vocab_; }
+  /// The batch of the plan the prompt runs through (the largest).
+  int64_t prefillBatch() const { return prefillBatch_; }
+
+  /// Generates `maxNewTokens` tokens after `prompt` (greedy: the model's
+  /// next_token), starting a new sequence at position 0. Throws when the
+  /// prompt is empty, a token id is outside [0, vocab_size), or prompt +
+  /// maxNewTokens exceeds max_seq.
+  Generation generate(const std::vector<int32_t> &prompt, int64_t maxNewTokens,
+                      const GenerateOptions &options = {});
+
+  /// Zeroes the state buffers (the caches) for a new sequence. generate
+  /// calls it first; nothing reads a cache row before rewriting it, so this
+  /// is hygiene, not correctness.
+  void reset();
+
+private:
+  /// The plan batches the prompt's [start, start + count) run through,
+  /// each chunk's (batch, real rows).
+  std::vector<std::pair<int64_t, int64_t>> prefillChunks(int64_t count) const;
+  void copyLogitsRow(int64_t batch, int64_t row, std::vector<float> &out);
+
+  Executor &executor_;
+  CUstream stream_;
+  int64_t maxSeq_ = 0;
+  int64_t vocab_ = 0;
+  int64_t prefillBatch_ = 1;
+  std::vector<int64_t> batches_; // compiled plan batches, ascending
+};
+
+} // namespace qfuse::runtime
+
+#endif // QFUSE_RUNTIME_DEVICE_GENERATOR_H

@@ -1,0 +1,43 @@
+//===- ModelLoader.h - Binds a whole model's weights, in parallel -*- C++ -*-===//
+//
+// Binds every weight and dense tensor an executor's plans read, from a Hugging
+// Face checkpoint (ModelWeights.h: round-to-nearest or converted) or random
+// for benchmarks. Quantizing an 8B model with round-to-nearest is minutes on
+// one core, so worker threads make the row-major components (largest weights
+// first) while the calling thread binds each one as it is ready: binding
+// repacks to the artifact's layout and uploads, and stays on one thread, as
+// the CUDA context and the executor expect. Host memory is freed per weight.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QFUSE_RUNTIME_DEVICE_MODELLOADER_H
+#define QFUSE_RUNTIME_DEVICE_MODELLOADER_H
+
+#include "qfuse/runtime/device/Executor.h"
+#include "qfuse/runtime/checkpoint/ModelCheckpoint.h"
+
+#include <cstdint>
+
+namespace qfuse::runtime {
+
+struct LoadStats {
+  size_t weights = 0; // weights bound
+  size_t tensors = 0; // dense tensors bound
+  unsigned threads = 0;
+  double seconds = 0; // wall time of the whole load
+};
+
+/// Binds everything the plans read from `checkpoint`. `threads` = 0 uses
+/// every core. The first error (a missing tensor, a wrong shape, an
+/// encoding mismatch) is rethrown once the workers have stopped.
+LoadStats loadCheckpoint(Executor &executor, const ModelCheckpoint &checkpoint,
+                         unsigned threads = 0);
+
+/// Binds random weights and tensors (randomWeight / randomTensor), each
+/// seeded from `seed` and its name's position, for benchmarks.
+LoadStats bindRandomModel(Executor &executor, uint64_t seed,
+                          unsigned threads = 0);
+
+} // namespace qfuse::runtime
+
+#endif // QFUSE_RUNTIME_DEVICE_MODELLOADER_H

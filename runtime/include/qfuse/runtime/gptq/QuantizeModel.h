@@ -1,0 +1,70 @@
+//===- QuantizeModel.h - GPTQ of a whole model on the GPU ------*- C++ -*-===//
+//
+// What `qfuse-quantize` and the C API's qfuse_quantize run (docs/gptq.md,
+// "The GPU pipeline"): a Hugging Face checkpoint, calibrated layer by layer
+// through its fp16 artifact, quantized by the GPU GPTQ solver with the
+// compiler's block kernels, written in one of the output formats.
+//
+//   QuantizeModelOptions o;
+//   o.modelDir = "Llama-3.2-1B"; o.encoding = "int4-g128";
+//   o.calibration = "random:128"; o.outDir = "Llama-3.2-1B-gptq";
+//   std::string reportJson = quantizeModel(o);
+//
+// Artifacts default to files next to the checkpoint, as python3 -m qfuse
+// quantize compiles them: DIR/qfuse-fp16-calib.qfa (the model in fp16),
+// DIR/qfuse-gptq-<encoding>.qfa (python3 -m qfuse compile-gptq) and, for the
+// qfuse format, DIR/qfuse-<encoding>.qfa (the decode artifact the output is
+// for). A missing one is an error that prints the command making it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QFUSE_RUNTIME_GPTQ_QUANTIZEMODEL_H
+#define QFUSE_RUNTIME_GPTQ_QUANTIZEMODEL_H
+
+#include "qfuse/runtime/gptq/Calibration.h"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace qfuse::runtime {
+
+struct QuantizeModelOptions {
+  std::string modelDir;
+  /// The encoding name the artifacts were compiled for ("int4-g128").
+  std::string encoding;
+  /// "random:N" (N sequences of seqLen uniform ids, seeded) or a JSON file
+  /// [[token ids...], ...] (each cut to seqLen).
+  std::string calibration;
+  std::string outDir;
+  /// "qfuse", "compressed-tensors" or "auto-gptq".
+  std::string format = "qfuse";
+  int64_t seqLen = 512;
+  /// Empty: the defaults next to the checkpoint (above).
+  std::string fp16Artifact, gptqArtifact, decodeArtifact;
+  double damp = 0.01;
+  bool actOrder = false;
+  bool staticGroups = false;
+  /// Replace an existing output.
+  bool overwrite = false;
+  uint64_t seed = 0;
+  int device = 0;
+  /// Recorded in the report ("command").
+  std::string command;
+  /// One line per step (stdout when empty), a progress callback per sample
+  /// of each calibration pass, and one when a pass is done (to clear a
+  /// progress bar); each may be empty.
+  std::function<void(const std::string &)> log;
+  std::function<void(const CalibrationProgress &)> progress;
+  std::function<void()> progressDone;
+};
+
+/// Runs the whole pipeline and returns the report as JSON text: per layer
+/// its times and per group and module the GPTQ loss, damping, attempts and
+/// fallbacks. Throws qfuse::Error naming the file, module or option at
+/// fault.
+std::string quantizeModel(const QuantizeModelOptions &options);
+
+} // namespace qfuse::runtime
+
+#endif // QFUSE_RUNTIME_GPTQ_QUANTIZEMODEL_H

@@ -1,0 +1,59 @@
+//===- Check.h - compiled plans against the C++ reference ------*- C++ -*-===//
+//
+// Correctness of a compiled artifact on the GPU (DESIGN.md, Numerics): fresh
+// random weights quantized with round-to-nearest into each weight's
+// encoding, fresh random activations, outputs poisoned (NaN) before the run,
+// and every launch's output compared with format::referenceMatmul (double
+// accumulation, on all cores: ParallelReference.h) on the dequantized
+// weights.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QFUSE_RUNTIME_TOOLING_CHECK_H
+#define QFUSE_RUNTIME_TOOLING_CHECK_H
+
+#include "qfuse/format/Tensor.h"
+#include "qfuse/runtime/device/Executor.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace qfuse::runtime::check {
+
+/// ||y - ref|| / ||ref|| above which a launch fails. The kernels multiply
+/// f16 activations by exactly decoded f16 weights, sum up to 32 products in
+/// f16 and everything else in f32, and round the output to f16: measured
+/// errors are ~1e-3; 1e-2 leaves room without hiding a wrong index (which
+/// gives errors near 1).
+constexpr double kRelativeTolerance = 1e-2;
+
+/// Weights drawn as N(0, 1) * 0.02 and quantized with round-to-nearest into
+/// each weight's encoding (the weights on the host's cores, one each),
+/// bound to the executor (repacked to its layout). Returns the row-major
+/// components, the reference's source of truth.
+std::map<std::string, format::TensorMap>
+bindRandomWeights(Executor &executor, uint64_t seed);
+
+struct LaunchCheck {
+  std::string kernel;
+  std::string weight;
+  int64_t m = 0, n = 0, k = 0;
+  double relativeError = 0;
+  bool unwritten = false; ///< an output element kept its NaN poison
+  bool passed = false;
+};
+
+/// Runs the plan for `batch` once on random activations and checks every
+/// launch of the form y = x * W^T against the reference. `weights` holds
+/// the row-major components by checkpoint tensor (WeightSpec::source), as
+/// bindRandomWeights returns them.
+std::vector<LaunchCheck>
+checkPlan(Executor &executor, int64_t batch, CUstream stream,
+          const std::map<std::string, format::TensorMap> &weights,
+          uint64_t seed);
+
+} // namespace qfuse::runtime::check
+
+#endif // QFUSE_RUNTIME_TOOLING_CHECK_H

@@ -1,0 +1,334 @@
+//===- CApi.cpp - the runtime's C API ----------------------------------------===//
+//
+// Thin: every entry point catches the C++ runtime's exceptions at the
+// boundary and turns them into a return code and qfuse_last_error().
+//
+//===----------------------------------------------------------------------===//
+
+#include "qfuse/runtime/qfuse.h"
+
+#include "qfuse/format/Encoding.h"
+#include "qfuse/runtime/artifact/Artifact.h"
+#include "qfuse/runtime/tooling/Check.h"
+#include "qfuse/runtime/device/Cuda.h"
+#include "qfuse/runtime/Error.h"
+#include "qfuse/runtime/device/Executor.h"
+#include "qfuse/runtime/device/Generator.h"
+#include "qfuse/runtime/checkpoint/ModelCheckpoint.h"
+#include "qfuse/runtime/device/ModelLoader.h"
+#include "qfuse/runtime/checkpoint/WeightSources.h"
+#include "qfuse/runtime/gptq/QuantizeModel.h"
+#include "qfuse/runtime/checkpoint/Safetensors.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+struct qfuse_runtime {
+  qfuse::runtime::Artifact artifact;
+  qfuse::runtime::cuda::Context context;
+  qfuse::runtime::cuda::Stream stream;
+  std::unique_ptr<qfuse::runtime::Executor> executor;
+  std::optional<qfuse::runtime::SafetensorsFile> weights;
+  // Made on the first qfuse_generate (it checks the model contract).
+  std::unique_ptr<qfuse::runtime::Generator> generator;
+};
+
+namespace {
+thread_local std::string lastError;
+
+/// Runs `body`, mapping exceptions to -1 and the message.
+template <typename Body> int guarded(const char *what, Body &&body) {
+  lastError.clear();
+  try {
+    body();
+    return 0;
+  } catch (const std::exception &e) {
+    lastError = std::string(what) + ": " + e.what();
+  }
+  return -1;
+}
+
+bool checkHandle(qfuse_runtime *runtime, const char *what) {
+  if (runtime)
+    return true;
+  lastError = std::string(what) + ": the runtime handle is NULL";
+  return false;
+}
+} // namespace
+
+extern "C" {
+
+int qfuse_artifact_version(void) { return qfuse::runtime::kArtifactVersion; }
+
+const char *qfuse_last_error(void) { return lastError.c_str(); }
+
+int qfuse_validate_artifact(const char *path) {
+  return guarded("qfuse_validate_artifact", [&] {
+    qfuse::runtime::Artifact::load(path ? path : "");
+  });
+}
+
+int qfuse_canonical_encoding(const char *text, char *out, size_t capacity) {
+  lastError.clear();
+  qfuse::format::Encoding enc;
+  std::string error;
+  std::string input = text ? text : "";
+  if (!qfuse::format::encodingFromName(input, enc, error)) {
+    std::string parseError;
+    if (!qfuse::format::parseEncoding(input, enc, parseError)) {
+      lastError = "qfuse_canonical_encoding: '" + input +
+                  "' is neither a known encoding name (" + error +
+                  ") nor an encoding (" + parseError + ")";
+      return -1;
+    }
+  }
+  std::string canonical = qfuse::format::printEncoding(enc);
+  if (!out || canonical.size() + 1 > capacity) {
+    lastError = "qfuse_canonical_encoding: the output needs " +
+                std::to_string(canonical.size() + 1) + " bytes";
+    return -1;
+  }
+  std::memcpy(out, canonical.c_str(), canonical.size() + 1);
+  return 0;
+}
+
+int qfuse_device_count(void) {
+  std::string why;
+  return qfuse::runtime::cuda::deviceCount(&why);
+}
+
+qfuse_runtime *qfuse_open(const char *artifact_path, int device) {
+  std::unique_ptr<qfuse_runtime> runtime;
+  guarded("qfuse_open", [&] {
+    auto artifact = qfuse::runtime::Artifact::load(artifact_path ? artifact_path : "");
+    qfuse::runtime::cuda::Context context(device);
+    runtime.reset(new qfuse_runtime{std::move(artifact), std::move(context),
+                                    qfuse::runtime::cuda::Stream(), nullptr,
+                                    std::nullopt, nullptr});
+    runtime->executor = std::make_unique<qfuse::runtime::Executor>(
+        runtime->artifact, runtime->context);
+  });
+  return runtime.release();
+}
+
+void qfuse_close(qfuse_runtime *runtime) { delete runtime; }
+
+int qfuse_load_weights(qfuse_runtime *runtime, const char *path) {
+  if (!checkHandle(runtime, "qfuse_load_weights"))
+    return -1;
+  return guarded("qfuse_load_weights", [&] {
+    runtime->weights.emplace(
+        qfuse::runtime::SafetensorsFile::open(path ? path : ""));
+    runtime->executor->loadWeights(*runtime->weights);
+  });
+}
+
+int qfuse_bind_random_weights(qfuse_runtime *runtime, uint64_t seed) {
+  if (!checkHandle(runtime, "qfuse_bind_random_weights"))
+    return -1;
+  return guarded("qfuse_bind_random_weights", [&] {
+    qfuse::runtime::check::bindRandomWeights(*runtime->executor, seed);
+  });
+}
+
+int qfuse_plan_batches(qfuse_runtime *runtime, int64_t *out, int capacity) {
+  if (!checkHandle(runtime, "qfuse_plan_batches"))
+    return -1;
+  int count = static_cast<int>(runtime->artifact.plans.size());
+  for (int i = 0; i < count && i < capacity && out; ++i)
+    out[i] = runtime->artifact.plans[i].batch;
+  return count;
+}
+
+int64_t qfuse_buffer_bytes(qfuse_runtime *runtime, int64_t batch,
+                           const char *name) {
+  if (!checkHandle(runtime, "qfuse_buffer_bytes"))
+    return -1;
+  const qfuse::runtime::BufferSpec *spec =
+      runtime->artifact.findBuffer(name ? name : "");
+  if (!spec) {
+    lastError = std::string("qfuse_buffer_bytes: no buffer '") +
+                (name ? name : "") + "' in " + runtime->artifact.source;
+    return -1;
+  }
+  return static_cast<int64_t>(spec->numBytes(batch));
+}
+
+int qfuse_set_input(qfuse_runtime *runtime, int64_t batch, const char *name,
+                    const void *data, size_t bytes) {
+  if (!checkHandle(runtime, "qfuse_set_input"))
+    return -1;
+  return guarded("qfuse_set_input", [&] {
+    runtime->executor->allocate(batch);
+    auto &buffer = runtime->executor->buffer(batch, name ? name : "");
+    if (bytes != buffer.size())
+      throw qfuse::Error("buffer '" + std::string(name) + "' holds " +
+                         std::to_string(buffer.size()) + " bytes at batch " +
+                         std::to_string(batch) + ", got " +
+                         std::to_string(bytes));
+    buffer.upload(data, bytes);
+  });
+}
+
+int qfuse_run(qfuse_runtime *runtime, int64_t batch) {
+  if (!checkHandle(runtime, "qfuse_run"))
+    return -1;
+  return guarded("qfuse_run", [&] {
+    runtime->executor->allocate(batch);
+    runtime->executor->run(batch, runtime->stream.get());
+    runtime->stream.synchronize();
+  });
+}
+
+int qfuse_get_output(qfuse_runtime *runtime, int64_t batch, const char *name,
+                     void *data, size_t bytes) {
+  if (!checkHandle(runtime, "qfuse_get_output"))
+    return -1;
+  return guarded("qfuse_get_output", [&] {
+    auto &buffer = runtime->executor->buffer(batch, name ? name : "");
+    if (bytes != buffer.size())
+      throw qfuse::Error("buffer '" + std::string(name) + "' holds " +
+                         std::to_string(buffer.size()) + " bytes, got " +
+                         std::to_string(bytes));
+    buffer.download(data, bytes);
+  });
+}
+
+int qfuse_load_checkpoint(qfuse_runtime *runtime, const char *model_dir,
+                          int threads) {
+  if (!checkHandle(runtime, "qfuse_load_checkpoint"))
+    return -1;
+  return guarded("qfuse_load_checkpoint", [&] {
+    if (threads < 0)
+      throw qfuse::Error("threads is " + std::to_string(threads) +
+                         ", expected 0 (every core) or more");
+    auto checkpoint =
+        qfuse::runtime::ModelCheckpoint::open(model_dir ? model_dir : "");
+    qfuse::runtime::checkModelAgainstConfig(runtime->artifact, checkpoint);
+    qfuse::runtime::loadCheckpoint(*runtime->executor, checkpoint,
+                                   static_cast<unsigned>(threads));
+  });
+}
+
+int qfuse_generate(qfuse_runtime *runtime, const int32_t *prompt_ids,
+                   int64_t n_prompt, int64_t max_new, int32_t *out_ids,
+                   qfuse_generate_stats *stats) {
+  if (!checkHandle(runtime, "qfuse_generate"))
+    return -1;
+  return guarded("qfuse_generate", [&] {
+    if (n_prompt < 0 || (n_prompt > 0 && !prompt_ids))
+      throw qfuse::Error("prompt_ids is NULL or n_prompt is negative");
+    if (max_new > 0 && !out_ids)
+      throw qfuse::Error("out_ids is NULL");
+    if (!runtime->generator)
+      runtime->generator = std::make_unique<qfuse::runtime::Generator>(
+          *runtime->executor, runtime->stream.get());
+    std::vector<int32_t> prompt(prompt_ids, prompt_ids + n_prompt);
+    qfuse::runtime::Generation out =
+        runtime->generator->generate(prompt, max_new);
+    std::copy(out.tokens.begin(), out.tokens.end(), out_ids);
+    if (stats) {
+      stats->ttft_ms = out.ttftMs;
+      stats->decode_ms = out.decodeMs;
+      stats->decode_tokens_per_s = out.decodeTokensPerSecond;
+    }
+  });
+}
+
+int64_t qfuse_quantize(const char *options_json, char *report,
+                       size_t capacity) {
+  std::string text;
+  const int status = guarded("qfuse_quantize", [&] {
+    if (!options_json)
+      throw qfuse::Error("options_json is NULL");
+    nlohmann::json o;
+    try {
+      o = nlohmann::json::parse(options_json);
+    } catch (const nlohmann::json::exception &e) {
+      throw qfuse::Error(std::string("options_json is not JSON: ") + e.what());
+    }
+    if (!o.is_object())
+      throw qfuse::Error("options_json must be a JSON object");
+    qfuse::runtime::QuantizeModelOptions options;
+    // Every key must be known: a misspelt option is an error, not a default.
+    for (const auto &[key, value] : o.items()) {
+      auto str = [&]() {
+        if (!value.is_string())
+          throw qfuse::Error("option '" + key + "' must be a string");
+        return value.get<std::string>();
+      };
+      auto num = [&]() {
+        if (!value.is_number())
+          throw qfuse::Error("option '" + key + "' must be a number");
+        return value;
+      };
+      auto integer = [&](bool nonNegative) {
+        if (!value.is_number_integer() ||
+            (nonNegative && !value.is_number_unsigned()))
+          throw qfuse::Error("option '" + key + "' must be " +
+                             (nonNegative ? "a non-negative integer"
+                                          : "an integer"));
+        return value;
+      };
+      auto flag = [&]() {
+        if (!value.is_boolean())
+          throw qfuse::Error("option '" + key + "' must be true or false");
+        return value.get<bool>();
+      };
+      if (key == "model")
+        options.modelDir = str();
+      else if (key == "encoding")
+        options.encoding = str();
+      else if (key == "calibration")
+        options.calibration = str();
+      else if (key == "out")
+        options.outDir = str();
+      else if (key == "format")
+        options.format = str();
+      else if (key == "seq_len")
+        options.seqLen = integer(false).get<int64_t>();
+      else if (key == "fp16_artifact")
+        options.fp16Artifact = str();
+      else if (key == "gptq_artifact")
+        options.gptqArtifact = str();
+      else if (key == "decode_artifact")
+        options.decodeArtifact = str();
+      else if (key == "damp")
+        options.damp = num().get<double>();
+      else if (key == "act_order")
+        options.actOrder = flag();
+      else if (key == "static_groups")
+        options.staticGroups = flag();
+      else if (key == "overwrite")
+        options.overwrite = flag();
+      else if (key == "seed")
+        options.seed = integer(true).get<uint64_t>();
+      else if (key == "device")
+        options.device = integer(true).get<int>();
+      else
+        throw qfuse::Error("unknown option '" + key +
+                           "' (model, encoding, calibration, out, format, "
+                           "seq_len, fp16_artifact, gptq_artifact, "
+                           "decode_artifact, damp, act_order, static_groups, "
+                           "overwrite, seed, device)");
+    }
+    options.command = std::string("qfuse_quantize(") + options_json + ")";
+    text = qfuse::runtime::quantizeModel(options);
+  });
+  if (status != 0)
+    return -1;
+  if (report && capacity > 0) {
+    const size_t n = std::min(capacity - 1, text.size());
+    std::memcpy(report, text.data(), n);
+    report[n] = '\0';
+  }
+  return static_cast<int64_t>(text.size());
+}
+
+} // extern "C"

@@ -1,0 +1,414 @@
+//===- WeightSources.cpp - Artifact weights from a checkpoint -------------===//
+
+#include "qfuse/runtime/checkpoint/WeightSources.h"
+
+#include "qfuse/runtime/checkpoint/Importers.h"
+#include "qfuse/format/Numerics.h"
+#include "qfuse/format/Packing.h"
+#include "qfuse/runtime/Error.h"
+#include "qfuse/runtime/checkpoint/QuantizedCheckpoint.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <optional>
+#include <random>
+#include <thread>
+
+namespace qfuse::runtime {
+namespace {
+
+constexpr const char *kEmbedTokens = "model.embed_tokens.weight";
+
+std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+/// The runtime's view of a tensor as qfuse_format's (same bytes; the two
+/// DType enums share the safetensors spelling).
+std::optional<format::TensorView> formatView(const TensorView &view) {
+  static constexpr format::DType kTypes[] = {
+      format::DType::U8,   format::DType::I8,     format::DType::I32,
+      format::DType::I64,  format::DType::F16,    format::DType::BF16,
+      format::DType::F32,  format::DType::F8E4M3, format::DType::F8E8M0};
+  for (format::DType type : kTypes)
+    if (safetensorsName(view.info->dtype) == format::dtypeName(type))
+      return format::TensorView{type, view.info->shape, view.data, view.size};
+  return std::nullopt;
+}
+
+/// The name of the checkpoint tensor that stands for `name` when the
+/// checkpoint lacks it: the tied embedding for lm_head.
+std::string tiedSource(const ModelCheckpoint &checkpoint,
+                       const std::string &name) {
+  if (name != "lm_head.weight" || !checkpoint.contains(kEmbedTokens))
+    return "";
+  const std::optional<bool> tied = checkpoint.config().tieWordEmbeddings;
+  if (tied && !*tied)
+    throw Error("checkpoint '" + checkpoint.dir() +
+                "': tensor 'lm_head.weight' not found in " +
+                checkpoint.searched() +
+                ", and config.json sets tie_word_embeddings = false");
+  return kEmbedTokens;
+}
+
+std::vector<float> toFloats(DType dtype, const uint8_t *data, uint64_t count,
+                            const std::string &what) {
+  std::vector<float> out(count);
+  switch (dtype) {
+  case DType::F16:
+    for (uint64_t i = 0; i < count; ++i) {
+      uint16_t bits;
+      std::memcpy(&bits, data + 2 * i, 2);
+      out[i] = format::halfToFloat(bits);
+    }
+    break;
+  case DType::BF16:
+    for (uint64_t i = 0; i < count; ++i) {
+      uint16_t bits;
+      std::memcpy(&bits, data + 2 * i, 2);
+      out[i] = format::bfloat16ToFloat(bits);
+    }
+    break;
+  case DType::F32:
+    std::memcpy(out.data(), data, count * 4);
+    break;
+  default:
+    throw Error(what + ": unsupported dtype " +
+                std::string(safetensorsName(dtype)) +
+                " (expected F16, BF16 or F32)");
+  }
+  return out;
+}
+
+/// A dense [N, K] weight quantized into the artifact's encoding.
+format::TensorMap quantizeDense(const TensorView &view,
+                                const WeightSpec &weight,
+                                const std::string &what) {
+  const std::vector<int64_t> expected = {weight.n, weight.k};
+  if (view.info->shape != expected)
+    throw Error(what + ": shape " + shapeText(view.info->shape) +
+                ", expected " + shapeText(expected) + " for artifact weight '" +
+                weight.checkpointName() + "'");
+  std::vector<float> w =
+      toFloats(view.info->dtype, view.data, view.info->numElements(), what);
+  format::TensorMap components;
+  std::string error;
+  if (!format::quantizeRTN(weight.encodingAttr, w.data(), weight.n, weight.k,
+                           components, error))
+    throw Error(what + ": quantizing into \"" + weight.encoding +
+                "\": " + error);
+  return components;
+}
+
+/// Checks that a converted checkpoint weight has the artifact's encoding.
+format::TensorMap checkConverted(format::PackedWeight packed,
+                                 const WeightSpec &weight,
+                                 const std::string &what) {
+  if (packed.encoding != weight.encodingAttr)
+    throw Error(what + " holds \"" + format::printEncoding(packed.encoding) +
+                "\" but the artifact's weight '" + weight.checkpointName() + "' is \"" +
+                weight.encoding +
+                "\"; compile the artifact for the checkpoint's encoding");
+  return std::move(packed.components);
+}
+
+format::LinearConfig linearConfig(const CheckpointConfig &config,
+                                  const WeightSpec &weight) {
+  format::LinearConfig linear;
+  linear.n = weight.n;
+  linear.k = weight.k;
+  linear.bits = config.bits;
+  linear.groupSize = config.groupSize;
+  return linear;
+}
+
+format::TensorView requireView(const ModelCheckpoint &checkpoint,
+                               const std::string &name) {
+  TensorView view = checkpoint.view(name);
+  std::optional<format::TensorView> converted = formatView(view);
+  if (!converted)
+    throw Error("checkpoint '" + checkpoint.dir() + "': tensor '" + name +
+                "' has unsupported dtype " +
+                std::string(safetensorsName(view.info->dtype)));
+  return *converted;
+}
+
+std::optional<format::TensorView>
+optionalView(const ModelCheckpoint &checkpoint, const std::string &name) {
+  if (!checkpoint.contains(name))
+    return std::nullopt;
+  return requireView(checkpoint, name);
+}
+
+format::TensorMap fromGPTQ(const ModelCheckpoint &checkpoint,
+                           const WeightSpec &weight) {
+  const std::string prefix = weight.checkpointName() + ".";
+  const std::string what = "checkpoint '" + checkpoint.dir() + "': AutoGPTQ '" +
+                           weight.checkpointName() + ".qweight'";
+  if (checkpoint.config().quantization != CheckpointQuantization::GPTQ)
+    throw Error(what + ": config.json's quantization_config is " +
+                std::string(checkpointQuantizationName(
+                    checkpoint.config().quantization)) +
+                ", not gptq");
+  format::GPTQv1Tensors tensors;
+  tensors.qweight = requireView(checkpoint, prefix + "qweight");
+  tensors.qzeros = requireView(checkpoint, prefix + "qzeros");
+  tensors.scales = requireView(checkpoint, prefix + "scales");
+  tensors.gIdx = optionalView(checkpoint, prefix + "g_idx");
+  format::PackedWeight packed;
+  std::string error;
+  if (!format::fromGPTQv1(tensors, linearConfig(checkpoint.config(), weight),
+                          packed, error))
+    throw Error(what + ": " + error);
+  return checkConverted(std::move(packed), weight, what);
+}
+
+format::TensorMap fromCompressed(const ModelCheckpoint &checkpoint,
+                                 const WeightSpec &weight) {
+  const std::string prefix = weight.checkpointName() + ".";
+  const std::string what = "checkpoint '" + checkpoint.dir() +
+                           "': compressed-tensors '" + weight.checkpointName() +
+                           ".weight_packed'";
+  if (checkpoint.config().quantization !=
+      CheckpointQuantization::CompressedTensors)
+    throw Error(what + ": config.json's quantization_config is " +
+                std::string(checkpointQuantizationName(
+                    checkpoint.config().quantization)) +
+                ", not compressed-tensors");
+  format::CompressedTensorsPacked tensors;
+  tensors.weightPacked = requireView(checkpoint, prefix + "weight_packed");
+  tensors.weightScale = requireView(checkpoint, prefix + "weight_scale");
+  tensors.weightZeroPoint =
+      optionalView(checkpoint, prefix + "weight_zero_point");
+  tensors.weightGIdx = optionalView(checkpoint, prefix + "weight_g_idx");
+  tensors.weightShape = optionalView(checkpoint, prefix + "weight_shape");
+  format::PackedWeight packed;
+  std::string error;
+  if (!format::fromCompressedTensors(
+          tensors, linearConfig(checkpoint.config(), weight), packed, error))
+    throw Error(what + ": " + error);
+  return checkConverted(std::move(packed), weight, what);
+}
+
+uint16_t floatToTarget16(float value, DType to) {
+  return to == DType::F16 ? format::floatToHalf(value)
+                          : format::floatToBFloat16(value);
+}
+
+} // namespace
+
+std::vector<uint8_t> convertDense(DType from, const uint8_t *data,
+                                  uint64_t count, DType to,
+                                  const std::string &what) {
+  const bool floatTarget =
+      to == DType::F16 || to == DType::BF16 || to == DType::F32;
+  if (from == to) // exact, whatever the type
+    return std::vector<uint8_t>(data, data + *dtypeStorageBytes(to, count));
+  if (!floatTarget)
+    throw Error(what + ": cannot convert " +
+                std::string(safetensorsName(from)) + " to " +
+                std::string(artifactName(to)));
+  std::vector<float> values = toFloats(from, data, count, what);
+  std::vector<uint8_t> out(*dtypeStorageBytes(to, count));
+  if (to == DType::F32) {
+    std::memcpy(out.data(), values.data(), out.size());
+    return out;
+  }
+  for (uint64_t i = 0; i < count; ++i) {
+    const uint16_t bits = floatToTarget16(values[i], to);
+    const float back = to == DType::F16 ? format::halfToFloat(bits)
+                                        : format::bfloat16ToFloat(bits);
+    if (std::isinf(back) && std::isfinite(values[i]))
+      throw Error(what + ": element " + std::to_string(i) + " = " +
+                  std::to_string(values[i]) + " overflows " +
+                  std::string(artifactName(to)));
+    std::memcpy(out.data() + 2 * i, &bits, 2);
+  }
+  return out;
+}
+
+/// A weight stored qfuse-packed (writePackedCheckpoint): its row-major
+/// components as they are. The encoding recorded beside them must be the
+/// artifact's; the executor's bindWeight checks every component's shape.
+static format::TensorMap fromPacked(const ModelCheckpoint &checkpoint,
+                             const WeightSpec &weight) {
+  const std::string &name = weight.checkpointName();
+  const std::string what = "checkpoint '" + checkpoint.dir() +
+                           "': qfuse-packed weight '" + name + "'";
+  for (const SafetensorsFile &file : checkpoint.files()) {
+    auto it = file.metadata().find("qfuse.encoding." + name);
+    if (it != file.metadata().end() && it->second != weight.encoding)
+      throw Error(what + " was packed as \"" + it->second +
+                  "\", but the artifact wants \"" + weight.encoding +
+                  "\"; pack the checkpoint again for this artifact");
+  }
+  format::TensorMap out;
+  for (const char *component :
+       {format::kCodes, format::kScales, format::kZeros, format::kGlobalScale,
+        format::kGIdx, format::kMetadata, format::kTable}) {
+    const std::string tensor = name + "." + component;
+    if (!checkpoint.contains(tensor))
+      continue;
+    TensorView view = checkpoint.view(tensor);
+    std::optional<format::TensorView> converted = formatView(view);
+    if (!converted)
+      throw Error(what + ": tensor '" + tensor + "' has an unsupported dtype");
+    format::Tensor t;
+    t.dtype = converted->dtype;
+    t.shape = converted->shape;
+    t.data.assign(view.data, view.data + view.size);
+    out.emplace(component, std::move(t));
+  }
+  return out;
+}
+
+format::TensorMap checkpointWeight(const ModelCheckpoint &checkpoint,
+                                   const WeightSpec &weight) {
+  const std::string &name = weight.checkpointName();
+  if (checkpoint.contains(name + "." + format::kCodes))
+    return fromPacked(checkpoint, weight);
+  if (checkpoint.contains(name + ".qweight"))
+    return fromGPTQ(checkpoint, weight);
+  if (checkpoint.contains(name + ".weight_packed"))
+    return fromCompressed(checkpoint, weight);
+  std::string source = name + ".weight";
+  if (!checkpoint.contains(source)) {
+    std::string tied = tiedSource(checkpoint, source);
+    if (tied.empty())
+      throw Error("checkpoint '" + checkpoint.dir() + "': artifact weight '" +
+                  name + "': none of '" + name + ".weight', '" + name +
+                  ".qweight' (AutoGPTQ), '" + name +
+                  ".weight_packed' (compressed-tensors) found in " +
+                  checkpoint.searched());
+    source = tied;
+  }
+  return quantizeDense(checkpoint.view(source), weight,
+                       "checkpoint '" + checkpoint.dir() + "': tensor '" +
+                           source + "'");
+}
+
+std::vector<uint8_t> checkpointTensor(const ModelCheckpoint &checkpoint,
+                                      const TensorSpec &tensor) {
+  std::string source = tensor.name;
+  if (!checkpoint.contains(source)) {
+    std::string tied = tiedSource(checkpoint, source);
+    if (!tied.empty())
+      source = tied;
+  }
+  TensorView view = checkpoint.view(source); // throws naming the files
+  const std::string what =
+      "checkpoint '" + checkpoint.dir() + "': tensor '" + source + "'";
+  if (view.info->shape != tensor.shape)
+    throw Error(what + ": shape " + shapeText(view.info->shape) +
+                ", expected " + shapeText(tensor.shape) +
+                " for artifact tensor '" + tensor.name + "'");
+  return convertDense(view.info->dtype, view.data, view.info->numElements(),
+                      tensor.dtype, what);
+}
+
+void checkModelAgainstConfig(const Artifact &artifact,
+                             const ModelCheckpoint &checkpoint) {
+  const ModelInfo &model = artifact.model;
+  const CheckpointConfig &config = checkpoint.config();
+  auto agree = [&](const char *artifactField, int64_t artifactValue,
+                   const char *configField, int64_t configValue) {
+    if (artifactValue > 0 && configValue > 0 && artifactValue != configValue)
+      throw Error("artifact '" + artifact.source + "' model." + artifactField +
+                  " = " + std::to_string(artifactValue) + " but '" +
+                  checkpoint.dir() + "/config.json' has " + configField +
+                  " = " + std::to_string(configValue) +
+                  "; compile the artifact from this checkpoint's config");
+  };
+  agree("vocab_size", model.vocabSize, "vocab_size", config.vocabSize);
+  agree("hidden_size", model.hiddenSize, "hidden_size", config.hiddenSize);
+  agree("num_layers", model.numLayers, "num_hidden_layers", config.numLayers);
+  agree("num_heads", model.numHeads, "num_attention_heads", config.numHeads);
+  agree("num_kv_heads", model.numKvHeads, "num_key_value_heads",
+        config.numKvHeads);
+}
+
+void fillNormal(std::vector<float> &out, float scale, uint64_t seed) {
+  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  const size_t chunk = (out.size() + threads - 1) / threads;
+  std::vector<std::thread> workers;
+  for (unsigned t = 0; t < threads; ++t)
+    workers.emplace_back([&, t] {
+      std::mt19937_64 rng(seed * 7919 + t);
+      std::normal_distribution<float> dist(0.0f, 1.0f);
+      const size_t end = std::min(out.size(), (t + 1) * chunk);
+      for (size_t i = t * chunk; i < end; ++i)
+        out[i] = dist(rng) * scale;
+    });
+  for (std::thread &worker : workers)
+    worker.join();
+}
+
+format::TensorMap randomWeight(const WeightSpec &spec, uint64_t seed) {
+  std::vector<float> w(static_cast<size_t>(spec.n * spec.k));
+  fillNormal(w, 0.02f, seed);
+  std::vector<float> table;
+  format::QuantizeOptions options;
+  if (spec.encodingAttr.format == format::ElementFormat::Codebook &&
+      spec.encodingAttr.table.empty()) {
+    // A named table: any sorted set of distinct values will do, rounded to
+    // the table's type (f16 tables hold f16 values).
+    const int entries = 1 << spec.encodingAttr.indexBits;
+    for (int i = 0; i < entries; ++i)
+      table.push_back(format::roundToScalarType(
+          -1.0f + 2.0f * i / (entries - 1), spec.encodingAttr.tableType));
+    options.table = table.data();
+  }
+  std::vector<int32_t> gIdx;
+  if (spec.encodingAttr.actOrder) {
+    // GPTQ desc_act: columns visited in a random order, each run of `group`
+    // of them one group, so g_idx is a shuffled k / group.
+    std::vector<int32_t> order(static_cast<size_t>(spec.k));
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin(), order.end(), std::mt19937_64(seed + 1));
+    gIdx.resize(order.size());
+    for (int64_t j = 0; j < spec.k; ++j)
+      gIdx[order[j]] = static_cast<int32_t>(j / spec.encodingAttr.groupSize);
+    options.gIdx = gIdx.data();
+  }
+  format::TensorMap components;
+  std::string error;
+  if (!format::quantizeRTN(spec.encodingAttr, w.data(), spec.n, spec.k,
+                           components, error, options))
+    throw Error("quantizing random weights for '" + spec.name + "': " + error);
+  return components;
+}
+
+std::vector<uint8_t> randomTensor(const TensorSpec &tensor, uint64_t seed) {
+  uint64_t count = 1;
+  for (int64_t extent : tensor.shape)
+    count *= static_cast<uint64_t>(extent);
+  std::vector<float> values(count);
+  fillNormal(values, 0.02f, seed);
+  const std::string suffix = "norm.weight";
+  const bool isNorm =
+      tensor.name.size() >= suffix.size() &&
+      tensor.name.compare(tensor.name.size() - suffix.size(), suffix.size(),
+                          suffix) == 0;
+  if (isNorm)
+    for (float &v : values)
+      v += 1.0f;
+  return convertDense(DType::F32, reinterpret_cast<const uint8_t *>(
+                                      values.data()),
+                      count, tensor.dtype,
+                      "random tensor '" + tensor.name + "'");
+}
+
+void writePackedCheckpoint(const Artifact &artifact,
+                           const ModelCheckpoint &checkpoint,
+                           const std::string &outDir) {
+  writeQuantizedCheckpoint(checkpoint, /*weights=*/{},
+                           CheckpointFormat::QfusePacked, outDir, &artifact,
+                           /*overwrite=*/true);
+}
+
+} // namespace qfuse::runtime

@@ -1,0 +1,608 @@
+//===- Executor.cpp - Runs an artifact's plans on one GPU -----------------===//
+
+#include "qfuse/runtime/device/Executor.h"
+
+#include "qfuse/runtime/Error.h"
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <string_view>
+
+namespace qfuse::runtime {
+namespace {
+
+/// Default dynamic shared memory a kernel may use without opting in.
+constexpr int64_t kDefaultDynamicShared = 48 * 1024;
+
+std::string componentText(const std::pair<std::string, std::string> &key) {
+  return "weight '" + key.first + "' component '" + key.second + "'";
+}
+
+} // namespace
+
+Executor::Executor(const Artifact &artifact, const cuda::Context &context)
+    : artifact_(artifact), context_(context) {
+  context_.makeCurrent();
+  cuda::checkTarget(artifact_.target, context_);
+
+  int64_t biasRows = 0; // the most rows a gemm step adds a bias to
+  bool hasGemm = false;
+  for (const Plan &plan : artifact_.plans)
+    for (const Step &step : plan.steps) {
+      for (const Arg &arg : step.args) {
+        if (arg.kind == Arg::Kind::Weight)
+          usedComponents_.emplace(arg.name, arg.component);
+        else if (arg.kind == Arg::Kind::Tensor)
+          usedTensors_.insert(arg.name);
+      }
+      if (step.kind != Step::Kind::Gemm)
+        continue;
+      hasGemm = true;
+      // A dense f16 weight is one component: the matrix as stored.
+      usedComponents_.emplace(step.gemm.weight, format::kCodes);
+      if (!step.gemm.bias.empty()) {
+        usedTensors_.insert(step.gemm.bias);
+        biasRows = std::max(
+            biasRows, artifact_.findBuffer(step.gemm.x)->extent(0, plan.batch));
+      }
+    }
+  if (hasGemm)
+    cublas_ = std::make_unique<cuda::Cublas>();
+  if (biasRows > 0) {
+    std::vector<uint16_t> ones(static_cast<size_t>(biasRows), 0x3C00); // 1.0
+    ones_ = cuda::DeviceBuffer(ones.size() * 2, "gemm bias ones");
+    ones_.upload(ones.data(), ones.size() * 2);
+  }
+
+  const int maxSharedOptIn =
+      context_.attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+  kernels_.reserve(artifact_.kernels.size());
+  std::vector<size_t> codeHashes;
+  for (size_t i = 0; i < artifact_.kernels.size(); ++i) {
+    const Kernel &kernel = artifact_.kernels[i];
+    LoadedKernel loaded;
+    codeHashes.push_back(
+        std::hash<std::string_view>()(kernel.ptx) ^
+        (std::hash<std::string_view>()(std::string_view(
+             reinterpret_cast<const char *>(kernel.cubin.data()),
+             kernel.cubin.size())) *
+         31));
+    for (size_t j = 0; j < i && !loaded.module; ++j)
+      if (codeHashes[j] == codeHashes[i] &&
+          artifact_.kernels[j].ptx == kernel.ptx &&
+          artifact_.kernels[j].cubin == kernel.cubin)
+        loaded.module = kernels_[j].module;
+    if (!loaded.module)
+      loaded.module = std::make_shared<cuda::Module>(
+          cuda::Module::load(kernel, artifact_.target, context_));
+    loaded.function = loaded.module->function(kernel.name);
+
+    // What the plans ask of this kernel, against what the device allows.
+    int64_t maxDynamic = 0, maxThreads = 0;
+    for (const Plan &plan : artifact_.plans)
+      for (const Step &step : plan.steps)
+        if (step.kind == Step::Kind::Launch && step.kernelIndex == i) {
+          maxDynamic = std::max<int64_t>(maxDynamic, step.sharedBytes);
+          maxThreads =
+              std::max<int64_t>(maxThreads, int64_t(step.block[0]) *
+                                                step.block[1] * step.block[2]);
+        }
+    int staticShared = 0, functionMaxThreads = 0;
+    QFUSE_CU_CTX(cuFuncGetAttribute(&staticShared,
+                                    CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+                                    loaded.function),
+                 "querying kernel '" + kernel.name + "'");
+    QFUSE_CU_CTX(cuFuncGetAttribute(&functionMaxThreads,
+                                    CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+                                    loaded.function),
+                 "querying kernel '" + kernel.name + "'");
+    if (staticShared + maxDynamic > maxSharedOptIn)
+      fail("kernel '" + kernel.name + "' needs " +
+           std::to_string(staticShared) + " bytes of static and " +
+           std::to_string(maxDynamic) +
+           " of dynamic shared memory, more than " + context_.describe() +
+           " allows per block (" + std::to_string(maxSharedOptIn) + ")");
+    if (maxThreads > functionMaxThreads)
+      fail("kernel '" + kernel.name + "' is launched with " +
+           std::to_string(maxThreads) +
+           " threads per block but, as compiled "
+           "for " +
+           context_.describe() + ", allows at most " +
+           std::to_string(functionMaxThreads));
+    if (maxDynamic > kDefaultDynamicShared)
+      QFUSE_CU_CTX(
+          cuFuncSetAttribute(loaded.function,
+                             CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                             static_cast<int>(maxDynamic)),
+          "raising the dynamic shared memory of kernel '" + kernel.name + "'");
+    kernels_.push_back(std::move(loaded));
+  }
+}
+
+Executor::~Executor() {
+  // Graphs and buffers go before the modules they reference.
+  instances_.clear();
+  state_.clear();
+}
+
+void Executor::fail(const std::string &what) const {
+  throw Error("artifact '" + artifact_.source + "': " + what);
+}
+
+bool Executor::loadedFromCubin(const std::string &name) const {
+  const Kernel *kernel = artifact_.findKernel(name);
+  if (!kernel)
+    fail("no kernel '" + name + "'");
+  return kernels_[static_cast<size_t>(kernel - artifact_.kernels.data())]
+      .module->fromCubin();
+}
+
+size_t Executor::numModules() const {
+  std::set<const cuda::Module *> modules;
+  for (const LoadedKernel &kernel : kernels_)
+    modules.insert(kernel.module.get());
+  return modules.size();
+}
+
+//===----------------------------------------------------------------------===//
+// Weights and tensors
+//===----------------------------------------------------------------------===//
+
+void Executor::bindWeightComponent(const std::string &weight,
+                                   const std::string &component,
+                                   const void *data, size_t size) {
+  auto key = std::make_pair(weight, component);
+  if (!artifact_.findWeight(weight))
+    fail("cannot bind weight '" + weight + "': not declared in 'weights'");
+  if (!usedComponents_.count(key))
+    fail("cannot bind " + componentText(key) + ": no plan step reads it");
+  if (size == 0)
+    fail("cannot bind " + componentText(key) + ": no data");
+  // Whole 16-byte units, zero past the data: the tensor-core kernel copies
+  // scales and zero points as the aligned 32-bit words that hold them, and
+  // with 1-byte entries the last word may reach past the component.
+  const size_t padded = (size + 15) / 16 * 16;
+  cuda::DeviceBuffer buffer(padded, weight + "." + component);
+  if (padded != size) {
+    std::vector<uint8_t> bytes(padded, 0);
+    std::memcpy(bytes.data(), data, size);
+    buffer.upload(bytes.data(), padded);
+  } else {
+    buffer.upload(data, size);
+  }
+  bindWeightComponent(weight, component, std::move(buffer));
+}
+
+void Executor::bindWeightComponent(const std::string &weight,
+                                   const std::string &component,
+                                   cuda::DeviceBuffer buffer) {
+  auto key = std::make_pair(weight, component);
+  if (!usedComponents_.count(key))
+    fail("cannot bind " + componentText(key) + ": no plan step reads it");
+  if (buffer.empty())
+    fail("cannot bind " + componentText(key) + " to an empty buffer");
+  components_[key] = buffer.ptr();
+  ownedComponents_[key] = std::move(buffer);
+  dropGraphs();
+}
+
+void Executor::bindWeightComponent(const std::string &weight,
+                                   const std::string &component,
+                                   CUdeviceptr ptr) {
+  auto key = std::make_pair(weight, component);
+  if (!usedComponents_.count(key))
+    fail("cannot bind " + componentText(key) + ": no plan step reads it");
+  if (ptr == 0)
+    fail("cannot bind " + componentText(key) + " to a null pointer");
+  components_[key] = ptr;
+  dropGraphs();
+}
+
+void Executor::bindTensor(const std::string &name, const void *data,
+                          size_t size) {
+  const TensorSpec *spec = artifact_.findTensor(name);
+  if (!spec)
+    fail("cannot bind tensor '" + name + "': not declared in 'tensors'");
+  if (size != spec->numBytes())
+    fail("tensor '" + name + "' is given " + std::to_string(size) +
+         " bytes; its shape and dtype need " +
+         std::to_string(spec->numBytes()));
+  cuda::DeviceBuffer buffer(size, name);
+  buffer.upload(data, size);
+  tensors_[name] = std::move(buffer);
+  dropGraphs();
+}
+
+void Executor::bindRowMajorWeight(const WeightSpec &weight,
+                                  const RowMajorViews &raw,
+                                  const std::string &origin) {
+  checkRowMajorComponents(weight, raw, origin);
+  bool used = false;
+  for (const auto &key : usedComponents_)
+    used |= key.first == weight.name;
+  if (!used)
+    return;
+  // row_major without act_order is the checkpoint's order: no repack.
+  if (needsNoRepack(weight)) {
+    for (const format::ComponentSpec &spec : weight.components)
+      if (usedComponents_.count({weight.name, spec.name}))
+        bindWeightComponent(weight.name, spec.name, raw.at(spec.name).data,
+                            raw.at(spec.name).size);
+    return;
+  }
+  // The kernel's layout: qfuse_format repacks (a copy) from row_major.
+  format::TensorMap packed = packForLayout(weight, raw, origin);
+  for (const auto &[name, tensor] : packed)
+    if (usedComponents_.count({weight.name, name}))
+      bindWeightComponent(weight.name, name, tensor.data.data(),
+                          tensor.data.size());
+}
+
+void Executor::bindWeight(const std::string &name,
+                          const format::TensorMap &components) {
+  const std::string origin = "artifact '" + artifact_.source + "'";
+  std::vector<const WeightSpec *> entries =
+      weightEntriesFor(artifact_, name, origin);
+  for (const auto &[component, tensor] : components)
+    if (!entries.front()->findComponent(component))
+      fail("weight '" + name + "' (" + entries.front()->encoding +
+           ") has no component '" + component + "'");
+  const RowMajorViews raw = viewsOf(components);
+  for (const WeightSpec *weight : entries)
+    bindRowMajorWeight(*weight, raw, origin);
+}
+
+std::set<std::string> Executor::usedWeightSources() const {
+  std::set<std::string> sources;
+  for (const auto &key : usedComponents_)
+    sources.insert(artifact_.findWeight(key.first)->checkpointName());
+  return sources;
+}
+
+void Executor::loadWeights(const SafetensorsFile &file) {
+  const std::string origin = "safetensors '" + file.path() + "'";
+  for (const std::string &name : usedTensors_) {
+    const TensorSpec &spec = *artifact_.findTensor(name);
+    const TensorInfo &info = file.info(name);
+    if (info.dtype != spec.dtype || info.shape != spec.shape)
+      throw Error(origin + ": tensor '" + name + "' is " +
+                  std::string(safetensorsName(info.dtype)) +
+                  " of another shape than the artifact's " +
+                  std::string(artifactName(spec.dtype)) + " tensor");
+    TensorView view = file.view(info);
+    bindTensor(name, view.data, view.size);
+  }
+  // One read of each checkpoint tensor fills every layout it is packed in.
+  for (const std::string &source : usedWeightSources()) {
+    std::vector<const WeightSpec *> entries =
+        artifact_.weightsPackedFrom(source);
+    RowMajorViews raw;
+    for (const format::ComponentSpec &spec : entries.front()->components) {
+      TensorView view = file.view(source + "." + spec.name);
+      raw[spec.name] = {std::string(safetensorsName(view.info->dtype)),
+                        view.info->shape, view.data, view.size};
+    }
+    for (const WeightSpec *weight : entries)
+      bindRowMajorWeight(*weight, raw, origin);
+  }
+}
+
+CUdeviceptr Executor::componentPointer(const std::string &weight,
+                                       const std::string &component) const {
+  auto it = components_.find({weight, component});
+  return it == components_.end() ? 0 : it->second;
+}
+
+size_t Executor::componentBytes(const std::string &weight,
+                                const std::string &component) const {
+  auto it = ownedComponents_.find({weight, component});
+  return it == ownedComponents_.end() ? 0 : it->second.size();
+}
+
+std::vector<std::string> Executor::unboundArguments() const {
+  std::vector<std::string> missing;
+  for (const auto &key : usedComponents_)
+    if (!components_.count(key))
+      missing.push_back(componentText(key));
+  for (const std::string &name : usedTensors_)
+    if (!tensors_.count(name))
+      missing.push_back("tensor '" + name + "'");
+  return missing;
+}
+
+//===----------------------------------------------------------------------===//
+// Buffers and plans
+//===----------------------------------------------------------------------===//
+
+Executor::Instance &Executor::instance(int64_t batch) {
+  artifact_.plan(batch); // throws listing the compiled batch sizes
+  auto it = instances_.find(batch);
+  if (it == instances_.end())
+    fail("buffers for batch " + std::to_string(batch) +
+         " are not allocated (call allocate first)");
+  return *it->second;
+}
+
+void Executor::allocateState() {
+  if (stateAllocated_)
+    return;
+  for (const BufferSpec &spec : artifact_.buffers) {
+    if (!spec.state)
+      continue;
+    cuda::DeviceBuffer buffer(spec.numBytes(1), spec.name + " (state)");
+    // Zeroed once, here: later runs keep what the plans wrote. The legacy
+    // stream, synchronized, so no later stream can see the buffer unzeroed.
+    QFUSE_CU_CTX(cuMemsetD8Async(buffer.ptr(), 0, buffer.size(), nullptr),
+                 "zeroing state buffer '" + spec.name + "'");
+    state_.emplace(spec.name, std::move(buffer));
+  }
+  QFUSE_CU_CTX(cuStreamSynchronize(nullptr), "zeroing the state buffers");
+  stateAllocated_ = true;
+}
+
+void Executor::allocate(int64_t batch) {
+  artifact_.plan(batch);
+  allocateState();
+  if (instances_.count(batch))
+    return;
+  auto created = std::make_unique<Instance>();
+  for (const BufferSpec &spec : artifact_.buffers)
+    if (!spec.state)
+      created->buffers.emplace(
+          spec.name, cuda::DeviceBuffer(spec.numBytes(batch),
+                                        spec.name + " (batch " +
+                                            std::to_string(batch) + ")"));
+  instances_.emplace(batch, std::move(created));
+}
+
+cuda::DeviceBuffer &Executor::bufferOf(const std::string &name,
+                                       Instance &instance) {
+  auto it = instance.buffers.find(name);
+  if (it != instance.buffers.end())
+    return it->second;
+  auto state = state_.find(name);
+  if (state != state_.end())
+    return state->second;
+  fail("no buffer '" + name + "' (not declared in 'buffers')");
+}
+
+cuda::DeviceBuffer &Executor::buffer(int64_t batch, const std::string &name) {
+  return bufferOf(name, instance(batch));
+}
+
+cuda::DeviceBuffer &Executor::stateBuffer(const std::string &name) {
+  allocateState();
+  auto it = state_.find(name);
+  if (it == state_.end())
+    fail("no state buffer '" + name + "'");
+  return it->second;
+}
+
+size_t Executor::stateBytes() const {
+  size_t total = 0;
+  for (const auto &entry : state_)
+    total += entry.second.size();
+  return total;
+}
+
+void Executor::resetState(CUstream stream) {
+  allocateState();
+  for (auto &entry : state_)
+    entry.second.zero(stream);
+}
+
+size_t Executor::bufferBytes(int64_t batch) const {
+  auto it = instances_.find(batch);
+  if (it == instances_.end())
+    return 0;
+  size_t total = 0;
+  for (const auto &entry : it->second->buffers)
+    total += entry.second.size();
+  return total;
+}
+
+void Executor::requireBound(const Plan &plan) const {
+  std::vector<std::string> missing = unboundArguments();
+  if (missing.empty())
+    return;
+  std::string list;
+  for (const std::string &item : missing)
+    list += (list.empty() ? "" : ", ") + item;
+  fail("the plan for batch " + std::to_string(plan.batch) +
+       " reads unbound arguments: " + list);
+}
+
+CUdeviceptr Executor::argumentPointer(const Arg &arg, Instance &instance) {
+  switch (arg.kind) {
+  case Arg::Kind::Buffer:
+    if (overrides_) {
+      auto it = overrides_->find(arg.name);
+      if (it != overrides_->end())
+        return it->second;
+    }
+    return bufferOf(arg.name, instance).ptr();
+  case Arg::Kind::Weight:
+    return components_.at({arg.name, arg.component});
+  case Arg::Kind::Tensor:
+    return tensors_.at(arg.name).ptr();
+  default:
+    return 0;
+  }
+}
+
+void Executor::enqueue(const Plan &plan, Instance &instance, CUstream stream) {
+  for (size_t s = 0; s < plan.steps.size(); ++s)
+    enqueueStep(plan, s, instance, stream);
+}
+
+void Executor::enqueueStep(const Plan &plan, size_t s, Instance &instance,
+                           CUstream stream) {
+  const Step &step = plan.steps[s];
+  // Only built when a call fails.
+  auto where = [&] {
+    return "running the plan for batch " + std::to_string(plan.batch) +
+           ", step " + std::to_string(s);
+  };
+  if (step.kind == Step::Kind::Memset) {
+    cuda::DeviceBuffer &target = bufferOf(step.target, instance);
+    QFUSE_CU_CTX(cuMemsetD8Async(target.ptr(), 0, target.size(), stream),
+                 where() + " (memset '" + step.target + "')");
+    return;
+  }
+  if (step.kind == Step::Kind::Gemm) {
+    enqueueGemm(plan, step, instance, stream, where());
+    return;
+  }
+  // One 8-byte slot per argument; cuLaunchKernel copies the values out.
+  std::vector<uint64_t> slots(step.args.size(), 0);
+  std::vector<void *> params(step.args.size());
+  for (size_t a = 0; a < step.args.size(); ++a) {
+    const Arg &arg = step.args[a];
+    void *slot = &slots[a];
+    switch (arg.kind) {
+    case Arg::Kind::I32: {
+      int32_t value = static_cast<int32_t>(arg.intValue);
+      std::memcpy(slot, &value, sizeof(value));
+      break;
+    }
+    case Arg::Kind::I64:
+      std::memcpy(slot, &arg.intValue, sizeof(arg.intValue));
+      break;
+    case Arg::Kind::F32:
+      std::memcpy(slot, &arg.floatValue, sizeof(arg.floatValue));
+      break;
+    default: {
+      CUdeviceptr ptr = argumentPointer(arg, instance);
+      std::memcpy(slot, &ptr, sizeof(ptr));
+      break;
+    }
+    }
+    params[a] = slot;
+  }
+  QFUSE_CU_CTX(cuLaunchKernel(kernels_[step.kernelIndex].function,
+                              step.grid[0], step.grid[1], step.grid[2],
+                              step.block[0], step.block[1], step.block[2],
+                              step.sharedBytes, stream, params.data(),
+                              nullptr),
+               where() + " (launch '" + step.target + "')");
+}
+
+cuda::Graph Executor::makePartialGraph(
+    int64_t batch, CUstream stream, const std::function<bool(size_t)> &keep) {
+  const Plan &plan = artifact_.plan(batch);
+  requireBound(plan);
+  allocate(batch);
+  prepareCublas(stream);
+  Instance &target = instance(batch);
+  return cuda::Graph::capture(stream, [&] {
+    for (size_t s = 0; s < plan.steps.size(); ++s)
+      if (keep(s))
+        enqueueStep(plan, s, target, stream);
+  });
+}
+
+void Executor::enqueueGemm(const Plan &plan, const Step &step,
+                           Instance &instance, CUstream stream,
+                           const std::string &where) {
+  const GemmStep &gemm = step.gemm;
+  const WeightSpec &weight = *artifact_.findWeight(gemm.weight);
+  const int m = static_cast<int>(
+      artifact_.findBuffer(gemm.x)->extent(0, plan.batch));
+  const int n = static_cast<int>(weight.n), k = static_cast<int>(weight.k);
+  CUdeviceptr y = bufferOf(gemm.y, instance).ptr();
+  // y = residual (+ bias) + x W^T: each term lands on y in turn, and the
+  // product accumulates with beta = 1 onto what is already there.
+  float beta = 0.0f;
+  if (!gemm.residual.empty()) {
+    const size_t bytes = size_t(m) * size_t(n) * 2;
+    QFUSE_CU_CTX(cuMemcpyDtoDAsync(y, bufferOf(gemm.residual, instance).ptr(),
+                                   bytes, stream),
+                 where + " (gemm '" + gemm.weight + "': copying residual '" +
+                     gemm.residual + "' into '" + gemm.y + "')");
+    beta = 1.0f;
+  }
+  if (!gemm.bias.empty()) {
+    cublas_->addRowBroadcastF16(y, tensors_.at(gemm.bias).ptr(), ones_.ptr(),
+                                m, n, beta);
+    beta = 1.0f;
+  }
+  cublas_->gemmF16RowMajor(y, bufferOf(gemm.x, instance).ptr(),
+                           components_.at({gemm.weight, format::kCodes}), m, n,
+                           k, beta);
+}
+
+void Executor::prepareCublas(CUstream stream) {
+  if (!cublas_ || (cublasStreamSet_ && cublasStream_ == stream))
+    return;
+  cublas_->setStream(stream);
+  cublasStream_ = stream;
+  cublasStreamSet_ = true;
+}
+
+void Executor::run(int64_t batch, CUstream stream) {
+  const Plan &plan = artifact_.plan(batch);
+  requireBound(plan);
+  allocate(batch);
+  prepareCublas(stream);
+  enqueue(plan, instance(batch), stream);
+}
+
+void Executor::runSteps(int64_t batch, size_t first, size_t last,
+                        CUstream stream,
+                        const std::map<std::string, CUdeviceptr> &overrides) {
+  const Plan &plan = artifact_.plan(batch);
+  if (first > last || last > plan.steps.size())
+    fail("steps [" + std::to_string(first) + ", " + std::to_string(last) +
+         ") are outside the plan for batch " + std::to_string(batch) + " (" +
+         std::to_string(plan.steps.size()) + " steps)");
+  requireBound(plan);
+  allocate(batch);
+  prepareCublas(stream);
+  Instance &target = instance(batch);
+  overrides_ = &overrides;
+  try {
+    for (size_t s = first; s < last; ++s)
+      enqueueStep(plan, s, target, stream);
+  } catch (...) {
+    overrides_ = nullptr;
+    throw;
+  }
+  overrides_ = nullptr;
+}
+
+cuda::Graph Executor::makeGraph(int64_t batch, CUstream stream) {
+  const Plan &plan = artifact_.plan(batch);
+  requireBound(plan);
+  allocate(batch);
+  prepareCublas(stream);
+  Instance &target = instance(batch);
+  return cuda::Graph::capture(stream, [&] { enqueue(plan, target, stream); });
+}
+
+void Executor::capture(int64_t batch, CUstream stream) {
+  allocate(batch);
+  instance(batch).graph = cuda::Graph(); // release the old one first
+  cuda::Graph graph = makeGraph(batch, stream);
+  instance(batch).graph = std::move(graph);
+}
+
+bool Executor::hasGraph(int64_t batch) const {
+  auto it = instances_.find(batch);
+  return it != instances_.end() && !it->second->graph.empty();
+}
+
+void Executor::replay(int64_t batch, CUstream stream) {
+  Instance &target = instance(batch);
+  if (target.graph.empty())
+    fail("no captured graph for batch " + std::to_string(batch) +
+         " (call capture first)");
+  target.graph.launch(stream);
+}
+
+void Executor::dropGraphs() {
+  for (auto &entry : instances_)
+    entry.second->graph = cuda::Graph();
+}
+
+} // namespace qfuse::runtime

@@ -1,0 +1,247 @@
+//===- Generator.cpp - Token generation over a model artifact -------------===//
+
+#include "qfuse/runtime/device/Generator.h"
+
+#include "qfuse/format/Numerics.h"
+#include "qfuse/runtime/Error.h"
+
+#include <algorithm>
+
+namespace qfuse::runtime {
+namespace {
+
+constexpr const char *kInputIds = "input_ids";
+constexpr const char *kPositions = "positions";
+constexpr const char *kNextToken = "next_token";
+constexpr const char *kLogits = "logits";
+
+std::string dimsText(const BufferSpec &spec) {
+  std::string text = "[";
+  for (size_t i = 0; i < spec.shape.size(); ++i)
+    text += (i ? ", " : "") + (spec.shape[i].isBatch
+                                   ? std::string("M")
+                                   : std::to_string(spec.shape[i].value));
+  return text + "] " + std::string(artifactName(spec.dtype));
+}
+
+} // namespace
+
+Generator::Generator(Executor &executor, CUstream stream)
+    : executor_(executor), stream_(stream) {
+  const Artifact &artifact = executor.artifact();
+  auto fail = [&](const std::string &what) {
+    throw Error("artifact '" + artifact.source + "' as a model: " + what +
+                " (docs/decode-model.md)");
+  };
+  if (!artifact.model.present || artifact.model.maxSeq <= 0 ||
+      artifact.model.vocabSize <= 0)
+    fail("needs a \"model\" object with max_seq and vocab_size");
+  maxSeq_ = artifact.model.maxSeq;
+  vocab_ = artifact.model.vocabSize;
+
+  // Each contract buffer: [M] (or [M, vocab]) of its dtype, per plan.
+  auto expect = [&](const char *name, DType dtype, bool withVocab) {
+    const BufferSpec *spec = artifact.findBuffer(name);
+    if (!spec)
+      fail(std::string("no buffer '") + name + "'");
+    const bool shapeOk =
+        !spec->state && spec->dtype == dtype &&
+        spec->shape.size() == (withVocab ? 2u : 1u) && spec->shape[0].isBatch &&
+        (!withVocab ||
+         (!spec->shape[1].isBatch && spec->shape[1].value == vocab_));
+    if (!shapeOk)
+      fail(std::string("buffer '") + name + "' is " + dimsText(*spec) +
+           (spec->state ? " (state)" : "") + ", expected [M" +
+           (withVocab ? ", " + std::to_string(vocab_) : std::string()) + "] " +
+           std::string(artifactName(dtype)));
+  };
+  expect(kInputIds, DType::I32, false);
+  expect(kPositions, DType::I32, false);
+  expect(kNextToken, DType::I32, false);
+  expect(kLogits, DType::F16, true);
+  if (!artifact.findPlan(1))
+    fail("no plan for batch 1 (decode steps run it)");
+  for (const Plan &plan : artifact.plans)
+    batches_.push_back(plan.batch);
+  std::sort(batches_.begin(), batches_.end());
+  prefillBatch_ = batches_.back();
+  for (int64_t batch : batches_)
+    executor_.allocate(batch);
+}
+
+void Generator::reset() { executor_.resetState(stream_); }
+
+std::vector<std::pair<int64_t, int64_t>>
+Generator::prefillChunks(int64_t count) const {
+  std::vector<std::pair<int64_t, int64_t>> chunks;
+  int64_t position = 0;
+  while (position < count) {
+    const int64_t remaining = count - position;
+    int64_t batch = 0, real = 0;
+    if (remaining >= prefillBatch_) {
+      batch = real = prefillBatch_;
+    } else {
+      // The smallest plan that takes the rest in one go, padded, as long as
+      // its padding rows stay inside the caches (positions < max_seq)...
+      for (int64_t b : batches_)
+        if (b >= remaining && position + b <= maxSeq_) {
+          batch = b;
+          real = remaining;
+          break;
+        }
+      // ...else the largest plan that needs no padding (batch 1 always
+      // exists, so this ends).
+      if (batch == 0)
+        for (int64_t b : batches_)
+          if (b <= remaining)
+            batch = real = b;
+    }
+    chunks.emplace_back(batch, real);
+    position += real;
+  }
+  return chunks;
+}
+
+void Generator::copyLogitsRow(int64_t batch, int64_t row,
+                              std::vector<float> &out) {
+  QFUSE_CU_CTX(cuStreamSynchronize(stream_), "waiting for the logits");
+  std::vector<uint16_t> half(static_cast<size_t>(vocab_));
+  executor_.buffer(batch, kLogits)
+      .download(half.data(), half.size() * 2,
+                static_cast<size_t>(row * vocab_ * 2));
+  out.resize(half.size());
+  for (size_t i = 0; i < half.size(); ++i)
+    out[i] = format::halfToFloat(half[i]);
+}
+
+Generation Generator::generate(const std::vector<int32_t> &prompt,
+                               int64_t maxNewTokens,
+                               const GenerateOptions &options) {
+  const std::string what = "generate";
+  const int64_t promptTokens = static_cast<int64_t>(prompt.size());
+  if (prompt.empty())
+    throw Error(what + ": the prompt is empty (at least one token id)");
+  if (maxNewTokens < 1)
+    throw Error(what + ": max_new_tokens is " + std::to_string(maxNewTokens) +
+                ", expected at least 1");
+  if (promptTokens + maxNewTokens > maxSeq_)
+    throw Error(what + ": a prompt of " + std::to_string(promptTokens) +
+                " tokens plus " + std::to_string(maxNewTokens) +
+                " new tokens exceeds the artifact's max_seq " +
+                std::to_string(maxSeq_));
+  for (size_t i = 0; i < prompt.size(); ++i)
+    if (prompt[i] < 0 || prompt[i] >= vocab_)
+      throw Error(what + ": prompt token " + std::to_string(i) + " is " +
+                  std::to_string(prompt[i]) + ", outside the vocabulary [0, " +
+                  std::to_string(vocab_) + ")");
+
+  // Host staging in pinned memory, so every copy below is asynchronous.
+  // Prefill: each chunk's ids and positions, padded to its plan's batch.
+  // A padding row sits at a position past the prompt with token 0. That is
+  // safe: attention is causal, so no real row reads a later row, and a
+  // padding row's cache entries (at positions >= the prompt length) are
+  // rewritten by the decode step at that position before any attention
+  // reads them (each step writes its cache row, then attends).
+  const auto chunks = prefillChunks(promptTokens);
+  int64_t staged = 0;
+  for (const auto &chunk : chunks)
+    staged += chunk.first;
+  cuda::PinnedBuffer ids(size_t(staged) * 4, "prefill input_ids");
+  cuda::PinnedBuffer positions(size_t(staged + maxNewTokens) * 4,
+                               "positions");
+  cuda::PinnedBuffer tokens(size_t(maxNewTokens) * 4, "generated tokens");
+  {
+    int64_t at = 0, position = 0;
+    for (const auto &[batch, real] : chunks) {
+      for (int64_t i = 0; i < batch; ++i) {
+        ids.as<int32_t>()[at + i] = i < real ? prompt[position + i] : 0;
+        positions.as<int32_t>()[at + i] = static_cast<int32_t>(position + i);
+      }
+      at += batch;
+      position += real;
+    }
+    // Decode step s (1-based) feeds token s - 1 at position prompt + s - 1.
+    for (int64_t s = 1; s < maxNewTokens; ++s)
+      positions.as<int32_t>()[staged + s] =
+          static_cast<int32_t>(promptTokens + s - 1);
+  }
+
+  Generation out;
+  out.promptTokens = promptTokens;
+  // Every plan this generation runs is a graph, captured once per binding
+  // of the weights (rebinding drops them): a prefill chunk is hundreds of
+  // launches, whose host-side cost a replay does not pay again. Captured
+  // before anything is queued on the stream.
+  if (!executor_.hasGraph(1))
+    executor_.capture(1, stream_);
+  for (const auto &chunk : chunks)
+    if (!executor_.hasGraph(chunk.first))
+      executor_.capture(chunk.first, stream_);
+  reset();
+
+  auto copyIn = [&](int64_t batch, const char *buffer,
+                    const cuda::PinnedBuffer &host, int64_t at) {
+    QFUSE_CU_CTX(cuMemcpyHtoDAsync(executor_.buffer(batch, buffer).ptr(),
+                                   host.as<int32_t>() + at,
+                                   size_t(batch) * 4, stream_),
+                 std::string("copying ") + buffer + " to the device");
+  };
+  auto copyToken = [&](CUdeviceptr from, int64_t index) {
+    QFUSE_CU_CTX(cuMemcpyDtoHAsync(tokens.as<int32_t>() + index, from, 4,
+                                   stream_),
+                 "reading a generated token back");
+  };
+  // The next decode step's input is this step's output: a device copy, so
+  // no step waits for the host.
+  const CUdeviceptr decodeIds = executor_.buffer(1, kInputIds).ptr();
+  auto feed = [&](CUdeviceptr from) {
+    QFUSE_CU_CTX(cuMemcpyDtoDAsync(decodeIds, from, 4, stream_),
+                 "feeding the token to the decode step");
+  };
+
+  cuda::Event start, firstToken, end;
+  start.record(stream_);
+  int64_t at = 0;
+  for (const auto &[batch, real] : chunks) {
+    copyIn(batch, kInputIds, ids, at);
+    copyIn(batch, kPositions, positions, at);
+    executor_.replay(batch, stream_);
+    at += batch;
+  }
+  const auto [lastBatch, lastReal] = chunks.back();
+  const CUdeviceptr first =
+      executor_.buffer(lastBatch, kNextToken).ptr() + (lastReal - 1) * 4;
+  firstToken.record(stream_);
+  copyToken(first, 0);
+  if (options.keepLogits) {
+    out.logits.emplace_back();
+    copyLogitsRow(lastBatch, lastReal - 1, out.logits.back());
+  }
+  if (maxNewTokens > 1)
+    feed(first);
+
+  const CUdeviceptr decodeNext = executor_.buffer(1, kNextToken).ptr();
+  for (int64_t s = 1; s < maxNewTokens; ++s) {
+    copyIn(1, kPositions, positions, staged + s);
+    executor_.replay(1, stream_);
+    copyToken(decodeNext, s);
+    if (options.keepLogits) {
+      out.logits.emplace_back();
+      copyLogitsRow(1, 0, out.logits.back());
+    }
+    if (s + 1 < maxNewTokens)
+      feed(decodeNext);
+  }
+  end.record(stream_);
+  end.synchronize();
+
+  out.tokens.assign(tokens.as<int32_t>(), tokens.as<int32_t>() + maxNewTokens);
+  out.ttftMs = cuda::Event::elapsedMs(start, firstToken);
+  out.decodeMs = cuda::Event::elapsedMs(firstToken, end);
+  if (maxNewTokens > 1 && out.decodeMs > 0)
+    out.decodeTokensPerSecond =
+        double(maxNewTokens - 1) / (out.decodeMs / 1000.0);
+  return out;
+}
+
+} // namespace qfuse::runtime

@@ -1,0 +1,267 @@
+//===- Check.cpp - compiled plans against the C++ reference ----------------===//
+
+#include "qfuse/runtime/tooling/Check.h"
+
+#include "qfuse/format/Numerics.h"
+#include "qfuse/format/Packing.h"
+#include "qfuse/format/Reference.h"
+#include "qfuse/runtime/Error.h"
+#include "qfuse/runtime/checkpoint/WeightSources.h"
+#include "qfuse/runtime/tooling/ParallelReference.h"
+
+#include <algorithm>
+#include <cmath>
+#include <future>
+#include <numeric>
+#include <random>
+#include <set>
+#include <thread>
+
+namespace qfuse::runtime::check {
+
+namespace {
+
+/// The launch's operands when it is a matmul: x, the fused RMSNorm
+/// prologue's gamma tensor (`norm`) when present, and per output the
+/// weight, y and the silu_mul epilogue's up projection (`up_*`
+/// components). A grouped launch (qf-fuse-shared-input) has one output per
+/// member; member i > 0 binds `<name>.<i>`.
+struct MatmulLaunch {
+  struct Output {
+    std::string weight, y, upWeight;
+  };
+  std::string x, norm;
+  std::vector<Output> outputs;
+};
+
+/// The RMSNorm epsilon the check assumes. The compiler bakes eps into the
+/// kernel and the artifact does not record it; with activations uniform in
+/// [-1, 1] (mean square ~1/3) any eps <= 1e-4 moves the row scale by less
+/// than 3e-4 relative, far below kRelativeTolerance.
+constexpr double kAssumedNormEps = 1e-5;
+
+bool asMatmul(const Step &step, const Artifact &artifact, MatmulLaunch &out) {
+  if (step.kind == Step::Kind::Gemm) {
+    // Epilogues (bias, residual) are checked by their own tests.
+    if (!step.gemm.bias.empty() || !step.gemm.residual.empty())
+      return false;
+    out.x = step.gemm.x;
+    out.outputs = {{step.gemm.weight, step.gemm.y, ""}};
+    return true;
+  }
+  if (step.kind != Step::Kind::Launch)
+    return false;
+  const Kernel &kernel = artifact.kernels[step.kernelIndex];
+  for (size_t i = 0; i < step.args.size(); ++i) {
+    std::string param = kernel.params[i].name;
+    const Arg &arg = step.args[i];
+    size_t member = 0;
+    size_t dot = param.rfind('.');
+    if (dot != std::string::npos && dot + 1 < param.size() &&
+        std::all_of(param.begin() + dot + 1, param.end(),
+                    [](char c) { return c >= '0' && c <= '9'; })) {
+      member = std::stoul(param.substr(dot + 1));
+      param.resize(dot);
+    }
+    if (out.outputs.size() <= member)
+      out.outputs.resize(member + 1);
+    MatmulLaunch::Output &o = out.outputs[member];
+    if (param == "x")
+      out.x = arg.name;
+    else if (param == "y")
+      o.y = arg.name;
+    else if (param == "norm")
+      out.norm = arg.name;
+    else if (arg.kind == Arg::Kind::Weight && param.rfind("up_", 0) == 0)
+      o.upWeight = arg.name;
+    else if (arg.kind == Arg::Kind::Weight)
+      o.weight = arg.name;
+    else if (param == "bias" || param == "residual")
+      return false; // epilogues are checked by their own tests
+  }
+  return !out.x.empty() && !out.outputs.empty() &&
+         std::all_of(out.outputs.begin(), out.outputs.end(),
+                     [](const MatmulLaunch::Output &o) {
+                       return !o.y.empty() && !o.weight.empty();
+                     });
+}
+
+/// The 16-bit activation types the matmul kernels read and write.
+bool isActivationType(DType dtype) {
+  return dtype == DType::F16 || dtype == DType::BF16;
+}
+
+uint16_t toActivation(DType dtype, float value) {
+  return dtype == DType::BF16 ? format::floatToBFloat16(value)
+                              : format::floatToHalf(value);
+}
+
+float fromActivation(DType dtype, uint16_t bits) {
+  return dtype == DType::BF16 ? format::bfloat16ToFloat(bits)
+                              : format::halfToFloat(bits);
+}
+
+} // namespace
+
+std::map<std::string, format::TensorMap>
+bindRandomWeights(Executor &executor, uint64_t seed) {
+  // One random tensor per checkpoint tensor: the entries packed from it in
+  // several layouts (docs/artifact.md) must hold the same weight. Drawn and
+  // quantized concurrently (seeds by position, so the weights do not depend
+  // on the scheduling); bound here, on the executor's thread.
+  const std::set<std::string> used = executor.usedWeightSources();
+  const std::vector<std::string> sources(used.begin(), used.end());
+  std::vector<std::future<format::TensorMap>> drawn;
+  uint64_t index = 0;
+  for (const std::string &source : sources) {
+    const WeightSpec *spec =
+        executor.artifact().weightsPackedFrom(source).front();
+    drawn.push_back(std::async(std::launch::async, randomWeight,
+                               std::cref(*spec), seed + 1000 * ++index));
+  }
+  std::map<std::string, format::TensorMap> result;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    format::TensorMap components = drawn[i].get();
+    executor.bindWeight(sources[i], components);
+    result.emplace(sources[i], std::move(components));
+  }
+  return result;
+}
+
+std::vector<LaunchCheck>
+checkPlan(Executor &executor, int64_t batch, CUstream stream,
+          const std::map<std::string, format::TensorMap> &weights,
+          uint64_t seed) {
+  const Artifact &artifact = executor.artifact();
+  const Plan &plan = artifact.plan(batch);
+  executor.allocate(batch);
+
+  // Fresh activations for every buffer a step reads; NaN in every output.
+  std::map<std::string, std::vector<float>> host;
+  std::set<std::string> written;
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  // Every buffer a step writes: outputs are the parameters named y / out
+  // (y.<i> for grouped members), gemm outputs and memset targets. A matmul
+  // reading one of them is chained to an earlier launch and not checked
+  // here (whole models are checked against the reference decoder).
+  for (const Step &step : plan.steps) {
+    if (step.kind == Step::Kind::Gemm)
+      written.insert(step.gemm.y);
+    else if (step.kind == Step::Kind::Memset)
+      written.insert(step.target);
+    if (step.kind != Step::Kind::Launch)
+      continue;
+    const Kernel &kernel = artifact.kernels[step.kernelIndex];
+    for (size_t i = 0; i < step.args.size(); ++i) {
+      const std::string &param = kernel.params[i].name;
+      std::string base = param.substr(0, param.find('.'));
+      if (step.args[i].kind == Arg::Kind::Buffer &&
+          (base == "y" || base == "out"))
+        written.insert(step.args[i].name);
+    }
+  }
+  for (const BufferSpec &spec : artifact.buffers) {
+    cuda::DeviceBuffer &buffer = executor.buffer(batch, spec.name);
+    if (written.count(spec.name)) {
+      buffer.fill(0xFF, stream); // f16 and bf16 0xFFFF are NaNs
+      continue;
+    }
+    if (!isActivationType(spec.dtype))
+      continue;
+    std::vector<uint16_t> h(buffer.size() / 2);
+    std::vector<float> f(h.size());
+    for (size_t i = 0; i < h.size(); ++i) {
+      h[i] = toActivation(spec.dtype, dist(rng));
+      f[i] = fromActivation(spec.dtype, h[i]);
+    }
+    buffer.upload(h.data(), h.size() * 2);
+    host[spec.name] = std::move(f);
+  }
+  // RMSNorm gammas: f16 in [0.5, 1.5], like trained norm weights.
+  std::map<std::string, std::vector<float>> gammas;
+  std::uniform_real_distribution<float> gammaDist(0.5f, 1.5f);
+  for (const Step &step : plan.steps) {
+    MatmulLaunch mm;
+    if (!asMatmul(step, artifact, mm) || mm.norm.empty() ||
+        gammas.count(mm.norm))
+      continue;
+    const TensorSpec &spec = *artifact.findTensor(mm.norm);
+    if (spec.dtype != DType::F16)
+      throw Error("check: norm tensor '" + mm.norm + "' is not f16");
+    std::vector<uint16_t> h(spec.numBytes() / 2);
+    std::vector<float> f(h.size());
+    for (size_t i = 0; i < h.size(); ++i) {
+      h[i] = format::floatToHalf(gammaDist(rng));
+      f[i] = format::halfToFloat(h[i]);
+    }
+    executor.bindTensor(mm.norm, h.data(), h.size() * 2);
+    gammas[mm.norm] = std::move(f);
+  }
+  executor.run(batch, stream);
+  QFUSE_CU_CTX(cuStreamSynchronize(stream), "running the plan to check it");
+
+  std::vector<LaunchCheck> checks;
+  for (const Step &step : plan.steps) {
+    MatmulLaunch mm;
+    if (!asMatmul(step, artifact, mm))
+      continue;
+    const std::string kernelName =
+        step.kind == Step::Kind::Gemm
+            ? std::string("cublas gemm")
+            : artifact.kernels[step.kernelIndex].name;
+    auto xIt = host.find(mm.x);
+    if (xIt == host.end())
+      continue; // chained: its input is another launch's output
+    auto dequantized = [&](const std::string &name) {
+      const WeightSpec &w = *artifact.findWeight(name);
+      std::vector<float> dense;
+      std::string error;
+      if (!format::dequantize(w.encodingAttr, weights.at(w.checkpointName()), w.n, w.k,
+                              dense, error))
+        throw Error("check: dequantizing '" + name + "': " + error);
+      return dense;
+    };
+    const int64_t k = artifact.findWeight(mm.outputs.front().weight)->k;
+    // The fused prologue must see what a separate RMSNorm would write.
+    std::vector<float> x = xIt->second;
+    if (!mm.norm.empty())
+      x = format::referenceRMSNorm(x.data(), gammas.at(mm.norm).data(), batch,
+                                   k, kAssumedNormEps);
+    for (const MatmulLaunch::Output &o : mm.outputs) {
+      const WeightSpec &spec = *artifact.findWeight(o.weight);
+      std::vector<float> dense = dequantized(o.weight);
+      std::vector<float> up;
+      if (!o.upWeight.empty())
+        up = dequantized(o.upWeight);
+      std::vector<float> ref =
+          referenceOnAllCores(x.data(), dense.data(),
+                              up.empty() ? nullptr : up.data(), batch, spec.n,
+                              spec.k);
+      std::vector<uint16_t> yh(static_cast<size_t>(batch * spec.n));
+      executor.buffer(batch, o.y).download(yh.data(), yh.size() * 2);
+      const BufferSpec *ySpec = artifact.findBuffer(o.y);
+      if (!ySpec || !isActivationType(ySpec->dtype))
+        throw Error("check: output '" + o.y +
+                    "' is not an f16 or bf16 buffer of the artifact");
+      const DType yType = ySpec->dtype;
+      std::vector<float> y(yh.size());
+      for (size_t i = 0; i < yh.size(); ++i)
+        y[i] = fromActivation(yType, yh[i]);
+      LaunchCheck c;
+      c.kernel = kernelName;
+      c.weight = o.weight;
+      c.m = batch;
+      c.n = spec.n;
+      c.k = spec.k;
+      for (float v : y)
+        c.unwritten |= std::isnan(v);
+      c.relativeError = format::relativeError(y, ref);
+      c.passed = !c.unwritten && c.relativeError <= kRelativeTolerance;
+      checks.push_back(c);
+    }
+  }
+  return checks;
+}
+
+} // namespace qfuse::runtime::check

@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""Compiles every input the generators see and writes what comes out, so that
+two trees can be compared byte for byte (a change meant to keep every kernel
+as it was, such as a restructure, must leave this output identical).
+
+    scripts/ptx-identity.py --build build --out /tmp/ptx-new
+    scripts/ptx-identity.py --build build --out /tmp/ptx-new --against /tmp/ptx-old
+
+What it compiles, from the repository root (relative paths, so that two
+checkouts give the same bytes):
+  - every lit RUN line whose first command is qfuse-compile or qfuse-opt
+    (test/**/*.mlir), with its own flags; artifacts without cubins;
+  - every file in test/Tools/qfuse-compile/Inputs and examples/ through
+    qfuse-compile --emit=ptx at batches 1,3,8,17,100,512, and for sm_90a
+    (wgmma) at 128,512;
+  - the bench model steps (examples/configs through `python3 -m qfuse emit`)
+    at batches 1,16,128, as bench/make-model-artifacts.sh compiles them.
+--against DIR compares with an earlier output and exits 1 on any difference.
+"""
+import argparse
+import filecmp
+import hashlib
+import os
+import re
+import shlex
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BATCHES = "1,3,8,17,100,512"
+
+
+def run_lines(path):
+    """The RUN commands of a lit file, continuation lines joined."""
+    lines, current = [], ""
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            m = re.search(r"(?://|#)\s*RUN:\s?(.*)$", line)
+            if not m:
+                continue
+            text = m.group(1).rstrip()
+            if text.endswith("\\"):
+                current += text[:-1] + " "
+                continue
+            lines.append(current + text)
+            current = ""
+    return lines
+
+
+def first_command(line):
+    """The first command of a RUN pipeline if it runs a qfuse tool."""
+    cmd = re.split(r"\s\|\s|\s&&\s|\s2>&1", line)[0].strip()
+    words = cmd.split()
+    if not words or words[0] not in ("qfuse-compile", "qfuse-opt"):
+        return None
+    return cmd
+
+
+def lit_commands(build):
+    """(name, argv) for every qfuse-compile / qfuse-opt RUN line."""
+    out = []
+    for dirpath, _, files in os.walk("test"):
+        if "Inputs" in dirpath.split(os.sep):
+            continue
+        for fn in sorted(files):
+            if not fn.endswith(".mlir"):
+                continue
+            path = os.path.join(dirpath, fn)
+            for i, line in enumerate(run_lines(path)):
+                cmd = first_command(line)
+                if cmd is None:
+                    continue
+                cmd = (cmd.replace("%S", os.path.dirname(path))
+                       .replace("%s", path).replace("%p", dirpath))
+                argv = shlex.split(cmd)
+                argv = drop_output(argv)
+                if argv is None or any("%t" in a for a in argv):
+                    continue  # reads a file an earlier RUN line wrote
+                tool = argv[0]
+                if tool == "qfuse-compile" and not any(
+                        a.startswith("--emit") for a in argv):
+                    argv.append("--no-cubin")
+                argv[0] = os.path.join(build, "bin", tool)
+                out.append((f"{path.replace(os.sep, '_')}.{i}", argv))
+    return out
+
+
+def drop_output(argv):
+    """argv without its -o operand (the caller picks the output)."""
+    result, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+            continue
+        if a == "-o":
+            skip = True
+            continue
+        if a.startswith("-o") and len(a) > 2 and not a.startswith("-opt"):
+            continue
+        if a.startswith(">") or a.startswith("<"):
+            return None
+        result.append(a)
+    return result
+
+
+def input_commands(build):
+    compile_ = os.path.join(build, "bin", "qfuse-compile")
+    out = []
+    inputs = sorted(os.path.join("test/Tools/qfuse-compile/Inputs", f)
+                    for f in os.listdir("test/Tools/qfuse-compile/Inputs"))
+    inputs += sorted(os.path.join("examples", f) for f in os.listdir("examples")
+                     if f.endswith(".mlir"))
+    for path in inputs:
+        base = path.replace(os.sep, "_")
+        out.append((base + ".ptx", [compile_, path, "--emit=ptx",
+                                    f"--batch-sizes={BATCHES}"]))
+        out.append((base + ".sm_90a.ptx", [compile_, path, "--emit=ptx",
+                                           "--chip=sm_90a",
+                                           "--batch-sizes=128,512"]))
+    return out
+
+
+def model_commands(build, tmp):
+    compile_ = os.path.join(build, "bin", "qfuse-compile")
+    out = []
+    for model in ("llama3-8b", "qwen2.5-1.5b"):
+        for enc in ("int4-g128", "fp16"):
+            mlir = os.path.join(tmp, f"{model}-{enc}.mlir")
+            subprocess.run(
+                [sys.executable, "-m", "qfuse", "emit", "--config",
+                 f"examples/configs/{model}.json", "--encoding", enc,
+                 "--batch", "dynamic", "--max-seq", "1024", "-o", mlir],
+                check=True, env=dict(os.environ, PYTHONPATH="python-frontend"))
+            out.append((f"model-{model}-{enc}.ptx",
+                        [compile_, mlir, "--emit=ptx",
+                         "--tuning-db=bench/tuning-db.json",
+                         "--batch-sizes=1,16,128"]))
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--against")
+    args = ap.parse_args()
+    os.chdir(ROOT)
+    build = os.path.relpath(os.path.abspath(args.build), ROOT)
+    os.makedirs(args.out, exist_ok=True)
+    tmp = os.path.join(args.out, ".inputs")
+    os.makedirs(tmp, exist_ok=True)
+    commands = (lit_commands(build) + input_commands(build) +
+                model_commands(build, tmp))
+    for name, argv in commands:
+        target = os.path.join(args.out, name)
+        with open(target, "wb") as f:
+            proc = subprocess.run(argv + ["-o", "-"], stdout=f,
+                                  stderr=subprocess.PIPE)
+        # Failing commands are part of the record: their diagnostics too.
+        with open(target + ".status", "w") as f:
+            f.write(f"{proc.returncode}\n")
+            f.write(proc.stderr.decode("utf-8", "replace"))
+    print(f"ptx-identity: {len(commands)} compilations in {args.out}")
+    if not args.against:
+        return 0
+    different = []
+    for name in sorted(set(os.listdir(args.out)) | set(os.listdir(args.against))):
+        if name == ".inputs":
+            continue
+        a, b = os.path.join(args.out, name), os.path.join(args.against, name)
+        if not (os.path.exists(a) and os.path.exists(b)) or \
+                not filecmp.cmp(a, b, shallow=False):
+            different.append(name)
+    for name in different:
+        print(f"  differs: {name}")
+    print(f"ptx-identity: {len(different)} of {len(commands)} outputs differ "
+          f"from {args.against}")
+    return 1 if different else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
