@@ -1,4 +1,5 @@
-//===- GridArith.h - GPTQ grid arithmetic as rounded PTX ---------*- C++ -*-===//
+//===- GridArith.h - GPTQ grid arithmetic as rounded PTX ---------*- C++
+//-*-===//
 //
 // The reference's quantization grid (format::storeScale, Grid::fit and
 // Grid::code) as IR: every f32/f64 operation an explicitly rounded PTX
@@ -120,20 +121,19 @@ private:
 /// read off the exponent field of the (exact) double and ldexp as a multiply
 /// by a power of two (exact here).
 inline Value encodeMagnitude(KernelEmitter &e, Arith &a, Value magnitude,
-                      const MiniFloat &f) {
+                             const MiniFloat &f) {
   ImplicitLocOpBuilder &b = e.builder();
   Value m = a.toF64(magnitude);
   Value bits = e.bitcast(e.i64(), m);
-  Value biased = arith::TruncIOp::create(b, e.i32(),
-                                         e.shru(bits, e.c64(52)));
+  Value biased = arith::TruncIOp::create(b, e.i32(), e.shru(bits, e.c64(52)));
   // f32 values are normal doubles: exponent = field - 1023 (frexp's e2 - 1).
   Value exponent = e.sub(biased, e.c32(1023));
   const int minExponent = 1 - f.bias;
   exponent = arith::MaxSIOp::create(b, exponent, e.c32(minExponent));
   // 2^(mantBits - exponent), a normal double for every f32 magnitude.
   Value shift = e.sub(e.c32(f.mantBits + 1023), exponent);
-  Value pow2 = e.bitcast(
-      a.f64(), arith::ShLIOp::create(b, e.zext64(shift), e.c64(52)));
+  Value pow2 =
+      e.bitcast(a.f64(), arith::ShLIOp::create(b, e.zext64(shift), e.c64(52)));
   Value q = a.rint(a.mulD(m, pow2));
   double implicitOne = std::ldexp(1.0, f.mantBits);
   // Rounded up into the next binade: q / 2 (exact), exponent + 1.
@@ -158,24 +158,25 @@ inline Value encodeMagnitude(KernelEmitter &e, Arith &a, Value magnitude,
 /// cleared) as an f32: mant * 2^(1-bias-mantBits) when the exponent field is
 /// 0, else (2^mantBits + mant) * 2^(field-bias-mantBits); exact.
 inline Value decodeMagnitude(KernelEmitter &e, Arith &a, Value code,
-                      const MiniFloat &f) {
+                             const MiniFloat &f) {
   ImplicitLocOpBuilder &b = e.builder();
   Value field = e.shru(code, e.c32(f.mantBits));
   Value mant = e.band(code, e.c32((1 << f.mantBits) - 1));
-  Value isSub = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, field,
-                                      e.c32(0));
+  Value isSub =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, field, e.c32(0));
   Value significand =
       a.select(isSub, mant, e.add(mant, e.c32(1 << f.mantBits)));
   Value power = a.select(isSub, e.c32(1), field); // 2^(power-bias-mantBits)
   Value exp2 = e.bitcast(
-      e.f32(), arith::ShLIOp::create(
-                   b, e.add(power, e.c32(127 - f.bias - f.mantBits)),
-                   e.c32(23)));
+      e.f32(),
+      arith::ShLIOp::create(b, e.add(power, e.c32(127 - f.bias - f.mantBits)),
+                            e.c32(23)));
   Value sigF = arith::SIToFPOp::create(b, e.f32(), significand);
   return a.mulF(sigF, exp2); // exact: a small integer times a power of two
 }
 
-inline Value withSign(KernelEmitter &e, Arith &a, Value magnitude, Value negative) {
+inline Value withSign(KernelEmitter &e, Arith &a, Value magnitude,
+                      Value negative) {
   return a.select(negative, e.fneg(magnitude), magnitude);
 }
 
@@ -187,7 +188,7 @@ inline Value withSign(KernelEmitter &e, Arith &a, Value magnitude, Value negativ
 /// to nearest and saturates at 448 (encodeMagnitude's maxCode 0x7E) for
 /// every finite f32.
 inline Value storeScale(KernelEmitter &e, Arith &a, Value exact, ScaleKind kind,
-                 bool globalScale = false) {
+                        bool globalScale = false) {
   ImplicitLocOpBuilder &b = e.builder();
   Value scale;
   switch (kind) {
@@ -199,8 +200,8 @@ inline Value storeScale(KernelEmitter &e, Arith &a, Value exact, ScaleKind kind,
     Value h = e.truncf16(f); // cvt.rn.f16.f32
     Value below = a.flt(e.extf32(h), f);
     Value hBits = e.bitcast(e.i16(), h);
-    Value up = arith::AddIOp::create(
-        b, hBits, arith::ConstantIntOp::create(b, 1, 16));
+    Value up =
+        arith::AddIOp::create(b, hBits, arith::ConstantIntOp::create(b, 1, 16));
     scale = e.extf32(e.bitcast(e.f16(), a.select(below, up, hBits)));
     break;
   }
@@ -209,8 +210,8 @@ inline Value storeScale(KernelEmitter &e, Arith &a, Value exact, ScaleKind kind,
     // when that is below f.
     Value f = a.toF32Up(exact);
     Value x = e.bitcast(e.i32(), f);
-    Value rounded = e.add(
-        x, e.add(e.c32(0x7FFF), e.band(e.shru(x, e.c32(16)), e.c32(1))));
+    Value rounded =
+        e.add(x, e.add(e.c32(0x7FFF), e.band(e.shru(x, e.c32(16)), e.c32(1))));
     Value top = e.band(rounded, e.c32(static_cast<int32_t>(0xFFFF0000u)));
     Value below = a.flt(e.bitcast(e.f32(), top), f);
     top = a.select(below, e.add(top, e.c32(0x10000)), top);
@@ -224,16 +225,16 @@ inline Value storeScale(KernelEmitter &e, Arith &a, Value exact, ScaleKind kind,
     Value field = e.shru(x, e.c32(23));
     Value mant = e.band(x, e.c32(0x7FFFFF));
     Value exponent = e.sub(field, e.c32(127));
-    Value exact2 = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, mant,
-                                         e.c32(0));
+    Value exact2 =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, mant, e.c32(0));
     exponent = a.select(exact2, exponent, e.add(exponent, e.c32(1)));
     // f32 subnormals (field 0) are below 2^-127 or equal to it: -127.
-    Value sub = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, field,
-                                      e.c32(0));
+    Value sub =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, field, e.c32(0));
     exponent = a.select(sub, e.c32(-127), exponent);
     exponent = arith::MinSIOp::create(b, exponent, e.c32(127));
-    Value normal = arith::ShLIOp::create(b, e.add(exponent, e.c32(127)),
-                                         e.c32(23));
+    Value normal =
+        arith::ShLIOp::create(b, e.add(exponent, e.c32(127)), e.c32(23));
     Value isMin = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, exponent,
                                         e.c32(-127));
     scale = e.bitcast(e.f32(), a.select(isMin, e.c32(0x00400000), normal));
@@ -246,13 +247,14 @@ inline Value storeScale(KernelEmitter &e, Arith &a, Value exact, ScaleKind kind,
     break;
   }
   }
-  Value positive = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, exact,
-                                         a.cf64(0.0));
+  Value positive =
+      arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, exact, a.cf64(0.0));
   return a.select(positive, scale, e.cf32(globalScale ? 0.0 : 1.0));
 }
 
 /// format::roundToScalarType(v, type) for the float zero points.
-inline Value roundToScaleType(KernelEmitter &e, Arith &a, Value v, ScaleKind kind) {
+inline Value roundToScaleType(KernelEmitter &e, Arith &a, Value v,
+                              ScaleKind kind) {
   switch (kind) {
   case ScaleKind::F32:
     return v;
@@ -260,10 +262,10 @@ inline Value roundToScaleType(KernelEmitter &e, Arith &a, Value v, ScaleKind kin
     return e.extf32(e.truncf16(v));
   case ScaleKind::BF16: {
     Value x = e.bitcast(e.i32(), v);
-    Value rounded = e.add(
-        x, e.add(e.c32(0x7FFF), e.band(e.shru(x, e.c32(16)), e.c32(1))));
-    return e.bitcast(
-        e.f32(), e.band(rounded, e.c32(static_cast<int32_t>(0xFFFF0000u))));
+    Value rounded =
+        e.add(x, e.add(e.c32(0x7FFF), e.band(e.shru(x, e.c32(16)), e.c32(1))));
+    return e.bitcast(e.f32(),
+                     e.band(rounded, e.c32(static_cast<int32_t>(0xFFFF0000u))));
   }
   case ScaleKind::E8M0:
   case ScaleKind::E4M3:
@@ -275,8 +277,8 @@ inline Value roundToScaleType(KernelEmitter &e, Arith &a, Value v, ScaleKind kin
 /// Group parameters (scale, zero) from the group's statistics (Grid::fit);
 /// `global` is the row's NVFP4 global scale (f32), null for other grids.
 inline std::pair<Value, Value> fitGroup(KernelEmitter &e, Arith &a,
-                                 const GridSpec &g, Value amax, Value lo32,
-                                 Value hi32, Value global) {
+                                        const GridSpec &g, Value amax,
+                                        Value lo32, Value hi32, Value global) {
   Value amaxD = a.toF64(amax);
   switch (g.format) {
   case ElementFormat::Int4:
@@ -319,15 +321,16 @@ inline std::pair<Value, Value> fitGroup(KernelEmitter &e, Arith &a,
 /// code of Packing.h) and the f32 value it stands for. `global` is the row's
 /// NVFP4 global scale (f32), null for other grids.
 inline std::pair<Value, Value> codeAndValue(KernelEmitter &e, Arith &a,
-                                     const GridSpec &g, Value w, Value scale,
-                                     Value zero, Value global) {
+                                            const GridSpec &g, Value w,
+                                            Value scale, Value zero,
+                                            Value global) {
   ImplicitLocOpBuilder &b = e.builder();
   Value v = a.toF64(w), s = a.toF64(scale);
   switch (g.format) {
   case ElementFormat::Int4:
   case ElementFormat::Int8: {
-    Value q = a.min(a.max(a.rint(a.divD(v, s)), a.cf64(-g.qmax)),
-                    a.cf64(g.qmax));
+    Value q =
+        a.min(a.max(a.rint(a.divD(v, s)), a.cf64(-g.qmax)), a.cf64(g.qmax));
     Value code = arith::FPToSIOp::create(b, e.i32(), q);
     return {code, a.mulF(scale, arith::SIToFPOp::create(b, e.f32(), code))};
   }
@@ -348,20 +351,20 @@ inline std::pair<Value, Value> codeAndValue(KernelEmitter &e, Arith &a,
     // float(v / scale); NVFP4: float(v * global / scale), both in double.
     Value x = global ? a.toF32(a.divD(a.mulD(v, a.toF64(global)), s))
                      : a.toF32(a.divD(v, s));
-    Value negative = arith::CmpIOp::create(
-        b, arith::CmpIPredicate::slt, e.bitcast(e.i32(), x), e.c32(0));
+    Value negative = arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
+                                           e.bitcast(e.i32(), x), e.c32(0));
     Value magnitude = encodeMagnitude(e, a, a.fabs(x), f);
     if (global) {
       // NVFP4: p.scale > 0 ? encodeE2M1(...) : 0 (a zero group's scale is 0).
-      Value usable = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT,
-                                           scale, e.cf32(0.0));
+      Value usable = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, scale,
+                                           e.cf32(0.0));
       magnitude = a.select(usable, magnitude, e.c32(0));
       negative = arith::AndIOp::create(b, usable, negative);
     }
     uint32_t signBit = fp8 ? 0x80 : 0x8;
-    Value code = a.select(negative,
-                          arith::OrIOp::create(b, magnitude, e.c32(signBit)),
-                          magnitude);
+    Value code =
+        a.select(negative, arith::OrIOp::create(b, magnitude, e.c32(signBit)),
+                 magnitude);
     Value decoded =
         withSign(e, a, decodeMagnitude(e, a, magnitude, f), negative);
     if (global) // (decoded * p.scale) / global: f32 mul, then f32 div

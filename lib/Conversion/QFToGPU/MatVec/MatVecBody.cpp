@@ -39,8 +39,8 @@ void MatVecBuilder::gatherActivations() {
       gamma = e.extf32(e.loadRO(
           e.f16(), e.gepBytes(normGamma, e.mul(e.zext64(col), e.c64(2))), 2));
     for (int64_t m = 0; m < p.m; ++m) {
-      Value src = e.gepBytes(
-          x, e.mul(e.zext64(e.add(e.c32(m * p.k), col)), e.c64(2)));
+      Value src =
+          e.gepBytes(x, e.mul(e.zext64(e.add(e.c32(m * p.k), col)), e.c64(2)));
       Value v = e.loadRO(e.i16(), src, 2);
       if (p.norm) {
         // The RMSNorm prologue, as normalizeWord does for one value.
@@ -67,8 +67,7 @@ void MatVecBuilder::computeRowScales() {
   Value tid = e.tidX();
   Type loadType = v == 1 ? Type(e.i16()) : Type(e.vNi32(v / 2));
   SmallVector<Value> init(M, e.cf32(0.0));
-  auto loop =
-      scf::ForOp::create(b, tid, e.c32(p.k / v), e.c32(threads), init);
+  auto loop = scf::ForOp::create(b, tid, e.c32(p.k / v), e.c32(threads), init);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
@@ -112,21 +111,20 @@ void MatVecBuilder::computeRowScales() {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(writeIf.thenBlock());
     for (int64_t m = 0; m < M; ++m)
-      LLVM::StoreOp::create(
-          b, sums[m], slot(e.add(e.mul(warp, e.c32(M)), e.c32(m))), 4);
+      LLVM::StoreOp::create(b, sums[m],
+                            slot(e.add(e.mul(warp, e.c32(M)), e.c32(m))), 4);
   }
   NVVM::Barrier0Op::create(b);
   rowScale.clear();
   for (int64_t m = 0; m < M; ++m) {
     Value total = e.cf32(0.0);
     for (int64_t w = 0; w < p.warps; ++w)
-      total = e.fadd(total, LLVM::LoadOp::create(b, e.f32(),
-                                                 slot(e.c32(w * M + m)), 4));
+      total = e.fadd(
+          total, LLVM::LoadOp::create(b, e.f32(), slot(e.c32(w * M + m)), 4));
     // 1 / sqrt.rn (not rsqrt.approx): the CPU reference and the separate
     // norm kernel compute the scale to f32 precision.
-    Value mean =
-        e.fadd(e.fmul(total, e.cf32(1.0 / static_cast<double>(p.k))),
-               e.cf32(spec.normEps));
+    Value mean = e.fadd(e.fmul(total, e.cf32(1.0 / static_cast<double>(p.k))),
+                        e.cf32(spec.normEps));
     Value root = e.ptx("sqrt.rn.f32 $0, $1;", "=f,f", e.f32(), {mean});
     rowScale.push_back(e.fdiv(e.cf32(1.0), root));
   }
@@ -176,13 +174,11 @@ SmallVector<Value> MatVecBuilder::body(ArrayRef<Value> chunks,
   for (int64_t u = 0; u < U; ++u)
     for (int64_t r = 0; r < R; ++r)
       for (int64_t l = 0; l < p.unitWords; ++l) {
-        Value off = e.add(
-            e.mul(e.zext64(rows[r]), e.c64(p.rowBytes)),
-            e.add(e.mul(e.zext64(chunks[u]), e.c64(p.chunkBytes)),
-                  e.c64(l * p.vecBytes)));
-        Value vec = e.loadRO(codesType, e.gepBytes(weights[weightOf(r)].codes,
-                                                    off),
-                             p.vecBytes);
+        Value off = e.add(e.mul(e.zext64(rows[r]), e.c64(p.rowBytes)),
+                          e.add(e.mul(e.zext64(chunks[u]), e.c64(p.chunkBytes)),
+                                e.c64(l * p.vecBytes)));
+        Value vec = e.loadRO(
+            codesType, e.gepBytes(weights[weightOf(r)].codes, off), p.vecBytes);
         for (int64_t w = 0; w < wordsPerLoad; ++w)
           words[u * R + r].push_back(e.extract(vec, w));
       }
@@ -200,13 +196,12 @@ SmallVector<Value> MatVecBuilder::body(ArrayRef<Value> chunks,
     for (int64_t u = 0; u < U; ++u)
       for (int64_t r = 0; r < R; ++r)
         for (int64_t l = 0; l < loads; ++l) {
-          Value off = e.add(
-              e.mul(e.zext64(rows[r]), e.c64(metaRowBytes)),
-              e.add(e.mul(e.zext64(chunks[u]), e.c64(metaBytesPerChunk)),
-                    e.c64(l * 4)));
+          Value off =
+              e.add(e.mul(e.zext64(rows[r]), e.c64(metaRowBytes)),
+                    e.add(e.mul(e.zext64(chunks[u]), e.c64(metaBytesPerChunk)),
+                          e.c64(l * 4)));
           Value bits = e.loadRO(
-              metaType, e.gepBytes(weights[weightOf(r)].meta, off),
-              loadBytes);
+              metaType, e.gepBytes(weights[weightOf(r)].meta, off), loadBytes);
           metaWords[u * R + r].push_back(
               metaType == e.i32() ? bits
                                   : arith::ExtUIOp::create(b, e.i32(), bits));
@@ -223,12 +218,11 @@ SmallVector<Value> MatVecBuilder::body(ArrayRef<Value> chunks,
       }
       // Groups count logical columns: stored code e is column >= 2e under
       // 2:4, and spans start on even codes (the first kept value of a quad).
-      Value group =
-          p.perChannel
-              ? e.c32(0)
-              : e.divu(e.mul(e.add(k0, e.c32(s * p.spanElems)),
-                             e.c32(p.colsPerStored)),
-                       e.c32(spec.encoding.getGroupSize()));
+      Value group = p.perChannel
+                        ? e.c32(0)
+                        : e.divu(e.mul(e.add(k0, e.c32(s * p.spanElems)),
+                                       e.c32(p.colsPerStored)),
+                                 e.c32(spec.encoding.getGroupSize()));
       for (int64_t r = 0; r < R; ++r) {
         const WeightArgs &w = weights[weightOf(r)];
         scaleVals[(u * R + r) * spans + s] =
@@ -280,12 +274,11 @@ SmallVector<Value> MatVecBuilder::body(ArrayRef<Value> chunks,
           SmallVector<Value> pairs;
           if (p.decode == Decode::LutN) {
             int64_t unit = firstElem / p.unitElems;
-            pairs = decodeLutN(
-                rowWords.slice(unit * p.unitWords, p.unitWords),
-                firstElem % p.unitElems, p.stepElems);
+            pairs = decodeLutN(rowWords.slice(unit * p.unitWords, p.unitWords),
+                               firstElem % p.unitElems, p.stepElems);
           } else {
-            pairs = decodeWord(rowWords[step],
-                               zeroVals[(u * R + r) * spans + s]);
+            pairs =
+                decodeWord(rowWords[step], zeroVals[(u * R + r) * spans + s]);
           }
           for (size_t j = 0; j < pairs.size(); ++j) {
             // 2:4: pick the kept columns' activations out of the quad's
@@ -294,21 +287,19 @@ SmallVector<Value> MatVecBuilder::body(ArrayRef<Value> chunks,
             Value selector;
             if (p.sparse) {
               int64_t quad = step * pairsPerStep + j; // within the chunk
-              Value nib = e.band(e.shru(metaWords[u * R + r][quad / 8],
-                                        e.c32(4 * (quad % 8))),
-                                 e.c32(15));
+              Value nib = e.band(
+                  e.shru(metaWords[u * R + r][quad / 8], e.c32(4 * (quad % 8))),
+                  e.c32(15));
               Value a = e.mul(e.band(nib, e.c32(3)), e.c32(0x22));
               Value bsel = e.mul(e.shru(nib, e.c32(2)), e.c32(0x2200));
-              selector =
-                  e.add(arith::OrIOp::create(b, a, bsel), e.c32(0x1010));
+              selector = e.add(arith::OrIOp::create(b, a, bsel), e.c32(0x1010));
             }
             for (int64_t m = 0; m < M; ++m) {
-              Value word = p.sparse
-                               ? e.ptx("prmt.b32 $0, $1, $2, $3;", "=r,r,r,r",
-                                       e.i32(),
-                                       {xw[m][2 * j], xw[m][2 * j + 1],
-                                        selector})
-                               : xw[m][j];
+              Value word =
+                  p.sparse
+                      ? e.ptx("prmt.b32 $0, $1, $2, $3;", "=r,r,r,r", e.i32(),
+                              {xw[m][2 * j], xw[m][2 * j + 1], selector})
+                      : xw[m][j];
               Value xp = e.bitcast(e.v2f16(), word);
               hacc[r * M + m] = e.fma(pairs[j], xp, hacc[r * M + m]);
             }
@@ -318,8 +309,8 @@ SmallVector<Value> MatVecBuilder::body(ArrayRef<Value> chunks,
       for (int64_t r = 0; r < R; ++r)
         for (int64_t m = 0; m < M; ++m) {
           Value h = hacc[r * M + m];
-          Value sum = e.fadd(e.extf32(e.extract(h, 0)),
-                             e.extf32(e.extract(h, 1)));
+          Value sum =
+              e.fadd(e.extf32(e.extract(h, 0)), e.extf32(e.extract(h, 1)));
           out[r * M + m] =
               e.fma(sum, scaleVals[(u * R + r) * spans + s], out[r * M + m]);
         }
@@ -346,12 +337,13 @@ void MatVecBuilder::storeOutput(Value total, Value upTotal, Value row,
     total = e.siluMul(total, upTotal);
   if (spec.hasBias) {
     Value off = e.mul(e.zext64(row), e.c64(2));
-    total = e.fadd(total, e.extf32(e.loadRO(e.f16(), e.gepBytes(bias, off), 2)));
+    total =
+        e.fadd(total, e.extf32(e.loadRO(e.f16(), e.gepBytes(bias, off), 2)));
   }
   Value yOff = e.mul(e.zext64(e.add(e.mul(m, nRows), row)), e.c64(2));
   if (spec.hasResidual)
-    total = e.fadd(total, e.extf32(e.loadRO(
-                              e.f16(), e.gepBytes(residual, yOff), 2)));
+    total = e.fadd(total,
+                   e.extf32(e.loadRO(e.f16(), e.gepBytes(residual, yOff), 2)));
   e.store(e.truncf16(total), e.gepBytes(y, yOff), 2);
 }
 

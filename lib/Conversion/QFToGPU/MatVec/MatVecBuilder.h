@@ -72,12 +72,12 @@ private:
   Value blockId; // this block's index within its group member's blocks
   Value nRows;   // N of this block's member (spec.n without a group)
   SmallVector<Value> rowScale; // RMSNorm: rsqrt(mean(x[m]^2) + eps), per m
-  Value normSmem;               // RMSNorm: shared partial sums of squares
-  Value xs;       // act_order: shared activations in sorted column order
-  Value lut;      // shared code table, one copy per bank (Lut4, LutN)
+  Value normSmem;              // RMSNorm: shared partial sums of squares
+  Value xs;        // act_order: shared activations in sorted column order
+  Value lut;       // shared code table, one copy per bank (Lut4, LutN)
   Value laneBytes; // 4 * lane: this lane's column of the table
   LLVM::GlobalOp codeTable; // constant code values (Lut4, built-in tables)
-  Value redSmem;  // shared f32 partial sums
+  Value redSmem;            // shared f32 partial sums
   KernelLaunch launch;
 };
 

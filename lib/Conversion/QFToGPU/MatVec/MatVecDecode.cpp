@@ -97,8 +97,8 @@ Value MatVecBuilder::zeroAt(const WeightArgs &w, Value row, Value group) {
     Value z = e.truncf16(e.fmul(loadScaleTyped(zeros, groupIndex(row, group)),
                                 e.cf32(1.0 / valueScale())));
     Value bits = arith::ExtUIOp::create(b, e.i32(), e.bitcast(e.i16(), z));
-    Value h2 =
-        arith::OrIOp::create(b, bits, arith::ShLIOp::create(b, bits, e.c32(16)));
+    Value h2 = arith::OrIOp::create(b, bits,
+                                    arith::ShLIOp::create(b, bits, e.c32(16)));
     return e.bitcast(e.v2f16(), h2);
   }
   case ZeroPointKind::Int:
@@ -160,15 +160,13 @@ SmallVector<Value> MatVecBuilder::decodeWord(Value w, Value zero) {
       if (zk == ZeroPointKind::Float) {
         // (e - z) / 8 = (lo - 1024) / 8 - z / 8; `zero` holds z / 8.
         pairs.push_back(e.fsub(e.fma(lo, e.ch2(0.125), e.ch2(-128)), zero));
-        pairs.push_back(
-            e.fsub(e.fma(hi, e.ch2(1.0 / 128), e.ch2(-8)), zero));
+        pairs.push_back(e.fsub(e.fma(hi, e.ch2(1.0 / 128), e.ch2(-8)), zero));
       } else {
         // (e - z) / 8 = lo / 8 - (1024 + z) / 8 = hi / 128 - (64 + z) / 8,
         // with z = 8 for int4 (stored q + 8); `zero` holds (1024 + z) / 8.
         Value bias = zk == ZeroPointKind::Int ? zero : e.ch2((1024 + 8) / 8.0);
         pairs.push_back(e.fma(lo, e.ch2(0.125), e.fneg(bias)));
-        pairs.push_back(
-            e.fma(hi, e.ch2(1.0 / 128), e.fsub(e.ch2(120), bias)));
+        pairs.push_back(e.fma(hi, e.ch2(1.0 / 128), e.fsub(e.ch2(120), bias)));
       }
     }
     break;
@@ -176,14 +174,12 @@ SmallVector<Value> MatVecBuilder::decodeWord(Value w, Value zero) {
   case Decode::Int8Magic: {
     // (1024 + u) / 128 - (1024 + z) / 128 = (u - z) / 128, exact in f16.
     bool isSigned = spec.encoding.getFormat() == ElementFormat::Int8;
-    Value u = isSigned ? arith::XOrIOp::create(b, w, e.c32(0x80808080))
-                       : w;
+    Value u = isSigned ? arith::XOrIOp::create(b, w, e.c32(0x80808080)) : w;
     Value magic = e.c32(0x64646464);
     for (uint32_t selector : {0x4140u, 0x4342u}) {
       Value v = h2(e.prmt(u, magic, selector)); // 1024 + u
       if (zk == ZeroPointKind::Float)
-        pairs.push_back(
-            e.fsub(e.fma(v, e.ch2(1.0 / 128), e.ch2(-8)), zero));
+        pairs.push_back(e.fsub(e.fma(v, e.ch2(1.0 / 128), e.ch2(-8)), zero));
       else
         pairs.push_back(e.fma(
             v, e.ch2(1.0 / 128),
@@ -193,12 +189,11 @@ SmallVector<Value> MatVecBuilder::decodeWord(Value w, Value zero) {
   }
   case Decode::FP8: {
     for (int64_t half = 0; half < 2; ++half) {
-      Value bits = arith::TruncIOp::create(
-          b, e.i16(), half ? e.shru(w, e.c32(16)) : w);
+      Value bits =
+          arith::TruncIOp::create(b, e.i16(), half ? e.shru(w, e.c32(16)) : w);
       Value v =
           h2(e.ptx("cvt.rn.f16x2.e4m3x2 $0, $1;", "=r,h", e.i32(), {bits}));
       pairs.push_back(e.fmul(v, e.ch2(1.0 / 256))); // |e4m3| <= 448
-
     }
     break;
   }
@@ -218,8 +213,8 @@ SmallVector<Value> MatVecBuilder::decodeWord(Value w, Value zero) {
       Value moved = shift >= 0 ? e.shru(w, e.c32(shift))
                                : arith::ShLIOp::create(b, w, e.c32(-shift));
       Value off = e.add(e.band(moved, e.c32(15 << 7)), laneBytes);
-      Value ptr = LLVM::GEPOp::create(b, sharedPtr, e.i8(), lut,
-                                      ValueRange{off});
+      Value ptr =
+          LLVM::GEPOp::create(b, sharedPtr, e.i8(), lut, ValueRange{off});
       return LLVM::LoadOp::create(b, e.i32(), ptr, 4).getResult();
     };
     for (int64_t j = 0; j < 4; ++j) // byte j: elements 2j (low), 2j+1
@@ -279,19 +274,19 @@ SmallVector<Value> MatVecBuilder::decodeLutN(ArrayRef<Value> unit,
     // {4,5} or {6,7} of v1.
     uint32_t fm = 0x7Fu << 7; // (c >> 1) * 128 bytes
     Value v0 = lookup(field(i0, 6, fm)), v1 = lookup(field(i1, 6, fm));
-    Value sel = e.add(e.c32(0x5410),
-                      e.add(e.mul(field(i0, 0, 1), e.c32(0x22)),
-                            e.mul(field(i1, 0, 1), e.c32(0x2200))));
-    pairs.push_back(e.bitcast(
-        e.v2f16(),
-        e.ptx("prmt.b32 $0, $1, $2, $3;", "=r,r,r,r", e.i32(), {v0, v1, sel})));
+    Value sel =
+        e.add(e.c32(0x5410), e.add(e.mul(field(i0, 0, 1), e.c32(0x22)),
+                                   e.mul(field(i1, 0, 1), e.c32(0x2200))));
+    pairs.push_back(
+        e.bitcast(e.v2f16(), e.ptx("prmt.b32 $0, $1, $2, $3;", "=r,r,r,r",
+                                   e.i32(), {v0, v1, sel})));
   }
   return pairs;
 }
 
 Value MatVecBuilder::tableValue(Value index) {
-  return codeTableValue(b, module, name, spec.encoding, table, index,
-                        codeTable, e.f16());
+  return codeTableValue(b, module, name, spec.encoding, table, index, codeTable,
+                        e.f16());
 }
 
 /// Fills the shared table, each entry replicated in all 32 banks: word

@@ -1,4 +1,5 @@
-//===- MatVecKernel.cpp - The fused dequant-matvec kernel ------------------===//
+//===- MatVecKernel.cpp - The fused dequant-matvec kernel
+//------------------===//
 //
 // One kernel family for decode (batch M = 1..8): each warp streams packed
 // weight rows with 16-byte invariant loads (`ld.global.nc.v4`), decodes them
@@ -55,8 +56,9 @@ using namespace mlir;
 using namespace mlir::qf;
 using namespace mlir::qf::matvec;
 
-LLVM::GlobalOp sharedArray(OpBuilder &b, gpu::GPUModuleOp module, Location loc,
-                           StringRef name, Type element, int64_t count) {
+LLVM::GlobalOp matvec::sharedArray(OpBuilder &b, gpu::GPUModuleOp module,
+                                   Location loc, StringRef name, Type element,
+                                   int64_t count) {
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(module.getBody());
   auto type = LLVM::LLVMArrayType::get(element, count);
@@ -65,7 +67,7 @@ LLVM::GlobalOp sharedArray(OpBuilder &b, gpu::GPUModuleOp module, Location loc,
                                 /*alignment=*/16, /*addrSpace=*/3);
 }
 
-Value sharedAddr(ImplicitLocOpBuilder &b, LLVM::GlobalOp global) {
+Value matvec::sharedAddr(ImplicitLocOpBuilder &b, LLVM::GlobalOp global) {
   return LLVM::AddressOfOp::create(b, global);
 }
 
@@ -79,13 +81,13 @@ int64_t MatVecBuilder::minBlocksPerSM() const {
     estimate += M + 8;
   int64_t budget = std::min<int64_t>(255, estimate * 3 / 2);
   int64_t threads = p.warps * 32;
-  int64_t blocks = std::clamp<int64_t>(65536 / (threads * budget), 1,
-                                       2048 / threads);
+  int64_t blocks =
+      std::clamp<int64_t>(65536 / (threads * budget), 1, 2048 / threads);
   // Asking for more blocks than shared memory lets reside would only
   // squeeze registers: 228 KB per SM, 1 KB of it reserved per block.
   if (p.sharedBytes > 0)
-    blocks = std::clamp<int64_t>(228 * 1024 / (p.sharedBytes + 1024), 1,
-                                 blocks);
+    blocks =
+        std::clamp<int64_t>(228 * 1024 / (p.sharedBytes + 1024), 1, blocks);
   return blocks;
 }
 
@@ -196,9 +198,9 @@ KernelLaunch MatVecBuilder::build() {
 
   int64_t R = p.rowsPerWarp, M = p.m;
   if (p.splitK > 1)
-    redSmem = sharedAddr(
-        b, sharedArray(b, module, b.getLoc(), name + "_partials", e.f32(),
-                       p.warps * R * M));
+    redSmem =
+        sharedAddr(b, sharedArray(b, module, b.getLoc(), name + "_partials",
+                                  e.f32(), p.warps * R * M));
   if (p.lutWords > 0) {
     lut = sharedAddr(b, sharedArray(b, module, b.getLoc(), name + "_lut",
                                     e.i32(), p.lutWords));
@@ -206,9 +208,8 @@ KernelLaunch MatVecBuilder::build() {
     laneBytes = e.mul(e.band(e.tidX(), e.c32(31)), e.c32(4));
   }
   if (p.norm) {
-    normSmem = sharedAddr(
-        b, sharedArray(b, module, b.getLoc(), name + "_sumsq", e.f32(),
-                       p.warps * M));
+    normSmem = sharedAddr(b, sharedArray(b, module, b.getLoc(), name + "_sumsq",
+                                         e.f32(), p.warps * M));
     computeRowScales();
   }
   if (p.actOrder) {
@@ -223,8 +224,8 @@ KernelLaunch MatVecBuilder::build() {
   Value slice = e.remu(warp, e.c32(p.splitK));
   Value rg = e.divu(warp, e.c32(p.splitK));
   int64_t Ro = p.outRowsPerWarp;
-  Value rowBase = e.add(e.mul(blockId, e.c32(p.outBlockN)),
-                        e.mul(rg, e.c32(Ro)));
+  Value rowBase =
+      e.add(e.mul(blockId, e.c32(p.outBlockN)), e.mul(rg, e.c32(Ro)));
   // Rows past N are clamped for loads (their results are never stored), so
   // every lane stays in the shuffles. Gated: slots r and r + Ro are the
   // gate and up rows of one output.
@@ -240,8 +241,7 @@ KernelLaunch MatVecBuilder::build() {
   int64_t U = p.unroll;
   Value stride = e.c32(32 * U);
   Value mainEnd = e.add(
-      chunkBegin,
-      e.mul(e.divu(e.sub(chunkEnd, chunkBegin), stride), stride));
+      chunkBegin, e.mul(e.divu(e.sub(chunkEnd, chunkBegin), stride), stride));
 
   SmallVector<Value> init(R * M, e.cf32(0.0));
   // Main loop: U full warp iterations per trip, no bounds checks.
@@ -262,9 +262,9 @@ KernelLaunch MatVecBuilder::build() {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(tail.getBody());
     Value c = e.add(tail.getInductionVar(), lane);
-    auto guardIf = scf::IfOp::create(b, TypeRange(ValueRange(init)),
-                                     e.ult(c, chunkEnd),
-                                     /*withElseRegion=*/true);
+    auto guardIf =
+        scf::IfOp::create(b, TypeRange(ValueRange(init)), e.ult(c, chunkEnd),
+                          /*withElseRegion=*/true);
     {
       OpBuilder::InsertionGuard g2(b);
       b.setInsertionPointToStart(guardIf.thenBlock());

@@ -12,7 +12,7 @@ using namespace mlir::qf;
 
 FailureOr<matvec::Plan>
 matvec::makePlan(const MatmulSpec &spec,
-                         function_ref<InFlightDiagnostic()> emitError) {
+                 function_ref<InFlightDiagnostic()> emitError) {
   EncodingAttr enc = spec.encoding;
   TilingAttr t = spec.tiling;
   Plan p;
@@ -32,7 +32,8 @@ matvec::makePlan(const MatmulSpec &spec,
   case ElementFormat::Int4:
   case ElementFormat::UInt4:
     p.decode = Decode::Int4Magic;
-    if (spec.layout.getKind() != LayoutKind::Tiled || spec.layout.getTileN() != 1)
+    if (spec.layout.getKind() != LayoutKind::Tiled ||
+        spec.layout.getTileN() != 1)
       return emitError() << "int4/uint4 matvec kernels read the pair-"
                             "interleaved #qf.layout<tiled, tile_n = 1, ...>; "
                             "run qf-choose-layout",
@@ -63,9 +64,8 @@ matvec::makePlan(const MatmulSpec &spec,
                           "not the matvec generator",
            failure();
   }
-  bool needsFP8Convert =
-      p.decode == Decode::FP8 ||
-      isa_and_present<Float8E4M3FNType>(enc.getScaleType());
+  bool needsFP8Convert = p.decode == Decode::FP8 ||
+                         isa_and_present<Float8E4M3FNType>(enc.getScaleType());
   if (needsFP8Convert && spec.smVersion < 89)
     return emitError() << "fp8 E4M3 values or scales need cvt.f16x2.e4m3x2 "
                           "(sm_89 or newer); target is sm_"
@@ -168,8 +168,8 @@ matvec::makePlan(const MatmulSpec &spec,
     if (p.gated)
       return emitError() << "a qf.group of silu_mul matmuls is not supported",
              failure();
-    if (p.actOrder || (enc.getFormat() == ElementFormat::Codebook &&
-                       enc.getTableName()))
+    if (p.actOrder ||
+        (enc.getFormat() == ElementFormat::Codebook && enc.getTableName()))
       return emitError() << "a qf.group cannot share "
                          << (p.actOrder ? "act_order activations"
                                         : "a named codebook table")
@@ -227,16 +227,16 @@ matvec::makePlan(const MatmulSpec &spec,
   // RMSNorm: each warp's partial sum of squares per batch row.
   int64_t normPartials = p.norm ? p.warps * p.m * 4 : 0;
   p.sharedBytes = partials + normPartials + p.lutWords * 4 + p.dynamicShared;
-  int64_t limit = p.actOrder ? maxBlockShared(spec.smVersion)
-                             : kMaxStaticShared;
+  int64_t limit =
+      p.actOrder ? maxBlockShared(spec.smVersion) : kMaxStaticShared;
   if (p.sharedBytes > limit)
     return emitError() << "the kernel needs " << p.sharedBytes
                        << " bytes of shared memory ("
-                       << (p.actOrder ? "act_order activations K x batch x 2 "
-                                        "= " +
-                                            std::to_string(p.dynamicShared) +
-                                            ", "
-                                      : std::string())
+                       << (p.actOrder
+                               ? "act_order activations K x batch x 2 "
+                                 "= " +
+                                     std::to_string(p.dynamicShared) + ", "
+                               : std::string())
                        << "code table " << p.lutWords * 4 << ", partial sums "
                        << partials << "), more than the " << limit
                        << " a block may use on sm_" << spec.smVersion,

@@ -51,8 +51,7 @@ private:
   void buildLut();
   Value groupOfStep(Value step, int64_t gi);
   Value scaleRow(Value row);
-  void issueWgmmas(Value aBase, ArrayRef<std::array<Value, 2>> frags,
-                   Acc &acc);
+  void issueWgmmas(Value aBase, ArrayRef<std::array<Value, 2>> frags, Acc &acc);
   void storeWgmmaOutputs(const Acc &acc);
   Value parkedSum(int64_t i);
   void reduceSplitK(Acc &acc);
@@ -73,9 +72,9 @@ private:
   Value x, codes, scales, zeros, globalScale, table, bias, residual, y;
   Value smem;
   Value tid, lane, warp, nw, kg, g, t4, tgInGroup, rank;
-  Value member;    // 0, or 1 for the up warps of silu_mul
+  Value member;     // 0, or 1 for the up warps of silu_mul
   Value columnWarp; // member x nWarps + nw: the warp within its k group
-  Value nOut;      // N of this block's qf.group member
+  Value nOut;       // N of this block's qf.group member
   Value mBase, nBase;
   Value tileRow; // the warp's tile row of codes (clamped to the last one)
   Value laneBytes;

@@ -8,12 +8,10 @@ using namespace mlir;
 using namespace mlir::qf;
 
 // The dialect's enums are declared case for case like the format library's.
-static_assert(int(ElementFormat::BF16) == 9 &&
-              int(format::ElementFormat::BF16) == 9 &&
-              int(ElementFormat::Codebook) ==
-                  int(format::ElementFormat::Codebook) &&
-              int(ElementFormat::FP4E2M1) ==
-                  int(format::ElementFormat::FP4E2M1));
+static_assert(
+    int(ElementFormat::BF16) == 9 && int(format::ElementFormat::BF16) == 9 &&
+    int(ElementFormat::Codebook) == int(format::ElementFormat::Codebook) &&
+    int(ElementFormat::FP4E2M1) == int(format::ElementFormat::FP4E2M1));
 static_assert(int(ZeroPointKind::Float) == int(format::ZeroPointKind::Float));
 static_assert(int(Sparsity::TwoFour) == int(format::Sparsity::TwoFour));
 
@@ -75,10 +73,9 @@ format::Encoding mlir::qf::toFormatEncoding(EncodingAttr e) {
     llvm_unreachable("a verified encoding converts");
   };
   return *toFormatEncoding(fail, e.getFormat(), e.getIndexBits(), e.getTable(),
-                           e.getTableName(), e.getTableType(),
-                           e.getGroupSize(), e.getScaleType(),
-                           e.getGlobalScale(), e.getZeroPoint(),
-                           e.getActOrder(), e.getSparsity());
+                           e.getTableName(), e.getTableType(), e.getGroupSize(),
+                           e.getScaleType(), e.getGlobalScale(),
+                           e.getZeroPoint(), e.getActOrder(), e.getSparsity());
 }
 
 format::Layout mlir::qf::toFormatLayout(LayoutKind kind, int64_t tileN,

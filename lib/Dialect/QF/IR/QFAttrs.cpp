@@ -37,8 +37,9 @@ void QFDialect::registerAttributes() {
 namespace {
 /// Group size recorded while parsing when neither `group` nor `per_channel`
 /// was given; the verifier turns it into an error for quantized formats.
-constexpr int64_t kGroupUnset = format::Encoding::kGroupUnset;
-static_assert(EncodingAttr::kPerChannel == format::Encoding::kPerChannel);
+constexpr int64_t kGroupUnset = qfuse::format::Encoding::kGroupUnset;
+static_assert(EncodingAttr::kPerChannel ==
+              qfuse::format::Encoding::kPerChannel);
 
 bool isUnquantizedFormat(ElementFormat f) {
   return f == ElementFormat::F16 || f == ElementFormat::BF16;
@@ -277,13 +278,13 @@ LogicalResult EncodingAttr::verify(
     unsigned indexBits, DenseFPElementsAttr table, StringAttr tableName,
     Type tableType, int64_t groupSize, Type scaleType, bool globalScale,
     ZeroPointKind zeroPoint, bool actOrder, Sparsity sparsity) {
-  FailureOr<format::Encoding> enc = toFormatEncoding(
+  FailureOr<qfuse::format::Encoding> enc = toFormatEncoding(
       emitError, format, indexBits, table, tableName, tableType, groupSize,
       scaleType, globalScale, zeroPoint, actOrder, sparsity);
   if (failed(enc))
     return failure();
   std::string error;
-  if (!format::verifyEncoding(*enc, error))
+  if (!qfuse::format::verifyEncoding(*enc, error))
     return emitError() << error;
   return success();
 }
@@ -335,8 +336,8 @@ LogicalResult LayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  LayoutKind kind, int64_t tileN, int64_t tileK,
                                  int64_t interleave) {
   std::string error;
-  if (!format::verifyLayout(toFormatLayout(kind, tileN, tileK, interleave),
-                            error))
+  if (!qfuse::format::verifyLayout(
+          toFormatLayout(kind, tileN, tileK, interleave), error))
     return emitError() << error;
   return success();
 }

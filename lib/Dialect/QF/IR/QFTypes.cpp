@@ -69,7 +69,7 @@ LogicalResult WeightType::verify(function_ref<InFlightDiagnostic()> emitError,
   if (!encoding || !layout)
     return emitError() << "weight needs an encoding and a layout";
   std::string error;
-  if (!format::verifyWeight(toFormatEncoding(encoding),
+  if (!qfuse::format::verifyWeight(toFormatEncoding(encoding),
                             toFormatLayout(layout.getKind(), layout.getTileN(),
                                            layout.getTileK(),
                                            layout.getInterleave()),

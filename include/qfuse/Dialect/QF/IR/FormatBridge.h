@@ -17,6 +17,8 @@
 
 namespace mlir::qf {
 
+namespace format = ::qfuse::format;
+
 /// The format library's name for `type`, or ScalarType::None when it has
 /// none (the format library names f16, bf16, f32, f8E4M3FN, f8E8M0FNU).
 format::ScalarType toFormatScalarType(Type type);
@@ -24,13 +26,11 @@ format::ScalarType toFormatScalarType(Type type);
 /// The parameters of an EncodingAttr as a format::Encoding. Fails, with the
 /// dialect's message, only for a scale or table type the format library
 /// cannot name; every other rule is format::verifyEncoding's.
-FailureOr<format::Encoding>
-toFormatEncoding(function_ref<InFlightDiagnostic()> emitError,
-                 ElementFormat format, unsigned indexBits,
-                 DenseFPElementsAttr table, StringAttr tableName,
-                 Type tableType, int64_t groupSize, Type scaleType,
-                 bool globalScale, ZeroPointKind zeroPoint, bool actOrder,
-                 Sparsity sparsity);
+FailureOr<format::Encoding> toFormatEncoding(
+    function_ref<InFlightDiagnostic()> emitError, ElementFormat format,
+    unsigned indexBits, DenseFPElementsAttr table, StringAttr tableName,
+    Type tableType, int64_t groupSize, Type scaleType, bool globalScale,
+    ZeroPointKind zeroPoint, bool actOrder, Sparsity sparsity);
 
 /// A verified EncodingAttr as a format::Encoding.
 format::Encoding toFormatEncoding(EncodingAttr encoding);
