@@ -163,16 +163,21 @@ def emit(entry, fmt):
 
 
 # ---------------------------------------------------------------- sampling
-# Seconds per qfuse-bench process, fitted from the smoke run (see README):
-# process + CUDA start, random weights drawn and quantized on one core per
-# weight, per batch the check (dequantize on one core, reference on all
-# cores, double accumulation) and the timings (plan and cuBLAS).
+# Seconds per qfuse-bench process. Its host side dominates: random weights
+# drawn, then RTN-quantized on one core per weight; per checked batch every
+# weight dequantized again on one core, and the reference matmul (double
+# accumulation) on all cores; the timings themselves are short. Measured on
+# this machine's cores for the formats (tests of format::quantizeRTN /
+# dequantize: 15-45 / 25-80 M weights/s) and fitted to the smoke run on
+# the GPU machine (6 runs, stamped logs: quantize 9-17 M weights/s, checks
+# 0.23 s + 0.6 ms x M at 8.4M weights, 0.5 s + 2.8 ms x M at 21M; the
+# estimates came within 10% except the nvfp4 gate/up group, +33%).
 COST = {
-    "process_s": 1.5,
-    "quantize_weights_per_s": 12e6,   # per weight, one core each
-    "dequantize_weights_per_s": 150e6,  # per weight per checked batch
-    "reference_macs_per_s": 12e9,     # all cores
-    "per_batch_s": 0.12,              # plan + cuBLAS timing, graph set-up
+    "process_s": 1.3,                  # process, CUDA start, copy, timings
+    "quantize_weights_per_s": 12e6,    # per weight, one core each
+    "dequantize_weights_per_s": 36e6,  # per weight per checked batch
+    "reference_macs_per_s": 8e9,       # all cores
+    "per_batch_s": 0.02,               # plan + cuBLAS timings
 }
 
 
@@ -183,7 +188,7 @@ def run_cost(entry, batches, cost=COST):
     for b in batches:
         s += w / cost["dequantize_weights_per_s"]
         s += b * w / cost["reference_macs_per_s"]
-        s += cost["per_batch_s"] + 3 * 180e6 / 3e12
+        s += cost["per_batch_s"]
     return s
 
 
@@ -191,8 +196,6 @@ def spread_order(items):
     """A deterministic order over a size-sorted list in which every prefix
     spreads over the range: median, ends, quartiles, eighths, ..."""
     n = len(items)
-    if n == 0:
-        return []
     order, seen = [], set()
 
     def take(i):
@@ -200,13 +203,15 @@ def spread_order(items):
             seen.add(i)
             order.append(items[i])
 
+    if n == 0:
+        return order
     take(n // 2)
     take(0)
     take(n - 1)
     parts = 2
     while len(order) < n:
         for j in range(1, 2 * parts, 2):
-            take(min(n - 1, round(j * (n - 1) / (2 * parts))))
+            take(round(j * (n - 1) / (2 * parts)))
         parts *= 2
         if parts > 4 * n:
             for i in range(n):
@@ -214,49 +219,72 @@ def spread_order(items):
     return order
 
 
-BLOCKS = [[1, 2, 3, 4, 5, 8, 12, 16], [24, 32, 48, 64, 96, 128], [256, 512]]
+SPOT_BATCHES = [1, 16, 128]
+SPOT_FORMATS = ["int4-g128", "nf4"]
 
 
-def plan(entries, budget_s, max_weights, cost=COST):
-    """Waves of runs: wave w measures, for every format, the w-th shape of
-    each stratum (small, large) at every batch (one process per shape and
-    format, all 16 batches), so that stopping anywhere leaves every
-    (format, batch) cell covered by both strata. Shapes past `max_weights`
-    (check cost) are left out and listed. Returns (runs, left_out)."""
-    strata = {}
-    left = []
+def plan(entries, budget_s, max_weights, waves, spot_budget_s, cost=COST):
+    """The sampled run list, in the order it runs.
+
+    Waves first, as many as fit `budget_s` (at most `waves`): wave w measures, for every format, the w-th shape of each
+    stratum -- small (< 8M weights per launch) and large (8M up to
+    `max_weights`) -- at all 16 batches (one process per shape and format),
+    so that stopping anywhere leaves every (format, batch) cell covered by
+    both strata, with the same shapes in every format. Each stratum's
+    shapes are taken in spread order over their sizes (median, smallest,
+    largest, quartiles, ...). Then spot checks of the shapes past
+    `max_weights` (the 70B projections, the lm_heads: their host-side
+    quantization and checks cost too much for every batch and format), in
+    spread order, at SPOT_BATCHES in SPOT_FORMATS, within `spot_budget_s`;
+    last, the next wave, which runs where the round has time left.
+    Returns (runs, left_out)."""
+    strata, big = {}, []
     for e in entries:
         if e["weights"] > max_weights:
-            left.append({"id": e["id"], "weights": e["weights"],
-                         "reason": f"over {max_weights / 1e6:.0f}M weights: its "
-                                   "host-side RTN quantization and check "
-                                   "do not fit the round's time budget"})
-            continue
-        strata.setdefault(e["size"], []).append(e)
+            big.append(e)
+        else:
+            strata.setdefault(e["size"], []).append(e)
     orders = {s: spread_order(v) for s, v in sorted(strata.items())}
-    runs, total, wave = [], 0.0, 0
-    while True:
-        added = False
+    runs, total, overflow = [], 0.0, []
+    for wave in range(max(len(o) for o in orders.values())):
+        batch_runs = []
         for s in ("small", "large"):
             o = orders.get(s, [])
             if wave >= len(o):
                 continue
             e = o[wave]
-            valid = format_validity(e)
-            for fmt in FORMAT_NAMES:
-                if valid[fmt]:
-                    continue
-                c = run_cost(e, BATCHES, cost)
-                if total + c > budget_s:
-                    return runs, left
-                total += c
-                runs.append({"entry": e["id"], "format": fmt, "size": s,
-                             "wave": wave, "batches": BATCHES,
-                             "est_s": round(c, 2)})
-                added = True
-        if not added and all(wave >= len(o) for o in orders.values()):
-            return runs, left
-        wave += 1
+            for fmt, why in format_validity(e).items():
+                if not why:
+                    batch_runs.append({"entry": e["id"], "format": fmt, "size": s,
+                                       "wave": wave, "batches": BATCHES,
+                                       "est_s": round(run_cost(e, BATCHES, cost), 2)})
+        cost_w = sum(r["est_s"] for r in batch_runs)
+        if wave >= waves or total + cost_w > budget_s:
+            # One more wave, last in the list: it runs where time is left.
+            overflow = [dict(r, wave=f"{wave} (if time is left)") for r in batch_runs]
+            break
+        runs += batch_runs
+        total += cost_w
+    spot = 0.0
+    for e in spread_order(big):
+        for fmt in SPOT_FORMATS:
+            if format_validity(e)[fmt]:
+                continue
+            c = run_cost(e, SPOT_BATCHES, cost)
+            if spot + c > spot_budget_s:
+                continue
+            spot += c
+            runs.append({"entry": e["id"], "format": fmt, "size": "large",
+                         "wave": "spot", "batches": SPOT_BATCHES,
+                         "est_s": round(c, 2)})
+    runs += overflow
+    measured = {r["entry"] for r in runs}
+    left = [{"id": e["id"], "weights": e["weights"],
+             "reason": ("past the sample's waves" if e["weights"] <= max_weights
+                        else f"over {max_weights / 1e6:.0f}M weights and past "
+                             "the spot checks' budget")}
+            for e in entries if e["id"] not in measured]
+    return runs, left
 
 
 def main():
@@ -264,9 +292,11 @@ def main():
     sub = ap.add_subparsers(dest="cmd", required=True)
     sub.add_parser("shapes")
     p = sub.add_parser("plan")
-    p.add_argument("--budget", type=float, default=420.0,
-                   help="estimated seconds of qfuse-bench runs")
-    p.add_argument("--max-weights", type=float, default=64e6)
+    p.add_argument("--budget", type=float, default=430.0,
+                   help="estimated seconds of the waves' qfuse-bench runs")
+    p.add_argument("--waves", type=int, default=8)
+    p.add_argument("--max-weights", type=float, default=24e6)
+    p.add_argument("--spot-budget", type=float, default=40.0)
     p.add_argument("-o", "--output", default=os.path.join(HERE, "plan.json"))
     e = sub.add_parser("emit")
     e.add_argument("entry")
@@ -293,14 +323,16 @@ def main():
         print(f"{len(entries)} entries ({sum(x['size'] == 'large' for x in entries)} large), "
               f"{len(excluded)} excluded (tuned), {len(skipped)} format skips")
     elif args.cmd == "plan":
-        runs, left = plan(entries, args.budget, args.max_weights)
+        runs, left = plan(entries, args.budget, args.max_weights, args.waves,
+                          args.spot_budget)
         out = {"budget_s": args.budget, "max_weights": args.max_weights,
+               "waves": args.waves, "spot_budget_s": args.spot_budget,
+               "spot_batches": SPOT_BATCHES, "spot_formats": SPOT_FORMATS,
                "cost_model": COST, "runs": runs, "left_out": left}
         with open(args.output, "w") as f:
             json.dump(out, f, indent=1)
             f.write("\n")
-        waves = max((r["wave"] for r in runs), default=-1) + 1
-        print(f"{len(runs)} runs in {waves} waves, est "
+        print(f"{len(runs)} runs, est "
               f"{sum(r['est_s'] for r in runs):.0f} s; "
               f"{len({r['entry'] for r in runs})} shapes; {len(left)} left out")
     else:

@@ -1,0 +1,263 @@
+#!/usr/bin/python3
+"""Summarizes a zoo round (bench/zoo/run-zoo.sh): speedup of every checked
+qfuse plan over cuBLAS fp16 measured in the same process, per (format,
+batch), split into large (>= 8M weights per launch) and small shapes.
+
+    /usr/bin/python3 bench/zoo/summarize.py RESULTS_DIR
+
+RESULTS_DIR holds the round's zoo/ folder (zoo.tgz unpacked: <run>.json,
+<run>.log, manifest.tsv, runs.txt). Writes into RESULTS_DIR: table.md,
+summary.json, speedup.png (matplotlib, from Debian's python3-matplotlib:
+hence /usr/bin/python3) and per-run.csv. A speedup counts only where every
+check of that plan and batch passed; failures are listed, never averaged in.
+"""
+import csv
+import json
+import os
+import re
+import statistics
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import zoo  # noqa: E402
+
+
+def split_name(name):
+    """'<entry>-<format>[-b...]' -> (entry, format)."""
+    base = re.sub(r"-b[0-9_]+$", "", name)
+    for fmt in sorted(zoo.FORMAT_NAMES, key=len, reverse=True):
+        if base.endswith("-" + fmt):
+            return base[: -len(fmt) - 1], fmt
+    raise ValueError(f"run name {name!r} has no known format suffix")
+
+
+def load_rows(zdir, entries):
+    rows, failures, broken = [], [], []
+    manifest = {}
+    mpath = os.path.join(zdir, "manifest.tsv")
+    if os.path.exists(mpath):
+        with open(mpath) as f:
+            for line in f.read().splitlines()[1:]:
+                parts = line.split("\t")
+                manifest[parts[0]] = parts[1:]
+    for name in sorted(manifest):
+        status = manifest[name][0]
+        jpath = os.path.join(zdir, name + ".json")
+        if not status.isdigit():
+            continue  # not run (budget)
+        if not os.path.exists(jpath):
+            broken.append({"run": name, "exit": status,
+                           "log_tail": _tail(os.path.join(zdir, name + ".log"))})
+            continue
+        with open(jpath) as f:
+            data = json.load(f)
+        entry_id, fmt = split_name(name)
+        e = entries[entry_id]
+        cublas = {(c["m"], c["label"]): c for c in data.get("cublas", [])}
+        copy = data["copy"]["gb_per_s"]
+        for p in data.get("artifact_plans", []):
+            b = p["batch"]
+            label = f"{b}x{e['n_total']}x{e['k']}"
+            c = cublas.get((b, label))
+            checks = [k for k in data.get("checks", []) if k["m"] == b]
+            ok = bool(checks) and all(k["passed"] for k in checks)
+            worst = max((k["relative_error"] for k in checks), default=None)
+            row = {"run": name, "entry": entry_id, "kind": e["kind"],
+                   "size": e["size"], "weights": e["weights"], "n": e["n_total"],
+                   "k": e["k"], "format": fmt, "batch": b,
+                   "qfuse_us": p["stats"]["median_ms"] * 1e3,
+                   "cublas_us": c["stats"]["median_ms"] * 1e3 if c else None,
+                   "speedup": (c["stats"]["median_ms"] / p["stats"]["median_ms"]
+                               if c else None),
+                   "qfuse_gb_per_s": p["gb_per_s"],
+                   "fraction_of_copy": p["fraction_of_copy"],
+                   "copy_gb_per_s": copy, "kernels": p["steps"],
+                   "checks": len(checks), "check_passed": ok,
+                   "worst_rel_err": worst, "used_by": e["used_by"],
+                   "command": data["command"]}
+            rows.append(row)
+            if not ok:
+                failures.append({k: row[k] for k in ("run", "batch", "checks",
+                                                     "worst_rel_err")})
+    return rows, failures, broken, manifest
+
+
+def _tail(path, n=5):
+    try:
+        with open(path) as f:
+            return f.read().splitlines()[-n:]
+    except OSError:
+        return []
+
+
+def stats(values):
+    if not values:
+        return None
+    return {"n": len(values), "min": min(values),
+            "median": statistics.median(values), "max": max(values)}
+
+
+def summarize(rows):
+    """{format: {batch: {size: stats + worst shape}}} over checked rows."""
+    out = {}
+    for fmt in zoo.FORMAT_NAMES:
+        out[fmt] = {}
+        for b in zoo.BATCHES:
+            cell = {}
+            for size in ("large", "small"):
+                sel = [r for r in rows if r["format"] == fmt and r["batch"] == b
+                       and r["size"] == size and r["check_passed"]
+                       and r["speedup"] is not None]
+                s = stats([r["speedup"] for r in sel])
+                if s:
+                    worst = min(sel, key=lambda r: r["speedup"])
+                    s["worst_shape"] = worst["entry"]
+                    s["shapes"] = sorted(r["entry"] for r in sel)
+                cell[size] = s if s else "not measured"
+            out[fmt][str(b)] = cell
+    return out
+
+
+def fmt_cell(s):
+    if not isinstance(s, dict):
+        return "-"
+    return f"{s['median']:.2f} ({s['min']:.2f}) n{s['n']}"
+
+
+def write_table(path, summary, rows, failures, broken, manifest, meta):
+    lines = [f"# Zoo round: {meta['title']}", ""]
+    lines += [f"{meta['checked_plans']} plans checked and timed ({meta['passed']} "
+              f"passed every check, worst relative error {meta['worst_err']:.2e}); "
+              f"{len(meta['shapes'])} shapes; {meta['runs_done']} of "
+              f"{meta['runs_listed']} runs done, {meta['runs_not_run']} not run "
+              "(time budget)."]
+    lines += ["", "Cells: median speedup over cuBLAS fp16 (min) and the number of "
+              "shapes. '-': not measured.", ""]
+    for size in ("large", "small"):
+        title = ("large shapes (>= 8M weights per launch)" if size == "large"
+                 else "small shapes (< 8M weights per launch)")
+        lines += [f"## {title}", ""]
+        lines.append("| format | " + " | ".join(f"b{b}" for b in zoo.BATCHES) + " |")
+        lines.append("|---|" + "---|" * len(zoo.BATCHES))
+        for fmt in zoo.FORMAT_NAMES:
+            lines.append(f"| {fmt} | " + " | ".join(
+                fmt_cell(summary[fmt][str(b)][size]) for b in zoo.BATCHES) + " |")
+        lines.append("")
+    lines += ["## Every plan", "",
+              "| run | batch | qfuse us | cuBLAS us | speedup | % of copy | check |",
+              "|---|---|---|---|---|---|---|"]
+    for r in sorted(rows, key=lambda r: (r["format"], r["size"], r["weights"],
+                                         r["entry"], r["batch"])):
+        sp = f"{r['speedup']:.2f}x" if r["speedup"] else "-"
+        cu = f"{r['cublas_us']:.2f}" if r["cublas_us"] else "-"
+        ck = (f"ok {r['worst_rel_err']:.1e}" if r["check_passed"]
+              else f"FAIL {r['worst_rel_err']}")
+        lines.append(f"| {r['run']} | {r['batch']} | {r['qfuse_us']:.2f} | {cu} | "
+                     f"{sp} | {100 * r['fraction_of_copy']:.1f}% | {ck} |")
+    if failures or broken:
+        lines += ["", "## Failures", ""]
+        for f in failures:
+            lines.append(f"- check failed: {f}")
+        for b in broken:
+            lines.append(f"- run {b['run']} exited {b['exit']} without JSON: "
+                         + " / ".join(b["log_tail"]))
+    not_run = [n for n, v in manifest.items() if not v[0].isdigit()]
+    if not_run:
+        lines += ["", "## Not run (time budget)", "", ", ".join(sorted(not_run))]
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def plot(path, rows):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("summarize: matplotlib missing (apt-get install python3-matplotlib; "
+              "run with /usr/bin/python3): no plot")
+        return False
+    fig, axes = plt.subplots(3, 3, figsize=(15, 12), sharex=True, sharey=True)
+    colors = {"large": "tab:blue", "small": "tab:orange"}
+    for ax, fmt in zip(axes.flat, zoo.FORMAT_NAMES):
+        for size in ("large", "small"):
+            xs, med, lo, hi = [], [], [], []
+            for b in zoo.BATCHES:
+                v = [r["speedup"] for r in rows if r["format"] == fmt and
+                     r["batch"] == b and r["size"] == size and r["check_passed"]
+                     and r["speedup"]]
+                if v:
+                    xs.append(b)
+                    med.append(statistics.median(v))
+                    lo.append(min(v))
+                    hi.append(max(v))
+            if xs:
+                ax.plot(xs, med, "o-", color=colors[size], ms=3,
+                        label=f"{size} median")
+                ax.fill_between(xs, lo, hi, color=colors[size], alpha=0.2,
+                                label=f"{size} min-max")
+        ax.axhline(1.0, color="k", lw=0.8, ls="--")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log", base=2)
+        ax.set_xticks(zoo.BATCHES)
+        ax.set_xticklabels([str(b) for b in zoo.BATCHES], fontsize=6, rotation=90)
+        ax.set_title(fmt)
+        ax.grid(True, which="both", alpha=0.3)
+    for ax in axes[-1]:
+        ax.set_xlabel("batch (M)")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("speedup over cuBLAS fp16")
+    axes[0, 0].legend(fontsize=7)
+    fig.suptitle("qfuse default compile (no tuning database, sm_90) on the zoo, "
+                 "H200: speedup vs batch, spread across shapes")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    return True
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    rdir = sys.argv[1]
+    zdir = os.path.join(rdir, "zoo")
+    entries, _ = zoo.derive(zoo.load_models())
+    entries = {e["id"]: e for e in entries}
+    rows, failures, broken, manifest = load_rows(zdir, entries)
+    summary = summarize(rows)
+    errs = [r["worst_rel_err"] for r in rows if r["worst_rel_err"] is not None]
+    meta = {"title": os.path.basename(os.path.normpath(rdir)),
+            "checked_plans": len(rows),
+            "passed": sum(r["check_passed"] for r in rows),
+            "worst_err": max(errs) if errs else float("nan"),
+            "shapes": sorted({r["entry"] for r in rows}),
+            "runs_listed": len(manifest),
+            "runs_done": sum(v[0].isdigit() for v in manifest.values()),
+            "runs_not_run": sum(not v[0].isdigit() for v in manifest.values())}
+    gpu = rows[0]["command"] if rows else None
+    with open(os.path.join(rdir, "summary.json"), "w") as f:
+        json.dump({"about": "speedup = cuBLAS fp16 median / qfuse plan median, same "
+                            "process; checked plans only; large = >= 8M weights "
+                            "per launch",
+                   "meta": meta, "speedup": summary, "failures": failures,
+                   "runs_without_json": broken,
+                   "example_command": gpu}, f, indent=1)
+        f.write("\n")
+    with open(os.path.join(rdir, "per-run.csv"), "w", newline="") as f:
+        cols = ["run", "entry", "kind", "size", "weights", "n", "k", "format",
+                "batch", "qfuse_us", "cublas_us", "speedup", "fraction_of_copy",
+                "copy_gb_per_s", "kernels", "checks", "check_passed",
+                "worst_rel_err"]
+        w = csv.DictWriter(f, fieldnames=cols, extrasaction="ignore")
+        w.writeheader()
+        for r in rows:
+            w.writerow(r)
+    write_table(os.path.join(rdir, "table.md"), summary, rows, failures, broken,
+                manifest, meta)
+    plot(os.path.join(rdir, "speedup.png"), rows)
+    print(f"{len(rows)} plans ({meta['passed']} passed), {len(meta['shapes'])} shapes; "
+          f"wrote table.md, summary.json, per-run.csv, speedup.png in {rdir}")
+
+
+if __name__ == "__main__":
+    main()
