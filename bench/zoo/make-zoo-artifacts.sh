@@ -52,8 +52,9 @@ with open(os.path.join(out, "runs.txt"), "w") as f:
 print(f"{len(seen)} artifacts to compile, {len(runs)} runs")
 EOF
 : > "$out/compile.log"
-ls "$out"/artifacts/*.mlir | xargs -P "$jobs" -I{} sh -c \
-  'f="{}"; if "$0" "$f" --batch-sizes="$1" -o "${f%.mlir}.qfa" > "${f%.mlir}.log" 2>&1;
+# shellcheck disable=SC2016 # (expanded by the inner sh)
+find "$out/artifacts" -name '*.mlir' -print0 | sort -z | xargs -0 -n 1 -P "$jobs" sh -c \
+  'f="$2"; if "$0" "$f" --batch-sizes="$1" -o "${f%.mlir}.qfa" > "${f%.mlir}.log" 2>&1;
    then echo "ok $f"; else echo "FAILED $f"; fi' "$compile" "$batches" >> "$out/compile.log"
 for f in "$out"/artifacts/*.log; do
   [ -s "$f" ] && { echo "== $(basename "$f" .log)"; cat "$f"; } >> "$out/compile-notes.log"

@@ -91,6 +91,24 @@ def _tail(path, n=5):
         return []
 
 
+def mark_core(rows, entries):
+    """The core sample: shapes measured in every format their K allows, at
+    all 16 batches (whole waves). Spot checks and the part of a wave that
+    the time budget cut are 'extra': listed, but left out of the cells so
+    that every format's cells hold the same shapes."""
+    have = {}
+    for r in rows:
+        have.setdefault(r["entry"], {}).setdefault(r["format"], set()).add(r["batch"])
+    core = set()
+    for eid, fmts in have.items():
+        valid = [f for f, why in zoo.format_validity(entries[eid]).items() if not why]
+        if all(fmts.get(f, set()) >= set(zoo.BATCHES) for f in valid):
+            core.add(eid)
+    for r in rows:
+        r["core"] = r["entry"] in core
+    return core
+
+
 def stats(values):
     if not values:
         return None
@@ -108,7 +126,7 @@ def summarize(rows):
             for size in ("large", "small"):
                 sel = [r for r in rows if r["format"] == fmt and r["batch"] == b
                        and r["size"] == size and r["check_passed"]
-                       and r["speedup"] is not None]
+                       and r["speedup"] is not None and r["core"]]
                 s = stats([r["speedup"] for r in sel])
                 if s:
                     worst = min(sel, key=lambda r: r["speedup"])
@@ -126,14 +144,19 @@ def fmt_cell(s):
 
 
 def write_table(path, summary, rows, failures, broken, manifest, meta):
+    entries_w = {r["entry"]: r["weights"] for r in rows}
     lines = [f"# Zoo round: {meta['title']}", ""]
     lines += [f"{meta['checked_plans']} plans checked and timed ({meta['passed']} "
               f"passed every check, worst relative error {meta['worst_err']:.2e}); "
               f"{len(meta['shapes'])} shapes; {meta['runs_done']} of "
               f"{meta['runs_listed']} runs done, {meta['runs_not_run']} not run "
               "(time budget)."]
+    for sz in ("large", "small"):
+        lines += ["", f"Core {sz} shapes (every format its K allows, all 16 batches): "
+                  + ", ".join(f"{e} ({entries_w[e] / 1e6:.1f}M)"
+                              for e in meta["core_shapes"][sz])]
     lines += ["", "Cells: median speedup over cuBLAS fp16 (min) and the number of "
-              "shapes. '-': not measured.", ""]
+              "shapes, over the core shapes. '-': not measured.", ""]
     for size in ("large", "small"):
         title = ("large shapes (>= 8M weights per launch)" if size == "large"
                  else "small shapes (< 8M weights per launch)")
@@ -143,6 +166,17 @@ def write_table(path, summary, rows, failures, broken, manifest, meta):
         for fmt in zoo.FORMAT_NAMES:
             lines.append(f"| {fmt} | " + " | ".join(
                 fmt_cell(summary[fmt][str(b)][size]) for b in zoo.BATCHES) + " |")
+        lines.append("")
+    extra = [r for r in rows if not r["core"]]
+    if extra:
+        lines += ["## Extra runs (not in the cells: spot checks of bigger shapes, "
+                  "the part of a wave the budget cut)", "",
+                  "| run | weights | batch | qfuse us | cuBLAS us | speedup | % of copy |",
+                  "|---|---|---|---|---|---|---|"]
+        for r in sorted(extra, key=lambda r: (r["run"], r["batch"])):
+            lines.append(f"| {r['run']} | {r['weights'] / 1e6:.1f}M | {r['batch']} | "
+                         f"{r['qfuse_us']:.2f} | {r['cublas_us']:.2f} | "
+                         f"{r['speedup']:.2f}x | {100 * r['fraction_of_copy']:.1f}% |")
         lines.append("")
     lines += ["## Every plan", "",
               "| run | batch | qfuse us | cuBLAS us | speedup | % of copy | check |",
@@ -186,7 +220,7 @@ def plot(path, rows):
             for b in zoo.BATCHES:
                 v = [r["speedup"] for r in rows if r["format"] == fmt and
                      r["batch"] == b and r["size"] == size and r["check_passed"]
-                     and r["speedup"]]
+                     and r["speedup"] and r["core"]]
                 if v:
                     xs.append(b)
                     med.append(statistics.median(v))
@@ -197,11 +231,19 @@ def plot(path, rows):
                         label=f"{size} median")
                 ax.fill_between(xs, lo, hi, color=colors[size], alpha=0.2,
                                 label=f"{size} min-max")
+        extra = [r for r in rows if r["format"] == fmt and not r["core"]
+                 and r["check_passed"] and r["speedup"]]
+        if extra:
+            ax.plot([r["batch"] for r in extra], [r["speedup"] for r in extra],
+                    "x", color="tab:red", ms=5, label="extra (spot, cut wave)")
         ax.axhline(1.0, color="k", lw=0.8, ls="--")
         ax.set_xscale("log", base=2)
         ax.set_yscale("log", base=2)
         ax.set_xticks(zoo.BATCHES)
         ax.set_xticklabels([str(b) for b in zoo.BATCHES], fontsize=6, rotation=90)
+        ticks = [0.0625, 0.125, 0.25, 0.5, 1, 2, 4]
+        ax.set_yticks(ticks)
+        ax.set_yticklabels([f"{t:g}x" for t in ticks])
         ax.set_title(fmt)
         ax.grid(True, which="both", alpha=0.3)
     for ax in axes[-1]:
@@ -224,6 +266,7 @@ def main():
     entries, _ = zoo.derive(zoo.load_models())
     entries = {e["id"]: e for e in entries}
     rows, failures, broken, manifest = load_rows(zdir, entries)
+    core = mark_core(rows, entries)
     summary = summarize(rows)
     errs = [r["worst_rel_err"] for r in rows if r["worst_rel_err"] is not None]
     meta = {"title": os.path.basename(os.path.normpath(rdir)),
@@ -231,6 +274,9 @@ def main():
             "passed": sum(r["check_passed"] for r in rows),
             "worst_err": max(errs) if errs else float("nan"),
             "shapes": sorted({r["entry"] for r in rows}),
+            "core_shapes": {sz: sorted(e for e in core if entries[e]["size"] == sz)
+                            for sz in ("large", "small")},
+            "extra_runs": sorted({r["run"] for r in rows if not r["core"]}),
             "runs_listed": len(manifest),
             "runs_done": sum(v[0].isdigit() for v in manifest.values()),
             "runs_not_run": sum(not v[0].isdigit() for v in manifest.values())}
@@ -239,12 +285,17 @@ def main():
         json.dump({"about": "speedup = cuBLAS fp16 median / qfuse plan median, same "
                             "process; checked plans only; large = >= 8M weights "
                             "per launch",
-                   "meta": meta, "speedup": summary, "failures": failures,
+                   "meta": meta, "speedup": summary,
+                   "extra": [{k: r[k] for k in ("run", "entry", "format", "batch",
+                                                 "weights", "speedup", "qfuse_us",
+                                                 "cublas_us")}
+                             for r in rows if not r["core"]],
+                   "failures": failures,
                    "runs_without_json": broken,
                    "example_command": gpu}, f, indent=1)
         f.write("\n")
     with open(os.path.join(rdir, "per-run.csv"), "w", newline="") as f:
-        cols = ["run", "entry", "kind", "size", "weights", "n", "k", "format",
+        cols = ["run", "entry", "kind", "size", "core", "weights", "n", "k", "format",
                 "batch", "qfuse_us", "cublas_us", "speedup", "fraction_of_copy",
                 "copy_gb_per_s", "kernels", "checks", "check_passed",
                 "worst_rel_err"]

@@ -292,7 +292,7 @@ def main():
     sub = ap.add_subparsers(dest="cmd", required=True)
     sub.add_parser("shapes")
     p = sub.add_parser("plan")
-    p.add_argument("--budget", type=float, default=430.0,
+    p.add_argument("--budget", type=float, default=445.0,
                    help="estimated seconds of the waves' qfuse-bench runs")
     p.add_argument("--waves", type=int, default=8)
     p.add_argument("--max-weights", type=float, default=24e6)
