@@ -6,8 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <fstream>
-#include <sstream>
 
 namespace qfuse::text {
 
