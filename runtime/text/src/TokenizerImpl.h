@@ -1,4 +1,9 @@
 //===- TokenizerImpl.h - The parts of a loaded tokenizer -----------*- C++ -*-===//
+//
+// What Tokenizer and StreamDecoder share: the pipeline stages read from
+// tokenizer.json, the template ids and the tokenizer_config.json settings.
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef QFUSE_TEXT_TOKENIZERIMPL_H
 #define QFUSE_TEXT_TOKENIZERIMPL_H
