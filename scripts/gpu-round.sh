@@ -13,7 +13,7 @@ mkdir -p "$out/results"
 export QFUSE_GIT_COMMIT="$(cat artifacts/COMMIT 2>/dev/null || echo unknown)"
 nvidia-smi -L || true
 
-cmake -G Ninja -S . -B build-gpu -DQFUSE_ENABLE_COMPILER=OFF \
+cmake -G Ninja -S . -B build-gpu -DQFUSE_ENABLE_COMPILER=OFF -DQFUSE_TOKENIZER_ORACLE=OFF \
   -DCMAKE_BUILD_TYPE=Release > "$out/configure.log" 2>&1 \
   || { tail -30 "$out/configure.log"; exit 1; }
 cmake --build build-gpu -j"$(nproc)" > "$out/build.log" 2>&1 \

@@ -18,6 +18,9 @@ for pkg in "${PACKAGES[@]}"; do
   fi
 done
 
+# The tokenizer oracle tests run Hugging Face's JavaScript tokenizers (npm).
+command -v npm >/dev/null || missing+=(nodejs npm)
+
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#PACKAGES[@]} packages already installed"
   exit 0
