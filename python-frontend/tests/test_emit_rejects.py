@@ -6,6 +6,7 @@ import unittest
 
 from support import LLAMA3_8B, TINY_LLAMA, TempDirTestCase, run_cli
 from qfuse.encoding_check import _checker, check_brackets
+from qfuse.encodings import NAMED_ENCODINGS, encoding_text
 
 ABSENT = "/nonexistent/qfuse-test"
 # No qfuse-opt (QFUSE_OPT names a missing file) and no libqfuse_c.
@@ -106,6 +107,20 @@ class EmitChecksEncodings(TempDirTestCase):
         # Fixed names need no checker and print nothing.
         proc, out = self.emit("--encoding", "nvfp4", env=NEITHER)
         self.assertEqual((proc.returncode, proc.stderr), (0, ""))
+
+
+class CheckersAcceptValidTexts(unittest.TestCase):
+    """No valid text is refused: the fixed names (which skip the check) and
+    family names pass whichever checker is present."""
+    TEXTS = sorted({encoding_text(n) for n in list(NAMED_ENCODINGS) +
+                    ["int4-g64", "int8-g32", "uint8-g32-asym", "int8-pc", "uint4-pc-asym"]})
+
+    def test_through_the_checker_present(self):
+        name, check = _checker()
+        if check is None:
+            self.skipTest("neither qfuse-opt nor libqfuse_c is built")
+        self.assertEqual(check(self.TEXTS), {}, name)
+        self.assertEqual(len(check(self.TEXTS + ["int4, group = 0, scale = f16"])), 1, name)
 
 
 class Brackets(unittest.TestCase):

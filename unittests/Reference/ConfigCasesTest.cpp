@@ -55,9 +55,9 @@ json buildConfig(const json &testCase, const json &bases) {
 /// The values a `valid` case may name, read from a parsed config.
 json observed(const ModelConfig &c) {
   json biases = json::array();
-  for (Projection p : {Projection::Q, Projection::K, Projection::V,
-                       Projection::O, Projection::Gate, Projection::Up,
-                       Projection::Down})
+  for (Projection p :
+       {Projection::Q, Projection::K, Projection::V, Projection::O,
+        Projection::Gate, Projection::Up, Projection::Down})
     if (c.hasBias(p))
       biases.push_back(projectionName(p));
   std::sort(biases.begin(), biases.end());
@@ -78,7 +78,8 @@ json observed(const ModelConfig &c) {
       {"rope_scaling_factor",
        c.ropeScaling ? json(c.ropeScaling->factor) : json(nullptr)},
       {"tie_word_embeddings", c.tieWordEmbeddings},
-      {"sliding_window", c.slidingWindow ? json(*c.slidingWindow) : json(nullptr)},
+      {"sliding_window",
+       c.slidingWindow ? json(*c.slidingWindow) : json(nullptr)},
       {"biases", biases},
   };
 }
@@ -119,7 +120,8 @@ TEST(ConfigCases, EveryCase) {
         continue;
       }
       for (const auto &[key, value] : testCase.at("valid").items()) {
-        ASSERT_TRUE(got.contains(key)) << "unknown key '" << key << "' in 'valid'";
+        ASSERT_TRUE(got.contains(key))
+            << "unknown key '" << key << "' in 'valid'";
         json want = value;
         if (key == "biases")
           std::sort(want.begin(), want.end());

@@ -56,12 +56,12 @@ public:
       return *fallback;
     }
     // JSON booleans are not numbers in nlohmann, and 4096.0 is a float.
-    bool inRange =
-        value->is_number_unsigned()
-            ? value->get<uint64_t>() >= 1 &&
-                  value->get<uint64_t>() <= uint64_t(limit)
-            : value->is_number_integer() && value->get<int64_t>() >= 1 &&
-                  value->get<int64_t>() <= limit;
+    bool inRange = value->is_number_unsigned()
+                       ? value->get<uint64_t>() >= 1 &&
+                             value->get<uint64_t>() <= uint64_t(limit)
+                       : value->is_number_integer() &&
+                             value->get<int64_t>() >= 1 &&
+                             value->get<int64_t>() <= limit;
     if (!inRange)
       fail(field, "is " + value->dump() + "; " + expected);
     return value->get<int64_t>();
@@ -294,13 +294,16 @@ ModelConfig ModelConfig::parse(std::string_view text,
   c.architecture = parseArchitecture(r);
 
   c.hiddenSize = r.boundedInt("hidden_size", ConfigLimits::kHiddenSize);
-  c.intermediateSize = r.boundedInt("intermediate_size", ConfigLimits::kIntermediateSize);
-  c.numAttentionHeads = r.boundedInt("num_attention_heads", ConfigLimits::kNumAttentionHeads);
-  c.numHiddenLayers = r.boundedInt("num_hidden_layers", ConfigLimits::kNumHiddenLayers);
+  c.intermediateSize =
+      r.boundedInt("intermediate_size", ConfigLimits::kIntermediateSize);
+  c.numAttentionHeads =
+      r.boundedInt("num_attention_heads", ConfigLimits::kNumAttentionHeads);
+  c.numHiddenLayers =
+      r.boundedInt("num_hidden_layers", ConfigLimits::kNumHiddenLayers);
   c.vocabSize = r.boundedInt("vocab_size", ConfigLimits::kVocabSize);
   c.numKeyValueHeads =
-      r.boundedInt("num_key_value_heads",
-                   ConfigLimits::kNumKeyValueHeads, c.numAttentionHeads);
+      r.boundedInt("num_key_value_heads", ConfigLimits::kNumKeyValueHeads,
+                   c.numAttentionHeads);
   if (c.numAttentionHeads % c.numKeyValueHeads)
     r.fail("num_key_value_heads",
            "is " + std::to_string(c.numKeyValueHeads) +
@@ -322,10 +325,9 @@ ModelConfig ModelConfig::parse(std::string_view text,
   checkProducts(r, c);
 
   FamilyDefaults defaults = defaultsFor(c.architecture);
-  c.maxPositionEmbeddings =
-      r.boundedInt("max_position_embeddings",
-                   ConfigLimits::kMaxPositionEmbeddings,
-                   defaults.maxPositionEmbeddings);
+  c.maxPositionEmbeddings = r.boundedInt("max_position_embeddings",
+                                         ConfigLimits::kMaxPositionEmbeddings,
+                                         defaults.maxPositionEmbeddings);
   c.rmsNormEps = r.positiveNumber("rms_norm_eps", 1e-6);
   c.ropeTheta = r.positiveNumber("rope_theta", 10000.0);
   c.ropeScaling = parseRopeScaling(r);
@@ -349,7 +351,8 @@ ModelConfig ModelConfig::parse(std::string_view text,
                   (c.architecture == Architecture::Qwen2 &&
                    r.boolean("use_sliding_window", false));
   if (windowed && r.get("sliding_window"))
-    c.slidingWindow = r.boundedInt("sliding_window", ConfigLimits::kSlidingWindow);
+    c.slidingWindow =
+        r.boundedInt("sliding_window", ConfigLimits::kSlidingWindow);
   return c;
 }
 
