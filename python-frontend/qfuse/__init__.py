@@ -2,7 +2,9 @@
 
 - `qfuse.encodings`: encoding names ("int4-g128", "nf4", ...) -> #qf.enc text
 - `qfuse.ir`: a builder for qf dialect IR text
-- `qfuse.model`: Hugging Face config.json -> the IR of a whole decode step
+- `qfuse.config`: a Hugging Face config.json, validated (limits: testdata/model-configs)
+- `qfuse.model`: a validated config -> the IR of a whole decode step
+- `qfuse.encoding_check`: an EncodingPlan checked by the compiler's parser before emit
 - `qfuse.decode_step`: the decode step's linear layers, as the benchmarks run them
 - `qfuse.tools`: qfuse-opt / qfuse-compile
 - `qfuse.report`: the roofline report (table, SVG)

@@ -9,6 +9,7 @@ import tempfile
 from . import __version__
 from .artifacts import (DECODE_BATCH_SIZES, decode_artifact_name, ensure_artifact,
                         model_compile_argv, model_config_path)
+from .encoding_check import check_plan
 from .encodings import (FAMILY_HELP, NAMED_ENCODINGS, ALIASES, EncodingError,
                         EncodingPlan, encoding_text, valid_names)
 from .gptq import block_ops, gptq_ir, row_counts
@@ -73,6 +74,7 @@ def _rows(args):
 def _emit_text(args):
     cfg = ModelConfig.load(args.config)
     plan = EncodingPlan(args.encoding, args.override)
+    check_plan(plan)
     with Progress("emitting", total=args.layers or cfg.num_hidden_layers) as progress:
         if args.decode_step_only:
             return emit_decode_step_only(cfg, plan, _rows(args) or 1, args.layers, progress)

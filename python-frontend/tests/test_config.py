@@ -1,5 +1,6 @@
 """config.json validation: each bad config names its file and field."""
 import copy
+import json
 import os
 import unittest
 
@@ -113,6 +114,18 @@ class FromFiles(TempDirTestCase):
         with self.assertRaises(ConfigError) as ctx:
             ModelConfig.load(path)
         self.assertIn(f"{path}:2:", str(ctx.exception))
+
+    def test_non_finite_numbers(self):
+        # Python reads 1e999 as inf (the shared table cannot hold it: nlohmann
+        # writes inf back as null).
+        path = os.path.join(self.tmp, "inf.json")
+        with open(path, "w") as f:
+            f.write(json.dumps(dict(LLAMA3_8B, rope_theta=1.0)).replace(
+                '"rope_theta": 1.0', '"rope_theta": 1e999'))
+        with self.assertRaises(ConfigError) as ctx:
+            ModelConfig.load(path)
+        self.assertIn("field 'rope_theta' is Infinity; expected a positive number",
+                      str(ctx.exception))
 
     def test_cli_reports_the_field(self):
         raw = dict(LLAMA3_8B)

@@ -105,7 +105,8 @@ class SaveCheckpoint(TempDirTestCase):
         state = {"w": ("F16", [1], bytes(2))}
         with self.assertRaisesRegex(TorchImportError, "no config: pass config="):
             save_checkpoint(state, None, out)
-        with self.assertRaisesRegex(ConfigError, "field 'hidden_act' 'gelu' is not supported"):
+        with self.assertRaisesRegex(ConfigError,
+                                    'field \'hidden_act\' is "gelu", which is not supported'):
             save_checkpoint(state, dict(TINY_LLAMA, hidden_act="gelu"), out)
         with self.assertRaisesRegex(TorchImportError, "tensor 'w': list is not a torch "
                                     "tensor, a numpy array or"):

@@ -10,7 +10,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <functional>
 
 namespace qfuse::reference {
 namespace {
@@ -169,115 +168,8 @@ TEST(ReferenceConfig, AttentionAndMlpBiasForLlama) {
     EXPECT_TRUE(c.hasBias(p)) << projectionName(p);
 }
 
-/// One rejected config: a change to the Llama 3.1 config and the message.
-struct Rejection {
-  const char *name;
-  std::function<void(json &)> mutate;
-  const char *message;
-};
-
-class ReferenceConfigRejects : public ::testing::TestWithParam<Rejection> {};
-
-TEST_P(ReferenceConfigRejects, NamesTheFileAndTheField) {
-  json j = json::parse(kLlama31);
-  GetParam().mutate(j);
-  try {
-    ModelConfig::parse(j.dump(), "m/config.json");
-    FAIL() << "accepted: " << j.dump();
-  } catch (const Error &e) {
-    EXPECT_NE(std::string(e.what()).find(GetParam().message), std::string::npos)
-        << "message: " << e.what();
-    EXPECT_EQ(std::string(e.what()).rfind("m/config.json: ", 0), 0u)
-        << e.what();
-  }
-}
-
-// clang-format off
-const Rejection kRejections[] = {
-  {"Architecture", [](json &j) { j["architectures"] = {"GPT2LMHeadModel"}; },
-   "field 'architectures' is [\"GPT2LMHeadModel\"], which is not supported; "
-   "expected one of LlamaForCausalLM"},
-  {"TwoArchitectures", [](json &j) {
-     j["architectures"] = {"LlamaForCausalLM", "Qwen2ForCausalLM"}; },
-   "field 'architectures'"},
-  {"NoArchitecture", [](json &j) { j.erase("architectures");
-                                   j.erase("model_type"); },
-   "field 'architectures' is missing"},
-  {"NoHiddenSize", [](json &j) { j.erase("hidden_size"); },
-   "field 'hidden_size' is missing; expected a positive integer"},
-  {"FloatHiddenSize", [](json &j) { j["hidden_size"] = 4096.0; },
-   "field 'hidden_size' is 4096.0; expected a positive integer"},
-  {"StringHiddenSize", [](json &j) { j["hidden_size"] = "4096"; },
-   "field 'hidden_size' is \"4096\"; expected a positive integer"},
-  {"BoolHiddenSize", [](json &j) { j["hidden_size"] = true; },
-   "field 'hidden_size' is true"},
-  {"ZeroIntermediate", [](json &j) { j["intermediate_size"] = 0; },
-   "field 'intermediate_size' is 0; expected a positive integer"},
-  {"NoHeads", [](json &j) { j.erase("num_attention_heads"); },
-   "field 'num_attention_heads' is missing"},
-  {"NegativeKvHeads", [](json &j) { j["num_key_value_heads"] = -8; },
-   "field 'num_key_value_heads' is -8"},
-  {"KvHeadsNotDividing", [](json &j) { j["num_key_value_heads"] = 5; },
-   "field 'num_key_value_heads' is 5, which does not divide "
-   "num_attention_heads = 32"},
-  {"OddHeadDim", [](json &j) { j["head_dim"] = 63; },
-   "field 'head_dim' is 63; rotate-half rotary needs an even head_dim"},
-  {"HiddenNotDivisible", [](json &j) { j["hidden_size"] = 4000;
-                                       j["num_attention_heads"] = 48;
-                                       j["num_key_value_heads"] = 8; },
-   "field 'hidden_size' is 4000, not a multiple of num_attention_heads = 48"},
-  {"NoLayers", [](json &j) { j["num_hidden_layers"] = 0; },
-   "field 'num_hidden_layers' is 0"},
-  {"NoVocab", [](json &j) { j.erase("vocab_size"); },
-   "field 'vocab_size' is missing"},
-  {"MaxPositions", [](json &j) { j["max_position_embeddings"] = -1; },
-   "field 'max_position_embeddings' is -1"},
-  {"ZeroEps", [](json &j) { j["rms_norm_eps"] = 0; },
-   "field 'rms_norm_eps' is 0; expected a positive number"},
-  {"StringTheta", [](json &j) { j["rope_theta"] = "1e4"; },
-   "field 'rope_theta' is \"1e4\"; expected a positive number"},
-  {"RopeScalingNotObject", [](json &j) { j["rope_scaling"] = 8; },
-   "field 'rope_scaling' is 8; expected an object or null"},
-  {"RopeYarn", [](json &j) { j["rope_scaling"]["rope_type"] = "yarn"; },
-   "field 'rope_scaling' has rope_type \"yarn\", which the reference (and "
-   "qf.rotary) does not implement"},
-  {"RopeLinearOldSpelling", [](json &j) {
-     j["rope_scaling"] = {{"type", "linear"}, {"factor", 2.0}}; },
-   "field 'rope_scaling' has rope_type \"linear\""},
-  {"RopeNoFactor", [](json &j) { j["rope_scaling"].erase("factor"); },
-   "field 'rope_scaling.factor' is missing; expected a positive number"},
-  {"RopeLowFactor", [](json &j) { j["rope_scaling"]["low_freq_factor"] = -1; },
-   "field 'rope_scaling.low_freq_factor' is -1"},
-  {"RopeNoOriginal", [](json &j) {
-     j["rope_scaling"].erase("original_max_position_embeddings"); },
-   "field 'rope_scaling.original_max_position_embeddings' is missing"},
-  {"RopeHighBelowLow", [](json &j) {
-     j["rope_scaling"]["high_freq_factor"] = 1.0; },
-   "field 'rope_scaling.high_freq_factor' is 1.0; expected more than "
-   "low_freq_factor = 1.0"},
-  {"TieNotBool", [](json &j) { j["tie_word_embeddings"] = "yes"; },
-   "field 'tie_word_embeddings' is \"yes\"; expected true or false"},
-  {"AttentionBiasNotBool", [](json &j) { j["attention_bias"] = 1; },
-   "field 'attention_bias' is 1; expected true or false"},
-  {"MlpBiasNotBool", [](json &j) { j["mlp_bias"] = "no"; },
-   "field 'mlp_bias' is \"no\""},
-  {"Gelu", [](json &j) { j["hidden_act"] = "gelu"; },
-   "field 'hidden_act' is \"gelu\", which is not supported; expected \"silu\""},
-  {"MistralZeroWindow", [](json &j) {
-     j["architectures"] = {"MistralForCausalLM"};
-     j["sliding_window"] = 0; },
-   "field 'sliding_window' is 0; expected a positive integer"},
-  {"Qwen2WindowFlag", [](json &j) { j["architectures"] = {"Qwen2ForCausalLM"};
-                                    j["use_sliding_window"] = "true"; },
-   "field 'use_sliding_window' is \"true\"; expected true or false"},
-};
-// clang-format on
-
-INSTANTIATE_TEST_SUITE_P(Fields, ReferenceConfigRejects,
-                         ::testing::ValuesIn(kRejections),
-                         [](const ::testing::TestParamInfo<Rejection> &info) {
-                           return std::string(info.param.name);
-                         });
+// Valid and invalid configs field by field, and the size limits, are the
+// shared table's (ConfigCasesTest.cpp), which the Python frontend runs too.
 
 TEST(ReferenceConfig, RejectsMalformedJson) {
   auto message = [](const std::string &text) {

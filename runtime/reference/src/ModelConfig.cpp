@@ -42,17 +42,28 @@ public:
   }
   const json *get(const std::string &field) const { return get(raw_, field); }
 
-  int64_t positiveInt(const std::string &field,
-                      std::optional<int64_t> fallback = std::nullopt) const {
+  /// An integer from 1 to `limit`. nlohmann keeps non-negative integers as
+  /// uint64 (2^63 stays 2^63) and integers past 2^64 as floats, which are
+  /// rejected as not integers.
+  int64_t boundedInt(const std::string &field, int64_t limit,
+                     std::optional<int64_t> fallback = std::nullopt) const {
+    std::string expected =
+        "expected an integer from 1 to " + std::to_string(limit);
     const json *value = get(field);
     if (!value) {
       if (!fallback)
-        fail(field, "is missing; expected a positive integer");
+        fail(field, "is missing; " + expected);
       return *fallback;
     }
     // JSON booleans are not numbers in nlohmann, and 4096.0 is a float.
-    if (!value->is_number_integer() || value->get<int64_t>() <= 0)
-      fail(field, "is " + value->dump() + "; expected a positive integer");
+    bool inRange = value->is_number_unsigned()
+                       ? value->get<uint64_t>() >= 1 &&
+                             value->get<uint64_t>() <= uint64_t(limit)
+                       : value->is_number_integer() &&
+                             value->get<int64_t>() >= 1 &&
+                             value->get<int64_t>() <= limit;
+    if (!inRange)
+      fail(field, "is " + value->dump() + "; " + expected);
     return value->get<int64_t>();
   }
 
@@ -142,6 +153,31 @@ Architecture parseArchitecture(const FieldReader &r) {
   return *architectureFromName(list[0].get<std::string>());
 }
 
+/// Products of the sizes against ConfigLimits; each factor is bounded
+/// already, so no product can overflow.
+void checkProducts(const FieldReader &r, const ModelConfig &c) {
+  auto str = [](int64_t v) { return std::to_string(v); };
+  if (c.qWidth() > ConfigLimits::kQWidth)
+    r.fail("head_dim", "is " + str(c.headDim) +
+                           "; num_attention_heads * head_dim = " +
+                           str(c.qWidth()) + ", expected at most " +
+                           str(ConfigLimits::kQWidth) + " (the q_proj width)");
+  struct Product {
+    const char *field;
+    int64_t size;
+    const char *weights;
+  };
+  for (const Product &p :
+       {Product{"intermediate_size", c.intermediateSize,
+                "gate_proj, up_proj and down_proj"},
+        Product{"vocab_size", c.vocabSize, "lm_head and embed_tokens"}})
+    if (p.size * c.hiddenSize > ConfigLimits::kWeightElements)
+      r.fail(p.field, "is " + str(p.size) + "; " + p.field +
+                          " * hidden_size = " + str(p.size * c.hiddenSize) +
+                          " elements in " + p.weights + ", expected at most " +
+                          str(ConfigLimits::kWeightElements) + " per weight");
+}
+
 std::optional<Llama3RopeScaling> parseRopeScaling(const FieldReader &r) {
   const json *rs = r.get("rope_scaling");
   if (!rs)
@@ -167,6 +203,12 @@ std::optional<Llama3RopeScaling> parseRopeScaling(const FieldReader &r) {
       r.positiveNumber("rope_scaling.high_freq_factor", *rs, std::nullopt);
   s.originalMaxPositionEmbeddings = r.positiveNumber(
       "rope_scaling.original_max_position_embeddings", *rs, std::nullopt);
+  if (s.originalMaxPositionEmbeddings >
+      double(ConfigLimits::kMaxPositionEmbeddings))
+    r.fail("rope_scaling.original_max_position_embeddings",
+           "is " + json(s.originalMaxPositionEmbeddings).dump() +
+               "; expected at most " +
+               std::to_string(ConfigLimits::kMaxPositionEmbeddings));
   // The smoothing between the two wavelengths divides by their difference.
   if (!(s.highFreqFactor > s.lowFreqFactor))
     r.fail("rope_scaling.high_freq_factor",
@@ -251,20 +293,24 @@ ModelConfig ModelConfig::parse(std::string_view text,
   c.source = source;
   c.architecture = parseArchitecture(r);
 
-  c.hiddenSize = r.positiveInt("hidden_size");
-  c.intermediateSize = r.positiveInt("intermediate_size");
-  c.numAttentionHeads = r.positiveInt("num_attention_heads");
-  c.numHiddenLayers = r.positiveInt("num_hidden_layers");
-  c.vocabSize = r.positiveInt("vocab_size");
+  c.hiddenSize = r.boundedInt("hidden_size", ConfigLimits::kHiddenSize);
+  c.intermediateSize =
+      r.boundedInt("intermediate_size", ConfigLimits::kIntermediateSize);
+  c.numAttentionHeads =
+      r.boundedInt("num_attention_heads", ConfigLimits::kNumAttentionHeads);
+  c.numHiddenLayers =
+      r.boundedInt("num_hidden_layers", ConfigLimits::kNumHiddenLayers);
+  c.vocabSize = r.boundedInt("vocab_size", ConfigLimits::kVocabSize);
   c.numKeyValueHeads =
-      r.positiveInt("num_key_value_heads", c.numAttentionHeads);
+      r.boundedInt("num_key_value_heads", ConfigLimits::kNumKeyValueHeads,
+                   c.numAttentionHeads);
   if (c.numAttentionHeads % c.numKeyValueHeads)
     r.fail("num_key_value_heads",
            "is " + std::to_string(c.numKeyValueHeads) +
                ", which does not divide num_attention_heads = " +
                std::to_string(c.numAttentionHeads));
   if (r.get("head_dim")) {
-    c.headDim = r.positiveInt("head_dim");
+    c.headDim = r.boundedInt("head_dim", ConfigLimits::kHeadDim);
   } else {
     if (c.hiddenSize % c.numAttentionHeads)
       r.fail("hidden_size", "is " + std::to_string(c.hiddenSize) +
@@ -276,10 +322,12 @@ ModelConfig ModelConfig::parse(std::string_view text,
   if (c.headDim % 2)
     r.fail("head_dim", "is " + std::to_string(c.headDim) +
                            "; rotate-half rotary needs an even head_dim");
+  checkProducts(r, c);
 
   FamilyDefaults defaults = defaultsFor(c.architecture);
-  c.maxPositionEmbeddings =
-      r.positiveInt("max_position_embeddings", defaults.maxPositionEmbeddings);
+  c.maxPositionEmbeddings = r.boundedInt("max_position_embeddings",
+                                         ConfigLimits::kMaxPositionEmbeddings,
+                                         defaults.maxPositionEmbeddings);
   c.rmsNormEps = r.positiveNumber("rms_norm_eps", 1e-6);
   c.ropeTheta = r.positiveNumber("rope_theta", 10000.0);
   c.ropeScaling = parseRopeScaling(r);
@@ -303,7 +351,8 @@ ModelConfig ModelConfig::parse(std::string_view text,
                   (c.architecture == Architecture::Qwen2 &&
                    r.boolean("use_sliding_window", false));
   if (windowed && r.get("sliding_window"))
-    c.slidingWindow = r.positiveInt("sliding_window");
+    c.slidingWindow =
+        r.boundedInt("sliding_window", ConfigLimits::kSlidingWindow);
   return c;
 }
 

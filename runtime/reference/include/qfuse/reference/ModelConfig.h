@@ -3,8 +3,9 @@
 // The fields of a Llama / Mistral / Qwen2 config.json that decide what the
 // decoder computes, checked strictly: a field the reference cannot honour is
 // an error naming the file and the field, never a silent default. The rules
-// are the Python frontend's (python-frontend/qfuse/model.py), so a config
-// that `qfuse emit` accepts is the one the reference runs.
+// are the Python frontend's (python-frontend/qfuse/config.py); both readers
+// are tested against one table, testdata/model-configs/cases.json, so a
+// config that `qfuse emit` accepts is the one the reference runs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,6 +33,25 @@ struct Llama3RopeScaling {
   double lowFreqFactor = 1.0;
   double highFreqFactor = 4.0;
   double originalMaxPositionEmbeddings = 8192;
+};
+
+/// Upper bounds on a config's sizes (testdata/model-configs/README.md), so
+/// that every size and every product of sizes stays far from int64 and every
+/// weight fits one GPU. Each is several times the largest real model's.
+struct ConfigLimits {
+  static constexpr int64_t kNumHiddenLayers = int64_t(1) << 10;
+  static constexpr int64_t kHiddenSize = int64_t(1) << 17;
+  static constexpr int64_t kIntermediateSize = int64_t(1) << 20;
+  static constexpr int64_t kNumAttentionHeads = int64_t(1) << 12;
+  static constexpr int64_t kNumKeyValueHeads = int64_t(1) << 12;
+  static constexpr int64_t kHeadDim = int64_t(1) << 12;
+  static constexpr int64_t kVocabSize = int64_t(1) << 22;
+  static constexpr int64_t kMaxPositionEmbeddings = int64_t(1) << 24;
+  static constexpr int64_t kSlidingWindow = int64_t(1) << 24;
+  /// num_attention_heads * head_dim: the q_proj output and o_proj input.
+  static constexpr int64_t kQWidth = int64_t(1) << 17;
+  /// N * K of one weight matrix: 32 GiB in f16.
+  static constexpr int64_t kWeightElements = int64_t(1) << 34;
 };
 
 /// The linear layers of a decoder layer, plus lm_head.
