@@ -35,6 +35,7 @@
 
 #include "../../lib/Target/ArtifactWriter.h"
 #include "qfuse/Conversion/Passes.h"
+#include "qfuse/Dialect/QF/IR/KnownTargets.h"
 #include "qfuse/Dialect/QF/IR/QFDialect.h"
 #include "qfuse/Dialect/QF/Transforms/CostModel.h"
 #include "qfuse/Dialect/QF/Transforms/Passes.h"
@@ -48,8 +49,8 @@ static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
                                        cl::value_desc("file"), cl::init("-"));
 static cl::opt<std::string> chip(
     "chip",
-    cl::desc("Target SM: sm_80, sm_90, or sm_90a (Hopper only: the wgmma "
-             "kernel for batches from 128)"),
+    cl::desc("Target chip: sm_80, sm_89, sm_90, or sm_90a (Hopper only: the "
+             "wgmma kernel for batches from 128); see #qf.target"),
     cl::init("sm_90"));
 static cl::opt<std::string> features("features", cl::desc("PTX features"),
                                      cl::init("+ptx80"));
@@ -251,6 +252,12 @@ int main(int argc, char **argv) {
   registerAllGPUToLLVMIRTranslations(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
+
+  if (!qf::getKnownTarget(&context, chip)) {
+    llvm::errs() << "qfuse-compile: unknown --chip '" << chip
+                 << "'; expected " << qf::knownTargetNames() << "\n";
+    return 1;
+  }
 
   std::string error;
   auto input = openInputFile(inputFile, &error);

@@ -22,7 +22,7 @@ def QFToGPU : Pass<"qf-to-gpu", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
-           "Target SM: sm_80, sm_90, or sm_90a (Hopper only: adds the wgmma "
+           "Target chip (KnownTargets.h: sm_80, sm_89, sm_90, sm_90a; sm_90a adds the wgmma "
            "kernel)">,
     Option<"features", "features", "std::string", /*default=*/"\"+ptx80\"",
            "PTX features of the NVVM target">,

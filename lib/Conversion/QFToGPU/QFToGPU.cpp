@@ -18,6 +18,7 @@
 #include "Ops/OpKernelCommon.h"
 #include "Ops/OpKernels.h"
 #include "TensorCore/TensorCoreKernel.h"
+#include "qfuse/Dialect/QF/IR/KnownTargets.h"
 #include "qfuse/Conversion/TensorCoreSupport.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -144,9 +145,10 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
     });
     if (ops.empty() && decodeOps.empty())
       return;
-    if (chip != "sm_80" && chip != "sm_90" && chip != "sm_90a") {
+    target = getKnownTarget(module.getContext(), chip);
+    if (!target) {
       module.emitError() << "qf-to-gpu: unsupported chip '" << chip
-                         << "'; expected sm_80, sm_90 or sm_90a";
+                         << "'; expected " << knownTargetNames();
       return signalPassFailure();
     }
     gpu::GPUModuleOp gpuModule =
@@ -160,7 +162,7 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
       if (failed(lowerOne(op, gpuModule, batches)))
         anyFailed = true;
     }
-    OpKernelContext context{gpuModule, chip == "sm_80" ? 80 : 90};
+    OpKernelContext context{gpuModule, target};
     for (Operation *op : decodeOps) {
       if (failed(lowerDecode(op, context, batches)))
         anyFailed = true;
@@ -181,12 +183,14 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
   /// Kernel names are qf_matvec_<variant>_m<batch>, one variant per
   /// distinct (encoding, layout, tiling, shape, epilogue).
   llvm::StringMap<int64_t> variants;
+  /// The #qf.target of the `chip` option.
+  TargetAttr target;
 
   static std::string variantKey(const MatmulSpec &spec) {
     std::string key;
     llvm::raw_string_ostream os(key);
     os << spec.encoding << "|" << spec.layout << "|" << spec.tiling << "|"
-       << spec.n << "x" << spec.k << "|" << spec.smVersion << "|"
+       << spec.n << "x" << spec.k << "|" << spec.target.getChip() << "|"
        << spec.bf16 << spec.hasBias << spec.hasResidual << spec.gated << "|"
        << (spec.hasNorm ? std::to_string(spec.normEps) : "-") << "|";
     llvm::interleave(spec.groupNs, os, ",");
@@ -314,8 +318,7 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
       if (bf16 && !isTensorCoreKernel(spec.tiling.getKernel())) {
         // Say why the tensor-core kernel is not the one selected.
         std::optional<std::string> why =
-            tensorCoreRefusesEncoding(w.getEncoding(),
-                                      chip == "sm_80" ? 80 : 90);
+            tensorCoreRefusesEncoding(w.getEncoding(), target.getSmVersion());
         if (!why)
           why = tensorCoreRefusesShape(w.getEncoding(), w.getN(), w.getK());
         if (!why && op.getNorm())
@@ -332,8 +335,7 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
       spec.m = batch;
       spec.n = w.getN();
       spec.k = w.getK();
-      spec.smVersion = chip == "sm_80" ? 80 : 90;
-      spec.archSpecific = chip == "sm_90a";
+      spec.target = target;
       spec.hasBias = static_cast<bool>(op.getBias());
       spec.hasResidual = static_cast<bool>(op.getResidual());
       spec.hasNorm = static_cast<bool>(op.getNorm());

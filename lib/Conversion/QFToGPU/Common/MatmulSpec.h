@@ -24,9 +24,9 @@ struct MatmulSpec {
   int64_t m = 1; ///< batch rows this variant is compiled for
   int64_t n = 0; ///< weight rows (outputs)
   int64_t k = 0; ///< reduction length
-  int64_t smVersion = 90; ///< 80 for sm_80, 90 for sm_90(a)
-  /// The target is sm_90a: architecture-specific instructions (wgmma).
-  bool archSpecific = false;
+  /// The GPU (KnownTargets.h): compute capability, wgmma (sm_90a), shared
+  /// memory a block may use.
+  TargetAttr target;
   /// x, bias, residual and y are bf16 instead of f16 (the tensor-core
   /// kernel's bf16 mma; the matvec's half2 arithmetic is f16 only).
   bool bf16 = false;

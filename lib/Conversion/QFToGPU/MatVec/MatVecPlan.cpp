@@ -66,10 +66,10 @@ matvec::makePlan(const MatmulSpec &spec,
   }
   bool needsFP8Convert = p.decode == Decode::FP8 ||
                          isa_and_present<Float8E4M3FNType>(enc.getScaleType());
-  if (needsFP8Convert && spec.smVersion < 89)
+  if (needsFP8Convert && spec.target.getSmVersion() < 89)
     return emitError() << "fp8 E4M3 values or scales need cvt.f16x2.e4m3x2 "
                           "(sm_89 or newer); target is sm_"
-                       << spec.smVersion,
+                       << spec.target.getSmVersion(),
            failure();
   if (p.decode != Decode::Int4Magic && !spec.layout.isRowMajor())
     return emitError() << "this format's matvec kernel reads row_major codes",
@@ -228,7 +228,7 @@ matvec::makePlan(const MatmulSpec &spec,
   int64_t normPartials = p.norm ? p.warps * p.m * 4 : 0;
   p.sharedBytes = partials + normPartials + p.lutWords * 4 + p.dynamicShared;
   int64_t limit =
-      p.actOrder ? maxBlockShared(spec.smVersion) : kMaxStaticShared;
+      p.actOrder ? spec.target.getMaxSharedPerBlock() : kMaxStaticShared;
   if (p.sharedBytes > limit)
     return emitError() << "the kernel needs " << p.sharedBytes
                        << " bytes of shared memory ("
@@ -239,7 +239,7 @@ matvec::makePlan(const MatmulSpec &spec,
                                : std::string())
                        << "code table " << p.lutWords * 4 << ", partial sums "
                        << partials << "), more than the " << limit
-                       << " a block may use on sm_" << spec.smVersion,
+                       << " a block may use on sm_" << spec.target.getSmVersion(),
            failure();
   return p;
 }

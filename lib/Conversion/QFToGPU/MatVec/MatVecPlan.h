@@ -24,11 +24,6 @@ constexpr int64_t kMaxCodeBytesInFlight = 128;
 /// Static shared memory a kernel may declare (the limit without opt-in).
 constexpr int64_t kMaxStaticShared = 48 * 1024;
 
-/// Shared memory a block may opt in to (static + dynamic): 227 KB on sm_90,
-/// 163 KB on sm_80.
-inline int64_t maxBlockShared(int64_t smVersion) {
-  return (smVersion >= 90 ? 227 : 163) * 1024;
-}
 
 /// Everything derived from the spec that the body needs, checked once.
 struct Plan {

@@ -33,7 +33,7 @@ struct OpLaunch {
 /// the name up in `module` and only emits the kernel when it is missing.
 struct OpKernelContext {
   gpu::GPUModuleOp module;
-  int64_t smVersion = 90; ///< 80 or 90
+  TargetAttr target;
 };
 
 /// Argument records, for the generators.

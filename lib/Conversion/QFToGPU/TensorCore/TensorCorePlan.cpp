@@ -22,7 +22,7 @@ tensor_core::makePlan(const MatmulSpec &spec,
            failure();
   p.wgmma = t.getKernel() == KernelKind::WGMMA;
   if (std::optional<std::string> refusal =
-          tensorCoreRefusesEncoding(enc, spec.smVersion))
+          tensorCoreRefusesEncoding(enc, spec.target.getSmVersion()))
     return emitError() << *refusal, failure();
   switch (enc.getFormat()) {
   case ElementFormat::Int4:
@@ -72,10 +72,10 @@ tensor_core::makePlan(const MatmulSpec &spec,
   if (p.stages < 2 || p.stages > 8)
     return emitError() << "stages must be 2..8; got " << p.stages, failure();
   p.clusterK = t.getClusterK();
-  if (p.clusterK > 1 && spec.smVersion < 90)
+  if (p.clusterK > 1 && spec.target.getSmVersion() < 90)
     return emitError() << "cluster_k = " << p.clusterK
                        << " needs thread-block clusters (sm_90); target is sm_"
-                       << spec.smVersion,
+                       << spec.target.getSmVersion(),
            failure();
   if (!llvm::is_contained({1, 2, 4, 8}, p.kGroups))
     return emitError() << "split_k must be 1, 2, 4 or 8; got " << p.kGroups,
@@ -158,10 +158,10 @@ tensor_core::makePlan(const MatmulSpec &spec,
     // shared memory the pipeline writes (so block_k is 64: one swizzle
     // row). Group scales multiply the fragments; per-channel ones fold in
     // the epilogue.
-    if (!spec.archSpecific)
+    if (!spec.target.isArchSpecific())
       return emitError() << "the wgmma kernel needs sm_90a (qfuse-compile "
                             "--chip=sm_90a); target is sm_"
-                         << spec.smVersion,
+                         << spec.target.getSmVersion(),
              failure();
     if (p.nWarps != 4 || p.members != 1 || p.blockK != 64)
       return emitError() << "the wgmma kernel takes block_n = 128 (a "
@@ -199,10 +199,11 @@ tensor_core::makePlan(const MatmulSpec &spec,
       p.groupWarps, p.blockM);
   p.lutOff = std::max(off, partials);
   p.total = p.lutOff + (p.lut ? 16 * 32 * 4 : 0);
-  if (p.total > kMaxDynamicShared)
+  if (p.total > spec.target.getMaxSharedPerBlock())
     return emitError() << "the tiling needs " << p.total
                        << " bytes of shared memory, more than the "
-                       << kMaxDynamicShared << " a block can have",
+                       << spec.target.getMaxSharedPerBlock()
+                       << " a block can have on " << spec.target.getChip(),
            failure();
   p.mBlocks = (p.m + p.blockM - 1) / p.blockM;
   p.nBlocks = 0;

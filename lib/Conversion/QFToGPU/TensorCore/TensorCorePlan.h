@@ -21,8 +21,6 @@ namespace tensor_core {
 
 /// One fragment tile: 32 output features x 32 reduction elements.
 inline constexpr int64_t kTile = 32;
-/// Dynamic shared memory an H100/H200 block may opt into.
-inline constexpr int64_t kMaxDynamicShared = 227 * 1024;
 
 /// How a word of codes becomes B fragment registers (TensorCoreKernel.cpp's
 /// header comment).

@@ -343,6 +343,44 @@ LogicalResult LayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 }
 
 //===----------------------------------------------------------------------===//
+// TargetAttr
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The digits of "sm_90a" (90), or nullopt when `chip` is not sm_<NN>[a].
+std::optional<int64_t> smVersionOf(StringRef chip) {
+  if (!chip.consume_front("sm_"))
+    return std::nullopt;
+  chip.consume_back("a");
+  int64_t version;
+  if (chip.empty() || chip.getAsInteger(10, version) || version <= 0)
+    return std::nullopt;
+  return version;
+}
+} // namespace
+
+LogicalResult TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 StringRef chip, int64_t smCount,
+                                 int64_t maxSharedPerBlock,
+                                 int64_t bandwidthGbps, int64_t peakF16Tflops) {
+  if (!smVersionOf(chip))
+    return emitError() << "chip must be sm_<NN> or sm_<NN>a, got '" << chip
+                       << "'";
+  if (smCount <= 0 || maxSharedPerBlock <= 0 || bandwidthGbps <= 0 ||
+      peakF16Tflops <= 0)
+    return emitError() << "target sizes must be positive, got sm_count = "
+                       << smCount << ", max_shared_per_block = "
+                       << maxSharedPerBlock << ", bandwidth_gbps = "
+                       << bandwidthGbps << ", peak_f16_tflops = "
+                       << peakF16Tflops;
+  return success();
+}
+
+int64_t TargetAttr::getSmVersion() const { return *smVersionOf(getChip()); }
+
+bool TargetAttr::isArchSpecific() const { return getChip().ends_with("a"); }
+
+//===----------------------------------------------------------------------===//
 // TilingAttr
 //===----------------------------------------------------------------------===//
 

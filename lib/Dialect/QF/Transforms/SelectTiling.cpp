@@ -11,6 +11,8 @@
 
 #include "qfuse/Dialect/QF/Transforms/Passes.h"
 
+#include "qfuse/Dialect/QF/IR/KnownTargets.h"
+
 #include "qfuse/Dialect/QF/Transforms/CostModel.h"
 #include "qfuse/Dialect/QF/Transforms/TuningDatabase.h"
 
@@ -90,16 +92,26 @@ struct QFSelectTilingPass
     : public qf::impl::QFSelectTilingBase<QFSelectTilingPass> {
   using Base::Base;
 
+  /// The #qf.target of the `chip` option.
+  TargetAttr chipTarget;
+
   void runOnOperation() override {
     if (llvm::any_of(batchSizes, [](int64_t b) { return b <= 0; })) {
       emitError(getOperation()->getLoc())
           << "qf-select-tiling: batch-sizes must be positive";
       return signalPassFailure();
     }
-    if (smCount <= 0 || bandwidthGbps <= 0.0 || batch <= 0) {
+    chipTarget = getKnownTarget(&getContext(), chip);
+    if (!chipTarget) {
       emitError(getOperation()->getLoc())
-          << "qf-select-tiling needs positive sm-count, bandwidth-gbps and "
-             "batch, got "
+          << "qf-select-tiling: unknown chip '" << chip << "'; expected "
+          << knownTargetNames();
+      return signalPassFailure();
+    }
+    if (smCount < 0 || bandwidthGbps <= 0.0 || batch <= 0) {
+      emitError(getOperation()->getLoc())
+          << "qf-select-tiling needs non-negative sm-count (0: the chip's), "
+             "positive bandwidth-gbps and batch, got "
           << static_cast<int64_t>(smCount) << ", "
           << static_cast<double>(bandwidthGbps) << ", "
           << static_cast<int64_t>(batch);
@@ -127,8 +139,9 @@ struct QFSelectTilingPass
       return signalPassFailure();
     }
     TilingTarget target;
-    target.smCount = smCount;
-    target.archSpecific = chip == "sm_90a";
+    target.smCount = smCount > 0 ? int64_t(smCount) : chipTarget.getSmCount();
+    target.smVersion = chipTarget.getSmVersion();
+    target.archSpecific = chipTarget.isArchSpecific();
     target.tensorCoreMinM = tensorCoreMinM;
     bool failedAny = false;
     getOperation()->walk([&](FusedMatmulOp op) {
@@ -173,7 +186,7 @@ struct QFSelectTilingPass
     }
     if (db) {
       TilingAttr tiling = db->lookup(m, w.getN(), w.getK(), w.getEncoding(),
-                                     /*archSpecific=*/chip == "sm_90a");
+                                     chipTarget.isArchSpecific());
       if (tiling && m <= kMatvecMaxM && forced &&
           isTensorCoreKernel(tiling.getKernel()) !=
               isTensorCoreKernel(*forced))

@@ -171,6 +171,36 @@ def QF_LayoutAttr : QF_Attr<"Layout", "layout"> {
   }];
 }
 
+def QF_TargetAttr : QF_Attr<"Target", "target"> {
+  let summary = "The GPU kernels are generated and tiled for";
+  let description = [{
+    ```mlir
+    #qf.target<chip = "sm_90a", sm_count = 132, max_shared_per_block = 232448, bandwidth_gbps = 4800, peak_f16_tflops = 989>
+    ```
+    `chip` is the PTX target (`sm_80`, `sm_89`, `sm_90`, `sm_90a`; the `a`
+    suffix adds the architecture-specific instructions such as wgmma).
+    `max_shared_per_block` is the shared memory one block may opt in to, in
+    bytes; the others feed the cost model. The known chips are one table
+    (`getKnownTarget`, KnownTargets.cpp), which the `chip` options of the
+    passes and of qfuse-compile resolve through.
+  }];
+  let parameters = (ins
+    StringRefParameter<"PTX target, sm_<NN>[a]">:$chip,
+    "int64_t":$sm_count,
+    "int64_t":$max_shared_per_block,
+    "int64_t":$bandwidth_gbps,
+    "int64_t":$peak_f16_tflops
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The compute capability as a number: 80, 89, 90.
+    int64_t getSmVersion() const;
+    /// sm_90a and the like: architecture-specific instructions (wgmma).
+    bool isArchSpecific() const;
+  }];
+}
+
 def QF_TilingAttr : QF_Attr<"Tiling", "tiling"> {
   let summary = "The kernel variant and tile shape chosen for a fused matmul";
   let description = [{

@@ -307,8 +307,9 @@ def QFSelectTiling : Pass<"qf-select-tiling"> {
     `qf-to-gpu` emits each batch's kernel from its entry.
   }];
   let options = [
-    Option<"smCount", "sm-count", "int64_t", /*default=*/"132",
-           "Streaming multiprocessors of the target GPU (H100/H200: 132)">,
+    Option<"smCount", "sm-count", "int64_t", /*default=*/"0",
+           "Streaming multiprocessors of the target GPU (0: the chip's, "
+           "from #qf.target's table)">,
     Option<"bandwidthGbps", "bandwidth-gbps", "double", /*default=*/"4300.0",
            "Memory bandwidth of the target in GB/s, for qf.predicted_us">,
     Option<"batch", "batch", "int64_t", /*default=*/"1",
@@ -316,8 +317,8 @@ def QFSelectTiling : Pass<"qf-select-tiling"> {
     Option<"tuningDb", "tuning-db", "std::string", /*default=*/"",
            "JSON file of measured tilings that override the cost model">,
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
-           "Target (sm_80, sm_90, sm_90a): sm_90a takes the tuning "
-           "database's sm_90a entries (wgmma tilings)">,
+           "Target (sm_80, sm_89, sm_90, sm_90a; KnownTargets.h): sm_90a "
+           "takes the tuning database's sm_90a entries (wgmma tilings)">,
     ListOption<"batchSizes", "batch-sizes", "int64_t",
                "Batch sizes a dynamic M is compiled for: those whose best "
                "kernel differs get their own tiling (qf.batch_tilings)">,
