@@ -16,6 +16,8 @@ checkouts give the same bytes):
   - the bench model steps (examples/configs through `python3 -m qfuse emit`)
     at batches 1,16,128, as bench/make-model-artifacts.sh compiles them.
 --against DIR compares with an earlier output and exits 1 on any difference
+or on an output the earlier tree had and this one lacks; inputs new here are
+listed, not compared
 (the serializer's own timing property, LLVMIRToISATimeInMs, is ignored).
 """
 import argparse
@@ -173,17 +175,22 @@ def main():
     print(f"ptx-identity: {len(commands)} compilations in {args.out}")
     if not args.against:
         return 0
-    different = []
-    for name in sorted(set(os.listdir(args.out)) | set(os.listdir(args.against))):
-        if name == ".inputs":
-            continue
-        a, b = os.path.join(args.out, name), os.path.join(args.against, name)
-        if not same_output(a, b):
-            different.append(name)
+    ours = {n for n in os.listdir(args.out) if n != ".inputs"}
+    theirs = {n for n in os.listdir(args.against) if n != ".inputs"}
+    different = sorted(n for n in ours & theirs if not same_output(
+        os.path.join(args.out, n), os.path.join(args.against, n)))
+    missing = sorted(theirs - ours)
+    added = sorted(ours - theirs)
     for name in different:
         print(f"  differs: {name}")
-    print(f"ptx-identity: {len(different)} of {len(commands)} outputs differ "
-          f"from {args.against}")
+    for name in missing:
+        print(f"  missing here: {name}")
+    for name in added:
+        print(f"  new here (not compared): {name}")
+    print(f"ptx-identity: {len(different)} of {len(ours & theirs)} shared "
+          f"outputs differ from {args.against}; {len(missing)} missing, "
+          f"{len(added)} new")
+    different += missing
     return 1 if different else 0
 
 
