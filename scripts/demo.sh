@@ -41,8 +41,19 @@ for enc in int4-g128 fp16; do
     -o "$model/qfuse-$enc.qfa"
   echo "--- artifact: $model/qfuse-$enc.qfa ($(wc -c < "$model/qfuse-$enc.qfa") bytes)"
 done
+# Its tokenizer (written with it): a text prompt becomes ids, the answer
+# streams back as text (random weights: the words are arbitrary).
+echo "--- the prompt through the model's tokenizer:"
+"$bin/qfuse-tokenize" --tokenizer "$model" --text "Once upon a time" --tokens
 if [ -x "$bin/qfuse-run" ] && command -v nvidia-smi > /dev/null 2>&1 \
    && nvidia-smi -L > /dev/null 2>&1; then
+  echo "--- text in, text out (greedy):"
+  "$bin/qfuse-run" --model "$model" --encoding int4-g128 \
+    --prompt "Once upon a time" --max-new-tokens 32
+  echo "--- the chat format, sampled (temperature 0.8, top-p 0.95, seed 1):"
+  "$bin/qfuse-run" --model "$model" --encoding int4-g128 --chat \
+    --system "Be brief." --prompt "What is the capital of France?" \
+    --temperature 0.8 --top-p 0.95 --seed 1 --max-new-tokens 32
   "$bin/qfuse-run" --model "$model" --encoding int4-g128 --fp16 \
     --prompt-ids 5,17,300,42,7 --max-new-tokens 32
   "$bin/qfuse-model-check" --model "$model" \

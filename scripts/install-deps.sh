@@ -8,7 +8,7 @@ PACKAGES=(
   libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools   # compiler + lit/FileCheck
   libgtest-dev                                              # C++ unit tests
   nlohmann-json3-dev libcli11-dev                           # runtime (no LLVM there)
-  python3 python3-numpy python3-pytest                      # Python frontend + tests
+  python3 python3-numpy python3-pytest python3-jinja2       # Python frontend + tests; chat oracle
 )
 
 missing=()

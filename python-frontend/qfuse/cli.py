@@ -352,22 +352,76 @@ def _check_generation(args, artifact):
                        "(compile with a larger --max-seq)")
 
 
+def _sampling(args):
+    """The sampling options given on the command line (None: greedy)."""
+    options = {k: getattr(args, k) for k in ("temperature", "top_k", "top_p", "min_p",
+                                               "repetition_penalty", "seed")}
+    if options["temperature"] < 0:
+        raise CliError(f"--temperature {options['temperature']}: expected 0 (greedy) "
+                       "or more")
+    if not 0 < options["top_p"] <= 1:
+        raise CliError(f"--top-p {options['top_p']}: expected a value in (0, 1]")
+    if not 0 <= options["min_p"] <= 1:
+        raise CliError(f"--min-p {options['min_p']}: expected a value in [0, 1]")
+    if options["top_k"] < 0:
+        raise CliError(f"--top-k {options['top_k']}: expected 0 (off) or more")
+    if not options["repetition_penalty"] > 0:
+        raise CliError(f"--repetition-penalty {options['repetition_penalty']}: expected "
+                       "a positive number (1: off)")
+    return options
+
+
+def _text_prompt(args):
+    """--prompt (with --chat, --system) through DIR's tokenizer: (ids, stop
+    ids, tokenizer)."""
+    from .runtime import Tokenizer
+    if not os.path.isfile(os.path.join(args.model, "tokenizer.json")):
+        raise CliError(f"--prompt needs the model's tokenizer: "
+                       f"{os.path.join(args.model, 'tokenizer.json')} does not exist "
+                       "(or give --prompt-ids)")
+    tok = Tokenizer(args.model)
+    text = tok.chat(args.prompt, system=args.system) if args.chat else args.prompt
+    return tok.encode(text, add_special=not args.chat), tok.stop_ids(chat=args.chat), tok
+
+
 def cmd_generate(args):
     from .runtime import Runtime
+    if args.system is not None and not args.chat:
+        raise CliError("--system needs --chat")
+    if args.chat and args.prompt is None:
+        raise CliError("--chat applies to --prompt TEXT")
+    sampling = _sampling(args)
     config_path = model_config_path(args.model)
+    tok, stops = None, []
+    if args.prompt is not None:
+        args.prompt_ids, stops, tok = _text_prompt(args)
     artifact = _generate_artifact(args, config_path)
     _check_generation(args, artifact)
     with Runtime(artifact, device=args.device) as rt:
         with Progress("loading checkpoint"):
             rt.load_checkpoint(args.model, args.threads)
-        with Progress("generating"):
-            tokens, stats = rt.generate(args.prompt_ids, args.max_new_tokens)
-    print(",".join(str(t) for t in tokens))
+        if tok is None:
+            with Progress("generating"):
+                tokens, stats = rt.generate_stream(args.prompt_ids, args.max_new_tokens,
+                                                   sampling)
+            print(",".join(str(t) for t in tokens))
+        else:
+            stream, stop_set = tok.stream(), set(stops)
+
+            def show(token):
+                if token not in stop_set:
+                    sys.stdout.write(stream.push(token))
+                    sys.stdout.flush()
+
+            tokens, stats = rt.generate_stream(args.prompt_ids, args.max_new_tokens,
+                                               sampling, stops, show)
+            sys.stdout.write(stream.finish() + "\n")
+    report = sys.stderr if tok is not None else sys.stdout
     decode = (f"decode {stats['decode_tokens_per_s']:.1f} tokens/s ({len(tokens) - 1} "
               f"tokens in {stats['decode_ms']:.3f} ms)" if len(tokens) > 1
               else "no decode steps (one new token)")
     print(f"time to first token {stats['ttft_ms']:.3f} ms ({len(args.prompt_ids)} prompt "
-          f"ids), {decode}; {artifact}")
+          f"ids), {decode}; {artifact}", file=report)
 
 
 def cmd_quantize(args):
@@ -457,7 +511,7 @@ def build_parser():
             s.add_argument("--json")
         s.set_defaults(func=fn)
 
-    g = sub.add_parser("generate", help="greedy tokens from a Hugging Face model "
+    g = sub.add_parser("generate", help="text or tokens from a Hugging Face model "
                        "directory on the GPU (compiling DIR/qfuse-<encoding>.qfa first "
                        "when it is missing)")
     g.add_argument("--model", required=True, metavar="DIR",
@@ -467,8 +521,27 @@ def build_parser():
     g.add_argument("--encoding", default="int4-g128",
                    help="weight encoding (default int4-g128); without --artifact the "
                         "artifact is DIR/qfuse-<encoding>.qfa")
-    g.add_argument("--prompt-ids", required=True, type=_prompt_ids, metavar="ID,ID,...",
-                   help="the prompt's token ids, e.g. 1,2,3")
+    prompt = g.add_mutually_exclusive_group(required=True)
+    prompt.add_argument("--prompt", metavar="TEXT",
+                        help="the prompt as text, tokenized with DIR/tokenizer.json; "
+                             "the answer streams to stdout as text and stops at the "
+                             "model's stop tokens")
+    prompt.add_argument("--prompt-ids", type=_prompt_ids, metavar="ID,ID,...",
+                        help="the prompt's token ids, e.g. 1,2,3")
+    g.add_argument("--chat", action="store_true",
+                   help="apply the model's chat format (tokenizer_config.json's "
+                        "chat_template: Llama-3, ChatML/Qwen2, Mistral instruct)")
+    g.add_argument("--system", metavar="TEXT", help="with --chat: a system message")
+    g.add_argument("--temperature", type=float, default=0.0,
+                   help="sampling temperature (default 0: greedy)")
+    g.add_argument("--top-k", type=int, default=0, help="keep the k likeliest (0: off)")
+    g.add_argument("--top-p", type=float, default=1.0,
+                   help="keep the likeliest up to this mass (1: off)")
+    g.add_argument("--min-p", type=float, default=0.0,
+                   help="drop tokens below this fraction of the likeliest (0: off)")
+    g.add_argument("--repetition-penalty", type=float, default=1.0,
+                   help="divide the logits of tokens seen so far (1: off)")
+    g.add_argument("--seed", type=int, default=0, help="seed of the sampler")
     g.add_argument("--max-new-tokens", type=_positive, default=64)
     g.add_argument("--artifact", help="the compiled model (default DIR/qfuse-<encoding>.qfa, "
                    f"compiled with --batch-sizes {GENERATE_BATCH_SIZES} when missing)")

@@ -14,6 +14,15 @@
         # (or rt.load_checkpoint(hf_model): a torch model, saved to a temp dir)
         tokens, stats = rt.generate([128000, 791, 6864], 64)
 
+    # Text (docs/text-generation.md): the model's tokenizer, host only.
+    from qfuse.runtime import Tokenizer
+    tok = Tokenizer("DIR")
+    ids = tok.encode(tok.chat("Hi"), add_special=False)
+    stream = tok.stream()
+    tokens, stats = rt.generate_stream(ids, 64, {"temperature": 0.7, "seed": 1},
+                                       tok.stop_ids(chat=True),
+                                       lambda t: print(stream.push(t), end=""))
+
     # GPTQ of a whole model on the GPU (docs/gptq.md; no Runtime needed):
     from qfuse.runtime import quantize_model
     report = quantize_model({"model": "DIR", "encoding": "int4-g128",
@@ -63,6 +72,19 @@ class NoDeviceError(QfuseError):
 
 class NotAvailableError(QfuseError):
     """The runtime does not offer this feature yet."""
+
+
+class Sampling(ctypes.Structure):
+    """qfuse_sampling (qfuse.h): temperature 0 is greedy."""
+    _fields_ = [("temperature", ctypes.c_float),
+                ("top_k", ctypes.c_int32),
+                ("top_p", ctypes.c_float),
+                ("min_p", ctypes.c_float),
+                ("repetition_penalty", ctypes.c_float),
+                ("seed", ctypes.c_uint64)]
+
+
+TOKEN_CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int32, ctypes.c_void_p)
 
 
 class GenerateStats(ctypes.Structure):
@@ -156,6 +178,29 @@ class Library:
                                          c.c_int64, c.POINTER(c.c_int32),
                                          c.POINTER(GenerateStats)]),
             "qfuse_quantize": (c.c_int64, [c.c_char_p, c.c_char_p, c.c_size_t]),
+            "qfuse_generate_ex": (c.c_int, [c.c_void_p, c.POINTER(c.c_int32), c.c_int64,
+                                            c.c_int64, c.POINTER(Sampling),
+                                            c.POINTER(c.c_int32), c.c_int64,
+                                            TOKEN_CALLBACK, c.c_void_p,
+                                            c.POINTER(c.c_int32), c.POINTER(c.c_int64),
+                                            c.POINTER(GenerateStats)]),
+            "qfuse_tokenizer_open": (c.c_void_p, [c.c_char_p]),
+            "qfuse_tokenizer_close": (None, [c.c_void_p]),
+            "qfuse_tokenizer_encode": (c.c_int64, [c.c_void_p, c.c_char_p, c.c_size_t,
+                                                   c.c_int, c.POINTER(c.c_int32),
+                                                   c.c_size_t]),
+            "qfuse_tokenizer_decode": (c.c_void_p, [c.c_void_p, c.POINTER(c.c_int32),
+                                                    c.c_size_t, c.c_int,
+                                                    c.POINTER(c.c_size_t)]),
+            "qfuse_tokenizer_chat": (c.c_void_p, [c.c_void_p, c.c_char_p, c.c_char_p,
+                                                  c.POINTER(c.c_size_t)]),
+            "qfuse_tokenizer_stop_ids": (c.c_int64, [c.c_void_p, c.c_int,
+                                                     c.POINTER(c.c_int32), c.c_size_t]),
+            "qfuse_text_stream_open": (c.c_void_p, [c.c_void_p]),
+            "qfuse_text_stream_push": (c.c_void_p, [c.c_void_p, c.c_int32,
+                                                    c.POINTER(c.c_size_t)]),
+            "qfuse_text_stream_finish": (c.c_void_p, [c.c_void_p, c.POINTER(c.c_size_t)]),
+            "qfuse_text_stream_close": (None, [c.c_void_p]),
         }
         for name, (restype, argtypes) in sig.items():
             try:
@@ -233,6 +278,114 @@ class Library:
         except json.JSONDecodeError as e:
             raise QfuseError(f"quantize: qfuse_quantize's report is not JSON "
                              f"({e.lineno}:{e.colno}: {e.msg})") from None
+
+
+def _text(lib, pointer, length, what):
+    """The UTF-8 text a C call returned (pointer, length), or its error."""
+    if not pointer:
+        raise QfuseError(f"{what}: {lib.error()}")
+    return ctypes.string_at(pointer, length.value).decode("utf-8")
+
+
+class Tokenizer:
+    """A model directory's tokenizer.json through the C API (host only, no GPU).
+
+        tok = Tokenizer("DIR")
+        ids = tok.encode("Hello")                 # BOS as tokenizer_config.json says
+        text = tok.decode(ids, skip_special=True)
+        prompt = tok.chat("Hi", system="Be brief.")   # the model's chat format
+        stops = tok.stop_ids(chat=True)
+        stream = tok.stream()                     # stream.push(id) -> text
+    """
+
+    def __init__(self, model_dir, library=None):
+        self.lib = library or load_library()
+        self.model_dir = os.fspath(model_dir)
+        self.handle = self.lib.lib.qfuse_tokenizer_open(os.fsencode(self.model_dir))
+        if not self.handle:
+            raise QfuseError(f"tokenizer {self.model_dir}: {self.lib.error()}")
+
+    def close(self):
+        if getattr(self, "handle", None):
+            self.lib.lib.qfuse_tokenizer_close(self.handle)
+            self.handle = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        self.close()
+
+    def encode(self, text, add_special=True):
+        data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
+        capacity = len(data) + 16
+        while True:
+            out = (ctypes.c_int32 * capacity)()
+            n = self.lib.lib.qfuse_tokenizer_encode(self.handle, data, len(data),
+                                                    int(add_special), out, capacity)
+            if n < 0:
+                raise QfuseError(f"encode: {self.lib.error()}")
+            if n <= capacity:
+                return list(out[:n])
+            capacity = n
+
+    def decode(self, ids, skip_special=False):
+        ids = [int(i) for i in ids]
+        array = (ctypes.c_int32 * max(len(ids), 1))(*ids)
+        length = ctypes.c_size_t()
+        return _text(self.lib, self.lib.lib.qfuse_tokenizer_decode(
+            self.handle, array, len(ids), int(skip_special), ctypes.byref(length)),
+            length, "decode")
+
+    def chat(self, user, system=None):
+        """The prompt text in the model's chat format (encode it with
+        add_special=False: it holds BOS where the format has one)."""
+        length = ctypes.c_size_t()
+        return _text(self.lib, self.lib.lib.qfuse_tokenizer_chat(
+            self.handle, system.encode("utf-8") if system is not None else None,
+            user.encode("utf-8"), ctypes.byref(length)), length, "chat")
+
+    def stop_ids(self, chat=False):
+        out = (ctypes.c_int32 * 64)()
+        n = self.lib.lib.qfuse_tokenizer_stop_ids(self.handle, int(chat), out, 64)
+        if n < 0:
+            raise QfuseError(f"stop_ids: {self.lib.error()}")
+        if n > 64:
+            out = (ctypes.c_int32 * n)()
+            n = self.lib.lib.qfuse_tokenizer_stop_ids(self.handle, int(chat), out, n)
+        return list(out[:n])
+
+    def stream(self):
+        return TextStream(self)
+
+
+class TextStream:
+    """Streaming decode: push(id) returns the text that became complete."""
+
+    def __init__(self, tokenizer):
+        self.tokenizer = tokenizer  # kept alive while the stream is
+        self.lib = tokenizer.lib
+        self.handle = self.lib.lib.qfuse_text_stream_open(tokenizer.handle)
+        if not self.handle:
+            raise QfuseError(f"stream: {self.lib.error()}")
+
+    def push(self, token):
+        length = ctypes.c_size_t()
+        return _text(self.lib, self.lib.lib.qfuse_text_stream_push(
+            self.handle, int(token), ctypes.byref(length)), length, "stream push")
+
+    def finish(self):
+        length = ctypes.c_size_t()
+        return _text(self.lib, self.lib.lib.qfuse_text_stream_finish(
+            self.handle, ctypes.byref(length)), length, "stream finish")
+
+    def __del__(self):
+        if getattr(self, "handle", None):
+            self.lib.lib.qfuse_text_stream_close(self.handle)
+            self.handle = None
 
 
 def _flush_stdout():
@@ -368,6 +521,54 @@ class Runtime:
                 {"ttft_ms": stats.ttft_ms, "decode_ms": stats.decode_ms,
                  "decode_tokens_per_s": stats.decode_tokens_per_s})
 
+    def generate_stream(self, prompt_ids, max_new_tokens, sampling=None, stop_ids=(),
+                        on_token=None):
+        """Generation with sampling (a dict of temperature, top_k, top_p,
+        min_p, repetition_penalty, seed; None: greedy), stop ids (generation
+        ends after one, which is kept) and on_token(id) called as each token
+        arrives (return False to stop). Returns (tokens, stats)."""
+        prompt = [int(t) for t in prompt_ids]
+        if not isinstance(max_new_tokens, int) or max_new_tokens < 1:
+            raise QfuseError(f"generate: max_new_tokens is {max_new_tokens!r}, expected "
+                             "1 or more")
+        s = None
+        if sampling:
+            known = {"temperature", "top_k", "top_p", "min_p", "repetition_penalty",
+                     "seed"}
+            unknown = set(sampling) - known
+            if unknown:
+                raise QfuseError(f"generate: unknown sampling option {sorted(unknown)[0]!r} "
+                                 f"({', '.join(sorted(known))})")
+            s = Sampling(0.0, 0, 1.0, 0.0, 1.0, 0)
+            for k, v in sampling.items():
+                setattr(s, k, v)
+        stops = [int(t) for t in stop_ids]
+        prompt_array = (ctypes.c_int32 * max(len(prompt), 1))(*prompt)
+        stop_array = (ctypes.c_int32 * max(len(stops), 1))(*stops)
+        out = (ctypes.c_int32 * max_new_tokens)()
+        n_out = ctypes.c_int64()
+        stats = GenerateStats()
+        error = []
+
+        def call(token, _user):
+            try:
+                return 0 if on_token(token) is False else 1
+            except BaseException as e:  # surfaces after the C call returns
+                error.append(e)
+                return 0
+
+        callback = TOKEN_CALLBACK(call) if on_token else TOKEN_CALLBACK()
+        rc = self.lib.lib.qfuse_generate_ex(
+            self.handle, prompt_array, len(prompt), max_new_tokens,
+            ctypes.byref(s) if s else None, stop_array, len(stops), callback, None,
+            out, ctypes.byref(n_out), ctypes.byref(stats))
+        if error:
+            raise error[0]
+        self.lib.check(rc, "generate")
+        return (list(out[:n_out.value]),
+                {"ttft_ms": stats.ttft_ms, "decode_ms": stats.decode_ms,
+                 "decode_tokens_per_s": stats.decode_tokens_per_s})
+
     # -- buffers --------------------------------------------------------------
     def plan_batches(self):
         out = (ctypes.c_int64 * 64)()
@@ -476,7 +677,7 @@ def _read_artifact(path):
         raise QfuseError(f"artifact '{path}':{e.lineno}:{e.colno}: not JSON: {e.msg}") from None
 
 
-__all__ = ["GenerateStats", "Library", "LibraryNotFoundError", "NoDeviceError",
+__all__ = ["GenerateStats", "Library", "Sampling", "TextStream", "Tokenizer", "LibraryNotFoundError", "NoDeviceError",
            "NotAvailableError", "QfuseError", "REPORT_CAPACITY", "Runtime",
            "load_library", "quantize_model", "random_inputs", "require_gpu",
            "REPO_ROOT"]

@@ -8,6 +8,18 @@
 //   qfuse-run --model DIR --artifact llama-int4.qfa --prompt-ids 1,2,3
 //             [--fp16-artifact llama-fp16.qfa]
 //   qfuse-run --artifact llama-int4.qfa --random-weights 7 --prompt-ids 1,2,3
+//   qfuse-run --model DIR --encoding int4-g128 --prompt "The capital of"
+//   qfuse-run --model DIR --encoding int4-g128 --chat --prompt "Hi" \
+//             [--system "Be brief."] [--temperature 0.7 --top-p 0.9 --seed 1]
+//
+// --prompt tokenizes the text with DIR's tokenizer.json (BOS as its
+// tokenizer_config.json says), streams the generated text to stdout as the
+// tokens arrive, and stops at the model's stop tokens (eos_token_id of
+// generation_config.json or config.json, the tokenizer's eos_token); the
+// statistics then go to stderr. --chat applies the model's chat format
+// (docs/text-generation.md). Sampling (temperature, top-k, top-p, min-p,
+// repetition penalty, seed) chooses on the host over each step's logits;
+// greedy is the default and runs on the device.
 //
 // Without --artifact the model directory holds the artifacts, one per
 // encoding, DIR/qfuse-<encoding>.qfa (`python3 -m qfuse compile` writes
@@ -29,6 +41,9 @@
 #include "qfuse/runtime/checkpoint/ModelCheckpoint.h"
 #include "qfuse/runtime/device/ModelLoader.h"
 #include "qfuse/runtime/checkpoint/WeightSources.h"
+#include "qfuse/text/ChatFormat.h"
+#include "qfuse/text/StopTokens.h"
+#include "qfuse/text/Tokenizer.h"
 
 #include "ToolCommon.h"
 
@@ -48,6 +63,10 @@ using namespace qfuse::runtime;
 using nlohmann::json;
 
 namespace {
+
+/// Where the tool's reports go: stdout, or stderr when stdout carries the
+/// generated text.
+FILE *info = stdout;
 
 /// --encoding: a name ("int4-g128", "fp16") or an #qf.enc body.
 qfuse::format::Encoding parseEncodingOption(const std::string &text) {
@@ -131,7 +150,7 @@ json decodeBreakdown(Executor &executor, const Artifact &artifact,
                          "of 50 replays"},
               {"step_ms", full},
               {"launches", plan.steps.size()}};
-  std::printf("decode step by part (%.3f ms, %zu launches; each part = what "
+  std::fprintf(info, "decode step by part (%.3f ms, %zu launches; each part = what "
               "the graph saves without it):",
               full, plan.steps.size());
   double explained = 0;
@@ -151,10 +170,10 @@ json decodeBreakdown(Executor &executor, const Artifact &artifact,
     const double cost = full - without;
     explained += cost;
     out[part] = {{"ms", cost}, {"launches", count}};
-    std::printf(" %s %.3f ms (%d launches),", part, cost, count);
+    std::fprintf(info, " %s %.3f ms (%d launches),", part, cost, count);
   }
   out["other_ms"] = full - explained;
-  std::printf(" other %.3f ms\n", full - explained);
+  std::fprintf(info, " other %.3f ms\n", full - explained);
   return out;
 }
 
@@ -163,7 +182,8 @@ RunResult runArtifact(const std::string &path, const cuda::Context &context,
                       const ModelCheckpoint *checkpoint,
                       std::optional<uint64_t> randomSeed, unsigned threads,
                       const std::vector<int32_t> &prompt, int64_t maxNew,
-                      int warmup,
+                      int warmup, const GenerateOptions &options,
+                      const qfuse::text::Tokenizer *tokenizer,
                       const std::optional<qfuse::format::Encoding> &encoding,
                       const std::string &encodingText, bool profile) {
   Artifact artifact = Artifact::load(path);
@@ -181,7 +201,7 @@ RunResult runArtifact(const std::string &path, const cuda::Context &context,
   }
   for (const auto &[weight, component] : executor.usedWeightComponents())
     result.weightBytes += executor.componentBytes(weight, component);
-  std::printf("%s: %zu weights, %zu tensors bound in %.1f s (%u threads), "
+  std::fprintf(info, "%s: %zu weights, %zu tensors bound in %.1f s (%u threads), "
               "%.1f MB of weights, %.1f MB of state\n",
               path.c_str(), result.load.weights, result.load.tensors,
               result.load.seconds, result.load.threads,
@@ -189,13 +209,32 @@ RunResult runArtifact(const std::string &path, const cuda::Context &context,
   // The first generation pays for graph instantiation and cuBLAS's
   // heuristics; the reported one runs warm.
   for (int i = 0; i < warmup; ++i)
-    generator.generate(prompt, maxNew);
-  result.generation = generator.generate(prompt, maxNew);
+    generator.generate(prompt, maxNew, options);
+  GenerateOptions streamed = options;
+  std::optional<qfuse::text::TextStreamer> text;
+  if (tokenizer) {
+    // The text as the tokens arrive; the stop tokens end it unprinted.
+    text.emplace(*tokenizer, options.stopTokens);
+    streamed.onToken = [&](int32_t id) {
+      std::string piece;
+      if (text->push(id, piece))
+        std::fwrite(piece.data(), 1, piece.size(), stdout);
+      std::fflush(stdout);
+      return true;
+    };
+  }
+  result.generation = generator.generate(prompt, maxNew, streamed);
+  if (text) {
+    const std::string rest = text->finish();
+    std::fwrite(rest.data(), 1, rest.size(), stdout);
+    std::fputc('\n', stdout);
+    std::fflush(stdout);
+  }
   const Generation &g = result.generation;
-  std::printf("tokens:");
+  std::fprintf(info, "tokens:");
   for (int32_t token : g.tokens)
-    std::printf(" %d", token);
-  std::printf("\nprompt %lld tokens (prefill plan batch %lld): time to first "
+    std::fprintf(info, " %d", token);
+  std::fprintf(info, "\nprompt %lld tokens (prefill plan batch %lld): time to first "
               "token %.3f ms; decode %lld tokens in %.3f ms = %.1f tokens/s\n",
               (long long)g.promptTokens, (long long)generator.prefillBatch(),
               g.ttftMs, (long long)(g.tokens.size() - 1), g.decodeMs,
@@ -239,8 +278,32 @@ int main(int argc, char **argv) {
                  "--encoding E: DIR/qfuse-E.qfa")
       ->check(CLI::ExistingFile);
   app.add_option("--prompt-ids", prompt, "prompt token ids, e.g. 1,2,3")
-      ->required()
       ->delimiter(',');
+  std::string promptText, systemText, tokenizerDir;
+  bool chat = false;
+  app.add_option("--prompt", promptText,
+                 "the prompt as text, tokenized with the model's "
+                 "tokenizer.json; the answer streams to stdout as text");
+  app.add_flag("--chat", chat,
+               "apply the model's chat format (tokenizer_config.json's "
+               "chat_template: Llama-3, ChatML/Qwen2, Mistral instruct) to "
+               "--prompt");
+  app.add_option("--system", systemText, "with --chat: a system message");
+  app.add_option("--tokenizer", tokenizerDir,
+                 "directory of tokenizer.json (default: --model DIR)")
+      ->check(CLI::ExistingDirectory);
+  SamplingOptions sampling;
+  app.add_option("--temperature", sampling.temperature,
+                 "sampling temperature; 0 (default) is greedy");
+  app.add_option("--top-k", sampling.topK, "keep the k likeliest tokens (0: off)");
+  app.add_option("--top-p", sampling.topP,
+                 "keep the likeliest tokens up to this mass (1: off)");
+  app.add_option("--min-p", sampling.minP,
+                 "drop tokens below this fraction of the likeliest (0: off)");
+  app.add_option("--repetition-penalty", sampling.repetitionPenalty,
+                 "divide the logits of tokens seen so far (1: off)");
+  app.add_option("--seed", sampling.seed, "seed of the sampler")
+      ->default_val(0);
   app.add_option("--max-new-tokens", maxNew, "tokens to generate")
       ->default_val(64)
       ->check(CLI::PositiveNumber);
@@ -276,6 +339,23 @@ int main(int argc, char **argv) {
                "without that part's launches");
   CLI11_PARSE(app, argc, argv);
 
+  if (promptText.empty() == prompt.empty()) {
+    std::cerr << "qfuse-run: give exactly one of --prompt TEXT and "
+                 "--prompt-ids ID,ID,...\n";
+    return 2;
+  }
+  if ((chat || !systemText.empty()) && promptText.empty()) {
+    std::cerr << "qfuse-run: --chat and --system apply to --prompt TEXT\n";
+    return 2;
+  }
+  if (!systemText.empty() && !chat) {
+    std::cerr << "qfuse-run: --system needs --chat\n";
+    return 2;
+  }
+  if (std::string why = sampling.check(); !why.empty()) {
+    std::cerr << "qfuse-run: " << why << "\n";
+    return 2;
+  }
   if (modelDir.empty() == !randomSeed) {
     std::cerr << "qfuse-run: give exactly one of --model DIR and "
                  "--random-weights SEED\n";
@@ -321,6 +401,36 @@ int main(int argc, char **argv) {
     std::optional<qfuse::format::Encoding> encoding;
     if (!encodingText.empty())
       encoding = parseEncodingOption(encodingText);
+    GenerateOptions options;
+    options.sampling = sampling;
+    std::optional<qfuse::text::Tokenizer> tokenizer;
+    if (!promptText.empty()) {
+      if (tokenizerDir.empty())
+        tokenizerDir = modelDir;
+      if (tokenizerDir.empty())
+        throw qfuse::Error("--prompt needs a tokenizer: --model DIR or "
+                           "--tokenizer DIR (with tokenizer.json)");
+      try {
+        tokenizer = qfuse::text::Tokenizer::fromDirectory(tokenizerDir);
+        std::string text = promptText, endOfTurn;
+        if (chat) {
+          auto format = qfuse::text::ChatFormat::fromDirectory(tokenizerDir);
+          std::vector<qfuse::text::ChatMessage> messages;
+          if (!systemText.empty())
+            messages.push_back({"system", systemText});
+          messages.push_back({"user", promptText});
+          text = format.apply(messages);
+          endOfTurn = format.endOfTurn();
+        }
+        // A chat prompt holds its special tokens' text (BOS included).
+        prompt = tokenizer->encode(text, /*addSpecialTokens=*/!chat);
+        options.stopTokens =
+            qfuse::text::stopTokenIds(tokenizerDir, *tokenizer, endOfTurn);
+      } catch (const qfuse::text::TokenizerError &e) {
+        throw qfuse::Error(std::string("--prompt: ") + e.what());
+      }
+      info = stderr;
+    }
     std::optional<ModelCheckpoint> checkpoint;
     if (!modelDir.empty())
       checkpoint.emplace(ModelCheckpoint::open(modelDir));
@@ -329,12 +439,12 @@ int main(int argc, char **argv) {
         throw qfuse::Error("--save-packed needs --model DIR");
       writePackedCheckpoint(Artifact::load(artifactPath), *checkpoint,
                             savePacked);
-      std::printf("wrote the packed checkpoint for %s to %s\n",
+      std::fprintf(info, "wrote the packed checkpoint for %s to %s\n",
                   artifactPath.c_str(), savePacked.c_str());
     }
     cuda::Context context(device);
     cuda::Stream stream;
-    std::printf("qfuse-run on %s, %s\n", context.describe().c_str(),
+    std::fprintf(info, "qfuse-run on %s, %s\n", context.describe().c_str(),
                 qfuse::tools::utcNow().c_str());
     json out = {{"command", qfuse::tools::commandLine(argc, argv)},
                 {"gpu", context.name()},
@@ -344,29 +454,39 @@ int main(int argc, char **argv) {
                                        : "random, seed " +
                                              std::to_string(*randomSeed)},
                 {"max_new_tokens", maxNew},
-                {"prompt_ids", prompt}};
+                {"prompt_ids", prompt},
+                {"sampling",
+                 {{"temperature", sampling.temperature},
+                  {"top_k", sampling.topK},
+                  {"top_p", sampling.topP},
+                  {"min_p", sampling.minP},
+                  {"repetition_penalty", sampling.repetitionPenalty},
+                  {"seed", sampling.seed}}},
+                {"stop_tokens", options.stopTokens}};
 
     RunResult quantized = runArtifact(
         artifactPath, context, stream, checkpoint ? &*checkpoint : nullptr,
-        randomSeed, threads, prompt, maxNew, warmup, encoding, encodingText,
-        profile);
+        randomSeed, threads, prompt, maxNew, warmup, options,
+        tokenizer ? &*tokenizer : nullptr, encoding, encodingText, profile);
     out["run"] = resultJson(quantized);
     if (!fp16ArtifactPath.empty()) {
       RunResult fp16 = runArtifact(fp16ArtifactPath, context, stream,
                                    checkpoint ? &*checkpoint : nullptr,
                                    randomSeed, threads, prompt, maxNew, warmup,
+                                   options, tokenizer ? &*tokenizer : nullptr,
                                    parseEncodingOption("fp16"), "fp16",
                                    profile);
       const Generation &q = quantized.generation, &f = fp16.generation;
       size_t agree = 0;
-      while (agree < q.tokens.size() && q.tokens[agree] == f.tokens[agree])
+      while (agree < q.tokens.size() && agree < f.tokens.size() &&
+             q.tokens[agree] == f.tokens[agree])
         ++agree;
       const double decodeSpeedup =
           f.decodeTokensPerSecond > 0
               ? q.decodeTokensPerSecond / f.decodeTokensPerSecond
               : 0.0;
       const double ttftSpeedup = q.ttftMs > 0 ? f.ttftMs / q.ttftMs : 0.0;
-      std::printf("speedup over fp16: decode %.2fx (%.1f vs %.1f tokens/s), "
+      std::fprintf(info, "speedup over fp16: decode %.2fx (%.1f vs %.1f tokens/s), "
                   "time to first token %.2fx (%.3f vs %.3f ms); the first "
                   "%zu of %zu tokens agree\n",
                   decodeSpeedup, q.decodeTokensPerSecond,
@@ -382,7 +502,7 @@ int main(int argc, char **argv) {
       file << out.dump(2) << "\n";
       if (!file)
         throw qfuse::Error("cannot write '" + jsonPath + "'");
-      std::printf("wrote %s\n", jsonPath.c_str());
+      std::fprintf(info, "wrote %s\n", jsonPath.c_str());
     }
   } catch (const qfuse::Error &e) {
     std::cerr << "qfuse-run: error: " << e.what() << "\n";

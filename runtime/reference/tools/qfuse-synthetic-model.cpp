@@ -3,13 +3,18 @@
 //   qfuse-synthetic-model --config-preset tiny-llama --out DIR --seed 1
 //                         [--dtype f16|bf16]
 //
-// Writes DIR/config.json and DIR/model.safetensors (SyntheticModel.h), for
-// tests and `make demo`, which need a model without downloading one.
+// Writes DIR/config.json and DIR/model.safetensors (SyntheticModel.h), and
+// a byte-level BPE tokenizer for its vocabulary (tokenizer.json,
+// tokenizer_config.json with Llama-3's chat template, generation_config.json;
+// qfuse/text/SyntheticTokenizer.h), for tests and `make demo`, which need a
+// model without downloading one.
 //
 //===----------------------------------------------------------------------===//
 
 #include "qfuse/reference/SyntheticModel.h"
 #include "qfuse/runtime/Error.h"
+#include "qfuse/text/SyntheticTokenizer.h"
+#include "qfuse/text/TokenizerError.h"
 
 #include <cstdlib>
 #include <iostream>
@@ -68,9 +73,14 @@ int main(int argc, char **argv) {
     options.seed = seed;
     options.dtype = dtype == "bf16" ? StorageType::BF16 : StorageType::F16;
     writeSyntheticModel(config, out, options);
-    std::cout << "wrote " << out << "/config.json and " << out
+    qfuse::text::writeSyntheticTokenizer(out, config.vocabSize);
+    std::cout << "wrote " << out << "/config.json, " << out
               << "/model.safetensors (" << preset << ", seed " << seed << ", "
-              << dtype << ")\n";
+              << dtype << ") and its tokenizer (tokenizer.json, "
+              << "tokenizer_config.json, generation_config.json)\n";
+  } catch (const qfuse::text::TokenizerError &e) {
+    std::cerr << "qfuse-synthetic-model: " << e.what() << "\n";
+    return 1;
   } catch (const qfuse::Error &e) {
     std::cerr << "qfuse-synthetic-model: " << e.what() << "\n";
     return 1;

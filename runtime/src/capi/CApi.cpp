@@ -19,6 +19,9 @@
 #include "qfuse/runtime/checkpoint/WeightSources.h"
 #include "qfuse/runtime/gptq/QuantizeModel.h"
 #include "qfuse/runtime/checkpoint/Safetensors.h"
+#include "qfuse/text/ChatFormat.h"
+#include "qfuse/text/StopTokens.h"
+#include "qfuse/text/Tokenizer.h"
 
 #include <nlohmann/json.hpp>
 
@@ -37,6 +40,17 @@ struct qfuse_runtime {
   std::optional<qfuse::runtime::SafetensorsFile> weights;
   // Made on the first qfuse_generate (it checks the model contract).
   std::unique_ptr<qfuse::runtime::Generator> generator;
+};
+
+struct qfuse_tokenizer {
+  std::string dir;
+  qfuse::text::Tokenizer tokenizer;
+  std::string text; // what the last call returned
+};
+
+struct qfuse_text_stream {
+  qfuse::text::StreamDecoder decoder;
+  std::string text;
 };
 
 namespace {
@@ -240,6 +254,184 @@ int qfuse_generate(qfuse_runtime *runtime, const int32_t *prompt_ids,
     }
   });
 }
+
+qfuse_sampling qfuse_sampling_default(void) {
+  return qfuse_sampling{0.0f, 0, 1.0f, 0.0f, 1.0f, 0};
+}
+
+int qfuse_generate_ex(qfuse_runtime *runtime, const int32_t *prompt_ids,
+                      int64_t n_prompt, int64_t max_new,
+                      const qfuse_sampling *sampling, const int32_t *stop_ids,
+                      int64_t n_stop, qfuse_token_callback callback,
+                      void *user, int32_t *out_ids, int64_t *n_out,
+                      qfuse_generate_stats *stats) {
+  if (!checkHandle(runtime, "qfuse_generate_ex"))
+    return -1;
+  return guarded("qfuse_generate_ex", [&] {
+    if (n_prompt < 0 || (n_prompt > 0 && !prompt_ids))
+      throw qfuse::Error("prompt_ids is NULL or n_prompt is negative");
+    if (max_new > 0 && !out_ids)
+      throw qfuse::Error("out_ids is NULL");
+    if (n_stop < 0 || (n_stop > 0 && !stop_ids))
+      throw qfuse::Error("stop_ids is NULL or n_stop is negative");
+    if (!runtime->generator)
+      runtime->generator = std::make_unique<qfuse::runtime::Generator>(
+          *runtime->executor, runtime->stream.get());
+    qfuse::runtime::GenerateOptions options;
+    if (sampling)
+      options.sampling = {sampling->temperature, sampling->top_k,
+                          sampling->top_p,       sampling->min_p,
+                          sampling->repetition_penalty, sampling->seed};
+    options.stopTokens.assign(stop_ids, stop_ids + n_stop);
+    if (callback)
+      options.onToken = [&](int32_t token) {
+        return callback(token, user) != 0;
+      };
+    std::vector<int32_t> prompt(prompt_ids, prompt_ids + n_prompt);
+    qfuse::runtime::Generation out =
+        runtime->generator->generate(prompt, max_new, options);
+    std::copy(out.tokens.begin(), out.tokens.end(), out_ids);
+    if (n_out)
+      *n_out = static_cast<int64_t>(out.tokens.size());
+    if (stats) {
+      stats->ttft_ms = out.ttftMs;
+      stats->decode_ms = out.decodeMs;
+      stats->decode_tokens_per_s = out.decodeTokensPerSecond;
+    }
+  });
+}
+
+qfuse_tokenizer *qfuse_tokenizer_open(const char *model_dir) {
+  std::unique_ptr<qfuse_tokenizer> tok;
+  guarded("qfuse_tokenizer_open", [&] {
+    const std::string dir = model_dir ? model_dir : "";
+    tok.reset(new qfuse_tokenizer{
+        dir, qfuse::text::Tokenizer::fromDirectory(dir), std::string()});
+  });
+  return tok.release();
+}
+
+void qfuse_tokenizer_close(qfuse_tokenizer *tokenizer) { delete tokenizer; }
+
+int64_t qfuse_tokenizer_encode(qfuse_tokenizer *tokenizer, const char *text,
+                               size_t length, int add_special,
+                               int32_t *out_ids, size_t capacity) {
+  int64_t count = -1;
+  guarded("qfuse_tokenizer_encode", [&] {
+    if (!tokenizer)
+      throw qfuse::Error("the tokenizer handle is NULL");
+    if (!text && length)
+      throw qfuse::Error("text is NULL");
+    const auto ids = tokenizer->tokenizer.encode(
+        std::string_view(text ? text : "", length), add_special != 0);
+    if (out_ids)
+      std::copy_n(ids.begin(), std::min(ids.size(), capacity), out_ids);
+    count = static_cast<int64_t>(ids.size());
+  });
+  return count;
+}
+
+const char *qfuse_tokenizer_decode(qfuse_tokenizer *tokenizer,
+                                   const int32_t *ids, size_t n,
+                                   int skip_special, size_t *length) {
+  const int status = guarded("qfuse_tokenizer_decode", [&] {
+    if (!tokenizer)
+      throw qfuse::Error("the tokenizer handle is NULL");
+    if (!ids && n)
+      throw qfuse::Error("ids is NULL");
+    qfuse::text::DecodeOptions options;
+    options.skipSpecialTokens = skip_special != 0;
+    tokenizer->text = tokenizer->tokenizer.decode(
+        std::vector<int32_t>(ids, ids + n), options);
+  });
+  if (status != 0)
+    return nullptr;
+  if (length)
+    *length = tokenizer->text.size();
+  return tokenizer->text.c_str();
+}
+
+const char *qfuse_tokenizer_chat(qfuse_tokenizer *tokenizer,
+                                 const char *system, const char *user,
+                                 size_t *length) {
+  const int status = guarded("qfuse_tokenizer_chat", [&] {
+    if (!tokenizer)
+      throw qfuse::Error("the tokenizer handle is NULL");
+    if (!user)
+      throw qfuse::Error("the user message is NULL");
+    std::vector<qfuse::text::ChatMessage> messages;
+    if (system)
+      messages.push_back({"system", system});
+    messages.push_back({"user", user});
+    tokenizer->text =
+        qfuse::text::ChatFormat::fromDirectory(tokenizer->dir).apply(messages);
+  });
+  if (status != 0)
+    return nullptr;
+  if (length)
+    *length = tokenizer->text.size();
+  return tokenizer->text.c_str();
+}
+
+int64_t qfuse_tokenizer_stop_ids(qfuse_tokenizer *tokenizer, int chat,
+                                 int32_t *out_ids, size_t capacity) {
+  int64_t count = -1;
+  guarded("qfuse_tokenizer_stop_ids", [&] {
+    if (!tokenizer)
+      throw qfuse::Error("the tokenizer handle is NULL");
+    std::string endOfTurn;
+    if (chat)
+      endOfTurn =
+          qfuse::text::ChatFormat::fromDirectory(tokenizer->dir).endOfTurn();
+    const auto ids = qfuse::text::stopTokenIds(
+        tokenizer->dir, tokenizer->tokenizer, endOfTurn);
+    if (out_ids)
+      std::copy_n(ids.begin(), std::min(ids.size(), capacity), out_ids);
+    count = static_cast<int64_t>(ids.size());
+  });
+  return count;
+}
+
+qfuse_text_stream *qfuse_text_stream_open(qfuse_tokenizer *tokenizer) {
+  std::unique_ptr<qfuse_text_stream> stream;
+  guarded("qfuse_text_stream_open", [&] {
+    if (!tokenizer)
+      throw qfuse::Error("the tokenizer handle is NULL");
+    stream.reset(new qfuse_text_stream{
+        qfuse::text::StreamDecoder(tokenizer->tokenizer, true), std::string()});
+  });
+  return stream.release();
+}
+
+const char *qfuse_text_stream_push(qfuse_text_stream *stream, int32_t id,
+                                   size_t *length) {
+  const int status = guarded("qfuse_text_stream_push", [&] {
+    if (!stream)
+      throw qfuse::Error("the stream handle is NULL");
+    stream->text = stream->decoder.push(id);
+  });
+  if (status != 0)
+    return nullptr;
+  if (length)
+    *length = stream->text.size();
+  return stream->text.c_str();
+}
+
+const char *qfuse_text_stream_finish(qfuse_text_stream *stream,
+                                     size_t *length) {
+  const int status = guarded("qfuse_text_stream_finish", [&] {
+    if (!stream)
+      throw qfuse::Error("the stream handle is NULL");
+    stream->text = stream->decoder.finish();
+  });
+  if (status != 0)
+    return nullptr;
+  if (length)
+    *length = stream->text.size();
+  return stream->text.c_str();
+}
+
+void qfuse_text_stream_close(qfuse_text_stream *stream) { delete stream; }
 
 int64_t qfuse_quantize(const char *options_json, char *report,
                        size_t capacity) {

@@ -6,6 +6,7 @@
 #include "qfuse/runtime/Error.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace qfuse::runtime {
 namespace {
@@ -199,6 +200,54 @@ Generation Generator::generate(const std::vector<int32_t> &prompt,
                  "feeding the token to the decode step");
   };
 
+  // Stepwise: each token is known on the host before the next step runs
+  // (callback, stop tokens, host sampling); the token the host chose is
+  // copied to the decode step's input_ids from pinned memory.
+  const bool stepwise = options.stepwise();
+  std::optional<Sampler> sampler;
+  std::vector<int32_t> history;
+  if (options.sampling.needsLogits()) {
+    sampler.emplace(options.sampling);
+    history = prompt;
+  }
+  int64_t generated = 0;
+  // Token `index` from the rows just computed: the device's choice
+  // (next_token) or the sampler's over the logits. Returns whether to go on.
+  auto take = [&](int64_t batch, int64_t row, CUdeviceptr nextPtr,
+                  int64_t index) {
+    std::vector<float> logits;
+    if (sampler || options.keepLogits)
+      copyLogitsRow(batch, row, logits); // synchronizes
+    if (sampler) {
+      const int32_t token = sampler->sample(logits, history);
+      tokens.as<int32_t>()[index] = token;
+      history.push_back(token);
+    } else {
+      copyToken(nextPtr, index);
+      if (stepwise)
+        QFUSE_CU_CTX(cuStreamSynchronize(stream_), "waiting for a token");
+    }
+    if (options.keepLogits)
+      out.logits.push_back(std::move(logits));
+    generated = index + 1;
+    if (!stepwise)
+      return true;
+    const int32_t token = tokens.as<int32_t>()[index];
+    const bool stop = std::find(options.stopTokens.begin(),
+                                options.stopTokens.end(),
+                                token) != options.stopTokens.end();
+    const bool more = options.onToken ? options.onToken(token) : true;
+    return more && !stop;
+  };
+  auto feedFrom = [&](CUdeviceptr nextPtr, int64_t index) {
+    if (sampler)
+      QFUSE_CU_CTX(cuMemcpyHtoDAsync(decodeIds, tokens.as<int32_t>() + index,
+                                     4, stream_),
+                   "feeding the sampled token to the decode step");
+    else
+      feed(nextPtr);
+  };
+
   cuda::Event start, firstToken, end;
   start.record(stream_);
   int64_t at = 0;
@@ -212,35 +261,27 @@ Generation Generator::generate(const std::vector<int32_t> &prompt,
   const CUdeviceptr first =
       executor_.buffer(lastBatch, kNextToken).ptr() + (lastReal - 1) * 4;
   firstToken.record(stream_);
-  copyToken(first, 0);
-  if (options.keepLogits) {
-    out.logits.emplace_back();
-    copyLogitsRow(lastBatch, lastReal - 1, out.logits.back());
-  }
-  if (maxNewTokens > 1)
-    feed(first);
+  bool more = take(lastBatch, lastReal - 1, first, 0);
+  if (maxNewTokens > 1 && more)
+    feedFrom(first, 0);
 
   const CUdeviceptr decodeNext = executor_.buffer(1, kNextToken).ptr();
-  for (int64_t s = 1; s < maxNewTokens; ++s) {
+  for (int64_t s = 1; s < maxNewTokens && more; ++s) {
     copyIn(1, kPositions, positions, staged + s);
     executor_.replay(1, stream_);
-    copyToken(decodeNext, s);
-    if (options.keepLogits) {
-      out.logits.emplace_back();
-      copyLogitsRow(1, 0, out.logits.back());
-    }
-    if (s + 1 < maxNewTokens)
-      feed(decodeNext);
+    more = take(1, 0, decodeNext, s);
+    if (s + 1 < maxNewTokens && more)
+      feedFrom(decodeNext, s);
   }
   end.record(stream_);
   end.synchronize();
 
-  out.tokens.assign(tokens.as<int32_t>(), tokens.as<int32_t>() + maxNewTokens);
+  out.tokens.assign(tokens.as<int32_t>(), tokens.as<int32_t>() + generated);
   out.ttftMs = cuda::Event::elapsedMs(start, firstToken);
   out.decodeMs = cuda::Event::elapsedMs(firstToken, end);
-  if (maxNewTokens > 1 && out.decodeMs > 0)
+  if (generated > 1 && out.decodeMs > 0)
     out.decodeTokensPerSecond =
-        double(maxNewTokens - 1) / (out.decodeMs / 1000.0);
+        double(generated - 1) / (out.decodeMs / 1000.0);
   return out;
 }
 

@@ -108,6 +108,71 @@ int qfuse_generate(qfuse_runtime *runtime, const int32_t *prompt_ids,
                    int64_t n_prompt, int64_t max_new, int32_t *out_ids,
                    qfuse_generate_stats *stats);
 
+/* How generation chooses each token (docs/text-generation.md). Zero
+ * temperature is greedy; top_k 0, top_p 1, min_p 0 and repetition_penalty
+ * 1 turn those off. qfuse_sampling_default() gives greedy. */
+typedef struct qfuse_sampling {
+  float temperature;
+  int32_t top_k;
+  float top_p;
+  float min_p;
+  float repetition_penalty;
+  uint64_t seed;
+} qfuse_sampling;
+qfuse_sampling qfuse_sampling_default(void);
+
+/* Called with each generated token as soon as it is known; return nonzero
+ * to go on, 0 to stop after this token. */
+typedef int (*qfuse_token_callback)(int32_t token, void *user);
+
+/* qfuse_generate with sampling (NULL: greedy), stop tokens (generation
+ * ends after one of the n_stop stop_ids, which is kept) and a callback
+ * (may be NULL). Writes the *n_out (<= max_new) generated ids. */
+int qfuse_generate_ex(qfuse_runtime *runtime, const int32_t *prompt_ids,
+                      int64_t n_prompt, int64_t max_new,
+                      const qfuse_sampling *sampling, const int32_t *stop_ids,
+                      int64_t n_stop, qfuse_token_callback callback,
+                      void *user, int32_t *out_ids, int64_t *n_out,
+                      qfuse_generate_stats *stats);
+
+/* Tokenizers (docs/tokenizer.md), host only: a model directory's
+ * tokenizer.json and tokenizer_config.json. Returned text is valid until
+ * the next call on the same handle. */
+typedef struct qfuse_tokenizer qfuse_tokenizer;
+qfuse_tokenizer *qfuse_tokenizer_open(const char *model_dir);
+void qfuse_tokenizer_close(qfuse_tokenizer *tokenizer);
+/* Encodes `length` bytes of text; returns the number of ids (writing at
+ * most `capacity` into out_ids) or -1. add_special: BOS as the
+ * tokenizer's post-processor adds it. */
+int64_t qfuse_tokenizer_encode(qfuse_tokenizer *tokenizer, const char *text,
+                               size_t length, int add_special,
+                               int32_t *out_ids, size_t capacity);
+/* The text of `n` ids (UTF-8, *length bytes), or NULL. */
+const char *qfuse_tokenizer_decode(qfuse_tokenizer *tokenizer,
+                                   const int32_t *ids, size_t n,
+                                   int skip_special, size_t *length);
+/* The chat prompt for an optional system message (NULL: none) and a user
+ * message, in the model's chat format (tokenizer_config.json's
+ * chat_template), or NULL. Encode it with add_special = 0. */
+const char *qfuse_tokenizer_chat(qfuse_tokenizer *tokenizer,
+                                 const char *system, const char *user,
+                                 size_t *length);
+/* The ids generation stops at (generation_config.json / config.json
+ * eos_token_id, tokenizer_config.json's eos_token, and with chat != 0 the
+ * chat format's end of turn); returns how many (writing at most
+ * `capacity`), or -1. */
+int64_t qfuse_tokenizer_stop_ids(qfuse_tokenizer *tokenizer, int chat,
+                                 int32_t *out_ids, size_t capacity);
+/* Streaming decode: push returns the text that became complete (partial
+ * UTF-8 held back, special tokens skipped); finish what is left. */
+typedef struct qfuse_text_stream qfuse_text_stream;
+qfuse_text_stream *qfuse_text_stream_open(qfuse_tokenizer *tokenizer);
+const char *qfuse_text_stream_push(qfuse_text_stream *stream, int32_t id,
+                                   size_t *length);
+const char *qfuse_text_stream_finish(qfuse_text_stream *stream,
+                                     size_t *length);
+void qfuse_text_stream_close(qfuse_text_stream *stream);
+
 /* GPTQ of a whole Hugging Face model on the GPU (docs/gptq.md), what the
  * qfuse-quantize tool runs. `options_json` is a JSON object: "model",
  * "encoding", "calibration" ("random:N" or a JSON file of token id lists)

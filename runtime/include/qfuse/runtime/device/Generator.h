@@ -23,6 +23,7 @@
 
 #include "qfuse/runtime/device/Cuda.h"
 #include "qfuse/runtime/device/Executor.h"
+#include "qfuse/runtime/sampling/Sampler.h"
 
 #include <cstdint>
 #include <functional>
@@ -35,14 +36,32 @@ struct GenerateOptions {
   /// (as float) in Generation::logits. Reads them back after every step, so
   /// the decode timing then includes those copies.
   bool keepLogits = false;
+  /// How the next token is chosen; greedy by default (the model's
+  /// next_token, chosen on the device). Sampling and the repetition
+  /// penalty read each step's logits back and choose on the host.
+  SamplingOptions sampling;
+  /// Generation ends after any of these ids (kept as the last token).
+  std::vector<int32_t> stopTokens;
+  /// Called with each token as soon as it is known; returning false ends
+  /// generation after it.
+  std::function<bool(int32_t)> onToken;
+
+  /// Whether each step waits for its token on the host (a callback, stop
+  /// tokens or host sampling); otherwise decoding never waits for the host.
+  bool stepwise() const {
+    return keepLogits || onToken || !stopTokens.empty() ||
+           sampling.needsLogits();
+  }
 };
 
 struct Generation {
-  std::vector<int32_t> tokens; // the max_new_tokens generated ids
+  /// The generated ids: max_new_tokens of them, or fewer when a stop
+  /// token or the callback ended the generation.
+  std::vector<int32_t> tokens;
   int64_t promptTokens = 0;
   /// Prefill: from the first prompt copy to the first token computed.
   double ttftMs = 0;
-  /// Decode: the max_new_tokens - 1 graph replays after the first token.
+  /// Decode: the graph replays after the first token.
   double decodeMs = 0;
   double decodeTokensPerSecond = 0; // 0 when only one token was generated
   /// logits[i]: the vocab_size logits that chose tokens[i] (keepLogits).
@@ -61,8 +80,9 @@ public:
   /// The batch of the plan the prompt runs through (the largest).
   int64_t prefillBatch() const { return prefillBatch_; }
 
-  /// Generates `maxNewTokens` tokens after `prompt` (greedy: the model's
-  /// next_token), starting a new sequence at position 0. Throws when the
+  /// Generates up to `maxNewTokens` tokens after `prompt` (greedy unless
+  /// options.sampling says otherwise), starting a new sequence at
+  /// position 0. Throws when the
   /// prompt is empty, a token id is outside [0, vocab_size), or prompt +
   /// maxNewTokens exceeds max_seq.
   Generation generate(const std::vector<int32_t> &prompt, int64_t maxNewTokens,

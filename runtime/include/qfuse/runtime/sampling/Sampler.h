@@ -1,0 +1,70 @@
+//===- Sampler.h - Choosing the next token from the logits ------*- C++ -*-===//
+//
+// Sampling on the host over one row of logits, in the order of Hugging
+// Face's generate(): repetition penalty (over the prompt and the tokens so
+// far), then temperature, top-k, top-p, min-p, then a draw from the
+// renormalised distribution. Greedy (temperature 0) takes the argmax after
+// the penalty, lowest id on ties, as the device's argmax does.
+//
+//   Sampler sampler({.temperature = 0.7f, .topP = 0.9f, .seed = 42});
+//   int32_t next = sampler.sample(logits, history);
+//
+// A seed fixes the whole sequence of draws: the generator is
+// std::mt19937_64 and a draw is its top 53 bits as a double in [0, 1),
+// independent of the standard library.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QFUSE_RUNTIME_SAMPLING_SAMPLER_H
+#define QFUSE_RUNTIME_SAMPLING_SAMPLER_H
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace qfuse::runtime {
+
+struct SamplingOptions {
+  float temperature = 0;        // 0: greedy
+  int32_t topK = 0;             // 0: off
+  float topP = 1;               // 1: off; in (0, 1]
+  float minP = 0;               // 0: off; in [0, 1]
+  float repetitionPenalty = 1;  // 1: off; > 0
+  uint64_t seed = 0;
+
+  bool greedy() const { return temperature == 0; }
+  /// Whether the next token needs the logits on the host (the device's
+  /// argmax is the greedy choice without a penalty).
+  bool needsLogits() const { return !greedy() || repetitionPenalty != 1; }
+  /// "" when valid, else what is wrong (naming the option).
+  std::string check() const;
+};
+
+class Sampler {
+public:
+  /// Throws qfuse::Error when options.check() finds a problem.
+  explicit Sampler(const SamplingOptions &options);
+
+  const SamplingOptions &options() const { return options_; }
+
+  /// The distribution the next token is drawn from, over the whole
+  /// vocabulary (zero where filtered out); for greedy, one at the argmax.
+  /// `history`: the token ids so far (prompt and generated), for the
+  /// repetition penalty.
+  std::vector<double> distribution(const std::vector<float> &logits,
+                                   const std::vector<int32_t> &history) const;
+  /// The next token: a draw from distribution() (the argmax for greedy).
+  int32_t sample(const std::vector<float> &logits,
+                 const std::vector<int32_t> &history);
+  /// The next uniform draw in [0, 1).
+  double uniform();
+
+private:
+  SamplingOptions options_;
+  std::mt19937_64 rng_;
+};
+
+} // namespace qfuse::runtime
+
+#endif // QFUSE_RUNTIME_SAMPLING_SAMPLER_H
