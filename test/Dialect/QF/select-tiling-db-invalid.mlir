@@ -17,7 +17,8 @@
 // RUN: not qfuse-opt %t/input.mlir --qf-select-tiling="tuning-db=%t/contract.json" 2>&1 | FileCheck %s --check-prefix=CONTRACT
 // RUN: not qfuse-opt %t/input.mlir --qf-select-tiling="tuning-db=%t/wgmma-no-chip.json" 2>&1 | FileCheck %s --check-prefix=WGMMACHIP
 // RUN: not qfuse-opt %t/input.mlir --qf-select-tiling="tuning-db=%t/bad-chip.json" 2>&1 | FileCheck %s --check-prefix=BADCHIP
-// RUN: not qfuse-opt %t/input.mlir --qf-select-tiling="sm-count=0" 2>&1 | FileCheck %s --check-prefix=OPTION
+// RUN: not qfuse-opt %t/input.mlir --qf-select-tiling="sm-count=-1" 2>&1 | FileCheck %s --check-prefix=OPTION
+// RUN: not qfuse-opt %t/input.mlir --qf-select-tiling="chip=sm_75" 2>&1 | FileCheck %s --check-prefix=CHIP
 
 // MISSING: error: tuning database '{{.*}}missing.json': cannot read: {{.*}}
 // NOTJSON: error: tuning database '{{.*}}not-json.json': invalid JSON: [2:11, byte=13]: Expected object key
@@ -34,7 +35,8 @@
 // CONTRACT: error: 'qf.fused_matmul' op tuning database '{{.*}}contract.json' gives #qf.tiling<matvec, block_n = 4> for M = 1, N = 4096, K = 4104, but vec_bytes must divide a row's 2052 packed bytes
 // WGMMACHIP: error: tuning database '{{.*}}wgmma-no-chip.json': $[0]: a wgmma tiling runs on sm_90a only; mark the entry "chip": "sm_90a"
 // BADCHIP: error: tuning database '{{.*}}bad-chip.json': $[0].chip: expected "sm_90a" (the one target with entries of its own)
-// OPTION: error: qf-select-tiling needs positive sm-count, bandwidth-gbps and batch, got 0, 4.300000e+03, 1
+// OPTION: error: qf-select-tiling needs non-negative sm-count (0: the chip's), positive bandwidth-gbps and batch, got -1, 4.300000e+03, 1
+// CHIP: error: qf-select-tiling: unknown chip 'sm_75'; expected sm_80, sm_89, sm_90 or sm_90a
 
 //--- input.mlir
 #int4 = #qf.enc<int4, group = 128, scale = f16>
