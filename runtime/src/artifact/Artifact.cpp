@@ -1,4 +1,4 @@
-//===- Artifact.cpp - The qfuse artifact, parsed and validated ------------===//
+//===- Artifact.cpp - The artifact's small types, loading and lookups -----===//
 //
 // The artifact's small types (chip target, tensor and buffer sizes, base64)
 // and the lookups by name and batch. Reading the JSON is ArtifactParser's job.
