@@ -174,9 +174,8 @@ bool codebookTable(const Encoding &enc, unsigned bits,
 
 /// The input column of each stored value, row by row: every column, or with
 /// 2:4 sparsity the two kept of each four (recorded in result.positions).
-std::vector<int64_t> keptColumns(const Encoding &enc, const float *w,
-                                 int64_t n, int64_t k, int64_t stored,
-                                 Unpacked &result) {
+std::vector<int64_t> keptColumns(const Encoding &enc, const float *w, int64_t n,
+                                 int64_t k, int64_t stored, Unpacked &result) {
   std::vector<int64_t> keptCols(size_t(n * stored));
   if (enc.isSparse24())
     result.positions.resize(size_t(n * stored));
@@ -279,9 +278,8 @@ bool RowQuantizer::scales(int64_t row, const std::vector<GroupStats> &stats,
       scale = exact > 0 ? storeScale(exact, enc.scaleType) : 1.0f;
     if (!std::isfinite(scale) || (!enc.globalScale && !(scale > 0)))
       return fail(error, "scale of row " + std::to_string(row) + ", group " +
-                             std::to_string(g) + " (" +
-                             std::to_string(exact) + ") does not fit " +
-                             scalarTypeName(enc.scaleType));
+                             std::to_string(g) + " (" + std::to_string(exact) +
+                             ") does not fit " + scalarTypeName(enc.scaleType));
     result.scales[row * groups + g] = scale;
     if (enc.isUnsigned()) {
       double z = -zero / scale;
@@ -319,8 +317,7 @@ int32_t RowQuantizer::code(double v, int64_t row, int64_t g,
     break;
   case ElementFormat::FP4E2M1:
     if (enc.globalScale)
-      code =
-          scale > 0 ? encodeE2M1(float(v * result.globalScale / scale)) : 0;
+      code = scale > 0 ? encodeE2M1(float(v * result.globalScale / scale)) : 0;
     else
       code = encodeE2M1(float(v / scale));
     break;
@@ -335,8 +332,7 @@ int32_t RowQuantizer::code(double v, int64_t row, int64_t g,
   return code;
 }
 
-bool RowQuantizer::quantize(int64_t row, const float *wRow,
-                            const int64_t *cols,
+bool RowQuantizer::quantize(int64_t row, const float *wRow, const int64_t *cols,
                             std::vector<GroupStats> &stats, Unpacked &result,
                             std::string &error) const {
   int32_t *codes = result.codes.data() + row * stored;
@@ -386,7 +382,8 @@ bool quantizeRTN(const Encoding &enc, const float *w, int64_t n, int64_t k,
     return false;
   NearestEntry nearest(table.empty() ? nullptr : table.data(),
                        int64_t(table.size()));
-  const std::vector<int64_t> keptCols = keptColumns(enc, w, n, k, stored, result);
+  const std::vector<int64_t> keptCols =
+      keptColumns(enc, w, n, k, stored, result);
   if (enc.globalScale &&
       !nvfp4GlobalScale(w, n, k, stored, keptCols, result, error))
     return false;

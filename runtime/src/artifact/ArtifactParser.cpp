@@ -38,20 +38,21 @@ bool ptxDefinesEntry(const std::string &ptx, const std::string &name) {
 } // namespace
 
 const json &ArtifactParser::member(const json &object, const std::string &where,
-                           const char *key) const {
+                                   const char *key) const {
   auto it = object.find(key);
   if (it == object.end())
     fail(where, std::string("missing field '") + key + "'");
   return *it;
 }
 
-const json *ArtifactParser::optionalMember(const json &object, const char *key) const {
+const json *ArtifactParser::optionalMember(const json &object,
+                                           const char *key) const {
   auto it = object.find(key);
   return it == object.end() ? nullptr : &*it;
 }
 
 std::string ArtifactParser::string(const json &object, const std::string &where,
-                           const char *key) const {
+                                   const char *key) const {
   const json &value = member(object, where, key);
   if (!value.is_string())
     fail(where + "." + key,
@@ -59,8 +60,8 @@ std::string ArtifactParser::string(const json &object, const std::string &where,
   return value.get<std::string>();
 }
 
-int64_t ArtifactParser::integer(const json &value, const std::string &where, int64_t lo,
-                        int64_t hi) const {
+int64_t ArtifactParser::integer(const json &value, const std::string &where,
+                                int64_t lo, int64_t hi) const {
   if (!value.is_number_integer())
     fail(where, "expected an integer, found " + value.dump());
   if (value.is_number_unsigned() &&
@@ -75,7 +76,7 @@ int64_t ArtifactParser::integer(const json &value, const std::string &where, int
 }
 
 const json &ArtifactParser::array(const json &object, const std::string &where,
-                          const char *key) const {
+                                  const char *key) const {
   const json &value = member(object, where, key);
   if (!value.is_array())
     fail(where + "." + key,
@@ -83,7 +84,8 @@ const json &ArtifactParser::array(const json &object, const std::string &where,
   return value;
 }
 
-void ArtifactParser::requireObject(const json &value, const std::string &where) const {
+void ArtifactParser::requireObject(const json &value,
+                                   const std::string &where) const {
   if (!value.is_object())
     fail(where, "expected an object, found " + std::string(value.type_name()));
 }
@@ -97,9 +99,10 @@ void ArtifactParser::rejectUnknownKeys(
                       joined(known) + ")");
 }
 
-std::string ArtifactParser::uniqueName(const json &object, const std::string &where,
-                               std::set<std::string> &seen,
-                               const char *what) const {
+std::string ArtifactParser::uniqueName(const json &object,
+                                       const std::string &where,
+                                       std::set<std::string> &seen,
+                                       const char *what) const {
   std::string name = string(object, where, "name");
   if (name.empty())
     fail(where + ".name", "empty name");
@@ -164,7 +167,7 @@ void ArtifactParser::parseTarget(const json &root) {
 
 /// Reads the optional "ptx" and "cubin_base64" members of `object`.
 void ArtifactParser::readCode(const json &object, const std::string &where,
-                      std::string &ptx, std::vector<uint8_t> &cubin) {
+                              std::string &ptx, std::vector<uint8_t> &cubin) {
   if (const json *text = optionalMember(object, "ptx")) {
     if (!text->is_string())
       fail(where + ".ptx", "expected a string");
@@ -239,7 +242,8 @@ void ArtifactParser::parseKernels(const json &root) {
   }
 }
 
-void ArtifactParser::parseEncoding(WeightSpec &weight, const std::string &where) {
+void ArtifactParser::parseEncoding(WeightSpec &weight,
+                                   const std::string &where) {
   // One definition of #qf.enc: qfuse_format parses and verifies it exactly as
   // the dialect does, including the shape rules for an [N, K] weight.
   std::string error;
@@ -303,18 +307,18 @@ void ArtifactParser::parseWeights(const json &root) {
         continue;
       const std::string where = "weights[" + std::to_string(i) + "]";
       if (a.n != b.n || a.k != b.k || a.encoding != b.encoding)
-        fail(where, "weight '" + b.name + "' is packed from '" + b.checkpointName() +
-                        "' like weight '" + a.name +
+        fail(where, "weight '" + b.name + "' is packed from '" +
+                        b.checkpointName() + "' like weight '" + a.name +
                         "', but differs in shape or encoding (" + b.encoding +
                         " [" + std::to_string(b.n) + ", " +
-                        std::to_string(b.k) + "] against " + a.encoding +
-                        " [" + std::to_string(a.n) + ", " +
-                        std::to_string(a.k) + "])");
+                        std::to_string(b.k) + "] against " + a.encoding + " [" +
+                        std::to_string(a.n) + ", " + std::to_string(a.k) +
+                        "])");
       if (format::printLayout(a.layoutAttr) ==
           format::printLayout(b.layoutAttr))
         fail(where, "weight '" + b.name + "' repeats weight '" + a.name +
-                        "': both are '" + b.checkpointName() + "' in layout \"" +
-                        b.layout + "\"");
+                        "': both are '" + b.checkpointName() +
+                        "' in layout \"" + b.layout + "\"");
     }
 }
 
@@ -378,7 +382,8 @@ void ArtifactParser::parseBuffers(const json &root) {
       fail(where + ".dtype", "unsupported buffer dtype \"" + dtype + "\"");
     if (const json *state = optionalMember(entry, "state")) {
       if (!state->is_boolean())
-        fail(where + ".state", "expected true or false, found " + state->dump());
+        fail(where + ".state",
+             "expected true or false, found " + state->dump());
       buffer.state = state->get<bool>();
     }
     // One allocation serves every plan, so its size cannot depend on M.
@@ -394,7 +399,7 @@ void ArtifactParser::parseBuffers(const json &root) {
 }
 
 void ArtifactParser::parseIo(const json &root, const char *key,
-                     std::vector<std::string> &out) {
+                             std::vector<std::string> &out) {
   const json &names = array(root, "top level", key);
   for (size_t i = 0; i < names.size(); ++i) {
     const std::string where = std::string(key) + "[" + std::to_string(i) + "]";

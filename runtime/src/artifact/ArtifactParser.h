@@ -42,7 +42,9 @@ template <typename Range> std::string joined(const Range &range) {
 /// Validates one artifact; every error names the source and the JSON path.
 class ArtifactParser {
 public:
-  explicit ArtifactParser(std::string source) { artifact_.source = std::move(source); }
+  explicit ArtifactParser(std::string source) {
+    artifact_.source = std::move(source);
+  }
 
   Artifact run(const json &root);
 
@@ -69,8 +71,8 @@ private:
 
   void parseTarget(const json &root);
   void parseKernels(const json &root);
-  void readCode(const json &object, const std::string &where,
-                std::string &ptx, std::vector<uint8_t> &cubin);
+  void readCode(const json &object, const std::string &where, std::string &ptx,
+                std::vector<uint8_t> &cubin);
   void parseWeights(const json &root);
   void parseTensors(const json &root);
   void parseBuffers(const json &root);

@@ -14,8 +14,9 @@
 namespace qfuse::runtime::detail {
 
 std::array<uint32_t, 3>
-ArtifactParser::parseDims(const json &step, const std::string &where, const char *key,
-                  const std::array<int64_t, 3> &limits) {
+ArtifactParser::parseDims(const json &step, const std::string &where,
+                          const char *key,
+                          const std::array<int64_t, 3> &limits) {
   const json &dims = array(step, where, key);
   if (dims.size() != 3)
     fail(where + "." + key, "expected [x, y, z], found " + dims.dump());
@@ -28,7 +29,7 @@ ArtifactParser::parseDims(const json &step, const std::string &where, const char
 }
 
 Arg ArtifactParser::parseArg(const json &value, const KernelParam &param,
-                     const std::string &where) {
+                             const std::string &where) {
   requireObject(value, where);
   Arg arg;
   const bool isPtr = param.type == ParamType::Ptr;
@@ -200,21 +201,21 @@ Step ArtifactParser::parseGemm(const json &value, const std::string &where) {
                                 "\"; a gemm step needs \"row_major\"");
   const int64_t intMax = std::numeric_limits<int>::max();
   if (weight->n > intMax || weight->k > intMax)
-    fail(where + ".weight", "weight '" + gemm.weight +
-                                "' is too large for cuBLAS's int extents");
+    fail(where + ".weight",
+         "weight '" + gemm.weight + "' is too large for cuBLAS's int extents");
 
   // An f16 buffer [rows, cols]; returns its rows (a Dim).
   auto matrix = [&](const char *key, const std::string &name,
                     int64_t cols) -> Dim {
     const BufferSpec *buffer = artifact_.findBuffer(name);
     if (!buffer)
-      fail(where + "." + key, "buffer '" + name + "' is not declared in "
-                                                  "'buffers'");
+      fail(where + "." + key, "buffer '" + name +
+                                  "' is not declared in "
+                                  "'buffers'");
     if (buffer->dtype != DType::F16)
-      fail(where + "." + key,
-           "buffer '" + name + "' is " +
-               std::string(artifactName(buffer->dtype)) +
-               "; a gemm step reads and writes f16");
+      fail(where + "." + key, "buffer '" + name + "' is " +
+                                  std::string(artifactName(buffer->dtype)) +
+                                  "; a gemm step reads and writes f16");
     if (buffer->shape.size() != 2 || buffer->shape[1].isBatch ||
         buffer->shape[1].value != cols)
       fail(where + "." + key, "buffer '" + name + "' must be [M, " +
@@ -229,16 +230,16 @@ Step ArtifactParser::parseGemm(const json &value, const std::string &where) {
   };
   const Dim rows = matrix("x", gemm.x, weight->k);
   if (!sameRows(rows, matrix("y", gemm.y, weight->n)))
-    fail(where + ".y", "buffer '" + gemm.y + "' has other rows than x '" +
-                           gemm.x + "'");
+    fail(where + ".y",
+         "buffer '" + gemm.y + "' has other rows than x '" + gemm.x + "'");
   if (gemm.x == gemm.y)
-    fail(where + ".y", "y '" + gemm.y + "' is also x (cuBLAS does not "
-                                        "multiply in place)");
+    fail(where + ".y", "y '" + gemm.y +
+                           "' is also x (cuBLAS does not "
+                           "multiply in place)");
   if (!gemm.residual.empty()) {
     if (!sameRows(rows, matrix("residual", gemm.residual, weight->n)))
       fail(where + ".residual", "buffer '" + gemm.residual +
-                                    "' has other rows than x '" + gemm.x +
-                                    "'");
+                                    "' has other rows than x '" + gemm.x + "'");
     // The residual is copied into y before the product accumulates on it.
     if (gemm.residual == gemm.y)
       fail(where + ".residual", "residual '" + gemm.residual +

@@ -233,7 +233,6 @@ bool quantizeGPTQ(const float *w, int64_t n, int64_t k, const double *hessian,
                       options, result, error);
 }
 
-
 bool quantizeGPTQ(const float *w, int64_t n, int64_t k, const Preparation &prep,
                   const Encoding &enc, const GptqOptions &options,
                   GptqResult &result, std::string &error) {
