@@ -1,10 +1,10 @@
 //===- ArtifactVersion.h - the artifact format's version --------*- C++ -*-===//
 //
 // The numbers shared by the writer (qfuse-compile, lib/Target) and the reader
-// (runtime/src/Artifact.cpp): bump kArtifactVersion whenever a field of
-// docs/artifact.md changes meaning or a new one must be understood. The
-// writer writes the oldest version that expresses the file, so that a file
-// an older runtime can run keeps its version (and its bytes).
+// (runtime/src/artifact/ArtifactParser.cpp): bump kArtifactVersion whenever a
+// field of docs/artifact.md changes meaning or a new one must be understood.
+// The writer writes the oldest version that expresses the file, so that a
+// file an older runtime can run keeps its version (and its bytes).
 //
 //===----------------------------------------------------------------------===//
 
