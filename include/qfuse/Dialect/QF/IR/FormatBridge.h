@@ -17,6 +17,8 @@
 
 namespace mlir::qf {
 
+namespace format = ::qfuse::format;
+
 /// The format library's name for `type`, or ScalarType::None when it has
 /// none (the format library names f16, bf16, f32, f8E4M3FN, f8E8M0FNU).
 format::ScalarType toFormatScalarType(Type type);
