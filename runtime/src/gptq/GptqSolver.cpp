@@ -87,17 +87,91 @@ void copy2D(CUdeviceptr dst, size_t dstPitch, CUdeviceptr src,
   QFUSE_CU_CTX(cuMemcpy2DAsync(&copy, stream), std::string("GPTQ: ") + what);
 }
 
+/// The cuBLAS element type of a device weight.
+cudaDataType_t cublasTypeOf(GptqDeviceWeight type) {
+  switch (type) {
+  case GptqDeviceWeight::F16:
+    return CUDA_R_16F;
+  case GptqDeviceWeight::BF16:
+    return CUDA_R_16BF;
+  case GptqDeviceWeight::F32:
+    return CUDA_R_32F;
+  }
+  return CUDA_R_32F;
+}
+
+/// The module's device weight as f32 [n, K] at `dst`: a copy for f32, and
+/// for f16/bf16 the [n*K, 1] x [1, 1] product with 1.0 accumulated in f32,
+/// which is exact (every f16/bf16 value is an f32 value).
+/// `ones` holds 1.0 as f16 at byte 0 and as bf16 at byte 16.
+void widenToF32(cublasHandle_t blas, const GptqModuleInput &m, int64_t k,
+                CUdeviceptr dst, CUstream stream, CUdeviceptr ones) {
+  const int64_t count = m.n * k;
+  if (m.deviceType == GptqDeviceWeight::F32) {
+    QFUSE_CU_CTX(cuMemcpyDtoDAsync(dst, m.device, size_t(count) * 4, stream),
+                 "GPTQ: copying the f32 weight of '" + m.name + "'");
+    return;
+  }
+  if (count > std::numeric_limits<int>::max())
+    throw Error("GPTQ: module '" + m.name + "' has " + std::to_string(count) +
+                " elements, more than one cuBLAS call converts");
+  const CUdeviceptr one =
+      offset(ones, m.deviceType == GptqDeviceWeight::F16 ? 0 : 16);
+  const float alpha = 1.0f, beta = 0.0f;
+  const cudaDataType_t type = cublasTypeOf(m.deviceType);
+  QFUSE_CUBLAS_CTX(
+      cublasGemmEx(blas, CUBLAS_OP_N, CUBLAS_OP_N, int(count), 1, 1, &alpha,
+                   reinterpret_cast<const void *>(m.device), type, int(count),
+                   reinterpret_cast<const void *>(one), type, 1,
+                   &beta, reinterpret_cast<void *>(dst), CUDA_R_32F,
+                   int(count), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+      "GPTQ: widening the weight of '" + m.name + "' to f32");
+}
+
+/// The module's weight as given, f32 on the host (`out` holds n * K).
+void moduleWeightF32(cublasHandle_t blas, const GptqModuleInput &m, int64_t k,
+                     float *out, CUstream stream, CUdeviceptr ones) {
+  cuda::DeviceBuffer scratch(size_t(m.n * k) * 4, "GPTQ weight (f32)");
+  widenToF32(blas, m, k, scratch.ptr(), stream, ones);
+  QFUSE_CU(cuStreamSynchronize(stream));
+  scratch.download(out, scratch.size());
+}
+
+/// gptq::nvfp4GlobalScale of `count` f32 values on the device: the largest
+/// magnitude (cublasIsamax, the first of equals) is the one value it needs.
+float deviceGlobalScale(cublasHandle_t blas, CUdeviceptr w, int64_t count,
+                        CUstream stream) {
+  if (count > std::numeric_limits<int>::max())
+    throw Error("GPTQ: " + std::to_string(count) +
+                " weights are more than one cublasIsamax reads");
+  int index = 0;
+  QFUSE_CUBLAS(cublasIsamax(blas, int(count),
+                            reinterpret_cast<const float *>(w), 1, &index));
+  float amax = 0.0f;
+  if (index > 0) {
+    QFUSE_CU(cuStreamSynchronize(stream));
+    QFUSE_CU(cuMemcpyDtoH(&amax, offset(w, int64_t(index - 1) * 4), 4));
+  }
+  return gptq::nvfp4GlobalScale(&amax, 1);
+}
+
 } // namespace
 
 struct GptqSolver::Impl {
   Impl(const Artifact &artifact, const cuda::Context &context)
-      : artifact(artifact), executor(artifact, context) {}
+      : artifact(artifact), executor(artifact, context) {
+    // 1.0 as f16 (byte 0) and bf16 (byte 16), the factor widenToF32 uses.
+    const uint16_t bits[16] = {0x3C00, 0, 0, 0, 0, 0, 0, 0,
+                               0x3F80, 0, 0, 0, 0, 0, 0, 0};
+    ones.upload(bits, sizeof(bits));
+  }
 
   const Artifact &artifact;
   Executor executor;
   cuda::Cublas cublas;
   cuda::Cusolver cusolver;
   std::map<KernelKey, BlockKernel> kernels;
+  cuda::DeviceBuffer ones{32, "GPTQ ones (f16, bf16)"};
 
   const BlockKernel &kernel(int64_t rows, int64_t width, bool isStatic) const {
     auto it = kernels.find({rows, width, isStatic});
@@ -255,7 +329,7 @@ GptqSolver::solve(const std::vector<GptqModuleInput> &modules,
     throw Error("GPTQ: K must be positive, got " + std::to_string(k));
   int64_t rows = 0;
   for (const GptqModuleInput &m : modules) {
-    if (!m.weight || m.n <= 0)
+    if ((!m.weight && !m.device) || m.n <= 0)
       throw Error("GPTQ: module '" + m.name + "' has no weight rows");
     std::string error;
     if (!format::validate(enc, m.n, k, error))
@@ -313,14 +387,39 @@ GptqSolver::solve(const std::vector<GptqModuleInput> &modules,
   cublasHandle_t blas = im.cublas.get();
   cuda::Event ePrepared, eFactored, eDone;
 
-  // Host: the stacked weights.
-  std::vector<float> original(static_cast<size_t>(rows * k));
-  {
+  // The stacked weights. Modules given on the device are widened to f32
+  // there (exact: x * 1.0f); a host copy exists only where the steps below
+  // need one (host inputs, static groups or per-channel fits, act-order).
+  bool onDevice = true;
+  for (const GptqModuleInput &m : modules)
+    onDevice = onDevice && m.device && !m.weight;
+  const bool needHost = !onDevice || !dynamic || options.actOrder;
+  cuda::DeviceBuffer w(static_cast<size_t>(rows * k) * 4, "GPTQ weights");
+  std::vector<float> original;
+  if (onDevice) {
     int64_t r0 = 0;
     for (const GptqModuleInput &m : modules) {
-      std::memcpy(original.data() + r0 * k, m.weight,
-                  static_cast<size_t>(m.n * k) * sizeof(float));
+      widenToF32(blas, m, k, offset(w.ptr(), r0 * k * 4), stream,
+                 im.ones.ptr());
       r0 += m.n;
+    }
+  }
+  if (needHost) {
+    original.resize(static_cast<size_t>(rows * k));
+    if (onDevice) {
+      QFUSE_CU(cuStreamSynchronize(stream));
+      w.download(original.data(), original.size() * 4);
+    } else {
+      int64_t r0 = 0;
+      for (const GptqModuleInput &m : modules) {
+        if (m.weight)
+          std::memcpy(original.data() + r0 * k, m.weight,
+                      static_cast<size_t>(m.n * k) * sizeof(float));
+        else
+          moduleWeightF32(blas, m, k, original.data() + r0 * k, stream,
+                          im.ones.ptr());
+        r0 += m.n;
+      }
     }
   }
 
@@ -339,8 +438,12 @@ GptqSolver::solve(const std::vector<GptqModuleInput> &modules,
     report.deadChannels.push_back(i);
     diag[size_t(i)] = 1.0f;
     QFUSE_CU(cuMemcpyHtoD(offset(hessian, (i * k + i) * 4), &one, 4));
-    for (int64_t r = 0; r < rows; ++r)
-      original[size_t(r * k + i)] = 0.0f;
+    if (needHost)
+      for (int64_t r = 0; r < rows; ++r)
+        original[size_t(r * k + i)] = 0.0f;
+    else
+      QFUSE_CU(cuMemsetD2D32Async(offset(w.ptr(), i * 4), size_t(k) * 4, 0u,
+                                  1, size_t(rows), stream));
   }
   if (!report.deadChannels.empty())
     report.warnings.push_back(std::to_string(report.deadChannels.size()) +
@@ -376,8 +479,11 @@ GptqSolver::solve(const std::vector<GptqModuleInput> &modules,
     for (size_t m = 0; m < modules.size(); ++m) {
       gptq::GridOptions gridOptions;
       if (enc.globalScale)
-        gridOptions.globalScale = gptq::nvfp4GlobalScale(
-            original.data() + r0 * k, modules[m].n * k);
+        gridOptions.globalScale =
+            needHost ? gptq::nvfp4GlobalScale(original.data() + r0 * k,
+                                              modules[m].n * k)
+                     : deviceGlobalScale(blas, offset(w.ptr(), r0 * k * 4),
+                                         modules[m].n * k, stream);
       std::string error;
       grids.push_back(gptq::makeGrid(enc, gridOptions, error));
       if (!grids.back())
@@ -425,8 +531,7 @@ GptqSolver::solve(const std::vector<GptqModuleInput> &modules,
   };
 
   // Device working set.
-  cuda::DeviceBuffer w(original.size() * 4, "GPTQ weights");
-  if (options.actOrder) {
+  if (needHost && options.actOrder) {
     std::vector<float> work(original.size());
     detail::parallelRows(rows, [&](int64_t first, int64_t last) {
       for (int64_t r = first; r < last; ++r)
@@ -434,7 +539,7 @@ GptqSolver::solve(const std::vector<GptqModuleInput> &modules,
           work[size_t(r * k + c)] = original[size_t(r * k + perm[size_t(c)])];
     });
     w.upload(work.data(), work.size() * 4);
-  } else {
+  } else if (needHost) {
     w.upload(original.data(), original.size() * 4);
   }
   cuda::DeviceBuffer codes(static_cast<size_t>(rows * k), "GPTQ codes");
@@ -609,8 +714,16 @@ GptqSolver::solve(const std::vector<GptqModuleInput> &modules,
       out.n = modules[m].n;
       out.k = k;
       std::string error;
-      if (!format::quantizeRTN(enc, modules[m].weight, out.n, k, out.weight,
-                               error))
+      std::vector<float> given;
+      if (!modules[m].weight) {
+        given.resize(static_cast<size_t>(out.n * k));
+        moduleWeightF32(blas, modules[m], k, given.data(), stream,
+                        im.ones.ptr());
+      }
+      if (!format::quantizeRTN(enc,
+                               modules[m].weight ? modules[m].weight
+                                                 : given.data(),
+                               out.n, k, out.weight, error))
         throw Error("GPTQ: RTN fallback of '" + out.name + "': " + error);
       out.loss = std::numeric_limits<double>::quiet_NaN();
       r0 += out.n;

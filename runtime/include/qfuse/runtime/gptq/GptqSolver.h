@@ -82,12 +82,20 @@ struct GptqSolveOptions {
   bool profile = false;
 };
 
-/// One module reading the Hessian's input: its [n, K] weight, row-major f32
-/// on the host (Hugging Face's [out, in]).
+/// The element type of a module's weight on the device.
+enum class GptqDeviceWeight { F16, BF16, F32 };
+
+/// One module reading the Hessian's input: its [n, K] weight, row-major
+/// (Hugging Face's [out, in]), either f32 on the host (`weight`) or, as the
+/// checkpoint stores it, on the device (`device`, of type `deviceType`),
+/// where the solver widens it to f32 with an exact cuBLAS product (x * 1.0f
+/// with f32 accumulation) instead of a host loop.
 struct GptqModuleInput {
   std::string name;
   const float *weight = nullptr;
   int64_t n = 0;
+  CUdeviceptr device = 0;
+  GptqDeviceWeight deviceType = GptqDeviceWeight::F16;
 };
 
 struct GptqModuleResult {
