@@ -321,6 +321,8 @@ GptqSolver::solve(const std::vector<GptqModuleInput> &modules,
   Impl &im = *impl_;
   report = GptqSolveReport();
   report.actOrder = options.actOrder;
+  report.staticGroups = options.staticGroups;
+  report.blockSize = kBlockWidth;
 
   // Shapes and modes.
   if (modules.empty())
@@ -463,6 +465,7 @@ GptqSolver::solve(const std::vector<GptqModuleInput> &modules,
         p[size_t(i * k + j)] = h[size_t(perm[i] * k + perm[j])];
     QFUSE_CU(cuMemcpyHtoD(hessian, p.data(), p.size() * 4));
   }
+  report.permutation = perm;
   double sum = 0;
   for (float d : diag)
     sum += double(d);
@@ -671,6 +674,7 @@ GptqSolver::solve(const std::vector<GptqModuleInput> &modules,
          ++attempt, fraction *= options.dampGrowth) {
       report.attempts = attempt + 1;
       report.dampFraction = fraction;
+      report.damp = fraction * mean;
       const float damp = float(fraction * mean);
       reverseInto(fPtr, hPtr);
       // The reversal keeps the diagonal on the diagonal.

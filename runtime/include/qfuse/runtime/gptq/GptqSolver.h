@@ -39,6 +39,7 @@
 
 #include "qfuse/format/Encoding.h"
 #include "qfuse/format/Packing.h"
+#include "qfuse/gptq/Gptq.h"
 #include "qfuse/runtime/artifact/Artifact.h"
 #include "qfuse/runtime/device/Cuda.h"
 
@@ -108,13 +109,10 @@ struct GptqModuleResult {
   double loss = 0;
 };
 
-struct GptqSolveReport {
-  bool fellBackToRTN = false;
-  std::vector<std::string> warnings;
-  std::vector<int64_t> deadChannels;
-  double dampFraction = 0;
-  int attempts = 0;
-  bool actOrder = false;
+/// The reference's report (gptq::GptqReport: fallback, warnings, dead
+/// channels, damping, attempts, permutation, modes) plus the GPU solve's
+/// timings.
+struct GptqSolveReport : gptq::GptqReport {
   /// The BF16x9 emulation was asked for and accepted.
   bool bf16x9 = false;
   /// Seconds. The solve proper is what runs on the device once the weights
