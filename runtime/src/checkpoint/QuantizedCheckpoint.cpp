@@ -118,6 +118,10 @@ format::PackedWeight packWeight(const QuantizedWeight &weight) {
   packed.encoding = weight.encoding;
   packed.n = weight.n;
   packed.k = weight.k;
+  if (weight.packed) {
+    packed.components = *weight.packed;
+    return packed;
+  }
   std::string error;
   if (!format::validate(weight.encoding, weight.n, weight.k, error) ||
       !format::pack(weight.encoding, weight.weight, weight.n, weight.k,
@@ -169,11 +173,16 @@ Output packedOutput(const ModelCheckpoint &source,
   std::vector<format::TensorMap> components(specs.size());
   detail::parallelJobs(specs.size(), [&](size_t i) {
     auto it = given.find(specs[i]->checkpointName());
+    if (it != given.end() && it->second->packed)
+      return; // added from it->second->packed below, without a copy
     components[i] = it != given.end() ? packWeight(*it->second).components
                                       : checkpointWeight(source, *specs[i]);
   });
   for (size_t i = 0; i < specs.size(); ++i) {
-    addTensors(out.tensors, specs[i]->checkpointName() + ".", components[i]);
+    auto it = given.find(specs[i]->checkpointName());
+    addTensors(out.tensors, specs[i]->checkpointName() + ".",
+               it != given.end() && it->second->packed ? *it->second->packed
+                                                       : components[i]);
     format::TensorMap().swap(components[i]);
     out.tensors.setMetadata("qfuse.encoding." + specs[i]->checkpointName(),
                             specs[i]->encoding);

@@ -5,7 +5,8 @@
 // each layer solved at once (GptqSolver, a thread and stream each) from the
 // checkpoint tensors on the device (the f16 ones the plan already holds, or
 // the stored bf16/f32 bytes uploaded once), the quantized layer rebound in
-// f16 before the next layer's calibration (dequantizeToHalf), and the
+// f16 in place before the next layer's calibration (HalfRebinder), its
+// modules packed on worker threads meanwhile (BackgroundPacker), and the
 // checkpoint written (writeQuantizedCheckpoint).
 //
 //===----------------------------------------------------------------------===//
@@ -17,7 +18,8 @@
 #include "qfuse/format/Packing.h"
 #include "qfuse/runtime/artifact/Artifact.h"
 #include "qfuse/runtime/gptq/Calibration.h"
-#include "qfuse/runtime/gptq/DequantizeHalf.h"
+#include "qfuse/runtime/gptq/BackgroundPacker.h"
+#include "qfuse/runtime/gptq/HalfRebinder.h"
 #include "qfuse/runtime/device/Cuda.h"
 #include "qfuse/runtime/Error.h"
 #include "qfuse/runtime/device/Executor.h"
@@ -308,7 +310,12 @@ std::string quantizeModel(const QuantizeModelOptions &options) {
               (long long)calib.chunkRows(),
               double(calib.storeBytes(0)) / 1e6, captureSeconds);
 
-  std::vector<QuantizedWeight> quantized;
+  // Modules are packed on half the cores as their layer finishes, and
+  // rebound in f16 for the next layer's calibration in place.
+  BackgroundPacker packer(
+      std::max(1u, std::thread::hardware_concurrency() / 2));
+  HalfRebinder rebinder(executor);
+  size_t numQuantized = 0;
   json layersJson = json::array();
   int fallbacks = 0;
   double solveTotal = 0, collectTotal = 0, rebindTotal = 0,
@@ -404,10 +411,7 @@ std::string quantizeModel(const QuantizeModelOptions &options) {
                         {"modules", json::array()}};
       for (GptqModuleResult &r : results) {
         // Rebind the module as the next layers will see it.
-        std::vector<uint16_t> half(size_t(r.n * r.k));
-        dequantizeToHalf(enc, r.weight, r.n, r.k, half.data());
-        executor.bindWeightComponent(r.name, format::kCodes, half.data(),
-                                     half.size() * 2);
+        rebinder.rebind(r.name, enc, r.weight, r.n, r.k);
         const std::string shortName = r.name.substr(r.name.rfind('.') + 1);
         char buffer[96];
         std::snprintf(buffer, sizeof(buffer), " %s %.3g", shortName.c_str(),
@@ -415,10 +419,12 @@ std::string quantizeModel(const QuantizeModelOptions &options) {
         line += buffer;
         groupJson["modules"].push_back(
             {{"name", r.name}, {"n", r.n}, {"loss", r.loss}});
-        quantized.push_back({r.name, enc, r.n, r.k, std::move(r.weight)});
+        packer.add({r.name, enc, r.n, r.k, std::move(r.weight), nullptr});
+        ++numQuantized;
       }
       layerJson["groups"].push_back(groupJson);
     }
+    rebinder.finish();
     const double rebindSeconds = secondsSince(rebindStart);
     const auto propagateStart = Clock::now();
     calib.propagate(l);
@@ -449,9 +455,11 @@ std::string quantizeModel(const QuantizeModelOptions &options) {
   }
 
   const double layersSeconds = secondsSince(layersStart);
-  say("  writing %zu quantized modules (%s) to %s\n", quantized.size(),
+  say("  writing %zu quantized modules (%s) to %s\n", numQuantized,
       std::string(checkpointFormatName(outFormat)).c_str(), outDir.c_str());
   t = Clock::now();
+  std::vector<QuantizedWeight> quantized = packer.finish();
+  const double packWaitSeconds = secondsSince(t);
   writeQuantizedCheckpoint(checkpoint, quantized, outFormat, outDir,
                            decode ? &*decode : nullptr, overwrite);
   const double writeSeconds = secondsSince(t);
@@ -487,7 +495,8 @@ std::string quantizeModel(const QuantizeModelOptions &options) {
                 {"layers_gptq_device", deviceSolveTotal},
                 {"layers_rebind", rebindTotal},
                 {"layers_propagate", propagateTotal},
-                {"write", writeSeconds}}},
+                {"write", writeSeconds},
+                {"write_pack_wait", packWaitSeconds}}},
               {"layers", layersJson}};
   return doc.dump(2);
 }
