@@ -163,8 +163,11 @@ public:
         int64_t k, const GptqSolveOptions &options, CUstream stream,
         GptqSolveReport &report);
 
-private:
+  /// The artifact's kernels, the library handles and the workspace
+  /// (defined in GptqSolver.cpp).
   struct Impl;
+
+private:
   std::unique_ptr<Impl> impl_;
   format::Encoding encoding_;
 };
