@@ -2,6 +2,8 @@
 
 #include "qfuse/runtime/checkpoint/WeightSources.h"
 
+#include "qfuse/runtime/checkpoint/DenseAsStored.h"
+
 #include "qfuse/runtime/checkpoint/Importers.h"
 #include "qfuse/format/Numerics.h"
 #include "qfuse/format/Packing.h"
@@ -94,9 +96,12 @@ format::TensorMap quantizeDense(const TensorView &view,
     throw Error(what + ": shape " + shapeText(view.info->shape) +
                 ", expected " + shapeText(expected) + " for artifact weight '" +
                 weight.checkpointName() + "'");
+  format::TensorMap components;
+  if (packDenseAsStored(weight.encodingAttr, view.info->dtype, view.data,
+                        weight.n, weight.k, components))
+    return components;
   std::vector<float> w =
       toFloats(view.info->dtype, view.data, view.info->numElements(), what);
-  format::TensorMap components;
   std::string error;
   if (!format::quantizeRTN(weight.encodingAttr, w.data(), weight.n, weight.k,
                            components, error))
