@@ -55,8 +55,9 @@ using namespace mlir;
 using namespace mlir::qf;
 using namespace mlir::qf::matvec;
 
-LLVM::GlobalOp sharedArray(OpBuilder &b, gpu::GPUModuleOp module, Location loc,
-                           StringRef name, Type element, int64_t count) {
+LLVM::GlobalOp matvec::sharedArray(OpBuilder &b, gpu::GPUModuleOp module,
+                                   Location loc, StringRef name, Type element,
+                                   int64_t count) {
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(module.getBody());
   auto type = LLVM::LLVMArrayType::get(element, count);
@@ -65,7 +66,7 @@ LLVM::GlobalOp sharedArray(OpBuilder &b, gpu::GPUModuleOp module, Location loc,
                                 /*alignment=*/16, /*addrSpace=*/3);
 }
 
-Value sharedAddr(ImplicitLocOpBuilder &b, LLVM::GlobalOp global) {
+Value matvec::sharedAddr(ImplicitLocOpBuilder &b, LLVM::GlobalOp global) {
   return LLVM::AddressOfOp::create(b, global);
 }
 
