@@ -12,8 +12,7 @@
 // correlated rows, then gptq::prepareHessian, rounded to f32 as the driver
 // does). The launch's kernel parameters say what it is: `w`, `u`, then
 // `scales`/`zeros` (static mode) or `scales_out`/`zeros_out` (dynamic); the
-// grid is the text after "w:" in the name of the buffer bound to `w`
-// (test/Tools/qfuse-compile/Inputs/gptq-blocks.mlir names them so). In the
+// launch step names its op and grid (artifact version 4). In the
 // static mode the tool fits each group up front on the original weights and
 // assigns columns to groups through a random permutation (act-order's
 // scattered g_idx), and gathers one scale (and zero) per column.
@@ -92,17 +91,6 @@ struct LaunchBuffers {
   std::map<std::string, std::string> byParam; // kernel param -> buffer
 };
 
-std::string encodingOf(const std::string &wBuffer) {
-  size_t at = wBuffer.find("w:");
-  if (at == std::string::npos)
-    throw Error("buffer '" + wBuffer +
-                "' does not name its grid (expected 'w:<encoding>')");
-  // A trailing " (...)" only keeps buffer names unique.
-  std::string text = wBuffer.substr(at + 2);
-  size_t note = text.find(" (");
-  return note == std::string::npos ? text : text.substr(0, note);
-}
-
 /// One launch's inputs and what the reference needs to reproduce it.
 struct LaunchProblem {
   std::map<std::string, std::string> buf; // kernel param -> buffer
@@ -136,10 +124,8 @@ LaunchProblem describeLaunch(const Artifact &artifact, const Plan &plan,
   for (size_t i = 0; i < step.args.size(); ++i)
     p.buf[kernel.params[i].name] = step.args[i].name;
   p.wName = p.buf["w"];
-  p.encText = encodingOf(p.wName);
-  std::string error;
-  if (!format::parseEncoding(p.encText, p.enc, error))
-    throw Error("grid of '" + p.wName + "': " + error);
+  p.enc = step.encoding;
+  p.encText = format::printEncoding(p.enc);
   const BufferSpec *wSpec = nullptr;
   for (const BufferSpec &b : artifact.buffers)
     if (b.name == p.wName)
@@ -399,9 +385,7 @@ int main(int argc, char **argv) {
     for (const Plan &plan : artifact.plans) {
       for (size_t s = 0; s < plan.steps.size(); ++s) {
         const Step &step = plan.steps[s];
-        if (step.kind != Step::Kind::Launch ||
-            artifact.kernels[step.kernelIndex].name.rfind("qf_gptq_block_",
-                                                          0) != 0)
+        if (step.op != "qf.gptq_block_update")
           continue;
         // Every launch of the plan runs; each check reads only its own
         // outputs, which no other launch writes.

@@ -126,7 +126,8 @@ Artifact ArtifactParser::run(const json &root) {
              std::to_string(format::kArtifactMinVersion) + " to " +
              std::to_string(kArtifactVersion) +
              " (version 2 added state buffers, gemm steps and \"model\", "
-             "version 3 weights in several layouts (\"source\"); "
+             "version 3 weights in several layouts (\"source\"), version 4 "
+             "launches that name their op (\"op\", \"encoding\"); "
              "recompile the model with this qfuse-compile)");
   artifact_.version = version.get<int64_t>();
   if (const json *producer = optionalMember(root, "producer")) {

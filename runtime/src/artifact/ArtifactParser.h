@@ -80,6 +80,8 @@ private:
                std::vector<std::string> &out);
   void parsePlans(const json &root);
   Step parseStep(const json &value, const std::string &where);
+  void parseLaunchOp(const nlohmann::json &value, const std::string &where,
+                     Step &step);
   Step parseGemm(const json &value, const std::string &where);
   void parseModel(const json &root);
   Arg parseArg(const json &value, const KernelParam &param,

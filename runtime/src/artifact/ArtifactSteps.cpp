@@ -130,7 +130,8 @@ Step ArtifactParser::parseStep(const json &value, const std::string &where) {
     return step;
   }
   rejectUnknownKeys(value, where,
-                    {"launch", "grid", "block", "shared_bytes", "args"});
+                    {"launch", "grid", "block", "shared_bytes", "args", "op",
+                     "encoding"});
   step.kind = Step::Kind::Launch;
   step.target = string(value, where, "launch");
   const Kernel *kernel = artifact_.findKernel(step.target);
@@ -164,7 +165,39 @@ Step ArtifactParser::parseStep(const json &value, const std::string &where) {
   for (size_t a = 0; a < args.size(); ++a)
     step.args.push_back(parseArg(args[a], kernel->params[a],
                                  where + ".args[" + std::to_string(a) + "]"));
+  parseLaunchOp(value, where, step);
   return step;
+}
+
+/// Version 4: "op" names the op a launch runs, and "encoding" (the body of a
+/// #qf.enc, verified) the grid of a qf.gptq_block_update.
+void ArtifactParser::parseLaunchOp(const json &value, const std::string &where,
+                                   Step &step) {
+  const json *op = optionalMember(value, "op");
+  const json *encoding = optionalMember(value, "encoding");
+  if ((op || encoding) && artifact_.version < 4)
+    fail(where, "\"op\" and \"encoding\" on a launch need version 4, the "
+                "file says " +
+                    std::to_string(artifact_.version));
+  if (op) {
+    if (!op->is_string() || op->get<std::string>().empty())
+      fail(where + ".op", "expected the op's name, such as "
+                          "\"qf.gptq_block_update\"");
+    step.op = op->get<std::string>();
+  }
+  if (encoding) {
+    if (!encoding->is_string())
+      fail(where + ".encoding", "expected the body of a #qf.enc<...>");
+    std::string error;
+    if (!format::parseEncoding(encoding->get<std::string>(), step.encoding,
+                               error))
+      fail(where + ".encoding", "'" + encoding->get<std::string>() +
+                                    "' is not an encoding: " + error);
+    step.hasEncoding = true;
+  }
+  if (step.op == "qf.gptq_block_update" && !step.hasEncoding)
+    fail(where, "a qf.gptq_block_update launch names its grid in "
+                "\"encoding\"");
 }
 
 /// {"x": buf, "weight": w, "y": buf, "bias": tensor?, "residual": buf?}:

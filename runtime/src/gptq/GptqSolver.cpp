@@ -35,13 +35,11 @@ namespace qfuse::runtime {
 using namespace detail;
 namespace {
 
-std::string gridOf(const std::string &wBuffer) {
-  size_t at = wBuffer.find("w:");
-  if (at == std::string::npos)
-    return std::string();
-  std::string text = wBuffer.substr(at + 2);
-  size_t note = text.find(" (");
-  return note == std::string::npos ? text : text.substr(0, note);
+/// The GPTQ block-update launches are the steps that say so (artifact
+/// version 4: "op" and the grid in "encoding").
+bool isBlockUpdate(const Step &step) {
+  return step.kind == Step::Kind::Launch &&
+         step.op == "qf.gptq_block_update" && step.hasEncoding;
 }
 
 } // namespace
@@ -83,26 +81,12 @@ std::string GptqSolveReport::summary() const {
 
 format::Encoding gptqArtifactEncoding(const Artifact &blocks) {
   for (const Plan &plan : blocks.plans)
-    for (const Step &step : plan.steps) {
-      if (step.kind != Step::Kind::Launch)
-        continue;
-      const Kernel &kernel = blocks.kernels[step.kernelIndex];
-      if (kernel.name.rfind("qf_gptq_block_", 0) != 0)
-        continue;
-      for (size_t a = 0; a < step.args.size() && a < kernel.params.size(); ++a)
-        if (kernel.params[a].name == "w") {
-          format::Encoding enc;
-          std::string error;
-          const std::string text = gridOf(step.args[a].name);
-          if (text.empty() || !format::parseEncoding(text, enc, error))
-            throw Error("GPTQ artifact: the weight buffer '" +
-                        step.args[a].name +
-                        "' does not name its grid as 'w:<encoding>'" +
-                        (error.empty() ? std::string() : ": " + error));
-          return enc;
-        }
-    }
-  throw Error("GPTQ artifact: no qf.gptq_block_update launch");
+    for (const Step &step : plan.steps)
+      if (isBlockUpdate(step))
+        return step.encoding;
+  throw Error("GPTQ artifact: no qf.gptq_block_update launch (an artifact "
+              "of version 4 or later names its launches' op; recompile it "
+              "with python3 -m qfuse compile-gptq)");
 }
 
 GptqSolver::GptqSolver(const Artifact &blocks, const cuda::Context &context,
@@ -119,11 +103,9 @@ GptqSolver::GptqSolver(const Artifact &blocks, const cuda::Context &context,
   for (const Plan &plan : blocks.plans) {
     for (size_t s = 0; s < plan.steps.size(); ++s) {
       const Step &step = plan.steps[s];
-      if (step.kind != Step::Kind::Launch)
+      if (!isBlockUpdate(step))
         continue;
       const Kernel &kernel = blocks.kernels[step.kernelIndex];
-      if (kernel.name.rfind("qf_gptq_block_", 0) != 0)
-        continue;
       BlockKernel k;
       k.step = s;
       for (size_t a = 0; a < step.args.size() && a < kernel.params.size(); ++a)
@@ -131,14 +113,7 @@ GptqSolver::GptqSolver(const Artifact &blocks, const cuda::Context &context,
       if (!k.buffers.count("w") || !k.buffers.count("u"))
         throw Error("GPTQ artifact: launch '" + kernel.name +
                     "' has no 'w' or 'u' parameter");
-      format::Encoding grid;
-      std::string error;
-      const std::string text = gridOf(k.buffers["w"]);
-      if (text.empty() || !format::parseEncoding(text, grid, error))
-        throw Error("GPTQ artifact: the weight buffer '" + k.buffers["w"] +
-                    "' of '" + kernel.name +
-                    "' does not name its grid as 'w:<encoding>'" +
-                    (error.empty() ? std::string() : ": " + error));
+      const format::Encoding &grid = step.encoding;
       if (format::printEncoding(grid) != wanted)
         throw Error("GPTQ artifact: kernel '" + kernel.name + "' is for '" +
                     format::printEncoding(grid) + "', not '" + wanted + "'");

@@ -16,8 +16,11 @@
 namespace qfuse::format {
 /// The newest version: what the runtime reads up to. Version 3 lets a
 /// weight appear once per packed layout, each entry naming the checkpoint
-/// tensor it is packed from ("source").
-inline constexpr int64_t kArtifactVersion = 3;
+/// tensor it is packed from ("source"). Version 4 lets a launch step name the
+/// op it runs ("op") and, for qf.gptq_block_update, its grid ("encoding").
+inline constexpr int64_t kArtifactVersion = 4;
+/// The version that introduced "source" (one weight in several layouts).
+inline constexpr int64_t kArtifactLayoutsVersion = 3;
 /// The oldest version the runtime still reads (version 2: state buffers,
 /// gemm steps, "model"; one layout per weight).
 inline constexpr int64_t kArtifactMinVersion = 2;

@@ -23,7 +23,7 @@
 // docs/gptq.md ("The solver, step by step") derives the left-looking form.
 // The kernels come from a GPTQ artifact (python3 -m qfuse compile-gptq):
 // qf.gptq_block_update with dynamic rows, one plan per stacked row count,
-// buffers named "w:<encoding> (...)". The solver finds the launch whose rows,
+// each launch naming its op and grid. The solver finds the launch whose rows,
 // block width and mode (dynamic groups or static scales) it needs, and
 // points its arguments at its own tiles (Executor::runSteps overrides).
 //
@@ -133,15 +133,14 @@ struct GptqSolveReport : gptq::GptqReport {
   std::string summary() const;
 };
 
-/// The grid a GPTQ artifact's kernels were compiled for (the "w:<encoding>"
-/// name of the first block kernel's weight buffer); throws when it has no
-/// block kernel or the name does not parse.
+/// The grid a GPTQ artifact's kernels were compiled for (the "encoding" of
+/// its first qf.gptq_block_update launch); throws when it has none.
 format::Encoding gptqArtifactEncoding(const Artifact &blocks);
 
 class GptqSolver {
 public:
   /// `blocks` is the GPTQ artifact; its kernels must be for `encoding`
-  /// (checked by the "w:<encoding>" buffer names). Both `blocks` and
+  /// (checked against each launch's "encoding"). Both `blocks` and
   /// `context` must outlive the solver.
   GptqSolver(const Artifact &blocks, const cuda::Context &context,
              const format::Encoding &encoding);
