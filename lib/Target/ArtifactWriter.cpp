@@ -407,7 +407,7 @@ void ArtifactBuilder::addDecodeOp(Operation *op, ArrayAttr launches) {
   if (auto block = dyn_cast<GPTQBlockUpdateOp>(op)) {
     std::string grid;
     llvm::raw_string_ostream os(grid);
-    block.getGrid().print(os);
+    os << Attribute(block.getGrid());
     StringRef body = StringRef(grid);
     body.consume_front("#qf.enc<");
     body.consume_back(">");
