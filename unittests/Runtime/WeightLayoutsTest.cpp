@@ -183,8 +183,8 @@ TEST(WeightLayoutsInvalid, SourceNeedsVersion3) {
 }
 
 TEST(WeightLayoutsInvalid, NewerVersionsAreRejected) {
-  expectInvalid([](json &a) { a["version"] = 4; },
-                {"version", "found 4", "supports 2 to 3"});
+  expectInvalid([](json &a) { a["version"] = 5; },
+                {"version", "found 5", "supports 2 to 4"});
 }
 
 TEST(WeightLayoutsInvalid, OneSourceOneEncoding) {
