@@ -118,20 +118,14 @@ int32_t NearestEntry::operator()(double x) const {
   return it->index;
 }
 
+namespace {
 
-bool quantizeRTN(const Encoding &enc, const float *w, int64_t n, int64_t k,
-                 Unpacked &u, std::string &error,
-                 const QuantizeOptions &options) {
-  if (!validate(enc, n, k, error))
-    return false;
-  const int64_t stored = storedPerRow(enc, k);
-  const int64_t groups = numGroups(enc, k);
-  const ElementFormat format = enc.format;
-  const unsigned bits = codeBits(enc);
-  Unpacked result;
-
-  // Group of each input column.
-  std::vector<int32_t> groupOf(size_t(k), 0);
+/// The group of each input column: from g_idx with act-order, otherwise
+/// consecutive runs of groupSize (all zero when per-channel or unquantized).
+bool columnGroups(const Encoding &enc, int64_t k, int64_t groups,
+                  const QuantizeOptions &options, Unpacked &result,
+                  std::vector<int32_t> &groupOf, std::string &error) {
+  groupOf.assign(size_t(k), 0);
   if (enc.actOrder) {
     for (int64_t col = 0; col < k; ++col) {
       int32_t g = options.gIdx ? options.gIdx[col]
@@ -147,12 +141,18 @@ bool quantizeRTN(const Encoding &enc, const float *w, int64_t n, int64_t k,
     for (int64_t col = 0; col < k; ++col)
       groupOf[col] = int32_t(col / enc.groupSize);
   }
+  return true;
+}
 
-  // The codebook, if any.
-  std::vector<float> table;
-  if (format == ElementFormat::NF4) {
+/// The codebook of NF4 and codebook encodings (empty for the others) and its
+/// largest magnitude, which a group's largest magnitude is scaled to.
+bool codebookTable(const Encoding &enc, unsigned bits,
+                   const QuantizeOptions &options, Unpacked &result,
+                   std::vector<float> &table, double &tableMax,
+                   std::string &error) {
+  if (enc.format == ElementFormat::NF4) {
     table.assign(std::begin(kNF4Table), std::end(kNF4Table));
-  } else if (format == ElementFormat::Codebook) {
+  } else if (enc.format == ElementFormat::Codebook) {
     if (enc.hasInlineTable) {
       table = enc.table;
     } else {
@@ -164,15 +164,18 @@ bool quantizeRTN(const Encoding &enc, const float *w, int64_t n, int64_t k,
       result.table = table;
     }
   }
-  double tableMax = 0;
+  tableMax = 0;
   for (float v : table)
     tableMax = std::max(tableMax, double(std::fabs(v)));
   if (!table.empty() && !(tableMax > 0))
     return fail(error, "codebook has no non-zero entry to scale to");
-  NearestEntry nearest(table.empty() ? nullptr : table.data(),
-                       int64_t(table.size()));
+  return true;
+}
 
-  // Kept columns of each row (all of them unless 2:4).
+/// The input column of each stored value, row by row: every column, or with
+/// 2:4 sparsity the two kept of each four (recorded in result.positions).
+std::vector<int64_t> keptColumns(const Encoding &enc, const float *w, int64_t n,
+                                 int64_t k, int64_t stored, Unpacked &result) {
   std::vector<int64_t> keptCols(size_t(n * stored));
   if (enc.isSparse24())
     result.positions.resize(size_t(n * stored));
@@ -189,153 +192,222 @@ bool quantizeRTN(const Encoding &enc, const float *w, int64_t n, int64_t k,
         keptCols[row * stored + j] = j;
     }
   }
+  return keptCols;
+}
 
-  // NVFP4: one global scale for the tensor, 448 * 6 / amax.
-  if (enc.globalScale) {
-    double amax = 0;
-    for (int64_t i = 0; i < n * stored; ++i)
-      amax = std::max(amax, double(std::fabs(w[(i / stored) * k + keptCols[i]])));
-    result.globalScale =
-        amax > 0 ? float(double(kE4M3Max) * kE2M1Max / amax) : 1.0f;
-    if (!std::isfinite(result.globalScale))
-      return fail(error, "NVFP4 global scale 448 * 6 / " + std::to_string(amax) +
-                             " overflows f32");
+/// NVFP4: one global scale for the tensor, 448 * 6 / amax.
+bool nvfp4GlobalScale(const float *w, int64_t n, int64_t k, int64_t stored,
+                      const std::vector<int64_t> &keptCols, Unpacked &result,
+                      std::string &error) {
+  double amax = 0;
+  for (int64_t i = 0; i < n * stored; ++i)
+    amax = std::max(amax, double(std::fabs(w[(i / stored) * k + keptCols[i]])));
+  result.globalScale =
+      amax > 0 ? float(double(kE4M3Max) * kE2M1Max / amax) : 1.0f;
+  if (!std::isfinite(result.globalScale))
+    return fail(error, "NVFP4 global scale 448 * 6 / " + std::to_string(amax) +
+                           " overflows f32");
+  return true;
+}
+
+/// What every row of one quantization shares.
+struct RowQuantizer {
+  const Encoding &enc;
+  unsigned bits;
+  int64_t stored;
+  int64_t groups;
+  bool isFloatZero;
+  double qmaxUnsigned;
+  double tableMax;
+  const NearestEntry &nearest;
+  const std::vector<int32_t> &groupOf;
+
+  /// One scale (and zero point) per group of `row`, from its statistics.
+  bool scales(int64_t row, const std::vector<GroupStats> &stats,
+              Unpacked &result, std::string &error) const;
+  /// The code of `v` in group `g` of `row`, once that group's scale is known.
+  int32_t code(double v, int64_t row, int64_t g, const Unpacked &result) const;
+  /// Statistics, scales and codes of one row.
+  bool quantize(int64_t row, const float *wRow, const int64_t *cols,
+                std::vector<GroupStats> &stats, Unpacked &result,
+                std::string &error) const;
+};
+
+bool RowQuantizer::scales(int64_t row, const std::vector<GroupStats> &stats,
+                          Unpacked &result, std::string &error) const {
+  for (int64_t g = 0; g < groups; ++g) {
+    const GroupStats &s = stats[g];
+    double exact = 0; // the unrounded scale
+    double zero = 0;
+    switch (enc.format) {
+    case ElementFormat::Int4:
+    case ElementFormat::Int8:
+      exact = s.amax / double((1 << (bits - 1)) - 1);
+      break;
+    case ElementFormat::UInt4:
+    case ElementFormat::UInt8: {
+      double lo = s.any ? s.min : 0, hi = s.any ? s.max : 0;
+      if (!isFloatZero) { // integer zero points need 0 inside the range
+        lo = std::min(lo, 0.0);
+        hi = std::max(hi, 0.0);
+      }
+      exact = (hi - lo) / qmaxUnsigned;
+      zero = lo; // turned into a zero point once the scale is known
+      break;
+    }
+    case ElementFormat::FP8E4M3:
+      exact = s.amax / kE4M3Max;
+      break;
+    case ElementFormat::FP4E2M1:
+      exact = s.amax / kE2M1Max;
+      if (enc.globalScale)
+        exact *= result.globalScale;
+      break;
+    case ElementFormat::NF4:
+    case ElementFormat::Codebook:
+      exact = s.amax / tableMax;
+      break;
+    case ElementFormat::F16:
+    case ElementFormat::BF16:
+      break;
+    }
+    float scale;
+    if (enc.globalScale)
+      scale = storeScale(exact, enc.scaleType); // may be 0 for a zero block
+    else
+      scale = exact > 0 ? storeScale(exact, enc.scaleType) : 1.0f;
+    if (!std::isfinite(scale) || (!enc.globalScale && !(scale > 0)))
+      return fail(error, "scale of row " + std::to_string(row) + ", group " +
+                             std::to_string(g) + " (" + std::to_string(exact) +
+                             ") does not fit " + scalarTypeName(enc.scaleType));
+    result.scales[row * groups + g] = scale;
+    if (enc.isUnsigned()) {
+      double z = -zero / scale;
+      if (isFloatZero)
+        z = roundToScalarType(float(z), enc.scaleType);
+      else
+        z = std::min(std::max(std::rint(z), 0.0), qmaxUnsigned);
+      result.zeros[row * groups + g] = float(z);
+    }
+  }
+  return true;
+}
+
+int32_t RowQuantizer::code(double v, int64_t row, int64_t g,
+                           const Unpacked &result) const {
+  const double scale = result.scales[row * groups + g];
+  int32_t code = 0;
+  switch (enc.format) {
+  case ElementFormat::Int4:
+  case ElementFormat::Int8: {
+    double qmax = double((1 << (bits - 1)) - 1);
+    code = int32_t(std::min(std::max(std::rint(v / scale), -qmax), qmax));
+    break;
+  }
+  case ElementFormat::UInt4:
+  case ElementFormat::UInt8: {
+    double z = result.zeros[row * groups + g];
+    double q =
+        isFloatZero ? std::rint(v / scale + z) : std::rint(v / scale) + z;
+    code = int32_t(std::min(std::max(q, 0.0), qmaxUnsigned));
+    break;
+  }
+  case ElementFormat::FP8E4M3:
+    code = encodeE4M3(float(v / scale));
+    break;
+  case ElementFormat::FP4E2M1:
+    if (enc.globalScale)
+      code = scale > 0 ? encodeE2M1(float(v * result.globalScale / scale)) : 0;
+    else
+      code = encodeE2M1(float(v / scale));
+    break;
+  case ElementFormat::NF4:
+  case ElementFormat::Codebook:
+    code = nearest(v / scale);
+    break;
+  case ElementFormat::F16:
+  case ElementFormat::BF16:
+    break;
+  }
+  return code;
+}
+
+bool RowQuantizer::quantize(int64_t row, const float *wRow, const int64_t *cols,
+                            std::vector<GroupStats> &stats, Unpacked &result,
+                            std::string &error) const {
+  int32_t *codes = result.codes.data() + row * stored;
+  if (!enc.isQuantized()) {
+    for (int64_t j = 0; j < stored; ++j)
+      codes[j] = enc.format == ElementFormat::F16
+                     ? int32_t(floatToHalf(wRow[cols[j]]))
+                     : int32_t(floatToBFloat16(wRow[cols[j]]));
+    return true;
   }
 
-  const bool isFloatZero = enc.zeroPoint == ZeroPointKind::Float;
-  const double qmaxUnsigned = double((1u << bits) - 1);
+  // Statistics per group over the kept values.
+  std::fill(stats.begin(), stats.end(), GroupStats());
+  for (int64_t j = 0; j < stored; ++j) {
+    double v = wRow[cols[j]];
+    GroupStats &s = stats[groupOf[cols[j]]];
+    s.amax = std::max(s.amax, std::fabs(v));
+    s.min = std::min(s.min, v);
+    s.max = std::max(s.max, v);
+    s.any = true;
+  }
+  if (!scales(row, stats, result, error))
+    return false;
+  for (int64_t j = 0; j < stored; ++j)
+    codes[j] = code(wRow[cols[j]], row, groupOf[cols[j]], result);
+  return true;
+}
+
+} // namespace
+
+bool quantizeRTN(const Encoding &enc, const float *w, int64_t n, int64_t k,
+                 Unpacked &u, std::string &error,
+                 const QuantizeOptions &options) {
+  if (!validate(enc, n, k, error))
+    return false;
+  const int64_t stored = storedPerRow(enc, k);
+  const int64_t groups = numGroups(enc, k);
+  const unsigned bits = codeBits(enc);
+  Unpacked result;
+
+  std::vector<int32_t> groupOf;
+  if (!columnGroups(enc, k, groups, options, result, groupOf, error))
+    return false;
+  std::vector<float> table;
+  double tableMax = 0;
+  if (!codebookTable(enc, bits, options, result, table, tableMax, error))
+    return false;
+  NearestEntry nearest(table.empty() ? nullptr : table.data(),
+                       int64_t(table.size()));
+  const std::vector<int64_t> keptCols =
+      keptColumns(enc, w, n, k, stored, result);
+  if (enc.globalScale &&
+      !nvfp4GlobalScale(w, n, k, stored, keptCols, result, error))
+    return false;
+
   result.codes.resize(size_t(n * stored));
   if (enc.isQuantized()) {
     result.scales.resize(size_t(n * groups));
     if (enc.isUnsigned())
       result.zeros.resize(size_t(n * groups));
   }
-
+  const RowQuantizer rows{enc,
+                          bits,
+                          stored,
+                          groups,
+                          enc.zeroPoint == ZeroPointKind::Float,
+                          double((1u << bits) - 1),
+                          tableMax,
+                          nearest,
+                          groupOf};
   std::vector<GroupStats> stats(size_t(std::max<int64_t>(groups, 1)));
-  for (int64_t row = 0; row < n; ++row) {
-    const float *wRow = w + row * k;
-    const int64_t *cols = keptCols.data() + row * stored;
-    int32_t *codes = result.codes.data() + row * stored;
-
-    if (!enc.isQuantized()) {
-      for (int64_t j = 0; j < stored; ++j)
-        codes[j] = format == ElementFormat::F16
-                       ? int32_t(floatToHalf(wRow[cols[j]]))
-                       : int32_t(floatToBFloat16(wRow[cols[j]]));
-      continue;
-    }
-
-    // Statistics per group over the kept values.
-    std::fill(stats.begin(), stats.end(), GroupStats());
-    for (int64_t j = 0; j < stored; ++j) {
-      double v = wRow[cols[j]];
-      GroupStats &s = stats[groupOf[cols[j]]];
-      s.amax = std::max(s.amax, std::fabs(v));
-      s.min = std::min(s.min, v);
-      s.max = std::max(s.max, v);
-      s.any = true;
-    }
-
-    // One scale (and zero point) per group.
-    for (int64_t g = 0; g < groups; ++g) {
-      const GroupStats &s = stats[g];
-      double exact = 0; // the unrounded scale
-      double zero = 0;
-      switch (format) {
-      case ElementFormat::Int4:
-      case ElementFormat::Int8:
-        exact = s.amax / double((1 << (bits - 1)) - 1);
-        break;
-      case ElementFormat::UInt4:
-      case ElementFormat::UInt8: {
-        double lo = s.any ? s.min : 0, hi = s.any ? s.max : 0;
-        if (!isFloatZero) { // integer zero points need 0 inside the range
-          lo = std::min(lo, 0.0);
-          hi = std::max(hi, 0.0);
-        }
-        exact = (hi - lo) / qmaxUnsigned;
-        zero = lo; // turned into a zero point once the scale is known
-        break;
-      }
-      case ElementFormat::FP8E4M3:
-        exact = s.amax / kE4M3Max;
-        break;
-      case ElementFormat::FP4E2M1:
-        exact = s.amax / kE2M1Max;
-        if (enc.globalScale)
-          exact *= result.globalScale;
-        break;
-      case ElementFormat::NF4:
-      case ElementFormat::Codebook:
-        exact = s.amax / tableMax;
-        break;
-      case ElementFormat::F16:
-      case ElementFormat::BF16:
-        break;
-      }
-      float scale;
-      if (enc.globalScale)
-        scale = storeScale(exact, enc.scaleType); // may be 0 for a zero block
-      else
-        scale = exact > 0 ? storeScale(exact, enc.scaleType) : 1.0f;
-      if (!std::isfinite(scale) || (!enc.globalScale && !(scale > 0)))
-        return fail(error, "scale of row " + std::to_string(row) + ", group " +
-                               std::to_string(g) + " (" +
-                               std::to_string(exact) + ") does not fit " +
-                               scalarTypeName(enc.scaleType));
-      result.scales[row * groups + g] = scale;
-      if (enc.isUnsigned()) {
-        double z = -zero / scale;
-        if (isFloatZero)
-          z = roundToScalarType(float(z), enc.scaleType);
-        else
-          z = std::min(std::max(std::rint(z), 0.0), qmaxUnsigned);
-        result.zeros[row * groups + g] = float(z);
-      }
-    }
-
-    // Codes.
-    for (int64_t j = 0; j < stored; ++j) {
-      const double v = wRow[cols[j]];
-      const int64_t g = groupOf[cols[j]];
-      const double scale = result.scales[row * groups + g];
-      int32_t code = 0;
-      switch (format) {
-      case ElementFormat::Int4:
-      case ElementFormat::Int8: {
-        double qmax = double((1 << (bits - 1)) - 1);
-        code = int32_t(std::min(std::max(std::rint(v / scale), -qmax), qmax));
-        break;
-      }
-      case ElementFormat::UInt4:
-      case ElementFormat::UInt8: {
-        double z = result.zeros[row * groups + g];
-        double q = isFloatZero ? std::rint(v / scale + z)
-                               : std::rint(v / scale) + z;
-        code = int32_t(std::min(std::max(q, 0.0), qmaxUnsigned));
-        break;
-      }
-      case ElementFormat::FP8E4M3:
-        code = encodeE4M3(float(v / scale));
-        break;
-      case ElementFormat::FP4E2M1:
-        if (enc.globalScale)
-          code = scale > 0 ? encodeE2M1(float(v * result.globalScale / scale))
-                           : 0;
-        else
-          code = encodeE2M1(float(v / scale));
-        break;
-      case ElementFormat::NF4:
-      case ElementFormat::Codebook:
-        code = nearest(v / scale);
-        break;
-      case ElementFormat::F16:
-      case ElementFormat::BF16:
-        break;
-      }
-      codes[j] = code;
-    }
-  }
+  for (int64_t row = 0; row < n; ++row)
+    if (!rows.quantize(row, w + row * k, keptCols.data() + row * stored, stats,
+                       result, error))
+      return false;
   u = std::move(result);
   return true;
 }

@@ -176,6 +176,8 @@ public:
   /// True once a checkpoint tensor is listed in two layouts: the artifact
   /// then needs version 3 ("source").
   bool anyPackedTwice = false;
+  /// A launch step names the op it runs (version 4).
+  bool anyLaunchOp = false;
 
 private:
   std::set<std::string> seenKernels, seenTensors;
@@ -399,6 +401,20 @@ void ArtifactBuilder::addFusedMatmul(FusedMatmulOp fused) {
 }
 
 void ArtifactBuilder::addDecodeOp(Operation *op, ArrayAttr launches) {
+  // A GPTQ block update names its op and grid on every launch: the solver
+  // finds its launches and the grid they quantize to there.
+  json::Object stepFields;
+  if (auto block = dyn_cast<GPTQBlockUpdateOp>(op)) {
+    std::string grid;
+    llvm::raw_string_ostream os(grid);
+    os << Attribute(block.getGrid());
+    StringRef body = StringRef(grid);
+    body.consume_front("#qf.enc<");
+    body.consume_back(">");
+    stepFields = json::Object{{"op", op->getName().getStringRef().str()},
+                              {"encoding", body.str()}};
+    anyLaunchOp = true;
+  }
   for (auto dict : launches.getAsRange<DictionaryAttr>()) {
     auto args = dyn_cast_or_null<ArrayAttr>(dict.get("args"));
     auto params = cast<ArrayAttr>(dict.get("params"));
@@ -423,6 +439,10 @@ void ArtifactBuilder::addDecodeOp(Operation *op, ArrayAttr launches) {
       failedAny = true;
       return {json::Object{}, "ptr"};
     });
+    int64_t batch = cast<IntegerAttr>(dict.get("batch")).getInt();
+    for (const auto &field : stepFields)
+      stepsByBatch[batch].back().getAsObject()->insert(
+          {field.first, field.second});
   }
 }
 
@@ -494,10 +514,11 @@ FailureOr<json::Value> mlir::qf::buildArtifact(ModuleOp module, StringRef ptx,
     module_["cubin_base64"] = llvm::encodeBase64(options.cubin);
   json::Object artifact{
       {"format", "qfuse-artifact"},
-      // Version 3 only where a weight is listed in two layouts: every
-      // other artifact stays readable by version-2 runtimes.
-      {"version", builder.anyPackedTwice ? kArtifactVersion
-                                         : kArtifactMinVersion},
+      // The oldest version that expresses the file: 4 where a launch names
+      // its op (GPTQ), 3 where a weight is listed in two layouts, else 2.
+      {"version", builder.anyLaunchOp           ? kArtifactVersion
+                  : builder.anyPackedTwice      ? kArtifactLayoutsVersion
+                                                : kArtifactMinVersion},
       {"producer", options.producer},
       {"target",
        json::Object{{"chip", options.chip}, {"ptx_features", options.features}}},

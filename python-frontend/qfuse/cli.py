@@ -17,7 +17,7 @@ from .ir import IRError
 from .model import ConfigError, ModelConfig, emit_decode_step_only, emit_model
 from .progress import Progress
 from .quantizer import DEFAULT_SEQ_LEN, FORMATS, FP16_ARTIFACT, MAX_CHUNK
-from .tools import ToolError, compile_ir, verify
+from .tools import ToolError, compile_ir, resolve_tuning_db, verify
 
 
 class CliError(Exception):
@@ -136,7 +136,8 @@ def _compile(args):
         batches = [int(b) for b in args.batch_sizes.split(",")] if args.batch_sizes else None
         try:
             _, err = compile_ir(ir, args.output, chip=args.chip, batch_sizes=batches,
-                                emit=args.emit, tuning_db=args.tuning_db)
+                                emit=args.emit,
+                                tuning_db=resolve_tuning_db(args.tuning_db))
         except ToolError as e:
             raise CliError(_explain_compile_error(str(e))) from None
         if err.strip():
@@ -190,7 +191,8 @@ def cmd_report(args):
     with tempfile.TemporaryDirectory(prefix="qfuse-") as tmp:
         ir = _input_ir(args, tmp)
         entries = run_roofline(ir, batch=_rows(args) or 1, bandwidth_gbps=args.bandwidth_gbps,
-                               peak_tflops=args.peak_tflops, tuning_db=args.tuning_db)
+                               peak_tflops=args.peak_tflops,
+                               tuning_db=resolve_tuning_db(args.tuning_db))
     steps = []
     if args.bench:
         steps = match_measurements(entries, load_measurements(args.bench))
@@ -463,10 +465,13 @@ def build_parser():
     c.add_argument("input", nargs="?", help="input .mlir (or use --config)")
     _add_model_args(c, config_required=False)
     c.add_argument("-o", "--output", required=True)
-    c.add_argument("--chip", default="sm_90", help="sm_80 or sm_90")
+    c.add_argument("--chip", default="sm_90",
+                   help="target chip: sm_80, sm_89, sm_90 or sm_90a (wgmma for large batches on Hopper)")
     c.add_argument("--batch-sizes", help="e.g. 1,2,4,8 (for a dynamic M)")
     c.add_argument("--emit", default="artifact", choices=("artifact", "mlir", "ptx"))
-    c.add_argument("--tuning-db")
+    c.add_argument("--tuning-db", default="shipped", metavar="FILE|shipped|none",
+                   help="tuning database: 'shipped' (default) is the one that ships "
+                        "with qfuse, 'none' the cost model alone")
     c.set_defaults(func=cmd_compile, work=_compile)
 
     cg = sub.add_parser("compile-gptq", help="the GPTQ block kernels (qf.gptq_block_update) "
@@ -477,7 +482,8 @@ def build_parser():
     cg.add_argument("-o", "--output", help="the artifact (one plan per stacked row count)")
     cg.add_argument("--emit-only", metavar="FILE",
                     help="write the IR to FILE ('-': stdout); with -o, compile it too")
-    cg.add_argument("--chip", default="sm_90", help="sm_80 or sm_90")
+    cg.add_argument("--chip", default="sm_90",
+                    help="target chip: sm_80, sm_89, sm_90 or sm_90a (wgmma for large batches on Hopper)")
     cg.set_defaults(func=cmd_compile_gptq, work=_compile_gptq)
 
     r = sub.add_parser("report", help="roofline per layer (qf-roofline), table and SVG")
@@ -485,7 +491,9 @@ def build_parser():
     _add_model_args(r, config_required=False)
     r.add_argument("--bandwidth-gbps", type=float)
     r.add_argument("--peak-tflops", type=float)
-    r.add_argument("--tuning-db")
+    r.add_argument("--tuning-db", default="shipped", metavar="FILE|shipped|none",
+                   help="tuning database: 'shipped' (default) is the one that ships "
+                        "with qfuse, 'none' the cost model alone")
     r.add_argument("--bench", action="append", metavar="JSON_OR_DIR",
                    help="qfuse-bench JSON (or a bench/results folder) with measured times")
     r.add_argument("--per-op", action="store_true", help="one row per linear layer")
@@ -548,7 +556,8 @@ def build_parser():
     g.add_argument("--max-seq", type=_positive,
                    help="KV cache positions when compiling (default "
                         "max_position_embeddings); an existing artifact must match")
-    g.add_argument("--chip", default="sm_90", help="sm_80 or sm_90, when compiling")
+    g.add_argument("--chip", default="sm_90",
+                   help="target chip when compiling: sm_80, sm_89, sm_90 or sm_90a")
     g.add_argument("--device", type=int, default=0)
     g.add_argument("--threads", type=int, default=0,
                    help="threads quantizing the checkpoint (0: every core)")
@@ -594,7 +603,8 @@ def build_parser():
     q.add_argument("--overwrite", action="store_true", help="replace an existing OUTDIR")
     q.add_argument("--seed", type=int, help="seed of the random calibration sequences")
     q.add_argument("--device", type=int, help="CUDA device ordinal")
-    q.add_argument("--chip", default="sm_90", help="sm_80 or sm_90, when compiling")
+    q.add_argument("--chip", default="sm_90",
+                   help="target chip when compiling: sm_80, sm_89, sm_90 or sm_90a")
     q.set_defaults(func=cmd_quantize)
 
     n = sub.add_parser("encodings", help="list the encoding names")

@@ -10,9 +10,9 @@ per stacked row count (`row_counts`, qfuse-compile --batch-sizes).
     text = gptq_ir(ModelConfig.load("config.json"), "int4-g128")
     # python3 -m qfuse compile-gptq --config config.json --encoding int4-g128 -o g.qfa
 
-Each op's weight operand is named "w:<encoding> (<mode> b<width>)": the
-solver reads the grid from the text between "w:" and " (", and finds a
-launch by mode (dynamic: groups fitted inside the block; static: one
+Each op's weight operand is named "w:<encoding> (<mode> b<width>)", which
+keeps buffer names unique and readable; the artifact states each launch's op
+and grid (its "op" and "encoding"), and the solver finds a launch by mode (dynamic: groups fitted inside the block; static: one
 scale, and zero, per column) and block width. The ops (`block_ops`):
 
 | mode | widths | what for |

@@ -79,7 +79,28 @@ def verify(ir_path):
     return run_tool("qfuse-opt", [ir_path, "-o", os.devnull], label="verifying")
 
 
-CHIPS = ("sm_80", "sm_90")
+# The chips qfuse-compile knows (#qf.target's table, KnownTargets.cpp).
+CHIPS = ("sm_80", "sm_89", "sm_90", "sm_90a")
+
+# The tuning database that ships with qfuse: the measured tilings of the
+# reference models' shapes. Compiles use it unless told otherwise; shapes it
+# does not list get the cost model's tiling.
+SHIPPED_TUNING_DB = os.path.join(REPO_ROOT, "bench", "tuning-db.json")
+
+
+def resolve_tuning_db(value):
+    """--tuning-db's value as a path or None: 'shipped' (the default) is
+    SHIPPED_TUNING_DB where it exists, 'none' the cost model alone, anything
+    else a user's own database, which must exist."""
+    if value in (None, "none"):
+        return None
+    if value == "shipped":
+        return SHIPPED_TUNING_DB if os.path.isfile(SHIPPED_TUNING_DB) else None
+    if not os.path.isfile(value):
+        raise ToolError(f"--tuning-db {value}: no such file (use 'shipped' for "
+                        f"the database that ships with qfuse, 'none' for the "
+                        f"cost model alone)")
+    return value
 
 
 def compile_ir(ir_path, output, chip="sm_90", batch_sizes=None, emit="artifact",

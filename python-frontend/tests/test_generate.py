@@ -103,7 +103,7 @@ class GenerateCommand(TempDirTestCase):
              2, "argument --max-new-tokens: expected a positive number, got '0'"),
             (["--model", model, "--prompt-ids", "1", "--artifact",
               os.path.join(self.tmp, "none.qfa")], 1, "none.qfa: no such file"),
-            (["--model", model], 2, "the following arguments are required: --prompt-ids"),
+            (["--model", model], 2, "one of the arguments --prompt --prompt-ids is required"),
         ]
         for args, rc, needle in cases:
             with self.subTest(args=args):

@@ -56,11 +56,8 @@ void printRow(const std::string &what, const std::string &m,
               tflopsText);
 }
 
-} // namespace
-
-int main(int argc, char **argv) {
-  CLI::App app{"qfuse-bench: device copy bandwidth, cuBLAS fp16 and compiled "
-               "qfuse plans, timed with CUDA events over graph replays"};
+/// Everything the command line sets.
+struct BenchOptions {
   int device = 0;
   bench::Config config;
   uint64_t copyBytes = 1ull << 30;
@@ -72,73 +69,232 @@ int main(int argc, char **argv) {
   std::string gitCommit;
   bool checkOutputs = false, placeholderWeights = false;
   uint64_t seed = 20261129;
-  app.add_option("--device", device, "CUDA device ordinal")->default_val(0);
-  app.add_option("--iterations", config.iterations,
+};
+
+void addOptions(CLI::App &app, BenchOptions &o) {
+  app.add_option("--device", o.device, "CUDA device ordinal")->default_val(0);
+  app.add_option("--iterations", o.config.iterations,
                  "timed iterations per result (median, >= 10)")
       ->default_val(20)
       ->check(CLI::Range(bench::kMinIterations, 100000));
-  app.add_option("--warmup", config.warmup, "untimed iterations first")
+  app.add_option("--warmup", o.config.warmup, "untimed iterations first")
       ->default_val(3)
       ->check(CLI::NonNegativeNumber);
-  app.add_option("--copy-bytes", copyBytes,
+  app.add_option("--copy-bytes", o.copyBytes,
                  "bytes of the device-to-device copy")
       ->default_val(1ull << 30);
-  app.add_option("--gemm", gemms,
+  app.add_option("--gemm", o.gemms,
                  "cuBLAS fp16 GEMM MxNxK: y[M,N] = x[M,K] * W[N,K]^T "
                  "(repeatable; default 1x151936x1536 and 1x256x1536)");
-  app.add_option("--model", model,
+  app.add_option("--model", o.model,
                  "time cuBLAS over a whole decode step's linear layers")
       ->check(CLI::IsMember(bench::knownModels()));
-  app.add_option("--batch", batches,
+  app.add_option("--batch", o.batches,
                  "batch sizes (M) for --model, and the plans of --artifact "
                  "(default: 1 for --model, every compiled plan for "
                  "--artifact)")
       ->delimiter(',');
-  app.add_option("--artifact", artifactPaths,
+  app.add_option("--artifact", o.artifactPaths,
                  "qfuse artifacts to time (repeatable)")
       ->check(CLI::ExistingFile);
-  app.add_option("--weights", weightsPath,
+  app.add_option("--weights", o.weightsPath,
                  "qfuse-packed safetensors for --artifact (default: "
                  "placeholder weights)")
       ->check(CLI::ExistingFile);
-  app.add_option("--json", jsonPath, "write the results as JSON here");
-  app.add_flag("--check", checkOutputs,
+  app.add_option("--json", o.jsonPath, "write the results as JSON here");
+  app.add_flag("--check", o.checkOutputs,
                "before timing, run each plan once on random activations and "
                "compare every launch with the C++ reference (exit 1 on a "
                "mismatch)");
-  app.add_flag("--placeholder-weights", placeholderWeights,
+  app.add_flag("--placeholder-weights", o.placeholderWeights,
                "bind constant placeholder weights instead of random "
                "round-to-nearest ones (faster set-up; no --check)");
-  app.add_option("--seed", seed, "seed of the random weights and inputs")
-      ->default_val(seed);
-  app.add_option("--git-commit", gitCommit,
+  app.add_option("--seed", o.seed, "seed of the random weights and inputs")
+      ->default_val(o.seed);
+  app.add_option("--git-commit", o.gitCommit,
                  "the commit measured (default: $QFUSE_GIT_COMMIT)");
+}
+
+/// cuBLAS fp16 over every --gemm shape and --model's decode step; the
+/// handle is made on first use and kept by the caller.
+json timeCublas(const BenchOptions &o, const cuda::Context &context,
+                const cuda::Stream &stream, const bench::CopyResult &copy,
+                std::optional<cuda::Cublas> &cublas) {
+  json cublasResults = json::array();
+  auto runGemm = [&](const std::string &label, int64_t m,
+                     const std::vector<bench::Matmul> &matmuls) {
+    if (!cublas)
+      cublas.emplace();
+    bench::GemmResult r = bench::cublasGemm(context, *cublas, stream.get(),
+                                            label, m, matmuls, o.config);
+    cublasResults.push_back(
+        {{"label", r.label},
+         {"m", r.m},
+         {"matmuls", r.matmuls},
+         {"copies", r.copies},
+         {"l2_flushed", r.l2Flushed},
+         {"bytes_per_pass", r.bytesPerPass},
+         {"flops_per_pass", r.flopsPerPass},
+         {"gb_per_s", r.gbPerSecond},
+         {"fraction_of_copy", r.gbPerSecond / copy.gbPerSecond},
+         {"tflops", r.tflops},
+         {"stats", statsJson(r.stats)}});
+    printRow("cublas " + r.label, std::to_string(r.m),
+             std::to_string(r.matmuls), r.copies, r.stats, r.gbPerSecond,
+             copy.gbPerSecond, r.tflops);
+  };
+  for (const std::string &text : o.gemms) {
+    bench::GemmShape shape = bench::parseGemmShape(text);
+    runGemm(text, shape.m, {shape.matmul});
+  }
+  if (!o.model.empty()) {
+    std::vector<bench::Matmul> step = bench::decodeStepMatmuls(o.model);
+    for (int64_t m : o.batches.empty() ? std::vector<int64_t>{1} : o.batches)
+      runGemm(o.model + " decode step", m, step);
+  }
+  return cublasResults;
+}
+
+/// Every launch of each plan against the C++ reference, on random
+/// activations; prints each result and records it in `checks`. Returns
+/// whether all passed.
+bool checkPlans(
+    const BenchOptions &o, Executor &executor, const cuda::Stream &stream,
+    const std::vector<int64_t> &planBatches,
+    const std::map<std::string, qfuse::format::TensorMap> &hostWeights,
+    json &checks) {
+  bool allPassed = true;
+  if (hostWeights.empty())
+    throw qfuse::Error("--check needs the random weights (no --weights, "
+                       "no --placeholder-weights)");
+  for (int64_t batch : planBatches)
+    for (const check::LaunchCheck &c : check::checkPlan(
+             executor, batch, stream.get(), hostWeights, o.seed + batch)) {
+      allPassed &= c.passed;
+      std::printf("check %-28s M=%-3lld N=%-6lld K=%-6lld rel err %.2e "
+                  "%s%s\n",
+                  c.weight.c_str(), (long long)c.m, (long long)c.n,
+                  (long long)c.k, c.relativeError, c.passed ? "ok" : "FAIL",
+                  c.unwritten ? " (unwritten outputs)" : "");
+      checks.push_back({{"kernel", c.kernel},
+                        {"weight", c.weight},
+                        {"m", c.m},
+                        {"n", c.n},
+                        {"k", c.k},
+                        {"relative_error", c.relativeError},
+                        {"tolerance", check::kRelativeTolerance},
+                        {"unwritten", c.unwritten},
+                        {"passed", c.passed}});
+    }
+  return allPassed;
+}
+
+/// Times each plan of one artifact and records it in `plans`.
+void timePlans(const BenchOptions &o, const std::string &artifactPath,
+               const Artifact &artifact, Executor &executor,
+               const cuda::Context &context, const cuda::Stream &stream,
+               const std::vector<int64_t> &planBatches,
+               const bench::CopyResult &copy, json &plans) {
+  for (int64_t batch : planBatches) {
+    bench::PlanResult r =
+        bench::artifactPlan(context, executor, stream.get(), batch, o.config);
+    json shapes = json::array();
+    // One per checkpoint tensor: a weight packed in a second layout
+    // (docs/artifact.md, version 3) is the same matmul shape.
+    for (const WeightSpec &w : artifact.weights)
+      if (w.checkpointName() == w.name)
+        shapes.push_back({{"weight", w.name},
+                          {"n", w.n},
+                          {"k", w.k},
+                          {"encoding", w.encoding}});
+    plans.push_back(
+        {{"artifact", r.artifact},
+         {"weight_shapes", shapes},
+         {"producer", artifact.producer},
+         {"batch", r.batch},
+         {"steps", r.steps},
+         {"copies", r.copies},
+         {"l2_flushed", r.l2Flushed},
+         {"weights", !o.weightsPath.empty() ? o.weightsPath
+                     : o.placeholderWeights ? "placeholder"
+                                            : "random round-to-nearest"},
+         {"weight_bytes", r.weightBytes},
+         {"bytes_per_run", r.bytesPerRun},
+         {"bytes_source",
+          artifact.roofline.empty() ? "weights + buffers" : "roofline"},
+         {"gb_per_s", r.gbPerSecond},
+         {"fraction_of_copy", r.gbPerSecond / copy.gbPerSecond},
+         {"stats", statsJson(r.stats)}});
+    printRow("plan " + artifactPath.substr(artifactPath.rfind('/') + 1),
+             std::to_string(r.batch), std::to_string(r.steps), r.copies,
+             r.stats, r.gbPerSecond, copy.gbPerSecond, 0);
+  }
+}
+
+/// One --artifact: weights bound, plans checked (with --check) and timed.
+/// Returns whether every check passed.
+bool benchArtifact(const BenchOptions &o, const std::string &artifactPath,
+                   const cuda::Context &context, const cuda::Stream &stream,
+                   const bench::CopyResult &copy, json &plans, json &checks) {
+  Artifact artifact = Artifact::load(artifactPath);
+  Executor executor(artifact, context);
+  std::optional<SafetensorsFile> weights;
+  if (!o.weightsPath.empty()) {
+    weights.emplace(SafetensorsFile::open(o.weightsPath));
+    executor.loadWeights(*weights);
+  }
+  // Real data, never zeros: random weights quantized into each
+  // encoding, unless a checkpoint or placeholders were asked for.
+  std::map<std::string, qfuse::format::TensorMap> hostWeights;
+  if (o.weightsPath.empty() && !o.placeholderWeights)
+    hostWeights = check::bindRandomWeights(executor, o.seed);
+  bench::bindPlaceholderWeights(executor, stream.get());
+  std::vector<int64_t> planBatches = o.batches;
+  if (planBatches.empty())
+    for (const Plan &plan : artifact.plans)
+      planBatches.push_back(plan.batch);
+  bool allPassed = true;
+  if (o.checkOutputs)
+    allPassed =
+        checkPlans(o, executor, stream, planBatches, hostWeights, checks);
+  timePlans(o, artifactPath, artifact, executor, context, stream, planBatches,
+            copy, plans);
+  return allPassed;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  CLI::App app{"qfuse-bench: device copy bandwidth, cuBLAS fp16 and compiled "
+               "qfuse plans, timed with CUDA events over graph replays"};
+  BenchOptions o;
+  addOptions(app, o);
   CLI11_PARSE(app, argc, argv);
   int exitCode = 0;
 
-  if (gitCommit.empty()) {
+  if (o.gitCommit.empty()) {
     const char *env = std::getenv("QFUSE_GIT_COMMIT");
-    gitCommit = env && *env ? env : "unknown";
+    o.gitCommit = env && *env ? env : "unknown";
   }
-  if (!weightsPath.empty() && artifactPaths.size() != 1) {
+  if (!o.weightsPath.empty() && o.artifactPaths.size() != 1) {
     std::cerr << "qfuse-bench: --weights needs exactly one --artifact\n";
     return 2;
   }
-  if (gemms.empty() && model.empty() && artifactPaths.empty())
-    gemms = {"1x151936x1536", "1x256x1536"};
+  if (o.gemms.empty() && o.model.empty() && o.artifactPaths.empty())
+    o.gemms = {"1x151936x1536", "1x256x1536"};
 
   try {
-    cuda::Context context(device);
+    cuda::Context context(o.device);
     cuda::Stream stream;
     const uint64_t l2 = bench::l2Bytes(context);
     json out = {{"command", qfuse::tools::commandLine(argc, argv)},
                 {"gpu", context.name()},
                 {"chip", context.chip()},
                 {"date", qfuse::tools::utcNow()},
-                {"git_commit", gitCommit},
+                {"git_commit", o.gitCommit},
                 {"config",
-                 {{"warmup", config.warmup},
-                  {"iterations", config.iterations},
+                 {{"warmup", o.config.warmup},
+                  {"iterations", o.config.iterations},
                   {"l2_bytes_rotated_past", l2},
                   {"max_copies", bench::kMaxCopies},
                   {"rotation", "weights rotate until all copies exceed 3x "
@@ -147,13 +303,13 @@ int main(int argc, char **argv) {
 
     std::printf("qfuse-bench on %s (%s), %s, commit %s\n",
                 context.describe().c_str(), context.chip().c_str(),
-                qfuse::tools::utcNow().c_str(), gitCommit.c_str());
+                qfuse::tools::utcNow().c_str(), o.gitCommit.c_str());
     std::printf("%-34s %6s %7s %6s %10s %10s %9s %8s %8s\n", "what", "M",
                 "kernels", "copies", "median ms", "min ms", "GB/s", "of copy",
                 "TFLOP/s");
 
     bench::CopyResult copy =
-        bench::copyBandwidth(stream.get(), copyBytes, config);
+        bench::copyBandwidth(stream.get(), o.copyBytes, o.config);
     out["copy"] = {{"bytes", copy.bytes},
                    {"bytes_moved", 2 * copy.bytes},
                    {"gb_per_s", copy.gbPerSecond},
@@ -161,135 +317,25 @@ int main(int argc, char **argv) {
     printRow("device copy (read + write)", "-", "1", 1, copy.stats,
              copy.gbPerSecond, copy.gbPerSecond, 0);
 
-    json cublasResults = json::array();
     std::optional<cuda::Cublas> cublas;
-    auto runGemm = [&](const std::string &label, int64_t m,
-                       const std::vector<bench::Matmul> &matmuls) {
-      if (!cublas)
-        cublas.emplace();
-      bench::GemmResult r = bench::cublasGemm(context, *cublas, stream.get(),
-                                              label, m, matmuls, config);
-      cublasResults.push_back(
-          {{"label", r.label},
-           {"m", r.m},
-           {"matmuls", r.matmuls},
-           {"copies", r.copies},
-           {"l2_flushed", r.l2Flushed},
-           {"bytes_per_pass", r.bytesPerPass},
-           {"flops_per_pass", r.flopsPerPass},
-           {"gb_per_s", r.gbPerSecond},
-           {"fraction_of_copy", r.gbPerSecond / copy.gbPerSecond},
-           {"tflops", r.tflops},
-           {"stats", statsJson(r.stats)}});
-      printRow("cublas " + r.label, std::to_string(r.m),
-               std::to_string(r.matmuls), r.copies, r.stats, r.gbPerSecond,
-               copy.gbPerSecond, r.tflops);
-    };
-    for (const std::string &text : gemms) {
-      bench::GemmShape shape = bench::parseGemmShape(text);
-      runGemm(text, shape.m, {shape.matmul});
-    }
-    if (!model.empty()) {
-      std::vector<bench::Matmul> step = bench::decodeStepMatmuls(model);
-      for (int64_t m : batches.empty() ? std::vector<int64_t>{1} : batches)
-        runGemm(model + " decode step", m, step);
-    }
-    out["cublas"] = cublasResults;
+    out["cublas"] = timeCublas(o, context, stream, copy, cublas);
 
     json plans = json::array();
     json checks = json::array();
-    for (const std::string &artifactPath : artifactPaths) {
-      Artifact artifact = Artifact::load(artifactPath);
-      Executor executor(artifact, context);
-      std::optional<SafetensorsFile> weights;
-      if (!weightsPath.empty()) {
-        weights.emplace(SafetensorsFile::open(weightsPath));
-        executor.loadWeights(*weights);
-      }
-      // Real data, never zeros: random weights quantized into each
-      // encoding, unless a checkpoint or placeholders were asked for.
-      std::map<std::string, qfuse::format::TensorMap> hostWeights;
-      if (weightsPath.empty() && !placeholderWeights)
-        hostWeights = check::bindRandomWeights(executor, seed);
-      bench::bindPlaceholderWeights(executor, stream.get());
-      std::vector<int64_t> planBatches = batches;
-      if (planBatches.empty())
-        for (const Plan &plan : artifact.plans)
-          planBatches.push_back(plan.batch);
-      bool allPassed = true;
-      if (checkOutputs) {
-        if (hostWeights.empty())
-          throw qfuse::Error("--check needs the random weights (no --weights, "
-                             "no --placeholder-weights)");
-        for (int64_t batch : planBatches)
-          for (const check::LaunchCheck &c : check::checkPlan(
-                   executor, batch, stream.get(), hostWeights, seed + batch)) {
-            allPassed &= c.passed;
-            std::printf("check %-28s M=%-3lld N=%-6lld K=%-6lld rel err %.2e "
-                        "%s%s\n",
-                        c.weight.c_str(), (long long)c.m, (long long)c.n,
-                        (long long)c.k, c.relativeError,
-                        c.passed ? "ok" : "FAIL",
-                        c.unwritten ? " (unwritten outputs)" : "");
-            checks.push_back({{"kernel", c.kernel},
-                              {"weight", c.weight},
-                              {"m", c.m},
-                              {"n", c.n},
-                              {"k", c.k},
-                              {"relative_error", c.relativeError},
-                              {"tolerance", check::kRelativeTolerance},
-                              {"unwritten", c.unwritten},
-                              {"passed", c.passed}});
-          }
-      }
-      for (int64_t batch : planBatches) {
-        bench::PlanResult r =
-            bench::artifactPlan(context, executor, stream.get(), batch, config);
-        json shapes = json::array();
-        // One per checkpoint tensor: a weight packed in a second layout
-        // (docs/artifact.md, version 3) is the same matmul shape.
-        for (const WeightSpec &w : artifact.weights)
-          if (w.checkpointName() == w.name)
-            shapes.push_back({{"weight", w.name},
-                              {"n", w.n},
-                              {"k", w.k},
-                              {"encoding", w.encoding}});
-        plans.push_back(
-            {{"artifact", r.artifact},
-             {"weight_shapes", shapes},
-             {"producer", artifact.producer},
-             {"batch", r.batch},
-             {"steps", r.steps},
-             {"copies", r.copies},
-             {"l2_flushed", r.l2Flushed},
-             {"weights", !weightsPath.empty() ? weightsPath
-                         : placeholderWeights ? "placeholder"
-                                              : "random round-to-nearest"},
-             {"weight_bytes", r.weightBytes},
-             {"bytes_per_run", r.bytesPerRun},
-             {"bytes_source",
-              artifact.roofline.empty() ? "weights + buffers" : "roofline"},
-             {"gb_per_s", r.gbPerSecond},
-             {"fraction_of_copy", r.gbPerSecond / copy.gbPerSecond},
-             {"stats", statsJson(r.stats)}});
-        printRow("plan " + artifactPath.substr(artifactPath.rfind('/') + 1),
-                 std::to_string(r.batch), std::to_string(r.steps), r.copies,
-                 r.stats, r.gbPerSecond, copy.gbPerSecond, 0);
-      }
-      if (!allPassed)
+    for (const std::string &artifactPath : o.artifactPaths)
+      if (!benchArtifact(o, artifactPath, context, stream, copy, plans, checks))
         exitCode = 1;
-    }
-    if (!artifactPaths.empty()) {
+    if (!o.artifactPaths.empty()) {
       out["artifact_plans"] = plans;
       out["checks"] = checks;
     }
 
-    if (!jsonPath.empty()) {
-      std::ofstream file(jsonPath);
+    if (!o.jsonPath.empty()) {
+      std::ofstream file(o.jsonPath);
       file << out.dump(2) << "\n";
       if (!file)
-        throw qfuse::Error("cannot write '" + jsonPath + "'");
-      std::printf("wrote %s\n", jsonPath.c_str());
+        throw qfuse::Error("cannot write '" + o.jsonPath + "'");
+      std::printf("wrote %s\n", o.jsonPath.c_str());
     }
   } catch (const qfuse::Error &e) {
     std::cerr << "qfuse-bench: error: " << e.what() << "\n";

@@ -12,8 +12,7 @@
 // correlated rows, then gptq::prepareHessian, rounded to f32 as the driver
 // does). The launch's kernel parameters say what it is: `w`, `u`, then
 // `scales`/`zeros` (static mode) or `scales_out`/`zeros_out` (dynamic); the
-// grid is the text after "w:" in the name of the buffer bound to `w`
-// (test/Tools/qfuse-compile/Inputs/gptq-blocks.mlir names them so). In the
+// launch step names its op and grid (artifact version 4). In the
 // static mode the tool fits each group up front on the original weights and
 // assigns columns to groups through a random permutation (act-order's
 // scattered g_idx), and gathers one scale (and zero) per column.
@@ -92,178 +91,209 @@ struct LaunchBuffers {
   std::map<std::string, std::string> byParam; // kernel param -> buffer
 };
 
-std::string encodingOf(const std::string &wBuffer) {
-  size_t at = wBuffer.find("w:");
-  if (at == std::string::npos)
-    throw Error("buffer '" + wBuffer +
-                "' does not name its grid (expected 'w:<encoding>')");
-  // A trailing " (...)" only keeps buffer names unique.
-  std::string text = wBuffer.substr(at + 2);
-  size_t note = text.find(" (");
-  return note == std::string::npos ? text : text.substr(0, note);
-}
+/// One launch's inputs and what the reference needs to reproduce it.
+struct LaunchProblem {
+  std::map<std::string, std::string> buf; // kernel param -> buffer
+  std::string wName, encText;
+  format::Encoding enc;
+  int64_t rows = 0, cols = 0;
+  bool dynamic = false, hasZeros = false, nvfp4 = false;
+  std::vector<float> w, u;
+  /// One grid per row with NVFP4 (its global scale is per row), else one.
+  std::vector<std::unique_ptr<gptq::Grid>> grids;
+  std::vector<float> globals;
+  int64_t groupSize = 0, groups = 0;
+  /// [rows, groups]: fitted up front (static) or by the reference (dynamic).
+  std::vector<gptq::GroupParams> params;
+  std::vector<int32_t> groupOf;
+  /// Static mode: each column's scale and zero, as the kernel reads them.
+  std::vector<float> scales, zeros;
 
-/// One launch: run on the GPU, run the reference, compare. Returns passed.
-bool checkLaunch(Executor &executor, const Plan &plan, size_t stepIndex,
-                 CUstream stream, std::mt19937_64 &rng) {
-  const Artifact &artifact = executor.artifact();
+  const gptq::Grid &gridOf(int64_t r) const {
+    return *grids[size_t(nvfp4 ? r : 0)];
+  }
+};
+
+/// What the launch reads: its buffers by parameter, the grid its `w`
+/// buffer names, the block's shape and mode.
+LaunchProblem describeLaunch(const Artifact &artifact, const Plan &plan,
+                             size_t stepIndex) {
+  LaunchProblem p;
   const Step &step = plan.steps[stepIndex];
   const Kernel &kernel = artifact.kernels[step.kernelIndex];
-  std::map<std::string, std::string> buf;
   for (size_t i = 0; i < step.args.size(); ++i)
-    buf[kernel.params[i].name] = step.args[i].name;
-  const std::string wName = buf["w"];
-  const std::string encText = encodingOf(wName);
-  format::Encoding enc;
-  std::string error;
-  if (!format::parseEncoding(encText, enc, error))
-    throw Error("grid of '" + wName + "': " + error);
+    p.buf[kernel.params[i].name] = step.args[i].name;
+  p.wName = p.buf["w"];
+  p.enc = step.encoding;
+  p.encText = format::printEncoding(p.enc);
   const BufferSpec *wSpec = nullptr;
   for (const BufferSpec &b : artifact.buffers)
-    if (b.name == wName)
+    if (b.name == p.wName)
       wSpec = &b;
   if (!wSpec || wSpec->shape.size() != 2)
-    throw Error("no [R, B] buffer '" + wName + "'");
-  const int64_t rows = wSpec->extent(0, plan.batch);
-  const int64_t cols = wSpec->extent(1, plan.batch);
-  const bool dynamic = !buf.count("scales");
-  const bool hasZeros = enc.zeroPoint != format::ZeroPointKind::None;
+    throw Error("no [R, B] buffer '" + p.wName + "'");
+  p.rows = wSpec->extent(0, plan.batch);
+  p.cols = wSpec->extent(1, plan.batch);
+  p.dynamic = !p.buf.count("scales");
+  p.hasZeros = p.enc.zeroPoint != format::ZeroPointKind::None;
+  p.nvfp4 = p.enc.globalScale;
+  return p;
+}
 
-  // Inputs.
+/// Random weights, grids and U.
+void drawInputs(LaunchProblem &p, std::mt19937_64 &rng) {
+  const int64_t rows = p.rows, cols = p.cols;
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  std::vector<float> w(static_cast<size_t>(rows * cols));
-  for (float &v : w)
+  p.w.resize(static_cast<size_t>(rows * cols));
+  for (float &v : p.w)
     v = uniform(rng);
 
   // One grid per row: NVFP4's global scale is an operand with one value
   // per row (the runtime stacks modules with their own); here each row's is
   // what its own weights would give, scaled by a random power of two so
   // that rows differ. Every other grid is the same for all rows.
-  const bool nvfp4 = enc.globalScale;
-  std::vector<std::unique_ptr<gptq::Grid>> grids;
-  std::vector<float> globals;
-  for (int64_t r = 0; r < (nvfp4 ? rows : 1); ++r) {
+  std::string error;
+  for (int64_t r = 0; r < (p.nvfp4 ? rows : 1); ++r) {
     gptq::GridOptions gridOptions;
-    if (nvfp4) {
+    if (p.nvfp4) {
       gridOptions.globalScale =
-          gptq::nvfp4GlobalScale(w.data() + r * cols, cols) *
+          gptq::nvfp4GlobalScale(p.w.data() + r * cols, cols) *
           float(1 << (rng() % 4));
-      globals.push_back(gridOptions.globalScale);
+      p.globals.push_back(gridOptions.globalScale);
     }
-    grids.push_back(gptq::makeGrid(enc, gridOptions, error));
-    if (!grids.back())
-      throw Error("grid '" + encText + "': " + error);
+    p.grids.push_back(gptq::makeGrid(p.enc, gridOptions, error));
+    if (!p.grids.back())
+      throw Error("grid '" + p.encText + "': " + error);
   }
-  auto gridOf = [&](int64_t r) -> const gptq::Grid & {
-    return *grids[size_t(nvfp4 ? r : 0)];
-  };
-  std::vector<float> u = randomHinvChol(cols, rng);
+  p.u = randomHinvChol(cols, rng);
+}
 
-  // Group parameters: static ones fitted up front on the original weights,
-  // columns assigned to groups through a random permutation.
-  const int64_t groupSize = enc.isPerChannel() ? cols : enc.groupSize;
-  const int64_t groups = (cols + groupSize - 1) / groupSize;
-  std::vector<gptq::GroupParams> params(static_cast<size_t>(rows * groups));
-  std::vector<int32_t> groupOf(static_cast<size_t>(cols));
-  std::vector<float> scales, zeros;
-  if (!dynamic) {
-    std::vector<int64_t> perm(static_cast<size_t>(cols));
-    std::iota(perm.begin(), perm.end(), 0);
-    if (!enc.isPerChannel())
-      std::shuffle(perm.begin(), perm.end(), rng);
-    for (int64_t c = 0; c < cols; ++c)
-      groupOf[size_t(perm[size_t(c)])] = int32_t(c / groupSize);
-    scales.resize(size_t(rows * cols));
-    zeros.resize(size_t(rows * cols));
-    std::vector<float> members;
-    for (int64_t r = 0; r < rows; ++r) {
-      for (int64_t g = 0; g < groups; ++g) {
-        members.clear();
-        for (int64_t c = 0; c < cols; ++c)
-          if (groupOf[size_t(c)] == g)
-            members.push_back(w[size_t(r * cols + c)]);
-        if (!gridOf(r).fit(members.data(), int64_t(members.size()),
-                       params[size_t(r * groups + g)], error))
-          throw Error("fitting static group " + std::to_string(g) + ": " +
-                      error);
-      }
-      for (int64_t c = 0; c < cols; ++c) {
-        const gptq::GroupParams &p =
-            params[size_t(r * groups + groupOf[size_t(c)])];
-        scales[size_t(r * cols + c)] = p.scale;
-        zeros[size_t(r * cols + c)] = p.zero;
-      }
+/// Group parameters: static ones fitted up front on the original weights,
+/// columns assigned to groups through a random permutation.
+void planGroups(LaunchProblem &p, std::mt19937_64 &rng) {
+  const int64_t rows = p.rows, cols = p.cols;
+  p.groupSize = p.enc.isPerChannel() ? cols : p.enc.groupSize;
+  p.groups = (cols + p.groupSize - 1) / p.groupSize;
+  const int64_t groups = p.groups;
+  p.params.resize(static_cast<size_t>(rows * groups));
+  p.groupOf.resize(static_cast<size_t>(cols));
+  if (p.dynamic)
+    return;
+  std::vector<int64_t> perm(static_cast<size_t>(cols));
+  std::iota(perm.begin(), perm.end(), 0);
+  if (!p.enc.isPerChannel())
+    std::shuffle(perm.begin(), perm.end(), rng);
+  for (int64_t c = 0; c < cols; ++c)
+    p.groupOf[size_t(perm[size_t(c)])] = int32_t(c / p.groupSize);
+  p.scales.resize(size_t(rows * cols));
+  p.zeros.resize(size_t(rows * cols));
+  std::vector<float> members;
+  std::string error;
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t g = 0; g < groups; ++g) {
+      members.clear();
+      for (int64_t c = 0; c < cols; ++c)
+        if (p.groupOf[size_t(c)] == g)
+          members.push_back(p.w[size_t(r * cols + c)]);
+      if (!p.gridOf(r).fit(members.data(), int64_t(members.size()),
+                           p.params[size_t(r * groups + g)], error))
+        throw Error("fitting static group " + std::to_string(g) + ": " +
+                    error);
+    }
+    for (int64_t c = 0; c < cols; ++c) {
+      const gptq::GroupParams &gp =
+          p.params[size_t(r * groups + p.groupOf[size_t(c)])];
+      p.scales[size_t(r * cols + c)] = gp.scale;
+      p.zeros[size_t(r * cols + c)] = gp.zero;
     }
   }
+}
 
-  // GPU: upload, poison the outputs, run this launch's plan.
+/// What a launch wrote: codes, the error block and (dynamic) group params.
+struct BlockOutputs {
+  std::vector<int8_t> codes;
+  std::vector<float> err, scales, zeros;
+};
+
+/// GPU: upload, poison the outputs, run this launch's plan, download.
+BlockOutputs runOnDevice(Executor &executor, const Plan &plan,
+                         LaunchProblem &p, CUstream stream) {
+  std::map<std::string, std::string> &buf = p.buf;
+  const int64_t rows = p.rows, cols = p.cols;
   executor.allocate(plan.batch);
-  executor.buffer(plan.batch, wName).upload(w.data(), w.size() * 4);
-  executor.buffer(plan.batch, buf["u"]).upload(u.data(), u.size() * 4);
-  if (nvfp4) {
+  executor.buffer(plan.batch, p.wName).upload(p.w.data(), p.w.size() * 4);
+  executor.buffer(plan.batch, buf["u"]).upload(p.u.data(), p.u.size() * 4);
+  if (p.nvfp4) {
     if (!buf.count("global_scale"))
       throw Error("the NVFP4 launch has no 'global_scale' parameter");
     executor.buffer(plan.batch, buf["global_scale"])
-        .upload(globals.data(), globals.size() * 4);
+        .upload(p.globals.data(), p.globals.size() * 4);
   }
-  if (!dynamic) {
+  if (!p.dynamic) {
     executor.buffer(plan.batch, buf["scales"])
-        .upload(scales.data(), scales.size() * 4);
-    if (hasZeros)
+        .upload(p.scales.data(), p.scales.size() * 4);
+    if (p.hasZeros)
       executor.buffer(plan.batch, buf["zeros"])
-          .upload(zeros.data(), zeros.size() * 4);
+          .upload(p.zeros.data(), p.zeros.size() * 4);
   }
   std::vector<std::string> outs = {"codes", "err"};
-  if (dynamic) {
+  if (p.dynamic) {
     outs.push_back("scales_out");
-    if (hasZeros)
+    if (p.hasZeros)
       outs.push_back("zeros_out");
   }
   for (const std::string &o : outs)
     executor.buffer(plan.batch, buf[o]).fill(0xA5, stream);
   executor.run(plan.batch, stream);
   QFUSE_CU(cuStreamSynchronize(stream));
-  std::vector<int8_t> gpuCodes(static_cast<size_t>(rows * cols));
-  std::vector<float> gpuErr(static_cast<size_t>(rows * cols));
+  BlockOutputs gpu;
+  gpu.codes.resize(static_cast<size_t>(rows * cols));
+  gpu.err.resize(static_cast<size_t>(rows * cols));
   executor.buffer(plan.batch, buf["codes"])
-      .download(gpuCodes.data(), gpuCodes.size());
+      .download(gpu.codes.data(), gpu.codes.size());
   executor.buffer(plan.batch, buf["err"])
-      .download(gpuErr.data(), gpuErr.size() * 4);
-  std::vector<float> gpuScales, gpuZeros;
-  if (dynamic) {
-    gpuScales.resize(size_t(rows * groups));
+      .download(gpu.err.data(), gpu.err.size() * 4);
+  if (p.dynamic) {
+    gpu.scales.resize(size_t(rows * p.groups));
     executor.buffer(plan.batch, buf["scales_out"])
-        .download(gpuScales.data(), gpuScales.size() * 4);
-    if (hasZeros) {
-      gpuZeros.resize(size_t(rows * groups));
+        .download(gpu.scales.data(), gpu.scales.size() * 4);
+    if (p.hasZeros) {
+      gpu.zeros.resize(size_t(rows * p.groups));
       executor.buffer(plan.batch, buf["zeros_out"])
-          .download(gpuZeros.data(), gpuZeros.size() * 4);
+          .download(gpu.zeros.data(), gpu.zeros.size() * 4);
     }
   }
+  return gpu;
+}
 
-  // Reference.
-  std::vector<float> wRef = w;
-  std::vector<float> err(static_cast<size_t>(rows * cols));
-  std::vector<int32_t> codes(static_cast<size_t>(rows * cols));
+/// The C++ reference's column loop on the same block: its codes and error
+/// block; dynamic group parameters land in p.params.
+void runReference(LaunchProblem &p, std::vector<int32_t> &codes,
+                  std::vector<float> &err) {
+  const int64_t rows = p.rows, cols = p.cols;
+  std::vector<float> wRef = p.w;
+  err.assign(static_cast<size_t>(rows * cols), 0.0f);
+  codes.assign(static_cast<size_t>(rows * cols), 0);
   gptq::BlockTile tile;
   tile.rows = rows;
   tile.cols = cols;
   tile.w = wRef.data();
   tile.ldw = cols;
-  tile.u = u.data();
+  tile.u = p.u.data();
   tile.ldu = cols;
   tile.codes = codes.data();
   tile.ldc = cols;
   tile.err = err.data();
   tile.lde = cols;
   gptq::BlockGroups bg;
-  bg.params = params.data();
-  bg.ld = groups;
-  bg.groupOfColumn = dynamic ? nullptr : groupOf.data();
-  bg.groupSize = groupSize;
+  bg.params = p.params.data();
+  bg.ld = p.groups;
+  bg.groupOfColumn = p.dynamic ? nullptr : p.groupOf.data();
+  bg.groupSize = p.groupSize;
+  std::string error;
   // Rows are independent: NVFP4 runs them one at a time with their grids.
-  for (int64_t r0 = 0; r0 < rows; r0 += nvfp4 ? 1 : rows) {
-    const int64_t n = nvfp4 ? 1 : rows;
+  for (int64_t r0 = 0; r0 < rows; r0 += p.nvfp4 ? 1 : rows) {
+    const int64_t n = p.nvfp4 ? 1 : rows;
     gptq::BlockTile part = tile;
     part.rows = n;
     part.w = tile.w + r0 * tile.ldw;
@@ -271,42 +301,62 @@ bool checkLaunch(Executor &executor, const Plan &plan, size_t stepIndex,
     part.err = tile.err + r0 * tile.lde;
     gptq::BlockGroups partGroups = bg;
     partGroups.params = bg.params + r0 * bg.ld;
-    if (!gptq::quantizeBlock(gridOf(r0), part, partGroups, error))
+    if (!gptq::quantizeBlock(p.gridOf(r0), part, partGroups, error))
       throw Error("reference block: " + error);
   }
+}
 
+/// Compares bit for bit and prints the PASS/FAIL line. Returns passed.
+bool compareAndReport(const LaunchProblem &p, const BlockOutputs &gpu,
+                      const std::vector<int32_t> &codes,
+                      const std::vector<float> &err) {
+  const int64_t rows = p.rows, cols = p.cols;
   int64_t badCodes = 0, badErr = 0, badParams = 0, first = -1;
   for (int64_t i = 0; i < rows * cols; ++i) {
-    bool codeOk = gpuCodes[size_t(i)] == int8_t(codes[size_t(i)]);
-    bool errOk = bitsOf(gpuErr[size_t(i)]) == bitsOf(err[size_t(i)]);
+    bool codeOk = gpu.codes[size_t(i)] == int8_t(codes[size_t(i)]);
+    bool errOk = bitsOf(gpu.err[size_t(i)]) == bitsOf(err[size_t(i)]);
     badCodes += !codeOk;
     badErr += !errOk;
     if ((!codeOk || !errOk) && first < 0)
       first = i;
   }
-  if (dynamic)
-    for (int64_t i = 0; i < rows * groups; ++i) {
-      badParams += bitsOf(gpuScales[size_t(i)]) !=
-                   bitsOf(params[size_t(i)].scale);
-      if (hasZeros)
+  if (p.dynamic)
+    for (int64_t i = 0; i < rows * p.groups; ++i) {
+      badParams += bitsOf(gpu.scales[size_t(i)]) !=
+                   bitsOf(p.params[size_t(i)].scale);
+      if (p.hasZeros)
         badParams +=
-            bitsOf(gpuZeros[size_t(i)]) != bitsOf(params[size_t(i)].zero);
+            bitsOf(gpu.zeros[size_t(i)]) != bitsOf(p.params[size_t(i)].zero);
     }
   const bool passed = badCodes == 0 && badErr == 0 && badParams == 0;
   std::printf("gptq-check %-4s %-48s R=%lld B=%lld %s: codes %lld/%lld "
               "differ, error %lld differ, group params %lld differ",
-              passed ? "PASS" : "FAIL", encText.c_str(), (long long)rows,
-              (long long)cols, dynamic ? "dynamic" : "static",
+              passed ? "PASS" : "FAIL", p.encText.c_str(), (long long)rows,
+              (long long)cols, p.dynamic ? "dynamic" : "static",
               (long long)badCodes, (long long)(rows * cols),
               (long long)badErr, (long long)badParams);
   if (first >= 0)
     std::printf(" (first at row %lld col %lld: code %d vs %d, e %.9g vs "
                 "%.9g)",
                 (long long)(first / cols), (long long)(first % cols),
-                int(gpuCodes[size_t(first)]), int(int8_t(codes[size_t(first)])),
-                double(gpuErr[size_t(first)]), double(err[size_t(first)]));
+                int(gpu.codes[size_t(first)]),
+                int(int8_t(codes[size_t(first)])),
+                double(gpu.err[size_t(first)]), double(err[size_t(first)]));
   std::printf("\n");
   return passed;
+}
+
+/// One launch: run on the GPU, run the reference, compare. Returns passed.
+bool checkLaunch(Executor &executor, const Plan &plan, size_t stepIndex,
+                 CUstream stream, std::mt19937_64 &rng) {
+  LaunchProblem p = describeLaunch(executor.artifact(), plan, stepIndex);
+  drawInputs(p, rng);
+  planGroups(p, rng);
+  const BlockOutputs gpu = runOnDevice(executor, plan, p, stream);
+  std::vector<int32_t> codes;
+  std::vector<float> err;
+  runReference(p, codes, err);
+  return compareAndReport(p, gpu, codes, err);
 }
 
 } // namespace
@@ -335,9 +385,7 @@ int main(int argc, char **argv) {
     for (const Plan &plan : artifact.plans) {
       for (size_t s = 0; s < plan.steps.size(); ++s) {
         const Step &step = plan.steps[s];
-        if (step.kind != Step::Kind::Launch ||
-            artifact.kernels[step.kernelIndex].name.rfind("qf_gptq_block_",
-                                                          0) != 0)
+        if (step.op != "qf.gptq_block_update")
           continue;
         // Every launch of the plan runs; each check reads only its own
         // outputs, which no other launch writes.

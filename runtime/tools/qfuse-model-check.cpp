@@ -77,11 +77,8 @@ double relativeError(const std::vector<float> &gpu,
   return std::sqrt(diff) / std::max(std::sqrt(norm), 1e-30);
 }
 
-} // namespace
-
-int main(int argc, char **argv) {
-  CLI::App app{"qfuse-model-check: a compiled model's logits against the C++ "
-               "reference decoder (docs/reference-decoder.md)"};
+/// Everything the command line sets.
+struct CheckOptions {
   std::string modelDir, artifactPath, jsonPath;
   std::vector<int32_t> prompt;
   int64_t steps = 32;
@@ -89,116 +86,151 @@ int main(int argc, char **argv) {
   bool identicalTokens = false, denseReference = false;
   std::string gpuWeightsDir;
   int device = 0;
-  app.add_option("--model", modelDir, "Hugging Face checkpoint directory")
+};
+
+void addOptions(CLI::App &app, CheckOptions &o) {
+  app.add_option("--model", o.modelDir, "Hugging Face checkpoint directory")
       ->required()
       ->check(CLI::ExistingDirectory);
-  app.add_option("--artifact", artifactPath, "the model artifact (.qfa)")
+  app.add_option("--artifact", o.artifactPath, "the model artifact (.qfa)")
       ->required()
       ->check(CLI::ExistingFile);
-  app.add_option("--prompt-ids", prompt, "prompt token ids, e.g. 1,2,3")
+  app.add_option("--prompt-ids", o.prompt, "prompt token ids, e.g. 1,2,3")
       ->required()
       ->delimiter(',');
-  app.add_option("--steps", steps, "generated tokens to compare")
+  app.add_option("--steps", o.steps, "generated tokens to compare")
       ->default_val(32)
       ->check(CLI::PositiveNumber);
-  app.add_option("--tolerance", tolerance,
+  app.add_option("--tolerance", o.tolerance,
                  "largest relative L2 error of a step's logits")
       ->default_val(1e-2);
-  app.add_flag("--identical-tokens", identicalTokens,
+  app.add_flag("--identical-tokens", o.identicalTokens,
                "also require the reference's greedy token at every step");
-  app.add_option("--gpu-weights", gpuWeightsDir,
+  app.add_option("--gpu-weights", o.gpuWeightsDir,
                  "load the compiled model's weights from this checkpoint "
                  "instead (e.g. a qfuse-quantize output)")
       ->check(CLI::ExistingDirectory);
-  app.add_flag("--dense-reference", denseReference,
+  app.add_flag("--dense-reference", o.denseReference,
                "the reference keeps the dense weights (measures the "
                "quantization error)");
-  app.add_option("--json", jsonPath, "write the per-step errors here");
-  app.add_option("--device", device, "CUDA device ordinal")->default_val(0);
-  CLI11_PARSE(app, argc, argv);
+  app.add_option("--json", o.jsonPath, "write the per-step errors here");
+  app.add_option("--device", o.device, "CUDA device ordinal")->default_val(0);
+}
 
-  try {
-    runtime::Artifact artifact = runtime::Artifact::load(artifactPath);
-    runtime::ModelCheckpoint checkpoint =
-        runtime::ModelCheckpoint::open(modelDir);
-    runtime::checkModelAgainstConfig(artifact, checkpoint);
+/// The compiled model's greedy generation, keeping every step's logits.
+runtime::Generation runCompiled(const CheckOptions &o,
+                                const runtime::Artifact &artifact,
+                                const runtime::ModelCheckpoint &checkpoint,
+                                const runtime::cuda::Context &context,
+                                const runtime::cuda::Stream &stream) {
+  runtime::Executor executor(artifact, context);
+  runtime::Generator generator(executor, stream.get());
+  if (o.gpuWeightsDir.empty()) {
+    runtime::loadCheckpoint(executor, checkpoint, /*threads=*/0);
+  } else {
+    runtime::ModelCheckpoint gpuCheckpoint =
+        runtime::ModelCheckpoint::open(o.gpuWeightsDir);
+    runtime::checkModelAgainstConfig(artifact, gpuCheckpoint);
+    runtime::loadCheckpoint(executor, gpuCheckpoint, /*threads=*/0);
+  }
+  return generator.generate(o.prompt, o.steps, {/*keepLogits=*/true});
+}
 
-    // The compiled model.
-    runtime::cuda::Context context(device);
-    runtime::cuda::Stream stream;
-    runtime::Executor executor(artifact, context);
-    runtime::Generator generator(executor, stream.get());
-    if (gpuWeightsDir.empty()) {
-      runtime::loadCheckpoint(executor, checkpoint, /*threads=*/0);
-    } else {
-      runtime::ModelCheckpoint gpuCheckpoint =
-          runtime::ModelCheckpoint::open(gpuWeightsDir);
-      runtime::checkModelAgainstConfig(artifact, gpuCheckpoint);
-      runtime::loadCheckpoint(executor, gpuCheckpoint, /*threads=*/0);
-    }
-    runtime::Generation gpu =
-        generator.generate(prompt, steps, {/*keepLogits=*/true});
+/// Every step's logits against the reference decoder's.
+struct Comparison {
+  json perStep = json::array();
+  double worst = 0, sum = 0;
+  int64_t failures = 0, tokenMismatches = 0;
+};
 
-    // The reference, on the same weights through the same rounding rules.
-    reference::ModelConfig config = reference::ModelConfig::load(modelDir);
-    reference::ModelWeights weights =
-        reference::loadCheckpointWeights(config, modelDir);
-    reference::EncodingPlan plan = planFromArtifact(artifact);
-    if (!denseReference)
-      reference::applyEncodingPlan(weights, plan);
-    reference::ReferenceDecoder decoder(config, std::move(weights));
+/// The reference, on the same weights through the same rounding rules, fed
+/// the compiled model's tokens; prints one line per step.
+Comparison compareWithReference(const CheckOptions &o,
+                                const runtime::Artifact &artifact,
+                                const runtime::Generation &gpu) {
+  reference::ModelConfig config = reference::ModelConfig::load(o.modelDir);
+  reference::ModelWeights weights =
+      reference::loadCheckpointWeights(config, o.modelDir);
+  reference::EncodingPlan plan = planFromArtifact(artifact);
+  if (!o.denseReference)
+    reference::applyEncodingPlan(weights, plan);
+  reference::ReferenceDecoder decoder(config, std::move(weights));
 
-    json perStep = json::array();
-    double worst = 0, sum = 0;
-    int64_t failures = 0, tokenMismatches = 0;
-    std::vector<double> ref = decoder.prefill(prompt);
-    for (int64_t i = 0; i < steps; ++i) {
-      if (i > 0)
-        ref = decoder.step(gpu.tokens[i - 1]);
-      double err = relativeError(gpu.logits[i], ref);
-      int64_t refToken = reference::argmax(ref);
-      bool tokenOk = refToken == gpu.tokens[i];
-      bool ok = err <= tolerance && (!identicalTokens || tokenOk);
-      worst = std::max(worst, err);
-      sum += err;
-      failures += !ok;
-      tokenMismatches += !tokenOk;
-      std::printf("step %2lld: token %6d (reference %6lld)  logits rel. err "
-                  "%.3e%s\n",
-                  (long long)i, gpu.tokens[i], (long long)refToken, err,
-                  ok ? "" : "  FAIL");
-      perStep.push_back({{"step", i},
+  Comparison c;
+  std::vector<double> ref = decoder.prefill(o.prompt);
+  for (int64_t i = 0; i < o.steps; ++i) {
+    if (i > 0)
+      ref = decoder.step(gpu.tokens[i - 1]);
+    double err = relativeError(gpu.logits[i], ref);
+    int64_t refToken = reference::argmax(ref);
+    bool tokenOk = refToken == gpu.tokens[i];
+    bool ok = err <= o.tolerance && (!o.identicalTokens || tokenOk);
+    c.worst = std::max(c.worst, err);
+    c.sum += err;
+    c.failures += !ok;
+    c.tokenMismatches += !tokenOk;
+    std::printf("step %2lld: token %6d (reference %6lld)  logits rel. err "
+                "%.3e%s\n",
+                (long long)i, gpu.tokens[i], (long long)refToken, err,
+                ok ? "" : "  FAIL");
+    c.perStep.push_back({{"step", i},
                          {"token", gpu.tokens[i]},
                          {"reference_token", refToken},
                          {"relative_error", err}});
-    }
-    std::printf("%s: %lld steps, worst logits relative error %.3e, mean "
-                "%.3e (tolerance %.1e), %lld token differences%s: %s\n",
-                artifactPath.c_str(), (long long)steps, worst,
-                sum / double(steps), tolerance,
-                (long long)tokenMismatches,
-                identicalTokens ? " (must be 0)" : "",
-                failures ? "FAIL" : "PASS");
-    if (!jsonPath.empty()) {
-      std::ofstream(jsonPath)
-          << json{{"artifact", artifactPath},
-                  {"model", modelDir},
-                  {"gpu", context.name()},
-                  {"steps", steps},
-                  {"tolerance", tolerance},
-                  {"identical_tokens_required", identicalTokens},
-                  {"worst_relative_error", worst},
-                  {"mean_relative_error", sum / double(steps)},
-                  {"gpu_weights", gpuWeightsDir.empty() ? modelDir
-                                                        : gpuWeightsDir},
-                  {"dense_reference", denseReference},
-                  {"token_differences", tokenMismatches},
-                  {"pass", failures == 0},
-                  {"per_step", perStep}}
-                 .dump(1)
-          << "\n";
-    }
-    return failures ? 1 : 0;
+  }
+  return c;
+}
+
+void writeJson(const CheckOptions &o, const runtime::cuda::Context &context,
+               const Comparison &c) {
+  std::ofstream(o.jsonPath)
+      << json{{"artifact", o.artifactPath},
+              {"model", o.modelDir},
+              {"gpu", context.name()},
+              {"steps", o.steps},
+              {"tolerance", o.tolerance},
+              {"identical_tokens_required", o.identicalTokens},
+              {"worst_relative_error", c.worst},
+              {"mean_relative_error", c.sum / double(o.steps)},
+              {"gpu_weights",
+               o.gpuWeightsDir.empty() ? o.modelDir : o.gpuWeightsDir},
+              {"dense_reference", o.denseReference},
+              {"token_differences", c.tokenMismatches},
+              {"pass", c.failures == 0},
+              {"per_step", c.perStep}}
+             .dump(1)
+      << "\n";
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  CLI::App app{"qfuse-model-check: a compiled model's logits against the C++ "
+               "reference decoder (docs/reference-decoder.md)"};
+  CheckOptions o;
+  addOptions(app, o);
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    runtime::Artifact artifact = runtime::Artifact::load(o.artifactPath);
+    runtime::ModelCheckpoint checkpoint =
+        runtime::ModelCheckpoint::open(o.modelDir);
+    runtime::checkModelAgainstConfig(artifact, checkpoint);
+
+    runtime::cuda::Context context(o.device);
+    runtime::cuda::Stream stream;
+    runtime::Generation gpu =
+        runCompiled(o, artifact, checkpoint, context, stream);
+    const Comparison c = compareWithReference(o, artifact, gpu);
+    std::printf(
+        "%s: %lld steps, worst logits relative error %.3e, mean "
+        "%.3e (tolerance %.1e), %lld token differences%s: %s\n",
+        o.artifactPath.c_str(), (long long)o.steps, c.worst,
+        c.sum / double(o.steps), o.tolerance, (long long)c.tokenMismatches,
+        o.identicalTokens ? " (must be 0)" : "", c.failures ? "FAIL" : "PASS");
+    if (!o.jsonPath.empty())
+      writeJson(o, context, c);
+    return c.failures ? 1 : 0;
   } catch (const std::exception &e) {
     std::cerr << "qfuse-model-check: " << e.what() << "\n";
     return 1;

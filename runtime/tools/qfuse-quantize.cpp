@@ -86,7 +86,8 @@ int main(int argc, char **argv) {
       jsonPath;
   int64_t seqLen = 512;
   double damp = 0.01;
-  bool actOrder = false, staticGroups = false, overwrite = false;
+  bool actOrder = false, staticGroups = false, overwrite = false,
+       hostWeights = false;
   uint64_t seed = 0;
   int device = 0;
   app.add_option("--model", modelDir, "Hugging Face checkpoint directory")
@@ -122,6 +123,9 @@ int main(int argc, char **argv) {
   app.add_flag("--static-groups", staticGroups,
                "fit group scales up front on the original weights");
   app.add_flag("--overwrite", overwrite, "replace an existing output");
+  app.add_flag("--host-weights", hostWeights,
+               "convert the weights to f32 on the host as the earlier "
+               "pipeline did (for comparison; the codes are identical)");
   app.add_option("--seed", seed, "seed of random calibration samples")
       ->default_val(seed);
   app.add_option("--device", device, "CUDA device ordinal")->default_val(0);
@@ -142,6 +146,7 @@ int main(int argc, char **argv) {
   options.actOrder = actOrder;
   options.staticGroups = staticGroups;
   options.overwrite = overwrite;
+  options.hostWeights = hostWeights;
   options.seed = seed;
   options.device = device;
   options.command = tools::commandLine(argc, argv);

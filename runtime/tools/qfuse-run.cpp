@@ -257,11 +257,8 @@ json resultJson(const RunResult &r) {
           {"decode_breakdown", r.breakdown}};
 }
 
-} // namespace
-
-int main(int argc, char **argv) {
-  CLI::App app{"qfuse-run: generate tokens with a compiled model artifact "
-               "(docs/decode-model.md)"};
+/// Everything the command line sets.
+struct RunOptions {
   std::string modelDir, artifactPath, fp16ArtifactPath, jsonPath, encodingText;
   std::vector<int32_t> prompt;
   int64_t maxNew = 64;
@@ -269,240 +266,284 @@ int main(int argc, char **argv) {
   int device = 0, warmup = 1;
   bool profile = false;
   unsigned threads = 0;
-  app.add_option("--model", modelDir,
+  std::string promptText, systemText, tokenizerDir;
+  bool chat = false;
+  SamplingOptions sampling;
+  bool fp16 = false;
+  std::string savePacked;
+};
+
+void addOptions(CLI::App &app, RunOptions &o) {
+  app.add_option("--model", o.modelDir,
                  "Hugging Face checkpoint directory (config.json, "
                  "model.safetensors or its index and shards)")
       ->check(CLI::ExistingDirectory);
-  app.add_option("--artifact", artifactPath,
+  app.add_option("--artifact", o.artifactPath,
                  "the model artifact (.qfa); default with --model and "
                  "--encoding E: DIR/qfuse-E.qfa")
       ->check(CLI::ExistingFile);
-  app.add_option("--prompt-ids", prompt, "prompt token ids, e.g. 1,2,3")
+  app.add_option("--prompt-ids", o.prompt, "prompt token ids, e.g. 1,2,3")
       ->delimiter(',');
-  std::string promptText, systemText, tokenizerDir;
-  bool chat = false;
-  app.add_option("--prompt", promptText,
+  app.add_option("--prompt", o.promptText,
                  "the prompt as text, tokenized with the model's "
                  "tokenizer.json; the answer streams to stdout as text");
-  app.add_flag("--chat", chat,
+  app.add_flag("--chat", o.chat,
                "apply the model's chat format (tokenizer_config.json's "
                "chat_template: Llama-3, ChatML/Qwen2, Mistral instruct) to "
                "--prompt");
-  app.add_option("--system", systemText, "with --chat: a system message");
-  app.add_option("--tokenizer", tokenizerDir,
+  app.add_option("--system", o.systemText, "with --chat: a system message");
+  app.add_option("--tokenizer", o.tokenizerDir,
                  "directory of tokenizer.json (default: --model DIR)")
       ->check(CLI::ExistingDirectory);
-  SamplingOptions sampling;
-  app.add_option("--temperature", sampling.temperature,
+  app.add_option("--temperature", o.sampling.temperature,
                  "sampling temperature; 0 (default) is greedy");
-  app.add_option("--top-k", sampling.topK, "keep the k likeliest tokens (0: off)");
-  app.add_option("--top-p", sampling.topP,
+  app.add_option("--top-k", o.sampling.topK,
+                 "keep the k likeliest tokens (0: off)");
+  app.add_option("--top-p", o.sampling.topP,
                  "keep the likeliest tokens up to this mass (1: off)");
-  app.add_option("--min-p", sampling.minP,
+  app.add_option("--min-p", o.sampling.minP,
                  "drop tokens below this fraction of the likeliest (0: off)");
-  app.add_option("--repetition-penalty", sampling.repetitionPenalty,
+  app.add_option("--repetition-penalty", o.sampling.repetitionPenalty,
                  "divide the logits of tokens seen so far (1: off)");
-  app.add_option("--seed", sampling.seed, "seed of the sampler")
+  app.add_option("--seed", o.sampling.seed, "seed of the sampler")
       ->default_val(0);
-  app.add_option("--max-new-tokens", maxNew, "tokens to generate")
+  app.add_option("--max-new-tokens", o.maxNew, "tokens to generate")
       ->default_val(64)
       ->check(CLI::PositiveNumber);
-  app.add_option("--fp16-artifact", fp16ArtifactPath,
+  app.add_option("--fp16-artifact", o.fp16ArtifactPath,
                  "the same model compiled with --encoding fp16: run it too "
                  "and print the speedup")
       ->check(CLI::ExistingFile);
-  bool fp16 = false;
-  std::string savePacked;
-  app.add_option("--save-packed", savePacked,
+  app.add_option("--save-packed", o.savePacked,
                  "first write the checkpoint quantized for --artifact (row-"
                  "major packed components and config.json) into this "
                  "directory; --model on it later skips quantization");
-  app.add_flag("--fp16", fp16,
+  app.add_flag("--fp16", o.fp16,
                "also run the fp16 cuBLAS build, DIR/qfuse-fp16.qfa (as "
                "--fp16-artifact)");
-  app.add_option("--random-weights", randomSeed,
+  app.add_option("--random-weights", o.randomSeed,
                  "random weights from this seed instead of --model "
                  "(benchmarks)");
-  app.add_option("--encoding", encodingText,
+  app.add_option("--encoding", o.encodingText,
                  "check that --artifact's weights have this encoding "
                  "(int4-g128, nvfp4, fp16, or an #qf.enc body)");
-  app.add_option("--json", jsonPath, "write the results as JSON here");
-  app.add_option("--device", device, "CUDA device ordinal")->default_val(0);
-  app.add_option("--threads", threads,
+  app.add_option("--json", o.jsonPath, "write the results as JSON here");
+  app.add_option("--device", o.device, "CUDA device ordinal")->default_val(0);
+  app.add_option("--threads", o.threads,
                  "threads quantizing the weights (default: every core)");
-  app.add_option("--warmup", warmup, "untimed generations first")
+  app.add_option("--warmup", o.warmup, "untimed generations first")
       ->default_val(1)
       ->check(CLI::NonNegativeNumber);
-  app.add_flag("--profile", profile,
+  app.add_flag("--profile", o.profile,
                "print the decode step by part (linear layers, attention, "
                "the rest), each measured as what the step's graph saves "
                "without that part's launches");
-  CLI11_PARSE(app, argc, argv);
+}
 
-  if (promptText.empty() == prompt.empty()) {
+/// Rejects options that do not go together and fills in the default
+/// artifact paths; false (after saying why on stderr) when it cannot run.
+bool resolveOptions(RunOptions &o) {
+  if (o.promptText.empty() == o.prompt.empty()) {
     std::cerr << "qfuse-run: give exactly one of --prompt TEXT and "
                  "--prompt-ids ID,ID,...\n";
-    return 2;
+    return false;
   }
-  if ((chat || !systemText.empty()) && promptText.empty()) {
+  if ((o.chat || !o.systemText.empty()) && o.promptText.empty()) {
     std::cerr << "qfuse-run: --chat and --system apply to --prompt TEXT\n";
-    return 2;
+    return false;
   }
-  if (!systemText.empty() && !chat) {
+  if (!o.systemText.empty() && !o.chat) {
     std::cerr << "qfuse-run: --system needs --chat\n";
-    return 2;
+    return false;
   }
-  if (std::string why = sampling.check(); !why.empty()) {
+  if (std::string why = o.sampling.check(); !why.empty()) {
     std::cerr << "qfuse-run: " << why << "\n";
-    return 2;
+    return false;
   }
-  if (modelDir.empty() == !randomSeed) {
+  if (o.modelDir.empty() == !o.randomSeed) {
     std::cerr << "qfuse-run: give exactly one of --model DIR and "
                  "--random-weights SEED\n";
-    return 2;
+    return false;
   }
   // The runtime does not compile (the compiler stays on the build machine):
   // without --artifact, the model directory holds one artifact per
   // encoding, named as `python3 -m qfuse compile` is told below.
   auto defaultArtifact = [&](const std::string &enc) -> std::string {
-    std::string path = modelDir + "/qfuse-" + enc + ".qfa";
+    std::string path = o.modelDir + "/qfuse-" + enc + ".qfa";
     if (std::ifstream(path).good())
       return path;
-    std::cerr << "qfuse-run: no artifact for --encoding " << enc << ": "
-              << path << " does not exist. Compile it on a machine with "
+    std::cerr << "qfuse-run: no artifact for --encoding " << enc << ": " << path
+              << " does not exist. Compile it on a machine with "
               << "the compiler:\n  PYTHONPATH=python-frontend python3 -m "
-              << "qfuse compile --config " << modelDir
-              << "/config.json --encoding " << enc
-              << " --batch-sizes 1,8 -o " << path
-              << "\nor pass --artifact FILE\n";
+              << "qfuse compile --config " << o.modelDir
+              << "/config.json --encoding " << enc << " --batch-sizes 1,8 -o "
+              << path << "\nor pass --artifact FILE\n";
     return "";
   };
-  if (artifactPath.empty()) {
-    if (modelDir.empty() || encodingText.empty()) {
+  if (o.artifactPath.empty()) {
+    if (o.modelDir.empty() || o.encodingText.empty()) {
       std::cerr << "qfuse-run: give --artifact FILE, or --model DIR with "
                    "--encoding E (reads DIR/qfuse-E.qfa)\n";
-      return 2;
+      return false;
     }
-    artifactPath = defaultArtifact(encodingText);
-    if (artifactPath.empty())
-      return 2;
+    o.artifactPath = defaultArtifact(o.encodingText);
+    if (o.artifactPath.empty())
+      return false;
   }
-  if (fp16 && fp16ArtifactPath.empty()) {
-    if (modelDir.empty()) {
+  if (o.fp16 && o.fp16ArtifactPath.empty()) {
+    if (o.modelDir.empty()) {
       std::cerr << "qfuse-run: --fp16 needs --model DIR (or give "
                    "--fp16-artifact FILE)\n";
-      return 2;
+      return false;
     }
-    fp16ArtifactPath = defaultArtifact("fp16");
-    if (fp16ArtifactPath.empty())
-      return 2;
+    o.fp16ArtifactPath = defaultArtifact("fp16");
+    if (o.fp16ArtifactPath.empty())
+      return false;
   }
+  return true;
+}
+
+/// --prompt TEXT: the tokenizer, the prompt's ids (in the chat format with
+/// --chat) and the stop tokens; the reports then go to stderr. Nothing
+/// without --prompt.
+std::optional<qfuse::text::Tokenizer> tokenizePrompt(RunOptions &o,
+                                                     GenerateOptions &options) {
+  std::optional<qfuse::text::Tokenizer> tokenizer;
+  if (!o.promptText.empty()) {
+    if (o.tokenizerDir.empty())
+      o.tokenizerDir = o.modelDir;
+    if (o.tokenizerDir.empty())
+      throw qfuse::Error("--prompt needs a tokenizer: --model DIR or "
+                         "--tokenizer DIR (with tokenizer.json)");
+    try {
+      tokenizer = qfuse::text::Tokenizer::fromDirectory(o.tokenizerDir);
+      std::string text = o.promptText, endOfTurn;
+      if (o.chat) {
+        auto format = qfuse::text::ChatFormat::fromDirectory(o.tokenizerDir);
+        std::vector<qfuse::text::ChatMessage> messages;
+        if (!o.systemText.empty())
+          messages.push_back({"system", o.systemText});
+        messages.push_back({"user", o.promptText});
+        text = format.apply(messages);
+        endOfTurn = format.endOfTurn();
+      }
+      // A chat prompt holds its special tokens' text (BOS included).
+      o.prompt = tokenizer->encode(text, /*addSpecialTokens=*/!o.chat);
+      options.stopTokens =
+          qfuse::text::stopTokenIds(o.tokenizerDir, *tokenizer, endOfTurn);
+    } catch (const qfuse::text::TokenizerError &e) {
+      throw qfuse::Error(std::string("--prompt: ") + e.what());
+    }
+    info = stderr;
+  }
+  return tokenizer;
+}
+
+/// The JSON record's header: the command, the device and the request.
+json runRecord(const RunOptions &o, int argc, char **argv,
+               const cuda::Context &context,
+               const std::optional<ModelCheckpoint> &checkpoint,
+               const GenerateOptions &options) {
+  return {{"command", qfuse::tools::commandLine(argc, argv)},
+          {"gpu", context.name()},
+          {"chip", context.chip()},
+          {"date", qfuse::tools::utcNow()},
+          {"weights", checkpoint
+                          ? o.modelDir
+                          : "random, seed " + std::to_string(*o.randomSeed)},
+          {"max_new_tokens", o.maxNew},
+          {"prompt_ids", o.prompt},
+          {"sampling",
+           {{"temperature", o.sampling.temperature},
+            {"top_k", o.sampling.topK},
+            {"top_p", o.sampling.topP},
+            {"min_p", o.sampling.minP},
+            {"repetition_penalty", o.sampling.repetitionPenalty},
+            {"seed", o.sampling.seed}}},
+          {"stop_tokens", options.stopTokens}};
+}
+
+/// Prints and records the quantized run against the fp16 one: speedups and
+/// how many leading tokens agree.
+void compareWithFp16(const RunResult &quantized, const RunResult &fp16,
+                     json &out) {
+  const Generation &q = quantized.generation, &f = fp16.generation;
+  size_t agree = 0;
+  while (agree < q.tokens.size() && agree < f.tokens.size() &&
+         q.tokens[agree] == f.tokens[agree])
+    ++agree;
+  const double decodeSpeedup =
+      f.decodeTokensPerSecond > 0
+          ? q.decodeTokensPerSecond / f.decodeTokensPerSecond
+          : 0.0;
+  const double ttftSpeedup = q.ttftMs > 0 ? f.ttftMs / q.ttftMs : 0.0;
+  std::fprintf(info,
+               "speedup over fp16: decode %.2fx (%.1f vs %.1f tokens/s), "
+               "time to first token %.2fx (%.3f vs %.3f ms); the first "
+               "%zu of %zu tokens agree\n",
+               decodeSpeedup, q.decodeTokensPerSecond, f.decodeTokensPerSecond,
+               ttftSpeedup, q.ttftMs, f.ttftMs, agree, q.tokens.size());
+  out["fp16_run"] = resultJson(fp16);
+  out["speedup"] = {{"decode", decodeSpeedup},
+                    {"ttft", ttftSpeedup},
+                    {"tokens_agreeing", agree}};
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  CLI::App app{"qfuse-run: generate tokens with a compiled model artifact "
+               "(docs/decode-model.md)"};
+  RunOptions o;
+  addOptions(app, o);
+  CLI11_PARSE(app, argc, argv);
+  if (!resolveOptions(o))
+    return 2;
   try {
     std::optional<qfuse::format::Encoding> encoding;
-    if (!encodingText.empty())
-      encoding = parseEncodingOption(encodingText);
+    if (!o.encodingText.empty())
+      encoding = parseEncodingOption(o.encodingText);
     GenerateOptions options;
-    options.sampling = sampling;
-    std::optional<qfuse::text::Tokenizer> tokenizer;
-    if (!promptText.empty()) {
-      if (tokenizerDir.empty())
-        tokenizerDir = modelDir;
-      if (tokenizerDir.empty())
-        throw qfuse::Error("--prompt needs a tokenizer: --model DIR or "
-                           "--tokenizer DIR (with tokenizer.json)");
-      try {
-        tokenizer = qfuse::text::Tokenizer::fromDirectory(tokenizerDir);
-        std::string text = promptText, endOfTurn;
-        if (chat) {
-          auto format = qfuse::text::ChatFormat::fromDirectory(tokenizerDir);
-          std::vector<qfuse::text::ChatMessage> messages;
-          if (!systemText.empty())
-            messages.push_back({"system", systemText});
-          messages.push_back({"user", promptText});
-          text = format.apply(messages);
-          endOfTurn = format.endOfTurn();
-        }
-        // A chat prompt holds its special tokens' text (BOS included).
-        prompt = tokenizer->encode(text, /*addSpecialTokens=*/!chat);
-        options.stopTokens =
-            qfuse::text::stopTokenIds(tokenizerDir, *tokenizer, endOfTurn);
-      } catch (const qfuse::text::TokenizerError &e) {
-        throw qfuse::Error(std::string("--prompt: ") + e.what());
-      }
-      info = stderr;
-    }
+    options.sampling = o.sampling;
+    std::optional<qfuse::text::Tokenizer> tokenizer =
+        tokenizePrompt(o, options);
     std::optional<ModelCheckpoint> checkpoint;
-    if (!modelDir.empty())
-      checkpoint.emplace(ModelCheckpoint::open(modelDir));
-    if (!savePacked.empty()) {
+    if (!o.modelDir.empty())
+      checkpoint.emplace(ModelCheckpoint::open(o.modelDir));
+    if (!o.savePacked.empty()) {
       if (!checkpoint)
         throw qfuse::Error("--save-packed needs --model DIR");
-      writePackedCheckpoint(Artifact::load(artifactPath), *checkpoint,
-                            savePacked);
+      writePackedCheckpoint(Artifact::load(o.artifactPath), *checkpoint,
+                            o.savePacked);
       std::fprintf(info, "wrote the packed checkpoint for %s to %s\n",
-                  artifactPath.c_str(), savePacked.c_str());
+                   o.artifactPath.c_str(), o.savePacked.c_str());
     }
-    cuda::Context context(device);
+    cuda::Context context(o.device);
     cuda::Stream stream;
     std::fprintf(info, "qfuse-run on %s, %s\n", context.describe().c_str(),
                 qfuse::tools::utcNow().c_str());
-    json out = {{"command", qfuse::tools::commandLine(argc, argv)},
-                {"gpu", context.name()},
-                {"chip", context.chip()},
-                {"date", qfuse::tools::utcNow()},
-                {"weights", checkpoint ? modelDir
-                                       : "random, seed " +
-                                             std::to_string(*randomSeed)},
-                {"max_new_tokens", maxNew},
-                {"prompt_ids", prompt},
-                {"sampling",
-                 {{"temperature", sampling.temperature},
-                  {"top_k", sampling.topK},
-                  {"top_p", sampling.topP},
-                  {"min_p", sampling.minP},
-                  {"repetition_penalty", sampling.repetitionPenalty},
-                  {"seed", sampling.seed}}},
-                {"stop_tokens", options.stopTokens}};
+    json out = runRecord(o, argc, argv, context, checkpoint, options);
 
     RunResult quantized = runArtifact(
-        artifactPath, context, stream, checkpoint ? &*checkpoint : nullptr,
-        randomSeed, threads, prompt, maxNew, warmup, options,
-        tokenizer ? &*tokenizer : nullptr, encoding, encodingText, profile);
+        o.artifactPath, context, stream, checkpoint ? &*checkpoint : nullptr,
+        o.randomSeed, o.threads, o.prompt, o.maxNew, o.warmup, options,
+        tokenizer ? &*tokenizer : nullptr, encoding, o.encodingText, o.profile);
     out["run"] = resultJson(quantized);
-    if (!fp16ArtifactPath.empty()) {
-      RunResult fp16 = runArtifact(fp16ArtifactPath, context, stream,
-                                   checkpoint ? &*checkpoint : nullptr,
-                                   randomSeed, threads, prompt, maxNew, warmup,
-                                   options, tokenizer ? &*tokenizer : nullptr,
-                                   parseEncodingOption("fp16"), "fp16",
-                                   profile);
-      const Generation &q = quantized.generation, &f = fp16.generation;
-      size_t agree = 0;
-      while (agree < q.tokens.size() && agree < f.tokens.size() &&
-             q.tokens[agree] == f.tokens[agree])
-        ++agree;
-      const double decodeSpeedup =
-          f.decodeTokensPerSecond > 0
-              ? q.decodeTokensPerSecond / f.decodeTokensPerSecond
-              : 0.0;
-      const double ttftSpeedup = q.ttftMs > 0 ? f.ttftMs / q.ttftMs : 0.0;
-      std::fprintf(info, "speedup over fp16: decode %.2fx (%.1f vs %.1f tokens/s), "
-                  "time to first token %.2fx (%.3f vs %.3f ms); the first "
-                  "%zu of %zu tokens agree\n",
-                  decodeSpeedup, q.decodeTokensPerSecond,
-                  f.decodeTokensPerSecond, ttftSpeedup, q.ttftMs, f.ttftMs,
-                  agree, q.tokens.size());
-      out["fp16_run"] = resultJson(fp16);
-      out["speedup"] = {{"decode", decodeSpeedup},
-                        {"ttft", ttftSpeedup},
-                        {"tokens_agreeing", agree}};
+    if (!o.fp16ArtifactPath.empty()) {
+      RunResult fp16 =
+          runArtifact(o.fp16ArtifactPath, context, stream,
+                      checkpoint ? &*checkpoint : nullptr, o.randomSeed,
+                      o.threads, o.prompt, o.maxNew, o.warmup, options,
+                      tokenizer ? &*tokenizer : nullptr,
+                      parseEncodingOption("fp16"), "fp16", o.profile);
+      compareWithFp16(quantized, fp16, out);
     }
-    if (!jsonPath.empty()) {
-      std::ofstream file(jsonPath);
+    if (!o.jsonPath.empty()) {
+      std::ofstream file(o.jsonPath);
       file << out.dump(2) << "\n";
       if (!file)
-        throw qfuse::Error("cannot write '" + jsonPath + "'");
-      std::fprintf(info, "wrote %s\n", jsonPath.c_str());
+        throw qfuse::Error("cannot write '" + o.jsonPath + "'");
+      std::fprintf(info, "wrote %s\n", o.jsonPath.c_str());
     }
   } catch (const qfuse::Error &e) {
     std::cerr << "qfuse-run: error: " << e.what() << "\n";

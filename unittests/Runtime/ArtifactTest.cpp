@@ -305,8 +305,52 @@ TEST(ArtifactInvalid, MissingFormat) {
 }
 
 TEST(ArtifactInvalid, OtherVersion) {
-  expectInvalid([](json &a) { a["version"] = 4; },
-                {"version", "found 4", "supports 2 to 3"});
+  expectInvalid([](json &a) { a["version"] = 5; },
+                {"version", "found 5", "supports 2 to 4"});
+}
+
+//===----------------------------------------------------------------------===//
+// Launch steps that name their op (version 4)
+//===----------------------------------------------------------------------===//
+
+TEST(Artifact, LaunchNamesItsOpAndGrid) {
+  json a = json::parse(kValidArtifact);
+  a["version"] = 4;
+  launchStep(a)["op"] = "qf.gptq_block_update";
+  launchStep(a)["encoding"] = "int4, group = 32, scale = f16";
+  Artifact parsed = Artifact::parse(a.dump(), "test.qfa");
+  const Step &step = parsed.plans[0].steps[2];
+  EXPECT_EQ(step.op, "qf.gptq_block_update");
+  ASSERT_TRUE(step.hasEncoding);
+  EXPECT_EQ(step.encoding.format, qfuse::format::ElementFormat::Int4);
+  EXPECT_EQ(step.encoding.groupSize, 32);
+  EXPECT_TRUE(parsed.plans[0].steps[1].op.empty());
+}
+
+TEST(ArtifactInvalid, LaunchOpNeedsVersion4) {
+  expectInvalid([](json &a) { launchStep(a)["op"] = "qf.gptq_block_update"; },
+                {"plans[0].steps[2]", "need version 4", "says 2"});
+}
+
+TEST(ArtifactInvalid, LaunchEncodingMustParse) {
+  expectInvalid(
+      [](json &a) {
+        a["version"] = 4;
+        launchStep(a)["op"] = "qf.gptq_block_update";
+        launchStep(a)["encoding"] = "int4, group = 0, scale = f16";
+      },
+      {"plans[0].steps[2].encoding", "'int4, group = 0, scale = f16' is not "
+                                     "an encoding",
+       "group size must be at least 2"});
+}
+
+TEST(ArtifactInvalid, BlockUpdateLaunchNamesItsGrid) {
+  expectInvalid(
+      [](json &a) {
+        a["version"] = 4;
+        launchStep(a)["op"] = "qf.gptq_block_update";
+      },
+      {"plans[0].steps[2]", "names its grid in \"encoding\""});
 }
 
 TEST(ArtifactInvalid, Version1IsRejected) {

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <fstream>
 #include <initializer_list>
+#include <iterator>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -148,6 +149,27 @@ TEST(Safetensors, RoundTripThroughFile) {
   TensorView view = file.view("layer.weight");
   ASSERT_EQ(view.size, values.size() * sizeof(float));
   EXPECT_EQ(std::memcmp(view.data, values.data(), view.size), 0);
+  std::remove(path.c_str());
+}
+
+TEST(Safetensors, FileHoldsExactlyTheSerializedBytes) {
+  // write() puts the tensors at their offsets by parallel writes: the file
+  // must be serialize()'s bytes, for many tensors of odd sizes.
+  const std::string path = ::testing::TempDir() + "qfuse-parallel.safetensors";
+  SafetensorsWriter writer;
+  writer.setMetadata("format", "pt");
+  for (int t = 0; t < 37; ++t) {
+    std::vector<uint8_t> bytes(size_t(1 + t * 4099));
+    for (size_t i = 0; i < bytes.size(); ++i)
+      bytes[i] = uint8_t(i * 31 + size_t(t));
+    writer.add("t" + std::to_string(t), DType::U8,
+               {int64_t(bytes.size())}, bytes.data(), bytes.size());
+  }
+  writer.write(path);
+  std::ifstream in(path, std::ios::binary);
+  std::vector<uint8_t> file((std::istreambuf_iterator<char>(in)),
+                            std::istreambuf_iterator<char>());
+  EXPECT_EQ(file, writer.serialize());
   std::remove(path.c_str());
 }
 

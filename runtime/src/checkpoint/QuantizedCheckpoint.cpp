@@ -8,6 +8,8 @@
 
 #include "qfuse/runtime/checkpoint/QuantizedCheckpoint.h"
 
+#include "ParallelJobs.h"
+
 #include "qfuse/runtime/checkpoint/Importers.h"
 #include "qfuse/runtime/Error.h"
 #include "qfuse/runtime/checkpoint/WeightSources.h"
@@ -116,6 +118,10 @@ format::PackedWeight packWeight(const QuantizedWeight &weight) {
   packed.encoding = weight.encoding;
   packed.n = weight.n;
   packed.k = weight.k;
+  if (weight.packed) {
+    packed.components = *weight.packed;
+    return packed;
+  }
   std::string error;
   if (!format::validate(weight.encoding, weight.n, weight.k, error) ||
       !format::pack(weight.encoding, weight.weight, weight.n, weight.k,
@@ -159,15 +165,27 @@ Output packedOutput(const ModelCheckpoint &source,
   // Row-major, so once per checkpoint tensor however many layouts the
   // artifact packs it in (the runtime repacks each at load).
   std::set<std::string> written;
-  for (const WeightSpec &spec : artifact.weights) {
-    if (!written.insert(spec.checkpointName()).second)
-      continue;
-    auto it = given.find(spec.checkpointName());
-    format::TensorMap components = it != given.end()
-                                       ? packWeight(*it->second).components
-                                       : checkpointWeight(source, spec);
-    addTensors(out.tensors, spec.checkpointName() + ".", components);
-    out.tensors.setMetadata("qfuse.encoding." + spec.checkpointName(), spec.encoding);
+  std::vector<const WeightSpec *> specs;
+  for (const WeightSpec &spec : artifact.weights)
+    if (written.insert(spec.checkpointName()).second)
+      specs.push_back(&spec);
+  // Packed (or quantized from the source) on every core, added in order.
+  std::vector<format::TensorMap> components(specs.size());
+  detail::parallelJobs(specs.size(), [&](size_t i) {
+    auto it = given.find(specs[i]->checkpointName());
+    if (it != given.end() && it->second->packed)
+      return; // added from it->second->packed below, without a copy
+    components[i] = it != given.end() ? packWeight(*it->second).components
+                                      : checkpointWeight(source, *specs[i]);
+  });
+  for (size_t i = 0; i < specs.size(); ++i) {
+    auto it = given.find(specs[i]->checkpointName());
+    addTensors(out.tensors, specs[i]->checkpointName() + ".",
+               it != given.end() && it->second->packed ? *it->second->packed
+                                                       : components[i]);
+    format::TensorMap().swap(components[i]);
+    out.tensors.setMetadata("qfuse.encoding." + specs[i]->checkpointName(),
+                            specs[i]->encoding);
   }
   for (const TensorSpec &tensor : artifact.tensors) {
     std::vector<uint8_t> bytes = checkpointTensor(source, tensor);
@@ -306,8 +324,14 @@ Output convertedOutput(const ModelCheckpoint &source,
 
   Output out;
   out.tensors.setMetadata("format", "pt");
-  // The quantized modules, converted.
-  for (const auto &[name, weight] : given) {
+  // The quantized modules, converted on every core, added in order.
+  std::vector<const QuantizedWeight *> weights;
+  for (const auto &[name, weight] : given)
+    weights.push_back(weight);
+  std::vector<format::TensorMap> converted(weights.size());
+  detail::parallelJobs(weights.size(), [&](size_t i) {
+    const std::string &name = weights[i]->name;
+    const QuantizedWeight *weight = weights[i];
     const std::string tensor = name + ".weight";
     const TensorInfo *info = source.find(tensor);
     if (!info)
@@ -332,7 +356,11 @@ Output convertedOutput(const ModelCheckpoint &source,
     if (!ok)
       throw Error("writing " + formatName + ": quantized weight '" + name +
                   "' (" + encodingText(packed.encoding) + "): " + error);
-    addTensors(out.tensors, name + ".", tensors);
+    converted[i] = std::move(tensors);
+  });
+  for (size_t i = 0; i < weights.size(); ++i) {
+    addTensors(out.tensors, weights[i]->name + ".", converted[i]);
+    format::TensorMap().swap(converted[i]);
   }
   // Every other tensor as it is.
   for (const SafetensorsFile &file : source.files())

@@ -4,6 +4,7 @@
 
 #include "qfuse/runtime/Error.h"
 
+#include "ParallelJobs.h"
 #include "StrictJson.h"
 
 #include <nlohmann/json.hpp>
@@ -369,7 +370,7 @@ void SafetensorsWriter::setMetadata(const std::string &key,
   metadata_[key] = value;
 }
 
-std::vector<uint8_t> SafetensorsWriter::serialize() const {
+std::string SafetensorsWriter::headerText(uint64_t &dataBytes) const {
   json header = json::object();
   uint64_t offset = 0;
   for (const Entry &entry : entries_) {
@@ -384,9 +385,15 @@ std::vector<uint8_t> SafetensorsWriter::serialize() const {
   std::string text = header.dump();
   // Pad with spaces so the data buffer starts 8-byte aligned.
   text.append((8 - text.size() % 8) % 8, ' ');
+  dataBytes = offset;
+  return text;
+}
 
+std::vector<uint8_t> SafetensorsWriter::serialize() const {
+  uint64_t dataBytes = 0;
+  const std::string text = headerText(dataBytes);
   std::vector<uint8_t> out;
-  out.reserve(8 + text.size() + offset);
+  out.reserve(8 + text.size() + dataBytes);
   const uint64_t headerBytes = text.size();
   for (int i = 0; i < 8; ++i)
     out.push_back(static_cast<uint8_t>(headerBytes >> (8 * i)));
@@ -397,17 +404,56 @@ std::vector<uint8_t> SafetensorsWriter::serialize() const {
 }
 
 void SafetensorsWriter::write(const std::string &path) const {
-  std::vector<uint8_t> bytes = serialize();
-  std::ofstream stream(path, std::ios::binary | std::ios::trunc);
-  if (!stream)
-    throw Error("safetensors '" + path +
-                "': cannot open for writing: " + std::strerror(errno));
-  stream.write(reinterpret_cast<const char *>(bytes.data()),
-               static_cast<std::streamsize>(bytes.size()));
-  stream.close();
-  if (!stream)
-    throw Error("safetensors '" + path +
-                "': write failed: " + std::strerror(errno));
+  // The bytes serialize() would return, written in place: the header, then
+  // every tensor at its offset by parallel pwrite calls into the pre-sized
+  // file (no second copy of the whole file in memory).
+  uint64_t dataBytes = 0;
+  const std::string text = headerText(dataBytes);
+  std::string head(8, '\0');
+  for (int i = 0; i < 8; ++i)
+    head[size_t(i)] = char(uint8_t(uint64_t(text.size()) >> (8 * i)));
+  head += text;
+  auto fail = [&](const char *what) {
+    return Error("safetensors '" + path + "': " + what + ": " +
+                 std::strerror(errno));
+  };
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0)
+    throw fail("cannot open for writing");
+  auto writeAll = [&](const uint8_t *data, uint64_t size, uint64_t at) {
+    while (size > 0) {
+      const ssize_t n = ::pwrite(fd, data, size_t(std::min<uint64_t>(
+                                               size, uint64_t(1) << 30)),
+                                 off_t(at));
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        throw fail("write failed");
+      data += n;
+      size -= uint64_t(n);
+      at += uint64_t(n);
+    }
+  };
+  try {
+    if (::ftruncate(fd, off_t(head.size() + dataBytes)) != 0)
+      throw fail("cannot size the file");
+    writeAll(reinterpret_cast<const uint8_t *>(head.data()), head.size(), 0);
+    std::vector<uint64_t> offsets(entries_.size());
+    uint64_t at = head.size();
+    for (size_t i = 0; i < entries_.size(); ++i) {
+      offsets[i] = at;
+      at += entries_[i].bytes.size();
+    }
+    detail::parallelJobs(entries_.size(), [&](size_t i) {
+      writeAll(entries_[i].bytes.data(), entries_[i].bytes.size(),
+               offsets[i]);
+    });
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  if (::close(fd) != 0)
+    throw fail("write failed");
 }
 
 } // namespace qfuse::runtime

@@ -2,6 +2,9 @@
 
 #include "qfuse/runtime/checkpoint/WeightSources.h"
 
+#include "qfuse/runtime/checkpoint/DenseAsStored.h"
+#include "qfuse/runtime/checkpoint/RowParallelRTN.h"
+
 #include "qfuse/runtime/checkpoint/Importers.h"
 #include "qfuse/format/Numerics.h"
 #include "qfuse/format/Packing.h"
@@ -94,12 +97,23 @@ format::TensorMap quantizeDense(const TensorView &view,
     throw Error(what + ": shape " + shapeText(view.info->shape) +
                 ", expected " + shapeText(expected) + " for artifact weight '" +
                 weight.checkpointName() + "'");
-  std::vector<float> w =
-      toFloats(view.info->dtype, view.data, view.info->numElements(), what);
   format::TensorMap components;
+  if (packDenseAsStored(weight.encodingAttr, view.info->dtype, view.data,
+                        weight.n, weight.k, components))
+    return components;
+  // Rows converted and rounded on every core (the same bytes as one call).
+  const DType dtype = view.info->dtype;
+  const uint64_t elementBytes = dtype == DType::F32 ? 4 : 2;
+  const int64_t k = weight.k;
+  auto rows = [&](int64_t first, int64_t last, float *out) {
+    std::vector<float> w =
+        toFloats(dtype, view.data + uint64_t(first * k) * elementBytes,
+                 uint64_t((last - first) * k), what);
+    std::memcpy(out, w.data(), w.size() * sizeof(float));
+  };
   std::string error;
-  if (!format::quantizeRTN(weight.encodingAttr, w.data(), weight.n, weight.k,
-                           components, error))
+  if (!quantizeRTNByRows(weight.encodingAttr, weight.n, weight.k, rows,
+                         components, error))
     throw Error(what + ": quantizing into \"" + weight.encoding +
                 "\": " + error);
   return components;

@@ -25,6 +25,86 @@ std::string dimsText(const BufferSpec &spec) {
   return text + "] " + std::string(artifactName(spec.dtype));
 }
 
+using Chunks = std::vector<std::pair<int64_t, int64_t>>;
+
+/// Rejects a request the artifact cannot serve: an empty prompt, no new
+/// tokens, more tokens than max_seq, or an id outside the vocabulary.
+void checkRequest(const std::vector<int32_t> &prompt, int64_t maxNewTokens,
+                  int64_t vocab, int64_t maxSeq) {
+  const std::string what = "generate";
+  const int64_t promptTokens = static_cast<int64_t>(prompt.size());
+  if (prompt.empty())
+    throw Error(what + ": the prompt is empty (at least one token id)");
+  if (maxNewTokens < 1)
+    throw Error(what + ": max_new_tokens is " + std::to_string(maxNewTokens) +
+                ", expected at least 1");
+  if (promptTokens + maxNewTokens > maxSeq)
+    throw Error(what + ": a prompt of " + std::to_string(promptTokens) +
+                " tokens plus " + std::to_string(maxNewTokens) +
+                " new tokens exceeds the artifact's max_seq " +
+                std::to_string(maxSeq));
+  for (size_t i = 0; i < prompt.size(); ++i)
+    if (prompt[i] < 0 || prompt[i] >= vocab)
+      throw Error(what + ": prompt token " + std::to_string(i) + " is " +
+                  std::to_string(prompt[i]) + ", outside the vocabulary [0, " +
+                  std::to_string(vocab) + ")");
+}
+
+/// Host staging in pinned memory, so every copy of a generation is
+/// asynchronous: the prefill ids, every step's position, the tokens out.
+struct StagedPrompt {
+  cuda::PinnedBuffer ids;
+  cuda::PinnedBuffer positions;
+  cuda::PinnedBuffer tokens;
+  /// Prefill rows, padding included; decode positions start here.
+  int64_t staged = 0;
+};
+
+/// Prefill: each chunk's ids and positions, padded to its plan's batch.
+/// A padding row sits at a position past the prompt with token 0. That is
+/// safe: attention is causal, so no real row reads a later row, and a
+/// padding row's cache entries (at positions >= the prompt length) are
+/// rewritten by the decode step at that position before any attention
+/// reads them (each step writes its cache row, then attends).
+StagedPrompt stagePrompt(const std::vector<int32_t> &prompt,
+                         const Chunks &chunks, int64_t maxNewTokens) {
+  const int64_t promptTokens = static_cast<int64_t>(prompt.size());
+  StagedPrompt out;
+  for (const auto &chunk : chunks)
+    out.staged += chunk.first;
+  const int64_t staged = out.staged;
+  out.ids = cuda::PinnedBuffer(size_t(staged) * 4, "prefill input_ids");
+  out.positions =
+      cuda::PinnedBuffer(size_t(staged + maxNewTokens) * 4, "positions");
+  out.tokens = cuda::PinnedBuffer(size_t(maxNewTokens) * 4, "generated tokens");
+  int64_t at = 0, position = 0;
+  for (const auto &[batch, real] : chunks) {
+    for (int64_t i = 0; i < batch; ++i) {
+      out.ids.as<int32_t>()[at + i] = i < real ? prompt[position + i] : 0;
+      out.positions.as<int32_t>()[at + i] = static_cast<int32_t>(position + i);
+    }
+    at += batch;
+    position += real;
+  }
+  // Decode step s (1-based) feeds token s - 1 at position prompt + s - 1.
+  for (int64_t s = 1; s < maxNewTokens; ++s)
+    out.positions.as<int32_t>()[staged + s] =
+        static_cast<int32_t>(promptTokens + s - 1);
+  return out;
+}
+
+/// Every plan a generation runs is a graph, captured once per binding of
+/// the weights (rebinding drops them): a prefill chunk is hundreds of
+/// launches, whose host-side cost a replay does not pay again. Captured
+/// before anything is queued on the stream.
+void captureGraphs(Executor &executor, CUstream stream, const Chunks &chunks) {
+  if (!executor.hasGraph(1))
+    executor.capture(1, stream);
+  for (const auto &chunk : chunks)
+    if (!executor.hasGraph(chunk.first))
+      executor.capture(chunk.first, stream);
+}
+
 } // namespace
 
 Generator::Generator(Executor &executor, CUstream stream)
@@ -118,66 +198,19 @@ void Generator::copyLogitsRow(int64_t batch, int64_t row,
 Generation Generator::generate(const std::vector<int32_t> &prompt,
                                int64_t maxNewTokens,
                                const GenerateOptions &options) {
-  const std::string what = "generate";
   const int64_t promptTokens = static_cast<int64_t>(prompt.size());
-  if (prompt.empty())
-    throw Error(what + ": the prompt is empty (at least one token id)");
-  if (maxNewTokens < 1)
-    throw Error(what + ": max_new_tokens is " + std::to_string(maxNewTokens) +
-                ", expected at least 1");
-  if (promptTokens + maxNewTokens > maxSeq_)
-    throw Error(what + ": a prompt of " + std::to_string(promptTokens) +
-                " tokens plus " + std::to_string(maxNewTokens) +
-                " new tokens exceeds the artifact's max_seq " +
-                std::to_string(maxSeq_));
-  for (size_t i = 0; i < prompt.size(); ++i)
-    if (prompt[i] < 0 || prompt[i] >= vocab_)
-      throw Error(what + ": prompt token " + std::to_string(i) + " is " +
-                  std::to_string(prompt[i]) + ", outside the vocabulary [0, " +
-                  std::to_string(vocab_) + ")");
+  checkRequest(prompt, maxNewTokens, vocab_, maxSeq_);
 
-  // Host staging in pinned memory, so every copy below is asynchronous.
-  // Prefill: each chunk's ids and positions, padded to its plan's batch.
-  // A padding row sits at a position past the prompt with token 0. That is
-  // safe: attention is causal, so no real row reads a later row, and a
-  // padding row's cache entries (at positions >= the prompt length) are
-  // rewritten by the decode step at that position before any attention
-  // reads them (each step writes its cache row, then attends).
   const auto chunks = prefillChunks(promptTokens);
-  int64_t staged = 0;
-  for (const auto &chunk : chunks)
-    staged += chunk.first;
-  cuda::PinnedBuffer ids(size_t(staged) * 4, "prefill input_ids");
-  cuda::PinnedBuffer positions(size_t(staged + maxNewTokens) * 4,
-                               "positions");
-  cuda::PinnedBuffer tokens(size_t(maxNewTokens) * 4, "generated tokens");
-  {
-    int64_t at = 0, position = 0;
-    for (const auto &[batch, real] : chunks) {
-      for (int64_t i = 0; i < batch; ++i) {
-        ids.as<int32_t>()[at + i] = i < real ? prompt[position + i] : 0;
-        positions.as<int32_t>()[at + i] = static_cast<int32_t>(position + i);
-      }
-      at += batch;
-      position += real;
-    }
-    // Decode step s (1-based) feeds token s - 1 at position prompt + s - 1.
-    for (int64_t s = 1; s < maxNewTokens; ++s)
-      positions.as<int32_t>()[staged + s] =
-          static_cast<int32_t>(promptTokens + s - 1);
-  }
+  StagedPrompt staging = stagePrompt(prompt, chunks, maxNewTokens);
+  const int64_t staged = staging.staged;
+  cuda::PinnedBuffer &ids = staging.ids;
+  cuda::PinnedBuffer &positions = staging.positions;
+  cuda::PinnedBuffer &tokens = staging.tokens;
 
   Generation out;
   out.promptTokens = promptTokens;
-  // Every plan this generation runs is a graph, captured once per binding
-  // of the weights (rebinding drops them): a prefill chunk is hundreds of
-  // launches, whose host-side cost a replay does not pay again. Captured
-  // before anything is queued on the stream.
-  if (!executor_.hasGraph(1))
-    executor_.capture(1, stream_);
-  for (const auto &chunk : chunks)
-    if (!executor_.hasGraph(chunk.first))
-      executor_.capture(chunk.first, stream_);
+  captureGraphs(executor_, stream_, chunks);
   reset();
 
   auto copyIn = [&](int64_t batch, const char *buffer,

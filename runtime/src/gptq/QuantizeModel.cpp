@@ -2,9 +2,12 @@
 //
 // The pipeline of docs/gptq.md ("The GPU pipeline"): calibration layer by
 // layer through the model's fp16 plan (LayerwiseCalibrator), the groups of
-// each layer solved at once (GptqSolver, a thread and stream each), the
-// quantized layer rebound in f16 before the next layer's calibration, and
-// the checkpoint written (writeQuantizedCheckpoint).
+// each layer solved at once (GptqSolver, a thread and stream each) from the
+// checkpoint tensors on the device (the f16 ones the plan already holds, or
+// the stored bf16/f32 bytes uploaded once), the quantized layer rebound in
+// f16 in place before the next layer's calibration (HalfRebinder), its
+// modules packed on worker threads meanwhile (BackgroundPacker), and the
+// checkpoint written (writeQuantizedCheckpoint).
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +18,8 @@
 #include "qfuse/format/Packing.h"
 #include "qfuse/runtime/artifact/Artifact.h"
 #include "qfuse/runtime/gptq/Calibration.h"
+#include "qfuse/runtime/gptq/BackgroundPacker.h"
+#include "qfuse/runtime/gptq/HalfRebinder.h"
 #include "qfuse/runtime/device/Cuda.h"
 #include "qfuse/runtime/Error.h"
 #include "qfuse/runtime/device/Executor.h"
@@ -128,6 +133,52 @@ std::vector<float> weightF32(const ModelCheckpoint &checkpoint,
   return w;
 }
 
+/// The module's checkpoint weight on the device as stored: the f16 buffer
+/// the calibration plan already reads (f16 checkpoints), or the stored
+/// bf16/f32 bytes uploaded into `upload`. Other dtypes convert on the host.
+GptqModuleInput deviceWeight(const ModelCheckpoint &checkpoint,
+                             const Executor &executor,
+                             const std::string &module, int64_t &k,
+                             cuda::DeviceBuffer &upload,
+                             std::vector<float> &hostFallback) {
+  const std::string name = module + ".weight";
+  TensorView view = checkpoint.view(name);
+  if (view.info->shape.size() != 2)
+    throw Error("'" + name + "' is not a matrix");
+  GptqModuleInput in;
+  in.name = module;
+  in.n = view.info->shape[0];
+  k = view.info->shape[1];
+  const size_t count = size_t(in.n * k);
+  const DType dtype = view.info->dtype;
+  if (dtype == DType::F16) {
+    const CUdeviceptr bound =
+        executor.componentPointer(module, format::kCodes);
+    if (bound && executor.componentBytes(module, format::kCodes) >= count * 2) {
+      in.device = bound;
+      in.deviceType = GptqDeviceWeight::F16;
+      return in;
+    }
+  }
+  if (dtype == DType::F16 || dtype == DType::BF16 || dtype == DType::F32) {
+    const size_t bytes = count * (dtype == DType::F32 ? 4 : 2);
+    if (view.size < bytes)
+      throw Error("'" + name + "' holds " + std::to_string(view.size) +
+                  " bytes, fewer than its shape needs");
+    upload = cuda::DeviceBuffer(bytes, name + " (as stored)");
+    upload.upload(view.data, bytes);
+    in.device = upload.ptr();
+    in.deviceType = dtype == DType::F16    ? GptqDeviceWeight::F16
+                    : dtype == DType::BF16 ? GptqDeviceWeight::BF16
+                                           : GptqDeviceWeight::F32;
+    return in;
+  }
+  int64_t n = 0;
+  hostFallback = weightF32(checkpoint, module, n, k);
+  in.weight = hostFallback.data();
+  return in;
+}
+
 std::string utcNow() {
   std::time_t now = std::time(nullptr);
   char text[32];
@@ -230,6 +281,7 @@ std::string quantizeModel(const QuantizeModelOptions &options) {
               outDir.c_str(), format::printEncoding(enc).c_str(),
               std::string(checkpointFormatName(outFormat)).c_str(),
               context.describe().c_str());
+  const double setupSeconds = secondsSince(start);
   LoadStats load = loadCheckpoint(executor, checkpoint);
   say("  fp16 weights bound in %.1f s\n", load.seconds);
 
@@ -251,16 +303,24 @@ std::string quantizeModel(const QuantizeModelOptions &options) {
   calib.begin(samples);
   if (options.progressDone)
     options.progressDone();
+  const double captureSeconds = secondsSince(t);
   say("  calibration: %lld samples, %lld tokens, chunks of %lld "
               "rows; layer inputs stored in %.1f MB (%.2f s)\n",
               (long long)calib.numSamples(), (long long)calib.tokens(),
               (long long)calib.chunkRows(),
-              double(calib.storeBytes(0)) / 1e6, secondsSince(t));
+              double(calib.storeBytes(0)) / 1e6, captureSeconds);
 
-  std::vector<QuantizedWeight> quantized;
+  // Modules are packed on half the cores as their layer finishes, and
+  // rebound in f16 for the next layer's calibration in place.
+  BackgroundPacker packer(
+      std::max(1u, std::thread::hardware_concurrency() / 2));
+  HalfRebinder rebinder(executor);
+  size_t numQuantized = 0;
   json layersJson = json::array();
   int fallbacks = 0;
-  double solveTotal = 0;
+  double solveTotal = 0, collectTotal = 0, rebindTotal = 0,
+         propagateTotal = 0, deviceSolveTotal = 0;
+  const auto layersStart = Clock::now();
   for (int64_t l = 0; l < calib.numLayers(); ++l) {
     const auto layerStart = Clock::now();
     std::vector<HessianGroup> groups = calib.collect(l);
@@ -275,6 +335,7 @@ std::string quantizeModel(const QuantizeModelOptions &options) {
     const auto solveStart = Clock::now();
     struct GroupWork {
       std::vector<std::vector<float>> weights;
+      std::vector<cuda::DeviceBuffer> uploads;
       std::vector<GptqModuleInput> inputs;
       std::vector<GptqModuleResult> results;
       GptqSolveReport report;
@@ -293,14 +354,25 @@ std::string quantizeModel(const QuantizeModelOptions &options) {
         try {
           context.makeCurrent();
           const int64_t k = group.hessian.columns();
+          // Reserved up front: inputs point into these.
+          job.weights.reserve(group.modules.size());
+          job.uploads.reserve(group.modules.size());
           for (const std::string &module : group.modules) {
             int64_t n = 0, kk = 0;
-            job.weights.push_back(weightF32(checkpoint, module, n, kk));
+            job.weights.emplace_back();
+            job.uploads.emplace_back();
+            if (options.hostWeights) {
+              job.weights.back() = weightF32(checkpoint, module, n, kk);
+              job.inputs.push_back({module, job.weights.back().data(), n});
+            } else {
+              job.inputs.push_back(deviceWeight(checkpoint, executor, module,
+                                                kk, job.uploads.back(),
+                                                job.weights.back()));
+            }
             if (kk != k)
               throw Error("'" + module + ".weight' has " +
                           std::to_string(kk) + " inputs, its Hessian " +
                           std::to_string(k));
-            job.inputs.push_back({module, job.weights.back().data(), n});
           }
           job.results = solvers[gi]->solve(
               job.inputs, group.hessian.matrix().ptr(), k, solveOptions,
@@ -316,12 +388,15 @@ std::string quantizeModel(const QuantizeModelOptions &options) {
         throw Error("layer " + std::to_string(l) + ", " +
                     groups[gi].input + ": " + work[gi].error);
     layerSolve = secondsSince(solveStart);
+    const auto rebindStart = Clock::now();
+    double layerDeviceSolve = 0;
     for (size_t gi = 0; gi < groups.size(); ++gi) {
       HessianGroup &group = groups[gi];
       GptqSolveReport &report = work[gi].report;
       std::vector<GptqModuleResult> &results = work[gi].results;
       const int64_t k = group.hessian.columns();
       fallbacks += report.fellBackToRTN ? int(results.size()) : 0;
+      layerDeviceSolve = std::max(layerDeviceSolve, report.solveSeconds);
       for (const std::string &warning : report.warnings)
         say("  layer %lld: warning: %s\n", (long long)l,
                     warning.c_str());
@@ -336,15 +411,7 @@ std::string quantizeModel(const QuantizeModelOptions &options) {
                         {"modules", json::array()}};
       for (GptqModuleResult &r : results) {
         // Rebind the module as the next layers will see it.
-        std::vector<float> deq;
-        std::string error;
-        if (!format::dequantize(enc, r.weight, r.n, r.k, deq, error))
-          throw Error("dequantizing '" + r.name + "': " + error);
-        std::vector<uint16_t> half(deq.size());
-        for (size_t i = 0; i < deq.size(); ++i)
-          half[i] = format::floatToHalf(deq[i]);
-        executor.bindWeightComponent(r.name, format::kCodes, half.data(),
-                                     half.size() * 2);
+        rebinder.rebind(r.name, enc, r.weight, r.n, r.k);
         const std::string shortName = r.name.substr(r.name.rfind('.') + 1);
         char buffer[96];
         std::snprintf(buffer, sizeof(buffer), " %s %.3g", shortName.c_str(),
@@ -352,30 +419,47 @@ std::string quantizeModel(const QuantizeModelOptions &options) {
         line += buffer;
         groupJson["modules"].push_back(
             {{"name", r.name}, {"n", r.n}, {"loss", r.loss}});
-        quantized.push_back({r.name, enc, r.n, r.k, std::move(r.weight)});
+        packer.add({r.name, enc, r.n, r.k, std::move(r.weight), nullptr});
+        ++numQuantized;
       }
       layerJson["groups"].push_back(groupJson);
     }
+    rebinder.finish();
+    const double rebindSeconds = secondsSince(rebindStart);
     const auto propagateStart = Clock::now();
     calib.propagate(l);
     const double propagateSeconds = secondsSince(propagateStart);
     if (options.progressDone)
     options.progressDone();
     solveTotal += layerSolve;
+    collectTotal += collectSeconds;
+    rebindTotal += rebindSeconds;
+    propagateTotal += propagateSeconds;
+    deviceSolveTotal += layerDeviceSolve;
     const double layerSeconds = secondsSince(layerStart);
-    say("  layer %lld/%lld: %.2f s (collect %.2f, gptq %.2f, "
-                "propagate %.2f); loss%s\n",
+    const double eta = secondsSince(layersStart) / double(l + 1) *
+                       double(calib.numLayers() - l - 1);
+    say("  layer %lld/%lld: %.2f s (collect %.2f, gptq %.2f [device %.3f], "
+                "rebind %.2f, propagate %.2f), ETA %.0f s; loss%s\n",
                 (long long)l + 1, (long long)calib.numLayers(), layerSeconds,
-                collectSeconds, layerSolve, propagateSeconds, line.c_str());
+                collectSeconds, layerSolve, layerDeviceSolve, rebindSeconds,
+                propagateSeconds, eta, line.c_str());
     std::fflush(stdout);
     layerJson["seconds"] = layerSeconds;
     layerJson["collect_seconds"] = collectSeconds;
     layerJson["gptq_seconds"] = layerSolve;
     layerJson["propagate_seconds"] = propagateSeconds;
+    layerJson["rebind_seconds"] = rebindSeconds;
+    layerJson["gptq_device_seconds"] = layerDeviceSolve;
     layersJson.push_back(layerJson);
   }
 
+  const double layersSeconds = secondsSince(layersStart);
+  say("  writing %zu quantized modules (%s) to %s\n", numQuantized,
+      std::string(checkpointFormatName(outFormat)).c_str(), outDir.c_str());
   t = Clock::now();
+  std::vector<QuantizedWeight> quantized = packer.finish();
+  const double packWaitSeconds = secondsSince(t);
   writeQuantizedCheckpoint(checkpoint, quantized, outFormat, outDir,
                            decode ? &*decode : nullptr, overwrite);
   const double writeSeconds = secondsSince(t);
@@ -397,6 +481,22 @@ std::string quantizeModel(const QuantizeModelOptions &options) {
               {"fell_back_to_rtn", fallbacks},
               {"gptq_seconds", solveTotal},
               {"seconds", total},
+              {"weights", options.hostWeights ? "host f32" : "device"},
+              // Wall time of each phase; the layers' parts are sums over
+              // the layers ("gptq_device" is the device time of the
+              // slowest group of each layer, a profile, not wall time).
+              {"phases",
+               {{"setup", setupSeconds},
+                {"load", load.seconds},
+                {"calibration_capture", captureSeconds},
+                {"layers", layersSeconds},
+                {"layers_collect", collectTotal},
+                {"layers_gptq", solveTotal},
+                {"layers_gptq_device", deviceSolveTotal},
+                {"layers_rebind", rebindTotal},
+                {"layers_propagate", propagateTotal},
+                {"write", writeSeconds},
+                {"write_pack_wait", packWaitSeconds}}},
               {"layers", layersJson}};
   return doc.dump(2);
 }

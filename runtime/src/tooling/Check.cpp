@@ -128,23 +128,15 @@ bindRandomWeights(Executor &executor, uint64_t seed) {
   return result;
 }
 
-std::vector<LaunchCheck>
-checkPlan(Executor &executor, int64_t batch, CUstream stream,
-          const std::map<std::string, format::TensorMap> &weights,
-          uint64_t seed) {
-  const Artifact &artifact = executor.artifact();
-  const Plan &plan = artifact.plan(batch);
-  executor.allocate(batch);
+namespace {
 
-  // Fresh activations for every buffer a step reads; NaN in every output.
-  std::map<std::string, std::vector<float>> host;
+/// Every buffer a step writes: outputs are the parameters named y / out
+/// (y.<i> for grouped members), gemm outputs and memset targets. A matmul
+/// reading one of them is chained to an earlier launch and not checked
+/// here (whole models are checked against the reference decoder).
+std::set<std::string> writtenBuffers(const Artifact &artifact,
+                                     const Plan &plan) {
   std::set<std::string> written;
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  // Every buffer a step writes: outputs are the parameters named y / out
-  // (y.<i> for grouped members), gemm outputs and memset targets. A matmul
-  // reading one of them is chained to an earlier launch and not checked
-  // here (whole models are checked against the reference decoder).
   for (const Step &step : plan.steps) {
     if (step.kind == Step::Kind::Gemm)
       written.insert(step.gemm.y);
@@ -161,7 +153,17 @@ checkPlan(Executor &executor, int64_t batch, CUstream stream,
         written.insert(step.args[i].name);
     }
   }
-  for (const BufferSpec &spec : artifact.buffers) {
+  return written;
+}
+
+/// Fresh activations for every buffer a step reads; NaN in every output.
+/// Returns the activations as the reference reads them, by buffer.
+std::map<std::string, std::vector<float>>
+fillBuffers(Executor &executor, int64_t batch, CUstream stream,
+            const std::set<std::string> &written, std::mt19937_64 &rng) {
+  std::map<std::string, std::vector<float>> host;
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (const BufferSpec &spec : executor.artifact().buffers) {
     cuda::DeviceBuffer &buffer = executor.buffer(batch, spec.name);
     if (written.count(spec.name)) {
       buffer.fill(0xFF, stream); // f16 and bf16 0xFFFF are NaNs
@@ -178,7 +180,14 @@ checkPlan(Executor &executor, int64_t batch, CUstream stream,
     buffer.upload(h.data(), h.size() * 2);
     host[spec.name] = std::move(f);
   }
-  // RMSNorm gammas: f16 in [0.5, 1.5], like trained norm weights.
+  return host;
+}
+
+/// RMSNorm gammas: f16 in [0.5, 1.5], like trained norm weights. Bound to
+/// the executor and returned by tensor name.
+std::map<std::string, std::vector<float>>
+bindRandomGammas(Executor &executor, const Plan &plan, std::mt19937_64 &rng) {
+  const Artifact &artifact = executor.artifact();
   std::map<std::string, std::vector<float>> gammas;
   std::uniform_real_distribution<float> gammaDist(0.5f, 1.5f);
   for (const Step &step : plan.steps) {
@@ -198,6 +207,24 @@ checkPlan(Executor &executor, int64_t batch, CUstream stream,
     executor.bindTensor(mm.norm, h.data(), h.size() * 2);
     gammas[mm.norm] = std::move(f);
   }
+  return gammas;
+}
+
+} // namespace
+
+std::vector<LaunchCheck>
+checkPlan(Executor &executor, int64_t batch, CUstream stream,
+          const std::map<std::string, format::TensorMap> &weights,
+          uint64_t seed) {
+  const Artifact &artifact = executor.artifact();
+  const Plan &plan = artifact.plan(batch);
+  executor.allocate(batch);
+
+  std::mt19937_64 rng(seed);
+  const std::map<std::string, std::vector<float>> host =
+      fillBuffers(executor, batch, stream, writtenBuffers(artifact, plan), rng);
+  const std::map<std::string, std::vector<float>> gammas =
+      bindRandomGammas(executor, plan, rng);
   executor.run(batch, stream);
   QFUSE_CU_CTX(cuStreamSynchronize(stream), "running the plan to check it");
 

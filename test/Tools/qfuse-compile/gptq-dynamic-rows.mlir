@@ -32,14 +32,19 @@ func.func @rows(
 // CHECK:       .visible .entry qf_gptq_block_int4_sf16_g32_r8_b128(
 // CHECK-SAME:  .visible .entry qf_gptq_block_int4_sf16_g32_r12_b128(
 
+// Each launch names its op and grid (artifact version 4), which the GPTQ
+// solver reads instead of buffer or kernel names.
 // CHECK-LABEL: "plans": [
 // CHECK:       "batch": 8,
+// CHECK:       "encoding": "int4, group = 32, scale = f16",
 // CHECK:       "grid": [
 // CHECK-NEXT:    2,
 // CHECK:       "launch": "qf_gptq_block_int4_sf16_g32_r8_b128",
+// CHECK-NEXT:  "op": "qf.gptq_block_update",
 // CHECK:       "batch": 12,
 // CHECK:       "grid": [
 // CHECK-NEXT:    3,
 // CHECK:       "launch": "qf_gptq_block_int4_sf16_g32_r12_b128",
 // CHECK-NOT:   "batch":
 // CHECK:       "producer": "qfuse-compile"
+// CHECK:       "version": 4

@@ -1,10 +1,10 @@
 //===- ArtifactVersion.h - the artifact format's version --------*- C++ -*-===//
 //
 // The numbers shared by the writer (qfuse-compile, lib/Target) and the reader
-// (runtime/src/Artifact.cpp): bump kArtifactVersion whenever a field of
-// docs/artifact.md changes meaning or a new one must be understood. The
-// writer writes the oldest version that expresses the file, so that a file
-// an older runtime can run keeps its version (and its bytes).
+// (runtime/src/artifact/ArtifactParser.cpp): bump kArtifactVersion whenever a
+// field of docs/artifact.md changes meaning or a new one must be understood.
+// The writer writes the oldest version that expresses the file, so that a
+// file an older runtime can run keeps its version (and its bytes).
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,8 +16,11 @@
 namespace qfuse::format {
 /// The newest version: what the runtime reads up to. Version 3 lets a
 /// weight appear once per packed layout, each entry naming the checkpoint
-/// tensor it is packed from ("source").
-inline constexpr int64_t kArtifactVersion = 3;
+/// tensor it is packed from ("source"). Version 4 lets a launch step name the
+/// op it runs ("op") and, for qf.gptq_block_update, its grid ("encoding").
+inline constexpr int64_t kArtifactVersion = 4;
+/// The version that introduced "source" (one weight in several layouts).
+inline constexpr int64_t kArtifactLayoutsVersion = 3;
 /// The oldest version the runtime still reads (version 2: state buffers,
 /// gemm steps, "model"; one layout per weight).
 inline constexpr int64_t kArtifactMinVersion = 2;

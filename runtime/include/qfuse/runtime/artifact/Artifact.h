@@ -150,6 +150,11 @@ struct Step {
   uint32_t sharedBytes = 0; // dynamic shared memory
   std::vector<Arg> args;
   GemmStep gemm; // gemm steps only
+  /// Launch steps of version 4: the op the launch runs ("qf.gptq_block_update")
+  /// and, for a GPTQ block update, the grid it quantizes to; empty otherwise.
+  std::string op;
+  bool hasEncoding = false;
+  format::Encoding encoding;
 };
 
 struct Plan {

@@ -45,6 +45,7 @@
 #include "qfuse/runtime/checkpoint/ModelCheckpoint.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -85,6 +86,9 @@ struct QuantizedWeight {
   format::Encoding encoding;
   int64_t n = 0, k = 0;
   format::Unpacked weight;
+  /// When set: format::pack of `weight`, done already (BackgroundPacker);
+  /// the writer takes these components and ignores `weight`.
+  std::shared_ptr<const format::TensorMap> packed;
 };
 
 /// Writes `source` with `weights` replacing their modules into `outDir` in

@@ -124,10 +124,13 @@ public:
 
   /// The complete file contents.
   std::vector<uint8_t> serialize() const;
-  /// Writes serialize() to `path`; throws naming the path on I/O failure.
+  /// Writes serialize()'s bytes to `path` (tensors by parallel writes at
+  /// their offsets); throws naming the path on I/O failure.
   void write(const std::string &path) const;
 
 private:
+  /// The JSON header, padded to 8 bytes; `dataBytes` = the tensors' bytes.
+  std::string headerText(uint64_t &dataBytes) const;
   struct Entry {
     std::string name;
     DType dtype;

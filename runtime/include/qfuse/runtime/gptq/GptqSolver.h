@@ -23,7 +23,7 @@
 // docs/gptq.md ("The solver, step by step") derives the left-looking form.
 // The kernels come from a GPTQ artifact (python3 -m qfuse compile-gptq):
 // qf.gptq_block_update with dynamic rows, one plan per stacked row count,
-// buffers named "w:<encoding> (...)". The solver finds the launch whose rows,
+// each launch naming its op and grid. The solver finds the launch whose rows,
 // block width and mode (dynamic groups or static scales) it needs, and
 // points its arguments at its own tiles (Executor::runSteps overrides).
 //
@@ -39,6 +39,7 @@
 
 #include "qfuse/format/Encoding.h"
 #include "qfuse/format/Packing.h"
+#include "qfuse/gptq/Gptq.h"
 #include "qfuse/runtime/artifact/Artifact.h"
 #include "qfuse/runtime/device/Cuda.h"
 
@@ -82,12 +83,20 @@ struct GptqSolveOptions {
   bool profile = false;
 };
 
-/// One module reading the Hessian's input: its [n, K] weight, row-major f32
-/// on the host (Hugging Face's [out, in]).
+/// The element type of a module's weight on the device.
+enum class GptqDeviceWeight { F16, BF16, F32 };
+
+/// One module reading the Hessian's input: its [n, K] weight, row-major
+/// (Hugging Face's [out, in]), either f32 on the host (`weight`) or, as the
+/// checkpoint stores it, on the device (`device`, of type `deviceType`),
+/// where the solver widens it to f32 with an exact cuBLAS product (x * 1.0f
+/// with f32 accumulation) instead of a host loop.
 struct GptqModuleInput {
   std::string name;
   const float *weight = nullptr;
   int64_t n = 0;
+  CUdeviceptr device = 0;
+  GptqDeviceWeight deviceType = GptqDeviceWeight::F16;
 };
 
 struct GptqModuleResult {
@@ -100,13 +109,10 @@ struct GptqModuleResult {
   double loss = 0;
 };
 
-struct GptqSolveReport {
-  bool fellBackToRTN = false;
-  std::vector<std::string> warnings;
-  std::vector<int64_t> deadChannels;
-  double dampFraction = 0;
-  int attempts = 0;
-  bool actOrder = false;
+/// The reference's report (gptq::GptqReport: fallback, warnings, dead
+/// channels, damping, attempts, permutation, modes) plus the GPU solve's
+/// timings.
+struct GptqSolveReport : gptq::GptqReport {
   /// The BF16x9 emulation was asked for and accepted.
   bool bf16x9 = false;
   /// Seconds. The solve proper is what runs on the device once the weights
@@ -127,15 +133,14 @@ struct GptqSolveReport {
   std::string summary() const;
 };
 
-/// The grid a GPTQ artifact's kernels were compiled for (the "w:<encoding>"
-/// name of the first block kernel's weight buffer); throws when it has no
-/// block kernel or the name does not parse.
+/// The grid a GPTQ artifact's kernels were compiled for (the "encoding" of
+/// its first qf.gptq_block_update launch); throws when it has none.
 format::Encoding gptqArtifactEncoding(const Artifact &blocks);
 
 class GptqSolver {
 public:
   /// `blocks` is the GPTQ artifact; its kernels must be for `encoding`
-  /// (checked by the "w:<encoding>" buffer names). Both `blocks` and
+  /// (checked against each launch's "encoding"). Both `blocks` and
   /// `context` must outlive the solver.
   GptqSolver(const Artifact &blocks, const cuda::Context &context,
              const format::Encoding &encoding);
@@ -157,8 +162,11 @@ public:
         int64_t k, const GptqSolveOptions &options, CUstream stream,
         GptqSolveReport &report);
 
-private:
+  /// The artifact's kernels, the library handles and the workspace
+  /// (defined in GptqSolver.cpp).
   struct Impl;
+
+private:
   std::unique_ptr<Impl> impl_;
   format::Encoding encoding_;
 };

@@ -49,6 +49,10 @@ struct QuantizeModelOptions {
   bool overwrite = false;
   uint64_t seed = 0;
   int device = 0;
+  /// Hand the solver f32 weights converted on the host (the earlier
+  /// pipeline), instead of the checkpoint tensors on the device: for
+  /// comparing the two, whose codes must be identical.
+  bool hostWeights = false;
   /// Recorded in the report ("command").
   std::string command;
   /// One line per step (stdout when empty), a progress callback per sample

@@ -1,0 +1,34 @@
+//===- DenseAsStored.h - f16/bf16 checkpoint tensors as their own codes -*- C++ -*-===//
+//
+// Binding an fp16 model (the GPTQ calibration plan, fp16 baselines) packs
+// every checkpoint tensor into the unquantized f16 encoding. When the
+// tensor is stored as f16 (bf16 into bf16), its little-endian bytes are
+// exactly that encoding's row-major codes: quantizeRTN's f16 -> f32 -> f16
+// round trip is the identity on every value but NaN payloads. So the
+// loader copies the bytes instead of converting each element twice.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QFUSE_RUNTIME_CHECKPOINT_DENSEASSTORED_H
+#define QFUSE_RUNTIME_CHECKPOINT_DENSEASSTORED_H
+
+#include "qfuse/format/Encoding.h"
+#include "qfuse/format/Tensor.h"
+#include "qfuse/runtime/checkpoint/DType.h"
+
+#include <cstdint>
+
+namespace qfuse::runtime {
+
+/// Fills `components` with the row-major components format::quantizeRTN
+/// and format::pack would make from the [n, k] tensor `data` of `dtype`,
+/// and returns true, when `enc` is the unquantized dense encoding of that
+/// same dtype (f16 or bf16) and the tensor holds no NaN; otherwise returns
+/// false and leaves `components` alone (the caller converts as before).
+bool packDenseAsStored(const format::Encoding &enc, DType dtype,
+                       const uint8_t *data, int64_t n, int64_t k,
+                       format::TensorMap &components);
+
+} // namespace qfuse::runtime
+
+#endif // QFUSE_RUNTIME_CHECKPOINT_DENSEASSTORED_H

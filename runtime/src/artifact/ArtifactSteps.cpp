@@ -1,0 +1,319 @@
+//===- ArtifactSteps.cpp - An artifact's plans read and checked -----------===//
+//
+// The plans: one per batch size, each a list of steps. A launch is checked
+// against its kernel (grid, block, shared memory, one argument per
+// parameter of the right kind); a gemm against the weight and buffers it
+// multiplies; a memset against the buffer it clears.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ArtifactParser.h"
+
+#include <limits>
+
+namespace qfuse::runtime::detail {
+
+std::array<uint32_t, 3>
+ArtifactParser::parseDims(const json &step, const std::string &where,
+                          const char *key,
+                          const std::array<int64_t, 3> &limits) {
+  const json &dims = array(step, where, key);
+  if (dims.size() != 3)
+    fail(where + "." + key, "expected [x, y, z], found " + dims.dump());
+  std::array<uint32_t, 3> result;
+  for (size_t d = 0; d < 3; ++d)
+    result[d] = static_cast<uint32_t>(
+        integer(dims[d], where + "." + key + "[" + std::to_string(d) + "]", 1,
+                limits[d]));
+  return result;
+}
+
+Arg ArtifactParser::parseArg(const json &value, const KernelParam &param,
+                             const std::string &where) {
+  requireObject(value, where);
+  Arg arg;
+  const bool isPtr = param.type == ParamType::Ptr;
+  auto expectPtr = [&](const char *kind) {
+    if (!isPtr)
+      fail(where, std::string("a ") + kind + " is a pointer but parameter '" +
+                      param.name + "' is " +
+                      std::string(paramTypeName(param.type)));
+  };
+  auto expectScalar = [&](ParamType type) {
+    if (param.type != type)
+      fail(where, "an " + std::string(paramTypeName(type)) +
+                      " immediate does not match parameter '" + param.name +
+                      "' of type " + std::string(paramTypeName(param.type)));
+  };
+  if (value.contains("buffer")) {
+    rejectUnknownKeys(value, where, {"buffer"});
+    expectPtr("buffer");
+    arg.kind = Arg::Kind::Buffer;
+    arg.name = string(value, where, "buffer");
+    if (!artifact_.findBuffer(arg.name))
+      fail(where, "buffer '" + arg.name + "' is not declared in 'buffers'");
+  } else if (value.contains("weight")) {
+    rejectUnknownKeys(value, where, {"weight", "component"});
+    expectPtr("weight component");
+    arg.kind = Arg::Kind::Weight;
+    arg.name = string(value, where, "weight");
+    arg.component = string(value, where, "component");
+    if (!artifact_.findWeight(arg.name))
+      fail(where, "weight '" + arg.name + "' is not declared in 'weights'");
+    const WeightSpec &weight = *artifact_.findWeight(arg.name);
+    if (!weight.findComponent(arg.component)) {
+      std::vector<std::string> names;
+      for (const format::ComponentSpec &spec : weight.components)
+        names.push_back(spec.name);
+      for (const format::ComponentSpec &spec : weight.layoutComponents)
+        names.push_back(spec.name);
+      fail(where, "weight '" + arg.name + "' (" + weight.encoding +
+                      ") has no component '" + arg.component + "' (it has " +
+                      joined(names) + ")");
+    }
+  } else if (value.contains("tensor")) {
+    rejectUnknownKeys(value, where, {"tensor"});
+    expectPtr("tensor");
+    arg.kind = Arg::Kind::Tensor;
+    arg.name = string(value, where, "tensor");
+    if (!artifact_.findTensor(arg.name))
+      fail(where, "tensor '" + arg.name + "' is not declared in 'tensors'");
+  } else if (value.contains("i32")) {
+    rejectUnknownKeys(value, where, {"i32"});
+    expectScalar(ParamType::I32);
+    arg.kind = Arg::Kind::I32;
+    arg.intValue = integer(value["i32"], where + ".i32",
+                           std::numeric_limits<int32_t>::min(),
+                           std::numeric_limits<int32_t>::max());
+  } else if (value.contains("i64")) {
+    rejectUnknownKeys(value, where, {"i64"});
+    expectScalar(ParamType::I64);
+    arg.kind = Arg::Kind::I64;
+    arg.intValue = integer(value["i64"], where + ".i64",
+                           std::numeric_limits<int64_t>::min(),
+                           std::numeric_limits<int64_t>::max());
+  } else if (value.contains("f32")) {
+    rejectUnknownKeys(value, where, {"f32"});
+    expectScalar(ParamType::F32);
+    arg.kind = Arg::Kind::F32;
+    if (!value["f32"].is_number())
+      fail(where + ".f32", "expected a number, found " + value["f32"].dump());
+    arg.floatValue = value["f32"].get<float>();
+  } else {
+    fail(where, "expected one of buffer, weight, tensor, i32, i64, f32; "
+                "found " +
+                    value.dump());
+  }
+  return arg;
+}
+
+Step ArtifactParser::parseStep(const json &value, const std::string &where) {
+  requireObject(value, where);
+  Step step;
+  const bool isLaunch = value.contains("launch");
+  const bool isMemset = value.contains("memset");
+  const bool isGemm = value.contains("gemm");
+  if (int(isLaunch) + int(isMemset) + int(isGemm) != 1)
+    fail(where, "a step is exactly one of {\"launch\": kernel}, "
+                "{\"memset\": buffer} or {\"gemm\": {...}}");
+  if (isGemm) {
+    rejectUnknownKeys(value, where, {"gemm"});
+    return parseGemm(value["gemm"], where + ".gemm");
+  }
+  if (isMemset) {
+    rejectUnknownKeys(value, where, {"memset"});
+    step.kind = Step::Kind::Memset;
+    step.target = string(value, where, "memset");
+    if (!artifact_.findBuffer(step.target))
+      fail(where + ".memset",
+           "buffer '" + step.target + "' is not declared in 'buffers'");
+    return step;
+  }
+  rejectUnknownKeys(value, where,
+                    {"launch", "grid", "block", "shared_bytes", "args", "op",
+                     "encoding"});
+  step.kind = Step::Kind::Launch;
+  step.target = string(value, where, "launch");
+  const Kernel *kernel = artifact_.findKernel(step.target);
+  if (!kernel)
+    fail(where + ".launch",
+         "kernel '" + step.target + "' is not defined in 'kernels'");
+  step.kernelIndex = static_cast<size_t>(kernel - artifact_.kernels.data());
+  step.grid = parseDims(value, where, "grid", {0x7fffffff, 65535, 65535});
+  step.block = parseDims(value, where, "block", {1024, 1024, 64});
+  const int64_t threads =
+      int64_t(step.block[0]) * step.block[1] * step.block[2];
+  if (threads > kernel->maxThreads)
+    fail(where + ".block", std::to_string(threads) +
+                               " threads per block exceed kernel '" +
+                               kernel->name + "' max_threads " +
+                               std::to_string(kernel->maxThreads));
+  if (const json *shared = optionalMember(value, "shared_bytes"))
+    step.sharedBytes = static_cast<uint32_t>(
+        integer(*shared, where + ".shared_bytes", 0, kMaxSharedBytesPerBlock));
+  if (kernel->sharedBytes + step.sharedBytes > kMaxSharedBytesPerBlock)
+    fail(where + ".shared_bytes",
+         "static " + std::to_string(kernel->sharedBytes) + " + dynamic " +
+             std::to_string(step.sharedBytes) + " bytes exceed " +
+             std::to_string(kMaxSharedBytesPerBlock));
+  const json &args = array(value, where, "args");
+  if (args.size() != kernel->params.size())
+    fail(where + ".args", std::to_string(args.size()) +
+                              " arguments for kernel '" + kernel->name +
+                              "', which takes " +
+                              std::to_string(kernel->params.size()));
+  for (size_t a = 0; a < args.size(); ++a)
+    step.args.push_back(parseArg(args[a], kernel->params[a],
+                                 where + ".args[" + std::to_string(a) + "]"));
+  parseLaunchOp(value, where, step);
+  return step;
+}
+
+/// Version 4: "op" names the op a launch runs, and "encoding" (the body of a
+/// #qf.enc, verified) the grid of a qf.gptq_block_update.
+void ArtifactParser::parseLaunchOp(const json &value, const std::string &where,
+                                   Step &step) {
+  const json *op = optionalMember(value, "op");
+  const json *encoding = optionalMember(value, "encoding");
+  if ((op || encoding) && artifact_.version < 4)
+    fail(where, "\"op\" and \"encoding\" on a launch need version 4, the "
+                "file says " +
+                    std::to_string(artifact_.version));
+  if (op) {
+    if (!op->is_string() || op->get<std::string>().empty())
+      fail(where + ".op", "expected the op's name, such as "
+                          "\"qf.gptq_block_update\"");
+    step.op = op->get<std::string>();
+  }
+  if (encoding) {
+    if (!encoding->is_string())
+      fail(where + ".encoding", "expected the body of a #qf.enc<...>");
+    std::string error;
+    if (!format::parseEncoding(encoding->get<std::string>(), step.encoding,
+                               error))
+      fail(where + ".encoding", "'" + encoding->get<std::string>() +
+                                    "' is not an encoding: " + error);
+    step.hasEncoding = true;
+  }
+  if (step.op == "qf.gptq_block_update" && !step.hasEncoding)
+    fail(where, "a qf.gptq_block_update launch names its grid in "
+                "\"encoding\"");
+}
+
+/// {"x": buf, "weight": w, "y": buf, "bias": tensor?, "residual": buf?}:
+/// every operand exists, has the dtype and shape the weight implies, and
+/// the weight is dense f16 in row_major (what cuBLAS reads as stored).
+Step ArtifactParser::parseGemm(const json &value, const std::string &where) {
+  requireObject(value, where);
+  rejectUnknownKeys(value, where, {"x", "weight", "y", "bias", "residual"});
+  Step step;
+  step.kind = Step::Kind::Gemm;
+  GemmStep &gemm = step.gemm;
+  gemm.x = string(value, where, "x");
+  gemm.weight = string(value, where, "weight");
+  gemm.y = string(value, where, "y");
+  if (optionalMember(value, "bias"))
+    gemm.bias = string(value, where, "bias");
+  if (optionalMember(value, "residual"))
+    gemm.residual = string(value, where, "residual");
+  step.target = gemm.weight;
+
+  const WeightSpec *weight = artifact_.findWeight(gemm.weight);
+  if (!weight)
+    fail(where + ".weight",
+         "weight '" + gemm.weight + "' is not declared in 'weights'");
+  const format::Encoding &enc = weight->encodingAttr;
+  if (enc.format != format::ElementFormat::F16 || enc.isSparse24() ||
+      enc.isQuantized())
+    fail(where + ".weight", "weight '" + gemm.weight + "' has encoding \"" +
+                                weight->encoding +
+                                "\"; a gemm step needs the dense \"f16\"");
+  if (!weight->layoutAttr.isRowMajor())
+    fail(where + ".weight", "weight '" + gemm.weight + "' has layout \"" +
+                                weight->layout +
+                                "\"; a gemm step needs \"row_major\"");
+  const int64_t intMax = std::numeric_limits<int>::max();
+  if (weight->n > intMax || weight->k > intMax)
+    fail(where + ".weight",
+         "weight '" + gemm.weight + "' is too large for cuBLAS's int extents");
+
+  // An f16 buffer [rows, cols]; returns its rows (a Dim).
+  auto matrix = [&](const char *key, const std::string &name,
+                    int64_t cols) -> Dim {
+    const BufferSpec *buffer = artifact_.findBuffer(name);
+    if (!buffer)
+      fail(where + "." + key, "buffer '" + name +
+                                  "' is not declared in "
+                                  "'buffers'");
+    if (buffer->dtype != DType::F16)
+      fail(where + "." + key, "buffer '" + name + "' is " +
+                                  std::string(artifactName(buffer->dtype)) +
+                                  "; a gemm step reads and writes f16");
+    if (buffer->shape.size() != 2 || buffer->shape[1].isBatch ||
+        buffer->shape[1].value != cols)
+      fail(where + "." + key, "buffer '" + name + "' must be [M, " +
+                                  std::to_string(cols) + "] for weight '" +
+                                  gemm.weight + "' [" +
+                                  std::to_string(weight->n) + ", " +
+                                  std::to_string(weight->k) + "]");
+    return buffer->shape[0];
+  };
+  auto sameRows = [](const Dim &a, const Dim &b) {
+    return a.isBatch == b.isBatch && (a.isBatch || a.value == b.value);
+  };
+  const Dim rows = matrix("x", gemm.x, weight->k);
+  if (!sameRows(rows, matrix("y", gemm.y, weight->n)))
+    fail(where + ".y",
+         "buffer '" + gemm.y + "' has other rows than x '" + gemm.x + "'");
+  if (gemm.x == gemm.y)
+    fail(where + ".y", "y '" + gemm.y +
+                           "' is also x (cuBLAS does not "
+                           "multiply in place)");
+  if (!gemm.residual.empty()) {
+    if (!sameRows(rows, matrix("residual", gemm.residual, weight->n)))
+      fail(where + ".residual", "buffer '" + gemm.residual +
+                                    "' has other rows than x '" + gemm.x + "'");
+    // The residual is copied into y before the product accumulates on it.
+    if (gemm.residual == gemm.y)
+      fail(where + ".residual", "residual '" + gemm.residual +
+                                    "' is also y; the runtime copies the "
+                                    "residual into y, so they must differ");
+  }
+  if (!gemm.bias.empty()) {
+    const TensorSpec *bias = artifact_.findTensor(gemm.bias);
+    if (!bias)
+      fail(where + ".bias",
+           "tensor '" + gemm.bias + "' is not declared in 'tensors'");
+    if (bias->dtype != DType::F16 ||
+        bias->shape != std::vector<int64_t>{weight->n})
+      fail(where + ".bias", "tensor '" + gemm.bias + "' must be f16 [" +
+                                std::to_string(weight->n) + "]");
+  }
+  return step;
+}
+
+void ArtifactParser::parsePlans(const json &root) {
+  const json &plans = array(root, "top level", "plans");
+  if (plans.empty())
+    fail("plans", "no plans (expected one per compiled batch size)");
+  std::set<int64_t> batches;
+  for (size_t i = 0; i < plans.size(); ++i) {
+    const std::string where = "plans[" + std::to_string(i) + "]";
+    requireObject(plans[i], where);
+    Plan plan;
+    plan.batch = integer(member(plans[i], where, "batch"), where + ".batch", 1,
+                         int64_t(1) << 24);
+    if (!batches.insert(plan.batch).second)
+      fail(where + ".batch",
+           "duplicate plan for batch " + std::to_string(plan.batch));
+    const json &steps = array(plans[i], where, "steps");
+    if (steps.empty())
+      fail(where + ".steps", "no steps");
+    for (size_t s = 0; s < steps.size(); ++s)
+      plan.steps.push_back(
+          parseStep(steps[s], where + ".steps[" + std::to_string(s) + "]"));
+    artifact_.plans.push_back(std::move(plan));
+  }
+}
+
+} // namespace qfuse::runtime::detail

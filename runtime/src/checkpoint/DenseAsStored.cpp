@@ -1,0 +1,67 @@
+//===- DenseAsStored.cpp - f16/bf16 checkpoint tensors as their own codes -===//
+
+#include "qfuse/runtime/checkpoint/DenseAsStored.h"
+
+#include "qfuse/format/Packing.h"
+
+#include <atomic>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+namespace qfuse::runtime {
+
+bool packDenseAsStored(const format::Encoding &enc, DType dtype,
+                       const uint8_t *data, int64_t n, int64_t k,
+                       format::TensorMap &components) {
+  const bool f16 = dtype == DType::F16 &&
+                   enc.format == format::ElementFormat::F16;
+  const bool bf16 = dtype == DType::BF16 &&
+                    enc.format == format::ElementFormat::BF16;
+  if ((!f16 && !bf16) || enc.isQuantized() || enc.isSparse24() || n <= 0 ||
+      k <= 0)
+    return false;
+  // The encoding's components must be exactly the codes as 2 bytes per
+  // element, row-major.
+  std::vector<format::ComponentSpec> specs;
+  std::string error;
+  if (!format::componentSpecs(enc, n, k, specs, error) || specs.size() != 1 ||
+      specs[0].name != format::kCodes ||
+      specs[0].shape != std::vector<int64_t>{n, 2 * k})
+    return false;
+  // NaN: exponent all ones and a non-zero mantissa.
+  const uint16_t expMask = f16 ? 0x7C00 : 0x7F80;
+  const uint16_t mantMask = f16 ? 0x03FF : 0x007F;
+  const size_t count = size_t(n) * size_t(k);
+  format::Tensor codes(specs[0].dtype, specs[0].shape);
+  std::memcpy(codes.data.data(), data, count * 2);
+  std::atomic<bool> nan{false};
+  const unsigned workers = std::max(
+      1u, std::min<unsigned>(std::thread::hardware_concurrency(),
+                             unsigned(count / (1u << 20)) + 1));
+  auto scan = [&](size_t first, size_t last) {
+    const uint8_t *bytes = codes.data.data();
+    bool found = false;
+    for (size_t i = first; i < last; ++i) {
+      const uint16_t h = uint16_t(bytes[2 * i] | (bytes[2 * i + 1] << 8));
+      found |= (h & expMask) == expMask && (h & mantMask) != 0;
+    }
+    if (found)
+      nan = true;
+  };
+  std::vector<std::thread> pool;
+  const size_t per = (count + workers - 1) / workers;
+  for (unsigned w = 1; w < workers; ++w)
+    pool.emplace_back(scan, std::min(count, w * per),
+                      std::min(count, (w + 1) * per));
+  scan(0, std::min(count, per));
+  for (std::thread &t : pool)
+    t.join();
+  if (nan)
+    return false;
+  components.clear();
+  components.emplace(format::kCodes, std::move(codes));
+  return true;
+}
+
+} // namespace qfuse::runtime

@@ -1,0 +1,187 @@
+//===- ExecutorWeights.cpp - Weights and tensors bound to an Executor -----===//
+//
+// The Executor's device memory for what the artifact reads but never writes:
+// weight components and tensors, bound from host data, device buffers or a
+// safetensors file, and the check that every argument a plan reads is bound.
+// Buffers and plan execution are in Executor.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qfuse/runtime/device/Executor.h"
+
+#include "qfuse/runtime/Error.h"
+
+#include <cstring>
+
+namespace qfuse::runtime {
+namespace {
+
+std::string componentText(const std::pair<std::string, std::string> &key) {
+  return "weight '" + key.first + "' component '" + key.second + "'";
+}
+
+} // namespace
+
+void Executor::bindWeightComponent(const std::string &weight,
+                                   const std::string &component,
+                                   const void *data, size_t size) {
+  auto key = std::make_pair(weight, component);
+  if (!artifact_.findWeight(weight))
+    fail("cannot bind weight '" + weight + "': not declared in 'weights'");
+  if (!usedComponents_.count(key))
+    fail("cannot bind " + componentText(key) + ": no plan step reads it");
+  if (size == 0)
+    fail("cannot bind " + componentText(key) + ": no data");
+  // Whole 16-byte units, zero past the data: the tensor-core kernel copies
+  // scales and zero points as the aligned 32-bit words that hold them, and
+  // with 1-byte entries the last word may reach past the component.
+  const size_t padded = (size + 15) / 16 * 16;
+  cuda::DeviceBuffer buffer(padded, weight + "." + component);
+  if (padded != size) {
+    std::vector<uint8_t> bytes(padded, 0);
+    std::memcpy(bytes.data(), data, size);
+    buffer.upload(bytes.data(), padded);
+  } else {
+    buffer.upload(data, size);
+  }
+  bindWeightComponent(weight, component, std::move(buffer));
+}
+
+void Executor::bindWeightComponent(const std::string &weight,
+                                   const std::string &component,
+                                   cuda::DeviceBuffer buffer) {
+  auto key = std::make_pair(weight, component);
+  if (!usedComponents_.count(key))
+    fail("cannot bind " + componentText(key) + ": no plan step reads it");
+  if (buffer.empty())
+    fail("cannot bind " + componentText(key) + " to an empty buffer");
+  components_[key] = buffer.ptr();
+  ownedComponents_[key] = std::move(buffer);
+  dropGraphs();
+}
+
+void Executor::bindWeightComponent(const std::string &weight,
+                                   const std::string &component,
+                                   CUdeviceptr ptr) {
+  auto key = std::make_pair(weight, component);
+  if (!usedComponents_.count(key))
+    fail("cannot bind " + componentText(key) + ": no plan step reads it");
+  if (ptr == 0)
+    fail("cannot bind " + componentText(key) + " to a null pointer");
+  components_[key] = ptr;
+  dropGraphs();
+}
+
+void Executor::bindTensor(const std::string &name, const void *data,
+                          size_t size) {
+  const TensorSpec *spec = artifact_.findTensor(name);
+  if (!spec)
+    fail("cannot bind tensor '" + name + "': not declared in 'tensors'");
+  if (size != spec->numBytes())
+    fail("tensor '" + name + "' is given " + std::to_string(size) +
+         " bytes; its shape and dtype need " +
+         std::to_string(spec->numBytes()));
+  cuda::DeviceBuffer buffer(size, name);
+  buffer.upload(data, size);
+  tensors_[name] = std::move(buffer);
+  dropGraphs();
+}
+
+void Executor::bindRowMajorWeight(const WeightSpec &weight,
+                                  const RowMajorViews &raw,
+                                  const std::string &origin) {
+  checkRowMajorComponents(weight, raw, origin);
+  bool used = false;
+  for (const auto &key : usedComponents_)
+    used |= key.first == weight.name;
+  if (!used)
+    return;
+  // row_major without act_order is the checkpoint's order: no repack.
+  if (needsNoRepack(weight)) {
+    for (const format::ComponentSpec &spec : weight.components)
+      if (usedComponents_.count({weight.name, spec.name}))
+        bindWeightComponent(weight.name, spec.name, raw.at(spec.name).data,
+                            raw.at(spec.name).size);
+    return;
+  }
+  // The kernel's layout: qfuse_format repacks (a copy) from row_major.
+  format::TensorMap packed = packForLayout(weight, raw, origin);
+  for (const auto &[name, tensor] : packed)
+    if (usedComponents_.count({weight.name, name}))
+      bindWeightComponent(weight.name, name, tensor.data.data(),
+                          tensor.data.size());
+}
+
+void Executor::bindWeight(const std::string &name,
+                          const format::TensorMap &components) {
+  const std::string origin = "artifact '" + artifact_.source + "'";
+  std::vector<const WeightSpec *> entries =
+      weightEntriesFor(artifact_, name, origin);
+  for (const auto &[component, tensor] : components)
+    if (!entries.front()->findComponent(component))
+      fail("weight '" + name + "' (" + entries.front()->encoding +
+           ") has no component '" + component + "'");
+  const RowMajorViews raw = viewsOf(components);
+  for (const WeightSpec *weight : entries)
+    bindRowMajorWeight(*weight, raw, origin);
+}
+
+std::set<std::string> Executor::usedWeightSources() const {
+  std::set<std::string> sources;
+  for (const auto &key : usedComponents_)
+    sources.insert(artifact_.findWeight(key.first)->checkpointName());
+  return sources;
+}
+
+void Executor::loadWeights(const SafetensorsFile &file) {
+  const std::string origin = "safetensors '" + file.path() + "'";
+  for (const std::string &name : usedTensors_) {
+    const TensorSpec &spec = *artifact_.findTensor(name);
+    const TensorInfo &info = file.info(name);
+    if (info.dtype != spec.dtype || info.shape != spec.shape)
+      throw Error(origin + ": tensor '" + name + "' is " +
+                  std::string(safetensorsName(info.dtype)) +
+                  " of another shape than the artifact's " +
+                  std::string(artifactName(spec.dtype)) + " tensor");
+    TensorView view = file.view(info);
+    bindTensor(name, view.data, view.size);
+  }
+  // One read of each checkpoint tensor fills every layout it is packed in.
+  for (const std::string &source : usedWeightSources()) {
+    std::vector<const WeightSpec *> entries =
+        artifact_.weightsPackedFrom(source);
+    RowMajorViews raw;
+    for (const format::ComponentSpec &spec : entries.front()->components) {
+      TensorView view = file.view(source + "." + spec.name);
+      raw[spec.name] = {std::string(safetensorsName(view.info->dtype)),
+                        view.info->shape, view.data, view.size};
+    }
+    for (const WeightSpec *weight : entries)
+      bindRowMajorWeight(*weight, raw, origin);
+  }
+}
+
+CUdeviceptr Executor::componentPointer(const std::string &weight,
+                                       const std::string &component) const {
+  auto it = components_.find({weight, component});
+  return it == components_.end() ? 0 : it->second;
+}
+
+size_t Executor::componentBytes(const std::string &weight,
+                                const std::string &component) const {
+  auto it = ownedComponents_.find({weight, component});
+  return it == ownedComponents_.end() ? 0 : it->second.size();
+}
+
+std::vector<std::string> Executor::unboundArguments() const {
+  std::vector<std::string> missing;
+  for (const auto &key : usedComponents_)
+    if (!components_.count(key))
+      missing.push_back(componentText(key));
+  for (const std::string &name : usedTensors_)
+    if (!tensors_.count(name))
+      missing.push_back("tensor '" + name + "'");
+  return missing;
+}
+
+} // namespace qfuse::runtime

@@ -1,0 +1,125 @@
+//===- GptqSolverImpl.h - the GPU solver's private parts -------*- C++ -*-===//
+//
+// Shared by GptqSolver.cpp (the artifact's kernels, the solver object),
+// GptqSolveRun.cpp (one solve, step by step) and GptqDeviceWeights.cpp
+// (the modules' weights on the device): the block width, the kernel
+// lookup, the library handles and the workspace the solves reuse.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QFUSE_RUNTIME_GPTQ_GPTQSOLVERIMPL_H
+#define QFUSE_RUNTIME_GPTQ_GPTQSOLVERIMPL_H
+
+#include "qfuse/runtime/gptq/GptqSolver.h"
+
+#include "qfuse/runtime/Error.h"
+#include "qfuse/runtime/device/Cuda.h"
+#include "qfuse/runtime/device/Executor.h"
+
+#include <cstdint>
+#include <map>
+#include <sstream>
+#include <string>
+#include <tuple>
+
+namespace qfuse::runtime {
+namespace detail {
+
+constexpr int64_t kBlockWidth = 128;
+
+/// One qf.gptq_block_update launch of the artifact.
+struct BlockKernel {
+  size_t step = 0;
+  /// kernel parameter name ("w", "u", "scales", "codes", ...) -> buffer.
+  std::map<std::string, std::string> buffers;
+};
+
+/// (rows, width, static) -> the launch.
+using KernelKey = std::tuple<int64_t, int64_t, bool>;
+
+inline CUdeviceptr offset(CUdeviceptr base, int64_t bytes) {
+  return base + static_cast<CUdeviceptr>(bytes);
+}
+
+/// Device-to-device copy of `height` rows of `widthBytes` between pitched
+/// memory.
+void copy2D(CUdeviceptr dst, size_t dstPitch, CUdeviceptr src,
+            size_t srcPitch, size_t widthBytes, size_t height,
+            CUstream stream, const char *what);
+
+/// The module's device weight as f32 [n, K] at `dst`: a copy for f32, and
+/// for f16/bf16 the [n*K, 1] x [1, 1] product with 1.0 accumulated in f32,
+/// which is exact (every f16/bf16 value is an f32 value).
+/// `ones` holds 1.0 as f16 at byte 0 and as bf16 at byte 16.
+void widenToF32(cublasHandle_t blas, const GptqModuleInput &m, int64_t k,
+                CUdeviceptr dst, CUstream stream, CUdeviceptr ones);
+
+/// The module's weight as given, f32 on the host (`out` holds n * K).
+void moduleWeightF32(cublasHandle_t blas, const GptqModuleInput &m, int64_t k,
+                     float *out, CUstream stream, CUdeviceptr ones);
+
+/// gptq::nvfp4GlobalScale of `count` f32 values on the device: the largest
+/// magnitude (cublasIsamax, the first of equals) is the one value it needs.
+float deviceGlobalScale(cublasHandle_t blas, CUdeviceptr w, int64_t count,
+                        CUstream stream);
+
+} // namespace detail
+
+struct GptqSolver::Impl {
+  using BlockKernel = detail::BlockKernel;
+  using KernelKey = detail::KernelKey;
+
+  Impl(const Artifact &artifact, const cuda::Context &context)
+      : artifact(artifact), executor(artifact, context) {
+    // 1.0 as f16 (byte 0) and bf16 (byte 16), the factor widenToF32 uses.
+    const uint16_t bits[16] = {0x3C00, 0, 0, 0, 0, 0, 0, 0,
+                               0x3F80, 0, 0, 0, 0, 0, 0, 0};
+    ones.upload(bits, sizeof(bits));
+  }
+
+  const Artifact &artifact;
+  Executor executor;
+  cuda::Cublas cublas;
+  cuda::Cusolver cusolver;
+  std::map<KernelKey, BlockKernel> kernels;
+  cuda::DeviceBuffer ones{32, "GPTQ ones (f16, bf16)"};
+  /// The solve's device buffers by name, kept across calls (SolveRun).
+  std::map<std::string, cuda::DeviceBuffer> workspace;
+
+  const BlockKernel &kernel(int64_t rows, int64_t width, bool isStatic) const {
+    auto it = kernels.find({rows, width, isStatic});
+    if (it == kernels.end()) {
+      std::ostringstream os;
+      os << "GPTQ: the artifact has no " << (isStatic ? "static" : "dynamic")
+         << " block kernel of width " << width << " for " << rows
+         << " rows; it has:";
+      for (const auto &[key, k] : kernels)
+        os << " " << (std::get<2>(key) ? "static" : "dynamic") << " b"
+           << std::get<1>(key) << " r" << std::get<0>(key) << ";";
+      os << " compile one for this model with `python3 -m qfuse "
+            "compile-gptq --config config.json --encoding ...`";
+      throw Error(os.str());
+    }
+    return it->second;
+  }
+
+  /// Launches the block kernel with every argument at caller memory.
+  void launch(int64_t rows, int64_t width, bool isStatic,
+              const std::map<std::string, CUdeviceptr> &args,
+              CUstream stream) {
+    const BlockKernel &k = kernel(rows, width, isStatic);
+    std::map<std::string, CUdeviceptr> overrides;
+    for (const auto &[param, buffer] : k.buffers) {
+      auto it = args.find(param);
+      if (it == args.end())
+        throw Error("GPTQ: no pointer for block kernel parameter '" + param +
+                    "'");
+      overrides[buffer] = it->second;
+    }
+    executor.runSteps(rows, k.step, k.step + 1, stream, overrides);
+  }
+};
+
+} // namespace qfuse::runtime
+
+#endif // QFUSE_RUNTIME_GPTQ_GPTQSOLVERIMPL_H

@@ -1,0 +1,84 @@
+//===- BackgroundPackerTest.cpp - packing on worker threads ----------------===//
+//
+// BackgroundPacker against format::pack on fresh random RTN weights: the
+// same components, in the order given, the unpacked codes released; and a
+// module that cannot be packed is an error naming it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qfuse/runtime/gptq/BackgroundPacker.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+using namespace qfuse;
+using namespace qfuse::runtime;
+
+namespace {
+
+format::Encoding named(const char *name) {
+  format::Encoding enc;
+  std::string error;
+  EXPECT_TRUE(format::encodingFromName(name, enc, error)) << error;
+  return enc;
+}
+
+TEST(BackgroundPacker, PacksLikeFormatPackInOrder) {
+  const uint64_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> normal;
+  std::vector<QuantizedWeight> given;
+  std::vector<format::TensorMap> expected;
+  const char *encodings[] = {"int4-g128", "uint4-g128-asym", "nvfp4", "int8"};
+  for (int i = 0; i < 12; ++i) {
+    const format::Encoding enc = named(encodings[i % 4]);
+    const int64_t n = 8 + i, k = 256;
+    std::vector<float> w(size_t(n * k));
+    for (float &x : w)
+      x = normal(rng);
+    QuantizedWeight q{"m" + std::to_string(i), enc, n, k, {}, nullptr};
+    std::string error;
+    ASSERT_TRUE(format::quantizeRTN(enc, w.data(), n, k, q.weight, error))
+        << error;
+    expected.emplace_back();
+    ASSERT_TRUE(format::pack(enc, q.weight, n, k, expected.back(), error))
+        << error;
+    given.push_back(std::move(q));
+  }
+  BackgroundPacker packer(3);
+  for (QuantizedWeight &q : given)
+    packer.add(std::move(q));
+  std::vector<QuantizedWeight> out = packer.finish();
+  ASSERT_EQ(out.size(), expected.size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    EXPECT_EQ(out[i].name, "m" + std::to_string(i));
+    ASSERT_TRUE(out[i].packed);
+    EXPECT_TRUE(out[i].weight.codes.empty());
+    ASSERT_EQ(out[i].packed->size(), expected[i].size());
+    for (const auto &[name, tensor] : expected[i]) {
+      ASSERT_TRUE(out[i].packed->count(name)) << name;
+      EXPECT_EQ(out[i].packed->at(name).data, tensor.data) << name;
+      EXPECT_EQ(out[i].packed->at(name).shape, tensor.shape) << name;
+    }
+  }
+}
+
+TEST(BackgroundPacker, NamesTheModuleThatCannotBePacked) {
+  BackgroundPacker packer(2);
+  QuantizedWeight bad{"model.layers.3.mlp.down_proj", named("int4-g128"), 4,
+                      256, {}, nullptr};
+  bad.weight.codes.assign(10, 0); // not 4 x 256
+  packer.add(std::move(bad));
+  try {
+    packer.finish();
+    FAIL() << "expected an error";
+  } catch (const std::exception &e) {
+    EXPECT_NE(std::string(e.what()).find("model.layers.3.mlp.down_proj"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+} // namespace

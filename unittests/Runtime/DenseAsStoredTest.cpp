@@ -1,0 +1,91 @@
+//===- DenseAsStoredTest.cpp - stored f16/bf16 bytes as their codes --------===//
+//
+// packDenseAsStored against the path it short-cuts (the values widened to
+// f32, format::quantizeRTN into the unquantized encoding, format::pack) on
+// fresh random bit patterns of every kind but NaN (zeros of both signs,
+// subnormals, infinities), and its refusals: a NaN anywhere, another dtype,
+// a quantized encoding.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qfuse/runtime/checkpoint/DenseAsStored.h"
+
+#include "qfuse/format/Numerics.h"
+#include "qfuse/format/Packing.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+using namespace qfuse;
+using namespace qfuse::runtime;
+
+namespace {
+
+format::Encoding named(const char *text) {
+  format::Encoding enc;
+  std::string error;
+  EXPECT_TRUE(format::parseEncoding(text, enc, error)) << error;
+  return enc;
+}
+
+void check(bool bf16, uint64_t seed) {
+  SCOPED_TRACE(std::string(bf16 ? "bf16" : "f16") + ", seed " +
+               std::to_string(seed));
+  const int64_t n = 33, k = 130;
+  std::mt19937_64 rng(seed);
+  std::vector<uint16_t> bits(size_t(n * k));
+  const uint16_t expMask = bf16 ? 0x7F80 : 0x7C00;
+  const uint16_t mantMask = bf16 ? 0x007F : 0x03FF;
+  for (uint16_t &h : bits) {
+    do
+      h = uint16_t(rng());
+    while ((h & expMask) == expMask && (h & mantMask) != 0);
+  }
+  bits[0] = 0x8000;            // -0
+  bits[1] = expMask;           // +inf
+  bits[2] = 0x0001;            // smallest subnormal
+  std::vector<float> w(bits.size());
+  for (size_t i = 0; i < bits.size(); ++i)
+    w[i] = bf16 ? format::bfloat16ToFloat(bits[i]) : format::halfToFloat(bits[i]);
+  const format::Encoding enc = named(bf16 ? "bf16" : "f16");
+  format::TensorMap expected, got;
+  std::string error;
+  ASSERT_TRUE(format::quantizeRTN(enc, w.data(), n, k, expected, error))
+      << error;
+  const auto *data = reinterpret_cast<const uint8_t *>(bits.data());
+  ASSERT_TRUE(packDenseAsStored(enc, bf16 ? DType::BF16 : DType::F16, data, n,
+                                k, got));
+  ASSERT_EQ(got.size(), expected.size());
+  for (const auto &[name, tensor] : expected) {
+    ASSERT_TRUE(got.count(name)) << name;
+    EXPECT_EQ(got.at(name).dtype, tensor.dtype) << name;
+    EXPECT_EQ(got.at(name).shape, tensor.shape) << name;
+    EXPECT_EQ(got.at(name).data, tensor.data) << name;
+  }
+  // A NaN anywhere: not taken.
+  bits[size_t(n * k / 2)] = uint16_t(expMask | 1);
+  format::TensorMap none;
+  EXPECT_FALSE(packDenseAsStored(enc, bf16 ? DType::BF16 : DType::F16, data,
+                                 n, k, none));
+  EXPECT_TRUE(none.empty());
+}
+
+TEST(DenseAsStored, BytesAreTheCodesOfTheSameDtype) {
+  const uint64_t seed = std::random_device{}();
+  check(false, seed);
+  check(true, seed);
+}
+
+TEST(DenseAsStored, OtherDtypesAndQuantizedEncodingsAreNotTaken) {
+  std::vector<uint16_t> bits(64 * 128, 0x3C00);
+  const auto *data = reinterpret_cast<const uint8_t *>(bits.data());
+  format::TensorMap out;
+  EXPECT_FALSE(packDenseAsStored(named("f16"), DType::BF16, data, 64, 128, out));
+  EXPECT_FALSE(packDenseAsStored(named("bf16"), DType::F16, data, 64, 128, out));
+  EXPECT_FALSE(packDenseAsStored(named("int4, group = 128, scale = f16"),
+                                 DType::F16, data, 64, 128, out));
+  EXPECT_TRUE(out.empty());
+}
+
+} // namespace
