@@ -292,10 +292,7 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
     WeightType w = op.getWeight().getType();
     SmallVector<int64_t> ms =
         batchesFor(op.getInput().getType().getDimSize(0), batches);
-    FailureOr<llvm::DenseMap<int64_t, BatchKernel>> perBatch =
-        getBatchKernels(op);
-    if (failed(perBatch))
-      return failure();
+    llvm::DenseMap<int64_t, BatchKernel> perBatch = getBatchKernels(op);
 
     OpBuilder b(op.getContext());
     SmallVector<Attribute> launches;
@@ -304,8 +301,8 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
       spec.encoding = w.getEncoding();
       spec.layout = w.getLayout();
       spec.tiling = *op.getTiling();
-      auto own = perBatch->find(batch);
-      if (own != perBatch->end()) {
+      auto own = perBatch.find(batch);
+      if (own != perBatch.end()) {
         spec.tiling = own->second.tiling;
         if (own->second.layout)
           spec.layout = own->second.layout;
@@ -382,39 +379,13 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
     LayoutAttr layout; // null before qf-choose-layout: the operand's
   };
 
-  /// The entries of `op`'s `qf.batch_tilings` by batch, checked:
-  ///   [{batch = 16 : i64, tiling = #qf.tiling<mma, ...>,
-  ///     layout = #qf.layout<tiled, tile_n = 32, tile_k = 32>}]
-  static FailureOr<llvm::DenseMap<int64_t, BatchKernel>>
-  getBatchKernels(FusedMatmulOp op) {
+  /// The entries of `op`'s `qf.batch_tilings` by batch (verified by the
+  /// dialect: #qf.batch_tiling entries, each batch once).
+  static llvm::DenseMap<int64_t, BatchKernel> getBatchKernels(FusedMatmulOp op) {
     llvm::DenseMap<int64_t, BatchKernel> kernels;
-    Attribute attr = op->getAttr("qf.batch_tilings");
-    if (!attr)
-      return kernels;
-    auto entries = dyn_cast<ArrayAttr>(attr);
-    if (!entries)
-      return op.emitOpError() << "qf.batch_tilings must be an array of "
-                                 "{batch, tiling, layout} dictionaries, got "
-                              << attr;
-    for (Attribute e : entries) {
-      auto entry = dyn_cast<DictionaryAttr>(e);
-      auto batch = entry ? entry.getAs<IntegerAttr>("batch") : IntegerAttr();
-      auto tiling = entry ? entry.getAs<TilingAttr>("tiling") : TilingAttr();
-      Attribute layout = entry ? entry.get("layout") : Attribute();
-      if (!batch || !tiling || (layout && !isa<LayoutAttr>(layout)))
-        return op.emitOpError()
-               << "qf.batch_tilings entry " << e
-               << " must be {batch = B : i64, tiling = #qf.tiling<...>} with "
-                  "an optional layout = #qf.layout<...>";
-      if (!kernels
-               .try_emplace(batch.getInt(),
-                            BatchKernel{tiling,
-                                        cast_or_null<LayoutAttr>(layout)})
-               .second)
-        return op.emitOpError()
-               << "qf.batch_tilings gives batch " << batch.getInt()
-               << " twice";
-    }
+    if (auto entries = op->getAttrOfType<ArrayAttr>("qf.batch_tilings"))
+      for (auto entry : entries.getAsRange<BatchTilingAttr>())
+        kernels[entry.getBatch()] = {entry.getTiling(), entry.getLayout()};
     return kernels;
   }
 };

@@ -10,7 +10,7 @@
 // CHECK: #tiled_32x32 = #qf.layout<tiled, tile_n = 32, tile_k = 32>
 // CHECK-LABEL: func.func @mixed
 // CHECK: qf.fused_matmul
-// CHECK-SAME: qf.batch_tilings = [{batch = 16 : i64, layout = #tiled_32x32, tiling = #qf.tiling<mma,
+// CHECK-SAME: qf.batch_tilings = [#qf.batch_tiling<batch = 16, tiling = #qf.tiling<mma, {{.*}}>, layout = #tiled_32x32>]
 // CHECK-SAME: qf.cpu_reference =
 // CHECK-SAME: !qf.weight<64x256, #int4_g128, #tiled_1x32>
 // CHECK: func.func @qf_cpu_matmul_0(%{{.*}}: memref<?x256xf16>, %{{.*}}: memref<64x128xi8>, %{{.*}}: memref<64x2xf16>, %{{.*}}: memref<?x64xf16>)

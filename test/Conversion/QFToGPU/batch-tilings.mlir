@@ -22,7 +22,7 @@
 // CHECK-DAG: llvm.func @qf_mma_2_m128(
 func.func @mixed(%x: tensor<?x4096xf16>) -> tensor<?x4096xf16> {
   %w = qf.weight_ref "q_proj" : !w
-  %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<matvec, block_n = 4, k_unroll = 4>, qf.batch_tilings = [{batch = 16 : i64, layout = #l32, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>}, {batch = 128 : i64, layout = #l32, tiling = #qf.tiling<mma, block_m = 64, block_n = 64, block_k = 64, split_k = 2, stages = 3>}]} : tensor<?x4096xf16>, !w -> tensor<?x4096xf16>
+  %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<matvec, block_n = 4, k_unroll = 4>, qf.batch_tilings = [#qf.batch_tiling<batch = 16, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>, layout = #l32>, #qf.batch_tiling<batch = 128, tiling = #qf.tiling<mma, block_m = 64, block_n = 64, block_k = 64, split_k = 2, stages = 3>, layout = #l32>]} : tensor<?x4096xf16>, !w -> tensor<?x4096xf16>
   return %y : tensor<?x4096xf16>
 }
 
@@ -35,7 +35,7 @@ func.func @mixed(%x: tensor<?x4096xf16>) -> tensor<?x4096xf16> {
 func.func @normed(%x: tensor<?x4096xf16>, %n: tensor<4096xf16>) -> tensor<?x14336xf16> {
   %g = qf.weight_ref "gate_proj" : !w
   // expected-error@+1 {{batch 16 has the tensor-core (mma) tiling #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4> in qf.batch_tilings, but that kernel does not fuse an RMSNorm prologue}}
-  %y = qf.fused_matmul %x, %g norm(%n : tensor<4096xf16>) {norm_eps = 1.0e-05 : f32, tiling = #qf.tiling<matvec, block_n = 8, k_unroll = 4>, qf.batch_tilings = [{batch = 16 : i64, layout = #qf.layout<tiled, tile_n = 32, tile_k = 32>, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>}]} : tensor<?x4096xf16>, !w -> tensor<?x14336xf16>
+  %y = qf.fused_matmul %x, %g norm(%n : tensor<4096xf16>) {norm_eps = 1.0e-05 : f32, tiling = #qf.tiling<matvec, block_n = 8, k_unroll = 4>, qf.batch_tilings = [#qf.batch_tiling<batch = 16, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>, layout = #qf.layout<tiled, tile_n = 32, tile_k = 32>>]} : tensor<?x4096xf16>, !w -> tensor<?x14336xf16>
   return %y : tensor<?x14336xf16>
 }
 
@@ -45,7 +45,7 @@ func.func @normed(%x: tensor<?x4096xf16>, %n: tensor<4096xf16>) -> tensor<?x1433
 !w = !qf.weight<4096x4096, #int4, #qf.layout<tiled, tile_n = 1, tile_k = 32>>
 func.func @malformed(%x: tensor<?x4096xf16>) -> tensor<?x4096xf16> {
   %w = qf.weight_ref "q_proj" : !w
-  // expected-error@+1 {{qf.batch_tilings entry {batch = 16 : i64} must be {batch = B : i64, tiling = #qf.tiling<...>} with an optional layout = #qf.layout<...>}}
+  // expected-error@+1 {{qf.batch_tilings entry {batch = 16 : i64} must be a #qf.batch_tiling<...>}}
   %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<matvec, block_n = 4, k_unroll = 4>, qf.batch_tilings = [{batch = 16 : i64}]} : tensor<?x4096xf16>, !w -> tensor<?x4096xf16>
   return %y : tensor<?x4096xf16>
 }
@@ -57,6 +57,6 @@ func.func @malformed(%x: tensor<?x4096xf16>) -> tensor<?x4096xf16> {
 func.func @twice(%x: tensor<?x4096xf16>) -> tensor<?x4096xf16> {
   %w = qf.weight_ref "q_proj" : !w
   // expected-error@+1 {{qf.batch_tilings gives batch 16 twice}}
-  %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<matvec, block_n = 4, k_unroll = 4>, qf.batch_tilings = [{batch = 16 : i64, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>}, {batch = 16 : i64, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>}]} : tensor<?x4096xf16>, !w -> tensor<?x4096xf16>
+  %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<matvec, block_n = 4, k_unroll = 4>, qf.batch_tilings = [#qf.batch_tiling<batch = 16, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>>, #qf.batch_tiling<batch = 16, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>>]} : tensor<?x4096xf16>, !w -> tensor<?x4096xf16>
   return %y : tensor<?x4096xf16>
 }

@@ -9,10 +9,10 @@
 // CHECK-LABEL: @int4_mixed
 // CHECK: %[[W:.*]] = qf.weight_ref "q_proj" : !qf.weight<4096x4096, #int4_g128, #tiled_1x32>
 // CHECK: qf.fused_matmul %{{.*}}, %[[W]]
-// CHECK-SAME: qf.batch_tilings = [{batch = 16 : i64, layout = #tiled_32x32, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>}, {batch = 128 : i64, layout = #tiled_32x32, tiling = #qf.tiling<mma, block_m = 64, block_n = 64, block_k = 64, split_k = 2, stages = 3>}]
+// CHECK-SAME: qf.batch_tilings = [#qf.batch_tiling<batch = 16, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>, layout = #tiled_32x32>, #qf.batch_tiling<batch = 128, tiling = #qf.tiling<mma, block_m = 64, block_n = 64, block_k = 64, split_k = 2, stages = 3>, layout = #tiled_32x32>]
 func.func @int4_mixed(%x: tensor<?x4096xf16>) -> tensor<?x4096xf16> {
   %w = qf.weight_ref "q_proj" : !w
-  %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<matvec, block_n = 4, k_unroll = 4>, qf.batch_tilings = [{batch = 16 : i64, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>}, {batch = 128 : i64, tiling = #qf.tiling<mma, block_m = 64, block_n = 64, block_k = 64, split_k = 2, stages = 3>}]} : tensor<?x4096xf16>, !w -> tensor<?x4096xf16>
+  %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<matvec, block_n = 4, k_unroll = 4>, qf.batch_tilings = [#qf.batch_tiling<batch = 16, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>>, #qf.batch_tiling<batch = 128, tiling = #qf.tiling<mma, block_m = 64, block_n = 64, block_k = 64, split_k = 2, stages = 3>>]} : tensor<?x4096xf16>, !w -> tensor<?x4096xf16>
   return %y : tensor<?x4096xf16>
 }
 
@@ -25,10 +25,10 @@ func.func @int4_mixed(%x: tensor<?x4096xf16>) -> tensor<?x4096xf16> {
 // CHECK-LABEL: @nf4_mixed
 // CHECK: %[[W:.*]] = qf.weight_ref "down_proj" : !qf.weight<1536x8960, #nf4_g64>
 // CHECK: qf.fused_matmul %{{.*}}, %[[W]]
-// CHECK-SAME: qf.batch_tilings = [{batch = 32 : i64, layout = #tiled_32x32, tiling = #qf.tiling<mma,
+// CHECK-SAME: qf.batch_tilings = [#qf.batch_tiling<batch = 32, tiling = #qf.tiling<mma, {{.*}}>, layout = #tiled_32x32>]
 func.func @nf4_mixed(%x: tensor<?x8960xf16>) -> tensor<?x1536xf16> {
   %w = qf.weight_ref "down_proj" : !w
-  %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<matvec, block_n = 4, split_k = 2>, qf.batch_tilings = [{batch = 32 : i64, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>}]} : tensor<?x8960xf16>, !w -> tensor<?x1536xf16>
+  %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<matvec, block_n = 4, split_k = 2>, qf.batch_tilings = [#qf.batch_tiling<batch = 32, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>>]} : tensor<?x8960xf16>, !w -> tensor<?x1536xf16>
   return %y : tensor<?x1536xf16>
 }
 
@@ -38,9 +38,9 @@ func.func @nf4_mixed(%x: tensor<?x8960xf16>) -> tensor<?x1536xf16> {
 #int4 = #qf.enc<int4, group = 128, scale = f16>
 !w = !qf.weight<4096x4096, #int4, #qf.layout<tiled, tile_n = 1, tile_k = 32>>
 // CHECK-LABEL: @kept
-// CHECK: qf.batch_tilings = [{batch = 16 : i64, layout = #tiled_1x32, tiling = #qf.tiling<mma,
+// CHECK: qf.batch_tilings = [#qf.batch_tiling<batch = 16, tiling = #qf.tiling<mma, {{.*}}>, layout = #tiled_1x32>]
 func.func @kept(%x: tensor<?x4096xf16>) -> tensor<?x4096xf16> {
   %w = qf.weight_ref "q_proj" : !w
-  %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<matvec, block_n = 4, k_unroll = 4>, qf.batch_tilings = [{batch = 16 : i64, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>}]} : tensor<?x4096xf16>, !w -> tensor<?x4096xf16>
+  %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<matvec, block_n = 4, k_unroll = 4>, qf.batch_tilings = [#qf.batch_tiling<batch = 16, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>>]} : tensor<?x4096xf16>, !w -> tensor<?x4096xf16>
   return %y : tensor<?x4096xf16>
 }

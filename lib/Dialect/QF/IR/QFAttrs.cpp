@@ -343,6 +343,20 @@ LogicalResult LayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 }
 
 //===----------------------------------------------------------------------===//
+// BatchTilingAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+BatchTilingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                        int64_t batch, TilingAttr tiling, LayoutAttr layout) {
+  if (batch <= 0)
+    return emitError() << "batch must be positive, got " << batch;
+  if (!tiling)
+    return emitError() << "batch " << batch << " needs a tiling";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // TargetAttr
 //===----------------------------------------------------------------------===//
 

@@ -91,11 +91,12 @@ LogicalResult retype(WeightRefOp ref, const UsesByLayout &wanted) {
 /// retypes it:
 ///
 ///   %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<matvec, ...>,
-///          qf.batch_tilings = [{batch = 16 : i64,
-///                               tiling = #qf.tiling<mma, ...>}]}
+///          qf.batch_tilings = [#qf.batch_tiling<batch = 16,
+///                               tiling = #qf.tiling<mma, ...>>]}
 /// becomes
-///   ... qf.batch_tilings = [{batch = 16 : i64, tiling = #qf.tiling<mma, ...>,
-///          layout = #qf.layout<tiled, tile_n = 32, tile_k = 32>}]
+///   ... qf.batch_tilings = [#qf.batch_tiling<batch = 16,
+///          tiling = #qf.tiling<mma, ...>,
+///          layout = #qf.layout<tiled, tile_n = 32, tile_k = 32>>]
 ///
 /// The weight operand keeps the layout of `tiling`; the artifact lists the
 /// weight once per layout, each packed from the one checkpoint tensor. A
@@ -111,13 +112,9 @@ LogicalResult annotateBatchLayouts(FusedMatmulOp op) {
               (op.getUp() && !op.getUp().getDefiningOp<WeightRefOp>());
   Builder b(op.getContext());
   SmallVector<Attribute> annotated;
-  for (Attribute attr : entries) {
-    auto entry = dyn_cast<DictionaryAttr>(attr);
-    auto tiling = entry ? entry.getAs<TilingAttr>("tiling") : TilingAttr();
-    if (!tiling)
-      return op.emitOpError() << "qf.batch_tilings entry " << attr
-                              << " has no 'tiling'; expected {batch = B, "
-                                 "tiling = #qf.tiling<...>}";
+  // The dialect verified the entries (QFOpAttributes.cpp).
+  for (auto entry : entries.getAsRange<BatchTilingAttr>()) {
+    TilingAttr tiling = entry.getTiling();
     LayoutAttr layout = keep ? type.getLayout() : getKernelLayout(type, tiling);
     if (!WeightType::getChecked(
             [&]() {
@@ -128,9 +125,8 @@ LogicalResult annotateBatchLayouts(FusedMatmulOp op) {
             op.getContext(), type.getN(), type.getK(), type.getEncoding(),
             layout))
       return failure();
-    NamedAttrList fields(entry);
-    fields.set("layout", layout);
-    annotated.push_back(fields.getDictionary(op.getContext()));
+    annotated.push_back(BatchTilingAttr::get(op.getContext(), entry.getBatch(),
+                                             tiling, layout));
     LLVM_DEBUG(llvm::dbgs() << op << ": " << tiling << " reads " << layout
                             << "\n");
   }

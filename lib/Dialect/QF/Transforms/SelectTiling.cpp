@@ -248,8 +248,8 @@ struct QFSelectTilingPass
   ///   %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<matvec, ...>}
   ///     : tensor<?x4096xf16>, ...
   /// with batch-sizes=1,16,128 gets
-  ///   qf.batch_tilings = [{batch = 16 : i64, tiling = #qf.tiling<mma, ...>},
-  ///                       {batch = 128 : i64, tiling = #qf.tiling<mma, ...>}]
+  ///   qf.batch_tilings = [#qf.batch_tiling<batch = 16, tiling = #qf.tiling<mma, ...>>,
+  ///                       #qf.batch_tiling<batch = 128, tiling = ...>]
   ///
   /// Each batch's tiling is chosen for that batch (the tuning database's or
   /// the cost model's), so b16 and b128 may get different mma tiles. The
@@ -273,9 +273,8 @@ struct QFSelectTilingPass
       if (*own == tiling || (own->getKernel() == KernelKind::MatVec &&
                              tiling.getKernel() == KernelKind::MatVec))
         continue;
-      entries.push_back(b.getDictionaryAttr(
-          {b.getNamedAttr("batch", b.getI64IntegerAttr(m)),
-           b.getNamedAttr("tiling", *own)}));
+      entries.push_back(
+          BatchTilingAttr::get(op.getContext(), m, *own, LayoutAttr()));
     }
     if (!entries.empty())
       op->setAttr(kBatchTilingsAttr, b.getArrayAttr(entries));

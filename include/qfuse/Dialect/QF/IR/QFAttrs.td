@@ -171,6 +171,26 @@ def QF_LayoutAttr : QF_Attr<"Layout", "layout"> {
   }];
 }
 
+def QF_BatchTilingAttr : QF_Attr<"BatchTiling", "batch_tiling"> {
+  let summary = "The kernel one compiled batch of a fused matmul runs";
+  let description = [{
+    An entry of a `qf.fused_matmul`'s `qf.batch_tilings` (qf-select-tiling
+    with `batch-sizes`): the batch, its tiling, and after qf-choose-layout the
+    weight layout that tiling's kernel reads.
+
+    ```mlir
+    #qf.batch_tiling<batch = 16, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>, layout = #qf.layout<tiled, tile_n = 32, tile_k = 32>>
+    ```
+  }];
+  let parameters = (ins
+    "int64_t":$batch,
+    "TilingAttr":$tiling,
+    OptionalParameter<"LayoutAttr">:$layout
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 def QF_TargetAttr : QF_Attr<"Target", "target"> {
   let summary = "The GPU kernels are generated and tiled for";
   let description = [{

@@ -31,6 +31,8 @@ def QF_Dialect : Dialect {
   }];
   let useDefaultAttributePrinterParser = 1;
   let useDefaultTypePrinterParser = 1;
+  // qf.batch_tilings, qf.group and qf.launches on the ops that carry them.
+  let hasOperationAttrVerify = 1;
   let extraClassDeclaration = [{
     // Defined beside the storage classes they instantiate.
     void registerAttributes();

@@ -296,8 +296,8 @@ def QFSelectTiling : Pass<"qf-select-tiling"> {
 
     ```mlir
     qf.batch_tilings = [
-      {batch = 16 : i64, tiling = #qf.tiling<mma, ...>},
-      {batch = 128 : i64, tiling = #qf.tiling<mma, ...>}
+      #qf.batch_tiling<batch = 16, tiling = #qf.tiling<mma, ...>>,
+      #qf.batch_tiling<batch = 128, tiling = #qf.tiling<mma, ...>>
     ]
     ```
 
