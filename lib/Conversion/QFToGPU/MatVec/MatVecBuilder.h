@@ -9,6 +9,7 @@
 #ifndef QFUSE_LIB_CONVERSION_QFTOGPU_MATVEC_MATVECBUILDER_H
 #define QFUSE_LIB_CONVERSION_QFTOGPU_MATVEC_MATVECBUILDER_H
 
+#include "Common/KernelCommon.h"
 #include "Common/KernelEmitter.h"
 #include "MatVec/MatVecPlan.h"
 
@@ -35,6 +36,10 @@ public:
   KernelLaunch build();
 
 private:
+  SmallVector<std::string> parameterNames(ArrayRef<int64_t> memberNs);
+  void bindArguments(KernelFunction &kernel, ArrayRef<int64_t> memberNs);
+  void setUpSharedMemory();
+  SmallVector<Value> accumulate(Value slice, Value lane, ArrayRef<Value> rows);
   Value groupIndex(Value row, Value group);
   double valueScale() const;
   int64_t minBlocksPerSM() const;
