@@ -54,6 +54,17 @@ private:
   void buildLut();
   void gatherActivations();
   Value loadX(Type type, Value elemOffset, unsigned align);
+  SmallVector<SmallVector<Value>> loadCodeWords(ArrayRef<Value> chunks,
+                                                ArrayRef<Value> rows);
+  SmallVector<SmallVector<Value>> loadSparseMeta(ArrayRef<Value> chunks,
+                                                 ArrayRef<Value> rows);
+  void loadSpanScales(ArrayRef<Value> chunks, ArrayRef<Value> rows,
+                      SmallVectorImpl<Value> &scaleVals,
+                      SmallVectorImpl<Value> &zeroVals);
+  SmallVector<SmallVector<Value>> loadStepActivations(Value kw);
+  SmallVector<Value> decodeStep(ArrayRef<Value> rowWords, Value zero,
+                                int64_t step);
+  Value sparseSelector(ArrayRef<Value> metaWords, int64_t quad);
   SmallVector<Value> body(ArrayRef<Value> chunks, ArrayRef<Value> rows,
                           ValueRange acc);
   void reduceAndStore(ArrayRef<Value> acc, Value tid, Value warp, Value lane);

@@ -11,6 +11,7 @@
 #ifndef QFUSE_LIB_CONVERSION_QFTOGPU_TENSORCORE_TENSORCOREBUILDER_H
 #define QFUSE_LIB_CONVERSION_QFTOGPU_TENSORCORE_TENSORCOREBUILDER_H
 
+#include "Common/KernelCommon.h"
 #include "Common/KernelEmitter.h"
 #include "TensorCore/TensorCorePlan.h"
 
@@ -40,6 +41,12 @@ private:
     SmallVector<Value> scale, zeroLo, zeroHi, zeroInt;
   };
 
+  SmallVector<std::string> parameterNames();
+  void bindArguments(KernelFunction &kernel);
+  void indexThreads();
+  Value selectMember(KernelFunction &kernel);
+  void locateTileRow(Value nBlock);
+  Acc accumulateSteps();
   Value smemAt(Value byteOffset);
   Value smemAt(int64_t byteOffset) { return smemAt(e.c32(byteOffset)); }
   void barrier();
