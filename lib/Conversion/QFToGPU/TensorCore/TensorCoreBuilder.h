@@ -80,6 +80,9 @@ private:
   Value parkedSum(int64_t i);
   void reduceSplitK(Acc &acc);
   void reduceCluster(Acc &acc);
+  Acc scaleOutputs(const Acc &acc);
+  Acc enterStoringThreads(const Acc &total);
+  void storeTileColumns(int64_t j, const Acc &total, const Acc &gate);
   void storeOutputs(const Acc &acc);
 
   /// The element type of x, the B fragments, bias, residual and y: f16, or
