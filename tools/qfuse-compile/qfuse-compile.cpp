@@ -237,6 +237,103 @@ static FailureOr<std::string> assemble(StringRef ptxas, StringRef ptx,
   return (*buffer)->getBuffer().str();
 }
 
+/// The pass pipeline for `module`: the fusions --fuse selects for its
+/// batches, then tiling, layout and lowering to PTX; or an error message.
+static FailureOr<std::string> buildPipeline(ModuleOp module,
+                                            std::string &error) {
+  // The smallest batch is the decode step that dominates generation: the
+  // tiling is chosen for it (its tuned one), and the matvec batches share
+  // it. Batches from --tensor-core-min-batch up run the tensor-core kernel
+  // where it takes the weight: qf-select-tiling gives each its own tiling
+  // (qf.batch_tilings) and qf-choose-layout its own weight layout, so every
+  // batch runs its best kernel (the weight is then on the device in both
+  // layouts). A list with no batch <= 8 plans its largest batch.
+  int64_t largest = 1, smallest = 0;
+  std::string batches;
+  for (int64_t b : batchSizes) {
+    largest = std::max(largest, b);
+    smallest = smallest ? std::min(smallest, b) : b;
+    batches += (batches.empty() ? "" : ",") + std::to_string(b);
+  }
+  if (batches.empty()) {
+    batches = "1";
+    // No list: a module whose matrix arguments all have one static batch
+    // (a layer compiled for M = 32, say) is that batch for the fusion
+    // choices below; any other is planned for batch 1.
+    if (std::optional<int64_t> m = getStaticBatch(module))
+      smallest = largest = *m;
+  }
+  const int64_t selectBatch =
+      smallest && smallest <= qf::kMatvecMaxM ? smallest : largest;
+  // The fusion the tensor-core kernel cannot take (the RMSNorm prologue) is
+  // dropped when the largest batch needs that kernel.
+  const int64_t fusionBatch = largest;
+  FailureOr<SmallVector<StringRef>> fusions =
+      selectFusions(smallest ? smallest : 1, fusionBatch, error);
+  if (failed(fusions))
+    return failure();
+  std::string fusionPasses;
+  for (StringRef pass : *fusions)
+    fusionPasses += pass.str() + ",";
+  std::string pipeline =
+      "qf-import-quant,canonicalize,qf-fuse-dequant-matmul," + fusionPasses +
+      "qf-select-tiling{batch=" + std::to_string(selectBatch) +
+      " batch-sizes=" + batches +
+      (tuningDb.empty() ? "" : " tuning-db=" + tuningDb) + " chip=" + chip +
+      " tensor-core-min-m=" + std::to_string(tensorCoreMinBatch) +
+      "},qf-choose-layout,qf-to-gpu{chip=" + chip + " features=" + features +
+      " batch-sizes=" + batches + "},gpu-module-to-binary{format=isa}";
+  return pipeline;
+}
+
+/// Writes the compiled module as --emit asks: MLIR, PTX or the artifact
+/// (with a cubin when ptxas is found). Returns the exit code.
+static int writeOutput(ModuleOp module) {
+  std::string error;
+  auto output = openOutputFile(outputFile, &error);
+  if (!output) {
+    llvm::errs() << "qfuse-compile: " << error << "\n";
+    return 1;
+  }
+  if (emit == Emit::MLIR) {
+    module.print(output->os());
+    output->keep();
+    return 0;
+  }
+  FailureOr<std::string> ptx = qf::extractKernelPTX(module);
+  if (failed(ptx))
+    return 1;
+  if (emit == Emit::PTX) {
+    output->os() << *ptx;
+    output->keep();
+    return 0;
+  }
+  qf::ArtifactOptions options;
+  options.chip = chip;
+  options.features = features;
+  if (!noCubin) {
+    std::string ptxas = findPtxas();
+    if (ptxas.empty()) {
+      llvm::errs() << "qfuse-compile: note: no ptxas found; the artifact "
+                      "carries PTX only (the driver JIT-compiles it)\n";
+    } else {
+      FailureOr<std::string> cubin = assemble(ptxas, *ptx, error);
+      if (failed(cubin)) {
+        llvm::errs() << "qfuse-compile: " << error << "\n";
+        return 1;
+      }
+      options.cubin = std::move(*cubin);
+    }
+  }
+  FailureOr<llvm::json::Value> artifact =
+      qf::buildArtifact(module, *ptx, options);
+  if (failed(artifact))
+    return 1;
+  output->os() << llvm::formatv("{0:2}", *artifact) << "\n";
+  output->keep();
+  return 0;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   registerAllPasses();
@@ -272,96 +369,16 @@ int main(int argc, char **argv) {
   if (!module)
     return 1;
 
-  // The smallest batch is the decode step that dominates generation: the
-  // tiling is chosen for it (its tuned one), and the matvec batches share
-  // it. Batches from --tensor-core-min-batch up run the tensor-core kernel
-  // where it takes the weight: qf-select-tiling gives each its own tiling
-  // (qf.batch_tilings) and qf-choose-layout its own weight layout, so every
-  // batch runs its best kernel (the weight is then on the device in both
-  // layouts). A list with no batch <= 8 plans its largest batch.
-  int64_t largest = 1, smallest = 0;
-  std::string batches;
-  for (int64_t b : batchSizes) {
-    largest = std::max(largest, b);
-    smallest = smallest ? std::min(smallest, b) : b;
-    batches += (batches.empty() ? "" : ",") + std::to_string(b);
-  }
-  if (batches.empty()) {
-    batches = "1";
-    // No list: a module whose matrix arguments all have one static batch
-    // (a layer compiled for M = 32, say) is that batch for the fusion
-    // choices below; any other is planned for batch 1.
-    if (std::optional<int64_t> m = getStaticBatch(*module))
-      smallest = largest = *m;
-  }
-  const int64_t selectBatch =
-      smallest && smallest <= qf::kMatvecMaxM ? smallest : largest;
-  // The fusion the tensor-core kernel cannot take (the RMSNorm prologue) is
-  // dropped when the largest batch needs that kernel.
-  const int64_t fusionBatch = largest;
-  FailureOr<SmallVector<StringRef>> fusions =
-      selectFusions(smallest ? smallest : 1, fusionBatch, error);
-  if (failed(fusions)) {
+  FailureOr<std::string> pipeline = buildPipeline(*module, error);
+  if (failed(pipeline)) {
     llvm::errs() << "qfuse-compile: " << error << "\n";
     return 1;
   }
-  std::string fusionPasses;
-  for (StringRef pass : *fusions)
-    fusionPasses += pass.str() + ",";
-  std::string pipeline =
-      "qf-import-quant,canonicalize,qf-fuse-dequant-matmul," + fusionPasses +
-      "qf-select-tiling{batch=" + std::to_string(selectBatch) +
-      " batch-sizes=" + batches +
-      (tuningDb.empty() ? "" : " tuning-db=" + tuningDb) + " chip=" + chip +
-      " tensor-core-min-m=" + std::to_string(tensorCoreMinBatch) +
-      "},qf-choose-layout,qf-to-gpu{chip=" + chip + " features=" + features +
-      " batch-sizes=" + batches + "},gpu-module-to-binary{format=isa}";
   // The pipeline string is relative to the module PassManager's anchor.
   PassManager pm(&context);
-  if (failed(parsePassPipeline(pipeline, pm, llvm::errs())) ||
+  if (failed(parsePassPipeline(*pipeline, pm, llvm::errs())) ||
       failed(pm.run(*module)))
     return 1;
 
-  auto output = openOutputFile(outputFile, &error);
-  if (!output) {
-    llvm::errs() << "qfuse-compile: " << error << "\n";
-    return 1;
-  }
-  if (emit == Emit::MLIR) {
-    module->print(output->os());
-    output->keep();
-    return 0;
-  }
-  FailureOr<std::string> ptx = qf::extractKernelPTX(*module);
-  if (failed(ptx))
-    return 1;
-  if (emit == Emit::PTX) {
-    output->os() << *ptx;
-    output->keep();
-    return 0;
-  }
-  qf::ArtifactOptions options;
-  options.chip = chip;
-  options.features = features;
-  if (!noCubin) {
-    std::string ptxas = findPtxas();
-    if (ptxas.empty()) {
-      llvm::errs() << "qfuse-compile: note: no ptxas found; the artifact "
-                      "carries PTX only (the driver JIT-compiles it)\n";
-    } else {
-      FailureOr<std::string> cubin = assemble(ptxas, *ptx, error);
-      if (failed(cubin)) {
-        llvm::errs() << "qfuse-compile: " << error << "\n";
-        return 1;
-      }
-      options.cubin = std::move(*cubin);
-    }
-  }
-  FailureOr<llvm::json::Value> artifact =
-      qf::buildArtifact(*module, *ptx, options);
-  if (failed(artifact))
-    return 1;
-  output->os() << llvm::formatv("{0:2}", *artifact) << "\n";
-  output->keep();
-  return 0;
+  return writeOutput(*module);
 }

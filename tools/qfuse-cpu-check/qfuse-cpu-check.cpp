@@ -366,6 +366,133 @@ bool runCase(ExecutionEngine &engine, Case &c, int64_t m, std::mt19937_64 &rng,
 
 } // namespace
 
+/// The front of qfuse-compile's pipeline, so each weight gets the layout the
+/// GPU kernel reads; then the CPU reference.
+static LogicalResult lowerToReference(MLIRContext &context, ModuleOp module,
+                                      ArrayRef<int64_t> batches) {
+  PassManager pm(&context);
+  pm.addPass(qf::createQFImportQuant());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(qf::createQFFuseDequantMatmul());
+  qf::QFSelectTilingOptions tiling;
+  tiling.batch = tilingBatch > 0
+                     ? tilingBatch
+                     : *std::max_element(batches.begin(), batches.end());
+  pm.addPass(qf::createQFSelectTiling(tiling));
+  pm.addPass(qf::createQFChooseLayout());
+  pm.addPass(qf::createQFToCPU());
+  return pm.run(module);
+}
+
+/// The ops, in program order, with everything the check needs; false (with
+/// an error on the op) when qf-to-cpu left an op without its reference.
+static bool collectCases(ModuleOp module, std::vector<Case> &cases) {
+  std::string error;
+  ModuleOp cpuModule = module.lookupSymbol<ModuleOp>(qf::kCPUModuleName);
+  llvm::StringMap<int> perFunction;
+  bool setupFailed = false;
+  module.walk([&](qf::FusedMatmulOp op) {
+    auto ref = op->getAttrOfType<DictionaryAttr>(qf::kCPUReferenceAttrName);
+    if (!ref) {
+      op.emitError() << "qfuse-cpu-check: qf-to-cpu left no '"
+                     << qf::kCPUReferenceAttrName << "' on this op";
+      setupFailed = true;
+      return;
+    }
+    auto parent = op->getParentOfType<func::FuncOp>();
+    Case c{op.getLoc()};
+    std::string where = parent ? "@" + parent.getSymName().str() : "@module";
+    int index = perFunction[where]++;
+    c.label = index ? where + "#" + std::to_string(index) : where;
+    auto fnRef = ref.getAs<SymbolRefAttr>("function");
+    c.function = fnRef.getLeafReference().str();
+    for (Attribute p : ref.getAs<ArrayAttr>("params"))
+      c.params.push_back(cast<StringAttr>(p).str());
+    auto fn = cpuModule.lookupSymbol<func::FuncOp>(c.function);
+    for (Type t : fn.getArgumentTypes())
+      c.paramTypes.push_back(cast<MemRefType>(t));
+    c.weight = op.getWeight().getType();
+    c.act = op.getInput().getType().getElementType();
+    c.staticM = op.getInput().getType().getDimSize(0);
+    c.hasNorm = static_cast<bool>(op.getNorm());
+    if (c.hasNorm)
+      c.normEps = op.getNormEps()->convertToDouble();
+    c.hasBias = static_cast<bool>(op.getBias());
+    c.hasResidual = static_cast<bool>(op.getResidual());
+    c.siluMul = op.getActivation() == qf::EpilogueActivation::SiluMul;
+    if (!fmt::parseEncoding(attrBody(c.weight.getEncoding()), c.encoding,
+                            error) ||
+        !fmt::parseLayout(attrBody(c.weight.getLayout()), c.layout, error)) {
+      op.emitError() << "qfuse-cpu-check: " << error;
+      setupFailed = true;
+      return;
+    }
+    cases.push_back(std::move(c));
+  });
+  return !setupFailed;
+}
+
+/// Clones `cpuModule`, lowers the clone to LLVM and compiles it; null (with
+/// a message) on failure.
+static std::unique_ptr<ExecutionEngine> compileReference(MLIRContext &context,
+                                                         ModuleOp cpuModule) {
+  OwningOpRef<ModuleOp> jitModule = cast<ModuleOp>(cpuModule->clone());
+  if (printIR)
+    jitModule->print(llvm::outs());
+  PassManager lower(&context);
+  qf::buildQFCPUToLLVMPipeline(lower);
+  if (failed(lower.run(*jitModule)))
+    return nullptr;
+  ExecutionEngineOptions engineOptions;
+  auto transformer = makeOptimizingTransformer(2, 0, nullptr);
+  engineOptions.transformer = transformer;
+  auto engine = ExecutionEngine::create(*jitModule, engineOptions);
+  if (!engine) {
+    llvm::errs() << "qfuse-cpu-check: JIT: "
+                 << llvm::toString(engine.takeError()) << "\n";
+    return nullptr;
+  }
+  return std::move(*engine);
+}
+
+/// Checks case `c` at each of its batches, printing a line per batch; false
+/// (with a message) when a batch cannot run.
+static bool checkCase(ExecutionEngine &engine, Case &c,
+                      ArrayRef<int64_t> batches, std::mt19937_64 &rng,
+                      int &total, int &failedCases) {
+  std::string error;
+  SmallVector<int64_t> ms;
+  if (ShapedType::isDynamic(c.staticM))
+    ms.assign(batches.begin(), batches.end());
+  else
+    ms.push_back(c.staticM);
+  for (int64_t m : ms) {
+    Result r;
+    if (!runCase(engine, c, m, rng, r, error)) {
+      llvm::errs() << "qfuse-cpu-check: " << c.label << ": " << error
+                   << "\n";
+      return false;
+    }
+    // The output is rounded once to f16 (u = 2^-11) or bf16 (2^-8); f32
+    // decoding and accumulation add far less. Pass: rel_err (||y - ref|| /
+    // ||ref||) <= 2u and every |y - ref| <= 4u * max|ref|.
+    double u = c.act.isBF16() ? 1.0 / 256 : 1.0 / 2048;
+    bool pass = !r.unwritten && r.rel <= 2 * u && r.maxAbs <= 4 * u * r.maxRef;
+    ++total;
+    failedCases += !pass;
+    llvm::outs() << llvm::formatv(
+        "{0} {1} {2}x{3} #qf.enc<{4}> #qf.layout<{5}> m={6} "
+        "max_abs_err={7:e2} rel_err={8:e2}{9}{10}\n",
+        pass ? "PASS" : "FAIL", c.label, c.weight.getN(), c.weight.getK(),
+        fmt::printEncoding(c.encoding), fmt::printLayout(c.layout), m,
+        r.maxAbs, r.rel, r.unwritten ? " (NaN: outputs not written)" : "",
+        llvm::is_contained(c.params, perturb.getValue())
+            ? " (perturbed " + perturb + ")"
+            : std::string());
+  }
+  return true;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::ParseCommandLineOptions(
@@ -410,66 +537,11 @@ int main(int argc, char **argv) {
       return 2;
     }
 
-  // The front of qfuse-compile's pipeline, so each weight gets the layout the
-  // GPU kernel reads; then the CPU reference.
-  PassManager pm(&context);
-  pm.addPass(qf::createQFImportQuant());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(qf::createQFFuseDequantMatmul());
-  qf::QFSelectTilingOptions tiling;
-  tiling.batch = tilingBatch > 0
-                     ? tilingBatch
-                     : *std::max_element(batches.begin(), batches.end());
-  pm.addPass(qf::createQFSelectTiling(tiling));
-  pm.addPass(qf::createQFChooseLayout());
-  pm.addPass(qf::createQFToCPU());
-  if (failed(pm.run(*module)))
+  if (failed(lowerToReference(context, *module, batches)))
     return 2;
 
-  // The ops, in program order, with everything the check needs.
   std::vector<Case> cases;
-  ModuleOp cpuModule = module->lookupSymbol<ModuleOp>(qf::kCPUModuleName);
-  llvm::StringMap<int> perFunction;
-  bool setupFailed = false;
-  module->walk([&](qf::FusedMatmulOp op) {
-    auto ref = op->getAttrOfType<DictionaryAttr>(qf::kCPUReferenceAttrName);
-    if (!ref) {
-      op.emitError() << "qfuse-cpu-check: qf-to-cpu left no '"
-                     << qf::kCPUReferenceAttrName << "' on this op";
-      setupFailed = true;
-      return;
-    }
-    auto parent = op->getParentOfType<func::FuncOp>();
-    Case c{op.getLoc()};
-    std::string where = parent ? "@" + parent.getSymName().str() : "@module";
-    int index = perFunction[where]++;
-    c.label = index ? where + "#" + std::to_string(index) : where;
-    auto fnRef = ref.getAs<SymbolRefAttr>("function");
-    c.function = fnRef.getLeafReference().str();
-    for (Attribute p : ref.getAs<ArrayAttr>("params"))
-      c.params.push_back(cast<StringAttr>(p).str());
-    auto fn = cpuModule.lookupSymbol<func::FuncOp>(c.function);
-    for (Type t : fn.getArgumentTypes())
-      c.paramTypes.push_back(cast<MemRefType>(t));
-    c.weight = op.getWeight().getType();
-    c.act = op.getInput().getType().getElementType();
-    c.staticM = op.getInput().getType().getDimSize(0);
-    c.hasNorm = static_cast<bool>(op.getNorm());
-    if (c.hasNorm)
-      c.normEps = op.getNormEps()->convertToDouble();
-    c.hasBias = static_cast<bool>(op.getBias());
-    c.hasResidual = static_cast<bool>(op.getResidual());
-    c.siluMul = op.getActivation() == qf::EpilogueActivation::SiluMul;
-    if (!fmt::parseEncoding(attrBody(c.weight.getEncoding()), c.encoding,
-                            error) ||
-        !fmt::parseLayout(attrBody(c.weight.getLayout()), c.layout, error)) {
-      op.emitError() << "qfuse-cpu-check: " << error;
-      setupFailed = true;
-      return;
-    }
-    cases.push_back(std::move(c));
-  });
-  if (setupFailed)
+  if (!collectCases(*module, cases))
     return 2;
   if (!perturb.empty() &&
       llvm::none_of(cases, [](const Case &c) {
@@ -480,23 +552,10 @@ int main(int argc, char **argv) {
     return 2;
   }
 
-  // JIT: clone @qf_cpu out of the module, lower it to LLVM, compile.
-  OwningOpRef<ModuleOp> jitModule = cast<ModuleOp>(cpuModule->clone());
-  if (printIR)
-    jitModule->print(llvm::outs());
-  PassManager lower(&context);
-  qf::buildQFCPUToLLVMPipeline(lower);
-  if (failed(lower.run(*jitModule)))
+  std::unique_ptr<ExecutionEngine> engine = compileReference(
+      context, module->lookupSymbol<ModuleOp>(qf::kCPUModuleName));
+  if (!engine)
     return 2;
-  ExecutionEngineOptions engineOptions;
-  auto transformer = makeOptimizingTransformer(2, 0, nullptr);
-  engineOptions.transformer = transformer;
-  auto engine = ExecutionEngine::create(*jitModule, engineOptions);
-  if (!engine) {
-    llvm::errs() << "qfuse-cpu-check: JIT: "
-                 << llvm::toString(engine.takeError()) << "\n";
-    return 2;
-  }
 
   // One op at a time: its weight is quantized, checked at every batch and
   // released before the next.
@@ -507,35 +566,8 @@ int main(int argc, char **argv) {
       emitError(c.loc) << "qfuse-cpu-check: preparing the weight: " << error;
       return 2;
     }
-    SmallVector<int64_t> ms;
-    if (ShapedType::isDynamic(c.staticM))
-      ms = batches;
-    else
-      ms.push_back(c.staticM);
-    for (int64_t m : ms) {
-      Result r;
-      if (!runCase(**engine, c, m, rng, r, error)) {
-        llvm::errs() << "qfuse-cpu-check: " << c.label << ": " << error
-                     << "\n";
-        return 2;
-      }
-      // The output is rounded once to f16 (u = 2^-11) or bf16 (2^-8); f32
-      // decoding and accumulation add far less. Pass: rel_err (||y - ref|| /
-      // ||ref||) <= 2u and every |y - ref| <= 4u * max|ref|.
-      double u = c.act.isBF16() ? 1.0 / 256 : 1.0 / 2048;
-      bool pass = !r.unwritten && r.rel <= 2 * u && r.maxAbs <= 4 * u * r.maxRef;
-      ++total;
-      failedCases += !pass;
-      llvm::outs() << llvm::formatv(
-          "{0} {1} {2}x{3} #qf.enc<{4}> #qf.layout<{5}> m={6} "
-          "max_abs_err={7:e2} rel_err={8:e2}{9}{10}\n",
-          pass ? "PASS" : "FAIL", c.label, c.weight.getN(), c.weight.getK(),
-          fmt::printEncoding(c.encoding), fmt::printLayout(c.layout), m,
-          r.maxAbs, r.rel, r.unwritten ? " (NaN: outputs not written)" : "",
-          llvm::is_contained(c.params, perturb.getValue())
-              ? " (perturbed " + perturb + ")"
-              : std::string());
-    }
+    if (!checkCase(*engine, c, batches, rng, total, failedCases))
+      return 2;
     c.dense = {};
     c.packed = {};
     c.upDense = {};

@@ -155,6 +155,13 @@ private:
   void widenActivations(CPUEmitter &e, Value xs, Value m);
   /// row[k] = W[n, k] for every k (0 where 2:4 pruned it).
   void decodeRow(CPUEmitter &e, WeightDecoder &decoder, Value n, Value row);
+  /// The function's parameters in order, with the memref type of their raw
+  /// bytes (qfuse::format component shapes, Packing.h).
+  SmallVector<std::pair<std::string, Type>> parameterTypes();
+  /// y[m, n] = epilogue(xs[m] . W[n]) for every output n and batch row m;
+  /// `zero` is the index 0 of the function's entry.
+  void computeOutputs(CPUEmitter &e, Value zero, Value xs, Value mDim,
+                      Value gateRow, Value upRow, Value table);
 
   ModuleOp cpuModule;
   std::string name;
@@ -242,7 +249,8 @@ void ReferenceBuilder::decodeRow(CPUEmitter &e, WeightDecoder &decoder,
   });
 }
 
-SmallVector<std::string> ReferenceBuilder::build(Location loc) {
+SmallVector<std::pair<std::string, Type>>
+ReferenceBuilder::parameterTypes() {
   MLIRContext *ctx = cpuModule.getContext();
   EncodingAttr enc = spec.weight.getEncoding();
   Type i8 = IntegerType::get(ctx, 8);
@@ -252,8 +260,6 @@ SmallVector<std::string> ReferenceBuilder::build(Location loc) {
   int64_t groups = enc.getNumGroups(k);
   unsigned bits = enc.getCodeBits();
 
-  // Parameters in order, with the memref type of their raw bytes
-  // (qfuse::format component shapes, Packing.h).
   SmallVector<std::pair<std::string, Type>> params;
   auto add = [&](StringRef pname, ArrayRef<int64_t> shape, Type elt) {
     params.push_back({pname.str(), MemRefType::get(shape, elt)});
@@ -299,7 +305,59 @@ SmallVector<std::string> ReferenceBuilder::build(Location loc) {
   if (spec.hasResidual)
     add("residual", {m, spec.nOut()}, act);
   add("y", {m, spec.nOut()}, act);
+  return params;
+}
 
+void ReferenceBuilder::computeOutputs(CPUEmitter &e, Value zero, Value xs,
+                                      Value mDim, Value gateRow, Value upRow,
+                                      Value table) {
+  ImplicitLocOpBuilder &b = e.builder();
+  Type act = spec.input.getElementType();
+  auto buffersOf = [&](StringRef prefix) {
+    auto get = [&](StringRef component) {
+      return param((prefix + component).str());
+    };
+    return WeightBuffers{get("codes"),        get("scales"), get("zeros"),
+                         get("global_scale"), get("perm"),   get("meta"),
+                         get("table"),        table};
+  };
+  WeightDecoder decoder(e, spec.weight, buffersOf(""));
+  std::optional<WeightDecoder> upDecoder;
+  if (spec.siluMul)
+    upDecoder.emplace(e, spec.weight, buffersOf("up_"));
+  Value nOut = e.idx(spec.nOut());
+  Value kEnd = e.idx(spec.k());
+  e.forLoop(zero, nOut, [&](Value ni) {
+    decodeRow(e, decoder, ni, gateRow);
+    if (spec.siluMul)
+      decodeRow(e, *upDecoder, ni, upRow);
+    e.forLoop(zero, mDim, [&](Value mi) {
+      auto dot = [&](Value row) {
+        return e.forReduce(zero, kEnd, e.cf32(0.0), [&](Value ki, Value acc) {
+          return e.fadd(acc, e.fmul(e.load(xs, {mi, ki}), e.load(row, {ki})));
+        });
+      };
+      Value v = dot(gateRow);
+      if (Value bias = param("bias"))
+        v = e.fadd(v, e.loadF32(bias, {ni}, spec.biasType));
+      if (spec.siluMul) {
+        Value up = dot(upRow);
+        // silu(g) = g / (1 + exp(-g))
+        Value expNeg = math::ExpOp::create(b, arith::NegFOp::create(b, v));
+        Value silu = e.fdiv(v, e.fadd(e.cf32(1.0), expNeg));
+        v = e.fmul(silu, up);
+      }
+      if (Value residual = param("residual"))
+        v = e.fadd(v, e.loadF32(residual, {mi, ni}, act));
+      e.store(e.truncTo(v, act), param("y"), {mi, ni});
+    });
+  });
+}
+
+SmallVector<std::string> ReferenceBuilder::build(Location loc) {
+  MLIRContext *ctx = cpuModule.getContext();
+  int64_t k = spec.k();
+  SmallVector<std::pair<std::string, Type>> params = parameterTypes();
   SmallVector<Type> types;
   for (auto &p : params)
     types.push_back(p.second);
@@ -326,45 +384,7 @@ SmallVector<std::string> ReferenceBuilder::build(Location loc) {
   Value gateRow = memref::AllocOp::create(b, rowType);
   Value upRow = spec.siluMul ? memref::AllocOp::create(b, rowType) : Value();
   Value table = constantTable(b);
-  auto buffersOf = [&](StringRef prefix) {
-    auto get = [&](StringRef component) {
-      return param((prefix + component).str());
-    };
-    return WeightBuffers{get("codes"),        get("scales"), get("zeros"),
-                         get("global_scale"), get("perm"),   get("meta"),
-                         get("table"),        table};
-  };
-  WeightDecoder decoder(e, spec.weight, buffersOf(""));
-  std::optional<WeightDecoder> upDecoder;
-  if (spec.siluMul)
-    upDecoder.emplace(e, spec.weight, buffersOf("up_"));
-  Value nOut = e.idx(spec.nOut());
-  Value kEnd = e.idx(k);
-  e.forLoop(zero, nOut, [&](Value ni) {
-    decodeRow(e, decoder, ni, gateRow);
-    if (spec.siluMul)
-      decodeRow(e, *upDecoder, ni, upRow);
-    e.forLoop(zero, mDim, [&](Value mi) {
-      auto dot = [&](Value row) {
-        return e.forReduce(zero, kEnd, e.cf32(0.0), [&](Value ki, Value acc) {
-          return e.fadd(acc, e.fmul(e.load(xs, {mi, ki}), e.load(row, {ki})));
-        });
-      };
-      Value v = dot(gateRow);
-      if (Value bias = param("bias"))
-        v = e.fadd(v, e.loadF32(bias, {ni}, spec.biasType));
-      if (spec.siluMul) {
-        Value up = dot(upRow);
-        // silu(g) = g / (1 + exp(-g))
-        Value expNeg = math::ExpOp::create(b, arith::NegFOp::create(b, v));
-        Value silu = e.fdiv(v, e.fadd(e.cf32(1.0), expNeg));
-        v = e.fmul(silu, up);
-      }
-      if (Value residual = param("residual"))
-        v = e.fadd(v, e.loadF32(residual, {mi, ni}, act));
-      e.store(e.truncTo(v, act), param("y"), {mi, ni});
-    });
-  });
+  computeOutputs(e, zero, xs, mDim, gateRow, upRow, table);
   memref::DeallocOp::create(b, xs);
   memref::DeallocOp::create(b, gateRow);
   if (upRow)

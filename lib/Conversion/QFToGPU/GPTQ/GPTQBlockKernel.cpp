@@ -37,6 +37,8 @@
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
+#include <optional>
+
 using namespace mlir;
 using namespace mlir::qf;
 using namespace mlir::qf::gptq;
@@ -66,38 +68,160 @@ struct BlockArgs {
   Value w, u, scales, zeros, globalScale, codes, err, scalesOut, zerosOut;
 };
 
+/// The f32 element `index` of `base`.
+Value f32At(KernelEmitter &e, Value base, Value index) {
+  return e.gepBytes(base, e.mul(e.zext64(index), e.c64(4)));
+}
+
+/// What the steps of a warp's row read: the lane, the row and its first
+/// element, the row's global scale (NVFP4), and lane slot p's column and
+/// (when the slot can pass B) its validity.
+struct RowState {
+  Value lane, row, rowBase, global;
+  SmallVector<Value> colOf, validOf;
+};
+
+/// Grid::fit at each group's first column j, on the current weights `ws`;
+/// lane 0 stores the group's parameters. Returns the scale and zero for
+/// column j (`scale`, `zero` when j does not start a group).
+std::pair<Value, Value> fitGroupAt(KernelEmitter &e, Arith &a,
+                                   const GridSpec &g, const BlockArgs &args,
+                                   const RowState &r, ArrayRef<Value> ws,
+                                   Value j, Value scale, Value zero) {
+  ImplicitLocOpBuilder &b = e.builder();
+  const int64_t B = g.cols, P = (B + 31) / 32;
+  const int64_t groups = B / g.group;
+  Value starts = arith::CmpIOp::create(
+      b, arith::CmpIPredicate::eq, e.remu(j, e.c32(g.group)), e.c32(0));
+  auto fit = scf::IfOp::create(b, TypeRange{e.f32(), e.f32()}, starts,
+                               /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(fit.thenBlock());
+    Value end = e.add(j, e.c32(g.group));
+    Value amax = e.cf32(0.0);
+    Value lo = e.cf32(std::numeric_limits<float>::infinity());
+    Value hi = e.cf32(-std::numeric_limits<float>::infinity());
+    for (int64_t p = 0; p < P; ++p) {
+      Value in = arith::AndIOp::create(
+          b, arith::CmpIOp::create(b, arith::CmpIPredicate::uge, r.colOf[p], j),
+          e.ult(r.colOf[p], end));
+      amax = a.select(in, a.max(amax, a.fabs(ws[p])), amax);
+      lo = a.select(in, a.min(lo, ws[p]), lo);
+      hi = a.select(in, a.max(hi, ws[p]), hi);
+    }
+    auto fmax = [&](Value x, Value y) { return a.max(x, y); };
+    auto fmin = [&](Value x, Value y) { return a.min(x, y); };
+    amax = warpReduce(e, amax, fmax);
+    bool needRange = g.format == ElementFormat::UInt4 ||
+                     g.format == ElementFormat::UInt8;
+    if (needRange) {
+      lo = warpReduce(e, lo, fmin);
+      hi = warpReduce(e, hi, fmax);
+    }
+    auto [newScale, newZero] = fitGroup(e, a, g, amax, lo, hi, r.global);
+    // Lane 0 records the group's parameters: [R, B / G].
+    Value isLane0 = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                          r.lane, e.c32(0));
+    auto store = scf::IfOp::create(b, isLane0, /*withElseRegion=*/false);
+    {
+      OpBuilder::InsertionGuard storeGuard(b);
+      b.setInsertionPointToStart(store.thenBlock());
+      Value at = e.add(e.mul(r.row, e.c32(groups)),
+                       e.divu(j, e.c32(g.group)));
+      e.store(newScale, f32At(e, args.scalesOut, at), 4);
+      if (args.zerosOut)
+        e.store(newZero, f32At(e, args.zerosOut, at), 4);
+    }
+    scf::YieldOp::create(b, ValueRange{newScale, newZero});
+    b.setInsertionPointToStart(fit.elseBlock());
+    scf::YieldOp::create(b, ValueRange{scale, zero});
+  }
+  return {fit.getResult(0), fit.getResult(1)};
+}
+
+/// Column j = 32 k + l, redundantly in every lane: c = code(w[j]),
+/// q = value(c), t = w[j] - q, e = t / U[j][j] (f32 sub, f32 true division);
+/// then w[c] -= e * U[j][c] for the lane's columns c > j, and the owning
+/// lane keeps the code and error.
+void quantizeColumn(KernelEmitter &e, Arith &a, const GridSpec &g,
+                    const BlockArgs &args, const RowState &r, int64_t k,
+                    Value l, Value j, Value scale, Value zero,
+                    MutableArrayRef<Value> ws, MutableArrayRef<Value> cs,
+                    MutableArrayRef<Value> es) {
+  ImplicitLocOpBuilder &b = e.builder();
+  const int64_t B = g.cols, P = (B + 31) / 32;
+  Value wj = shflIdx(e, ws[k], l);
+  auto [code, q] = codeAndValue(e, a, g, wj, scale, zero, r.global);
+  Value uRow = e.mul(j, e.c32(B));
+  Value d = e.loadRO(e.f32(), f32At(e, args.u, e.add(uRow, j)), 4);
+  Value err = a.divF(a.subF(wj, q), d);
+  // w[c] = w[c] - e * U[j][c] for this lane's columns c > j: a rounded
+  // multiply, then a rounded subtract.
+  for (int64_t p = 0; p < P; ++p) {
+    Value later = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt,
+                                        r.colOf[p], j);
+    if (r.validOf[p])
+      later = arith::AndIOp::create(b, later, r.validOf[p]);
+    Value at = r.validOf[p] ? e.minu(r.colOf[p], e.c32(B - 1)) : r.colOf[p];
+    Value u = e.loadRO(e.f32(), f32At(e, args.u, e.add(uRow, at)), 4);
+    ws[p] = a.select(later, a.subF(ws[p], a.mulF(err, u)), ws[p]);
+  }
+  // The owning lane keeps the code and error of column j.
+  Value mine =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, r.lane, l);
+  cs[k] = a.select(mine, code, cs[k]);
+  es[k] = a.select(mine, err, es[k]);
+}
+
+/// Coalesced stores of the codes (i8, the logical code's low byte) and E.
+void storeCodesAndErrors(KernelEmitter &e, const GridSpec &g,
+                         const BlockArgs &args, const RowState &r,
+                         ArrayRef<Value> state) {
+  ImplicitLocOpBuilder &b = e.builder();
+  const int64_t P = (g.cols + 31) / 32;
+  for (int64_t p = 0; p < P; ++p) {
+    OpBuilder::InsertionGuard guard(b);
+    if (r.validOf[p]) {
+      auto in = scf::IfOp::create(b, r.validOf[p], /*withElseRegion=*/false);
+      b.setInsertionPointToStart(in.thenBlock());
+    }
+    Value at = e.add(r.rowBase, r.colOf[p]);
+    Value code8 = arith::TruncIOp::create(b, e.i8(), state[P + p]);
+    e.store(code8, e.gepBytes(args.codes, e.zext64(at)), 1);
+    e.store(state[2 * P + p], f32At(e, args.err, at), 4);
+  }
+}
+
 void buildBlockKernel(ImplicitLocOpBuilder &b, const GridSpec &g,
                       const BlockArgs &args) {
   KernelEmitter e(b);
   Arith a(e);
   const int64_t B = g.cols, P = (B + 31) / 32;
-  const int64_t groups = g.dynamic ? B / g.group : 0;
+  RowState r;
   Value tid = e.tidX();
-  Value lane = e.band(tid, e.c32(31));
-  Value row = e.add(e.mul(e.ctaidX(), e.c32(kRowsPerBlock)),
-                    e.shru(tid, e.c32(5)));
+  r.lane = e.band(tid, e.c32(31));
+  r.row = e.add(e.mul(e.ctaidX(), e.c32(kRowsPerBlock)),
+                e.shru(tid, e.c32(5)));
   // Whole warps leave together: the guard is uniform in a warp.
-  auto inRows = scf::IfOp::create(b, e.ult(row, e.c32(g.rows)),
+  auto inRows = scf::IfOp::create(b, e.ult(r.row, e.c32(g.rows)),
                                   /*withElseRegion=*/false);
   b.setInsertionPointToStart(inRows.thenBlock());
 
-  auto f32At = [&](Value base, Value index) {
-    return e.gepBytes(base, e.mul(e.zext64(index), e.c64(4)));
-  };
   // NVFP4: the row's global scale, loaded once by every lane of its warp.
-  Value global = g.globalScale
-                     ? e.loadRO(e.f32(), f32At(args.globalScale, row), 4)
-                     : Value();
-  Value rowBase = e.mul(row, e.c32(B));
+  r.global = g.globalScale
+                 ? e.loadRO(e.f32(), f32At(e, args.globalScale, r.row), 4)
+                 : Value();
+  r.rowBase = e.mul(r.row, e.c32(B));
   // Lane slot p holds column 32 p + lane (clamped for the load when past B).
-  SmallVector<Value> colOf, validOf, w;
+  SmallVector<Value> w;
   for (int64_t p = 0; p < P; ++p) {
-    Value col = e.add(lane, e.c32(32 * p));
+    Value col = e.add(r.lane, e.c32(32 * p));
     bool full = 32 * (p + 1) <= B;
-    colOf.push_back(col);
-    validOf.push_back(full ? Value() : e.ult(col, e.c32(B)));
+    r.colOf.push_back(col);
+    r.validOf.push_back(full ? Value() : e.ult(col, e.c32(B)));
     Value at = full ? col : e.minu(col, e.c32(B - 1));
-    w.push_back(e.loadRO(e.f32(), f32At(args.w, e.add(rowBase, at)), 4));
+    w.push_back(e.loadRO(e.f32(), f32At(e, args.w, e.add(r.rowBase, at)), 4));
   }
 
   // Loop-carried: w[P], codes[P], errors[P], scale, zero.
@@ -122,102 +246,19 @@ void buildBlockKernel(ImplicitLocOpBuilder &b, const GridSpec &g,
     Value j = e.add(l, e.c32(32 * k));
 
     if (g.dynamic) {
-      // Grid::fit at each group's first column, on the current weights.
-      Value starts = arith::CmpIOp::create(
-          b, arith::CmpIPredicate::eq, e.remu(j, e.c32(g.group)), e.c32(0));
-      auto fit = scf::IfOp::create(b, TypeRange{e.f32(), e.f32()}, starts,
-                                   /*withElseRegion=*/true);
-      {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(fit.thenBlock());
-        Value end = e.add(j, e.c32(g.group));
-        Value amax = e.cf32(0.0);
-        Value lo = e.cf32(std::numeric_limits<float>::infinity());
-        Value hi = e.cf32(-std::numeric_limits<float>::infinity());
-        for (int64_t p = 0; p < P; ++p) {
-          Value in = arith::AndIOp::create(
-              b, arith::CmpIOp::create(b, arith::CmpIPredicate::uge, colOf[p], j),
-              e.ult(colOf[p], end));
-          amax = a.select(in, a.max(amax, a.fabs(ws[p])), amax);
-          lo = a.select(in, a.min(lo, ws[p]), lo);
-          hi = a.select(in, a.max(hi, ws[p]), hi);
-        }
-        auto fmax = [&](Value x, Value y) { return a.max(x, y); };
-        auto fmin = [&](Value x, Value y) { return a.min(x, y); };
-        amax = warpReduce(e, amax, fmax);
-        bool needRange = g.format == ElementFormat::UInt4 ||
-                         g.format == ElementFormat::UInt8;
-        if (needRange) {
-          lo = warpReduce(e, lo, fmin);
-          hi = warpReduce(e, hi, fmax);
-        }
-        auto [newScale, newZero] = fitGroup(e, a, g, amax, lo, hi, global);
-        // Lane 0 records the group's parameters: [R, B / G].
-        Value isLane0 = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
-                                              lane, e.c32(0));
-        auto store = scf::IfOp::create(b, isLane0, /*withElseRegion=*/false);
-        {
-          OpBuilder::InsertionGuard storeGuard(b);
-          b.setInsertionPointToStart(store.thenBlock());
-          Value at = e.add(e.mul(row, e.c32(groups)),
-                           e.divu(j, e.c32(g.group)));
-          e.store(newScale, f32At(args.scalesOut, at), 4);
-          if (args.zerosOut)
-            e.store(newZero, f32At(args.zerosOut, at), 4);
-        }
-        scf::YieldOp::create(b, ValueRange{newScale, newZero});
-        b.setInsertionPointToStart(fit.elseBlock());
-        scf::YieldOp::create(b, ValueRange{scale, zero});
-      }
-      scale = fit.getResult(0);
-      zero = fit.getResult(1);
+      std::tie(scale, zero) = fitGroupAt(e, a, g, args, r, ws, j, scale, zero);
     } else {
       // Static: the host gathered one scale (and zero) per column.
-      Value at = e.add(rowBase, j);
-      scale = e.loadRO(e.f32(), f32At(args.scales, at), 4);
+      Value at = e.add(r.rowBase, j);
+      scale = e.loadRO(e.f32(), f32At(e, args.scales, at), 4);
       if (args.zeros)
-        zero = e.loadRO(e.f32(), f32At(args.zeros, at), 4);
+        zero = e.loadRO(e.f32(), f32At(e, args.zeros, at), 4);
     }
-
-    // Column j, redundantly in every lane: c = code(w[j]), q = value(c),
-    // t = w[j] - q, e = t / U[j][j] (f32 sub, f32 true division).
-    Value wj = shflIdx(e, ws[k], l);
-    auto [code, q] = codeAndValue(e, a, g, wj, scale, zero, global);
-    Value uRow = e.mul(j, e.c32(B));
-    Value d = e.loadRO(e.f32(), f32At(args.u, e.add(uRow, j)), 4);
-    Value err = a.divF(a.subF(wj, q), d);
-    // w[c] = w[c] - e * U[j][c] for this lane's columns c > j: a rounded
-    // multiply, then a rounded subtract.
-    for (int64_t p = 0; p < P; ++p) {
-      Value later = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt,
-                                          colOf[p], j);
-      if (validOf[p])
-        later = arith::AndIOp::create(b, later, validOf[p]);
-      Value at = validOf[p] ? e.minu(colOf[p], e.c32(B - 1)) : colOf[p];
-      Value u = e.loadRO(e.f32(), f32At(args.u, e.add(uRow, at)), 4);
-      ws[p] = a.select(later, a.subF(ws[p], a.mulF(err, u)), ws[p]);
-    }
-    // The owning lane keeps the code and error of column j.
-    Value mine =
-        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, l);
-    cs[k] = a.select(mine, code, cs[k]);
-    es[k] = a.select(mine, err, es[k]);
+    quantizeColumn(e, a, g, args, r, k, l, j, scale, zero, ws, cs, es);
     scf::YieldOp::create(b, s);
     state.assign(loop.getResults().begin(), loop.getResults().end());
   }
-
-  // Coalesced stores of the codes (i8, the logical code's low byte) and E.
-  for (int64_t p = 0; p < P; ++p) {
-    OpBuilder::InsertionGuard guard(b);
-    if (validOf[p]) {
-      auto in = scf::IfOp::create(b, validOf[p], /*withElseRegion=*/false);
-      b.setInsertionPointToStart(in.thenBlock());
-    }
-    Value at = e.add(rowBase, colOf[p]);
-    Value code8 = arith::TruncIOp::create(b, e.i8(), state[P + p]);
-    e.store(code8, e.gepBytes(args.codes, e.zext64(at)), 1);
-    e.store(state[2 * P + p], f32At(args.err, at), 4);
-  }
+  storeCodesAndErrors(e, g, args, r, state);
 }
 
 /// A short, unique spelling of the grid for the kernel name.
@@ -241,6 +282,121 @@ std::string gridName(const GridSpec &g) {
   if (g.globalScale) // NVFP4
     name += "_gs";
   return name;
+}
+
+/// Fills in the grid's scale kind and, for table formats, its sorted code
+/// values; returns why the kernel cannot take the grid, if it cannot.
+std::optional<std::string> describeGrid(EncodingAttr grid, GridSpec &g) {
+  auto refuse = [](const Twine &why) { return why.str(); };
+  Type scaleType = grid.getScaleType();
+  if (!scaleType || scaleType.isF32())
+    g.scale = ScaleKind::F32;
+  else if (scaleType.isF16())
+    g.scale = ScaleKind::F16;
+  else if (scaleType.isBF16())
+    g.scale = ScaleKind::BF16;
+  else if (isa<Float8E8M0FNUType>(scaleType))
+    g.scale = ScaleKind::E8M0;
+  else if (isa<Float8E4M3FNType>(scaleType))
+    g.scale = ScaleKind::E4M3;
+  else
+    return refuse("unsupported scale type");
+
+  switch (g.format) {
+  case ElementFormat::Int4:
+  case ElementFormat::Int8:
+    g.qmax = g.format == ElementFormat::Int4 ? 7 : 127;
+    break;
+  case ElementFormat::UInt4:
+  case ElementFormat::UInt8:
+    g.isUnsigned = true;
+    g.floatZero = grid.getZeroPoint() == ZeroPointKind::Float;
+    g.qmax = g.format == ElementFormat::UInt4 ? 15 : 255;
+    if (g.floatZero &&
+        (g.scale == ScaleKind::E8M0 || g.scale == ScaleKind::E4M3))
+      return refuse("float zero points rounded to an fp8 scale type");
+    break;
+  case ElementFormat::FP8E4M3:
+  case ElementFormat::FP4E2M1:
+    break;
+  case ElementFormat::NF4:
+  case ElementFormat::Codebook: {
+    if (grid.getTableName())
+      return refuse("the named table '" + grid.getTableName().getValue() +
+                    "' is not an operand of the op: inline it");
+    for (double v : grid.getCodebookValues())
+      g.table.push_back(static_cast<float>(v));
+    if (g.table.empty())
+      return refuse("the codebook has no table");
+    for (size_t i = 0; i < g.table.size(); ++i) {
+      g.sorted.push_back({g.table[i], int32_t(i)});
+      g.tableMax = std::max(g.tableMax, std::fabs(double(g.table[i])));
+    }
+    if (!(g.tableMax > 0))
+      return refuse("the codebook has no non-zero entry to scale to");
+    if (llvm::any_of(g.table, [](float v) { return std::isnan(v); }))
+      return refuse("the codebook has a NaN entry");
+    std::stable_sort(g.sorted.begin(), g.sorted.end(),
+                     [](auto &x, auto &y) { return x.first < y.first; });
+    g.sorted.erase(std::unique(g.sorted.begin(), g.sorted.end(),
+                               [](auto &x, auto &y) {
+                                 return x.first == y.first;
+                               }),
+                   g.sorted.end());
+    break;
+  }
+  default:
+    return refuse("not a quantized element format");
+  }
+  return std::nullopt;
+}
+
+/// The kernel's parameters and what the runtime binds to each.
+SmallVector<OpParam> blockParams(GPTQBlockUpdateOp op, const GridSpec &g,
+                                 bool hasZeros) {
+  MLIRContext *ctx = op.getContext();
+  SmallVector<OpParam> params = {{"w", ParamKind::In, operandArg(ctx, 0)},
+                                 {"u", ParamKind::In, operandArg(ctx, 1)}};
+  if (!g.dynamic) {
+    params.push_back({"scales", ParamKind::In, operandArg(ctx, 2)});
+    if (hasZeros)
+      params.push_back({"zeros", ParamKind::In, operandArg(ctx, 3)});
+  }
+  if (g.globalScale) // the last operand, after scales/zeros
+    params.push_back(
+        {"global_scale", ParamKind::In,
+         operandArg(ctx, op.getODSOperandIndexAndLength(4).first)});
+  params.push_back({"codes", ParamKind::Out, resultArg(ctx, 0)});
+  params.push_back({"err", ParamKind::Out, resultArg(ctx, 1)});
+  if (g.dynamic) {
+    params.push_back({"scales_out", ParamKind::Out, resultArg(ctx, 2)});
+    if (hasZeros)
+      params.push_back({"zeros_out", ParamKind::Out, resultArg(ctx, 3)});
+  }
+  return params;
+}
+
+/// The kernel arguments `v`, in the order of blockParams.
+BlockArgs bindBlockArgs(ArrayRef<Value> v, const GridSpec &g, bool hasZeros) {
+  BlockArgs args;
+  size_t i = 0;
+  args.w = v[i++];
+  args.u = v[i++];
+  if (!g.dynamic) {
+    args.scales = v[i++];
+    if (hasZeros)
+      args.zeros = v[i++];
+  }
+  if (g.globalScale)
+    args.globalScale = v[i++];
+  args.codes = v[i++];
+  args.err = v[i++];
+  if (g.dynamic) {
+    args.scalesOut = v[i++];
+    if (hasZeros)
+      args.zerosOut = v[i++];
+  }
+  return args;
 }
 
 } // namespace
@@ -272,114 +428,21 @@ qf::lowerGPTQBlockUpdate(GPTQBlockUpdateOp op, OpKernelContext &context,
   // NVFP4: the verifier guarantees the global_scale operand, one per row.
   g.globalScale = grid.getGlobalScale();
 
-  Type scaleType = grid.getScaleType();
-  if (!scaleType || scaleType.isF32())
-    g.scale = ScaleKind::F32;
-  else if (scaleType.isF16())
-    g.scale = ScaleKind::F16;
-  else if (scaleType.isBF16())
-    g.scale = ScaleKind::BF16;
-  else if (isa<Float8E8M0FNUType>(scaleType))
-    g.scale = ScaleKind::E8M0;
-  else if (isa<Float8E4M3FNType>(scaleType))
-    g.scale = ScaleKind::E4M3;
-  else
-    return reject("unsupported scale type");
-
-  switch (g.format) {
-  case ElementFormat::Int4:
-  case ElementFormat::Int8:
-    g.qmax = g.format == ElementFormat::Int4 ? 7 : 127;
-    break;
-  case ElementFormat::UInt4:
-  case ElementFormat::UInt8:
-    g.isUnsigned = true;
-    g.floatZero = grid.getZeroPoint() == ZeroPointKind::Float;
-    g.qmax = g.format == ElementFormat::UInt4 ? 15 : 255;
-    if (g.floatZero &&
-        (g.scale == ScaleKind::E8M0 || g.scale == ScaleKind::E4M3))
-      return reject("float zero points rounded to an fp8 scale type");
-    break;
-  case ElementFormat::FP8E4M3:
-  case ElementFormat::FP4E2M1:
-    break;
-  case ElementFormat::NF4:
-  case ElementFormat::Codebook: {
-    if (grid.getTableName())
-      return reject("the named table '" + grid.getTableName().getValue() +
-                    "' is not an operand of the op: inline it");
-    for (double v : grid.getCodebookValues())
-      g.table.push_back(static_cast<float>(v));
-    if (g.table.empty())
-      return reject("the codebook has no table");
-    for (size_t i = 0; i < g.table.size(); ++i) {
-      g.sorted.push_back({g.table[i], int32_t(i)});
-      g.tableMax = std::max(g.tableMax, std::fabs(double(g.table[i])));
-    }
-    if (!(g.tableMax > 0))
-      return reject("the codebook has no non-zero entry to scale to");
-    if (llvm::any_of(g.table, [](float v) { return std::isnan(v); }))
-      return reject("the codebook has a NaN entry");
-    std::stable_sort(g.sorted.begin(), g.sorted.end(),
-                     [](auto &x, auto &y) { return x.first < y.first; });
-    g.sorted.erase(std::unique(g.sorted.begin(), g.sorted.end(),
-                               [](auto &x, auto &y) {
-                                 return x.first == y.first;
-                               }),
-                   g.sorted.end());
-    break;
-  }
-  default:
-    return reject("not a quantized element format");
-  }
+  if (std::optional<std::string> why = describeGrid(grid, g))
+    return reject(*why);
 
   std::string name = "qf_gptq_block_" + gridName(g) +
                      (g.dynamic ? "_g" + std::to_string(g.group)
                                 : std::string("_static")) +
                      "_r" + std::to_string(g.rows) + "_b" +
                      std::to_string(g.cols);
-  MLIRContext *ctx = op.getContext();
   bool hasZeros = grid.getZeroPoint() != ZeroPointKind::None;
-  SmallVector<OpParam> params = {{"w", ParamKind::In, operandArg(ctx, 0)},
-                                 {"u", ParamKind::In, operandArg(ctx, 1)}};
-  if (!g.dynamic) {
-    params.push_back({"scales", ParamKind::In, operandArg(ctx, 2)});
-    if (hasZeros)
-      params.push_back({"zeros", ParamKind::In, operandArg(ctx, 3)});
-  }
-  if (g.globalScale) // the last operand, after scales/zeros
-    params.push_back(
-        {"global_scale", ParamKind::In,
-         operandArg(ctx, op.getODSOperandIndexAndLength(4).first)});
-  params.push_back({"codes", ParamKind::Out, resultArg(ctx, 0)});
-  params.push_back({"err", ParamKind::Out, resultArg(ctx, 1)});
-  if (g.dynamic) {
-    params.push_back({"scales_out", ParamKind::Out, resultArg(ctx, 2)});
-    if (hasZeros)
-      params.push_back({"zeros_out", ParamKind::Out, resultArg(ctx, 3)});
-  }
+  SmallVector<OpParam> params = blockParams(op, g, hasZeros);
   if (!context.module.lookupSymbol(name)) {
-    ImplicitLocOpBuilder b(op.getLoc(), ctx);
+    ImplicitLocOpBuilder b(op.getLoc(), op.getContext());
     SmallVector<Value> v =
         createOpKernel(b, context.module, name, params, kThreads);
-    BlockArgs args;
-    size_t i = 0;
-    args.w = v[i++];
-    args.u = v[i++];
-    if (!g.dynamic) {
-      args.scales = v[i++];
-      if (hasZeros)
-        args.zeros = v[i++];
-    }
-    if (g.globalScale)
-      args.globalScale = v[i++];
-    args.codes = v[i++];
-    args.err = v[i++];
-    if (g.dynamic) {
-      args.scalesOut = v[i++];
-      if (hasZeros)
-        args.zerosOut = v[i++];
-    }
+    BlockArgs args = bindBlockArgs(v, g, hasZeros);
     {
       OpBuilder::InsertionGuard guard(b);
       buildBlockKernel(b, g, args);

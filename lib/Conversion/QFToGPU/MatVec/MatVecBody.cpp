@@ -157,19 +157,13 @@ Value MatVecBuilder::loadX(Type type, Value elem, unsigned align) {
   return LLVM::LoadOp::create(b, type, ptr, align);
 }
 
-/// Loads and accumulates the chunks `chunks` (one per unrolled step) of the
-/// warp's rows. All code words are loaded first so `k_unroll` x rows 16-byte
-/// loads are in flight before the first is used.
-SmallVector<Value> MatVecBuilder::body(ArrayRef<Value> chunks,
-                                       ArrayRef<Value> rows, ValueRange acc) {
-  int64_t R = p.rowsPerWarp, M = p.m, U = chunks.size();
+/// Loads the code words of every chunk of every row, `k_unroll` x rows
+/// vector loads in flight at once.
+SmallVector<SmallVector<Value>>
+MatVecBuilder::loadCodeWords(ArrayRef<Value> chunks, ArrayRef<Value> rows) {
+  int64_t R = p.rowsPerWarp, U = chunks.size();
   int64_t wordsPerLoad = p.vecBytes / 4;
-  int64_t spans = p.elemsPerChunk / p.spanElems;
-  int64_t stepsPerSpan = p.spanElems / p.stepElems;
-  int64_t pairsPerStep = p.stepElems / 2;
   auto codesType = e.vNi32(wordsPerLoad);
-
-  // Phase 1: every code load, then scales and zeros.
   SmallVector<SmallVector<Value>> words(U * R);
   for (int64_t u = 0; u < U; ++u)
     for (int64_t r = 0; r < R; ++r)
@@ -182,8 +176,15 @@ SmallVector<Value> MatVecBuilder::body(ArrayRef<Value> chunks,
         for (int64_t w = 0; w < wordsPerLoad; ++w)
           words[u * R + r].push_back(e.extract(vec, w));
       }
-  // 2:4: the positions of each chunk's kept values, 4 bits per group of 4
-  // columns (Packing.h), elemsPerChunk / 2 quads per chunk, as i32 words.
+  return words;
+}
+
+/// 2:4: the positions of each chunk's kept values, 4 bits per group of 4
+/// columns (Packing.h), elemsPerChunk / 2 quads per chunk, as i32 words;
+/// empty for a dense weight.
+SmallVector<SmallVector<Value>>
+MatVecBuilder::loadSparseMeta(ArrayRef<Value> chunks, ArrayRef<Value> rows) {
+  int64_t R = p.rowsPerWarp, U = chunks.size();
   SmallVector<SmallVector<Value>> metaWords(U * R);
   if (p.sparse) {
     int64_t metaBytesPerChunk = p.elemsPerChunk / 4;
@@ -207,7 +208,18 @@ SmallVector<Value> MatVecBuilder::body(ArrayRef<Value> chunks,
                                   : arith::ExtUIOp::create(b, e.i32(), bits));
         }
   }
-  SmallVector<Value> scaleVals(U * R * spans), zeroVals(U * R * spans);
+  return metaWords;
+}
+
+/// The f32 scale and the zero of every span of every chunk of every row.
+void MatVecBuilder::loadSpanScales(ArrayRef<Value> chunks,
+                                   ArrayRef<Value> rows,
+                                   SmallVectorImpl<Value> &scaleVals,
+                                   SmallVectorImpl<Value> &zeroVals) {
+  int64_t R = p.rowsPerWarp, U = chunks.size();
+  int64_t spans = p.elemsPerChunk / p.spanElems;
+  scaleVals.assign(U * R * spans, Value());
+  zeroVals.assign(U * R * spans, Value());
   for (int64_t u = 0; u < U; ++u) {
     Value k0 = e.mul(chunks[u], e.c32(p.elemsPerChunk));
     for (int64_t s = 0; s < spans; ++s) {
@@ -232,6 +244,73 @@ SmallVector<Value> MatVecBuilder::body(ArrayRef<Value> chunks,
       }
     }
   }
+}
+
+/// The activations of the step at column `kw` as i32 words (f16 pairs), per
+/// batch row; normalized here under the RMSNorm prologue (act_order's gather
+/// has normalized them already).
+SmallVector<SmallVector<Value>> MatVecBuilder::loadStepActivations(Value kw) {
+  int64_t M = p.m;
+  int64_t xBytesPerStep = p.stepElems * p.colsPerStored * 2;
+  auto xType = e.vNi32(xBytesPerStep / 4);
+  unsigned xAlign = std::min<int64_t>(xBytesPerStep, 16);
+  int64_t xWords = xBytesPerStep / 4;
+  Value gammaVec;
+  if (p.norm && !p.actOrder)
+    gammaVec = e.loadRO(
+        xType, e.gepBytes(normGamma, e.mul(e.zext64(kw), e.c64(2))), xAlign);
+  SmallVector<SmallVector<Value>> xw(M);
+  for (int64_t m = 0; m < M; ++m) {
+    Value xv = loadX(xType, e.add(e.c32(m * p.k), kw), xAlign);
+    for (int64_t i = 0; i < xWords; ++i) {
+      Value word = e.extract(xv, i);
+      if (gammaVec)
+        word = normalizeWord(word, e.extract(gammaVec, i), m);
+      xw[m].push_back(word);
+    }
+  }
+  return xw;
+}
+
+/// Decodes step `step` of a row's chunk into f16 pairs.
+SmallVector<Value> MatVecBuilder::decodeStep(ArrayRef<Value> rowWords,
+                                             Value zero, int64_t step) {
+  int64_t firstElem = step * p.stepElems;
+  if (p.decode == Decode::LutN) {
+    int64_t unit = firstElem / p.unitElems;
+    return decodeLutN(rowWords.slice(unit * p.unitWords, p.unitWords),
+                      firstElem % p.unitElems, p.stepElems);
+  }
+  return decodeWord(rowWords[step], zero);
+}
+
+/// 2:4: the prmt selector that picks the kept columns' activations out of
+/// quad `quad`'s four: nibble a | b << 2 -> bytes 2a, 2a+1, 2b, 2b+1 of the
+/// quad's two x words.
+Value MatVecBuilder::sparseSelector(ArrayRef<Value> metaWords, int64_t quad) {
+  Value nib = e.band(e.shru(metaWords[quad / 8], e.c32(4 * (quad % 8))),
+                     e.c32(15));
+  Value a = e.mul(e.band(nib, e.c32(3)), e.c32(0x22));
+  Value bsel = e.mul(e.shru(nib, e.c32(2)), e.c32(0x2200));
+  return e.add(arith::OrIOp::create(b, a, bsel), e.c32(0x1010));
+}
+
+
+/// Loads and accumulates the chunks `chunks` (one per unrolled step) of the
+/// warp's rows. All code words are loaded first so `k_unroll` x rows 16-byte
+/// loads are in flight before the first is used.
+SmallVector<Value> MatVecBuilder::body(ArrayRef<Value> chunks,
+                                       ArrayRef<Value> rows, ValueRange acc) {
+  int64_t R = p.rowsPerWarp, M = p.m, U = chunks.size();
+  int64_t spans = p.elemsPerChunk / p.spanElems;
+  int64_t stepsPerSpan = p.spanElems / p.stepElems;
+  int64_t pairsPerStep = p.stepElems / 2;
+
+  // Phase 1: every code load, then scales and zeros.
+  SmallVector<SmallVector<Value>> words = loadCodeWords(chunks, rows);
+  SmallVector<SmallVector<Value>> metaWords = loadSparseMeta(chunks, rows);
+  SmallVector<Value> scaleVals, zeroVals;
+  loadSpanScales(chunks, rows, scaleVals, zeroVals);
 
   // Phase 2: per step (one word of codes, or up to 8 codes of a LutN unit),
   // load the activations' matching pairs for every batch row once and use
@@ -239,61 +318,22 @@ SmallVector<Value> MatVecBuilder::body(ArrayRef<Value> chunks,
   SmallVector<Value> out(acc.begin(), acc.end());
   // Under 2:4 a step's kept values span twice as many logical columns.
   int64_t columnsPerStep = p.stepElems * p.colsPerStored;
-  int64_t xBytesPerStep = columnsPerStep * 2;
-  auto xType = e.vNi32(xBytesPerStep / 4);
-  unsigned xAlign = std::min<int64_t>(xBytesPerStep, 16);
   for (int64_t u = 0; u < U; ++u) {
     Value k0 = e.mul(chunks[u], e.c32(p.elemsPerChunk * p.colsPerStored));
     for (int64_t s = 0; s < spans; ++s) {
       SmallVector<Value> hacc(R * M, e.ch2(0.0));
       for (int64_t w = 0; w < stepsPerSpan; ++w) {
         int64_t step = s * stepsPerSpan + w; // within the chunk
-        int64_t firstElem = step * p.stepElems;
         Value kw = e.add(k0, e.c32(step * columnsPerStep));
-        // The activations of this step as i32 words (f16 pairs), per batch
-        // row; normalized here under the RMSNorm prologue (act_order's
-        // gather has normalized them already).
-        int64_t xWords = xBytesPerStep / 4;
-        Value gammaVec;
-        if (p.norm && !p.actOrder)
-          gammaVec = e.loadRO(
-              xType, e.gepBytes(normGamma, e.mul(e.zext64(kw), e.c64(2))),
-              xAlign);
-        SmallVector<SmallVector<Value>> xw(M);
-        for (int64_t m = 0; m < M; ++m) {
-          Value xv = loadX(xType, e.add(e.c32(m * p.k), kw), xAlign);
-          for (int64_t i = 0; i < xWords; ++i) {
-            Value word = e.extract(xv, i);
-            if (gammaVec)
-              word = normalizeWord(word, e.extract(gammaVec, i), m);
-            xw[m].push_back(word);
-          }
-        }
+        SmallVector<SmallVector<Value>> xw = loadStepActivations(kw);
         for (int64_t r = 0; r < R; ++r) {
-          ArrayRef<Value> rowWords = words[u * R + r];
-          SmallVector<Value> pairs;
-          if (p.decode == Decode::LutN) {
-            int64_t unit = firstElem / p.unitElems;
-            pairs = decodeLutN(rowWords.slice(unit * p.unitWords, p.unitWords),
-                               firstElem % p.unitElems, p.stepElems);
-          } else {
-            pairs =
-                decodeWord(rowWords[step], zeroVals[(u * R + r) * spans + s]);
-          }
+          SmallVector<Value> pairs = decodeStep(
+              words[u * R + r], zeroVals[(u * R + r) * spans + s], step);
           for (size_t j = 0; j < pairs.size(); ++j) {
-            // 2:4: pick the kept columns' activations out of the quad's
-            // four with one prmt: nibble a | b << 2 -> bytes 2a, 2a+1, 2b,
-            // 2b+1 of the quad's two x words.
             Value selector;
-            if (p.sparse) {
-              int64_t quad = step * pairsPerStep + j; // within the chunk
-              Value nib = e.band(
-                  e.shru(metaWords[u * R + r][quad / 8], e.c32(4 * (quad % 8))),
-                  e.c32(15));
-              Value a = e.mul(e.band(nib, e.c32(3)), e.c32(0x22));
-              Value bsel = e.mul(e.shru(nib, e.c32(2)), e.c32(0x2200));
-              selector = e.add(arith::OrIOp::create(b, a, bsel), e.c32(0x1010));
-            }
+            if (p.sparse)
+              selector = sparseSelector(metaWords[u * R + r],
+                                        step * pairsPerStep + j);
             for (int64_t m = 0; m < M; ++m) {
               Value word =
                   p.sparse

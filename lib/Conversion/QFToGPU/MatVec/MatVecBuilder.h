@@ -9,6 +9,7 @@
 #ifndef QFUSE_LIB_CONVERSION_QFTOGPU_MATVEC_MATVECBUILDER_H
 #define QFUSE_LIB_CONVERSION_QFTOGPU_MATVEC_MATVECBUILDER_H
 
+#include "Common/KernelCommon.h"
 #include "Common/KernelEmitter.h"
 #include "MatVec/MatVecPlan.h"
 
@@ -35,6 +36,10 @@ public:
   KernelLaunch build();
 
 private:
+  SmallVector<std::string> parameterNames(ArrayRef<int64_t> memberNs);
+  void bindArguments(KernelFunction &kernel, ArrayRef<int64_t> memberNs);
+  void setUpSharedMemory();
+  SmallVector<Value> accumulate(Value slice, Value lane, ArrayRef<Value> rows);
   Value groupIndex(Value row, Value group);
   double valueScale() const;
   int64_t minBlocksPerSM() const;
@@ -49,6 +54,17 @@ private:
   void buildLut();
   void gatherActivations();
   Value loadX(Type type, Value elemOffset, unsigned align);
+  SmallVector<SmallVector<Value>> loadCodeWords(ArrayRef<Value> chunks,
+                                                ArrayRef<Value> rows);
+  SmallVector<SmallVector<Value>> loadSparseMeta(ArrayRef<Value> chunks,
+                                                 ArrayRef<Value> rows);
+  void loadSpanScales(ArrayRef<Value> chunks, ArrayRef<Value> rows,
+                      SmallVectorImpl<Value> &scaleVals,
+                      SmallVectorImpl<Value> &zeroVals);
+  SmallVector<SmallVector<Value>> loadStepActivations(Value kw);
+  SmallVector<Value> decodeStep(ArrayRef<Value> rowWords, Value zero,
+                                int64_t step);
+  Value sparseSelector(ArrayRef<Value> metaWords, int64_t quad);
   SmallVector<Value> body(ArrayRef<Value> chunks, ArrayRef<Value> rows,
                           ValueRange acc);
   void reduceAndStore(ArrayRef<Value> acc, Value tid, Value warp, Value lane);

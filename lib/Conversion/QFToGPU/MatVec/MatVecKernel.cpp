@@ -91,9 +91,10 @@ int64_t MatVecBuilder::minBlocksPerSM() const {
   return blocks;
 }
 
-KernelLaunch MatVecBuilder::build() {
+/// The kernel's parameters, in order; the runtime binds them by name.
+SmallVector<std::string>
+MatVecBuilder::parameterNames(ArrayRef<int64_t> memberNs) {
   EncodingAttr enc = spec.encoding;
-  // Parameters, in order; the runtime binds them by name.
   SmallVector<std::string> names = {"x"};
   if (p.norm)
     names.push_back("norm");
@@ -126,8 +127,6 @@ KernelLaunch MatVecBuilder::build() {
     names.push_back("residual");
   names.push_back("y");
   // qf.group members 1..: their own weight, epilogue operands and output.
-  SmallVector<int64_t> memberNs = {p.n};
-  memberNs.append(spec.groupNs.begin(), spec.groupNs.end());
   for (size_t i = 1; i < memberNs.size(); ++i) {
     std::string suffix = "." + std::to_string(i);
     auto named = [&](StringRef c) { return (c + suffix).str(); };
@@ -140,17 +139,13 @@ KernelLaunch MatVecBuilder::build() {
       names.push_back(named("residual"));
     names.push_back(named("y"));
   }
+  return names;
+}
 
-  int64_t threads = p.warps * 32;
-  KernelFunction kernel = createKernelFunction(b, module, name, names, threads);
-  LLVM::LLVMFuncOp fn = kernel.fn;
-  // Occupancy is what keeps loads in flight, so the register budget is set
-  // from an estimate of what the kernel needs (codes in flight, decoded
-  // pairs, activations, accumulators) with 50% headroom, through a minimum
-  // of resident blocks: left alone, ptxas either spills the batch > 1
-  // variants or spends registers that cost occupancy.
-  fn->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
-              b.getI32IntegerAttr(static_cast<int32_t>(minBlocksPerSM())));
+/// Reads the kernel's arguments; under qf.group, picks the block's member's
+/// pointers and N, and its block index within the member.
+void MatVecBuilder::bindArguments(KernelFunction &kernel,
+                                  ArrayRef<int64_t> memberNs) {
   auto arg = [&](StringRef n) { return kernel.arg(n); };
   x = arg("x");
   normGamma = arg("norm");
@@ -195,7 +190,11 @@ KernelLaunch MatVecBuilder::build() {
     }
     blockId = e.sub(ctaid, base);
   }
+}
 
+/// Declares the shared arrays the plan needs and fills the code table, the
+/// RMSNorm row scales and the act_order activations.
+void MatVecBuilder::setUpSharedMemory() {
   int64_t R = p.rowsPerWarp, M = p.m;
   if (p.splitK > 1)
     redSmem =
@@ -217,23 +216,13 @@ KernelLaunch MatVecBuilder::build() {
     xs = dynamicSharedBase(b, module, name + "_x");
     gatherActivations();
   }
+}
 
-  Value tid = e.tidX();
-  Value lane = e.band(tid, e.c32(31));
-  Value warp = e.shru(tid, e.c32(5));
-  Value slice = e.remu(warp, e.c32(p.splitK));
-  Value rg = e.divu(warp, e.c32(p.splitK));
-  int64_t Ro = p.outRowsPerWarp;
-  Value rowBase =
-      e.add(e.mul(blockId, e.c32(p.outBlockN)), e.mul(rg, e.c32(Ro)));
-  // Rows past N are clamped for loads (their results are never stored), so
-  // every lane stays in the shuffles. Gated: slots r and r + Ro are the
-  // gate and up rows of one output.
-  SmallVector<Value> rows;
-  for (int64_t r = 0; r < R; ++r)
-    rows.push_back(
-        e.minu(e.add(rowBase, e.c32(r % Ro)), e.sub(nRows, e.c32(1))));
-
+/// The main and remainder loops over the slice's chunks of the warp's rows;
+/// returns the lane's accumulators.
+SmallVector<Value> MatVecBuilder::accumulate(Value slice, Value lane,
+                                             ArrayRef<Value> rows) {
+  int64_t R = p.rowsPerWarp, M = p.m;
   Value C = e.c32(p.chunksPerRow);
   Value S = e.c32(p.splitK);
   Value chunkBegin = e.divu(e.mul(slice, C), S);
@@ -274,7 +263,44 @@ KernelLaunch MatVecBuilder::build() {
     }
     scf::YieldOp::create(b, guardIf.getResults());
   }
-  reduceAndStore(SmallVector<Value>(tail.getResults()), tid, warp, lane);
+  return SmallVector<Value>(tail.getResults());
+}
+
+KernelLaunch MatVecBuilder::build() {
+  SmallVector<int64_t> memberNs = {p.n};
+  memberNs.append(spec.groupNs.begin(), spec.groupNs.end());
+  SmallVector<std::string> names = parameterNames(memberNs);
+
+  int64_t threads = p.warps * 32;
+  KernelFunction kernel = createKernelFunction(b, module, name, names, threads);
+  LLVM::LLVMFuncOp fn = kernel.fn;
+  // Occupancy is what keeps loads in flight, so the register budget is set
+  // from an estimate of what the kernel needs (codes in flight, decoded
+  // pairs, activations, accumulators) with 50% headroom, through a minimum
+  // of resident blocks: left alone, ptxas either spills the batch > 1
+  // variants or spends registers that cost occupancy.
+  fn->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+              b.getI32IntegerAttr(static_cast<int32_t>(minBlocksPerSM())));
+  bindArguments(kernel, memberNs);
+  setUpSharedMemory();
+
+  Value tid = e.tidX();
+  Value lane = e.band(tid, e.c32(31));
+  Value warp = e.shru(tid, e.c32(5));
+  Value slice = e.remu(warp, e.c32(p.splitK));
+  Value rg = e.divu(warp, e.c32(p.splitK));
+  int64_t R = p.rowsPerWarp, Ro = p.outRowsPerWarp;
+  Value rowBase =
+      e.add(e.mul(blockId, e.c32(p.outBlockN)), e.mul(rg, e.c32(Ro)));
+  // Rows past N are clamped for loads (their results are never stored), so
+  // every lane stays in the shuffles. Gated: slots r and r + Ro are the
+  // gate and up rows of one output.
+  SmallVector<Value> rows;
+  for (int64_t r = 0; r < R; ++r)
+    rows.push_back(
+        e.minu(e.add(rowBase, e.c32(r % Ro)), e.sub(nRows, e.c32(1))));
+
+  reduceAndStore(accumulate(slice, lane, rows), tid, warp, lane);
   LLVM::ReturnOp::create(b, ValueRange{});
 
   launch.name = name;

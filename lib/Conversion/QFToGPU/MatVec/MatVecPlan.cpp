@@ -9,17 +9,15 @@
 
 using namespace mlir;
 using namespace mlir::qf;
+using namespace mlir::qf::matvec;
 
-FailureOr<matvec::Plan>
-matvec::makePlan(const MatmulSpec &spec,
-                 function_ref<InFlightDiagnostic()> emitError) {
+using ErrorFn = function_ref<InFlightDiagnostic()>;
+
+/// Picks the weight decode for the encoding and checks the target and layout
+/// can run it.
+static LogicalResult planDecode(const MatmulSpec &spec, Plan &p,
+                                ErrorFn emitError) {
   EncodingAttr enc = spec.encoding;
-  TilingAttr t = spec.tiling;
-  Plan p;
-  if (!t || t.getKernel() != KernelKind::MatVec)
-    return emitError() << "the matvec generator needs a #qf.tiling<matvec, "
-                          "...>; run qf-select-tiling",
-           failure();
   p.sparse = enc.isSparse24();
   p.colsPerStored = p.sparse ? 2 : 1;
   p.actOrder = enc.getActOrder();
@@ -74,7 +72,14 @@ matvec::makePlan(const MatmulSpec &spec,
   if (p.decode != Decode::Int4Magic && !spec.layout.isRowMajor())
     return emitError() << "this format's matvec kernel reads row_major codes",
            failure();
+  return success();
+}
 
+/// Sizes each lane's chunk of packed codes and checks it tiles a row.
+static LogicalResult planChunks(const MatmulSpec &spec, Plan &p,
+                                ErrorFn emitError) {
+  EncodingAttr enc = spec.encoding;
+  TilingAttr t = spec.tiling;
   p.bits = enc.getCodeBits();
   p.vecBytes = t.getVecBytes();
   p.unitWords = p.bits / std::gcd<int64_t>(p.bits, 32);
@@ -120,6 +125,13 @@ matvec::makePlan(const MatmulSpec &spec,
                        << " does not match one lane's load of "
                        << p.elemsPerChunk << " codes",
            failure();
+  return success();
+}
+
+/// Splits a block's warps between row groups and split-K slices.
+static LogicalResult planWarps(const MatmulSpec &spec, Plan &p,
+                               ErrorFn emitError) {
+  TilingAttr t = spec.tiling;
   p.chunksPerRow = p.rowBytes / p.chunkBytes;
   p.splitK = t.getSplitK();
   p.warps = p.splitK == 8 ? 8 : 4;
@@ -143,6 +155,14 @@ matvec::makePlan(const MatmulSpec &spec,
     return emitError() << "the matvec generator uses a full warp per row "
                           "(threads_per_row = 32)",
            failure();
+  return success();
+}
+
+/// Checks the fused norm, silu_mul and qf.group against the plan.
+static LogicalResult planFusions(const MatmulSpec &spec, Plan &p,
+                                 ErrorFn emitError) {
+  EncodingAttr enc = spec.encoding;
+  TilingAttr t = spec.tiling;
   p.norm = spec.hasNorm;
   p.gated = spec.gated;
   if (p.gated) {
@@ -178,6 +198,14 @@ matvec::makePlan(const MatmulSpec &spec,
   }
   p.outRowsPerWarp = p.gated ? p.rowsPerWarp / 2 : p.rowsPerWarp;
   p.outBlockN = p.gated ? t.getBlockN() / 2 : t.getBlockN();
+  return success();
+}
+
+/// Sets the unroll and the span of codes summed in half2 between scales.
+static LogicalResult planSums(const MatmulSpec &spec, Plan &p,
+                              ErrorFn emitError) {
+  EncodingAttr enc = spec.encoding;
+  TilingAttr t = spec.tiling;
   p.normVecElems = 1;
   for (int64_t v : {8, 4, 2})
     if (spec.k % v == 0) {
@@ -216,6 +244,12 @@ matvec::makePlan(const MatmulSpec &spec,
     p.spanElems = std::min(gs, maxSpan);
   }
   p.zeroRowBytes = (p.numGroups * p.bits + 7) / 8;
+  return success();
+}
+
+/// Adds up the block's shared memory and checks it against the limit.
+static LogicalResult planSharedMemory(const MatmulSpec &spec, Plan &p,
+                                      ErrorFn emitError) {
 
   p.lutWords = p.decode == Decode::Lut4   ? 16 * 32
                : p.decode == Decode::LutN ? lutWordsFor(p.bits)
@@ -239,7 +273,27 @@ matvec::makePlan(const MatmulSpec &spec,
                                : std::string())
                        << "code table " << p.lutWords * 4 << ", partial sums "
                        << partials << "), more than the " << limit
-                       << " a block may use on sm_" << spec.target.getSmVersion(),
+                       << " a block may use on sm_"
+                       << spec.target.getSmVersion(),
            failure();
+  return success();
+}
+
+FailureOr<matvec::Plan>
+matvec::makePlan(const MatmulSpec &spec,
+                 function_ref<InFlightDiagnostic()> emitError) {
+  TilingAttr t = spec.tiling;
+  Plan p;
+  if (!t || t.getKernel() != KernelKind::MatVec)
+    return emitError() << "the matvec generator needs a #qf.tiling<matvec, "
+                          "...>; run qf-select-tiling",
+           failure();
+  if (failed(planDecode(spec, p, emitError)) ||
+      failed(planChunks(spec, p, emitError)) ||
+      failed(planWarps(spec, p, emitError)) ||
+      failed(planFusions(spec, p, emitError)) ||
+      failed(planSums(spec, p, emitError)) ||
+      failed(planSharedMemory(spec, p, emitError)))
+    return failure();
   return p;
 }

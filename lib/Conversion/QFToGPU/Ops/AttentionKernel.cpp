@@ -70,7 +70,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Ops/OpKernelCommon.h"
+#include "Ops/AttentionCommon.h"
 #include "Ops/RopeCommon.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -80,61 +80,9 @@
 
 using namespace mlir;
 using namespace mlir::qf;
+using namespace mlir::qf::attention;
 
 namespace {
-
-/// Warps per attention block and positions per stream per loop trip.
-constexpr int64_t kWarps = 16;
-constexpr int64_t kUnroll = 8;
-/// Halves per lane chunk (one 16-byte load).
-constexpr int64_t kChunk = 8;
-
-struct AttentionShape {
-  int64_t heads, kvHeads, d, seq, kvWidth;
-};
-
-/// Launch 1: key/value rows -> cache rows positions[m].
-OpLaunch cacheWrite(AttentionOp op, OpKernelContext &context,
-                    const AttentionShape &s, int64_t batch) {
-  int64_t width = halfVectorWidth(s.kvWidth);
-  int64_t vectors = s.kvWidth / width;
-  int64_t threads =
-      std::min<int64_t>(256, std::max<int64_t>(32, (vectors + 31) / 32 * 32));
-  std::string name = "qf_kv_cache_write_w" + std::to_string(s.kvWidth) + "_s" +
-                     std::to_string(s.seq);
-  MLIRContext *ctx = op.getContext();
-  SmallVector<OpParam> params = {
-      {"key", ParamKind::In, operandArg(ctx, 1)},
-      {"value", ParamKind::In, operandArg(ctx, 2)},
-      {"key_cache", ParamKind::Out, operandArg(ctx, 3)},
-      {"value_cache", ParamKind::Out, operandArg(ctx, 4)},
-      {"positions", ParamKind::In, operandArg(ctx, 5)}};
-  if (!context.module.lookupSymbol(name)) {
-    ImplicitLocOpBuilder b(op.getLoc(), ctx);
-    KernelEmitter e(b);
-    SmallVector<Value> args =
-        createOpKernel(b, context.module, name, params, threads);
-    Value m = e.ctaidX();
-    Value pos =
-        e.loadRO(e.i32(), e.gepBytes(args[4], e.mul(e.zext64(m), e.c64(4))), 4);
-    // Unsigned compare: negative positions are out of range too.
-    auto inRange = scf::IfOp::create(b, e.ult(pos, e.c32(s.seq)),
-                                     /*withElseRegion=*/false);
-    b.setInsertionPointToStart(inRange.thenBlock());
-    Value src = e.mul(m, e.c32(s.kvWidth));
-    Value dst = e.mul(pos, e.c32(s.kvWidth));
-    auto loop = scf::ForOp::create(b, e.tidX(), e.c32(vectors), e.c32(threads));
-    b.setInsertionPointToStart(loop.getBody());
-    Value col = e.mul(loop.getInductionVar(), e.c32(width));
-    for (int64_t t = 0; t < 2; ++t) {
-      Value raw = loadRaw(e, args[t], e.add(src, col), width);
-      storeRaw(e, args[2 + t], e.add(dst, col), raw, width);
-    }
-    b.setInsertionPointAfter(inRange);
-    LLVM::ReturnOp::create(b, ValueRange{});
-  }
-  return makeOpLaunch(name, params, batch, 1, threads);
-}
 
 /// The 8 halves of a raw 16-byte chunk, as f32.
 SmallVector<Value> unpack(KernelEmitter &e, Value raw) {
@@ -145,71 +93,6 @@ SmallVector<Value> unpack(KernelEmitter &e, Value raw) {
     out.push_back(e.extf32(e.extract(pair, 1)));
   }
   return out;
-}
-
-/// The kernel parameters buildAttention reads. `key` and `value` are the
-/// op's new rows, set only in the rotary form (which also writes the
-/// caches).
-struct AttentionArgs {
-  Value query, key, value, keyCache, valueCache, positions, out;
-};
-
-/// Rotates the chunk of 8 elements at column `col` (i32, a multiple of 8)
-/// of the head starting at element `head` of `x`, whose values are `own`,
-/// by `position` (f64), exactly as qf.rotary's kernel does (RopeCommon.h);
-/// returns f32 values, not yet rounded. For D >= 16 the partner chunk
-/// col +- D/2 is loaded from `x` (read only); at D = 8 the chunk is the
-/// whole head and its halves are each other's partners.
-SmallVector<Value> rotateChunk(KernelEmitter &e, LLVM::GlobalOp table,
-                               int64_t d, Value x, Value head, Value col,
-                               ArrayRef<Value> own, Value position) {
-  ImplicitLocOpBuilder &b = e.builder();
-  int64_t half = d / 2;
-  SmallVector<Value> out;
-  if (half < kChunk) {
-    SmallVector<Value> freq = loadInvFreq(e, table, e.c32(0), half);
-    SmallVector<std::pair<Value, Value>> sinCos;
-    for (int64_t k = 0; k < half; ++k)
-      sinCos.push_back(ropeSinCos(e, position, freq[k]));
-    for (int64_t k = 0; k < half; ++k)
-      out.push_back(rotateFirst(e, own[k], own[k + half], sinCos[k].first,
-                                sinCos[k].second));
-    for (int64_t k = 0; k < half; ++k)
-      out.push_back(rotateSecond(e, own[k], own[k + half], sinCos[k].first,
-                                 sinCos[k].second));
-    return out;
-  }
-  Value isFirst = e.ult(col, e.c32(half));
-  Value freqIndex =
-      arith::SelectOp::create(b, isFirst, col, e.sub(col, e.c32(half)));
-  Value partnerCol = arith::SelectOp::create(b, isFirst, e.add(col, e.c32(half)),
-                                             e.sub(col, e.c32(half)));
-  SmallVector<Value> partner =
-      loadHalves(e, x, e.add(head, partnerCol), kChunk);
-  SmallVector<Value> freq = loadInvFreq(e, table, freqIndex, kChunk);
-  SmallVector<std::pair<Value, Value>> sinCos;
-  for (int64_t k = 0; k < kChunk; ++k)
-    sinCos.push_back(ropeSinCos(e, position, freq[k]));
-  // The two halves in separate branches, so that each has the separate
-  // kernel's expression (and the backend's contraction of it into FMAs).
-  SmallVector<Type> types(kChunk, e.f32());
-  auto branch = scf::IfOp::create(b, types, isFirst, /*withElseRegion=*/true);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(branch.thenBlock());
-    SmallVector<Value> first;
-    for (int64_t k = 0; k < kChunk; ++k)
-      first.push_back(rotateFirst(e, own[k], partner[k], sinCos[k].first,
-                                  sinCos[k].second));
-    scf::YieldOp::create(b, first);
-    b.setInsertionPointToStart(branch.elseBlock());
-    SmallVector<Value> second;
-    for (int64_t k = 0; k < kChunk; ++k)
-      second.push_back(rotateSecond(e, partner[k], own[k], sinCos[k].first,
-                                    sinCos[k].second));
-    scf::YieldOp::create(b, second);
-  }
-  return SmallVector<Value>(branch.getResults());
 }
 
 /// f32 -> f16 -> f32: the rounding the separate rotary's f16 result has.
@@ -292,96 +175,34 @@ Value consecutivePositions(KernelEmitter &e, Value positions, Value pos0,
     bad = arith::OrIOp::create(b, bad, e.shflXor(bad, off));
   return arith::CmpIOp::create(b, arith::CmpIPredicate::eq, bad, e.c32(0));
 }
-
-/// The attention kernel's body (see the file comment); with `rope`, the
-/// rotary form: the new rows come from `args.key` / `args.value`.
-void buildAttention(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
-                    StringRef name, const AttentionArgs &args,
-                    const AttentionShape &s, LLVM::GlobalOp rope) {
-  KernelEmitter e(b);
-  int64_t tpk = s.d / kChunk, kpw = 32 / tpk, streams = kWarps * kpw;
+/// The thread's place in block (h, m) = (ctaid.x, ctaid.y).
+AttentionThread indexThread(KernelEmitter &e, const AttentionShape &s) {
+  ImplicitLocOpBuilder &b = e.builder();
+  int64_t tpk = s.d / kChunk, kpw = 32 / tpk;
   int64_t group = s.heads / s.kvHeads;
-  Value h = e.ctaidX();
-  Value m = NVVM::BlockIdYOp::create(b, e.i32());
-  Value tid = e.tidX();
-  Value lane = e.band(tid, e.c32(31));
-  Value warp = e.shru(tid, e.c32(5));
-  Value chunk = e.remu(lane, e.c32(tpk));
-  Value stream = e.add(e.mul(warp, e.c32(kpw)), e.divu(lane, e.c32(tpk)));
-  Value kvHead = e.mul(e.divu(h, e.c32(group)), e.c32(s.d));
-  Value col = e.mul(chunk, e.c32(kChunk));
-  Value kvCol = e.add(kvHead, col);
+  AttentionThread t;
+  t.h = e.ctaidX();
+  t.m = NVVM::BlockIdYOp::create(b, e.i32());
+  t.tid = e.tidX();
+  t.lane = e.band(t.tid, e.c32(31));
+  t.warp = e.shru(t.tid, e.c32(5));
+  t.chunk = e.remu(t.lane, e.c32(tpk));
+  t.stream = e.add(e.mul(t.warp, e.c32(kpw)), e.divu(t.lane, e.c32(tpk)));
+  t.kvHead = e.mul(e.divu(t.h, e.c32(group)), e.c32(s.d));
+  t.col = e.mul(t.chunk, e.c32(kChunk));
+  t.kvCol = e.add(t.kvHead, t.col);
+  return t;
+}
 
-  Value pos = e.loadRO(
-      e.i32(), e.gepBytes(args.positions, e.mul(e.zext64(m), e.c64(4))), 4);
-  Value posInRange = e.ult(pos, e.c32(s.seq));
-  Type f64 = b.getF64Type();
-
-  // Rotary form, part 1: the first head of each kv group writes the
-  // group's rotated key row m and value row m to cache row positions[m].
-  // No block of this launch reads those rows from the cache (they come
-  // from the operands, below), so nothing waits for these stores.
-  if (rope) {
-    OpBuilder::InsertionGuard guard(b);
-    Value isWriter = arith::AndIOp::create(
-        b,
-        arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
-                              e.remu(h, e.c32(group)), e.c32(0)),
-        posInRange);
-    auto writer = scf::IfOp::create(b, isWriter, /*withElseRegion=*/false);
-    b.setInsertionPointToStart(writer.thenBlock());
-    Value src = e.mul(m, e.c32(s.kvWidth));
-    Value dst = e.add(e.mul(pos, e.c32(s.kvWidth)), kvHead);
-    // Threads [0, TPK) rotate key chunk tid, [TPK, 2 TPK) copy value chunk
-    // tid - TPK.
-    auto keyPart = scf::IfOp::create(b, e.ult(tid, e.c32(tpk)),
-                                     /*withElseRegion=*/true);
-    b.setInsertionPointToStart(keyPart.thenBlock());
-    Value keyCol = e.mul(tid, e.c32(kChunk));
-    Value keyHead = e.add(src, kvHead);
-    SmallVector<Value> own =
-        loadHalves(e, args.key, e.add(keyHead, keyCol), kChunk);
-    SmallVector<Value> rotated =
-        rotateChunk(e, rope, s.d, args.key, keyHead, keyCol, own,
-                    arith::SIToFPOp::create(b, f64, pos));
-    storeHalves(e, args.keyCache, e.add(dst, keyCol), rotated);
-    b.setInsertionPointToStart(keyPart.elseBlock());
-    auto valuePart = scf::IfOp::create(b, e.ult(tid, e.c32(2 * tpk)),
-                                       /*withElseRegion=*/false);
-    b.setInsertionPointToStart(valuePart.thenBlock());
-    Value valueCol = e.mul(e.sub(tid, e.c32(tpk)), e.c32(kChunk));
-    Value raw =
-        loadRaw(e, args.value, e.add(e.add(src, kvHead), valueCol), kChunk);
-    storeRaw(e, args.valueCache, e.add(dst, valueCol), raw, kChunk);
-  }
-
-  // Rows read from the cache: [0, nCache); rows taken from the operands
-  // (rotary form): [0, nNew), the new rows 0..m at positions pos0 + j.
-  Value nCache, nNew, pos0;
-  if (!rope) {
-    nCache = arith::SelectOp::create(b, posInRange, e.add(pos, e.c32(1)),
-                                     e.c32(0));
-  } else {
-    pos0 = e.loadRO(e.i32(), args.positions, 4);
-    Value ok = arith::AndIOp::create(
-        b, consecutivePositions(e, args.positions, pos0, lane),
-        arith::AndIOp::create(b, e.ult(pos0, e.c32(s.seq)), posInRange));
-    // A broken contract reads nothing: out = 0 / 0 = NaN for every row.
-    nCache = arith::SelectOp::create(b, ok, pos0, e.c32(0));
-    nNew = arith::SelectOp::create(b, ok, e.add(m, e.c32(1)), e.c32(0));
-  }
-
-  // q chunk, pre-scaled into the base-2 exponent domain.
-  double qScale = 1.4426950408889634 / std::sqrt(static_cast<double>(s.d));
-  Value qHead = e.mul(e.add(e.mul(m, e.c32(s.heads)), h), e.c32(s.d));
-  SmallVector<Value> q = loadHalves(e, args.query, e.add(qHead, col), kChunk);
-  if (rope)
-    q = roundToHalf(e, rotateChunk(e, rope, s.d, args.query, qHead, col, q,
-                                   arith::SIToFPOp::create(b, f64, pos)));
-  for (Value &v : q)
-    v = e.fmul(v, e.cf32(qScale));
-
-  Value negInf = e.cf32(-std::numeric_limits<double>::infinity());
+/// The online-softmax state (max, sum, acc[8]) of the thread's stream over
+/// cache rows [0, nCache), kUnroll positions per stream and trip.
+SmallVector<Value> attendCache(KernelEmitter &e, const AttentionArgs &args,
+                               const AttentionShape &s,
+                               const AttentionThread &t, ArrayRef<Value> q,
+                               Value nCache, Value negInf) {
+  ImplicitLocOpBuilder &b = e.builder();
+  int64_t tpk = s.d / kChunk, streams = kWarps * (32 / tpk);
+  Value stream = t.stream, kvCol = t.kvCol;
   SmallVector<Value> init = {negInf, e.cf32(0.0)};
   init.append(kChunk, e.cf32(0.0));
   int64_t perTrip = streams * kUnroll;
@@ -408,35 +229,51 @@ void buildAttention(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
       scores.push_back(score(e, q, unpack(e, keys[u]), tpk, valid[u], negInf));
     scf::YieldOp::create(b, onlineUpdate(e, state, scores, values, negInf));
   }
-  SmallVector<Value> state(loop.getResults());
+  return SmallVector<Value>(loop.getResults());
+}
 
-  // Rotary form, part 2: the new rows j <= m, one per stream and trip,
-  // keys rotated (and rounded) here as the cache would hold them.
-  if (rope) {
-    auto fresh = scf::ForOp::create(b, e.c32(0), nNew, e.c32(streams), state);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(fresh.getBody());
-      Value j = e.add(fresh.getInductionVar(), stream);
-      Value valid = e.ult(j, nNew);
-      Value row = e.minu(j, e.sub(nNew, e.c32(1)));
-      Value keyHead = e.add(e.mul(row, e.c32(s.kvWidth)), kvHead);
-      SmallVector<Value> own =
-          loadHalves(e, args.key, e.add(keyHead, col), kChunk);
-      Value rowPos = arith::SIToFPOp::create(b, f64, e.add(pos0, row));
-      SmallVector<Value> k = roundToHalf(
-          e, rotateChunk(e, rope, s.d, args.key, keyHead, col, own, rowPos));
-      Value value = loadRaw(e, args.value, e.add(keyHead, col), kChunk);
-      Value sc = score(e, q, k, tpk, valid, negInf);
-      scf::YieldOp::create(b, onlineUpdate(e, fresh.getRegionIterArgs(), {sc},
-                                           {value}, negInf));
-    }
-    state.assign(fresh.getResults().begin(), fresh.getResults().end());
+/// Rotary form, part 2: the new rows j <= m, one per stream and trip, keys
+/// rotated (and rounded) here as the cache would hold them, folded into
+/// `state`.
+SmallVector<Value> attendNewRows(KernelEmitter &e, LLVM::GlobalOp rope,
+                                 const AttentionArgs &args,
+                                 const AttentionShape &s,
+                                 const AttentionThread &t, ArrayRef<Value> q,
+                                 Value nNew, Value pos0,
+                                 SmallVector<Value> state, Value negInf) {
+  ImplicitLocOpBuilder &b = e.builder();
+  int64_t tpk = s.d / kChunk, streams = kWarps * (32 / tpk);
+  Value stream = t.stream, kvHead = t.kvHead, col = t.col;
+  Type f64 = b.getF64Type();
+  auto fresh = scf::ForOp::create(b, e.c32(0), nNew, e.c32(streams), state);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(fresh.getBody());
+    Value j = e.add(fresh.getInductionVar(), stream);
+    Value valid = e.ult(j, nNew);
+    Value row = e.minu(j, e.sub(nNew, e.c32(1)));
+    Value keyHead = e.add(e.mul(row, e.c32(s.kvWidth)), kvHead);
+    SmallVector<Value> own =
+        loadHalves(e, args.key, e.add(keyHead, col), kChunk);
+    Value rowPos = arith::SIToFPOp::create(b, f64, e.add(pos0, row));
+    SmallVector<Value> k = roundToHalf(
+        e, rotateChunk(e, rope, s.d, args.key, keyHead, col, own, rowPos));
+    Value value = loadRaw(e, args.value, e.add(keyHead, col), kChunk);
+    Value sc = score(e, q, k, tpk, valid, negInf);
+    scf::YieldOp::create(b, onlineUpdate(e, fresh.getRegionIterArgs(), {sc},
+                                         {value}, negInf));
   }
+  state.assign(fresh.getResults().begin(), fresh.getResults().end());
+  return state;
+}
 
-  // Merge the KPW streams of each warp: xor offsets TPK .. 16 pair lanes
-  // of the same chunk in different streams; afterwards every lane holds its
-  // warp's state for its chunk.
+/// Merges the KPW streams of each warp: xor offsets TPK .. 16 pair lanes of
+/// the same chunk in different streams; afterwards every lane holds its
+/// warp's state (max, sum, acc[8]) for its chunk.
+SmallVector<Value> mergeStreams(KernelEmitter &e, const AttentionShape &s,
+                                ArrayRef<Value> state, Value negInf) {
+  ImplicitLocOpBuilder &b = e.builder();
+  int64_t tpk = s.d / kChunk;
   Value mx = state[0], l = state[1];
   SmallVector<Value> acc;
   for (int64_t i = 0; i < kChunk; ++i)
@@ -455,9 +292,24 @@ void buildAttention(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
       acc[i] = e.fma(theirs, e.shflXor(acc[i], off), e.fmul(mine, acc[i]));
     mx = both;
   }
+  SmallVector<Value> merged = {mx, l};
+  merged.append(acc.begin(), acc.end());
+  return merged;
+}
 
-  // Then the warps, through shared memory: the first TPK lanes of warp w
-  // store its D accumulators, lane 0 its (max, sum).
+/// Combines the warps' states through shared memory and stores the output
+/// row: the first TPK lanes of warp w store its D accumulators, lane 0 its
+/// (max, sum); after a barrier thread d < D computes out[d].
+void combineWarps(KernelEmitter &e, gpu::GPUModuleOp module, StringRef name,
+                  const AttentionArgs &args, const AttentionShape &s,
+                  const AttentionThread &t, ArrayRef<Value> state,
+                  Value negInf) {
+  ImplicitLocOpBuilder &b = e.builder();
+  int64_t tpk = s.d / kChunk;
+  Value h = t.h, m = t.m, tid = t.tid, lane = t.lane, warp = t.warp,
+        chunk = t.chunk;
+  Value mx = state[0], l = state[1];
+  ArrayRef<Value> acc = state.drop_front(2);
   Value accShared =
       sharedArray(b, module, (name + "_acc").str(), e.f32(), kWarps * s.d);
   Value mlShared =
@@ -508,6 +360,59 @@ void buildAttention(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
   Value outIndex =
       e.add(e.mul(e.add(e.mul(m, e.c32(s.heads)), h), e.c32(s.d)), tid);
   storeHalves(e, args.out, outIndex, {e.fdiv(numer, denom)});
+}
+
+/// The attention kernel's body (see the file comment); with `rope`, the
+/// rotary form: the new rows come from `args.key` / `args.value`.
+void buildAttention(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
+                    StringRef name, const AttentionArgs &args,
+                    const AttentionShape &s, LLVM::GlobalOp rope) {
+  KernelEmitter e(b);
+  AttentionThread t = indexThread(e, s);
+  Value h = t.h, m = t.m, lane = t.lane, col = t.col;
+
+  Value pos = e.loadRO(
+      e.i32(), e.gepBytes(args.positions, e.mul(e.zext64(m), e.c64(4))), 4);
+  Value posInRange = e.ult(pos, e.c32(s.seq));
+  Type f64 = b.getF64Type();
+
+  // Rotary form, part 1. No block of this launch reads the rows it writes
+  // from the cache (they come from the operands, below).
+  if (rope)
+    writeRotatedRows(e, rope, args, s, t, pos, posInRange);
+
+  // Rows read from the cache: [0, nCache); rows taken from the operands
+  // (rotary form): [0, nNew), the new rows 0..m at positions pos0 + j.
+  Value nCache, nNew, pos0;
+  if (!rope) {
+    nCache = arith::SelectOp::create(b, posInRange, e.add(pos, e.c32(1)),
+                                     e.c32(0));
+  } else {
+    pos0 = e.loadRO(e.i32(), args.positions, 4);
+    Value ok = arith::AndIOp::create(
+        b, consecutivePositions(e, args.positions, pos0, lane),
+        arith::AndIOp::create(b, e.ult(pos0, e.c32(s.seq)), posInRange));
+    // A broken contract reads nothing: out = 0 / 0 = NaN for every row.
+    nCache = arith::SelectOp::create(b, ok, pos0, e.c32(0));
+    nNew = arith::SelectOp::create(b, ok, e.add(m, e.c32(1)), e.c32(0));
+  }
+
+  // q chunk, pre-scaled into the base-2 exponent domain.
+  double qScale = 1.4426950408889634 / std::sqrt(static_cast<double>(s.d));
+  Value qHead = e.mul(e.add(e.mul(m, e.c32(s.heads)), h), e.c32(s.d));
+  SmallVector<Value> q = loadHalves(e, args.query, e.add(qHead, col), kChunk);
+  if (rope)
+    q = roundToHalf(e, rotateChunk(e, rope, s.d, args.query, qHead, col, q,
+                                   arith::SIToFPOp::create(b, f64, pos)));
+  for (Value &v : q)
+    v = e.fmul(v, e.cf32(qScale));
+
+  Value negInf = e.cf32(-std::numeric_limits<double>::infinity());
+  SmallVector<Value> state = attendCache(e, args, s, t, q, nCache, negInf);
+  if (rope)
+    state = attendNewRows(e, rope, args, s, t, q, nNew, pos0, state, negInf);
+  combineWarps(e, module, name, args, s, t, mergeStreams(e, s, state, negInf),
+               negInf);
 }
 
 /// Launch 2: attention of each query row against the cache.

@@ -11,6 +11,7 @@
 #ifndef QFUSE_LIB_CONVERSION_QFTOGPU_TENSORCORE_TENSORCOREBUILDER_H
 #define QFUSE_LIB_CONVERSION_QFTOGPU_TENSORCORE_TENSORCOREBUILDER_H
 
+#include "Common/KernelCommon.h"
 #include "Common/KernelEmitter.h"
 #include "TensorCore/TensorCorePlan.h"
 
@@ -34,11 +35,34 @@ public:
 private:
   using Acc = SmallVector<Value>; // [mTile][nTile][4] f32, flattened
 
+  /// The scale and zero values of one scale group of a k step, per n tile.
+  struct StepGroup {
+    bool loaded = false;
+    SmallVector<Value> scale, zeroLo, zeroHi, zeroInt;
+  };
+
+  SmallVector<std::string> parameterNames();
+  void bindArguments(KernelFunction &kernel);
+  void indexThreads();
+  Value selectMember(KernelFunction &kernel);
+  void locateTileRow(Value nBlock);
+  Acc accumulateSteps();
   Value smemAt(Value byteOffset);
   Value smemAt(int64_t byteOffset) { return smemAt(e.c32(byteOffset)); }
   void barrier();
   void issueStep(Value slot, Value step);
   Acc computeStep(Value slot, Value step, ValueRange acc);
+  Value groupSlotBase(Value warpSlot, int64_t gi);
+  void loadStepGroup(Value step, Value warpSlot, int64_t gi, StepGroup &group);
+  void foldGroupScales(Value step, Value warpSlot, int64_t gi, const Acc &part,
+                       Acc &acc);
+  SmallVector<Value> loadTileWords(Value warpSlot, int64_t kt);
+  SmallVector<SmallVector<Value>> loadAFragments(Value aBase, int64_t kslab);
+  SmallVector<Value> decodeSlab(ArrayRef<Value> words, int64_t s,
+                                const StepGroup &group);
+  void multiplySlab(ArrayRef<Value> unscaled, const StepGroup &group,
+                    ArrayRef<SmallVector<Value>> aFrag, Acc &target,
+                    SmallVectorImpl<std::array<Value, 2>> &wgmmaFrags);
   Value scalePair(Value word, Value elementIndex);
   Value scaleF32(Value word, Value elementIndex);
   SmallVector<Value> columnScales(function_ref<Value(Value row)> wordOfRow,
@@ -56,6 +80,9 @@ private:
   Value parkedSum(int64_t i);
   void reduceSplitK(Acc &acc);
   void reduceCluster(Acc &acc);
+  Acc scaleOutputs(const Acc &acc);
+  Acc enterStoringThreads(const Acc &total);
+  void storeTileColumns(int64_t j, const Acc &total, const Acc &gate);
   void storeOutputs(const Acc &acc);
 
   /// The element type of x, the B fragments, bias, residual and y: f16, or

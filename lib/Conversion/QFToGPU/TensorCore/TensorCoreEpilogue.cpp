@@ -90,11 +90,9 @@ void TensorCoreBuilder::storeWgmmaOutputs(const Acc &acc) {
     }
 }
 
-void TensorCoreBuilder::storeOutputs(const Acc &acc) {
-  if (p.wgmma)
-    return storeWgmmaOutputs(acc);
-  OpBuilder::InsertionGuard guard(b);
-  // Deferred per-channel scales: the K loop summed unscaled values.
+/// The accumulators with the deferred per-channel scales (the K loop summed
+/// unscaled values) and the inverse global scale applied.
+TensorCoreBuilder::Acc TensorCoreBuilder::scaleOutputs(const Acc &acc) {
   SmallVector<Value> channelScale;
   if (p.deferScale && p.perChannel)
     channelScale = columnScales(
@@ -120,7 +118,14 @@ void TensorCoreBuilder::storeOutputs(const Acc &acc) {
         if (invGlobal)
           v = e.fmul(v, invGlobal);
       }
+  return total;
+}
 
+/// Moves the builder into the block of the threads that store: k group 0 of
+/// cluster rank 0, and under silu_mul its up warps, to which the gate warps
+/// hand their sums. Returns those gate sums (empty without silu_mul).
+TensorCoreBuilder::Acc
+TensorCoreBuilder::enterStoringThreads(const Acc &total) {
   Value owns = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, kg, e.c32(0));
   if (p.clusterK > 1)
     owns = arith::AndIOp::create(
@@ -131,7 +136,7 @@ void TensorCoreBuilder::storeOutputs(const Acc &acc) {
     // The gate warps of k group 0 park their sums (the split-K partials in
     // the same shared memory have been read: barrier first).
     int64_t per = p.mTiles * 16;
-      Value isUp =
+    Value isUp =
         arith::CmpIOp::create(b, arith::CmpIPredicate::eq, member, e.c32(1));
     NVVM::Barrier0Op::create(b);
     {
@@ -154,80 +159,95 @@ void TensorCoreBuilder::storeOutputs(const Acc &acc) {
     auto owner = scf::IfOp::create(b, owns, false);
     b.setInsertionPointToStart(owner.thenBlock());
   }
-  // Columns past N (the padding rows of the last tile row) are not stored,
-  // and their bias and residual reads are clamped to the last column. With
-  // an odd N a pair is not 4-byte aligned: elements go one at a time.
+  return gate;
+}
+
+/// Applies silu_mul, bias and residual to n tile j's columns of every m tile
+/// and stores them. Columns past N (the padding rows of the last tile row)
+/// are not stored, and their bias and residual reads are clamped to the last
+/// column. With an odd N a pair is not 4-byte aligned: elements go one at a
+/// time.
+void TensorCoreBuilder::storeTileColumns(int64_t j, const Acc &total,
+                                         const Acc &gate) {
   auto elementOffset = [&](Value row, Value col) {
     return e.mul(e.zext64(e.add(e.mul(row, nOut), col)), e.c64(2));
   };
   auto lastCol = [&](int64_t from) { return e.sub(nOut, e.c32(from)); };
-  for (int64_t j = 0; j < 4; ++j) {
-    Value col = e.add(nBase, e.add(e.c32(8 * j), e.mul(t4, e.c32(2))));
-    // The (clamped) columns of the pair's two elements.
-    SmallVector<Value> cols = {col, e.add(col, e.c32(1))};
-    if (p.nTail)
-      cols = p.oddN ? SmallVector<Value>{e.minu(cols[0], lastCol(1)),
-                                         e.minu(cols[1], lastCol(1))}
-                    : SmallVector<Value>{e.minu(col, lastCol(2))};
-    // f32 values of the bias or residual pair at (row, cols), or of a
-    // bias when `row` is null.
-    auto loadPair = [&](Value base, Value row) {
-      SmallVector<Value> values;
-      auto at = [&](Value c) {
-        return row ? elementOffset(row, c) : e.mul(e.zext64(c), e.c64(2));
-      };
-      if (p.oddN) {
-        for (Value c : cols)
-          values.push_back(
-              e.extf32(e.loadRO(act(), e.gepBytes(base, at(c)), 2)));
-        return values;
-      }
-      Value pair = e.loadRO(actPair(), e.gepBytes(base, at(cols[0])), 4);
-      for (int64_t i = 0; i < 2; ++i)
-        values.push_back(e.extf32(e.extract(pair, i)));
-      return values;
+  Value col = e.add(nBase, e.add(e.c32(8 * j), e.mul(t4, e.c32(2))));
+  // The (clamped) columns of the pair's two elements.
+  SmallVector<Value> cols = {col, e.add(col, e.c32(1))};
+  if (p.nTail)
+    cols = p.oddN ? SmallVector<Value>{e.minu(cols[0], lastCol(1)),
+                                       e.minu(cols[1], lastCol(1))}
+                  : SmallVector<Value>{e.minu(col, lastCol(2))};
+  // f32 values of the bias or residual pair at (row, cols), or of a
+  // bias when `row` is null.
+  auto loadPair = [&](Value base, Value row) {
+    SmallVector<Value> values;
+    auto at = [&](Value c) {
+      return row ? elementOffset(row, c) : e.mul(e.zext64(c), e.c64(2));
     };
-    SmallVector<Value> biasValues;
-    if (spec.hasBias)
-      biasValues = loadPair(bias, Value());
-    for (int64_t mt = 0; mt < p.mTiles; ++mt)
-      for (int64_t h = 0; h < 2; ++h) {
-        Value row = e.add(mBase, e.add(e.c32(mt * 16 + 8 * h), g));
-        OpBuilder::InsertionGuard g2(b);
-        Value inRange = e.ult(row, e.c32(p.m));
-        if (p.nTail && !p.oddN) // col even, N even: col + 1 < N too
-          inRange = arith::AndIOp::create(b, inRange, e.ult(col, nOut));
-        auto ifIn = scf::IfOp::create(b, inRange, false);
-        b.setInsertionPointToStart(ifIn.thenBlock());
-        int64_t base = (mt * 4 + j) * 4 + 2 * h;
-        SmallVector<Value> resValues;
-        if (spec.hasResidual)
-          resValues = loadPair(residual, row);
-        SmallVector<Value> out;
-        for (int64_t i = 0; i < 2; ++i) {
-          Value v = total[base + i];
-          if (!gate.empty())
-            v = e.siluMul(gate[base + i], v);
-          if (!biasValues.empty())
-            v = e.fadd(v, biasValues[i]);
-          if (!resValues.empty())
-            v = e.fadd(v, resValues[i]);
-          out.push_back(e.truncTo(act(), v));
-        }
-        if (p.oddN) {
-          for (int64_t i = 0; i < 2; ++i) {
-            Value c = e.add(col, e.c32(i));
-            OpBuilder::InsertionGuard g3(b);
-            auto ifCol = scf::IfOp::create(b, e.ult(c, nOut), false);
-            b.setInsertionPointToStart(ifCol.thenBlock());
-            e.store(out[i], e.gepBytes(y, elementOffset(row, c)), 2);
-          }
-          continue;
-        }
-        Value pair = LLVM::UndefOp::create(b, actPair());
-        for (int64_t i = 0; i < 2; ++i)
-          pair = LLVM::InsertElementOp::create(b, pair, out[i], e.c32(i));
-        e.store(pair, e.gepBytes(y, elementOffset(row, col)), 4);
+    if (p.oddN) {
+      for (Value c : cols)
+        values.push_back(
+            e.extf32(e.loadRO(act(), e.gepBytes(base, at(c)), 2)));
+      return values;
+    }
+    Value pair = e.loadRO(actPair(), e.gepBytes(base, at(cols[0])), 4);
+    for (int64_t i = 0; i < 2; ++i)
+      values.push_back(e.extf32(e.extract(pair, i)));
+    return values;
+  };
+  SmallVector<Value> biasValues;
+  if (spec.hasBias)
+    biasValues = loadPair(bias, Value());
+  for (int64_t mt = 0; mt < p.mTiles; ++mt)
+    for (int64_t h = 0; h < 2; ++h) {
+      Value row = e.add(mBase, e.add(e.c32(mt * 16 + 8 * h), g));
+      OpBuilder::InsertionGuard g2(b);
+      Value inRange = e.ult(row, e.c32(p.m));
+      if (p.nTail && !p.oddN) // col even, N even: col + 1 < N too
+        inRange = arith::AndIOp::create(b, inRange, e.ult(col, nOut));
+      auto ifIn = scf::IfOp::create(b, inRange, false);
+      b.setInsertionPointToStart(ifIn.thenBlock());
+      int64_t base = (mt * 4 + j) * 4 + 2 * h;
+      SmallVector<Value> resValues;
+      if (spec.hasResidual)
+        resValues = loadPair(residual, row);
+      SmallVector<Value> out;
+      for (int64_t i = 0; i < 2; ++i) {
+        Value v = total[base + i];
+        if (!gate.empty())
+          v = e.siluMul(gate[base + i], v);
+        if (!biasValues.empty())
+          v = e.fadd(v, biasValues[i]);
+        if (!resValues.empty())
+          v = e.fadd(v, resValues[i]);
+        out.push_back(e.truncTo(act(), v));
       }
-  }
+      if (p.oddN) {
+        for (int64_t i = 0; i < 2; ++i) {
+          Value c = e.add(col, e.c32(i));
+          OpBuilder::InsertionGuard g3(b);
+          auto ifCol = scf::IfOp::create(b, e.ult(c, nOut), false);
+          b.setInsertionPointToStart(ifCol.thenBlock());
+          e.store(out[i], e.gepBytes(y, elementOffset(row, c)), 2);
+        }
+        continue;
+      }
+      Value pair = LLVM::UndefOp::create(b, actPair());
+      for (int64_t i = 0; i < 2; ++i)
+        pair = LLVM::InsertElementOp::create(b, pair, out[i], e.c32(i));
+      e.store(pair, e.gepBytes(y, elementOffset(row, col)), 4);
+    }
+}
+
+void TensorCoreBuilder::storeOutputs(const Acc &acc) {
+  if (p.wgmma)
+    return storeWgmmaOutputs(acc);
+  OpBuilder::InsertionGuard guard(b);
+  Acc total = scaleOutputs(acc);
+  Acc gate = enterStoringThreads(total);
+  for (int64_t j = 0; j < 4; ++j)
+    storeTileColumns(j, total, gate);
 }

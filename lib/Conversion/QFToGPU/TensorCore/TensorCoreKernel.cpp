@@ -50,9 +50,10 @@ using namespace mlir;
 using namespace mlir::qf;
 using namespace mlir::qf::tensor_core;
 
-KernelLaunch TensorCoreBuilder::build() {
+/// The kernel's parameters, in the matvec's order; the runtime binds them by
+/// name.
+SmallVector<std::string> TensorCoreBuilder::parameterNames() {
   EncodingAttr enc = spec.encoding;
-  // Parameters, in the matvec's order; the runtime binds them by name.
   SmallVector<std::string> names = {"x"};
   SmallVector<std::string> weightParams = {"codes", "scales"};
   if (p.intZeros)
@@ -80,14 +81,11 @@ KernelLaunch TensorCoreBuilder::build() {
   for (size_t i = 1; i < p.memberNs.size(); ++i)
     for (const std::string &c : memberParams)
       names.push_back(c + "." + std::to_string(i));
+  return names;
+}
 
-  KernelFunction kernel =
-      createKernelFunction(b, module, name, names, p.threads);
-  LLVM::LLVMFuncOp fn = kernel.fn;
-  if (p.clusterK > 1) // .reqnctapercluster: the launch needs no attribute
-    fn->setAttr(NVVM::NVVMDialect::getClusterDimAttrName(),
-                b.getDenseI32ArrayAttr(
-                    {1, 1, static_cast<int32_t>(p.clusterK)}));
+/// Reads the kernel's arguments and the base of its dynamic shared memory.
+void TensorCoreBuilder::bindArguments(KernelFunction &kernel) {
   auto arg = [&](StringRef n) { return kernel.arg(n); };
   x = arg("x");
   codes = arg("codes");
@@ -100,7 +98,10 @@ KernelLaunch TensorCoreBuilder::build() {
   y = arg("y");
   // Dynamic shared memory: an extern array sized at launch.
   smem = dynamicSharedBase(b, module, name + "_smem");
+}
 
+/// The thread's lane, warp, k group, column warp and fragment coordinates.
+void TensorCoreBuilder::indexThreads() {
   tid = e.tidX();
   lane = e.band(tid, e.c32(31));
   warp = e.shru(tid, e.c32(5));
@@ -112,6 +113,13 @@ KernelLaunch TensorCoreBuilder::build() {
   t4 = e.band(lane, e.c32(3));
   tgInGroup = e.sub(tid, e.mul(kg, e.c32(p.groupWarps * 32)));
   mBase = e.mul(e.ctaidX(), e.c32(p.blockM));
+}
+
+/// Points the up warps of silu_mul at the up weight and, under qf.group, the
+/// block at its member's pointers and N; returns the block's index within
+/// its member's blocks.
+Value TensorCoreBuilder::selectMember(KernelFunction &kernel) {
+  auto arg = [&](StringRef n) { return kernel.arg(n); };
   Value nBlock = NVVM::BlockIdYOp::create(b, e.i32());
   nOut = e.c32(p.n);
   // The up warps of silu_mul stream the up weight (warp-uniform select).
@@ -154,6 +162,11 @@ KernelLaunch TensorCoreBuilder::build() {
     }
     nBlock = e.sub(ctaid, start);
   }
+  return nBlock;
+}
+
+/// The warp's tile row of codes and its first column; builds the code table.
+void TensorCoreBuilder::locateTileRow(Value nBlock) {
   tileRow = e.add(e.mul(nBlock, e.c32(p.nWarps)), nw);
   nBase = e.mul(tileRow, e.c32(kTile));
   // A last block that reaches past the member's last tile row: its extra
@@ -167,7 +180,11 @@ KernelLaunch TensorCoreBuilder::build() {
     buildLut();
     laneBytes = e.mul(lane, e.c32(4));
   }
+}
 
+/// The cp.async pipeline over this k group's share of the block_k steps;
+/// returns the accumulators once every copy has landed.
+TensorCoreBuilder::Acc TensorCoreBuilder::accumulateSteps() {
   // This k group's steps [begin, end): an even share of K / block_k among
   // the cluster_k x split_k slices (block rank, then k group).
   rank = p.clusterK > 1 ? NVVM::BlockIdZOp::create(b, e.i32()).getResult()
@@ -213,6 +230,25 @@ KernelLaunch TensorCoreBuilder::build() {
   }
   NVVM::CpAsyncWaitGroupOp::create(b, b.getI32IntegerAttr(0));
   Acc acc(loop.getResults().begin(), loop.getResults().end());
+  return acc;
+}
+
+KernelLaunch TensorCoreBuilder::build() {
+  SmallVector<std::string> names = parameterNames();
+
+  KernelFunction kernel =
+      createKernelFunction(b, module, name, names, p.threads);
+  LLVM::LLVMFuncOp fn = kernel.fn;
+  if (p.clusterK > 1) // .reqnctapercluster: the launch needs no attribute
+    fn->setAttr(NVVM::NVVMDialect::getClusterDimAttrName(),
+                b.getDenseI32ArrayAttr(
+                    {1, 1, static_cast<int32_t>(p.clusterK)}));
+  bindArguments(kernel);
+
+  indexThreads();
+  locateTileRow(selectMember(kernel));
+
+  Acc acc = accumulateSteps();
   reduceSplitK(acc);
   reduceCluster(acc);
   storeOutputs(acc);

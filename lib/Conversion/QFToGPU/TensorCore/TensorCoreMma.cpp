@@ -15,67 +15,215 @@ using namespace mlir;
 using namespace mlir::qf;
 using namespace mlir::qf::tensor_core;
 
+/// The byte offset, in the warps' scale and zero slots, of group `gi` of the
+/// step in `warpSlot`.
+Value TensorCoreBuilder::groupSlotBase(Value warpSlot, int64_t gi) {
+  return e.mul(e.add(e.mul(warpSlot, e.c32(p.groupsPerStep)), e.c32(gi)),
+               e.c32(128));
+}
+
+/// Loads the scale (unless deferred) and zero of each n tile j (rows
+/// nBase + 8 j + g) of group `gi` of the step: the zero as the pair the
+/// decode subtracts, or (bf16 8-bit codes) as the integer z.
+void TensorCoreBuilder::loadStepGroup(Value step, Value warpSlot, int64_t gi,
+                                      StepGroup &group) {
+  group.loaded = true;
+  Value groupIndex = groupOfStep(step, gi);
+  Value base = groupSlotBase(warpSlot, gi);
+  for (int64_t j = 0; j < 4; ++j) {
+    Value row = scaleRow(e.add(nBase, e.add(e.c32(8 * j), g)));
+    // Lane 4 g + j copied row nBase + 8 j + g's word (issueStep).
+    Value slotOff = e.add(base, e.mul(e.add(e.mul(g, e.c32(4)), e.c32(j)),
+                                      e.c32(4)));
+    if (!p.deferScale) {
+      Value sWord = LLVM::LoadOp::create(
+          b, e.i32(), smemAt(e.add(e.c32(p.sOff), slotOff)), 4);
+      group.scale.push_back(scalePair(
+          sWord, e.add(e.mul(row, e.c32(p.numGroups)), groupIndex)));
+    }
+    if (p.decode == Decode::Int4Magic || p.decode == Decode::Int8Magic) {
+      Value zWord =
+          p.intZeros ? LLVM::LoadOp::create(
+                           b, e.i32(), smemAt(e.add(e.c32(p.zOff), slotOff)),
+                           4)
+                           .getResult()
+                     : Value();
+      Value z = zeroOf(zWord, row, groupIndex);
+      if (spec.bf16 && p.codeBits == 8) {
+        group.zeroInt.push_back(z);
+      } else {
+        group.zeroLo.push_back(zeroBias(z, false));
+        if (p.codeBits == 4 && !spec.bf16)
+          group.zeroHi.push_back(zeroBias(z, true));
+      }
+    }
+  }
+}
+
+/// Folds the partial sums `part` of group `gi` of the step into acc, scaled
+/// by the group's deferred column scales.
+void TensorCoreBuilder::foldGroupScales(Value step, Value warpSlot,
+                                        int64_t gi, const Acc &part,
+                                        Acc &acc) {
+  Value base = groupSlotBase(warpSlot, gi);
+  // Row nBase + r's word was copied by lane 4 (r % 8) + r / 8.
+  SmallVector<Value> colScale = columnScales(
+      [&](Value row) {
+        Value r = e.sub(row, nBase);
+        Value copier = e.add(e.mul(e.band(r, e.c32(7)), e.c32(4)),
+                             e.shru(r, e.c32(3)));
+        return LLVM::LoadOp::create(
+                   b, e.i32(),
+                   smemAt(e.add(e.c32(p.sOff),
+                                e.add(base, e.mul(copier, e.c32(4))))),
+                   4)
+            .getResult();
+      },
+      groupOfStep(step, gi));
+  for (int64_t mt = 0; mt < p.mTiles; ++mt)
+    for (int64_t j = 0; j < 4; ++j)
+      for (int64_t i = 0; i < 4; ++i) {
+        int64_t idx = (mt * 4 + j) * 4 + i;
+        acc[idx] = e.fma(part[idx], colScale[2 * j + i % 2], acc[idx]);
+      }
+}
+
+/// Loads the lane's words of code tile `kt` of the step: 4 (4-bit codes,
+/// w = 2 s + jp) or 8 (8-bit codes, w = 4 s + j).
+SmallVector<Value> TensorCoreBuilder::loadTileWords(Value warpSlot,
+                                                    int64_t kt) {
+  int64_t laneBytesPerTile = p.tileBytes / 32;
+  Value bAddr = e.add(
+      e.c32(p.bOff),
+      e.add(e.mul(e.add(e.mul(warpSlot, e.c32(p.kTilesPerStep)), e.c32(kt)),
+                  e.c32(p.tileBytes)),
+            e.mul(lane, e.c32(laneBytesPerTile))));
+  SmallVector<Value> words;
+  for (int64_t h = 0; h < laneBytesPerTile / 16; ++h) {
+    Value v = LLVM::LoadOp::create(b, e.vNi32(4),
+                                   smemAt(e.add(bAddr, e.c32(16 * h))), 16);
+    for (int64_t i = 0; i < 4; ++i)
+      words.push_back(e.extract(v, i));
+  }
+  return words;
+}
+
+/// The A fragments of every m tile for k slab `kslab`: ldmatrix.x4, lanes
+/// 0-15 address rows 0-15 of the slab's first 8 columns, lanes 16-31 the
+/// next 8. (wgmma reads the activations itself, through a descriptor.)
+SmallVector<SmallVector<Value>>
+TensorCoreBuilder::loadAFragments(Value aBase, int64_t kslab) {
+  MLIRContext *ctx = b.getContext();
+  auto i32x4 = LLVM::LLVMStructType::getLiteral(
+      ctx, {e.i32(), e.i32(), e.i32(), e.i32()});
+  SmallVector<SmallVector<Value>> aFrag(p.mTiles);
+  for (int64_t mt = 0; mt < (p.wgmma ? 0 : p.mTiles); ++mt) {
+    Value r = e.add(e.c32(mt * 16), e.band(lane, e.c32(15)));
+    Value chunk = e.add(e.c32(kslab * 2), e.shru(lane, e.c32(4)));
+    Value swz = arith::XOrIOp::create(b, chunk, e.band(r, e.c32(7)));
+    Value addr = e.add(aBase, e.add(e.mul(r, e.c32(p.blockK * 2)),
+                                    e.mul(swz, e.c32(16))));
+    Value frag = NVVM::LdMatrixOp::create(
+        b, i32x4, smemAt(addr), b.getI32IntegerAttr(4),
+        NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),
+        NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8),
+        NVVM::LdStMatrixEltTypeAttr::get(ctx, NVVM::LdStMatrixEltType::B16));
+    // (mma.sync takes bf16 fragments as i32, f16 ones as half2.)
+    for (int64_t i = 0; i < 4; ++i) {
+      Value reg = LLVM::ExtractValueOp::create(b, frag, i);
+      aFrag[mt].push_back(spec.bf16 ? reg : e.bitcast(e.v2f16(), reg));
+    }
+  }
+  return aFrag;
+}
+
+/// Decodes k slab `s` of the tile's words into the unscaled (b0, b1) of n
+/// tiles j = 0..3, less the zeros of `group`.
+SmallVector<Value> TensorCoreBuilder::decodeSlab(ArrayRef<Value> words,
+                                                 int64_t s,
+                                                 const StepGroup &group) {
+  SmallVector<Value> unscaled;
+  if (p.codeBits == 4) {
+    for (int64_t jp = 0; jp < 2; ++jp) {
+      SmallVector<Value> pairs = decodeWord(words[s * 2 + jp], Value());
+      if (p.decode == Decode::Int4Magic) {
+        // q - z exactly: f16 lo - (1024 + z), hi / 16 - (64 + z); bf16
+        // (128 + e) - (128 + z) for both.
+        for (int64_t h = 0; h < 2; ++h) {
+          int64_t j = 2 * jp + h;
+          pairs[2 * h] = e.fsub(pairs[2 * h], group.zeroLo[j]);
+          pairs[2 * h + 1] =
+              spec.bf16 ? e.fsub(pairs[2 * h + 1], group.zeroLo[j])
+                        : e.fma(pairs[2 * h + 1], e.ch2(1.0 / 16),
+                                e.fneg(group.zeroHi[j]));
+        }
+      }
+      unscaled.append(pairs);
+    }
+  } else {
+    for (int64_t j = 0; j < 4; ++j) {
+      bool f32Zero = spec.bf16 && p.decode == Decode::Int8Magic;
+      SmallVector<Value> regs = decodeWord(
+          words[s * 4 + j], f32Zero ? group.zeroInt[j] : Value());
+      if (p.decode == Decode::Int8Magic && !f32Zero) // q - z: - (1024 + z)
+        for (Value &r : regs)
+          r = e.fsub(r, group.zeroLo[j]);
+      unscaled.append(regs);
+    }
+  }
+  return unscaled;
+}
+
+/// Scales the slab's (b0, b1) of each n tile and multiplies them by every m
+/// tile's A fragment into `target` with mma.sync, or (wgmma) appends them to
+/// `wgmmaFrags` for issueWgmmas.
+void TensorCoreBuilder::multiplySlab(
+    ArrayRef<Value> unscaled, const StepGroup &group,
+    ArrayRef<SmallVector<Value>> aFrag, Acc &target,
+    SmallVectorImpl<std::array<Value, 2>> &wgmmaFrags) {
+  auto f32x4 = LLVM::LLVMStructType::getLiteral(
+      b.getContext(), {e.f32(), e.f32(), e.f32(), e.f32()});
+  for (int64_t j = 0; j < 4; ++j) {
+    Value b0 = unscaled[2 * j], b1 = unscaled[2 * j + 1];
+    if (!p.deferScale) {
+      b0 = e.fmul(b0, group.scale[j]);
+      b1 = e.fmul(b1, group.scale[j]);
+    }
+    if (spec.bf16 || p.wgmma) {
+      b0 = e.bitcast(e.i32(), b0);
+      b1 = e.bitcast(e.i32(), b1);
+    }
+    if (p.wgmma) {
+      wgmmaFrags.push_back({b0, b1});
+      continue;
+    }
+    NVVM::MMATypes operandType =
+        spec.bf16 ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
+    for (int64_t mt = 0; mt < p.mTiles; ++mt) {
+      int64_t base = (mt * 4 + j) * 4;
+      SmallVector<Value> c(target.begin() + base, target.begin() + base + 4);
+      auto mma = NVVM::MmaOp::create(
+          b, f32x4, aFrag[mt], ValueRange{b0, b1}, c,
+          ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
+          std::array<NVVM::MMATypes, 2>{operandType, operandType},
+          std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                         NVVM::MMALayout::col});
+      for (int64_t i = 0; i < 4; ++i)
+        target[base + i] = LLVM::ExtractValueOp::create(b, mma, i);
+    }
+  }
+}
+
 /// Decodes and multiplies K step `step`, held in pipeline slot `slot`.
 TensorCoreBuilder::Acc TensorCoreBuilder::computeStep(Value slot, Value step,
                                                       ValueRange accIn) {
-  MLIRContext *ctx = b.getContext();
   Acc acc(accIn.begin(), accIn.end());
   Value warpSlot = e.add(e.mul(slot, e.c32(p.warps)), warp);
   Value aBase = e.add(e.c32(p.aOff),
                       e.mul(e.add(e.mul(slot, e.c32(p.kGroups)), kg),
                             e.c32(p.aBytes)));
-  auto i32x4 = LLVM::LLVMStructType::getLiteral(
-      ctx, {e.i32(), e.i32(), e.i32(), e.i32()});
-  auto f32x4 = LLVM::LLVMStructType::getLiteral(
-      ctx, {e.f32(), e.f32(), e.f32(), e.f32()});
   int64_t kslabsPerGroup = p.perChannel ? 1 << 30 : p.groupSize / 16;
-
-  // Per scale group of the step: scale (unless deferred) and zero of each
-  // n tile j (rows nBase + 8 j + g), decoded once: the zero as the pair
-  // the decode subtracts, or (bf16 8-bit codes) as the integer z.
-  SmallVector<SmallVector<Value>> scaleOf(p.groupsPerStep),
-      zeroLoOf(p.groupsPerStep), zeroHiOf(p.groupsPerStep),
-      zeroIntOf(p.groupsPerStep);
-  SmallVector<bool> loaded(p.groupsPerStep, false);
-  auto slotBase = [&](int64_t gi) {
-    return e.mul(e.add(e.mul(warpSlot, e.c32(p.groupsPerStep)), e.c32(gi)),
-                 e.c32(128));
-  };
-  auto groupValues = [&](int64_t gi) {
-    if (loaded[gi])
-      return;
-    loaded[gi] = true;
-    Value group = groupOfStep(step, gi);
-    Value base = slotBase(gi);
-    for (int64_t j = 0; j < 4; ++j) {
-      Value row = scaleRow(e.add(nBase, e.add(e.c32(8 * j), g)));
-      // Lane 4 g + j copied row nBase + 8 j + g's word (issueStep).
-      Value slotOff = e.add(base, e.mul(e.add(e.mul(g, e.c32(4)), e.c32(j)),
-                                        e.c32(4)));
-      if (!p.deferScale) {
-        Value sWord = LLVM::LoadOp::create(
-            b, e.i32(), smemAt(e.add(e.c32(p.sOff), slotOff)), 4);
-        scaleOf[gi].push_back(
-            scalePair(sWord, e.add(e.mul(row, e.c32(p.numGroups)), group)));
-      }
-      if (p.decode == Decode::Int4Magic || p.decode == Decode::Int8Magic) {
-        Value zWord =
-            p.intZeros ? LLVM::LoadOp::create(
-                             b, e.i32(), smemAt(e.add(e.c32(p.zOff), slotOff)),
-                             4)
-                             .getResult()
-                       : Value();
-        Value z = zeroOf(zWord, row, group);
-        if (spec.bf16 && p.codeBits == 8) {
-          zeroIntOf[gi].push_back(z);
-        } else {
-          zeroLoOf[gi].push_back(zeroBias(z, false));
-          if (p.codeBits == 4 && !spec.bf16)
-            zeroHiOf[gi].push_back(zeroBias(z, true));
-        }
-      }
-    }
-  };
+  std::vector<StepGroup> groups(p.groupsPerStep);
 
   // Deferred group scales: the partial sums of group `partGi` of this step,
   // folded into acc when the group ends.
@@ -83,144 +231,31 @@ TensorCoreBuilder::Acc TensorCoreBuilder::computeStep(Value slot, Value step,
   Acc part;
   int64_t partGi = -1;
   auto fold = [&]() {
-    if (partGi < 0)
-      return;
-    Value base = slotBase(partGi);
-    // Row nBase + r's word was copied by lane 4 (r % 8) + r / 8.
-    SmallVector<Value> colScale = columnScales(
-        [&](Value row) {
-          Value r = e.sub(row, nBase);
-          Value copier = e.add(e.mul(e.band(r, e.c32(7)), e.c32(4)),
-                               e.shru(r, e.c32(3)));
-          return LLVM::LoadOp::create(
-                     b, e.i32(),
-                     smemAt(e.add(e.c32(p.sOff),
-                                  e.add(base, e.mul(copier, e.c32(4))))),
-                     4)
-              .getResult();
-        },
-        groupOfStep(step, partGi));
-    for (int64_t mt = 0; mt < p.mTiles; ++mt)
-      for (int64_t j = 0; j < 4; ++j)
-        for (int64_t i = 0; i < 4; ++i) {
-          int64_t idx = (mt * 4 + j) * 4 + i;
-          acc[idx] = e.fma(part[idx], colScale[2 * j + i % 2], acc[idx]);
-        }
+    if (partGi >= 0)
+      foldGroupScales(step, warpSlot, partGi, part, acc);
     partGi = -1;
   };
 
   // wgmma: the scaled (b0, b1) of n tile j of k slab s at 4 s + j.
   SmallVector<std::array<Value, 2>> wgmmaFrags;
-  int64_t laneBytesPerTile = p.tileBytes / 32;
   for (int64_t kt = 0; kt < p.kTilesPerStep; ++kt) {
-    Value bAddr = e.add(
-        e.c32(p.bOff),
-        e.add(e.mul(e.add(e.mul(warpSlot, e.c32(p.kTilesPerStep)), e.c32(kt)),
-                    e.c32(p.tileBytes)),
-              e.mul(lane, e.c32(laneBytesPerTile))));
-    // The lane's words of the tile: 4 (4-bit codes, w = 2 s + jp) or 8
-    // (8-bit codes, w = 4 s + j).
-    SmallVector<Value> words;
-    for (int64_t h = 0; h < laneBytesPerTile / 16; ++h) {
-      Value v = LLVM::LoadOp::create(b, e.vNi32(4),
-                                     smemAt(e.add(bAddr, e.c32(16 * h))), 16);
-      for (int64_t i = 0; i < 4; ++i)
-        words.push_back(e.extract(v, i));
-    }
+    SmallVector<Value> words = loadTileWords(warpSlot, kt);
     for (int64_t s = 0; s < 2; ++s) {
       int64_t kslab = kt * 2 + s;
       int64_t gi = p.perChannel || p.groupSize >= p.blockK
                        ? 0
                        : kslab / kslabsPerGroup;
-      groupValues(gi);
+      if (!groups[gi].loaded)
+        loadStepGroup(step, warpSlot, gi, groups[gi]);
       if (groupFolds && gi != partGi) {
         fold();
         part.assign(acc.size(), e.cf32(0.0));
         partGi = gi;
       }
       Acc &target = groupFolds ? part : acc;
-      // A fragments of every m tile: ldmatrix.x4, lanes 0-15 address rows
-      // 0-15 of the k slab's first 8 columns, lanes 16-31 the next 8.
-      // (wgmma reads the activations itself, through a descriptor.)
-      SmallVector<SmallVector<Value>> aFrag(p.mTiles);
-      for (int64_t mt = 0; mt < (p.wgmma ? 0 : p.mTiles); ++mt) {
-        Value r = e.add(e.c32(mt * 16), e.band(lane, e.c32(15)));
-        Value chunk = e.add(e.c32(kslab * 2), e.shru(lane, e.c32(4)));
-        Value swz = arith::XOrIOp::create(b, chunk, e.band(r, e.c32(7)));
-        Value addr = e.add(aBase, e.add(e.mul(r, e.c32(p.blockK * 2)),
-                                        e.mul(swz, e.c32(16))));
-        Value frag = NVVM::LdMatrixOp::create(
-            b, i32x4, smemAt(addr), b.getI32IntegerAttr(4),
-            NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),
-            NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8),
-            NVVM::LdStMatrixEltTypeAttr::get(ctx,
-                                             NVVM::LdStMatrixEltType::B16));
-        // (mma.sync takes bf16 fragments as i32, f16 ones as half2.)
-        for (int64_t i = 0; i < 4; ++i) {
-          Value reg = LLVM::ExtractValueOp::create(b, frag, i);
-          aFrag[mt].push_back(spec.bf16 ? reg : e.bitcast(e.v2f16(), reg));
-        }
-      }
-      // The unscaled (b0, b1) of n tiles j = 0..3 of this slab.
-      SmallVector<Value> unscaled;
-      if (p.codeBits == 4) {
-        for (int64_t jp = 0; jp < 2; ++jp) {
-          SmallVector<Value> pairs = decodeWord(words[s * 2 + jp], Value());
-          if (p.decode == Decode::Int4Magic) {
-            // q - z exactly: f16 lo - (1024 + z), hi / 16 - (64 + z); bf16
-            // (128 + e) - (128 + z) for both.
-            for (int64_t h = 0; h < 2; ++h) {
-              int64_t j = 2 * jp + h;
-              pairs[2 * h] = e.fsub(pairs[2 * h], zeroLoOf[gi][j]);
-              pairs[2 * h + 1] =
-                  spec.bf16 ? e.fsub(pairs[2 * h + 1], zeroLoOf[gi][j])
-                            : e.fma(pairs[2 * h + 1], e.ch2(1.0 / 16),
-                                    e.fneg(zeroHiOf[gi][j]));
-            }
-          }
-          unscaled.append(pairs);
-        }
-      } else {
-        for (int64_t j = 0; j < 4; ++j) {
-          bool f32Zero = spec.bf16 && p.decode == Decode::Int8Magic;
-          SmallVector<Value> regs = decodeWord(
-              words[s * 4 + j], f32Zero ? zeroIntOf[gi][j] : Value());
-          if (p.decode == Decode::Int8Magic && !f32Zero) // q - z: - (1024 + z)
-            for (Value &r : regs)
-              r = e.fsub(r, zeroLoOf[gi][j]);
-          unscaled.append(regs);
-        }
-      }
-      for (int64_t j = 0; j < 4; ++j) {
-        Value b0 = unscaled[2 * j], b1 = unscaled[2 * j + 1];
-        if (!p.deferScale) {
-          b0 = e.fmul(b0, scaleOf[gi][j]);
-          b1 = e.fmul(b1, scaleOf[gi][j]);
-        }
-        if (spec.bf16 || p.wgmma) {
-          b0 = e.bitcast(e.i32(), b0);
-          b1 = e.bitcast(e.i32(), b1);
-        }
-        if (p.wgmma) {
-          wgmmaFrags.push_back({b0, b1});
-          continue;
-        }
-        NVVM::MMATypes operandType =
-            spec.bf16 ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
-        for (int64_t mt = 0; mt < p.mTiles; ++mt) {
-          int64_t base = (mt * 4 + j) * 4;
-          SmallVector<Value> c(target.begin() + base,
-                               target.begin() + base + 4);
-          auto mma = NVVM::MmaOp::create(
-              b, f32x4, aFrag[mt], ValueRange{b0, b1}, c,
-              ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
-              std::array<NVVM::MMATypes, 2>{operandType, operandType},
-              std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
-                                             NVVM::MMALayout::col});
-          for (int64_t i = 0; i < 4; ++i)
-            target[base + i] = LLVM::ExtractValueOp::create(b, mma, i);
-        }
-      }
+      SmallVector<SmallVector<Value>> aFrag = loadAFragments(aBase, kslab);
+      SmallVector<Value> unscaled = decodeSlab(words, s, groups[gi]);
+      multiplySlab(unscaled, groups[gi], aFrag, target, wgmmaFrags);
     }
   }
   fold();

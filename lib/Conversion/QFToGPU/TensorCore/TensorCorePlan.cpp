@@ -10,16 +10,13 @@ using namespace mlir;
 using namespace mlir::qf;
 using namespace mlir::qf::tensor_core;
 
-FailureOr<Plan>
-tensor_core::makePlan(const MatmulSpec &spec,
-                      function_ref<InFlightDiagnostic()> emitError) {
+using ErrorFn = function_ref<InFlightDiagnostic()>;
+
+/// Picks the weight decode and checks the encoding and the fragment layout.
+static LogicalResult planDecode(const MatmulSpec &spec, Plan &p,
+                                ErrorFn emitError) {
   EncodingAttr enc = spec.encoding;
   TilingAttr t = spec.tiling;
-  Plan p;
-  if (!t || !isTensorCoreKernel(t.getKernel()))
-    return emitError() << "the tensor-core generator needs a #qf.tiling<mma, "
-                          "...> or <wgmma, ...>; run qf-select-tiling",
-           failure();
   p.wgmma = t.getKernel() == KernelKind::WGMMA;
   if (std::optional<std::string> refusal =
           tensorCoreRefusesEncoding(enc, spec.target.getSmVersion()))
@@ -50,7 +47,13 @@ tensor_core::makePlan(const MatmulSpec &spec,
                           "#qf.layout<tiled, tile_n = 32, tile_k = 32>; got "
                        << layout << "; run qf-choose-layout",
            failure();
+  return success();
+}
 
+/// Checks the tiling's block sizes, stages and k split against the target.
+static LogicalResult planTiling(const MatmulSpec &spec, Plan &p,
+                                ErrorFn emitError) {
+  TilingAttr t = spec.tiling;
   p.m = spec.m;
   p.n = spec.n;
   p.k = spec.k;
@@ -82,6 +85,14 @@ tensor_core::makePlan(const MatmulSpec &spec,
            failure();
   if (p.m < 1)
     return emitError() << "batch must be positive; got " << p.m, failure();
+  return success();
+}
+
+/// Collects the N of every member weight and checks silu_mul and qf.group.
+static LogicalResult planMembers(const MatmulSpec &spec, Plan &p,
+                                 ErrorFn emitError) {
+  EncodingAttr enc = spec.encoding;
+  TilingAttr t = spec.tiling;
   p.memberNs = {p.n};
   p.memberNs.append(spec.groupNs.begin(), spec.groupNs.end());
   p.blockN = t.getBlockN();
@@ -115,6 +126,13 @@ tensor_core::makePlan(const MatmulSpec &spec,
   if (std::optional<std::string> refusal =
           tensorCoreRefusesShape(enc, p.n, p.k))
     return emitError() << *refusal, failure();
+  return success();
+}
+
+/// Sets the warps of a block and the block_k steps along K.
+static LogicalResult planWarps(const MatmulSpec &spec, Plan &p,
+                               ErrorFn emitError) {
+  TilingAttr t = spec.tiling;
   p.mTiles = p.blockM / 16;
   p.nWarps = t.getBlockN() / kTile;
   p.groupWarps = p.nWarps * p.members;
@@ -134,7 +152,14 @@ tensor_core::makePlan(const MatmulSpec &spec,
                        << " exceeds the " << p.steps
                        << " block_k steps of K = " << p.k,
            failure();
+  return success();
+}
 
+/// Sets how group scales and zeros are read and when they are applied.
+static LogicalResult planScales(const MatmulSpec &spec, Plan &p,
+                                ErrorFn emitError) {
+  EncodingAttr enc = spec.encoding;
+  TilingAttr t = spec.tiling;
   p.perChannel = enc.isPerChannel();
   p.numGroups = enc.getNumGroups(p.k);
   p.groupSize = p.perChannel ? p.k : enc.getGroupSize();
@@ -175,7 +200,12 @@ tensor_core::makePlan(const MatmulSpec &spec,
   p.scaleBytes = st.getIntOrFloatBitWidth() / 8;
   p.intZeros = enc.getZeroPoint() == ZeroPointKind::Int;
   p.zeroRowBytes = (p.numGroups * p.codeBits + 7) / 8;
+  return success();
+}
 
+/// Lays out the pipeline's shared memory and checks it fits a block.
+static LogicalResult planSharedMemory(const MatmulSpec &spec, Plan &p,
+                                      ErrorFn emitError) {
   // Shared memory: the pipeline (stages of A, then codes, then scale and
   // zero slots), then (reused) the split-K partial sums.
   TensorCoreStage stage = getTensorCoreStage(
@@ -205,6 +235,25 @@ tensor_core::makePlan(const MatmulSpec &spec,
                        << spec.target.getMaxSharedPerBlock()
                        << " a block can have on " << spec.target.getChip(),
            failure();
+  return success();
+}
+
+FailureOr<Plan>
+tensor_core::makePlan(const MatmulSpec &spec,
+                      function_ref<InFlightDiagnostic()> emitError) {
+  TilingAttr t = spec.tiling;
+  Plan p;
+  if (!t || !isTensorCoreKernel(t.getKernel()))
+    return emitError() << "the tensor-core generator needs a #qf.tiling<mma, "
+                          "...> or <wgmma, ...>; run qf-select-tiling",
+           failure();
+  if (failed(planDecode(spec, p, emitError)) ||
+      failed(planTiling(spec, p, emitError)) ||
+      failed(planMembers(spec, p, emitError)) ||
+      failed(planWarps(spec, p, emitError)) ||
+      failed(planScales(spec, p, emitError)) ||
+      failed(planSharedMemory(spec, p, emitError)))
+    return failure();
   p.mBlocks = (p.m + p.blockM - 1) / p.blockM;
   p.nBlocks = 0;
   for (int64_t n : p.memberNs)
