@@ -187,7 +187,10 @@ def QF_BatchTilingAttr : QF_Attr<"BatchTiling", "batch_tiling"> {
     "TilingAttr":$tiling,
     OptionalParameter<"LayoutAttr">:$layout
   );
-  let assemblyFormat = "`<` struct(params) `>`";
+  let assemblyFormat = [{
+    `<` `batch` `=` $batch `,` `tiling` `=` qualified($tiling)
+    (`,` `layout` `=` qualified($layout)^)? `>`
+  }];
   let genVerifyDecl = 1;
 }
 
