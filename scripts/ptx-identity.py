@@ -16,11 +16,13 @@ checkouts give the same bytes):
   - the bench model steps (examples/configs through `python3 -m qfuse emit`)
     at batches 1,16,128, as bench/make-model-artifacts.sh compiles them.
 --against DIR compares with an earlier output and exits 1 on any difference
+(with --kernels-only: on any difference in the PTX an output carries)
 or on an output the earlier tree had and this one lacks; inputs new here are
 listed, not compared
 (the serializer's own timing property, LLVMIRToISATimeInMs, is ignored).
 """
 import argparse
+import json
 import os
 import re
 import shlex
@@ -143,6 +145,28 @@ def model_commands(build, tmp):
 TIMING = re.compile(rb"LLVMIRToISATimeInMs = [0-9]+ : i64")
 
 
+# Where a compiled output carries kernels: a .ptx file, an artifact's
+# module.ptx, or the assembly strings of a gpu.binary in printed IR.
+ASSEMBLY = re.compile(rb'assembly = "((?:[^"\\]|\\.)*)"')
+
+
+def ptx_of(path):
+    """The PTX in one output, or None when it carries none."""
+    if not os.path.exists(path) or path.endswith(".status"):
+        return None
+    with open(path, "rb") as f:
+        data = f.read()
+    if data.lstrip().startswith(b"{"):
+        try:
+            return json.loads(data)["module"]["ptx"].encode()
+        except (ValueError, KeyError, TypeError):
+            return None
+    found = ASSEMBLY.findall(data)
+    if found:
+        return b"\n".join(found)
+    return data if b".visible .entry" in data else None
+
+
 def same_output(a, b):
     if not (os.path.exists(a) and os.path.exists(b)):
         return False
@@ -155,6 +179,9 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--out", required=True)
     ap.add_argument("--against")
+    ap.add_argument("--kernels-only", action="store_true",
+                    help="fail only when some output's PTX differs (IR text, "
+                         "plans and diagnostics may change)")
     args = ap.parse_args()
     os.chdir(ROOT)
     build = os.path.relpath(os.path.abspath(args.build), ROOT)
@@ -181,15 +208,23 @@ def main():
         os.path.join(args.out, n), os.path.join(args.against, n)))
     missing = sorted(theirs - ours)
     added = sorted(ours - theirs)
+    # What a change may touch without changing a kernel (the printed IR of
+    # the passes, an artifact's plan or version, a diagnostic) is listed;
+    # a kernel that changes is a failure.
+    ptx_changed = [n for n in different if ptx_of(os.path.join(args.out, n))
+                   != ptx_of(os.path.join(args.against, n))]
     for name in different:
-        print(f"  differs: {name}")
+        kind = "PTX differs" if name in ptx_changed else "differs, same PTX"
+        print(f"  {kind}: {name}")
     for name in missing:
         print(f"  missing here: {name}")
     for name in added:
         print(f"  new here (not compared): {name}")
     print(f"ptx-identity: {len(different)} of {len(ours & theirs)} shared "
-          f"outputs differ from {args.against}; {len(missing)} missing, "
-          f"{len(added)} new")
+          f"outputs differ from {args.against}, {len(ptx_changed)} in their "
+          f"PTX; {len(missing)} missing, {len(added)} new")
+    if args.kernels_only:
+        different = ptx_changed
     different += missing
     return 1 if different else 0
 
