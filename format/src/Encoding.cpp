@@ -129,7 +129,11 @@ bool Encoding::operator==(const Encoding &o) const {
 }
 
 unsigned codeBits(const Encoding &enc) {
-  switch (enc.format) {
+  return codeBits(enc.format, enc.indexBits);
+}
+
+unsigned codeBits(ElementFormat format, unsigned indexBits) {
+  switch (format) {
   case ElementFormat::Int4:
   case ElementFormat::UInt4:
   case ElementFormat::FP4E2M1:
@@ -140,7 +144,7 @@ unsigned codeBits(const Encoding &enc) {
   case ElementFormat::FP8E4M3:
     return 8;
   case ElementFormat::Codebook:
-    return enc.indexBits;
+    return indexBits;
   case ElementFormat::F16:
   case ElementFormat::BF16:
     return 16;

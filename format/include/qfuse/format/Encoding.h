@@ -103,6 +103,8 @@ struct Encoding {
 /// Bits of one stored code: 4 for int4/uint4/fp4/nf4, 8 for int8/uint8/fp8,
 /// the index width of a codebook, 16 for unquantized f16/bf16.
 unsigned codeBits(const Encoding &enc);
+/// The same from the format and a codebook's index width (0 otherwise).
+unsigned codeBits(ElementFormat format, unsigned indexBits);
 
 /// Scale groups along K for a weight with K input columns: 0 when
 /// unquantized, 1 per channel, ceil(K / group) otherwise.

@@ -75,23 +75,8 @@ ParseResult parseInt64Entry(AsmParser &parser, int64_t &value) {
 //===----------------------------------------------------------------------===//
 
 unsigned EncodingAttr::getCodeBits() const {
-  switch (getFormat()) {
-  case ElementFormat::Int4:
-  case ElementFormat::UInt4:
-  case ElementFormat::FP4E2M1:
-  case ElementFormat::NF4:
-    return 4;
-  case ElementFormat::Int8:
-  case ElementFormat::UInt8:
-  case ElementFormat::FP8E4M3:
-    return 8;
-  case ElementFormat::Codebook:
-    return getIndexBits();
-  case ElementFormat::F16:
-  case ElementFormat::BF16:
-    return 16;
-  }
-  llvm_unreachable("unknown element format");
+  return qfuse::format::codeBits(
+      static_cast<qfuse::format::ElementFormat>(getFormat()), getIndexBits());
 }
 
 bool EncodingAttr::isQuantized() const {
