@@ -31,7 +31,6 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/ToolOutputFile.h"
 
 #include "../../lib/Target/ArtifactWriter.h"
 #include "qfuse/Conversion/Passes.h"
@@ -286,28 +285,20 @@ static FailureOr<std::string> buildPipeline(ModuleOp module,
   return pipeline;
 }
 
-/// Writes the compiled module as --emit asks: MLIR, PTX or the artifact
-/// (with a cubin when ptxas is found). Returns the exit code.
-static int writeOutput(ModuleOp module) {
-  std::string error;
-  auto output = openOutputFile(outputFile, &error);
-  if (!output) {
-    llvm::errs() << "qfuse-compile: " << error << "\n";
-    return 1;
-  }
+/// The compiled module as --emit asks: MLIR, PTX or the artifact (with a
+/// cubin when ptxas is found); failure after a diagnostic.
+static FailureOr<std::string> renderOutput(ModuleOp module) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
   if (emit == Emit::MLIR) {
-    module.print(output->os());
-    output->keep();
-    return 0;
+    module.print(os);
+    return text;
   }
   FailureOr<std::string> ptx = qf::extractKernelPTX(module);
   if (failed(ptx))
-    return 1;
-  if (emit == Emit::PTX) {
-    output->os() << *ptx;
-    output->keep();
-    return 0;
-  }
+    return failure();
+  if (emit == Emit::PTX)
+    return *ptx;
   qf::ArtifactOptions options;
   options.chip = chip;
   options.features = features;
@@ -317,10 +308,11 @@ static int writeOutput(ModuleOp module) {
       llvm::errs() << "qfuse-compile: note: no ptxas found; the artifact "
                       "carries PTX only (the driver JIT-compiles it)\n";
     } else {
+      std::string error;
       FailureOr<std::string> cubin = assemble(ptxas, *ptx, error);
       if (failed(cubin)) {
         llvm::errs() << "qfuse-compile: " << error << "\n";
-        return 1;
+        return failure();
       }
       options.cubin = std::move(*cubin);
     }
@@ -328,9 +320,27 @@ static int writeOutput(ModuleOp module) {
   FailureOr<llvm::json::Value> artifact =
       qf::buildArtifact(module, *ptx, options);
   if (failed(artifact))
+    return failure();
+  os << llvm::formatv("{0:2}", *artifact) << "\n";
+  return text;
+}
+
+/// Writes the output; a file goes to a temporary name first and is renamed
+/// when complete, so an interrupted compile never leaves a file that looks
+/// finished. Returns the exit code.
+static int writeOutput(ModuleOp module) {
+  FailureOr<std::string> text = renderOutput(module);
+  if (failed(text))
     return 1;
-  output->os() << llvm::formatv("{0:2}", *artifact) << "\n";
-  output->keep();
+  if (llvm::Error error = llvm::writeToOutput(
+          outputFile, [&](llvm::raw_ostream &os) -> llvm::Error {
+            os << *text;
+            return llvm::Error::success();
+          })) {
+    llvm::errs() << "qfuse-compile: cannot write '" << outputFile
+                 << "': " << llvm::toString(std::move(error)) << "\n";
+    return 1;
+  }
   return 0;
 }
 
