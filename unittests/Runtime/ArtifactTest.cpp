@@ -851,8 +851,9 @@ TEST(ArtifactV2, GemmOfA24SparseWeight) {
 }
 
 TEST(ArtifactV2, GemmWithMismatchedK) {
-  expectInvalidV2([](json &a) { a["buffers"][0]["shape"] = {"M", 256}; },
-                  {"gemm.x", "buffer 'x' must be [M, 512]",
+  // h is [M, 256]; resizing x instead would trip the launch that reads it.
+  expectInvalidV2([](json &a) { gemmOf(a)["x"] = "h"; },
+                  {"gemm.x", "buffer 'h' must be [M, 512]",
                    "'model.layers.0.mlp.down_proj' [256, 512]"});
 }
 
@@ -909,6 +910,87 @@ TEST(ArtifactV2, ImmediatesForI32AndF32Parameters) {
   const Step &launch = a.plan(1).steps[2];
   EXPECT_EQ(launch.args[4].kind, Arg::Kind::I32);
   EXPECT_EQ(launch.args[5].kind, Arg::Kind::F32);
+}
+
+//===----------------------------------------------------------------------===//
+// Cross-checks: what one section says must agree with the others
+//===----------------------------------------------------------------------===//
+
+TEST(ArtifactInvalid, WeightKThatDisagreesWithX) {
+  // The weight's K changed while the launch's x is still [M, 512].
+  expectInvalid([](json &a) { a["weights"][0]["shape"][1] = 640; },
+                {"plans[0].steps[2].args[1]",
+                 "weight 'model.layers.0.self_attn.q_proj' [256, 640]",
+                 "x 'x' [M, 512]", "K = 640"});
+}
+
+TEST(ArtifactInvalid, XThatDisagreesWithTheWeight) {
+  expectInvalid([](json &a) { a["buffers"][0]["shape"][1] = 4096; },
+                {"plans[0].steps[2].args[1]", "x 'x' [M, 4096]", "K = 512"});
+}
+
+TEST(ArtifactInvalid, YThatDisagreesWithTheWeight) {
+  expectInvalid([](json &a) { a["buffers"][1]["shape"][1] = 320; },
+                {"plans[0].steps[2].args[1]", "y 'y' [M, 320]", "N = 256"});
+}
+
+TEST(ArtifactInvalid, NumberedYThatDisagreesWithItsWeight) {
+  // A fused launch names each weight's output after its codes: codes.1 -> y.1.
+  expectInvalid(
+      [](json &a) {
+        a["kernels"][0]["params"][1]["name"] = "codes.1";
+        a["kernels"][0]["params"][3]["name"] = "y.1";
+        a["buffers"][1]["shape"][1] = 320;
+      },
+      {"plans[0].steps[2].args[1]", "y.1 'y' [M, 320]", "N = 256"});
+}
+
+TEST(Artifact, LaunchWithoutXOrYIsNotShapeChecked) {
+  // qf_matvec_1 names its output "out": nothing says which extent is N.
+  json artifact = valid();
+  artifact["buffers"][2]["shape"] = {2, "M", 999};
+  EXPECT_NO_THROW(Artifact::parse(artifact.dump(), "test.qfa"));
+}
+
+TEST(ArtifactInvalid, BufferWithTwoBatchExtents) {
+  expectInvalid([](json &a) { a["buffers"][0]["shape"] = {"M", "M", 512}; },
+                {"buffers[0].shape", "buffer 'x'", "more than one \"M\""});
+}
+
+TEST(ArtifactInvalid, DuplicateInput) {
+  expectInvalid([](json &a) { a["inputs"] = {"x", "y", "x"}; },
+                {"inputs[2]", "buffer 'x' is listed twice in 'inputs'"});
+}
+
+TEST(ArtifactInvalid, DuplicateOutput) {
+  expectInvalid([](json &a) { a["outputs"] = {"y", "y"}; },
+                {"outputs[1]", "buffer 'y' is listed twice in 'outputs'"});
+}
+
+TEST(ArtifactInvalid, NoOutputs) {
+  expectInvalid([](json &a) { a["outputs"] = json::array(); },
+                {"outputs", "no outputs"});
+}
+
+TEST(ArtifactInvalid, GarbagePtxFeatures) {
+  for (const char *features :
+       {"garbage", "+ptx80,garbage", "+ptx8", "ptx80", "+ptx80,", "+ptx800",
+        "+ptx1x", "+ptx00", "+sm_90"}) {
+    SCOPED_TRACE(features);
+    const std::string quoted = "\"" + std::string(features) + "\"";
+    expectInvalid(
+        [&](json &a) { a["target"]["ptx_features"] = features; },
+        {"target.ptx_features", quoted.c_str(), "not a PTX feature"});
+  }
+}
+
+TEST(Artifact, PtxFeaturesListPtxVersions) {
+  for (const char *features : {"+ptx80", "+ptx80,+ptx83", "+ptx60", ""}) {
+    json artifact = valid();
+    artifact["target"]["ptx_features"] = features;
+    EXPECT_EQ(Artifact::parse(artifact.dump(), "test.qfa").ptxFeatures,
+              features);
+  }
 }
 
 TEST(ChipTarget, Parses) {

@@ -75,8 +75,7 @@ json base(const std::string &chip) {
           {"producer", "GpuModelTest"},
           {"target", {{"chip", chip}}},
           {"kernels", json::array()},
-          {"inputs", json::array()},
-          {"outputs", json::array()}};
+          {"inputs", json::array()}};
 }
 
 //===----------------------------------------------------------------------===//
@@ -97,6 +96,7 @@ json gemmArtifact(const std::string &chip) {
                   {{"name", "r"}, {"shape", {"M", kN}}, {"dtype", "f16"}},
                   {{"name", "y"}, {"shape", {"M", kN}}, {"dtype", "f16"}},
                   {{"name", "z"}, {"shape", {"M", kN}}, {"dtype", "f16"}}};
+  a["outputs"] = {"y", "z"};
   json steps = {{{"gemm", {{"x", "x"}, {"weight", "w"}, {"y", "y"}}}},
                 {{"gemm",
                   {{"x", "x"},
@@ -291,6 +291,7 @@ TEST_F(GpuModel, StateBuffersPersistAcrossPlansAndRuns) {
   a["buffers"] = {
       {{"name", "x"}, {"shape", {"M", kWidth}}, {"dtype", "f32"}},
       {{"name", "acc"}, {"shape", {kWidth}}, {"dtype", "f32"}, {"state", true}}};
+  a["outputs"] = {"acc"};
   auto axpy = [](float scale) {
     return json{{"launch", "qf_test_axpy"},
                 {"grid", {1, 1, 1}},
@@ -381,6 +382,7 @@ json toyModel(const std::string &chip, int maxSeq) {
       {{"name", "next_token"}, {"shape", {"M"}}, {"dtype", "i32"}},
       {{"name", "logits"}, {"shape", {"M", kVocab}}, {"dtype", "f16"}},
       {{"name", "cache"}, {"shape", {maxSeq}}, {"dtype", "i32"}, {"state", true}}};
+  a["outputs"] = {"next_token", "logits"};
   a["plans"] = json::array();
   for (int m : {1, 4})
     a["plans"].push_back(

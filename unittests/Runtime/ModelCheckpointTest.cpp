@@ -74,7 +74,7 @@ Artifact modelArtifact(const std::string &qEncoding = "int4, group = 128, "
         {{"name", "model.norm.weight"}, {"shape", {kHidden}}, {"dtype", "f16"}}}},
       {"buffers", {{{"name", "h"}, {"shape", {"M", kHidden}}, {"dtype", "f16"}}}},
       {"inputs", json::array()},
-      {"outputs", json::array()},
+      {"outputs", {"h"}},
       {"plans", {{{"batch", 1}, {"steps", {{{"memset", "h"}}}}}}},
       {"model",
        {{"vocab_size", kVocab}, {"hidden_size", kHidden}, {"max_seq", 64}}}};

@@ -163,6 +163,32 @@ void ArtifactParser::parseTarget(const json &root) {
     if (!features->is_string())
       fail("target.ptx_features", "expected a string");
     artifact_.ptxFeatures = features->get<std::string>();
+    checkPtxFeatures(artifact_.ptxFeatures);
+  }
+}
+
+/// "+ptx80" or "+ptx80,+ptx83": a comma-separated list of PTX ISA versions
+/// `+ptxNN` (two digits, 32 to 99, as NVPTX spells them); "" lists none.
+void ArtifactParser::checkPtxFeatures(const std::string &features) const {
+  if (features.empty())
+    return;
+  size_t begin = 0;
+  while (true) {
+    const size_t end = std::min(features.find(',', begin), features.size());
+    const std::string feature = features.substr(begin, end - begin);
+    const bool known = feature.size() == 6 &&
+                       feature.compare(0, 4, "+ptx") == 0 &&
+                       std::isdigit(static_cast<unsigned char>(feature[4])) &&
+                       std::isdigit(static_cast<unsigned char>(feature[5])) &&
+                       std::stoi(feature.substr(4)) >= 32;
+    if (!known)
+      fail("target.ptx_features",
+           "\"" + feature + "\" in \"" + features +
+               "\" is not a PTX feature (expected a comma-separated list "
+               "of PTX ISA versions such as \"+ptx80\")");
+    if (end == features.size())
+      return;
+    begin = end + 1;
   }
 }
 
@@ -378,6 +404,13 @@ void ArtifactParser::parseBuffers(const json &root) {
     std::optional<DType> parsed = parseArtifactDType(dtype);
     if (!parsed)
       fail(where + ".dtype", "unknown dtype \"" + dtype + "\"");
+    // Every "M" is the plan's batch: a shape has one dynamic extent at most.
+    if (std::count_if(buffer.shape.begin(), buffer.shape.end(),
+                      [](const Dim &dim) { return dim.isBatch; }) > 1)
+      fail(where + ".shape", "buffer '" + buffer.name + "' has " +
+                                 shape.dump() +
+                                 ", more than one \"M\" (expected at most "
+                                 "one dynamic extent, the batch)");
     buffer.dtype = *parsed;
     if (!dtypeStorageBytes(buffer.dtype, 2)) // sub-byte types need even sizes
       fail(where + ".dtype", "unsupported buffer dtype \"" + dtype + "\"");
@@ -402,6 +435,9 @@ void ArtifactParser::parseBuffers(const json &root) {
 void ArtifactParser::parseIo(const json &root, const char *key,
                              std::vector<std::string> &out) {
   const json &names = array(root, "top level", key);
+  if (names.empty() && std::string_view(key) == "outputs")
+    fail(key, "no outputs (expected the buffers the plans compute)");
+  std::set<std::string> seen;
   for (size_t i = 0; i < names.size(); ++i) {
     const std::string where = std::string(key) + "[" + std::to_string(i) + "]";
     if (!names[i].is_string())
@@ -409,6 +445,9 @@ void ArtifactParser::parseIo(const json &root, const char *key,
     std::string name = names[i].get<std::string>();
     if (!artifact_.findBuffer(name))
       fail(where, "buffer '" + name + "' is not declared in 'buffers'");
+    if (!seen.insert(name).second)
+      fail(where, "buffer '" + name + "' is listed twice in '" + key +
+                      "' (expected each buffer once)");
     out.push_back(std::move(name));
   }
 }

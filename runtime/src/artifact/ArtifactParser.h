@@ -70,6 +70,7 @@ private:
                          std::set<std::string> &seen, const char *what) const;
 
   void parseTarget(const json &root);
+  void checkPtxFeatures(const std::string &features) const;
   void parseKernels(const json &root);
   void readCode(const json &object, const std::string &where, std::string &ptx,
                 std::vector<uint8_t> &cubin);
@@ -82,6 +83,8 @@ private:
   Step parseStep(const json &value, const std::string &where);
   void parseLaunchOp(const nlohmann::json &value, const std::string &where,
                      Step &step);
+  void checkLaunchShapes(const Step &step, const Kernel &kernel,
+                         const std::string &where) const;
   Step parseGemm(const json &value, const std::string &where);
   void parseModel(const json &root);
   Arg parseArg(const json &value, const KernelParam &param,

@@ -2,7 +2,8 @@
 //
 // The plans: one per batch size, each a list of steps. A launch is checked
 // against its kernel (grid, block, shared memory, one argument per
-// parameter of the right kind); a gemm against the weight and buffers it
+// parameter of the right kind, and the x / y buffers it binds against the
+// shapes of its weights); a gemm against the weight and buffers it
 // multiplies; a memset against the buffer it clears.
 //
 //===----------------------------------------------------------------------===//
@@ -166,7 +167,68 @@ Step ArtifactParser::parseStep(const json &value, const std::string &where) {
     step.args.push_back(parseArg(args[a], kernel->params[a],
                                  where + ".args[" + std::to_string(a) + "]"));
   parseLaunchOp(value, where, step);
+  checkLaunchShapes(step, *kernel, where);
   return step;
+}
+
+namespace {
+
+std::string shapeText(const BufferSpec &buffer) {
+  std::string text = "[";
+  for (size_t d = 0; d < buffer.shape.size(); ++d)
+    text += (d ? ", " : "") + (buffer.shape[d].isBatch
+                                   ? std::string("M")
+                                   : std::to_string(buffer.shape[d].value));
+  return text + "]";
+}
+
+/// True when `buffer`'s last extent is the number `extent`.
+bool lastExtentIs(const BufferSpec &buffer, int64_t extent) {
+  return !buffer.shape.empty() && !buffer.shape.back().isBatch &&
+         buffer.shape.back().value == extent;
+}
+
+} // namespace
+
+/// A launch that binds weight components names its activations by parameter:
+/// `x` is the [M, K] input every weight of the launch reads, and `y` (`y.i`)
+/// the [M, N] output of the weight bound to `codes` (`codes.i`). Where the
+/// kernel has those parameters and they are buffers, their last extents must
+/// be the weights' K and N.
+void ArtifactParser::checkLaunchShapes(const Step &step, const Kernel &kernel,
+                                       const std::string &where) const {
+  auto bufferFor = [&](std::string_view param) -> const BufferSpec * {
+    for (size_t a = 0; a < step.args.size(); ++a)
+      if (kernel.params[a].name == param &&
+          step.args[a].kind == Arg::Kind::Buffer)
+        return artifact_.findBuffer(step.args[a].name);
+    return nullptr;
+  };
+  const BufferSpec *x = bufferFor("x");
+  for (size_t a = 0; a < step.args.size(); ++a) {
+    const Arg &arg = step.args[a];
+    if (arg.kind != Arg::Kind::Weight)
+      continue;
+    const WeightSpec &weight = *artifact_.findWeight(arg.name);
+    const std::string awhere = where + ".args[" + std::to_string(a) + "]";
+    const std::string weightText = "weight '" + weight.name + "' [" +
+                                   std::to_string(weight.n) + ", " +
+                                   std::to_string(weight.k) + "]";
+    if (x && !lastExtentIs(*x, weight.k))
+      fail(awhere, weightText + " does not fit the launch's x '" + x->name +
+                       "' " + shapeText(*x) + " (expected x's last extent " +
+                       "to be K = " + std::to_string(weight.k) + ")");
+    const std::string &param = kernel.params[a].name;
+    if (param != "codes" && param.rfind("codes.", 0) != 0)
+      continue;
+    const std::string yParam = "y" + param.substr(5);
+    const BufferSpec *y = bufferFor(yParam);
+    if (y && !lastExtentIs(*y, weight.n))
+      fail(awhere, weightText + " does not fit the launch's " + yParam + " '" +
+                       y->name + "' " + shapeText(*y) +
+                       " (expected its last extent to be N = " +
+                       std::to_string(weight.n) + ")");
+  }
 }
 
 /// Version 4: "op" names the op a launch runs, and "encoding" (the body of a

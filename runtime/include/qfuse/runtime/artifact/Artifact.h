@@ -7,7 +7,11 @@
 // version, the target chip's spelling, every kernel's parameter list, every
 // weight's encoding and layout, every buffer shape, and in every plan step
 // the kernel it launches, its grid and block, and each argument against the
-// kernel's parameter (count, kind, and that the buffer/weight/tensor exists).
+// kernel's parameter (count, kind, and that the buffer/weight/tensor exists),
+// and where the kernel's parameters name the activations (`x`, `y`), their
+// last extents against the weights' K and N. Inputs and outputs are unique
+// and outputs non-empty, a buffer has at most one "M", and PTX features are
+// `+ptxNN` (docs/artifact.md, Validation).
 // Version 2 adds state buffers, cuBLAS `gemm` steps (their operands' shapes,
 // dtypes and the weight's dense f16 encoding are checked here too) and the
 // "model" object. Version 3 lets a weight appear once per packed layout: an
