@@ -446,9 +446,18 @@ void ArtifactBuilder::addDecodeOp(Operation *op, ArrayAttr launches) {
   }
 }
 
+/// Appends `name` unless `list` has it: the functions of one module (a plan
+/// per batch) that read or return the same buffer list it once.
+static void appendOnce(json::Array &list, const std::string &name) {
+  for (const json::Value &entry : list)
+    if (entry.getAsString() == StringRef(name))
+      return;
+  list.push_back(name);
+}
+
 void ArtifactBuilder::addFunction(func::FuncOp func) {
   for (BlockArgument arg : func.getArguments())
-    inputs.push_back(bufferNames.nameOf(arg));
+    appendOnce(inputs, bufferNames.nameOf(arg));
   Operation *terminator = func.front().getTerminator();
   for (auto [i, v] : llvm::enumerate(terminator->getOperands()))
     if (auto given = func.getResultAttrOfType<StringAttr>(i, "qf.name"))
@@ -473,7 +482,7 @@ void ArtifactBuilder::addFunction(func::FuncOp func) {
     }
   });
   for (Value v : terminator->getOperands())
-    outputs.push_back(bufferNames.nameOf(v));
+    appendOnce(outputs, bufferNames.nameOf(v));
 }
 
 void ArtifactBuilder::addBuffers() {
