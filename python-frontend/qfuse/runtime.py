@@ -287,27 +287,15 @@ def _text(lib, pointer, length, what):
     return ctypes.string_at(pointer, length.value).decode("utf-8")
 
 
-class Tokenizer:
-    """A model directory's tokenizer.json through the C API (host only, no GPU).
+class _Handle:
+    """An object of the C API owned through `self.handle`: closed by
+    `close()`, on leaving a `with` block, or when collected."""
 
-        tok = Tokenizer("DIR")
-        ids = tok.encode("Hello")                 # BOS as tokenizer_config.json says
-        text = tok.decode(ids, skip_special=True)
-        prompt = tok.chat("Hi", system="Be brief.")   # the model's chat format
-        stops = tok.stop_ids(chat=True)
-        stream = tok.stream()                     # stream.push(id) -> text
-    """
-
-    def __init__(self, model_dir, library=None):
-        self.lib = library or load_library()
-        self.model_dir = os.fspath(model_dir)
-        self.handle = self.lib.lib.qfuse_tokenizer_open(os.fsencode(self.model_dir))
-        if not self.handle:
-            raise QfuseError(f"tokenizer {self.model_dir}: {self.lib.error()}")
+    _close = None  # the C function that frees the handle
 
     def close(self):
         if getattr(self, "handle", None):
-            self.lib.lib.qfuse_tokenizer_close(self.handle)
+            getattr(self.lib.lib, self._close)(self.handle)
             self.handle = None
 
     def __enter__(self):
@@ -318,6 +306,28 @@ class Tokenizer:
 
     def __del__(self):
         self.close()
+
+
+class Tokenizer(_Handle):
+    """A model directory's tokenizer.json through the C API (host only, no GPU).
+
+        tok = Tokenizer("DIR")
+        ids = tok.encode("Hello")                 # BOS as tokenizer_config.json says
+        text = tok.decode(ids, skip_special=True)
+        prompt = tok.chat("Hi", system="Be brief.")   # the model's chat format
+        stops = tok.stop_ids(chat=True)
+        stream = tok.stream()                     # stream.push(id) -> text
+    """
+
+    _close = "qfuse_tokenizer_close"
+
+    def __init__(self, model_dir, library=None):
+        self.lib = library or load_library()
+        self.model_dir = os.fspath(model_dir)
+        self.handle = self.lib.lib.qfuse_tokenizer_open(os.fsencode(self.model_dir))
+        if not self.handle:
+            raise QfuseError(f"tokenizer {self.model_dir}: {self.lib.error()}")
+
 
     def encode(self, text, add_special=True):
         data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
@@ -362,8 +372,10 @@ class Tokenizer:
         return TextStream(self)
 
 
-class TextStream:
+class TextStream(_Handle):
     """Streaming decode: push(id) returns the text that became complete."""
+
+    _close = "qfuse_text_stream_close"
 
     def __init__(self, tokenizer):
         self.tokenizer = tokenizer  # kept alive while the stream is
@@ -381,11 +393,6 @@ class TextStream:
         length = ctypes.c_size_t()
         return _text(self.lib, self.lib.lib.qfuse_text_stream_finish(
             self.handle, ctypes.byref(length)), length, "stream finish")
-
-    def __del__(self):
-        if getattr(self, "handle", None):
-            self.lib.lib.qfuse_text_stream_close(self.handle)
-            self.handle = None
 
 
 def _flush_stdout():
@@ -442,8 +449,10 @@ def quantize_model(options, library=None, capacity=REPORT_CAPACITY):
     return (library or load_library()).quantize(options, capacity)
 
 
-class Runtime:
+class Runtime(_Handle):
     """An artifact loaded on a device, with its weights and buffers."""
+
+    _close = "qfuse_close"
 
     def __init__(self, artifact, device=0, library=None):
         self.lib = library or load_library()
@@ -455,19 +464,6 @@ class Runtime:
         if not self.handle:
             raise QfuseError(f"open {self.artifact_path}: {self.lib.error()}")
 
-    def close(self):
-        if getattr(self, "handle", None):
-            self.lib.lib.qfuse_close(self.handle)
-            self.handle = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        self.close()
 
     # -- weights --------------------------------------------------------------
     def load_weights(self, safetensors_path):
