@@ -16,12 +16,6 @@ for f in examples/*.mlir; do
     --mlir-print-op-on-diagnostic=false 2>&1
   "$bin/qfuse-compile" "$f" --batch-sizes=1,2,4,8 -o "$out/$name.qfa"
   echo "--- artifact: $out/$name.qfa ($(wc -c < "$out/$name.qfa") bytes)"
-  if [ -x "$bin/qfuse-bench" ] && command -v nvidia-smi > /dev/null 2>&1 \
-     && nvidia-smi -L > /dev/null 2>&1; then
-    "$bin/qfuse-bench" artifact --artifact "$out/$name.qfa" --check
-  else
-    echo "--- no GPU here: the artifact is compiled but not run"
-  fi
 done
 
 # A whole model, from config.json to generated tokens (docs/decode-model.md):
@@ -41,26 +35,9 @@ for enc in int4-g128 fp16; do
     -o "$model/qfuse-$enc.qfa"
   echo "--- artifact: $model/qfuse-$enc.qfa ($(wc -c < "$model/qfuse-$enc.qfa") bytes)"
 done
-# Its tokenizer (written with it): a text prompt becomes ids, the answer
-# streams back as text (random weights: the words are arbitrary).
+# Its tokenizer (written with it): a text prompt becomes ids.
 echo "--- the prompt through the model's tokenizer:"
 "$bin/qfuse-tokenize" --tokenizer "$model" --text "Once upon a time" --tokens
-if [ -x "$bin/qfuse-run" ] && command -v nvidia-smi > /dev/null 2>&1 \
-   && nvidia-smi -L > /dev/null 2>&1; then
-  echo "--- text in, text out (greedy):"
-  "$bin/qfuse-run" --model "$model" --encoding int4-g128 \
-    --prompt "Once upon a time" --max-new-tokens 32
-  echo "--- the chat format, sampled (temperature 0.8, top-p 0.95, seed 1):"
-  "$bin/qfuse-run" --model "$model" --encoding int4-g128 --chat \
-    --system "Be brief." --prompt "What is the capital of France?" \
-    --temperature 0.8 --top-p 0.95 --seed 1 --max-new-tokens 32
-  "$bin/qfuse-run" --model "$model" --encoding int4-g128 --fp16 \
-    --prompt-ids 5,17,300,42,7 --max-new-tokens 32
-  "$bin/qfuse-model-check" --model "$model" \
-    --artifact "$model/qfuse-int4-g128.qfa" --prompt-ids 5,17,300,42,7 --steps 32
-else
-  echo "--- no GPU here: the model is compiled but not run"
-fi
 
 # GPTQ of the same model on the GPU (docs/gptq.md): the block kernels for
 # its shapes (compile-gptq) and the fp16 plan it calibrates through are
@@ -77,22 +54,7 @@ PYTHONPATH=python-frontend python3 -m qfuse emit --config "$model/config.json" \
 "$bin/qfuse-compile" "$out/tiny-llama-fp16-calib.mlir" --batch-sizes=1,128 \
   -o "$model/qfuse-fp16-calib.qfa" 2> /dev/null
 echo "--- artifacts: $model/qfuse-gptq-int4-g128.qfa, $model/qfuse-fp16-calib.qfa"
-if [ -x "$bin/qfuse-quantize" ] && command -v nvidia-smi > /dev/null 2>&1 \
-   && nvidia-smi -L > /dev/null 2>&1; then
-  gptq="$out/tiny-llama-gptq"
-  QFUSE_C_LIBRARY="$build/lib/libqfuse_c.so" PYTHONPATH=python-frontend \
-    python3 -m qfuse quantize --model "$model" --encoding int4-g128 \
-    --calibration random:32 --seq-len 128 --out "$gptq" --overwrite
-  cp "$model/qfuse-int4-g128.qfa" "$gptq/"
-  "$bin/qfuse-run" --model "$gptq" --encoding int4-g128 \
-    --prompt-ids 5,17,300,42,7 --max-new-tokens 32
-  for weights in "$model" "$gptq"; do
-    if [ "$weights" = "$model" ]; then label="round-to-nearest at load"; else label="GPTQ"; fi
-    echo "--- $label against the dense fp16 reference decoder:"
-    "$bin/qfuse-model-check" --model "$model" --gpu-weights "$weights" \
-      --artifact "$model/qfuse-int4-g128.qfa" --prompt-ids 5,17,300,42,7 \
-      --steps 32 --dense-reference --tolerance 1 | tail -1
-  done
-else
-  echo "--- no GPU here: GPTQ's artifacts are compiled but not run"
-fi
+
+# Everything compiled above runs on the GPU where one is present
+# (scripts/demo-run.sh; the GPU round runs the same script on a copy).
+scripts/demo-run.sh "$build" "$out"

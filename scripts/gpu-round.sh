@@ -4,8 +4,11 @@
 # then every run in artifacts/runs.txt (written by bench/make-artifacts.sh on
 # the compiler machine): correctness checks and timings against cuBLAS fp16,
 # each in one process. Logs and JSON go to $OUT (default ./gpu-out); a short
-# table comes last.
+# table comes last. ONLY="ctest runs capi models gptq model-runs demo" (any
+# subset) runs just those parts: a whole round takes longer than one
+# 10-minute command on the GPU machine.
 set -uo pipefail
+want() { [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $1 "* ]]; }
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 out="${OUT:-$root/gpu-out}"
@@ -18,13 +21,16 @@ cmake -G Ninja -S . -B build-gpu -DQFUSE_ENABLE_COMPILER=OFF -DQFUSE_TOKENIZER_O
   || { tail -30 "$out/configure.log"; exit 1; }
 cmake --build build-gpu -j"$(nproc)" > "$out/build.log" 2>&1 \
   || { tail -40 "$out/build.log"; exit 1; }
-ctest --test-dir build-gpu --output-on-failure -L 'unit|gpu' \
-  > "$out/ctest.log" 2>&1
-ctest_rc=$?
-grep -E "tests passed|tests failed|Failed|SKIP" "$out/ctest.log" | tail -15
+ctest_rc=0
+if want ctest; then
+  ctest --test-dir build-gpu --output-on-failure -L 'unit|gpu' \
+    > "$out/ctest.log" 2>&1
+  ctest_rc=$?
+  grep -E "tests passed|tests failed|Failed|SKIP" "$out/ctest.log" | tail -15
+fi
 
 failed=0
-if [ -f artifacts/runs.txt ]; then
+if want runs && [ -f artifacts/runs.txt ]; then
   while read -r name args; do
     [ -z "$name" ] && continue
     echo "=== $name"
@@ -35,7 +41,7 @@ if [ -f artifacts/runs.txt ]; then
   done < artifacts/runs.txt
 fi
 # The C API end to end (what the Python frontend will bind).
-for a in artifacts/llama3-8b-attention-proj.qfa artifacts/qwen2-mlp-nf4.qfa; do
+want capi && for a in artifacts/llama3-8b-attention-proj.qfa artifacts/qwen2-mlp-nf4.qfa; do
   [ -f "$a" ] || continue
   build-gpu/bin/qfuse-c-example "$a" >> "$out/results/c-api.log" 2>&1 || failed=1
 done
@@ -43,7 +49,7 @@ done
 # Whole models (bench/make-model-artifacts.sh): each tiny synthetic model is
 # written here, as a real checkpoint, then checked against the reference
 # decoder over 32 decode steps; the big shapes are timed against fp16.
-if [ -f artifacts/models.txt ]; then
+if want models && [ -f artifacts/models.txt ]; then
   models="$(mktemp -d)"
   while read -r name preset artifact extra; do
     [ -z "$name" ] && continue
@@ -59,13 +65,13 @@ if [ -f artifacts/models.txt ]; then
 fi
 # The GPTQ block kernels against the CPU reference column loop, bit for bit
 # (one PASS/FAIL line per grid; bench/make-artifacts.sh compiles them).
-if [ -f artifacts/gptq-blocks.qfa ]; then
+if want gptq && [ -f artifacts/gptq-blocks.qfa ]; then
   echo "=== gptq-blocks"
   build-gpu/bin/qfuse-gptq-check --artifact artifacts/gptq-blocks.qfa \
     > "$out/results/gptq-check.log" 2>&1 || failed=1
   grep -E "FAIL|error|launches passed" "$out/results/gptq-check.log"
 fi
-if [ -f artifacts/model-runs.txt ]; then
+if want model-runs && [ -f artifacts/model-runs.txt ]; then
   while read -r name args; do
     [ -z "$name" ] && continue
     echo "=== model $name"
@@ -74,6 +80,14 @@ if [ -f artifacts/model-runs.txt ]; then
       > "$out/results/model-run-$name.log" 2>&1 || failed=1
     grep -E "tokens/s|speedup|error" "$out/results/model-run-$name.log" | head -6
   done < artifacts/model-runs.txt
+fi
+# `make demo`'s GPU half on the demo compiled on the compiler machine
+# (copied to artifacts/demo): text prompts, chat, sampling, GPTQ.
+if want demo && [ -d artifacts/demo ]; then
+  echo "=== demo"
+  scripts/demo-run.sh build-gpu artifacts/demo > "$out/results/demo.log" 2>&1 \
+    || { failed=1; echo "demo FAILED"; }
+  tail -4 "$out/results/demo.log"
 fi
 tar czf "$out/results.tgz" -C "$out" results
 echo "ctest exit $ctest_rc, bench failures $failed"
