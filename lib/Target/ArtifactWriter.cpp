@@ -178,6 +178,12 @@ public:
   bool anyPackedTwice = false;
   /// A launch step names the op it runs (version 4).
   bool anyLaunchOp = false;
+  /// The fallback's workspaces (version 5): the most elements a dequantize
+  /// writes, by dtype ("f16", "bf16"); one buffer each, shared by every
+  /// fallback step of every plan.
+  std::map<std::string, int64_t> workspaceElements;
+  /// The fallback's scratch activations: name -> (shape, dtype).
+  std::map<std::string, std::pair<json::Array, std::string>> scratchBuffers;
 
 private:
   std::set<std::string> seenKernels, seenTensors;
@@ -255,7 +261,15 @@ private:
                      size_t, StringRef)>
                      bind);
   void addFusedMatmul(FusedMatmulOp fused);
+  /// One record of the dequantize + cuBLAS fallback (qf-to-gpu's
+  /// lowerFallback, docs/fallback.md); `members` are the fused matmuls its
+  /// `member` indexes (the op alone, or its qf.group).
+  void addFallbackRecord(FusedMatmulOp fused, ArrayRef<FusedMatmulOp> members,
+                         DictionaryAttr record);
   void addDecodeOp(Operation *op, ArrayAttr launches);
+  static std::string workspaceName(StringRef dtype) {
+    return "qf.workspace." + dtype.str();
+  }
 };
 
 void ArtifactBuilder::addLaunch(
@@ -327,7 +341,18 @@ void ArtifactBuilder::addFusedMatmul(FusedMatmulOp fused) {
     }
     return;
   }
+  SmallVector<FusedMatmulOp> members = {fused};
+  if (auto group = fused->getAttr("qf.group")) {
+    members.clear();
+    for (auto other : fused->getBlock()->getOps<FusedMatmulOp>())
+      if (other->getAttr("qf.group") == group)
+        members.push_back(other);
+  }
   for (auto dict : launches.getAsRange<DictionaryAttr>()) {
+    if (dict.get("step")) {
+      addFallbackRecord(fused, members, dict);
+      continue;
+    }
     // A batch of qf.batch_tilings reads every weight in its own layout: the
     // copy packed in it (qf-to-gpu records the layout on the launch).
     auto layout = dict.getAs<LayoutAttr>("layout");
@@ -398,6 +423,81 @@ void ArtifactBuilder::addFusedMatmul(FusedMatmulOp fused) {
               "ptr"};
     });
   }
+}
+
+void ArtifactBuilder::addFallbackRecord(FusedMatmulOp fused,
+                                        ArrayRef<FusedMatmulOp> members,
+                                        DictionaryAttr record) {
+  StringRef step = record.getAs<StringAttr>("step").getValue();
+  int64_t index = record.getAs<IntegerAttr>("member").getInt();
+  int64_t batch = record.getAs<IntegerAttr>("batch").getInt();
+  if (index < 0 || index >= static_cast<int64_t>(members.size())) {
+    fused.emitOpError() << "fallback record names member " << index
+                        << " of a qf.group of " << members.size();
+    failedAny = true;
+    return;
+  }
+  FusedMatmulOp member = members[index];
+  auto type = member.getResult().getType();
+  std::string dtype = dtypeOf(type.getElementType());
+  std::string output = bufferNames.nameOf(member.getResult());
+  auto scratch = [&](StringRef what) {
+    std::string name = output + ".fallback_" + what.str();
+    scratchBuffers.try_emplace(name, shapeOf(type), dtype);
+    return name;
+  };
+  auto weightOf = [&](StringRef which) -> WeightRefOp {
+    Value v = which == "up" ? member.getUp() : member.getWeight();
+    return v ? v.getDefiningOp<WeightRefOp>() : WeightRefOp();
+  };
+  if (step == "gemm") {
+    StringRef into = record.getAs<StringAttr>("into").getValue();
+    json::Object gemm{{"x", valueArg(member.getInput())["buffer"]},
+                      {"weight_buffer", workspaceName(dtype)},
+                      {"y", into == "y" ? output : scratch(into)}};
+    if (into == "y" && member.getBias())
+      gemm["bias"] = valueArg(member.getBias())["tensor"];
+    if (into == "y" && member.getResidual())
+      gemm["residual"] = valueArg(member.getResidual())["buffer"];
+    stepsByBatch[batch].push_back(json::Object{{"gemm", std::move(gemm)}});
+    return;
+  }
+  if (step == "dequantize") {
+    WeightRefOp ref = weightOf(record.getAs<StringAttr>("weight").getValue());
+    if (!ref) {
+      fused.emitOpError("fallback weight is not a qf.weight_ref");
+      failedAny = true;
+      return;
+    }
+    std::string weight = addWeight(ref, record.getAs<LayoutAttr>("layout"));
+    int64_t &elements = workspaceElements[dtype];
+    elements = std::max(elements, ref.getType().getN() * ref.getType().getK());
+    addLaunch(record, [&](size_t, StringRef n) -> std::pair<json::Object,
+                                                            std::string> {
+      if (n == "w")
+        return {json::Object{{"buffer", workspaceName(dtype)}}, "ptr"};
+      return {json::Object{{"weight", weight}, {"component", n.str()}}, "ptr"};
+    });
+    stepsByBatch[batch].back().getAsObject()->insert({"op", "qf.dequantize"});
+    return;
+  }
+  // silu_mul and add: elementwise launches on the scratch buffers.
+  auto args = record.getAs<ArrayAttr>("args");
+  addLaunch(record, [&](size_t i, StringRef) -> std::pair<json::Object,
+                                                          std::string> {
+    auto arg = cast<DictionaryAttr>(args[i]);
+    if (auto name = arg.getAs<StringAttr>("scratch"))
+      return {json::Object{{"buffer", scratch(name.getValue())}}, "ptr"};
+    if (arg.get("output"))
+      return {json::Object{{"buffer", output}}, "ptr"};
+    if (arg.get("residual"))
+      return {valueArg(member.getResidual()), "ptr"};
+    if (auto v = arg.getAs<IntegerAttr>("i32"))
+      return {json::Object{{"i32", v.getInt()}}, "i32"};
+    fused.emitOpError("unknown fallback argument record");
+    failedAny = true;
+    return {json::Object{}, "ptr"};
+  });
 }
 
 void ArtifactBuilder::addDecodeOp(Operation *op, ArrayAttr launches) {
@@ -499,6 +599,15 @@ void ArtifactBuilder::addBuffers() {
       buffer["state"] = true;
     buffers.push_back(std::move(buffer));
   }
+  for (auto &[name, spec] : scratchBuffers)
+    buffers.push_back(json::Object{{"name", name},
+                                   {"shape", json::Array(spec.first)},
+                                   {"dtype", spec.second}});
+  for (auto &[dtype, elements] : workspaceElements)
+    buffers.push_back(json::Object{{"name", workspaceName(dtype)},
+                                   {"shape", json::Array{elements}},
+                                   {"dtype", dtype},
+                                   {"workspace", true}});
 }
 
 } // namespace
@@ -523,11 +632,13 @@ FailureOr<json::Value> mlir::qf::buildArtifact(ModuleOp module, StringRef ptx,
     module_["cubin_base64"] = llvm::encodeBase64(options.cubin);
   json::Object artifact{
       {"format", "qfuse-artifact"},
-      // The oldest version that expresses the file: 4 where a launch names
-      // its op (GPTQ), 3 where a weight is listed in two layouts, else 2.
-      {"version", builder.anyLaunchOp           ? kArtifactVersion
-                  : builder.anyPackedTwice      ? kArtifactLayoutsVersion
-                                                : kArtifactMinVersion},
+      // The oldest version that expresses the file: 5 with the fallback's
+      // workspace, 4 where a launch names its op (GPTQ), 3 where a weight is
+      // listed in two layouts, else 2.
+      {"version", !builder.workspaceElements.empty() ? kArtifactWorkspaceVersion
+                  : builder.anyLaunchOp      ? kArtifactLaunchOpVersion
+                  : builder.anyPackedTwice   ? kArtifactLayoutsVersion
+                                             : kArtifactMinVersion},
       {"producer", options.producer},
       {"target",
        json::Object{{"chip", options.chip}, {"ptx_features", options.features}}},

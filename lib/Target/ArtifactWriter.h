@@ -20,7 +20,9 @@ namespace qf {
 
 using qfuse::format::kArtifactLayoutsVersion;
 using qfuse::format::kArtifactMinVersion;
+using qfuse::format::kArtifactLaunchOpVersion;
 using qfuse::format::kArtifactVersion;
+using qfuse::format::kArtifactWorkspaceVersion;
 
 struct ArtifactOptions {
   std::string chip = "sm_90";

@@ -32,7 +32,9 @@ def QFToGPU : Pass<"qf-to-gpu", "::mlir::ModuleOp"> {
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::LLVM::LLVMDialect",
     "::mlir::NVVM::NVVMDialect", "::mlir::arith::ArithDialect",
-    "::mlir::scf::SCFDialect", "::mlir::cf::ControlFlowDialect"
+    "::mlir::scf::SCFDialect", "::mlir::cf::ControlFlowDialect",
+    // The fallback's dequantize kernel decodes through memrefs.
+    "::mlir::memref::MemRefDialect"
   ];
 }
 

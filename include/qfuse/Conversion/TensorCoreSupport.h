@@ -1,11 +1,11 @@
-//===- TensorCoreSupport.h - what the mma kernel lowers ---------*- C++ -*-===//
+//===- TensorCoreSupport.h - what the fused kernels lower -------*- C++ -*-===//
 //
-// The encodings and shapes the tensor-core kernel takes, defined once for
-// its generator (TensorCorePlan.cpp, which turns a refusal into the op's
-// diagnostic) and for the cost model, which must not pick the kernel for a
-// weight it cannot run: below batch 8 the matvec is the fallback, so the
-// choice there depends on this answer. Header-only: the cost model's
-// library does not link the conversion.
+// The encodings and shapes the tensor-core kernel and the matvec take,
+// defined once for their generators (TensorCorePlan.cpp, MatVecPlan.cpp,
+// which turn a refusal into the op's diagnostic) and for the cost model,
+// which must not pick a kernel for a weight it cannot run: where neither
+// takes it, the dequantize + cuBLAS fallback does (docs/fallback.md).
+// Header-only: the cost model's library does not link the conversion.
 //
 //===----------------------------------------------------------------------===//
 
@@ -60,6 +60,26 @@ tensorCoreRefusesEncoding(EncodingAttr enc, int64_t smVersion) {
                        "float zero points are not lowered yet");
   if (isa_and_present<Float8E4M3FNType>(enc.getScaleType()) && smVersion < 89)
     return "E4M3 scales need cvt.f16x2.e4m3x2 (sm_89 or newer)" + sm;
+  return std::nullopt;
+}
+
+/// Why the matvec kernel cannot lower weights of encoding `enc` on
+/// sm_`smVersion`, or nullopt when it can (its layout is qf-choose-layout's).
+inline std::optional<std::string>
+matvecRefusesEncoding(EncodingAttr enc, int64_t smVersion) {
+  if (enc.getActOrder() && enc.isSparse24())
+    return std::string("act_order with 2:4 sparsity has no sorted layout: "
+                       "sorting the columns by group would break the quads");
+  if ((enc.getFormat() == ElementFormat::F16 && !enc.isSparse24()) ||
+      enc.getFormat() == ElementFormat::BF16)
+    return std::string("unquantized dense weights take the cuBLAS path, not "
+                       "the matvec generator");
+  bool fp8 = enc.getFormat() == ElementFormat::FP8E4M3 ||
+             isa_and_present<Float8E4M3FNType>(enc.getScaleType());
+  if (fp8 && smVersion < 89)
+    return "fp8 E4M3 values or scales need cvt.f16x2.e4m3x2 (sm_89 or "
+           "newer); target is sm_" +
+           std::to_string(smVersion);
   return std::nullopt;
 }
 

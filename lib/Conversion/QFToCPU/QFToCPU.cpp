@@ -27,7 +27,7 @@
 #include "qfuse/Conversion/Passes.h"
 #include "qfuse/Conversion/QFToCPU.h"
 
-#include "CPUEmitter.h"
+#include "qfuse/Conversion/WeightDecoder.h"
 
 #include "qfuse/format/MmaLayout.h"
 
@@ -152,15 +152,15 @@ private:
   Value constantTable(ImplicitLocOpBuilder &b);
   /// xs[m, k] = f32(x[m, k]), or with the RMSNorm prologue
   /// f32(round(x[m, k] * rsqrt(mean(x[m]^2) + eps) * norm[k])).
-  void widenActivations(CPUEmitter &e, Value xs, Value m);
+  void widenActivations(ScalarEmitter &e, Value xs, Value m);
   /// row[k] = W[n, k] for every k (0 where 2:4 pruned it).
-  void decodeRow(CPUEmitter &e, WeightDecoder &decoder, Value n, Value row);
+  void decodeRow(ScalarEmitter &e, WeightDecoder &decoder, Value n, Value row);
   /// The function's parameters in order, with the memref type of their raw
   /// bytes (qfuse::format component shapes, Packing.h).
   SmallVector<std::pair<std::string, Type>> parameterTypes();
   /// y[m, n] = epilogue(xs[m] . W[n]) for every output n and batch row m;
   /// `zero` is the index 0 of the function's entry.
-  void computeOutputs(CPUEmitter &e, Value zero, Value xs, Value mDim,
+  void computeOutputs(ScalarEmitter &e, Value zero, Value xs, Value mDim,
                       Value gateRow, Value upRow, Value table);
 
   ModuleOp cpuModule;
@@ -170,28 +170,9 @@ private:
 };
 
 Value ReferenceBuilder::constantTable(ImplicitLocOpBuilder &b) {
-  EncodingAttr enc = spec.weight.getEncoding();
-  SmallVector<float> values;
-  switch (enc.getFormat()) {
-  case ElementFormat::FP4E2M1:
-    // nibble = sign << 3 | idx
-    for (int sign = 0; sign < 2; ++sign)
-      for (float v : qfuse::format::kE2M1Values)
-        values.push_back(sign ? -v : v);
-    break;
-  case ElementFormat::NF4:
-    values.assign(std::begin(qfuse::format::kNF4Table),
-                  std::end(qfuse::format::kNF4Table));
-    break;
-  case ElementFormat::Codebook:
-    if (!enc.getTable())
-      return {}; // named: passed as the "table" parameter
-    for (double v : enc.getCodebookValues())
-      values.push_back(static_cast<float>(v));
-    break;
-  default:
+  SmallVector<float> values = constantTableValues(spec.weight.getEncoding());
+  if (values.empty())
     return {};
-  }
   auto type = MemRefType::get({static_cast<int64_t>(values.size())},
                               b.getF32Type());
   std::string globalName = name + "_table";
@@ -207,7 +188,7 @@ Value ReferenceBuilder::constantTable(ImplicitLocOpBuilder &b) {
   return memref::GetGlobalOp::create(b, type, globalName);
 }
 
-void ReferenceBuilder::widenActivations(CPUEmitter &e, Value xs, Value m) {
+void ReferenceBuilder::widenActivations(ScalarEmitter &e, Value xs, Value m) {
   Value x = param("x"), norm = param("norm");
   Type act = spec.input.getElementType();
   Value zero = e.idx(0), kEnd = e.idx(spec.k());
@@ -237,7 +218,7 @@ void ReferenceBuilder::widenActivations(CPUEmitter &e, Value xs, Value m) {
   });
 }
 
-void ReferenceBuilder::decodeRow(CPUEmitter &e, WeightDecoder &decoder,
+void ReferenceBuilder::decodeRow(ScalarEmitter &e, WeightDecoder &decoder,
                                  Value n, Value row) {
   Value zero = e.idx(0);
   if (spec.weight.getEncoding().isSparse24())
@@ -256,10 +237,6 @@ ReferenceBuilder::parameterTypes() {
   Type i8 = IntegerType::get(ctx, 8);
   Type act = spec.input.getElementType();
   int64_t n = spec.weight.getN(), k = spec.k(), m = spec.m();
-  int64_t stored = enc.isSparse24() ? k / 2 : k;
-  int64_t groups = enc.getNumGroups(k);
-  unsigned bits = enc.getCodeBits();
-
   SmallVector<std::pair<std::string, Type>> params;
   auto add = [&](StringRef pname, ArrayRef<int64_t> shape, Type elt) {
     params.push_back({pname.str(), MemRefType::get(shape, elt)});
@@ -270,32 +247,8 @@ ReferenceBuilder::parameterTypes() {
   // The packed components of one weight; the up projection of silu_mul
   // has the same ones, named with an `up_` prefix.
   auto addWeight = [&](StringRef prefix) {
-    auto named = [&](StringRef component) {
-      return (prefix + component).str();
-    };
-    // The fragment layout stores whole 32x32 tiles (MmaLayout.h).
-    if (isMmaFragmentLayout(spec.weight.getLayout()))
-      add(named("codes"),
-          {qfuse::format::mmaPaddedN(n),
-           qfuse::format::mmaPaddedK(k) * int64_t(bits) / 8},
-          i8);
-    else
-      add(named("codes"), {n, stored * bits / 8}, i8);
-    if (enc.isQuantized())
-      add(named("scales"), {n, groups}, storageType(enc.getScaleType()));
-    if (enc.isSparse24())
-      add(named("meta"), {n, (k + 7) / 8}, i8);
-    if (enc.getZeroPoint() == ZeroPointKind::Int)
-      add(named("zeros"), {n, (groups * bits + 7) / 8}, i8);
-    else if (enc.getZeroPoint() == ZeroPointKind::Float)
-      add(named("zeros"), {n, groups}, storageType(enc.getScaleType()));
-    if (enc.getActOrder()) // qfuse::format::kPerm
-      add(named("perm"), {k}, IntegerType::get(ctx, 32));
-    if (enc.getGlobalScale())
-      add(named("global_scale"), {1}, Float32Type::get(ctx));
-    if (enc.getFormat() == ElementFormat::Codebook && enc.getTableName())
-      add(named("table"), {int64_t(1) << bits},
-          storageType(enc.getTableType()));
+    for (auto &[pname, type] : weightComponentTypes(spec.weight, prefix))
+      params.push_back({pname, type});
   };
   addWeight("");
   if (spec.siluMul)
@@ -308,7 +261,7 @@ ReferenceBuilder::parameterTypes() {
   return params;
 }
 
-void ReferenceBuilder::computeOutputs(CPUEmitter &e, Value zero, Value xs,
+void ReferenceBuilder::computeOutputs(ScalarEmitter &e, Value zero, Value xs,
                                       Value mDim, Value gateRow, Value upRow,
                                       Value table) {
   ImplicitLocOpBuilder &b = e.builder();
@@ -373,7 +326,7 @@ SmallVector<std::string> ReferenceBuilder::build(Location loc) {
     names.push_back(p.first);
   }
 
-  CPUEmitter e(b);
+  ScalarEmitter e(b);
   Value zero = e.idx(0);
   Value mDim = memref::DimOp::create(b, param("x"), zero);
   auto xsType = MemRefType::get({ShapedType::kDynamic, k}, e.f32());

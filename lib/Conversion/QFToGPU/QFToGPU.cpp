@@ -15,6 +15,7 @@
 #include "qfuse/Conversion/Passes.h"
 
 #include "MatVec/MatVecKernel.h"
+#include "Ops/DequantizeKernel.h"
 #include "Ops/OpKernelCommon.h"
 #include "Ops/OpKernels.h"
 #include "TensorCore/TensorCoreKernel.h"
@@ -25,6 +26,7 @@
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/LLVMCommon/ConversionTarget.h"
 #include "mlir/Conversion/LLVMCommon/TypeConverter.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "llvm/ADT/DenseMap.h"
@@ -107,8 +109,10 @@ bool isDenseUnquantized(WeightType w) {
          enc.getSparsity() == Sparsity::Dense;
 }
 
-/// scf/arith/cf inside the kernels -> LLVM dialect. Kernel values are all
-/// LLVM-compatible (i32, f32, vectors, pointers), so no casts remain.
+/// scf/arith/cf inside the kernels -> LLVM dialect. Kernel values are
+/// LLVM-compatible (i32, f32, vectors, pointers), except in the dequantize
+/// kernel, whose decoder works on memrefs over its pointers
+/// (DequantizeKernel.cpp): their descriptors' casts fold away at the end.
 LogicalResult lowerKernelsToLLVM(gpu::GPUModuleOp gpuModule) {
   MLIRContext *ctx = gpuModule.getContext();
   {
@@ -124,10 +128,17 @@ LogicalResult lowerKernelsToLLVM(gpu::GPUModuleOp gpuModule) {
   RewritePatternSet patterns(ctx);
   arith::populateArithToLLVMConversionPatterns(converter, patterns);
   cf::populateControlFlowToLLVMConversionPatterns(converter, patterns);
+  populateFinalizeMemRefToLLVMConversionPatterns(converter, patterns);
   LLVMConversionTarget target(*ctx);
   target.addLegalDialect<NVVM::NVVMDialect>();
   target.addLegalOp<gpu::GPUModuleOp>();
-  return applyPartialConversion(gpuModule, target, std::move(patterns));
+  if (failed(applyPartialConversion(gpuModule, target, std::move(patterns))))
+    return failure();
+  SmallVector<UnrealizedConversionCastOp> casts;
+  gpuModule.walk([&](UnrealizedConversionCastOp cast) { casts.push_back(cast); });
+  SmallVector<UnrealizedConversionCastOp> remaining;
+  reconcileUnrealizedCasts(casts, &remaining);
+  return success(remaining.empty());
 }
 
 struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
@@ -232,23 +243,27 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
     if (!bf16 && failed(requireF16(op, "activations", actType)))
       return failure();
     WeightType weightType = op.getWeight().getType();
-    if (bf16 && isDenseUnquantized(weightType))
-      return emitError() << "has bf16 activations and a dense weight: the "
-                            "cuBLAS step reads f16";
     if (isDenseUnquantized(weightType)) {
       // cuBLAS runs it: nothing to generate. Only what a gemm step can do.
-      if (op.getNorm() || op.getActivation() != EpilogueActivation::None)
+      if (op.getNorm())
         return emitError() << "on a dense weight is a cuBLAS step, which "
-                              "cannot fuse "
-                           << (op.getNorm() ? "an RMSNorm prologue"
-                                            : "a silu_mul epilogue");
-      if (weightType.getEncoding().getFormat() != ElementFormat::F16)
-        return emitError() << "dense weights must be f16 for cuBLAS steps "
-                              "(the activations are f16)";
+                              "cannot fuse an RMSNorm prologue";
       OpBuilder b(op.getContext());
-      op->setAttr("qf.gemm_batches",
-                  b.getDenseI64ArrayAttr(batchesFor(
-                      op.getInput().getType().getDimSize(0), batches)));
+      SmallVector<int64_t> ms =
+          batchesFor(op.getInput().getType().getDimSize(0), batches);
+      if (!bf16 && weightType.getEncoding().getFormat() == ElementFormat::F16 &&
+          op.getActivation() == EpilogueActivation::None) {
+        op->setAttr("qf.gemm_batches", b.getDenseI64ArrayAttr(ms));
+        return success();
+      }
+      // Another dtype or a silu_mul epilogue: the fallback converts the
+      // weight into the activations' type and runs the same gemm steps.
+      SmallVector<Attribute> launches;
+      for (int64_t batch : ms)
+        if (failed(lowerFallback(op, {}, weightType.getLayout(), gpuModule,
+                                 batch, launches)))
+          return failure();
+      op->setAttr("qf.launches", b.getArrayAttr(launches));
       return success();
     }
     if (!op.getTiling())
@@ -312,6 +327,12 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
                              << " in qf.batch_tilings, but that kernel does "
                                 "not fuse an RMSNorm prologue";
       }
+      if (spec.tiling.getKernel() == KernelKind::DequantGemm) {
+        if (failed(lowerFallback(op, members, spec.layout, gpuModule, batch,
+                                 launches)))
+          return failure();
+        continue;
+      }
       if (bf16 && !isTensorCoreKernel(spec.tiling.getKernel())) {
         // Say why the tensor-core kernel is not the one selected.
         std::optional<std::string> why =
@@ -370,6 +391,113 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
       launches.push_back(record);
     }
     op->setAttr("qf.launches", b.getArrayAttr(launches));
+    return success();
+  }
+
+  /// A batch no fused kernel takes (#qf.tiling<dequant_gemm>,
+  /// docs/fallback.md). Per weight (each member of the op's qf.group; gate
+  /// and up under silu_mul), in order: a dequantize launch of the weight,
+  /// read in `layout`, into the workspace, and a `gemm` record (cuBLAS,
+  /// with the member's bias and residual). Under silu_mul the two gemms
+  /// write the scratch buffers `gate` and `up`, and an elementwise launch
+  /// writes silu(gate) * up to the output, or to scratch `act` that an add
+  /// launch then sums with the residual. The artifact writer binds the
+  /// records (`step`, `member`, `into`; args `{scratch}`, `{output}`,
+  /// `{residual}`).
+  LogicalResult lowerFallback(FusedMatmulOp op,
+                              ArrayRef<FusedMatmulOp> members,
+                              LayoutAttr layout, gpu::GPUModuleOp gpuModule,
+                              int64_t batch,
+                              SmallVectorImpl<Attribute> &launches) {
+    MLIRContext *ctx = op.getContext();
+    Type act = op.getInput().getType().getElementType();
+    const bool gated = op.getActivation() == EpilogueActivation::SiluMul;
+    if (op.getNorm())
+      return op.emitOpError()
+             << "batch " << batch
+             << " runs the dequantize + cuBLAS fallback, which does not "
+                "take an RMSNorm prologue yet";
+    if (gated && !act.isF16())
+      return op.emitOpError()
+             << "batch " << batch
+             << " runs the dequantize + cuBLAS fallback, whose silu_mul "
+                "kernel reads f16 activations only";
+    OpBuilder b(ctx);
+    auto named = [&](StringRef key, Attribute value) {
+      return b.getNamedAttr(key, value);
+    };
+    auto extend = [&](DictionaryAttr record, ArrayRef<NamedAttribute> extra) {
+      NamedAttrList fields(record);
+      for (const NamedAttribute &field : extra)
+        fields.set(field.getName(), field.getValue());
+      return fields.getDictionary(ctx);
+    };
+    SmallVector<FusedMatmulOp> outputs(members.begin(), members.end());
+    if (outputs.empty())
+      outputs.push_back(op);
+    for (auto [i, member] : llvm::enumerate(outputs)) {
+      Attribute memberAttr = b.getI64IntegerAttr(i);
+      SmallVector<StringRef> roles;
+      if (gated)
+        roles = {"gate", "up"};
+      else
+        roles = {"y"};
+      for (StringRef role : roles) {
+        auto stored = cast<WeightType>(
+            (role == "up" ? member.getUp() : member.getWeight()).getType());
+        WeightType w = WeightType::get(ctx, stored.getN(), stored.getK(),
+                                       stored.getEncoding(), layout);
+        std::string key;
+        llvm::raw_string_ostream os(key);
+        os << "dequant|" << w << "|" << act;
+        std::string name =
+            "qf_dequant_" +
+            std::to_string(
+                variants.try_emplace(key, variants.size()).first->second);
+        KernelLaunch launch =
+            emitDequantizeKernel(gpuModule, name, w, act, op.getLoc());
+        launches.push_back(extend(
+            launchRecord(b, launch, batch, {}),
+            {named("step", b.getStringAttr("dequantize")),
+             named("member", memberAttr),
+             named("weight", b.getStringAttr(role == "up" ? "up" : "weight")),
+             named("layout", layout)}));
+        launches.push_back(b.getDictionaryAttr(
+            {named("batch", b.getI64IntegerAttr(batch)),
+             named("step", b.getStringAttr("gemm")),
+             named("member", memberAttr),
+             named("into", b.getStringAttr(role))}));
+      }
+      if (!gated)
+        continue;
+      int64_t n = member.getWeight().getType().getN();
+      auto arg = [&](StringRef kind, StringRef value = "") {
+        return b.getDictionaryAttr(
+            {named(kind, value.empty() ? Attribute(b.getUnitAttr())
+                                       : Attribute(b.getStringAttr(value)))});
+      };
+      const bool residual = static_cast<bool>(member.getResidual());
+      SmallVector<std::pair<Elementwise, SmallVector<DictionaryAttr>>> steps;
+      steps.push_back({Elementwise::SiluMul,
+                       {arg("scratch", "gate"), arg("scratch", "up"),
+                        residual ? arg("scratch", "act") : arg("output")}});
+      if (residual)
+        steps.push_back({Elementwise::Add,
+                         {arg("scratch", "act"), arg("residual"),
+                          arg("output")}});
+      for (auto &[kind, args] : steps) {
+        FailureOr<OpLaunch> launch =
+            emitElementwiseLaunch(op, gpuModule, kind, batch, n, args);
+        if (failed(launch))
+          return failure();
+        launches.push_back(extend(
+            launchRecord(b, launch->launch, batch, launch->args),
+            {named("step", b.getStringAttr(kind == Elementwise::SiluMul
+                                               ? "silu_mul"
+                                               : "add")),
+             named("member", memberAttr)}));
+      }
+    }
     return success();
   }
 

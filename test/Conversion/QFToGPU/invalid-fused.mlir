@@ -44,14 +44,6 @@ func.func @bf16_matvec(%x: tensor<4x512xbf16>, %w: !qf.weight<256x512, #e>) -> t
 
 // -----
 
-func.func @bf16_dense(%x: tensor<16x512xbf16>, %w: !qf.weight<256x512, #qf.enc<bf16>>) -> tensor<16x256xbf16> {
-  // expected-error@+1 {{has bf16 activations and a dense weight: the cuBLAS step reads f16}}
-  %y = qf.fused_matmul %x, %w : tensor<16x512xbf16>, !qf.weight<256x512, #qf.enc<bf16>> -> tensor<16x256xbf16>
-  return %y : tensor<16x256xbf16>
-}
-
-
-// -----
 
 // What the tensor-core kernel refuses has no bf16 kernel: qf-select-tiling
 // leaves it to the matvec, and the refusal names why.

@@ -218,21 +218,25 @@ func.func @odd_k(%a: tensor<1x4104xf16>, %b: tensor<1x4095xf16>, %c: tensor<1x41
   // CHECK: {qf.predicted_us = 4.960000e+00 : f64, tiling = #qf.tiling<matvec, block_n = 8, vec_bytes = 4, k_unroll = 2>} : {{.*}}<4096x4104
   %0 = qf.fused_matmul %a, %wa : tensor<1x4104xf16>, !qf.weight<4096x4104, #int4pc> -> tensor<1x4096xf16>
   %wb = qf.weight_ref "b" : !qf.weight<4096x4095, #int8pc>
-  // K = 4095 (int8): no load width divides the row; mma takes it.
-  // CHECK: {qf.predicted_us = 6.906000e+00 : f64, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>} : {{.*}}<4096x4095
-  // expected-remark@+1 {{M = 1 would use the matvec kernel, but a weight row of 4095 packed bytes is not a multiple of 4; using #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>}}
+  // K = 4095 (int8): no load width divides the row, and the tensor-core
+  // kernel needs K % 8 == 0: the dequantize + cuBLAS fallback takes it.
+  // CHECK: {qf.predicted_us = 6.906000e+00 : f64, tiling = #qf.tiling<dequant_gemm>} : {{.*}}<4096x4095
+  // expected-remark@+2 {{M = 1 would use the matvec kernel, but a weight row of 4095 packed bytes is not a multiple of 4; using #qf.tiling<dequant_gemm>}}
+  // expected-remark@+1 {{M = 1 runs the dequantize + cuBLAS fallback (no vec_bytes of 16, 8, 4 divides a row of 4095 packed bytes; dequant_gemm: the tensor-core kernel cannot take it (K = 4095 is not a multiple of 8 (activation rows move in 16-byte copies)))}}
   %1 = qf.fused_matmul %b, %wb : tensor<1x4095xf16>, !qf.weight<4096x4095, #int8pc> -> tensor<1x4096xf16>
   %wc = qf.weight_ref "c" : !qf.weight<4096x4100, #int4pc>
   // K = 4100 (int4): a 2050-byte row, the same.
-  // CHECK: {qf.predicted_us = 4.958000e+00 : f64, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>} : {{.*}}<4096x4100
-  // expected-remark@+1 {{a weight row of 2050 packed bytes is not a multiple of 4}}
+  // CHECK: {qf.predicted_us = 4.958000e+00 : f64, tiling = #qf.tiling<dequant_gemm>} : {{.*}}<4096x4100
+  // expected-remark@+2 {{a weight row of 2050 packed bytes is not a multiple of 4}}
+  // expected-remark@+1 {{M = 1 runs the dequantize + cuBLAS fallback}}
   %2 = qf.fused_matmul %c, %wc : tensor<1x4100xf16>, !qf.weight<4096x4100, #int4pc> -> tensor<1x4096xf16>
   %wd = qf.weight_ref "d" : !qf.weight<4096x64, #int4pc>
   // K = 64: a 32-byte row, shorter than one warp iteration; no split.
   // CHECK: {qf.predicted_us = 3.034000e+00 : f64, tiling = #qf.tiling<matvec, block_n = 8>} : {{.*}}<4096x64
   %3 = qf.fused_matmul %d, %wd : tensor<1x64xf16>, !qf.weight<4096x64, #int4pc> -> tensor<1x4096xf16>
-  // CHECK: {qf.predicted_us = 6.933000e+00 : f64, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>} : {{.*}}<4096x4095
-  // expected-remark@+1 {{M = 8 would use the matvec kernel, but a weight row of 4095 packed bytes}}
+  // CHECK: {qf.predicted_us = 6.933000e+00 : f64, tiling = #qf.tiling<dequant_gemm>} : {{.*}}<4096x4095
+  // expected-remark@+2 {{M = 8 would use the matvec kernel, but a weight row of 4095 packed bytes}}
+  // expected-remark@+1 {{M = 8 runs the dequantize + cuBLAS fallback}}
   %4 = qf.fused_matmul %e, %wb : tensor<8x4095xf16>, !qf.weight<4096x4095, #int8pc> -> tensor<8x4096xf16>
   return
 }

@@ -2,6 +2,8 @@
 
 #include "MatVec/MatVecPlan.h"
 
+#include "qfuse/Conversion/TensorCoreSupport.h"
+
 #include "qfuse/format/Layout.h"
 #include "qfuse/format/Numerics.h"
 
@@ -21,11 +23,9 @@ static LogicalResult planDecode(const MatmulSpec &spec, Plan &p,
   p.sparse = enc.isSparse24();
   p.colsPerStored = p.sparse ? 2 : 1;
   p.actOrder = enc.getActOrder();
-  if (p.actOrder && p.sparse)
-    return emitError() << "act_order with 2:4 sparsity has no sorted layout: "
-                          "sorting the columns by group would break the "
-                          "quads",
-           failure();
+  if (std::optional<std::string> why =
+          matvecRefusesEncoding(enc, spec.target.getSmVersion()))
+    return emitError() << *why, failure();
   switch (enc.getFormat()) {
   case ElementFormat::Int4:
   case ElementFormat::UInt4:
@@ -51,24 +51,12 @@ static LogicalResult planDecode(const MatmulSpec &spec, Plan &p,
   case ElementFormat::FP8E4M3:
     p.decode = Decode::FP8;
     break;
-  case ElementFormat::F16:
-    if (enc.isSparse24()) {
-      p.decode = Decode::Sparse24F16;
-      break;
-    }
-    [[fallthrough]];
+  case ElementFormat::F16: // 2:4 (matvecRefusesEncoding took the rest)
+    p.decode = Decode::Sparse24F16;
+    break;
   case ElementFormat::BF16:
-    return emitError() << "unquantized dense weights take the cuBLAS path, "
-                          "not the matvec generator",
-           failure();
+    llvm_unreachable("matvecRefusesEncoding refuses bf16 weights");
   }
-  bool needsFP8Convert = p.decode == Decode::FP8 ||
-                         isa_and_present<Float8E4M3FNType>(enc.getScaleType());
-  if (needsFP8Convert && spec.target.getSmVersion() < 89)
-    return emitError() << "fp8 E4M3 values or scales need cvt.f16x2.e4m3x2 "
-                          "(sm_89 or newer); target is sm_"
-                       << spec.target.getSmVersion(),
-           failure();
   if (p.decode != Decode::Int4Magic && !spec.layout.isRowMajor())
     return emitError() << "this format's matvec kernel reads row_major codes",
            failure();

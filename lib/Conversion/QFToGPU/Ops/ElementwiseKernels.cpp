@@ -27,8 +27,6 @@ constexpr int64_t kThreads = 256;
 /// Enough blocks to fill an H200 several times over; larger tensors loop.
 constexpr int64_t kMaxBlocks = 1024;
 
-enum class Elementwise { Add, SiluMul };
-
 void buildBody(ImplicitLocOpBuilder &b, ArrayRef<Value> args, Elementwise kind,
                int64_t width) {
   KernelEmitter e(b);
@@ -59,33 +57,46 @@ FailureOr<SmallVector<OpLaunch>> lowerElementwise(Operation *op,
   if (ShapedType::isDynamic(h))
     return op->emitOpError() << "needs a static row width for its GPU kernel",
            failure();
+  MLIRContext *ctx = op->getContext();
+  FailureOr<OpLaunch> launch = emitElementwiseLaunch(
+      op, context.module, kind, batch, h,
+      {operandArg(ctx, 0), operandArg(ctx, 1), resultArg(ctx, 0)});
+  if (failed(launch))
+    return failure();
+  return SmallVector<OpLaunch>{*launch};
+}
+
+} // namespace
+
+FailureOr<OpLaunch> qf::emitElementwiseLaunch(Operation *op,
+                                              gpu::GPUModuleOp module,
+                                              Elementwise kind, int64_t rows,
+                                              int64_t h,
+                                              ArrayRef<DictionaryAttr> args) {
   int64_t width = halfVectorWidth(h);
-  int64_t vectors = batch * h / width;
+  int64_t vectors = rows * h / width;
   if (vectors > std::numeric_limits<int32_t>::max())
-    return op->emitOpError() << batch << " x " << h
+    return op->emitOpError() << rows << " x " << h
                              << " elements overflow the kernel's i32 index",
            failure();
   std::string name = (kind == Elementwise::Add ? "qf_add_v" : "qf_silu_mul_v") +
                      std::to_string(width);
   MLIRContext *ctx = op->getContext();
-  SmallVector<OpParam> params = {{kind == Elementwise::Add ? "lhs" : "gate",
-                                  ParamKind::In, operandArg(ctx, 0)},
-                                 {kind == Elementwise::Add ? "rhs" : "up",
-                                  ParamKind::In, operandArg(ctx, 1)},
-                                 {"y", ParamKind::Out, resultArg(ctx, 0)},
-                                 {"n", ParamKind::I32, i32Arg(ctx, vectors)}};
-  if (!context.module.lookupSymbol(name)) {
+  SmallVector<OpParam> params = {
+      {kind == Elementwise::Add ? "lhs" : "gate", ParamKind::In, args[0]},
+      {kind == Elementwise::Add ? "rhs" : "up", ParamKind::In, args[1]},
+      {"y", ParamKind::Out, args[2]},
+      {"n", ParamKind::I32, i32Arg(ctx, vectors)}};
+  if (!module.lookupSymbol(name)) {
     ImplicitLocOpBuilder b(op->getLoc(), ctx);
-    SmallVector<Value> args =
-        createOpKernel(b, context.module, name, params, kThreads);
-    buildBody(b, args, kind, width);
+    SmallVector<Value> kernelArgs =
+        createOpKernel(b, module, name, params, kThreads);
+    buildBody(b, kernelArgs, kind, width);
     LLVM::ReturnOp::create(b, ValueRange{});
   }
   int64_t blocks = std::min(kMaxBlocks, (vectors + kThreads - 1) / kThreads);
-  return SmallVector<OpLaunch>{makeOpLaunch(name, params, blocks, 1, kThreads)};
+  return makeOpLaunch(name, params, blocks, 1, kThreads);
 }
-
-} // namespace
 
 FailureOr<SmallVector<OpLaunch>>
 qf::lowerAdd(AddOp op, OpKernelContext &context, int64_t batch) {

@@ -42,6 +42,20 @@ DictionaryAttr resultArg(MLIRContext *ctx, int64_t index);
 DictionaryAttr i32Arg(MLIRContext *ctx, int64_t value);
 DictionaryAttr f32Arg(MLIRContext *ctx, double value);
 
+/// The elementwise kernels over [rows, h] f16 (ElementwiseKernels.cpp):
+/// y = lhs + rhs, or y = silu(gate) * up.
+enum class Elementwise { Add, SiluMul };
+
+/// The launch of the `kind` kernel over `rows` x `h` halves, with `args`
+/// binding (lhs | gate, rhs | up, y); diagnostics go to `op`. qf.add and
+/// qf.silu_mul lower through it, and so does the fallback of a silu_mul
+/// fused matmul (on workspaces it names).
+FailureOr<OpLaunch> emitElementwiseLaunch(Operation *op,
+                                          gpu::GPUModuleOp module,
+                                          Elementwise kind, int64_t rows,
+                                          int64_t h,
+                                          ArrayRef<DictionaryAttr> args);
+
 /// True for the ops `lowerDecodeOp` takes.
 bool isDecodeOp(Operation *op);
 

@@ -8,7 +8,9 @@
 //   qf.group          i64 >= 0                        qf-fuse-shared-input,
 //                     on the qf.fused_matmul members of one launch
 //   qf.launches       [{batch, kernel, grid, block, shared_bytes,
-//                       dynamic_shared_bytes, params, args?, layout?}]
+//                       dynamic_shared_bytes, params, args?, layout?,
+//                       step?, member?}] and the fallback's
+//                     {batch, step = "gemm", member, into}
 //                     qf-to-gpu, the launches the artifact writer records
 //
 //===----------------------------------------------------------------------===//
@@ -62,6 +64,26 @@ LogicalResult verifyLaunch(Operation *op, Attribute entry) {
   };
   if (!record)
     return fail("must be a dictionary");
+  // The fallback's records (qf-to-gpu, docs/fallback.md) say which step
+  // they are and which member of the op's qf.group they serve; a gemm
+  // record launches no kernel of ours.
+  if (Attribute step = record.get("step")) {
+    auto name = dyn_cast<StringAttr>(step);
+    if (!name || !llvm::is_contained({"dequantize", "gemm", "silu_mul", "add"},
+                                     name.getValue()))
+      return fail("has a 'step' that is not \"dequantize\", \"gemm\", "
+                  "\"silu_mul\" or \"add\"");
+    if (!record.getAs<IntegerAttr>("member"))
+      return fail("needs an integer 'member' (its qf.group member)");
+    if (name.getValue() == "gemm") {
+      if (!record.getAs<IntegerAttr>("batch"))
+        return fail("needs an integer 'batch'");
+      auto into = record.getAs<StringAttr>("into");
+      if (!into || !llvm::is_contained({"y", "gate", "up"}, into.getValue()))
+        return fail("needs 'into': \"y\", \"gate\" or \"up\"");
+      return success();
+    }
+  }
   for (StringRef key : {"batch", "shared_bytes", "dynamic_shared_bytes"})
     if (!record.getAs<IntegerAttr>(key))
       return fail(("needs an integer '" + key + "'").str());

@@ -115,7 +115,12 @@ LogicalResult annotateBatchLayouts(FusedMatmulOp op) {
   // The dialect verified the entries (QFOpAttributes.cpp).
   for (auto entry : entries.getAsRange<BatchTilingAttr>()) {
     TilingAttr tiling = entry.getTiling();
-    LayoutAttr layout = keep ? type.getLayout() : getKernelLayout(type, tiling);
+    // The fallback's dequantize kernel reads any layout: the one the op's
+    // own tiling gives the weight, so that it needs no copy of its own.
+    TilingAttr reads = tiling.getKernel() == KernelKind::DequantGemm
+                           ? op.getTilingAttr()
+                           : tiling;
+    LayoutAttr layout = keep ? type.getLayout() : getKernelLayout(type, reads);
     if (!WeightType::getChecked(
             [&]() {
               return op.emitOpError() << "cannot use layout " << layout

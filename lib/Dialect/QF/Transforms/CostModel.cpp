@@ -378,7 +378,15 @@ TilingAttr qf::selectTiling(int64_t m, WeightType type,
                                      type.getK());
   bool small = m < kMatvecMaxM && type.getN() * type.getK() <
                                        target.tensorCoreSmallBatchMinWeights;
-  if (m <= kMatvecMaxM && (m < target.tensorCoreMinM || small || refusal)) {
+  bool wantMatvec =
+      m <= kMatvecMaxM && (m < target.tensorCoreMinM || small || refusal);
+  if (std::optional<std::string> matvecRefusal =
+          matvecRefusesEncoding(type.getEncoding(), target.smVersion);
+      wantMatvec && matvecRefusal) {
+    os << "no matvec (" << *matvecRefusal << "); ";
+    wantMatvec = false;
+  }
+  if (wantMatvec) {
     if (m >= target.tensorCoreMinM)
       os << "no mma ("
          << (refusal ? *refusal : std::string("a weight this small")) << "); ";
@@ -389,7 +397,17 @@ TilingAttr qf::selectTiling(int64_t m, WeightType type,
       os << "; ";
     }
   }
-  if (!tiling && target.archSpecific && !gated && !refusal)
+  if (!tiling && refusal) {
+    // Neither fused kernel takes it: dequantize + cuBLAS (docs/fallback.md).
+    os << "dequant_gemm: the tensor-core kernel cannot take it (" << *refusal
+       << ")";
+    tiling = TilingAttr::get(type.getContext(), KernelKind::DequantGemm,
+                             /*blockM=*/1, /*blockN=*/1, /*blockK=*/0,
+                             /*threadsPerRow=*/kWarpLanes, /*vecBytes=*/16,
+                             /*kUnroll=*/1, /*splitK=*/1, /*stages=*/1,
+                             /*clusterK=*/1);
+  }
+  if (!tiling && target.archSpecific && !gated)
     tiling = selectWgmma(m, type, target, os);
   if (!tiling)
     tiling = selectMma(m, type, target, gated, os);

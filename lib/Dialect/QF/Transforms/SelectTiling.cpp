@@ -17,6 +17,7 @@
 #include "qfuse/Dialect/QF/Transforms/TuningDatabase.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/Debug.h"
 
 #include <cmath>
@@ -88,12 +89,24 @@ FusedMatmulOp getGroupLeader(FusedMatmulOp op) {
   return {};
 }
 
+/// A plain f16 matmul on a dense f16 weight: qf-to-gpu makes it a cuBLAS
+/// gemm step as stored, whatever its tiling says.
+bool isCublasStep(FusedMatmulOp op) {
+  EncodingAttr enc = op.getWeight().getType().getEncoding();
+  return enc.getFormat() == ElementFormat::F16 && !enc.isSparse24() &&
+         !enc.isQuantized() &&
+         op.getInput().getType().getElementType().isF16() && !op.getNorm() &&
+         op.getActivation() == EpilogueActivation::None;
+}
+
 struct QFSelectTilingPass
     : public qf::impl::QFSelectTilingBase<QFSelectTilingPass> {
   using Base::Base;
 
   /// The #qf.target of the `chip` option.
   TargetAttr chipTarget;
+  /// (op, M) pairs already told that they run the fallback.
+  llvm::DenseSet<std::pair<Operation *, int64_t>> remarked;
 
   void runOnOperation() override {
     if (llvm::any_of(batchSizes, [](int64_t b) { return b <= 0; })) {
@@ -203,8 +216,21 @@ struct QFSelectTilingPass
     bool fallback = false;
     TilingAttr tiling = selectTiling(m, w, target, &why, &fallback,
                                      /*gated=*/static_cast<bool>(op.getUp()));
+    // The matvec reads f16 only: bf16 activations on a weight the
+    // tensor-core kernel refuses go to the fallback, which reads both.
+    if (op.getInput().getType().getElementType().isBF16() &&
+        tiling.getKernel() == KernelKind::MatVec) {
+      why = "the matvec reads f16 activations only, and " + why;
+      tiling = TilingAttr::get(op.getContext(), KernelKind::DequantGemm, 1, 1,
+                               0, 32, 16, 1, 1, 1, 1);
+    }
     LLVM_DEBUG(llvm::dbgs() << "M = " << m << " " << w << ": " << tiling
                             << " (" << why << ")\n");
+    if (tiling.getKernel() == KernelKind::DequantGemm && !isCublasStep(op) &&
+        remarked.insert({op, m}).second)
+      op.emitRemark() << "M = " << m
+                      << " runs the dequantize + cuBLAS fallback (" << why
+                      << ")";
     if (fallback)
       op.emitRemark() << "M = " << m
                       << " would use the matvec kernel, but a weight row of "

@@ -69,7 +69,10 @@ def QF_KernelKind : I32EnumAttr<"KernelKind", "fused matmul kernel family", [
       I32EnumAttrCase<"MMA", 1, "mma">,         // tensor-core mma.sync GEMM
       // The same kernel with warpgroup MMA (sm_90a): wgmma.mma_async with
       // the decoded weights as the register A operand.
-      I32EnumAttrCase<"WGMMA", 2, "wgmma">
+      I32EnumAttrCase<"WGMMA", 2, "wgmma">,
+      // No fused kernel: a generated dequantize into an f16 (bf16) workspace
+      // and a cuBLAS gemm (docs/fallback.md), for what the others refuse.
+      I32EnumAttrCase<"DequantGemm", 3, "dequant_gemm">
     ]> {
   let cppNamespace = "::mlir::qf";
   let genSpecializedAttr = 0;

@@ -1,13 +1,16 @@
-//===- CPUEmitter.h - IR-building vocabulary of the CPU reference -*- C++ -*-===//
+//===- WeightDecoder.h - one packed weight element in scf/arith -*- C++ -*-===//
 //
-// The CPU reference is plain scf/arith/memref over index arithmetic; this
-// header keeps the code that writes it short. WeightDecoder turns one stored
-// code of one weight row into its column and f32 value, for every #qf.enc.
+// The one scalar decode of every #qf.enc and layout, in plain
+// scf/arith/memref over index arithmetic: WeightDecoder turns one stored code
+// of one weight row into its column and f32 value. Two consumers: the CPU
+// reference (qf-to-cpu) and the GPU dequantize kernel that feeds cuBLAS
+// where no fused kernel takes a weight (qf-to-gpu, Ops/DequantizeKernel.cpp).
+// ScalarEmitter is the IR-building vocabulary that keeps both short.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef QFUSE_LIB_CONVERSION_QFTOCPU_CPUEMITTER_H
-#define QFUSE_LIB_CONVERSION_QFTOCPU_CPUEMITTER_H
+#ifndef QFUSE_CONVERSION_WEIGHTDECODER_H
+#define QFUSE_CONVERSION_WEIGHTDECODER_H
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -20,9 +23,9 @@
 namespace mlir {
 namespace qf {
 
-class CPUEmitter {
+class ScalarEmitter {
 public:
-  explicit CPUEmitter(ImplicitLocOpBuilder &b) : b(b) {}
+  explicit ScalarEmitter(ImplicitLocOpBuilder &b) : b(b) {}
 
   ImplicitLocOpBuilder &builder() { return b; }
   Type i32() { return b.getI32Type(); }
@@ -109,6 +112,17 @@ private:
 /// as: f16, bf16 and f32 as themselves, the one-byte f8 types as i8.
 Type storageType(Type type);
 
+/// The memref type of every packed component of a `type` weight, named as
+/// the artifact names them (codes, scales, meta, zeros, perm, global_scale,
+/// table) with `prefix` in front, in that order: the raw bytes of the
+/// qfuse::format component shapes (Packing.h, MmaLayout.h).
+SmallVector<std::pair<std::string, MemRefType>>
+weightComponentTypes(WeightType type, StringRef prefix = "");
+
+/// The f32 values of the encoding's constant code table (fp4e2m1, nf4,
+/// inline codebooks), or none where it has no table or a named one.
+SmallVector<float> constantTableValues(EncodingAttr enc);
+
 /// The buffers a weight is decoded from (null where the encoding has none).
 struct WeightBuffers {
   Value codes, scales, zeros, globalScale, perm, meta, table;
@@ -130,7 +144,7 @@ struct WeightBuffers {
 /// in f32, in the operation order of qfuse::format::dequantize.
 class WeightDecoder {
 public:
-  WeightDecoder(CPUEmitter &e, WeightType type, const WeightBuffers &buffers)
+  WeightDecoder(ScalarEmitter &e, WeightType type, const WeightBuffers &buffers)
       : e(e), type(type), buf(buffers) {}
 
   /// Returns (column, value) of stored element `s` of row `n`.
@@ -143,7 +157,7 @@ private:
   Value scaleOf(Value n, Value group);
   /// The 4-bit code of (n, k) in the mma fragment layout.
   Value mmaCode(Value n, Value k);
-  CPUEmitter &e;
+  ScalarEmitter &e;
   WeightType type;
   WeightBuffers buf;
 };
@@ -151,4 +165,4 @@ private:
 } // namespace qf
 } // namespace mlir
 
-#endif // QFUSE_LIB_CONVERSION_QFTOCPU_CPUEMITTER_H
+#endif // QFUSE_CONVERSION_WEIGHTDECODER_H

@@ -1,6 +1,6 @@
 //===- WeightDecoder.cpp - one packed weight element -> f32, in scf/arith ---===//
 //
-// The CPU reference decodes each stored code with integer ops on the raw
+// WeightDecoder decodes each stored code with integer ops on the raw
 // bytes, exactly as format/include/qfuse/format/Packing.h defines
 // the row-major layout and Layout.h the tiled one:
 //
@@ -16,9 +16,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "CPUEmitter.h"
+#include "qfuse/Conversion/WeightDecoder.h"
 
 #include "qfuse/format/MmaLayout.h"
+#include "qfuse/format/Numerics.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "qfuse/Dialect/QF/Transforms/LayoutUtils.h"
@@ -40,10 +41,10 @@ static_assert(slotFormulaMatchesLayout(),
               "tiled nibble order changed: update WeightDecoder::decode");
 
 //===----------------------------------------------------------------------===//
-// CPUEmitter
+// ScalarEmitter
 //===----------------------------------------------------------------------===//
 
-Value CPUEmitter::decodeE4M3(Value byte) {
+Value ScalarEmitter::decodeE4M3(Value byte) {
   // s eeee mmm: normal (1 + m/8) * 2^(e-7) has f32 bits
   // s << 31 | (e + 120) << 23 | m << 20; e = 0 is m * 2^-9.
   Value sign = shru(byte, c32(7));
@@ -58,13 +59,13 @@ Value CPUEmitter::decodeE4M3(Value byte) {
   return select(eq(exp, c32(0)), sub, normal);
 }
 
-Value CPUEmitter::decodeE8M0(Value byte) {
+Value ScalarEmitter::decodeE8M0(Value byte) {
   // 2^(b - 127) is f32 exponent field b; b = 0 is the f32 subnormal 2^-127.
   Value bits = select(eq(byte, c32(0)), c32(0x00400000), shl(byte, c32(23)));
   return bitcastF32(bits);
 }
 
-Value CPUEmitter::loadF32(Value mem, ValueRange indices, Type stored) {
+Value ScalarEmitter::loadF32(Value mem, ValueRange indices, Type stored) {
   if (isa<Float8E4M3FNType>(stored))
     return decodeE4M3(loadU8(mem, indices));
   if (isa<Float8E8M0FNUType>(stored))
@@ -75,13 +76,13 @@ Value CPUEmitter::loadF32(Value mem, ValueRange indices, Type stored) {
   return arith::ExtFOp::create(b, f32(), v);
 }
 
-Value CPUEmitter::truncTo(Value v, Type type) {
+Value ScalarEmitter::truncTo(Value v, Type type) {
   if (type == v.getType())
     return v;
   return arith::TruncFOp::create(b, type, v);
 }
 
-Value CPUEmitter::getBits(Value mem, Value row, Value index, unsigned bits,
+Value ScalarEmitter::getBits(Value mem, Value row, Value index, unsigned bits,
                           int64_t rowBytes) {
   if (bits == 8)
     return loadU8(mem, {row, index});
@@ -97,14 +98,14 @@ Value CPUEmitter::getBits(Value mem, Value row, Value index, unsigned bits,
   return band(shru(word, shift), c32((1 << bits) - 1));
 }
 
-void CPUEmitter::forLoop(Value lb, Value ub, function_ref<void(Value)> body) {
+void ScalarEmitter::forLoop(Value lb, Value ub, function_ref<void(Value)> body) {
   auto loop = scf::ForOp::create(b, lb, ub, idx(1));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(loop.getBody()->getTerminator());
   body(loop.getInductionVar());
 }
 
-Value CPUEmitter::forReduce(Value lb, Value ub, Value init,
+Value ScalarEmitter::forReduce(Value lb, Value ub, Value init,
                             function_ref<Value(Value, Value)> body) {
   auto loop = scf::ForOp::create(b, lb, ub, idx(1), ValueRange{init});
   OpBuilder::InsertionGuard guard(b);
@@ -118,6 +119,74 @@ Type mlir::qf::storageType(Type type) {
   if (isa<Float8E4M3FNType, Float8E8M0FNUType>(type))
     return IntegerType::get(type.getContext(), 8);
   return type;
+}
+
+//===----------------------------------------------------------------------===//
+// Components and tables
+//===----------------------------------------------------------------------===//
+
+SmallVector<std::pair<std::string, MemRefType>>
+mlir::qf::weightComponentTypes(WeightType type, StringRef prefix) {
+  MLIRContext *ctx = type.getContext();
+  EncodingAttr enc = type.getEncoding();
+  Type i8 = IntegerType::get(ctx, 8);
+  int64_t n = type.getN(), k = type.getK();
+  int64_t stored = enc.isSparse24() ? k / 2 : k;
+  int64_t groups = enc.getNumGroups(k);
+  unsigned bits = enc.getCodeBits();
+  SmallVector<std::pair<std::string, MemRefType>> components;
+  auto add = [&](StringRef component, ArrayRef<int64_t> shape, Type elt) {
+    components.push_back(
+        {(prefix + component).str(), MemRefType::get(shape, elt)});
+  };
+  // The fragment layout stores whole 32x32 tiles (MmaLayout.h).
+  if (isMmaFragmentLayout(type.getLayout()))
+    add("codes",
+        {qfuse::format::mmaPaddedN(n),
+         qfuse::format::mmaPaddedK(k) * int64_t(bits) / 8},
+        i8);
+  else
+    add("codes", {n, stored * bits / 8}, i8);
+  if (enc.isQuantized())
+    add("scales", {n, groups}, storageType(enc.getScaleType()));
+  if (enc.isSparse24())
+    add("meta", {n, (k + 7) / 8}, i8);
+  if (enc.getZeroPoint() == ZeroPointKind::Int)
+    add("zeros", {n, (groups * bits + 7) / 8}, i8);
+  else if (enc.getZeroPoint() == ZeroPointKind::Float)
+    add("zeros", {n, groups}, storageType(enc.getScaleType()));
+  if (enc.getActOrder()) // qfuse::format::kPerm
+    add("perm", {k}, IntegerType::get(ctx, 32));
+  if (enc.getGlobalScale())
+    add("global_scale", {1}, Float32Type::get(ctx));
+  if (enc.getFormat() == ElementFormat::Codebook && enc.getTableName())
+    add("table", {int64_t(1) << bits}, storageType(enc.getTableType()));
+  return components;
+}
+
+SmallVector<float> mlir::qf::constantTableValues(EncodingAttr enc) {
+  SmallVector<float> values;
+  switch (enc.getFormat()) {
+  case ElementFormat::FP4E2M1:
+    // nibble = sign << 3 | idx
+    for (int sign = 0; sign < 2; ++sign)
+      for (float v : qfuse::format::kE2M1Values)
+        values.push_back(sign ? -v : v);
+    break;
+  case ElementFormat::NF4:
+    values.assign(std::begin(qfuse::format::kNF4Table),
+                  std::end(qfuse::format::kNF4Table));
+    break;
+  case ElementFormat::Codebook:
+    // A named table is the "table" component instead.
+    if (enc.getTable())
+      for (double v : enc.getCodebookValues())
+        values.push_back(static_cast<float>(v));
+    break;
+  default:
+    break;
+  }
+  return values;
 }
 
 //===----------------------------------------------------------------------===//
