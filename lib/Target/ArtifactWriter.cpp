@@ -525,7 +525,7 @@ FailureOr<json::Value> mlir::qf::buildArtifact(ModuleOp module, StringRef ptx,
       {"format", "qfuse-artifact"},
       // The oldest version that expresses the file: 4 where a launch names
       // its op (GPTQ), 3 where a weight is listed in two layouts, else 2.
-      {"version", builder.anyLaunchOp           ? kArtifactVersion
+      {"version", builder.anyLaunchOp           ? kArtifactLaunchOpVersion
                   : builder.anyPackedTwice      ? kArtifactLayoutsVersion
                                                 : kArtifactMinVersion},
       {"producer", options.producer},

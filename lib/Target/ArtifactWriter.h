@@ -18,6 +18,7 @@
 namespace mlir {
 namespace qf {
 
+using qfuse::format::kArtifactLaunchOpVersion;
 using qfuse::format::kArtifactLayoutsVersion;
 using qfuse::format::kArtifactMinVersion;
 using qfuse::format::kArtifactVersion;

@@ -18,7 +18,13 @@ namespace qfuse::format {
 /// weight appear once per packed layout, each entry naming the checkpoint
 /// tensor it is packed from ("source"). Version 4 lets a launch step name the
 /// op it runs ("op") and, for qf.gptq_block_update, its grid ("encoding").
-inline constexpr int64_t kArtifactVersion = 4;
+/// Version 5 adds the dequantize + cuBLAS fallback (workspace buffers, gemm
+/// steps on a "weight_buffer", bf16 gemm steps, "qf.dequantize" launches).
+inline constexpr int64_t kArtifactVersion = 5;
+/// The version that introduced the dequantize + cuBLAS fallback.
+inline constexpr int64_t kArtifactFallbackVersion = 5;
+/// The version that introduced launches naming their op ("op", "encoding").
+inline constexpr int64_t kArtifactLaunchOpVersion = 4;
 /// The version that introduced "source" (one weight in several layouts).
 inline constexpr int64_t kArtifactLayoutsVersion = 3;
 /// The oldest version the runtime still reads (version 2: state buffers,
