@@ -18,9 +18,9 @@
 namespace mlir {
 namespace qf {
 
-using qfuse::format::kArtifactLaunchOpVersion;
 using qfuse::format::kArtifactLayoutsVersion;
 using qfuse::format::kArtifactMinVersion;
+using qfuse::format::kArtifactLaunchOpVersion;
 using qfuse::format::kArtifactVersion;
 
 struct ArtifactOptions {

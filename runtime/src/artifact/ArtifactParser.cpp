@@ -447,7 +447,7 @@ void ArtifactParser::parseBufferRole(const json &entry,
   buffer.state = optionalFlag(entry, where, "state");
   buffer.workspace = optionalFlag(entry, where, "workspace");
   if (entry.contains("workspace"))
-    requireVersion(format::kArtifactFallbackVersion, where + ".workspace",
+    requireVersion(format::kArtifactWorkspaceVersion, where + ".workspace",
                    "\"workspace\" (a buffer shared by every plan)");
   if (buffer.state && buffer.workspace)
     fail(where + ".workspace",

@@ -275,7 +275,7 @@ void ArtifactParser::parseLaunchOp(const json &value, const std::string &where,
 /// qfuse-bench --check find it).
 void ArtifactParser::checkDequantizeLaunch(const Step &step,
                                            const std::string &where) const {
-  requireVersion(format::kArtifactFallbackVersion, where + ".op",
+  requireVersion(format::kArtifactWorkspaceVersion, where + ".op",
                  "\"" + step.op + "\" (a weight dequantized for a gemm)");
   const std::string &kernel = artifact_.kernels[step.kernelIndex].name;
   if (dequantizeTarget(artifact_, step).empty())
@@ -325,7 +325,7 @@ Step ArtifactParser::parseGemm(const json &value, const std::string &where) {
   if (named) {
     gemm.weight = string(value, where, "weight");
   } else {
-    requireVersion(format::kArtifactFallbackVersion, where + ".weight_buffer",
+    requireVersion(format::kArtifactWorkspaceVersion, where + ".weight_buffer",
                    "\"weight_buffer\" (a gemm on a weight in a buffer)");
     gemm.weightBuffer = string(value, where, "weight_buffer");
   }
@@ -363,7 +363,7 @@ DType ArtifactParser::gemmDType(const GemmStep &gemm,
   if (x.dtype != DType::BF16)
     fail(where + ".x", found + "; a gemm step reads and writes f16 (or, "
                                "with a \"weight_buffer\", bf16)");
-  requireVersion(format::kArtifactFallbackVersion, where + ".x",
+  requireVersion(format::kArtifactWorkspaceVersion, where + ".x",
                  found + ": a bf16 gemm step");
   if (gemm.weightBuffer.empty())
     fail(where + ".x", found + "; a gemm step on a named weight reads and "

@@ -18,12 +18,12 @@ namespace qfuse::format {
 /// weight appear once per packed layout, each entry naming the checkpoint
 /// tensor it is packed from ("source"). Version 4 lets a launch step name the
 /// op it runs ("op") and, for qf.gptq_block_update, its grid ("encoding").
-/// Version 5 adds the dequantize + cuBLAS fallback (workspace buffers, gemm
-/// steps on a "weight_buffer", bf16 gemm steps, "qf.dequantize" launches).
+/// Version 5 adds the fallback's pieces: workspace buffers, gemm steps on a
+/// buffer ("weight_buffer", f16 or bf16) and "op": "qf.dequantize".
 inline constexpr int64_t kArtifactVersion = 5;
-/// The version that introduced the dequantize + cuBLAS fallback.
-inline constexpr int64_t kArtifactFallbackVersion = 5;
-/// The version that introduced launches naming their op ("op", "encoding").
+/// The version that introduced workspaces and gemms on a weight buffer.
+inline constexpr int64_t kArtifactWorkspaceVersion = 5;
+/// The version that introduced "op" on launch steps.
 inline constexpr int64_t kArtifactLaunchOpVersion = 4;
 /// The version that introduced "source" (one weight in several layouts).
 inline constexpr int64_t kArtifactLayoutsVersion = 3;
