@@ -171,20 +171,31 @@ bool checkPlans(
     for (const check::LaunchCheck &c : check::checkPlan(
              executor, batch, stream.get(), hostWeights, o.seed + batch)) {
       allPassed &= c.passed;
+      const std::string mismatches =
+          c.mismatches ? " (" + std::to_string(c.mismatches) +
+                             " elements differ from format::dequantize)"
+                       : "";
       std::printf("check %-28s M=%-3lld N=%-6lld K=%-6lld rel err %.2e "
-                  "%s%s\n",
+                  "%s%s%s\n",
                   c.weight.c_str(), (long long)c.m, (long long)c.n,
                   (long long)c.k, c.relativeError, c.passed ? "ok" : "FAIL",
-                  c.unwritten ? " (unwritten outputs)" : "");
-      checks.push_back({{"kernel", c.kernel},
-                        {"weight", c.weight},
-                        {"m", c.m},
-                        {"n", c.n},
-                        {"k", c.k},
-                        {"relative_error", c.relativeError},
-                        {"tolerance", check::kRelativeTolerance},
-                        {"unwritten", c.unwritten},
-                        {"passed", c.passed}});
+                  c.unwritten ? " (unwritten outputs)" : "",
+                  mismatches.c_str());
+      json entry = {{"kernel", c.kernel},
+                    {"weight", c.weight},
+                    {"m", c.m},
+                    {"n", c.n},
+                    {"k", c.k},
+                    {"relative_error", c.relativeError},
+                    {"tolerance", check::kRelativeTolerance},
+                    {"unwritten", c.unwritten},
+                    {"passed", c.passed}};
+      if (c.dequantize) { // exact: the tolerance does not apply
+        entry["dequantize"] = true;
+        entry["mismatches"] = c.mismatches;
+        entry["tolerance"] = 0;
+      }
+      checks.push_back(std::move(entry));
     }
   return allPassed;
 }

@@ -305,8 +305,8 @@ TEST(ArtifactInvalid, MissingFormat) {
 }
 
 TEST(ArtifactInvalid, OtherVersion) {
-  expectInvalid([](json &a) { a["version"] = 5; },
-                {"version", "found 5", "supports 2 to 4"});
+  expectInvalid([](json &a) { a["version"] = 6; },
+                {"version", "found 6", "supports 2 to 5"});
 }
 
 //===----------------------------------------------------------------------===//
@@ -329,7 +329,7 @@ TEST(Artifact, LaunchNamesItsOpAndGrid) {
 
 TEST(ArtifactInvalid, LaunchOpNeedsVersion4) {
   expectInvalid([](json &a) { launchStep(a)["op"] = "qf.gptq_block_update"; },
-                {"plans[0].steps[2]", "need version 4", "says 2"});
+                {"plans[0].steps[2]", "needs version 4", "says 2"});
 }
 
 TEST(ArtifactInvalid, LaunchEncodingMustParse) {
@@ -910,6 +910,314 @@ TEST(ArtifactV2, ImmediatesForI32AndF32Parameters) {
   const Step &launch = a.plan(1).steps[2];
   EXPECT_EQ(launch.args[4].kind, Arg::Kind::I32);
   EXPECT_EQ(launch.args[5].kind, Arg::Kind::F32);
+}
+
+//===----------------------------------------------------------------------===//
+// Version 5: the dequantize + cuBLAS fallback
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+json bufferJson(const char *name, json shape, const char *dtype) {
+  return {{"name", name}, {"shape", std::move(shape)}, {"dtype", dtype}};
+}
+
+json workspaceJson(const char *name, json shape, const char *dtype) {
+  json buffer = bufferJson(name, std::move(shape), dtype);
+  buffer["workspace"] = true;
+  return buffer;
+}
+
+/// validV2 at version 5 plus the fallback: a qf.dequantize launch writes
+/// q_proj [256, 512] into the flat f16 workspace "ws" (buffers[5], room for
+/// more than one shape), an f16 gemm multiplies by it (steps[6]), a second
+/// f16 gemm reads the same buffer as a [256, 256] weight (steps[7]), and a
+/// bf16 gemm with bias and residual multiplies by the bf16 workspace "wsb"
+/// (buffers[6], steps[8]).
+json validV5() {
+  json a = validV2();
+  a["version"] = 5;
+  a["kernels"].push_back(
+      {{"name", "qf_dequantize_0"},
+       {"ptx", ".visible .entry qf_dequantize_0(\n)\n{\nret;\n}\n"},
+       {"params",
+        {{{"name", "w"}, {"type", "ptr"}},
+         {{"name", "codes"}, {"type", "ptr"}},
+         {{"name", "scales"}, {"type", "ptr"}}}}});
+  a["buffers"].push_back(workspaceJson("ws", {256 * 512 + 64}, "f16"));
+  a["buffers"].push_back(workspaceJson("wsb", {256, 512}, "bf16"));
+  a["buffers"].push_back(bufferJson("xb", {"M", 512}, "bf16"));
+  a["buffers"].push_back(bufferJson("yb", {"M", 256}, "bf16"));
+  a["buffers"].push_back(bufferJson("rb", {"M", 256}, "bf16"));
+  a["tensors"].push_back({{"name", "bb"}, {"shape", {256}}, {"dtype", "bf16"}});
+  json &steps = a["plans"][0]["steps"];
+  const char *q = "model.layers.0.self_attn.q_proj";
+  steps.push_back({{"launch", "qf_dequantize_0"},
+                   {"op", "qf.dequantize"},
+                   {"grid", {128, 1, 1}},
+                   {"block", {256, 1, 1}},
+                   {"args",
+                    {{{"buffer", "ws"}},
+                     {{"weight", q}, {"component", "codes"}},
+                     {{"weight", q}, {"component", "scales"}}}}});
+  steps.push_back(
+      {{"gemm", {{"x", "x"}, {"weight_buffer", "ws"}, {"y", "y"}}}});
+  steps.push_back(
+      {{"gemm", {{"x", "y"}, {"weight_buffer", "ws"}, {"y", "h"}}}});
+  steps.push_back({{"gemm",
+                    {{"x", "xb"},
+                     {"weight_buffer", "wsb"},
+                     {"y", "yb"},
+                     {"bias", "bb"},
+                     {"residual", "rb"}}}});
+  return a;
+}
+
+json &dequantizeStep(json &a) { return a["plans"][0]["steps"][5]; }
+json &bufferGemmOf(json &a) { return a["plans"][0]["steps"][6]["gemm"]; }
+json &bf16GemmOf(json &a) { return a["plans"][0]["steps"][8]["gemm"]; }
+
+void expectInvalidV5(const std::function<void(json &)> &edit,
+                     std::initializer_list<const char *> fragments) {
+  json artifact = validV5();
+  edit(artifact);
+  expectInvalid(artifact.dump(), fragments);
+}
+
+/// validV2 with `version` and one step appended (steps[5]).
+json v2With(int version, json step) {
+  json a = validV2();
+  a["version"] = version;
+  a["plans"][0]["steps"].push_back(std::move(step));
+  return a;
+}
+
+} // namespace
+
+TEST(ArtifactV5, ParsesWorkspacesAndGemmsOnWeightBuffers) {
+  Artifact a = Artifact::parse(validV5().dump(), "test.qfa");
+  EXPECT_EQ(a.version, 5);
+  const BufferSpec &ws = *a.findBuffer("ws");
+  EXPECT_TRUE(ws.workspace);
+  EXPECT_FALSE(ws.state);
+  EXPECT_TRUE(ws.sharedByPlans());
+  EXPECT_EQ(ws.numBytes(16), (256u * 512 + 64) * 2);
+  EXPECT_FALSE(a.findBuffer("x")->workspace);
+  EXPECT_TRUE(a.findBuffer("model.layers.0.self_attn.key_cache")
+                  ->sharedByPlans());
+
+  const Plan &plan = a.plan(1);
+  const Step &fill = plan.steps[5];
+  EXPECT_EQ(fill.op, "qf.dequantize");
+  EXPECT_FALSE(fill.hasEncoding); // a dequantize names no grid
+  EXPECT_EQ(dequantizeTarget(a, fill), "ws");
+  EXPECT_EQ(dequantizeSource(fill), "model.layers.0.self_attn.q_proj");
+  EXPECT_EQ(dequantizeTarget(a, plan.steps[2]), ""); // no op
+  EXPECT_EQ(dequantizeSource(plan.steps[6]), "");    // a gemm
+
+  const GemmStep &f16 = plan.steps[6].gemm;
+  EXPECT_EQ(f16.weightBuffer, "ws");
+  EXPECT_TRUE(f16.weight.empty());
+  EXPECT_EQ(f16.dtype, DType::F16);
+  EXPECT_EQ(plan.steps[6].target, "ws");
+  EXPECT_EQ(plan.steps[7].gemm.weightBuffer, "ws"); // another shape
+  const GemmStep &bf16 = plan.steps[8].gemm;
+  EXPECT_EQ(bf16.dtype, DType::BF16);
+  EXPECT_EQ(bf16.bias, "bb");
+  EXPECT_EQ(bf16.residual, "rb");
+  EXPECT_EQ(plan.steps[3].gemm.dtype, DType::F16); // a named weight
+}
+
+TEST(ArtifactV5, WorkspaceNeedsVersion5) {
+  json a = validV2();
+  a["version"] = 4;
+  a["buffers"].push_back(workspaceJson("ws", {64}, "f16"));
+  expectInvalid(a.dump(), {"buffers[5].workspace", "\"workspace\"",
+                           "needs version 5", "the file says 4"});
+}
+
+TEST(ArtifactV5, WeightBufferNeedsVersion5) {
+  json a = v2With(4, {{"gemm", {{"x", "x"}, {"weight_buffer", "w"}, {"y", "y"}}}});
+  a["buffers"].push_back(bufferJson("w", {256 * 512}, "f16"));
+  expectInvalid(a.dump(), {"plans[0].steps[5].gemm.weight_buffer",
+                           "needs version 5", "the file says 4"});
+}
+
+TEST(ArtifactV5, Bf16GemmNeedsVersion5) {
+  json a = v2With(3, {{"gemm",
+                       {{"x", "xb"},
+                        {"weight", "model.layers.0.mlp.down_proj"},
+                        {"y", "yb"}}}});
+  a["buffers"].push_back(bufferJson("xb", {"M", 512}, "bf16"));
+  a["buffers"].push_back(bufferJson("yb", {"M", 256}, "bf16"));
+  expectInvalid(a.dump(), {"plans[0].steps[5].gemm.x", "buffer 'xb' is bf16",
+                           "a bf16 gemm step needs version 5",
+                           "the file says 3"});
+}
+
+TEST(ArtifactV5, DequantizeOpNeedsVersion5) {
+  json a = validV5();
+  a["version"] = 4;
+  for (json &buffer : a["buffers"])
+    buffer.erase("workspace");
+  json &steps = a["plans"][0]["steps"];
+  steps.erase(steps.begin() + 6, steps.end()); // the gemms on weight buffers
+  expectInvalid(a.dump(), {"plans[0].steps[5].op", "\"qf.dequantize\"",
+                           "needs version 5", "the file says 4"});
+}
+
+TEST(ArtifactV5, OtherVersionsNameTheFallback) {
+  expectInvalidV5([](json &a) { a["version"] = 6; },
+                  {"version", "found 6", "supports 2 to 5",
+                   "version 5 the dequantize + cuBLAS fallback"});
+}
+
+TEST(ArtifactV5, WorkspaceWithBatchDimension) {
+  expectInvalidV5([](json &a) { a["buffers"][5]["shape"] = {"M", 512}; },
+                  {"buffers[5].shape", "workspace buffer 'ws'",
+                   "static shape", "\"M\""});
+}
+
+TEST(ArtifactV5, WorkspaceThatIsAlsoState) {
+  expectInvalidV5([](json &a) { a["buffers"][5]["state"] = true; },
+                  {"buffers[5].workspace", "buffer 'ws'",
+                   "both \"state\" and \"workspace\""});
+}
+
+TEST(ArtifactV5, WorkspaceThatIsNotABoolean) {
+  expectInvalidV5([](json &a) { a["buffers"][5]["workspace"] = "yes"; },
+                  {"buffers[5].workspace", "expected true or false"});
+}
+
+TEST(ArtifactV5, GemmWithBothWeights) {
+  expectInvalidV5(
+      [](json &a) {
+        bufferGemmOf(a)["weight"] = "model.layers.0.mlp.down_proj";
+      },
+      {"plans[0].steps[6].gemm.weight_buffer",
+       "found both \"weight\" and \"weight_buffer\"", "exactly one of"});
+}
+
+TEST(ArtifactV5, GemmWithNeitherWeight) {
+  expectInvalidV5([](json &a) { bufferGemmOf(a).erase("weight_buffer"); },
+                  {"plans[0].steps[6].gemm.weight", "missing field 'weight'",
+                   "exactly one of"});
+}
+
+TEST(ArtifactV5, GemmOnAnUnknownWeightBuffer) {
+  expectInvalidV5([](json &a) { bufferGemmOf(a)["weight_buffer"] = "nope"; },
+                  {"plans[0].steps[6].gemm.weight_buffer",
+                   "buffer 'nope' is not declared"});
+}
+
+TEST(ArtifactV5, WeightBufferOfAnotherDtype) {
+  expectInvalidV5([](json &a) { a["buffers"][6]["dtype"] = "f16"; },
+                  {"plans[0].steps[8].gemm.weight_buffer",
+                   "buffer 'wsb' is f16", "reads and writes bf16"});
+}
+
+TEST(ArtifactV5, WeightBufferSmallerThanNTimesK) {
+  expectInvalidV5([](json &a) { a["buffers"][5]["shape"] = {1000}; },
+                  {"plans[0].steps[6].gemm.weight_buffer", "buffer 'ws' [1000]",
+                   "holds 1000 elements", "fewer than N * K = 256 * 512",
+                   "x 'x'", "y 'y'"});
+}
+
+TEST(ArtifactV5, WeightBufferWithABatchExtent) {
+  // Not a workspace: a plan's own buffer, but its size depends on M.
+  expectInvalidV5(
+      [](json &a) {
+        a["buffers"].push_back(bufferJson("wm", {"M", 256 * 512}, "f16"));
+        bufferGemmOf(a)["weight_buffer"] = "wm";
+      },
+      {"plans[0].steps[6].gemm.weight_buffer", "buffer 'wm' [M, 131072]",
+       "has \"M\"", "static shape"});
+}
+
+TEST(ArtifactV5, WeightBufferThatIsAlsoY) {
+  expectInvalidV5(
+      [](json &a) {
+        a["buffers"].push_back(bufferJson("xs", {256, 256}, "f16"));
+        a["buffers"].push_back(bufferJson("sq", {256, 256}, "f16"));
+        a["plans"][0]["steps"].push_back(
+            {{"gemm", {{"x", "xs"}, {"weight_buffer", "sq"}, {"y", "sq"}}}});
+      },
+      {"plans[0].steps[9].gemm.weight_buffer", "weight buffer 'sq' is also y"});
+}
+
+TEST(ArtifactV5, WeightBufferGemmNeedsAMatrixX) {
+  expectInvalidV5([](json &a) { a["buffers"][7]["shape"] = {2, "M", 512}; },
+                  {"plans[0].steps[8].gemm.x", "buffer 'xb' [2, M, 512]",
+                   "must be [M, K] with a static last extent"});
+}
+
+TEST(ArtifactV5, Bf16GemmOnANamedWeight) {
+  expectInvalidV5(
+      [](json &a) {
+        bf16GemmOf(a).erase("weight_buffer");
+        bf16GemmOf(a)["weight"] = "model.layers.0.mlp.down_proj";
+      },
+      {"plans[0].steps[8].gemm.x", "buffer 'xb' is bf16",
+       "a gemm step on a named weight reads and writes f16",
+       "bf16 needs a \"weight_buffer\""});
+}
+
+TEST(ArtifactV5, Bf16GemmWithAnF16Y) {
+  expectInvalidV5([](json &a) { a["buffers"][8]["dtype"] = "f16"; },
+                  {"plans[0].steps[8].gemm.y", "buffer 'yb' is f16",
+                   "reads and writes bf16, x's dtype"});
+}
+
+TEST(ArtifactV5, Bf16GemmWithAnF16Residual) {
+  expectInvalidV5([](json &a) { a["buffers"][9]["dtype"] = "f16"; },
+                  {"plans[0].steps[8].gemm.residual", "buffer 'rb' is f16",
+                   "reads and writes bf16"});
+}
+
+TEST(ArtifactV5, Bf16GemmWithAnF16Bias) {
+  expectInvalidV5([](json &a) { a["tensors"][2]["dtype"] = "f16"; },
+                  {"plans[0].steps[8].gemm.bias",
+                   "tensor 'bb' must be bf16 [256] (found f16 [256])"});
+}
+
+TEST(ArtifactV5, F16GemmWithABf16Bias) {
+  expectInvalidV5([](json &a) { bufferGemmOf(a)["bias"] = "bb"; },
+                  {"plans[0].steps[6].gemm.bias", "tensor 'bb' must be f16 "
+                                                  "[256] (found bf16 [256])"});
+}
+
+TEST(ArtifactV5, GemmOfF32X) {
+  expectInvalidV5([](json &a) { a["buffers"][7]["dtype"] = "f32"; },
+                  {"plans[0].steps[8].gemm.x", "buffer 'xb' is f32",
+                   "f16 (or, with a \"weight_buffer\", bf16)"});
+}
+
+TEST(ArtifactV5, DequantizeLaunchWithoutW) {
+  expectInvalidV5(
+      [](json &a) { a["kernels"][3]["params"][0]["name"] = "out"; },
+      {"plans[0].steps[5].args", "qf.dequantize launch writes the weight "
+                                 "through parameter \"w\"",
+       "kernel 'qf_dequantize_0' has none"});
+}
+
+TEST(ArtifactV5, DequantizeLaunchOfTwoWeights) {
+  expectInvalidV5(
+      [](json &a) {
+        dequantizeStep(a)["args"][2]["weight"] =
+            "model.layers.0.self_attn.k_proj";
+      },
+      {"plans[0].steps[5].args[2]", "reads one weight",
+       "found 'model.layers.0.self_attn.k_proj' besides "
+       "'model.layers.0.self_attn.q_proj'"});
+}
+
+TEST(ArtifactV5, DequantizeLaunchOfNoWeight) {
+  expectInvalidV5(
+      [](json &a) {
+        dequantizeStep(a)["args"][1] = {{"buffer", "x"}};
+        dequantizeStep(a)["args"][2] = {{"buffer", "y"}};
+      },
+      {"plans[0].steps[5].args", "reads a weight; its arguments name none"});
 }
 
 //===----------------------------------------------------------------------===//

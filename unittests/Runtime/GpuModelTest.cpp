@@ -18,6 +18,7 @@
 #include "qfuse/runtime/checkpoint/ModelCheckpoint.h"
 #include "qfuse/runtime/device/ModelLoader.h"
 #include "qfuse/runtime/checkpoint/Safetensors.h"
+#include "qfuse/runtime/tooling/Check.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -109,22 +110,37 @@ json gemmArtifact(const std::string &chip) {
   return a;
 }
 
-/// f16 values drawn uniformly from [-1, 1], and their floats.
-std::vector<uint16_t> randomHalves(size_t count, std::mt19937 &rng,
-                                   std::vector<float> &floats) {
+/// The float a 16-bit f16 or bf16 value stands for.
+float toFloat(DType dtype, uint16_t bits) {
+  return dtype == DType::BF16 ? fmt::bfloat16ToFloat(bits)
+                              : fmt::halfToFloat(bits);
+}
+
+/// f16 (or bf16) values drawn uniformly from [-1, 1], and their floats.
+std::vector<uint16_t> random16(DType dtype, size_t count, std::mt19937 &rng,
+                               std::vector<float> &floats) {
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
   std::vector<uint16_t> h(count);
   floats.resize(count);
-  for (size_t i = 0; i < count; ++i)
-    floats[i] = fmt::halfToFloat(h[i] = fmt::floatToHalf(uniform(rng)));
+  for (size_t i = 0; i < count; ++i) {
+    const float v = uniform(rng);
+    h[i] = dtype == DType::BF16 ? fmt::floatToBFloat16(v) : fmt::floatToHalf(v);
+    floats[i] = toFloat(dtype, h[i]);
+  }
   return h;
 }
 
+std::vector<uint16_t> randomHalves(size_t count, std::mt19937 &rng,
+                                   std::vector<float> &floats) {
+  return random16(DType::F16, count, rng, floats);
+}
+
 double relativeError(const std::vector<uint16_t> &got,
-                     const std::vector<double> &ref, bool &sawNan) {
+                     const std::vector<double> &ref, bool &sawNan,
+                     DType dtype = DType::F16) {
   double err = 0, norm = 0;
   for (size_t i = 0; i < ref.size(); ++i) {
-    const double v = fmt::halfToFloat(got[i]);
+    const double v = toFloat(dtype, got[i]);
     sawNan |= std::isnan(v);
     err += (v - ref[i]) * (v - ref[i]);
     norm += ref[i] * ref[i];
@@ -193,6 +209,227 @@ TEST_F(GpuModel, GemmStepsMatchADoubleReference) {
     executor.capture(m, stream->get());
     executor.replay(m, stream->get());
     check("graph replay");
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// gemm steps on a weight buffer (version 5: the dequantize + cuBLAS fallback)
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Relative error bounds: the outputs' rounding dominates. f16 as for the
+/// gemm steps above; bf16 keeps 8 bits, not 11, so its rounding is 8x
+/// coarser (~1e-3): check::kRelativeTolerance, far below a wrong weight's ~1.
+double gemmTolerance(DType dtype) { return dtype == DType::BF16 ? 1e-2 : 2e-3; }
+
+/// Per dtype: y = x W^T and z = x W^T + b + r, W read from a workspace the
+/// test fills itself (in a compiled model a qf.dequantize launch does). The
+/// f16 workspace is flat and larger than W; the bf16 one is [N, K].
+json workspaceGemmArtifact(const std::string &chip) {
+  json a = base(chip);
+  a["tensors"] = {{{"name", "b"}, {"shape", {kN}}, {"dtype", "f16"}},
+                  {{"name", "b_bf16"}, {"shape", {kN}}, {"dtype", "bf16"}}};
+  a["buffers"] = {{{"name", "ws"},
+                   {"shape", {kN * kK + 16}},
+                   {"dtype", "f16"},
+                   {"workspace", true}},
+                  {{"name", "ws_bf16"},
+                   {"shape", {kN, kK}},
+                   {"dtype", "bf16"},
+                   {"workspace", true}}};
+  json steps = json::array();
+  a["outputs"] = json::array();
+  for (const char *suffix : {"", "_bf16"}) {
+    const std::string dtype = *suffix ? "bf16" : "f16";
+    auto name = [&](const char *base) { return std::string(base) + suffix; };
+    for (const char *base : {"x", "r", "y", "z"})
+      a["buffers"].push_back({{"name", name(base)},
+                              {"shape", {"M", base[0] == 'x' ? kK : kN}},
+                              {"dtype", dtype}});
+    a["outputs"].push_back(name("y"));
+    a["outputs"].push_back(name("z"));
+    steps.push_back({{"gemm",
+                      {{"x", name("x")},
+                       {"weight_buffer", name("ws")},
+                       {"y", name("y")}}}});
+    steps.push_back({{"gemm",
+                      {{"x", name("x")},
+                       {"weight_buffer", name("ws")},
+                       {"y", name("z")},
+                       {"bias", name("b")},
+                       {"residual", name("r")}}}});
+  }
+  a["plans"] = {{{"batch", 1}, {"steps", steps}},
+                {{"batch", 3}, {"steps", steps}}};
+  return a;
+}
+
+} // namespace
+
+TEST_F(GpuModel, GemmStepsOnAWorkspaceMatchADoubleReference) {
+  Artifact artifact = Artifact::parse(
+      workspaceGemmArtifact(context->chip()).dump(), "workspace-gemm.qfa");
+  Executor executor(artifact, *context);
+  std::mt19937 rng(21);
+  const DType dtypes[] = {DType::F16, DType::BF16};
+  const std::string suffixes[] = {"", "_bf16"};
+  std::vector<float> wf[2], bf[2];
+  std::vector<uint16_t> w[2];
+  for (int d = 0; d < 2; ++d) {
+    w[d] = random16(dtypes[d], kN * kK, rng, wf[d]);
+    std::vector<uint16_t> b = random16(dtypes[d], kN, rng, bf[d]);
+    executor.bindTensor("b" + suffixes[d], b.data(), b.size() * 2);
+  }
+
+  // One allocation per workspace, shared by both plans and not counted in
+  // either plan's buffers; the weights are uploaded once, through batch 1.
+  executor.allocate(1);
+  executor.allocate(3);
+  EXPECT_EQ(executor.workspaceBytes(), size_t(kN * kK + 16) * 2 +
+                                           size_t(kN * kK) * 2);
+  EXPECT_EQ(executor.bufferBytes(3), 2 * size_t(3) * (kK + 3 * kN) * 2);
+  EXPECT_EQ(executor.buffer(1, "ws").ptr(), executor.buffer(3, "ws").ptr());
+  for (int d = 0; d < 2; ++d)
+    executor.buffer(1, "ws" + suffixes[d]).upload(w[d].data(), w[d].size() * 2);
+  // A new sequence zeroes state, never a workspace.
+  executor.resetState(stream->get());
+
+  for (int64_t m : {1, 3}) {
+    for (int d = 0; d < 2; ++d) {
+      SCOPED_TRACE("batch " + std::to_string(m) + ", " +
+                   std::string(artifactName(dtypes[d])));
+      auto name = [&](const char *base) { return base + suffixes[d]; };
+      std::vector<float> xf, rf;
+      std::vector<uint16_t> x = random16(dtypes[d], size_t(m) * kK, rng, xf);
+      std::vector<uint16_t> r = random16(dtypes[d], size_t(m) * kN, rng, rf);
+      executor.buffer(m, name("x")).upload(x.data(), x.size() * 2);
+      executor.buffer(m, name("r")).upload(r.data(), r.size() * 2);
+      std::vector<double> yRef(size_t(m) * kN), zRef(yRef.size());
+      for (int64_t i = 0; i < m; ++i)
+        for (int j = 0; j < kN; ++j) {
+          double dot = 0;
+          for (int k = 0; k < kK; ++k)
+            dot += double(xf[i * kK + k]) * wf[d][j * kK + k];
+          yRef[i * kN + j] = dot;
+          zRef[i * kN + j] = dot + bf[d][j] + rf[i * kN + j];
+        }
+      auto check = [&](const char *how) {
+        SCOPED_TRACE(how);
+        stream->synchronize();
+        for (const char *base : {"y", "z"}) {
+          std::vector<uint16_t> got(size_t(m) * kN);
+          executor.buffer(m, name(base)).download(got.data(), got.size() * 2);
+          bool sawNan = false;
+          const double rel = relativeError(got, base[0] == 'y' ? yRef : zRef,
+                                           sawNan, dtypes[d]);
+          EXPECT_FALSE(sawNan) << base << " kept its NaN poison";
+          EXPECT_LT(rel, gemmTolerance(dtypes[d])) << base;
+        }
+      };
+      auto poison = [&] { // 0xFFFF is a NaN in f16 and bf16
+        executor.buffer(m, name("y")).fill(0xFF, stream->get());
+        executor.buffer(m, name("z")).fill(0xFF, stream->get());
+      };
+      poison();
+      executor.run(m, stream->get());
+      check("run");
+      poison();
+      executor.capture(m, stream->get());
+      executor.replay(m, stream->get());
+      check("graph replay");
+    }
+  }
+}
+
+/// A plan as the compiler writes the fallback: qf.dequantize launches (the
+/// int8 test kernel standing in for a generated one) fill a flat f16
+/// workspace with w1, then w2 (another shape), and a bf16 one with w1, each
+/// followed by a gemm on it. check::checkPlan must check each gemm against
+/// the weight dequantized last before it, and each workspace against the
+/// last weight written there, exactly.
+TEST_F(GpuModel, CheckFollowsDequantizeLaunchesIntoWorkspaces) {
+  if (context->major() < 9)
+    GTEST_SKIP() << "the test kernels target sm_90";
+  constexpr int kN2 = 24;
+  json a = base(context->chip());
+  auto param = [](const char *name, const char *type) {
+    return json{{"name", name}, {"type", type}};
+  };
+  a["kernels"] = {{{"name", "qf_test_dequant_int8_16"},
+                   {"ptx", testPtx()},
+                   {"params",
+                    {param("w", "ptr"), param("codes", "ptr"),
+                     param("scales", "ptr"), param("n", "i32"),
+                     param("k", "i32"), param("bf16", "i32")}}}};
+  auto weight = [](const char *name, int n) {
+    return json{{"name", name},
+                {"shape", {n, kK}},
+                {"encoding", "int8, per_channel, scale = f32"},
+                {"layout", "row_major"}};
+  };
+  a["weights"] = {weight("w1", kN), weight("w2", kN2)};
+  a["buffers"] = {
+      {{"name", "x"}, {"shape", {"M", kK}}, {"dtype", "f16"}},
+      {{"name", "y1"}, {"shape", {"M", kN}}, {"dtype", "f16"}},
+      {{"name", "y2"}, {"shape", {"M", kN2}}, {"dtype", "f16"}},
+      {{"name", "xb"}, {"shape", {"M", kK}}, {"dtype", "bf16"}},
+      {{"name", "yb"}, {"shape", {"M", kN}}, {"dtype", "bf16"}},
+      {{"name", "ws"},
+       {"shape", {kN * kK}},
+       {"dtype", "f16"},
+       {"workspace", true}},
+      {{"name", "ws_bf16"},
+       {"shape", {kN, kK}},
+       {"dtype", "bf16"},
+       {"workspace", true}}};
+  a["outputs"] = {"y1", "y2", "yb"};
+  auto dequantize = [](const char *w, int n, const char *into, int bf16) {
+    return json{{"launch", "qf_test_dequant_int8_16"},
+                {"op", "qf.dequantize"},
+                {"grid", {(n * kK + 255) / 256, 1, 1}},
+                {"block", {256, 1, 1}},
+                {"args",
+                 {{{"buffer", into}},
+                  {{"weight", w}, {"component", "codes"}},
+                  {{"weight", w}, {"component", "scales"}},
+                  {{"i32", n}},
+                  {{"i32", kK}},
+                  {{"i32", bf16}}}}};
+  };
+  auto gemm = [](const char *x, const char *ws, const char *y) {
+    return json{{"gemm", {{"x", x}, {"weight_buffer", ws}, {"y", y}}}};
+  };
+  json steps = {dequantize("w1", kN, "ws", 0),
+                gemm("x", "ws", "y1"),
+                dequantize("w2", kN2, "ws", 0),
+                gemm("x", "ws", "y2"),
+                dequantize("w1", kN, "ws_bf16", 1),
+                gemm("xb", "ws_bf16", "yb")};
+  a["plans"] = {{{"batch", 1}, {"steps", steps}},
+                {{"batch", 3}, {"steps", steps}}};
+  Artifact artifact = Artifact::parse(a.dump(), "dequantize-fallback.qfa");
+  Executor executor(artifact, *context);
+  const auto weights = check::bindRandomWeights(executor, 5);
+  for (int64_t m : {1, 3}) {
+    SCOPED_TRACE("batch " + std::to_string(m));
+    std::vector<check::LaunchCheck> checks =
+        check::checkPlan(executor, m, stream->get(), weights, 7 + m);
+    ASSERT_EQ(checks.size(), 5u);
+    const char *expected[] = {"w1", "w2", "w1", "w2 dequantized into 'ws'",
+                              "w1 dequantized into 'ws_bf16'"};
+    for (size_t i = 0; i < checks.size(); ++i) {
+      const check::LaunchCheck &c = checks[i];
+      EXPECT_EQ(c.weight, expected[i]);
+      EXPECT_EQ(c.dequantize, i >= 3);
+      EXPECT_TRUE(c.passed) << c.weight << " (" << c.kernel << "): relative "
+                            << "error " << c.relativeError << ", "
+                            << c.mismatches << " mismatches"
+                            << (c.unwritten ? ", unwritten" : "");
+    }
+    EXPECT_EQ(checks[1].n, kN2);
+    EXPECT_EQ(checks[3].n, kN2);
+    EXPECT_EQ(checks[2].kernel, "cublas gemm");
   }
 }
 

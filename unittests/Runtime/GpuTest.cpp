@@ -338,7 +338,7 @@ TEST_F(Gpu, CublasMatchesAReference) {
   dy.fill(0xff, stream->get()); // poison
   cuda::Cublas cublas;
   cublas.setStream(stream->get());
-  cublas.gemmF16RowMajor(dy.ptr(), dx.ptr(), dw.ptr(), m, n, k);
+  cublas.gemmRowMajor(CUDA_R_16F, dy.ptr(), dx.ptr(), dw.ptr(), m, n, k);
   stream->synchronize();
   std::vector<uint16_t> y(m * n);
   dy.download(y.data(), dy.size());

@@ -183,8 +183,8 @@ TEST(WeightLayoutsInvalid, SourceNeedsVersion3) {
 }
 
 TEST(WeightLayoutsInvalid, NewerVersionsAreRejected) {
-  expectInvalid([](json &a) { a["version"] = 5; },
-                {"version", "found 5", "supports 2 to 4"});
+  expectInvalid([](json &a) { a["version"] = 6; },
+                {"version", "found 6", "supports 2 to 5"});
 }
 
 TEST(WeightLayoutsInvalid, OneSourceOneEncoding) {

@@ -190,6 +190,26 @@ const BufferSpec *Artifact::findBuffer(std::string_view name) const {
   return findByName(buffers, name);
 }
 
+std::string dequantizeTarget(const Artifact &artifact, const Step &step) {
+  if (step.kind != Step::Kind::Launch || step.op != kDequantizeOp)
+    return "";
+  const Kernel &kernel = artifact.kernels[step.kernelIndex];
+  for (size_t a = 0; a < step.args.size(); ++a)
+    if (kernel.params[a].name == kDequantizeOutputParam &&
+        step.args[a].kind == Arg::Kind::Buffer)
+      return step.args[a].name;
+  return "";
+}
+
+std::string dequantizeSource(const Step &step) {
+  if (step.kind != Step::Kind::Launch || step.op != kDequantizeOp)
+    return "";
+  for (const Arg &arg : step.args)
+    if (arg.kind == Arg::Kind::Weight)
+      return arg.name;
+  return "";
+}
+
 const Plan *Artifact::findPlan(int64_t batch) const {
   for (const Plan &plan : plans)
     if (plan.batch == batch)

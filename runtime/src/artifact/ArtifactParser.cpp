@@ -99,6 +99,25 @@ void ArtifactParser::rejectUnknownKeys(
                       joined(known) + ")");
 }
 
+void ArtifactParser::requireVersion(int64_t introduced,
+                                    const std::string &where,
+                                    const std::string &feature) const {
+  if (artifact_.version < introduced)
+    fail(where, feature + " needs version " + std::to_string(introduced) +
+                    ", the file says " + std::to_string(artifact_.version));
+}
+
+/// An optional boolean member; false when absent.
+bool ArtifactParser::optionalFlag(const json &object, const std::string &where,
+                                  const char *key) const {
+  const json *value = optionalMember(object, key);
+  if (!value)
+    return false;
+  if (!value->is_boolean())
+    fail(where + "." + key, "expected true or false, found " + value->dump());
+  return value->get<bool>();
+}
+
 std::string ArtifactParser::uniqueName(const json &object,
                                        const std::string &where,
                                        std::set<std::string> &seen,
@@ -127,7 +146,9 @@ Artifact ArtifactParser::run(const json &root) {
              std::to_string(kArtifactVersion) +
              " (version 2 added state buffers, gemm steps and \"model\", "
              "version 3 weights in several layouts (\"source\"), version 4 "
-             "launches that name their op (\"op\", \"encoding\"); "
+             "launches that name their op (\"op\", \"encoding\"), version "
+             "5 the dequantize + cuBLAS fallback (\"workspace\" buffers, "
+             "\"weight_buffer\", bf16 gemm steps, \"qf.dequantize\"); "
              "recompile the model with this qfuse-compile)");
   artifact_.version = version.get<int64_t>();
   if (const json *producer = optionalMember(root, "producer")) {
@@ -315,10 +336,8 @@ void ArtifactParser::parseWeights(const json &root) {
     parseEncoding(weight, where + ".encoding");
     parseLayout(weight, where + ".layout");
     if (entry.contains("source")) {
-      if (artifact_.version < 3)
-        fail(where + ".source", "\"source\" (a weight in several layouts) "
-                                "needs version 3, the file says " +
-                                    std::to_string(artifact_.version));
+      requireVersion(format::kArtifactLayoutsVersion, where + ".source",
+                     "\"source\" (a weight in several layouts)");
       weight.source = string(entry, where, "source");
       if (weight.source.empty())
         fail(where + ".source", "expected a checkpoint tensor name");
@@ -414,22 +433,36 @@ void ArtifactParser::parseBuffers(const json &root) {
     buffer.dtype = *parsed;
     if (!dtypeStorageBytes(buffer.dtype, 2)) // sub-byte types need even sizes
       fail(where + ".dtype", "unsupported buffer dtype \"" + dtype + "\"");
-    if (const json *state = optionalMember(entry, "state")) {
-      if (!state->is_boolean())
-        fail(where + ".state",
-             "expected true or false, found " + state->dump());
-      buffer.state = state->get<bool>();
-    }
-    // One allocation serves every plan, so its size cannot depend on M.
-    if (buffer.state)
-      for (const Dim &dim : buffer.shape)
-        if (dim.isBatch)
-          fail(where + ".shape", "state buffer '" + buffer.name +
-                                     "' must have a static shape, found \"M\" "
-                                     "in " +
-                                     shape.dump());
+    parseBufferRole(entry, where, buffer);
     artifact_.buffers.push_back(std::move(buffer));
   }
+}
+
+/// "state" (version 2) or "workspace" (version 5), at most one: buffers
+/// that one allocation serves for every plan, so their size cannot depend on
+/// the batch.
+void ArtifactParser::parseBufferRole(const json &entry,
+                                     const std::string &where,
+                                     BufferSpec &buffer) const {
+  buffer.state = optionalFlag(entry, where, "state");
+  buffer.workspace = optionalFlag(entry, where, "workspace");
+  if (entry.contains("workspace"))
+    requireVersion(format::kArtifactWorkspaceVersion, where + ".workspace",
+                   "\"workspace\" (a buffer shared by every plan)");
+  if (buffer.state && buffer.workspace)
+    fail(where + ".workspace",
+         "buffer '" + buffer.name +
+             "' is both \"state\" and \"workspace\" (a state buffer keeps "
+             "its contents across runs, a workspace does not; expected at "
+             "most one)");
+  if (!buffer.sharedByPlans())
+    return;
+  for (const Dim &dim : buffer.shape)
+    if (dim.isBatch)
+      fail(where + ".shape",
+           std::string(buffer.state ? "state" : "workspace") + " buffer '" +
+               buffer.name + "' must have a static shape, found \"M\" in " +
+               member(entry, where, "shape").dump());
 }
 
 void ArtifactParser::parseIo(const json &root, const char *key,

@@ -39,6 +39,13 @@ template <typename Range> std::string joined(const Range &range) {
   return out;
 }
 
+/// The matrix a gemm step multiplies by: its [N, K] and how errors name it
+/// ("weight 'w' [256, 512]").
+struct GemmShape {
+  int64_t n = 0, k = 0;
+  std::string text;
+};
+
 /// Validates one artifact; every error names the source and the JSON path.
 class ArtifactParser {
 public:
@@ -66,6 +73,11 @@ private:
   void requireObject(const json &value, const std::string &where) const;
   void rejectUnknownKeys(const json &object, const std::string &where,
                          std::initializer_list<std::string_view> known) const;
+  /// Fails at `where` unless the file's version is at least `introduced`.
+  void requireVersion(int64_t introduced, const std::string &where,
+                      const std::string &feature) const;
+  bool optionalFlag(const json &object, const std::string &where,
+                    const char *key) const;
   std::string uniqueName(const json &object, const std::string &where,
                          std::set<std::string> &seen, const char *what) const;
 
@@ -77,15 +89,29 @@ private:
   void parseWeights(const json &root);
   void parseTensors(const json &root);
   void parseBuffers(const json &root);
+  void parseBufferRole(const json &entry, const std::string &where,
+                       BufferSpec &buffer) const;
   void parseIo(const json &root, const char *key,
                std::vector<std::string> &out);
   void parsePlans(const json &root);
   Step parseStep(const json &value, const std::string &where);
   void parseLaunchOp(const nlohmann::json &value, const std::string &where,
                      Step &step);
+  void checkDequantizeLaunch(const Step &step, const std::string &where) const;
   void checkLaunchShapes(const Step &step, const Kernel &kernel,
                          const std::string &where) const;
   Step parseGemm(const json &value, const std::string &where);
+  DType gemmDType(const GemmStep &gemm, const std::string &where) const;
+  GemmShape namedWeightShape(const GemmStep &gemm,
+                             const std::string &where) const;
+  GemmShape weightBufferShape(const GemmStep &gemm,
+                              const std::string &where) const;
+  const BufferSpec &gemmBuffer(const std::string &name,
+                               const std::string &where) const;
+  void checkGemmOperands(const GemmStep &gemm, const GemmShape &shape,
+                         const std::string &where) const;
+  void checkGemmBias(const GemmStep &gemm, const GemmShape &shape,
+                     const std::string &where) const;
   void parseModel(const json &root);
   Arg parseArg(const json &value, const KernelParam &param,
                const std::string &where);

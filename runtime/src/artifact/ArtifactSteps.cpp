@@ -182,6 +182,13 @@ std::string shapeText(const BufferSpec &buffer) {
   return text + "]";
 }
 
+std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string text = "[";
+  for (size_t d = 0; d < shape.size(); ++d)
+    text += (d ? ", " : "") + std::to_string(shape[d]);
+  return text + "]";
+}
+
 /// True when `buffer`'s last extent is the number `extent`.
 bool lastExtentIs(const BufferSpec &buffer, int64_t extent) {
   return !buffer.shape.empty() && !buffer.shape.back().isBatch &&
@@ -237,16 +244,17 @@ void ArtifactParser::parseLaunchOp(const json &value, const std::string &where,
                                    Step &step) {
   const json *op = optionalMember(value, "op");
   const json *encoding = optionalMember(value, "encoding");
-  if ((op || encoding) && artifact_.version < 4)
-    fail(where, "\"op\" and \"encoding\" on a launch need version 4, the "
-                "file says " +
-                    std::to_string(artifact_.version));
+  if (op || encoding)
+    requireVersion(format::kArtifactLaunchOpVersion, where,
+                   "\"op\" and \"encoding\" on a launch");
   if (op) {
     if (!op->is_string() || op->get<std::string>().empty())
       fail(where + ".op", "expected the op's name, such as "
                           "\"qf.gptq_block_update\"");
     step.op = op->get<std::string>();
   }
+  if (step.op == kDequantizeOp)
+    checkDequantizeLaunch(step, where);
   if (encoding) {
     if (!encoding->is_string())
       fail(where + ".encoding", "expected the body of a #qf.enc<...>");
@@ -262,24 +270,109 @@ void ArtifactParser::parseLaunchOp(const json &value, const std::string &where,
                 "\"encoding\"");
 }
 
-/// {"x": buf, "weight": w, "y": buf, "bias": tensor?, "residual": buf?}:
-/// every operand exists, has the dtype and shape the weight implies, and
-/// the weight is dense f16 in row_major (what cuBLAS reads as stored).
+/// Version 5: a qf.dequantize launch reads one weight and writes it, dense,
+/// to the buffer bound to its parameter "w" (where gemm steps and
+/// qfuse-bench --check find it).
+void ArtifactParser::checkDequantizeLaunch(const Step &step,
+                                           const std::string &where) const {
+  requireVersion(format::kArtifactWorkspaceVersion, where + ".op",
+                 "\"" + step.op + "\" (a weight dequantized for a gemm)");
+  const std::string &kernel = artifact_.kernels[step.kernelIndex].name;
+  if (dequantizeTarget(artifact_, step).empty())
+    fail(where + ".args", "a " + step.op +
+                              " launch writes the weight through parameter "
+                              "\"w\", bound to a buffer; kernel '" +
+                              kernel + "' has none");
+  const std::string weight = dequantizeSource(step);
+  if (weight.empty())
+    fail(where + ".args",
+         "a " + step.op + " launch reads a weight; its arguments name none");
+  for (size_t a = 0; a < step.args.size(); ++a)
+    if (step.args[a].kind == Arg::Kind::Weight && step.args[a].name != weight)
+      fail(where + ".args[" + std::to_string(a) + "]",
+           "a " + step.op + " launch reads one weight; found '" +
+               step.args[a].name + "' besides '" + weight + "'");
+}
+
+/// {"x": buf, "weight": w | "weight_buffer": buf, "y": buf, "bias": tensor?,
+/// "residual": buf?}: every operand exists and has the dtype and shape the
+/// [N, K] matrix implies. A named weight is dense f16 in row_major (what
+/// cuBLAS reads as stored); a weight buffer (version 5) holds the matrix
+/// row-major, N = y's last extent and K = x's.
 Step ArtifactParser::parseGemm(const json &value, const std::string &where) {
   requireObject(value, where);
-  rejectUnknownKeys(value, where, {"x", "weight", "y", "bias", "residual"});
+  rejectUnknownKeys(value, where,
+                    {"x", "weight", "weight_buffer", "y", "bias", "residual"});
   Step step;
   step.kind = Step::Kind::Gemm;
   GemmStep &gemm = step.gemm;
   gemm.x = string(value, where, "x");
-  gemm.weight = string(value, where, "weight");
   gemm.y = string(value, where, "y");
   if (optionalMember(value, "bias"))
     gemm.bias = string(value, where, "bias");
   if (optionalMember(value, "residual"))
     gemm.residual = string(value, where, "residual");
-  step.target = gemm.weight;
 
+  const bool named = value.contains("weight");
+  const bool inBuffer = value.contains("weight_buffer");
+  if (named == inBuffer)
+    fail(where + (named ? ".weight_buffer" : ".weight"),
+         std::string(named ? "found both \"weight\" and \"weight_buffer\""
+                           : "missing field 'weight'") +
+             " (a gemm step names exactly one of \"weight\", a dense f16 "
+             "weight, or \"weight_buffer\", a buffer holding the [N, K] "
+             "weight)");
+  if (named) {
+    gemm.weight = string(value, where, "weight");
+  } else {
+    requireVersion(format::kArtifactWorkspaceVersion, where + ".weight_buffer",
+                   "\"weight_buffer\" (a gemm on a weight in a buffer)");
+    gemm.weightBuffer = string(value, where, "weight_buffer");
+  }
+  step.target = named ? gemm.weight : gemm.weightBuffer;
+
+  gemm.dtype = gemmDType(gemm, where);
+  const GemmShape shape = named ? namedWeightShape(gemm, where)
+                                : weightBufferShape(gemm, where);
+  const int64_t intMax = std::numeric_limits<int>::max();
+  if (shape.n > intMax || shape.k > intMax)
+    fail(where + (named ? ".weight" : ".weight_buffer"),
+         shape.text + " is too large for cuBLAS's int extents");
+  checkGemmOperands(gemm, shape, where);
+  checkGemmBias(gemm, shape, where);
+  return step;
+}
+
+const BufferSpec &ArtifactParser::gemmBuffer(const std::string &name,
+                                             const std::string &where) const {
+  const BufferSpec *buffer = artifact_.findBuffer(name);
+  if (!buffer)
+    fail(where, "buffer '" + name + "' is not declared in 'buffers'");
+  return *buffer;
+}
+
+/// The one dtype of every operand: x's, f16, or bf16 when the weight is in a
+/// buffer (version 5; a named weight is stored f16).
+DType ArtifactParser::gemmDType(const GemmStep &gemm,
+                                const std::string &where) const {
+  const BufferSpec &x = gemmBuffer(gemm.x, where + ".x");
+  if (x.dtype == DType::F16)
+    return DType::F16;
+  const std::string found =
+      "buffer '" + gemm.x + "' is " + std::string(artifactName(x.dtype));
+  if (x.dtype != DType::BF16)
+    fail(where + ".x", found + "; a gemm step reads and writes f16 (or, "
+                               "with a \"weight_buffer\", bf16)");
+  requireVersion(format::kArtifactWorkspaceVersion, where + ".x",
+                 found + ": a bf16 gemm step");
+  if (gemm.weightBuffer.empty())
+    fail(where + ".x", found + "; a gemm step on a named weight reads and "
+                               "writes f16 (bf16 needs a \"weight_buffer\")");
+  return DType::BF16;
+}
+
+GemmShape ArtifactParser::namedWeightShape(const GemmStep &gemm,
+                                           const std::string &where) const {
   const WeightSpec *weight = artifact_.findWeight(gemm.weight);
   if (!weight)
     fail(where + ".weight",
@@ -294,64 +387,116 @@ Step ArtifactParser::parseGemm(const json &value, const std::string &where) {
     fail(where + ".weight", "weight '" + gemm.weight + "' has layout \"" +
                                 weight->layout +
                                 "\"; a gemm step needs \"row_major\"");
-  const int64_t intMax = std::numeric_limits<int>::max();
-  if (weight->n > intMax || weight->k > intMax)
-    fail(where + ".weight",
-         "weight '" + gemm.weight + "' is too large for cuBLAS's int extents");
+  return {weight->n, weight->k,
+          "weight '" + gemm.weight + "' [" + std::to_string(weight->n) + ", " +
+              std::to_string(weight->k) + "]"};
+}
 
-  // An f16 buffer [rows, cols]; returns its rows (a Dim).
+/// N and K from y's and x's last extents; the buffer holds at least N * K
+/// elements of the gemm's dtype, whatever its shape (one flat workspace may
+/// serve gemms of several shapes), and its shape is static (a weight does
+/// not depend on the batch).
+GemmShape ArtifactParser::weightBufferShape(const GemmStep &gemm,
+                                            const std::string &where) const {
+  auto lastExtent = [&](const char *key, const std::string &name) {
+    const BufferSpec &buffer = gemmBuffer(name, where + "." + key);
+    if (buffer.shape.size() != 2 || buffer.shape[1].isBatch)
+      fail(where + "." + key, "buffer '" + name + "' " + shapeText(buffer) +
+                                  " must be [M, " +
+                                  (std::string(key) == "x" ? "K" : "N") +
+                                  "] with a static last extent");
+    return buffer.shape[1].value;
+  };
+  GemmShape shape;
+  shape.k = lastExtent("x", gemm.x);
+  shape.n = lastExtent("y", gemm.y);
+  const std::string bwhere = where + ".weight_buffer";
+  const BufferSpec &buffer = gemmBuffer(gemm.weightBuffer, bwhere);
+  shape.text = "the weight in buffer '" + gemm.weightBuffer + "' [" +
+               std::to_string(shape.n) + ", " + std::to_string(shape.k) + "]";
+  if (buffer.dtype != gemm.dtype)
+    fail(bwhere, "buffer '" + gemm.weightBuffer + "' is " +
+                     std::string(artifactName(buffer.dtype)) +
+                     "; this gemm step reads and writes " +
+                     std::string(artifactName(gemm.dtype)) + ", x's dtype");
+  uint64_t elements = 1;
+  for (const Dim &dim : buffer.shape) {
+    if (dim.isBatch)
+      fail(bwhere, "buffer '" + gemm.weightBuffer + "' " + shapeText(buffer) +
+                       " has \"M\"; a weight buffer has a static shape");
+    elements *= static_cast<uint64_t>(dim.value);
+  }
+  if (elements < uint64_t(shape.n) * uint64_t(shape.k))
+    fail(bwhere, "buffer '" + gemm.weightBuffer + "' " + shapeText(buffer) +
+                     " holds " + std::to_string(elements) +
+                     " elements, fewer than N * K = " + std::to_string(shape.n) +
+                     " * " + std::to_string(shape.k) + " for x '" + gemm.x +
+                     "' and y '" + gemm.y + "'");
+  if (gemm.weightBuffer == gemm.y)
+    fail(bwhere, "weight buffer '" + gemm.weightBuffer +
+                     "' is also y (cuBLAS would overwrite the weight it reads)");
+  return shape;
+}
+
+/// x [rows, K], y and residual [rows, N], all of the gemm's dtype; y differs
+/// from x (cuBLAS does not multiply in place) and from the residual (which
+/// is copied into y before the product accumulates on it).
+void ArtifactParser::checkGemmOperands(const GemmStep &gemm,
+                                       const GemmShape &shape,
+                                       const std::string &where) const {
+  const std::string dtype(artifactName(gemm.dtype));
+  // A buffer [rows, cols]; returns its rows (a Dim).
   auto matrix = [&](const char *key, const std::string &name,
                     int64_t cols) -> Dim {
-    const BufferSpec *buffer = artifact_.findBuffer(name);
-    if (!buffer)
-      fail(where + "." + key, "buffer '" + name +
-                                  "' is not declared in "
-                                  "'buffers'");
-    if (buffer->dtype != DType::F16)
-      fail(where + "." + key, "buffer '" + name + "' is " +
-                                  std::string(artifactName(buffer->dtype)) +
-                                  "; a gemm step reads and writes f16");
-    if (buffer->shape.size() != 2 || buffer->shape[1].isBatch ||
-        buffer->shape[1].value != cols)
+    const BufferSpec &buffer = gemmBuffer(name, where + "." + key);
+    if (buffer.dtype != gemm.dtype)
+      fail(where + "." + key,
+           "buffer '" + name + "' is " +
+               std::string(artifactName(buffer.dtype)) +
+               "; this gemm step reads and writes " + dtype + ", x's dtype");
+    if (buffer.shape.size() != 2 || buffer.shape[1].isBatch ||
+        buffer.shape[1].value != cols)
       fail(where + "." + key, "buffer '" + name + "' must be [M, " +
-                                  std::to_string(cols) + "] for weight '" +
-                                  gemm.weight + "' [" +
-                                  std::to_string(weight->n) + ", " +
-                                  std::to_string(weight->k) + "]");
-    return buffer->shape[0];
+                                  std::to_string(cols) + "] for " + shape.text);
+    return buffer.shape[0];
   };
   auto sameRows = [](const Dim &a, const Dim &b) {
     return a.isBatch == b.isBatch && (a.isBatch || a.value == b.value);
   };
-  const Dim rows = matrix("x", gemm.x, weight->k);
-  if (!sameRows(rows, matrix("y", gemm.y, weight->n)))
+  const Dim rows = matrix("x", gemm.x, shape.k);
+  if (!sameRows(rows, matrix("y", gemm.y, shape.n)))
     fail(where + ".y",
          "buffer '" + gemm.y + "' has other rows than x '" + gemm.x + "'");
   if (gemm.x == gemm.y)
     fail(where + ".y", "y '" + gemm.y +
                            "' is also x (cuBLAS does not "
                            "multiply in place)");
-  if (!gemm.residual.empty()) {
-    if (!sameRows(rows, matrix("residual", gemm.residual, weight->n)))
-      fail(where + ".residual", "buffer '" + gemm.residual +
-                                    "' has other rows than x '" + gemm.x + "'");
-    // The residual is copied into y before the product accumulates on it.
-    if (gemm.residual == gemm.y)
-      fail(where + ".residual", "residual '" + gemm.residual +
-                                    "' is also y; the runtime copies the "
-                                    "residual into y, so they must differ");
-  }
-  if (!gemm.bias.empty()) {
-    const TensorSpec *bias = artifact_.findTensor(gemm.bias);
-    if (!bias)
-      fail(where + ".bias",
-           "tensor '" + gemm.bias + "' is not declared in 'tensors'");
-    if (bias->dtype != DType::F16 ||
-        bias->shape != std::vector<int64_t>{weight->n})
-      fail(where + ".bias", "tensor '" + gemm.bias + "' must be f16 [" +
-                                std::to_string(weight->n) + "]");
-  }
-  return step;
+  if (gemm.residual.empty())
+    return;
+  if (!sameRows(rows, matrix("residual", gemm.residual, shape.n)))
+    fail(where + ".residual", "buffer '" + gemm.residual +
+                                  "' has other rows than x '" + gemm.x + "'");
+  if (gemm.residual == gemm.y)
+    fail(where + ".residual", "residual '" + gemm.residual +
+                                  "' is also y; the runtime copies the "
+                                  "residual into y, so they must differ");
+}
+
+/// A tensor [N] of the gemm's dtype.
+void ArtifactParser::checkGemmBias(const GemmStep &gemm, const GemmShape &shape,
+                                   const std::string &where) const {
+  if (gemm.bias.empty())
+    return;
+  const TensorSpec *bias = artifact_.findTensor(gemm.bias);
+  if (!bias)
+    fail(where + ".bias",
+         "tensor '" + gemm.bias + "' is not declared in 'tensors'");
+  if (bias->dtype != gemm.dtype || bias->shape != std::vector<int64_t>{shape.n})
+    fail(where + ".bias", "tensor '" + gemm.bias + "' must be " +
+                              std::string(artifactName(gemm.dtype)) + " [" +
+                              std::to_string(shape.n) + "] (found " +
+                              std::string(artifactName(bias->dtype)) + " " +
+                              shapeText(bias->shape) + ")");
 }
 
 void ArtifactParser::parsePlans(const json &root) {

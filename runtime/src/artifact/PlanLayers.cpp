@@ -39,7 +39,7 @@ std::string describeStep(const Plan &plan, size_t s) {
     text += "memset " + step.target;
     break;
   case Step::Kind::Gemm:
-    text += "gemm " + step.gemm.weight;
+    text += "gemm " + step.target;
     break;
   }
   return text + ")";
@@ -69,6 +69,13 @@ private:
     const BufferSpec *spec = artifact_.findBuffer(buffer);
     return spec && spec->state;
   }
+  /// A workspace holds a value within one layer (a dequantized weight
+  /// between its launch and its gemm): it neither places a step nor links
+  /// layers.
+  bool isWorkspace(const std::string &buffer) const {
+    const BufferSpec *spec = artifact_.findBuffer(buffer);
+    return spec && spec->workspace;
+  }
   void collectUses();
   void tagSteps();
   void assignUntagged();
@@ -95,7 +102,7 @@ void Analyzer::collectUses() {
     StepUse &use = uses_[s];
     // `read` is false for operands a step only writes (gemm y, memset).
     auto buffer = [&](const std::string &name, bool read) {
-      if (name.empty())
+      if (name.empty() || isWorkspace(name))
         return;
       if (isState(name)) {
         use.names.push_back(name);
@@ -120,7 +127,9 @@ void Analyzer::collectUses() {
       buffer(step.target, /*read=*/false);
       break;
     case Step::Kind::Gemm:
-      use.names.push_back(step.gemm.weight);
+      if (!step.gemm.weight.empty())
+        use.names.push_back(step.gemm.weight);
+      buffer(step.gemm.weightBuffer, /*read=*/true);
       if (!step.gemm.bias.empty())
         use.names.push_back(step.gemm.bias);
       buffer(step.gemm.x, /*read=*/true);
@@ -273,7 +282,9 @@ PlanLayer Analyzer::describeLayer(int64_t index, StepRange range) const {
       addOnce(layer.inputs, read);
     }
     const Step &step = plan_.steps[s];
-    if (step.kind != Step::Kind::Gemm)
+    // Linears are the gemms on a dense weight of the checkpoint (what
+    // calibration quantizes), not those on a dequantized one.
+    if (step.kind != Step::Kind::Gemm || step.gemm.weight.empty())
       continue;
     LinearModule linear{s, step.gemm.weight, step.gemm.x};
     layer.linears.push_back(linear);

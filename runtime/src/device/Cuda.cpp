@@ -519,30 +519,31 @@ void Cublas::setStream(CUstream stream) {
       handle_, reinterpret_cast<void *>(workspace_.ptr()), workspace_.size()));
 }
 
-void Cublas::gemmF16RowMajor(CUdeviceptr y, CUdeviceptr x, CUdeviceptr w, int m,
-                             int n, int k, float beta) {
+void Cublas::gemmRowMajor(cudaDataType_t type, CUdeviceptr y, CUdeviceptr x,
+                          CUdeviceptr w, int m, int n, int k, float beta) {
   // Column-major view: y^T[N, M] = W[N, K] * x^T[K, M], where W is the
   // column-major [K, N] matrix W^T transposed and x^T is x as stored.
   const float alpha = 1.0f;
   QFUSE_CUBLAS_CTX(
       cublasGemmEx(handle_, CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &alpha,
-                   reinterpret_cast<const void *>(w), CUDA_R_16F, k,
-                   reinterpret_cast<const void *>(x), CUDA_R_16F, k, &beta,
-                   reinterpret_cast<void *>(y), CUDA_R_16F, n,
+                   reinterpret_cast<const void *>(w), type, k,
+                   reinterpret_cast<const void *>(x), type, k, &beta,
+                   reinterpret_cast<void *>(y), type, n,
                    CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
       "computing y[" + std::to_string(m) + ", " + std::to_string(n) +
           "] = x * W^T (K = " + std::to_string(k) + ")");
 }
 
-void Cublas::addRowBroadcastF16(CUdeviceptr y, CUdeviceptr bias,
-                                CUdeviceptr ones, int m, int n, float beta) {
+void Cublas::addRowBroadcast(cudaDataType_t type, CUdeviceptr y,
+                             CUdeviceptr bias, CUdeviceptr ones, int m, int n,
+                             float beta) {
   // Column-major view: y^T[N, M] = bias[N, 1] * ones[1, M] + beta * y^T.
   const float alpha = 1.0f;
   QFUSE_CUBLAS_CTX(
       cublasGemmEx(handle_, CUBLAS_OP_N, CUBLAS_OP_N, n, m, 1, &alpha,
-                   reinterpret_cast<const void *>(bias), CUDA_R_16F, n,
-                   reinterpret_cast<const void *>(ones), CUDA_R_16F, 1, &beta,
-                   reinterpret_cast<void *>(y), CUDA_R_16F, n,
+                   reinterpret_cast<const void *>(bias), type, n,
+                   reinterpret_cast<const void *>(ones), type, 1, &beta,
+                   reinterpret_cast<void *>(y), type, n,
                    CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
       "adding a bias of " + std::to_string(n) + " to " + std::to_string(m) +
           " rows");

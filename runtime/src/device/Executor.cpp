@@ -8,6 +8,7 @@
 
 #include "qfuse/runtime/device/Executor.h"
 
+#include "qfuse/format/Numerics.h"
 #include "qfuse/runtime/Error.h"
 
 #include <algorithm>
@@ -21,6 +22,11 @@ namespace {
 /// Default dynamic shared memory a kernel may use without opting in.
 constexpr int64_t kDefaultDynamicShared = 48 * 1024;
 
+/// The cuBLAS type of a gemm step's operands (the validator allows these).
+cudaDataType_t cublasType(DType dtype) {
+  return dtype == DType::BF16 ? CUDA_R_16BF : CUDA_R_16F;
+}
+
 } // namespace
 
 Executor::Executor(const Artifact &artifact, const cuda::Context &context)
@@ -28,7 +34,6 @@ Executor::Executor(const Artifact &artifact, const cuda::Context &context)
   context_.makeCurrent();
   cuda::checkTarget(artifact_.target, context_);
 
-  int64_t biasRows = 0; // the most rows a gemm step adds a bias to
   bool hasGemm = false;
   for (const Plan &plan : artifact_.plans)
     for (const Step &step : plan.steps) {
@@ -41,21 +46,16 @@ Executor::Executor(const Artifact &artifact, const cuda::Context &context)
       if (step.kind != Step::Kind::Gemm)
         continue;
       hasGemm = true;
-      // A dense f16 weight is one component: the matrix as stored.
-      usedComponents_.emplace(step.gemm.weight, format::kCodes);
-      if (!step.gemm.bias.empty()) {
+      // A dense f16 weight is one component: the matrix as stored. A weight
+      // buffer is filled by the plan itself.
+      if (!step.gemm.weight.empty())
+        usedComponents_.emplace(step.gemm.weight, format::kCodes);
+      if (!step.gemm.bias.empty())
         usedTensors_.insert(step.gemm.bias);
-        biasRows = std::max(
-            biasRows, artifact_.findBuffer(step.gemm.x)->extent(0, plan.batch));
-      }
     }
   if (hasGemm)
     cublas_ = std::make_unique<cuda::Cublas>();
-  if (biasRows > 0) {
-    std::vector<uint16_t> ones(static_cast<size_t>(biasRows), 0x3C00); // 1.0
-    ones_ = cuda::DeviceBuffer(ones.size() * 2, "gemm bias ones");
-    ones_.upload(ones.data(), ones.size() * 2);
-  }
+  makeBiasOnes();
 
   const int maxSharedOptIn =
       context_.attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
@@ -126,6 +126,29 @@ Executor::~Executor() {
   // Graphs and buffers go before the modules they reference.
   instances_.clear();
   state_.clear();
+  workspaces_.clear();
+}
+
+void Executor::makeBiasOnes() {
+  std::map<DType, int64_t> rows; // the most rows a gemm adds a bias to
+  for (const Plan &plan : artifact_.plans)
+    for (const Step &step : plan.steps)
+      if (step.kind == Step::Kind::Gemm && !step.gemm.bias.empty()) {
+        int64_t &most = rows[step.gemm.dtype];
+        most = std::max(
+            most, artifact_.findBuffer(step.gemm.x)->extent(0, plan.batch));
+      }
+  for (const auto &[dtype, count] : rows) {
+    const uint16_t one = dtype == DType::BF16 ? format::floatToBFloat16(1.0f)
+                                              : format::floatToHalf(1.0f);
+    std::vector<uint16_t> ones(static_cast<size_t>(count), one);
+    cuda::DeviceBuffer buffer(ones.size() * 2, "gemm bias ones (" +
+                                                   std::string(artifactName(
+                                                       dtype)) +
+                                                   ")");
+    buffer.upload(ones.data(), ones.size() * 2);
+    ones_.emplace(dtype, std::move(buffer));
+  }
 }
 
 void Executor::fail(const std::string &what) const {
@@ -177,14 +200,28 @@ void Executor::allocateState() {
   stateAllocated_ = true;
 }
 
+/// One allocation per workspace, left as allocated: every plan writes a
+/// workspace before reading it, so its contents never outlive a run.
+void Executor::allocateWorkspaces() {
+  if (workspacesAllocated_)
+    return;
+  for (const BufferSpec &spec : artifact_.buffers)
+    if (spec.workspace)
+      workspaces_.emplace(spec.name, cuda::DeviceBuffer(spec.numBytes(1),
+                                                        spec.name +
+                                                            " (workspace)"));
+  workspacesAllocated_ = true;
+}
+
 void Executor::allocate(int64_t batch) {
   artifact_.plan(batch);
   allocateState();
+  allocateWorkspaces();
   if (instances_.count(batch))
     return;
   auto created = std::make_unique<Instance>();
   for (const BufferSpec &spec : artifact_.buffers)
-    if (!spec.state)
+    if (!spec.sharedByPlans())
       created->buffers.emplace(
           spec.name, cuda::DeviceBuffer(spec.numBytes(batch),
                                         spec.name + " (batch " +
@@ -200,6 +237,9 @@ cuda::DeviceBuffer &Executor::bufferOf(const std::string &name,
   auto state = state_.find(name);
   if (state != state_.end())
     return state->second;
+  auto workspace = workspaces_.find(name);
+  if (workspace != workspaces_.end())
+    return workspace->second;
   fail("no buffer '" + name + "' (not declared in 'buffers')");
 }
 
@@ -218,6 +258,13 @@ cuda::DeviceBuffer &Executor::stateBuffer(const std::string &name) {
 size_t Executor::stateBytes() const {
   size_t total = 0;
   for (const auto &entry : state_)
+    total += entry.second.size();
+  return total;
+}
+
+size_t Executor::workspaceBytes() const {
+  size_t total = 0;
+  for (const auto &entry : workspaces_)
     total += entry.second.size();
   return total;
 }
@@ -342,30 +389,36 @@ void Executor::enqueueGemm(const Plan &plan, const Step &step,
                            Instance &instance, CUstream stream,
                            const std::string &where) {
   const GemmStep &gemm = step.gemm;
-  const WeightSpec &weight = *artifact_.findWeight(gemm.weight);
-  const int m = static_cast<int>(
-      artifact_.findBuffer(gemm.x)->extent(0, plan.batch));
-  const int n = static_cast<int>(weight.n), k = static_cast<int>(weight.k);
+  // The validator checked the extents against the weight: K is x's last
+  // extent and N is y's, whichever way the weight is given.
+  const BufferSpec &xSpec = *artifact_.findBuffer(gemm.x);
+  const int m = static_cast<int>(xSpec.extent(0, plan.batch));
+  const int k = static_cast<int>(xSpec.extent(1, plan.batch));
+  const int n =
+      static_cast<int>(artifact_.findBuffer(gemm.y)->extent(1, plan.batch));
+  const cudaDataType_t type = cublasType(gemm.dtype);
+  const CUdeviceptr w =
+      gemm.weight.empty() ? bufferOf(gemm.weightBuffer, instance).ptr()
+                          : components_.at({gemm.weight, format::kCodes});
   CUdeviceptr y = bufferOf(gemm.y, instance).ptr();
   // y = residual (+ bias) + x W^T: each term lands on y in turn, and the
   // product accumulates with beta = 1 onto what is already there.
   float beta = 0.0f;
   if (!gemm.residual.empty()) {
-    const size_t bytes = size_t(m) * size_t(n) * 2;
+    const size_t bytes = size_t(m) * size_t(n) * 2; // f16 or bf16
     QFUSE_CU_CTX(cuMemcpyDtoDAsync(y, bufferOf(gemm.residual, instance).ptr(),
                                    bytes, stream),
-                 where + " (gemm '" + gemm.weight + "': copying residual '" +
+                 where + " (gemm '" + step.target + "': copying residual '" +
                      gemm.residual + "' into '" + gemm.y + "')");
     beta = 1.0f;
   }
   if (!gemm.bias.empty()) {
-    cublas_->addRowBroadcastF16(y, tensors_.at(gemm.bias).ptr(), ones_.ptr(),
-                                m, n, beta);
+    cublas_->addRowBroadcast(type, y, tensors_.at(gemm.bias).ptr(),
+                             ones_.at(gemm.dtype).ptr(), m, n, beta);
     beta = 1.0f;
   }
-  cublas_->gemmF16RowMajor(y, bufferOf(gemm.x, instance).ptr(),
-                           components_.at({gemm.weight, format::kCodes}), m, n,
-                           k, beta);
+  cublas_->gemmRowMajor(type, y, bufferOf(gemm.x, instance).ptr(), w, m, n, k,
+                        beta);
 }
 
 void Executor::prepareCublas(CUstream stream) {

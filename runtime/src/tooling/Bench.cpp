@@ -286,10 +286,10 @@ GemmResult cublasGemm(const cuda::Context &context, cuda::Cublas &cublas,
   cuda::Graph graph = cuda::Graph::capture(stream, [&] {
     for (int c = 0; c < result.copies; ++c)
       for (size_t i = 0; i < matmuls.size(); ++i)
-        cublas.gemmF16RowMajor(y.ptr(), x.ptr(), weights[c].ptr() + offsets[i],
-                               static_cast<int>(m),
-                               static_cast<int>(matmuls[i].n),
-                               static_cast<int>(matmuls[i].k));
+        cublas.gemmRowMajor(CUDA_R_16F, y.ptr(), x.ptr(),
+                            weights[c].ptr() + offsets[i], static_cast<int>(m),
+                            static_cast<int>(matmuls[i].n),
+                            static_cast<int>(matmuls[i].k));
   });
   Stats perReplay = timeOnStream(
       stream, config, [&](int) { graph.launch(stream); },

@@ -40,13 +40,59 @@ struct MatmulLaunch {
 /// than 3e-4 relative, far below kRelativeTolerance.
 constexpr double kAssumedNormEps = 1e-5;
 
-bool asMatmul(const Step &step, const Artifact &artifact, MatmulLaunch &out) {
+/// The qf.dequantize launch that last wrote `buffer` before step `before`
+/// of `plan`, or nullptr.
+const Step *lastDequantizeInto(const Artifact &artifact, const Plan &plan,
+                               size_t before, const std::string &buffer) {
+  for (size_t s = before; s-- > 0;)
+    if (dequantizeTarget(artifact, plan.steps[s]) == buffer)
+      return &plan.steps[s];
+  return nullptr;
+}
+
+/// The weight a gemm step multiplies by: its named weight, or the one the
+/// latest earlier qf.dequantize launch wrote into its weight buffer (empty
+/// when none did: nothing says what the buffer holds).
+std::string gemmWeight(const Artifact &artifact, const Plan &plan, size_t s) {
+  const GemmStep &gemm = plan.steps[s].gemm;
+  if (!gemm.weight.empty())
+    return gemm.weight;
+  const Step *fill = lastDequantizeInto(artifact, plan, s, gemm.weightBuffer);
+  return fill ? dequantizeSource(*fill) : "";
+}
+
+/// A gemm on a weight buffer multiplies by [N, K] = [y's, x's last extent];
+/// the weight dequantized into the buffer must have that shape, or the
+/// reference would multiply by something else than the GPU.
+void requireGemmFitsWeight(const Artifact &artifact, const Plan &plan,
+                           size_t s, const std::string &weight) {
+  const GemmStep &gemm = plan.steps[s].gemm;
+  const WeightSpec &spec = *artifact.findWeight(weight);
+  const int64_t n = artifact.findBuffer(gemm.y)->extent(1, plan.batch);
+  const int64_t k = artifact.findBuffer(gemm.x)->extent(1, plan.batch);
+  if (spec.n != n || spec.k != k)
+    throw Error("check: plan for batch " + std::to_string(plan.batch) +
+                ", step " + std::to_string(s) + ": the gemm multiplies '" +
+                gemm.weightBuffer + "' as [" + std::to_string(n) + ", " +
+                std::to_string(k) + "], but the qf.dequantize launch before it "
+                "wrote weight '" + weight + "' [" + std::to_string(spec.n) +
+                ", " + std::to_string(spec.k) + "] into it");
+}
+
+/// Step `s` of `plan` as a matmul, when it is one the check understands.
+bool asMatmul(const Artifact &artifact, const Plan &plan, size_t s,
+              MatmulLaunch &out) {
+  const Step &step = plan.steps[s];
   if (step.kind == Step::Kind::Gemm) {
     // Epilogues (bias, residual) are checked by their own tests.
     if (!step.gemm.bias.empty() || !step.gemm.residual.empty())
       return false;
+    const std::string weight = gemmWeight(artifact, plan, s);
+    if (weight.empty())
+      return false;
+    requireGemmFitsWeight(artifact, plan, s, weight);
     out.x = step.gemm.x;
-    out.outputs = {{step.gemm.weight, step.gemm.y, ""}};
+    out.outputs = {{weight, step.gemm.y, ""}};
     return true;
   }
   if (step.kind != Step::Kind::Launch)
@@ -131,9 +177,11 @@ bindRandomWeights(Executor &executor, uint64_t seed) {
 namespace {
 
 /// Every buffer a step writes: outputs are the parameters named y / out
-/// (y.<i> for grouped members), gemm outputs and memset targets. A matmul
-/// reading one of them is chained to an earlier launch and not checked
-/// here (whole models are checked against the reference decoder).
+/// (y.<i> for grouped members), gemm outputs, memset targets and the
+/// weight buffers qf.dequantize launches fill. A matmul whose x is one of
+/// them is chained to an earlier launch and not checked here (whole models
+/// are checked against the reference decoder); a gemm reading a filled
+/// weight buffer is checked against the weight that filled it.
 std::set<std::string> writtenBuffers(const Artifact &artifact,
                                      const Plan &plan) {
   std::set<std::string> written;
@@ -144,6 +192,9 @@ std::set<std::string> writtenBuffers(const Artifact &artifact,
       written.insert(step.target);
     if (step.kind != Step::Kind::Launch)
       continue;
+    const std::string filled = dequantizeTarget(artifact, step);
+    if (!filled.empty())
+      written.insert(filled);
     const Kernel &kernel = artifact.kernels[step.kernelIndex];
     for (size_t i = 0; i < step.args.size(); ++i) {
       const std::string &param = kernel.params[i].name;
@@ -190,9 +241,9 @@ bindRandomGammas(Executor &executor, const Plan &plan, std::mt19937_64 &rng) {
   const Artifact &artifact = executor.artifact();
   std::map<std::string, std::vector<float>> gammas;
   std::uniform_real_distribution<float> gammaDist(0.5f, 1.5f);
-  for (const Step &step : plan.steps) {
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
     MatmulLaunch mm;
-    if (!asMatmul(step, artifact, mm) || mm.norm.empty() ||
+    if (!asMatmul(artifact, plan, s, mm) || mm.norm.empty() ||
         gammas.count(mm.norm))
       continue;
     const TensorSpec &spec = *artifact.findTensor(mm.norm);
@@ -208,6 +259,76 @@ bindRandomGammas(Executor &executor, const Plan &plan, std::mt19937_64 &rng) {
     gammas[mm.norm] = std::move(f);
   }
   return gammas;
+}
+
+/// The dense [N, K] weight `name` stands for (f32, format::dequantize).
+std::vector<float>
+dequantizedWeight(const Artifact &artifact,
+                  const std::map<std::string, format::TensorMap> &weights,
+                  const std::string &name) {
+  const WeightSpec &w = *artifact.findWeight(name);
+  std::vector<float> dense;
+  std::string error;
+  if (!format::dequantize(w.encodingAttr, weights.at(w.checkpointName()), w.n,
+                          w.k, dense, error))
+    throw Error("check: dequantizing '" + name + "': " + error);
+  return dense;
+}
+
+/// The weight buffers the plan's qf.dequantize launches fill, each once.
+std::set<std::string> dequantizeTargets(const Artifact &artifact,
+                                        const Plan &plan) {
+  std::set<std::string> targets;
+  for (const Step &step : plan.steps) {
+    const std::string target = dequantizeTarget(artifact, step);
+    if (!target.empty())
+      targets.insert(target);
+  }
+  return targets;
+}
+
+/// After a run, weight buffer `buffer` holds the weight of the plan's last
+/// qf.dequantize launch into it. The kernel computes each element in f32 in
+/// format::dequantize's order and rounds once to the buffer's dtype, so the
+/// two must agree exactly (a NaN is the poison left unwritten).
+LaunchCheck
+checkDequantizedBuffer(Executor &executor, const Plan &plan,
+                       const std::string &buffer,
+                       const std::map<std::string, format::TensorMap> &weights) {
+  const Artifact &artifact = executor.artifact();
+  const Step &fill =
+      *lastDequantizeInto(artifact, plan, plan.steps.size(), buffer);
+  const std::string weight = dequantizeSource(fill);
+  const WeightSpec &spec = *artifact.findWeight(weight);
+  const DType dtype = artifact.findBuffer(buffer)->dtype;
+  const size_t count = static_cast<size_t>(spec.n * spec.k);
+  cuda::DeviceBuffer &device = executor.buffer(plan.batch, buffer);
+  if (!isActivationType(dtype) || device.size() < count * 2)
+    throw Error("check: weight buffer '" + buffer + "' (" +
+                std::string(artifactName(dtype)) + ", " +
+                std::to_string(device.size()) + " bytes) cannot hold weight '" +
+                weight + "' [" + std::to_string(spec.n) + ", " +
+                std::to_string(spec.k) + "] in f16 or bf16");
+  std::vector<uint16_t> bits(count);
+  device.download(bits.data(), count * 2);
+  const std::vector<float> dense = dequantizedWeight(artifact, weights, weight);
+
+  LaunchCheck c;
+  c.kernel = artifact.kernels[fill.kernelIndex].name;
+  c.weight = weight + " dequantized into '" + buffer + "'";
+  c.dequantize = true;
+  c.n = spec.n;
+  c.k = spec.k;
+  std::vector<float> got(count), want(count);
+  for (size_t i = 0; i < count; ++i) {
+    got[i] = fromActivation(dtype, bits[i]);
+    want[i] = fromActivation(dtype, toActivation(dtype, dense[i]));
+    c.unwritten |= std::isnan(got[i]);
+    c.mismatches += !(got[i] == want[i]); // -0 == +0; NaN never matches
+  }
+  c.relativeError = format::relativeError(got, want);
+  c.passed = c.mismatches == 0;
+  return c;
 }
 
 } // namespace
@@ -229,9 +350,10 @@ checkPlan(Executor &executor, int64_t batch, CUstream stream,
   QFUSE_CU_CTX(cuStreamSynchronize(stream), "running the plan to check it");
 
   std::vector<LaunchCheck> checks;
-  for (const Step &step : plan.steps) {
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    const Step &step = plan.steps[s];
     MatmulLaunch mm;
-    if (!asMatmul(step, artifact, mm))
+    if (!asMatmul(artifact, plan, s, mm))
       continue;
     const std::string kernelName =
         step.kind == Step::Kind::Gemm
@@ -241,13 +363,7 @@ checkPlan(Executor &executor, int64_t batch, CUstream stream,
     if (xIt == host.end())
       continue; // chained: its input is another launch's output
     auto dequantized = [&](const std::string &name) {
-      const WeightSpec &w = *artifact.findWeight(name);
-      std::vector<float> dense;
-      std::string error;
-      if (!format::dequantize(w.encodingAttr, weights.at(w.checkpointName()), w.n, w.k,
-                              dense, error))
-        throw Error("check: dequantizing '" + name + "': " + error);
-      return dense;
+      return dequantizedWeight(artifact, weights, name);
     };
     const int64_t k = artifact.findWeight(mm.outputs.front().weight)->k;
     // The fused prologue must see what a separate RMSNorm would write.
@@ -288,6 +404,8 @@ checkPlan(Executor &executor, int64_t batch, CUstream stream,
       checks.push_back(c);
     }
   }
+  for (const std::string &buffer : dequantizeTargets(artifact, plan))
+    checks.push_back(checkDequantizedBuffer(executor, plan, buffer, weights));
   return checks;
 }
 

@@ -1,6 +1,8 @@
 // Regenerate: nvcc -ptx -arch=compute_90 test_kernels.cu -o test_kernels.ptx
 // then lower '.version 9.0' to '.version 8.0' (nothing newer is used).
 // Test kernels for the runtime's GPU tests.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 extern "C" __global__ void qf_test_axpy(const float *x, float *y, float a, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) y[i] = a * x[i] + y[i];
@@ -13,6 +15,19 @@ extern "C" __global__ void qf_test_dequant_int8(float *out, const unsigned char 
                                                 const float *scales, int n, int k) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n * k) out[i] = (float)(signed char)codes[i] * scales[i / k];
+}
+// A qf.dequantize stand-in: the int8 per-channel weight (f32 scales) as a
+// dense f16 matrix (bf16 when `bf16` is set), each element computed in f32
+// and rounded once, as the compiler's dequantize kernels do.
+extern "C" __global__ void qf_test_dequant_int8_16(unsigned short *w,
+                                                   const unsigned char *codes,
+                                                   const float *scales, int n,
+                                                   int k, int bf16) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n * k) return;
+  float v = (float)(signed char)codes[i] * scales[i / k];
+  w[i] = bf16 ? __bfloat16_as_ushort(__float2bfloat16_rn(v))
+              : __half_as_ushort(__float2half_rn(v));
 }
 extern "C" __global__ void qf_test_shared_reverse(float *out, int words) {
   extern __shared__ float buf[];

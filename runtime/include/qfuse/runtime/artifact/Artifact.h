@@ -17,8 +17,11 @@
 // "model" object. Version 3 lets a weight appear once per packed layout: an
 // entry with "source" is the checkpoint tensor `source` packed in its own
 // layout (all entries of one source must agree in shape and encoding, and
-// differ in layout). Version 2 files are still read. Errors are qfuse::Error
-// naming the file and the JSON field:
+// differ in layout). Version 4 lets a launch name its op. Version 5 adds
+// the dequantize + cuBLAS fallback: workspace buffers, gemm steps that
+// multiply by a weight held in a buffer ("weight_buffer", f16 or bf16) and
+// "qf.dequantize" launches that fill it. Version 2 files are still read.
+// Errors are qfuse::Error naming the file and the JSON field:
 //
 //   artifact 'm.qfa': plans[0].steps[1].args[2]: weight 'w' is not declared
 //   in 'weights'
@@ -47,6 +50,11 @@ namespace qfuse::runtime {
 using qfuse::format::kArtifactVersion;
 /// The value of the "format" field.
 constexpr std::string_view kArtifactFormat = "qfuse-artifact";
+/// The op of a launch that dequantizes a packed weight into a dense [N, K]
+/// buffer (its kernel parameter "w") for a gemm step on "weight_buffer".
+constexpr std::string_view kDequantizeOp = "qf.dequantize";
+/// The kernel parameter a qf.dequantize launch writes the weight to.
+constexpr std::string_view kDequantizeOutputParam = "w";
 
 /// "sm_90" -> {9, 0, false}; "sm_90a" -> {9, 0, true}.
 struct ChipTarget {
@@ -118,6 +126,13 @@ struct BufferSpec {
   /// A state buffer (KV caches): one allocation per executor, shared by
   /// every plan, zeroed once and kept across runs. Its shape has no "M".
   bool state = false;
+  /// A workspace (version 5): one allocation per executor, shared by every
+  /// plan like a state buffer, but never zeroed and not kept: what it holds
+  /// matters within one plan run only (the weight a qf.dequantize launch
+  /// writes for the gemm after it). Its shape has no "M".
+  bool workspace = false;
+  /// State buffers and workspaces: one allocation serves every plan.
+  bool sharedByPlans() const { return state || workspace; }
   /// Bytes for batch size `batch` (every "M" replaced by it).
   uint64_t numBytes(int64_t batch) const;
   /// Extent `dim` for batch size `batch`.
@@ -134,28 +149,32 @@ struct Arg {
 };
 
 /// A `gemm` step: y[M, N] = x[M, K] * W[N, K]^T (+ bias[N]) (+ residual[M,
-/// N]) through cuBLAS, f16 in and out with f32 accumulation. W is a weight
-/// with the dense `f16` encoding in row_major; x, y and residual are f16
-/// buffers [M, K], [M, N], [M, N] whose first extent is the rows M ("M" or a
-/// number, the same for all three); bias an f16 tensor [N]. Optional
-/// operands are empty strings.
+/// N]) through cuBLAS, with f32 accumulation. W is exactly one of `weight`, a
+/// weight with the dense `f16` encoding in row_major, or (version 5)
+/// `weightBuffer`, a buffer holding W row-major in its first N * K elements.
+/// x, y and residual are buffers [M, K], [M, N], [M, N] whose first extent
+/// is the rows M ("M" or a number, the same for all three); bias a tensor
+/// [N]. Everything is f16, or, with a weight buffer, everything bf16
+/// (`dtype`). Optional operands are empty strings.
 struct GemmStep {
-  std::string x, weight, y, bias, residual;
+  std::string x, weight, weightBuffer, y, bias, residual;
+  DType dtype = DType::F16;
 };
 
 struct Step {
   enum class Kind { Launch, Memset, Gemm };
   Kind kind = Kind::Launch;
   std::string target;     // the kernel launched, the buffer zeroed, or the
-                          // gemm's weight
+                          // gemm's weight (or weight buffer)
   size_t kernelIndex = 0; // launch: index into Artifact::kernels
   std::array<uint32_t, 3> grid = {1, 1, 1};
   std::array<uint32_t, 3> block = {1, 1, 1};
   uint32_t sharedBytes = 0; // dynamic shared memory
   std::vector<Arg> args;
   GemmStep gemm; // gemm steps only
-  /// Launch steps of version 4: the op the launch runs ("qf.gptq_block_update")
-  /// and, for a GPTQ block update, the grid it quantizes to; empty otherwise.
+  /// Launch steps of version 4: the op the launch runs ("qf.gptq_block_update",
+  /// "qf.dequantize") and, for a GPTQ block update, the grid it quantizes
+  /// to; empty otherwise.
   std::string op;
   bool hasEncoding = false;
   format::Encoding encoding;
@@ -229,6 +248,13 @@ struct Artifact {
   /// The plan for `batch`; throws listing the compiled batch sizes.
   const Plan &plan(int64_t batch) const;
 };
+
+/// For a qf.dequantize launch: the buffer bound to its parameter "w", which
+/// it fills with the dense [N, K] weight; empty for every other step.
+std::string dequantizeTarget(const Artifact &artifact, const Step &step);
+/// For a qf.dequantize launch: the weight its arguments name (the validator
+/// checks there is exactly one); empty for every other step.
+std::string dequantizeSource(const Step &step);
 
 /// Decodes standard base64 (with '=' padding; whitespace ignored).
 std::optional<std::vector<uint8_t>> decodeBase64(std::string_view text);

@@ -293,16 +293,16 @@ public:
   cublasHandle_t get() const { return handle_; }
   void setStream(CUstream stream);
 
-  /// Row-major y[M, N] = x[M, K] * W[N, K]^T + beta * y in fp16 with fp32
-  /// accumulation (cublasGemmEx, CUBLAS_COMPUTE_32F), enqueued on the
-  /// handle's stream.
-  void gemmF16RowMajor(CUdeviceptr y, CUdeviceptr x, CUdeviceptr w, int m,
-                       int n, int k, float beta = 0.0f);
+  /// Row-major y[M, N] = x[M, K] * W[N, K]^T + beta * y, every matrix of
+  /// `type` (CUDA_R_16F or CUDA_R_16BF) with fp32 accumulation
+  /// (cublasGemmEx, CUBLAS_COMPUTE_32F), enqueued on the handle's stream.
+  void gemmRowMajor(cudaDataType_t type, CUdeviceptr y, CUdeviceptr x,
+                    CUdeviceptr w, int m, int n, int k, float beta = 0.0f);
   /// Row-major y[M, N] = ones[M] (x) bias[N] + beta * y: the bias added to
   /// every row, as a rank-1 cublasGemmEx (K = 1) with a device vector of M
-  /// f16 ones, so that it is captured into graphs like any GEMM.
-  void addRowBroadcastF16(CUdeviceptr y, CUdeviceptr bias, CUdeviceptr ones,
-                          int m, int n, float beta);
+  /// ones, all of `type`, so that it is captured into graphs like any GEMM.
+  void addRowBroadcast(cudaDataType_t type, CUdeviceptr y, CUdeviceptr bias,
+                       CUdeviceptr ones, int m, int n, float beta);
 
 private:
   cublasHandle_t handle_ = nullptr;

@@ -11,9 +11,12 @@
 //   exec.replay(16, stream);                   // every decode step
 //
 // Buffers marked "state" (KV caches) are allocated once, zeroed, and shared
-// by every plan; resetState zeroes them again for a new sequence. `gemm`
-// steps run cuBLAS on the plan's stream with the executor's own handle and
-// workspace, so they are captured into graphs like kernel launches.
+// by every plan; resetState zeroes them again for a new sequence. Buffers
+// marked "workspace" (the dequantized weight of the cuBLAS fallback) are
+// allocated once too and shared by every plan, but never zeroed: a plan
+// writes one before it reads it. `gemm` steps run cuBLAS on the plan's
+// stream with the executor's own handle and workspace, so they are captured
+// into graphs like kernel launches.
 //
 // Weight components are bound by name and component ("codes", "scales",
 // ...) in the packed layout the artifact asks for; loadWeights reads them
@@ -125,13 +128,16 @@ public:
   //===--------------------------------------------------------------------===//
 
   /// Allocates every buffer for the plan of `batch` (a no-op when done),
-  /// and the state buffers the first time.
+  /// and the state buffers and workspaces the first time.
   void allocate(int64_t batch);
-  /// A buffer allocated for `batch` (for a state buffer: the one shared by
-  /// every batch).
+  /// A buffer allocated for `batch` (for a state buffer or workspace: the
+  /// one shared by every batch).
   cuda::DeviceBuffer &buffer(int64_t batch, const std::string &name);
-  /// Device bytes held by the buffers of `batch` (state buffers excluded).
+  /// Device bytes held by the buffers of `batch` (state buffers and
+  /// workspaces, which every batch shares, excluded).
   size_t bufferBytes(int64_t batch) const;
+  /// Device bytes of all workspaces (0 before the first allocate).
+  size_t workspaceBytes() const;
 
   /// A state buffer (allocated and zeroed on first use).
   cuda::DeviceBuffer &stateBuffer(const std::string &name);
@@ -190,6 +196,10 @@ private:
   /// workspace, which must not happen mid-capture).
   void prepareCublas(CUstream stream);
   void allocateState();
+  void allocateWorkspaces();
+  /// Device vectors of ones, one per dtype of a gemm step with a bias, as
+  /// long as the most rows such a step has.
+  void makeBiasOnes();
   cuda::DeviceBuffer &bufferOf(const std::string &name, Instance &instance);
   CUdeviceptr argumentPointer(const Arg &arg, Instance &instance);
   void dropGraphs();
@@ -216,16 +226,20 @@ private:
   // State buffers, shared by every instance; empty until first allocated.
   std::map<std::string, cuda::DeviceBuffer> state_;
   bool stateAllocated_ = false;
+  // Workspaces, shared by every instance, never zeroed; empty until the
+  // first allocate.
+  std::map<std::string, cuda::DeviceBuffer> workspaces_;
+  bool workspacesAllocated_ = false;
 
-  // gemm steps: a handle with its own workspace, the stream it was last
-  // pointed at, and M f16 ones for bias rank-1 updates.
   // Set only inside runSteps: buffer names resolved to caller memory.
   const std::map<std::string, CUdeviceptr> *overrides_ = nullptr;
 
+  // gemm steps: a handle with its own workspace, the stream it was last
+  // pointed at, and M ones per dtype (f16, bf16) for bias rank-1 updates.
   std::unique_ptr<cuda::Cublas> cublas_;
   CUstream cublasStream_ = nullptr;
   bool cublasStreamSet_ = false;
-  cuda::DeviceBuffer ones_;
+  std::map<DType, cuda::DeviceBuffer> ones_;
 };
 
 } // namespace qfuse::runtime

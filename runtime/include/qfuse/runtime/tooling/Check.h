@@ -39,16 +39,24 @@ bindRandomWeights(Executor &executor, uint64_t seed);
 struct LaunchCheck {
   std::string kernel;
   std::string weight;
-  int64_t m = 0, n = 0, k = 0;
+  int64_t m = 0, n = 0, k = 0; ///< m is 0 for a dequantize check
   double relativeError = 0;
   bool unwritten = false; ///< an output element kept its NaN poison
   bool passed = false;
+  /// A qf.dequantize launch's [N, K] output, compared elementwise with
+  /// format::dequantize rounded to its dtype: `mismatches` elements differ
+  /// (passed only at 0).
+  bool dequantize = false;
+  int64_t mismatches = 0;
 };
 
 /// Runs the plan for `batch` once on random activations and checks every
-/// launch of the form y = x * W^T against the reference. `weights` holds
-/// the row-major components by checkpoint tensor (WeightSpec::source), as
-/// bindRandomWeights returns them.
+/// launch of the form y = x * W^T against the reference: fused launches and
+/// gemm steps, a gemm on a weight buffer as the matmul of the weight the
+/// latest qf.dequantize launch before it wrote there. Then each weight
+/// buffer against the last weight dequantized into it (exactly). `weights`
+/// holds the row-major components by checkpoint tensor (WeightSpec::source),
+/// as bindRandomWeights returns them.
 std::vector<LaunchCheck>
 checkPlan(Executor &executor, int64_t batch, CUstream stream,
           const std::map<std::string, format::TensorMap> &weights,
