@@ -235,7 +235,7 @@ TEST_P(SampleGpu, FrequenciesPassChiSquare) {
     const std::vector<SamplingOptions> options(size_t(batch), s.options);
     std::vector<int64_t> counts(size_t(vocab), 0);
     for (int64_t l = 0; l < launches; ++l) {
-      std::vector<int32_t> counters(size_t(batch));
+      std::vector<int32_t> counters(static_cast<size_t>(batch));
       for (int64_t r = 0; r < batch; ++r)
         counters[r] = static_cast<int32_t>(l * batch + r);
       for (int32_t id : kernel->run(batch, stream->get(), logits, options,
