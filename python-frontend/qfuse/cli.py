@@ -44,6 +44,10 @@ def _add_model_args(p, config_required):
                    help="KV cache positions (default max_position_embeddings)")
     g.add_argument("--dtype", default="f16", choices=("f16", "bf16"),
                    help="activation type of the whole model")
+    g.add_argument("--sampling", action="store_true",
+                   help="draw next_token on the GPU (qf.sample: temperature, top-k, "
+                        "top-p, min-p, repetition penalty, seed; docs/sampling.md) "
+                        "instead of the greedy argmax")
     g.add_argument("--decode-step-only", action="store_true",
                    help="only the linear layers (every layer's q..down + lm_head), "
                         "as the benchmarks measure them")
@@ -79,7 +83,7 @@ def _emit_text(args):
         if args.decode_step_only:
             return emit_decode_step_only(cfg, plan, _rows(args) or 1, args.layers, progress)
         return emit_model(cfg, plan, _rows(args), args.layers, args.max_seq, args.dtype,
-                          progress)
+                          progress, sampling=getattr(args, "sampling", False))
 
 
 def _write(text, output):

@@ -316,6 +316,20 @@ class Function:
         out = TensorType((m,), "i32")
         return self._op(hint, out, f"qf.argmax {x} : {x.type} -> {out}")
 
+    def sample(self, logits, params, mask, counters, hint="next"):
+        """qf.sample: one token per row, drawn with the per-row (or shared
+        [1, 8]) parameters, penalty mask [R, V] i8 and Philox counters [M]
+        (docs/sampling.md)."""
+        m, v = self._matrix(logits, "logits", "qf.sample")
+        if params.type.shape[1:] != (8,) or params.type.elt != "i32":
+            raise IRError(f"qf.sample: params must be [R, 8] i32, got {params.type}")
+        if mask.type.shape[1:] != (v,) or mask.type.elt != "i8":
+            raise IRError(f"qf.sample: penalty_mask must be [R, {v}] i8, got {mask.type}")
+        out = TensorType((m,), "i32")
+        ins = (logits, params, mask, counters)
+        return self._op(hint, out, f"qf.sample {', '.join(str(i) for i in ins)} : "
+                                   f"{', '.join(str(i.type) for i in ins)} -> {out}")
+
     def ret(self, values, names=()):
         """Returns `values`; `names[i]` (when given) is result i's qf.name,
         the buffer name the runtime reads it by."""

@@ -53,7 +53,7 @@ def emit_decode_step_only(cfg, plan, batch=1, layers=None, progress=None):
 
 
 def emit_model(cfg, plan, batch=1, layers=None, max_seq=None, dtype="f16",
-               progress=None):
+               progress=None, sampling=False):
     """The whole decode step of `cfg` as qf IR text.
 
     @decode_step(input_ids [M], positions [M], per layer key/value caches
@@ -63,6 +63,11 @@ def emit_model(cfg, plan, batch=1, layers=None, max_seq=None, dtype="f16",
     artifact then holds a plan per compiled batch size (decode and prefill
     chunks; docs/decode-model.md). The module's `qf.model` attribute tells
     the runtime the model's shape and cache length.
+
+    `sampling=True` draws next_token on the device (qf.sample, counters =
+    positions) instead of the argmax, from two more inputs the runtime
+    writes: `sampling_params` [1, 8] i32 and `penalty_mask` [1, vocab] i8
+    (docs/sampling.md). Temperature 0 there is still greedy.
     """
     n_layers = _layer_count(cfg, layers)
     seq = max_seq_for(cfg, max_seq)
@@ -95,6 +100,9 @@ def emit_model(cfg, plan, batch=1, layers=None, max_seq=None, dtype="f16",
     f = module.func("decode_step")
     ids = f.arg("ids", tensor(M, elt="i32"), "input_ids")
     pos = f.arg("pos", tensor(M, elt="i32"), "positions")
+    if sampling:
+        sparams = f.arg("sparams", tensor(1, 8, elt="i32"), "sampling_params")
+        smask = f.arg("smask", tensor(1, cfg.vocab_size, elt="i8"), "penalty_mask")
     caches = []
     for i in range(n_layers):
         kc = f.arg(f"kc{i}", tensor(seq, cfg.kv_width, elt=dtype),
@@ -141,7 +149,7 @@ def emit_model(cfg, plan, batch=1, layers=None, max_seq=None, dtype="f16",
         h = f.add(h, down, f"h{i}")
         if progress:
             progress.update(i + 1)
-    f.comment("final norm, lm_head, greedy token")
+    f.comment("final norm, lm_head, " + ("sampled" if sampling else "greedy") + " token")
     gn = f.tensor_ref("model.norm.weight", tensor(H, elt=dtype), "gnorm")
     xn = f.rms_norm(h, gn, cfg.rms_norm_eps, "xnorm")
     lm_text = plan.text_for("lm_head", "lm_head")
@@ -155,7 +163,10 @@ def emit_model(cfg, plan, batch=1, layers=None, max_seq=None, dtype="f16",
         logits = f.matmul(xn, w, "logits")
     else:
         logits = linear(xn, "lm_head", "lm_head", "logits")
-    nxt = f.argmax(logits, "next")
+    if sampling:
+        nxt = f.sample(logits, sparams, smask, pos, "next")
+    else:
+        nxt = f.argmax(logits, "next")
     f.ret([nxt, logits] + new_caches, ["next_token", "logits"])
     return module.text()
 

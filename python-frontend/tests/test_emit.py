@@ -20,6 +20,16 @@ def emit(config, encoding="int4-g128", overrides=(), **kw):
 class EmittedText(unittest.TestCase):
     """What the IR says, without the tools."""
 
+    def test_sampling_replaces_the_argmax(self):
+        text = emit(QWEN25_1_5B, max_seq=1024, batch=None, sampling=True)
+        self.assertNotIn("qf.argmax", text)
+        self.assertIn('%sparams: tensor<1x8xi32> {qf.name = "sampling_params"}', text)
+        self.assertIn('%smask: tensor<1x151936xi8> {qf.name = "penalty_mask"}', text)
+        self.assertIn("qf.sample %logits, %sparams, %smask, %pos : tensor<?x151936xf16>, "
+                      "tensor<1x8xi32>, tensor<1x151936xi8>, tensor<?xi32> -> tensor<?xi32>",
+                      text)
+        self.assertIn("qf.argmax", emit(QWEN25_1_5B, max_seq=1024))
+
     def test_qwen(self):
         text = emit(QWEN25_1_5B, max_seq=1024)
         self.assertIn("#int4_g128 = #qf.enc<int4, group = 128, scale = f16>", text)

@@ -269,6 +269,7 @@ struct RunOptions {
   std::string promptText, systemText, tokenizerDir;
   bool chat = false;
   SamplingOptions sampling;
+  bool hostSampling = false;
   bool fp16 = false;
   std::string savePacked;
 };
@@ -305,6 +306,9 @@ void addOptions(CLI::App &app, RunOptions &o) {
                  "drop tokens below this fraction of the likeliest (0: off)");
   app.add_option("--repetition-penalty", o.sampling.repetitionPenalty,
                  "divide the logits of tokens seen so far (1: off)");
+  app.add_flag("--host-sampling", o.hostSampling,
+               "sample on the host even when the artifact samples on the "
+               "device (qfuse emit --sampling)");
   app.add_option("--seed", o.sampling.seed, "seed of the sampler")
       ->default_val(0);
   app.add_option("--max-new-tokens", o.maxNew, "tokens to generate")
@@ -459,7 +463,8 @@ json runRecord(const RunOptions &o, int argc, char **argv,
             {"top_p", o.sampling.topP},
             {"min_p", o.sampling.minP},
             {"repetition_penalty", o.sampling.repetitionPenalty},
-            {"seed", o.sampling.seed}}},
+            {"seed", o.sampling.seed},
+            {"host_sampling", o.hostSampling}}},
           {"stop_tokens", options.stopTokens}};
 }
 
@@ -505,6 +510,7 @@ int main(int argc, char **argv) {
       encoding = parseEncodingOption(o.encodingText);
     GenerateOptions options;
     options.sampling = o.sampling;
+    options.hostSampling = o.hostSampling;
     std::optional<qfuse::text::Tokenizer> tokenizer =
         tokenizePrompt(o, options);
     std::optional<ModelCheckpoint> checkpoint;

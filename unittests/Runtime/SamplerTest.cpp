@@ -7,8 +7,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "qfuse/format/Sampling.h"
 #include "qfuse/runtime/Error.h"
 #include "qfuse/runtime/sampling/Sampler.h"
+
+#include "ChiSquare.h"
 
 #include <gtest/gtest.h>
 
@@ -21,6 +24,8 @@
 
 using qfuse::runtime::Sampler;
 using qfuse::runtime::SamplingOptions;
+using qfuse::testing::chiSquare;
+using qfuse::testing::chiSquareCritical;
 
 namespace {
 
@@ -93,42 +98,6 @@ std::vector<float> randomLogits(size_t n, uint64_t seed, float scale = 3) {
   for (float &v : x)
     v = normal(rng);
   return x;
-}
-
-/// The chi-square statistic of `counts` against `p` over `draws`, pooling
-/// the cells expected below 5 into one, and its degrees of freedom.
-std::pair<double, int> chiSquare(const std::vector<int64_t> &counts,
-                                 const std::vector<double> &p, int64_t draws) {
-  double stat = 0, pooledExpected = 0;
-  int64_t pooledCount = 0;
-  int cells = 0;
-  for (size_t i = 0; i < p.size(); ++i) {
-    const double expected = p[i] * draws;
-    if (p[i] == 0) {
-      EXPECT_EQ(counts[i], 0) << "token " << i << " has probability 0";
-      continue;
-    }
-    if (expected < 5) {
-      pooledExpected += expected;
-      pooledCount += counts[i];
-      continue;
-    }
-    stat += (counts[i] - expected) * (counts[i] - expected) / expected;
-    ++cells;
-  }
-  if (pooledExpected > 0) {
-    stat += (pooledCount - pooledExpected) * (pooledCount - pooledExpected) /
-            std::max(pooledExpected, 1e-9);
-    ++cells;
-  }
-  return {stat, cells - 1};
-}
-
-/// The chi-square quantile at 1 - 1e-4 (Wilson-Hilferty).
-double chiSquareCritical(int dof) {
-  const double z = 3.719, k = dof;
-  const double c = 1 - 2 / (9 * k) + z * std::sqrt(2 / (9 * k));
-  return k * c * c * c;
 }
 
 std::vector<int64_t> draw(Sampler &sampler, const std::vector<float> &logits,
@@ -240,11 +209,48 @@ TEST(Sampler, SameSeedSameTokens) {
   EXPECT_NE(run(1234), run(1235));
 }
 
-TEST(Sampler, UniformIsTheTop53Bits) {
-  Sampler sampler({1, 0, 1, 0, 1, 42});
-  std::mt19937_64 rng(42);
-  for (int i = 0; i < 100; ++i)
-    ASSERT_EQ(sampler.uniform(), double(rng() >> 11) / 9007199254740992.0);
+TEST(Sampler, UniformIsPhiloxTop24Bits) {
+  namespace sampling = qfuse::format::sampling;
+  // Random123's known answers for Philox4x32-10.
+  EXPECT_EQ(sampling::philox4x32({0, 0, 0, 0}, {0, 0}),
+            (sampling::Philox4x32{0x6627e8d5, 0xe169c58d, 0xbc57ac4c,
+                                  0x9b00dbd8}));
+  EXPECT_EQ(sampling::philox4x32({~0u, ~0u, ~0u, ~0u}, {~0u, ~0u}),
+            (sampling::Philox4x32{0x408f276d, 0x41c83b0e, 0xa20bc7c6,
+                                  0x6d5451fd}));
+  EXPECT_EQ(sampling::philox4x32({0x243f6a88, 0x85a308d3, 0x13198a2e,
+                                  0x03707344},
+                                 {0xa4093822, 0x299f31d0}),
+            (sampling::Philox4x32{0xd16cfe09, 0x94fdcceb, 0x5001e420,
+                                  0x24126ea1}));
+  const uint64_t seed = 0x0123456789abcdefull;
+  Sampler sampler({1, 0, 1, 0, 1, seed});
+  for (uint64_t c : {0ull, 1ull, 77ull, 1ull << 40}) {
+    const auto words = sampling::philox4x32(
+        {uint32_t(c), uint32_t(c >> 32), 0, 0},
+        {uint32_t(seed), uint32_t(seed >> 32)});
+    EXPECT_EQ(sampler.uniform(c), double(words[0] >> 8) / 16777216.0);
+  }
+}
+
+TEST(Sampler, CountersAreIndependentOfOrder) {
+  const auto logits = randomLogits(64, 3);
+  const Sampler sampler({0.8f, 0, 1, 0, 1, 99});
+  std::vector<int32_t> forward, backward;
+  for (uint64_t c = 0; c < 50; ++c)
+    forward.push_back(sampler.sample(logits, {}, c));
+  for (uint64_t c = 50; c-- > 0;)
+    backward.insert(backward.begin(), sampler.sample(logits, {}, c));
+  EXPECT_EQ(forward, backward);
+}
+
+TEST(Sampler, TopPKeepsTiesWithTheLastKept) {
+  // p ~ .468 .172 .172 .172 .016: top-p .6 reaches .64 at the first tied
+  // token and keeps the other two.
+  const std::vector<float> logits = {2, 1, 1, 1, -1.3f};
+  const auto p = Sampler({1, 0, 0.6f, 0, 1, 0}).distribution(logits, {});
+  EXPECT_GT(p[3], 0);
+  EXPECT_EQ(p[4], 0);
 }
 
 TEST(Sampler, RejectsBadOptions) {

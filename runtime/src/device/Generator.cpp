@@ -3,6 +3,7 @@
 #include "qfuse/runtime/device/Generator.h"
 
 #include "qfuse/format/Numerics.h"
+#include "qfuse/format/Sampling.h"
 #include "qfuse/runtime/Error.h"
 
 #include <algorithm>
@@ -15,6 +16,8 @@ constexpr const char *kInputIds = "input_ids";
 constexpr const char *kPositions = "positions";
 constexpr const char *kNextToken = "next_token";
 constexpr const char *kLogits = "logits";
+constexpr const char *kSamplingParams = "sampling_params";
+constexpr const char *kPenaltyMask = "penalty_mask";
 
 std::string dimsText(const BufferSpec &spec) {
   std::string text = "[";
@@ -120,26 +123,37 @@ Generator::Generator(Executor &executor, CUstream stream)
   maxSeq_ = artifact.model.maxSeq;
   vocab_ = artifact.model.vocabSize;
 
-  // Each contract buffer: [M] (or [M, vocab]) of its dtype, per plan.
-  auto expect = [&](const char *name, DType dtype, bool withVocab) {
+  // Each contract buffer: [M] (or [M, columns]) of its dtype, per plan; the
+  // sampler's are [1, columns].
+  auto expect = [&](const char *name, DType dtype, int64_t columns,
+                    bool batchRows = true) {
     const BufferSpec *spec = artifact.findBuffer(name);
     if (!spec)
       fail(std::string("no buffer '") + name + "'");
+    const bool rowsOk = batchRows ? spec->shape[0].isBatch
+                                  : (!spec->shape[0].isBatch &&
+                                     spec->shape[0].value == 1);
     const bool shapeOk =
         !spec->state && spec->dtype == dtype &&
-        spec->shape.size() == (withVocab ? 2u : 1u) && spec->shape[0].isBatch &&
-        (!withVocab ||
-         (!spec->shape[1].isBatch && spec->shape[1].value == vocab_));
+        spec->shape.size() == (columns ? 2u : 1u) && rowsOk &&
+        (!columns ||
+         (!spec->shape[1].isBatch && spec->shape[1].value == columns));
     if (!shapeOk)
       fail(std::string("buffer '") + name + "' is " + dimsText(*spec) +
-           (spec->state ? " (state)" : "") + ", expected [M" +
-           (withVocab ? ", " + std::to_string(vocab_) : std::string()) + "] " +
+           (spec->state ? " (state)" : "") + ", expected [" +
+           (batchRows ? "M" : "1") +
+           (columns ? ", " + std::to_string(columns) : std::string()) + "] " +
            std::string(artifactName(dtype)));
   };
-  expect(kInputIds, DType::I32, false);
-  expect(kPositions, DType::I32, false);
-  expect(kNextToken, DType::I32, false);
-  expect(kLogits, DType::F16, true);
+  expect(kInputIds, DType::I32, 0);
+  expect(kPositions, DType::I32, 0);
+  expect(kNextToken, DType::I32, 0);
+  expect(kLogits, DType::F16, vocab_);
+  deviceSampler_ = artifact.findBuffer(kSamplingParams) != nullptr;
+  if (deviceSampler_) {
+    expect(kSamplingParams, DType::I32, format::sampling::kParamSlots, false);
+    expect(kPenaltyMask, DType::I8, vocab_, false);
+  }
   if (!artifact.findPlan(1))
     fail("no plan for batch 1 (decode steps run it)");
   for (const Plan &plan : artifact.plans)
@@ -195,6 +209,32 @@ void Generator::copyLogitsRow(int64_t batch, int64_t row,
     out[i] = format::halfToFloat(half[i]);
 }
 
+void Generator::prepareDeviceSampler(const SamplingOptions &sampling,
+                                     const std::vector<int32_t> &prompt,
+                                     const std::vector<int64_t> &batches,
+                                     SamplerStaging &staging) {
+  if (std::string why = sampling.check(); !why.empty())
+    throw Error("sampling: " + why);
+  auto &row = staging.params;
+  auto &maskStaging = staging.mask;
+  const auto values = format::sampling::paramRow(
+      sampling.temperature, sampling.topK, sampling.topP, sampling.minP,
+      sampling.repetitionPenalty, sampling.seed);
+  row.assign(values.begin(), values.end());
+  maskStaging.assign(static_cast<size_t>(vocab_), 0);
+  for (int32_t id : prompt)
+    maskStaging[static_cast<size_t>(id)] = 1;
+  for (int64_t batch : batches) {
+    QFUSE_CU_CTX(cuMemcpyHtoDAsync(executor_.buffer(batch, kSamplingParams).ptr(),
+                                   row.data(), row.size() * 4, stream_),
+                 "writing the sampling parameters");
+    QFUSE_CU_CTX(cuMemcpyHtoDAsync(executor_.buffer(batch, kPenaltyMask).ptr(),
+                                   maskStaging.data(), maskStaging.size(),
+                                   stream_),
+                 "writing the repetition penalty mask");
+  }
+}
+
 Generation Generator::generate(const std::vector<int32_t> &prompt,
                                int64_t maxNewTokens,
                                const GenerateOptions &options) {
@@ -210,7 +250,21 @@ Generation Generator::generate(const std::vector<int32_t> &prompt,
 
   Generation out;
   out.promptTokens = promptTokens;
+  const bool onDevice = deviceSampler_ && !options.hostSampling;
   captureGraphs(executor_, stream_, chunks);
+  // The host staging of the device sampler's inputs lives until the end.
+  SamplerStaging samplerStaging;
+  if (deviceSampler_) {
+    std::vector<int64_t> used = {1};
+    for (const auto &chunk : chunks)
+      used.push_back(chunk.first);
+    std::sort(used.begin(), used.end());
+    used.erase(std::unique(used.begin(), used.end()), used.end());
+    // Host sampling over such an artifact: its next_token is unused, but
+    // its parameters must be valid.
+    prepareDeviceSampler(onDevice ? options.sampling : SamplingOptions{},
+                         prompt, used, samplerStaging);
+  }
   reset();
 
   auto copyIn = [&](int64_t batch, const char *buffer,
@@ -236,10 +290,10 @@ Generation Generator::generate(const std::vector<int32_t> &prompt,
   // Stepwise: each token is known on the host before the next step runs
   // (callback, stop tokens, host sampling); the token the host chose is
   // copied to the decode step's input_ids from pinned memory.
-  const bool stepwise = options.stepwise();
+  const bool stepwise = options.stepwise(deviceSampler_);
   std::optional<Sampler> sampler;
   std::vector<int32_t> history;
-  if (options.sampling.needsLogits()) {
+  if (options.sampling.needsLogits() && !onDevice) {
     sampler.emplace(options.sampling);
     history = prompt;
   }
@@ -252,7 +306,9 @@ Generation Generator::generate(const std::vector<int32_t> &prompt,
     if (sampler || options.keepLogits)
       copyLogitsRow(batch, row, logits); // synchronizes
     if (sampler) {
-      const int32_t token = sampler->sample(logits, history);
+      // The draw's counter is the row's position, as on the device.
+      const int32_t token = sampler->sample(
+          logits, history, static_cast<uint64_t>(promptTokens - 1 + index));
       tokens.as<int32_t>()[index] = token;
       history.push_back(token);
     } else {
@@ -266,6 +322,11 @@ Generation Generator::generate(const std::vector<int32_t> &prompt,
     if (!stepwise)
       return true;
     const int32_t token = tokens.as<int32_t>()[index];
+    if (onDevice && options.sampling.repetitionPenalty != 1)
+      QFUSE_CU_CTX(cuMemsetD8Async(executor_.buffer(1, kPenaltyMask).ptr() +
+                                       static_cast<CUdeviceptr>(token),
+                                   1, 1, stream_),
+                   "marking the token in the penalty mask");
     const bool stop = std::find(options.stopTokens.begin(),
                                 options.stopTokens.end(),
                                 token) != options.stopTokens.end();

@@ -2,6 +2,7 @@
 
 #include "qfuse/runtime/sampling/Sampler.h"
 
+#include "qfuse/format/Sampling.h"
 #include "qfuse/runtime/Error.h"
 
 #include <algorithm>
@@ -26,14 +27,13 @@ std::string SamplingOptions::check() const {
   return "";
 }
 
-Sampler::Sampler(const SamplingOptions &options)
-    : options_(options), rng_(options.seed) {
+Sampler::Sampler(const SamplingOptions &options) : options_(options) {
   if (std::string why = options.check(); !why.empty())
     throw Error("sampling: " + why);
 }
 
-double Sampler::uniform() {
-  return static_cast<double>(rng_() >> 11) * 0x1.0p-53;
+double Sampler::uniform(uint64_t counter) const {
+  return format::sampling::uniform(options_.seed, counter);
 }
 
 std::vector<double>
@@ -100,6 +100,9 @@ Sampler::distribution(const std::vector<float> &logits,
       if (mass >= options_.topP)
         break;
     }
+    // Ties with the last kept logit stay, as top-k's do.
+    while (count < keep && x[order[count]] == x[order[count - 1]])
+      ++count;
     keep = count;
   }
   if (options_.minP > 0) {
@@ -116,13 +119,7 @@ Sampler::distribution(const std::vector<float> &logits,
   return p;
 }
 
-int32_t Sampler::sample(const std::vector<float> &logits,
-                        const std::vector<int32_t> &history) {
-  const std::vector<double> p = distribution(logits, history);
-  if (options_.greedy())
-    return static_cast<int32_t>(std::max_element(p.begin(), p.end()) -
-                                p.begin());
-  const double u = uniform();
+int32_t Sampler::pick(const std::vector<double> &p, double u) {
   double cumulative = 0;
   int32_t last = -1;
   for (size_t i = 0; i < p.size(); ++i) {
@@ -134,6 +131,16 @@ int32_t Sampler::sample(const std::vector<float> &logits,
       return last;
   }
   return last; // rounding left u above the total
+}
+
+int32_t Sampler::sample(const std::vector<float> &logits,
+                        const std::vector<int32_t> &history,
+                        uint64_t counter) const {
+  const std::vector<double> p = distribution(logits, history);
+  if (options_.greedy())
+    return static_cast<int32_t>(std::max_element(p.begin(), p.end()) -
+                                p.begin());
+  return pick(p, uniform(counter));
 }
 
 } // namespace qfuse::runtime

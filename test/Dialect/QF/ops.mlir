@@ -372,6 +372,21 @@ func.func @embedding_argmax(%t: tensor<32000x4096xbf16>, %ids: tensor<?xi32>, %l
 
 // -----
 
+// CHECK-LABEL: func.func @sample
+// CHECK: qf.sample %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<?x32000xf16>, tensor<1x8xi32>, tensor<1x32000xi8>, tensor<?xi32> -> tensor<?xi32>
+// CHECK: qf.sample %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<4x1000xbf16>, tensor<4x8xi32>, tensor<4x1000xi8>, tensor<4xi32> -> tensor<4xi32>
+// GENERIC-LABEL: sym_name = "sample"
+// GENERIC: "qf.sample"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (tensor<?x32000xf16>, tensor<1x8xi32>, tensor<1x32000xi8>, tensor<?xi32>) -> tensor<?xi32>
+func.func @sample(%l: tensor<?x32000xf16>, %p: tensor<1x8xi32>, %m: tensor<1x32000xi8>, %c: tensor<?xi32>,
+                  %l4: tensor<4x1000xbf16>, %p4: tensor<4x8xi32>, %m4: tensor<4x1000xi8>, %c4: tensor<4xi32>)
+    -> (tensor<?xi32>, tensor<4xi32>) {
+  %a = qf.sample %l, %p, %m, %c : tensor<?x32000xf16>, tensor<1x8xi32>, tensor<1x32000xi8>, tensor<?xi32> -> tensor<?xi32>
+  %b = qf.sample %l4, %p4, %m4, %c4 : tensor<4x1000xbf16>, tensor<4x8xi32>, tensor<4x1000xi8>, tensor<4xi32> -> tensor<4xi32>
+  return %a, %b : tensor<?xi32>, tensor<4xi32>
+}
+
+// -----
+
 // Ops written in the generic form parse and print in the custom form.
 // CHECK-LABEL: func.func @from_generic
 // CHECK: %[[W:.*]] = qf.weight_ref "w" : !qf.weight<64x64, #int8_pc>

@@ -34,7 +34,7 @@ DictionaryAttr qf::f32Arg(MLIRContext *ctx, double value) {
 
 bool qf::isDecodeOp(Operation *op) {
   return isa<RMSNormOp, RotaryOp, AttentionOp, SiluMulOp, AddOp, EmbeddingOp,
-             ArgmaxOp, GPTQBlockUpdateOp>(op);
+             ArgmaxOp, SampleOp, GPTQBlockUpdateOp>(op);
 }
 
 FailureOr<SmallVector<OpLaunch>>
@@ -47,6 +47,7 @@ qf::lowerDecodeOp(Operation *op, OpKernelContext &context, int64_t batch) {
       .Case([&](AddOp o) { return lowerAdd(o, context, batch); })
       .Case([&](EmbeddingOp o) { return lowerEmbedding(o, context, batch); })
       .Case([&](ArgmaxOp o) { return lowerArgmax(o, context, batch); })
+      .Case([&](SampleOp o) { return lowerSample(o, context, batch); })
       .Case([&](GPTQBlockUpdateOp o) {
         return lowerGPTQBlockUpdate(o, context, batch);
       })

@@ -1,8 +1,8 @@
 //===- OpKernels.h - kernels for the decode-layer ops ----------*- C++ -*-===//
 //
 // Everything in a decoder layer besides the fused matmuls: RMSNorm, rotary,
-// attention over the KV cache, silu_mul, residual add, embedding and argmax.
-// Each kind has its own generator file; qf-to-gpu calls `lowerDecodeOp` for
+// attention over the KV cache, silu_mul, residual add, embedding, argmax
+// and sample. Each kind has its own generator file; qf-to-gpu calls `lowerDecodeOp` for
 // every such op and batch size and records the launches on the op
 // (docs/decode-model.md, "Launch records").
 //
@@ -84,6 +84,9 @@ FailureOr<SmallVector<OpLaunch>> lowerEmbedding(EmbeddingOp op,
                                                 OpKernelContext &context,
                                                 int64_t batch);
 FailureOr<SmallVector<OpLaunch>> lowerArgmax(ArgmaxOp op,
+                                             OpKernelContext &context,
+                                             int64_t batch);
+FailureOr<SmallVector<OpLaunch>> lowerSample(SampleOp op,
                                              OpKernelContext &context,
                                              int64_t batch);
 FailureOr<SmallVector<OpLaunch>>

@@ -6,6 +6,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/TypeUtilities.h"
+#include "qfuse/format/Sampling.h"
 
 using namespace mlir;
 using namespace mlir::qf;
@@ -416,4 +417,33 @@ LogicalResult EmbeddingOp::verify() {
 LogicalResult ArgmaxOp::verify() {
   return verifyVector(*this, "result", getResult().getType(),
                       getInput().getType().getDimSize(0));
+}
+
+/// A per-row operand of qf.sample: [1, cols] (shared) or [rows, cols].
+static LogicalResult verifySampleRows(Operation *op, StringRef what,
+                                      RankedTensorType type, int64_t rows,
+                                      int64_t cols) {
+  int64_t r = type.getDimSize(0), c = type.getDimSize(1);
+  if ((r == 1 || compatibleDim(r, rows)) && !ShapedType::isDynamic(c) &&
+      c == cols)
+    return success();
+  return op->emitOpError() << what << " must be [1, " << cols << "] or ["
+                           << dimStr(rows) << ", " << cols << "], got "
+                           << type;
+}
+
+LogicalResult SampleOp::verify() {
+  RankedTensorType logits = getLogits().getType();
+  int64_t rows = logits.getDimSize(0), vocab = logits.getDimSize(1);
+  if (ShapedType::isDynamic(vocab))
+    return emitOpError() << "needs a static vocabulary (the logits' last "
+                            "extent), got "
+                         << logits;
+  if (failed(verifySampleRows(*this, "params", getParams().getType(), rows,
+                              qfuse::format::sampling::kParamSlots)) ||
+      failed(verifySampleRows(*this, "penalty_mask",
+                              getPenaltyMask().getType(), rows, vocab)) ||
+      failed(verifyVector(*this, "counters", getCounters().getType(), rows)))
+    return failure();
+  return verifyVector(*this, "result", getResult().getType(), rows);
 }

@@ -364,4 +364,42 @@ def QF_ArgmaxOp : QF_Op<"argmax", [Pure]> {
   let hasVerifier = 1;
 }
 
+def QF_SampleOp : QF_Op<"sample", [Pure]> {
+  let summary = "Draw one token per row (temperature, top-k, top-p, min-p, "
+                "repetition penalty, seeded)";
+  let description = [{
+    Samples an id from each row of `logits` [M, V]. Per row, in the order of
+    Hugging Face's generate(): the repetition penalty on the tokens whose
+    `penalty_mask` byte is non-zero (x / r, or x * r where x < 0), then the
+    temperature, top-k, top-p and min-p filters (ties with the last kept
+    value stay), then a draw from the renormalised distribution with the
+    uniform of Philox4x32-10 keyed by the seed at counter `counters[m]`.
+    Temperature 0 takes the argmax after the penalty (ties to the lowest id),
+    as `qf.argmax` does.
+
+    `params` [R, 8] i32 holds each row's parameters (f32 values as their
+    bits; slots in qfuse/format/Sampling.h), `penalty_mask` [R, V] i8 the
+    tokens seen; R is M (a row each) or 1 (one row shared by every row).
+    The runtime writes both before a step, so a captured graph replays
+    (docs/sampling.md).
+
+    ```mlir
+    %ids = qf.sample %logits, %params, %mask, %positions
+        : tensor<?x32000xf16>, tensor<1x8xi32>, tensor<1x32000xi8>,
+          tensor<?xi32> -> tensor<?xi32>
+    ```
+  }];
+  let arguments = (ins QF_ActivationTensor:$logits,
+                       TensorRankOf<[I32], [2]>:$params,
+                       TensorRankOf<[I8], [2]>:$penalty_mask,
+                       TensorRankOf<[I32], [1]>:$counters);
+  let results = (outs TensorRankOf<[I32], [1]>:$result);
+  let assemblyFormat = [{
+    $logits `,` $params `,` $penalty_mask `,` $counters attr-dict `:`
+    type($logits) `,` type($params) `,` type($penalty_mask) `,`
+    type($counters) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // QFUSE_DIALECT_QF_IR_QFOPS_TD

@@ -16,6 +16,13 @@
 // "model" object with max_seq and vocab_size; the caches are its state
 // buffers. Times are CUDA event times on the stream.
 //
+// An artifact emitted with `--sampling` (qf.sample, docs/sampling.md) also
+// has sampling_params [1, 8] i32 and penalty_mask [1, vocab] i8: its
+// next_token is drawn on the device from the parameters the Generator
+// writes before the first step, and decoding never reads the logits back.
+// Other artifacts sample on the host (the same draws: the counter of a draw
+// is the position of the row sampled, on either side).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef QFUSE_RUNTIME_DEVICE_GENERATOR_H
@@ -37,9 +44,12 @@ struct GenerateOptions {
   /// the decode timing then includes those copies.
   bool keepLogits = false;
   /// How the next token is chosen; greedy by default (the model's
-  /// next_token, chosen on the device). Sampling and the repetition
-  /// penalty read each step's logits back and choose on the host.
+  /// next_token, chosen on the device). With an artifact that samples on
+  /// the device, every choice is its next_token; otherwise sampling and the
+  /// repetition penalty read each step's logits back and choose on the host.
   SamplingOptions sampling;
+  /// Choose on the host even when the artifact samples on the device.
+  bool hostSampling = false;
   /// Generation ends after any of these ids (kept as the last token).
   std::vector<int32_t> stopTokens;
   /// Called with each token as soon as it is known; returning false ends
@@ -47,10 +57,14 @@ struct GenerateOptions {
   std::function<bool(int32_t)> onToken;
 
   /// Whether each step waits for its token on the host (a callback, stop
-  /// tokens or host sampling); otherwise decoding never waits for the host.
-  bool stepwise() const {
-    return keepLogits || onToken || !stopTokens.empty() ||
-           sampling.needsLogits();
+  /// tokens, host sampling, or the device sampler's penalty mask, which
+  /// the host updates with each token); otherwise decoding never waits for
+  /// the host.
+  bool stepwise(bool deviceSampler) const {
+    const bool host = sampling.needsLogits() && (hostSampling || !deviceSampler);
+    const bool deviceMask = deviceSampler && !hostSampling &&
+                            sampling.repetitionPenalty != 1;
+    return keepLogits || onToken || !stopTokens.empty() || host || deviceMask;
   }
 };
 
@@ -79,6 +93,8 @@ public:
   int64_t vocabSize() const { return vocab_; }
   /// The batch of the plan the prompt runs through (the largest).
   int64_t prefillBatch() const { return prefillBatch_; }
+  /// Whether the artifact draws next_token on the device (qf.sample).
+  bool samplesOnDevice() const { return deviceSampler_; }
 
   /// Generates up to `maxNewTokens` tokens after `prompt` (greedy unless
   /// options.sampling says otherwise), starting a new sequence at
@@ -98,6 +114,18 @@ private:
   /// each chunk's (batch, real rows).
   std::vector<std::pair<int64_t, int64_t>> prefillChunks(int64_t count) const;
   void copyLogitsRow(int64_t batch, int64_t row, std::vector<float> &out);
+  /// Host copies of the device sampler's inputs, alive until the copies
+  /// from them are done.
+  struct SamplerStaging {
+    std::vector<int32_t> params;
+    std::vector<uint8_t> mask;
+  };
+  /// Writes the sampling parameters, and the prompt's penalty mask, into
+  /// the plans `batches` run (stream-ordered, before their first replay).
+  void prepareDeviceSampler(const SamplingOptions &sampling,
+                            const std::vector<int32_t> &prompt,
+                            const std::vector<int64_t> &batches,
+                            SamplerStaging &staging);
 
   Executor &executor_;
   CUstream stream_;
@@ -105,6 +133,7 @@ private:
   int64_t vocab_ = 0;
   int64_t prefillBatch_ = 1;
   std::vector<int64_t> batches_; // compiled plan batches, ascending
+  bool deviceSampler_ = false;   // the artifact has sampling_params
 };
 
 } // namespace qfuse::runtime

@@ -4,14 +4,17 @@
 // Face's generate(): repetition penalty (over the prompt and the tokens so
 // far), then temperature, top-k, top-p, min-p, then a draw from the
 // renormalised distribution. Greedy (temperature 0) takes the argmax after
-// the penalty, lowest id on ties, as the device's argmax does.
+// the penalty, lowest id on ties, as the device's argmax does. Top-k and
+// top-p keep every token tied with the last one kept, so each filter is a
+// threshold on the value (as the device sampler's, qf.sample).
 //
 //   Sampler sampler({.temperature = 0.7f, .topP = 0.9f, .seed = 42});
-//   int32_t next = sampler.sample(logits, history);
+//   int32_t next = sampler.sample(logits, history, position);
 //
-// A seed fixes the whole sequence of draws: the generator is
-// std::mt19937_64 and a draw is its top 53 bits as a double in [0, 1),
-// independent of the standard library.
+// Draws are counter-based: draw c under a seed is Philox4x32-10's uniform
+// (qfuse/format/Sampling.h, shared with the device kernel), so the same
+// (seed, counter) gives the same u on the host and the device, in any
+// order. The Generator's counter is the position of the row sampled.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,7 +22,6 @@
 #define QFUSE_RUNTIME_SAMPLING_SAMPLER_H
 
 #include <cstdint>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -54,15 +56,25 @@ public:
   /// repetition penalty.
   std::vector<double> distribution(const std::vector<float> &logits,
                                    const std::vector<int32_t> &history) const;
-  /// The next token: a draw from distribution() (the argmax for greedy).
+  /// A token drawn from distribution() with draw `counter`'s uniform (the
+  /// argmax for greedy).
   int32_t sample(const std::vector<float> &logits,
-                 const std::vector<int32_t> &history);
-  /// The next uniform draw in [0, 1).
-  double uniform();
+                 const std::vector<int32_t> &history, uint64_t counter) const;
+  /// The same with counters 0, 1, 2, ... over this sampler's calls.
+  int32_t sample(const std::vector<float> &logits,
+                 const std::vector<int32_t> &history) {
+    return sample(logits, history, nextCounter_++);
+  }
+  /// Draw `counter`'s uniform in [0, 1) under the seed.
+  double uniform(uint64_t counter) const;
+  /// The first token whose cumulative probability (in id order) exceeds u;
+  /// the last token of non-zero probability when rounding leaves u above
+  /// the total.
+  static int32_t pick(const std::vector<double> &p, double u);
 
 private:
   SamplingOptions options_;
-  std::mt19937_64 rng_;
+  uint64_t nextCounter_ = 0;
 };
 
 } // namespace qfuse::runtime
