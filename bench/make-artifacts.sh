@@ -98,6 +98,11 @@ echo "mma-odd-m9to512 --artifact $out/mma-odd.qfa --check" >> "$runs"
 $compile test/Tools/qfuse-compile/Inputs/mma-fused.mlir \
   --batch-sizes=16,64 -o "$out/mma-fused.qfa"
 echo "mma-fused-m16-64 --artifact $out/mma-fused.qfa --check" >> "$runs"
+# Every packed weight type of the dialect's round-trip tests at every batch
+# size, fused or through the dequantize + cuBLAS fallback (issue 20).
+$compile test/Tools/qfuse-compile/Inputs/every-encoding.mlir \
+  --batch-sizes=1,3,8,17,100,512 -o "$out/every-encoding.qfa"
+echo "every-encoding-m1to512 --artifact $out/every-encoding.qfa --check" >> "$runs"
 # The GPTQ block kernels, one per grid (scripts/gpu-round.sh runs
 # qfuse-gptq-check on it: bit for bit against the CPU reference).
 $compile test/Tools/qfuse-compile/Inputs/gptq-blocks.mlir -o "$out/gptq-blocks.qfa"

@@ -79,6 +79,31 @@ void requireGemmFitsWeight(const Artifact &artifact, const Plan &plan,
                 ", " + std::to_string(spec.k) + "] into it");
 }
 
+/// The activations behind `buffer` at step `before`: the input of the
+/// qf.permute_columns launch that wrote `buffer`, or `buffer` itself. A
+/// matmul on permuted activations and an act_order weight in sorted column
+/// order computes x W^T with the activations as given (the permutations
+/// cancel), so the reference reads them unpermuted.
+std::string unpermuted(const Artifact &artifact, const Plan &plan,
+                       size_t before, const std::string &buffer) {
+  for (size_t s = before; s-- > 0;) {
+    const Step &step = plan.steps[s];
+    if (step.kind != Step::Kind::Launch || step.op != kPermuteColumnsOp)
+      continue;
+    const Kernel &kernel = artifact.kernels[step.kernelIndex];
+    std::string in, out;
+    for (size_t a = 0; a < step.args.size(); ++a) {
+      if (kernel.params[a].name == "x")
+        in = step.args[a].name;
+      else if (kernel.params[a].name == "xp")
+        out = step.args[a].name;
+    }
+    if (out == buffer)
+      return in;
+  }
+  return buffer;
+}
+
 /// Step `s` of `plan` as a matmul, when it is one the check understands.
 bool asMatmul(const Artifact &artifact, const Plan &plan, size_t s,
               MatmulLaunch &out) {
@@ -359,7 +384,7 @@ checkPlan(Executor &executor, int64_t batch, CUstream stream,
         step.kind == Step::Kind::Gemm
             ? std::string("cublas gemm")
             : artifact.kernels[step.kernelIndex].name;
-    auto xIt = host.find(mm.x);
+    auto xIt = host.find(unpermuted(artifact, plan, s, mm.x));
     if (xIt == host.end())
       continue; // chained: its input is another launch's output
     auto dequantized = [&](const std::string &name) {

@@ -53,6 +53,10 @@ constexpr std::string_view kArtifactFormat = "qfuse-artifact";
 /// The op of a launch that dequantizes a packed weight into a dense [N, K]
 /// buffer (its kernel parameter "w") for a gemm step on "weight_buffer".
 constexpr std::string_view kDequantizeOp = "qf.dequantize";
+/// The op of the launch that permutes activations into an act_order
+/// weight's sorted column order before the matmul that reads them (kernel
+/// parameters x -> xp).
+constexpr std::string_view kPermuteColumnsOp = "qf.permute_columns";
 /// The kernel parameter a qf.dequantize launch writes the weight to.
 constexpr std::string_view kDequantizeOutputParam = "w";
 
