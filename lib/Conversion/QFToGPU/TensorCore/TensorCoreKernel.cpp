@@ -56,7 +56,7 @@ SmallVector<std::string> TensorCoreBuilder::parameterNames() {
   EncodingAttr enc = spec.encoding;
   SmallVector<std::string> names = {"x"};
   SmallVector<std::string> weightParams = {"codes", "scales"};
-  if (p.intZeros)
+  if (p.intZeros || p.floatZeros)
     weightParams.push_back("zeros");
   if (enc.getGlobalScale())
     weightParams.push_back("global_scale");
