@@ -65,7 +65,8 @@ bool checkRepackable(const Encoding &enc, const Layout &layout, int64_t n,
   if (isMmaFragmentLayout(layout)) { // any N, K: whole tiles, padded
     if (!isMmaCodeBits(codeBits(enc)) || enc.isSparse24() || enc.actOrder)
       return fail(error, "the mma fragment layout <" + printLayout(layout) +
-                             "> is defined for dense 4-bit and 8-bit codes, "
+                             "> is defined for dense 2-, 3-, 4- and 8-bit "
+                             "codes, "
                              "not <" +
                              printEncoding(enc) + ">");
     return true;

@@ -19,15 +19,8 @@ int slotOf(int e) {
   return -1;
 }
 
-int nibbleAt(const std::vector<uint8_t> &bytes, int64_t index) {
-  return (bytes[index / 2] >> (4 * (index % 2))) & 0xF;
-}
-
-void setNibble(std::vector<uint8_t> &bytes, int64_t index, int value) {
-  uint8_t &byte = bytes[index / 2];
-  int shift = 4 * (index % 2);
-  byte = uint8_t((byte & ~(0xF << shift)) | (value << shift));
-}
+/// Bytes of one 32 x 32 tile of `bits`-bit codes.
+int64_t tileBytes(unsigned bits) { return kMmaTileN * kMmaTileK * bits / 8; }
 
 } // namespace
 
@@ -46,36 +39,47 @@ MmaCodePosition mmaCodePosition(int64_t n, int64_t k, int64_t kTotal,
   int v = int((kr % 2) | ((kr / 8) << 1));
   int64_t lane = 4 * g + t;
   int64_t tile = tn * (mmaPaddedK(kTotal) / kMmaTileK) + tk;
+  int64_t tileWord = tile * tileBytes(bits) / 4;
   if (bits == 8) // eight words per lane, w = 4 s + j, byte v
-    return {(tile * 32 + lane) * 8 + 4 * s + j, v};
+    return {tileWord + lane * 8 + 4 * s + j, v};
+  if (bits == 2 || bits == 3) { // two words per lane, w = s, field 4 j + v
+    MmaCodePosition pos{tileWord + lane * 2 + s, int(4 * j + v)};
+    if (bits == 3) // the high plane: word 64 + lane, bit 16 s + 4 j + v
+      pos.highBit = (tileWord + 64 + lane) * 32 + 16 * s + 4 * j + v;
+    return pos;
+  }
   int e = int((j % 2) * 4 + v);
   int64_t wordInLane = 2 * s + j / 2;
-  return {(tile * 32 + lane) * 4 + wordInLane, slotOf(e)};
+  return {tileWord + lane * 4 + wordInLane, slotOf(e)};
 }
 
 namespace {
-/// Copies every code between row-major order and the fragment layout.
+/// Copies every code between row-major order (one LSB-first bit stream per
+/// row, Packing.h) and the fragment layout.
 void moveCodes(const std::vector<uint8_t> &from, int64_t n, int64_t k,
                unsigned bits, bool toFragment, std::vector<uint8_t> &to) {
   // The padding (rows past N, columns past K) stays 0.
   to.assign(toFragment ? mmaPaddedN(n) * mmaPaddedK(k) * bits / 8
                        : n * k * bits / 8,
             0);
-  int64_t perWord = 32 / bits;
+  const unsigned fieldBits = mmaFieldBits(bits);
+  const int64_t perWord = 32 / fieldBits;
+  const uint32_t fieldMask = (1u << fieldBits) - 1;
   for (int64_t r = 0; r < n; ++r)
     for (int64_t c = 0; c < k; ++c) {
       MmaCodePosition pos = mmaCodePosition(r, c, k, bits);
-      int64_t fragmentIndex = pos.word * perWord + pos.slot;
-      int64_t rowMajorIndex = r * k + c;
-      if (bits == 8) {
-        if (toFragment)
-          to[fragmentIndex] = from[rowMajorIndex];
-        else
-          to[rowMajorIndex] = from[fragmentIndex];
-      } else if (toFragment) {
-        setNibble(to, fragmentIndex, nibbleAt(from, rowMajorIndex));
+      int64_t fieldIndex = pos.word * perWord + pos.slot;
+      int64_t rowMajorIndex = r * k + c; // rows are whole bytes (validate)
+      if (toFragment) {
+        uint32_t code = getBits(from.data(), rowMajorIndex, bits);
+        putBits(to.data(), fieldIndex, fieldBits, code & fieldMask);
+        if (pos.highBit >= 0)
+          putBits(to.data(), pos.highBit, 1, code >> fieldBits);
       } else {
-        setNibble(to, rowMajorIndex, nibbleAt(from, fragmentIndex));
+        uint32_t code = getBits(from.data(), fieldIndex, fieldBits);
+        if (pos.highBit >= 0)
+          code |= getBits(from.data(), pos.highBit, 1) << fieldBits;
+        putBits(to.data(), rowMajorIndex, bits, code);
       }
     }
 }

@@ -20,6 +20,35 @@ using qfuse::format::test::enc;
 
 namespace {
 
+/// A named codebook table of `enc` (2^bits evenly spread values), or none.
+std::vector<float> namedTable(const Encoding &enc) {
+  if (!enc.hasNamedTable())
+    return {};
+  const int64_t entries = int64_t(1) << enc.indexBits;
+  std::vector<float> table(static_cast<size_t>(entries));
+  for (int64_t i = 0; i < entries; ++i)
+    table[i] = roundToScalarType(float(2 * i - entries + 1) / float(entries),
+                                 enc.tableType);
+  return table;
+}
+
+/// Code `index` of a row-major LSB-first stream of `bits`-bit codes.
+uint32_t codeAt(const std::vector<uint8_t> &bytes, int64_t index,
+                unsigned bits) {
+  return getBits(bytes.data(), index, bits);
+}
+
+/// The code at `pos` of fragment-layout bytes (MmaLayout.h).
+uint32_t fragmentCodeAt(const std::vector<uint8_t> &bytes,
+                        MmaCodePosition pos, unsigned bits) {
+  unsigned field = mmaFieldBits(bits);
+  uint32_t code = getBits(bytes.data(), pos.word * (32 / field) + pos.slot,
+                          field);
+  if (pos.highBit >= 0)
+    code |= getBits(bytes.data(), pos.highBit, 1) << field;
+  return code;
+}
+
 TEST(MmaLayoutTest, PositionsAreABijection) {
   const int64_t n = 64, k = 96;
   std::set<int64_t> seen;
@@ -83,6 +112,40 @@ TEST(MmaLayoutTest, EightBitWordsHoldTheLanesFragments) {
   EXPECT_EQ(seen.size(), size_t(n * k));
 }
 
+/// 2- and 3-bit codes: lane L's word s holds slab s of all four n tiles,
+/// element 4 j + v in field 4 j + v (bits 2 (4 j + v)..); 3-bit codes keep
+/// their third bit in the high plane, bit 16 s + 4 j + v of the lane's word
+/// at byte 256 of the tile. Every value must be B[k][n] of the PTX fragment.
+TEST(MmaLayoutTest, TwoAndThreeBitWordsHoldTheLanesFragments) {
+  const int64_t n = 64, k = 64;
+  for (unsigned bits : {2u, 3u}) {
+    SCOPED_TRACE(std::to_string(bits) + "-bit codes");
+    const int64_t tileWords = 32 * 32 * bits / 32;
+    std::set<int64_t> seen;
+    for (int64_t tn = 0; tn < n / 32; ++tn)
+      for (int64_t tk = 0; tk < k / 32; ++tk)
+        for (int64_t lane = 0; lane < 32; ++lane)
+          for (int64_t s = 0; s < 2; ++s)
+            for (int64_t j = 0; j < 4; ++j)
+              for (int v = 0; v < 4; ++v) {
+                int64_t g = lane / 4, t = lane % 4;
+                int64_t tile = tn * (k / 32) + tk;
+                int64_t row = tn * 32 + j * 8 + g;
+                int64_t col = tk * 32 + s * 16 + 2 * t + v % 2 + 8 * (v / 2);
+                MmaCodePosition pos = mmaCodePosition(row, col, k, bits);
+                EXPECT_EQ(pos.word, tile * tileWords + lane * 2 + s);
+                EXPECT_EQ(pos.slot, 4 * j + v) << "lane " << lane;
+                int64_t high =
+                    (tile * tileWords + 64 + lane) * 32 + 16 * s + 4 * j + v;
+                EXPECT_EQ(pos.highBit, bits == 3 ? high : -1);
+                EXPECT_TRUE(seen.insert(pos.word * 16 + pos.slot).second);
+                if (bits == 3) // the high plane holds the bits once each too
+                  EXPECT_TRUE(seen.insert(-1 - pos.highBit).second);
+              }
+    EXPECT_EQ(seen.size(), size_t(n * k * (bits == 3 ? 2 : 1)));
+  }
+}
+
 TEST(MmaLayoutTest, RepackRoundTrip) {
   std::mt19937 rng(7);
   const int64_t n = 96, k = 128;
@@ -90,7 +153,12 @@ TEST(MmaLayoutTest, RepackRoundTrip) {
        {"int4, group = 32, scale = f16", "nf4, group = 64, scale = f32",
         "int8, per_channel, scale = f16",
         "uint8, group = 64, scale = f16, zero = int",
-        "fp8e4m3, per_channel, scale = f32"}) {
+        "fp8e4m3, per_channel, scale = f32",
+        "codebook, bits = 2, table = dense<[-1.0, -0.25, 0.25, 1.0]> : "
+        "tensor<4xf16>, group = 64, scale = f16",
+        "codebook, bits = 3, table = \"t3\" : f16, group = 32, scale = f16",
+        "codebook, bits = 8, table = \"t8\" : f32, per_channel, scale = f16",
+        "uint4, group = 32, scale = f16, zero = float"}) {
     Encoding e = enc(text);
     std::normal_distribution<float> normal;
     std::vector<float> w(size_t(n * k));
@@ -98,7 +166,10 @@ TEST(MmaLayoutTest, RepackRoundTrip) {
       v = normal(rng);
     TensorMap rowMajor;
     std::string quantError;
-    ASSERT_TRUE(quantizeRTN(e, w.data(), n, k, rowMajor, quantError))
+    std::vector<float> table = namedTable(e);
+    QuantizeOptions options;
+    options.table = table.empty() ? nullptr : table.data();
+    ASSERT_TRUE(quantizeRTN(e, w.data(), n, k, rowMajor, quantError, options))
         << quantError;
     Layout layout;
     std::string error;
@@ -113,16 +184,9 @@ TEST(MmaLayoutTest, RepackRoundTrip) {
     for (int64_t r : {0, 31, 33, 95})
       for (int64_t c : {0, 1, 9, 17, 127}) {
         MmaCodePosition pos = mmaCodePosition(r, c, k, bits);
-        const std::vector<uint8_t> &rmBytes = rowMajor.at(kCodes).data;
-        const std::vector<uint8_t> &pkBytes = packed.at(kCodes).data;
-        int64_t idx = pos.word * (32 / bits) + pos.slot;
-        if (bits == 8) {
-          EXPECT_EQ(rmBytes[r * k + c], pkBytes[idx]) << r << ", " << c;
-          continue;
-        }
-        int rm = (rmBytes[(r * k + c) / 2] >> (4 * (c % 2))) & 0xF;
-        int pk = (pkBytes[idx / 2] >> (4 * (idx % 2))) & 0xF;
-        EXPECT_EQ(rm, pk) << r << ", " << c;
+        EXPECT_EQ(codeAt(rowMajor.at(kCodes).data, r * k + c, bits),
+                  fragmentCodeAt(packed.at(kCodes).data, pos, bits))
+            << r << ", " << c;
       }
     ASSERT_TRUE(unrepack(e, layout, packed, n, k, back, error)) << error;
     EXPECT_EQ(back.at(kCodes).data, rowMajor.at(kCodes).data);
@@ -136,12 +200,12 @@ TEST(MmaLayoutTest, RejectsWhatItDoesNotDefine) {
   TensorMap in, out;
   EXPECT_FALSE(repack(enc("int4, group = 32, scale = f16, act_order"), layout,
                       in, 32, 64, out, error));
-  EXPECT_NE(error.find("dense 4-bit and 8-bit codes"), std::string::npos)
+  EXPECT_NE(error.find("dense 2-, 3-, 4- and 8-bit codes"), std::string::npos)
       << error;
-  EXPECT_FALSE(repack(enc("codebook, bits = 3, table = \"t\" : f16, "
+  EXPECT_FALSE(repack(enc("codebook, bits = 5, table = \"t\" : f16, "
                           "group = 32, scale = f16"),
                       layout, in, 32, 64, out, error));
-  EXPECT_NE(error.find("dense 4-bit and 8-bit codes"), std::string::npos)
+  EXPECT_NE(error.find("dense 2-, 3-, 4- and 8-bit codes"), std::string::npos)
       << error;
 }
 
@@ -159,10 +223,17 @@ TEST(MmaLayoutTest, PadsShapesThatAreNotWholeTiles) {
     int64_t n, k;
     const char *encoding;
   };
-  for (Shape shape : {Shape{40, 48, "int4, group = 16, scale = f16"},
-                      Shape{33, 1000, "int4, per_channel, scale = f16"},
-                      Shape{7, 40, "int8, per_channel, scale = f16"},
-                      Shape{65, 520, "fp8e4m3, per_channel, scale = f32"}}) {
+  for (Shape shape :
+       {Shape{40, 48, "int4, group = 16, scale = f16"},
+        Shape{33, 1000, "int4, per_channel, scale = f16"},
+        Shape{7, 40, "int8, per_channel, scale = f16"},
+        Shape{65, 520, "fp8e4m3, per_channel, scale = f32"},
+        Shape{45, 1008, "codebook, bits = 2, table = \"t2\" : f16, "
+                        "group = 16, scale = f16"},
+        Shape{33, 520, "codebook, bits = 3, table = \"t3\" : f32, "
+                       "per_channel, scale = f16"},
+        Shape{100, 40, "codebook, bits = 8, table = \"t8\" : f16, "
+                       "per_channel, scale = f32"}}) {
     SCOPED_TRACE(std::string(shape.encoding) + " " + std::to_string(shape.n) +
                  "x" + std::to_string(shape.k));
     const int64_t n = shape.n, k = shape.k;
@@ -173,32 +244,38 @@ TEST(MmaLayoutTest, PadsShapesThatAreNotWholeTiles) {
     for (float &v : w)
       v = normal(rng);
     TensorMap rowMajor, packed, back;
-    ASSERT_TRUE(quantizeRTN(e, w.data(), n, k, rowMajor, error)) << error;
+    std::vector<float> table = namedTable(e);
+    QuantizeOptions options;
+    options.table = table.empty() ? nullptr : table.data();
+    ASSERT_TRUE(quantizeRTN(e, w.data(), n, k, rowMajor, error, options))
+        << error;
     ASSERT_TRUE(repack(e, layout, rowMajor, n, k, packed, error)) << error;
     const Tensor &codes = packed.at(kCodes);
     const std::vector<int64_t> shapeWant = {mmaPaddedN(n),
                                             mmaPaddedK(k) * bits / 8};
     EXPECT_EQ(codes.shape, shapeWant);
     ASSERT_EQ(codes.data.size(), size_t(shapeWant[0] * shapeWant[1]));
-    // Every code in place; every other code (the padding) zero.
-    const int64_t perWord = 32 / bits;
-    std::vector<bool> real(codes.data.size() * 8 / bits, false);
+    // Every code in place; every other bit (the padding) zero.
+    const unsigned field = mmaFieldBits(bits);
+    const int64_t perWord = 32 / field;
+    std::vector<bool> real(codes.data.size() * 8, false);
     const std::vector<uint8_t> &rm = rowMajor.at(kCodes).data;
-    auto codeAt = [&](const std::vector<uint8_t> &bytes, int64_t index) {
-      return bits == 8 ? int(bytes[index])
-                       : (bytes[index / 2] >> (4 * (index % 2))) & 0xF;
-    };
     for (int64_t r = 0; r < n; ++r)
       for (int64_t c = 0; c < k; ++c) {
         MmaCodePosition pos = mmaCodePosition(r, c, k, bits);
-        int64_t index = pos.word * perWord + pos.slot;
-        real[index] = true;
-        ASSERT_EQ(codeAt(codes.data, index), codeAt(rm, r * k + c))
+        int64_t firstBit = (pos.word * perWord + pos.slot) * field;
+        for (unsigned i = 0; i < field; ++i)
+          real[firstBit + i] = true;
+        if (pos.highBit >= 0)
+          real[pos.highBit] = true;
+        ASSERT_EQ(fragmentCodeAt(codes.data, pos, bits),
+                  codeAt(rm, r * k + c, bits))
             << r << ", " << c;
       }
     for (size_t i = 0; i < real.size(); ++i)
       if (!real[i])
-        ASSERT_EQ(codeAt(codes.data, int64_t(i)), 0) << "padding code " << i;
+        ASSERT_EQ(getBits(codes.data.data(), int64_t(i), 1), 0u)
+            << "padding bit " << i;
     ASSERT_TRUE(unrepack(e, layout, packed, n, k, back, error)) << error;
     EXPECT_EQ(back.at(kCodes).data, rm);
     EXPECT_EQ(back.at(kCodes).shape, rowMajor.at(kCodes).shape);

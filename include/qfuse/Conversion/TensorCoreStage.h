@@ -20,7 +20,7 @@ struct TensorCoreStage {
   int64_t activations; ///< per k group: block_m x block_k f16, swizzled
   int64_t codes;       ///< per warp: block_k / 32 fragment tiles of 32 x 32
   int64_t scales;      ///< per warp: a 128-byte word slot per scale group
-  int64_t zeros;       ///< per warp: the same for integer zero points, or 0
+  int64_t zeros;       ///< per warp: the same for zero points, or 0
 
   /// The stage of a block of `kGroups` k groups and `warps` warps.
   int64_t bytes(int64_t kGroups, int64_t warps) const {
@@ -37,17 +37,18 @@ inline int64_t tensorCoreHandOverBytes(int64_t slots, int64_t groupWarps,
   return slots * groupWarps * blockM * 32 * 4;
 }
 
-/// The stage of a block_m x block_k step over `codeBits`-bit codes (4 or
-/// 8) with `groupsPerStep` scale groups in it.
+/// The stage of a block_m x block_k step over `codeBits`-bit codes (2, 3,
+/// 4 or 8) with `groupsPerStep` scale groups in it and, with `zeroPoints`,
+/// a zero point (integer or float) per group.
 inline TensorCoreStage getTensorCoreStage(int64_t blockM, int64_t blockK,
                                           int64_t codeBits,
                                           int64_t groupsPerStep,
-                                          bool intZeros) {
+                                          bool zeroPoints) {
   TensorCoreStage stage;
   stage.activations = blockM * blockK * 2;
   stage.codes = blockK / 32 * (32 * 32 * codeBits / 8);
   stage.scales = groupsPerStep * 128;
-  stage.zeros = intZeros ? groupsPerStep * 128 : 0;
+  stage.zeros = zeroPoints ? groupsPerStep * 128 : 0;
   return stage;
 }
 

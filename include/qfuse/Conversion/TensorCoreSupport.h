@@ -13,6 +13,7 @@
 #define QFUSE_CONVERSION_TENSORCORESUPPORT_H
 
 #include "qfuse/Dialect/QF/IR/QFDialect.h"
+#include "qfuse/format/MmaLayout.h"
 
 #include <optional>
 #include <string>
@@ -45,19 +46,18 @@ tensorCoreRefusesEncoding(EncodingAttr enc, int64_t smVersion) {
       return "fp8 codes decode with cvt.f16x2.e4m3x2 (sm_89 or newer)" + sm;
     break;
   case ElementFormat::Codebook:
-    if (enc.getIndexBits() != 4)
-      return "the tensor-core generator lowers 4-bit codebooks; got " +
+    // The fragment layout is defined for these widths (MmaLayout.h).
+    if (!qfuse::format::isMmaCodeBits(enc.getIndexBits()))
+      return "the tensor-core generator lowers 2-, 3-, 4- and 8-bit "
+             "codebooks (the widths the mma fragment layout defines); got " +
              std::to_string(enc.getIndexBits()) + "-bit indices";
     break;
   default:
-    return "the tensor-core generator lowers 4-bit and 8-bit codes (int4, "
-           "uint4, nf4, fp4e2m1, 4-bit codebooks, int8, uint8, fp8e4m3); "
-           "got '" +
+    return "the tensor-core generator lowers 2- to 8-bit codes (int4, "
+           "uint4, nf4, fp4e2m1, int8, uint8, fp8e4m3, 2-, 3-, 4- and 8-bit "
+           "codebooks); got '" +
            stringifyElementFormat(enc.getFormat()).str() + "'";
   }
-  if (enc.getZeroPoint() == ZeroPointKind::Float)
-    return std::string("the tensor-core generator takes integer zero points; "
-                       "float zero points are not lowered yet");
   if (isa_and_present<Float8E4M3FNType>(enc.getScaleType()) && smVersion < 89)
     return "E4M3 scales need cvt.f16x2.e4m3x2 (sm_89 or newer)" + sm;
   return std::nullopt;

@@ -110,10 +110,12 @@ LogicalResult checkSupported(FusedMatmulOp op, const RefSpec &spec) {
     return success();
   unsigned bits = enc.getCodeBits();
   if (isMmaFragmentLayout(layout)) {
-    if ((bits != 4 && bits != 8) || enc.isSparse24() || enc.getActOrder())
+    if (!qfuse::format::isMmaCodeBits(bits) || enc.isSparse24() ||
+        enc.getActOrder())
       return op.emitOpError()
              << "qf-to-cpu: the mma fragment layout " << layout
-             << " is defined for dense 4-bit and 8-bit codes without act_order "
+             << " is defined for dense 2-, 3-, 4- and 8-bit codes without "
+                "act_order "
                 "(MmaLayout.h); got "
              << bits << "-bit codes" << (enc.isSparse24() ? " with 2:4" : "")
              << (enc.getActOrder() ? " with act_order" : "");

@@ -204,7 +204,10 @@ int64_t WeightDecoder::storedPerRow() const {
 ///   t = (r % 8) / 2, v = r % 2 + 2 (r / 8).
 /// 4-bit codes (512-byte tiles): nibble slot of element e = 4 (j % 2) + v of
 /// word 2 s + j / 2 of the lane's four. 8-bit codes (1024-byte tiles): byte
-/// v of word 4 s + j of the lane's eight.
+/// v of word 4 s + j of the lane's eight. 2-bit codes (256-byte tiles): bits
+/// 2 (4 j + v) of word s of the lane's two; 3-bit codes (384-byte tiles):
+/// those two bits, and bit 2 at bit 16 s + 4 j + v of the lane's word of
+/// the high plane (word 64 + lane of the tile).
 Value WeightDecoder::mmaCode(Value n, Value k) {
   auto c = [&](int64_t v) { return e.idx(v); };
   unsigned bits = type.getEncoding().getCodeBits();
@@ -219,6 +222,26 @@ Value WeightDecoder::mmaCode(Value n, Value k) {
   Value v = e.add(e.remu(r, c(2)), e.mul(e.divu(r, c(8)), c(2)));
   Value lane = e.add(e.mul(g, c(4)), t);
   int64_t rowBytes = kPadded * bits / 8;
+  // Bit `bit` (LSB-first) of the whole buffer, seen as rows of rowBytes.
+  auto bitAt = [&](Value bit, int64_t width) {
+    Value byte = e.divu(bit, c(8));
+    Value value = e.loadU8(buf.codes, {e.divu(byte, c(rowBytes)),
+                                       e.remu(byte, c(rowBytes))});
+    Value shift = e.toI32(e.remu(bit, c(8)));
+    return e.band(e.shru(value, shift), e.c32((1 << width) - 1));
+  };
+  if (bits == 2 || bits == 3) {
+    int64_t tileWords = 32 * int64_t(bits);
+    Value elem = e.add(e.mul(j, c(4)), v);
+    Value word = e.add(e.add(e.mul(tile, c(tileWords)), e.mul(lane, c(2))), s);
+    Value code = bitAt(e.add(e.mul(word, c(32)), e.mul(elem, c(2))), 2);
+    if (bits == 2)
+      return code;
+    Value highWord = e.add(e.mul(tile, c(tileWords)), e.add(c(64), lane));
+    Value highBit = e.add(e.mul(highWord, c(32)),
+                          e.add(e.mul(s, c(16)), elem));
+    return e.bor(code, e.shl(bitAt(highBit, 1), e.c32(2)));
+  }
   if (bits == 8) {
     Value word = e.add(e.add(e.mul(tile, c(256)), e.mul(lane, c(8))),
                        e.add(e.mul(s, c(4)), j));

@@ -41,13 +41,14 @@ func.func @wrong_layout(%x: tensor<16x4096xf16>) -> tensor<16x4096xf16> {
 
 // -----
 
-// Codebooks of other widths than 4 bits are not lowered by the tensor-core
-// generator (8-bit int8/uint8/fp8 codes are: mma-8bit.mlir).
-#e = #qf.enc<codebook, bits = 8, table = "t" : f16, group = 128, scale = f16>
+// Codebooks of widths the fragment layout does not define (5, 6, 7 bits)
+// are not lowered by the tensor-core generator (2-, 3-, 4- and 8-bit ones
+// are: mma-codebooks.mlir).
+#e = #qf.enc<codebook, bits = 5, table = "t" : f16, group = 128, scale = f16>
 !w = !qf.weight<4096x4096, #e, #qf.layout<tiled, tile_n = 32, tile_k = 32>>
-func.func @codebook8(%x: tensor<16x4096xf16>) -> tensor<16x4096xf16> {
+func.func @codebook5(%x: tensor<16x4096xf16>) -> tensor<16x4096xf16> {
   %w = qf.weight_ref "w" : !w
-  // expected-error@+1 {{the tensor-core generator lowers 4-bit codebooks; got 8-bit indices}}
+  // expected-error@+1 {{the tensor-core generator lowers 2-, 3-, 4- and 8-bit codebooks (the widths the mma fragment layout defines); got 5-bit indices}}
   %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 3>}
          : tensor<16x4096xf16>, !w -> tensor<16x4096xf16>
   return %y : tensor<16x4096xf16>

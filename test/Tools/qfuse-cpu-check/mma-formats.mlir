@@ -1,6 +1,6 @@
 // Every format of the tensor-core GPU test (../qfuse-compile/Inputs/
 // mma-formats.mlir) in the 32x32 B-fragment layout the mma kernels read
-// (4-bit and 8-bit codes), decoded by the CPU reference from the bytes
+// (2-, 3-, 4- and 8-bit codes, integer and float zero points), decoded by the CPU reference from the bytes
 // qfuse::format::repack wrote and compared with the C++ reference on the
 // row-major codes: the compiler's and the runtime's definitions of the
 // layout must agree.
@@ -31,7 +31,9 @@
 // BF16: PASS @int8_q_bf16 {{.*}} m=17
 // BF16: PASS @fp8_mlp_bf16 {{.*}} m=17
 // BF16: PASS @mma_fused_bf16#4 1024x512 #qf.enc<fp8e4m3, per_channel, scale = f32> #qf.layout<tiled, tile_n = 32, tile_k = 32> m=17
-// BF16: qfuse-cpu-check: 38 cases, 38 passed, 0 failed
+// BF16: PASS @codebook3_named_bf16 {{.*}} m=17
+// BF16: PASS @uint8_zero_float_bf16 {{.*}}zero = float> #qf.layout<tiled, tile_n = 32, tile_k = 32> m=17
+// BF16: qfuse-cpu-check: 48 cases, 48 passed, 0 failed
 
 // FUSED: PASS @mma_fused#3 1024x512 #qf.enc<int4, group = 128, scale = f16> #qf.layout<tiled, tile_n = 32, tile_k = 32> m=17
 // FUSED: PASS @mma_fused#4 1024x512 #qf.enc<int8, per_channel, scale = f16> #qf.layout<tiled, tile_n = 32, tile_k = 32> m=17
@@ -44,4 +46,11 @@
 // CHECK: PASS @int8_q {{.*}} m=17
 // CHECK: PASS @uint8_kv {{.*}}zero = int> #qf.layout<tiled, tile_n = 32, tile_k = 32> m=17
 // CHECK: PASS @fp8_mlp {{.*}}fp8e4m3{{.*}} #qf.layout<tiled, tile_n = 32, tile_k = 32> m=17
-// CHECK: qfuse-cpu-check: 26 cases, 26 passed, 0 failed
+// CHECK: PASS @codebook2 {{.*}}bits = 2{{.*}} #qf.layout<tiled, tile_n = 32, tile_k = 32> m=17
+// CHECK: PASS @codebook3 {{.*}}bits = 3{{.*}} #qf.layout<tiled, tile_n = 32, tile_k = 32> m=17
+// CHECK: PASS @codebook3_named {{.*}} #qf.layout<tiled, tile_n = 32, tile_k = 32> m=17
+// CHECK: PASS @codebook8_named {{.*}}bits = 8{{.*}} #qf.layout<tiled, tile_n = 32, tile_k = 32> m=17
+// CHECK: PASS @uint4_zero_float {{.*}}zero = float> #qf.layout<tiled, tile_n = 32, tile_k = 32> m=17
+// CHECK: PASS @uint4_zero_float_g32 {{.*}} m=17
+// CHECK: PASS @uint8_zero_float {{.*}}zero = float> #qf.layout<tiled, tile_n = 32, tile_k = 32> m=17
+// CHECK: qfuse-cpu-check: 40 cases, 40 passed, 0 failed

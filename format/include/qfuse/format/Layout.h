@@ -20,8 +20,9 @@
 //   so that (word >> 4i) & 0x000F000F holds (e2i, e2i+1) in its two 16-bit
 //   halves. Under 2:4 the kept codes are reordered the same way.
 //
-//   #qf.layout<tiled, tile_n = 32, tile_k = 32> over dense 4-bit codes: the
-//   tensor-core kernel's B-fragment order, defined in MmaLayout.h.
+//   #qf.layout<tiled, tile_n = 32, tile_k = 32> over dense 2-, 3-, 4- and
+//   8-bit codes: the tensor-core kernel's B-fragment order, defined in
+//   MmaLayout.h.
 //
 // Other tiled parameters (tile_n > 1, interleave > 1, 8-bit codes) parse and
 // verify but repack() rejects them until a kernel defines their byte order.

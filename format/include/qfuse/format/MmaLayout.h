@@ -1,6 +1,7 @@
 //===- MmaLayout.h - the tensor-core kernel's fragment order ----*- C++ -*-===//
 //
-// `#qf.layout<tiled, tile_n = 32, tile_k = 32>` over 4-bit codes: the byte
+// `#qf.layout<tiled, tile_n = 32, tile_k = 32>` over 2-, 3-, 4- and 8-bit
+// codes: the byte
 // order the tensor-core kernel (lib/Conversion/QFToGPU/TensorCoreKernel.cpp)
 // reads, chosen so that one 16-byte load per lane yields that lane's B
 // fragments of mma.m16n8k16 for a 32 (n) x 32 (k) tile without shuffles.
@@ -21,11 +22,29 @@
 // matvec layout (Layout.h, kNibbleOrder), so that one mask-and-or yields the
 // half2 pair (e 2i, e 2i+1) = one fragment register.
 //
-// 8-bit codes (int8, uint8, fp8 e4m3) use the same tiles at 1024 bytes:
-// lane L owns bytes [32 L, 32 L + 32), eight words w = 4 s + j, and word w
-// holds n tile j's fragment of slab s in byte order v = 0..3 (byte v is
-// element v above), so that one prmt (or one cvt of an e4m3 pair) yields a
-// fragment register. A lane's first 16 bytes are slab 0, its second slab 1.
+// 8-bit codes (int8, uint8, fp8 e4m3, 8-bit codebooks) use the same tiles
+// at 1024 bytes: lane L owns bytes [32 L, 32 L + 32), eight words
+// w = 4 s + j, and word w holds n tile j's fragment of slab s in byte order
+// v = 0..3 (byte v is element v above), so that one prmt (or one cvt of an
+// e4m3 pair) yields a fragment register. A lane's first 16 bytes are slab 0,
+// its second slab 1.
+//
+// 2-bit codes (2-bit codebooks) use 256-byte tiles: lane L owns bytes
+// [8 L, 8 L + 8), two words w = s, and word s holds the fragments of all
+// four n tiles of slab s, element 4 j + v at bits [2 (4 j + v), + 2):
+//
+//   bits   31..30 29..28 ... 17..16  15..14 ... 9..8   7..6   ... 1..0
+//          j3 v3  j3 v2  ... j2 v0   j1 v3  ... j1 v0  j0 v3  ... j0 v0
+//
+// so the table offset of element e is one shift and one mask of the word.
+//
+// 3-bit codes (3-bit codebooks) use 384-byte tiles split into bit planes:
+// bytes [0, 256) hold the low two bits of every code exactly as a 2-bit
+// tile, bytes [256, 384) the high bit, lane L's in the word at 256 + 4 L,
+// bit 16 s + 4 j + v for element (s, j, v). A lane then reads 8 + 4 aligned
+// bytes, and a code's table offset is two shifts, one lop3 (and-or of the
+// two planes) and an add: no code straddles a word, which a dense 3-bit
+// stream (10 2/3 codes per word) would make three times dearer to decode.
 //
 //===----------------------------------------------------------------------===//
 
@@ -58,22 +77,31 @@ struct Layout;
 bool isMmaFragmentLayout(const Layout &layout);
 
 /// Code widths the fragment layout is defined for.
-inline bool isMmaCodeBits(unsigned bits) { return bits == 4 || bits == 8; }
+inline bool isMmaCodeBits(unsigned bits) {
+  return bits == 2 || bits == 3 || bits == 4 || bits == 8;
+}
 
-/// Where code (n, k) of an [N, K] weight of `bits`-bit codes (4 or 8) lives
-/// in the fragment layout: 32-bit word `word` of the codes buffer, slot
-/// `slot` (bits `bits` * slot .. `bits` * (slot + 1) - 1 of the word), for
-/// n < N and k < K = `kTotal` (any N, K: tiles are padded).
+/// Bits of the field `MmaCodePosition::slot` counts in: the code width, but
+/// 2 for 3-bit codes, whose third bit lives in the high plane.
+inline unsigned mmaFieldBits(unsigned bits) { return bits == 3 ? 2 : bits; }
+
+/// Where code (n, k) of an [N, K] weight of `bits`-bit codes (2, 3, 4 or 8)
+/// lives in the fragment layout: 32-bit word `word` of the codes buffer,
+/// slot `slot` (bits f * slot .. f * (slot + 1) - 1 of the word, f =
+/// mmaFieldBits(bits)), for n < N and k < K = `kTotal` (any N, K: tiles are
+/// padded). 3-bit codes: that field holds bits 0-1, and bit 2 is bit
+/// `highBit` of the codes buffer (LSB-first; -1 for other widths).
 struct MmaCodePosition {
   int64_t word;
   int slot;
+  int64_t highBit = -1;
 };
 MmaCodePosition mmaCodePosition(int64_t n, int64_t k, int64_t kTotal,
                                 unsigned bits = 4);
 
-/// Reorders row-major codes of `bits` bits (4: byte j of a row = elements
-/// 2j in the low nibble, 2j+1 in the high one; 8: one byte each) into the
-/// fragment layout (padded: mmaPaddedN(n) * mmaPaddedK(k) * bits / 8 bytes),
+/// Reorders row-major codes of `bits` bits (Packing.h's LSB-first bit
+/// stream per row: 4-bit byte j = elements 2j in the low nibble, 2j+1 in the
+/// high one; 8: one byte each) into the fragment layout (padded: mmaPaddedN(n) * mmaPaddedK(k) * bits / 8 bytes),
 /// or back (`fragment` must be that size).
 void packMmaCodes(const std::vector<uint8_t> &rowMajor, int64_t n, int64_t k,
                   unsigned bits, std::vector<uint8_t> &fragment);

@@ -36,9 +36,12 @@ private:
   using Acc = SmallVector<Value>; // [mTile][nTile][4] f32, flattened
 
   /// The scale and zero values of one scale group of a k step, per n tile.
+  /// Float zero points: zeroF32 (f32) and zeroPair (the activation type's
+  /// pair), subtracted from the decoded q; zeroLo/zeroHi/zeroInt are then
+  /// those of an integer zero of 0.
   struct StepGroup {
     bool loaded = false;
-    SmallVector<Value> scale, zeroLo, zeroHi, zeroInt;
+    SmallVector<Value> scale, zeroLo, zeroHi, zeroInt, zeroF32, zeroPair;
   };
 
   SmallVector<std::string> parameterNames();
@@ -51,6 +54,8 @@ private:
   Value smemAt(int64_t byteOffset) { return smemAt(e.c32(byteOffset)); }
   void barrier();
   void issueStep(Value slot, Value step);
+  void issueCodeTiles(Value warpSlot, Value step);
+  void issueSmallCodeTiles(Value warpSlot, Value step);
   Acc computeStep(Value slot, Value step, ValueRange acc);
   Value groupSlotBase(Value warpSlot, int64_t gi);
   void loadStepGroup(Value step, Value warpSlot, int64_t gi, StepGroup &group);
@@ -64,12 +69,17 @@ private:
                     ArrayRef<SmallVector<Value>> aFrag, Acc &target,
                     SmallVectorImpl<std::array<Value, 2>> &wgmmaFrags);
   Value scalePair(Value word, Value elementIndex);
+  Value pairOf(Value f32);
   Value scaleF32(Value word, Value elementIndex);
   SmallVector<Value> columnScales(function_ref<Value(Value row)> wordOfRow,
                                   Value group);
   Value zeroOf(Value word, Value row, Value group);
   Value zeroBias(Value z, bool high);
-  SmallVector<Value> decodeWord(Value w, Value zero);
+  SmallVector<Value> decodeWord(Value w, Value zero, Value floatZero);
+  Value tableWordAt(Value byteOffset);
+  Value lookupByte(Value w, int64_t v);
+  SmallVector<Value> decodeSmallCodes(ArrayRef<Value> words, int64_t s);
+  Value smallCodeOffset(ArrayRef<Value> words, int64_t s, int64_t element);
   Value packBf16(Value lo, Value hi);
   Value tableValue(Value index);
   void buildLut();

@@ -9,13 +9,24 @@
 //     minus half2(1024 + z), exact; the high nibbles through an fma by 1/16;
 //   nf4, fp4e2m1, 4-bit codebooks: a 16-entry table replicated across the 32
 //     shared-memory banks (value c at word 32 c + lane), paired by prmt.
+// 2- and 3-bit codebooks: a lane's two words (w = s) hold a slab's codes of
+//   all four n tiles, element 4 j + v at bits 2 (4 j + v), 3-bit codes their
+//   third bit in a third word (MmaLayout.h); the table (4 or 8 entries) is
+//   replicated per bank like the 4-bit one, an offset being one shift and
+//   mask of the word (and-or the high plane's bit for 3-bit codes).
 // With bf16 activations the same words decode into bf16 pairs: int4/uint4
 //   under 0x4300 (bf16x2(128 + e), the high nibbles shifted down first: bit
 //   7 is bf16's exponent), NF4/fp4/codebooks from a bf16 table.
 // A word of 8-bit codes is one n tile's two B registers:
 //   int8/uint8: prmt places each byte under 0x64, half2(1024 + u), minus
 //     half2(1024 + z) (int8: the sign bit flipped first, z = 128), exact;
-//   fp8 e4m3: one cvt.rn.f16x2.e4m3x2 per register, exact.
+//   fp8 e4m3: one cvt.rn.f16x2.e4m3x2 per register, exact;
+//   8-bit codebooks: each byte indexes one shared 256-word table (one copy:
+//     32 would take 32 KB), paired by prmt.
+// Float zero points (uint4/uint8, zero = float): the codes decode to q as
+//   with an integer zero of 0, then z (rounded to the activation type) is
+//   subtracted, rounding q - z once; bf16 8-bit codes subtract it in f32
+//   before the pair is packed.
 //   bf16: 128 + 255 does not fit bf16, so bytes go under the f32 2^23 and
 //   q - z is formed in f32; fp8 widens through f32; pairs are packed by
 //   cvt.rn.bf16x2.f32 (exact: at most 8 significant bits).
@@ -47,10 +58,15 @@ using namespace mlir::qf::tensor_core;
 /// aligned word is `word`, as a pair of the activation type with both lanes
 /// equal.
 Value TensorCoreBuilder::scalePair(Value word, Value elementIndex) {
+  return pairOf(scaleF32(word, elementIndex));
+}
+
+/// The f32 `value` rounded to the activation type, as a pair with both
+/// lanes equal.
+Value TensorCoreBuilder::pairOf(Value value) {
   // Rounded to f16 (bf16) once: exact for f16 and E4M3 (bf16, E8M0) scales,
   // where LLVM folds the extension and truncation away.
-  Value h =
-      e.bitcast(e.i16(), e.truncTo(act(), scaleF32(word, elementIndex)));
+  Value h = e.bitcast(e.i16(), e.truncTo(act(), value));
   Value h32 = arith::ExtUIOp::create(b, e.i32(), h);
   return e.bitcast(actPair(),
                    arith::OrIOp::create(
@@ -146,13 +162,23 @@ Value TensorCoreBuilder::packBf16(Value lo, Value hi) {
 /// bf16: 128 + e), for computeStep to remove each tile's zero point; table
 /// formats as values. 8-bit codes give (b0, b1) of one n tile: int8/uint8
 /// raw (f16: 1024 + u) or, with bf16 activations, already q - z (`zero`
-/// is z, an i32), fp8 as values.
-SmallVector<Value> TensorCoreBuilder::decodeWord(Value w, Value zero) {
+/// is z, an i32; a float zero point `floatZero`, an f32, is subtracted
+/// too), fp8 and codebooks as values.
+SmallVector<Value> TensorCoreBuilder::decodeWord(Value w, Value zero,
+                                                 Value floatZero) {
   SmallVector<Value> pairs;
   auto h2 = [&](Value i) { return e.bitcast(actPair(), i); };
+  if (p.decode == Decode::Table && p.codeBits == 8) {
+    pairs.push_back(h2(e.prmt(lookupByte(w, 0), lookupByte(w, 1), 0x5410)));
+    pairs.push_back(h2(e.prmt(lookupByte(w, 2), lookupByte(w, 3), 0x5410)));
+    return pairs;
+  }
   if (p.decode == Decode::Int8Magic) {
-    // u = the unsigned byte (int8: sign flipped, u = q + 128).
-    Value u = p.intZeros ? w : arith::XOrIOp::create(b, w, e.c32(0x80808080));
+    // u = the unsigned byte (int8: sign flipped, u = q + 128; uint8 has a
+    // zero point, integer or float).
+    Value u = p.intZeros || p.floatZeros
+                  ? w
+                  : arith::XOrIOp::create(b, w, e.c32(0x80808080));
     if (spec.bf16) {
       // bf16 holds 128 + u only up to u = 127: each byte goes under the f32
       // 2^23 (0x4B000000 | u = 2^23 + u), minus 2^23 + z is q - z exactly,
@@ -161,7 +187,9 @@ SmallVector<Value> TensorCoreBuilder::decodeWord(Value w, Value zero) {
       Value bias = e.bitcast(
           e.f32(), arith::OrIOp::create(b, zero, e.c32(0x4B000000)));
       auto value = [&](uint32_t v) {
-        return e.fsub(e.bitcast(e.f32(), e.prmt(u, magic, 0x7540 + v)), bias);
+        Value q =
+            e.fsub(e.bitcast(e.f32(), e.prmt(u, magic, 0x7540 + v)), bias);
+        return floatZero ? e.fsub(q, floatZero) : q;
       };
       pairs.push_back(packBf16(value(0), value(1)));
       pairs.push_back(packBf16(value(2), value(3)));
@@ -225,19 +253,70 @@ SmallVector<Value> TensorCoreBuilder::decodeWord(Value w, Value zero) {
   return pairs;
 }
 
+/// The shared table word at `byteOffset` past the table's start.
+Value TensorCoreBuilder::tableWordAt(Value byteOffset) {
+  auto sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
+  Value ptr = LLVM::GEPOp::create(b, sharedPtr, e.i8(), smem,
+                                  ValueRange{e.add(byteOffset, e.c32(p.lutOff))});
+  return LLVM::LoadOp::create(b, e.i32(), ptr, 4).getResult();
+}
+
+/// The table word of byte `v` of `w` (8-bit codes: value c at word c).
+Value TensorCoreBuilder::lookupByte(Value w, int64_t v) {
+  int64_t shift = 8 * v - 2; // byte v -> bits 2..9 (c * 4)
+  Value moved = shift >= 0 ? e.shru(w, e.c32(shift))
+                           : arith::ShLIOp::create(b, w, e.c32(-shift));
+  return tableWordAt(e.band(moved, e.c32(0xFF << 2)));
+}
+
+/// The byte offset in the replicated table (value c at word 32 c + lane) of
+/// element `element` (4 j + v) of slab `s` of 2- or 3-bit codes: bits 0-1
+/// from word s's field `element`, bit 2 from the high-plane word's bit
+/// 16 s + element (MmaLayout.h).
+Value TensorCoreBuilder::smallCodeOffset(ArrayRef<Value> words, int64_t s,
+                                         int64_t element) {
+  auto moveTo = [&](Value w, int64_t from, int64_t to, int64_t mask) {
+    int64_t shift = from - to;
+    Value moved = shift >= 0 ? e.shru(w, e.c32(shift))
+                             : arith::ShLIOp::create(b, w, e.c32(-shift));
+    return e.band(moved, e.c32(mask));
+  };
+  Value offset = moveTo(words[s], 2 * element, 7, 3 << 7); // c * 128
+  if (p.codeBits == 3)
+    offset = arith::OrIOp::create(
+        b, offset, moveTo(words[2], 16 * s + element, 9, 1 << 9));
+  return e.add(offset, laneBytes);
+}
+
+/// The (b0, b1) of n tiles j = 0..3 of slab `s` of 2- or 3-bit codes: b0 =
+/// elements (4 j, 4 j + 1), b1 = (4 j + 2, 4 j + 3), paired by prmt.
+SmallVector<Value> TensorCoreBuilder::decodeSmallCodes(ArrayRef<Value> words,
+                                                       int64_t s) {
+  SmallVector<Value> regs;
+  for (int64_t element = 0; element < 16; element += 2) {
+    Value lo = tableWordAt(smallCodeOffset(words, s, element));
+    Value hi = tableWordAt(smallCodeOffset(words, s, element + 1));
+    regs.push_back(e.bitcast(actPair(), e.prmt(lo, hi, 0x5410)));
+  }
+  return regs;
+}
+
 Value TensorCoreBuilder::tableValue(Value index) {
   return codeTableValue(b, module, name, spec.encoding, table, index,
                         codeTable, act());
 }
 
-/// Fills the shared table: word c * 32 + l holds value(c) for lane l.
+/// Fills the shared table (codeTableBytes): up to 4-bit codes, word
+/// c * 32 + l holds value(c) for lane l; 8-bit codes, word c holds value(c).
 void TensorCoreBuilder::buildLut() {
-  auto loop = scf::ForOp::create(b, tid, e.c32(16 * 32), e.c32(p.threads));
+  bool replicated = p.codeBits <= 4;
+  int64_t words = codeTableBytes(p.codeBits) / 4;
+  auto loop = scf::ForOp::create(b, tid, e.c32(words), e.c32(p.threads));
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Value i = loop.getInductionVar();
-    Value value = tableValue(e.shru(i, e.c32(5)));
+    Value value = tableValue(replicated ? e.shru(i, e.c32(5)) : i);
     Value entry =
         arith::ExtUIOp::create(b, e.i32(), e.bitcast(e.i16(), value));
     LLVM::StoreOp::create(

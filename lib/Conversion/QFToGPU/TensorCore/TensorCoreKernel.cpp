@@ -3,7 +3,7 @@
 // The kernel for batches past the matvec (M >= 9 up to prefill sizes, and
 // every batch of bf16 activations, which the matvec does not read):
 // mma.sync.m16n8k16 with f16 or bf16 activations and f32 accumulation, the
-// 4-bit or 8-bit weights decoded in registers straight into B fragments of
+// 2- to 8-bit weights decoded in registers straight into B fragments of
 // the activation type.
 //
 //   warp       = 32 output features (4 n tiles of 8) x block_m batch rows
@@ -29,10 +29,13 @@
 // dynamic shared memory:
 //   A   [block_m x block_k] f16 per k group, rows zero-filled past M, 16-byte
 //       chunks XOR-swizzled by row so that ldmatrix.x4 is conflict-free;
-//   B   per warp, block_k / 32 tiles of 512 bytes in the fragment layout
-//       (qfuse/format/MmaLayout.h): lane L copies and later reads back bytes
-//       [16 L, 16 L + 16) of each tile, its own fragments;
-//   scales (and integer zeros) per warp: lane L copies the 32-bit word that
+//   B   per warp, block_k / 32 tiles in the fragment layout
+//       (qfuse/format/MmaLayout.h): 4-bit codes, 512-byte tiles, lane L
+//       copies and later reads back bytes [16 L, 16 L + 16) of each tile,
+//       its own fragments (8-bit codes: 1024 bytes, [32 L, 32 L + 32)); 2-
+//       and 3-bit codes (256 and 384 bytes) are copied as 16-byte chunks
+//       spread over the lanes, each lane reading back its 8 (+ 4) bytes;
+//   scales (and zero points) per warp: lane L copies the 32-bit word that
 //       holds the scale of row 8 (L % 4) + L / 4, the row whose fragment
 //       lane 4 (L / 4) + j reads for n tile j.
 //
@@ -56,7 +59,7 @@ SmallVector<std::string> TensorCoreBuilder::parameterNames() {
   EncodingAttr enc = spec.encoding;
   SmallVector<std::string> names = {"x"};
   SmallVector<std::string> weightParams = {"codes", "scales"};
-  if (p.intZeros)
+  if (p.intZeros || p.floatZeros)
     weightParams.push_back("zeros");
   if (enc.getGlobalScale())
     weightParams.push_back("global_scale");

@@ -43,12 +43,21 @@ void TensorCoreBuilder::loadStepGroup(Value step, Value warpSlot, int64_t gi,
     }
     if (p.decode == Decode::Int4Magic || p.decode == Decode::Int8Magic) {
       Value zWord =
-          p.intZeros ? LLVM::LoadOp::create(
-                           b, e.i32(), smemAt(e.add(e.c32(p.zOff), slotOff)),
-                           4)
-                           .getResult()
-                     : Value();
-      Value z = zeroOf(zWord, row, groupIndex);
+          p.intZeros || p.floatZeros
+              ? LLVM::LoadOp::create(b, e.i32(),
+                                     smemAt(e.add(e.c32(p.zOff), slotOff)), 4)
+                    .getResult()
+              : Value();
+      // Float zero points: the codes decode to q exactly (an integer zero
+      // of 0), and z is subtracted once, rounding q - z to the activation
+      // type (decodeSlab; in f32 for bf16 8-bit codes, decodeWord).
+      Value z = p.floatZeros ? e.c32(0) : zeroOf(zWord, row, groupIndex);
+      if (p.floatZeros) {
+        Value zf = scaleF32(
+            zWord, e.add(e.mul(row, e.c32(p.numGroups)), groupIndex));
+        group.zeroF32.push_back(zf);
+        group.zeroPair.push_back(pairOf(zf));
+      }
       if (spec.bf16 && p.codeBits == 8) {
         group.zeroInt.push_back(z);
       } else {
@@ -89,16 +98,34 @@ void TensorCoreBuilder::foldGroupScales(Value step, Value warpSlot,
 }
 
 /// Loads the lane's words of code tile `kt` of the step: 4 (4-bit codes,
-/// w = 2 s + jp) or 8 (8-bit codes, w = 4 s + j).
+/// w = 2 s + jp), 8 (8-bit codes, w = 4 s + j), 2 (2-bit codes, w = s) or
+/// 3 (3-bit codes: the two low-plane words, then the high-plane word).
 SmallVector<Value> TensorCoreBuilder::loadTileWords(Value warpSlot,
                                                     int64_t kt) {
   int64_t laneBytesPerTile = p.tileBytes / 32;
+  SmallVector<Value> words;
+  if (p.codeBits < 4) { // MmaLayout.h: 8 bytes at 8 L, 3-bit + 4 at 256 + 4 L
+    Value tileBase = e.add(
+        e.c32(p.bOff),
+        e.mul(e.add(e.mul(warpSlot, e.c32(p.kTilesPerStep)), e.c32(kt)),
+              e.c32(p.tileBytes)));
+    Value v = LLVM::LoadOp::create(
+        b, e.vNi32(2), smemAt(e.add(tileBase, e.mul(lane, e.c32(8)))), 8);
+    words = {e.extract(v, 0), e.extract(v, 1)};
+    if (p.codeBits == 3)
+      words.push_back(
+          LLVM::LoadOp::create(
+              b, e.i32(),
+              smemAt(e.add(tileBase, e.add(e.c32(256), e.mul(lane, e.c32(4))))),
+              4)
+              .getResult());
+    return words;
+  }
   Value bAddr = e.add(
       e.c32(p.bOff),
       e.add(e.mul(e.add(e.mul(warpSlot, e.c32(p.kTilesPerStep)), e.c32(kt)),
                   e.c32(p.tileBytes)),
             e.mul(lane, e.c32(laneBytesPerTile))));
-  SmallVector<Value> words;
   for (int64_t h = 0; h < laneBytesPerTile / 16; ++h) {
     Value v = LLVM::LoadOp::create(b, e.vNi32(4),
                                    smemAt(e.add(bAddr, e.c32(16 * h))), 16);
@@ -143,12 +170,15 @@ SmallVector<Value> TensorCoreBuilder::decodeSlab(ArrayRef<Value> words,
                                                  int64_t s,
                                                  const StepGroup &group) {
   SmallVector<Value> unscaled;
+  if (p.codeBits < 4)
+    return decodeSmallCodes(words, s);
   if (p.codeBits == 4) {
     for (int64_t jp = 0; jp < 2; ++jp) {
-      SmallVector<Value> pairs = decodeWord(words[s * 2 + jp], Value());
+      SmallVector<Value> pairs =
+          decodeWord(words[s * 2 + jp], Value(), Value());
       if (p.decode == Decode::Int4Magic) {
         // q - z exactly: f16 lo - (1024 + z), hi / 16 - (64 + z); bf16
-        // (128 + e) - (128 + z) for both.
+        // (128 + e) - (128 + z) for both. A float z is then subtracted.
         for (int64_t h = 0; h < 2; ++h) {
           int64_t j = 2 * jp + h;
           pairs[2 * h] = e.fsub(pairs[2 * h], group.zeroLo[j]);
@@ -156,6 +186,9 @@ SmallVector<Value> TensorCoreBuilder::decodeSlab(ArrayRef<Value> words,
               spec.bf16 ? e.fsub(pairs[2 * h + 1], group.zeroLo[j])
                         : e.fma(pairs[2 * h + 1], e.ch2(1.0 / 16),
                                 e.fneg(group.zeroHi[j]));
+          if (p.floatZeros)
+            for (int64_t r = 0; r < 2; ++r)
+              pairs[2 * h + r] = e.fsub(pairs[2 * h + r], group.zeroPair[j]);
         }
       }
       unscaled.append(pairs);
@@ -164,10 +197,14 @@ SmallVector<Value> TensorCoreBuilder::decodeSlab(ArrayRef<Value> words,
     for (int64_t j = 0; j < 4; ++j) {
       bool f32Zero = spec.bf16 && p.decode == Decode::Int8Magic;
       SmallVector<Value> regs = decodeWord(
-          words[s * 4 + j], f32Zero ? group.zeroInt[j] : Value());
+          words[s * 4 + j], f32Zero ? group.zeroInt[j] : Value(),
+          f32Zero && p.floatZeros ? group.zeroF32[j] : Value());
       if (p.decode == Decode::Int8Magic && !f32Zero) // q - z: - (1024 + z)
-        for (Value &r : regs)
+        for (Value &r : regs) {
           r = e.fsub(r, group.zeroLo[j]);
+          if (p.floatZeros)
+            r = e.fsub(r, group.zeroPair[j]);
+        }
       unscaled.append(regs);
     }
   }

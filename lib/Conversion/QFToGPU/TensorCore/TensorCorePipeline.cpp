@@ -57,8 +57,6 @@ Value TensorCoreBuilder::scaleRow(Value row) {
 /// Starts the copies of K step `step` into pipeline slot `slot`.
 void TensorCoreBuilder::issueStep(Value slot, Value step) {
   MLIRContext *ctx = b.getContext();
-  auto cg = NVVM::LoadCacheModifierKindAttr::get(ctx,
-                                                 NVVM::LoadCacheModifierKind::CG);
   auto ca = NVVM::LoadCacheModifierKindAttr::get(ctx,
                                                  NVVM::LoadCacheModifierKind::CA);
   Value k0 = e.mul(step, e.c32(p.blockK));
@@ -105,9 +103,54 @@ void TensorCoreBuilder::issueStep(Value slot, Value step) {
       emitChunk();
     }
   }
-  // B: this warp's fragment tiles, 16 bytes per lane each (32 for 8-bit
-  // codes, as two copies).
+  // B: this warp's fragment tiles.
   Value warpSlot = e.add(e.mul(slot, e.c32(p.warps)), warp);
+  issueCodeTiles(warpSlot, step);
+  // Scales and zeros: the aligned 32-bit word holding row
+  // nBase + 8 (lane % 4) + lane / 4's entry (the runtime allocates weight
+  // components in whole 16-byte units, so no word runs past the buffer).
+  Value row = scaleRow(e.add(nBase, e.add(e.mul(t4, e.c32(8)), g)));
+  for (int64_t gi = 0; gi < p.groupsPerStep; ++gi) {
+    Value group = groupOfStep(step, gi);
+    Value slotOff = e.add(e.mul(e.add(e.mul(warpSlot, e.c32(p.groupsPerStep)),
+                                      e.c32(gi)),
+                                e.c32(128)),
+                          e.mul(lane, e.c32(4)));
+    Value sByte = e.mul(e.zext64(e.add(e.mul(row, e.c32(p.numGroups)), group)),
+                        e.c64(p.scaleBytes));
+    Value sWord = arith::AndIOp::create(b, sByte, e.c64(~int64_t(3)));
+    NVVM::CpAsyncOp::create(b, smemAt(e.add(e.c32(p.sOff), slotOff)),
+                            e.gepBytes(scales, sWord), b.getI32IntegerAttr(4),
+                            ca, Value());
+    if (p.intZeros) {
+      Value zByte =
+          e.add(e.mul(e.zext64(row), e.c64(p.zeroRowBytes)),
+                e.zext64(e.shru(e.mul(group, e.c32(p.codeBits)), e.c32(3))));
+      Value zWord = arith::AndIOp::create(b, zByte, e.c64(~int64_t(3)));
+      NVVM::CpAsyncOp::create(b, smemAt(e.add(e.c32(p.zOff), slotOff)),
+                              e.gepBytes(zeros, zWord), b.getI32IntegerAttr(4),
+                              ca, Value());
+    } else if (p.floatZeros) {
+      // Float zero points are [N, G] of the scale type, like the scales:
+      // the same word of the zeros.
+      NVVM::CpAsyncOp::create(b, smemAt(e.add(e.c32(p.zOff), slotOff)),
+                              e.gepBytes(zeros, sWord), b.getI32IntegerAttr(4),
+                              ca, Value());
+    }
+  }
+}
+
+/// Starts the copies of this warp's code tiles of K step `step` into its
+/// slot `warpSlot`: 4-bit codes 16 bytes per lane and tile, 8-bit codes 32
+/// (two copies), each lane its own fragments; 2- and 3-bit codes, whose
+/// lanes own 8 (+ 4) bytes of a tile, as 16-byte chunks spread over the
+/// lanes (issueSmallCodeTiles).
+void TensorCoreBuilder::issueCodeTiles(Value warpSlot, Value step) {
+  if (p.codeBits < 4)
+    return issueSmallCodeTiles(warpSlot, step);
+  MLIRContext *ctx = b.getContext();
+  auto cg = NVVM::LoadCacheModifierKindAttr::get(ctx,
+                                                 NVVM::LoadCacheModifierKind::CG);
   Value firstTile = e.mul(step, e.c32(p.kTilesPerStep));
   int64_t laneBytesPerTile = p.tileBytes / 32;
   for (int64_t kt = 0; kt < p.kTilesPerStep; ++kt)
@@ -133,30 +176,47 @@ void TensorCoreBuilder::issueStep(Value slot, Value step) {
                 inTile)));
       NVVM::CpAsyncOp::create(b, dst, src, b.getI32IntegerAttr(16), cg, size);
     }
-  // Scales and zeros: the aligned 32-bit word holding row
-  // nBase + 8 (lane % 4) + lane / 4's entry (the runtime allocates weight
-  // components in whole 16-byte units, so no word runs past the buffer).
-  Value row = scaleRow(e.add(nBase, e.add(e.mul(t4, e.c32(8)), g)));
-  for (int64_t gi = 0; gi < p.groupsPerStep; ++gi) {
-    Value group = groupOfStep(step, gi);
-    Value slotOff = e.add(e.mul(e.add(e.mul(warpSlot, e.c32(p.groupsPerStep)),
-                                      e.c32(gi)),
-                                e.c32(128)),
-                          e.mul(lane, e.c32(4)));
-    Value sByte = e.mul(e.zext64(e.add(e.mul(row, e.c32(p.numGroups)), group)),
-                        e.c64(p.scaleBytes));
-    Value sWord = arith::AndIOp::create(b, sByte, e.c64(~int64_t(3)));
-    NVVM::CpAsyncOp::create(b, smemAt(e.add(e.c32(p.sOff), slotOff)),
-                            e.gepBytes(scales, sWord), b.getI32IntegerAttr(4),
-                            ca, Value());
-    if (p.intZeros) {
-      Value zByte =
-          e.add(e.mul(e.zext64(row), e.c64(p.zeroRowBytes)),
-                e.zext64(e.shru(e.mul(group, e.c32(p.codeBits)), e.c32(3))));
-      Value zWord = arith::AndIOp::create(b, zByte, e.c64(~int64_t(3)));
-      NVVM::CpAsyncOp::create(b, smemAt(e.add(e.c32(p.zOff), slotOff)),
-                              e.gepBytes(zeros, zWord), b.getI32IntegerAttr(4),
-                              ca, Value());
+}
+
+/// 2- and 3-bit codes: a warp's tiles of one step are contiguous in the
+/// codes (tile row, then k tile) and in its slot, block_k / 32 x 256 (384)
+/// bytes, so they move as 16-byte chunks, chunk c by lane c % 32; chunk c
+/// is bytes [16 c % tileBytes, + 16) of the step's tile 16 c / tileBytes.
+void TensorCoreBuilder::issueSmallCodeTiles(Value warpSlot, Value step) {
+  auto cg = NVVM::LoadCacheModifierKindAttr::get(
+      b.getContext(), NVVM::LoadCacheModifierKind::CG);
+  Value firstTile = e.mul(step, e.c32(p.kTilesPerStep));
+  int64_t chunksPerTile = p.tileBytes / 16;
+  int64_t chunks = p.kTilesPerStep * chunksPerTile;
+  Value slotBase = e.add(
+      e.c32(p.bOff), e.mul(warpSlot, e.c32(p.kTilesPerStep * p.tileBytes)));
+  for (int64_t i = 0; i * 32 < chunks; ++i) {
+    auto emitChunk = [&]() {
+      Value c = e.add(lane, e.c32(i * 32));
+      Value inTile = e.mul(e.remu(c, e.c32(chunksPerTile)), e.c32(16));
+      // A last step past the padded K zero-fills its missing tiles.
+      Value tk = e.add(firstTile, e.divu(c, e.c32(chunksPerTile)));
+      Value size;
+      if (p.kTail) {
+        size = arith::SelectOp::create(b, e.ult(tk, e.c32(p.kTiles)),
+                                       e.c32(16), e.c32(0));
+        tk = e.minu(tk, e.c32(p.kTiles - 1));
+      }
+      Value tile = e.add(e.mul(tileRow, e.c32(p.kTiles)), tk);
+      Value src = e.gepBytes(
+          codes, e.add(e.mul(e.zext64(tile), e.c64(p.tileBytes)),
+                       e.zext64(inTile)));
+      Value dst = smemAt(e.add(slotBase, e.mul(c, e.c32(16))));
+      NVVM::CpAsyncOp::create(b, dst, src, b.getI32IntegerAttr(16), cg, size);
+    };
+    if ((i + 1) * 32 <= chunks) {
+      emitChunk();
+    } else {
+      OpBuilder::InsertionGuard guard(b);
+      auto inRange = scf::IfOp::create(
+          b, e.ult(lane, e.c32(chunks - i * 32)), false);
+      b.setInsertionPointToStart(inRange.thenBlock());
+      emitChunk();
     }
   }
 }

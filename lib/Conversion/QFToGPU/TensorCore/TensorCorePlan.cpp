@@ -33,11 +33,11 @@ static LogicalResult planDecode(const MatmulSpec &spec, Plan &p,
   case ElementFormat::FP8E4M3:
     p.decode = Decode::Fp8;
     break;
-  default: // NF4, E2M1 and 4-bit codebooks (tensorCoreRefusesEncoding)
-    p.decode = Decode::Table4;
+  default: // NF4, E2M1 and 2-, 3-, 4- and 8-bit codebooks
+    p.decode = Decode::Table;
     break;
   }
-  p.lut = p.decode == Decode::Table4;
+  p.lut = p.decode == Decode::Table;
   p.codeBits = enc.getCodeBits();
   p.tileBytes = kTile * kTile * p.codeBits / 8;
   LayoutAttr layout = spec.layout;
@@ -199,6 +199,7 @@ static LogicalResult planScales(const MatmulSpec &spec, Plan &p,
   Type st = enc.getScaleType();
   p.scaleBytes = st.getIntOrFloatBitWidth() / 8;
   p.intZeros = enc.getZeroPoint() == ZeroPointKind::Int;
+  p.floatZeros = enc.getZeroPoint() == ZeroPointKind::Float;
   p.zeroRowBytes = (p.numGroups * p.codeBits + 7) / 8;
   return success();
 }
@@ -209,7 +210,8 @@ static LogicalResult planSharedMemory(const MatmulSpec &spec, Plan &p,
   // Shared memory: the pipeline (stages of A, then codes, then scale and
   // zero slots), then (reused) the split-K partial sums.
   TensorCoreStage stage = getTensorCoreStage(
-      p.blockM, p.blockK, p.codeBits, p.groupsPerStep, p.intZeros);
+      p.blockM, p.blockK, p.codeBits, p.groupsPerStep,
+      p.intZeros || p.floatZeros);
   p.aBytes = stage.activations;
   int64_t off = 0;
   p.aOff = off;
@@ -228,7 +230,7 @@ static LogicalResult planSharedMemory(const MatmulSpec &spec, Plan &p,
                          p.members - 1}),
       p.groupWarps, p.blockM);
   p.lutOff = std::max(off, partials);
-  p.total = p.lutOff + (p.lut ? 16 * 32 * 4 : 0);
+  p.total = p.lutOff + (p.lut ? codeTableBytes(p.codeBits) : 0);
   if (p.total > spec.target.getMaxSharedPerBlock())
     return emitError() << "the tiling needs " << p.total
                        << " bytes of shared memory, more than the "

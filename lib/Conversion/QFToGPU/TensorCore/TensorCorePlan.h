@@ -24,14 +24,22 @@ inline constexpr int64_t kTile = 32;
 
 /// How a word of codes becomes B fragment registers (TensorCoreKernel.cpp's
 /// header comment).
-enum class Decode { Int4Magic, Table4, Int8Magic, Fp8 };
+enum class Decode { Int4Magic, Table, Int8Magic, Fp8 };
+
+/// Shared bytes of the code table of `bits`-bit codes: up to 4 bits one
+/// copy per bank (value c at word 32 c + lane, so a warp's lookups never
+/// conflict); 8-bit codes one copy of the 256 values, a word each (32
+/// copies would take 32 KB of the pipeline's shared memory).
+inline int64_t codeTableBytes(int64_t bits) {
+  return bits <= 4 ? (int64_t(1) << bits) * 32 * 4 : 256 * 4;
+}
 
 /// Everything the generator needs to know about one kernel variant.
 struct Plan {
   Decode decode = Decode::Int4Magic;
   bool wgmma = false; // warpgroup MMA (sm_90a) instead of mma.sync
-  bool lut = false;     // Table4: the shared code table is built
-  int64_t codeBits = 4; // 4 or 8
+  bool lut = false;     // Table: the shared code table is built
+  int64_t codeBits = 4; // 2, 3, 4 or 8
   int64_t tileBytes;    // one 32 x 32 fragment tile of codes
   int64_t m, n, k;
   // Shapes that are not whole tiles: the layout pads to 32 x 32 tiles
@@ -56,6 +64,7 @@ struct Plan {
   bool deferScale;      // scales folded into f32 partial sums
   int64_t scaleBytes;   // bytes per stored scale
   bool intZeros;
+  bool floatZeros; // zero = float: one value per group in the scale type
   int64_t zeroRowBytes; // packed integer zero points per row
   // Dynamic shared memory offsets (bytes).
   int64_t aBytes, aOff, bOff, sOff, zOff, lutOff, pipelineBytes, total;

@@ -254,7 +254,7 @@ TilingAttr selectMma(int64_t m, WeightType type, const TilingTarget &target,
   // Shared memory per pipeline stage (TensorCoreStage.h). A block stays
   // under 64 KB so that three fit an SM, with at least three stages (two
   // steps in flight while one is computed).
-  bool zeros = enc.getZeroPoint() == ZeroPointKind::Int;
+  bool zeros = enc.getZeroPoint() != ZeroPointKind::None;
   auto stageBytes = [&](int64_t bn, int64_t s, int64_t bk) {
     int64_t groupsPerStep = group == 0 ? 1 : std::max<int64_t>(1, bk / group);
     return getTensorCoreStage(blockM, bk, enc.getCodeBits(), groupsPerStep,
@@ -327,7 +327,7 @@ TilingAttr selectWgmma(int64_t m, WeightType type, const TilingTarget &target,
   int64_t groupsPerStep = group == 0 ? 1 : std::max<int64_t>(1, 64 / group);
   TensorCoreStage stage = getTensorCoreStage(
       blockM, 64, enc.getCodeBits(), groupsPerStep,
-      enc.getZeroPoint() == ZeroPointKind::Int);
+      enc.getZeroPoint() != ZeroPointKind::None);
   int64_t cluster = 2 * blocks <= target.smCount && steps >= 8 ? 2 : 1;
   // Shared memory: the pipeline, or (reusing it) the sums the other k
   // groups and cluster blocks hand over (TensorCorePlan's layout).

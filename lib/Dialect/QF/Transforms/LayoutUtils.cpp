@@ -3,6 +3,8 @@
 
 #include "qfuse/Dialect/QF/Transforms/LayoutUtils.h"
 
+#include "qfuse/format/MmaLayout.h"
+
 using namespace mlir;
 using namespace mlir::qf;
 
@@ -28,6 +30,8 @@ bool qf::hasMmaFragmentCodes(EncodingAttr encoding) {
   case ElementFormat::UInt8:
   case ElementFormat::FP8E4M3:
     return true;
+  case ElementFormat::Codebook: // 2-, 3- and 8-bit indices (MmaLayout.h)
+    return qfuse::format::isMmaCodeBits(encoding.getCodeBits());
   default:
     return false;
   }
@@ -45,8 +49,9 @@ LayoutAttr qf::getKernelLayout(WeightType type, TilingAttr tiling) {
       hasMmaFragmentCodes(encoding) && !encoding.isSparse24() &&
       !encoding.getActOrder()) {
     // The tensor-core kernel's B-fragment order (qfuse/format/MmaLayout.h),
-    // for every 4-bit and 8-bit format: one 16-byte load (two for 8-bit
-    // codes) is a lane's fragments. Shapes that are not whole 32x32 tiles
+    // for every 4-bit and 8-bit format and 2- and 3-bit codebooks: a lane's
+    // 16-byte load (two for 8-bit codes, 8 + 4 bytes for 2- and 3-bit
+    // ones) is its fragments. Shapes that are not whole 32x32 tiles
     // are padded to them.
     return LayoutAttr::get(ctx, LayoutKind::Tiled, /*tileN=*/32,
                            /*tileK=*/32, /*interleave=*/1);

@@ -97,3 +97,31 @@ func.func @mma_fused_bf16(%x: tensor<?x512xbf16> {qf.name = "x"})
       : tensor<?x512xbf16>, !qf.weight<512x512, #int4> -> tensor<?x512xbf16>
   return %q, %k, %v, %act, %act8, %o : tensor<?x512xbf16>, tensor<?x256xbf16>, tensor<?x256xbf16>, tensor<?x1024xbf16>, tensor<?x1024xbf16>, tensor<?x512xbf16>
 }
+// 2-, 3- and 8-bit codebooks (bf16 tables) and float zero points (q - z
+// rounded once to bf16; uint8 forms it in f32 before packing); appended,
+// so that the kernels above keep their names.
+func.func @codebook2_bf16(%x: !x) -> tensor<?x256xbf16> {
+  %w = qf.weight_ref "cb2" : !qf.weight<256x1536, #qf.enc<codebook, bits = 2, table = dense<[-1.0, -0.25, 0.25, 1.0]> : tensor<4xf16>, group = 64, scale = f16>>
+  %y = qf.matmul %x, %w : !x, !qf.weight<256x1536, #qf.enc<codebook, bits = 2, table = dense<[-1.0, -0.25, 0.25, 1.0]> : tensor<4xf16>, group = 64, scale = f16>> -> tensor<?x256xbf16>
+  return %y : tensor<?x256xbf16>
+}
+func.func @codebook3_named_bf16(%x: !x) -> tensor<?x512xbf16> {
+  %w = qf.weight_ref "cb3n" : !qf.weight<512x1536, #qf.enc<codebook, bits = 3, table = "lut3" : f16, group = 128, scale = bf16>>
+  %y = qf.matmul %x, %w : !x, !qf.weight<512x1536, #qf.enc<codebook, bits = 3, table = "lut3" : f16, group = 128, scale = bf16>> -> tensor<?x512xbf16>
+  return %y : tensor<?x512xbf16>
+}
+func.func @codebook8_named_bf16(%x: !x) -> tensor<?x256xbf16> {
+  %w = qf.weight_ref "cb8" : !qf.weight<256x1536, #qf.enc<codebook, bits = 8, table = "lut8" : f32, per_channel, scale = f16>>
+  %y = qf.matmul %x, %w : !x, !qf.weight<256x1536, #qf.enc<codebook, bits = 8, table = "lut8" : f32, per_channel, scale = f16>> -> tensor<?x256xbf16>
+  return %y : tensor<?x256xbf16>
+}
+func.func @uint4_zero_float_bf16(%x: !x) -> tensor<?x256xbf16> {
+  %w = qf.weight_ref "uint4zf" : !qf.weight<256x1536, #qf.enc<uint4, group = 128, scale = bf16, zero = float>>
+  %y = qf.matmul %x, %w : !x, !qf.weight<256x1536, #qf.enc<uint4, group = 128, scale = bf16, zero = float>> -> tensor<?x256xbf16>
+  return %y : tensor<?x256xbf16>
+}
+func.func @uint8_zero_float_bf16(%x: !x) -> tensor<?x512xbf16> {
+  %w = qf.weight_ref "uint8zf" : !qf.weight<512x1536, #qf.enc<uint8, group = 32, scale = f16, zero = float>>
+  %y = qf.matmul %x, %w : !x, !qf.weight<512x1536, #qf.enc<uint8, group = 32, scale = f16, zero = float>> -> tensor<?x512xbf16>
+  return %y : tensor<?x512xbf16>
+}

@@ -29,7 +29,8 @@ inline constexpr int kNibbleOrder[8] = {0, 2, 4, 6, 1, 3, 5, 7};
 bool hasNibbleCodes(EncodingAttr encoding);
 
 /// True for encodings the tensor-core fragment layout is defined for: the
-/// 4-bit ones above and the 8-bit int8, uint8 and fp8 (e4m3) codes.
+/// 4-bit ones above, the 8-bit int8, uint8 and fp8 (e4m3) codes, and 2-, 3-
+/// and 8-bit codebooks.
 bool hasMmaFragmentCodes(EncodingAttr encoding);
 
 /// The layout the kernel chosen by `tiling` reads `type` in:
@@ -37,7 +38,7 @@ bool hasMmaFragmentCodes(EncodingAttr encoding);
 /// matvec over 4-bit codes (one tile per lane load; tile_k counts stored
 /// codes, the kept half under 2:4); `#qf.layout<tiled, tile_n = 32,
 /// tile_k = 32>` (the mma B-fragment order, qfuse/format/MmaLayout.h) for
-/// the tensor-core kernel over 4-bit codes; row_major for everything else.
+/// the tensor-core kernel over those codes; row_major for everything else.
 LayoutAttr getKernelLayout(WeightType type, TilingAttr tiling);
 
 } // namespace qf
