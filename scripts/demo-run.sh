@@ -19,7 +19,7 @@ fi
 # The example layers, checked against the reference at every batch size.
 for artifact in "$out"/*.qfa; do
   echo "=== $artifact"
-  "$bin/qfuse-bench" artifact --artifact "$artifact" --check
+  "$bin/qfuse-bench" --artifact "$artifact" --check
 done
 
 # The whole tiny model: text in, text out (random weights: the words are

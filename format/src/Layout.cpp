@@ -63,7 +63,7 @@ bool checkRepackable(const Encoding &enc, const Layout &layout, int64_t n,
   if (layout.isRowMajor())
     return true;
   if (isMmaFragmentLayout(layout)) { // any N, K: whole tiles, padded
-    if (!isMmaCodeBits(codeBits(enc)) || enc.isSparse24() || enc.actOrder)
+    if (!isMmaCodeBits(codeBits(enc)) || enc.isSparse24())
       return fail(error, "the mma fragment layout <" + printLayout(layout) +
                              "> is defined for dense 2-, 3-, 4- and 8-bit "
                              "codes, "

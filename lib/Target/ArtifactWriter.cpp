@@ -270,6 +270,11 @@ private:
   static std::string workspaceName(StringRef dtype) {
     return "qf.workspace." + dtype.str();
   }
+  /// The scratch buffer of the activations permuted for the act_order
+  /// weight of the matmul whose output is `output`.
+  static std::string permutedInputName(StringRef output) {
+    return output.str() + ".permuted_input";
+  }
 };
 
 void ArtifactBuilder::addLaunch(
@@ -357,6 +362,11 @@ void ArtifactBuilder::addFusedMatmul(FusedMatmulOp fused) {
     // copy packed in it (qf-to-gpu records the layout on the launch).
     auto layout = dict.getAs<LayoutAttr>("layout");
     std::string launchWeight = layout ? addWeight(ref, layout) : weightName;
+    // act_order on the tensor-core kernel reads the permuted activations.
+    json::Object input = x;
+    if (dict.get("input"))
+      input = json::Object{
+          {"buffer", permutedInputName(bufferNames.nameOf(fused.getResult()))}};
     addLaunch(dict, [&](size_t, StringRef n) -> std::pair<json::Object,
                                                           std::string> {
       // qf.group (qf-fuse-shared-input): `<name>.<i>` is member i's (the
@@ -395,7 +405,7 @@ void ArtifactBuilder::addFusedMatmul(FusedMatmulOp fused) {
                 "ptr"};
       }
       if (n == "x")
-        return {json::Object(x), "ptr"};
+        return {json::Object(input), "ptr"};
       if (n == "y")
         return {json::Object(y), "ptr"};
       if (n == "residual")
@@ -441,9 +451,14 @@ void ArtifactBuilder::addFallbackRecord(FusedMatmulOp fused,
   auto type = member.getResult().getType();
   std::string dtype = dtypeOf(type.getElementType());
   std::string output = bufferNames.nameOf(member.getResult());
+  // Scratch activations: the fallback's [M, N] gate, up and act, and the
+  // [M, K] activations permuted for an act_order weight.
   auto scratch = [&](StringRef what) {
-    std::string name = output + ".fallback_" + what.str();
-    scratchBuffers.try_emplace(name, shapeOf(type), dtype);
+    bool input = what == "permuted";
+    std::string name = input ? permutedInputName(output)
+                             : output + ".fallback_" + what.str();
+    scratchBuffers.try_emplace(
+        name, shapeOf(input ? member.getInput().getType() : type), dtype);
     return name;
   };
   auto weightOf = [&](StringRef which) -> WeightRefOp {
@@ -481,7 +496,7 @@ void ArtifactBuilder::addFallbackRecord(FusedMatmulOp fused,
     stepsByBatch[batch].back().getAsObject()->insert({"op", "qf.dequantize"});
     return;
   }
-  // silu_mul and add: elementwise launches on the scratch buffers.
+  // permute, silu_mul and add: launches on the scratch buffers.
   auto args = record.getAs<ArrayAttr>("args");
   addLaunch(record, [&](size_t i, StringRef) -> std::pair<json::Object,
                                                           std::string> {
@@ -492,12 +507,31 @@ void ArtifactBuilder::addFallbackRecord(FusedMatmulOp fused,
       return {json::Object{{"buffer", output}}, "ptr"};
     if (arg.get("residual"))
       return {valueArg(member.getResidual()), "ptr"};
+    if (arg.get("activations"))
+      return {valueArg(member.getInput()), "ptr"};
+    if (auto component = arg.getAs<StringAttr>("component")) {
+      WeightRefOp ref = weightOf("weight");
+      if (!ref) {
+        fused.emitOpError("permuted weight is not a qf.weight_ref");
+        failedAny = true;
+        return {json::Object{}, "ptr"};
+      }
+      return {json::Object{{"weight",
+                            addWeight(ref, record.getAs<LayoutAttr>("layout"))},
+                           {"component", component.getValue().str()}},
+              "ptr"};
+    }
     if (auto v = arg.getAs<IntegerAttr>("i32"))
       return {json::Object{{"i32", v.getInt()}}, "i32"};
     fused.emitOpError("unknown fallback argument record");
     failedAny = true;
     return {json::Object{}, "ptr"};
   });
+  if (step == "permute") {
+    stepsByBatch[batch].back().getAsObject()->insert(
+        {"op", "qf.permute_columns"});
+    anyLaunchOp = true;
+  }
 }
 
 void ArtifactBuilder::addDecodeOp(Operation *op, ArrayAttr launches) {

@@ -63,6 +63,13 @@ static cl::opt<int64_t> tensorCoreMinBatch(
              "4096x4096, measured on the H200; 9 keeps the matvec for "
              "every batch up to 8)"),
     cl::init(qf::kTensorCoreMinM));
+static cl::opt<int64_t> dequantGemmMinBatch(
+    "dequant-gemm-min-batch",
+    cl::desc("Smallest batch that runs the dequantize + cuBLAS fallback "
+             "instead of the mma.sync kernel (default 512, measured on the "
+             "H200, docs/fallback.md; 0: only where no fused kernel takes "
+             "the weight)"),
+    cl::init(qf::kDequantGemmMinM));
 static cl::opt<std::string> tuningDb("tuning-db",
                                      cl::desc("Tuning database (JSON)"),
                                      cl::init(""));
@@ -280,6 +287,7 @@ static FailureOr<std::string> buildPipeline(ModuleOp module,
       " batch-sizes=" + batches +
       (tuningDb.empty() ? "" : " tuning-db=" + tuningDb) + " chip=" + chip +
       " tensor-core-min-m=" + std::to_string(tensorCoreMinBatch) +
+      " dequant-gemm-min-m=" + std::to_string(dequantGemmMinBatch) +
       "},qf-choose-layout,qf-to-gpu{chip=" + chip + " features=" + features +
       " batch-sizes=" + batches + "},gpu-module-to-binary{format=isa}";
   return pipeline;

@@ -1,6 +1,7 @@
 //===- LayoutTest.cpp - #qf.layout text and the tiled 4-bit repack --------===//
 
 #include "qfuse/format/Layout.h"
+#include "qfuse/format/MmaLayout.h"
 
 #include "qfuse/runtime/checkpoint/Importers.h"
 
@@ -214,11 +215,15 @@ TEST_F(ActOrderTest, SortedLayoutMatchesTheUnsortedReference) {
     std::vector<float> reference;
     ASSERT_TRUE(dequantize(e, rowMajor, n, k, reference, error)) << error;
 
-    Layout rm, tiled;
+    Layout rm, tiled, mma;
     ASSERT_TRUE(parseLayout("row_major", rm, error));
     ASSERT_TRUE(parseLayout("tiled, tile_n = 1, tile_k = 32", tiled, error));
-    for (const Layout &layout : {rm, tiled}) {
-      if (!layout.isRowMajor() && codeBits(e) != 4)
+    // The tensor-core kernel's fragment order, sorted the same way: it reads
+    // act_order weights as plain ones on permuted activations.
+    ASSERT_TRUE(parseLayout("tiled, tile_n = 32, tile_k = 32", mma, error));
+    for (const Layout &layout : {rm, tiled, mma}) {
+      if (!layout.isRowMajor() && !isMmaFragmentLayout(layout) &&
+          codeBits(e) != 4)
         continue;
       SCOPED_TRACE(printLayout(layout));
       TensorMap sorted, back;

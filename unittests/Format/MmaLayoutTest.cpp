@@ -198,8 +198,8 @@ TEST(MmaLayoutTest, RejectsWhatItDoesNotDefine) {
   std::string error;
   ASSERT_TRUE(parseLayout("tiled, tile_n = 32, tile_k = 32", layout, error));
   TensorMap in, out;
-  EXPECT_FALSE(repack(enc("int4, group = 32, scale = f16, act_order"), layout,
-                      in, 32, 64, out, error));
+  EXPECT_FALSE(repack(enc("int4, group = 32, scale = f16, sparse = 2:4"),
+                      layout, in, 32, 64, out, error));
   EXPECT_NE(error.find("dense 2-, 3-, 4- and 8-bit codes"), std::string::npos)
       << error;
   EXPECT_FALSE(repack(enc("codebook, bits = 5, table = \"t\" : f16, "

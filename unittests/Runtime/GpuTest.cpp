@@ -646,8 +646,12 @@ void checkCompiledFormats(cuda::Context &context, cuda::Stream &stream,
     int checked = 0;
     for (const check::LaunchCheck &c : check::checkPlan(
              executor, batch, stream.get(), hostWeights, 7 + batch)) {
+      // A launch may read the weight's copy in another layout
+      // ("<name>@tiled_n32_k32"): counted under its checkpoint tensor.
+      const WeightSpec *spec = artifact.findWeight(c.weight);
+      const std::string source = spec ? spec->checkpointName() : c.weight;
       if (std::find_if(weights.begin(), weights.end(), [&](const char *w) {
-            return c.weight == w;
+            return source == w;
           }) == weights.end())
         continue;
       ++checked;

@@ -24,11 +24,10 @@ namespace qf {
 /// Why the tensor-core kernel cannot lower weights of encoding `enc` on
 /// sm_`smVersion`, or nullopt when it can. Shapes are checked against the
 /// tiling by the generator; see tensorCoreRefusesShape for the cost model.
+/// act_order weights it takes as plain ones, on activations qf-to-gpu
+/// permutes first (Ops/PermuteKernel.cpp).
 inline std::optional<std::string>
 tensorCoreRefusesEncoding(EncodingAttr enc, int64_t smVersion) {
-  if (enc.getActOrder())
-    return std::string("the tensor-core generator does not lower act_order "
-                       "weights yet");
   if (enc.isSparse24())
     return std::string("the tensor-core generator does not lower 2:4 sparse "
                        "weights yet");

@@ -17,6 +17,7 @@
 #include "MatVec/MatVecKernel.h"
 #include "Ops/DequantizeKernel.h"
 #include "Ops/OpKernelCommon.h"
+#include "Ops/PermuteKernel.h"
 #include "Ops/OpKernels.h"
 #include "TensorCore/TensorCoreKernel.h"
 #include "qfuse/Dialect/QF/IR/KnownTargets.h"
@@ -363,10 +364,22 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
       for (FusedMatmulOp other : ArrayRef(members).drop_front(
                members.empty() ? 0 : 1))
         spec.groupNs.push_back(other.getWeight().getType().getN());
+      bool tensorCore = isTensorCoreKernel(spec.tiling.getKernel());
+      // act_order on the tensor-core kernel: a launch of its own permutes
+      // the activations into the weight's sorted column order
+      // (PermuteKernel.cpp), and the kernel reads the weight as a plain one.
+      // (The fusion passes never group or gate act_order weights: each has
+      // its own permutation.)
+      const bool permuted = tensorCore && spec.encoding.getActOrder();
+      if (permuted) {
+        if (failed(recordPermute(op, spec.layout, gpuModule, batch,
+                                 launches)))
+          return failure();
+        spec.encoding = withoutActOrder(spec.encoding);
+      }
       std::string variant = variantKey(spec);
       int64_t index =
           variants.try_emplace(variant, variants.size()).first->second;
-      bool tensorCore = isTensorCoreKernel(spec.tiling.getKernel());
       std::string name = (spec.tiling.getKernel() == KernelKind::WGMMA
                               ? "qf_wgmma_"
                           : tensorCore ? "qf_mma_"
@@ -382,15 +395,54 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
         it = emitted.try_emplace(name, *emittedLaunch).first;
       }
       DictionaryAttr record = launchRecord(b, it->second, batch, {});
-      if (spec.layout != w.getLayout()) {
-        // The weight's copy in another layout (docs/artifact.md).
-        NamedAttrList fields(record);
+      NamedAttrList fields(record);
+      // The weight's copy in another layout (docs/artifact.md).
+      if (spec.layout != w.getLayout())
         fields.set("layout", spec.layout);
-        record = fields.getDictionary(op.getContext());
-      }
-      launches.push_back(record);
+      if (permuted)
+        fields.set("input", b.getStringAttr("permuted"));
+      launches.push_back(fields.getDictionary(op.getContext()));
     }
     op->setAttr("qf.launches", b.getArrayAttr(launches));
+    return success();
+  }
+
+  /// The act_order weight's encoding as the kernel reads it after the
+  /// permute launch: the same codes, scales and groups, columns in order.
+  static EncodingAttr withoutActOrder(EncodingAttr enc) {
+    return EncodingAttr::get(enc.getContext(), enc.getFormat(),
+                             enc.getIndexBits(), enc.getTable(),
+                             enc.getTableName(), enc.getTableType(),
+                             enc.getGroupSize(), enc.getScaleType(),
+                             enc.getGlobalScale(), enc.getZeroPoint(),
+                             /*actOrder=*/false, enc.getSparsity());
+  }
+
+  /// Records the launch (step "permute") that writes the op's activations
+  /// in the sorted column order of its act_order weight (read in `layout`,
+  /// whose "perm" it binds) into the scratch buffer `permuted`, which the
+  /// matmul's launch then reads (its record says `input = "permuted"`).
+  LogicalResult recordPermute(FusedMatmulOp op, LayoutAttr layout,
+                              gpu::GPUModuleOp gpuModule, int64_t batch,
+                              SmallVectorImpl<Attribute> &launches) {
+    MLIRContext *ctx = op.getContext();
+    OpBuilder b(ctx);
+    auto arg = [&](StringRef kind, StringRef value) {
+      return b.getDictionaryAttr(
+          {b.getNamedAttr(kind, b.getStringAttr(value))});
+    };
+    FailureOr<OpLaunch> permute = emitPermuteLaunch(
+        op, gpuModule, batch, op.getWeight().getType().getK(),
+        {arg("activations", "input"), arg("component", "perm"),
+         arg("scratch", "permuted")});
+    if (failed(permute))
+      return failure();
+    NamedAttrList fields(
+        launchRecord(b, permute->launch, batch, permute->args));
+    fields.set("step", b.getStringAttr("permute"));
+    fields.set("member", b.getI64IntegerAttr(0));
+    fields.set("layout", layout);
+    launches.push_back(fields.getDictionary(ctx));
     return success();
   }
 

@@ -1,7 +1,7 @@
 // RUN: qfuse-opt %s --qf-select-tiling="batch=3" --qf-choose-layout | FileCheck %s --check-prefix=BATCH3
 // RUN: qfuse-opt %s --qf-select-tiling="batch=8" --qf-choose-layout | FileCheck %s --check-prefix=MMA
 // RUN: qfuse-opt %s --qf-select-tiling="batch=17" --qf-choose-layout | FileCheck %s --check-prefix=MMA
-// RUN: qfuse-opt %s --qf-select-tiling="batch=512" --qf-choose-layout | FileCheck %s --check-prefix=MMA
+// RUN: qfuse-opt %s --qf-select-tiling="batch=512 dequant-gemm-min-m=0" --qf-choose-layout | FileCheck %s --check-prefix=MMA
 
 // 2-, 3- and 8-bit codebooks and float zero points are lowered by the
 // tensor-core kernel (TensorCoreSupport.h no longer refuses them), so the

@@ -13,11 +13,10 @@
 // RUN: qfuse-compile %S/Inputs/every-encoding.mlir --chip=sm_90a --batch-sizes=1,3,8,17,100,512 -o %t.sm90a.qfa 2>&1 | FileCheck %s --check-prefix=REMARK
 // RUN: FileCheck %s < %t.sm90a.qfa
 
-// act_order, 2:4 and 2-bit codebooks past the matvec's batches; bf16
-// weights at every batch (neither fused kernel reads them).
-// REMARK-DAG: remark: M = 17 runs the dequantize + cuBLAS fallback ({{.*}}does not lower act_order weights yet)
+// 2:4 and 5- to 7-bit codebooks past the matvec's batches; bf16 weights at
+// every batch (neither fused kernel reads them).
 // REMARK-DAG: remark: M = 512 runs the dequantize + cuBLAS fallback ({{.*}}does not lower 2:4 sparse weights yet)
-// REMARK-DAG: remark: M = 100 runs the dequantize + cuBLAS fallback ({{.*}}got 2-bit indices)
+// REMARK-DAG: remark: M = 100 runs the dequantize + cuBLAS fallback ({{.*}}got 5-bit indices)
 // REMARK-DAG: remark: M = 1 runs the dequantize + cuBLAS fallback (no matvec (unquantized dense weights take the cuBLAS path{{.*}}does not lower 2:4 sparse weights yet)
 // REMARK-NOT: error
 
@@ -30,3 +29,6 @@
 // CHECK-DAG: "weight_buffer": "qf.workspace.f16"
 // CHECK-DAG: "batch": 512
 // CHECK-DAG: "name": "qf_dequant_0"
+// act_order past the matvec: the tensor-core kernel on activations permuted
+// into the weight's sorted column order by a launch of their own.
+// CHECK-DAG: "op": "qf.permute_columns"

@@ -69,10 +69,11 @@ LogicalResult verifyLaunch(Operation *op, Attribute entry) {
   // record launches no kernel of ours.
   if (Attribute step = record.get("step")) {
     auto name = dyn_cast<StringAttr>(step);
-    if (!name || !llvm::is_contained({"dequantize", "gemm", "silu_mul", "add"},
+    if (!name || !llvm::is_contained({"dequantize", "gemm", "silu_mul", "add",
+                                      "permute"},
                                      name.getValue()))
       return fail("has a 'step' that is not \"dequantize\", \"gemm\", "
-                  "\"silu_mul\" or \"add\"");
+                  "\"silu_mul\", \"add\" or \"permute\"");
     if (!record.getAs<IntegerAttr>("member"))
       return fail("needs an integer 'member' (its qf.group member)");
     if (name.getValue() == "gemm") {
@@ -103,6 +104,9 @@ LogicalResult verifyLaunch(Operation *op, Attribute entry) {
       return fail("has 'args' that is not an array of dictionaries");
   if (Attribute layout = record.get("layout"); layout && !isa<LayoutAttr>(layout))
     return fail("has a 'layout' that is not a #qf.layout");
+  if (Attribute input = record.get("input");
+      input && input != StringAttr::get(op->getContext(), "permuted"))
+    return fail("has an 'input' other than \"permuted\"");
   return success();
 }
 

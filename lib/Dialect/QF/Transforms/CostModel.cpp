@@ -363,7 +363,7 @@ TilingAttr selectWgmma(int64_t m, WeightType type, const TilingTarget &target,
 
 TilingAttr qf::selectTiling(int64_t m, WeightType type,
                             const TilingTarget &target, std::string *why,
-                            bool *fallback, bool gated) {
+                            bool *fallback, bool gated, bool *refused) {
   std::string text;
   llvm::raw_string_ostream os(text);
   if (fallback)
@@ -378,12 +378,30 @@ TilingAttr qf::selectTiling(int64_t m, WeightType type,
                                      type.getK());
   bool small = m < kMatvecMaxM && type.getN() * type.getK() <
                                        target.tensorCoreSmallBatchMinWeights;
+  // act_order: the matvec's in-kernel gather of the activations into
+  // shared memory wins at batch 1 only (K = 11008: 19 us at M = 1, 158 us
+  // at M = 3, where the tensor-core kernel on permuted activations takes
+  // about 25 us; bench/results/2026-12-02-h200-fallback-ab).
+  const bool actOrder = type.getEncoding().getActOrder();
   bool wantMatvec =
-      m <= kMatvecMaxM && (m < target.tensorCoreMinM || small || refusal);
+      m <= kMatvecMaxM &&
+      (actOrder ? m == 1
+                : (m < target.tensorCoreMinM || small || refusal));
   if (std::optional<std::string> matvecRefusal =
           matvecRefusesEncoding(type.getEncoding(), target.smVersion);
       wantMatvec && matvecRefusal) {
     os << "no matvec (" << *matvecRefusal << "); ";
+    wantMatvec = false;
+  }
+  // An act_order matvec holds the batch's activations in shared memory
+  // (MatVecPlan.cpp), beside at most 16 KB of code table and 2 KB of partial
+  // sums: past what a block may use, the tensor-core kernel runs it on
+  // permuted activations instead.
+  if (int64_t activationBytes = m * type.getK() * 2;
+      wantMatvec && type.getEncoding().getActOrder() &&
+      activationBytes + 18 * 1024 > target.maxSharedPerBlock) {
+    os << "no matvec (act_order activations of " << activationBytes
+       << " bytes do not fit a block's shared memory); ";
     wantMatvec = false;
   }
   if (wantMatvec) {
@@ -397,15 +415,32 @@ TilingAttr qf::selectTiling(int64_t m, WeightType type,
       os << "; ";
     }
   }
+  auto dequantGemm = [&]() {
+    return TilingAttr::get(type.getContext(), KernelKind::DequantGemm,
+                           /*blockM=*/1, /*blockN=*/1, /*blockK=*/0,
+                           /*threadsPerRow=*/kWarpLanes, /*vecBytes=*/16,
+                           /*kUnroll=*/1, /*splitK=*/1, /*stages=*/1,
+                           /*clusterK=*/1);
+  };
+  if (refused)
+    *refused = false;
   if (!tiling && refusal) {
     // Neither fused kernel takes it: dequantize + cuBLAS (docs/fallback.md).
     os << "dequant_gemm: the tensor-core kernel cannot take it (" << *refusal
        << ")";
-    tiling = TilingAttr::get(type.getContext(), KernelKind::DequantGemm,
-                             /*blockM=*/1, /*blockN=*/1, /*blockK=*/0,
-                             /*threadsPerRow=*/kWarpLanes, /*vecBytes=*/16,
-                             /*kUnroll=*/1, /*splitK=*/1, /*stages=*/1,
-                             /*clusterK=*/1);
+    tiling = dequantGemm();
+    if (refused)
+      *refused = true;
+  }
+  // Large batches: cuBLAS on a dequantized copy beats mma.sync (measured;
+  // wgmma on sm_90a keeps its batches).
+  // Not act_order: the dequantize kernel scatters its columns by perm, and
+  // the tensor-core kernel on permuted activations is faster there.
+  if (!tiling && !target.archSpecific && !actOrder &&
+      target.dequantGemmMinM > 0 && m >= target.dequantGemmMinM) {
+    os << "dequant_gemm: from M = " << target.dequantGemmMinM
+       << " dequantize + cuBLAS beats the mma.sync kernel";
+    tiling = dequantGemm();
   }
   if (!tiling && target.archSpecific && !gated)
     tiling = selectWgmma(m, type, target, os);

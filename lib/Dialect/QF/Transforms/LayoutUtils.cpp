@@ -46,8 +46,7 @@ LayoutAttr qf::getKernelLayout(WeightType type, TilingAttr tiling) {
   bool magicDecode = encoding.getFormat() == ElementFormat::Int4 ||
                      encoding.getFormat() == ElementFormat::UInt4;
   if (tiling && isTensorCoreKernel(tiling.getKernel()) &&
-      hasMmaFragmentCodes(encoding) && !encoding.isSparse24() &&
-      !encoding.getActOrder()) {
+      hasMmaFragmentCodes(encoding) && !encoding.isSparse24()) {
     // The tensor-core kernel's B-fragment order (qfuse/format/MmaLayout.h),
     // for every 4-bit and 8-bit format and 2- and 3-bit codebooks: a lane's
     // 16-byte load (two for 8-bit codes, 8 + 4 bytes for 2- and 3-bit

@@ -156,6 +156,8 @@ struct QFSelectTilingPass
     target.smVersion = chipTarget.getSmVersion();
     target.archSpecific = chipTarget.isArchSpecific();
     target.tensorCoreMinM = tensorCoreMinM;
+    target.maxSharedPerBlock = chipTarget.getMaxSharedPerBlock();
+    target.dequantGemmMinM = dequantGemmMinM;
     bool failedAny = false;
     getOperation()->walk([&](FusedMatmulOp op) {
       if (op.getTilingAttr())
@@ -213,21 +215,23 @@ struct QFSelectTilingPass
       }
     }
     std::string why;
-    bool fallback = false;
+    bool fallback = false, refused = false;
     TilingAttr tiling = selectTiling(m, w, target, &why, &fallback,
-                                     /*gated=*/static_cast<bool>(op.getUp()));
+                                     /*gated=*/static_cast<bool>(op.getUp()),
+                                     &refused);
     // The matvec reads f16 only: bf16 activations on a weight the
     // tensor-core kernel refuses go to the fallback, which reads both.
     if (op.getInput().getType().getElementType().isBF16() &&
         tiling.getKernel() == KernelKind::MatVec) {
       why = "the matvec reads f16 activations only, and " + why;
+      refused = true;
       tiling = TilingAttr::get(op.getContext(), KernelKind::DequantGemm, 1, 1,
                                0, 32, 16, 1, 1, 1, 1);
     }
     LLVM_DEBUG(llvm::dbgs() << "M = " << m << " " << w << ": " << tiling
                             << " (" << why << ")\n");
-    if (tiling.getKernel() == KernelKind::DequantGemm && !isCublasStep(op) &&
-        remarked.insert({op, m}).second)
+    // Told where it is a limit of the fused kernels, not a choice for speed.
+    if (refused && !isCublasStep(op) && remarked.insert({op, m}).second)
       op.emitRemark() << "M = " << m
                       << " runs the dequantize + cuBLAS fallback (" << why
                       << ")";

@@ -28,6 +28,11 @@ constexpr int64_t kMatvecMaxM = 8;
 /// matvec still wins on small weights (docs/defaults.md).
 constexpr int64_t kTensorCoreMinM = 4;
 constexpr int64_t kTensorCoreSmallBatchMinWeights = 4096 * 4096;
+/// From this M the dequantize + cuBLAS fallback runs instead of the
+/// mma.sync kernel: writing the weight once in f16 costs less than the
+/// kernel's shortfall against cuBLAS there (H200, docs/fallback.md). 0
+/// keeps the fallback to weights no fused kernel takes.
+constexpr int64_t kDequantGemmMinM = 512;
 /// Fixed cost of one kernel launch in the predicted time.
 constexpr double kLaunchOverheadUs = 3.0;
 /// Bytes of fp16 per weight element, the baseline of the roofline report.
@@ -96,6 +101,11 @@ struct TilingTarget {
   int64_t tensorCoreMinM = kTensorCoreMinM;
   /// Below kMatvecMaxM, the fewest weight elements (N x K) for which it does.
   int64_t tensorCoreSmallBatchMinWeights = kTensorCoreSmallBatchMinWeights;
+  /// Shared memory one block may use (opted in): what an act_order matvec
+  /// holds its activations in.
+  int64_t maxSharedPerBlock = 227 * 1024;
+  /// From this M (when positive) the fallback replaces mma.sync.
+  int64_t dequantGemmMinM = kDequantGemmMinM;
 };
 
 /// `vec_bytes` of a matvec over `type`: the largest of 16, 8, 4 that divides
@@ -117,9 +127,11 @@ int64_t getMatvecGridWarps(TilingAttr tiling, int64_t n);
 /// `gated`: `type` is the 2N rows of a silu_mul matmul's gate and up
 /// weights, which the matvec streams as one weight and the tensor-core
 /// kernel as N rows with an up-twin warp per n warp.
+/// `refused` is set when the dequantize + cuBLAS fallback is chosen because
+/// no fused kernel takes the weight (not for speed).
 TilingAttr selectTiling(int64_t m, WeightType type, const TilingTarget &target,
                         std::string *why = nullptr, bool *fallback = nullptr,
-                        bool gated = false);
+                        bool gated = false, bool *refused = nullptr);
 
 } // namespace qf
 } // namespace mlir

@@ -325,7 +325,12 @@ def QFSelectTiling : Pass<"qf-select-tiling"> {
     Option<"tensorCoreMinM", "tensor-core-min-m", "int64_t",
            /*default=*/"::mlir::qf::kTensorCoreMinM",
            "Smallest M that runs the tensor-core kernel where it can (9 and "
-           "up: the matvec for every M it takes)">
+           "up: the matvec for every M it takes)">,
+    Option<"dequantGemmMinM", "dequant-gemm-min-m", "int64_t",
+           /*default=*/"::mlir::qf::kDequantGemmMinM",
+           "Smallest M that runs the dequantize + cuBLAS fallback instead of "
+           "the mma.sync kernel (0: only where no fused kernel takes the "
+           "weight)">
   ];
   let dependentDialects = ["::mlir::qf::QFDialect"];
 }

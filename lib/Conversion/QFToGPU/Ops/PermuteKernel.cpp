@@ -1,0 +1,106 @@
+//===- PermuteKernel.cpp - activations into act_order's column order ------===//
+//
+// An act_order weight is stored with its columns sorted by group
+// (format/Layout.h: sorted column j is checkpoint column perm[j]), so the
+// tensor-core kernel reads it as a plain weight once the activations are in
+// that order too. This kernel writes them into a scratch buffer before the
+// matmul, as ExLlama and Marlin do, instead of gathering them inside every
+// block of the matmul. perm scatters a row at random, so the row goes
+// through shared memory: block (c, m) copies row m there (coalesced, from L2
+// after the first block of the row), then writes its chunk of 2048 sorted
+// columns (coalesced):
+//
+//   for (j = tid; j < K; j += 256)                  row[j] = x[m, j]
+//   barrier
+//   for (j = c * 2048 + tid; j < min(K, (c + 1) * 2048); j += 256)
+//     xp[m, j] = row[perm[j]]                        // 16-bit elements
+//
+// Rows past 48 KB of static shared memory (K > 24576) gather straight from
+// global memory instead. One kernel per K serves every batch (M is the
+// grid's y).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Ops/PermuteKernel.h"
+
+#include "Ops/OpKernelCommon.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace mlir::qf;
+
+namespace {
+
+constexpr int64_t kThreads = 256;
+
+/// Columns one block writes.
+constexpr int64_t kChunk = 2048;
+/// The longest row shared memory holds (48 KB of static shared memory).
+constexpr int64_t kMaxSharedK = 24576;
+
+void buildBody(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
+               StringRef name, ArrayRef<Value> args, int64_t k) {
+  KernelEmitter e(b);
+  Value x = args[0], perm = args[1], xp = args[2];
+  Value tid = e.tidX();
+  Value rowStart = e.mul(NVVM::BlockIdYOp::create(b, e.i32()), e.c32(k));
+  auto elementPtr = [&](Value base, Value index) {
+    return e.gepBytes(base, e.mul(e.zext64(index), e.c64(2)));
+  };
+  const bool shared = k <= kMaxSharedK;
+  Value row;
+  if (shared) {
+    row = sharedArray(b, module, (name + "_row").str(), e.i16(), k);
+    auto fill = scf::ForOp::create(b, tid, e.c32(k), e.c32(kThreads));
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(fill.getBody());
+      Value j = fill.getInductionVar();
+      e.store(e.loadRO(e.i16(), elementPtr(x, e.add(rowStart, j)), 2),
+              sharedElement(e, row, j, 2), 2);
+    }
+    NVVM::Barrier0Op::create(b);
+  }
+  Value chunkStart = e.mul(e.ctaidX(), e.c32(kChunk));
+  Value chunkEnd = e.minu(e.add(chunkStart, e.c32(kChunk)), e.c32(k));
+  auto write =
+      scf::ForOp::create(b, e.add(chunkStart, tid), chunkEnd, e.c32(kThreads));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(write.getBody());
+  Value j = write.getInductionVar();
+  Value source = e.loadRO(
+      e.i32(), e.gepBytes(perm, e.zext64(e.mul(j, e.c32(4)))), 4);
+  Value value =
+      shared ? LLVM::LoadOp::create(b, e.i16(), sharedElement(e, row, source, 2),
+                                    2)
+                   .getResult()
+             : e.loadRO(e.i16(), elementPtr(x, e.add(rowStart, source)), 2);
+  e.store(value, elementPtr(xp, e.add(rowStart, j)), 2);
+}
+
+} // namespace
+
+FailureOr<OpLaunch> qf::emitPermuteLaunch(Operation *op,
+                                          gpu::GPUModuleOp module,
+                                          int64_t rows, int64_t k,
+                                          ArrayRef<DictionaryAttr> args) {
+  if (rows * k > std::numeric_limits<int32_t>::max())
+    return op->emitOpError() << rows << " x " << k
+                             << " activations overflow the permute kernel's "
+                                "i32 index",
+           failure();
+  std::string name = "qf_permute_k" + std::to_string(k);
+  SmallVector<OpParam> params = {{"x", ParamKind::In, args[0]},
+                                 {"perm", ParamKind::In, args[1]},
+                                 {"xp", ParamKind::Out, args[2]}};
+  if (!module.lookupSymbol(name)) {
+    ImplicitLocOpBuilder b(op->getLoc(), op->getContext());
+    SmallVector<Value> kernelArgs =
+        createOpKernel(b, module, name, params, kThreads);
+    buildBody(b, module, name, kernelArgs, k);
+    LLVM::ReturnOp::create(b, ValueRange{});
+  }
+  return makeOpLaunch(name, params, (k + kChunk - 1) / kChunk, rows, kThreads,
+                      k <= kMaxSharedK ? k * 2 : 0);
+}

@@ -1,0 +1,26 @@
+//===- PermuteKernel.h - activations into act_order's order -----*- C++ -*-===//
+//
+// xp[m, j] = x[m, perm[j]]: the launch that lets the tensor-core kernel run
+// act_order weights as plain ones (PermuteKernel.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QFUSE_LIB_CONVERSION_QFTOGPU_OPS_PERMUTEKERNEL_H
+#define QFUSE_LIB_CONVERSION_QFTOGPU_OPS_PERMUTEKERNEL_H
+
+#include "Ops/OpKernels.h"
+
+namespace mlir {
+namespace qf {
+
+/// The launch permuting `rows` x `k` 16-bit activations by an act_order
+/// weight's `perm`, with `args` binding (x, perm, xp); diagnostics go to
+/// `op`.
+FailureOr<OpLaunch> emitPermuteLaunch(Operation *op, gpu::GPUModuleOp module,
+                                      int64_t rows, int64_t k,
+                                      ArrayRef<DictionaryAttr> args);
+
+} // namespace qf
+} // namespace mlir
+
+#endif // QFUSE_LIB_CONVERSION_QFTOGPU_OPS_PERMUTEKERNEL_H

@@ -1,0 +1,23 @@
+// RUN: qfuse-opt %s --qf-to-gpu="batch-sizes=1,16" | FileCheck %s
+
+// act_order on the tensor-core kernel (issue 20, part 1): per batch, a
+// launch permutes the activations into the weight's sorted column order
+// (x -> scratch `permuted`, through the weight's `perm`), and the mma kernel
+// reads the act_order weight as a plain one: its parameters have no perm,
+// and its record says it reads the permuted input. Batch 1 keeps the
+// matvec, which gathers the activations itself.
+#ao = #qf.enc<int4, group = 128, scale = f16, act_order>
+#l1 = #qf.layout<tiled, tile_n = 1, tile_k = 32>
+#l32 = #qf.layout<tiled, tile_n = 32, tile_k = 32>
+!w = !qf.weight<4096x4096, #ao, #l1>
+// CHECK-LABEL: func.func @act_order
+// CHECK: qf.launches = [{batch = 1 : i64, {{[^}]*}}kernel = @qf_kernels::@qf_matvec_0_m1, params = ["x", "codes", "scales", "perm", "y"]
+// CHECK-SAME: {args = [{activations = "input"}, {component = "perm"}, {scratch = "permuted"}], {{[^}]*}}grid = array<i64: 2, 16, 1>, kernel = @qf_kernels::@qf_permute_k4096, layout = #tiled_32x32, member = 0 : i64, params = ["x", "perm", "xp"], shared_bytes = 8192 : i64, step = "permute"}
+// CHECK-SAME: {batch = 16 : i64, {{[^}]*}}input = "permuted", kernel = @qf_kernels::@qf_mma_1_m16, layout = #tiled_32x32, params = ["x", "codes", "scales", "y"]
+// CHECK: llvm.func @qf_permute_k4096(
+// CHECK: llvm.func @qf_mma_1_m16(
+func.func @act_order(%x: tensor<?x4096xf16>) -> tensor<?x4096xf16> {
+  %w = qf.weight_ref "w" : !w
+  %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<matvec, block_n = 4, k_unroll = 4>, qf.batch_tilings = [#qf.batch_tiling<batch = 16, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>, layout = #l32>]} : tensor<?x4096xf16>, !w -> tensor<?x4096xf16>
+  return %y : tensor<?x4096xf16>
+}
