@@ -110,15 +110,13 @@ LogicalResult checkSupported(FusedMatmulOp op, const RefSpec &spec) {
     return success();
   unsigned bits = enc.getCodeBits();
   if (isMmaFragmentLayout(layout)) {
-    if (!qfuse::format::isMmaCodeBits(bits) || enc.isSparse24() ||
-        enc.getActOrder())
+    // act_order weights are stored in it with columns sorted by group.
+    if (!qfuse::format::isMmaCodeBits(bits) || enc.isSparse24())
       return op.emitOpError()
              << "qf-to-cpu: the mma fragment layout " << layout
-             << " is defined for dense 2-, 3-, 4- and 8-bit codes without "
-                "act_order "
+             << " is defined for dense 2-, 3-, 4- and 8-bit codes "
                 "(MmaLayout.h); got "
-             << bits << "-bit codes" << (enc.isSparse24() ? " with 2:4" : "")
-             << (enc.getActOrder() ? " with act_order" : "");
+             << bits << "-bit codes" << (enc.isSparse24() ? " with 2:4" : "");
     return success(); // any N, K: whole tiles, padded (MmaLayout.h)
   }
   if (bits != 4 || layout.getTileN() != 1 || layout.getInterleave() > 1)

@@ -195,6 +195,9 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
   /// Kernel names are qf_matvec_<variant>_m<batch>, one variant per
   /// distinct (encoding, layout, tiling, shape, epilogue).
   llvm::StringMap<int64_t> variants;
+  /// qf_dequant_<variant>: numbered apart, so that the fused kernels keep
+  /// their names whether or not a batch runs the fallback.
+  llvm::StringMap<int64_t> dequantVariants;
   /// The #qf.target of the `chip` option.
   TargetAttr target;
 
@@ -504,8 +507,9 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
         os << "dequant|" << w << "|" << act;
         std::string name =
             "qf_dequant_" +
-            std::to_string(
-                variants.try_emplace(key, variants.size()).first->second);
+            std::to_string(dequantVariants
+                               .try_emplace(key, dequantVariants.size())
+                               .first->second);
         KernelLaunch launch =
             emitDequantizeKernel(gpuModule, name, w, act, op.getLoc());
         launches.push_back(extend(

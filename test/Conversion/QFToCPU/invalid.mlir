@@ -42,7 +42,7 @@ func.func @act_order_sparse(%x: tensor<1x512xf16>, %w: !qf.weight<64x512, #e>) -
 #e = #qf.enc<int4, group = 128, scale = f16, sparse = 2:4>
 #l = #qf.layout<tiled, tile_n = 32, tile_k = 32>
 func.func @mma_sparse(%x: tensor<1x512xf16>, %w: !qf.weight<64x512, #e, #l>) -> tensor<1x64xf16> {
-  // expected-error@+1 {{qf-to-cpu: the mma fragment layout #qf.layout<tiled, tile_n = 32, tile_k = 32> is defined for dense 2-, 3-, 4- and 8-bit codes without act_order (MmaLayout.h); got 4-bit codes with 2:4}}
+  // expected-error@+1 {{qf-to-cpu: the mma fragment layout #qf.layout<tiled, tile_n = 32, tile_k = 32> is defined for dense 2-, 3-, 4- and 8-bit codes (MmaLayout.h); got 4-bit codes with 2:4}}
   %y = qf.fused_matmul %x, %w : tensor<1x512xf16>, !qf.weight<64x512, #e, #l> -> tensor<1x64xf16>
   return %y : tensor<1x64xf16>
 }

@@ -11,9 +11,9 @@
 !w = !qf.weight<1024x4096, #ao, #l1>
 // CHECK-LABEL: func.func @act_order
 // CHECK: qf.launches = [{batch = 1 : i64, {{[^}]*}}kernel = @qf_kernels::@qf_matvec_0_m1,
-// CHECK-SAME: {batch = 16 : i64, block = array<i64: 256, 1, 1>, {{[^}]*}}grid = array<i64: 1024, 1, 1>, kernel = @qf_kernels::@qf_dequant_1, layout = #tiled_1x32, member = 0 : i64, params = ["codes", "scales", "perm", "w"], {{[^}]*}}step = "dequantize", weight = "weight"}
+// CHECK-SAME: {batch = 16 : i64, block = array<i64: 256, 1, 1>, {{[^}]*}}grid = array<i64: 1024, 1, 1>, kernel = @qf_kernels::@qf_dequant_0, layout = #tiled_1x32, member = 0 : i64, params = ["codes", "scales", "perm", "w"], {{[^}]*}}step = "dequantize", weight = "weight"}
 // CHECK-SAME: {batch = 16 : i64, into = "y", member = 0 : i64, step = "gemm"}]
-// CHECK: llvm.func @qf_dequant_1(%{{.*}}: !llvm.ptr<1> {llvm.noalias, llvm.readonly}, %{{.*}}: !llvm.ptr<1> {llvm.noalias, llvm.readonly}, %{{.*}}: !llvm.ptr<1> {llvm.noalias, llvm.readonly}, %{{.*}}: !llvm.ptr<1> {llvm.noalias})
+// CHECK: llvm.func @qf_dequant_0(%{{.*}}: !llvm.ptr<1> {llvm.noalias, llvm.readonly}, %{{.*}}: !llvm.ptr<1> {llvm.noalias, llvm.readonly}, %{{.*}}: !llvm.ptr<1> {llvm.noalias, llvm.readonly}, %{{.*}}: !llvm.ptr<1> {llvm.noalias})
 // CHECK-NOT: memref.
 // CHECK-NOT: unrealized_conversion_cast
 func.func @act_order(%x: tensor<?x4096xf16>) -> tensor<?x1024xf16> {

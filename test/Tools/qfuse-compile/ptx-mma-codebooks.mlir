@@ -1,5 +1,5 @@
 // REQUIRES: ptxas
-// RUN: qfuse-compile %s --emit=ptx --batch-sizes=1,3,8,17,100,512 -o %t.ptx
+// RUN: qfuse-compile %s --emit=ptx --batch-sizes=1,3,8,17,100,512 --dequant-gemm-min-batch=0 -o %t.ptx
 // RUN: FileCheck %s < %t.ptx
 // RUN: not grep -q "\.local" %t.ptx
 // RUN: %ptxas -arch=sm_90 -v %t.ptx -o %t.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS

@@ -378,14 +378,15 @@ TilingAttr qf::selectTiling(int64_t m, WeightType type,
                                      type.getK());
   bool small = m < kMatvecMaxM && type.getN() * type.getK() <
                                        target.tensorCoreSmallBatchMinWeights;
-  // act_order: the matvec's in-kernel gather of the activations into
-  // shared memory wins at batch 1 only (K = 11008: 19 us at M = 1, 158 us
-  // at M = 3, where the tensor-core kernel on permuted activations takes
-  // about 25 us; bench/results/2026-12-02-h200-fallback-ab).
+  // act_order: the matvec gathers the batch's activations into shared
+  // memory, K x M x 2 bytes per block; past batch 1 and 24 KB too few blocks
+  // fit an SM (K = 11008: 19 us at M = 1 with 22 KB, 158 us at M = 3 with
+  // 66 KB, where the tensor-core kernel on permuted activations takes
+  // 21 us; bench/results/2026-12-02-h200-fallback-ab).
   const bool actOrder = type.getEncoding().getActOrder();
   bool wantMatvec =
       m <= kMatvecMaxM &&
-      (actOrder ? m == 1
+      (actOrder ? (m == 1 || m * type.getK() * 2 <= 24 * 1024 || refusal)
                 : (m < target.tensorCoreMinM || small || refusal));
   if (std::optional<std::string> matvecRefusal =
           matvecRefusesEncoding(type.getEncoding(), target.smVersion);

@@ -247,9 +247,13 @@ def QFSelectTiling : Pass<"qf-select-tiling"> {
 
     M from `tensor-core-min-m` (default 4; below 8 only for weights of at
     least 4096 x 4096; docs/defaults.md) up gets the tensor-core `mma` kernel where it takes the weight
-    (4- and 8-bit codes without act_order or 2:4, N a multiple of 32, K of
-    64; not an op with an RMSNorm prologue; `qf.group` members follow their
-    first member).
+    (TensorCoreSupport.h: 2-, 3-, 4- and 8-bit codes without 2:4, K a
+    multiple of 8; act_order on permuted activations from the batch where
+    the matvec's shared activations pass 24 KB; not an op with an RMSNorm
+    prologue; `qf.group` members follow their first member). What neither
+    kernel takes, and batches from `dequant-gemm-min-m` (512) on sm_80/sm_90,
+    get `dequant_gemm`: a dequantize into a workspace and cuBLAS
+    (docs/fallback.md).
     Smaller M, and such weights up to M = 8, get the CUDA-core `matvec`
     kernel; a block has 4 warps (8 when
     split_k = 8), `split_k` warps of a block share the same rows, each
