@@ -2,6 +2,8 @@
 
 #include "ArtifactWriter.h"
 
+#include "ArtifactJson.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "qfuse/Dialect/QF/IR/QFDialect.h"
@@ -29,134 +31,11 @@ FailureOr<std::string> mlir::qf::extractKernelPTX(ModuleOp module) {
          failure();
 }
 
-namespace {
-
-/// The body of an attribute's full form: `#qf.enc<int4, ...>` -> `int4, ...`.
-std::string attrBody(Attribute attr) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  attr.print(os);
-  size_t open = text.find('<');
-  if (open == std::string::npos || text.back() != '>')
-    return text;
-  return text.substr(open + 1, text.size() - open - 2);
-}
-
-json::Array shapeOf(RankedTensorType type) {
-  json::Array shape;
-  for (int64_t d : type.getShape()) {
-    if (ShapedType::isDynamic(d))
-      shape.push_back("M");
-    else
-      shape.push_back(d);
-  }
-  return shape;
-}
-
-std::string dtypeOf(Type t) {
-  if (t.isF16())
-    return "f16";
-  if (t.isBF16())
-    return "bf16";
-  if (t.isF32())
-    return "f32";
-  if (t.isInteger(32))
-    return "i32";
-  if (t.isInteger(8))
-    return "i8";
-  return "unknown";
-}
-
-/// Names every activation the plan touches: function arguments by their
-/// `qf.name` argument attribute (else `<function>.input<i>`), returned values
-/// by their `qf.name` result attribute, fused results by `<weight>.out`.
-/// qf.attention's updated caches are its cache operands: the kernels write
-/// the caches in place, so both name one buffer.
-class BufferNames {
-public:
-  void preassign(Value v, StringRef name) {
-    if (!names.count(v.getAsOpaquePointer()) && !aliasOf(v)) {
-      names[v.getAsOpaquePointer()] = name.str();
-      order.push_back(v);
-    }
-  }
-
-  std::string nameOf(Value v) {
-    if (Value target = aliasOf(v))
-      return nameOf(target);
-    auto it = names.find(v.getAsOpaquePointer());
-    if (it != names.end())
-      return it->second;
-    std::string name;
-    if (auto arg = dyn_cast<BlockArgument>(v)) {
-      auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
-      StringAttr given =
-          func ? func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "qf.name")
-               : StringAttr();
-      // Unnamed arguments are named after their function, so that modules
-      // with several functions keep distinct buffers.
-      name = given ? given.str()
-                   : (func ? func.getSymName().str() + "." : std::string()) +
-                         "input" + std::to_string(arg.getArgNumber());
-    } else if (auto fused = v.getDefiningOp<FusedMatmulOp>()) {
-      auto ref = fused.getWeight().getDefiningOp<WeightRefOp>();
-      name = (ref ? ref.getName().str() : "matmul") + ".out";
-    } else {
-      name = "value" + std::to_string(names.size());
-    }
-    names[v.getAsOpaquePointer()] = name;
-    order.push_back(v);
-    return name;
-  }
-  ArrayRef<Value> values() const { return order; }
-
-private:
-  /// The operand whose buffer `v` shares, or null.
-  static Value aliasOf(Value v) {
-    auto attention = v.getDefiningOp<AttentionOp>();
-    if (!attention)
-      return {};
-    if (v == attention.getKeyCacheOut())
-      return attention.getKeyCache();
-    if (v == attention.getValueCacheOut())
-      return attention.getValueCache();
-    return {};
-  }
-
-  std::map<const void *, std::string> names;
-  SmallVector<Value> order;
-};
+using namespace mlir::qf::artifact;
 
 // Every string handed to llvm::json below is a std::string: json::Value
 // keeps a StringRef by reference, and kernel names are built in locals.
 
-/// An attribute as JSON (the `qf.model` dictionary): strings, numbers,
-/// booleans, arrays and nested dictionaries.
-json::Value attrToJson(Attribute attr) {
-  if (auto s = dyn_cast<StringAttr>(attr))
-    return s.getValue().str();
-  if (auto b = dyn_cast<BoolAttr>(attr))
-    return b.getValue();
-  if (auto i = dyn_cast<IntegerAttr>(attr))
-    return i.getInt();
-  if (auto f = dyn_cast<FloatAttr>(attr))
-    return f.getValueAsDouble();
-  if (auto a = dyn_cast<ArrayAttr>(attr)) {
-    json::Array out;
-    for (Attribute e : a)
-      out.push_back(attrToJson(e));
-    return out;
-  }
-  if (auto d = dyn_cast<DictionaryAttr>(attr)) {
-    json::Object out;
-    for (NamedAttribute e : d)
-      out[e.getName().getValue().str()] = attrToJson(e.getValue());
-    return out;
-  }
-  return attrBody(attr);
-}
-
-} // namespace
 
 namespace {
 

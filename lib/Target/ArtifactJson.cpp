@@ -1,0 +1,71 @@
+//===- ArtifactJson.cpp - IR values as the artifact's JSON ----------------===//
+
+#include "ArtifactJson.h"
+
+using namespace mlir;
+using namespace mlir::qf;
+namespace json = llvm::json;
+
+
+/// The body of an attribute's full form: `#qf.enc<int4, ...>` -> `int4, ...`.
+std::string artifact::attrBody(Attribute attr) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  attr.print(os);
+  size_t open = text.find('<');
+  if (open == std::string::npos || text.back() != '>')
+    return text;
+  return text.substr(open + 1, text.size() - open - 2);
+}
+
+json::Array artifact::shapeOf(RankedTensorType type) {
+  json::Array shape;
+  for (int64_t d : type.getShape()) {
+    if (ShapedType::isDynamic(d))
+      shape.push_back("M");
+    else
+      shape.push_back(d);
+  }
+  return shape;
+}
+
+std::string artifact::dtypeOf(Type t) {
+  if (t.isF16())
+    return "f16";
+  if (t.isBF16())
+    return "bf16";
+  if (t.isF32())
+    return "f32";
+  if (t.isInteger(32))
+    return "i32";
+  if (t.isInteger(8))
+    return "i8";
+  return "unknown";
+}
+
+/// An attribute as JSON (the `qf.model` dictionary): strings, numbers,
+/// booleans, arrays and nested dictionaries.
+json::Value artifact::attrToJson(Attribute attr) {
+  if (auto s = dyn_cast<StringAttr>(attr))
+    return s.getValue().str();
+  if (auto b = dyn_cast<BoolAttr>(attr))
+    return b.getValue();
+  if (auto i = dyn_cast<IntegerAttr>(attr))
+    return i.getInt();
+  if (auto f = dyn_cast<FloatAttr>(attr))
+    return f.getValueAsDouble();
+  if (auto a = dyn_cast<ArrayAttr>(attr)) {
+    json::Array out;
+    for (Attribute e : a)
+      out.push_back(attrToJson(e));
+    return out;
+  }
+  if (auto d = dyn_cast<DictionaryAttr>(attr)) {
+    json::Object out;
+    for (NamedAttribute e : d)
+      out[e.getName().getValue().str()] = attrToJson(e.getValue());
+    return out;
+  }
+  return attrBody(attr);
+}
+
