@@ -6,7 +6,7 @@ BUILD_TYPE ?= Release
 LLVM_PREFIX ?= /usr/lib/llvm-22
 CMAKE ?= cmake
 
-.PHONY: all deps configure build test demo docs clean
+.PHONY: all deps configure build test test-sanitize demo docs clean
 
 all: build
 
@@ -27,6 +27,16 @@ build: deps configure
 # Every suite; fails if any test fails.
 test: build
 	$(CMAKE) --build $(BUILD_DIR) --target check-qfuse
+
+# The format and runtime libraries and their unit tests under AddressSanitizer
+# and UndefinedBehaviorSanitizer (no MLIR, no GPU); any report fails a test.
+SANITIZE_DIR ?= build-sanitize
+test-sanitize: deps
+	$(CMAKE) -G Ninja -S . -B $(SANITIZE_DIR) -DQFUSE_ENABLE_COMPILER=OFF \
+	  -DQFUSE_TOKENIZER_ORACLE=OFF -DQFUSE_SANITIZE=address,undefined \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	$(CMAKE) --build $(SANITIZE_DIR)
+	ctest --test-dir $(SANITIZE_DIR) -L unit --output-on-failure
 
 demo: build
 	@scripts/demo.sh $(BUILD_DIR)
