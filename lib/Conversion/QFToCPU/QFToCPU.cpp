@@ -232,9 +232,6 @@ void ReferenceBuilder::decodeRow(ScalarEmitter &e, WeightDecoder &decoder,
 
 SmallVector<std::pair<std::string, Type>>
 ReferenceBuilder::parameterTypes() {
-  MLIRContext *ctx = cpuModule.getContext();
-  EncodingAttr enc = spec.weight.getEncoding();
-  Type i8 = IntegerType::get(ctx, 8);
   Type act = spec.input.getElementType();
   int64_t n = spec.weight.getN(), k = spec.k(), m = spec.m();
   SmallVector<std::pair<std::string, Type>> params;
