@@ -33,26 +33,6 @@ namespace {
 constexpr int64_t kNone = std::numeric_limits<int32_t>::max();
 constexpr int64_t kUnroll = 4;
 
-struct Best {
-  Value value, index;
-};
-
-/// The better of two states under (value desc, index asc); ordered compares
-/// make NaN lose.
-Best better(KernelEmitter &e, Best mine, Best other) {
-  ImplicitLocOpBuilder &b = e.builder();
-  Value greater = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT,
-                                        other.value, mine.value);
-  Value equal = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, other.value,
-                                      mine.value);
-  Value lower = arith::CmpIOp::create(b, arith::CmpIPredicate::slt, other.index,
-                                      mine.index);
-  Value take =
-      arith::OrIOp::create(b, greater, arith::AndIOp::create(b, equal, lower));
-  return {arith::SelectOp::create(b, take, other.value, mine.value),
-          arith::SelectOp::create(b, take, other.index, mine.index)};
-}
-
 Best warpBest(KernelEmitter &e, Best s) {
   for (int64_t off = 16; off >= 1; off /= 2)
     s = better(e, s, {e.shflXor(s.value, off), e.shflXor(s.index, off)});

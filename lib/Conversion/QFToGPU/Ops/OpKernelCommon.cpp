@@ -184,6 +184,20 @@ Value qf::warpSum(KernelEmitter &e, Value v) {
   return v;
 }
 
+Best qf::better(KernelEmitter &e, Best mine, Best other) {
+  ImplicitLocOpBuilder &b = e.builder();
+  Value greater = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT,
+                                        other.value, mine.value);
+  Value equal = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, other.value,
+                                      mine.value);
+  Value lower = arith::CmpIOp::create(b, arith::CmpIPredicate::slt, other.index,
+                                      mine.index);
+  Value take =
+      arith::OrIOp::create(b, greater, arith::AndIOp::create(b, equal, lower));
+  return {arith::SelectOp::create(b, take, other.value, mine.value),
+          arith::SelectOp::create(b, take, other.index, mine.index)};
+}
+
 Value qf::blockSum(KernelEmitter &e, Value v, Value scratch, int64_t warps) {
   Value sum = warpSum(e, v);
   if (warps == 1)

@@ -84,6 +84,16 @@ void storeRaw(KernelEmitter &e, Value base, Value index, Value raw,
 /// 2^x with ex2.approx.ftz.f32 (relative error ~2^-22; ex2(-inf) = +0).
 Value exp2Approx(KernelEmitter &e, Value x);
 
+/// A (value, index) candidate of an argmax: argmax and the sampler's
+/// greedy and max passes reduce the same way.
+struct Best {
+  Value value, index;
+};
+
+/// The better of two candidates under (value desc, index asc); ordered
+/// compares make NaN lose.
+Best better(KernelEmitter &e, Best mine, Best other);
+
 /// Sum of `v` over the 32 lanes of a warp, in every lane (xor butterfly:
 /// every lane must execute it).
 Value warpSum(KernelEmitter &e, Value v);

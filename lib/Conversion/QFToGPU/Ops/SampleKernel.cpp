@@ -73,10 +73,6 @@ SampleShape chooseShape(int64_t vocab, bool rowParams, bool rowMask) {
   return s;
 }
 
-struct Best {
-  Value value, index;
-};
-
 /// Emits one qf.sample kernel body; see the file comment.
 class SampleEmitter {
 public:
@@ -248,24 +244,9 @@ Value SampleEmitter::blockReduce(Value v, Value scratch, Combine combine) {
   return total;
 }
 
-/// The better of two (value, index) states under (value desc, index asc);
-/// ordered compares make NaN lose (ArgmaxKernel.cpp's rule).
-Best better(ImplicitLocOpBuilder &b, Best mine, Best other) {
-  Value greater = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT,
-                                        other.value, mine.value);
-  Value equal = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, other.value,
-                                      mine.value);
-  Value lower = arith::CmpIOp::create(b, arith::CmpIPredicate::slt, other.index,
-                                      mine.index);
-  Value take =
-      arith::OrIOp::create(b, greater, arith::AndIOp::create(b, equal, lower));
-  return {arith::SelectOp::create(b, take, other.value, mine.value),
-          arith::SelectOp::create(b, take, other.index, mine.index)};
-}
-
 Best SampleEmitter::blockBest(Best s) {
   for (int64_t off = 16; off >= 1; off /= 2)
-    s = better(b, s, {e.shflXor(s.value, off), e.shflXor(s.index, off)});
+    s = better(e, s, {e.shflXor(s.value, off), e.shflXor(s.index, off)});
   if (warps() == 1)
     return s;
   NVVM::Barrier0Op::create(b);
@@ -284,7 +265,7 @@ Best SampleEmitter::blockBest(Best s) {
   };
   Best total{load(e.f32(), scratchF, 0), load(e.i32(), scratchI, 0)};
   for (int64_t w = 1; w < warps(); ++w)
-    total = better(b, total,
+    total = better(e, total,
                    {load(e.f32(), scratchF, w), load(e.i32(), scratchI, w)});
   return total;
 }
@@ -462,7 +443,7 @@ void SampleEmitter::emit() {
   SmallVector<Value> mine = overChunk(
       ValueRange{e.cf32(-inf), e.c32(kNone)}, false,
       [&](Value index, Value x, ValueRange acc) -> SmallVector<Value> {
-        Best s = better(b, {acc[0], acc[1]}, {x, index});
+        Best s = better(e, {acc[0], acc[1]}, {x, index});
         return {s.value, s.index};
       });
   Best best = blockBest({mine[0], mine[1]});
