@@ -52,6 +52,28 @@ inline TensorCoreStage getTensorCoreStage(int64_t blockM, int64_t blockK,
   return stage;
 }
 
+/// Shared bytes of the code table of `bits`-bit codes: up to 4 bits one
+/// copy per bank (value c at word 32 c + lane, so a warp's lookups never
+/// conflict); 8-bit codes one copy of the 256 values, a word each (32
+/// copies would take 32 KB of the pipeline's shared memory).
+inline int64_t codeTableBytes(int64_t bits) {
+  return bits <= 4 ? (int64_t(1) << bits) * 32 * 4 : 256 * 4;
+}
+
+/// Dynamic shared memory of a tensor-core block: `stages` pipeline stages
+/// of `kGroups` k groups and `warps` warps, or (reusing them) the partial
+/// sums of `handOverSlots` groups of `groupWarps` warps when larger, then
+/// the code table (`tableBytes`, 0 without one).
+inline int64_t tensorCoreSharedBytes(const TensorCoreStage &stage,
+                                     int64_t stages, int64_t kGroups,
+                                     int64_t warps, int64_t handOverSlots,
+                                     int64_t groupWarps, int64_t blockM,
+                                     int64_t tableBytes) {
+  int64_t pipeline = stages * stage.bytes(kGroups, warps);
+  int64_t partials = tensorCoreHandOverBytes(handOverSlots, groupWarps, blockM);
+  return (pipeline > partials ? pipeline : partials) + tableBytes;
+}
+
 } // namespace qf
 } // namespace mlir
 

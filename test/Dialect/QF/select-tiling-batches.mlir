@@ -14,17 +14,17 @@
 #int4 = #qf.enc<int4, group = 128, scale = f16>
 // CHECK-LABEL: @q_proj
 // CHECK: qf.fused_matmul
-// CHECK-SAME: qf.batch_tilings = [#qf.batch_tiling<batch = 4, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>>, #qf.batch_tiling<batch = 8, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>>, #qf.batch_tiling<batch = 16, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>>, #qf.batch_tiling<batch = 32, tiling = #qf.tiling<mma, block_m = 32, block_n = 32, block_k = 64, split_k = 4, stages = 3>>, #qf.batch_tiling<batch = 128, tiling = #qf.tiling<mma, block_m = 64, block_n = 64, block_k = 64, split_k = 2, stages = 3>>]
+// CHECK-SAME: qf.batch_tilings = [#qf.batch_tiling<batch = 4, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 128, split_k = 8, stages = 3>>, #qf.batch_tiling<batch = 8, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 128, split_k = 8, stages = 3>>, #qf.batch_tiling<batch = 16, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 128, split_k = 8, stages = 3>>, #qf.batch_tiling<batch = 32, tiling = #qf.tiling<mma, block_m = 32, block_n = 32, block_k = 64, split_k = 8, stages = 3>>, #qf.batch_tiling<batch = 128, tiling = #qf.tiling<mma, block_m = 128, block_n = 64, block_k = 64, split_k = 2, stages = 3, cluster_k = 2>>]
 // CHECK-SAME: qf.predicted_us = 5.016000e+00 : f64, tiling = #qf.tiling<matvec, block_n = 8, k_unroll = 2>
 // SMALL-LABEL: @q_proj
 // SMALL-NOT: qf.batch_tilings
 // SMALL: tiling = #qf.tiling<matvec, block_n = 8, k_unroll = 2>
 // CROSS-LABEL: @q_proj
-// CROSS: qf.batch_tilings = [#qf.batch_tiling<batch = 4, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>>, #qf.batch_tiling<batch = 8, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>>]
+// CROSS: qf.batch_tilings = [#qf.batch_tiling<batch = 4, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 128, split_k = 8, stages = 3>>, #qf.batch_tiling<batch = 8, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 128, split_k = 8, stages = 3>>]
 // CROSS-SAME: tiling = #qf.tiling<matvec, block_n = 8, k_unroll = 2>
 // LARGE-LABEL: @q_proj
-// LARGE: qf.batch_tilings = [#qf.batch_tiling<batch = 16, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>>, #qf.batch_tiling<batch = 32, tiling = #qf.tiling<mma, block_m = 32, block_n = 32, block_k = 64, split_k = 4, stages = 3>>]
-// LARGE-SAME: tiling = #qf.tiling<mma, block_m = 64, block_n = 64, block_k = 64, split_k = 2, stages = 3>
+// LARGE: qf.batch_tilings = [#qf.batch_tiling<batch = 16, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 128, split_k = 8, stages = 3>>, #qf.batch_tiling<batch = 32, tiling = #qf.tiling<mma, block_m = 32, block_n = 32, block_k = 64, split_k = 8, stages = 3>>]
+// LARGE-SAME: tiling = #qf.tiling<mma, block_m = 128, block_n = 64, block_k = 64, split_k = 2, stages = 3, cluster_k = 2>
 func.func @q_proj(%x: tensor<?x4096xf16>) -> tensor<?x4096xf16> {
   %w = qf.weight_ref "q_proj" : !qf.weight<4096x4096, #int4>
   %y = qf.fused_matmul %x, %w : tensor<?x4096xf16>, !qf.weight<4096x4096, #int4> -> tensor<?x4096xf16>

@@ -48,19 +48,19 @@ func.func @qwen_m1(%h: tensor<1x1536xf16>, %i: tensor<1x8960xf16>) {
 // CHECK-LABEL: @qwen_m8
 func.func @qwen_m8(%h: tensor<8x1536xf16>, %i: tensor<8x8960xf16>) {
   %w_q_proj = qf.weight_ref "q_proj" : !qf.weight<1536x1536, #int4>
-  // CHECK: {qf.predicted_us = 3.294000e+00 : f64, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>} : tensor<8x{{[0-9]+}}xf16>, !qf.weight<1536x1536,
+  // CHECK: {qf.predicted_us = 3.294000e+00 : f64, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 8, stages = 3>} : tensor<8x{{[0-9]+}}xf16>, !qf.weight<1536x1536,
   %y_q_proj = qf.fused_matmul %h, %w_q_proj : tensor<8x1536xf16>, !qf.weight<1536x1536, #int4> -> tensor<8x1536xf16>
   %w_k_proj = qf.weight_ref "k_proj" : !qf.weight<256x1536, #int4>
-  // CHECK: {qf.predicted_us = 3.054000e+00 : f64, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>} : tensor<8x{{[0-9]+}}xf16>, !qf.weight<256x1536,
+  // CHECK: {qf.predicted_us = 3.054000e+00 : f64, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 8, stages = 3>} : tensor<8x{{[0-9]+}}xf16>, !qf.weight<256x1536,
   %y_k_proj = qf.fused_matmul %h, %w_k_proj : tensor<8x1536xf16>, !qf.weight<256x1536, #int4> -> tensor<8x256xf16>
   %w_gate_proj = qf.weight_ref "gate_proj" : !qf.weight<8960x1536, #int4>
-  // CHECK: {qf.predicted_us = 4.689000e+00 : f64, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>} : tensor<8x{{[0-9]+}}xf16>, !qf.weight<8960x1536,
+  // CHECK: {qf.predicted_us = 4.689000e+00 : f64, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 3>} : tensor<8x{{[0-9]+}}xf16>, !qf.weight<8960x1536,
   %y_gate_proj = qf.fused_matmul %h, %w_gate_proj : tensor<8x1536xf16>, !qf.weight<8960x1536, #int4> -> tensor<8x8960xf16>
   %w_down_proj = qf.weight_ref "down_proj" : !qf.weight<1536x8960, #int4>
-  // CHECK: {qf.predicted_us = 4.689000e+00 : f64, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>} : tensor<8x{{[0-9]+}}xf16>, !qf.weight<1536x8960,
+  // CHECK: {qf.predicted_us = 4.689000e+00 : f64, tiling = #qf.tiling<mma, block_m = 16, block_n = 64, block_k = 128, split_k = 4, stages = 3, cluster_k = 4>} : tensor<8x{{[0-9]+}}xf16>, !qf.weight<1536x8960,
   %y_down_proj = qf.fused_matmul %i, %w_down_proj : tensor<8x8960xf16>, !qf.weight<1536x8960, #int4> -> tensor<8x1536xf16>
   %w_lm_head = qf.weight_ref "lm_head" : !qf.weight<151936x1536, #int4>
-  // CHECK: {qf.predicted_us = 3.155600e+01 : f64, tiling = #qf.tiling<mma, block_m = 16, block_n = 128, block_k = 128, stages = 4>} : tensor<8x{{[0-9]+}}xf16>, !qf.weight<151936x1536,
+  // CHECK: {qf.predicted_us = 3.155600e+01 : f64, tiling = #qf.tiling<mma, block_m = 16, block_n = 128, block_k = 64, stages = 3>} : tensor<8x{{[0-9]+}}xf16>, !qf.weight<151936x1536,
   %y_lm_head = qf.fused_matmul %h, %w_lm_head : tensor<8x1536xf16>, !qf.weight<151936x1536, #int4> -> tensor<8x151936xf16>
   return
 }
@@ -72,19 +72,19 @@ func.func @qwen_m8(%h: tensor<8x1536xf16>, %i: tensor<8x8960xf16>) {
 // CHECK-LABEL: @qwen_m64
 func.func @qwen_m64(%h: tensor<64x1536xf16>, %i: tensor<64x8960xf16>) {
   %w_q_proj = qf.weight_ref "q_proj" : !qf.weight<1536x1536, #int4>
-  // CHECK: {qf.predicted_us = 3.374000e+00 : f64, tiling = #qf.tiling<mma, block_m = 64, block_n = 64, block_k = 64, split_k = 2, stages = 3>} : tensor<64x{{[0-9]+}}xf16>, !qf.weight<1536x1536,
+  // CHECK: {qf.predicted_us = 3.374000e+00 : f64, tiling = #qf.tiling<mma, block_m = 64, block_n = 32, block_k = 64, split_k = 4, stages = 3, cluster_k = 2>} : tensor<64x{{[0-9]+}}xf16>, !qf.weight<1536x1536,
   %y_q_proj = qf.fused_matmul %h, %w_q_proj : tensor<64x1536xf16>, !qf.weight<1536x1536, #int4> -> tensor<64x1536xf16>
   %w_k_proj = qf.weight_ref "k_proj" : !qf.weight<256x1536, #int4>
-  // CHECK: {qf.predicted_us = 3.100000e+00 : f64, tiling = #qf.tiling<mma, block_m = 64, block_n = 64, block_k = 64, split_k = 2, stages = 3>} : tensor<64x{{[0-9]+}}xf16>, !qf.weight<256x1536,
+  // CHECK: {qf.predicted_us = 3.100000e+00 : f64, tiling = #qf.tiling<mma, block_m = 64, block_n = 32, block_k = 64, split_k = 4, stages = 3, cluster_k = 2>} : tensor<64x{{[0-9]+}}xf16>, !qf.weight<256x1536,
   %y_k_proj = qf.fused_matmul %h, %w_k_proj : tensor<64x1536xf16>, !qf.weight<256x1536, #int4> -> tensor<64x256xf16>
   %w_gate_proj = qf.weight_ref "gate_proj" : !qf.weight<8960x1536, #int4>
-  // CHECK: {qf.predicted_us = 4.963000e+00 : f64, tiling = #qf.tiling<mma, block_m = 64, block_n = 64, block_k = 64, split_k = 2, stages = 3>} : tensor<64x{{[0-9]+}}xf16>, !qf.weight<8960x1536,
+  // CHECK: {qf.predicted_us = 4.963000e+00 : f64, tiling = #qf.tiling<mma, block_m = 64, block_n = 64, block_k = 64, stages = 3, cluster_k = 2>} : tensor<64x{{[0-9]+}}xf16>, !qf.weight<8960x1536,
   %y_gate_proj = qf.fused_matmul %h, %w_gate_proj : tensor<64x1536xf16>, !qf.weight<8960x1536, #int4> -> tensor<64x8960xf16>
   %w_down_proj = qf.weight_ref "down_proj" : !qf.weight<1536x8960, #int4>
-  // CHECK: {qf.predicted_us = 4.963000e+00 : f64, tiling = #qf.tiling<mma, block_m = 64, block_n = 64, block_k = 64, split_k = 2, stages = 3>} : tensor<64x{{[0-9]+}}xf16>, !qf.weight<1536x8960,
+  // CHECK: {qf.predicted_us = 4.963000e+00 : f64, tiling = #qf.tiling<mma, block_m = 64, block_n = 32, block_k = 64, split_k = 4, stages = 3, cluster_k = 2>} : tensor<64x{{[0-9]+}}xf16>, !qf.weight<1536x8960,
   %y_down_proj = qf.fused_matmul %i, %w_down_proj : tensor<64x8960xf16>, !qf.weight<1536x8960, #int4> -> tensor<64x1536xf16>
   %w_lm_head = qf.weight_ref "lm_head" : !qf.weight<151936x1536, #int4>
-  // CHECK: {qf.predicted_us = 3.555300e+01 : f64, tiling = #qf.tiling<mma, block_m = 64, block_n = 128, block_k = 64, stages = 4>} : tensor<64x{{[0-9]+}}xf16>, !qf.weight<151936x1536,
+  // CHECK: {qf.predicted_us = 3.555300e+01 : f64, tiling = #qf.tiling<mma, block_m = 64, block_n = 128, block_k = 64, stages = 3>} : tensor<64x{{[0-9]+}}xf16>, !qf.weight<151936x1536,
   %y_lm_head = qf.fused_matmul %h, %w_lm_head : tensor<64x1536xf16>, !qf.weight<151936x1536, #int4> -> tensor<64x151936xf16>
   return
 }
@@ -123,19 +123,19 @@ func.func @llama_m1(%h: tensor<1x4096xf16>, %i: tensor<1x14336xf16>) {
 // CHECK-LABEL: @llama_m8
 func.func @llama_m8(%h: tensor<8x4096xf16>, %i: tensor<8x14336xf16>) {
   %w_q_proj = qf.weight_ref "q_proj" : !qf.weight<4096x4096, #int4>
-  // CHECK: {qf.predicted_us = 5.042000e+00 : f64, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>} : tensor<8x{{[0-9]+}}xf16>, !qf.weight<4096x4096,
+  // CHECK: {qf.predicted_us = 5.042000e+00 : f64, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 128, split_k = 8, stages = 3>} : tensor<8x{{[0-9]+}}xf16>, !qf.weight<4096x4096,
   %y_q_proj = qf.fused_matmul %h, %w_q_proj : tensor<8x4096xf16>, !qf.weight<4096x4096, #int4> -> tensor<8x4096xf16>
   %w_k_proj = qf.weight_ref "k_proj" : !qf.weight<1024x4096, #int4>
-  // CHECK: {qf.predicted_us = 3.522000e+00 : f64, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>} : tensor<8x{{[0-9]+}}xf16>, !qf.weight<1024x4096,
+  // CHECK: {qf.predicted_us = 3.522000e+00 : f64, tiling = #qf.tiling<mma, block_m = 16, block_n = 64, block_k = 128, split_k = 4, stages = 3, cluster_k = 4>} : tensor<8x{{[0-9]+}}xf16>, !qf.weight<1024x4096,
   %y_k_proj = qf.fused_matmul %h, %w_k_proj : tensor<8x4096xf16>, !qf.weight<1024x4096, #int4> -> tensor<8x1024xf16>
   %w_gate_proj = qf.weight_ref "gate_proj" : !qf.weight<14336x4096, #int4>
-  // CHECK: {qf.predicted_us = 1.011000e+01 : f64, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>} : tensor<8x{{[0-9]+}}xf16>, !qf.weight<14336x4096,
+  // CHECK: {qf.predicted_us = 1.011000e+01 : f64, tiling = #qf.tiling<mma, block_m = 16, block_n = 128, block_k = 128, split_k = 2, stages = 3>} : tensor<8x{{[0-9]+}}xf16>, !qf.weight<14336x4096,
   %y_gate_proj = qf.fused_matmul %h, %w_gate_proj : tensor<8x4096xf16>, !qf.weight<14336x4096, #int4> -> tensor<8x14336xf16>
   %w_down_proj = qf.weight_ref "down_proj" : !qf.weight<4096x14336, #int4>
-  // CHECK: {qf.predicted_us = 1.011000e+01 : f64, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>} : tensor<8x{{[0-9]+}}xf16>, !qf.weight<4096x14336,
+  // CHECK: {qf.predicted_us = 1.011000e+01 : f64, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 128, split_k = 8, stages = 3>} : tensor<8x{{[0-9]+}}xf16>, !qf.weight<4096x14336,
   %y_down_proj = qf.fused_matmul %i, %w_down_proj : tensor<8x14336xf16>, !qf.weight<4096x14336, #int4> -> tensor<8x4096xf16>
   %w_lm_head = qf.weight_ref "lm_head" : !qf.weight<128256x4096, #int4>
-  // CHECK: {qf.predicted_us = 6.648700e+01 : f64, tiling = #qf.tiling<mma, block_m = 16, block_n = 128, block_k = 128, stages = 4>} : tensor<8x{{[0-9]+}}xf16>, !qf.weight<128256x4096,
+  // CHECK: {qf.predicted_us = 6.648700e+01 : f64, tiling = #qf.tiling<mma, block_m = 16, block_n = 128, block_k = 64, split_k = 2, stages = 3>} : tensor<8x{{[0-9]+}}xf16>, !qf.weight<128256x4096,
   %y_lm_head = qf.fused_matmul %h, %w_lm_head : tensor<8x4096xf16>, !qf.weight<128256x4096, #int4> -> tensor<8x128256xf16>
   return
 }
@@ -147,19 +147,19 @@ func.func @llama_m8(%h: tensor<8x4096xf16>, %i: tensor<8x14336xf16>) {
 // CHECK-LABEL: @llama_m64
 func.func @llama_m64(%h: tensor<64x4096xf16>, %i: tensor<64x14336xf16>) {
   %w_q_proj = qf.weight_ref "q_proj" : !qf.weight<4096x4096, #int4>
-  // CHECK: {qf.predicted_us = 5.256000e+00 : f64, tiling = #qf.tiling<mma, block_m = 64, block_n = 64, block_k = 64, split_k = 2, stages = 3>} : tensor<64x{{[0-9]+}}xf16>, !qf.weight<4096x4096,
+  // CHECK: {qf.predicted_us = 5.256000e+00 : f64, tiling = #qf.tiling<mma, block_m = 64, block_n = 64, block_k = 64, split_k = 2, stages = 3, cluster_k = 2>} : tensor<64x{{[0-9]+}}xf16>, !qf.weight<4096x4096,
   %y_q_proj = qf.fused_matmul %h, %w_q_proj : tensor<64x4096xf16>, !qf.weight<4096x4096, #int4> -> tensor<64x4096xf16>
   %w_k_proj = qf.weight_ref "k_proj" : !qf.weight<1024x4096, #int4>
-  // CHECK: {qf.predicted_us = 3.655000e+00 : f64, tiling = #qf.tiling<mma, block_m = 64, block_n = 64, block_k = 64, split_k = 2, stages = 3>} : tensor<64x{{[0-9]+}}xf16>, !qf.weight<1024x4096,
+  // CHECK: {qf.predicted_us = 3.655000e+00 : f64, tiling = #qf.tiling<mma, block_m = 64, block_n = 32, block_k = 64, split_k = 4, stages = 3, cluster_k = 2>} : tensor<64x{{[0-9]+}}xf16>, !qf.weight<1024x4096,
   %y_k_proj = qf.fused_matmul %h, %w_k_proj : tensor<64x4096xf16>, !qf.weight<1024x4096, #int4> -> tensor<64x1024xf16>
   %w_gate_proj = qf.weight_ref "gate_proj" : !qf.weight<14336x4096, #int4>
   // CHECK: {qf.predicted_us = 1.059000e+01 : f64, tiling = #qf.tiling<mma, block_m = 64, block_n = 64, block_k = 64, split_k = 2, stages = 3>} : tensor<64x{{[0-9]+}}xf16>, !qf.weight<14336x4096,
   %y_gate_proj = qf.fused_matmul %h, %w_gate_proj : tensor<64x4096xf16>, !qf.weight<14336x4096, #int4> -> tensor<64x14336xf16>
   %w_down_proj = qf.weight_ref "down_proj" : !qf.weight<4096x14336, #int4>
-  // CHECK: {qf.predicted_us = 1.059000e+01 : f64, tiling = #qf.tiling<mma, block_m = 64, block_n = 64, block_k = 64, split_k = 2, stages = 3>} : tensor<64x{{[0-9]+}}xf16>, !qf.weight<4096x14336,
+  // CHECK: {qf.predicted_us = 1.059000e+01 : f64, tiling = #qf.tiling<mma, block_m = 64, block_n = 64, block_k = 64, split_k = 2, stages = 3, cluster_k = 2>} : tensor<64x{{[0-9]+}}xf16>, !qf.weight<4096x14336,
   %y_down_proj = qf.fused_matmul %i, %w_down_proj : tensor<64x14336xf16>, !qf.weight<4096x14336, #int4> -> tensor<64x4096xf16>
   %w_lm_head = qf.weight_ref "lm_head" : !qf.weight<128256x4096, #int4>
-  // CHECK: {qf.predicted_us = 6.993400e+01 : f64, tiling = #qf.tiling<mma, block_m = 64, block_n = 128, block_k = 64, stages = 4>} : tensor<64x{{[0-9]+}}xf16>, !qf.weight<128256x4096,
+  // CHECK: {qf.predicted_us = 6.993400e+01 : f64, tiling = #qf.tiling<mma, block_m = 64, block_n = 128, block_k = 64, stages = 3>} : tensor<64x{{[0-9]+}}xf16>, !qf.weight<128256x4096,
   %y_lm_head = qf.fused_matmul %h, %w_lm_head : tensor<64x4096xf16>, !qf.weight<128256x4096, #int4> -> tensor<64x128256xf16>
   return
 }
@@ -175,7 +175,7 @@ func.func @small_n_long_k(%x1: tensor<1x8960xf16>, %x8: tensor<8x8960xf16>) {
   %w = qf.weight_ref "w" : !w
   // CHECK: tiling = #qf.tiling<matvec, block_n = 2, k_unroll = 2, split_k = 4>
   %0 = qf.fused_matmul %x1, %w : tensor<1x8960xf16>, !w -> tensor<1x256xf16>
-  // CHECK: tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>
+  // CHECK: tiling = #qf.tiling<mma, block_m = 16, block_n = 64, block_k = 128, split_k = 4, stages = 3, cluster_k = 4>
   %1 = qf.fused_matmul %x8, %w : tensor<8x8960xf16>, !w -> tensor<8x256xf16>
   return
 }
@@ -192,16 +192,16 @@ func.func @n_not_multiple(%x1: tensor<1x4096xf16>, %x8: tensor<8x4096xf16>, %x64
   %v = qf.weight_ref "v" : !qf.weight<1001x4096, #int4>
   // CHECK: {qf.predicted_us = 3.494000e+00 : f64, tiling = #qf.tiling<matvec, block_n = 2, split_k = 4>} : {{.*}}<1000x4096
   %0 = qf.fused_matmul %x1, %w : tensor<1x4096xf16>, !qf.weight<1000x4096, #int4> -> tensor<1x1000xf16>
-  // CHECK: {qf.predicted_us = 3.510000e+00 : f64, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>} : {{.*}}<1000x4096
+  // CHECK: {qf.predicted_us = 3.510000e+00 : f64, tiling = #qf.tiling<mma, block_m = 16, block_n = 64, block_k = 128, split_k = 4, stages = 3, cluster_k = 4>} : {{.*}}<1000x4096
   %1 = qf.fused_matmul %x8, %w : tensor<8x4096xf16>, !qf.weight<1000x4096, #int4> -> tensor<8x1000xf16>
-  // M = 64: 16 blocks of 64 padded rows.
-  // CHECK: {qf.predicted_us = 3.643000e+00 : f64, tiling = #qf.tiling<mma, block_m = 64, block_n = 64, block_k = 64, split_k = 2, stages = 3>} : {{.*}}<1000x4096
+  // M = 64: 32 blocks of 32 padded rows, each a cluster of 2 along K.
+  // CHECK: {qf.predicted_us = 3.643000e+00 : f64, tiling = #qf.tiling<mma, block_m = 64, block_n = 32, block_k = 64, split_k = 4, stages = 3, cluster_k = 2>} : {{.*}}<1000x4096
   %2 = qf.fused_matmul %x64, %w : tensor<64x4096xf16>, !qf.weight<1000x4096, #int4> -> tensor<64x1000xf16>
   // N = 1001 with block_n = 2: 501 blocks, the last with one row.
   // CHECK: {qf.predicted_us = 3.494000e+00 : f64, tiling = #qf.tiling<matvec, block_n = 2, split_k = 4>} : {{.*}}<1001x4096
   %3 = qf.fused_matmul %x1, %v : tensor<1x4096xf16>, !qf.weight<1001x4096, #int4> -> tensor<1x1001xf16>
   // M = 8: the tensor-core kernel, which pads N = 1001 to 1024 rows.
-  // CHECK: {qf.predicted_us = 3.511000e+00 : f64, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>} : {{.*}}<1001x4096
+  // CHECK: {qf.predicted_us = 3.511000e+00 : f64, tiling = #qf.tiling<mma, block_m = 16, block_n = 64, block_k = 128, split_k = 4, stages = 3, cluster_k = 4>} : {{.*}}<1001x4096
   %4 = qf.fused_matmul %x8, %v : tensor<8x4096xf16>, !qf.weight<1001x4096, #int4> -> tensor<8x1001xf16>
   return
 }
@@ -253,7 +253,7 @@ func.func @dynamic_m(%x: tensor<?x4096xf16>) {
   %w = qf.weight_ref "w" : !w
   // CHECK: {qf.predicted_us = 5.016000e+00 : f64, tiling = #qf.tiling<matvec, block_n = 8, k_unroll = 2>}
   // BATCH2: {qf.predicted_us = 5.019000e+00 : f64, tiling = #qf.tiling<matvec, block_m = 2, block_n = 8, k_unroll = 2>}
-  // BATCH16: {qf.predicted_us = 5.073000e+00 : f64, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>}
+  // BATCH16: {qf.predicted_us = 5.073000e+00 : f64, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 128, split_k = 8, stages = 3>}
   %0 = qf.fused_matmul %x, %w : tensor<?x4096xf16>, !w -> tensor<?x4096xf16>
   return
 }

@@ -3,7 +3,7 @@
 // RUN: FileCheck %s < %t.ptx
 // RUN: not grep -q "\.local" %t.ptx
 // RUN: not grep -q "mma.sync.aligned.m16n8k16.row.col.f32.f16" %t.ptx
-// RUN: %ptxas -arch=sm_90 -v %t.ptx -o %t.cubin 2>&1 | awk '/Function properties for/ { f = $NF } /spill stores/ && $5 != 0 { print f ": " $0 }' | FileCheck %s --check-prefix=SPILLS
+// RUN: %ptxas -arch=sm_90 -v %t.ptx -o %t.cubin 2>&1 | awk '/Function properties for/ { f = $NF } /spill stores/ && $5 != 0 { print f ": " $0 }' | FileCheck %s --check-prefix=SPILLS --allow-empty
 
 // bf16 activations: the same kernel with bf16 A and B fragments
 // (mma.sync ...bf16.bf16.f32), every decode producing bf16 pairs, the
@@ -54,7 +54,5 @@
 // CHECK-LABEL: .entry qf_mma_32_m16(
 // CHECK-DAG: cvt.f32.bf16
 
-// No spills but the one ptx-mma.mlir pins for f16 activations (kernel 8,
-// block_m = 16).
-// SPILLS: qf_mma_8_m16: {{.*}} 12 bytes spill stores
+// No spills.
 // SPILLS-NOT: spill stores

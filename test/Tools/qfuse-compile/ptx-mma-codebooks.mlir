@@ -32,21 +32,21 @@
 // CHECK-DAG: prmt.b32 {{.*}}, 21520;
 // CHECK-DAG: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // CHECK-LABEL: .entry qf_mma_3_m100(
-// CHECK-LABEL: .entry qf_mma_3_m512(
-// CHECK-LABEL: .entry qf_matvec_4_m1(
-// CHECK-LABEL: .entry qf_mma_6_m17(
+// CHECK-LABEL: .entry qf_mma_4_m512(
+// CHECK-LABEL: .entry qf_matvec_5_m1(
+// CHECK-LABEL: .entry qf_mma_7_m17(
 // CHECK-DAG: ld.shared.v2.b32
 // CHECK-DAG: and.b32 {{.*}}, 512;
 // CHECK-DAG: prmt.b32 {{.*}}, 21520;
 // CHECK-DAG: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
-// CHECK-LABEL: .entry qf_matvec_8_m1(
-// CHECK-LABEL: .entry qf_mma_10_m17(
+// CHECK-LABEL: .entry qf_matvec_10_m1(
+// CHECK-LABEL: .entry qf_mma_12_m17(
 // CHECK-DAG: and.b32 {{.*}}, 1020;
 // CHECK-DAG: prmt.b32 {{.*}}, 21520;
 // CHECK-DAG: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // bf16 activations: the same decode from a bf16 table, at every batch.
-// CHECK-LABEL: .entry qf_mma_12_m1(
-// CHECK-LABEL: .entry qf_mma_13_m17(
+// CHECK-LABEL: .entry qf_mma_15_m1(
+// CHECK-LABEL: .entry qf_mma_16_m17(
 // CHECK-DAG: and.b32 {{.*}}, 512;
 // CHECK-DAG: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // PTXAS-NOT: error

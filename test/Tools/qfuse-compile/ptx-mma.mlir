@@ -3,7 +3,7 @@
 // RUN: FileCheck %s < %t.ptx
 // RUN: not grep -q "\.local" %t.ptx
 // RUN: %ptxas -arch=sm_90 -v %t.ptx -o %t.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
-// RUN: %ptxas -arch=sm_90 -v %t.ptx -o %t.cubin 2>&1 | awk '/Function properties for/ { f = $NF } /spill stores/ && $5 != 0 { print f ": " $0 }' | FileCheck %s --check-prefix=SPILLS
+// RUN: %ptxas -arch=sm_90 -v %t.ptx -o %t.cubin 2>&1 | awk '/Function properties for/ { f = $NF } /spill stores/ && $5 != 0 { print f ": " $0 }' | FileCheck %s --check-prefix=SPILLS --allow-empty
 // RUN: qfuse-compile %S/Inputs/mma-formats.mlir --emit=ptx --chip=sm_80 --features=+ptx80 --batch-sizes=16 -o %t80.ptx 2>&1 | FileCheck %s --check-prefix=SM80
 // RUN: %ptxas -arch=sm_80 %t80.ptx -o %t80.cubin
 
@@ -63,13 +63,8 @@
 // CHECK-COUNT-8: cvt.rn.f16x2.e4m3x2
 // CHECK: mma.sync.aligned.m16n8k16
 
-// Every variant (13 ops x 2 batches) assembles, all but one without
-// spills: NVFP4 at block_m = 16 (four 16-wide scale groups per block_k
-// step, scaled per fragment) spills 12 bytes. That tiling is the cost
-// model's for M = 16 since each batch got its own tiling (it was compiled
-// for static M = 16 before too); the count below must not grow.
+// Every variant (13 ops x 2 batches) assembles without spills.
 // PTXAS-NOT: error
-// SPILLS: qf_mma_8_m16: 16 bytes stack frame, 12 bytes spill stores, 12 bytes spill loads
 // SPILLS-NOT: spill stores
 
 // Split-K across a thread-block cluster (cluster_k): the cluster shape is

@@ -225,12 +225,13 @@ static LogicalResult planSharedMemory(const MatmulSpec &spec, Plan &p,
   p.pipelineBytes = off;
   // In-block partials of k groups 1.., this block's sum for the cluster, or
   // the gate sums handed to the up warps (silu_mul).
-  int64_t partials = tensorCoreHandOverBytes(
-      std::max<int64_t>({p.kGroups - 1, p.clusterK > 1 ? 1 : 0,
-                         p.members - 1}),
-      p.groupWarps, p.blockM);
-  p.lutOff = std::max(off, partials);
-  p.total = p.lutOff + (p.lut ? codeTableBytes(p.codeBits) : 0);
+  int64_t handOverSlots = std::max<int64_t>(
+      {p.kGroups - 1, p.clusterK > 1 ? 1 : 0, p.members - 1});
+  p.lutOff = std::max(
+      off, tensorCoreHandOverBytes(handOverSlots, p.groupWarps, p.blockM));
+  p.total = tensorCoreSharedBytes(stage, p.stages, p.kGroups, p.warps,
+                                  handOverSlots, p.groupWarps, p.blockM,
+                                  p.lut ? codeTableBytes(p.codeBits) : 0);
   if (p.total > spec.target.getMaxSharedPerBlock())
     return emitError() << "the tiling needs " << p.total
                        << " bytes of shared memory, more than the "

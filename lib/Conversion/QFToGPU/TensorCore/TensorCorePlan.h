@@ -13,6 +13,7 @@
 
 #include "MatVec/MatVecKernel.h"
 
+#include "qfuse/Conversion/TensorCoreStage.h"
 #include "qfuse/format/MmaLayout.h"
 
 namespace mlir {
@@ -25,14 +26,6 @@ inline constexpr int64_t kTile = 32;
 /// How a word of codes becomes B fragment registers (TensorCoreKernel.cpp's
 /// header comment).
 enum class Decode { Int4Magic, Table, Int8Magic, Fp8 };
-
-/// Shared bytes of the code table of `bits`-bit codes: up to 4 bits one
-/// copy per bank (value c at word 32 c + lane, so a warp's lookups never
-/// conflict); 8-bit codes one copy of the 256 values, a word each (32
-/// copies would take 32 KB of the pipeline's shared memory).
-inline int64_t codeTableBytes(int64_t bits) {
-  return bits <= 4 ? (int64_t(1) << bits) * 32 * 4 : 256 * 4;
-}
 
 /// Everything the generator needs to know about one kernel variant.
 struct Plan {

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "qfuse/Dialect/QF/Transforms/CostModel.h"
+#include "qfuse/Dialect/QF/Transforms/MmaTimeModel.h"
 
 #include "qfuse/Conversion/TensorCoreStage.h"
 #include "qfuse/Conversion/TensorCoreSupport.h"
@@ -224,17 +225,75 @@ TilingAttr selectMatvec(int64_t m, WeightType type, const TilingTarget &target,
                          kUnroll, bestSplit, /*stages=*/1, /*clusterK=*/1);
 }
 
+/// One mma.sync tiling candidate: (block_n, split_k, block_k, stages,
+/// cluster_k); block_m is chosen apart.
+struct MmaCandidate {
+  int64_t blockN, splitK, blockK, stages, clusterK;
+};
+
+/// The tilings the tuning sweeps measure (bench/tune.py's candidates) and
+/// the time model is fitted on: up to batch 32 block_k 64 or 128 with
+/// clusters of 2 or 4 for the wider blocks; past it block_k 64, narrower
+/// splits and clusters of 2.
+SmallVector<MmaCandidate> mmaCandidates(int64_t m) {
+  SmallVector<MmaCandidate> out;
+  if (m <= 32) {
+    for (auto [bn, s] : {std::pair<int64_t, int64_t>{128, 1}, {128, 2},
+                         {64, 2}, {64, 4}, {32, 4}, {32, 8}})
+      for (auto [bk, st] :
+           {std::pair<int64_t, int64_t>{64, 3}, {64, 4}, {128, 3}})
+        out.push_back({bn, s, bk, st, 1});
+    for (auto [bn, s] :
+         {std::pair<int64_t, int64_t>{128, 1}, {128, 2}, {64, 2}, {64, 4}})
+      for (auto [bk, st] : {std::pair<int64_t, int64_t>{64, 4}, {128, 3}})
+        for (int64_t c : {2, 4})
+          out.push_back({bn, s, bk, st, c});
+    return out;
+  }
+  for (auto [bn, s] : {std::pair<int64_t, int64_t>{128, 1}, {64, 1}, {64, 2},
+                       {32, 2}, {32, 4}})
+    for (int64_t st : {3, 4})
+      for (int64_t c : {1, 2})
+        out.push_back({bn, s, 64, st, c});
+  return out;
+}
+
+/// block_m candidates for `m` rows, those the sweeps measured: the batch
+/// rounded up to 16 (at most 64), and 16 up to 32 rows (two m blocks
+/// streaming one weight tile through L2), 32 past 64 and 128 from 128.
+SmallVector<int64_t> mmaBlockMs(int64_t m) {
+  SmallVector<int64_t> out{std::min<int64_t>(64, llvm::alignTo(m, 16))};
+  if (m > 16 && m <= 32)
+    out.push_back(16);
+  if (m > 64)
+    out.push_back(32);
+  if (m >= 128)
+    out.push_back(128);
+  return out;
+}
+
+/// Decode instructions of the format relative to int4's (table lookups
+/// cost a shared-memory read and a prmt per pair, fp8 one cvt per pair).
+double mmaDecodeCost(EncodingAttr enc) {
+  switch (enc.getFormat()) {
+  case ElementFormat::Int4:
+  case ElementFormat::UInt4:
+  case ElementFormat::Int8:
+  case ElementFormat::UInt8:
+    return 1.0;
+  case ElementFormat::FP8E4M3:
+    return 0.7;
+  default:
+    return 1.5;
+  }
+}
+
 /// The tensor-core tiling for `m` rows (TensorCoreKernel.cpp's contract):
-/// block_m rows of the batch per block (16..64), block_n = 32 per n warp,
-/// split_k warps along K inside a block, a 4-deep cp.async pipeline.
-/// Candidates go from the most activation reuse (4 n warps sharing one A
-/// tile) to the most blocks (8 k groups of one n warp), and the first that
-/// gives every SM two blocks wins; decode-sized M is memory-bound, so
-/// blocks (bytes in flight) matter more than reuse.
+/// of the candidates the kernel can take (warps, shared memory, K steps,
+/// group size, clusters on sm_90 only), the one the time model
+/// (MmaTimeModel.h) predicts fastest.
 TilingAttr selectMma(int64_t m, WeightType type, const TilingTarget &target,
                      bool gated, llvm::raw_string_ostream &why) {
-  constexpr std::pair<int64_t, int64_t> kMmaCandidates[] = {
-      {128, 1}, {64, 2}, {32, 4}, {32, 8}};
   // silu_mul: block_n counts gate rows; each n warp has an up twin.
   const int64_t members = gated ? 2 : 1;
   // Blocks cover whole 32-row tiles (rows past N are padding, not stored),
@@ -242,63 +301,59 @@ TilingAttr selectMma(int64_t m, WeightType type, const TilingTarget &target,
   // (zero-filled): no block size needs to divide the shape.
   int64_t n = qfuse::format::mmaPaddedN(type.getN() / members),
           k = type.getK();
-  auto nBlocksOf = [&](int64_t bn) { return llvm::divideCeil(n, bn); };
-  int64_t blockM = std::min<int64_t>(64, llvm::alignTo(m, 16));
   EncodingAttr enc = type.getEncoding();
   int64_t group = enc.isPerChannel() || !enc.isQuantized() ? 0
                                                            : enc.getGroupSize();
+  bool zeros = enc.getZeroPoint() != ZeroPointKind::None;
+  bool table = mmaDecodeCost(enc) > 1.0;
+  int64_t bits = enc.getCodeBits();
   auto blockKFits = [&](int64_t bk) {
-    return k % bk == 0 &&
+    return (bk == 64 || k % bk == 0) &&
            (group == 0 || group % bk == 0 || (bk % group == 0 && group % 16 == 0));
   };
-  // Shared memory per pipeline stage (TensorCoreStage.h). A block stays
-  // under 64 KB so that three fit an SM, with at least three stages (two
-  // steps in flight while one is computed).
-  bool zeros = enc.getZeroPoint() != ZeroPointKind::None;
-  auto stageBytes = [&](int64_t bn, int64_t s, int64_t bk) {
-    int64_t groupsPerStep = group == 0 ? 1 : std::max<int64_t>(1, bk / group);
-    return getTensorCoreStage(blockM, bk, enc.getCodeBits(), groupsPerStep,
-                              zeros)
-        .bytes(s, bn / 32 * s * members);
-  };
-  // 8-bit code tiles are twice the bytes: two blocks of them per SM hold as
-  // many bytes in flight as three 4-bit ones (and at 64 KB the A tile alone
-  // rules out every split of a block_m = 64 tile: 32 blocks for a
-  // 4096-row weight, measured 3x slower than cuBLAS at M = 64).
-  // Groups of 16 (NVFP4) take four 128-byte scale slots per warp and
-  // 64-wide step: at 64 KB only (128, 1) fit a block_m = 64 tile, 32 blocks
-  // for a 4096-row weight, measured 3x slower than a split tile
-  // (docs/defaults.md).
-  const bool bigScales = group > 0 && group < 32;
-  const int64_t kSharedBudget =
-      enc.getCodeBits() > 4 || bigScales ? 96 * 1024 : 64 * 1024;
-  int64_t mBlocks = llvm::divideCeil(m, blockM);
-  int64_t blockN = 32, splitK = 1, blockK = 64, stages = 3, blocks = 0;
-  bool chosen = false;
-  for (auto [bn, s] : kMmaCandidates) {
-    if (llvm::divideCeil(k, 64) < 2 * s || bn / 32 * s * members > 16 ||
-        3 * stageBytes(bn, s, 64) > kSharedBudget)
-      continue;
-    blockN = bn, splitK = s, chosen = true;
-    blocks = mBlocks * nBlocksOf(bn);
-    if (blocks >= 2 * target.smCount)
-      break;
+  MmaTimeTarget timeTarget{target.smCount, double(target.bandwidthGbps)};
+  MmaLaunchShape best{};
+  double bestUs = 0;
+  for (int64_t bm : mmaBlockMs(m)) {
+    for (MmaCandidate c : mmaCandidates(m)) {
+      int64_t warps = c.blockN / 32 * c.splitK * members;
+      if (warps > 16 || !blockKFits(c.blockK) ||
+          int64_t(llvm::divideCeil(k, c.blockK)) < c.splitK * c.clusterK ||
+          (c.clusterK > 1 && (target.smVersion < 90 || gated)))
+        continue;
+      int64_t groupsPerStep =
+          group == 0 ? 1 : std::max<int64_t>(1, c.blockK / group);
+      TensorCoreStage stage =
+          getTensorCoreStage(bm, c.blockK, bits, groupsPerStep, zeros);
+      int64_t handOver = std::max<int64_t>(
+          {c.splitK - 1, c.clusterK > 1 ? 1 : 0, members - 1});
+      int64_t shared = tensorCoreSharedBytes(
+          stage, c.stages, c.splitK, warps, handOver,
+          c.blockN / 32 * members, bm, table ? codeTableBytes(bits) : 0);
+      if (shared > target.maxSharedPerBlock)
+        continue;
+      MmaLaunchShape launch{m,        n,       k,         bm,
+                            c.blockN, c.blockK, c.splitK, c.stages,
+                            c.clusterK};
+      launch.members = members;
+      launch.codeBits = bits;
+      launch.decodeCost = mmaDecodeCost(enc);
+      launch.sharedBytes = shared;
+      double us = predictMmaTimeUs(launch, timeTarget);
+      if (bestUs == 0 || us < bestUs)
+        best = launch, bestUs = us;
+    }
   }
-  if (!chosen) // nothing fits the budget: the smallest block
-    blocks = mBlocks * nBlocksOf(32);
-  // Small M: longer K steps, more bytes in flight per warp, when they fit.
-  if (m <= 32 && blockKFits(128) &&
-      3 * stageBytes(blockN, splitK, 128) <= kSharedBudget)
-    blockK = 128;
-  if (4 * stageBytes(blockN, splitK, blockK) <= kSharedBudget)
-    stages = 4;
-  why << "mma: " << blocks << " block(s) of " << blockM << "x" << blockN
-      << ", block_k " << blockK << ", split_k " << splitK << ", " << stages
-      << " stages for " << target.smCount << " SMs";
-  return TilingAttr::get(type.getContext(), KernelKind::MMA, blockM, blockN,
-                         blockK, /*threadsPerRow=*/kWarpLanes,
-                         /*vecBytes=*/16, /*kUnroll=*/1, splitK, stages,
-                         /*clusterK=*/1);
+  if (bestUs == 0) // nothing fits: the smallest block, one stage short
+    best = MmaLaunchShape{m, n, k, 16, 32, 64, 1, 2, 1};
+  why << "mma: " << best.blockM << "x" << best.blockN << " blocks, block_k "
+      << best.blockK << ", split_k " << best.splitK << ", cluster_k "
+      << best.clusterK << ", " << best.stages << " stages: "
+      << llvm::formatv("{0:F1}", bestUs) << " us predicted";
+  return TilingAttr::get(type.getContext(), KernelKind::MMA, best.blockM,
+                         best.blockN, best.blockK, /*threadsPerRow=*/kWarpLanes,
+                         /*vecBytes=*/16, /*kUnroll=*/1, best.splitK,
+                         best.stages, best.clusterK);
 }
 /// The wgmma tiling (sm_90a) for `m` rows, or null where mma.sync stays the
 /// better kernel: wgmma from M = 128 on weights of 4096 rows and more, and

@@ -154,6 +154,7 @@ struct QFSelectTilingPass
     TilingTarget target;
     target.smCount = smCount > 0 ? int64_t(smCount) : chipTarget.getSmCount();
     target.smVersion = chipTarget.getSmVersion();
+    target.bandwidthGbps = chipTarget.getBandwidthGbps();
     target.archSpecific = chipTarget.isArchSpecific();
     target.tensorCoreMinM = tensorCoreMinM;
     target.maxSharedPerBlock = chipTarget.getMaxSharedPerBlock();

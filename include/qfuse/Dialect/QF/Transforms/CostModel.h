@@ -93,6 +93,8 @@ double predictTimeUs(int64_t bytes, double bandwidthGbps);
 struct TilingTarget {
   int64_t smCount = 132;
   int64_t smVersion = 90;
+  /// DRAM bandwidth the time model scales to.
+  int64_t bandwidthGbps = 4800;
   /// sm_90a: the wgmma kernel is available (selectTiling takes it for
   /// prefill-sized batches, where it was measured faster).
   bool archSpecific = false;
