@@ -270,9 +270,9 @@ def phase_models(args):
 
         def logits(m, dtype, attn):
             m = copy.deepcopy(m).to(device=device, dtype=dtype)
-            if hasattr(m, "set_attn_implementation"):
+            try:
                 m.set_attn_implementation(attn)
-            else:
+            except Exception:  # noqa: BLE001 (older versions: the config says)
                 m.config._attn_implementation = attn
             attention[f"{dtype}".replace("torch.", "") + "-" + attn] = str(
                 getattr(m.config, "_attn_implementation", None))
