@@ -116,6 +116,7 @@ if want sanitize && [ -d "$checks/sanitize" ]; then
   echo "=== sanitize"
   python3 bench/sanitize/run-sanitize.py --dir "$checks/sanitize" \
     --bin build-gpu/bin --out "$out/results/sanitize" \
+    --budget "${SANITIZE_BUDGET:-300}" \
     > "$out/results/sanitize.log" 2>&1 || { failed=1; echo "sanitize FAILED"; }
   sed -n '/^sanitizer errors/,$p' "$out/results/sanitize.log"
   grep -E "run-sanitize: (missing|compute|unknown)" "$out/results/sanitize.log"

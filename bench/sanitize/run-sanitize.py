@@ -11,10 +11,12 @@ a failed program or a time-out.
 
     bench/sanitize/run-sanitize.py [--dir DIR] [--bin build-gpu/bin] [--out OUT]
                                    [--tools memcheck,racecheck] [--only matvec,...]
-                                   [--jobs 4] [--dry-run]
+                                   [--jobs 4] [--budget 300] [--dry-run]
 
 --dry-run checks that the artifacts and tools exist and prints the commands
-(no GPU needed). Counting: memcheck, synccheck and initcheck count the
+(no GPU needed). No run starts after --budget seconds (it is recorded as not
+run, a failure), so the whole part ends within the budget plus one time
+limit. Counting: memcheck, synccheck and initcheck count the
 "ERROR SUMMARY"; racecheck counts its hazards of severity error (warnings
 are recorded apart and do not fail the run).
 """
@@ -24,6 +26,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -31,7 +34,8 @@ import time
 TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
 # Seconds a tool may take on one run (racecheck instruments every shared
 # memory access: the slowest by far).
-TIMEOUT = {"memcheck": 120, "racecheck": 240, "synccheck": 120, "initcheck": 120}
+# On these tiny plans each takes seconds; a time-out means something hangs.
+TIMEOUT = {"memcheck": 90, "racecheck": 150, "synccheck": 90, "initcheck": 90}
 PROMPT = ",".join(str(i) for i in range(1, 13))  # 12 tokens: one padded chunk of 16
 
 
@@ -114,18 +118,25 @@ def parse(log, tool):
     return errors, warnings, sorted(kernels)
 
 
-def run_one(name, argv, tool, sanitizer, out):
+def run_one(name, argv, tool, sanitizer, out, deadline):
     log_path = os.path.join(out, f"{name}.{tool}.log")
     cmd = sanitizer_argv(sanitizer, tool) + argv
     start = time.monotonic()
+    if start > deadline:
+        return {"run": name, "tool": tool, "status": "not run (budget)",
+                "exit_code": None, "errors": None, "warnings": None,
+                "kernels_reported": [], "seconds": 0, "log": None, "command": cmd}
     status, rc = "ok", None
+    # Its own process group: a time-out ends the sanitizer and the program
+    # under it, not the sanitizer alone.
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         text=True, errors="replace", start_new_session=True)
     try:
-        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           timeout=TIMEOUT[tool], text=True, errors="replace")
-        text, rc = p.stdout, p.returncode
-    except subprocess.TimeoutExpired as e:
-        text = (e.stdout or b"")
-        text = text.decode(errors="replace") if isinstance(text, bytes) else text
+        text, _ = p.communicate(timeout=TIMEOUT[tool])
+        rc = p.returncode
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        text, _ = p.communicate()
         status = "timeout"
     seconds = time.monotonic() - start
     with open(log_path, "w") as f:
@@ -148,7 +159,7 @@ def table(results, names, tools):
     by = {(r["run"], r["tool"]): r for r in results}
     width = max(len(n) for n in names) + 2
     lines = ["sanitizer errors per kernel family (0 = clean; T = time-out, "
-             "X = program failed, ? = no summary)",
+             "X = program failed, ? = no summary, skip = past the budget)",
              "family".ljust(width) + "".join(t.rjust(11) for t in tools)]
     for n in names:
         cells = []
@@ -158,6 +169,8 @@ def table(results, names, tools):
                 cell = "-"
             elif r["status"] == "timeout":
                 cell = "T"
+            elif r["status"].startswith("not run"):
+                cell = "skip"
             elif r["errors"] is None:
                 cell = "?"
             else:
@@ -179,6 +192,8 @@ def main():
     p.add_argument("--tools", default=",".join(TOOLS))
     p.add_argument("--only", help="comma-separated run names")
     p.add_argument("--jobs", type=int, default=4)
+    p.add_argument("--budget", type=float, default=300,
+                   help="seconds after which no run starts")
     p.add_argument("--dry-run", action="store_true")
     args = p.parse_args()
 
@@ -221,6 +236,7 @@ def main():
     version = subprocess.run([sanitizer, "--version"], stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT, text=True).stdout.strip()
     start = time.monotonic()
+    deadline = start + args.budget
     jobs = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         # Racecheck first: it takes longest.
@@ -228,7 +244,8 @@ def main():
         for t in order:
             for name, _, argv in selected:
                 cmd = [a.replace("{bin}", args.bin) for a in argv]
-                jobs.append(pool.submit(run_one, name, cmd, t, sanitizer, args.out))
+                jobs.append(pool.submit(run_one, name, cmd, t, sanitizer, args.out,
+                                        deadline))
         results = []
         for job in concurrent.futures.as_completed(jobs):
             r = job.result()
