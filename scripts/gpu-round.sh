@@ -4,9 +4,11 @@
 # then every run in artifacts/runs.txt (written by bench/make-artifacts.sh on
 # the compiler machine): correctness checks and timings against cuBLAS fp16,
 # each in one process. Logs and JSON go to $OUT (default ./gpu-out); a short
-# table comes last. ONLY="ctest runs capi models gptq model-runs demo" (any
-# subset) runs just those parts: a whole round takes longer than one
-# 10-minute command on the GPU machine.
+# table comes last. ONLY="ctest runs capi models gptq model-runs demo hf
+# sanitize" (any subset) runs just those parts: a whole round takes longer
+# than one 10-minute command on the GPU machine. `hf` and `sanitize` run
+# what bench/make-gpu-checks.sh compiled into $GPU_CHECKS (default
+# .devcarry/gpu-checks, carried from the compiler machine).
 set -uo pipefail
 want() { [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $1 "* ]]; }
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -19,7 +21,11 @@ nvidia-smi -L || true
 cmake -G Ninja -S . -B build-gpu -DQFUSE_ENABLE_COMPILER=OFF -DQFUSE_TOKENIZER_ORACLE=OFF \
   -DCMAKE_BUILD_TYPE=Release > "$out/configure.log" 2>&1 \
   || { tail -30 "$out/configure.log"; exit 1; }
-cmake --build build-gpu -j"$(nproc)" > "$out/build.log" 2>&1 \
+# BUILD_TARGETS narrows the build to what the chosen parts run (e.g.
+# "qfuse-bench qfuse-run qfuse-gptq-check qfuse_c" for ONLY="hf sanitize").
+# shellcheck disable=SC2086
+cmake --build build-gpu -j"$(nproc)" ${BUILD_TARGETS:+--target $BUILD_TARGETS} \
+  > "$out/build.log" 2>&1 \
   || { tail -40 "$out/build.log"; exit 1; }
 ctest_rc=0
 if want ctest; then
@@ -88,6 +94,32 @@ if want demo && [ -d artifacts/demo ]; then
   scripts/demo-run.sh build-gpu artifacts/demo > "$out/results/demo.log" 2>&1 \
     || { failed=1; echo "demo FAILED"; }
   tail -4 "$out/results/demo.log"
+fi
+# Numerics against transformers (issue 21 part 5, docs/decode-model.md
+# section 6): each architecture built by transformers from
+# bench/hf-check/configs, saved as a checkpoint, run teacher-forced through
+# the fp16 and int4-g128 artifacts and compared with transformers in fp32.
+checks="${GPU_CHECKS:-.devcarry/gpu-checks}"
+if want hf && [ -d "$checks/hf" ]; then
+  echo "=== hf-check"
+  QFUSE_GIT_COMMIT="$(cat "$checks/COMMIT" 2>/dev/null || echo "$QFUSE_GIT_COMMIT")" \
+  python3 bench/hf-check/hf_check.py --artifacts "$checks/hf" \
+    --work "${HF_WORK:-/tmp/hf-check}" --out "$out/results/hf-check" \
+    --lib build-gpu/lib/libqfuse_c.so > "$out/results/hf-check.log" 2>&1 \
+    || { failed=1; echo "hf-check FAILED"; }
+  sed -n '/^model /,$p' "$out/results/hf-check.log"
+  grep -E "Error|error:" "$out/results/hf-check.log" | tail -5
+fi
+# compute-sanitizer (memcheck, racecheck, synccheck, initcheck) on one small
+# plan of every kernel family (issue 22 part 4, bench/sanitize/README.md).
+if want sanitize && [ -d "$checks/sanitize" ]; then
+  echo "=== sanitize"
+  python3 bench/sanitize/run-sanitize.py --dir "$checks/sanitize" \
+    --bin build-gpu/bin --out "$out/results/sanitize" \
+    --budget "${SANITIZE_BUDGET:-300}" \
+    > "$out/results/sanitize.log" 2>&1 || { failed=1; echo "sanitize FAILED"; }
+  sed -n '/^sanitizer errors/,$p' "$out/results/sanitize.log"
+  grep -E "run-sanitize: (missing|compute|unknown)" "$out/results/sanitize.log"
 fi
 tar czf "$out/results.tgz" -C "$out" results
 echo "ctest exit $ctest_rc, bench failures $failed"

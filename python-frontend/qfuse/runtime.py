@@ -565,6 +565,56 @@ class Runtime(_Handle):
                 {"ttft_ms": stats.ttft_ms, "decode_ms": stats.decode_ms,
                  "decode_tokens_per_s": stats.decode_tokens_per_s})
 
+    def teacher_forced_logits(self, token_ids, chunks):
+        """The logits at every position of one sequence fed as given (teacher
+        forcing), on a whole-model artifact (docs/decode-model.md): chunk i
+        = (batch, rows) runs the next `rows` ids through the plan for
+        `batch` rows (rows <= batch; the rest are padding rows of token 0 at
+        the positions after them, as the Generator pads a prompt's last
+        chunk: a later chunk rewrites their cache rows before anything reads
+        them), from position 0. Prefill chunks then (1, 1) decode steps.
+        Returns a float32 array [len(token_ids), vocab] of the real rows.
+        Plans run one by one (qfuse_run, no graphs); the caches carry over
+        from chunk to chunk, so a new sequence starts at position 0."""
+        if numpy is None:
+            raise NotAvailableError("teacher_forced_logits needs numpy")
+        ids = numpy.asarray(token_ids, dtype=numpy.int64).ravel()
+        plan = [(int(b), int(r)) for b, r in chunks]
+        batches = set(self.plan_batches())
+        if sum(r for _, r in plan) != len(ids):
+            raise QfuseError(f"teacher_forced_logits: the chunks cover "
+                             f"{sum(r for _, r in plan)} rows, the sequence has "
+                             f"{len(ids)} tokens")
+        model = self.meta.get("model") or {}
+        vocab, max_seq = model.get("vocab_size"), model.get("max_seq")
+        if not vocab or not max_seq:
+            raise QfuseError(f"teacher_forced_logits: {self.artifact_path} has no "
+                             "\"model\" object (a whole-model artifact has one)")
+        if len(ids) and (ids.min() < 0 or ids.max() >= vocab):
+            raise QfuseError(f"teacher_forced_logits: token ids must be in [0, {vocab})")
+        out, position = [], 0
+        for batch, rows in plan:
+            if batch not in batches:
+                raise QfuseError(f"teacher_forced_logits: no plan for batch {batch} "
+                                 f"(the artifact has {sorted(batches)})")
+            if not 1 <= rows <= batch:
+                raise QfuseError(f"teacher_forced_logits: chunk ({batch}, {rows}): "
+                                 "expected 1 <= rows <= batch")
+            if position + batch > max_seq:
+                raise QfuseError(f"teacher_forced_logits: positions {position}.."
+                                 f"{position + batch - 1} exceed max_seq {max_seq}")
+            chunk = numpy.zeros(batch, dtype=numpy.int32)
+            chunk[:rows] = ids[position:position + rows]
+            self.set_input(batch, "input_ids", chunk)
+            self.set_input(batch, "positions",
+                           numpy.arange(position, position + batch, dtype=numpy.int32))
+            self.run(batch)
+            logits = self.get_output(batch, "logits")
+            out.append(numpy.asarray(logits, dtype=numpy.float32)
+                       .reshape(batch, vocab)[:rows])
+            position += rows
+        return numpy.concatenate(out) if out else numpy.zeros((0, vocab), numpy.float32)
+
     # -- buffers --------------------------------------------------------------
     def plan_batches(self):
         out = (ctypes.c_int64 * 64)()

@@ -122,5 +122,58 @@ class GpuRun(TempDirTestCase):
             self.assertTrue(math.isfinite(stats["median_us"]))
 
 
+class TeacherForcing(unittest.TestCase):
+    """Runtime.teacher_forced_logits' chunking over stand-in plan runs (no
+    GPU): the ids, positions and padding each plan gets, the real rows kept."""
+
+    def setUp(self):
+        if runtime.numpy is None:
+            self.skipTest("numpy (python3-numpy) is not installed")
+        np = runtime.numpy
+        rt = object.__new__(runtime.Runtime)  # no library, no device
+        rt.meta = {"model": {"vocab_size": 20, "max_seq": 28}}
+        rt.artifact_path = "stand-in.qfa"
+        inputs, self.calls = {}, []
+        rt.plan_batches = lambda: [1, 8]
+        rt.set_input = lambda batch, name, data: inputs.__setitem__(name, data.copy())
+
+        def run(batch):
+            self.calls.append((batch, inputs["input_ids"].tolist(),
+                               inputs["positions"].tolist()))
+
+        def get_output(batch, name):
+            self.assertEqual(name, "logits")
+            ids, pos = inputs["input_ids"], inputs["positions"]
+            # logits[r] = (id, position, batch, 0, ...): each row says what it ran.
+            out = np.zeros((batch, 20), dtype=np.float16)
+            out[:, 0], out[:, 1], out[:, 2] = ids, pos, batch
+            return out
+
+        rt.run, rt.get_output = run, get_output
+        self.rt = rt
+
+    def test_chunks_padding_and_positions(self):
+        ids = [5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]
+        logits = self.rt.teacher_forced_logits(ids, [(8, 8), (8, 2), (1, 1), (1, 1)])
+        self.assertEqual(logits.shape, (12, 20))
+        self.assertEqual(logits.dtype.name, "float32")
+        self.assertEqual(logits[:, 0].tolist(), ids)
+        self.assertEqual(logits[:, 1].tolist(), list(range(12)))
+        self.assertEqual(logits[:, 2].tolist(), [8] * 10 + [1, 1])
+        self.assertEqual(self.calls[1], (8, [13, 14, 0, 0, 0, 0, 0, 0],
+                                         list(range(8, 16))))
+        self.assertEqual(self.calls[2], (1, [15], [10]))
+
+    def test_rejects(self):
+        cases = [([1, 2], [(4, 2)], "no plan for batch 4"),
+                 ([1, 2], [(1, 1)], "cover 1 rows, the sequence has 2"),
+                 ([1, 2], [(8, 2), (8, 0)], "expected 1 <= rows <= batch"),
+                 ([1, 25], [(1, 1), (1, 1)], r"token ids must be in \[0, 20\)"),
+                 ([1] * 30, [(8, 8)] * 3 + [(8, 6)], "exceed max_seq 28")]
+        for ids, chunks, message in cases:
+            with self.assertRaisesRegex(runtime.QfuseError, message):
+                self.rt.teacher_forced_logits(ids, chunks)
+
+
 if __name__ == "__main__":
     unittest.main()

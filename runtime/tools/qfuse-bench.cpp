@@ -8,6 +8,11 @@
 //   qfuse-bench --model llama3-8b --batch 1,16,128   # whole decode step
 //   qfuse-bench --artifact m.qfa --weights m.safetensors --batch 1
 //   qfuse-bench --artifact m.qfa --check             # random RTN weights
+//   qfuse-bench --artifact m.qfa --check-only        # checks, no timing
+//
+// --check-only runs each plan's launches once (the checks) and nothing else:
+// no copy, cuBLAS or plan timing. The GPU sanitizer round
+// (bench/sanitize/run-sanitize.py) runs it under compute-sanitizer.
 //
 // Prints a table and writes JSON with the exact command, GPU, date and git
 // commit (--git-commit or $QFUSE_GIT_COMMIT) beside every result.
@@ -67,7 +72,7 @@ struct BenchOptions {
   std::vector<std::string> artifactPaths;
   std::string weightsPath, jsonPath;
   std::string gitCommit;
-  bool checkOutputs = false, placeholderWeights = false;
+  bool checkOutputs = false, checkOnly = false, placeholderWeights = false;
   uint64_t seed = 20261129;
 };
 
@@ -106,6 +111,9 @@ void addOptions(CLI::App &app, BenchOptions &o) {
                "before timing, run each plan once on random activations and "
                "compare every launch with the C++ reference (exit 1 on a "
                "mismatch)");
+  app.add_flag("--check-only", o.checkOnly,
+               "--check, and no timing: each plan's launches run once "
+               "(for compute-sanitizer; no copy, cuBLAS or plan timings)");
   app.add_flag("--placeholder-weights", o.placeholderWeights,
                "bind constant placeholder weights instead of random "
                "round-to-nearest ones (faster set-up; no --check)");
@@ -268,8 +276,9 @@ bool benchArtifact(const BenchOptions &o, const std::string &artifactPath,
   if (o.checkOutputs)
     allPassed =
         checkPlans(o, executor, stream, planBatches, hostWeights, checks);
-  timePlans(o, artifactPath, artifact, executor, context, stream, planBatches,
-            copy, plans);
+  if (!o.checkOnly)
+    timePlans(o, artifactPath, artifact, executor, context, stream,
+              planBatches, copy, plans);
   return allPassed;
 }
 
@@ -290,6 +299,16 @@ int main(int argc, char **argv) {
   if (!o.weightsPath.empty() && o.artifactPaths.size() != 1) {
     std::cerr << "qfuse-bench: --weights needs exactly one --artifact\n";
     return 2;
+  }
+  if (o.checkOnly) {
+    if (o.artifactPaths.empty() || !o.gemms.empty() || !o.model.empty() ||
+        o.placeholderWeights || !o.weightsPath.empty()) {
+      std::cerr << "qfuse-bench: --check-only takes --artifact (one or more) "
+                   "and no --gemm, --model, --weights or "
+                   "--placeholder-weights\n";
+      return 2;
+    }
+    o.checkOutputs = true;
   }
   if (o.gemms.empty() && o.model.empty() && o.artifactPaths.empty())
     o.gemms = {"1x151936x1536", "1x256x1536"};
@@ -319,14 +338,16 @@ int main(int argc, char **argv) {
                 "kernels", "copies", "median ms", "min ms", "GB/s", "of copy",
                 "TFLOP/s");
 
-    bench::CopyResult copy =
-        bench::copyBandwidth(stream.get(), o.copyBytes, o.config);
-    out["copy"] = {{"bytes", copy.bytes},
-                   {"bytes_moved", 2 * copy.bytes},
-                   {"gb_per_s", copy.gbPerSecond},
-                   {"stats", statsJson(copy.stats)}};
-    printRow("device copy (read + write)", "-", "1", 1, copy.stats,
-             copy.gbPerSecond, copy.gbPerSecond, 0);
+    bench::CopyResult copy;
+    if (!o.checkOnly) {
+      copy = bench::copyBandwidth(stream.get(), o.copyBytes, o.config);
+      out["copy"] = {{"bytes", copy.bytes},
+                     {"bytes_moved", 2 * copy.bytes},
+                     {"gb_per_s", copy.gbPerSecond},
+                     {"stats", statsJson(copy.stats)}};
+      printRow("device copy (read + write)", "-", "1", 1, copy.stats,
+               copy.gbPerSecond, copy.gbPerSecond, 0);
+    }
 
     std::optional<cuda::Cublas> cublas;
     out["cublas"] = timeCublas(o, context, stream, copy, cublas);
