@@ -57,6 +57,14 @@ def _text(value):
         return repr(value)
 
 
+def _scaling_text(llama3):
+    """A rope scaling in a message, as the C++ reader writes it."""
+    if llama3 is None:
+        return "no scaling"
+    return "llama3 scaling (" + ", ".join(f"{key} {_text(llama3[key])}"
+                                          for key in _LLAMA3_FIELDS) + ")"
+
+
 def _is_number(value):
     return (not isinstance(value, bool) and isinstance(value, (int, float))
             and math.isfinite(value))
@@ -100,8 +108,7 @@ class ModelConfig:
         self.max_position_embeddings = self._int("max_position_embeddings",
                                                  _MAX_POSITIONS[self.family])
         self.rms_norm_eps = self._float("rms_norm_eps", 1e-6)
-        self.rope_theta = self._float("rope_theta", 10000.0)
-        self.rope_llama3 = self._rope_scaling()
+        self.rope_theta, self.rope_llama3 = self._rope()
         self.tie_word_embeddings = self._bool("tie_word_embeddings")
         act = self._get("hidden_act")
         if act is not None and act != "silu":
@@ -215,32 +222,89 @@ class ModelConfig:
                            f"{size * self.hidden_size} elements in {weights}, expected "
                            f"at most {most} per weight")
 
-    def _rope_scaling(self):
-        rs = self._get("rope_scaling")
-        if rs is None:
-            return None
-        if not isinstance(rs, dict):
-            self._fail("rope_scaling", f"is {_text(rs)}; expected an object or null")
+    # -- the rotary -----------------------------------------------------------
+    # Two spellings: transformers 5 writes `rope_parameters` ({"rope_type",
+    # "rope_theta", and the type's fields}; per layer type in some models),
+    # older versions a top-level `rope_theta` and `rope_scaling`. Either is
+    # read; when both are given they must agree.
+    def _rope(self):
+        """(theta, llama3 scaling dict or None)."""
+        theta = self._float("rope_theta", 10000.0)
+        scaling = self._get("rope_scaling")
+        llama3 = None
+        if scaling is not None:
+            if not isinstance(scaling, dict):
+                self._fail("rope_scaling", f"is {_text(scaling)}; expected an object or null")
+            llama3 = self._rope_type(scaling, "rope_scaling")
+        params = self._get("rope_parameters")
+        if params is None:
+            return theta, llama3
+        new_theta, new_llama3 = self._rope_parameters(params, theta)
+        disagree = "; the two spellings of the rotary disagree (keep one)"
+        if self._get("rope_theta") is not None and new_theta != theta:
+            self._fail("rope_parameters", f"has rope_theta {_text(new_theta)}, but field "
+                       f"'rope_theta' is {_text(theta)}" + disagree)
+        if scaling is not None and new_llama3 != llama3:
+            self._fail("rope_parameters", f"has {_scaling_text(new_llama3)}, but field "
+                       f"'rope_scaling' has {_scaling_text(llama3)}" + disagree)
+        return new_theta, new_llama3
+
+    def _rope_parameters(self, params, theta):
+        """(theta, llama3) of `rope_parameters`; `theta` (the top-level
+        rope_theta, or its default) where it names none, as transformers does."""
+        if not isinstance(params, dict):
+            self._fail("rope_parameters", f"is {_text(params)}; expected an object or null")
+        layer_types = sorted(k for k, v in params.items() if isinstance(v, dict))
+        if not layer_types:
+            return self._rope_object(params, "rope_parameters", theta)
+        # One object per layer type ({"full_attention": {...}, ...}).
+        for key in sorted(params):
+            if not isinstance(params[key], dict):
+                self._fail(f"rope_parameters.{key}",
+                           f"is {_text(params[key])}; expected an object, as "
+                           f"rope_parameters.{layer_types[0]} is (rope_parameters holds "
+                           "either one rotary or one object per layer type)")
+        rotaries = [(key, self._rope_object(params[key], f"rope_parameters.{key}", theta))
+                    for key in layer_types]
+        if any(r != rotaries[0][1] for _, r in rotaries):
+            listed = "; ".join(f"{key}: rope_theta {_text(t)}, {_scaling_text(s)}"
+                               for key, (t, s) in rotaries)
+            self._fail("rope_parameters", f"gives the layer types different rotaries "
+                       f"({listed}); qfuse applies one rotary to every layer")
+        return rotaries[0][1]
+
+    def _rope_object(self, obj, name, theta):
+        """(theta, llama3) of one rope_parameters object named `name`."""
+        theta = self._float("rope_theta", theta, obj, f"{name}.rope_theta")
+        partial = self._float("partial_rotary_factor", 1.0, obj,
+                              f"{name}.partial_rotary_factor")
+        if partial != 1.0:
+            self._fail(f"{name}.partial_rotary_factor",
+                       f"is {_text(partial)}; qfuse rotates the whole head (expected 1.0)")
+        return theta, self._rope_type(obj, name)
+
+    def _rope_type(self, obj, name):
+        """The llama3 scaling of a rope_scaling / rope_parameters object, or
+        None for none ("default", or no type)."""
         # transformers reads "rope_type", falling back to the older "type".
-        kind = self._get("rope_type", rs)
+        kind = self._get("rope_type", obj)
         if kind is None:
-            kind = self._get("type", rs)
+            kind = self._get("type", obj)
         if kind is None or kind == "default":
             return None
         if kind != "llama3":
-            self._fail("rope_scaling", f"has rope_type {_text(kind)}, which the "
-                       "reference (and qf.rotary) does not implement; expected "
-                       "\"llama3\" or null")
-        out = {key: self._float(key, None, rs, f"rope_scaling.{key}")
-               for key in _LLAMA3_FIELDS}
+            self._fail(name, f"has rope_type {_text(kind)}, which the reference (and "
+                       "qf.rotary) does not implement; expected \"llama3\", \"default\" "
+                       "or null")
+        out = {key: self._float(key, None, obj, f"{name}.{key}") for key in _LLAMA3_FIELDS}
         original = out["original_max_position_embeddings"]
         if original > LIMITS["max_position_embeddings"]:
-            self._fail("rope_scaling.original_max_position_embeddings",
+            self._fail(f"{name}.original_max_position_embeddings",
                        f"is {_text(original)}; expected at most "
                        f"{LIMITS['max_position_embeddings']}")
         # The smoothing between the two wavelengths divides by their difference.
         if not out["high_freq_factor"] > out["low_freq_factor"]:
-            self._fail("rope_scaling.high_freq_factor",
+            self._fail(f"{name}.high_freq_factor",
                        f"is {_text(out['high_freq_factor'])}; expected more than "
                        f"low_freq_factor = {_text(out['low_freq_factor'])}")
         return out

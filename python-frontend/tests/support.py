@@ -52,6 +52,18 @@ REFERENCE_CONFIGS = {"qwen2.5-1.5b": QWEN25_1_5B, "llama3-8b": LLAMA3_8B,
                      "mistral-7b": MISTRAL_7B}
 
 
+def transformers5(config):
+    """`config` as transformers 5 writes it: rope_theta and rope_scaling
+    folded into one rope_parameters object."""
+    out = {k: v for k, v in config.items() if k not in ("rope_theta", "rope_scaling")}
+    params = {"rope_type": "default"}
+    if config.get("rope_theta") is not None:
+        params["rope_theta"] = config["rope_theta"]
+    params.update(config.get("rope_scaling") or {})
+    out["rope_parameters"] = params
+    return out
+
+
 class TempDirTestCase(unittest.TestCase):
     def setUp(self):
         self._tmp = tempfile.TemporaryDirectory(prefix="qfuse-test-")

@@ -4,7 +4,8 @@ import json
 import os
 import unittest
 
-from support import LLAMA3_8B, MISTRAL_7B, QWEN25_1_5B, TempDirTestCase, run_cli
+from support import (LLAMA3_8B, MISTRAL_7B, QWEN25_1_5B, TempDirTestCase, run_cli,
+                     transformers5)
 from qfuse.model import ConfigError, ModelConfig, max_seq_for
 
 
@@ -137,6 +138,32 @@ class FromFiles(TempDirTestCase):
         self.assertIn("'vocab_size' is missing", proc.stderr)
         self.assertNotIn("Traceback", proc.stderr)
 
+
+    def test_cli_reads_and_checks_rope_parameters(self):
+        # A transformers 5 config file: its rotary, not theta 1e4 unscaled.
+        path = self.write_config(transformers5(LLAMA3_8B), "tf5.json")
+        cfg = ModelConfig.load(path)
+        self.assertEqual((cfg.rope_theta, cfg.rope_llama3["factor"]), (500000.0, 8.0))
+        out = os.path.join(self.tmp, "x.mlir")
+        proc = run_cli("emit", "--config", path, "--layers", "1", "-o", out)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        with open(out) as f:
+            self.assertIn("theta = 500000.0 : f64", f.read())
+        # An unknown rope_type, and two spellings that disagree, name the
+        # file and the field.
+        raw = transformers5(QWEN25_1_5B)
+        raw["rope_parameters"].update(rope_type="yarn", factor=4.0)
+        path = self.write_config(raw, "yarn.json")
+        proc = run_cli("emit", "--config", path, "-o", out)
+        self.assertEqual(proc.returncode, 1)
+        self.assertIn(f"{path}: field 'rope_parameters' has rope_type \"yarn\"", proc.stderr)
+        raw = dict(transformers5(QWEN25_1_5B), rope_theta=10000.0)
+        path = self.write_config(raw, "both.json")
+        proc = run_cli("emit", "--config", path, "-o", out)
+        self.assertEqual(proc.returncode, 1)
+        self.assertIn(f"{path}: field 'rope_parameters' has rope_theta 1000000.0, but "
+                      "field 'rope_theta' is 10000.0", proc.stderr)
+        self.assertNotIn("Traceback", proc.stderr)
 
 if __name__ == "__main__":
     unittest.main()

@@ -6,7 +6,7 @@ import subprocess
 import unittest
 
 from support import (LLAMA3_8B, MISTRAL_7B, QWEN25_1_5B, REFERENCE_CONFIGS, TINY_LLAMA,
-                     TempDirTestCase, run_cli, tool_or_skip)
+                     TempDirTestCase, run_cli, tool_or_skip, transformers5)
 from qfuse.encodings import EncodingPlan
 from qfuse.ir import IRError, Module, fmt_float, tensor
 from qfuse.model import ModelConfig, emit_decode_step_only, emit_model
@@ -71,6 +71,18 @@ class EmittedText(unittest.TestCase):
         self.assertIn('qf.weight_ref "lm_head" : !qf.weight<128256x4096, #f16>', text)
         self.assertIn("tensor<4xi32> {qf.name = \"positions\"}", text)
         self.assertNotIn("bias", text)
+
+    def test_transformers5_rope_parameters(self):
+        # transformers 5 writes rope_parameters instead of rope_theta and
+        # rope_scaling: the same model, so the same IR (theta and scaling too).
+        for name, config in REFERENCE_CONFIGS.items():
+            with self.subTest(config=name):
+                self.assertIn("rope_parameters", transformers5(config))
+                self.assertEqual(emit(transformers5(config), layers=1, max_seq=64),
+                                 emit(config, layers=1, max_seq=64))
+        text = emit(transformers5(LLAMA3_8B), layers=1, max_seq=64)
+        self.assertIn("theta = 500000.0 : f64", text)
+        self.assertIn("scaling_factor = 8.0 : f64", text)
 
     def test_layers_limit_and_names(self):
         text = emit(MISTRAL_7B, layers=3, max_seq=256)

@@ -228,6 +228,42 @@ TEST(ReferenceConfig, ToJsonParsesBackEqual) {
         << c.toJson();
 }
 
+/// `text` as transformers 5 writes it: rope_theta and rope_scaling folded
+/// into one rope_parameters object.
+std::string transformers5(const char *text) {
+  json j = json::parse(text);
+  json params = {{"rope_type", "default"}};
+  if (j.contains("rope_theta"))
+    params["rope_theta"] = j["rope_theta"];
+  if (j.contains("rope_scaling") && j["rope_scaling"].is_object())
+    params.update(j["rope_scaling"]);
+  j.erase("rope_theta");
+  j.erase("rope_scaling");
+  j["rope_parameters"] = params;
+  return j.dump();
+}
+
+// The rules, valid and invalid, are the shared table's (rope_parameters_*);
+// here: each reference config in the transformers 5 spelling is the same
+// model, and a file holding one loads so.
+TEST(ReferenceConfig, ReadsTransformers5RopeParameters) {
+  for (const char *text : {kLlama31, kMistral, kQwen2}) {
+    std::string tf5 = transformers5(text);
+    ASSERT_NE(tf5.find("rope_parameters"), std::string::npos);
+    ModelConfig c = ModelConfig::parse(tf5, "tf5/config.json");
+    EXPECT_TRUE(sameConfig(c, ModelConfig::parse(text, "config.json"))) << tf5;
+  }
+  namespace fs = std::filesystem;
+  fs::path dir = fs::path(QFUSE_TEST_SCRATCH) / "config-tf5";
+  fs::create_directories(dir);
+  std::ofstream(dir / "config.json") << transformers5(kLlama31);
+  ModelConfig c = ModelConfig::load(dir.string());
+  EXPECT_EQ(c.ropeTheta, 500000.0);
+  ASSERT_TRUE(c.ropeScaling.has_value());
+  EXPECT_EQ(c.ropeScaling->factor, 8.0);
+  EXPECT_EQ(c.ropeScaling->originalMaxPositionEmbeddings, 8192.0);
+}
+
 TEST(ReferenceConfig, LoadsAFileOrADirectoryAndNamesUnreadableOnes) {
   namespace fs = std::filesystem;
   fs::path dir = fs::path(QFUSE_TEST_SCRATCH) / "config-load";

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 namespace qfuse::reference {
 namespace {
@@ -178,44 +179,161 @@ void checkProducts(const FieldReader &r, const ModelConfig &c) {
                           str(ConfigLimits::kWeightElements) + " per weight");
 }
 
-std::optional<Llama3RopeScaling> parseRopeScaling(const FieldReader &r) {
-  const json *rs = r.get("rope_scaling");
-  if (!rs)
-    return std::nullopt;
-  if (!rs->is_object())
-    r.fail("rope_scaling", "is " + rs->dump() + "; expected an object or null");
+// The rotary has two spellings: transformers 5 writes `rope_parameters`
+// ({"rope_type", "rope_theta", and the type's fields}; per layer type in some
+// models), older versions a top-level `rope_theta` and `rope_scaling`. Either
+// is read; when both are given they must agree.
+
+struct Rotary {
+  double theta = 10000.0;
+  std::optional<Llama3RopeScaling> llama3;
+};
+
+bool sameScaling(const std::optional<Llama3RopeScaling> &a,
+                 const std::optional<Llama3RopeScaling> &b) {
+  if (!a || !b)
+    return !a && !b;
+  return a->factor == b->factor && a->lowFreqFactor == b->lowFreqFactor &&
+         a->highFreqFactor == b->highFreqFactor &&
+         a->originalMaxPositionEmbeddings == b->originalMaxPositionEmbeddings;
+}
+
+bool sameRotary(const Rotary &a, const Rotary &b) {
+  return a.theta == b.theta && sameScaling(a.llama3, b.llama3);
+}
+
+std::string numberText(double value) { return json(value).dump(); }
+
+/// A rope scaling in a message, as the Python frontend writes it.
+std::string scalingText(const std::optional<Llama3RopeScaling> &s) {
+  if (!s)
+    return "no scaling";
+  return "llama3 scaling (factor " + numberText(s->factor) +
+         ", low_freq_factor " + numberText(s->lowFreqFactor) +
+         ", high_freq_factor " + numberText(s->highFreqFactor) +
+         ", original_max_position_embeddings " +
+         numberText(s->originalMaxPositionEmbeddings) + ")";
+}
+
+/// The llama3 scaling of a rope_scaling / rope_parameters object named
+/// `name`, or none ("default", or no type).
+std::optional<Llama3RopeScaling> parseRopeType(const FieldReader &r,
+                                               const json &object,
+                                               const std::string &name) {
   // transformers reads "rope_type", falling back to the older "type".
-  const json *kind = r.get(*rs, "rope_type");
+  const json *kind = r.get(object, "rope_type");
   if (!kind)
-    kind = r.get(*rs, "type");
+    kind = r.get(object, "type");
   if (!kind || *kind == "default")
     return std::nullopt;
   if (*kind != "llama3")
-    r.fail("rope_scaling",
-           "has rope_type " + kind->dump() +
-               ", which the reference (and qf.rotary) does not implement; "
-               "expected \"llama3\" or null");
+    r.fail(name, "has rope_type " + kind->dump() +
+                     ", which the reference (and qf.rotary) does not "
+                     "implement; expected \"llama3\", \"default\" or null");
   Llama3RopeScaling s;
-  s.factor = r.positiveNumber("rope_scaling.factor", *rs, std::nullopt);
+  s.factor = r.positiveNumber(name + ".factor", object, std::nullopt);
   s.lowFreqFactor =
-      r.positiveNumber("rope_scaling.low_freq_factor", *rs, std::nullopt);
+      r.positiveNumber(name + ".low_freq_factor", object, std::nullopt);
   s.highFreqFactor =
-      r.positiveNumber("rope_scaling.high_freq_factor", *rs, std::nullopt);
+      r.positiveNumber(name + ".high_freq_factor", object, std::nullopt);
   s.originalMaxPositionEmbeddings = r.positiveNumber(
-      "rope_scaling.original_max_position_embeddings", *rs, std::nullopt);
+      name + ".original_max_position_embeddings", object, std::nullopt);
   if (s.originalMaxPositionEmbeddings >
       double(ConfigLimits::kMaxPositionEmbeddings))
-    r.fail("rope_scaling.original_max_position_embeddings",
-           "is " + json(s.originalMaxPositionEmbeddings).dump() +
+    r.fail(name + ".original_max_position_embeddings",
+           "is " + numberText(s.originalMaxPositionEmbeddings) +
                "; expected at most " +
                std::to_string(ConfigLimits::kMaxPositionEmbeddings));
   // The smoothing between the two wavelengths divides by their difference.
   if (!(s.highFreqFactor > s.lowFreqFactor))
-    r.fail("rope_scaling.high_freq_factor",
-           "is " + json(s.highFreqFactor).dump() +
+    r.fail(name + ".high_freq_factor",
+           "is " + numberText(s.highFreqFactor) +
                "; expected more than low_freq_factor = " +
-               json(s.lowFreqFactor).dump());
+               numberText(s.lowFreqFactor));
   return s;
+}
+
+/// One rope_parameters object named `name`; `theta` where it names none.
+Rotary parseRopeObject(const FieldReader &r, const json &object,
+                       const std::string &name, double theta) {
+  Rotary rotary;
+  rotary.theta = r.positiveNumber(name + ".rope_theta", object, theta);
+  double partial =
+      r.positiveNumber(name + ".partial_rotary_factor", object, 1.0);
+  if (partial != 1.0)
+    r.fail(name + ".partial_rotary_factor",
+           "is " + numberText(partial) +
+               "; qfuse rotates the whole head (expected 1.0)");
+  rotary.llama3 = parseRopeType(r, object, name);
+  return rotary;
+}
+
+/// `rope_parameters`; `theta` (the top-level rope_theta, or its default)
+/// where it names none, as transformers does.
+Rotary parseRopeParameters(const FieldReader &r, const json &params,
+                           double theta) {
+  if (!params.is_object())
+    r.fail("rope_parameters",
+           "is " + params.dump() + "; expected an object or null");
+  // nlohmann keeps an object's keys sorted, as the Python reader sorts them.
+  std::vector<std::string> layerTypes;
+  for (const auto &[key, value] : params.items())
+    if (value.is_object())
+      layerTypes.push_back(key);
+  if (layerTypes.empty())
+    return parseRopeObject(r, params, "rope_parameters", theta);
+  // One object per layer type ({"full_attention": {...}, ...}).
+  for (const auto &[key, value] : params.items())
+    if (!value.is_object())
+      r.fail("rope_parameters." + key,
+             "is " + value.dump() +
+                 "; expected an object, as rope_parameters." +
+                 layerTypes.front() +
+                 " is (rope_parameters holds either one rotary or one object "
+                 "per layer type)");
+  std::vector<Rotary> rotaries;
+  for (const std::string &key : layerTypes)
+    rotaries.push_back(
+        parseRopeObject(r, params.at(key), "rope_parameters." + key, theta));
+  for (const Rotary &rotary : rotaries)
+    if (!sameRotary(rotary, rotaries.front())) {
+      std::string listed;
+      for (size_t i = 0; i < rotaries.size(); ++i)
+        listed += (i ? "; " : "") + layerTypes[i] + ": rope_theta " +
+                  numberText(rotaries[i].theta) + ", " +
+                  scalingText(rotaries[i].llama3);
+      r.fail("rope_parameters",
+             "gives the layer types different rotaries (" + listed +
+                 "); qfuse applies one rotary to every layer");
+    }
+  return rotaries.front();
+}
+
+Rotary parseRope(const FieldReader &r) {
+  Rotary legacy;
+  legacy.theta = r.positiveNumber("rope_theta", 10000.0);
+  const json *scaling = r.get("rope_scaling");
+  if (scaling) {
+    if (!scaling->is_object())
+      r.fail("rope_scaling",
+             "is " + scaling->dump() + "; expected an object or null");
+    legacy.llama3 = parseRopeType(r, *scaling, "rope_scaling");
+  }
+  const json *params = r.get("rope_parameters");
+  if (!params)
+    return legacy;
+  Rotary rotary = parseRopeParameters(r, *params, legacy.theta);
+  const std::string disagree =
+      "; the two spellings of the rotary disagree (keep one)";
+  if (r.get("rope_theta") && rotary.theta != legacy.theta)
+    r.fail("rope_parameters", "has rope_theta " + numberText(rotary.theta) +
+                                  ", but field 'rope_theta' is " +
+                                  numberText(legacy.theta) + disagree);
+  if (scaling && !sameScaling(rotary.llama3, legacy.llama3))
+    r.fail("rope_parameters", "has " + scalingText(rotary.llama3) +
+                                  ", but field 'rope_scaling' has " +
+                                  scalingText(legacy.llama3) + disagree);
+  return rotary;
 }
 
 /// A context length as Hugging Face writes it (8192, not 8192.0).
@@ -329,8 +447,9 @@ ModelConfig ModelConfig::parse(std::string_view text,
                                          ConfigLimits::kMaxPositionEmbeddings,
                                          defaults.maxPositionEmbeddings);
   c.rmsNormEps = r.positiveNumber("rms_norm_eps", 1e-6);
-  c.ropeTheta = r.positiveNumber("rope_theta", 10000.0);
-  c.ropeScaling = parseRopeScaling(r);
+  Rotary rotary = parseRope(r);
+  c.ropeTheta = rotary.theta;
+  c.ropeScaling = rotary.llama3;
   c.tieWordEmbeddings = r.boolean("tie_word_embeddings", false);
 
   const json *act = r.get("hidden_act");

@@ -26,8 +26,8 @@ const char *architectureName(Architecture arch);
 /// "llama", "mistral", "qwen2" (config.json's model_type).
 const char *modelTypeName(Architecture arch);
 
-/// rope_scaling = {"rope_type": "llama3", ...} (transformers'
-/// _compute_llama3_parameters).
+/// rope_parameters (transformers 5) or rope_scaling = {"rope_type": "llama3",
+/// ...} (transformers' _compute_llama3_parameters).
 struct Llama3RopeScaling {
   double factor = 8.0;
   double lowFreqFactor = 1.0;
