@@ -229,6 +229,12 @@ class ModelConfig:
     # read; when both are given they must agree.
     def _rope(self):
         """(theta, llama3 scaling dict or None)."""
+        # Some configs give a partial rotary at the top level rather than in
+        # rope_parameters.
+        partial = self._float("partial_rotary_factor", 1.0)
+        if partial != 1.0:
+            self._fail("partial_rotary_factor",
+                       f"is {_text(partial)}; qfuse rotates the whole head (expected 1.0)")
         theta = self._float("rope_theta", 10000.0)
         scaling = self._get("rope_scaling")
         llama3 = None

@@ -310,6 +310,13 @@ Rotary parseRopeParameters(const FieldReader &r, const json &params,
 }
 
 Rotary parseRope(const FieldReader &r) {
+  // Some configs give a partial rotary at the top level rather than in
+  // rope_parameters.
+  double partial = r.positiveNumber("partial_rotary_factor", 1.0);
+  if (partial != 1.0)
+    r.fail("partial_rotary_factor",
+           "is " + numberText(partial) +
+               "; qfuse rotates the whole head (expected 1.0)");
   Rotary legacy;
   legacy.theta = r.positiveNumber("rope_theta", 10000.0);
   const json *scaling = r.get("rope_scaling");
