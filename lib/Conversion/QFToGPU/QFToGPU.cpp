@@ -18,6 +18,7 @@
 #include "Ops/DequantizeKernel.h"
 #include "Ops/OpKernelCommon.h"
 #include "Ops/PermuteKernel.h"
+#include "PlanCheck.h"
 #include "Ops/OpKernels.h"
 #include "TensorCore/TensorCoreKernel.h"
 #include "qfuse/Dialect/QF/IR/KnownTargets.h"
@@ -374,12 +375,27 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
       // (The fusion passes never group or gate act_order weights: each has
       // its own permutation.)
       const bool permuted = tensorCore && spec.encoding.getActOrder();
-      if (permuted) {
-        if (failed(recordPermute(op, spec.layout, gpuModule, batch,
+      if (permuted)
+        spec.encoding = withoutActOrder(spec.encoding);
+      // A limit of the generator that selection did not model: the
+      // fallback takes the batch (it fuses no RMSNorm prologue).
+      if (std::optional<std::string> refusal =
+              whyGeneratorRefuses(spec, op.getLoc())) {
+        if (op.getNorm())
+          return emitError() << "batch " << batch << ": " << *refusal;
+        op.emitRemark() << "M = " << batch
+                        << " runs the dequantize + cuBLAS fallback (the "
+                        << (tensorCore ? "tensor-core" : "matvec")
+                        << " generator cannot take " << spec.tiling << ": "
+                        << *refusal << ")";
+        if (failed(lowerFallback(op, members, spec.layout, gpuModule, batch,
                                  launches)))
           return failure();
-        spec.encoding = withoutActOrder(spec.encoding);
+        continue;
       }
+      if (permuted &&
+          failed(recordPermute(op, spec.layout, gpuModule, batch, launches)))
+        return failure();
       std::string variant = variantKey(spec);
       int64_t index =
           variants.try_emplace(variant, variants.size()).first->second;
