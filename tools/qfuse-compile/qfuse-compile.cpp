@@ -289,7 +289,8 @@ static FailureOr<std::string> buildPipeline(ModuleOp module,
       " tensor-core-min-m=" + std::to_string(tensorCoreMinBatch) +
       " dequant-gemm-min-m=" + std::to_string(dequantGemmMinBatch) +
       "},qf-choose-layout,qf-to-gpu{chip=" + chip + " features=" + features +
-      " batch-sizes=" + batches + "},gpu-module-to-binary{format=isa}";
+      " batch-sizes=" + batches +
+      " fallback-on-limits=true},gpu-module-to-binary{format=isa}";
   return pipeline;
 }
 

@@ -17,7 +17,11 @@ def QFToGPU : Pass<"qf-to-gpu", "::mlir::ModuleOp"> {
     batch dimension is compiled for each of `batch-sizes`.
 
     Ops the generator cannot take (format, layout or tiling it does not
-    support) fail with a diagnostic naming the op and the reason.
+    support) fail with a diagnostic naming the op and the reason; with
+    `fallback-on-limits` (qfuse-compile sets it) a matvec or tensor-core
+    tiling its generator cannot plan runs the dequantize + cuBLAS fallback
+    instead, with a remark naming the reason (an RMSNorm prologue, which
+    the fallback does not fuse, keeps the error).
     `gpu-module-to-binary` then produces PTX (and cubin through ptxas).
   }];
   let options = [
@@ -27,7 +31,11 @@ def QFToGPU : Pass<"qf-to-gpu", "::mlir::ModuleOp"> {
     Option<"features", "features", "std::string", /*default=*/"\"+ptx80\"",
            "PTX features of the NVVM target">,
     ListOption<"batchSizes", "batch-sizes", "int64_t",
-               "Batch sizes to compile a dynamic M for (default 1)">
+               "Batch sizes to compile a dynamic M for (default 1)">,
+    Option<"fallbackOnLimits", "fallback-on-limits", "bool",
+           /*default=*/"false",
+           "Run a tiling the generator cannot plan on the dequantize + cuBLAS "
+           "fallback (with a remark) instead of failing">
   ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::LLVM::LLVMDialect",

@@ -378,9 +378,12 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
       if (permuted)
         spec.encoding = withoutActOrder(spec.encoding);
       // A limit of the generator that selection did not model: the
-      // fallback takes the batch (it fuses no RMSNorm prologue).
-      if (std::optional<std::string> refusal =
-              whyGeneratorRefuses(spec, op.getLoc())) {
+      // fallback takes the batch (it fuses no RMSNorm prologue). Without
+      // fallback-on-limits the generator's own diagnostic stands.
+      std::optional<std::string> refusal;
+      if (fallbackOnLimits)
+        refusal = whyGeneratorRefuses(spec, op.getLoc());
+      if (refusal) {
         if (op.getNorm())
           return emitError() << "batch " << batch << ": " << *refusal;
         op.emitRemark() << "M = " << batch

@@ -1,9 +1,12 @@
-// RUN: qfuse-opt %s -split-input-file --qf-to-gpu="batch-sizes=1" -verify-diagnostics | FileCheck %s
+// RUN: qfuse-opt %s -split-input-file --qf-to-gpu="batch-sizes=1 fallback-on-limits=true" -verify-diagnostics | FileCheck %s
+// RUN: not qfuse-opt %s -split-input-file --qf-to-gpu="batch-sizes=1" 2>&1 | FileCheck %s --check-prefix=STRICT
 
 // A tiling whose generator cannot plan it (a limit qf-select-tiling does not
 // model) runs the dequantize + cuBLAS fallback with a remark, instead of
-// failing the compile: here the matvec's 32-code loads do not align with
-// groups of 48.
+// failing the compile (fallback-on-limits, which qfuse-compile sets): here
+// the matvec's 32-code loads do not align with groups of 48. Without it
+// the generator's diagnostic stands.
+// STRICT: error: 'qf.fused_matmul' op group size 48 does not align with the kernel's 8-code words and 32-code loads
 #g48 = #qf.enc<int4, group = 48, scale = f16>
 #l1 = #qf.layout<tiled, tile_n = 1, tile_k = 32>
 !w = !qf.weight<1024x4128, #g48, #l1>

@@ -72,7 +72,7 @@
 // RUN: qfuse-compile %S/Inputs/mma-cluster.mlir --emit=ptx --batch-sizes=16 -o %tc.ptx
 // RUN: FileCheck %s --check-prefix=CLUSTER < %tc.ptx
 // RUN: %ptxas -arch=sm_90 -v %tc.ptx -o %tc.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS-CLUSTER
-// RUN: not qfuse-compile %S/Inputs/mma-cluster.mlir --emit=ptx --chip=sm_80 --features=+ptx80 --batch-sizes=16 -o %tc80.ptx 2>&1 | FileCheck %s --check-prefix=SM80-CLUSTER
+// RUN: qfuse-compile %S/Inputs/mma-cluster.mlir --emit=ptx --chip=sm_80 --features=+ptx80 --batch-sizes=16 -o %tc80.ptx 2>&1 | FileCheck %s --check-prefix=SM80-CLUSTER
 // CLUSTER-LABEL: .entry qf_mma_0_m16(
 // CLUSTER: .reqnctapercluster 1, 1, 4
 // CLUSTER: barrier.cluster.arrive.aligned;
@@ -82,7 +82,8 @@
 // CLUSTER-LABEL: .entry qf_mma_2_m16(
 // CLUSTER: .reqnctapercluster 1, 1, 8
 // PTXAS-CLUSTER-COUNT-3: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
-// SM80-CLUSTER: error: 'qf.fused_matmul' op cluster_k = 4 needs thread-block clusters (sm_90); target is sm_80
+// A cluster tiling written for sm_90 runs the fallback on sm_80, saying why.
+// SM80-CLUSTER: remark: M = 16 runs the dequantize + cuBLAS fallback (the tensor-core generator cannot take {{.*}}cluster_k = 4 needs thread-block clusters (sm_90); target is sm_80)
 
 // sm_80 has no fp8 conversion: NVFP4's E4M3 scales run the dequantize +
 // cuBLAS fallback there (docs/fallback.md).
