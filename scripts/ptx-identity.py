@@ -146,7 +146,8 @@ TIMING = re.compile(rb"LLVMIRToISATimeInMs = [0-9]+ : i64")
 
 
 # Where a compiled output carries kernels: a .ptx file, an artifact's
-# module.ptx, or the assembly strings of a gpu.binary in printed IR.
+# module.ptx (each variant's, for an artifact set), or the assembly strings
+# of a gpu.binary in printed IR.
 ASSEMBLY = re.compile(rb'assembly = "((?:[^"\\]|\\.)*)"')
 
 
@@ -158,8 +159,12 @@ def ptx_of(path):
         data = f.read()
     if data.lstrip().startswith(b"{"):
         try:
-            return json.loads(data)["module"]["ptx"].encode()
-        except (ValueError, KeyError, TypeError):
+            doc = json.loads(data)
+            # An artifact set: every variant's kernels, in file order.
+            variants = (doc["variants"] if doc.get("format") == "qfuse-artifact-set"
+                        else [doc])
+            return b"\n".join(v["module"]["ptx"].encode() for v in variants)
+        except (ValueError, KeyError, TypeError, AttributeError):
             return None
     found = ASSEMBLY.findall(data)
     if found:

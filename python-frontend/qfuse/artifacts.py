@@ -71,9 +71,10 @@ def run_command(argv):
     args.work(args)
 
 
-def ensure_artifact(path, argv, prog, what, flag, model_dir, chip="sm_90", describe=None):
+def ensure_artifact(path, argv, prog, what, flag, model_dir, chip=None, describe=None):
     """`path` when it exists; else compiles it with `python3 -m qfuse argv -o
-    path --chip chip` (written beside it and renamed, so an interrupted
+    path [--chip chip]` (None: the compile command's default, an artifact set
+    for sm_80, sm_90 and sm_90a; written beside it and renamed, so an interrupted
     compile leaves nothing at `path`). ArtifactError naming `what`, the
     command and `flag` (the option that names another file) when the
     compiler is missing or `model_dir` is not writable."""
@@ -95,7 +96,7 @@ def ensure_artifact(path, argv, prog, what, flag, model_dir, chip="sm_90", descr
           + (f" ({describe})" if describe else ""), file=sys.stderr)
     partial = f"{path}.partial-{os.getpid()}"
     try:
-        run_command(list(argv) + ["--chip", chip, "-o", partial])
+        run_command(list(argv) + (["--chip", chip] if chip else []) + ["-o", partial])
         os.replace(partial, path)
     finally:
         if os.path.exists(partial):

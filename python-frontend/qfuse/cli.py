@@ -17,6 +17,8 @@ from .ir import IRError
 from .model import ConfigError, ModelConfig, emit_decode_step_only, emit_model
 from .progress import Progress
 from .quantizer import DEFAULT_SEQ_LEN, FORMATS, FP16_ARTIFACT, MAX_CHUNK
+from .cli_args import add_chip_arg, batch as _batch, damp as _damp
+from .cli_args import positive as _positive, prompt_ids as _prompt_ids
 from .tools import ToolError, compile_ir, resolve_tuning_db, verify
 
 
@@ -51,17 +53,6 @@ def _add_model_args(p, config_required):
     g.add_argument("--decode-step-only", action="store_true",
                    help="only the linear layers (every layer's q..down + lm_head), "
                         "as the benchmarks measure them")
-
-
-def _batch(text):
-    """--batch: a positive row count, or 'dynamic' (None: M is `?`)."""
-    if text == "dynamic":
-        return "dynamic"
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected a number of rows or 'dynamic', got {text!r}") from None
 
 
 def _rows(args):
@@ -226,6 +217,7 @@ def _open_runtime(args):
 def cmd_run(args):
     from .runtime import numpy, random_inputs
     with _open_runtime(args) as rt:
+        print(f"{args.artifact}: runs {rt.chip}", file=sys.stderr)
         batches = [args.batch] if args.batch else rt.plan_batches()
         for batch in batches:
             for item in args.input or []:
@@ -255,6 +247,7 @@ def cmd_run(args):
 
 def cmd_bench(args):
     with _open_runtime(args) as rt:
+        print(f"{args.artifact}: runs {rt.chip}", file=sys.stderr)
         from .runtime import random_inputs
         results = []
         batches = [args.batch] if args.batch else rt.plan_batches()
@@ -271,48 +264,13 @@ def cmd_bench(args):
                   "rotating weights)")
         if args.json:
             with open(args.json, "w") as f:
-                json.dump({"artifact": args.artifact, "results": results}, f, indent=2)
+                json.dump({"artifact": args.artifact, "chip": rt.chip, "results": results},
+                          f, indent=2)
 
 
 # The artifact `generate` (and qfuse-run) read without --artifact, and the
 # plans it is compiled with: decode (1 row) and prefill chunks (8 rows).
 GENERATE_BATCH_SIZES = DECODE_BATCH_SIZES
-
-
-def _prompt_ids(text):
-    """--prompt-ids: comma-separated non-negative token ids."""
-    ids = []
-    for part in text.split(","):
-        try:
-            value = int(part.strip())
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"expected comma-separated token ids such as 1,2,3, got {text!r}") from None
-        if value < 0:
-            raise argparse.ArgumentTypeError(f"token id {value} in {text!r} is negative")
-        ids.append(value)
-    return ids
-
-
-def _damp(text):
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a positive fraction such as 0.01, "
-                                         f"got {text!r}")
-    return value
-
-
-def _positive(text):
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
-    return value
 
 
 def _generate_artifact(args, config_path):
@@ -337,8 +295,10 @@ def _generate_artifact(args, config_path):
 
 def _check_generation(args, artifact):
     """What the artifact's model contract allows, checked on the host."""
+    from .artifact_set import first_variant
     from .runtime import _read_artifact
-    model = _read_artifact(artifact).get("model")
+    # Every variant of a set has the same model.
+    model = first_variant(_read_artifact(artifact)).get("model")
     if not isinstance(model, dict):
         raise CliError(f"{artifact} is not a whole-model artifact (it has no 'model', "
                        "docs/decode-model.md); compile it from a config.json without "
@@ -427,7 +387,7 @@ def cmd_generate(args):
               f"tokens in {stats['decode_ms']:.3f} ms)" if len(tokens) > 1
               else "no decode steps (one new token)")
     print(f"time to first token {stats['ttft_ms']:.3f} ms ({len(args.prompt_ids)} prompt "
-          f"ids), {decode}; {artifact}", file=report)
+          f"ids), {decode}; {artifact} ({rt.chip})", file=report)
 
 
 def cmd_quantize(args):
@@ -469,8 +429,7 @@ def build_parser():
     c.add_argument("input", nargs="?", help="input .mlir (or use --config)")
     _add_model_args(c, config_required=False)
     c.add_argument("-o", "--output", required=True)
-    c.add_argument("--chip", default="sm_90",
-                   help="target chip: sm_80, sm_89, sm_90 or sm_90a (wgmma for large batches on Hopper)")
+    add_chip_arg(c, emit=True)
     c.add_argument("--batch-sizes", help="e.g. 1,2,4,8 (for a dynamic M)")
     c.add_argument("--emit", default="artifact", choices=("artifact", "mlir", "ptx"))
     c.add_argument("--tuning-db", default="shipped", metavar="FILE|shipped|none",
@@ -486,8 +445,7 @@ def build_parser():
     cg.add_argument("-o", "--output", help="the artifact (one plan per stacked row count)")
     cg.add_argument("--emit-only", metavar="FILE",
                     help="write the IR to FILE ('-': stdout); with -o, compile it too")
-    cg.add_argument("--chip", default="sm_90",
-                    help="target chip: sm_80, sm_89, sm_90 or sm_90a (wgmma for large batches on Hopper)")
+    add_chip_arg(cg)
     cg.set_defaults(func=cmd_compile_gptq, work=_compile_gptq)
 
     r = sub.add_parser("report", help="roofline per layer (qf-roofline), table and SVG")
@@ -560,8 +518,7 @@ def build_parser():
     g.add_argument("--max-seq", type=_positive,
                    help="KV cache positions when compiling (default "
                         "max_position_embeddings); an existing artifact must match")
-    g.add_argument("--chip", default="sm_90",
-                   help="target chip when compiling: sm_80, sm_89, sm_90 or sm_90a")
+    add_chip_arg(g, "target chip when compiling")
     g.add_argument("--device", type=int, default=0)
     g.add_argument("--threads", type=int, default=0,
                    help="threads quantizing the checkpoint (0: every core)")
@@ -607,8 +564,7 @@ def build_parser():
     q.add_argument("--overwrite", action="store_true", help="replace an existing OUTDIR")
     q.add_argument("--seed", type=int, help="seed of the random calibration sequences")
     q.add_argument("--device", type=int, help="CUDA device ordinal")
-    q.add_argument("--chip", default="sm_90",
-                   help="target chip when compiling: sm_80, sm_89, sm_90 or sm_90a")
+    add_chip_arg(q, "target chip when compiling")
     q.set_defaults(func=cmd_quantize)
 
     n = sub.add_parser("encodings", help="list the encoding names")

@@ -200,9 +200,11 @@ def _existing(path, flag):
 
 def _check_calibration_model(path, seq_len, chunk):
     """The fp16 artifact is a whole model that holds seq_len positions."""
+    from .artifact_set import first_variant
     from .runtime import QfuseError, _read_artifact
     try:
-        meta = _read_artifact(path)
+        # The variants of a set share the model and the plans' batch sizes.
+        meta = first_variant(_read_artifact(path))
     except QfuseError as e:
         raise QuantizeError(str(e)) from None
     model = meta.get("model")
@@ -298,7 +300,7 @@ def quantize(model=None, encoding="int4-g128", calibration=None, out=None, *,
              config=None, format="qfuse", seq_len=None, fp16_artifact=None,
              gptq_artifact=None, decode_artifact=None, act_order=False,
              static_groups=False, damp=None, json_path=None, overwrite=False, seed=None,
-             device=None, chip="sm_90"):
+             device=None, chip=None):
     """GPTQ-quantizes `model` into `out` on the GPU.
 
     `model`: a Hugging Face model directory, or a torch module / state dict

@@ -43,6 +43,7 @@ import statistics
 import sys
 import time
 
+from .artifact_set import variant_for_chip
 from .tools import REPO_ROOT, build_dirs
 
 try:
@@ -164,6 +165,7 @@ class Library:
             "qfuse_device_count": (c.c_int, []),
             "qfuse_open": (c.c_void_p, [c.c_char_p, c.c_int]),
             "qfuse_close": (None, [c.c_void_p]),
+            "qfuse_target_chip": (c.c_int, [c.c_void_p, c.c_char_p, c.c_size_t]),
             "qfuse_load_weights": (c.c_int, [c.c_void_p, c.c_char_p]),
             "qfuse_bind_random_weights": (c.c_int, [c.c_void_p, c.c_uint64]),
             "qfuse_plan_batches": (c.c_int, [c.c_void_p, c.POINTER(c.c_int64), c.c_int]),
@@ -450,7 +452,9 @@ def quantize_model(options, library=None, capacity=REPORT_CAPACITY):
 
 
 class Runtime(_Handle):
-    """An artifact loaded on a device, with its weights and buffers."""
+    """An artifact loaded on a device, with its weights and buffers. Of an
+    artifact set it runs the device's variant: `chip` says which, `meta` is
+    that variant."""
 
     _close = "qfuse_close"
 
@@ -463,6 +467,11 @@ class Runtime(_Handle):
         self.handle = self.lib.lib.qfuse_open(os.fsencode(self.artifact_path), device)
         if not self.handle:
             raise QfuseError(f"open {self.artifact_path}: {self.lib.error()}")
+        chip = ctypes.create_string_buffer(64)
+        self.lib.check(self.lib.lib.qfuse_target_chip(self.handle, chip, len(chip)),
+                       "target_chip")
+        self.chip = chip.value.decode()
+        self.meta = variant_for_chip(self.meta, self.chip)
 
 
     # -- weights --------------------------------------------------------------

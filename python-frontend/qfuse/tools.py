@@ -82,6 +82,29 @@ def verify(ir_path):
 # The chips qfuse-compile knows (#qf.target's table, KnownTargets.cpp).
 CHIPS = ("sm_80", "sm_89", "sm_90", "sm_90a")
 
+# What the frontend compiles for unless told otherwise: one artifact set
+# (docs/artifact.md, Artifact sets) whose variant for the device runs:
+# sm_80 on Ampere and Ada, sm_90a (the wgmma kernel) on H100/H200, sm_90's
+# PTX on newer GPUs. qfuse-compile's own default stays sm_90 alone, and
+# so does --emit mlir / ptx (one chip's IR or PTX) when no chip is given.
+DEFAULT_CHIPS = "sm_80,sm_90,sm_90a"
+DEFAULT_EMIT_CHIP = "sm_90"
+
+
+def parse_chips(text):
+    """--chip's value, a chip or a comma-separated list of them, as a list:
+    each one of CHIPS, none twice; ToolError otherwise."""
+    chips = [c.strip() for c in str(text).split(",")]
+    for chip in chips:
+        if chip not in CHIPS:
+            raise ToolError(f"target '{chip}' is not supported by qfuse-compile; expected "
+                            f"one of {', '.join(CHIPS)} or a comma-separated list of "
+                            f"them (default {DEFAULT_CHIPS})")
+    if len(set(chips)) != len(chips):
+        raise ToolError(f"--chip {text}: a chip is listed twice (an artifact set holds "
+                        "one artifact per chip)")
+    return chips
+
 # The tuning database that ships with qfuse: the measured tilings of the
 # reference models' shapes. Compiles use it unless told otherwise; shapes it
 # does not list get the cost model's tiling.
@@ -103,15 +126,20 @@ def resolve_tuning_db(value):
     return value
 
 
-def compile_ir(ir_path, output, chip="sm_90", batch_sizes=None, emit="artifact",
+def compile_ir(ir_path, output, chip=None, batch_sizes=None, emit="artifact",
                tuning_db=None, extra=()):
-    """qfuse-compile `ir_path` -o `output`."""
-    if chip not in CHIPS:
-        raise ToolError(f"target '{chip}' is not supported by qfuse-compile; expected "
-                        f"one of {', '.join(CHIPS)}")
+    """qfuse-compile `ir_path` -o `output` for `chip`: one chip, or a comma-
+    separated list compiled into one artifact set. None: DEFAULT_CHIPS for an
+    artifact, DEFAULT_EMIT_CHIP for --emit mlir / ptx."""
     if emit not in ("artifact", "mlir", "ptx"):
         raise ToolError(f"--emit {emit}: expected artifact, mlir or ptx")
-    args = [ir_path, "-o", output, f"--chip={chip}", f"--emit={emit}"]
+    if chip is None:
+        chip = DEFAULT_CHIPS if emit == "artifact" else DEFAULT_EMIT_CHIP
+    chips = parse_chips(chip)
+    if emit != "artifact" and len(chips) > 1:
+        raise ToolError(f"--emit {emit} takes one --chip (a list, {chip}, makes an "
+                        "artifact set); pass e.g. --chip sm_90a")
+    args = [ir_path, "-o", output, f"--chip={','.join(chips)}", f"--emit={emit}"]
     if batch_sizes:
         args.append("--batch-sizes=" + ",".join(str(b) for b in batch_sizes))
     if tuning_db:

@@ -7,6 +7,7 @@ import unittest
 
 from support import (LLAMA3_8B, MISTRAL_7B, QWEN25_1_5B, REFERENCE_CONFIGS, TINY_LLAMA,
                      TempDirTestCase, run_cli, tool_or_skip, transformers5)
+from qfuse import artifact_set
 from qfuse.encodings import EncodingPlan
 from qfuse.ir import IRError, Module, fmt_float, tensor
 from qfuse.model import ModelConfig, emit_decode_step_only, emit_model
@@ -195,10 +196,13 @@ class VerifiesWithTools(TempDirTestCase):
         self.assertEqual(proc.returncode, 0, proc.stderr)
         import json
         with open(out) as f:
-            artifact = json.load(f)
-        self.assertEqual(artifact["inputs"], ["hidden", "act"])
-        self.assertIn("model.layers.1.self_attn.q_proj.out", artifact["outputs"])
-        self.assertIn("lm_head.out", artifact["outputs"])
+            meta = json.load(f)
+        # The default: one artifact per chip (sm_80, sm_90, sm_90a).
+        self.assertEqual(len(artifact_set.variants(meta)), 3)
+        for artifact in artifact_set.variants(meta):
+            self.assertEqual(artifact["inputs"], ["hidden", "act"])
+            self.assertIn("model.layers.1.self_attn.q_proj.out", artifact["outputs"])
+            self.assertIn("lm_head.out", artifact["outputs"])
 
     def test_whole_model_artifact(self):
         """An artifact of the whole model (docs/decode-model.md): every op has
@@ -208,11 +212,14 @@ class VerifiesWithTools(TempDirTestCase):
         path = self.write_config(TINY_LLAMA)
         out = os.path.join(self.tmp, "m.qfa")
         proc = run_cli("compile", "--config", path, "--layers", "1", "--max-seq", "64",
-                       "--batch-sizes", "1,8", "-o", out)
+                       "--batch-sizes", "1,8", "--chip", "sm_90", "-o", out)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         import json
         with open(out) as f:
             artifact = json.load(f)
+        # One chip: a plain artifact, as qfuse-compile writes it.
+        self.assertEqual(artifact["format"], "qfuse-artifact")
+        self.assertEqual(artifact["target"]["chip"], "sm_90")
         # Batch 8 runs the tensor-core kernel (the matvec / mma crossover),
         # batch 1 the matvec: the weights are listed in both layouts (v3).
         self.assertEqual(artifact["version"], 3)

@@ -9,7 +9,7 @@ import unittest
 
 from support import TINY_LLAMA, TempDirTestCase, run_cli, tool_or_skip
 from test_runtime import library_or_skip
-from qfuse import runtime
+from qfuse import artifact_set, runtime
 
 
 def has_gpu(lib):
@@ -36,6 +36,9 @@ class GenerateCommand(TempDirTestCase):
         # The whole model (its 'model' dictionary, docs/decode-model.md).
         with open(artifact) as f:
             meta = json.load(f)
+        # Compiled for every chip (the default set); the variants share "model".
+        self.assertEqual(artifact_set.chips(meta), ["sm_80", "sm_90", "sm_90a"])
+        meta = artifact_set.first_variant(meta)
         self.assertEqual(meta["model"]["num_layers"], 2)
         self.assertEqual(meta["model"]["max_seq"], 128)
 

@@ -8,6 +8,7 @@ import unittest
 
 from support import (LLAMA3_8B, QWEN25_1_5B, REFERENCE_CONFIGS, TINY_LLAMA,
                      TempDirTestCase, run_cli, tool_or_skip)
+from qfuse import artifact_set
 from qfuse.encodings import encoding_text
 from qfuse.gptq import GptqError, block_ops, gptq_ir, input_widths, row_counts
 from qfuse.model import ModelConfig
@@ -160,7 +161,14 @@ class CompileGptq(TempDirTestCase):
         with open(ir) as f:
             self.assertEqual(f.read(), gptq_ir(ModelConfig.load(config), "int4-g32"))
         with open(out) as f:
-            artifact = json.load(f)
+            meta = json.load(f)
+        # The default set of three chips; the block kernels of each are checked.
+        self.assertEqual(artifact_set.chips(meta), ["sm_80", "sm_90", "sm_90a"])
+        for artifact in artifact_set.variants(meta):
+            self.check_blocks(artifact)
+
+    def check_blocks(self, artifact):
+        """One variant: a plan per row count, its block launches and buffers."""
         ops = block_ops(ODD, "int4-g32")
         plans = {p["batch"]: p["steps"] for p in artifact["plans"]}
         self.assertEqual(sorted(plans), [320, 448, 1408])

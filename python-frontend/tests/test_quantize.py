@@ -18,7 +18,7 @@ from unittest import mock
 from support import TINY_LLAMA, TempDirTestCase, run_cli, tool_or_skip
 from test_runtime import library_or_skip
 import qfuse
-from qfuse import quantizer, runtime
+from qfuse import artifact_set, quantizer, runtime
 from qfuse.artifacts import ArtifactError
 from qfuse.quantizer import QuantizeError, c_options, check_calibration, tool_argv
 
@@ -245,17 +245,22 @@ class Artifacts(TempDirTestCase):
         self.assertIn("is not an executable qfuse-quantize", proc.stderr)
         self.assertIn(f"The artifacts are ready: {fp16}, {gptq}, {decode}", proc.stderr)
         self.assertNotIn("Traceback", proc.stderr)
-        with open(fp16) as f:
-            meta = json.load(f)
-        self.assertEqual(meta["model"]["max_seq"], 128)  # max_position_embeddings
-        self.assertEqual(meta["model"]["encoding"], "fp16")
-        self.assertEqual({w["encoding"] for w in meta["weights"]}, {"f16"})
-        self.assertEqual(sorted(p["batch"] for p in meta["plans"]), [1, 64])
-        with open(gptq) as f:
-            meta = json.load(f)
-        self.assertEqual(sorted(p["batch"] for p in meta["plans"]), [256, 512, 1024])
-        with open(decode) as f:
-            self.assertEqual(sorted(p["batch"] for p in json.load(f)["plans"]), [1, 8])
+        # Each is the default artifact set (sm_80, sm_90, sm_90a); every
+        # variant is checked.
+        def variants(path):
+            with open(path) as f:
+                meta = json.load(f)
+            self.assertEqual(artifact_set.chips(meta), ["sm_80", "sm_90", "sm_90a"])
+            return artifact_set.variants(meta)
+        for meta in variants(fp16):
+            self.assertEqual(meta["model"]["max_seq"], 128)  # max_position_embeddings
+            self.assertEqual(meta["model"]["encoding"], "fp16")
+            self.assertEqual({w["encoding"] for w in meta["weights"]}, {"f16"})
+            self.assertEqual(sorted(p["batch"] for p in meta["plans"]), [1, 64])
+        for meta in variants(gptq):
+            self.assertEqual(sorted(p["batch"] for p in meta["plans"]), [256, 512, 1024])
+        for meta in variants(decode):
+            self.assertEqual(sorted(p["batch"] for p in meta["plans"]), [1, 8])
 
         # Present now: not compiled again; --format auto-gptq needs no decode
         # artifact.

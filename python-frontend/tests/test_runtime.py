@@ -7,7 +7,7 @@ import tempfile
 import unittest
 
 from support import TINY_LLAMA, TempDirTestCase, run_cli, tool_or_skip
-from qfuse import runtime
+from qfuse import artifact_set, runtime
 from qfuse.runtime import Library, LibraryNotFoundError, NoDeviceError, load_library
 
 
@@ -59,10 +59,14 @@ class Bindings(TempDirTestCase):
         path = self.artifact()
         lib.validate_artifact(path)
         with open(path) as f:
-            # The compiler writes the oldest version that expresses the
-            # file (docs/artifact.md): 2 here, 3 for a weight in two layouts.
-            self.assertIn(json.load(f)["version"],
-                          range(2, lib.artifact_version() + 1))
+            meta = json.load(f)
+        # The frontend's default: an artifact set of three chips, each variant
+        # validated above. The compiler writes the oldest version that
+        # expresses a variant (docs/artifact.md): 2 here, 3 for a weight in
+        # two layouts.
+        self.assertEqual(artifact_set.chips(meta), ["sm_80", "sm_90", "sm_90a"])
+        for variant in artifact_set.variants(meta):
+            self.assertIn(variant["version"], range(2, lib.artifact_version() + 1))
         missing = os.path.join(self.tmp, "missing.qfa")
         with self.assertRaisesRegex(runtime.QfuseError, "missing.qfa"):
             lib.validate_artifact(missing)
@@ -108,6 +112,10 @@ class GpuRun(TempDirTestCase):
                        "--decode-step-only", "-o", path)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         with runtime.Runtime(path) as rt:
+            # The default artifact set: the runtime picked the device's variant
+            # (sm_90a on compute capability 9.0) and meta is that variant.
+            self.assertIn(rt.chip, ("sm_80", "sm_90", "sm_90a"))
+            self.assertEqual(rt.meta["target"]["chip"], rt.chip)
             rt.bind_random_weights(7)
             self.assertEqual(rt.plan_batches(), [1])
             runtime.random_inputs(rt, 1)

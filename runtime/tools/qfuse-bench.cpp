@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "qfuse/runtime/device/DeviceArtifact.h"
 #include "qfuse/runtime/tooling/Bench.h"
 #include "qfuse/runtime/tooling/Check.h"
 #include "qfuse/runtime/Error.h"
@@ -230,6 +231,7 @@ void timePlans(const BenchOptions &o, const std::string &artifactPath,
         {{"artifact", r.artifact},
          {"weight_shapes", shapes},
          {"producer", artifact.producer},
+         {"chip", artifact.chip},
          {"batch", r.batch},
          {"steps", r.steps},
          {"copies", r.copies},
@@ -255,7 +257,9 @@ void timePlans(const BenchOptions &o, const std::string &artifactPath,
 bool benchArtifact(const BenchOptions &o, const std::string &artifactPath,
                    const cuda::Context &context, const cuda::Stream &stream,
                    const bench::CopyResult &copy, json &plans, json &checks) {
-  Artifact artifact = Artifact::load(artifactPath);
+  Artifact artifact = loadArtifactForDevice(artifactPath, context);
+  std::printf("%s: runs %s\n", artifactPath.c_str(),
+              artifact.describeTarget().c_str());
   Executor executor(artifact, context);
   std::optional<SafetensorsFile> weights;
   if (!o.weightsPath.empty()) {

@@ -31,6 +31,7 @@
 #include "qfuse/gptq/Prepare.h"
 #include "qfuse/runtime/artifact/Artifact.h"
 #include "qfuse/runtime/device/Cuda.h"
+#include "qfuse/runtime/device/DeviceArtifact.h"
 #include "qfuse/runtime/Error.h"
 #include "qfuse/runtime/device/Executor.h"
 
@@ -381,7 +382,9 @@ int main(int argc, char **argv) {
   try {
     cuda::Context context(device);
     cuda::Stream stream;
-    Artifact artifact = Artifact::load(artifactPath);
+    Artifact artifact = loadArtifactForDevice(artifactPath, context);
+    std::printf("%s: runs %s on %s\n", artifactPath.c_str(),
+                artifact.describeTarget().c_str(), context.describe().c_str());
     Executor executor(artifact, context);
     std::mt19937_64 rng(seed);
     for (const Plan &plan : artifact.plans) {

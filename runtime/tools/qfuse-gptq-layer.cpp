@@ -35,6 +35,7 @@
 #include "qfuse/runtime/Error.h"
 #include "qfuse/runtime/artifact/Artifact.h"
 #include "qfuse/runtime/device/Cuda.h"
+#include "qfuse/runtime/device/DeviceArtifact.h"
 #include "qfuse/runtime/gptq/GptqSolver.h"
 
 #include <CLI/CLI.hpp>
@@ -505,7 +506,7 @@ int main(int argc, char **argv) {
     cuda::Context context(0);
     cuda::Stream stream;
     cuda::Cublas blas;
-    Artifact artifact = Artifact::load(opts.artifactPath);
+    Artifact artifact = loadArtifactForDevice(opts.artifactPath, context);
     GptqSolver solver(artifact, context, enc);
     LayerRun layer{opts,   enc,  artifact, context,
                    stream, blas, solver,   solveOptions(opts)};

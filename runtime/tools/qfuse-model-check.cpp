@@ -30,6 +30,7 @@
 #include "qfuse/reference/ReferenceDecoder.h"
 #include "qfuse/reference/WeightEncoding.h"
 #include "qfuse/runtime/Error.h"
+#include "qfuse/runtime/device/DeviceArtifact.h"
 #include "qfuse/runtime/device/Generator.h"
 #include "qfuse/runtime/checkpoint/ModelCheckpoint.h"
 #include "qfuse/runtime/device/ModelLoader.h"
@@ -212,12 +213,15 @@ int main(int argc, char **argv) {
   CLI11_PARSE(app, argc, argv);
 
   try {
-    runtime::Artifact artifact = runtime::Artifact::load(o.artifactPath);
+    runtime::cuda::Context context(o.device);
+    runtime::Artifact artifact =
+        runtime::loadArtifactForDevice(o.artifactPath, context);
+    std::printf("%s: runs %s on %s\n", o.artifactPath.c_str(),
+                artifact.describeTarget().c_str(), context.describe().c_str());
     runtime::ModelCheckpoint checkpoint =
         runtime::ModelCheckpoint::open(o.modelDir);
     runtime::checkModelAgainstConfig(artifact, checkpoint);
 
-    runtime::cuda::Context context(o.device);
     runtime::cuda::Stream stream;
     runtime::Generation gpu =
         runCompiled(o, artifact, checkpoint, context, stream);

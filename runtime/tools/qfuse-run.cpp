@@ -37,6 +37,8 @@
 
 #include "qfuse/format/Encoding.h"
 #include "qfuse/runtime/Error.h"
+#include "qfuse/runtime/artifact/ArtifactSet.h"
+#include "qfuse/runtime/device/DeviceArtifact.h"
 #include "qfuse/runtime/device/Generator.h"
 #include "qfuse/runtime/checkpoint/ModelCheckpoint.h"
 #include "qfuse/runtime/device/ModelLoader.h"
@@ -101,6 +103,7 @@ void checkEncoding(const Artifact &artifact,
 
 struct RunResult {
   std::string artifact;
+  std::string chip; // the chip of the variant that ran
   Generation generation;
   LoadStats load;
   size_t weightBytes = 0;
@@ -186,13 +189,14 @@ RunResult runArtifact(const std::string &path, const cuda::Context &context,
                       const qfuse::text::Tokenizer *tokenizer,
                       const std::optional<qfuse::format::Encoding> &encoding,
                       const std::string &encodingText, bool profile) {
-  Artifact artifact = Artifact::load(path);
+  Artifact artifact = loadArtifactForDevice(path, context);
   if (encoding)
     checkEncoding(artifact, *encoding, encodingText);
   Executor executor(artifact, context);
   Generator generator(executor, stream.get());
   RunResult result;
   result.artifact = path;
+  result.chip = artifact.chip;
   if (checkpoint) {
     checkModelAgainstConfig(artifact, *checkpoint);
     result.load = loadCheckpoint(executor, *checkpoint, threads);
@@ -201,9 +205,10 @@ RunResult runArtifact(const std::string &path, const cuda::Context &context,
   }
   for (const auto &[weight, component] : executor.usedWeightComponents())
     result.weightBytes += executor.componentBytes(weight, component);
-  std::fprintf(info, "%s: %zu weights, %zu tensors bound in %.1f s (%u threads), "
-              "%.1f MB of weights, %.1f MB of state\n",
-              path.c_str(), result.load.weights, result.load.tensors,
+  std::fprintf(info, "%s (%s): %zu weights, %zu tensors bound in %.1f s "
+              "(%u threads), %.1f MB of weights, %.1f MB of state\n",
+              path.c_str(), artifact.describeTarget().c_str(),
+              result.load.weights, result.load.tensors,
               result.load.seconds, result.load.threads,
               result.weightBytes / 1e6, executor.stateBytes() / 1e6);
   // The first generation pays for graph instantiation and cuBLAS's
@@ -246,6 +251,7 @@ RunResult runArtifact(const std::string &path, const cuda::Context &context,
 
 json resultJson(const RunResult &r) {
   return {{"artifact", r.artifact},
+          {"chip", r.chip},
           {"tokens", r.generation.tokens},
           {"prompt_tokens", r.generation.promptTokens},
           {"ttft_ms", r.generation.ttftMs},
@@ -519,8 +525,10 @@ int main(int argc, char **argv) {
     if (!o.savePacked.empty()) {
       if (!checkpoint)
         throw qfuse::Error("--save-packed needs --model DIR");
-      writePackedCheckpoint(Artifact::load(o.artifactPath), *checkpoint,
-                            o.savePacked);
+      // Every variant of a set packs the same checkpoint tensors in the
+      // same encodings (row_major): any one describes the file.
+      writePackedCheckpoint(ArtifactSet::load(o.artifactPath).variants()[0],
+                            *checkpoint, o.savePacked);
       std::fprintf(info, "wrote the packed checkpoint for %s to %s\n",
                    o.artifactPath.c_str(), o.savePacked.c_str());
     }

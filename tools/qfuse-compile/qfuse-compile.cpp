@@ -5,7 +5,9 @@
 // passes chosen with --fuse), select tiling, choose packed layouts,
 // generate NVVM kernels, serialize them to PTX, assemble a cubin with ptxas
 // where the CUDA toolkit is present, and write the artifact of
-// docs/artifact.md.
+// docs/artifact.md. A --chip list runs the whole pipeline once per chip, on
+// a copy of the input module (the tiling differs per chip), and writes one
+// artifact set holding every chip's artifact.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,15 +26,13 @@
 
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/Path.h"
-#include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include "../../lib/Target/ArtifactSet.h"
 #include "../../lib/Target/ArtifactWriter.h"
+#include "Ptxas.h"
 #include "qfuse/Conversion/Passes.h"
 #include "qfuse/Dialect/QF/IR/KnownTargets.h"
 #include "qfuse/Dialect/QF/IR/QFDialect.h"
@@ -46,11 +46,16 @@ static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input .mlir>"),
                                       cl::init("-"));
 static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
                                        cl::value_desc("file"), cl::init("-"));
-static cl::opt<std::string> chip(
+static cl::opt<std::string> chipList(
     "chip",
     cl::desc("Target chip: sm_80, sm_89, sm_90, or sm_90a (Hopper only: the "
-             "wgmma kernel for batches from 128); see #qf.target"),
-    cl::init("sm_90"));
+             "wgmma kernel for batches from 128); see #qf.target. A comma-"
+             "separated list (sm_80,sm_90,sm_90a) compiles once per chip "
+             "into one artifact set, whose variant for the device the "
+             "runtime runs (docs/artifact.md). Default sm_90, one plain "
+             "artifact; the Python frontend (python3 -m qfuse) defaults to "
+             "sm_80,sm_90,sm_90a"),
+    cl::value_desc("chip[,chip...]"), cl::init("sm_90"));
 static cl::opt<std::string> features("features", cl::desc("PTX features"),
                                      cl::init("+ptx80"));
 static cl::list<int64_t>
@@ -197,56 +202,12 @@ static std::optional<int64_t> getStaticBatch(ModuleOp module) {
   return batch;
 }
 
-/// The ptxas to use, or empty when there is none.
-static std::string findPtxas() {
-  if (!ptxasPath.empty())
-    return ptxasPath;
-  for (const char *var : {"CUDA_HOME", "CUDA_ROOT", "CUDA_PATH"})
-    if (const char *root = std::getenv(var)) {
-      std::string candidate = std::string(root) + "/bin/ptxas";
-      if (llvm::sys::fs::can_execute(candidate))
-        return candidate;
-    }
-  if (llvm::sys::fs::can_execute("/usr/local/cuda/bin/ptxas"))
-    return "/usr/local/cuda/bin/ptxas";
-  if (auto found = llvm::sys::findProgramByName("ptxas"))
-    return *found;
-  return "";
-}
-
-/// Assembles `ptx` with ptxas; returns the cubin, or an error message.
-static FailureOr<std::string> assemble(StringRef ptxas, StringRef ptx,
-                                       std::string &error) {
-  SmallString<128> ptxFile, cubinFile;
-  int fd;
-  if (llvm::sys::fs::createTemporaryFile("qfuse", "ptx", fd, ptxFile) ||
-      llvm::sys::fs::createTemporaryFile("qfuse", "cubin", cubinFile)) {
-    error = "cannot create temporary files for ptxas";
-    return failure();
-  }
-  {
-    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-    os << ptx;
-  }
-  std::string arch = "-arch=" + chip;
-  SmallVector<StringRef> args = {ptxas, arch, ptxFile, "-o", cubinFile};
-  std::string message;
-  int rc = llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt, {}, 0, 0,
-                                     &message);
-  llvm::sys::fs::remove(ptxFile);
-  auto buffer = llvm::MemoryBuffer::getFile(cubinFile);
-  llvm::sys::fs::remove(cubinFile);
-  if (rc != 0 || !buffer) {
-    error = "ptxas failed (exit " + std::to_string(rc) + ") " + message;
-    return failure();
-  }
-  return (*buffer)->getBuffer().str();
-}
-
-/// The pass pipeline for `module`: the fusions --fuse selects for its
-/// batches, then tiling, layout and lowering to PTX; or an error message.
-static FailureOr<std::string> buildPipeline(ModuleOp module,
-                                            std::string &error) {
+/// The pass pipeline for `module`, one per chip: the fusions --fuse selects
+/// for its batches, then tiling, layout and lowering to PTX for that chip;
+/// or an error message.
+static FailureOr<SmallVector<std::string>>
+buildPipelines(ModuleOp module, ArrayRef<std::string> chips,
+               std::string &error) {
   // The smallest batch is the decode step that dominates generation: the
   // tiling is chosen for it (its tuned one), and the matvec batches share
   // it. Batches from --tensor-core-min-batch up run the tensor-core kernel
@@ -281,22 +242,54 @@ static FailureOr<std::string> buildPipeline(ModuleOp module,
   std::string fusionPasses;
   for (StringRef pass : *fusions)
     fusionPasses += pass.str() + ",";
-  std::string pipeline =
-      "qf-import-quant,canonicalize,qf-fuse-dequant-matmul," + fusionPasses +
-      "qf-select-tiling{batch=" + std::to_string(selectBatch) +
-      " batch-sizes=" + batches +
-      (tuningDb.empty() ? "" : " tuning-db=" + tuningDb) + " chip=" + chip +
-      " tensor-core-min-m=" + std::to_string(tensorCoreMinBatch) +
-      " dequant-gemm-min-m=" + std::to_string(dequantGemmMinBatch) +
-      "},qf-choose-layout,qf-to-gpu{chip=" + chip + " features=" + features +
-      " batch-sizes=" + batches +
-      " fallback-on-limits=true},gpu-module-to-binary{format=isa}";
-  return pipeline;
+  SmallVector<std::string> pipelines;
+  for (const std::string &chip : chips)
+    pipelines.push_back(
+        "qf-import-quant,canonicalize,qf-fuse-dequant-matmul," + fusionPasses +
+        "qf-select-tiling{batch=" + std::to_string(selectBatch) +
+        " batch-sizes=" + batches +
+        (tuningDb.empty() ? "" : " tuning-db=" + tuningDb) + " chip=" + chip +
+        " tensor-core-min-m=" + std::to_string(tensorCoreMinBatch) +
+        " dequant-gemm-min-m=" + std::to_string(dequantGemmMinBatch) +
+        "},qf-choose-layout,qf-to-gpu{chip=" + chip + " features=" +
+        features + " batch-sizes=" + batches +
+        " fallback-on-limits=true},gpu-module-to-binary{format=isa}");
+  return pipelines;
 }
 
-/// The compiled module as --emit asks: MLIR, PTX or the artifact (with a
-/// cubin when ptxas is found); failure after a diagnostic.
-static FailureOr<std::string> renderOutput(ModuleOp module) {
+/// The chips of --chip, each known (#qf.target) and listed once; or an
+/// error message.
+static FailureOr<SmallVector<std::string>> parseChips(MLIRContext *context,
+                                                      std::string &error) {
+  SmallVector<StringRef> items;
+  StringRef(chipList).split(items, ',');
+  SmallVector<std::string> chips;
+  for (StringRef item : items) {
+    item = item.trim();
+    if (!qf::getKnownTarget(context, item)) {
+      error = "unknown --chip '" + item.str() + "'; expected " +
+              qf::knownTargetNames() +
+              " (or a comma-separated list of them)";
+      return failure();
+    }
+    if (llvm::is_contained(chips, item)) {
+      error = "--chip lists '" + item.str() +
+              "' twice; an artifact set holds one artifact per chip";
+      return failure();
+    }
+    chips.push_back(item.str());
+  }
+  if (chips.size() > 1 && emit != Emit::Artifact) {
+    error = "--emit=mlir and --emit=ptx take one --chip; a list (" +
+            chipList + ") makes an artifact set";
+    return failure();
+  }
+  return chips;
+}
+
+/// The module compiled for `chip` as --emit asks: MLIR, PTX or the artifact
+/// (with a cubin when ptxas is found); failure after a diagnostic.
+static FailureOr<std::string> renderOutput(ModuleOp module, StringRef chip) {
   std::string text;
   llvm::raw_string_ostream os(text);
   if (emit == Emit::MLIR) {
@@ -309,16 +302,17 @@ static FailureOr<std::string> renderOutput(ModuleOp module) {
   if (emit == Emit::PTX)
     return *ptx;
   qf::ArtifactOptions options;
-  options.chip = chip;
+  options.chip = chip.str();
   options.features = features;
   if (!noCubin) {
-    std::string ptxas = findPtxas();
+    std::string ptxas = qfuse::compile::findPtxas(ptxasPath);
     if (ptxas.empty()) {
       llvm::errs() << "qfuse-compile: note: no ptxas found; the artifact "
                       "carries PTX only (the driver JIT-compiles it)\n";
     } else {
       std::string error;
-      FailureOr<std::string> cubin = assemble(ptxas, *ptx, error);
+      FailureOr<std::string> cubin =
+          qfuse::compile::assemble(ptxas, chip, *ptx, error);
       if (failed(cubin)) {
         llvm::errs() << "qfuse-compile: " << error << "\n";
         return failure();
@@ -334,16 +328,43 @@ static FailureOr<std::string> renderOutput(ModuleOp module) {
   return text;
 }
 
+/// Runs `pipelines` (one per chip of `chips`) on `module` and renders each
+/// result: the module itself for one chip, a copy per chip for several (the
+/// tiling differs per chip). The texts in chip order, or failure after a
+/// diagnostic.
+static FailureOr<SmallVector<std::string>>
+compileVariants(OwningOpRef<ModuleOp> module, ArrayRef<std::string> chips,
+                ArrayRef<std::string> pipelines) {
+  MLIRContext *context = module->getContext();
+  SmallVector<std::string> texts;
+  for (size_t i = 0; i < chips.size(); ++i) {
+    OwningOpRef<ModuleOp> variant =
+        chips.size() == 1 ? std::move(module)
+                          : OwningOpRef<ModuleOp>(module->clone());
+    // The pipeline string is relative to the module PassManager's anchor.
+    PassManager pm(context);
+    FailureOr<std::string> text = failure();
+    if (succeeded(parsePassPipeline(pipelines[i], pm, llvm::errs())) &&
+        succeeded(pm.run(*variant)))
+      text = renderOutput(*variant, chips[i]);
+    if (failed(text)) {
+      if (chips.size() > 1)
+        llvm::errs() << "qfuse-compile: compiling for " << chips[i]
+                     << " failed\n";
+      return failure();
+    }
+    texts.push_back(std::move(*text));
+  }
+  return texts;
+}
+
 /// Writes the output; a file goes to a temporary name first and is renamed
 /// when complete, so an interrupted compile never leaves a file that looks
 /// finished. Returns the exit code.
-static int writeOutput(ModuleOp module) {
-  FailureOr<std::string> text = renderOutput(module);
-  if (failed(text))
-    return 1;
+static int writeOutput(StringRef text) {
   if (llvm::Error error = llvm::writeToOutput(
           outputFile, [&](llvm::raw_ostream &os) -> llvm::Error {
-            os << *text;
+            os << text;
             return llvm::Error::success();
           })) {
     llvm::errs() << "qfuse-compile: cannot write '" << outputFile
@@ -369,13 +390,13 @@ int main(int argc, char **argv) {
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
 
-  if (!qf::getKnownTarget(&context, chip)) {
-    llvm::errs() << "qfuse-compile: unknown --chip '" << chip
-                 << "'; expected " << qf::knownTargetNames() << "\n";
+  std::string error;
+  FailureOr<SmallVector<std::string>> chips = parseChips(&context, error);
+  if (failed(chips)) {
+    llvm::errs() << "qfuse-compile: " << error << "\n";
     return 1;
   }
 
-  std::string error;
   auto input = openInputFile(inputFile, &error);
   if (!input) {
     llvm::errs() << "qfuse-compile: " << error << "\n";
@@ -388,16 +409,17 @@ int main(int argc, char **argv) {
   if (!module)
     return 1;
 
-  FailureOr<std::string> pipeline = buildPipeline(*module, error);
-  if (failed(pipeline)) {
+  FailureOr<SmallVector<std::string>> pipelines =
+      buildPipelines(*module, *chips, error);
+  if (failed(pipelines)) {
     llvm::errs() << "qfuse-compile: " << error << "\n";
     return 1;
   }
-  // The pipeline string is relative to the module PassManager's anchor.
-  PassManager pm(&context);
-  if (failed(parsePassPipeline(*pipeline, pm, llvm::errs())) ||
-      failed(pm.run(*module)))
+  FailureOr<SmallVector<std::string>> texts =
+      compileVariants(std::move(module), *chips, *pipelines);
+  if (failed(texts))
     return 1;
-
-  return writeOutput(*module);
+  // One chip writes today's plain artifact; a list, the set of them.
+  return writeOutput(texts->size() == 1 ? texts->front()
+                                        : qf::renderArtifactSet(*texts));
 }

@@ -61,6 +61,30 @@ TEST(CApi, ValidateNamesTheFileAndField) {
   EXPECT_STRNE(qfuse_last_error(), "");
 }
 
+// An artifact set is validated variant by variant, without a device.
+TEST(CApi, ValidateChecksEveryVariantOfASet) {
+  const std::string variant = R"({"format": "qfuse-artifact", "version": 2,
+    "target": {"chip": "CHIP"}, "kernels": [], "weights": [], "tensors": [],
+    "buffers": [{"name": "y", "shape": ["M", 8], "dtype": "f16"}],
+    "inputs": [], "outputs": ["y"],
+    "plans": [{"batch": 1, "steps": [{"memset": "y"}]}]})";
+  auto withChip = [&](const std::string &chip) {
+    std::string text = variant;
+    return text.replace(text.find("CHIP"), 4, chip);
+  };
+  std::string good = writeTemp(
+      "set.qfa", R"({"format": "qfuse-artifact-set", "version": 1, "variants": [)" +
+                     withChip("sm_80") + "," + withChip("sm_90a") + "]}");
+  EXPECT_EQ(qfuse_validate_artifact(good.c_str()), 0) << qfuse_last_error();
+  std::string bad = writeTemp(
+      "bad-set.qfa", R"({"format": "qfuse-artifact-set", "version": 1, "variants": [)" +
+                         withChip("sm_80") + "," + withChip("sm_9x") + "]}");
+  EXPECT_EQ(qfuse_validate_artifact(bad.c_str()), -1);
+  EXPECT_NE(std::string(qfuse_last_error()).find("variants[1].target.chip"),
+            std::string::npos)
+      << qfuse_last_error();
+}
+
 TEST(CApi, OpenFailsCleanly) {
   EXPECT_EQ(qfuse_open("/nonexistent/model.qfa", 0), nullptr);
   EXPECT_NE(std::string(qfuse_last_error()).find("qfuse_open"),
@@ -69,6 +93,8 @@ TEST(CApi, OpenFailsCleanly) {
   EXPECT_EQ(qfuse_run(nullptr, 1), -1);
   EXPECT_NE(std::string(qfuse_last_error()).find("NULL"), std::string::npos);
   EXPECT_EQ(qfuse_bind_random_weights(nullptr, 1), -1);
+  char chip[16];
+  EXPECT_EQ(qfuse_target_chip(nullptr, chip, sizeof chip), -1);
   EXPECT_EQ(qfuse_buffer_bytes(nullptr, 1, "x"), -1);
   qfuse_close(nullptr);
 }

@@ -28,6 +28,7 @@
 #include "qfuse/reference/ReferenceDecoder.h"
 #include "qfuse/reference/SyntheticModel.h"
 #include "qfuse/reference/WeightEncoding.h"
+#include "qfuse/runtime/device/DeviceArtifact.h"
 #include "qfuse/runtime/gptq/Calibration.h"
 #include "qfuse/runtime/Error.h"
 #include "qfuse/runtime/checkpoint/ModelCheckpoint.h"
@@ -129,7 +130,7 @@ protected:
                                       "artifacts/models/tiny-llama-fp16.qfa";
     if (!std::ifstream(artifactPath))
       return false;
-    artifact.emplace(Artifact::load(artifactPath));
+    artifact.emplace(loadArtifactForDevice(artifactPath, *context));
     modelDir = ::testing::TempDir() + "qfuse-calibration-" +
                std::to_string(::getpid()) + "-" +
                ::testing::UnitTest::GetInstance()->current_test_info()->name();

@@ -138,7 +138,7 @@ Artifact Artifact::parse(std::string_view text, std::string source) {
   return detail::ArtifactParser(std::move(source)).run(root);
 }
 
-Artifact Artifact::load(const std::string &path) {
+std::string detail::readArtifactText(const std::string &path) {
   std::ifstream stream(path, std::ios::binary);
   if (!stream)
     throw Error("artifact '" + path +
@@ -147,7 +147,11 @@ Artifact Artifact::load(const std::string &path) {
   contents << stream.rdbuf();
   if (stream.bad())
     throw Error("artifact '" + path + "': read failed");
-  return parse(contents.str(), path);
+  return contents.str();
+}
+
+Artifact Artifact::load(const std::string &path) {
+  return parse(detail::readArtifactText(path), path);
 }
 
 template <typename T>
@@ -208,6 +212,16 @@ std::string dequantizeSource(const Step &step) {
     if (arg.kind == Arg::Kind::Weight)
       return arg.name;
   return "";
+}
+
+std::string Artifact::describeTarget() const {
+  if (setChips.empty())
+    return chip;
+  std::string chips;
+  for (const std::string &name : setChips)
+    chips += (chips.empty() ? "" : ", ") + name;
+  return chip + " (variant " + std::to_string(variantIndex + 1) +
+         " of the set " + chips + ")";
 }
 
 const Plan *Artifact::findPlan(int64_t batch) const {

@@ -37,6 +37,15 @@ bool ptxDefinesEntry(const std::string &ptx, const std::string &name) {
 
 } // namespace
 
+std::string ArtifactParser::located(const std::string &where) const {
+  if (prefix_.empty())
+    return where;
+  constexpr std::string_view kTop = "top level";
+  if (where.compare(0, kTop.size(), kTop) == 0)
+    return prefix_ + where.substr(kTop.size());
+  return prefix_ + "." + where;
+}
+
 const json &ArtifactParser::member(const json &object, const std::string &where,
                                    const char *key) const {
   auto it = object.find(key);
@@ -133,6 +142,11 @@ std::string ArtifactParser::uniqueName(const json &object,
 Artifact ArtifactParser::run(const json &root) {
   requireObject(root, "top level");
   const std::string format = string(root, "top level", "format");
+  if (format == format::kArtifactSetFormat && prefix_.empty())
+    fail("format", "this file is an artifact set (one artifact per chip, "
+                   "docs/artifact.md): load it with ArtifactSet::load and "
+                   "run the variant for the device (ArtifactSet::variantFor, "
+                   "loadArtifactForDevice)");
   if (format != kArtifactFormat)
     fail("format", "expected \"" + std::string(kArtifactFormat) +
                        "\", found \"" + format + "\"");

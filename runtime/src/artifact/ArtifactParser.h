@@ -39,6 +39,10 @@ template <typename Range> std::string joined(const Range &range) {
   return out;
 }
 
+/// The contents of the artifact file `path`; throws naming it when it
+/// cannot be read.
+std::string readArtifactText(const std::string &path);
+
 /// The matrix a gemm step multiplies by: its [N, K] and how errors name it
 /// ("weight 'w' [256, 512]").
 struct GemmShape {
@@ -47,9 +51,12 @@ struct GemmShape {
 };
 
 /// Validates one artifact; every error names the source and the JSON path.
+/// A variant of an artifact set is parsed with `prefix` "variants[i]", which
+/// starts every path its errors name.
 class ArtifactParser {
 public:
-  explicit ArtifactParser(std::string source) {
+  explicit ArtifactParser(std::string source, std::string prefix = "")
+      : prefix_(std::move(prefix)) {
     artifact_.source = std::move(source);
   }
 
@@ -58,8 +65,11 @@ public:
 private:
   [[noreturn]] void fail(const std::string &where,
                          const std::string &what) const {
-    throw Error("artifact '" + artifact_.source + "': " + where + ": " + what);
+    throw Error("artifact '" + artifact_.source + "': " + located(where) +
+                ": " + what);
   }
+  /// `where` under the prefix: "top level.format" -> "variants[1].format".
+  std::string located(const std::string &where) const;
 
   const json &member(const json &object, const std::string &where,
                      const char *key) const;
@@ -122,6 +132,7 @@ private:
                                     const char *key,
                                     const std::array<int64_t, 3> &limits);
 
+  std::string prefix_;
   Artifact artifact_;
 };
 

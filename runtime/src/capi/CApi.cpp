@@ -9,6 +9,8 @@
 
 #include "qfuse/format/Encoding.h"
 #include "qfuse/runtime/artifact/Artifact.h"
+#include "qfuse/runtime/artifact/ArtifactSet.h"
+#include "qfuse/runtime/device/DeviceArtifact.h"
 #include "qfuse/runtime/tooling/Check.h"
 #include "qfuse/runtime/device/Cuda.h"
 #include "qfuse/runtime/Error.h"
@@ -84,7 +86,8 @@ const char *qfuse_last_error(void) { return lastError.c_str(); }
 
 int qfuse_validate_artifact(const char *path) {
   return guarded("qfuse_validate_artifact", [&] {
-    qfuse::runtime::Artifact::load(path ? path : "");
+    // Every variant of a set; which one runs is the device's choice.
+    qfuse::runtime::ArtifactSet::load(path ? path : "");
   });
 }
 
@@ -120,8 +123,9 @@ int qfuse_device_count(void) {
 qfuse_runtime *qfuse_open(const char *artifact_path, int device) {
   std::unique_ptr<qfuse_runtime> runtime;
   guarded("qfuse_open", [&] {
-    auto artifact = qfuse::runtime::Artifact::load(artifact_path ? artifact_path : "");
     qfuse::runtime::cuda::Context context(device);
+    auto artifact = qfuse::runtime::loadArtifactForDevice(
+        artifact_path ? artifact_path : "", context);
     runtime.reset(new qfuse_runtime{std::move(artifact), std::move(context),
                                     qfuse::runtime::cuda::Stream(), nullptr,
                                     std::nullopt, nullptr});
@@ -132,6 +136,19 @@ qfuse_runtime *qfuse_open(const char *artifact_path, int device) {
 }
 
 void qfuse_close(qfuse_runtime *runtime) { delete runtime; }
+
+int qfuse_target_chip(qfuse_runtime *runtime, char *out, size_t capacity) {
+  if (!checkHandle(runtime, "qfuse_target_chip"))
+    return -1;
+  const std::string &chip = runtime->artifact.chip;
+  if (!out || chip.size() + 1 > capacity) {
+    lastError = "qfuse_target_chip: the output needs " +
+                std::to_string(chip.size() + 1) + " bytes";
+    return -1;
+  }
+  std::memcpy(out, chip.c_str(), chip.size() + 1);
+  return 0;
+}
 
 int qfuse_load_weights(qfuse_runtime *runtime, const char *path) {
   if (!checkHandle(runtime, "qfuse_load_weights"))

@@ -3,6 +3,7 @@
 #include "qfuse/runtime/device/Cuda.h"
 
 #include "qfuse/runtime/Error.h"
+#include "qfuse/runtime/artifact/ArtifactSet.h"
 
 #include <cstring>
 #include <utility>
@@ -163,22 +164,10 @@ bool cubinRunsOn(const ChipTarget &target, int major, int minor) {
 }
 
 void checkTarget(const ChipTarget &target, const Context &context) {
-  const int device = context.major() * 10 + context.minor();
-  const int wanted = target.major * 10 + target.minor;
-  if (target.archSpecific && device != wanted)
-    throw Error("the artifact targets " + target.str() +
-                ", which runs only on compute capability " +
-                std::to_string(target.major) + "." +
-                std::to_string(target.minor) + ", but " + context.describe() +
-                " is " + std::to_string(context.major()) + "." +
-                std::to_string(context.minor()) + "; recompile for " +
-                context.chip());
-  if (device < wanted)
-    throw Error("the artifact targets " + target.str() + " but " +
-                context.describe() + " has compute capability " +
-                std::to_string(context.major()) + "." +
-                std::to_string(context.minor()) + " (older); recompile for " +
-                context.chip());
+  const std::string why = targetMismatch(target, context.major(),
+                                         context.minor(), context.describe());
+  if (!why.empty())
+    throw Error(why);
 }
 
 //===----------------------------------------------------------------------===//

@@ -21,6 +21,7 @@
 #include "qfuse/runtime/gptq/BackgroundPacker.h"
 #include "qfuse/runtime/gptq/HalfRebinder.h"
 #include "qfuse/runtime/device/Cuda.h"
+#include "qfuse/runtime/device/DeviceArtifact.h"
 #include "qfuse/runtime/Error.h"
 #include "qfuse/runtime/device/Executor.h"
 #include "qfuse/runtime/gptq/GptqSolver.h"
@@ -258,15 +259,18 @@ std::string quantizeModel(const QuantizeModelOptions &options) {
     throw Error("'" + modelDir + "' is already quantized (" +
                 checkpoint.config().quantMethod +
                 "); GPTQ needs the fp16/bf16/f32 checkpoint");
-  Artifact fp16 = Artifact::load(fp16Artifact);
-  Artifact blocks = Artifact::load(gptqArtifact);
-  std::optional<Artifact> decode;
+  // Every variant of each file is validated before the GPU is touched; the
+  // device then picks the variant that runs (artifact sets, ArtifactSet.h).
+  // The variants of one file share their weights' encodings.
+  ArtifactSet fp16Set = ArtifactSet::load(fp16Artifact);
+  ArtifactSet blocksSet = ArtifactSet::load(gptqArtifact);
+  std::optional<ArtifactSet> decodeSet;
   if (outFormat == CheckpointFormat::QfusePacked)
-    decode = Artifact::load(decodeArtifact);
-  const format::Encoding enc = gptqArtifactEncoding(blocks);
+    decodeSet = ArtifactSet::load(decodeArtifact);
+  const format::Encoding enc = gptqArtifactEncoding(blocksSet.variants()[0]);
   checkEncodingForFormat(outFormat, enc);
-  if (decode)
-    for (const WeightSpec &w : decode->weights)
+  if (decodeSet)
+    for (const WeightSpec &w : decodeSet->variants()[0].weights)
       if (w.encodingAttr.isQuantized() && !(w.encodingAttr == enc))
         throw Error("the decode artifact '" + decodeArtifact +
                     "' stores '" + w.name + "' as '" + w.encoding +
@@ -274,13 +278,18 @@ std::string quantizeModel(const QuantizeModelOptions &options) {
                     format::printEncoding(enc) + "'");
 
   cuda::Context context(device);
+  Artifact fp16 = takeVariantForDevice(std::move(fp16Set), context);
+  Artifact blocks = takeVariantForDevice(std::move(blocksSet), context);
+  std::optional<Artifact> decode;
+  if (decodeSet)
+    decode = takeVariantForDevice(std::move(*decodeSet), context);
   cuda::Stream stream;
   Executor executor(fp16, context);
   checkModelAgainstConfig(fp16, checkpoint);
-  say("qfuse-quantize: %s -> %s (%s, %s) on %s\n", modelDir.c_str(),
-              outDir.c_str(), format::printEncoding(enc).c_str(),
-              std::string(checkpointFormatName(outFormat)).c_str(),
-              context.describe().c_str());
+  say("qfuse-quantize: %s -> %s (%s, %s) on %s, code for %s\n",
+      modelDir.c_str(), outDir.c_str(), format::printEncoding(enc).c_str(),
+      std::string(checkpointFormatName(outFormat)).c_str(),
+      context.describe().c_str(), fp16.describeTarget().c_str());
   const double setupSeconds = secondsSince(start);
   LoadStats load = loadCheckpoint(executor, checkpoint);
   say("  fp16 weights bound in %.1f s\n", load.seconds);

@@ -30,6 +30,13 @@ inline constexpr int64_t kArtifactLayoutsVersion = 3;
 /// The oldest version the runtime still reads (version 2: state buffers,
 /// gemm steps, "model"; one layout per weight).
 inline constexpr int64_t kArtifactMinVersion = 2;
+
+/// The "format" of an artifact set: one complete artifact per chip
+/// ("variants"), of which the runtime runs the one for the device
+/// (docs/artifact.md, Artifact sets).
+inline constexpr const char *kArtifactSetFormat = "qfuse-artifact-set";
+/// The set's own version (independent of its variants' versions).
+inline constexpr int64_t kArtifactSetVersion = 1;
 } // namespace qfuse::format
 
 #endif // QFUSE_FORMAT_ARTIFACTVERSION_H

@@ -304,8 +304,6 @@ TilingAttr selectMma(int64_t m, WeightType type, const TilingTarget &target,
   EncodingAttr enc = type.getEncoding();
   int64_t group = enc.isPerChannel() || !enc.isQuantized() ? 0
                                                            : enc.getGroupSize();
-  bool zeros = enc.getZeroPoint() != ZeroPointKind::None;
-  bool table = mmaDecodeCost(enc) > 1.0;
   int64_t bits = enc.getCodeBits();
   auto blockKFits = [&](int64_t bk) {
     return (bk == 64 || k % bk == 0) &&
@@ -321,15 +319,9 @@ TilingAttr selectMma(int64_t m, WeightType type, const TilingTarget &target,
           int64_t(llvm::divideCeil(k, c.blockK)) < c.splitK * c.clusterK ||
           (c.clusterK > 1 && (target.smVersion < 90 || gated)))
         continue;
-      int64_t groupsPerStep =
-          group == 0 ? 1 : std::max<int64_t>(1, c.blockK / group);
-      TensorCoreStage stage =
-          getTensorCoreStage(bm, c.blockK, bits, groupsPerStep, zeros);
-      int64_t handOver = std::max<int64_t>(
-          {c.splitK - 1, c.clusterK > 1 ? 1 : 0, members - 1});
-      int64_t shared = tensorCoreSharedBytes(
-          stage, c.stages, c.splitK, warps, handOver,
-          c.blockN / 32 * members, bm, table ? codeTableBytes(bits) : 0);
+      int64_t shared =
+          getMmaSharedBytes(type, gated, bm, c.blockN, c.blockK, c.splitK,
+                            c.stages, c.clusterK);
       if (shared > target.maxSharedPerBlock)
         continue;
       MmaLaunchShape launch{m,        n,       k,         bm,
@@ -505,4 +497,60 @@ TilingAttr qf::selectTiling(int64_t m, WeightType type,
   if (why)
     *why += text;
   return tiling;
+}
+
+int64_t qf::getMmaSharedBytes(WeightType type, bool gated, int64_t blockM,
+                              int64_t blockN, int64_t blockK, int64_t splitK,
+                              int64_t stages, int64_t clusterK) {
+  const int64_t members = gated ? 2 : 1;
+  EncodingAttr enc = type.getEncoding();
+  int64_t group = enc.isPerChannel() || !enc.isQuantized() ? 0
+                                                           : enc.getGroupSize();
+  bool zeros = enc.getZeroPoint() != ZeroPointKind::None;
+  bool table = mmaDecodeCost(enc) > 1.0;
+  int64_t bits = enc.getCodeBits();
+  int64_t warps = blockN / 32 * splitK * members;
+  int64_t groupsPerStep = group == 0 ? 1 : std::max<int64_t>(1, blockK / group);
+  TensorCoreStage stage =
+      getTensorCoreStage(blockM, blockK, bits, groupsPerStep, zeros);
+  int64_t handOver =
+      std::max<int64_t>({splitK - 1, clusterK > 1 ? 1 : 0, members - 1});
+  return tensorCoreSharedBytes(stage, stages, splitK, warps, handOver,
+                               blockN / 32 * members, blockM,
+                               table ? codeTableBytes(bits) : 0);
+}
+
+std::optional<std::string> qf::getTilingRefusal(TilingAttr tiling,
+                                                WeightType type, bool gated,
+                                                const TilingTarget &target) {
+  EncodingAttr enc = type.getEncoding();
+  const std::string chip = "sm_" + std::to_string(target.smVersion) +
+                           (target.archSpecific ? "a" : "");
+  switch (tiling.getKernel()) {
+  case KernelKind::MatVec:
+    return matvecRefusesEncoding(enc, target.smVersion);
+  case KernelKind::WGMMA:
+    if (!target.archSpecific)
+      return "wgmma runs on sm_90a only; target is " + chip;
+    return tensorCoreRefusesEncoding(enc, target.smVersion);
+  case KernelKind::MMA: {
+    if (std::optional<std::string> refusal =
+            tensorCoreRefusesEncoding(enc, target.smVersion))
+      return refusal;
+    if (tiling.getClusterK() > 1 && target.smVersion < 90)
+      return "cluster_k = " + std::to_string(tiling.getClusterK()) +
+             " needs thread-block clusters (sm_90); target is " + chip;
+    int64_t shared = getMmaSharedBytes(
+        type, gated, tiling.getBlockM(), tiling.getBlockN(),
+        tiling.getBlockK(), tiling.getSplitK(), tiling.getStages(),
+        tiling.getClusterK());
+    if (shared > target.maxSharedPerBlock)
+      return "the block needs " + std::to_string(shared) +
+             " bytes of shared memory, more than " +
+             std::to_string(target.maxSharedPerBlock) + " on " + chip;
+    return std::nullopt;
+  }
+  default:
+    return std::nullopt;
+  }
 }

@@ -207,6 +207,17 @@ struct QFSelectTilingPass
           isTensorCoreKernel(tiling.getKernel()) !=
               isTensorCoreKernel(*forced))
         tiling = {}; // the entry's kernel cannot fuse this op or its group
+      // The database was measured on one GPU; an artifact for another chip
+      // (a variant of an artifact set, say sm_80) takes only the entries its
+      // chip can run, and the cost model's tiling for the rest.
+      if (tiling)
+        if (std::optional<std::string> refusal = getTilingRefusal(
+                tiling, w, static_cast<bool>(op.getUp()), target)) {
+          LLVM_DEBUG(llvm::dbgs() << "M = " << m << " " << w << ": "
+                                  << tiling << " from the tuning database "
+                                  << "skipped: " << *refusal << "\n");
+          tiling = {};
+        }
       if (tiling) {
         if (failed(verifyDatabaseTiling(op, tiling, m, tuningDb)))
           return failure();

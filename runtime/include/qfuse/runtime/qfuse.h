@@ -47,7 +47,8 @@ int qfuse_artifact_version(void);
 /* The message of the last failed call on this thread ("" if none). */
 const char *qfuse_last_error(void);
 
-/* Validates an artifact file completely (no GPU needed). */
+/* Validates an artifact file completely (no GPU needed); for an artifact
+ * set (one artifact per chip), every variant. */
 int qfuse_validate_artifact(const char *path);
 
 /* Parses the body of a #qf.enc<...> or a named encoding ("int4-g128",
@@ -59,9 +60,16 @@ int qfuse_device_count(void);
 
 typedef struct qfuse_runtime qfuse_runtime;
 
-/* Loads and validates an artifact and its kernels on a device. */
+/* Loads and validates an artifact and its kernels on a device. Of an
+ * artifact set it runs the variant for the device: the arch-specific chip of
+ * exactly the device's compute capability (sm_90a on 9.0), else the newest
+ * other chip at or below it (docs/artifact.md, Artifact sets). */
 qfuse_runtime *qfuse_open(const char *artifact_path, int device);
 void qfuse_close(qfuse_runtime *runtime);
+
+/* The chip of the artifact (of a set: the variant) the runtime runs, e.g.
+ * "sm_90a", written into out[capacity]. */
+int qfuse_target_chip(qfuse_runtime *runtime, char *out, size_t capacity);
 
 /* Weights: from a qfuse-packed safetensors file (<weight>.codes, ...), or
  * random ones quantized with round-to-nearest into each encoding. */

@@ -135,6 +135,22 @@ TilingAttr selectTiling(int64_t m, WeightType type, const TilingTarget &target,
                         std::string *why = nullptr, bool *fallback = nullptr,
                         bool gated = false, bool *refused = nullptr);
 
+/// Dynamic shared memory of an mma.sync block over `type` (`gated`: the 2N
+/// rows of a silu_mul matmul) with these tile sizes: what selectMma checks
+/// against the target's limit, as the generator computes it.
+int64_t getMmaSharedBytes(WeightType type, bool gated, int64_t blockM,
+                          int64_t blockN, int64_t blockK, int64_t splitK,
+                          int64_t stages, int64_t clusterK);
+
+/// Why `tiling` over `type` cannot run on `target`, or nullopt: a tuning
+/// database's entry (measured on one GPU) checked before an artifact for
+/// another chip takes it. The kernel must take the encoding there (fp8 needs
+/// sm_89), cluster_k needs sm_90, wgmma sm_90a, and an mma.sync block must
+/// fit the chip's shared memory.
+std::optional<std::string> getTilingRefusal(TilingAttr tiling, WeightType type,
+                                            bool gated,
+                                            const TilingTarget &target);
+
 } // namespace qf
 } // namespace mlir
 

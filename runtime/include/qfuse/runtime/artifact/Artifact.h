@@ -21,7 +21,10 @@
 // the dequantize + cuBLAS fallback: workspace buffers, gemm steps that
 // multiply by a weight held in a buffer ("weight_buffer", f16 or bf16) and
 // "qf.dequantize" launches that fill it. Version 2 files are still read.
-// Errors are qfuse::Error naming the file and the JSON field:
+// A file holding one artifact per chip (an artifact set) is read by
+// ArtifactSet (ArtifactSet.h), which parses each variant with this parser;
+// Artifact::parse refuses it. Errors are qfuse::Error naming the file and the
+// JSON field:
 //
 //   artifact 'm.qfa': plans[0].steps[1].args[2]: weight 'w' is not declared
 //   in 'weights'
@@ -233,6 +236,14 @@ struct Artifact {
   std::vector<Plan> plans;
   std::vector<RooflineEntry> roofline;
   ModelInfo model;
+  /// For a variant of an artifact set (ArtifactSet.h): its index in the
+  /// set's "variants" and every variant's chip in file order. `setChips` is
+  /// empty for a plain artifact file.
+  size_t variantIndex = 0;
+  std::vector<std::string> setChips;
+  /// The chip, and for a set's variant which one it is:
+  /// "sm_90a (variant 3 of the set sm_80, sm_90, sm_90a)".
+  std::string describeTarget() const;
 
   /// Parses and fully validates `json`; `source` names it in errors.
   static Artifact parse(std::string_view json, std::string source);

@@ -118,7 +118,7 @@ private:
 
 /// Throws unless code built for `target` runs on `context`'s device: PTX
 /// and cubins run on the same or a newer compute capability, `sm_XYa` code
-/// only on exactly X.Y.
+/// only on exactly X.Y (selectVariant with one chip, artifact/ArtifactSet.h).
 void checkTarget(const ChipTarget &target, const Context &context);
 
 /// Whether a cubin for `target` loads on a device of compute capability
