@@ -733,8 +733,9 @@ def build_parser():
                    help="at most K candidates per kernel family and (shape, batch), "
                         "ranked by the compiler (default 8; 0: all)")
     t.add_argument("--budget-s", type=int, default=600, metavar="S",
-                   help="stop starting measurements after S seconds (default 600; 0: no "
-                        "limit); runs go in rank order, so a cut drops the lowest ranks")
+                   help="start a measurement only while its estimated time fits what is "
+                        "left of S seconds (default 600; 0: no limit); runs go in rank "
+                        "order, so a cut drops the lowest ranks")
     t.add_argument("--work", metavar="DIR",
                    help="where the candidate artifacts, manifest.json, runs.txt and "
                         "run.sh go (default: ./qfuse-tune-<model dir> (or <config name>) "
