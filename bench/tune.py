@@ -18,56 +18,20 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from decode_step_ir import MODELS, encoding_text, projections  # noqa: E402
+from qfuse.tune import list_tilings, tiling_label  # noqa: E402  (decode_step_ir's path)
 
-# Matvec candidates: (block_n, k_unroll, split_k). The generator's contract:
-# 4 warps per block (8 when split_k = 8), rows per warp = block_n * split_k /
-# warps, k_unroll x rows x 16 B <= 128 B of codes in flight per lane.
-CANDIDATES = [
-    (8, 2, 1), (16, 1, 1), (4, 2, 2), (2, 2, 4),   # 2-4 rows, 64 B in flight
-    (8, 4, 1), (16, 2, 1), (32, 1, 1),             # 128 B in flight
-    (8, 1, 2), (8, 2, 2), (16, 1, 2), (4, 4, 2),   # 4-8 rows, split 2
-    (4, 2, 4), (4, 1, 4),                          # split 4, 4 rows
-]
-
-
-# Tensor-core candidates (batch > 8): (block_n, split_k, block_k, stages);
-# block_m follows the batch (16 up to 64, and 128 from batch 128, where a
-# decoded B fragment then feeds 8 m tiles). The generator rejects what does
-# not fit (shared memory, divisibility); such candidates are skipped.
-# The last entry, cluster_k, splits K across the blocks of a cluster (sm_90).
-MMA_CANDIDATES = [
-    (bn, s, bk, st, 1)
-    for bn, s in [(128, 1), (128, 2), (64, 2), (64, 4), (32, 4), (32, 8)]
-    for bk, st in [(64, 3), (64, 4), (128, 3)]
-] + [
-    (bn, s, bk, st, c)
-    for bn, s in [(128, 1), (128, 2), (64, 2), (64, 4)]
-    for bk, st in [(64, 4), (128, 3)]
-    for c in [2, 4]
-]
-MMA_LARGE_CANDIDATES = [
-    (bn, s, 64, st, c)
-    for bn, s in [(128, 1), (64, 1), (64, 2), (32, 2), (32, 4)]
-    for st in [3, 4]
-    for c in [1, 2]
-]
-
-
-# wgmma candidates (--chip sm_90a, batch > 8): a warpgroup of four 32-row
-# warps per k group (block_n = 128), block_k = 64; (split_k, stages,
-# cluster_k), block_m 64 and 128 from batch 64, else the batch rounded up
-# to 16.
-WGMMA_CANDIDATES = [(s, st, c) for s in (1, 2, 4) for st in (3, 4)
-                    for c in (1, 2)]
-
-
-def mma_label(block_m, block_n, split, block_k, stages, cluster=1,
-              kind="M"):
-    return f"{kind}{block_m}N{block_n}S{split}K{block_k}T{stages}C{cluster}"
+# The candidates come from the compiler (`qfuse-compile --list-tilings`,
+# lib/Dialect/QF/Transforms/CostModel.cpp: listTilingCandidates), the one
+# definition of the space: up to batch 8 the matvec's (block_n, k_unroll,
+# split_k), past it the tensor-core kernel's (block_m, block_n, split_k,
+# block_k, stages, cluster_k) the time model is fitted on, on sm_90a the
+# wgmma kernel's, from batch 64 the dequantize + cuBLAS fallback. File labels:
+# n<block_n>u<k_unroll>s<split_k>[v<vec_bytes>] (matvec),
+# M<block_m>N<block_n>S<split_k>K<block_k>T<stages>C<cluster_k> (mma; W for
+# wgmma), D (dequant_gemm): qfuse.tune.tiling_label.
 
 
 def mma_tiling_text(label):
-    import re
     m = re.fullmatch(r"([MW])(\d+)N(\d+)S(\d+)K(\d+)T(\d+)(?:C(\d+))?",
                      label)
     kernel = "wgmma" if m.group(1) == "W" else "mma"
@@ -78,47 +42,26 @@ def mma_tiling_text(label):
     return text + (f", cluster_k = {cluster}" if cluster > 1 else "")
 
 
-def candidates(batch, mma_at_small_batch=False, wgmma=False):
-    """(label, tiling text) pairs for one batch size. Up to batch 8 these
-    are the matvec's, plus (mma_at_small_batch) the tensor-core kernel's
-    with block_m = 16, to measure where one overtakes the other."""
-    if batch <= 8:
-        out = [(f"n{bn}u{u}s{s}", tiling_text(batch, bn, u, s))
-               for bn, u, s in CANDIDATES]
-        if mma_at_small_batch:
-            for bn, s, bk, st, c in MMA_CANDIDATES:
-                label = mma_label(16, bn, s, bk, st, c)
-                out.append((label, mma_tiling_text(label)))
-        return out
-    out = []
-    block_ms = [min(64, (batch + 15) // 16 * 16)]
-    if batch > 64:
-        block_ms.append(32)
-    if batch >= 128:
-        block_ms.append(128)
-    if 16 < batch <= 64:  # several m blocks streaming one weight tile (L2)
-        block_ms.append(16)
-    cands = MMA_CANDIDATES if batch <= 32 else MMA_LARGE_CANDIDATES
-    for block_m in block_ms:
-        for bn, s, bk, st, c in cands:
-            label = mma_label(block_m, bn, s, bk, st, c)
-            out.append((label, mma_tiling_text(label)))
-    if wgmma:
-        wgmma_ms = (64, 128) if batch >= 64 else ((batch + 15) // 16 * 16,)
-        for bm in wgmma_ms:
-            for s, st, c in WGMMA_CANDIDATES:
-                label = mma_label(bm, 128, s, 64, st, c, kind="W")
-                out.append((label, mma_tiling_text(label)))
-    return out
+def candidates(batch, n, k, enc, chip, gated=False, mma_at_small_batch=False,
+               top=0):
+    """(label, tiling text) pairs of one shape at one batch, as the compiler
+    lists them. Up to batch 8 the matvec's, plus (mma_at_small_batch) the
+    tensor-core kernel's, to measure where one overtakes the other."""
+    extra = ["--tensor-core-min-batch=1"] if mma_at_small_batch else []
+    listed = list_tilings(n, k, enc, [batch], chip, top, gated, extra)[batch]
+    return [(tiling_label(c["tiling"]), c["tiling"]) for c in listed
+            if mma_at_small_batch or batch > 8 or c["kernel"] == "matvec"]
 
 
 def tiling_from_label(batch, label):
+    if label == "D":
+        return "dequant_gemm"
     if label[0] in "MW":
         return mma_tiling_text(label)
-    block_n = int(label[1:label.index("u")])
-    unroll = int(label[label.index("u") + 1:label.index("s")])
-    split = int(label[label.index("s") + 1:])
-    return tiling_text(batch, block_n, unroll, split)
+    m = re.fullmatch(r"n(\d+)u(\d+)s(\d+)(?:v(\d+))?", label)
+    block_n, unroll, split = map(int, m.groups()[:3])
+    text = tiling_text(batch, block_n, unroll, split)
+    return text + (f", vec_bytes = {m.group(4)}" if m.group(4) else "")
 
 
 def tiling_text(batch, block_n, unroll, split):
@@ -145,6 +88,7 @@ def prepare(args):
     os.makedirs(folder, exist_ok=True)
     runs = open(os.path.join("artifacts", "runs.txt"), "a")
     compile_tool = os.path.join(args.build, "bin", "qfuse-compile")
+    os.environ.setdefault("QFUSE_COMPILE", os.path.abspath(compile_tool))
     for model in args.models:
         for encoding in args.encodings:
             enc = encoding_text(encoding)
@@ -160,8 +104,9 @@ def prepare(args):
                     name = "gate_up"
                 # cuBLAS runs gate and up as one GEMM of 2N rows.
                 gemms.append(f"--gemm {args.batch}x{2 * n if args.gated else n}x{k}")
-                for label, tiling in candidates(args.batch, args.mma,
-                                                args.chip == "sm_90a"):
+                for label, tiling in candidates(args.batch, n, k, enc,
+                                                args.chip, args.gated,
+                                                args.mma, args.top):
                     if args.only_wgmma and not label.startswith("W"):
                         continue
                     base = f"{model}-{tag}-{name}-b{args.batch}-{label}"
@@ -252,6 +197,9 @@ def main():
                         "(database key N = 2 x gate rows)")
     p.add_argument("--mma", action="store_true",
                    help="up to batch 8, the tensor-core kernel's candidates too")
+    p.add_argument("--top", type=int, default=0,
+                   help="at most this many candidates per kernel family, as "
+                        "the compiler ranks them (default 0: all)")
     s = sub.add_parser("select")
     s.add_argument("results")
     s.add_argument("-o", "--output", default="bench/tuning-db.json")

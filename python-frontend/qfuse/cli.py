@@ -1,5 +1,6 @@
-"""python3 -m qfuse {emit,compile,compile-gptq,report,run,bench,generate,quantize,encodings}."""
+"""python3 -m qfuse {emit,compile,compile-gptq,report,run,bench,generate,quantize,tune,encodings}."""
 import argparse
+import glob
 import json
 import os
 import re
@@ -19,7 +20,8 @@ from .progress import Progress
 from .quantizer import DEFAULT_SEQ_LEN, FORMATS, FP16_ARTIFACT, MAX_CHUNK
 from .cli_args import add_chip_arg, batch as _batch, damp as _damp
 from .cli_args import positive as _positive, prompt_ids as _prompt_ids
-from .tools import ToolError, compile_ir, resolve_tuning_db, verify
+from .tools import (TUNING_DB_HELP, ToolError, compile_ir, model_tuning_db,
+                    resolve_tuning_db, verify)
 
 
 class CliError(Exception):
@@ -129,14 +131,23 @@ def _compile(args):
     with tempfile.TemporaryDirectory(prefix="qfuse-") as tmp:
         ir = _input_ir(args, tmp)
         batches = [int(b) for b in args.batch_sizes.split(",")] if args.batch_sizes else None
+        tuning_db = resolve_tuning_db(args.tuning_db, args.config, tmp)
+        _note_model_db(args, "compile")
         try:
             _, err = compile_ir(ir, args.output, chip=args.chip, batch_sizes=batches,
-                                emit=args.emit,
-                                tuning_db=resolve_tuning_db(args.tuning_db))
+                                emit=args.emit, tuning_db=tuning_db)
         except ToolError as e:
             raise CliError(_explain_compile_error(str(e))) from None
         if err.strip():
             sys.stderr.write(err)
+
+
+def _note_model_db(args, prog):
+    """Says on stderr when the model's own tuning database is used."""
+    own = model_tuning_db(args.config) if args.tuning_db == "auto" else None
+    if own:
+        print(f"qfuse {prog}: tuning database {own} (qfuse tune) over the shipped one",
+              file=sys.stderr)
 
 
 def cmd_compile(args):
@@ -187,7 +198,8 @@ def cmd_report(args):
         ir = _input_ir(args, tmp)
         entries = run_roofline(ir, batch=_rows(args) or 1, bandwidth_gbps=args.bandwidth_gbps,
                                peak_tflops=args.peak_tflops,
-                               tuning_db=resolve_tuning_db(args.tuning_db))
+                               tuning_db=resolve_tuning_db(args.tuning_db, args.config,
+                                                           tmp))
     steps = []
     if args.bench:
         steps = match_measurements(entries, load_measurements(args.bench))
@@ -404,6 +416,95 @@ def cmd_quantize(args):
     print(f"qfuse quantize: wrote {result['out']} (through {how})", file=sys.stderr)
 
 
+def _tune_config(args):
+    """The config.json tune reads: --config, or --model DIR's."""
+    if bool(args.config) == bool(args.model):
+        raise CliError("give the model as --config config.json or --model DIR (one of them)")
+    path = args.config or model_config_path(args.model)
+    if not os.path.isfile(path):
+        raise CliError(f"--config {path}: no such file")
+    try:
+        return ModelConfig.load(path), path
+    except ConfigError as e:
+        raise CliError(f"cannot derive the model's linear layers to tune: {e}") from None
+
+
+def _tune_log(text):
+    print(f"qfuse tune: {text}", file=sys.stderr)
+
+
+def _tune_select(args):
+    """--select: the database from run.sh's results; (output, the config
+    the candidates were prepared from)."""
+    from .tune import select
+    out, _, report, manifest = select(args.select, args.out, replace=args.replace)
+    print("\n".join(report))
+    return out, manifest.get("config")
+
+
+def _tune_next_steps(out, config_path):
+    """What picks the database up, and the artifacts that predate it."""
+    from .tools import USER_TUNING_DB
+    model_dir = os.path.dirname(os.path.abspath(config_path)) if config_path else None
+    if model_dir and os.path.abspath(out) == os.path.join(model_dir, USER_TUNING_DB):
+        _tune_log("compiles of this model read it (qfuse compile --config, generate, "
+                  "quantize; --tuning-db auto)")
+        stale = sorted(glob.glob(os.path.join(model_dir, "qfuse-*.qfa")))
+        if stale:
+            _tune_log("generate and quantize compile their artifacts only when missing: "
+                      "remove " + ", ".join(stale) + " to compile them with it")
+    else:
+        _tune_log(f"compile with it: python3 -m qfuse compile ... --tuning-db {out}")
+
+
+def cmd_tune(args):
+    from .tune import default_database, gpu_problem, parse_batch_sizes, prepare, run_all
+    if args.select:
+        if args.config or args.model:
+            raise CliError("--select reads the results of prepared candidates, whose "
+                           "manifest names the model; drop --config/--model")
+        _tune_next_steps(*_tune_select(args))
+        return
+    cfg, config_path = _tune_config(args)
+    batches = parse_batch_sizes(args.batch_sizes)
+    out = args.out or default_database(config_path)
+    problem = "--prepare-only" if args.prepare_only else gpu_problem()
+    # The model directory's name, or a config file's own (configs/qwen.json).
+    base = os.path.basename(config_path)
+    name = (os.path.basename(os.path.dirname(os.path.abspath(config_path)))
+            if base == "config.json" else os.path.splitext(base)[0])
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", name) or "model"
+    with tempfile.TemporaryDirectory(prefix="qfuse-tune-") as tmp:
+        work = args.work or (f"qfuse-tune-{name}" if problem else os.path.join(tmp, "work"))
+        manifest = prepare(cfg, config_path, args.encoding, batches, work, chip=args.chip,
+                           top=args.top, budget_s=args.budget_s, out_db=out,
+                           log=_tune_log)
+        runs = len(manifest["runs"])
+        if problem:
+            rel = os.path.relpath(work)
+            rel = os.path.abspath(work) if rel.startswith("..") else rel
+            _tune_log(f"no measurements here ({problem}); prepared {runs} candidate runs "
+                      f"in {rel}/ ({len(manifest['skipped'])} candidate(s) did not "
+                      "compile)")
+            print(f"On the GPU machine (with qfuse-bench, or in the qfuse source to build "
+                  f"it), with {rel}/ copied there:\n"
+                  f"  bash {rel}/run.sh [RESULTS_DIR] [BUDGET_S, default {args.budget_s}]\n"
+                  f"({rel}/run.sh holds the qfuse-bench command of every candidate; "
+                  f"results go to {rel}/results, or RESULTS_DIR, and to "
+                  f"$OUT/tune-results.tgz when $OUT is set.) Then here:\n"
+                  f"  python3 -m qfuse tune --select RESULTS_DIR_OR_TGZ --out {out}")
+            return
+        results = os.path.join(work, "results")
+        _tune_log(f"measuring {runs} candidates with qfuse-bench --check (budget "
+                  f"{args.budget_s or 'none'} s)")
+        ran, failed, skipped = run_all(work, results, args.budget_s, device=args.device,
+                                       log=_tune_log)
+        _tune_log(f"{ran} runs ({failed} failed), {skipped} not run within the budget")
+        args.select = results
+        _tune_select(args)
+    _tune_next_steps(out, config_path)
+
+
 def cmd_encodings(args):
     for name in valid_names():
         target = f" (= {ALIASES[name]})" if name in ALIASES else ""
@@ -432,9 +533,8 @@ def build_parser():
     add_chip_arg(c, emit=True)
     c.add_argument("--batch-sizes", help="e.g. 1,2,4,8 (for a dynamic M)")
     c.add_argument("--emit", default="artifact", choices=("artifact", "mlir", "ptx"))
-    c.add_argument("--tuning-db", default="shipped", metavar="FILE|shipped|none",
-                   help="tuning database: 'shipped' (default) is the one that ships "
-                        "with qfuse, 'none' the cost model alone")
+    c.add_argument("--tuning-db", default="auto", metavar="FILE|auto|shipped|none",
+                   help=TUNING_DB_HELP)
     c.set_defaults(func=cmd_compile, work=_compile)
 
     cg = sub.add_parser("compile-gptq", help="the GPTQ block kernels (qf.gptq_block_update) "
@@ -453,9 +553,8 @@ def build_parser():
     _add_model_args(r, config_required=False)
     r.add_argument("--bandwidth-gbps", type=float)
     r.add_argument("--peak-tflops", type=float)
-    r.add_argument("--tuning-db", default="shipped", metavar="FILE|shipped|none",
-                   help="tuning database: 'shipped' (default) is the one that ships "
-                        "with qfuse, 'none' the cost model alone")
+    r.add_argument("--tuning-db", default="auto", metavar="FILE|auto|shipped|none",
+                   help=TUNING_DB_HELP)
     r.add_argument("--bench", action="append", metavar="JSON_OR_DIR",
                    help="qfuse-bench JSON (or a bench/results folder) with measured times")
     r.add_argument("--per-op", action="store_true", help="one row per linear layer")
@@ -567,6 +666,47 @@ def build_parser():
     add_chip_arg(q, "target chip when compiling")
     q.set_defaults(func=cmd_quantize)
 
+    t = sub.add_parser("tune", help="measure the candidate tilings of a model's linear "
+                       "shapes on this GPU (qfuse-bench --check, against cuBLAS fp16) and "
+                       "write the tuning database its compiles then use; without a GPU, "
+                       "prepare the candidates and print how to run them")
+    t.add_argument("--config", help="the model's config.json")
+    t.add_argument("--model", metavar="DIR", help="a Hugging Face model directory "
+                   "(its config.json)")
+    t.add_argument("--encoding", default="int4-g128",
+                   help="weight encoding of the linear layers (default int4-g128; the "
+                        "names of `compile`)")
+    t.add_argument("--batch-sizes", default=DECODE_BATCH_SIZES, metavar="M,M,...",
+                   help=f"batches to tune (default {DECODE_BATCH_SIZES}, the plans "
+                        "`generate` compiles)")
+    t.add_argument("--chip", default="sm_90",
+                   help="target chip: sm_80, sm_89, sm_90 or sm_90a (wgmma candidates too)")
+    t.add_argument("--out", metavar="DB",
+                   help="the database to write, merged into its entries (default: "
+                        "qfuse-tuning-db.json beside the config, which compiles of the "
+                        "model read)")
+    t.add_argument("--top", type=int, default=8, metavar="K",
+                   help="at most K candidates per kernel family and (shape, batch), "
+                        "ranked by the compiler (default 8; 0: all)")
+    t.add_argument("--budget-s", type=int, default=600, metavar="S",
+                   help="start a measurement only while its estimated time fits what is "
+                        "left of S seconds (default 600; 0: no limit); runs go in rank "
+                        "order, so a cut drops the lowest ranks")
+    t.add_argument("--work", metavar="DIR",
+                   help="where the candidate artifacts, manifest.json, runs.txt and "
+                        "run.sh go (default: ./qfuse-tune-<model dir> (or <config name>) "
+                        "when preparing, "
+                        "a temporary folder when measuring here)")
+    t.add_argument("--prepare-only", action="store_true",
+                   help="prepare the candidates even where a GPU is present")
+    t.add_argument("--select", metavar="RESULTS",
+                   help="read the results of run.sh (its folder, or tune-results.tgz) and "
+                        "write the database of the fastest passing candidates")
+    t.add_argument("--replace", action="store_true",
+                   help="with --select: drop the output file's existing entries")
+    t.add_argument("--device", type=int, help="CUDA device ordinal for the measurements")
+    t.set_defaults(func=cmd_tune)
+
     n = sub.add_parser("encodings", help="list the encoding names")
     n.set_defaults(func=cmd_encodings)
     return p
@@ -579,7 +719,7 @@ def main(argv=None):
     try:
         args.func(args)
     except (CliError, ConfigError, EncodingError, IRError, ToolError, QfuseError,
-            ValueError, OSError) as e:
+            ValueError, OSError) as e:  # TuneError is a ValueError
         print(f"qfuse {args.command}: error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -6,9 +6,11 @@ Search order for a tool `qfuse-X`: the environment variable QFUSE_X
 repository's build*/bin directories (most recently built first).
 """
 import glob
+import json
 import os
 import shutil
 import subprocess
+import tempfile
 
 from .progress import Progress
 
@@ -111,18 +113,89 @@ def parse_chips(text):
 SHIPPED_TUNING_DB = os.path.join(REPO_ROOT, "bench", "tuning-db.json")
 
 
-def resolve_tuning_db(value):
-    """--tuning-db's value as a path or None: 'shipped' (the default) is
-    SHIPPED_TUNING_DB where it exists, 'none' the cost model alone, anything
-    else a user's own database, which must exist."""
+# The database `python3 -m qfuse tune` writes beside a model's config.json:
+# compiles of that model (compile --config, generate, quantize) read it over
+# the shipped one.
+USER_TUNING_DB = "qfuse-tuning-db.json"
+
+TUNING_DB_HELP = ("tuning database: 'auto' (default) is the model's own "
+                  f"({USER_TUNING_DB} beside its config.json, written by `qfuse tune`) "
+                  "over the one that ships with qfuse, or the shipped one alone where "
+                  "the model has none; 'shipped' the shipped one alone, 'none' the cost "
+                  "model alone, or a FILE")
+
+
+def model_tuning_db(config_path):
+    """The model's own database beside `config_path`, or None."""
+    if not config_path:
+        return None
+    path = os.path.join(os.path.dirname(os.path.abspath(config_path)), USER_TUNING_DB)
+    return path if os.path.isfile(path) else None
+
+
+def _entry_key(entry):
+    # Encodings are the dialect's canonical text on both sides; spaces are
+    # not significant.
+    return (entry["m"], entry["n"], entry["k"], "".join(entry["encoding"].split()),
+            entry.get("chip"))
+
+
+def read_tuning_db(path):
+    """The entries of a tuning database file (a JSON array of {m, n, k,
+    encoding, tiling, ...}); ToolError naming the file otherwise."""
+    try:
+        with open(path) as f:
+            entries = json.load(f)
+    except (OSError, ValueError) as e:
+        raise ToolError(f"tuning database {path}: cannot read it ({e})") from None
+    if not isinstance(entries, list) or not all(
+            isinstance(e, dict) and {"m", "n", "k", "encoding", "tiling"} <= set(e)
+            for e in entries):
+        raise ToolError(f"tuning database {path}: expected a JSON array of {{m, n, k, "
+                        "encoding, tiling, measured_us}} entries")
+    return entries
+
+
+def merge_tuning_entries(over, under):
+    """The entries of `over` and those of `under` whose shape (m, n, k,
+    encoding, chip) `over` does not have; sorted."""
+    table = {_entry_key(e): e for e in under}
+    table.update((_entry_key(e), e) for e in over)
+    return sorted(table.values(), key=lambda e: (e.get("chip") or "", e["encoding"],
+                                                 e["n"], e["k"], e["m"]))
+
+
+def resolve_tuning_db(value, config=None, workdir=None):
+    """--tuning-db's value as a path or None.
+
+    'auto' (the default): the model's own database (USER_TUNING_DB beside
+    `config`, which `qfuse tune` writes) over SHIPPED_TUNING_DB, merged into
+    a file in `workdir` (the model's entries win where both have a shape);
+    the shipped database alone where the model has none. 'shipped':
+    SHIPPED_TUNING_DB where it exists. 'none': the cost model alone.
+    Anything else: a user's own database, which must exist, alone."""
     if value in (None, "none"):
         return None
+    shipped = SHIPPED_TUNING_DB if os.path.isfile(SHIPPED_TUNING_DB) else None
     if value == "shipped":
-        return SHIPPED_TUNING_DB if os.path.isfile(SHIPPED_TUNING_DB) else None
+        return shipped
+    if value == "auto":
+        own = model_tuning_db(config)
+        if not own:
+            return shipped
+        entries = read_tuning_db(own)
+        if shipped:
+            entries = merge_tuning_entries(entries, read_tuning_db(shipped))
+        path = os.path.join(workdir or tempfile.mkdtemp(prefix="qfuse-"),
+                            "tuning-db.json")
+        with open(path, "w") as f:
+            json.dump(entries, f, indent=1)
+        return path
     if not os.path.isfile(value):
-        raise ToolError(f"--tuning-db {value}: no such file (use 'shipped' for "
-                        f"the database that ships with qfuse, 'none' for the "
-                        f"cost model alone)")
+        raise ToolError(f"--tuning-db {value}: no such file (use 'auto' for the model's "
+                        f"own database over the shipped one, 'shipped' for the "
+                        f"database that ships with qfuse, 'none' for the cost model "
+                        f"alone)")
     return value
 
 

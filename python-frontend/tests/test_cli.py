@@ -10,7 +10,7 @@ class Cli(TempDirTestCase):
         proc = run_cli("--help")
         self.assertEqual(proc.returncode, 0)
         for cmd in ("emit", "compile", "compile-gptq", "report", "run", "bench", "generate",
-                    "quantize"):
+                    "quantize", "tune"):
             self.assertIn(cmd, proc.stdout)
 
     def test_emit_to_stdout_and_file(self):

@@ -10,9 +10,12 @@ from qfuse.cli import build_parser
 
 class TuningDatabaseDefault(TempDirTestCase):
     def test_shipped_is_the_default_and_exists(self):
+        # 'auto': the shipped database, under the model's own where it has one
+        # (test_tune.py).
         args = build_parser().parse_args(["compile", "x.mlir", "-o", "x.qfa"])
-        self.assertEqual(args.tuning_db, "shipped")
+        self.assertEqual(args.tuning_db, "auto")
         self.assertTrue(os.path.isfile(tools.SHIPPED_TUNING_DB))
+        self.assertEqual(tools.resolve_tuning_db("auto"), tools.SHIPPED_TUNING_DB)
         self.assertEqual(tools.resolve_tuning_db("shipped"), tools.SHIPPED_TUNING_DB)
 
     def test_none_means_the_cost_model_alone(self):

@@ -11,7 +11,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/InitAllDialects.h"
@@ -78,6 +80,27 @@ static cl::opt<int64_t> dequantGemmMinBatch(
 static cl::opt<std::string> tuningDb("tuning-db",
                                      cl::desc("Tuning database (JSON)"),
                                      cl::init(""));
+static cl::opt<std::string> listTilings(
+    "list-tilings",
+    cl::desc("Print the candidate tilings of a weight type (e.g. "
+             "'!qf.weight<4096x4096, #qf.enc<int4, group = 128, scale = "
+             "f16>>') at each --batch-sizes entry (default 1) on --chip, as "
+             "the tuning mode measures them: one #qf.tiling per line, the "
+             "default (what a compile without a tuning database picks) "
+             "first, then the kernel families' candidates by rank (mma by "
+             "the time model's predicted time); reads no input"),
+    cl::value_desc("weight type"), cl::init(""));
+static cl::opt<int64_t> listTop(
+    "list-top",
+    cl::desc("With --list-tilings: at most this many candidates per kernel "
+             "family (matvec, mma, wgmma, dequant_gemm; 0: all)"),
+    cl::init(8));
+static cl::opt<bool> listGated(
+    "list-gated",
+    cl::desc("With --list-tilings: a silu_mul matmul whose gate and up "
+             "weights both have the given type (its tuning-database entry "
+             "has n = 2 x the rows)"),
+    cl::init(false));
 enum class Emit { Artifact, MLIR, PTX };
 static cl::opt<Emit> emit(
     "emit", cl::desc("What to write"), cl::init(Emit::Artifact),
@@ -374,6 +397,85 @@ static int writeOutput(StringRef text) {
   return 0;
 }
 
+/// --list-tilings: the candidates of the weight type at each batch, or an
+/// error. Returns the exit code.
+static int printTilingCandidates(MLIRContext &context, StringRef chip) {
+  auto fail = [](const Twine &message) {
+    llvm::errs() << "qfuse-compile: --list-tilings: " << message << "\n";
+    return 1;
+  };
+  std::string message;
+  Type type;
+  {
+    ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
+      if (message.empty())
+        message = diag.str();
+      return success();
+    });
+    type = parseType(listTilings, &context);
+  }
+  auto weight = dyn_cast_or_null<qf::WeightType>(type);
+  if (!weight)
+    return fail("expected a weight type such as '!qf.weight<4096x4096, "
+                "#qf.enc<int4, group = 128, scale = f16>>', got '" +
+                listTilings + "'" + (message.empty() ? "" : ": " + message));
+  if (listTop < 0)
+    return fail("--list-top must be 0 (all) or positive, got " +
+                Twine(static_cast<int64_t>(listTop)));
+  SmallVector<int64_t> batches(batchSizes.begin(), batchSizes.end());
+  if (batches.empty())
+    batches.push_back(1);
+  for (int64_t m : batches)
+    if (m <= 0)
+      return fail("--batch-sizes must be positive, got " + Twine(m));
+  // The target qf-select-tiling builds from the same options.
+  qf::TargetAttr chipTarget = qf::getKnownTarget(&context, chip);
+  qf::TilingTarget target;
+  target.smCount = chipTarget.getSmCount();
+  target.smVersion = chipTarget.getSmVersion();
+  target.bandwidthGbps = chipTarget.getBandwidthGbps();
+  target.archSpecific = chipTarget.isArchSpecific();
+  target.tensorCoreMinM = tensorCoreMinBatch;
+  target.maxSharedPerBlock = chipTarget.getMaxSharedPerBlock();
+  target.dequantGemmMinM = dequantGemmMinBatch;
+  if (target.tensorCoreMinM < 1)
+    return fail("--tensor-core-min-batch must be positive");
+  qf::WeightType keyed = weight;
+  if (listGated)
+    keyed = qf::WeightType::get(&context, 2 * weight.getN(), weight.getK(),
+                                weight.getEncoding(), weight.getLayout());
+
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  for (int64_t m : batches) {
+    SmallVector<qf::TilingCandidate> candidates =
+        qf::listTilingCandidates(m, keyed, target, listGated, listTop);
+    os << "// m = " << m << ", n = " << keyed.getN() << ", k = "
+       << keyed.getK() << ", " << weight
+       << (listGated ? " x 2 (gate and up, silu_mul)" : "") << ", " << chip
+       << ": " << candidates.size() << " candidate(s)\n";
+    for (const qf::TilingCandidate &c : candidates) {
+      os << c.tiling << "  // m = " << m << ", "
+         << qf::stringifyKernelKind(c.tiling.getKernel());
+      if (c.predictedUs > 0)
+        os << llvm::formatv(", {0:F2} us predicted", c.predictedUs);
+      if (c.isDefault)
+        os << ", default";
+      os << "\n";
+    }
+  }
+  if (llvm::Error error = llvm::writeToOutput(
+          outputFile, [&](llvm::raw_ostream &out) -> llvm::Error {
+            out << text;
+            return llvm::Error::success();
+          })) {
+    llvm::errs() << "qfuse-compile: cannot write '" << outputFile
+                 << "': " << llvm::toString(std::move(error)) << "\n";
+    return 1;
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   registerAllPasses();
@@ -395,6 +497,14 @@ int main(int argc, char **argv) {
   if (failed(chips)) {
     llvm::errs() << "qfuse-compile: " << error << "\n";
     return 1;
+  }
+
+  if (!listTilings.empty()) {
+    if (chips->size() != 1) {
+      llvm::errs() << "qfuse-compile: --list-tilings takes one --chip\n";
+      return 1;
+    }
+    return printTilingCandidates(context, chips->front());
   }
 
   auto input = openInputFile(inputFile, &error);

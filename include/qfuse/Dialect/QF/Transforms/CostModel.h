@@ -151,6 +151,47 @@ std::optional<std::string> getTilingRefusal(TilingAttr tiling, WeightType type,
                                             bool gated,
                                             const TilingTarget &target);
 
+//===----------------------------------------------------------------------===//
+// Tuning candidates
+//===----------------------------------------------------------------------===//
+
+/// One tiling the tuning mode measures for a shape (`qfuse-compile
+/// --list-tilings`, `python3 -m qfuse tune`, bench/tune.py).
+struct TilingCandidate {
+  TilingAttr tiling;
+  /// The mma time model's prediction (MmaTimeModel.h) in microseconds; 0
+  /// for the kernel families without a time model (matvec, wgmma,
+  /// dequant_gemm).
+  double predictedUs = 0;
+  /// The tiling selectTiling picks: what a compile without a tuning
+  /// database runs.
+  bool isDefault = false;
+};
+
+/// The candidate tilings of `m` rows times `type` (the 2N rows of gate and
+/// up when `gated`, as selectTiling takes them): the one definition of the
+/// space the tuning sweeps measure. Per kernel family that takes the shape:
+///   - matvec (m <= 8): the sweep's (block_n, k_unroll, split_k) that the
+///     generator's contract allows (whole vec_bytes loads per split, block_n
+///     a multiple of the row groups, at most 32 row x batch accumulators
+///     and 128 bytes of codes in flight per lane);
+///   - mma (m >= target.tensorCoreMinM, where the tensor-core kernel takes
+///     the weight): selectMma's candidates (block_m from the batch, the
+///     (block_n, split_k, block_k, stages, cluster_k) the time model is
+///     fitted on) that fit, ranked by the time model;
+///   - wgmma (sm_90a, m > 8, not gated): block_m 64 and 128 from m = 64,
+///     else m rounded up to 16; split_k 1, 2, 4; 3 or 4 stages; cluster_k 1
+///     or 2, within the shared-memory budget of selectWgmma;
+///   - dequant_gemm (m >= 64, or where no fused kernel takes the weight).
+/// Families without a time model keep the rule's pick first, then the
+/// sweep's order. Each family keeps its first `topK` (0: all). The result
+/// starts with the default (isDefault: selectTiling's pick, added when no
+/// family lists it), then the families' candidates interleaved by rank:
+/// each family's best, then each one's second, ...
+SmallVector<TilingCandidate> listTilingCandidates(int64_t m, WeightType type,
+                                                  const TilingTarget &target,
+                                                  bool gated, int64_t topK);
+
 } // namespace qf
 } // namespace mlir
 
