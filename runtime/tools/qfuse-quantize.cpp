@@ -31,13 +31,13 @@
 #include "ToolCommon.h"
 
 #include "qfuse/runtime/gptq/Calibration.h"
+#include "qfuse/runtime/AtomicFile.h"
 #include "qfuse/runtime/Error.h"
 #include "qfuse/runtime/gptq/QuantizeModel.h"
 
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <unistd.h>
 
@@ -160,10 +160,10 @@ int main(int argc, char **argv) {
   try {
     const std::string report = quantizeModel(options);
     if (!jsonPath.empty())
-      std::ofstream(jsonPath) << report << "\n";
-  } catch (const Error &e) {
+      writeFileAtomically(jsonPath, report + "\n");
+  } catch (const std::exception &e) {
     bar.clear();
-    std::cerr << "qfuse-quantize: error: " << e.what() << "\n";
+    std::cerr << "qfuse-quantize: error: " << errorText(e) << "\n";
     return 1;
   }
   return 0;

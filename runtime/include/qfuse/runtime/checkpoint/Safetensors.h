@@ -33,6 +33,10 @@
 #include <unordered_map>
 #include <vector>
 
+namespace qfuse {
+class AtomicFile;
+}
+
 namespace qfuse::runtime {
 
 /// One entry of a safetensors header. Offsets are relative to the data buffer.
@@ -125,8 +129,12 @@ public:
   /// The complete file contents.
   std::vector<uint8_t> serialize() const;
   /// Writes serialize()'s bytes to `path` (tensors by parallel writes at
-  /// their offsets); throws naming the path on I/O failure.
+  /// their offsets) through an AtomicFile: a failure (naming the path and
+  /// the tensor) leaves nothing at `path` and an earlier file unchanged.
   void write(const std::string &path) const;
+  /// The same into `file`, without committing it (a writer of several files
+  /// renames them together once all are written).
+  void write(AtomicFile &file) const;
 
 private:
   /// The JSON header, padded to 8 bytes; `dataBytes` = the tensors' bytes.
