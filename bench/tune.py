@@ -18,6 +18,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from decode_step_ir import MODELS, encoding_text, projections  # noqa: E402
+from qfuse.atomic import write_json  # noqa: E402
 
 # Matvec candidates: (block_n, k_unroll, split_k). The generator's contract:
 # 4 warps per block (8 when split_k = 8), rows per warp = block_n * split_k /
@@ -228,9 +229,9 @@ def select(args):
             "measured_us": round(ms * 1e3, 3), "chip": "sm_90a"}
            for (m, n, k, enc), (ms, t) in sorted(best_arch.items())
            if t.startswith("wgmma")]
-    with open(args.output, "w") as f:
-        json.dump(db, f, indent=1)
-        f.write("\n")
+    # Renamed into place when complete: an interrupted select keeps the
+    # database it started from.
+    write_json(args.output, db, indent=1)
     print(f"tune: {len(db)} entries -> {args.output}")
 
 

@@ -1,12 +1,12 @@
 """python3 -m qfuse {emit,compile,compile-gptq,report,run,bench,generate,quantize,encodings}."""
 import argparse
-import json
 import os
 import re
 import sys
 import tempfile
 
 from . import __version__
+from .atomic import atomic_open, write_json, write_text
 from .artifacts import (DECODE_BATCH_SIZES, decode_artifact_name, ensure_artifact,
                         model_compile_argv, model_config_path)
 from .encoding_check import check_plan
@@ -90,8 +90,7 @@ def _write(text, output):
     if output in (None, "-"):
         sys.stdout.write(text)
     else:
-        with open(output, "w") as f:
-            f.write(text)
+        write_text(output, text)
 
 
 def cmd_emit(args):
@@ -203,8 +202,7 @@ def cmd_report(args):
     sys.stdout.write(format_table(entries, steps, per_op=args.per_op))
     sys.stdout.flush()
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(entries, f, indent=2)
+        write_json(args.json, entries, trailing_newline=False, indent=2)
     if args.svg:
         title = f"qfuse roofline: {os.path.basename(args.input or args.config)}, batch {_rows(args) or 1}"
         write_svg(entries, args.svg, title)
@@ -244,9 +242,10 @@ def cmd_run(args):
                     os.makedirs(args.output_dir, exist_ok=True)
                     path = os.path.join(args.output_dir, f"{name}.b{batch}")
                     if numpy is not None and not isinstance(y, bytes):
-                        numpy.save(path + ".npy", y)
+                        with atomic_open(path + ".npy", "wb") as f:
+                            numpy.save(f, y)
                     else:
-                        with open(path + ".bin", "wb") as f:
+                        with atomic_open(path + ".bin", "wb") as f:
                             f.write(y)
                 summary = (f"shape {list(y.shape)}, mean |y| {float(abs(y.astype('float32')).mean()):.4g}"
                            if not isinstance(y, bytes) else f"{len(y)} bytes")
@@ -270,8 +269,8 @@ def cmd_bench(args):
                   "host-timed qfuse_run; qfuse-bench measures with CUDA graphs and "
                   "rotating weights)")
         if args.json:
-            with open(args.json, "w") as f:
-                json.dump({"artifact": args.artifact, "results": results}, f, indent=2)
+            write_json(args.json, {"artifact": args.artifact, "results": results},
+                       trailing_newline=False, indent=2)
 
 
 # The artifact `generate` (and qfuse-run) read without --artifact, and the
@@ -625,6 +624,10 @@ def main(argv=None):
     except (CliError, ConfigError, EncodingError, IRError, ToolError, QfuseError,
             ValueError, OSError) as e:
         print(f"qfuse {args.command}: error: {e}", file=sys.stderr)
+        return 1
+    except MemoryError:
+        print(f"qfuse {args.command}: error: out of host memory (MemoryError); "
+              "no file was left half-written", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130

@@ -44,6 +44,7 @@ import sys
 import tempfile
 import threading
 
+from .atomic import write_json
 from .artifacts import (DECODE_BATCH_SIZES, ArtifactError, decode_artifact_name,
                         ensure_artifact, gptq_compile_argv, model_compile_argv,
                         model_config_path)
@@ -440,9 +441,7 @@ def quantize(model=None, encoding="int4-g128", calibration=None, out=None, *,
                                 f"(0 to {count - 1})")
         report = run_c_api(lib, options)
         if json_path:
-            with open(json_path, "w") as f:
-                json.dump(report, f, indent=2)
-                f.write("\n")
+            write_json(json_path, report, indent=2)
         return {"out": out, "via": VIA_C_API, "options": options, "command": None,
                 "report": report}
 
