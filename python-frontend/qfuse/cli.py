@@ -437,7 +437,7 @@ def cmd_quantize(args):
                       decode_artifact=args.decode_artifact, act_order=args.act_order,
                       static_groups=args.static_groups, damp=args.damp,
                       json_path=args.json, overwrite=args.overwrite, seed=args.seed,
-                      device=args.device, chip=args.chip)
+                      device=args.device, chip=args.chip, resume=args.resume)
     how = ("the C API's qfuse_quantize" if result["via"] == "c-api"
            else f"{result['command'][0]}")
     print(f"qfuse quantize: wrote {result['out']} (through {how})", file=sys.stderr)
@@ -604,6 +604,9 @@ def build_parser():
     q.add_argument("--json", metavar="FILE", help="write the GPTQ report (JSON: per layer and module "
                    "the times, loss, damping and fallbacks)")
     q.add_argument("--overwrite", action="store_true", help="replace an existing OUTDIR")
+    q.add_argument("--resume", action="store_true",
+                   help="continue an interrupted run from OUTDIR/.qfuse-progress (the "
+                   "same inputs; the results are those of an uninterrupted run)")
     q.add_argument("--seed", type=int, help="seed of the random calibration sequences")
     q.add_argument("--device", type=int, help="CUDA device ordinal")
     q.add_argument("--chip", default="sm_90",

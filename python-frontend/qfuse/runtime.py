@@ -441,7 +441,8 @@ def quantize_model(options, library=None, capacity=REPORT_CAPACITY):
     id lists) and "out" are required; "format" ("qfuse",
     "compressed-tensors", "auto-gptq"), "seq_len", "fp16_artifact",
     "gptq_artifact", "decode_artifact", "damp", "act_order",
-    "static_groups", "overwrite", "seed" and "device" are optional; an
+    "static_groups", "overwrite", "seed", "device", "resume" and
+    "save_progress" are optional; an
     unknown key is an error (QfuseError with the C library's message). The
     artifacts must exist (qfuse.quantize compiles them first; it also checks
     the arguments and that there is a GPU). Returns the report (a dict: per

@@ -499,6 +499,10 @@ int64_t qfuse_quantize(const char *options_json, char *report,
         options.staticGroups = flag();
       else if (key == "overwrite")
         options.overwrite = flag();
+      else if (key == "resume")
+        options.resume = flag();
+      else if (key == "save_progress")
+        options.saveProgress = flag();
       else if (key == "seed")
         options.seed = integer(true).get<uint64_t>();
       else if (key == "device")
@@ -508,7 +512,7 @@ int64_t qfuse_quantize(const char *options_json, char *report,
                            "' (model, encoding, calibration, out, format, "
                            "seq_len, fp16_artifact, gptq_artifact, "
                            "decode_artifact, damp, act_order, static_groups, "
-                           "overwrite, seed, device)");
+                           "overwrite, resume, save_progress, seed, device)");
     }
     options.command = std::string("qfuse_quantize(") + options_json + ")";
     text = qfuse::runtime::quantizeModel(options);

@@ -10,6 +10,7 @@
 
 #include "ParallelJobs.h"
 
+#include "qfuse/runtime/checkpoint/FormatTensors.h"
 #include "qfuse/runtime/checkpoint/Importers.h"
 #include "qfuse/runtime/AtomicFile.h"
 #include "qfuse/runtime/Error.h"
@@ -79,24 +80,6 @@ bool isIntegerCheckpointEncoding(const format::Encoding &encoding) {
                           encoding.scaleType == ScalarType::F32;
   return zeroOk && floatScale && !encoding.isSparse24() &&
          !encoding.globalScale;
-}
-
-Error dtypeError(const std::string &what, const format::Tensor &tensor) {
-  return Error(what + ": dtype " + format::dtypeName(tensor.dtype) +
-               " has no safetensors spelling");
-}
-
-/// Adds format tensors as `<prefix><name>`.
-void addTensors(SafetensorsWriter &writer, const std::string &prefix,
-                const format::TensorMap &tensors) {
-  for (const auto &[name, tensor] : tensors) {
-    std::optional<DType> dtype =
-        parseSafetensorsDType(format::dtypeName(tensor.dtype));
-    if (!dtype)
-      throw dtypeError("tensor '" + prefix + name + "'", tensor);
-    writer.add(prefix + name, *dtype, tensor.shape, tensor.data.data(),
-               tensor.data.size());
-  }
 }
 
 /// `weights` by name; a name given twice is an error.
@@ -184,7 +167,7 @@ Output packedOutput(const ModelCheckpoint &source,
   });
   for (size_t i = 0; i < specs.size(); ++i) {
     auto it = given.find(specs[i]->checkpointName());
-    addTensors(out.tensors, specs[i]->checkpointName() + ".",
+    addFormatTensors(out.tensors, specs[i]->checkpointName() + ".",
                it != given.end() && it->second->packed ? *it->second->packed
                                                        : components[i]);
     format::TensorMap().swap(components[i]);
@@ -368,7 +351,7 @@ Output convertedOutput(const ModelCheckpoint &source,
                       [&] { convertOne(i); });
   });
   for (size_t i = 0; i < weights.size(); ++i) {
-    addTensors(out.tensors, weights[i]->name + ".", converted[i]);
+    addFormatTensors(out.tensors, weights[i]->name + ".", converted[i]);
     format::TensorMap().swap(converted[i]);
   }
   // Every other tensor as it is.

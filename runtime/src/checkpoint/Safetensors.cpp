@@ -339,9 +339,9 @@ TensorView SafetensorsFile::view(const TensorInfo &info) const {
 // SafetensorsWriter
 //===----------------------------------------------------------------------===//
 
-void SafetensorsWriter::add(const std::string &name, DType dtype,
-                            std::vector<int64_t> shape, const void *data,
-                            size_t size) {
+void SafetensorsWriter::checkNew(const std::string &name, DType dtype,
+                                 const std::vector<int64_t> &shape,
+                                 size_t size) const {
   if (name == kMetadataKey)
     throw Error("safetensors writer: '" + name + "' is a reserved name");
   for (const Entry &entry : entries_)
@@ -360,14 +360,27 @@ void SafetensorsWriter::add(const std::string &name, DType dtype,
         "safetensors writer: tensor '" + name + "' is given " +
         std::to_string(size) + " bytes but its shape and dtype need " +
         (expected ? std::to_string(*expected) : "a non-whole number of"));
-  Entry entry{name, dtype, std::move(shape), {}};
+}
+
+void SafetensorsWriter::add(const std::string &name, DType dtype,
+                            std::vector<int64_t> shape, const void *data,
+                            size_t size) {
+  checkNew(name, dtype, shape, size);
   const auto *begin = static_cast<const uint8_t *>(data);
-  onOutOfHostMemory("copying tensor '" + name + "' (" +
-                        std::to_string(size) + " bytes) for writing",
+  onOutOfHostMemory("copying tensor '" + name + "' (" + std::to_string(size) +
+                        " bytes) for writing",
                     [&] {
-                      entry.bytes.assign(begin, begin + size);
-                      entries_.push_back(std::move(entry));
+                      entries_.push_back(
+                          Entry{name, dtype, std::move(shape),
+                                std::vector<uint8_t>(begin, begin + size)});
                     });
+}
+
+void SafetensorsWriter::add(const std::string &name, DType dtype,
+                            std::vector<int64_t> shape,
+                            std::vector<uint8_t> bytes) {
+  checkNew(name, dtype, shape, bytes.size());
+  entries_.push_back(Entry{name, dtype, std::move(shape), std::move(bytes)});
 }
 
 void SafetensorsWriter::setMetadata(const std::string &key,

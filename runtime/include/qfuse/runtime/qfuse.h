@@ -179,8 +179,12 @@ void qfuse_text_stream_close(qfuse_text_stream *stream);
  * and "out" are required; "format" ("qfuse", "compressed-tensors",
  * "auto-gptq"), "seq_len", "fp16_artifact", "gptq_artifact",
  * "decode_artifact", "damp", "act_order", "static_groups", "overwrite",
- * "seed" and "device" are optional; an unknown key is an error. Progress
- * lines go to stdout. Returns the length of the JSON report (per layer and
+ * "resume", "save_progress", "seed" and "device" are optional; an unknown
+ * key is an error. After each layer the run records its progress in
+ * out/.qfuse-progress (unless "save_progress" is false); "resume": true
+ * continues an interrupted run from it, with the results the whole run
+ * would have given (refused when its inputs differ). Progress lines go to
+ * stdout. Returns the length of the JSON report (per layer and
  * module: times, loss, damping, fallbacks) and writes as much of it as
  * fits into report[capacity], NUL-terminated; -1 on error. */
 int64_t qfuse_quantize(const char *options_json, char *report,

@@ -124,6 +124,9 @@ public:
   /// does not match `shape` x `dtype`.
   void add(const std::string &name, DType dtype, std::vector<int64_t> shape,
            const void *data, size_t size);
+  /// The same, taking `bytes` without a copy.
+  void add(const std::string &name, DType dtype, std::vector<int64_t> shape,
+           std::vector<uint8_t> bytes);
   void setMetadata(const std::string &key, const std::string &value);
 
   /// The complete file contents.
@@ -137,6 +140,9 @@ public:
   void write(AtomicFile &file) const;
 
 private:
+  /// Throws unless a tensor `name` of `size` bytes may be added.
+  void checkNew(const std::string &name, DType dtype,
+                const std::vector<int64_t> &shape, size_t size) const;
   /// The JSON header, padded to 8 bytes; `dataBytes` = the tensors' bytes.
   std::string headerText(uint64_t &dataBytes) const;
   struct Entry {
