@@ -162,12 +162,12 @@ SafetensorsFile SafetensorsFile::open(const std::string &path) {
   file.path_ = path;
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
-    fail(path, std::string("cannot open: ") + std::strerror(errno));
+    fail(path, std::string("cannot open: ") + qfuse::systemErrorText(errno));
   struct stat st;
   if (::fstat(fd, &st) != 0) {
     int err = errno;
     ::close(fd);
-    fail(path, std::string("cannot stat: ") + std::strerror(err));
+    fail(path, std::string("cannot stat: ") + qfuse::systemErrorText(err));
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
@@ -179,7 +179,7 @@ SafetensorsFile SafetensorsFile::open(const std::string &path) {
     if (map == MAP_FAILED) {
       int err = errno;
       ::close(fd);
-      fail(path, std::string("cannot mmap: ") + std::strerror(err));
+      fail(path, std::string("cannot mmap: ") + qfuse::systemErrorText(err));
     }
     file.bytes_ = static_cast<const uint8_t *>(map);
     file.mapped_ = true;

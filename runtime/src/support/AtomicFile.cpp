@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <cstring>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -43,19 +42,6 @@ int writeAll(int fd, const uint8_t *data, uint64_t size, int64_t offset) {
 }
 
 } // namespace
-
-std::string systemErrorText(int error) {
-  char buffer[256];
-  // GNU strerror_r returns the text (possibly not in `buffer`); POSIX
-  // strerror_r fills `buffer`.
-#if defined(_GNU_SOURCE) && !defined(__APPLE__)
-  return ::strerror_r(error, buffer, sizeof(buffer));
-#else
-  if (::strerror_r(error, buffer, sizeof(buffer)) != 0)
-    return "error " + std::to_string(error);
-  return buffer;
-#endif
-}
 
 AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
   static std::atomic<uint64_t> counter{0};

@@ -72,9 +72,6 @@ private:
 /// Writes `bytes` to `path` through an AtomicFile.
 void writeFileAtomically(const std::string &path, std::string_view bytes);
 
-/// The system's text for errno value `error` (thread-safe strerror).
-std::string systemErrorText(int error);
-
 } // namespace qfuse
 
 #endif // QFUSE_RUNTIME_ATOMICFILE_H

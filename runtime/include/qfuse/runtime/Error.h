@@ -39,6 +39,10 @@ decltype(auto) onOutOfHostMemory(const std::string &what, Body &&body) {
   }
 }
 
+/// The system's text for errno value `error` (strerror, safe from several
+/// threads at once).
+std::string systemErrorText(int error);
+
 /// The message for an exception that ends a tool or a C API call: an
 /// Error's text, and for the standard library's own what it means.
 inline std::string errorText(const std::exception &e) {
