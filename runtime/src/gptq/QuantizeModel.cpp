@@ -250,8 +250,9 @@ std::string quantizeModel(const QuantizeModelOptions &options) {
   const int64_t numLayers = calib.numLayers();
   QuantizeProgress progress(
       outDir,
+      // The device's kind, not its ordinal: the same results on any H200.
       runIdentity(options, paths, checkpoint, enc, outFormat,
-                  context.describe()),
+                  context.name() + ", " + context.chip()),
       numLayers, options.resume);
   const int64_t first = progress.layersDone();
 
@@ -380,7 +381,11 @@ std::string quantizeModel(const QuantizeModelOptions &options) {
   const double packWaitSeconds = secondsSince(t);
   writeQuantizedCheckpoint(checkpoint, quantized, outFormat, outDir,
                            decode ? &*decode : nullptr, options.overwrite);
-  progress.finish();
+  try {
+    progress.finish();
+  } catch (const Error &e) { // the checkpoint is written either way
+    say("  warning: %s\n", e.what());
+  }
   const double writeSeconds = secondsSince(t);
   const double total = secondsSince(start);
   say("qfuse-quantize: %zu modules in %lld layers, %d fell back to "
