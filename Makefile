@@ -6,7 +6,7 @@ BUILD_TYPE ?= Release
 LLVM_PREFIX ?= /usr/lib/llvm-22
 CMAKE ?= cmake
 
-.PHONY: all deps configure build test test-sanitize demo docs clean
+.PHONY: all deps configure build test test-sanitize test-tsan demo docs clean
 
 all: build
 
@@ -37,6 +37,17 @@ test-sanitize: deps
 	  -DCMAKE_BUILD_TYPE=RelWithDebInfo
 	$(CMAKE) --build $(SANITIZE_DIR)
 	ctest --test-dir $(SANITIZE_DIR) -L unit --output-on-failure
+
+# The C API and the host readers from many threads under ThreadSanitizer
+# (docs/threads.md; no MLIR, no GPU): the thread tests only.
+TSAN_DIR ?= build-tsan
+test-tsan: deps
+	$(CMAKE) -G Ninja -S . -B $(TSAN_DIR) -DQFUSE_ENABLE_COMPILER=OFF \
+	  -DQFUSE_TOKENIZER_ORACLE=OFF -DQFUSE_SANITIZE=thread \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	$(CMAKE) --build $(TSAN_DIR) --target qfuse-c-api-tests qfuse-runtime-tests
+	ctest --test-dir $(TSAN_DIR) --output-on-failure \
+	  -R '^(qfuse-c-api-tests|Threads\.|AtomicFile\.Threads|BackgroundPacker\.)'
 
 demo: build
 	@scripts/demo.sh $(BUILD_DIR)

@@ -18,6 +18,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "python-frontend"))
 from qfuse import decode_step  # noqa: E402
+from qfuse.atomic import write_text  # noqa: E402
 from qfuse.encodings import EncodingError, encoding_text, valid_names  # noqa: E402
 
 MODELS = decode_step.MODELS
@@ -73,8 +74,7 @@ def main():
     if args.output == "-":
         sys.stdout.write(text)
     else:
-        with open(args.output, "w") as f:
-            f.write(text)
+        write_text(args.output, text)  # whole or not at all (qfuse.atomic)
 
 
 if __name__ == "__main__":

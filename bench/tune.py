@@ -19,6 +19,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from decode_step_ir import MODELS, encoding_text, projections  # noqa: E402
 from qfuse.tune import list_tilings, tiling_label  # noqa: E402  (decode_step_ir's path)
+from qfuse.atomic import write_json  # noqa: E402
 
 # The candidates come from the compiler (`qfuse-compile --list-tilings`,
 # lib/Dialect/QF/Transforms/CostModel.cpp: listTilingCandidates), the one
@@ -173,9 +174,9 @@ def select(args):
             "measured_us": round(ms * 1e3, 3), "chip": "sm_90a"}
            for (m, n, k, enc), (ms, t) in sorted(best_arch.items())
            if t.startswith("wgmma")]
-    with open(args.output, "w") as f:
-        json.dump(db, f, indent=1)
-        f.write("\n")
+    # Renamed into place when complete: an interrupted select keeps the
+    # database it started from.
+    write_json(args.output, db, indent=1)
     print(f"tune: {len(db)} entries -> {args.output}")
 
 

@@ -67,4 +67,6 @@ node "$ORACLE_SRC/make-corpus.mjs" "$DIR/corpus.hex" 10000
 node "$ORACLE_SRC/oracle.mjs" "$DIR/node_modules" "$DIR/corpus.hex" "$DIR" "${MODELS[@]}"
 python3 "$ORACLE_SRC/chat-oracle.py" "$DIR/node_modules" \
   "$ORACLE_SRC/chat-templates.json" "$DIR/chat-oracle.json"
-echo "$stamp" > "$DIR/oracle.stamp"
+# The stamp, written last and renamed into place, says the fixtures are
+# complete: an interrupted run leaves none, and the next one starts over.
+echo "$stamp" > "$DIR/oracle.stamp.partial" && mv "$DIR/oracle.stamp.partial" "$DIR/oracle.stamp"

@@ -22,8 +22,11 @@ import os
 import random
 import re
 import statistics
+import sys
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+sys.path.insert(0, os.path.join(ROOT, "python-frontend"))
+from qfuse.atomic import write_json  # noqa: E402
 SHAPES = {"q_proj": (4096, 4096), "o_proj": (4096, 4096),
           "k_proj": (1024, 4096), "v_proj": (1024, 4096),
           "gate_proj": (14336, 4096), "up_proj": (14336, 4096),
@@ -155,7 +158,7 @@ def main():
           f"{math.exp(statistics.mean(regrets)):.3f}x, worst "
           f"{math.exp(max(regrets)):.3f}x")
     if args.json:
-        json.dump(p, open(args.json, "w"), indent=1)
+        write_json(args.json, p, trailing_newline=False, indent=1)
 
 
 if __name__ == "__main__":

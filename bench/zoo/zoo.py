@@ -28,6 +28,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "python-frontend"))
+from qfuse.atomic import write_json  # noqa: E402
 from qfuse.encodings import encoding_text  # noqa: E402
 
 # name -> (encoding name understood by qfuse.encodings, group or None)
@@ -314,9 +315,7 @@ def main():
         out = {"models": [m["name"] for m in models], "large_from_weights": LARGE,
                "formats": FORMAT_NAMES, "batches": BATCHES, "entries": entries,
                "excluded": excluded, "skipped": skipped}
-        with open(os.path.join(HERE, "shapes.json"), "w") as f:
-            json.dump(out, f, indent=1)
-            f.write("\n")
+        write_json(os.path.join(HERE, "shapes.json"), out, indent=1)
         for x in entries:
             print(f"{x['id']:24s} {x['kind']:8s} {x['weights'] / 1e6:8.2f}M {x['size']:5s} "
                   f"{', '.join(x['used_by'])}")
@@ -329,9 +328,7 @@ def main():
                "waves": args.waves, "spot_budget_s": args.spot_budget,
                "spot_batches": SPOT_BATCHES, "spot_formats": SPOT_FORMATS,
                "cost_model": COST, "runs": runs, "left_out": left}
-        with open(args.output, "w") as f:
-            json.dump(out, f, indent=1)
-            f.write("\n")
+        write_json(args.output, out, indent=1)
         print(f"{len(runs)} runs, est "
               f"{sum(r['est_s'] for r in runs):.0f} s; "
               f"{len({r['entry'] for r in runs})} shapes; {len(left)} left out")

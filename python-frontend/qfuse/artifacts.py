@@ -14,6 +14,7 @@ command; where the compiler is missing, the error prints that command.
 import os
 import sys
 
+from .atomic import atomic_path
 from .tools import ToolError, find_tool
 
 
@@ -94,13 +95,8 @@ def ensure_artifact(path, argv, prog, what, flag, model_dir, chip=None, describe
     config = argv[argv.index("--config") + 1] if "--config" in argv else model_dir
     print(f"qfuse {prog}: {path} does not exist; compiling it from {config}"
           + (f" ({describe})" if describe else ""), file=sys.stderr)
-    partial = f"{path}.partial-{os.getpid()}"
-    try:
+    with atomic_path(path) as partial:
         run_command(list(argv) + (["--chip", chip] if chip else []) + ["-o", partial])
-        os.replace(partial, path)
-    finally:
-        if os.path.exists(partial):
-            os.remove(partial)
     print(f"qfuse {prog}: wrote {path}", file=sys.stderr)
     return path
 

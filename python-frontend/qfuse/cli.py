@@ -8,6 +8,7 @@ import sys
 import tempfile
 
 from . import __version__
+from .atomic import atomic_open, write_json, write_text
 from .artifacts import (DECODE_BATCH_SIZES, decode_artifact_name, ensure_artifact,
                         model_compile_argv, model_config_path)
 from .encoding_check import check_plan
@@ -83,8 +84,7 @@ def _write(text, output):
     if output in (None, "-"):
         sys.stdout.write(text)
     else:
-        with open(output, "w") as f:
-            f.write(text)
+        write_text(output, text)
 
 
 def cmd_emit(args):
@@ -206,8 +206,7 @@ def cmd_report(args):
     sys.stdout.write(format_table(entries, steps, per_op=args.per_op))
     sys.stdout.flush()
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(entries, f, indent=2)
+        write_json(args.json, entries, trailing_newline=False, indent=2)
     if args.svg:
         title = f"qfuse roofline: {os.path.basename(args.input or args.config)}, batch {_rows(args) or 1}"
         write_svg(entries, args.svg, title)
@@ -248,9 +247,10 @@ def cmd_run(args):
                     os.makedirs(args.output_dir, exist_ok=True)
                     path = os.path.join(args.output_dir, f"{name}.b{batch}")
                     if numpy is not None and not isinstance(y, bytes):
-                        numpy.save(path + ".npy", y)
+                        with atomic_open(path + ".npy", "wb") as f:
+                            numpy.save(f, y)
                     else:
-                        with open(path + ".bin", "wb") as f:
+                        with atomic_open(path + ".bin", "wb") as f:
                             f.write(y)
                 summary = (f"shape {list(y.shape)}, mean |y| {float(abs(y.astype('float32')).mean()):.4g}"
                            if not isinstance(y, bytes) else f"{len(y)} bytes")
@@ -275,9 +275,9 @@ def cmd_bench(args):
                   "host-timed qfuse_run; qfuse-bench measures with CUDA graphs and "
                   "rotating weights)")
         if args.json:
-            with open(args.json, "w") as f:
-                json.dump({"artifact": args.artifact, "chip": rt.chip, "results": results},
-                          f, indent=2)
+            write_json(args.json, {"artifact": args.artifact, "chip": rt.chip,
+                                   "results": results},
+                       trailing_newline=False, indent=2)
 
 
 # The artifact `generate` (and qfuse-run) read without --artifact, and the
@@ -410,7 +410,7 @@ def cmd_quantize(args):
                       decode_artifact=args.decode_artifact, act_order=args.act_order,
                       static_groups=args.static_groups, damp=args.damp,
                       json_path=args.json, overwrite=args.overwrite, seed=args.seed,
-                      device=args.device, chip=args.chip)
+                      device=args.device, chip=args.chip, resume=args.resume)
     how = ("the C API's qfuse_quantize" if result["via"] == "c-api"
            else f"{result['command'][0]}")
     print(f"qfuse quantize: wrote {result['out']} (through {how})", file=sys.stderr)
@@ -661,6 +661,9 @@ def build_parser():
     q.add_argument("--json", metavar="FILE", help="write the GPTQ report (JSON: per layer and module "
                    "the times, loss, damping and fallbacks)")
     q.add_argument("--overwrite", action="store_true", help="replace an existing OUTDIR")
+    q.add_argument("--resume", action="store_true",
+                   help="continue an interrupted run from OUTDIR/.qfuse-progress (the "
+                   "same inputs; the results are those of an uninterrupted run)")
     q.add_argument("--seed", type=int, help="seed of the random calibration sequences")
     q.add_argument("--device", type=int, help="CUDA device ordinal")
     add_chip_arg(q, "target chip when compiling")
@@ -721,6 +724,10 @@ def main(argv=None):
     except (CliError, ConfigError, EncodingError, IRError, ToolError, QfuseError,
             ValueError, OSError) as e:  # TuneError is a ValueError
         print(f"qfuse {args.command}: error: {e}", file=sys.stderr)
+        return 1
+    except MemoryError:
+        print(f"qfuse {args.command}: error: out of host memory (MemoryError); "
+              "no file was left half-written", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130

@@ -44,6 +44,7 @@ import sys
 import tempfile
 import threading
 
+from .atomic import write_json
 from .artifacts import (DECODE_BATCH_SIZES, ArtifactError, decode_artifact_name,
                         ensure_artifact, gptq_compile_argv, model_compile_argv,
                         model_config_path)
@@ -126,7 +127,8 @@ def check_calibration(spec, vocab_size=None):
 
 def tool_argv(tool, model, encoding, calibration, out, fmt, seq_len, fp16_artifact,
               gptq_artifact, decode_artifact=None, act_order=False, static_groups=False,
-              damp=None, json_path=None, overwrite=False, seed=None, device=None):
+              damp=None, json_path=None, overwrite=False, seed=None, device=None,
+              resume=False):
     """qfuse-quantize's command line (runtime/tools/qfuse-quantize.cpp)."""
     argv = [tool, "--model", model, "--encoding", encoding, "--calibration",
             calibration, "--out", out, "--format", fmt, "--seq-len", str(seq_len),
@@ -143,6 +145,8 @@ def tool_argv(tool, model, encoding, calibration, out, fmt, seq_len, fp16_artifa
         argv += ["--json", json_path]
     if overwrite:
         argv.append("--overwrite")
+    if resume:
+        argv.append("--resume")
     if seed is not None:
         argv += ["--seed", str(seed)]
     if device is not None:
@@ -152,7 +156,7 @@ def tool_argv(tool, model, encoding, calibration, out, fmt, seq_len, fp16_artifa
 
 def c_options(model, encoding, calibration, out, fmt, seq_len, fp16_artifact,
               gptq_artifact, decode_artifact=None, act_order=False, static_groups=False,
-              damp=None, overwrite=False, seed=None, device=None):
+              damp=None, overwrite=False, seed=None, device=None, resume=False):
     """qfuse_quantize's options (qfuse.h): the same as tool_argv's command
     line, as the JSON object the C API takes."""
     options = {"model": model, "encoding": encoding, "calibration": calibration,
@@ -168,6 +172,8 @@ def c_options(model, encoding, calibration, out, fmt, seq_len, fp16_artifact,
         options["damp"] = float(damp)
     if overwrite:
         options["overwrite"] = True
+    if resume:
+        options["resume"] = True
     if seed is not None:
         options["seed"] = seed
     if device is not None:
@@ -300,7 +306,7 @@ def quantize(model=None, encoding="int4-g128", calibration=None, out=None, *,
              config=None, format="qfuse", seq_len=None, fp16_artifact=None,
              gptq_artifact=None, decode_artifact=None, act_order=False,
              static_groups=False, damp=None, json_path=None, overwrite=False, seed=None,
-             device=None, chip=None):
+             device=None, chip=None, resume=False):
     """GPTQ-quantizes `model` into `out` on the GPU.
 
     `model`: a Hugging Face model directory, or a torch module / state dict
@@ -320,6 +326,10 @@ def quantize(model=None, encoding="int4-g128", calibration=None, out=None, *,
     the C API, whose report records the options as its "command"); the
     report is the pipeline's JSON report (also written to `json_path` when
     given), or None if the tool wrote none.
+
+    Each layer's progress is kept in OUT/.qfuse-progress; `resume=True`
+    continues an interrupted run from it (with the results the whole run
+    would have given; refused if the inputs differ).
     """
     if model is None:
         raise QuantizeError("quantize: expected model= (a model directory or a torch "
@@ -332,7 +342,7 @@ def quantize(model=None, encoding="int4-g128", calibration=None, out=None, *,
                             gptq_artifact=gptq_artifact, decode_artifact=decode_artifact,
                             act_order=act_order, static_groups=static_groups, damp=damp,
                             json_path=json_path, overwrite=overwrite, seed=seed,
-                            device=device, chip=chip)
+                            device=device, chip=chip, resume=resume)
     model = os.fspath(model)
     if config is not None:
         raise QuantizeError("quantize: config= is for a torch model; a model directory "
@@ -425,7 +435,7 @@ def quantize(model=None, encoding="int4-g128", calibration=None, out=None, *,
 
     options = c_options(model, encoding, calibration, out, format, seq_len,
                         fp16_artifact, gptq_artifact, decode_artifact, act_order,
-                        static_groups, damp, overwrite, seed, device)
+                        static_groups, damp, overwrite, seed, device, resume)
 
     # The C library (else the tool), and a GPU to run it on.
     lib, no_library = _load_c_library()
@@ -442,9 +452,7 @@ def quantize(model=None, encoding="int4-g128", calibration=None, out=None, *,
                                 f"(0 to {count - 1})")
         report = run_c_api(lib, options)
         if json_path:
-            with open(json_path, "w") as f:
-                json.dump(report, f, indent=2)
-                f.write("\n")
+            write_json(json_path, report, indent=2)
         return {"out": out, "via": VIA_C_API, "options": options, "command": None,
                 "report": report}
 
@@ -466,7 +474,8 @@ def quantize(model=None, encoding="int4-g128", calibration=None, out=None, *,
         report_path = json_path or os.path.join(tmp, "report.json")
         argv = tool_argv(tool, model, encoding, calibration, out, format, seq_len,
                          fp16_artifact, gptq_artifact, decode_artifact, act_order,
-                         static_groups, damp, report_path, overwrite, seed, device)
+                         static_groups, damp, report_path, overwrite, seed, device,
+                         resume)
         run_tool(argv)
         report = None
         if os.path.isfile(report_path):

@@ -13,6 +13,7 @@ import os
 import re
 import tempfile
 
+from .atomic import write_text
 from .tools import run_tool
 
 _LAYER = re.compile(r"(?:^|\.)layers\.(\d+)\.")
@@ -315,8 +316,7 @@ def write_svg(entries, path, title="qfuse roofline"):
         out.append(f'<g transform="translate({lx},{ly + 20 * i})">{mark}'
                    f'<text x="30" y="4">{_esc(text)}</text></g>')
     out.append("</svg>")
-    with open(path, "w") as f:
-        f.write("\n".join(out) + "\n")
+    write_text(path, "\n".join(out) + "\n")
 
 
 def _bytes_label(b):

@@ -34,6 +34,13 @@ no driver is installed, the CUDA toolkit's stub is loaded in its place so
 that the host-only calls (artifact_version, validate_artifact,
 canonical_encoding, device_count = 0) still work, and opening a runtime
 says that no GPU is there.
+
+Threads (runtime/include/qfuse/runtime/qfuse.h, "Threads"; docs/threads.md):
+ctypes releases the GIL during each C call, so objects on different threads
+run at once. Calls on one Runtime, Tokenizer or TextStream are serialized by
+the C library; a sequence of them (set_input, run, get_output) is not, so
+threads sharing a Runtime hold a lock around theirs or use a Runtime each.
+Errors are per thread; close() may race with itself, not with other calls.
 """
 import ctypes
 import json
@@ -41,6 +48,7 @@ from collections.abc import Mapping
 import os
 import statistics
 import sys
+import threading
 import time
 
 from .artifact_set import variant_for_chip
@@ -289,16 +297,22 @@ def _text(lib, pointer, length, what):
     return ctypes.string_at(pointer, length.value).decode("utf-8")
 
 
+_HANDLE_LOCK = threading.Lock()
+
+
 class _Handle:
     """An object of the C API owned through `self.handle`: closed by
-    `close()`, on leaving a `with` block, or when collected."""
+    `close()`, on leaving a `with` block, or when collected (once, whichever
+    thread gets there first)."""
 
     _close = None  # the C function that frees the handle
 
     def close(self):
-        if getattr(self, "handle", None):
-            getattr(self.lib.lib, self._close)(self.handle)
+        with _HANDLE_LOCK:
+            handle = getattr(self, "handle", None)
             self.handle = None
+        if handle:
+            getattr(self.lib.lib, self._close)(handle)
 
     def __enter__(self):
         return self
@@ -411,16 +425,19 @@ def _flush_stdout():
 
 
 _library = None
+_library_lock = threading.Lock()
 
 
 def load_library(path=None):
-    """The process's Library (loaded once unless `path` is given)."""
+    """The process's Library (loaded once, by the first thread to ask,
+    unless `path` is given)."""
     global _library
     if path:
         return Library(path)
-    if _library is None:
-        _library = Library()
-    return _library
+    with _library_lock:
+        if _library is None:
+            _library = Library()
+        return _library
 
 
 def require_gpu(lib=None):
@@ -443,7 +460,8 @@ def quantize_model(options, library=None, capacity=REPORT_CAPACITY):
     id lists) and "out" are required; "format" ("qfuse",
     "compressed-tensors", "auto-gptq"), "seq_len", "fp16_artifact",
     "gptq_artifact", "decode_artifact", "damp", "act_order",
-    "static_groups", "overwrite", "seed" and "device" are optional; an
+    "static_groups", "overwrite", "seed", "device", "resume" and
+    "save_progress" are optional; an
     unknown key is an error (QfuseError with the C library's message). The
     artifacts must exist (qfuse.quantize compiles them first; it also checks
     the arguments and that there is a GPU). Returns the report (a dict: per

@@ -10,8 +10,9 @@ header length, the header JSON (name -> dtype, shape, data_offsets
 padded with spaces to 8 bytes, then the tensors' bytes back to back.
 """
 import json
-import os
 import struct
+
+from .atomic import atomic_open
 
 # Bytes per element of each safetensors dtype (F4: two per byte).
 DTYPE_BYTES = {"BOOL": 1, "U8": 1, "I8": 1, "F8_E4M3": 1, "F8_E5M2": 1,
@@ -64,22 +65,20 @@ def write(path, tensors, metadata=None):
         header[METADATA] = {str(k): str(v) for k, v in metadata.items()}
     text = json.dumps(header, separators=(",", ":")).encode()
     text += b" " * ((8 - len(text) % 8) % 8)
-    # Written beside it and renamed: a failure leaves no partial file at `path`.
-    partial = f"{path}.partial-{os.getpid()}"
-    try:
-        with open(partial, "wb") as f:
-            f.write(struct.pack("<Q", len(text)))
-            f.write(text)
-            for name, (dtype, shape, data) in items:
-                if callable(data):
-                    begin, end = header[name]["data_offsets"]
-                    data = data()
-                    _check_size(name, dtype, shape, data, end - begin)
+    # Written beside it and renamed (qfuse.atomic): a failure leaves no
+    # partial file at `path`, and an earlier one unchanged.
+    with atomic_open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)))
+        f.write(text)
+        for name, (dtype, shape, data) in items:
+            if callable(data):
+                begin, end = header[name]["data_offsets"]
+                data = data()
+                _check_size(name, dtype, shape, data, end - begin)
+            try:
                 f.write(data)
-        os.replace(partial, path)
-    finally:
-        if os.path.exists(partial):
-            os.remove(partial)
+            except OSError as e:  # names the path (qfuse.atomic)
+                raise SafetensorsError(f"tensor '{name}': {e.strerror}") from None
 
 
 def read_header(path):

@@ -18,6 +18,7 @@ import os
 import tempfile
 
 from . import safetensors
+from .atomic import write_json
 from .model import ModelConfig
 
 # str(torch dtype) and numpy dtype names -> safetensors dtype.
@@ -135,9 +136,7 @@ def save_checkpoint(module_or_state_dict, config, out_dir):
     os.makedirs(out_dir, exist_ok=True)
     safetensors.write(os.path.join(out_dir, "model.safetensors"), entries,
                       metadata={"format": "pt"})
-    with open(os.path.join(out_dir, "config.json"), "w") as f:
-        json.dump(raw, f, indent=2, default=str)
-        f.write("\n")
+    write_json(os.path.join(out_dir, "config.json"), raw, indent=2, default=str)
     return out_dir
 
 

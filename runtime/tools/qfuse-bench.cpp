@@ -22,6 +22,7 @@
 #include "qfuse/runtime/device/DeviceArtifact.h"
 #include "qfuse/runtime/tooling/Bench.h"
 #include "qfuse/runtime/tooling/Check.h"
+#include "qfuse/runtime/AtomicFile.h"
 #include "qfuse/runtime/Error.h"
 
 #include "ToolCommon.h"
@@ -32,7 +33,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -367,14 +367,11 @@ int main(int argc, char **argv) {
     }
 
     if (!o.jsonPath.empty()) {
-      std::ofstream file(o.jsonPath);
-      file << out.dump(2) << "\n";
-      if (!file)
-        throw qfuse::Error("cannot write '" + o.jsonPath + "'");
+      qfuse::writeFileAtomically(o.jsonPath, out.dump(2) + "\n");
       std::printf("wrote %s\n", o.jsonPath.c_str());
     }
-  } catch (const qfuse::Error &e) {
-    std::cerr << "qfuse-bench: error: " << e.what() << "\n";
+  } catch (const std::exception &e) {
+    std::cerr << "qfuse-bench: error: " << qfuse::errorText(e) << "\n";
     return 1;
   }
   if (exitCode != 0)

@@ -397,8 +397,8 @@ int main(int argc, char **argv) {
           ++failed;
       }
     }
-  } catch (const Error &e) {
-    std::cerr << "qfuse-gptq-check: error: " << e.what() << "\n";
+  } catch (const std::exception &e) {
+    std::cerr << "qfuse-gptq-check: error: " << errorText(e) << "\n";
     return 1;
   }
   if (checked == 0) {

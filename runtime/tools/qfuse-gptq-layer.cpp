@@ -32,6 +32,7 @@
 #include "qfuse/format/Encoding.h"
 #include "qfuse/format/Packing.h"
 #include "qfuse/gptq/Gptq.h"
+#include "qfuse/runtime/AtomicFile.h"
 #include "qfuse/runtime/Error.h"
 #include "qfuse/runtime/artifact/Artifact.h"
 #include "qfuse/runtime/device/Cuda.h"
@@ -482,7 +483,7 @@ void writeJson(const LayerOptions &o, int argc, char **argv,
     doc["eager_solve_ms"] = layer.eagerTotal * 1e3;
   if (o.concurrent)
     doc["concurrent_layer_ms"] = concurrentMs;
-  std::ofstream(o.jsonPath) << doc.dump(2) << "\n";
+  writeFileAtomically(o.jsonPath, doc.dump(2) + "\n");
 }
 
 } // namespace
@@ -525,8 +526,8 @@ int main(int argc, char **argv) {
     std::printf("\n");
     if (!opts.jsonPath.empty())
       writeJson(opts, argc, argv, context, enc, layer, concurrentMs, results);
-  } catch (const Error &e) {
-    std::cerr << "qfuse-gptq-layer: error: " << e.what() << "\n";
+  } catch (const std::exception &e) {
+    std::cerr << "qfuse-gptq-layer: error: " << errorText(e) << "\n";
     return 1;
   }
   if (failures)

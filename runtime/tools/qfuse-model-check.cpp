@@ -29,6 +29,7 @@
 #include "qfuse/reference/Ops.h"
 #include "qfuse/reference/ReferenceDecoder.h"
 #include "qfuse/reference/WeightEncoding.h"
+#include "qfuse/runtime/AtomicFile.h"
 #include "qfuse/runtime/Error.h"
 #include "qfuse/runtime/device/DeviceArtifact.h"
 #include "qfuse/runtime/device/Generator.h"
@@ -41,7 +42,6 @@
 
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 
 using namespace qfuse;
@@ -184,8 +184,9 @@ Comparison compareWithReference(const CheckOptions &o,
 
 void writeJson(const CheckOptions &o, const runtime::cuda::Context &context,
                const Comparison &c) {
-  std::ofstream(o.jsonPath)
-      << json{{"artifact", o.artifactPath},
+  writeFileAtomically(
+      o.jsonPath,
+      json{{"artifact", o.artifactPath},
               {"model", o.modelDir},
               {"gpu", context.name()},
               {"steps", o.steps},
@@ -199,8 +200,8 @@ void writeJson(const CheckOptions &o, const runtime::cuda::Context &context,
               {"token_differences", c.tokenMismatches},
               {"pass", c.failures == 0},
               {"per_step", c.perStep}}
-             .dump(1)
-      << "\n";
+              .dump(1) +
+          "\n");
 }
 
 } // namespace
@@ -236,7 +237,7 @@ int main(int argc, char **argv) {
       writeJson(o, context, c);
     return c.failures ? 1 : 0;
   } catch (const std::exception &e) {
-    std::cerr << "qfuse-model-check: " << e.what() << "\n";
+    std::cerr << "qfuse-model-check: " << errorText(e) << "\n";
     return 1;
   }
 }

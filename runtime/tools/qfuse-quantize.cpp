@@ -26,18 +26,22 @@
 // seeded) or a JSON file [[ids...], ...]. Prints a line per layer (time,
 // loss per module, fallbacks) and a summary; --json writes them.
 //
+// After each layer the run records its progress in OUT/.qfuse-progress; an
+// interrupted run (killed, out of memory, a full disk) continues with
+// --resume and gives the checkpoint the whole run would have.
+//
 //===----------------------------------------------------------------------===//
 
 #include "ToolCommon.h"
 
 #include "qfuse/runtime/gptq/Calibration.h"
+#include "qfuse/runtime/AtomicFile.h"
 #include "qfuse/runtime/Error.h"
 #include "qfuse/runtime/gptq/QuantizeModel.h"
 
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <unistd.h>
 
@@ -87,7 +91,7 @@ int main(int argc, char **argv) {
   int64_t seqLen = 512;
   double damp = 0.01;
   bool actOrder = false, staticGroups = false, overwrite = false,
-       hostWeights = false;
+       hostWeights = false, resume = false, noProgress = false;
   uint64_t seed = 0;
   int device = 0;
   app.add_option("--model", modelDir, "Hugging Face checkpoint directory")
@@ -123,6 +127,11 @@ int main(int argc, char **argv) {
   app.add_flag("--static-groups", staticGroups,
                "fit group scales up front on the original weights");
   app.add_flag("--overwrite", overwrite, "replace an existing output");
+  app.add_flag("--resume", resume,
+               "continue an interrupted run from OUT/.qfuse-progress (the "
+               "same inputs; the results are those of an uninterrupted run)");
+  app.add_flag("--no-progress", noProgress,
+               "do not record each layer's progress (no --resume later)");
   app.add_flag("--host-weights", hostWeights,
                "convert the weights to f32 on the host as the earlier "
                "pipeline did (for comparison; the codes are identical)");
@@ -146,6 +155,8 @@ int main(int argc, char **argv) {
   options.actOrder = actOrder;
   options.staticGroups = staticGroups;
   options.overwrite = overwrite;
+  options.resume = resume;
+  options.saveProgress = !noProgress;
   options.hostWeights = hostWeights;
   options.seed = seed;
   options.device = device;
@@ -160,10 +171,10 @@ int main(int argc, char **argv) {
   try {
     const std::string report = quantizeModel(options);
     if (!jsonPath.empty())
-      std::ofstream(jsonPath) << report << "\n";
-  } catch (const Error &e) {
+      writeFileAtomically(jsonPath, report + "\n");
+  } catch (const std::exception &e) {
     bar.clear();
-    std::cerr << "qfuse-quantize: error: " << e.what() << "\n";
+    std::cerr << "qfuse-quantize: error: " << errorText(e) << "\n";
     return 1;
   }
   return 0;

@@ -36,6 +36,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "qfuse/format/Encoding.h"
+#include "qfuse/runtime/AtomicFile.h"
 #include "qfuse/runtime/Error.h"
 #include "qfuse/runtime/artifact/ArtifactSet.h"
 #include "qfuse/runtime/device/DeviceArtifact.h"
@@ -553,14 +554,11 @@ int main(int argc, char **argv) {
       compareWithFp16(quantized, fp16, out);
     }
     if (!o.jsonPath.empty()) {
-      std::ofstream file(o.jsonPath);
-      file << out.dump(2) << "\n";
-      if (!file)
-        throw qfuse::Error("cannot write '" + o.jsonPath + "'");
+      qfuse::writeFileAtomically(o.jsonPath, out.dump(2) + "\n");
       std::fprintf(info, "wrote %s\n", o.jsonPath.c_str());
     }
-  } catch (const qfuse::Error &e) {
-    std::cerr << "qfuse-run: error: " << e.what() << "\n";
+  } catch (const std::exception &e) {
+    std::cerr << "qfuse-run: error: " << qfuse::errorText(e) << "\n";
     return 1;
   }
   return 0;

@@ -81,4 +81,40 @@ TEST(BackgroundPacker, NamesTheModuleThatCannotBePacked) {
   }
 }
 
+// What a resumed quantize run does: modules read back already packed are
+// kept as they are, and packed(i) waits for one module (the progress
+// recorder's view) without finishing the rest.
+TEST(BackgroundPacker, KeepsPackedModulesAndWaitsForOne) {
+  const format::Encoding enc = named("int4-g128");
+  std::mt19937_64 rng(7);
+  std::normal_distribution<float> normal;
+  auto quantized = [&](const std::string &name) {
+    QuantizedWeight q{name, enc, 16, 256, {}, nullptr};
+    std::vector<float> w(16 * 256);
+    for (float &x : w)
+      x = normal(rng);
+    std::string error;
+    EXPECT_TRUE(format::quantizeRTN(enc, w.data(), 16, 256, q.weight, error));
+    return q;
+  };
+  QuantizedWeight resumed = quantized("resumed");
+  auto components = std::make_shared<format::TensorMap>();
+  std::string error;
+  ASSERT_TRUE(format::pack(enc, resumed.weight, 16, 256, *components, error));
+  resumed.weight = format::Unpacked();
+  resumed.packed = components;
+
+  BackgroundPacker packer(2);
+  EXPECT_EQ(packer.add(std::move(resumed)), 0u);
+  EXPECT_EQ(packer.add(quantized("fresh")), 1u);
+  EXPECT_EQ(packer.packed(0), components) << "kept, not packed again";
+  std::shared_ptr<const format::TensorMap> fresh = packer.packed(1);
+  ASSERT_TRUE(fresh);
+  EXPECT_EQ(fresh->count(format::kCodes), 1u);
+  std::vector<QuantizedWeight> out = packer.finish();
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].packed, components);
+  EXPECT_EQ(out[1].packed, fresh);
+}
+
 } // namespace

@@ -353,7 +353,7 @@ json integralOrDouble(double value) {
 std::string readFile(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
-    throw Error(path + ": cannot read: " + std::strerror(errno));
+    throw Error(path + ": cannot read: " + qfuse::systemErrorText(errno));
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();

@@ -3,6 +3,7 @@
 #include "qfuse/reference/SyntheticModel.h"
 
 #include "qfuse/format/Numerics.h"
+#include "qfuse/runtime/AtomicFile.h"
 #include "qfuse/runtime/Error.h"
 #include "qfuse/runtime/checkpoint/Safetensors.h"
 
@@ -10,7 +11,6 @@
 
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <random>
 
 namespace qfuse::reference {
@@ -196,12 +196,8 @@ ModelWeights writeSyntheticModel(const ModelConfig &config,
   // config.json as Hugging Face writes it, with the checkpoint's dtype.
   nlohmann::json j = nlohmann::json::parse(config.toJson());
   j["torch_dtype"] = dt == StorageType::F16 ? "float16" : "bfloat16";
-  std::string path = (fs::path(dir) / "config.json").string();
-  std::ofstream out(path, std::ios::binary);
-  out << j.dump(2) << "\n";
-  out.close();
-  if (!out)
-    throw Error(path + ": cannot write");
+  writeFileAtomically((fs::path(dir) / "config.json").string(),
+                      j.dump(2) + "\n");
   return m;
 }
 

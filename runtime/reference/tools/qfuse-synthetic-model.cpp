@@ -78,11 +78,8 @@ int main(int argc, char **argv) {
               << "/model.safetensors (" << preset << ", seed " << seed << ", "
               << dtype << ") and its tokenizer (tokenizer.json, "
               << "tokenizer_config.json, generation_config.json)\n";
-  } catch (const qfuse::text::TokenizerError &e) {
-    std::cerr << "qfuse-synthetic-model: " << e.what() << "\n";
-    return 1;
-  } catch (const qfuse::Error &e) {
-    std::cerr << "qfuse-synthetic-model: " << e.what() << "\n";
+  } catch (const std::exception &e) {
+    std::cerr << "qfuse-synthetic-model: " << qfuse::errorText(e) << "\n";
     return 1;
   }
   return 0;

@@ -142,7 +142,7 @@ std::string detail::readArtifactText(const std::string &path) {
   std::ifstream stream(path, std::ios::binary);
   if (!stream)
     throw Error("artifact '" + path +
-                "': cannot open: " + std::strerror(errno));
+                "': cannot open: " + qfuse::systemErrorText(errno));
   std::ostringstream contents;
   contents << stream.rdbuf();
   if (stream.bad())

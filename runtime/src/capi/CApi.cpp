@@ -3,6 +3,12 @@
 // Thin: every entry point catches the C++ runtime's exceptions at the
 // boundary and turns them into a return code and qfuse_last_error().
 //
+// Threads (qfuse.h, "Threads"): the last error is per thread; each handle
+// has a mutex that its calls hold, so calls on one handle run one at a time
+// and calls on different handles run at once; a runtime's calls make its
+// device context current on the calling thread first; text a call returns
+// is kept per handle and thread.
+//
 //===----------------------------------------------------------------------===//
 
 #include "qfuse/runtime/qfuse.h"
@@ -29,10 +35,29 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
+
+namespace {
+/// What text-returning calls on one handle return, per calling thread:
+/// valid until that thread's next such call on the handle.
+class ThreadTexts {
+public:
+  const std::string &set(std::string text) {
+    std::string &slot = texts_[std::this_thread::get_id()];
+    slot = std::move(text);
+    return slot;
+  }
+
+private:
+  std::map<std::thread::id, std::string> texts_;
+};
+} // namespace
 
 struct qfuse_runtime {
   qfuse::runtime::Artifact artifact;
@@ -42,17 +67,22 @@ struct qfuse_runtime {
   std::optional<qfuse::runtime::SafetensorsFile> weights;
   // Made on the first qfuse_generate (it checks the model contract).
   std::unique_ptr<qfuse::runtime::Generator> generator;
+  // Held by every call that touches the executor or the device.
+  std::mutex mutex;
 };
 
 struct qfuse_tokenizer {
   std::string dir;
+  // Read only after qfuse_tokenizer_open (encode and decode are const).
   qfuse::text::Tokenizer tokenizer;
-  std::string text; // what the last call returned
+  std::mutex mutex; // guards `texts`
+  ThreadTexts texts;
 };
 
 struct qfuse_text_stream {
   qfuse::text::StreamDecoder decoder;
-  std::string text;
+  std::mutex mutex; // guards both
+  ThreadTexts texts;
 };
 
 namespace {
@@ -65,7 +95,7 @@ template <typename Body> int guarded(const char *what, Body &&body) {
     body();
     return 0;
   } catch (const std::exception &e) {
-    lastError = std::string(what) + ": " + e.what();
+    lastError = std::string(what) + ": " + qfuse::errorText(e);
   }
   return -1;
 }
@@ -75,6 +105,34 @@ bool checkHandle(qfuse_runtime *runtime, const char *what) {
     return true;
   lastError = std::string(what) + ": the runtime handle is NULL";
   return false;
+}
+
+/// guarded() holding the runtime's mutex, with its device context current
+/// on this thread (another runtime's may be, or none on a new thread).
+template <typename Body>
+int onRuntime(qfuse_runtime *runtime, const char *what, Body &&body) {
+  if (!checkHandle(runtime, what))
+    return -1;
+  std::lock_guard<std::mutex> lock(runtime->mutex);
+  return guarded(what, [&] {
+    runtime->context.makeCurrent();
+    body();
+  });
+}
+
+/// The text a call returns from `texts` under `mutex`, or NULL when `body`
+/// (which makes the text) fails.
+template <typename Body>
+const char *returnText(const char *what, std::mutex &mutex, ThreadTexts &texts,
+                       size_t *length, Body &&body) {
+  const std::string *kept = nullptr;
+  std::lock_guard<std::mutex> lock(mutex);
+  const int status = guarded(what, [&] { kept = &texts.set(body()); });
+  if (status != 0)
+    return nullptr;
+  if (length)
+    *length = kept->size();
+  return kept->c_str();
 }
 } // namespace
 
@@ -128,14 +186,23 @@ qfuse_runtime *qfuse_open(const char *artifact_path, int device) {
         artifact_path ? artifact_path : "", context);
     runtime.reset(new qfuse_runtime{std::move(artifact), std::move(context),
                                     qfuse::runtime::cuda::Stream(), nullptr,
-                                    std::nullopt, nullptr});
+                                    std::nullopt, nullptr, {}});
     runtime->executor = std::make_unique<qfuse::runtime::Executor>(
         runtime->artifact, runtime->context);
   });
   return runtime.release();
 }
 
-void qfuse_close(qfuse_runtime *runtime) { delete runtime; }
+void qfuse_close(qfuse_runtime *runtime) {
+  if (!runtime)
+    return;
+  // Its buffers are freed in its context, whichever thread closes it.
+  try {
+    runtime->context.makeCurrent();
+  } catch (const std::exception &) {
+  }
+  delete runtime;
+}
 
 int qfuse_target_chip(qfuse_runtime *runtime, char *out, size_t capacity) {
   if (!checkHandle(runtime, "qfuse_target_chip"))
@@ -151,9 +218,7 @@ int qfuse_target_chip(qfuse_runtime *runtime, char *out, size_t capacity) {
 }
 
 int qfuse_load_weights(qfuse_runtime *runtime, const char *path) {
-  if (!checkHandle(runtime, "qfuse_load_weights"))
-    return -1;
-  return guarded("qfuse_load_weights", [&] {
+  return onRuntime(runtime, "qfuse_load_weights", [&] {
     runtime->weights.emplace(
         qfuse::runtime::SafetensorsFile::open(path ? path : ""));
     runtime->executor->loadWeights(*runtime->weights);
@@ -161,9 +226,7 @@ int qfuse_load_weights(qfuse_runtime *runtime, const char *path) {
 }
 
 int qfuse_bind_random_weights(qfuse_runtime *runtime, uint64_t seed) {
-  if (!checkHandle(runtime, "qfuse_bind_random_weights"))
-    return -1;
-  return guarded("qfuse_bind_random_weights", [&] {
+  return onRuntime(runtime, "qfuse_bind_random_weights", [&] {
     qfuse::runtime::check::bindRandomWeights(*runtime->executor, seed);
   });
 }
@@ -193,9 +256,7 @@ int64_t qfuse_buffer_bytes(qfuse_runtime *runtime, int64_t batch,
 
 int qfuse_set_input(qfuse_runtime *runtime, int64_t batch, const char *name,
                     const void *data, size_t bytes) {
-  if (!checkHandle(runtime, "qfuse_set_input"))
-    return -1;
-  return guarded("qfuse_set_input", [&] {
+  return onRuntime(runtime, "qfuse_set_input", [&] {
     runtime->executor->allocate(batch);
     auto &buffer = runtime->executor->buffer(batch, name ? name : "");
     if (bytes != buffer.size())
@@ -208,9 +269,7 @@ int qfuse_set_input(qfuse_runtime *runtime, int64_t batch, const char *name,
 }
 
 int qfuse_run(qfuse_runtime *runtime, int64_t batch) {
-  if (!checkHandle(runtime, "qfuse_run"))
-    return -1;
-  return guarded("qfuse_run", [&] {
+  return onRuntime(runtime, "qfuse_run", [&] {
     runtime->executor->allocate(batch);
     runtime->executor->run(batch, runtime->stream.get());
     runtime->stream.synchronize();
@@ -219,9 +278,7 @@ int qfuse_run(qfuse_runtime *runtime, int64_t batch) {
 
 int qfuse_get_output(qfuse_runtime *runtime, int64_t batch, const char *name,
                      void *data, size_t bytes) {
-  if (!checkHandle(runtime, "qfuse_get_output"))
-    return -1;
-  return guarded("qfuse_get_output", [&] {
+  return onRuntime(runtime, "qfuse_get_output", [&] {
     auto &buffer = runtime->executor->buffer(batch, name ? name : "");
     if (bytes != buffer.size())
       throw qfuse::Error("buffer '" + std::string(name) + "' holds " +
@@ -233,9 +290,7 @@ int qfuse_get_output(qfuse_runtime *runtime, int64_t batch, const char *name,
 
 int qfuse_load_checkpoint(qfuse_runtime *runtime, const char *model_dir,
                           int threads) {
-  if (!checkHandle(runtime, "qfuse_load_checkpoint"))
-    return -1;
-  return guarded("qfuse_load_checkpoint", [&] {
+  return onRuntime(runtime, "qfuse_load_checkpoint", [&] {
     if (threads < 0)
       throw qfuse::Error("threads is " + std::to_string(threads) +
                          ", expected 0 (every core) or more");
@@ -250,9 +305,7 @@ int qfuse_load_checkpoint(qfuse_runtime *runtime, const char *model_dir,
 int qfuse_generate(qfuse_runtime *runtime, const int32_t *prompt_ids,
                    int64_t n_prompt, int64_t max_new, int32_t *out_ids,
                    qfuse_generate_stats *stats) {
-  if (!checkHandle(runtime, "qfuse_generate"))
-    return -1;
-  return guarded("qfuse_generate", [&] {
+  return onRuntime(runtime, "qfuse_generate", [&] {
     if (n_prompt < 0 || (n_prompt > 0 && !prompt_ids))
       throw qfuse::Error("prompt_ids is NULL or n_prompt is negative");
     if (max_new > 0 && !out_ids)
@@ -282,9 +335,7 @@ int qfuse_generate_ex(qfuse_runtime *runtime, const int32_t *prompt_ids,
                       int64_t n_stop, qfuse_token_callback callback,
                       void *user, int32_t *out_ids, int64_t *n_out,
                       qfuse_generate_stats *stats) {
-  if (!checkHandle(runtime, "qfuse_generate_ex"))
-    return -1;
-  return guarded("qfuse_generate_ex", [&] {
+  return onRuntime(runtime, "qfuse_generate_ex", [&] {
     if (n_prompt < 0 || (n_prompt > 0 && !prompt_ids))
       throw qfuse::Error("prompt_ids is NULL or n_prompt is negative");
     if (max_new > 0 && !out_ids)
@@ -323,7 +374,7 @@ qfuse_tokenizer *qfuse_tokenizer_open(const char *model_dir) {
   guarded("qfuse_tokenizer_open", [&] {
     const std::string dir = model_dir ? model_dir : "";
     tok.reset(new qfuse_tokenizer{
-        dir, qfuse::text::Tokenizer::fromDirectory(dir), std::string()});
+        dir, qfuse::text::Tokenizer::fromDirectory(dir), {}, {}});
   });
   return tok.release();
 }
@@ -351,43 +402,39 @@ int64_t qfuse_tokenizer_encode(qfuse_tokenizer *tokenizer, const char *text,
 const char *qfuse_tokenizer_decode(qfuse_tokenizer *tokenizer,
                                    const int32_t *ids, size_t n,
                                    int skip_special, size_t *length) {
-  const int status = guarded("qfuse_tokenizer_decode", [&] {
-    if (!tokenizer)
-      throw qfuse::Error("the tokenizer handle is NULL");
+  if (!tokenizer) {
+    lastError = "qfuse_tokenizer_decode: the tokenizer handle is NULL";
+    return nullptr;
+  }
+  return returnText("qfuse_tokenizer_decode", tokenizer->mutex,
+                    tokenizer->texts, length, [&] {
     if (!ids && n)
       throw qfuse::Error("ids is NULL");
     qfuse::text::DecodeOptions options;
     options.skipSpecialTokens = skip_special != 0;
-    tokenizer->text = tokenizer->tokenizer.decode(
-        std::vector<int32_t>(ids, ids + n), options);
+    return tokenizer->tokenizer.decode(std::vector<int32_t>(ids, ids + n),
+                                       options);
   });
-  if (status != 0)
-    return nullptr;
-  if (length)
-    *length = tokenizer->text.size();
-  return tokenizer->text.c_str();
 }
 
 const char *qfuse_tokenizer_chat(qfuse_tokenizer *tokenizer,
                                  const char *system, const char *user,
                                  size_t *length) {
-  const int status = guarded("qfuse_tokenizer_chat", [&] {
-    if (!tokenizer)
-      throw qfuse::Error("the tokenizer handle is NULL");
+  if (!tokenizer) {
+    lastError = "qfuse_tokenizer_chat: the tokenizer handle is NULL";
+    return nullptr;
+  }
+  return returnText("qfuse_tokenizer_chat", tokenizer->mutex,
+                    tokenizer->texts, length, [&] {
     if (!user)
       throw qfuse::Error("the user message is NULL");
     std::vector<qfuse::text::ChatMessage> messages;
     if (system)
       messages.push_back({"system", system});
     messages.push_back({"user", user});
-    tokenizer->text =
-        qfuse::text::ChatFormat::fromDirectory(tokenizer->dir).apply(messages);
+    return qfuse::text::ChatFormat::fromDirectory(tokenizer->dir)
+        .apply(messages);
   });
-  if (status != 0)
-    return nullptr;
-  if (length)
-    *length = tokenizer->text.size();
-  return tokenizer->text.c_str();
 }
 
 int64_t qfuse_tokenizer_stop_ids(qfuse_tokenizer *tokenizer, int chat,
@@ -415,37 +462,29 @@ qfuse_text_stream *qfuse_text_stream_open(qfuse_tokenizer *tokenizer) {
     if (!tokenizer)
       throw qfuse::Error("the tokenizer handle is NULL");
     stream.reset(new qfuse_text_stream{
-        qfuse::text::StreamDecoder(tokenizer->tokenizer, true), std::string()});
+        qfuse::text::StreamDecoder(tokenizer->tokenizer, true), {}, {}});
   });
   return stream.release();
 }
 
 const char *qfuse_text_stream_push(qfuse_text_stream *stream, int32_t id,
                                    size_t *length) {
-  const int status = guarded("qfuse_text_stream_push", [&] {
-    if (!stream)
-      throw qfuse::Error("the stream handle is NULL");
-    stream->text = stream->decoder.push(id);
-  });
-  if (status != 0)
+  if (!stream) {
+    lastError = "qfuse_text_stream_push: the stream handle is NULL";
     return nullptr;
-  if (length)
-    *length = stream->text.size();
-  return stream->text.c_str();
+  }
+  return returnText("qfuse_text_stream_push", stream->mutex, stream->texts,
+                    length, [&] { return stream->decoder.push(id); });
 }
 
 const char *qfuse_text_stream_finish(qfuse_text_stream *stream,
                                      size_t *length) {
-  const int status = guarded("qfuse_text_stream_finish", [&] {
-    if (!stream)
-      throw qfuse::Error("the stream handle is NULL");
-    stream->text = stream->decoder.finish();
-  });
-  if (status != 0)
+  if (!stream) {
+    lastError = "qfuse_text_stream_finish: the stream handle is NULL";
     return nullptr;
-  if (length)
-    *length = stream->text.size();
-  return stream->text.c_str();
+  }
+  return returnText("qfuse_text_stream_finish", stream->mutex, stream->texts,
+                    length, [&] { return stream->decoder.finish(); });
 }
 
 void qfuse_text_stream_close(qfuse_text_stream *stream) { delete stream; }
@@ -516,6 +555,10 @@ int64_t qfuse_quantize(const char *options_json, char *report,
         options.staticGroups = flag();
       else if (key == "overwrite")
         options.overwrite = flag();
+      else if (key == "resume")
+        options.resume = flag();
+      else if (key == "save_progress")
+        options.saveProgress = flag();
       else if (key == "seed")
         options.seed = integer(true).get<uint64_t>();
       else if (key == "device")
@@ -525,7 +568,7 @@ int64_t qfuse_quantize(const char *options_json, char *report,
                            "' (model, encoding, calibration, out, format, "
                            "seq_len, fp16_artifact, gptq_artifact, "
                            "decode_artifact, damp, act_order, static_groups, "
-                           "overwrite, seed, device)");
+                           "overwrite, resume, save_progress, seed, device)");
     }
     options.command = std::string("qfuse_quantize(") + options_json + ")";
     text = qfuse::runtime::quantizeModel(options);

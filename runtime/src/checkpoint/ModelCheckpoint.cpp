@@ -29,7 +29,7 @@ bool isRegularFile(const std::string &path) {
 std::string readText(const std::string &path, const std::string &what) {
   std::ifstream stream(path, std::ios::binary);
   if (!stream)
-    throw Error(what + " '" + path + "': cannot open: " + std::strerror(errno));
+    throw Error(what + " '" + path + "': cannot open: " + qfuse::systemErrorText(errno));
   std::ostringstream contents;
   contents << stream.rdbuf();
   if (stream.bad())

@@ -10,17 +10,16 @@
 
 #include "ParallelJobs.h"
 
+#include "qfuse/runtime/checkpoint/FormatTensors.h"
 #include "qfuse/runtime/checkpoint/Importers.h"
+#include "qfuse/runtime/AtomicFile.h"
 #include "qfuse/runtime/Error.h"
 #include "qfuse/runtime/checkpoint/WeightSources.h"
 #include "qfuse/runtime/checkpoint/Safetensors.h"
 
 #include <nlohmann/json.hpp>
 
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <set>
@@ -81,24 +80,6 @@ bool isIntegerCheckpointEncoding(const format::Encoding &encoding) {
                           encoding.scaleType == ScalarType::F32;
   return zeroOk && floatScale && !encoding.isSparse24() &&
          !encoding.globalScale;
-}
-
-Error dtypeError(const std::string &what, const format::Tensor &tensor) {
-  return Error(what + ": dtype " + format::dtypeName(tensor.dtype) +
-               " has no safetensors spelling");
-}
-
-/// Adds format tensors as `<prefix><name>`.
-void addTensors(SafetensorsWriter &writer, const std::string &prefix,
-                const format::TensorMap &tensors) {
-  for (const auto &[name, tensor] : tensors) {
-    std::optional<DType> dtype =
-        parseSafetensorsDType(format::dtypeName(tensor.dtype));
-    if (!dtype)
-      throw dtypeError("tensor '" + prefix + name + "'", tensor);
-    writer.add(prefix + name, *dtype, tensor.shape, tensor.data.data(),
-               tensor.data.size());
-  }
 }
 
 /// `weights` by name; a name given twice is an error.
@@ -175,12 +156,18 @@ Output packedOutput(const ModelCheckpoint &source,
     auto it = given.find(specs[i]->checkpointName());
     if (it != given.end() && it->second->packed)
       return; // added from it->second->packed below, without a copy
-    components[i] = it != given.end() ? packWeight(*it->second).components
-                                      : checkpointWeight(source, *specs[i]);
+    onOutOfHostMemory("packing '" + specs[i]->checkpointName() + "' (" +
+                          shapeText({specs[i]->n, specs[i]->k}) + ")",
+                      [&] {
+                        components[i] =
+                            it != given.end()
+                                ? packWeight(*it->second).components
+                                : checkpointWeight(source, *specs[i]);
+                      });
   });
   for (size_t i = 0; i < specs.size(); ++i) {
     auto it = given.find(specs[i]->checkpointName());
-    addTensors(out.tensors, specs[i]->checkpointName() + ".",
+    addFormatTensors(out.tensors, specs[i]->checkpointName() + ".",
                it != given.end() && it->second->packed ? *it->second->packed
                                                        : components[i]);
     format::TensorMap().swap(components[i]);
@@ -329,7 +316,7 @@ Output convertedOutput(const ModelCheckpoint &source,
   for (const auto &[name, weight] : given)
     weights.push_back(weight);
   std::vector<format::TensorMap> converted(weights.size());
-  detail::parallelJobs(weights.size(), [&](size_t i) {
+  auto convertOne = [&](size_t i) {
     const std::string &name = weights[i]->name;
     const QuantizedWeight *weight = weights[i];
     const std::string tensor = name + ".weight";
@@ -357,9 +344,14 @@ Output convertedOutput(const ModelCheckpoint &source,
       throw Error("writing " + formatName + ": quantized weight '" + name +
                   "' (" + encodingText(packed.encoding) + "): " + error);
     converted[i] = std::move(tensors);
+  };
+  detail::parallelJobs(weights.size(), [&](size_t i) {
+    onOutOfHostMemory("converting '" + weights[i]->name + "' (" +
+                          shapeText({weights[i]->n, weights[i]->k}) + ")",
+                      [&] { convertOne(i); });
   });
   for (size_t i = 0; i < weights.size(); ++i) {
-    addTensors(out.tensors, weights[i]->name + ".", converted[i]);
+    addFormatTensors(out.tensors, weights[i]->name + ".", converted[i]);
     format::TensorMap().swap(converted[i]);
   }
   // Every other tensor as it is.
@@ -387,34 +379,32 @@ Output convertedOutput(const ModelCheckpoint &source,
 // The directory
 //===----------------------------------------------------------------------===//
 
-void writeText(const std::string &path, const std::string &text) {
-  std::ofstream stream(path, std::ios::binary | std::ios::trunc);
-  if (!stream)
-    throw Error("cannot open '" + path + "' for writing: " +
-                std::strerror(errno));
-  stream << text;
-  stream.close();
-  if (!stream)
-    throw Error("writing '" + path + "' failed: " + std::strerror(errno));
-}
-
 void commit(const Output &out, const std::string &outDir) {
   std::error_code ec;
   fs::create_directories(outDir, ec);
   if (ec)
     throw Error("cannot create '" + outDir + "': " + ec.message());
-  // Renamed into place, so that a failed write never leaves a truncated
-  // model.safetensors that looks complete.
+  // Every file is written under a temporary name first: a failure leaves
+  // the directory as it was. Then the configs are renamed into place and
+  // model.safetensors last (an earlier one removed first), so that an
+  // interruption between the renames never leaves a directory that looks
+  // finished (model.safetensors with another run's configs).
   const std::string model = outDir + "/" + kModelFile;
-  const std::string partial = model + ".partial";
-  out.tensors.write(partial);
-  fs::rename(partial, model, ec);
-  if (ec)
-    throw Error("cannot rename '" + partial + "' to '" + model +
-                "': " + ec.message());
-  writeText(outDir + "/config.json", out.config);
-  if (out.quantizeConfig)
-    writeText(outDir + "/quantize_config.json", *out.quantizeConfig);
+  AtomicFile tensors(model);
+  out.tensors.write(tensors);
+  AtomicFile config(outDir + "/config.json");
+  config.write(out.config, "config.json");
+  std::optional<AtomicFile> quantizeConfig;
+  if (out.quantizeConfig) {
+    quantizeConfig.emplace(outDir + "/quantize_config.json");
+    quantizeConfig->write(*out.quantizeConfig, "quantize_config.json");
+  }
+  if (fs::exists(model, ec) && !fs::remove(model, ec))
+    throw Error("cannot replace '" + model + "': " + ec.message());
+  config.commit();
+  if (quantizeConfig)
+    quantizeConfig->commit();
+  tensors.commit();
 }
 
 } // namespace
@@ -501,15 +491,15 @@ void writeQuantizedCheckpoint(const ModelCheckpoint &source,
                               const Artifact *artifact, bool overwrite) {
   checkOutputDir(source, outDir, overwrite);
   const std::map<std::string, const QuantizedWeight *> given = byName(weights);
-  Output out;
-  if (format == CheckpointFormat::QfusePacked) {
-    if (!artifact)
-      throw Error("writing qfuse-packed '" + outDir +
-                  "' needs the artifact whose weights it holds");
-    out = packedOutput(source, given, *artifact);
-  } else {
-    out = convertedOutput(source, given, format);
-  }
+  if (format == CheckpointFormat::QfusePacked && !artifact)
+    throw Error("writing qfuse-packed '" + outDir +
+                "' needs the artifact whose weights it holds");
+  const Output out = onOutOfHostMemory(
+      "building the checkpoint for '" + outDir + "'", [&] {
+        return format == CheckpointFormat::QfusePacked
+                   ? packedOutput(source, given, *artifact)
+                   : convertedOutput(source, given, format);
+      });
   commit(out, outDir);
 }
 

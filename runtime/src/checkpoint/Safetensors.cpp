@@ -2,6 +2,7 @@
 
 #include "qfuse/runtime/checkpoint/Safetensors.h"
 
+#include "qfuse/runtime/AtomicFile.h"
 #include "qfuse/runtime/Error.h"
 
 #include "ParallelJobs.h"
@@ -161,12 +162,12 @@ SafetensorsFile SafetensorsFile::open(const std::string &path) {
   file.path_ = path;
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
-    fail(path, std::string("cannot open: ") + std::strerror(errno));
+    fail(path, std::string("cannot open: ") + qfuse::systemErrorText(errno));
   struct stat st;
   if (::fstat(fd, &st) != 0) {
     int err = errno;
     ::close(fd);
-    fail(path, std::string("cannot stat: ") + std::strerror(err));
+    fail(path, std::string("cannot stat: ") + qfuse::systemErrorText(err));
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
@@ -178,7 +179,7 @@ SafetensorsFile SafetensorsFile::open(const std::string &path) {
     if (map == MAP_FAILED) {
       int err = errno;
       ::close(fd);
-      fail(path, std::string("cannot mmap: ") + std::strerror(err));
+      fail(path, std::string("cannot mmap: ") + qfuse::systemErrorText(err));
     }
     file.bytes_ = static_cast<const uint8_t *>(map);
     file.mapped_ = true;
@@ -338,9 +339,9 @@ TensorView SafetensorsFile::view(const TensorInfo &info) const {
 // SafetensorsWriter
 //===----------------------------------------------------------------------===//
 
-void SafetensorsWriter::add(const std::string &name, DType dtype,
-                            std::vector<int64_t> shape, const void *data,
-                            size_t size) {
+void SafetensorsWriter::checkNew(const std::string &name, DType dtype,
+                                 const std::vector<int64_t> &shape,
+                                 size_t size) const {
   if (name == kMetadataKey)
     throw Error("safetensors writer: '" + name + "' is a reserved name");
   for (const Entry &entry : entries_)
@@ -359,10 +360,27 @@ void SafetensorsWriter::add(const std::string &name, DType dtype,
         "safetensors writer: tensor '" + name + "' is given " +
         std::to_string(size) + " bytes but its shape and dtype need " +
         (expected ? std::to_string(*expected) : "a non-whole number of"));
-  Entry entry{name, dtype, std::move(shape), {}};
+}
+
+void SafetensorsWriter::add(const std::string &name, DType dtype,
+                            std::vector<int64_t> shape, const void *data,
+                            size_t size) {
+  checkNew(name, dtype, shape, size);
   const auto *begin = static_cast<const uint8_t *>(data);
-  entry.bytes.assign(begin, begin + size);
-  entries_.push_back(std::move(entry));
+  onOutOfHostMemory("copying tensor '" + name + "' (" + std::to_string(size) +
+                        " bytes) for writing",
+                    [&] {
+                      entries_.push_back(
+                          Entry{name, dtype, std::move(shape),
+                                std::vector<uint8_t>(begin, begin + size)});
+                    });
+}
+
+void SafetensorsWriter::add(const std::string &name, DType dtype,
+                            std::vector<int64_t> shape,
+                            std::vector<uint8_t> bytes) {
+  checkNew(name, dtype, shape, bytes.size());
+  entries_.push_back(Entry{name, dtype, std::move(shape), std::move(bytes)});
 }
 
 void SafetensorsWriter::setMetadata(const std::string &key,
@@ -404,56 +422,35 @@ std::vector<uint8_t> SafetensorsWriter::serialize() const {
 }
 
 void SafetensorsWriter::write(const std::string &path) const {
+  AtomicFile file(path);
+  write(file);
+  file.commit();
+}
+
+void SafetensorsWriter::write(AtomicFile &file) const {
   // The bytes serialize() would return, written in place: the header, then
-  // every tensor at its offset by parallel pwrite calls into the pre-sized
-  // file (no second copy of the whole file in memory).
+  // every tensor at its offset by parallel pwrite calls (no second copy of
+  // the whole file in memory).
   uint64_t dataBytes = 0;
   const std::string text = headerText(dataBytes);
   std::string head(8, '\0');
   for (int i = 0; i < 8; ++i)
     head[size_t(i)] = char(uint8_t(uint64_t(text.size()) >> (8 * i)));
   head += text;
-  auto fail = [&](const char *what) {
-    return Error("safetensors '" + path + "': " + what + ": " +
-                 std::strerror(errno));
-  };
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0)
-    throw fail("cannot open for writing");
-  auto writeAll = [&](const uint8_t *data, uint64_t size, uint64_t at) {
-    while (size > 0) {
-      const ssize_t n = ::pwrite(fd, data, size_t(std::min<uint64_t>(
-                                               size, uint64_t(1) << 30)),
-                                 off_t(at));
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0)
-        throw fail("write failed");
-      data += n;
-      size -= uint64_t(n);
-      at += uint64_t(n);
-    }
-  };
-  try {
-    if (::ftruncate(fd, off_t(head.size() + dataBytes)) != 0)
-      throw fail("cannot size the file");
-    writeAll(reinterpret_cast<const uint8_t *>(head.data()), head.size(), 0);
-    std::vector<uint64_t> offsets(entries_.size());
-    uint64_t at = head.size();
-    for (size_t i = 0; i < entries_.size(); ++i) {
-      offsets[i] = at;
-      at += entries_[i].bytes.size();
-    }
-    detail::parallelJobs(entries_.size(), [&](size_t i) {
-      writeAll(entries_[i].bytes.data(), entries_[i].bytes.size(),
-               offsets[i]);
-    });
-  } catch (...) {
-    ::close(fd);
-    throw;
+  file.writeAt(head.data(), head.size(), 0, "the header");
+  std::vector<uint64_t> offsets(entries_.size());
+  uint64_t at = head.size();
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    offsets[i] = at;
+    at += entries_[i].bytes.size();
   }
-  if (::close(fd) != 0)
-    throw fail("write failed");
+  detail::parallelJobs(entries_.size(), [&](size_t i) {
+    const Entry &e = entries_[i];
+    file.writeAt(e.bytes.data(), e.bytes.size(), offsets[i],
+                 "tensor '" + e.name + "', bytes " +
+                     std::to_string(offsets[i]) + ".." +
+                     std::to_string(offsets[i] + e.bytes.size()));
+  });
 }
 
 } // namespace qfuse::runtime

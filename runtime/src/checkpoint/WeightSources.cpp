@@ -3,6 +3,7 @@
 #include "qfuse/runtime/checkpoint/WeightSources.h"
 
 #include "qfuse/runtime/checkpoint/DenseAsStored.h"
+#include "qfuse/runtime/checkpoint/FormatTensors.h"
 #include "qfuse/runtime/checkpoint/RowParallelRTN.h"
 
 #include "qfuse/runtime/checkpoint/Importers.h"
@@ -29,19 +30,6 @@ std::string shapeText(const std::vector<int64_t> &shape) {
   for (size_t i = 0; i < shape.size(); ++i)
     text += (i ? ", " : "") + std::to_string(shape[i]);
   return text + "]";
-}
-
-/// The runtime's view of a tensor as qfuse_format's (same bytes; the two
-/// DType enums share the safetensors spelling).
-std::optional<format::TensorView> formatView(const TensorView &view) {
-  static constexpr format::DType kTypes[] = {
-      format::DType::U8,   format::DType::I8,     format::DType::I32,
-      format::DType::I64,  format::DType::F16,    format::DType::BF16,
-      format::DType::F32,  format::DType::F8E4M3, format::DType::F8E8M0};
-  for (format::DType type : kTypes)
-    if (safetensorsName(view.info->dtype) == format::dtypeName(type))
-      return format::TensorView{type, view.info->shape, view.data, view.size};
-  return std::nullopt;
 }
 
 /// The name of the checkpoint tensor that stands for `name` when the

@@ -21,15 +21,32 @@ BackgroundPacker::~BackgroundPacker() {
     t.join();
 }
 
-void BackgroundPacker::add(QuantizedWeight weight) {
+size_t BackgroundPacker::add(QuantizedWeight weight) {
+  const bool packed = weight.packed != nullptr;
+  size_t index = 0;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     weights_.push_back(std::make_unique<QuantizedWeight>(std::move(weight)));
     errors_.emplace_back();
-    queue_.push_back(weights_.size() - 1);
+    done_.push_back(packed);
+    index = weights_.size() - 1;
+    if (packed)
+      return index;
+    queue_.push_back(index);
     ++pending_;
   }
   wake_.notify_one();
+  return index;
+}
+
+std::shared_ptr<const format::TensorMap> BackgroundPacker::packed(size_t index) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (index >= weights_.size())
+    throw Error("background packer: no weight " + std::to_string(index));
+  idle_.wait(lock, [&] { return bool(done_[index]); });
+  if (errors_[index])
+    std::rethrow_exception(errors_[index]);
+  return weights_[index]->packed;
 }
 
 void BackgroundPacker::work() {
@@ -65,6 +82,7 @@ void BackgroundPacker::work() {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       errors_[index] = error;
+      done_[index] = true;
       --pending_;
     }
     idle_.notify_all();
@@ -83,6 +101,7 @@ std::vector<QuantizedWeight> BackgroundPacker::finish() {
     out.push_back(std::move(*w));
   weights_.clear();
   errors_.clear();
+  done_.clear();
   return out;
 }
 

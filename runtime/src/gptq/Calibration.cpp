@@ -281,20 +281,20 @@ void LayerwiseCalibrator::forEachChunk(
                    (layer >= 0 ? " of layer " + std::to_string(layer) : ""));
 }
 
-void LayerwiseCalibrator::begin(
-    const std::vector<std::vector<int32_t>> &samples) {
+void LayerwiseCalibrator::prepareChunks(
+    const std::vector<std::vector<int32_t>> &samples, const char *call) {
   const Artifact &artifact = executor_.artifact();
   const int64_t maxSeq = artifact.model.maxSeq;
   const int64_t vocab = artifact.model.vocabSize;
   if (samples.empty())
-    fail("begin: no calibration samples");
+    fail(std::string(call) + ": no calibration samples");
   for (size_t s = 0; s < samples.size(); ++s) {
     const int64_t length = int64_t(samples[s].size());
     const int64_t padded = (length + chunkRows_ - 1) / chunkRows_ * chunkRows_;
     if (length == 0)
-      fail("begin: sample " + std::to_string(s) + " is empty");
+      fail(std::string(call) + ": sample " + std::to_string(s) + " is empty");
     if (padded > maxSeq)
-      fail("begin: sample " + std::to_string(s) + " has " +
+      fail(std::string(call) + ": sample " + std::to_string(s) + " has " +
            std::to_string(length) + " tokens; in chunks of " +
            std::to_string(chunkRows_) +
            " rows its last chunk reaches position " +
@@ -303,7 +303,8 @@ void LayerwiseCalibrator::begin(
            std::to_string(maxSeq / chunkRows_ * chunkRows_) + " tokens)");
     for (size_t i = 0; i < samples[s].size(); ++i)
       if (samples[s][i] < 0 || samples[s][i] >= vocab)
-        fail("begin: token " + std::to_string(i) + " of sample " +
+        fail(std::string(call) + ": token " + std::to_string(i) +
+             " of sample " +
              std::to_string(s) + " is " + std::to_string(samples[s][i]) +
              ", outside the vocabulary [0, " + std::to_string(vocab) + ")");
   }
@@ -342,6 +343,11 @@ void LayerwiseCalibrator::begin(
   positions_ =
       cuda::DeviceBuffer(positions.size() * 4, "calibration positions");
   positions_.upload(positions.data(), positions.size() * 4);
+}
+
+void LayerwiseCalibrator::begin(
+    const std::vector<std::vector<int32_t>> &samples) {
+  prepareChunks(samples, "begin");
 
   // The prologue's state (if any) starts from zero, as in a new sequence.
   executor_.resetState(stream_);
@@ -423,6 +429,45 @@ void LayerwiseCalibrator::propagate(int64_t layer) {
   store_ = std::move(next_);
   next_ = Store();
   storedLayer_ = layer + 1;
+}
+
+std::map<std::string, std::vector<uint8_t>>
+LayerwiseCalibrator::downloadStore() const {
+  if (storedLayer_ < 0 || storedLayer_ >= numLayers())
+    fail("downloadStore: no layer's inputs are stored");
+  QFUSE_CU_CTX(cuStreamSynchronize(stream_),
+               "finishing the store of layer " + std::to_string(storedLayer_));
+  std::map<std::string, std::vector<uint8_t>> out;
+  for (const auto &[name, slabs] : store_.buffers) {
+    std::vector<uint8_t> bytes(slabs.size());
+    slabs.download(bytes.data(), bytes.size());
+    out.emplace(name, std::move(bytes));
+  }
+  return out;
+}
+
+void LayerwiseCalibrator::resume(
+    const std::vector<std::vector<int32_t>> &samples, int64_t layer,
+    const std::map<std::string, std::pair<const void *, size_t>> &inputs) {
+  if (layer <= 0 || layer >= numLayers())
+    fail("resume(" + std::to_string(layer) + "): expected a layer in 1.." +
+         std::to_string(numLayers() - 1) + " (layer 0 starts with begin())");
+  prepareChunks(samples, "resume");
+  store_ = allocateStore(layer);
+  noteHeld();
+  for (auto &[name, slabs] : store_.buffers) {
+    auto it = inputs.find(name);
+    if (it == inputs.end())
+      fail("resume(" + std::to_string(layer) + "): no recorded input '" +
+           name + "'");
+    if (it->second.second != slabs.size())
+      fail("resume(" + std::to_string(layer) + "): the recorded input '" +
+           name + "' holds " + std::to_string(it->second.second) +
+           " bytes; " + std::to_string(numChunks()) + " chunks of it need " +
+           std::to_string(slabs.size()));
+    slabs.upload(it->second.first, slabs.size());
+  }
+  storedLayer_ = layer;
 }
 
 } // namespace qfuse::runtime

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cstddef>
 #include <exception>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -38,8 +39,15 @@ void parallelJobs(size_t count, const Job &job) {
     }
   };
   std::vector<std::thread> pool;
-  for (size_t w = 1; w < workers; ++w)
-    pool.emplace_back(work);
+  // A host short of memory may refuse a thread (its stack): the jobs then
+  // run on the workers there are, at least this one.
+  for (size_t w = 1; w < workers; ++w) {
+    try {
+      pool.emplace_back(work);
+    } catch (const std::system_error &) {
+      break;
+    }
+  }
   work();
   for (std::thread &t : pool)
     t.join();

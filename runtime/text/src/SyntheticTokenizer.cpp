@@ -3,11 +3,11 @@
 #include "qfuse/text/SyntheticTokenizer.h"
 
 #include "ByteLevel.h"
+#include "qfuse/runtime/AtomicFile.h"
 #include "qfuse/text/TokenizerError.h"
 
 #include <nlohmann/json.hpp>
 
-#include <fstream>
 #include <map>
 #include <vector>
 
@@ -104,10 +104,7 @@ std::string byteLevel(const std::string &bytes) {
 }
 
 void writeJson(const std::string &path, const json &j) {
-  std::ofstream out(path, std::ios::binary);
-  out << j.dump(1) << "\n";
-  if (!out)
-    throw TokenizerError(path + ": cannot write");
+  writeFileAtomically(path, j.dump(1) + "\n");
 }
 
 } // namespace

@@ -11,11 +11,10 @@
 #include "qfuse/Dialect/QF/Transforms/CostModel.h"
 
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/Debug.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/JSON.h"
-#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
 
 #define DEBUG_TYPE "qf-roofline"
 
@@ -70,17 +69,19 @@ struct QFRooflinePass : public qf::impl::QFRooflineBase<QFRooflinePass> {
     if (jsonFile.empty())
       return;
 
-    std::string error;
-    std::unique_ptr<llvm::ToolOutputFile> file =
-        openOutputFile(jsonFile, &error);
-    if (!file) {
+    // A temporary beside the file, renamed when complete (docs/faults.md).
+    if (llvm::Error error = llvm::writeToOutput(
+            jsonFile, [&](llvm::raw_ostream &os) -> llvm::Error {
+              os << llvm::formatv("{0:2}",
+                                  llvm::json::Value(std::move(report)))
+                 << "\n";
+              return llvm::Error::success();
+            })) {
       emitError(getOperation()->getLoc())
-          << "qf-roofline cannot write '" << jsonFile << "': " << error;
+          << "qf-roofline cannot write '" << jsonFile
+          << "': " << llvm::toString(std::move(error));
       return signalPassFailure();
     }
-    file->os() << llvm::formatv("{0:2}", llvm::json::Value(std::move(report)))
-               << "\n";
-    file->keep();
   }
 
   RooflineEntry measure(FusedMatmulOp op) {

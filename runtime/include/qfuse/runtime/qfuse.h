@@ -28,6 +28,33 @@
  *                  " \"calibration\": \"random:128\", \"out\": \"gptq\"}",
  *                  report, sizeof report);
  *
+ * Threads (docs/threads.md):
+ * - Every function may be called from any thread, and calls on different
+ *   handles (runtimes, tokenizers, streams) run at the same time, on one
+ *   device or several. Functions without a handle (qfuse_validate_artifact,
+ *   qfuse_canonical_encoding, qfuse_device_count, qfuse_quantize,
+ *   qfuse_artifact_version) may run at any time from any thread.
+ * - Calls on one handle are serialized: each holds the handle's lock, so a
+ *   shared handle is never corrupted, but a sequence of calls is not atomic.
+ *   Two threads that share a runtime and each run set_input / run /
+ *   get_output must hold a lock of their own around the sequence (or use a
+ *   runtime each: they may share a device). qfuse_generate and
+ *   qfuse_generate_ex are one call each, so threads may share a runtime
+ *   for them, one generation at a time. qfuse_plan_batches and
+ *   qfuse_buffer_bytes read only the artifact and never wait.
+ * - A runtime may be used from a thread other than the one that opened it:
+ *   each call makes the runtime's device context current on its thread.
+ * - Tokenizers are read-only once open: encode, stop_ids and the streams
+ *   opened on one tokenizer run at once. Text a call returns is kept per
+ *   handle and per thread (valid until the same thread's next call on that
+ *   handle, or its close).
+ * - qfuse_close, qfuse_tokenizer_close and qfuse_text_stream_close must not
+ *   overlap another call on the same handle; a tokenizer outlives the
+ *   streams opened on it.
+ * - qfuse_last_error() is per thread.
+ * - The token callback of qfuse_generate_ex runs on the calling thread,
+ *   with the runtime's lock held: it must not call into the same runtime.
+ *
 \*===----------------------------------------------------------------------===*/
 
 #ifndef QFUSE_RUNTIME_QFUSE_H
@@ -145,7 +172,8 @@ int qfuse_generate_ex(qfuse_runtime *runtime, const int32_t *prompt_ids,
 
 /* Tokenizers (docs/tokenizer.md), host only: a model directory's
  * tokenizer.json and tokenizer_config.json. Returned text is valid until
- * the next call on the same handle. */
+ * the next text-returning call on the same handle from the same thread (or
+ * the handle's close). */
 typedef struct qfuse_tokenizer qfuse_tokenizer;
 qfuse_tokenizer *qfuse_tokenizer_open(const char *model_dir);
 void qfuse_tokenizer_close(qfuse_tokenizer *tokenizer);
@@ -187,8 +215,12 @@ void qfuse_text_stream_close(qfuse_text_stream *stream);
  * and "out" are required; "format" ("qfuse", "compressed-tensors",
  * "auto-gptq"), "seq_len", "fp16_artifact", "gptq_artifact",
  * "decode_artifact", "damp", "act_order", "static_groups", "overwrite",
- * "seed" and "device" are optional; an unknown key is an error. Progress
- * lines go to stdout. Returns the length of the JSON report (per layer and
+ * "resume", "save_progress", "seed" and "device" are optional; an unknown
+ * key is an error. After each layer the run records its progress in
+ * out/.qfuse-progress (unless "save_progress" is false); "resume": true
+ * continues an interrupted run from it, with the results the whole run
+ * would have given (refused when its inputs differ). Progress lines go to
+ * stdout. Returns the length of the JSON report (per layer and
  * module: times, loss, damping, fallbacks) and writes as much of it as
  * fits into report[capacity], NUL-terminated; -1 on error. */
 int64_t qfuse_quantize(const char *options_json, char *report,

@@ -33,6 +33,10 @@
 #include <unordered_map>
 #include <vector>
 
+namespace qfuse {
+class AtomicFile;
+}
+
 namespace qfuse::runtime {
 
 /// One entry of a safetensors header. Offsets are relative to the data buffer.
@@ -120,15 +124,25 @@ public:
   /// does not match `shape` x `dtype`.
   void add(const std::string &name, DType dtype, std::vector<int64_t> shape,
            const void *data, size_t size);
+  /// The same, taking `bytes` without a copy.
+  void add(const std::string &name, DType dtype, std::vector<int64_t> shape,
+           std::vector<uint8_t> bytes);
   void setMetadata(const std::string &key, const std::string &value);
 
   /// The complete file contents.
   std::vector<uint8_t> serialize() const;
   /// Writes serialize()'s bytes to `path` (tensors by parallel writes at
-  /// their offsets); throws naming the path on I/O failure.
+  /// their offsets) through an AtomicFile: a failure (naming the path and
+  /// the tensor) leaves nothing at `path` and an earlier file unchanged.
   void write(const std::string &path) const;
+  /// The same into `file`, without committing it (a writer of several files
+  /// renames them together once all are written).
+  void write(AtomicFile &file) const;
 
 private:
+  /// Throws unless a tensor `name` of `size` bytes may be added.
+  void checkNew(const std::string &name, DType dtype,
+                const std::vector<int64_t> &shape, size_t size) const;
   /// The JSON header, padded to 8 bytes; `dataBytes` = the tensors' bytes.
   std::string headerText(uint64_t &dataBytes) const;
   struct Entry {

@@ -32,8 +32,12 @@ public:
   BackgroundPacker(const BackgroundPacker &) = delete;
   BackgroundPacker &operator=(const BackgroundPacker &) = delete;
 
-  /// Queues `weight` for packing.
-  void add(QuantizedWeight weight);
+  /// Queues `weight` for packing (one packed already, e.g. read back by a
+  /// resumed run, is kept as it is). Returns its index.
+  size_t add(QuantizedWeight weight);
+  /// Waits until weight `index` is packed and returns its components;
+  /// throws its packing error.
+  std::shared_ptr<const format::TensorMap> packed(size_t index);
   /// Waits until everything queued is packed and returns the weights in the
   /// order given, each with `packed` set and its `weight` released. Throws
   /// the first packing error (naming the module), in the order given.
@@ -44,6 +48,7 @@ private:
 
   std::vector<std::unique_ptr<QuantizedWeight>> weights_;
   std::vector<std::exception_ptr> errors_;
+  std::vector<bool> done_;
   std::deque<size_t> queue_;
   size_t pending_ = 0;
   bool stopping_ = false;

@@ -10,6 +10,13 @@
 //   o.calibration = "random:128"; o.outDir = "Llama-3.2-1B-gptq";
 //   std::string reportJson = quantizeModel(o);
 //
+// Progress: after each layer the run records its quantized modules and the
+// calibration activations entering the next layer in OUT/.qfuse-progress
+// (QuantizeProgress.h); an interrupted run continues with `resume`, with the
+// results the whole run would have given. The directory is removed once the
+// checkpoint is written. (Test-only: QFUSE_TEST_KILL_AFTER_LAYER=<l> kills
+// the process once layer l is recorded; scripts/quantize-resume-check.sh.)
+//
 // Artifacts default to files next to the checkpoint, as python3 -m qfuse
 // quantize compiles them: DIR/qfuse-fp16-calib.qfa (the model in fp16),
 // DIR/qfuse-gptq-<encoding>.qfa (python3 -m qfuse compile-gptq) and, for the
@@ -47,6 +54,14 @@ struct QuantizeModelOptions {
   bool staticGroups = false;
   /// Replace an existing output.
   bool overwrite = false;
+  /// Continue the interrupted run whose progress outDir holds
+  /// (QuantizeProgress.h): its inputs must be this run's, and the results
+  /// are those the whole run would have given. Without progress there, a
+  /// run starts at layer 0.
+  bool resume = false;
+  /// Record progress after each layer (what --resume continues from); off
+  /// saves writing each layer's calibration activations.
+  bool saveProgress = true;
   uint64_t seed = 0;
   int device = 0;
   /// Hand the solver f32 weights converted on the host (the earlier

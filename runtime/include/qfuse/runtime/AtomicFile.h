@@ -1,0 +1,77 @@
+//===- AtomicFile.h - files written whole or not at all ---------*- C++ -*-===//
+//
+// Every file the runtime, the text library and the tools write (quantized
+// checkpoints, synthetic models and tokenizers, JSON reports) goes through
+// here: it is written under a temporary name in the same directory,
+// "<path>.partial-<pid>-<n>", and renamed over <path> only once complete
+// (after fsync). A write that fails part-way, or a process killed part-way,
+// leaves nothing at <path> that looks finished, and an earlier file there is
+// unchanged. The temporary is removed on failure (a killed process may leave
+// one behind; its name says what it is).
+//
+//   AtomicFile file("out/model.safetensors");
+//   file.writeAt(bytes, size, offset, "tensor 'lm_head.weight'");
+//   file.commit();                       // renamed into place
+//
+//   writeFileAtomically("report.json", text);
+//
+// Errors are qfuse::Error naming the file, what was being written and the
+// system's reason, and saying that the file was not written. (The tests make
+// them with a file-size limit, RLIMIT_FSIZE, and a full tmpfs.)
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QFUSE_RUNTIME_ATOMICFILE_H
+#define QFUSE_RUNTIME_ATOMICFILE_H
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace qfuse {
+
+class AtomicFile {
+public:
+  /// Creates the temporary beside `path` (mode 0644 less the umask); throws
+  /// naming `path` when its directory is not writable.
+  explicit AtomicFile(std::string path);
+  /// Removes the temporary unless commit() succeeded.
+  ~AtomicFile();
+  AtomicFile(const AtomicFile &) = delete;
+  AtomicFile &operator=(const AtomicFile &) = delete;
+
+  const std::string &path() const { return path_; }
+  const std::string &temporaryPath() const { return temporary_; }
+
+  /// Appends `size` bytes. `what` names the part in errors ("config").
+  void write(const void *data, size_t size, std::string_view what = {});
+  void write(std::string_view text, std::string_view what = {}) {
+    write(text.data(), text.size(), what);
+  }
+  /// Writes `size` bytes at `offset` (pwrite; safe from several threads at
+  /// disjoint ranges; the file grows to cover them).
+  void writeAt(const void *data, size_t size, uint64_t offset,
+               std::string_view what = {});
+
+  /// fsync, close and rename over path(); the directory is synced too.
+  void commit();
+  /// Removes the temporary now (what the destructor does unless committed).
+  void discard();
+
+private:
+  [[noreturn]] void fail(const std::string &what, int error) const;
+
+  std::string path_;
+  std::string temporary_;
+  int fd_ = -1;
+  uint64_t appendAt_ = 0;
+  bool committed_ = false;
+};
+
+/// Writes `bytes` to `path` through an AtomicFile.
+void writeFileAtomically(const std::string &path, std::string_view bytes);
+
+} // namespace qfuse
+
+#endif // QFUSE_RUNTIME_ATOMICFILE_H

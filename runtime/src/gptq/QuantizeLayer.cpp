@@ -1,0 +1,147 @@
+//===- QuantizeLayer.cpp - one layer's GPTQ groups at once ----------------===//
+
+#include "QuantizeLayer.h"
+
+#include "qfuse/format/Packing.h"
+#include "qfuse/runtime/Error.h"
+#include "qfuse/runtime/checkpoint/WeightSources.h"
+
+#include <cstring>
+#include <thread>
+
+namespace qfuse::runtime {
+namespace {
+
+/// The module's checkpoint weight as f32 [n, k].
+std::vector<float> weightF32(const ModelCheckpoint &checkpoint,
+                             const std::string &module, int64_t &n,
+                             int64_t &k) {
+  const std::string name = module + ".weight";
+  TensorView view = checkpoint.view(name);
+  if (view.info->shape.size() != 2)
+    throw Error("'" + name + "' is not a matrix");
+  n = view.info->shape[0];
+  k = view.info->shape[1];
+  std::vector<uint8_t> bytes =
+      convertDense(view.info->dtype, view.data, uint64_t(n * k), DType::F32,
+                   name);
+  std::vector<float> w(size_t(n * k));
+  std::memcpy(w.data(), bytes.data(), w.size() * 4);
+  return w;
+}
+
+/// The module's checkpoint weight on the device as stored: the f16 buffer
+/// the calibration plan already reads (f16 checkpoints), or the stored
+/// bf16/f32 bytes uploaded into `upload`. Other dtypes convert on the host.
+GptqModuleInput deviceWeight(const ModelCheckpoint &checkpoint,
+                             const Executor &executor,
+                             const std::string &module, int64_t &k,
+                             cuda::DeviceBuffer &upload,
+                             std::vector<float> &hostFallback) {
+  const std::string name = module + ".weight";
+  TensorView view = checkpoint.view(name);
+  if (view.info->shape.size() != 2)
+    throw Error("'" + name + "' is not a matrix");
+  GptqModuleInput in;
+  in.name = module;
+  in.n = view.info->shape[0];
+  k = view.info->shape[1];
+  const size_t count = size_t(in.n * k);
+  const DType dtype = view.info->dtype;
+  if (dtype == DType::F16) {
+    const CUdeviceptr bound =
+        executor.componentPointer(module, format::kCodes);
+    if (bound && executor.componentBytes(module, format::kCodes) >= count * 2) {
+      in.device = bound;
+      in.deviceType = GptqDeviceWeight::F16;
+      return in;
+    }
+  }
+  if (dtype == DType::F16 || dtype == DType::BF16 || dtype == DType::F32) {
+    const size_t bytes = count * (dtype == DType::F32 ? 4 : 2);
+    if (view.size < bytes)
+      throw Error("'" + name + "' holds " + std::to_string(view.size) +
+                  " bytes, fewer than its shape needs");
+    upload = cuda::DeviceBuffer(bytes, name + " (as stored)");
+    upload.upload(view.data, bytes);
+    in.device = upload.ptr();
+    in.deviceType = dtype == DType::F16    ? GptqDeviceWeight::F16
+                    : dtype == DType::BF16 ? GptqDeviceWeight::BF16
+                                           : GptqDeviceWeight::F32;
+    return in;
+  }
+  int64_t n = 0;
+  hostFallback = weightF32(checkpoint, module, n, k);
+  in.weight = hostFallback.data();
+  return in;
+}
+
+} // namespace
+
+std::vector<GroupSolve> solveLayerGroups(int64_t layer,
+                                         std::vector<HessianGroup> &groups,
+                                         const ModelCheckpoint &checkpoint,
+                                         const Executor &executor,
+                                         SolverPool &pool,
+                                         const GptqSolveOptions &options,
+                                         bool hostWeights) {
+  struct Work {
+    std::vector<std::vector<float>> weights;
+    std::vector<cuda::DeviceBuffer> uploads;
+    std::vector<GptqModuleInput> inputs;
+    GroupSolve solve;
+    std::string error;
+  };
+  std::vector<Work> work(groups.size());
+  while (pool.solvers.size() < groups.size()) {
+    pool.solvers.push_back(
+        std::make_unique<GptqSolver>(pool.blocks, pool.context, pool.encoding));
+    pool.streams.push_back(std::make_unique<cuda::Stream>());
+  }
+  std::vector<std::thread> threads;
+  for (size_t gi = 0; gi < groups.size(); ++gi)
+    threads.emplace_back([&, gi] {
+      Work &job = work[gi];
+      HessianGroup &group = groups[gi];
+      try {
+        pool.context.makeCurrent();
+        const int64_t k = group.hessian.columns();
+        // Reserved up front: inputs point into these.
+        job.weights.reserve(group.modules.size());
+        job.uploads.reserve(group.modules.size());
+        for (const std::string &module : group.modules) {
+          int64_t n = 0, kk = 0;
+          job.weights.emplace_back();
+          job.uploads.emplace_back();
+          if (hostWeights) {
+            job.weights.back() = weightF32(checkpoint, module, n, kk);
+            job.inputs.push_back({module, job.weights.back().data(), n});
+          } else {
+            job.inputs.push_back(deviceWeight(checkpoint, executor, module,
+                                              kk, job.uploads.back(),
+                                              job.weights.back()));
+          }
+          if (kk != k)
+            throw Error("'" + module + ".weight' has " + std::to_string(kk) +
+                        " inputs, its Hessian " + std::to_string(k));
+        }
+        job.solve.results = pool.solvers[gi]->solve(
+            job.inputs, group.hessian.matrix().ptr(), k, options,
+            pool.streams[gi]->get(), job.solve.report);
+      } catch (const std::exception &e) {
+        job.error = errorText(e);
+      }
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+  std::vector<GroupSolve> out;
+  for (size_t gi = 0; gi < groups.size(); ++gi) {
+    if (!work[gi].error.empty())
+      throw Error("layer " + std::to_string(layer) + ", " + groups[gi].input +
+                  ": " + work[gi].error);
+    out.push_back(std::move(work[gi].solve));
+  }
+  return out;
+}
+
+} // namespace qfuse::runtime

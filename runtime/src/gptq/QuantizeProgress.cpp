@@ -1,0 +1,231 @@
+//===- QuantizeProgress.cpp - an interrupted quantize run, on disk --------===//
+
+#include "qfuse/runtime/gptq/QuantizeProgress.h"
+
+#include "qfuse/runtime/AtomicFile.h"
+#include "qfuse/runtime/Error.h"
+#include "qfuse/runtime/checkpoint/FormatTensors.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace qfuse::runtime {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+constexpr const char *kManifest = "manifest.json";
+constexpr const char *kFormat = "qfuse-quantize-progress";
+constexpr int kVersion = 1;
+/// The layer file's metadata: its modules, [{"name", "n", "k"}, ...].
+constexpr const char *kModulesKey = "qfuse.progress.modules";
+
+std::string numbered(const char *stem, int64_t layer) {
+  char text[64];
+  std::snprintf(text, sizeof(text), "%s-%05lld.safetensors", stem,
+                (long long)layer);
+  return text;
+}
+
+/// Files this class writes (what removeStale may delete).
+bool ours(const std::string &name) {
+  return name.find(".partial-") != std::string::npos ||
+         (name.rfind("layer-", 0) == 0 || name.rfind("inputs-", 0) == 0);
+}
+
+} // namespace
+
+std::string QuantizeProgress::directoryFor(const std::string &outDir) {
+  return outDir + "/.qfuse-progress";
+}
+
+QuantizeProgress::QuantizeProgress(std::string outDir, RunIdentity identity,
+                                   int64_t numLayers, bool resume)
+    : dir_(directoryFor(outDir)), identity_(std::move(identity)),
+      numLayers_(numLayers) {
+  std::error_code ec;
+  if (!fs::exists(path(kManifest), ec))
+    return; // nothing recorded: from layer 0
+  if (!resume)
+    throw Error("'" + dir_ + "' holds the progress of an interrupted run "
+                "into '" + outDir + "': pass --resume to continue it, or "
+                "remove '" + dir_ + "' to start over");
+  readManifest(identity_);
+  removeStale();
+}
+
+void QuantizeProgress::readManifest(const RunIdentity &identity) {
+  const std::string file = path(kManifest);
+  auto damaged = [&](const std::string &what) {
+    return Error("progress manifest '" + file + "': " + what + "; remove '" +
+                 dir_ + "' to start over");
+  };
+  std::ifstream in(file);
+  json doc;
+  try {
+    in >> doc;
+  } catch (const json::exception &e) {
+    throw damaged(std::string("not JSON: ") + e.what());
+  }
+  try {
+    if (doc.value("format", "") != kFormat || doc.value("version", 0) != kVersion)
+      throw damaged(std::string("expected format \"") + kFormat +
+                    "\", version " + std::to_string(kVersion));
+    RunIdentity recorded;
+    for (const json &field : doc.at("identity"))
+      recorded.fields.emplace_back(field.at(0).get<std::string>(),
+                                   field.at(1).get<std::string>());
+    const std::string why = differences(recorded, identity);
+    if (!why.empty())
+      throw Error("cannot resume from '" + dir_ +
+                  "': it was made by a run with other inputs, so continuing "
+                  "would not give that run's results:\n" + why +
+                  "Run with those inputs again, or remove '" + dir_ +
+                  "' to start over");
+    if (doc.at("num_layers").get<int64_t>() != numLayers_)
+      throw damaged("it records " +
+                    std::to_string(doc.at("num_layers").get<int64_t>()) +
+                    " layers, the model has " + std::to_string(numLayers_));
+    for (const json &layer : doc.at("layers")) {
+      layerFiles_.push_back(layer.at("file").get<std::string>());
+      reports_.push_back(layer.at("report").dump());
+    }
+    if (layersDone() > numLayers_)
+      throw damaged("more layers done than the model has");
+    inputsFile_ = doc.at("inputs").is_null() ? ""
+                                              : doc.at("inputs").get<std::string>();
+  } catch (const json::exception &e) {
+    throw damaged(std::string("malformed: ") + e.what());
+  }
+  std::error_code ec;
+  for (const std::string &name : layerFiles_)
+    if (!fs::exists(path(name), ec))
+      throw damaged("its layer file '" + name + "' is missing");
+  if ((layersDone() < numLayers_) != !inputsFile_.empty() ||
+      (!inputsFile_.empty() && !fs::exists(path(inputsFile_), ec)))
+    throw damaged("the inputs of layer " + std::to_string(layersDone()) +
+                  " are missing");
+}
+
+void QuantizeProgress::removeStale() const {
+  std::set<std::string> keep(layerFiles_.begin(), layerFiles_.end());
+  keep.insert(inputsFile_);
+  std::error_code ec;
+  for (const auto &entry : fs::directory_iterator(dir_, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (ours(name) && !keep.count(name))
+      fs::remove(entry.path(), ec);
+  }
+}
+
+std::vector<QuantizedWeight>
+QuantizeProgress::loadModules(const format::Encoding &encoding) const {
+  std::vector<QuantizedWeight> out;
+  for (const std::string &name : layerFiles_) {
+    const SafetensorsFile file = SafetensorsFile::open(path(name));
+    auto it = file.metadata().find(kModulesKey);
+    if (it == file.metadata().end())
+      throw Error("progress file '" + file.path() + "' has no \"" +
+                  kModulesKey + "\"; remove '" + dir_ + "' to start over");
+    for (const json &module : json::parse(it->second)) {
+      QuantizedWeight w;
+      w.name = module.at("name").get<std::string>();
+      w.encoding = encoding;
+      w.n = module.at("n").get<int64_t>();
+      w.k = module.at("k").get<int64_t>();
+      w.packed = std::make_shared<const format::TensorMap>(
+          readFormatTensors(file, w.name + "."));
+      std::string error;
+      if (!format::checkComponents(encoding, *w.packed, w.n, w.k, error))
+        throw Error("progress file '" + file.path() + "': module '" + w.name +
+                    "': " + error + "; remove '" + dir_ + "' to start over");
+      out.push_back(std::move(w));
+    }
+  }
+  return out;
+}
+
+std::optional<SafetensorsFile> QuantizeProgress::loadInputs() const {
+  if (inputsFile_.empty())
+    return std::nullopt;
+  return SafetensorsFile::open(path(inputsFile_));
+}
+
+void QuantizeProgress::recordLayer(
+    int64_t layer, const std::vector<Module> &modules,
+    const std::string &reportJson,
+    std::map<std::string, std::vector<uint8_t>> nextInputs) {
+  if (layer != layersDone() || layer >= numLayers_)
+    throw Error("progress: layer " + std::to_string(layer) +
+                " recorded after " + std::to_string(layersDone()) +
+                " of " + std::to_string(numLayers_) + " layers");
+  std::error_code ec;
+  fs::create_directories(dir_, ec);
+  if (ec)
+    throw Error("cannot create '" + dir_ + "': " + ec.message());
+
+  const std::string layerFile = numbered("layer", layer);
+  SafetensorsWriter quantized;
+  json list = json::array();
+  for (const Module &m : modules) {
+    addFormatTensors(quantized, m.name + ".", *m.packed);
+    list.push_back({{"name", m.name}, {"n", m.n}, {"k", m.k}});
+  }
+  quantized.setMetadata(kModulesKey, list.dump());
+  quantized.write(path(layerFile));
+
+  std::string inputsFile;
+  if (layer + 1 < numLayers_) {
+    inputsFile = numbered("inputs", layer + 1);
+    SafetensorsWriter inputs;
+    for (auto &[name, bytes] : nextInputs) {
+      const int64_t size = int64_t(bytes.size());
+      inputs.add(name, DType::U8, {size}, std::move(bytes));
+    }
+    inputs.write(path(inputsFile));
+  }
+
+  std::vector<std::string> files = layerFiles_, reports = reports_;
+  files.push_back(layerFile);
+  reports.push_back(reportJson);
+  writeManifest(files, reports, inputsFile);
+  layerFiles_ = std::move(files);
+  reports_ = std::move(reports);
+  inputsFile_ = inputsFile;
+  removeStale();
+}
+
+void QuantizeProgress::writeManifest(const std::vector<std::string> &layerFiles,
+                                     const std::vector<std::string> &reports,
+                                     const std::string &inputsFile) const {
+  json identity = json::array();
+  for (const auto &[name, value] : identity_.fields)
+    identity.push_back({name, value});
+  json layers = json::array();
+  for (size_t i = 0; i < layerFiles.size(); ++i)
+    layers.push_back(
+        {{"file", layerFiles[i]}, {"report", json::parse(reports[i])}});
+  const json doc = {{"format", kFormat},
+                    {"version", kVersion},
+                    {"num_layers", numLayers_},
+                    {"identity", identity},
+                    {"layers", layers},
+                    {"inputs", inputsFile.empty() ? json(nullptr)
+                                                  : json(inputsFile)}};
+  writeFileAtomically(path(kManifest), doc.dump(1) + "\n");
+}
+
+void QuantizeProgress::finish() {
+  std::error_code ec;
+  fs::remove_all(dir_, ec);
+  if (ec)
+    throw Error("cannot remove '" + dir_ + "': " + ec.message());
+}
+
+} // namespace qfuse::runtime
