@@ -393,6 +393,14 @@ TEST(ModelWeights, ConversionThatOverflowsF16) {
       {"tensor 't'", "element 0", "overflows f16"});
 }
 
+// Found by fuzz/safetensors (fuzz/safetensors/crashes/empty-f16-tensor):
+// an empty tensor's conversion passed null pointers to memcpy.
+TEST(ModelWeights, EmptyTensorConvertsToNothing) {
+  const uint8_t none[1] = {};
+  EXPECT_TRUE(convertDense(DType::F16, none, 0, DType::F32, "tensor 't'").empty());
+  EXPECT_TRUE(convertDense(DType::BF16, none, 0, DType::F16, "tensor 't'").empty());
+}
+
 TEST(ModelWeights, MissingTensorNamesItAndTheFile) {
   SafetensorsWriter writer;
   addBf16(writer, "model.embed_tokens.weight", {kVocab, kHidden}, 2);
