@@ -92,6 +92,11 @@ class ModelConfig:
                            f"num_attention_heads = {self.num_attention_heads} "
                            "(and head_dim is not given)")
             self.head_dim = self.hidden_size // self.num_attention_heads
+            # The limit holds for head_dim however it is set.
+            if self.head_dim > LIMITS["head_dim"]:
+                self._fail("hidden_size", f"is {self.hidden_size}; hidden_size / "
+                           f"num_attention_heads = {self.head_dim} (head_dim is not "
+                           f"given), expected at most {LIMITS['head_dim']}")
         if self.head_dim % 2:
             self._fail("head_dim", f"is {self.head_dim}; rotate-half rotary needs an "
                        "even head_dim")
