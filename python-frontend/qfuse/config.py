@@ -58,8 +58,14 @@ def _text(value):
 
 
 def _is_number(value):
-    return (not isinstance(value, bool) and isinstance(value, (int, float))
-            and math.isfinite(value))
+    """A finite JSON number: not a bool, and not an integer past float's
+    range (10**400 is valid JSON, but no float)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 class ModelConfig:
@@ -143,6 +149,9 @@ class ModelConfig:
             raise ConfigError(f"{path}: cannot read: {e.strerror}") from None
         except json.JSONDecodeError as e:
             raise ConfigError(f"{path}:{e.lineno}:{e.colno}: not JSON: {e.msg}") from None
+        except ValueError as e:
+            # An integer of more than sys.get_int_max_str_digits() digits.
+            raise ConfigError(f"{path}: not JSON: {e}") from None
         except RecursionError:
             raise ConfigError(f"{path}: not JSON: nested too deeply") from None
         return cls(raw, path)
