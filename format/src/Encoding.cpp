@@ -324,6 +324,11 @@ bool validate(const Encoding &enc, int64_t n, int64_t k, std::string &error) {
   if (n <= 0 || k <= 0)
     return fail(error, "weight shape must be positive, got " +
                            std::to_string(n) + "x" + std::to_string(k));
+  // Every size derived from the shape (elements, a component's bytes) stays
+  // far from int64.
+  if (n > kMaxWeightElements / k)
+    return fail(error, "weight shape " + std::to_string(n) + "x" +
+                           std::to_string(k) + " has more than 2^48 elements");
   if (enc.isQuantized() && !enc.isPerChannel() && k % enc.groupSize != 0)
     return fail(error, "group size " + std::to_string(enc.groupSize) +
                            " does not divide K = " + std::to_string(k));
