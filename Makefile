@@ -6,7 +6,8 @@ BUILD_TYPE ?= Release
 LLVM_PREFIX ?= /usr/lib/llvm-22
 CMAKE ?= cmake
 
-.PHONY: all deps configure build test test-sanitize test-tsan demo docs clean
+.PHONY: all deps configure build test sanitize-configure test-sanitize test-fuzz \
+        test-tsan demo docs clean
 
 all: build
 
@@ -28,13 +29,34 @@ build: deps configure
 test: build
 	$(CMAKE) --build $(BUILD_DIR) --target check-qfuse
 
-# The format and runtime libraries and their unit tests under AddressSanitizer
-# and UndefinedBehaviorSanitizer (no MLIR, no GPU); any report fails a test.
+# The sanitize build: the format and runtime libraries, no MLIR, no GPU,
+# compiled by clang under AddressSanitizer and UndefinedBehaviorSanitizer
+# with libFuzzer's coverage instrumentation, so that test-sanitize and
+# test-fuzz share one build (CI runs both).
 SANITIZE_DIR ?= build-sanitize
-test-sanitize: deps
+CLANG_VERSION ?= 14
+# Seconds of fuzzing per libFuzzer target, and for IR (docs/fuzzing.md).
+FUZZ_SECONDS ?= 10
+FUZZ_IR_SECONDS ?= 40
+
+sanitize-configure: deps
+	@command -v clang++-$(CLANG_VERSION) >/dev/null || { \
+	  echo "make: the sanitize build needs clang++-$(CLANG_VERSION) and libFuzzer:" \
+	       "install the Debian packages clang-$(CLANG_VERSION) and" \
+	       "libclang-rt-$(CLANG_VERSION)-dev (scripts/install-deps.sh)" >&2; exit 1; }
+	@if [ -f $(SANITIZE_DIR)/CMakeCache.txt ] && ! grep -q \
+	    '^CMAKE_CXX_COMPILER:.*clang++-$(CLANG_VERSION)$$' $(SANITIZE_DIR)/CMakeCache.txt; then \
+	  echo "make: $(SANITIZE_DIR) was configured with another compiler: starting it afresh"; \
+	  rm -rf $(SANITIZE_DIR); fi
 	$(CMAKE) -G Ninja -S . -B $(SANITIZE_DIR) -DQFUSE_ENABLE_COMPILER=OFF \
 	  -DQFUSE_TOKENIZER_ORACLE=OFF -DQFUSE_SANITIZE=address,undefined \
+	  -DQFUSE_FUZZ=ON -DQFUSE_FUZZ_SECONDS=$(FUZZ_SECONDS) \
+	  -DCMAKE_C_COMPILER=clang-$(CLANG_VERSION) \
+	  -DCMAKE_CXX_COMPILER=clang++-$(CLANG_VERSION) \
 	  -DCMAKE_BUILD_TYPE=RelWithDebInfo
+
+# The unit tests in the sanitize build; any report fails a test.
+test-sanitize: sanitize-configure
 	$(CMAKE) --build $(SANITIZE_DIR)
 	ctest --test-dir $(SANITIZE_DIR) -L unit --output-on-failure
 
@@ -48,6 +70,16 @@ test-tsan: deps
 	$(CMAKE) --build $(TSAN_DIR) --target qfuse-c-api-tests qfuse-runtime-tests
 	ctest --test-dir $(TSAN_DIR) --output-on-failure \
 	  -R '^(qfuse-c-api-tests|Threads\.|AtomicFile\.Threads|BackgroundPacker\.)'
+
+# The fuzzers (fuzz/, docs/fuzzing.md): every corpus and crashes/ input
+# replayed, then FUZZ_SECONDS of fuzzing per target, in the sanitize build;
+# then IR through this build's qfuse-opt and qfuse-compile.
+test-fuzz: sanitize-configure configure
+	$(CMAKE) --build $(SANITIZE_DIR) --target qfuse-fuzzers
+	ctest --test-dir $(SANITIZE_DIR) -L fuzz -j2 --output-on-failure
+	$(CMAKE) --build $(BUILD_DIR) --target qfuse-opt qfuse-compile
+	python3 fuzz/ir/mutate-ir.py --tools-dir $(BUILD_DIR)/bin \
+	  --seconds $(FUZZ_IR_SECONDS) --findings $(BUILD_DIR)/fuzz/ir/findings
 
 demo: build
 	@scripts/demo.sh $(BUILD_DIR)

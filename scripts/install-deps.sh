@@ -9,6 +9,7 @@ PACKAGES=(
   libgtest-dev                                              # C++ unit tests
   nlohmann-json3-dev libcli11-dev                           # runtime (no LLVM there)
   python3 python3-numpy python3-pytest python3-jinja2       # Python frontend + tests; chat oracle
+  clang-14 libclang-rt-14-dev                   # sanitize build + libFuzzer (test-sanitize, test-fuzz)
 )
 
 missing=()

@@ -324,6 +324,11 @@ bool validate(const Encoding &enc, int64_t n, int64_t k, std::string &error) {
   if (n <= 0 || k <= 0)
     return fail(error, "weight shape must be positive, got " +
                            std::to_string(n) + "x" + std::to_string(k));
+  // Every size derived from the shape (elements, a component's bytes) stays
+  // far from int64.
+  if (n > kMaxWeightElements / k)
+    return fail(error, "weight shape " + std::to_string(n) + "x" +
+                           std::to_string(k) + " has more than 2^48 elements");
   if (enc.isQuantized() && !enc.isPerChannel() && k % enc.groupSize != 0)
     return fail(error, "group size " + std::to_string(enc.groupSize) +
                            " does not divide K = " + std::to_string(k));
@@ -351,10 +356,19 @@ namespace {
 /// MLIR prints dense attributes with more elements than this as hex.
 constexpr size_t kHexThreshold = 100;
 
-/// The raw little-endian bits of a table value in its table type.
+/// The raw little-endian bits of a table value in its table type. An f16 NaN
+/// keeps the payload halfToFloat widened, signalling NaNs included, as
+/// APFloat (the dialect printer) keeps it; floatToHalf would quiet 0x7C03
+/// into 0x7E03, which parses back as a different table.
 uint32_t tableBits(float value, ScalarType type) {
-  if (type == ScalarType::F16)
-    return floatToHalf(value);
+  if (type == ScalarType::F16) {
+    if (!std::isnan(value))
+      return floatToHalf(value);
+    uint32_t bits;
+    std::memcpy(&bits, &value, sizeof(bits));
+    const uint32_t payload = (bits >> 13) & 0x3FF;
+    return ((bits >> 16) & 0x8000) | 0x7C00 | (payload ? payload : 0x200);
+  }
   if (type == ScalarType::BF16) // not a valid table type, but printable
     return floatToBFloat16(value);
   uint32_t bits;

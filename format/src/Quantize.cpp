@@ -348,6 +348,12 @@ bool RowQuantizer::quantize(int64_t row, const float *wRow, const int64_t *cols,
   std::fill(stats.begin(), stats.end(), GroupStats());
   for (int64_t j = 0; j < stored; ++j) {
     double v = wRow[cols[j]];
+    // NaN would slip past the statistics (max ignores it) into a code.
+    if (!std::isfinite(v))
+      return fail(error, "weight [" + std::to_string(row) + ", " +
+                             std::to_string(cols[j]) + "] is " +
+                             (std::isnan(v) ? "NaN" : "infinite") +
+                             "; round-to-nearest needs finite weights");
     GroupStats &s = stats[groupOf[cols[j]]];
     s.amax = std::max(s.amax, std::fabs(v));
     s.min = std::min(s.min, v);

@@ -66,8 +66,14 @@ def _scaling_text(llama3):
 
 
 def _is_number(value):
-    return (not isinstance(value, bool) and isinstance(value, (int, float))
-            and math.isfinite(value))
+    """A finite JSON number: not a bool, and not an integer past float's
+    range (10**400 is valid JSON, but no float)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 class ModelConfig:
@@ -100,6 +106,11 @@ class ModelConfig:
                            f"num_attention_heads = {self.num_attention_heads} "
                            "(and head_dim is not given)")
             self.head_dim = self.hidden_size // self.num_attention_heads
+            # The limit holds for head_dim however it is set.
+            if self.head_dim > LIMITS["head_dim"]:
+                self._fail("hidden_size", f"is {self.hidden_size}; hidden_size / "
+                           f"num_attention_heads = {self.head_dim} (head_dim is not "
+                           f"given), expected at most {LIMITS['head_dim']}")
         if self.head_dim % 2:
             self._fail("head_dim", f"is {self.head_dim}; rotate-half rotary needs an "
                        "even head_dim")
@@ -145,6 +156,9 @@ class ModelConfig:
             raise ConfigError(f"{path}: cannot read: {e.strerror}") from None
         except json.JSONDecodeError as e:
             raise ConfigError(f"{path}:{e.lineno}:{e.colno}: not JSON: {e.msg}") from None
+        except ValueError as e:
+            # An integer of more than sys.get_int_max_str_digits() digits.
+            raise ConfigError(f"{path}: not JSON: {e}") from None
         except RecursionError:
             raise ConfigError(f"{path}: not JSON: nested too deeply") from None
         return cls(raw, path)

@@ -128,6 +128,23 @@ class FromFiles(TempDirTestCase):
         self.assertIn("field 'rope_theta' is Infinity; expected a positive number",
                       str(ctx.exception))
 
+    def test_integers_past_float(self):
+        # Found by fuzz/python-config (fuzz/python-config/crashes): an integer
+        # past float's range raised OverflowError, and one of more than 4300
+        # digits Python's ValueError, instead of ConfigError.
+        path = os.path.join(self.tmp, "huge.json")
+        with open(path, "w") as f:
+            f.write(json.dumps(dict(LLAMA3_8B, rms_norm_eps=10**400)))
+        with self.assertRaises(ConfigError) as ctx:
+            ModelConfig.load(path)
+        self.assertIn("field 'rms_norm_eps' is 1000", str(ctx.exception))
+        self.assertIn("; expected a positive number", str(ctx.exception))
+        with open(path, "w") as f:
+            f.write('{"hidden_size": ' + "1" * 5000 + "}")
+        with self.assertRaises(ConfigError) as ctx:
+            ModelConfig.load(path)
+        self.assertIn(f"{path}: not JSON: Exceeds the limit", str(ctx.exception))
+
     def test_cli_reports_the_field(self):
         raw = dict(LLAMA3_8B)
         del raw["vocab_size"]

@@ -41,6 +41,10 @@ const char *const kCanonical[] = {
     "group = 128, scale = f16",
     "codebook, bits = 2, table = dense<[0x7C00, 0x7E00, 0xFC00, "
     "-0.000000e+00]> : tensor<4xf16>, group = 128, scale = f16",
+    // Signalling NaNs keep their bits, as in the dialect printer (found by
+    // fuzz/encoding: 0x7C03 printed as 0x7E03, a different table).
+    "codebook, bits = 2, table = dense<[0x7C03, 0xFC01, 0x7D00, "
+    "1.000000e+00]> : tensor<4xf16>, group = 128, scale = f16",
     // f32 values that six digits cannot hold print in APFloat's shortest
     // form (these strings are qfuse-opt's output).
     "codebook, bits = 2, table = dense<[-1.000000e+00, -1.000000e-01, "
@@ -322,6 +326,12 @@ TEST(EncodingTest, ValidateChecksTheShape) {
        "weight shape must be positive, got 16x-1"},
       {"int4, group = 128, scale = f16", 16, 100,
        "group size 128 does not divide K = 100"},
+      // Found by fuzz/encoding (fuzz/encoding/crashes/k-int64-max): the
+      // byte-boundary check multiplied K by the code width and overflowed.
+      {"int8, per_channel, scale = f16", 64, INT64_MAX,
+       "weight shape 64x9223372036854775807 has more than 2^48 elements"},
+      {"int4, group = 128, scale = f16", int64_t(1) << 24, int64_t(1) << 25,
+       "weight shape 16777216x33554432 has more than 2^48 elements"},
       {"f16, sparse = 2:4", 16, 6,
        "2:4 sparsity needs K to be a multiple of 4, got K = 6"},
       {"codebook, bits = 3, table = \"t\" : f16, per_channel, scale = f16", 4,

@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 using namespace qfuse::format;
@@ -334,6 +335,31 @@ TEST_F(QuantizeRulesTest, Errors) {
   EXPECT_FALSE(quantizeRTN(enc("int4, group = 16, scale = f16, act_order"),
                            w.data(), 1, 16, u, error, options));
   EXPECT_EQ(error, "g_idx[0] = 1 is outside [0, 1)");
+}
+
+// Found by fuzz/checkpoint (fuzz/checkpoint/crashes/nan-weight): a NaN weight
+// passed the statistics (max ignores NaN) and became a code through an
+// out-of-range float-to-int conversion.
+TEST_F(QuantizeRulesTest, NonFiniteWeightsNameTheElement) {
+  std::vector<float> w = normal(2 * 32);
+  Unpacked u;
+  std::string error;
+  w[32 + 5] = std::numeric_limits<float>::quiet_NaN();
+  for (const char *encoding :
+       {"int4, group = 32, scale = f16", "uint4, group = 32, scale = f16, zero = int",
+        "nf4, group = 32, scale = f32", "fp8e4m3, per_channel, scale = f32",
+        "fp4e2m1, group = 16, scale = f8E4M3FN, global_scale"}) {
+    EXPECT_FALSE(quantizeRTN(enc(encoding), w.data(), 2, 32, u, error))
+        << encoding;
+    EXPECT_EQ(error, "weight [1, 5] is NaN; round-to-nearest needs finite "
+                     "weights")
+        << encoding;
+  }
+  w[32 + 5] = -std::numeric_limits<float>::infinity();
+  EXPECT_FALSE(quantizeRTN(enc("int8, per_channel, scale = f16"), w.data(), 2,
+                           32, u, error));
+  EXPECT_EQ(error, "weight [1, 5] is infinite; round-to-nearest needs finite "
+                   "weights");
 }
 
 } // namespace

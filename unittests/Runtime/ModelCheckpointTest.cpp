@@ -313,6 +313,29 @@ TEST(ModelCheckpoint, UnsupportedQuantMethod) {
                                       "supported"});
 }
 
+// Found by fuzz/config (fuzz/config/crashes): nlohmann's type_error escaped
+// instead of an error naming the field, and an unsigned group_size past
+// int64 wrapped to a negative one (per channel).
+TEST(ModelCheckpoint, ConfigFieldsOfTheWrongTypeNameTheField) {
+  auto parse = [](const char *text) {
+    return [text] { parseCheckpointConfig(text, "c.json"); };
+  };
+  expectError(parse(R"({"model_type": []})"),
+              {"'c.json'", "'model_type' must be a string, found []"});
+  expectError(parse(R"({"quantization_config": {"quant_method": 4}})"),
+              {"'c.json': quantization_config",
+               "'quant_method' must be a string, found 4"});
+  expectError(
+      parse(R"({"quantization_config": {"quant_method": "compressed-tensors",
+                "format": "pack-quantized", "config_groups": {"g": {"weights":
+                {"num_bits": 4, "strategy": {}}}}}})"),
+      {"config_groups.g", "'strategy' must be a string, found {}"});
+  expectError(
+      parse(R"({"quantization_config": {"quant_method": "gptq", "bits": 4,
+                "group_size": 18446744073709551488}})"),
+      {"'group_size' must be an integer, found 18446744073709551488"});
+}
+
 //===----------------------------------------------------------------------===//
 // Weights and tensors
 //===----------------------------------------------------------------------===//
@@ -368,6 +391,14 @@ TEST(ModelWeights, ConversionThatOverflowsF16) {
                      DType::F16, "tensor 't'");
       },
       {"tensor 't'", "element 0", "overflows f16"});
+}
+
+// Found by fuzz/safetensors (fuzz/safetensors/crashes/empty-f16-tensor):
+// an empty tensor's conversion passed null pointers to memcpy.
+TEST(ModelWeights, EmptyTensorConvertsToNothing) {
+  const uint8_t none[1] = {};
+  EXPECT_TRUE(convertDense(DType::F16, none, 0, DType::F32, "tensor 't'").empty());
+  EXPECT_TRUE(convertDense(DType::BF16, none, 0, DType::F16, "tensor 't'").empty());
 }
 
 TEST(ModelWeights, MissingTensorNamesItAndTheFile) {

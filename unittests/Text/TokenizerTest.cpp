@@ -249,6 +249,32 @@ TEST(Tokenizer, UnsupportedPartsAreNamed) {
   expectLoadError(j, {"merge 3 ('x', 'yz')"});
 }
 
+// Found by fuzz/tokenizer (fuzz/tokenizer/crashes): a float id was converted
+// to an integer out of range (undefined), and an id near 2^31 sized the id
+// table to 64 GiB.
+TEST(Tokenizer, TokenIdsOutOfRangeAreNamed) {
+  const std::string expected = "; expected an integer from 0 to 4194303";
+  json j = byteLevelTokenizer();
+  j["model"]["vocab"]["he"] = 2.5e118;
+  expectLoadError(j, {"model: vocab token 'he' has id 2.5e+118" + expected});
+
+  j = byteLevelTokenizer();
+  j["model"]["vocab"]["he"] = 2147483647;
+  expectLoadError(j, {"vocab token 'he' has id 2147483647" + expected});
+
+  j = byteLevelTokenizer();
+  j["model"]["vocab"]["he"] = -1;
+  expectLoadError(j, {"vocab token 'he' has id -1" + expected});
+
+  j = byteLevelTokenizer();
+  j["added_tokens"][0]["id"] = 1e30;
+  expectLoadError(j, {"added token '<|eot|>' has id 1e+30" + expected});
+
+  j = byteLevelTokenizer();
+  j["added_tokens"][0]["id"] = "300";
+  expectLoadError(j, {"added token '<|eot|>' has id \"300\"" + expected});
+}
+
 TEST(Tokenizer, MissingFileIsNamed) {
   try {
     Tokenizer::fromDirectory("/nonexistent-qfuse-dir");

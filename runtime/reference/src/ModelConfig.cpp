@@ -443,6 +443,14 @@ ModelConfig ModelConfig::parse(std::string_view text,
                                 std::to_string(c.numAttentionHeads) +
                                 " (and head_dim is not given)");
     c.headDim = c.hiddenSize / c.numAttentionHeads;
+    // The limit holds for head_dim however it is set.
+    if (c.headDim > ConfigLimits::kHeadDim)
+      r.fail("hidden_size",
+             "is " + std::to_string(c.hiddenSize) +
+                 "; hidden_size / num_attention_heads = " +
+                 std::to_string(c.headDim) +
+                 " (head_dim is not given), expected at most " +
+                 std::to_string(ConfigLimits::kHeadDim));
   }
   if (c.headDim % 2)
     r.fail("head_dim", "is " + std::to_string(c.headDim) +

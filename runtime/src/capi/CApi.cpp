@@ -505,7 +505,10 @@ int64_t qfuse_quantize(const char *options_json, char *report,
       throw qfuse::Error("options_json must be a JSON object");
     qfuse::runtime::QuantizeModelOptions options;
     // Every key must be known: a misspelt option is an error, not a default.
-    for (const auto &[key, value] : o.items()) {
+    for (const auto &item : o.items()) {
+      // Named copies: C++17 lambdas cannot capture structured bindings.
+      const std::string &key = item.key();
+      const nlohmann::json &value = item.value();
       auto str = [&]() {
         if (!value.is_string())
           throw qfuse::Error("option '" + key + "' must be a string");

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -37,16 +38,32 @@ std::string readText(const std::string &path, const std::string &what) {
   return contents.str();
 }
 
-/// config.json's integer `key`, 0 when absent; throws when not an integer.
+/// config.json's integer `key`, 0 when absent; throws when not an integer
+/// (or one past int64, which would wrap).
 int64_t optionalInt(const json &object, const char *key,
                     const std::string &where) {
   auto it = object.find(key);
   if (it == object.end() || it->is_null())
     return 0;
-  if (!it->is_number_integer())
+  if (!it->is_number_integer() ||
+      (it->is_number_unsigned() &&
+       it->get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max())))
     throw Error(where + ": '" + key + "' must be an integer, found " +
                 it->dump());
   return it->get<int64_t>();
+}
+
+/// config.json's string `key`, `fallback` when absent or null; throws when
+/// not a string.
+std::string optionalString(const json &object, const char *key,
+                           const char *fallback, const std::string &where) {
+  auto it = object.find(key);
+  if (it == object.end() || it->is_null())
+    return fallback;
+  if (!it->is_string())
+    throw Error(where + ": '" + key + "' must be a string, found " +
+                it->dump());
+  return it->get<std::string>();
 }
 
 bool optionalBool(const json &object, const char *key, bool fallback,
@@ -102,7 +119,7 @@ void parseCompressedTensors(const json &q, CheckpointConfig &config,
     if (weights == group.end() || !weights->is_object())
       throw Error(gwhere + ": no 'weights' scheme");
     const int bits = static_cast<int>(optionalInt(*weights, "num_bits", gwhere));
-    const std::string strategy = weights->value("strategy", "group");
+    const std::string strategy = optionalString(*weights, "strategy", "group", gwhere);
     const int64_t groupSize =
         strategy == "channel" ? 0 : optionalInt(*weights, "group_size", gwhere);
     if (strategy != "channel" && strategy != "group")
@@ -153,7 +170,7 @@ CheckpointConfig parseCheckpointConfig(const std::string &text,
     for (const json &name : *it)
       if (name.is_string())
         config.architectures.push_back(name.get<std::string>());
-  config.modelType = root.value("model_type", "");
+  config.modelType = optionalString(root, "model_type", "", where);
   config.vocabSize = optionalInt(root, "vocab_size", where);
   config.hiddenSize = optionalInt(root, "hidden_size", where);
   config.numLayers = optionalInt(root, "num_hidden_layers", where);
@@ -172,7 +189,7 @@ CheckpointConfig parseCheckpointConfig(const std::string &text,
   const std::string qwhere = where + ": quantization_config";
   if (!q->is_object())
     throw Error(qwhere + ": expected an object");
-  config.quantMethod = q->value("quant_method", "");
+  config.quantMethod = optionalString(*q, "quant_method", "", qwhere);
   if (config.quantMethod == "gptq")
     parseGPTQ(*q, config, qwhere);
   else if (config.quantMethod == "compressed-tensors")

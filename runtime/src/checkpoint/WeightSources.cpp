@@ -218,7 +218,9 @@ std::vector<uint8_t> convertDense(DType from, const uint8_t *data,
   std::vector<float> values = toFloats(from, data, count, what);
   std::vector<uint8_t> out(*dtypeStorageBytes(to, count));
   if (to == DType::F32) {
-    std::memcpy(out.data(), values.data(), out.size());
+    // An empty tensor has no storage: memcpy must not see its null pointer.
+    if (!out.empty())
+      std::memcpy(out.data(), values.data(), out.size());
     return out;
   }
   for (uint64_t i = 0; i < count; ++i) {

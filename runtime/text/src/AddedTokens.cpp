@@ -2,6 +2,8 @@
 
 #include "AddedTokens.h"
 
+#include "Bpe.h"
+
 #include "qfuse/text/TokenizerError.h"
 
 #include <nlohmann/json.hpp>
@@ -18,8 +20,10 @@ AddedTokens AddedTokens::fromJson(const json &addedTokens,
   if (addedTokens.is_null())
     return a;
   for (const json &t : addedTokens) {
-    AddedToken token{t.at("content").get<std::string>(),
-                     t.at("id").get<int32_t>(), t.value("special", false),
+    std::string content = t.at("content").get<std::string>();
+    const int32_t id =
+        readTokenId(t.at("id"), file, "added token '" + content + "'");
+    AddedToken token{std::move(content), id, t.value("special", false),
                      t.value("lstrip", false), t.value("rstrip", false)};
     auto fail = [&](const std::string &what) {
       throw TokenizerError(file + ": added token " + std::to_string(token.id) +

@@ -40,6 +40,20 @@ std::string byteToken(unsigned b) {
 
 } // namespace
 
+int32_t readTokenId(const json &value, const std::string &file,
+                    const std::string &what) {
+  const bool inRange =
+      value.is_number_unsigned()
+          ? value.get<uint64_t>() <= uint64_t(kMaxTokenId)
+          : value.is_number_integer() && value.get<int64_t>() >= 0 &&
+                value.get<int64_t>() <= kMaxTokenId;
+  if (!inRange)
+    throw TokenizerError(file + ": " + what + " has id " + value.dump() +
+                         "; expected an integer from 0 to " +
+                         std::to_string(kMaxTokenId));
+  return static_cast<int32_t>(value.get<int64_t>());
+}
+
 BpeModel BpeModel::fromJson(const json &model, const std::string &file) {
   if (!model.is_object())
     fail(file, "expected an object");
@@ -62,10 +76,8 @@ BpeModel BpeModel::fromJson(const json &model, const std::string &file) {
     fail(file, "'vocab' must be an object of token -> id");
   m.vocab_.reserve(vocab.size());
   for (auto it = vocab.begin(); it != vocab.end(); ++it) {
-    int64_t id = it.value().get<int64_t>();
-    if (id < 0 || id > INT32_MAX)
-      fail(file, "vocab id " + std::to_string(id) + " of '" + it.key() +
-                     "' is out of range");
+    const int32_t id =
+        readTokenId(it.value(), file, "model: vocab token '" + it.key() + "'");
     m.vocab_[it.key()] = static_cast<int32_t>(id);
     if (static_cast<size_t>(id) >= m.tokens_.size()) {
       m.tokens_.resize(id + 1);

@@ -20,6 +20,16 @@
 
 namespace qfuse::text {
 
+/// The largest token id a tokenizer.json may use: 2^22 - 1, as a config's
+/// vocab_size is at most 2^22 (testdata/model-configs/README.md). Ids index
+/// tables, so a larger one would allocate gigabytes.
+inline constexpr int64_t kMaxTokenId = (int64_t(1) << 22) - 1;
+
+/// `value` as a token id, an integer from 0 to kMaxTokenId; otherwise throws
+/// TokenizerError "<file>: <what> has id <value>; expected ...".
+int32_t readTokenId(const nlohmann::json &value, const std::string &file,
+                    const std::string &what);
+
 class BpeModel {
 public:
   /// Reads `"model"` of tokenizer.json; `file` names it in errors.

@@ -173,9 +173,13 @@ std::vector<std::string> encodingNames();
 /// The dialect's EncodingAttr::verify: the encoding on its own.
 bool verifyEncoding(const Encoding &enc, std::string &error);
 
+/// The most elements a weight may have (2^48), so that no size derived from
+/// its shape wraps int64.
+inline constexpr int64_t kMaxWeightElements = int64_t(1) << 48;
+
 /// verifyEncoding plus the dialect's WeightType::verify for a row-major
-/// [N, K] weight: positive shape, group divides K, 2:4 needs K % 4 == 0, and
-/// every packed row ends on a byte.
+/// [N, K] weight: positive shape of at most kMaxWeightElements, group
+/// divides K, 2:4 needs K % 4 == 0, and every packed row ends on a byte.
 bool validate(const Encoding &enc, int64_t n, int64_t k, std::string &error);
 
 } // namespace qfuse::format

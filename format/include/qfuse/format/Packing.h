@@ -226,7 +226,8 @@ struct QuantizeOptions {
 /// next power of two up (not the OCP spec's floor(log2 amax) - emax, which
 /// clips up to a third of a block), so the largest element is never clipped.
 /// A group of zeros gets s = 1 (NVFP4: the recipe's 0, with codes 0). rint
-/// rounds half to even. Under 2:4, each
+/// rounds half to even. A NaN or infinite weight that is kept fails, naming
+/// its [row, column]. Under 2:4, each
 /// group of 4 keeps its two largest magnitudes (the lower column on a tie),
 /// and the statistics cover kept values only.
 ///
