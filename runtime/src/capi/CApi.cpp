@@ -181,9 +181,13 @@ int qfuse_device_count(void) {
 qfuse_runtime *qfuse_open(const char *artifact_path, int device) {
   std::unique_ptr<qfuse_runtime> runtime;
   guarded("qfuse_open", [&] {
+    // The file is read and every variant validated before the GPU is
+    // touched: a bad path or artifact is named even where no device is.
+    auto set = qfuse::runtime::ArtifactSet::load(artifact_path ? artifact_path
+                                                               : "");
     qfuse::runtime::cuda::Context context(device);
-    auto artifact = qfuse::runtime::loadArtifactForDevice(
-        artifact_path ? artifact_path : "", context);
+    auto artifact =
+        qfuse::runtime::takeVariantForDevice(std::move(set), context);
     runtime.reset(new qfuse_runtime{std::move(artifact), std::move(context),
                                     qfuse::runtime::cuda::Stream(), nullptr,
                                     std::nullopt, nullptr, {}});
