@@ -27,10 +27,16 @@ log "build"
 cmake -G Ninja -S "$src" -B $b -DQFUSE_ENABLE_COMPILER=OFF -DCMAKE_BUILD_TYPE=Release \
   > "$res/configure.log" 2>&1 || { tail -30 "$res/configure.log"; exit 1; }
 cmake --build $b -j"$(nproc)" --target qfuse-quantize qfuse-synthetic-model \
-  qfuse-runtime-tests qfuse-gptq-layer > "$res/build.log" 2>&1 || { tail -40 "$res/build.log"; exit 1; }
+  qfuse-runtime-tests qfuse-runtime-gpu-tests qfuse-gptq-layer qfuse-run \
+  > "$res/build.log" 2>&1 || { tail -40 "$res/build.log"; exit 1; }
 $b/unittests/Runtime/qfuse-runtime-tests \
   --gtest_filter='DequantizeHalf*:BackgroundPacker*:QuantizedCheckpoint*:Safetensors*' \
-  > "$res/unit.log" 2>&1; tail -1 "$res/unit.log"
+  > "$res/unit.log" 2>&1; grep -E "^\[  (PASSED|FAILED|SKIPPED) " "$res/unit.log"
+# GptqDeviceWeightsGpu: the solver's device f16 weights and code bytes
+# against the host path (the artifacts of test/).
+QFUSE_GPTQ_ARTIFACTS="$arts/test" $b/unittests/Runtime/qfuse-runtime-gpu-tests \
+  --gtest_filter='GptqDeviceWeightsGpu*' > "$res/unit-gpu.log" 2>&1
+grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED  \] |Failure" "$res/unit-gpu.log" | head -20
 
 log "tiny-llama: device weights against host weights"
 t=/tmp/tiny; rm -rf $t; mkdir -p $t
@@ -44,11 +50,20 @@ tiny() { # name dtype encoding format flags...
       --seq-len 128 --out $t/$name-$mode --format $fmt $extra "$@" --json "$res/tiny-$name-$mode.json" \
       > "$res/tiny-$name-$mode.log" 2>&1 || { echo "tiny $name $mode failed"; tail -3 "$res/tiny-$name-$mode.log"; }
   done
+  local sum; sum=$(sha256sum < $t/$name-device/model.safetensors | cut -c1-16)
   if cmp -s $t/$name-device/model.safetensors $t/$name-host/model.safetensors; then
-    echo "tiny-llama $name: IDENTICAL checkpoints (device vs host weights), sha256 $(sha256sum < $t/$name-device/model.safetensors | cut -c1-16)"
+    echo "tiny-llama $name: IDENTICAL checkpoints (device vs host weights), sha256 $sum"
   else
     echo "tiny-llama $name: checkpoints DIFFER"
   fi | tee -a "$res/identity.txt"
+  # The baseline round's checkpoint of the same run, by its sha256.
+  if [ -n "$base" ] && [ -f "$base/identity.txt" ]; then
+    if grep -q "tiny-llama $name: .*sha256 $sum" "$base/identity.txt"; then
+      echo "tiny-llama $name: same checkpoint bytes as the baseline"
+    else
+      echo "tiny-llama $name: checkpoint bytes DIFFER from the baseline"
+    fi | tee -a "$res/identity.txt"
+  fi
 }
 tiny f16-int4 f16 int4-g128 qfuse
 tiny bf16-int4 bf16 int4-g128 qfuse
@@ -98,4 +113,12 @@ run() { # name samples seq timeout
 }
 run 128x512 128 512 ${T2:-280}
 run 8x256 8 256 ${T1:-200}
+
+# Quantize-at-load: the fp16 checkpoint bound into the int4-g128 artifact
+# (round to nearest), as `qfuse-run --model` does for a user; one token.
+log "qfuse-run --model: int4-g128 at load"
+timeout ${T3:-200} /usr/bin/time -v $b/bin/qfuse-run --model $m --encoding int4-g128 \
+  --prompt-ids 1,2,3 --max-new-tokens 1 --json "$res/load-int4.json" \
+  > "$res/load-int4.log" 2>&1; echo "rc=$?" >> "$res/load-int4.log"
+grep -E "load|Elapsed|rc=" "$res/load-int4.log" | head -5
 log done

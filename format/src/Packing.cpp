@@ -157,6 +157,12 @@ uint32_t getBits(const uint8_t *stream, int64_t index, unsigned bits) {
   return value;
 }
 
+int32_t codeFromByte(ElementFormat format, uint8_t byte) {
+  const bool signedCodes =
+      format == ElementFormat::Int4 || format == ElementFormat::Int8;
+  return signedCodes ? int32_t(int8_t(byte)) : int32_t(byte);
+}
+
 uint32_t storedCode(ElementFormat format, int32_t code) {
   if (format == ElementFormat::Int4)
     return uint32_t(code + 8) & 0xF;
@@ -236,29 +242,23 @@ bool writeValues(const std::string &what, ScalarType type,
 
 } // namespace
 
-bool pack(const Encoding &enc, const Unpacked &u, int64_t n, int64_t k,
-          TensorMap &components, std::string &error) {
-  std::vector<ComponentSpec> specs;
-  if (!componentSpecs(enc, n, k, specs, error))
-    return false;
-  TensorMap out;
-  for (const ComponentSpec &spec : specs)
-    out[spec.name] = Tensor(spec.dtype, spec.shape);
+namespace {
 
+/// The codes of rows [0, n): `codeAt(i)` is the logical code of stored
+/// position i (row-major over [N, stored]), range-checked and written as
+/// its stored bits into the codes component.
+template <typename CodeAt>
+bool packCodes(const Encoding &enc, int64_t n, int64_t k, CodeAt codeAt,
+               TensorMap &out, std::string &error) {
   const int64_t stored = storedPerRow(enc, k);
-  const int64_t groups = numGroups(enc, k);
   const unsigned bits = codeBits(enc);
-
-  // Codes.
-  if (!checkSize("codes", u.codes.size(), n * stored, error))
-    return false;
   int32_t minCode, maxCode;
   codeRange(enc.format, bits, minCode, maxCode);
   const int64_t codeRowBytes = rowBytes(enc, k);
   uint8_t *codes = out[kCodes].data.data();
   for (int64_t row = 0; row < n; ++row)
     for (int64_t j = 0; j < stored; ++j) {
-      int32_t code = u.codes[row * stored + j];
+      int32_t code = codeAt(row * stored + j);
       if (code < minCode || code > maxCode)
         return fail(error, "code " + at(row, j) + " = " + std::to_string(code) +
                                " is outside [" + std::to_string(minCode) +
@@ -267,6 +267,69 @@ bool pack(const Encoding &enc, const Unpacked &u, int64_t n, int64_t k,
       putBits(codes + row * codeRowBytes, j, bits,
               storedCode(enc.format, code));
     }
+  return true;
+}
+
+bool packRest(const Encoding &enc, const Unpacked &u, int64_t n, int64_t k,
+              TensorMap &out, std::string &error);
+
+/// The components of `enc` at [n, k], zero-filled.
+bool emptyComponents(const Encoding &enc, int64_t n, int64_t k,
+                     TensorMap &out, std::string &error) {
+  std::vector<ComponentSpec> specs;
+  if (!componentSpecs(enc, n, k, specs, error))
+    return false;
+  for (const ComponentSpec &spec : specs)
+    out[spec.name] = Tensor(spec.dtype, spec.shape);
+  return true;
+}
+
+} // namespace
+
+bool pack(const Encoding &enc, const Unpacked &u, int64_t n, int64_t k,
+          TensorMap &components, std::string &error) {
+  TensorMap out;
+  if (!emptyComponents(enc, n, k, out, error))
+    return false;
+  if (!checkSize("codes", u.codes.size(), n * storedPerRow(enc, k), error) ||
+      !packCodes(enc, n, k, [&](int64_t i) { return u.codes[size_t(i)]; },
+                 out, error) ||
+      !packRest(enc, u, n, k, out, error))
+    return false;
+  components = std::move(out);
+  return true;
+}
+
+bool packCodeBytes(const Encoding &enc, const uint8_t *codeBytes,
+                   const Unpacked &params, int64_t n, int64_t k,
+                   TensorMap &components, std::string &error) {
+  if (enc.isSparse24() || codeBits(enc) > 8)
+    return fail(error, "packCodeBytes takes dense codes of at most 8 bits, "
+                       "not '" + printEncoding(enc) + "'");
+  if (!params.codes.empty())
+    return fail(error, "packCodeBytes: the codes come as bytes; params holds "
+                       "codes too");
+  TensorMap out;
+  if (!emptyComponents(enc, n, k, out, error))
+    return false;
+  auto codeAt = [&](int64_t i) {
+    return codeFromByte(enc.format, codeBytes[i]);
+  };
+  if (!packCodes(enc, n, k, codeAt, out, error) ||
+      !packRest(enc, params, n, k, out, error))
+    return false;
+  components = std::move(out);
+  return true;
+}
+
+namespace {
+
+/// Everything pack() writes after the codes.
+bool packRest(const Encoding &enc, const Unpacked &u, int64_t n, int64_t k,
+              TensorMap &out, std::string &error) {
+  const int64_t stored = storedPerRow(enc, k);
+  const int64_t groups = numGroups(enc, k);
+  const unsigned bits = codeBits(enc);
 
   // 2:4 positions -> metadata.
   if (enc.isSparse24()) {
@@ -354,9 +417,10 @@ bool pack(const Encoding &enc, const Unpacked &u, int64_t n, int64_t k,
                        "named table");
   }
 
-  components = std::move(out);
   return true;
 }
+
+} // namespace
 
 //===----------------------------------------------------------------------===//
 // unpack

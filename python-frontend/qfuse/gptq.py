@@ -196,6 +196,10 @@ def gptq_ir(config, encoding):
         args.append((f"%w{i}", w, f"w:{grid.body} {tag}"))
         args.append((f"%u{i}", u, f"u {tag}"))
         outs = [(f"%c{i}", codes, f"codes {tag}"), (f"%e{i}", w, f"err {tag}")]
+        # Each code's value in f16: the solver rebinds the quantized module
+        # for the next layer's calibration from it, on the device.
+        values = (f"%v{i}", tensor(None, width, elt="f16"), f"values {tag}")
+        outs.append(values)
         operands = f"%w{i}, %u{i}"
         attrs = f"grid = #{alias}"
         if mode == "static":
@@ -220,7 +224,9 @@ def gptq_ir(config, encoding):
                     else f"  // static scales, {width} column{'s' if width > 1 else ''}")
         body.append(f"  {', '.join(v for v, _, _ in outs)} = qf.gptq_block_update "
                     f"{operands} {{{attrs}}}")
-        body.append(f"    : ({w}, {u}) -> ({', '.join(str(t) for _, t, _ in outs)})")
+        typed = [t for v, t, _ in outs if v != values[0]]
+        body.append(f"    : ({w}, {u}) -> ({', '.join(str(t) for t in typed)}) "
+                    f"values {values[1]}")
     lines.append("func.func @gptq_blocks(")
     lines += [f'    {v}: {t} {{qf.name = "{n}"}}' + ("," if j + 1 < len(args) else ")")
               for j, (v, t, n) in enumerate(args)]

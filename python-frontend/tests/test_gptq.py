@@ -68,21 +68,25 @@ class Ops(TempDirTestCase):
 
     def test_operands_and_results(self):
         text = gptq_ir(TINY_LLAMA, "uint4-g128-asym")
-        # Dynamic: codes, err, scales and zeros [?, W/G]; static: scales and
-        # zeros operands [?, W], codes and err results.
-        self.assertIn("%c0, %e0, %s0, %z0 = qf.gptq_block_update %w0, %u0 "
+        # Dynamic: codes, err, values (f16 [?, W]), scales and zeros [?, W/G];
+        # static: scales and zeros operands [?, W], codes, err and values
+        # results. The values' type comes after the others'.
+        self.assertIn("%c0, %e0, %v0, %s0, %z0 = qf.gptq_block_update %w0, %u0 "
                       "{grid = #grid_uint4_g128_asym}\n    : (tensor<?x128xf32>, "
                       "tensor<128x128xf32>) -> (tensor<?x128xi8>, tensor<?x128xf32>, "
-                      "tensor<?x1xf32>, tensor<?x1xf32>)", text)
-        self.assertIn("%c2, %e2 = qf.gptq_block_update %w2, %u2 scales(%s2 : "
+                      "tensor<?x1xf32>, tensor<?x1xf32>) values tensor<?x128xf16>", text)
+        self.assertIn("%c2, %e2, %v2 = qf.gptq_block_update %w2, %u2 scales(%s2 : "
                       "tensor<?x1xf32>) zeros(%z2 : tensor<?x1xf32>) {grid = "
                       "#grid_uint4_g128_asym}\n    : (tensor<?x1xf32>, tensor<1x1xf32>) "
-                      "-> (tensor<?x1xi8>, tensor<?x1xf32>)", text)
+                      "-> (tensor<?x1xi8>, tensor<?x1xf32>) values tensor<?x1xf16>", text)
         self.assertIn('%u1: tensor<128x128xf32> {qf.name = "u (static b128)"}', text)
         self.assertIn('tensor<?x1xf32> {qf.name = "zeros_out (dynamic b128)"}', text)
+        self.assertIn('tensor<?x128xf16> {qf.name = "values (dynamic b128)"}', text)
         text = gptq_ir(TINY_LLAMA, "int4-g32")
-        self.assertIn("-> (tensor<?x32xi8>, tensor<?x32xf32>, tensor<?x1xf32>)", text)
-        self.assertIn("-> (tensor<?x128xi8>, tensor<?x128xf32>, tensor<?x4xf32>)", text)
+        self.assertIn("-> (tensor<?x32xi8>, tensor<?x32xf32>, tensor<?x1xf32>) "
+                      "values tensor<?x32xf16>", text)
+        self.assertIn("-> (tensor<?x128xi8>, tensor<?x128xf32>, tensor<?x4xf32>) "
+                      "values tensor<?x128xf16>", text)
         self.assertNotIn("zeros", text)
 
     def test_nvfp4_global_scale_per_row(self):
@@ -174,7 +178,7 @@ class CompileGptq(TempDirTestCase):
         self.assertEqual(sorted(plans), [320, 448, 1408])
         for rows, steps in plans.items():
             expected = [f"qf_gptq_block_int4_sf16_{'g32' if m == 'dynamic' else 'static'}"
-                        f"_r{rows}_b{w}" for m, w in ops]
+                        f"_r{rows}_b{w}_v" for m, w in ops]
             self.assertEqual([s["launch"] for s in steps], expected)
             for step, (mode, width) in zip(steps, ops):
                 self.assertEqual(step["args"][0]["buffer"],
@@ -185,6 +189,7 @@ class CompileGptq(TempDirTestCase):
         self.assertEqual(shapes["w:int4, group = 32, scale = f16 (static b64)"], ["M", 64])
         self.assertEqual(shapes["u (static b64)"], [64, 64])
         self.assertEqual(shapes["scales_out (dynamic b32)"], ["M", 1])
+        self.assertEqual(shapes["values (dynamic b32)"], ["M", 32])
 
     def test_emit_only_and_errors(self):
         config = self.write_config(TINY_LLAMA)

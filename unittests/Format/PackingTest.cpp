@@ -341,6 +341,42 @@ TEST_P(FormatTest, PackUnpackRoundTrips) {
     EXPECT_EQ(again[name].data, tensor.data) << name;
 }
 
+// packCodeBytes (GPTQ's codes as the kernel stores them: each code's low
+// byte) writes what pack() writes from the same codes as int32; encodings
+// it does not take (2:4, codes over 8 bits) are refused by name.
+TEST_P(FormatTest, PackCodeBytesIsPack) {
+  Unpacked u = randomUnpacked();
+  TensorMap expected, got;
+  std::string error;
+  ASSERT_TRUE(pack(e, u, n, k, expected, error)) << error;
+  Unpacked params = u;
+  params.codes.clear();
+  if (e.isSparse24() || codeBits(e) > 8) {
+    EXPECT_FALSE(packCodeBytes(e, nullptr, params, n, k, got, error));
+    EXPECT_NE(error.find("at most 8 bits"), std::string::npos) << error;
+    return;
+  }
+  std::vector<uint8_t> bytes;
+  for (int32_t code : u.codes) {
+    bytes.push_back(uint8_t(code & 0xFF));
+    ASSERT_EQ(codeFromByte(e.format, bytes.back()), code);
+  }
+  ASSERT_TRUE(packCodeBytes(e, bytes.data(), params, n, k, got, error))
+      << error;
+  ASSERT_EQ(got.size(), expected.size());
+  for (const auto &[name, tensor] : expected)
+    EXPECT_EQ(got[name].data, tensor.data) << name;
+  // A code out of the format's range is an error, as in pack().
+  if (codeBits(e) < 8) {
+    bytes[0] = uint8_t(1 << codeBits(e)) | 0x40;
+    EXPECT_FALSE(packCodeBytes(e, bytes.data(), params, n, k, got, error));
+    EXPECT_NE(error.find("is outside"), std::string::npos) << error;
+  }
+  // The codes come from the bytes only.
+  params.codes = {0};
+  EXPECT_FALSE(packCodeBytes(e, bytes.data(), params, n, k, got, error));
+}
+
 TEST_P(FormatTest, DequantizeIsTheFormula) {
   Unpacked u = randomUnpacked();
   TensorMap c;

@@ -1,8 +1,9 @@
 //===- BackgroundPackerTest.cpp - packing on worker threads ----------------===//
 //
-// BackgroundPacker against format::pack on fresh random RTN weights: the
-// same components, in the order given, the unpacked codes released; and a
-// module that cannot be packed is an error naming it.
+// BackgroundPacker against format::pack on fresh random RTN weights (half of
+// them given with their codes as bytes): the same components, in the order
+// given, the unpacked codes released; and a module that cannot be packed is
+// an error naming it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,6 +46,12 @@ TEST(BackgroundPacker, PacksLikeFormatPackInOrder) {
     expected.emplace_back();
     ASSERT_TRUE(format::pack(enc, q.weight, n, k, expected.back(), error))
         << error;
+    // Every other module gives its codes as bytes, as GPTQ's solver does.
+    if (i % 2) {
+      for (int32_t code : q.weight.codes)
+        q.codeBytes.push_back(uint8_t(code & 0xFF));
+      q.weight.codes.clear();
+    }
     given.push_back(std::move(q));
   }
   BackgroundPacker packer(3);
@@ -56,6 +63,7 @@ TEST(BackgroundPacker, PacksLikeFormatPackInOrder) {
     EXPECT_EQ(out[i].name, "m" + std::to_string(i));
     ASSERT_TRUE(out[i].packed);
     EXPECT_TRUE(out[i].weight.codes.empty());
+    EXPECT_TRUE(out[i].codeBytes.empty());
     ASSERT_EQ(out[i].packed->size(), expected[i].size());
     for (const auto &[name, tensor] : expected[i]) {
       ASSERT_TRUE(out[i].packed->count(name)) << name;

@@ -5,13 +5,19 @@
 // channels and NVFP4's global scale computed there) against the same
 // weights given as f32 on the host: identical codes, scales, zeros, global
 // scales and losses, on fresh random weights and Hessians (with dead
-// channels). Uses the GPTQ artifacts of bench/make-gptq-artifacts.sh
+// channels). And the pipeline's outputs: codes as bytes and each module's
+// f16 weight written on the device from the block kernel's values (in place
+// over an f16 input, as the pipeline rebinds), against the host result and
+// dequantizeToHalf of it, with the f16 outputs poisoned first. Uses the GPTQ
+// artifacts of bench/make-gptq-artifacts.sh
 // (artifacts/gptq/test-int4-g128.qfa, test-nvfp4.qfa; QFUSE_GPTQ_ARTIFACTS
 // names another folder) and skips without them or without a GPU.
 //
 //===----------------------------------------------------------------------===//
 
 #include "qfuse/runtime/gptq/GptqSolver.h"
+
+#include "qfuse/runtime/gptq/DequantizeHalf.h"
 
 #include "qfuse/format/Numerics.h"
 #include "qfuse/runtime/artifact/Artifact.h"
@@ -100,11 +106,18 @@ void solveBoth(const std::string &artifactName, GptqDeviceWeight type,
       h[size_t(i * k + j)] = float(2.0 * s / double(tokens));
     }
 
-  GptqSolveOptions options;
-  auto solve = [&](bool onDevice, GptqSolveReport &report) {
+  // pipelineOutputs: codes as bytes, and each module's f16 weight into
+  // `halves` (in place over the f16 input; its own buffer for bf16),
+  // poisoned first with 0x7E00 (NaN).
+  std::vector<cuda::DeviceBuffer> stored, halves;
+  auto solve = [&](bool onDevice, bool pipelineOutputs,
+                   GptqSolveReport &report) {
+    GptqSolveOptions options;
+    options.codesAsBytes = pipelineOutputs;
     cuda::DeviceBuffer hessian(h.size() * 4, "H");
     hessian.upload(h.data(), h.size() * 4);
-    std::vector<cuda::DeviceBuffer> stored;
+    stored.clear();
+    halves.clear();
     std::vector<GptqModuleInput> inputs;
     for (Module &m : modules) {
       GptqModuleInput in;
@@ -118,14 +131,49 @@ void solveBoth(const std::string &artifactName, GptqDeviceWeight type,
       } else {
         in.weight = m.f32.data();
       }
+      if (pipelineOutputs) {
+        const std::vector<uint16_t> poison(m.bits.size(), 0x7E00);
+        halves.emplace_back(m.bits.size() * 2, m.name + " f16");
+        halves.back().upload(poison.data(), poison.size() * 2);
+        in.halfOut = type == GptqDeviceWeight::F16 && onDevice
+                         ? in.device
+                         : halves.back().ptr();
+      }
       inputs.push_back(in);
     }
     return solver.solve(inputs, hessian.ptr(), k, options, stream.get(),
                         report);
   };
-  GptqSolveReport hostReport, deviceReport;
-  std::vector<GptqModuleResult> host = solve(false, hostReport);
-  std::vector<GptqModuleResult> device = solve(true, deviceReport);
+  GptqSolveReport hostReport, deviceReport, pipelineReport;
+  std::vector<GptqModuleResult> host = solve(false, false, hostReport);
+  std::vector<GptqModuleResult> pipeline = solve(true, true, pipelineReport);
+  ASSERT_EQ(pipeline.size(), host.size());
+  for (size_t m = 0; m < host.size(); ++m) {
+    SCOPED_TRACE(host[m].name + " (codes as bytes, f16 on the device)");
+    const GptqModuleResult &want = host[m], &got = pipeline[m];
+    EXPECT_TRUE(got.weight.codes.empty());
+    ASSERT_EQ(got.codeBytes.size(), want.weight.codes.size());
+    size_t wrongCodes = 0;
+    for (size_t i = 0; i < got.codeBytes.size(); ++i)
+      wrongCodes +=
+          format::codeFromByte(enc.format, got.codeBytes[i]) !=
+          want.weight.codes[i];
+    EXPECT_EQ(wrongCodes, 0u);
+    EXPECT_TRUE(got.weight.scales == want.weight.scales);
+    EXPECT_TRUE(got.weight.zeros == want.weight.zeros);
+    EXPECT_EQ(got.loss, want.loss);
+    ASSERT_TRUE(got.halfWritten);
+    std::vector<uint16_t> expected(size_t(want.n * k)), written(expected.size());
+    dequantizeToHalf(enc, want.weight, want.n, k, expected.data());
+    const CUdeviceptr at = type == GptqDeviceWeight::F16 ? stored[m].ptr()
+                                                         : halves[m].ptr();
+    QFUSE_CU(cuMemcpyDtoH(written.data(), at, written.size() * 2));
+    size_t wrongHalves = 0;
+    for (size_t i = 0; i < written.size(); ++i)
+      wrongHalves += written[i] != expected[i];
+    EXPECT_EQ(wrongHalves, 0u) << "of " << written.size();
+  }
+  std::vector<GptqModuleResult> device = solve(true, false, deviceReport);
   EXPECT_EQ(hostReport.deadChannels, deviceReport.deadChannels);
   EXPECT_EQ(deviceReport.deadChannels.size(), 2u);
   ASSERT_EQ(host.size(), device.size());

@@ -66,16 +66,22 @@ void BackgroundPacker::work() {
     try {
       auto components = std::make_shared<format::TensorMap>();
       std::string message;
+      const bool bytes = !weight->codeBytes.empty();
       if (!format::validate(weight->encoding, weight->n, weight->k,
                             message) ||
-          !format::pack(weight->encoding, weight->weight, weight->n,
-                        weight->k, *components, message))
+          !(bytes ? format::packCodeBytes(weight->encoding,
+                                          weight->codeBytes.data(),
+                                          weight->weight, weight->n,
+                                          weight->k, *components, message)
+                  : format::pack(weight->encoding, weight->weight, weight->n,
+                                 weight->k, *components, message)))
         throw Error("quantized weight '" + weight->name + "' (" +
                     format::printEncoding(weight->encoding) + ", [" +
                     std::to_string(weight->n) + ", " +
                     std::to_string(weight->k) + "]): " + message);
       weight->packed = std::move(components);
       weight->weight = format::Unpacked();
+      weight->codeBytes = std::vector<uint8_t>();
     } catch (...) {
       error = std::current_exception();
     }

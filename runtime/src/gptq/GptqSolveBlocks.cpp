@@ -112,7 +112,26 @@ void SolveRun::fusedBlock(int64_t b) {
     if (hasZeros)
       args["zeros"] = offset(zeros, rows * i1 * 4);
   }
+  if (writeHalves)
+    args["values"] = buffer("block values").ptr();
   im.launch(rows, wb, !dynamic, args, stream);
+  if (writeHalves)
+    copyHalves(b);
+}
+
+/// Block b's values ([rows, wb] f16) into columns [i1, i1 + wb) of each
+/// module's halfOut ([n, K] row-major).
+void SolveRun::copyHalves(int64_t b) {
+  const int64_t i1 = blockStart(b), wb = blockWidth(b);
+  const CUdeviceptr values = buffer("block values").ptr();
+  int64_t r0 = 0;
+  for (const GptqModuleInput &m : modules) {
+    if (m.halfOut)
+      copy2D(offset(m.halfOut, i1 * 2), size_t(k) * 2,
+             offset(values, r0 * wb * 2), size_t(wb) * 2, size_t(wb) * 2,
+             size_t(m.n), stream, "f16 values");
+    r0 += m.n;
+  }
 }
 
 /// The block one operation per launch (the eager baseline): per column, a

@@ -252,6 +252,21 @@ void SolveRun::allocate() {
   }
   const size_t errBytes = size_t(rows * kBlockWidth) * 4;
   buffer("codes", size_t(rows * k));
+  // Columns in their order and the fused kernel: values and code bytes can
+  // go where the caller wants them without a host pass over the codes.
+  const bool inOrder = !options.eager && !options.actOrder;
+  codesAsBytes = inOrder && options.codesAsBytes;
+  const bool anyHalfOut =
+      std::any_of(modules.begin(), modules.end(),
+                  [](const GptqModuleInput &m) { return m.halfOut != 0; });
+  writeHalves =
+      inOrder && anyHalfOut &&
+      im.kernel(rows, blockWidth(0), !dynamic).hasValues() &&
+      im.kernel(rows, blockWidth(numBlocks - 1), !dynamic).hasValues();
+  if (writeHalves)
+    buffer("block values", size_t(rows * kBlockWidth) * 2);
+  if (codesAsBytes)
+    buffer("codes in order", size_t(rows * k));
   buffer("block errors", errBytes);
   if (options.eager) {
     buffer("eager error columns", errBytes);
@@ -416,10 +431,32 @@ std::vector<GptqModuleResult> SolveRun::roundToNearest() {
   return results;
 }
 
+/// The codes in column order, [rows, K] (the kernel wrote them block by
+/// block, [rows, wb] each), one download per module into its codeBytes.
+void SolveRun::downloadCodeBytes(std::vector<GptqModuleResult> &results) {
+  const CUdeviceptr blocked = buffer("codes").ptr(),
+                    inOrder = buffer("codes in order").ptr();
+  for (int64_t b = 0; b < numBlocks; ++b)
+    copy2D(offset(inOrder, blockStart(b)), size_t(k),
+           offset(blocked, rows * blockStart(b)), size_t(blockWidth(b)),
+           size_t(blockWidth(b)), size_t(rows), stream, "codes in order");
+  int64_t r0 = 0;
+  for (size_t m = 0; m < numModules; ++m) {
+    std::vector<uint8_t> &bytes = results[m].codeBytes;
+    bytes.resize(size_t(modules[m].n * k));
+    QFUSE_CU_CTX(cuMemcpyDtoHAsync(bytes.data(), offset(inOrder, r0 * k),
+                                   bytes.size(), stream),
+                 "GPTQ: the codes of '" + modules[m].name + "'");
+    r0 += modules[m].n;
+  }
+  QFUSE_CU(cuStreamSynchronize(stream));
+}
+
 /// Codes, group parameters and losses back to the host, in the original
-/// column order, as one format::Unpacked per module.
+/// column order, as one format::Unpacked per module (or, codesAsBytes,
+/// the codes as bytes beside the other parameters).
 std::vector<GptqModuleResult> SolveRun::collect() {
-  std::vector<uint8_t> hostCodes(static_cast<size_t>(rows * k));
+  std::vector<uint8_t> hostCodes(codesAsBytes ? 0 : size_t(rows * k));
   std::vector<float> hostScales(static_cast<size_t>(paramCount)),
       hostZeros(hasZeros ? hostScales.size() : 0);
   std::vector<float> hostLoss(static_cast<size_t>(numBlocks) * numModules);
@@ -427,7 +464,11 @@ std::vector<GptqModuleResult> SolveRun::collect() {
   if (options.onDeviceDone)
     options.onDeviceDone();
   const auto finishStart = Clock::now();
-  buffer("codes").download(hostCodes.data(), hostCodes.size());
+  std::vector<GptqModuleResult> results(numModules);
+  if (codesAsBytes)
+    downloadCodeBytes(results);
+  else
+    buffer("codes").download(hostCodes.data(), hostCodes.size());
   if (dynamic) {
     buffer("scales").download(hostScales.data(), hostScales.size() * 4);
     if (hasZeros)
@@ -435,10 +476,7 @@ std::vector<GptqModuleResult> SolveRun::collect() {
   }
   buffer("loss").download(hostLoss.data(), hostLoss.size() * 4);
 
-  // The kernel stores the logical code's low byte: sign-extend the signed
-  // integer formats (q in [-8, 7] or [-128, 127]), zero-extend the others.
-  const bool signedCodes = enc.format == format::ElementFormat::Int4 ||
-                           enc.format == format::ElementFormat::Int8;
+  // The kernel stores the logical code's low byte.
   auto codeAt = [&](int64_t r, int64_t c) -> int32_t {
     const uint8_t byte =
         options.eager
@@ -446,7 +484,7 @@ std::vector<GptqModuleResult> SolveRun::collect() {
             : hostCodes[size_t(rows * blockStart(c / kBlockWidth) +
                                r * blockWidth(c / kBlockWidth) +
                                (c - blockStart(c / kBlockWidth)))];
-    return signedCodes ? int32_t(int8_t(byte)) : int32_t(byte);
+    return format::codeFromByte(enc.format, byte);
   };
   auto paramsAt = [&](int64_t r, int64_t g) -> gptq::GroupParams {
     if (!dynamic)
@@ -465,20 +503,22 @@ std::vector<GptqModuleResult> SolveRun::collect() {
     return p;
   };
 
-  std::vector<GptqModuleResult> results(numModules);
   int64_t r0 = 0;
   for (size_t m = 0; m < numModules; ++m) {
     GptqModuleResult &out = results[m];
     out.name = modules[m].name;
     out.n = modules[m].n;
     out.k = k;
+    out.halfWritten = writeHalves && modules[m].halfOut != 0;
     format::Unpacked &q = out.weight;
-    q.codes.resize(static_cast<size_t>(out.n * k));
-    detail::parallelRows(out.n, [&](int64_t first, int64_t last) {
-      for (int64_t r = first; r < last; ++r)
-        for (int64_t c = 0; c < k; ++c)
-          q.codes[size_t(r * k + perm[size_t(c)])] = codeAt(r0 + r, c);
-    });
+    if (!codesAsBytes) {
+      q.codes.resize(static_cast<size_t>(out.n * k));
+      detail::parallelRows(out.n, [&](int64_t first, int64_t last) {
+        for (int64_t r = first; r < last; ++r)
+          for (int64_t c = 0; c < k; ++c)
+            q.codes[size_t(r * k + perm[size_t(c)])] = codeAt(r0 + r, c);
+      });
+    }
     q.scales.resize(static_cast<size_t>(out.n * groups));
     if (enc.isUnsigned())
       q.zeros.resize(q.scales.size());

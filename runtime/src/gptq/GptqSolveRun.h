@@ -65,6 +65,9 @@ struct SolveRun {
   // allocate
   int64_t paramCount = 0;
   int lwork = 0;
+  /// The block kernels' f16 values go to the modules' halfOut; the codes
+  /// come back as bytes in column order (GptqSolveOptions::codesAsBytes).
+  bool writeHalves = false, codesAsBytes = false;
   // factor
   std::ostringstream failures;
   // runBlocks
@@ -106,9 +109,11 @@ struct SolveRun {
   void runBlocks();
   void blockUpdatesBefore(int64_t b);
   void fusedBlock(int64_t b);
+  void copyHalves(int64_t b);
   void eagerBlock(int64_t b);
   void blockUpdatesAfter(int64_t b);
   std::vector<GptqModuleResult> collect();
+  void downloadCodeBytes(std::vector<GptqModuleResult> &results);
   void tick(const char *ended) {
     if (!options.profile)
       return;

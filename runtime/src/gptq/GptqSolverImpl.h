@@ -32,6 +32,9 @@ struct BlockKernel {
   size_t step = 0;
   /// kernel parameter name ("w", "u", "scales", "codes", ...) -> buffer.
   std::map<std::string, std::string> buffers;
+  /// The kernel stores each code's value as f16 ("values"; GPTQ artifacts
+  /// compiled before it do not).
+  bool hasValues() const { return buffers.count("values") != 0; }
 };
 
 /// (rows, width, static) -> the launch.
@@ -103,7 +106,8 @@ struct GptqSolver::Impl {
     return it->second;
   }
 
-  /// Launches the block kernel with every argument at caller memory.
+  /// Launches the block kernel with every argument at caller memory; the
+  /// values, where the caller does not want them, go to scratch.
   void launch(int64_t rows, int64_t width, bool isStatic,
               const std::map<std::string, CUdeviceptr> &args,
               CUstream stream) {
@@ -111,6 +115,14 @@ struct GptqSolver::Impl {
     std::map<std::string, CUdeviceptr> overrides;
     for (const auto &[param, buffer] : k.buffers) {
       auto it = args.find(param);
+      if (it == args.end() && param == "values") {
+        cuda::DeviceBuffer &scratch = workspace["unused values"];
+        if (scratch.size() < size_t(rows * width * 2))
+          scratch = cuda::DeviceBuffer(size_t(rows * width * 2),
+                                       "GPTQ unused values");
+        overrides[buffer] = scratch.ptr();
+        continue;
+      }
       if (it == args.end())
         throw Error("GPTQ: no pointer for block kernel parameter '" + param +
                     "'");

@@ -76,6 +76,18 @@ GptqModuleInput deviceWeight(const ModelCheckpoint &checkpoint,
   return in;
 }
 
+/// The plan's f16 buffer of `module` where the solver can write the
+/// quantized weight for the next layer's calibration (HalfRebinder's
+/// target); 0 where the plan holds none that large.
+CUdeviceptr halfTarget(const Executor &executor, const std::string &module,
+                       int64_t n, int64_t k) {
+  const CUdeviceptr target = executor.componentPointer(module, format::kCodes);
+  return target && executor.componentBytes(module, format::kCodes) >=
+                       size_t(n * k) * 2
+             ? target
+             : 0;
+}
+
 } // namespace
 
 std::vector<GroupSolve> solveLayerGroups(int64_t layer,
@@ -124,6 +136,8 @@ std::vector<GroupSolve> solveLayerGroups(int64_t layer,
           if (kk != k)
             throw Error("'" + module + ".weight' has " + std::to_string(kk) +
                         " inputs, its Hessian " + std::to_string(k));
+          job.inputs.back().halfOut =
+              halfTarget(executor, module, job.inputs.back().n, k);
         }
         job.solve.results = pool.solvers[gi]->solve(
             job.inputs, group.hessian.matrix().ptr(), k, options,

@@ -82,6 +82,22 @@ struct Counts {
   int fallbacks = 0;
 };
 
+/// HalfRebinder::rebind of a result the solver did not write in f16 (an RTN
+/// fallback, act-order, a GPTQ artifact without values); its codes may
+/// come as bytes.
+void rebindOnHost(HalfRebinder &rebinder, const GptqModuleResult &r,
+                  const format::Encoding &enc) {
+  if (r.codeBytes.empty()) {
+    rebinder.rebind(r.name, enc, r.weight, r.n, r.k);
+    return;
+  }
+  format::Unpacked widened = r.weight;
+  widened.codes.resize(r.codeBytes.size());
+  for (size_t i = 0; i < r.codeBytes.size(); ++i)
+    widened.codes[i] = format::codeFromByte(enc.format, r.codeBytes[i]);
+  rebinder.rebind(r.name, enc, widened, r.n, r.k);
+}
+
 /// A layer's report entry from its groups' solves; rebinds each module in
 /// f16 for the next layer's calibration and queues it for packing (its
 /// packer index appended to `packed`). `line` gets " q_proj 0.12 ...".
@@ -110,16 +126,18 @@ json takeLayerResults(int64_t layer, std::vector<HessianGroup> &groups,
                       {"fell_back_to_rtn", report.fellBackToRTN},
                       {"modules", json::array()}};
     for (GptqModuleResult &r : results) {
-      // Rebind the module as the next layers will see it.
-      rebinder.rebind(r.name, enc, r.weight, r.n, r.k);
+      // Rebind the module as the next layers will see it (the solver did
+      // where it could, on the device).
+      if (!r.halfWritten)
+        rebindOnHost(rebinder, r, enc);
       char buffer[96];
       std::snprintf(buffer, sizeof(buffer), " %s %.3g",
                     r.name.substr(r.name.rfind('.') + 1).c_str(), r.loss);
       line += buffer;
       groupJson["modules"].push_back(
           {{"name", r.name}, {"n", r.n}, {"loss", r.loss}});
-      packed.push_back(
-          packer.add({r.name, enc, r.n, r.k, std::move(r.weight), nullptr}));
+      packed.push_back(packer.add({r.name, enc, r.n, r.k, std::move(r.weight),
+                                   nullptr, std::move(r.codeBytes)}));
       ++counts.modules;
     }
     layerJson["groups"].push_back(groupJson);
@@ -260,6 +278,7 @@ std::string quantizeModel(const QuantizeModelOptions &options) {
   solveOptions.dampFraction = options.damp;
   solveOptions.actOrder = options.actOrder;
   solveOptions.staticGroups = options.staticGroups;
+  solveOptions.codesAsBytes = true;
 
   CalibrationOptions calibrationOptions;
   calibrationOptions.progress = options.progress;

@@ -800,3 +800,12 @@ func.func @attention_rope_theta_nonpositive(%q: tensor<1x256xf16>, %k: tensor<1x
       -> (tensor<1x256xf16>, tensor<16x64xf16>, tensor<16x64xf16>)
   return
 }
+
+// -----
+
+func.func @gptq_values_shape(%w: tensor<64x128xf32>, %u: tensor<128x128xf32>) {
+  // expected-error@+1 {{'qf.gptq_block_update' op values must be [64, 128], got 'tensor<64x64xf16>'}}
+  %c, %e, %v, %s = qf.gptq_block_update %w, %u {grid = #qf.enc<int4, group = 128, scale = f16>}
+    : (tensor<64x128xf32>, tensor<128x128xf32>) -> (tensor<64x128xi8>, tensor<64x128xf32>, tensor<64x1xf32>) values tensor<64x64xf16>
+  return
+}

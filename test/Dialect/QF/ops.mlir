@@ -198,7 +198,7 @@ func.func @fused_matmul_all(%x: tensor<2x1024xf16>, %g: tensor<1024xf16>,
 // CHECK-SAME: : (tensor<4096x128xf32>, tensor<128x128xf32>) -> (tensor<4096x128xi8>, tensor<4096x128xf32>, tensor<4096x1xf32>)
 // CHECK: return %[[C]], %[[E]], %[[S]]
 // GENERIC-LABEL: sym_name = "gptq_dynamic_scales"
-// GENERIC: "qf.gptq_block_update"(%{{.*}}, %{{.*}}) <{column_offset = 256 : i64, grid = #int4_g128, operandSegmentSizes = array<i32: 1, 1, 0, 0, 0>}>
+// GENERIC: "qf.gptq_block_update"(%{{.*}}, %{{.*}}) <{column_offset = 256 : i64, grid = #int4_g128, operandSegmentSizes = array<i32: 1, 1, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 1, 0, 1>}>
 func.func @gptq_dynamic_scales(%w: tensor<4096x128xf32>, %u: tensor<128x128xf32>)
     -> (tensor<4096x128xi8>, tensor<4096x128xf32>, tensor<4096x1xf32>) {
   %codes, %err, %scales = qf.gptq_block_update %w, %u
@@ -206,6 +206,26 @@ func.func @gptq_dynamic_scales(%w: tensor<4096x128xf32>, %u: tensor<128x128xf32>
     : (tensor<4096x128xf32>, tensor<128x128xf32>)
       -> (tensor<4096x128xi8>, tensor<4096x128xf32>, tensor<4096x1xf32>)
   return %codes, %err, %scales : tensor<4096x128xi8>, tensor<4096x128xf32>, tensor<4096x1xf32>
+}
+
+// -----
+
+// With `values`: each code's value as f16, after the group parameters in the
+// op's results and written after their types.
+// CHECK-LABEL: func.func @gptq_values
+// CHECK: %[[C:.*]], %[[E:.*]], %[[V:.*]], %[[S:.*]] = qf.gptq_block_update
+// CHECK-SAME: -> (tensor<?x128xi8>, tensor<?x128xf32>, tensor<?x1xf32>) values tensor<?x128xf16>
+// CHECK: return %[[C]], %[[E]], %[[V]], %[[S]]
+// GENERIC-LABEL: sym_name = "gptq_values"
+// GENERIC: resultSegmentSizes = array<i32: 1, 1, 1, 1>
+func.func @gptq_values(%w: tensor<?x128xf32>, %u: tensor<128x128xf32>)
+    -> (tensor<?x128xi8>, tensor<?x128xf32>, tensor<?x128xf16>, tensor<?x1xf32>) {
+  %codes, %err, %values, %scales = qf.gptq_block_update %w, %u
+      {grid = #qf.enc<int4, group = 128, scale = f16>}
+    : (tensor<?x128xf32>, tensor<128x128xf32>)
+      -> (tensor<?x128xi8>, tensor<?x128xf32>, tensor<?x1xf32>)
+      values tensor<?x128xf16>
+  return %codes, %err, %values, %scales : tensor<?x128xi8>, tensor<?x128xf32>, tensor<?x128xf16>, tensor<?x1xf32>
 }
 
 // -----

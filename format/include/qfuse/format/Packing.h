@@ -181,6 +181,20 @@ struct Unpacked {
 bool pack(const Encoding &enc, const Unpacked &u, int64_t n, int64_t k,
           TensorMap &components, std::string &error);
 
+/// The logical code whose low byte is `byte` (a code of at most 8 bits):
+/// sign-extended for int4/int8, zero-extended for the other formats.
+int32_t codeFromByte(ElementFormat format, uint8_t byte);
+
+/// pack() of a dense weight whose codes come as bytes, [N, K] row-major:
+/// each logical code's low byte (sign-extended back for int4/int8, as
+/// storedCode's inverse expects), as GPTQ's kernel stores them. Every other
+/// part (scales, zeros, global scale, g_idx, table) comes from `params`,
+/// whose `codes` must be empty. Encodings of at most 8 code bits; the
+/// result equals pack() of the same codes widened to int32.
+bool packCodeBytes(const Encoding &enc, const uint8_t *codeBytes,
+                   const Unpacked &params, int64_t n, int64_t k,
+                   TensorMap &components, std::string &error);
+
 /// Unpacks and checks components (checkComponents, g_idx in range, 2:4
 /// positions increasing).
 bool unpack(const Encoding &enc, const TensorMap &components, int64_t n,

@@ -13,8 +13,9 @@
 //                            column j redundantly (the same operations on
 //                            the same bits give the same results);
 //     w[c] -= e * U[j][c]    each lane for its own columns c > j.
-//   Codes and errors stay in the owning lane's registers and are stored once,
-//   coalesced, after the loop; dynamic group parameters are stored by lane 0.
+//   Codes and errors (and, with the `values` result, each code's value as
+//   f16) stay in the owning lane's registers and are stored once, coalesced,
+//   after the loop; dynamic group parameters are stored by lane 0.
 //
 // The arithmetic is the reference's, operation for operation: every f32 or
 // f64 operation is an explicitly rounded PTX instruction (mul.rn, sub.rn,
@@ -65,7 +66,8 @@ Value shflIdx(KernelEmitter &e, Value v, Value lane) {
 
 /// Kernel arguments, in the order of the params.
 struct BlockArgs {
-  Value w, u, scales, zeros, globalScale, codes, err, scalesOut, zerosOut;
+  Value w, u, scales, zeros, globalScale, codes, err, scalesOut, zerosOut,
+      values;
 };
 
 /// The f32 element `index` of `base`.
@@ -143,12 +145,12 @@ std::pair<Value, Value> fitGroupAt(KernelEmitter &e, Arith &a,
 /// Column j = 32 k + l, redundantly in every lane: c = code(w[j]),
 /// q = value(c), t = w[j] - q, e = t / U[j][j] (f32 sub, f32 true division);
 /// then w[c] -= e * U[j][c] for the lane's columns c > j, and the owning
-/// lane keeps the code and error.
+/// lane keeps the code and error (and the value, into `vs` when not empty).
 void quantizeColumn(KernelEmitter &e, Arith &a, const GridSpec &g,
                     const BlockArgs &args, const RowState &r, int64_t k,
                     Value l, Value j, Value scale, Value zero,
                     MutableArrayRef<Value> ws, MutableArrayRef<Value> cs,
-                    MutableArrayRef<Value> es) {
+                    MutableArrayRef<Value> es, MutableArrayRef<Value> vs) {
   ImplicitLocOpBuilder &b = e.builder();
   const int64_t B = g.cols, P = (B + 31) / 32;
   Value wj = shflIdx(e, ws[k], l);
@@ -172,9 +174,12 @@ void quantizeColumn(KernelEmitter &e, Arith &a, const GridSpec &g,
       arith::CmpIOp::create(b, arith::CmpIPredicate::eq, r.lane, l);
   cs[k] = a.select(mine, code, cs[k]);
   es[k] = a.select(mine, err, es[k]);
+  if (!vs.empty())
+    vs[k] = a.select(mine, q, vs[k]);
 }
 
-/// Coalesced stores of the codes (i8, the logical code's low byte) and E.
+/// Coalesced stores of the codes (i8, the logical code's low byte), E and,
+/// with `values`, each value rounded to f16 (cvt.rn: format::floatToHalf).
 void storeCodesAndErrors(KernelEmitter &e, const GridSpec &g,
                          const BlockArgs &args, const RowState &r,
                          ArrayRef<Value> state) {
@@ -190,6 +195,10 @@ void storeCodesAndErrors(KernelEmitter &e, const GridSpec &g,
     Value code8 = arith::TruncIOp::create(b, e.i8(), state[P + p]);
     e.store(code8, e.gepBytes(args.codes, e.zext64(at)), 1);
     e.store(state[2 * P + p], f32At(e, args.err, at), 4);
+    if (args.values) {
+      Value half = arith::TruncFOp::create(b, b.getF16Type(), state[3 * P + p]);
+      e.store(half, e.gepBytes(args.values, e.mul(e.zext64(at), e.c64(2))), 2);
+    }
   }
 }
 
@@ -224,11 +233,13 @@ void buildBlockKernel(ImplicitLocOpBuilder &b, const GridSpec &g,
     w.push_back(e.loadRO(e.f32(), f32At(e, args.w, e.add(r.rowBase, at)), 4));
   }
 
-  // Loop-carried: w[P], codes[P], errors[P], scale, zero.
+  // Loop-carried: w[P], codes[P], errors[P], then values[P] with the
+  // `values` result, then scale and zero.
+  const int64_t V = args.values ? P : 0;
   SmallVector<Value> state(w);
   for (int64_t p = 0; p < P; ++p)
     state.push_back(e.c32(0));
-  for (int64_t p = 0; p < P; ++p)
+  for (int64_t p = 0; p < P + V; ++p)
     state.push_back(e.cf32(0.0));
   state.push_back(e.cf32(1.0));
   state.push_back(e.cf32(0.0));
@@ -241,8 +252,8 @@ void buildBlockKernel(ImplicitLocOpBuilder &b, const GridSpec &g,
     Value l = loop.getInductionVar();
     SmallVector<Value> s(loop.getRegionIterArgs());
     MutableArrayRef<Value> ws(s.data(), P), cs(s.data() + P, P),
-        es(s.data() + 2 * P, P);
-    Value &scale = s[3 * P], &zero = s[3 * P + 1];
+        es(s.data() + 2 * P, P), vs(s.data() + 3 * P, V);
+    Value &scale = s[3 * P + V], &zero = s[3 * P + V + 1];
     Value j = e.add(l, e.c32(32 * k));
 
     if (g.dynamic) {
@@ -254,7 +265,7 @@ void buildBlockKernel(ImplicitLocOpBuilder &b, const GridSpec &g,
       if (args.zeros)
         zero = e.loadRO(e.f32(), f32At(e, args.zeros, at), 4);
     }
-    quantizeColumn(e, a, g, args, r, k, l, j, scale, zero, ws, cs, es);
+    quantizeColumn(e, a, g, args, r, k, l, j, scale, zero, ws, cs, es, vs);
     scf::YieldOp::create(b, s);
     state.assign(loop.getResults().begin(), loop.getResults().end());
   }
@@ -369,15 +380,23 @@ SmallVector<OpParam> blockParams(GPTQBlockUpdateOp op, const GridSpec &g,
   params.push_back({"codes", ParamKind::Out, resultArg(ctx, 0)});
   params.push_back({"err", ParamKind::Out, resultArg(ctx, 1)});
   if (g.dynamic) {
-    params.push_back({"scales_out", ParamKind::Out, resultArg(ctx, 2)});
+    const unsigned first = op.getODSResultIndexAndLength(3).first;
+    params.push_back({"scales_out", ParamKind::Out, resultArg(ctx, first)});
     if (hasZeros)
-      params.push_back({"zeros_out", ParamKind::Out, resultArg(ctx, 3)});
+      params.push_back(
+          {"zeros_out", ParamKind::Out, resultArg(ctx, first + 1)});
   }
+  // Last, so that a kernel without it keeps its parameters.
+  if (op.getValues())
+    params.push_back(
+        {"values", ParamKind::Out,
+         resultArg(ctx, op.getODSResultIndexAndLength(2).first)});
   return params;
 }
 
 /// The kernel arguments `v`, in the order of blockParams.
-BlockArgs bindBlockArgs(ArrayRef<Value> v, const GridSpec &g, bool hasZeros) {
+BlockArgs bindBlockArgs(ArrayRef<Value> v, const GridSpec &g, bool hasZeros,
+                        bool hasValues) {
   BlockArgs args;
   size_t i = 0;
   args.w = v[i++];
@@ -396,6 +415,8 @@ BlockArgs bindBlockArgs(ArrayRef<Value> v, const GridSpec &g, bool hasZeros) {
     if (hasZeros)
       args.zerosOut = v[i++];
   }
+  if (hasValues)
+    args.values = v[i++];
   return args;
 }
 
@@ -435,14 +456,14 @@ qf::lowerGPTQBlockUpdate(GPTQBlockUpdateOp op, OpKernelContext &context,
                      (g.dynamic ? "_g" + std::to_string(g.group)
                                 : std::string("_static")) +
                      "_r" + std::to_string(g.rows) + "_b" +
-                     std::to_string(g.cols);
+                     std::to_string(g.cols) + (op.getValues() ? "_v" : "");
   bool hasZeros = grid.getZeroPoint() != ZeroPointKind::None;
   SmallVector<OpParam> params = blockParams(op, g, hasZeros);
   if (!context.module.lookupSymbol(name)) {
     ImplicitLocOpBuilder b(op.getLoc(), op.getContext());
     SmallVector<Value> v =
         createOpKernel(b, context.module, name, params, kThreads);
-    BlockArgs args = bindBlockArgs(v, g, hasZeros);
+    BlockArgs args = bindBlockArgs(v, g, hasZeros, bool(op.getValues()));
     {
       OpBuilder::InsertionGuard guard(b);
       buildBlockKernel(b, g, args);

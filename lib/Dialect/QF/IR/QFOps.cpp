@@ -247,6 +247,9 @@ LogicalResult GPTQBlockUpdateOp::verify() {
     return failure();
   if (grid.getCodeBits() > 8)
     return emitOpError("codes wider than 8 bits do not fit the i8 results");
+  if (getValues() && failed(verifyMatrix(*this, "values",
+                                         getValues().getType(), rows, cols)))
+    return failure();
   bool hasZeros = grid.getZeroPoint() != ZeroPointKind::None;
   // The I64Attr getter is unsigned: read the offset back as signed.
   int64_t columnOffset = static_cast<int64_t>(getColumnOffset());

@@ -185,7 +185,8 @@ def QF_FusedMatmulOp : QF_Op<"fused_matmul", [Pure, AttrSizedOperandSegments]> {
 //===----------------------------------------------------------------------===//
 
 def QF_GPTQBlockUpdateOp : QF_Op<"gptq_block_update",
-                                 [Pure, AttrSizedOperandSegments]> {
+                                 [Pure, AttrSizedOperandSegments,
+                                  AttrSizedResultSegments]> {
   let summary = "Quantize a block of weight columns with GPTQ error feedback";
   let description = [{
     One block of Algorithm 1 of GPTQ (Frantar et al.) over R rows and B
@@ -216,6 +217,18 @@ def QF_GPTQBlockUpdateOp : QF_Op<"gptq_block_update",
     W[:, rest] -= E * U[block, rest]), and in the dynamic mode the group
     scales (and zero points for formats that have them), [R, B / group].
 
+    With `values` (an f16 [R, B] result, written after the other results'
+    types), each code's value on the grid rounded to f16, which is what
+    dequantizing the packed weight gives: the quantized block as the next
+    layer's calibration reads it, without a dequantization on the host.
+    ```mlir
+    %codes, %err, %values, %scales = qf.gptq_block_update %w, %u
+        {grid = #qf.enc<int4, group = 128, scale = f16>}
+      : (tensor<?x128xf32>, tensor<128x128xf32>)
+        -> (tensor<?x128xi8>, tensor<?x128xf32>, tensor<?x1xf32>)
+        values tensor<?x128xf16>
+    ```
+
     `global_scale` ([R] f32) is required exactly when the grid has
     `global_scale` (NVFP4): row r's scales are e4m3(amax / 6 * g[r]), its
     codes e2m1(w * g[r] / s) and its values (e2m1 * s) / g[r].
@@ -232,6 +245,7 @@ def QF_GPTQBlockUpdateOp : QF_Op<"gptq_block_update",
   let results = (outs
     TensorRankOf<[I8], [2]>:$codes,
     TensorRankOf<[F32], [2]>:$error,
+    Optional<TensorRankOf<[F16], [2]>>:$values,
     Variadic<TensorRankOf<[F32], [2]>>:$group_params
   );
   let assemblyFormat = [{
@@ -241,6 +255,7 @@ def QF_GPTQBlockUpdateOp : QF_Op<"gptq_block_update",
     (`global_scale` `(` $global_scale^ `:` type($global_scale) `)`)?
     attr-dict `:` `(` type($weights) `,` type($hinv_chol) `)`
     `->` `(` type($codes) `,` type($error) (`,` type($group_params)^)? `)`
+    (`values` type($values)^)?
   }];
   let hasVerifier = 1;
 }

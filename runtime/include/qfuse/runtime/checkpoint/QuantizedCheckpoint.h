@@ -89,6 +89,9 @@ struct QuantizedWeight {
   /// When set: format::pack of `weight`, done already (BackgroundPacker);
   /// the writer takes these components and ignores `weight`.
   std::shared_ptr<const format::TensorMap> packed;
+  /// When not empty: the codes as bytes, [n, k] row-major (what
+  /// format::packCodeBytes takes), and `weight` holds everything but them.
+  std::vector<uint8_t> codeBytes;
 };
 
 /// Writes `source` with `weights` replacing their modules into `outDir` in

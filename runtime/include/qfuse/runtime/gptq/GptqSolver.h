@@ -81,6 +81,10 @@ struct GptqSolveOptions {
   std::function<void()> onPrepared, onDeviceDone;
   /// Time every step of every block (GptqSolveReport::profileMs).
   bool profile = false;
+  /// Results carry their codes as bytes (GptqModuleResult::codeBytes), one
+  /// download per module, instead of widened into weight.codes, where the
+  /// columns keep their order (no act-order) and the block kernel ran.
+  bool codesAsBytes = false;
 };
 
 /// The element type of a module's weight on the device.
@@ -97,13 +101,25 @@ struct GptqModuleInput {
   int64_t n = 0;
   CUdeviceptr device = 0;
   GptqDeviceWeight deviceType = GptqDeviceWeight::F16;
+  /// When set: where the quantized weight goes as f16, [n, K] row-major
+  /// (format::dequantize rounded to f16), written on the device from the
+  /// block kernel's values where the artifact's kernels have them and the
+  /// columns keep their order (GptqModuleResult::halfWritten says so). It
+  /// may be `device` itself: the weight is read before it is written.
+  CUdeviceptr halfOut = 0;
 };
 
 struct GptqModuleResult {
   std::string name;
   int64_t n = 0, k = 0;
-  /// What format::quantizeRTN produces: format::pack writes it.
+  /// What format::quantizeRTN produces: format::pack writes it. With
+  /// `codeBytes`, everything but the codes.
   format::Unpacked weight;
+  /// GptqSolveOptions::codesAsBytes: each logical code's low byte, [n, K]
+  /// row-major (format::packCodeBytes); empty otherwise.
+  std::vector<uint8_t> codeBytes;
+  /// The f16 weight was written to GptqModuleInput::halfOut.
+  bool halfWritten = false;
   /// sum of 0.5 e^2 over the module's rows and columns (GPTQ's loss
   /// estimate, as gptq::GptqResult::loss); NaN after an RTN fallback.
   double loss = 0;
