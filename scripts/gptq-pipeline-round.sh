@@ -70,7 +70,9 @@ tiny bf16-int4 bf16 int4-g128 qfuse
 tiny f16-nvfp4 f16 nvfp4 compressed-tensors
 tiny f16-int4-actorder f16 int4-g128 qfuse --act-order --static-groups
 tiny f16-int4-ct f16 int4-g128 compressed-tensors
-same "$res/tiny-f16-int4-device.json" tiny-device.json
+for name in f16-int4 bf16-int4 f16-nvfp4 f16-int4-actorder f16-int4-ct; do
+  same "$res/tiny-$name-device.json" tiny-$name-device.json
+done
 
 log "the solver against the C++ reference (qfuse-gptq-layer)"
 groups="--group qkv:384,128,128:384 --group o:384:384 --group gate_up:640,640:384 --group down:384:640"
