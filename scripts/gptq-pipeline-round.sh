@@ -74,6 +74,11 @@ for name in f16-int4 bf16-int4 f16-nvfp4 f16-int4-actorder f16-int4-ct; do
   same "$res/tiny-$name-device.json" tiny-$name-device.json
 done
 
+log "tiny-llama: --resume after a kill after every layer (byte-identical)"
+bash "$src/scripts/quantize-resume-check.sh" $b $t/model-f16 /tmp/resume > "$res/resume.log" 2>&1
+echo "resume: $(grep -c '^PASS' "$res/resume.log") passed, $(grep -c '^FAIL' "$res/resume.log") failed"
+grep '^FAIL' "$res/resume.log" | head -5
+
 log "the solver against the C++ reference (qfuse-gptq-layer)"
 groups="--group qkv:384,128,128:384 --group o:384:384 --group gate_up:640,640:384 --group down:384:640"
 i4="int4, group = 128, scale = f16"; n4="fp4e2m1, group = 16, scale = f8E4M3FN, global_scale"

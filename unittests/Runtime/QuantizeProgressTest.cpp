@@ -1,8 +1,7 @@
 //===- QuantizeProgressTest.cpp - an interrupted quantize run, on disk ----===//
 //
 // What `qfuse-quantize --resume` relies on, without a GPU: each layer's
-// record (packed modules, the next layer's calibration inputs, the report)
-// reads back byte for byte; the manifest commits a layer only once its
+// record (packed modules, the report) reads back byte for byte; the manifest commits a layer only once its
 // files are whole, so a run killed or failing mid-record resumes at the last
 // layer committed; a resume whose inputs differ is refused, naming them.
 // The GPU half (a run killed mid-way, resumed, compared byte for byte) is
@@ -82,27 +81,12 @@ std::vector<QuantizeProgress::Module> modules(int64_t layer) {
   return out;
 }
 
-/// Layer `layer`'s calibration inputs: two buffers of seeded bytes.
-std::map<std::string, std::vector<uint8_t>> inputs(int64_t layer) {
-  std::map<std::string, std::vector<uint8_t>> out;
-  std::mt19937 rng(uint32_t(100 + layer));
-  for (const char *name : {"hidden", "rope_cos"}) {
-    std::vector<uint8_t> bytes(4096 + size_t(layer));
-    for (uint8_t &b : bytes)
-      b = uint8_t(rng());
-    out[name] = bytes;
-  }
-  return out;
-}
-
 std::string report(int64_t layer) {
   return "{\"layer\":" + std::to_string(layer) + ",\"groups\":[]}";
 }
 
 void record(QuantizeProgress &p, int64_t layer) {
-  p.recordLayer(layer, modules(layer), report(layer),
-                layer + 1 < kLayers ? inputs(layer + 1)
-                                    : std::map<std::string, std::vector<uint8_t>>());
+  p.recordLayer(layer, modules(layer), report(layer));
 }
 
 std::vector<std::string> files(const std::string &dir) {
@@ -139,12 +123,12 @@ TEST(QuantizeProgress, RecordsReadBackExactly) {
   EXPECT_EQ(p.layerReports(), (std::vector<std::string>{
                                   "{\"groups\":[],\"layer\":0}",
                                   "{\"groups\":[],\"layer\":1}"}));
-  std::vector<QuantizedWeight> loaded = p.loadModules(int4());
-  ASSERT_EQ(loaded.size(), 4u);
-  for (int64_t layer = 0; layer < 2; ++layer)
+  for (int64_t layer = 0; layer < 2; ++layer) {
+    std::vector<QuantizedWeight> loaded = p.loadLayer(layer, int4());
+    ASSERT_EQ(loaded.size(), 2u);
     for (size_t i = 0; i < 2; ++i) {
       const QuantizeProgress::Module want = modules(layer)[i];
-      const QuantizedWeight &got = loaded[size_t(layer) * 2 + i];
+      const QuantizedWeight &got = loaded[i];
       EXPECT_EQ(got.name, want.name);
       EXPECT_EQ(got.n, want.n);
       EXPECT_EQ(got.k, want.k);
@@ -157,20 +141,18 @@ TEST(QuantizeProgress, RecordsReadBackExactly) {
         EXPECT_EQ(got.packed->at(name).dtype, tensor.dtype) << name;
       }
     }
-  std::optional<SafetensorsFile> in = p.loadInputs();
-  ASSERT_TRUE(in);
-  for (const auto &[name, bytes] : inputs(2)) {
-    const TensorView view = in->view(name);
-    EXPECT_EQ(std::vector<uint8_t>(view.data, view.data + view.size), bytes);
   }
-  // Only the last layer's inputs are kept.
-  EXPECT_EQ(files(p.directory()),
-            (std::vector<std::string>{"inputs-00002.safetensors",
-                                      "layer-00000.safetensors",
-                                      "layer-00001.safetensors",
-                                      "manifest.json"}));
+  expectError([&] { p.loadLayer(2, int4()); },
+              {"layer 2 of 2 recorded is not there"});
+  // The layers' files and the manifest, nothing else: calibration inputs
+  // an earlier version wrote go as stale.
+  qfuse::writeFileAtomically(p.directory() + "/inputs-00002.safetensors", "x");
   record(p, 2);
-  EXPECT_FALSE(p.loadInputs()) << "no inputs after the last layer";
+  EXPECT_EQ(files(p.directory()),
+            (std::vector<std::string>{"layer-00000.safetensors",
+                                      "layer-00001.safetensors",
+                                      "layer-00002.safetensors",
+                                      "manifest.json"}));
   p.finish();
   EXPECT_FALSE(fs::exists(QuantizeProgress::directoryFor(out)));
 }
@@ -211,19 +193,17 @@ TEST(QuantizeProgress, KilledMidRecordResumesAtTheLastCommittedLayer) {
   }
   ChildResult r = runInChild([&] {
     QuantizeProgress p(out, identity(), kLayers, true);
-    // The inputs of layer 2 cannot be written: the disk is full.
-    qfuse::testing::limitFileSize(6000);
+    // Layer 1's file cannot be written whole: the disk is full.
+    qfuse::testing::limitFileSize(1000);
     record(p, 1);
   });
   ASSERT_EQ(r.status, ChildResult::Threw) << r.message;
-  EXPECT_NE(r.message.find("inputs-00002.safetensors' failed"),
-            std::string::npos)
+  EXPECT_NE(r.message.find("layer-00001.safetensors"), std::string::npos)
       << r.message;
   qfuse::writeFileAtomically(dir + "/layer-00001.safetensors.partial-1-0", "x");
   QuantizeProgress p(out, identity(), kLayers, true);
   EXPECT_EQ(p.layersDone(), 1);
-  EXPECT_EQ(files(dir), (std::vector<std::string>{"inputs-00001.safetensors",
-                                                  "layer-00000.safetensors",
+  EXPECT_EQ(files(dir), (std::vector<std::string>{"layer-00000.safetensors",
                                                   "manifest.json"}));
   record(p, 1); // and on from there
   EXPECT_EQ(p.layersDone(), 2);
@@ -237,9 +217,10 @@ TEST(QuantizeProgress, DamagedProgressSaysHowToStartOver) {
     record(p, 0);
     dir = p.directory();
   }
-  fs::remove(dir + "/inputs-00001.safetensors");
+  fs::rename(dir + "/layer-00000.safetensors", dir + "/elsewhere");
   expectError([&] { QuantizeProgress(out, identity(), kLayers, true); },
-              {"inputs of layer 1 are missing", "remove '" + dir + "'"});
+              {"its layer file 'layer-00000.safetensors' is missing",
+               "remove '" + dir + "'"});
   qfuse::writeFileAtomically(dir + "/manifest.json", "{\"format\": 1");
   expectError([&] { QuantizeProgress(out, identity(), kLayers, true); },
               {"not JSON", "to start over"});

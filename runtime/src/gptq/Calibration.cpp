@@ -431,43 +431,4 @@ void LayerwiseCalibrator::propagate(int64_t layer) {
   storedLayer_ = layer + 1;
 }
 
-std::map<std::string, std::vector<uint8_t>>
-LayerwiseCalibrator::downloadStore() const {
-  if (storedLayer_ < 0 || storedLayer_ >= numLayers())
-    fail("downloadStore: no layer's inputs are stored");
-  QFUSE_CU_CTX(cuStreamSynchronize(stream_),
-               "finishing the store of layer " + std::to_string(storedLayer_));
-  std::map<std::string, std::vector<uint8_t>> out;
-  for (const auto &[name, slabs] : store_.buffers) {
-    std::vector<uint8_t> bytes(slabs.size());
-    slabs.download(bytes.data(), bytes.size());
-    out.emplace(name, std::move(bytes));
-  }
-  return out;
-}
-
-void LayerwiseCalibrator::resume(
-    const std::vector<std::vector<int32_t>> &samples, int64_t layer,
-    const std::map<std::string, std::pair<const void *, size_t>> &inputs) {
-  if (layer <= 0 || layer >= numLayers())
-    fail("resume(" + std::to_string(layer) + "): expected a layer in 1.." +
-         std::to_string(numLayers() - 1) + " (layer 0 starts with begin())");
-  prepareChunks(samples, "resume");
-  store_ = allocateStore(layer);
-  noteHeld();
-  for (auto &[name, slabs] : store_.buffers) {
-    auto it = inputs.find(name);
-    if (it == inputs.end())
-      fail("resume(" + std::to_string(layer) + "): no recorded input '" +
-           name + "'");
-    if (it->second.second != slabs.size())
-      fail("resume(" + std::to_string(layer) + "): the recorded input '" +
-           name + "' holds " + std::to_string(it->second.second) +
-           " bytes; " + std::to_string(numChunks()) + " chunks of it need " +
-           std::to_string(slabs.size()));
-    slabs.upload(it->second.first, slabs.size());
-  }
-  storedLayer_ = layer;
-}
-
 } // namespace qfuse::runtime

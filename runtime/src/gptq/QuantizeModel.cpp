@@ -98,6 +98,15 @@ void rebindOnHost(HalfRebinder &rebinder, const GptqModuleResult &r,
   rebinder.rebind(r.name, enc, widened, r.n, r.k);
 }
 
+/// HalfRebinder::rebind of a recorded (packed) module, for a resumed run.
+void rebindPacked(HalfRebinder &rebinder, const QuantizedWeight &w) {
+  format::Unpacked u;
+  std::string error;
+  if (!format::unpack(w.encoding, *w.packed, w.n, w.k, u, error))
+    throw Error("resuming: the recorded module '" + w.name + "': " + error);
+  rebinder.rebind(w.name, w.encoding, u, w.n, w.k);
+}
+
 /// A layer's report entry from its groups' solves; rebinds each module in
 /// f16 for the next layer's calibration and queues it for packing (its
 /// packer index appended to `packed`). `line` gets " q_proj 0.12 ...".
@@ -168,22 +177,21 @@ public:
   }
 
   /// `modules`: each with its packer index (Module::packed is filled in
-  /// once packed); `inputs`: the next layer's (none after the last).
+  /// once packed).
   void record(int64_t layer,
               std::vector<std::pair<QuantizeProgress::Module, size_t>> modules,
-              const json &report,
-              std::map<std::string, std::vector<uint8_t>> inputs) {
+              const json &report) {
     wait();
     pending_ = std::async(
         std::launch::async,
-        [this, layer, modules = std::move(modules), report = report.dump(),
-         inputs = std::move(inputs)]() mutable {
+        [this, layer, modules = std::move(modules),
+         report = report.dump()]() mutable {
           std::vector<QuantizeProgress::Module> packed;
           for (auto &[module, index] : modules) {
             module.packed = packer_.packed(index);
             packed.push_back(std::move(module));
           }
-          progress_.recordLayer(layer, packed, report, std::move(inputs));
+          progress_.recordLayer(layer, packed, report);
         });
   }
 
@@ -306,8 +314,6 @@ std::string quantizeModel(const QuantizeModelOptions &options) {
     else
       say("  resuming: all %lld layers are in %s; writing the checkpoint\n",
           (long long)numLayers, progress.directory().c_str());
-    for (QuantizedWeight &w : progress.loadModules(enc))
-      packer.add(std::move(w));
     for (const std::string &report : progress.layerReports()) {
       layersJson.push_back(json::parse(report));
       countRecorded(layersJson.back(), counts);
@@ -318,16 +324,22 @@ std::string quantizeModel(const QuantizeModelOptions &options) {
   }
 
   auto t = Clock::now();
-  if (first == 0) {
+  if (first < numLayers)
     calib.begin(samples);
-  } else if (first < numLayers) {
-    std::optional<SafetensorsFile> inputs = progress.loadInputs();
-    std::map<std::string, std::pair<const void *, size_t>> views;
-    for (const TensorInfo &info : inputs->tensors()) {
-      const TensorView view = inputs->view(info);
-      views[info.name] = {view.data, view.size};
+  // The recorded layers: their modules for the checkpoint and, before the
+  // first layer left to quantize, through the calibration again with their
+  // quantized weights, which gives that layer the inputs the interrupted
+  // run gave it.
+  for (int64_t l = 0; l < first; ++l) {
+    std::vector<QuantizedWeight> modules = progress.loadLayer(l, enc);
+    if (first < numLayers) {
+      for (const QuantizedWeight &w : modules)
+        rebindPacked(rebinder, w);
+      rebinder.finish();
+      calib.propagate(l);
     }
-    calib.resume(samples, first, views);
+    for (QuantizedWeight &w : modules)
+      packer.add(std::move(w));
   }
   if (options.progressDone)
     options.progressDone();
@@ -397,10 +409,7 @@ std::string quantizeModel(const QuantizeModelOptions &options) {
     if (options.saveProgress) {
       for (size_t i = 0; i < recorded.size(); ++i)
         recorded[i].second = packed[i];
-      recorder.record(l, std::move(recorded), layerJson,
-                      l + 1 < numLayers
-                          ? calib.downloadStore()
-                          : std::map<std::string, std::vector<uint8_t>>());
+      recorder.record(l, std::move(recorded), layerJson);
       if (l == killAfter) {
         recorder.wait();
         std::raise(SIGKILL);

@@ -33,7 +33,8 @@ std::string numbered(const char *stem, int64_t layer) {
   return text;
 }
 
-/// Files this class writes (what removeStale may delete).
+/// Files this class writes, or wrote in earlier versions (the calibration
+/// inputs-* files): what removeStale may delete.
 bool ours(const std::string &name) {
   return name.find(".partial-") != std::string::npos ||
          (name.rfind("layer-", 0) == 0 || name.rfind("inputs-", 0) == 0);
@@ -98,8 +99,6 @@ void QuantizeProgress::readManifest(const RunIdentity &identity) {
     }
     if (layersDone() > numLayers_)
       throw damaged("more layers done than the model has");
-    inputsFile_ = doc.at("inputs").is_null() ? ""
-                                              : doc.at("inputs").get<std::string>();
   } catch (const json::exception &e) {
     throw damaged(std::string("malformed: ") + e.what());
   }
@@ -107,15 +106,10 @@ void QuantizeProgress::readManifest(const RunIdentity &identity) {
   for (const std::string &name : layerFiles_)
     if (!fs::exists(path(name), ec))
       throw damaged("its layer file '" + name + "' is missing");
-  if ((layersDone() < numLayers_) != !inputsFile_.empty() ||
-      (!inputsFile_.empty() && !fs::exists(path(inputsFile_), ec)))
-    throw damaged("the inputs of layer " + std::to_string(layersDone()) +
-                  " are missing");
 }
 
 void QuantizeProgress::removeStale() const {
   std::set<std::string> keep(layerFiles_.begin(), layerFiles_.end());
-  keep.insert(inputsFile_);
   std::error_code ec;
   for (const auto &entry : fs::directory_iterator(dir_, ec)) {
     const std::string name = entry.path().filename().string();
@@ -125,10 +119,15 @@ void QuantizeProgress::removeStale() const {
 }
 
 std::vector<QuantizedWeight>
-QuantizeProgress::loadModules(const format::Encoding &encoding) const {
+QuantizeProgress::loadLayer(int64_t layer,
+                            const format::Encoding &encoding) const {
+  if (layer < 0 || layer >= layersDone())
+    throw Error("progress: layer " + std::to_string(layer) + " of " +
+                std::to_string(layersDone()) + " recorded is not there");
   std::vector<QuantizedWeight> out;
-  for (const std::string &name : layerFiles_) {
-    const SafetensorsFile file = SafetensorsFile::open(path(name));
+  {
+    const SafetensorsFile file =
+        SafetensorsFile::open(path(layerFiles_[size_t(layer)]));
     auto it = file.metadata().find(kModulesKey);
     if (it == file.metadata().end())
       throw Error("progress file '" + file.path() + "' has no \"" +
@@ -151,16 +150,9 @@ QuantizeProgress::loadModules(const format::Encoding &encoding) const {
   return out;
 }
 
-std::optional<SafetensorsFile> QuantizeProgress::loadInputs() const {
-  if (inputsFile_.empty())
-    return std::nullopt;
-  return SafetensorsFile::open(path(inputsFile_));
-}
-
 void QuantizeProgress::recordLayer(
     int64_t layer, const std::vector<Module> &modules,
-    const std::string &reportJson,
-    std::map<std::string, std::vector<uint8_t>> nextInputs) {
+    const std::string &reportJson) {
   if (layer != layersDone() || layer >= numLayers_)
     throw Error("progress: layer " + std::to_string(layer) +
                 " recorded after " + std::to_string(layersDone()) +
@@ -180,30 +172,17 @@ void QuantizeProgress::recordLayer(
   quantized.setMetadata(kModulesKey, list.dump());
   quantized.write(path(layerFile));
 
-  std::string inputsFile;
-  if (layer + 1 < numLayers_) {
-    inputsFile = numbered("inputs", layer + 1);
-    SafetensorsWriter inputs;
-    for (auto &[name, bytes] : nextInputs) {
-      const int64_t size = int64_t(bytes.size());
-      inputs.add(name, DType::U8, {size}, std::move(bytes));
-    }
-    inputs.write(path(inputsFile));
-  }
-
   std::vector<std::string> files = layerFiles_, reports = reports_;
   files.push_back(layerFile);
   reports.push_back(reportJson);
-  writeManifest(files, reports, inputsFile);
+  writeManifest(files, reports);
   layerFiles_ = std::move(files);
   reports_ = std::move(reports);
-  inputsFile_ = inputsFile;
   removeStale();
 }
 
 void QuantizeProgress::writeManifest(const std::vector<std::string> &layerFiles,
-                                     const std::vector<std::string> &reports,
-                                     const std::string &inputsFile) const {
+                                     const std::vector<std::string> &reports) const {
   json identity = json::array();
   for (const auto &[name, value] : identity_.fields)
     identity.push_back({name, value});
@@ -215,9 +194,7 @@ void QuantizeProgress::writeManifest(const std::vector<std::string> &layerFiles,
                     {"version", kVersion},
                     {"num_layers", numLayers_},
                     {"identity", identity},
-                    {"layers", layers},
-                    {"inputs", inputsFile.empty() ? json(nullptr)
-                                                  : json(inputsFile)}};
+                    {"layers", layers}};
   writeFileAtomically(path(kManifest), doc.dump(1) + "\n");
 }
 

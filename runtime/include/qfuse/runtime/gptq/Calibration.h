@@ -183,18 +183,6 @@ public:
   /// then frees layer `layer`'s. For the last layer it only frees them.
   void propagate(int64_t layer);
 
-  /// The stored inputs of storedLayer(), copied to the host: per input
-  /// buffer, every chunk's slab (what a resumed run gives resume()).
-  std::map<std::string, std::vector<uint8_t>> downloadStore() const;
-  /// begin() for a run that continues at `layer` (> 0): the same chunks of
-  /// `samples`, and layer `layer`'s inputs from `inputs` (buffer name ->
-  /// bytes, as downloadStore() gave them) instead of the prologue and the
-  /// layers before it. Throws naming a buffer that is missing or whose size
-  /// differs.
-  void resume(const std::vector<std::vector<int32_t>> &samples, int64_t layer,
-              const std::map<std::string, std::pair<const void *, size_t>>
-                  &inputs);
-
   /// The layer whose inputs are stored: -1 before begin(), numLayers()
   /// after the last propagate().
   int64_t storedLayer() const { return storedLayer_; }

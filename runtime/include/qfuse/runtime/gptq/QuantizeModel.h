@@ -10,10 +10,10 @@
 //   o.calibration = "random:128"; o.outDir = "Llama-3.2-1B-gptq";
 //   std::string reportJson = quantizeModel(o);
 //
-// Progress: after each layer the run records its quantized modules and the
-// calibration activations entering the next layer in OUT/.qfuse-progress
-// (QuantizeProgress.h); an interrupted run continues with `resume`, with the
-// results the whole run would have given. The directory is removed once the
+// Progress: after each layer the run records its quantized modules in
+// OUT/.qfuse-progress (QuantizeProgress.h); an interrupted run continues
+// with `resume` (the recorded layers rerun over the samples to recompute the
+// next layer's inputs), with the results the whole run would have given. The directory is removed once the
 // checkpoint is written. (Test-only: QFUSE_TEST_KILL_AFTER_LAYER=<l> kills
 // the process once layer l is recorded; scripts/quantize-resume-check.sh.)
 //

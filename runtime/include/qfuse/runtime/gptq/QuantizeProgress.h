@@ -6,23 +6,25 @@
 //
 //   layer-00007.safetensors  layer 7's quantized modules, packed
 //                            ("<module>.codes", "<module>.scales", ...)
-//   inputs-00008.safetensors the calibration activations entering layer 8
-//                            (each of its input buffers, every chunk, as
-//                            the device held them)
 //   manifest.json            the run's identity (RunIdentity.h), the
 //                            layers done, their report entries and files
 //
-// Each file is written whole (AtomicFile) before the manifest names it, and
-// the manifest is replaced last: it is the commit point, so a run killed at
-// any moment leaves a progress directory that resumes at the last layer
-// recorded. The inputs of earlier layers are removed once the manifest no
-// longer names them, and the whole directory once the checkpoint is
-// written (finish()).
+// The calibration activations are not recorded (hundreds of MB per layer):
+// a resumed run recomputes them by running the recorded layers, rebound
+// from their packed modules, over the same samples. Each file is written
+// whole (AtomicFile) before the manifest names it, and the manifest is
+// replaced last: it is the commit point, so a run killed at any moment
+// leaves a progress directory that resumes at the last layer recorded.
+// Files the manifest does not name (an interrupted write; the inputs-*
+// files that earlier versions recorded) are removed, and the whole
+// directory once the checkpoint is written (finish()).
 //
 //   QuantizeProgress progress(outDir, identity, numLayers, resume);
+//   for (int64_t l = 0; l < progress.layersDone(); ++l)
+//     ...rebind progress.loadLayer(l, encoding), run layer l...
 //   for (int64_t l = progress.layersDone(); l < numLayers; ++l) {
 //     ...quantize layer l...
-//     progress.recordLayer(l, modules, reportJson, std::move(nextInputs));
+//     progress.recordLayer(l, modules, reportJson);
 //   }
 //   writeQuantizedCheckpoint(...);
 //   progress.finish();
@@ -71,19 +73,16 @@ public:
   /// The report entry (JSON text) of each layer done.
   const std::vector<std::string> &layerReports() const { return reports_; }
 
-  /// The quantized modules of the layers done, in `encoding`, packed.
-  std::vector<QuantizedWeight> loadModules(const format::Encoding &encoding) const;
-  /// The recorded inputs of layer layersDone() (buffer name -> its bytes,
-  /// views into the returned file); nullopt once every layer is done.
-  std::optional<SafetensorsFile> loadInputs() const;
+  /// The quantized modules of layer `layer` (< layersDone()), in
+  /// `encoding`, packed and checked.
+  std::vector<QuantizedWeight> loadLayer(int64_t layer,
+                                         const format::Encoding &encoding) const;
 
-  /// Layer `layer` (= layersDone()) is complete: its modules, its report
-  /// entry (JSON text), and the inputs of layer + 1 (buffer name -> bytes;
-  /// empty after the last layer). Throws naming the file on a write error,
-  /// leaving the progress as it was.
+  /// Layer `layer` (= layersDone()) is complete: its modules and its report
+  /// entry (JSON text). Throws naming the file on a write error, leaving the
+  /// progress as it was.
   void recordLayer(int64_t layer, const std::vector<Module> &modules,
-                   const std::string &reportJson,
-                   std::map<std::string, std::vector<uint8_t>> nextInputs);
+                   const std::string &reportJson);
 
   /// Removes the progress directory (the checkpoint is written).
   void finish();
@@ -91,8 +90,7 @@ public:
 private:
   void readManifest(const RunIdentity &identity);
   void writeManifest(const std::vector<std::string> &layerFiles,
-                     const std::vector<std::string> &reports,
-                     const std::string &inputsFile) const;
+                     const std::vector<std::string> &reports) const;
   void removeStale() const;
   std::string path(const std::string &file) const { return dir_ + "/" + file; }
 
@@ -101,7 +99,6 @@ private:
   int64_t numLayers_ = 0;
   std::vector<std::string> layerFiles_;
   std::vector<std::string> reports_;
-  std::string inputsFile_;
 };
 
 } // namespace qfuse::runtime
