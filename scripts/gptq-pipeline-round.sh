@@ -27,7 +27,7 @@ log "build"
 cmake -G Ninja -S "$src" -B $b -DQFUSE_ENABLE_COMPILER=OFF -DCMAKE_BUILD_TYPE=Release \
   > "$res/configure.log" 2>&1 || { tail -30 "$res/configure.log"; exit 1; }
 cmake --build $b -j"$(nproc)" --target qfuse-quantize qfuse-synthetic-model \
-  qfuse-runtime-tests qfuse-runtime-gpu-tests qfuse-gptq-layer qfuse-run \
+  qfuse-runtime-tests qfuse-runtime-gpu-tests qfuse-gptq-layer qfuse-run qfuse-model-check \
   > "$res/build.log" 2>&1 || { tail -40 "$res/build.log"; exit 1; }
 $b/unittests/Runtime/qfuse-runtime-tests \
   --gtest_filter='DequantizeHalf*:BackgroundPacker*:QuantizedCheckpoint*:Safetensors*' \
@@ -73,6 +73,11 @@ tiny f16-int4-ct f16 int4-g128 compressed-tensors
 for name in f16-int4 bf16-int4 f16-nvfp4 f16-int4-actorder f16-int4-ct; do
   same "$res/tiny-$name-device.json" tiny-$name-device.json
 done
+
+log "tiny-llama: int4-g128 at load (the loader's repacking) against the reference"
+$b/bin/qfuse-model-check --model $t/model-f16 --artifact "$arts/tiny-llama/qfuse-int4-g128.qfa" \
+  --prompt-ids 1,2,3 --steps 16 > "$res/model-check.log" 2>&1 \
+  && echo "model-check int4 at load: ok" || { echo "model-check: FAILED"; tail -5 "$res/model-check.log"; }
 
 log "tiny-llama: --resume after a kill after every layer (byte-identical)"
 bash "$src/scripts/quantize-resume-check.sh" $b $t/model-f16 /tmp/resume > "$res/resume.log" 2>&1

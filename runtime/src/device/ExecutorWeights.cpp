@@ -87,10 +87,12 @@ void Executor::bindTensor(const std::string &name, const void *data,
   dropGraphs();
 }
 
-void Executor::bindRowMajorWeight(const WeightSpec &weight,
-                                  const RowMajorViews &raw,
-                                  const std::string &origin) {
+void Executor::layOut(const WeightSpec &weight, const RowMajorViews &raw,
+                      const std::string &origin, LaidOutWeight &out) const {
   checkRowMajorComponents(weight, raw, origin);
+  auto read = [&](const std::string &component) {
+    return usedComponents_.count({weight.name, component}) != 0;
+  };
   bool used = false;
   for (const auto &key : usedComponents_)
     used |= key.first == weight.name;
@@ -99,21 +101,23 @@ void Executor::bindRowMajorWeight(const WeightSpec &weight,
   // row_major without act_order is the checkpoint's order: no repack.
   if (needsNoRepack(weight)) {
     for (const format::ComponentSpec &spec : weight.components)
-      if (usedComponents_.count({weight.name, spec.name}))
-        bindWeightComponent(weight.name, spec.name, raw.at(spec.name).data,
-                            raw.at(spec.name).size);
+      if (read(spec.name))
+        out.uploads.push_back({weight.name, spec.name,
+                               raw.at(spec.name).data,
+                               raw.at(spec.name).size});
     return;
   }
   // The kernel's layout: qfuse_format repacks (a copy) from row_major.
-  format::TensorMap packed = packForLayout(weight, raw, origin);
-  for (const auto &[name, tensor] : packed)
-    if (usedComponents_.count({weight.name, name}))
-      bindWeightComponent(weight.name, name, tensor.data.data(),
-                          tensor.data.size());
+  out.packed.push_back(packForLayout(weight, raw, origin));
+  for (const auto &[name, tensor] : out.packed.back())
+    if (read(name))
+      out.uploads.push_back(
+          {weight.name, name, tensor.data.data(), tensor.data.size()});
 }
 
-void Executor::bindWeight(const std::string &name,
-                          const format::TensorMap &components) {
+Executor::LaidOutWeight
+Executor::layOutWeight(const std::string &name,
+                       format::TensorMap components) const {
   const std::string origin = "artifact '" + artifact_.source + "'";
   std::vector<const WeightSpec *> entries =
       weightEntriesFor(artifact_, name, origin);
@@ -121,9 +125,24 @@ void Executor::bindWeight(const std::string &name,
     if (!entries.front()->findComponent(component))
       fail("weight '" + name + "' (" + entries.front()->encoding +
            ") has no component '" + component + "'");
-  const RowMajorViews raw = viewsOf(components);
+  LaidOutWeight out;
+  out.source = std::move(components);
+  // The uploads point into `packed`'s maps: no reallocation moves them.
+  out.packed.reserve(entries.size());
+  const RowMajorViews raw = viewsOf(out.source);
   for (const WeightSpec *weight : entries)
-    bindRowMajorWeight(*weight, raw, origin);
+    layOut(*weight, raw, origin, out);
+  return out;
+}
+
+void Executor::bindLaidOut(const LaidOutWeight &weight) {
+  for (const LaidOutWeight::Upload &u : weight.uploads)
+    bindWeightComponent(u.weight, u.component, u.data, u.size);
+}
+
+void Executor::bindWeight(const std::string &name,
+                          const format::TensorMap &components) {
+  bindLaidOut(layOutWeight(name, components));
 }
 
 std::set<std::string> Executor::usedWeightSources() const {
@@ -156,8 +175,11 @@ void Executor::loadWeights(const SafetensorsFile &file) {
       raw[spec.name] = {std::string(safetensorsName(view.info->dtype)),
                         view.info->shape, view.data, view.size};
     }
+    LaidOutWeight laidOut;
+    laidOut.packed.reserve(entries.size());
     for (const WeightSpec *weight : entries)
-      bindRowMajorWeight(*weight, raw, origin);
+      layOut(*weight, raw, origin, laidOut);
+    bindLaidOut(laidOut);
   }
 }
 

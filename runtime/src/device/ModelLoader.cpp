@@ -25,7 +25,7 @@ struct Job {
   const TensorSpec *tensor = nullptr;
   uint64_t index = 0; // position in name order (random seeds)
   uint64_t cost = 0;  // elements, for largest-first scheduling
-  format::TensorMap components;
+  Executor::LaidOutWeight laidOut;
   std::vector<uint8_t> bytes;
 };
 
@@ -82,8 +82,11 @@ LoadStats loadParallel(Executor &executor, unsigned threads,
         return;
       Job &job = jobs[order[at]];
       try {
+        // Made and repacked into every layout here, uploaded by the caller.
         if (job.weight)
-          job.components = makeWeight(*job.weight, job.index);
+          job.laidOut = executor.layOutWeight(
+              job.weight->checkpointName(),
+              makeWeight(*job.weight, job.index));
         else
           job.bytes = makeTensor(*job.tensor, job.index);
       } catch (...) {
@@ -118,8 +121,8 @@ LoadStats loadParallel(Executor &executor, unsigned threads,
       }
       Job &job = jobs[ready_index];
       if (job.weight) {
-        executor.bindWeight(job.weight->checkpointName(), job.components);
-        job.components.clear();
+        executor.bindLaidOut(job.laidOut);
+        job.laidOut = Executor::LaidOutWeight();
         ++stats.weights;
       } else {
         executor.bindTensor(job.tensor->name, job.bytes.data(),

@@ -101,6 +101,23 @@ public:
   void bindWeight(const std::string &weight,
                   const format::TensorMap &components);
 
+  /// bindWeight in two halves, so that loaders repack on many threads and
+  /// upload on one: the checks and the repacking into every layout (no
+  /// device work; safe on any thread), then the uploads.
+  struct LaidOutWeight {
+    format::TensorMap source;              // the row-major components
+    std::vector<format::TensorMap> packed; // repacked layouts
+    struct Upload {
+      std::string weight, component;
+      const uint8_t *data; // into `source` or `packed`
+      size_t size;
+    };
+    std::vector<Upload> uploads; // the components the plans read
+  };
+  LaidOutWeight layOutWeight(const std::string &weight,
+                             format::TensorMap components) const;
+  void bindLaidOut(const LaidOutWeight &weight);
+
   /// The checkpoint tensors (WeightSpec::source) of the weights the plans
   /// read, each once however many layouts it is packed in: what loaders
   /// make and pass to bindWeight.
@@ -204,11 +221,12 @@ private:
   CUdeviceptr argumentPointer(const Arg &arg, Instance &instance);
   void dropGraphs();
   [[noreturn]] void fail(const std::string &what) const;
-  /// Checks every component of `weight` against its encoding, repacks them
-  /// to the artifact's layout and uploads those the plans read
-  /// (WeightLayouts.h).
-  void bindRowMajorWeight(const WeightSpec &weight, const RowMajorViews &raw,
-                          const std::string &origin);
+  /// Checks every component of `weight` against its encoding and repacks
+  /// them to the artifact's layout into `out` (WeightLayouts.h): the
+  /// uploads of those the plans read, pointing into `raw` where the layout
+  /// is the checkpoint's order.
+  void layOut(const WeightSpec &weight, const RowMajorViews &raw,
+              const std::string &origin, LaidOutWeight &out) const;
 
   const Artifact &artifact_;
   const cuda::Context &context_;
