@@ -2,17 +2,24 @@
 """Fits the mma.sync time model (lib/Dialect/QF/Transforms/MmaTimeModel.cpp)
 to the tuning sweeps under bench/results: every tune-*.json whose artifacts
 are mma.sync candidates (labels M<block_m>N<block_n>S<split_k>K<block_k>
-T<stages>C<cluster_k>) of the training set, Llama-3-8B's int4-g128
-projections at batches 2-512. Zoo shapes are never part of it.
+T<stages>C<cluster_k>) of the training set, Llama-3-8B's projections in
+int4-g128 (batches 2-512), NF4 (4-32), int8 (8) and NVFP4 (64). Zoo shapes
+are never part of it.
 
-  python3 bench/cost-model/fit.py [--restarts 4] [--json params.json]
+  python3 bench/cost-model/fit.py [--restarts 4] [--start P.json]
+      [--free a,b] [--rounds 25] [--json params.json]
+  python3 bench/cost-model/fit.py --params P.json          # evaluate only
+  python3 bench/cost-model/fit.py --params bench/cost-model/params.json \
+      --check-listing LISTING     # qfuse-compile --list-tilings output
 
-Prints the fitted parameters (to copy into MmaTimeModel.cpp's kParams), the
-model's error, and its regret: per (shape, batch) the measured time of the
-candidate it ranks first against the fastest measured. The objective is the
-mean squared log error plus the mean and the largest log regret, so that a
-candidate's rank matters as much as its time. This script and
-MmaTimeModel.cpp are one formula: change both.
+Prints the fitted parameters (bench/cost-model/params.json; MmaTimeModel.cpp's
+kParams copies them), the model's error and its regret per format: per
+(format, shape, batch) the measured time of the candidate it ranks first
+against the fastest measured. The objective is the mean squared log error
+plus the mean and the largest log regret, so that a candidate's rank
+matters as much as its time. This script and MmaTimeModel.cpp are one
+formula: change both (test/Tools/qfuse-compile/mma-time-model-fit-py.mlir
+compares them with --check-listing).
 """
 import argparse
 import glob
@@ -301,13 +308,15 @@ def main():
                     help="coordinate descent rounds per restart")
     ap.add_argument("--check-listing", metavar="FILE",
                     help="compare with qfuse-compile --list-tilings output "
-                         "(- for stdin) under --params or kParams")
+                         "(- for stdin) under --params or params.json")
     args = ap.parse_args()
     p = json.load(open(args.params)) if args.params else None
+    if args.check_listing and p is None:
+        p = json.load(open(os.path.join(ROOT, "bench/cost-model/params.json")))
     if args.check_listing:
         src = sys.stdin if args.check_listing == "-" else \
             open(args.check_listing)
-        checked, bad = check_listing(p or KPARAMS, src)
+        checked, bad = check_listing(p, src)
         print(f"{checked} mma predictions checked, {len(bad)} differ")
         print("\n".join(bad))
         sys.exit(1 if bad or not checked else 0)
