@@ -2,17 +2,24 @@
 """Fits the mma.sync time model (lib/Dialect/QF/Transforms/MmaTimeModel.cpp)
 to the tuning sweeps under bench/results: every tune-*.json whose artifacts
 are mma.sync candidates (labels M<block_m>N<block_n>S<split_k>K<block_k>
-T<stages>C<cluster_k>) of the training set, Llama-3-8B's int4-g128
-projections at batches 2-512. Zoo shapes are never part of it.
+T<stages>C<cluster_k>) of the training set, Llama-3-8B's projections in
+int4-g128 (batches 2-512), NF4 (4-32), int8 (8) and NVFP4 (64). Zoo shapes
+are never part of it.
 
-  python3 bench/cost-model/fit.py [--restarts 4] [--json params.json]
+  python3 bench/cost-model/fit.py [--restarts 4] [--start P.json]
+      [--free a,b] [--rounds 25] [--json params.json]
+  python3 bench/cost-model/fit.py --params P.json          # evaluate only
+  python3 bench/cost-model/fit.py --params bench/cost-model/params.json \
+      --check-listing LISTING     # qfuse-compile --list-tilings output
 
-Prints the fitted parameters (to copy into MmaTimeModel.cpp's kParams), the
-model's error, and its regret: per (shape, batch) the measured time of the
-candidate it ranks first against the fastest measured. The objective is the
-mean squared log error plus the mean and the largest log regret, so that a
-candidate's rank matters as much as its time. This script and
-MmaTimeModel.cpp are one formula: change both.
+Prints the fitted parameters (bench/cost-model/params.json; MmaTimeModel.cpp's
+kParams copies them), the model's error and its regret per format: per
+(format, shape, batch) the measured time of the candidate it ranks first
+against the fastest measured. The objective is the mean squared log error
+plus the mean and the largest log regret, so that a candidate's rank
+matters as much as its time. This script and MmaTimeModel.cpp are one
+formula: change both (test/Tools/qfuse-compile/mma-time-model-fit-py.mlir
+compares them with --check-listing).
 """
 import argparse
 import glob
@@ -33,8 +40,43 @@ SHAPES = {"q_proj": (4096, 4096), "o_proj": (4096, 4096),
           "down_proj": (4096, 14336), "lm_head": (128256, 4096)}
 SMS, BANDWIDTH_GBPS, MAX_SHARED_PER_SM = 132, 4800, 228 * 1024
 LABEL = re.compile(r"M(\d+)N(\d+)S(\d+)K(\d+)T(\d+)(?:C(\d+))?")
-START = dict(Tm=12.5, Ti=0.71, dec=6.0, a0=200.0, a1=75.0, F0=3.9, Fc=0.3,
-             BWd=6.9, BWl2=13.9, Bsm=75.0, L0=2.1)
+START = dict(Tm=5.2, Ti=1.08, dec=7.46, decTable=11.0, decInt8=7.46,
+             grp=10.0, Tc=1.0, a0=371.0, a1=55.0, F0=2.8, Fc=0.18, BWd=8.5,
+             BWl2=7.9, Bsm=53.4, L0=2.5)
+# Not fitted (no training sweep measures them): fp8's cvt decode relative
+# to int4's, and a zero point's read per group relative to a scale's.
+FP8_DECODE, ZERO_GROUP = 0.7, 1.0
+
+
+class Format:
+    """What the model needs of an encoding (MmaTimeModel.h's
+    MmaLaunchShape): code bits, the kernel's decode (TensorCorePlan.cpp's
+    planDecode: int4, int8, fp8 or table), the group (0: per channel), the
+    bytes of a scale and the bits of a zero point per group."""
+
+    def __init__(self, bits, decode, group, scale_bytes, zero_bits=0):
+        self.bits, self.decode, self.group = bits, decode, group
+        self.scale_bytes, self.zero_bits = scale_bytes, zero_bits
+
+
+# The training sweeps' formats (Llama-3-8B shapes) by the name in their
+# file names, and the zoo's others (for --check-listing and zoo_error.py).
+FORMATS = {"int4": Format(4, "int4", 128, 2), "nf4": Format(4, "table", 64, 4),
+           "nvfp4": Format(4, "table", 16, 1), "int8": Format(8, "int8", 0, 2)}
+
+
+def parse_encoding(text):
+    """A Format from #qf.enc's body ('int4, group = 128, scale = f16')."""
+    fields = [f.strip() for f in text.split(",")]
+    kind = fields[0]
+    bits = 8 if kind in ("int8", "uint8", "fp8e4m3") else 4
+    decode = {"int4": "int4", "uint4": "int4", "int8": "int8",
+              "uint8": "int8", "fp8e4m3": "fp8"}.get(kind, "table")
+    opts = dict(f.split(" = ") for f in fields[1:] if " = " in f)
+    scale = 0 if "scale" not in opts else \
+        {"f32": 4, "f16": 2, "bf16": 2}.get(opts["scale"], 1)
+    zero = {"int": bits, "float": 8 * scale}.get(opts.get("zero"), 0)
+    return Format(bits, decode, int(opts.get("group", 0)), scale, zero)
 
 
 def registers(block_m):
@@ -42,23 +84,52 @@ def registers(block_m):
     return {16: 96, 32: 144, 48: 168, 64: 160}.get(block_m, 243)
 
 
-def shared_bytes(bm, bn, s, bk, st, c, bits=4, group=128, zeros=False):
-    """TensorCorePlan's pipeline and hand-over bytes (TensorCoreStage.h)."""
-    warps = bn // 32 * s
-    groups = max(1, bk // group)
-    stage = s * bm * bk * 2 + warps * (bk // 32 * 32 * 32 * bits // 8 +
-                                       groups * 128 * (2 if zeros else 1))
-    hand_over = max(s - 1, 1 if c > 1 else 0) * (bn // 32) * bm * 32 * 4
-    return max(st * stage, hand_over)
+def groups_per_step(fmt, bk):
+    """Scale groups in a block_k step as the kernel lays them out
+    (TensorCoreStage.h): at least one slot, one per channel."""
+    return 1 if fmt.group == 0 else max(1, bk // fmt.group)
 
 
-def predict(p, m, n, k, bm, bn, s, bk, st, c, bits=4, decode=1.0,
-            sms=SMS, bandwidth=BANDWIDTH_GBPS):
+def shared_bytes(bm, bn, s, bk, st, c, fmt, members=1):
+    """qf::getMmaSharedBytes (TensorCoreStage.h's tensorCoreSharedBytes)."""
+    warps = bn // 32 * s * members
+    slots = groups_per_step(fmt, bk)
+    per_warp = bk // 32 * 32 * 32 * fmt.bits // 8 + slots * 128 * (
+        2 if fmt.zero_bits else 1)
+    stage = s * bm * bk * 2 + warps * per_warp
+    hand_over = max(s - 1, 1 if c > 1 else 0, members - 1) * \
+        (bn // 32 * members) * bm * 32 * 4
+    table = (16 * 32 * 4 if fmt.bits <= 4 else 256 * 4) \
+        if fmt.decode == "table" else 0
+    return max(st * stage, hand_over) + table
+
+
+def decode_instrs(p, fmt):
+    """Decode instructions per 8-row tile and 16-wide k slab."""
+    return {"int4": p["dec"], "table": p["decTable"], "int8": p["decInt8"],
+            "fp8": FP8_DECODE * p["dec"]}[fmt.decode]
+
+
+def group_instrs(p, fmt, bm, bk):
+    """Instructions of a warp per block_k step for its scale groups: per
+    8-row tile and group a scale (and zero point) read and converted, and
+    where the kernel defers the scales (TensorCorePlan.cpp: group >= 32 x
+    m tiles + 32) an f32 fma per accumulator to fold the group's sums."""
+    if fmt.group == 0:
+        return 0.0  # per channel: folded once, after the K loop
+    m_tiles = bm // 16
+    fold = 4 * m_tiles if fmt.group >= 32 * m_tiles + 32 else 0
+    reads = p["grp"] * (1 + (ZERO_GROUP if fmt.zero_bits else 0))
+    return bk / fmt.group * 4 * (reads + fold)
+
+
+def predict(p, m, n, k, bm, bn, s, bk, st, c, fmt=FORMATS["int4"],
+            members=1, sms=SMS, bandwidth=BANDWIDTH_GBPS):
     n_pad = -(-n // 32) * 32
     m_blocks, n_blocks = -(-m // bm), -(-n_pad // bn)
     blocks = m_blocks * n_blocks * c
-    warps = bn // 32 * s
-    smem = shared_bytes(bm, bn, s, bk, st, c, bits)
+    warps = bn // 32 * s * members
+    smem = shared_bytes(bm, bn, s, bk, st, c, fmt, members)
     resident = max(1, min(MAX_SHARED_PER_SM // smem,
                           65536 // (registers(bm) * 32 * warps),
                           64 // warps, 32))
@@ -68,34 +139,51 @@ def predict(p, m, n, k, bm, bn, s, bk, st, c, bits=4, decode=1.0,
     slabs = bk // 16
     mmas = slabs * (bm // 16) * 4
     tensor = q * warps * mmas * p["Tm"] / 4
-    issue = q * warps * (slabs * 4 * p["dec"] * decode + mmas + slabs * 8) \
-        * p["Ti"] / 4
-    chain = p["a0"] + p["a1"] * slabs
-    fill = q * (s * bm * bk * 2 + warps * bk * bits * 4) / p["Bsm"]
+    issue = q * warps * (slabs * 4 * decode_instrs(p, fmt) + mmas + slabs * 8
+                         + group_instrs(p, fmt, bm, bk)) * p["Ti"] / 4
+    # One warp's step: a fixed chain plus, per k slab, the mma chain and
+    # its own decode (table lookups wait on shared memory).
+    chain = p["a0"] + slabs * (p["a1"] + 4 * decode_instrs(p, fmt) * p["Tc"])
+    fill = q * (s * bm * bk * 2 + warps * bk * fmt.bits * 4) / p["Bsm"]
     steps = -(-k // (c * s * bk))
     block_us = steps * max(chain, tensor + issue, fill) / 1.7e3 + p["F0"] \
         + p["Fc"] * (c - 1)
     scale = bandwidth / BANDWIDTH_GBPS
-    weights = n_pad * k * bits / 8 * 1.03
+    # Codes, then a scale and a zero point per group (per row: per channel).
+    groups = 1 if fmt.group == 0 else -(-k // fmt.group)
+    weights = n_pad * members * (k * fmt.bits / 8 + groups * (
+        fmt.scale_bytes + fmt.zero_bits / 8))
     l2 = m * k * 2 * n_blocks + weights * m_blocks
     memory = weights / (p["BWd"] * scale * 1e6) + l2 / (p["BWl2"] * scale * 1e6)
     return max(rounds * block_us, memory) + p["L0"]
 
 
+def format_of(name):
+    """The training format of a sweep's file name, or None: Llama-3-8B
+    tensor-core sweeps only (act_order and silu_mul launches are kernels
+    of another shape)."""
+    if "act_order" in name or "gated" in name or "llama3-8b" not in name:
+        return None
+    for fmt in ("nvfp4", "nf4", "int8", "int4"):
+        if f"-{fmt}" in name:
+            return fmt
+    return None
+
+
 def load():
-    """{(projection, batch): {label: median us}} over the int4 sweeps."""
+    """{(format, projection, batch): {label: median us}} over the sweeps."""
     table = {}
     for path in glob.glob(os.path.join(ROOT, "bench/results/**/tune-*.json"),
                           recursive=True):
-        name = os.path.basename(path)
-        if "int4" not in name or "act_order" in name or "gated" in name:
+        fmt = format_of(os.path.basename(path))
+        if not fmt:
             continue
         for plan in json.load(open(path))["artifact_plans"]:
             art = os.path.basename(plan["artifact"])
             hit = re.match(r".*-(\w+_proj|lm_head)-b(\d+)-(M\S+)\.qfa$", art)
             if not hit or not LABEL.fullmatch(hit.group(3)):
                 continue
-            key = (hit.group(1), int(hit.group(2)))
+            key = (fmt, hit.group(1), int(hit.group(2)))
             t = plan["stats"]["median_ms"] * 1000
             lab = hit.group(3) if "C" in hit.group(3) else hit.group(3) + "C1"
             table.setdefault(key, {})
@@ -108,29 +196,38 @@ def tiling(label):
 
 
 def score(p, table):
-    errors, regrets = [], []
-    for (proj, m), cands in table.items():
+    """(objective, mean squared log error, {key: log regret},
+    {format: [log errors]})."""
+    errors, regrets, by_format = [], {}, {}
+    for (fmt, proj, m), cands in table.items():
         n, k = SHAPES[proj]
-        pred = {lab: predict(p, m, n, k, *tiling(lab)) for lab in cands}
-        errors += [math.log(pred[lab] / t) ** 2 for lab, t in cands.items()]
+        pred = {lab: predict(p, m, n, k, *tiling(lab), FORMATS[fmt])
+                for lab in cands}
+        logs = [math.log(pred[lab] / t) for lab, t in cands.items()]
+        errors += [x * x for x in logs]
+        by_format.setdefault(fmt, []).extend(logs)
         pick = min(pred, key=pred.get)
-        regrets.append(math.log(cands[pick] / min(cands.values())))
+        regrets[(fmt, proj, m)] = math.log(cands[pick] / min(cands.values()))
     loss = statistics.mean(errors)
-    return (loss + 2 * statistics.mean(regrets) + max(regrets), loss,
-            regrets)
+    r = list(regrets.values())
+    return (loss + 2 * statistics.mean(r) + max(r), loss, regrets, by_format)
 
 
-def fit(table, restarts, seed=1):
+def fit(table, restarts, start=START, free=None, rounds=25, seed=1):
+    """Coordinate descent on the log of each parameter in `free` (all by
+    default) from `start`, then from `restarts` - 1 random perturbations
+    of it; the best objective wins."""
     random.seed(seed)
+    free = free or list(start)
     best = None
     for r in range(restarts):
-        p = dict(START) if r == 0 else {
-            key: v * math.exp(random.uniform(-0.7, 0.7))
-            for key, v in START.items()}
+        p = dict(start) if r == 0 else dict(start, **{
+            key: start[key] * math.exp(random.uniform(-0.7, 0.7))
+            for key in free})
         o = score(p, table)
-        step = {key: 0.4 for key in p}
-        for _ in range(25):
-            for key in p:
+        step = {key: 0.4 for key in free}
+        for _ in range(rounds):
+            for key in free:
                 for d in (1 + step[key], 1 / (1 + step[key])):
                     q = dict(p, **{key: p[key] * d})
                     oq = score(q, table)
@@ -144,21 +241,96 @@ def fit(table, restarts, seed=1):
     return best
 
 
+def report(table, p):
+    _, loss, regrets, by_format = score(p, table)
+    print(f"{sum(len(c) for c in table.values())} timings, "
+          f"{len(table)} (format, shape, batch) groups")
+    r = list(regrets.values())
+    print(f"rms log error {math.sqrt(loss):.3f}; regret mean "
+          f"{math.exp(statistics.mean(r)):.3f}x, worst "
+          f"{math.exp(max(r)):.3f}x")
+    for fmt in sorted(by_format):
+        logs = by_format[fmt]
+        rf = [v for key, v in regrets.items() if key[0] == fmt]
+        print(f"  {fmt:6s} {len(logs):5d} timings: median predicted/measured "
+              f"{math.exp(statistics.median(logs)):.2f}, rms log error "
+              f"{math.sqrt(statistics.mean(x * x for x in logs)):.3f}; "
+              f"regret mean {math.exp(statistics.mean(rf)):.3f}x, worst "
+              f"{math.exp(max(rf)):.3f}x over {len(rf)} groups")
+
+
+LISTED = re.compile(r"^#qf\.tiling<mma, ([^>]*)>\s*// m = (\d+), mma, "
+                    r"([0-9.]+) us predicted")
+HEADER = re.compile(r"^// m = \d+, n = (\d+), k = (\d+), !qf\.weight<\d+x\d+,"
+                    r" #qf\.enc<(.*)>>( x 2 \(gate and up)?.*, (sm_\d+a?):")
+CHIPS = {"sm_80": (108, 2039), "sm_89": (142, 864), "sm_90": (132, 4800),
+         "sm_90a": (132, 4800)}
+
+
+def check_listing(p, lines):
+    """Recomputes every mma line of `qfuse-compile --list-tilings` and
+    returns the lines whose prediction differs from the compiler's (the
+    listing prints two decimals): MmaTimeModel.cpp and this script must
+    stay one formula."""
+    bad, shape, checked = [], None, 0
+    for line in lines:
+        head = HEADER.match(line)
+        if head:
+            n, k, enc, gated, chip = head.groups()
+            members = 2 if gated else 1
+            shape = (int(n) // members, int(k), parse_encoding(enc), members,
+                     *CHIPS[chip])
+            continue
+        hit = LISTED.match(line)
+        if not hit or not shape:
+            continue
+        fields = dict(f.split(" = ") for f in hit.group(1).split(", "))
+        # predict's order; the printer leaves out fields at their default.
+        t = [int(fields.get(f, d)) for f, d in
+             (("block_m", 1), ("block_n", 1), ("split_k", 1),
+              ("block_k", 0), ("stages", 1), ("cluster_k", 1))]
+        n, k, fmt, members, sms, bw = shape
+        us = predict(p, int(hit.group(2)), n, k, *t, fmt, members, sms, bw)
+        checked += 1
+        if abs(us - float(hit.group(3))) > 0.011:
+            bad.append(f"{line.strip()}  (fit.py: {us:.2f} us)")
+    return checked, bad
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--restarts", type=int, default=4)
     ap.add_argument("--json", help="write the parameters here")
+    ap.add_argument("--params", help="evaluate these parameters, no fit")
+    ap.add_argument("--start", help="start the fit from these parameters")
+    ap.add_argument("--free", help="fit only these parameters (comma list)")
+    ap.add_argument("--rounds", type=int, default=25,
+                    help="coordinate descent rounds per restart")
+    ap.add_argument("--check-listing", metavar="FILE",
+                    help="compare with qfuse-compile --list-tilings output "
+                         "(- for stdin) under --params or params.json")
     args = ap.parse_args()
+    p = json.load(open(args.params)) if args.params else None
+    if args.check_listing and p is None:
+        p = json.load(open(os.path.join(ROOT, "bench/cost-model/params.json")))
+    if args.check_listing:
+        src = sys.stdin if args.check_listing == "-" else \
+            open(args.check_listing)
+        checked, bad = check_listing(p, src)
+        print(f"{checked} mma predictions checked, {len(bad)} differ")
+        print("\n".join(bad))
+        sys.exit(1 if bad or not checked else 0)
     table = load()
-    p, (_, loss, regrets) = fit(table, args.restarts)
-    print(f"{sum(len(c) for c in table.values())} timings, "
-          f"{len(table)} (shape, batch) groups")
+    if p is None:
+        start = json.load(open(args.start)) if args.start else START
+        p, _ = fit(table, args.restarts, start,
+                   args.free.split(",") if args.free else None, args.rounds)
     print("parameters:", {key: round(v, 4) for key, v in p.items()})
-    print(f"rms log error {math.sqrt(loss):.3f}; regret mean "
-          f"{math.exp(statistics.mean(regrets)):.3f}x, worst "
-          f"{math.exp(max(regrets)):.3f}x")
+    report(table, p)
     if args.json:
-        write_json(args.json, p, trailing_newline=False, indent=1)
+        # Rounded as MmaTimeModel.cpp's kParams copies them.
+        write_json(args.json, {key: round(v, 4) for key, v in p.items()},
+                   indent=1)
 
 
 if __name__ == "__main__":

@@ -272,19 +272,19 @@ SmallVector<int64_t> mmaBlockMs(int64_t m) {
   return out;
 }
 
-/// Decode instructions of the format relative to int4's (table lookups
-/// cost a shared-memory read and a prmt per pair, fp8 one cvt per pair).
-double mmaDecodeCost(EncodingAttr enc) {
+/// The kernel's decode of the format (TensorCorePlan.cpp's planDecode).
+MmaDecode mmaDecode(EncodingAttr enc) {
   switch (enc.getFormat()) {
   case ElementFormat::Int4:
   case ElementFormat::UInt4:
+    return MmaDecode::Int4Magic;
   case ElementFormat::Int8:
   case ElementFormat::UInt8:
-    return 1.0;
+    return MmaDecode::Int8Magic;
   case ElementFormat::FP8E4M3:
-    return 0.7;
-  default:
-    return 1.5;
+    return MmaDecode::Fp8Cvt;
+  default: // NF4, e2m1 and codebooks
+    return MmaDecode::Table;
   }
 }
 
@@ -306,6 +306,10 @@ void forEachMmaCandidate(
   int64_t group = enc.isPerChannel() || !enc.isQuantized() ? 0
                                                            : enc.getGroupSize();
   int64_t bits = enc.getCodeBits();
+  int64_t scaleBytes = enc.isQuantized() ? getTypeBytes(enc.getScaleType()) : 0;
+  int64_t zeroBits = enc.getZeroPoint() == ZeroPointKind::Int     ? bits
+                     : enc.getZeroPoint() == ZeroPointKind::Float ? 8 * scaleBytes
+                                                                  : 0;
   auto blockKFits = [&](int64_t bk) {
     return (bk == 64 || k % bk == 0) &&
            (group == 0 || group % bk == 0 || (bk % group == 0 && group % 16 == 0));
@@ -328,7 +332,10 @@ void forEachMmaCandidate(
                             c.clusterK};
       launch.members = members;
       launch.codeBits = bits;
-      launch.decodeCost = mmaDecodeCost(enc);
+      launch.decode = mmaDecode(enc);
+      launch.groupSize = group;
+      launch.scaleBytes = scaleBytes;
+      launch.zeroBits = zeroBits;
       launch.sharedBytes = shared;
       fn(launch, predictMmaTimeUs(launch, timeTarget));
     }
@@ -535,7 +542,7 @@ int64_t qf::getMmaSharedBytes(WeightType type, bool gated, int64_t blockM,
   int64_t group = enc.isPerChannel() || !enc.isQuantized() ? 0
                                                            : enc.getGroupSize();
   bool zeros = enc.getZeroPoint() != ZeroPointKind::None;
-  bool table = mmaDecodeCost(enc) > 1.0;
+  bool table = mmaDecode(enc) == MmaDecode::Table;
   int64_t bits = enc.getCodeBits();
   int64_t warps = blockN / 32 * splitK * members;
   int64_t groupsPerStep = group == 0 ? 1 : std::max<int64_t>(1, blockK / group);

@@ -17,18 +17,22 @@ namespace {
 
 /// Fitted on an H200 (sm_90, 132 SMs, 4.8 TB/s): cycles per mma.sync of a
 /// scheduler (tensor), per issued instruction, decode instructions per
-/// fragment tile and k slab (int4), the dependency chain of a block_k step
-/// (fixed + per k slab), bytes per cycle an SM fills shared memory at,
-/// microseconds per block (prologue, epilogue) and per cluster block
-/// beyond the first (the exchange through distributed shared memory),
-/// the attained DRAM and L2 bandwidth (TB/s; the sweeps ran with warm L2)
-/// and the launch.
+/// fragment tile and k slab of each decode (int4 magic, table lookups,
+/// 8-bit magic), instructions per fragment tile and scale group (the scale
+/// read and converted), the dependency chain of a block_k step (fixed, per
+/// k slab, per decode instruction of the warp), bytes per cycle an SM fills shared memory at, microseconds per
+/// block (prologue, epilogue) and per cluster block beyond the first (the
+/// exchange through distributed shared memory), the attained DRAM and L2
+/// bandwidth (TB/s; the sweeps ran with warm L2) and the launch.
 struct Params {
-  double tensorCycles = 5.2038, issueCycles = 1.0781, decodeInstrs = 7.4581;
-  double chainCycles = 371.3985, chainCyclesPerSlab = 54.9193;
-  double fillBytesPerCycle = 53.4444;
-  double blockUs = 2.7756, clusterUs = 0.1818;
-  double dramTBps = 8.5207, l2TBps = 7.8564, launchUs = 2.4919;
+  double tensorCycles = 5.2084, issueCycles = 1.0781;
+  double decodeInstrs = 5.3734, tableDecodeInstrs = 29.7709;
+  double int8DecodeInstrs = 13.3833, groupInstrs = 9.9896;
+  double chainCycles = 358.8052, chainCyclesPerSlab = 40.7674;
+  double chainCyclesPerDecodeInstr = 0.9808;
+  double fillBytesPerCycle = 51.2429;
+  double blockUs = 2.7645, clusterUs = 0.3060;
+  double dramTBps = 9.9153, l2TBps = 7.4798, launchUs = 2.2020;
   double clockGhz = 1.7;
 };
 constexpr Params kParams;
@@ -49,6 +53,40 @@ int64_t registersPerThread(int64_t blockM) {
   if (blockM <= 64)
     return 160;
   return 243;
+}
+
+/// No training sweep measures these (docs/cost-model.md): fp8's decode (a
+/// cvt per pair) relative to int4's, and a zero point's read per group
+/// relative to a scale's.
+constexpr double kFp8DecodeRelative = 0.7, kZeroReadRelative = 1.0;
+
+/// Decode instructions per 8-row fragment tile and 16-wide k slab.
+double decodeInstrs(const Params &p, MmaDecode decode) {
+  switch (decode) {
+  case MmaDecode::Int4Magic:
+    return p.decodeInstrs;
+  case MmaDecode::Int8Magic:
+    return p.int8DecodeInstrs;
+  case MmaDecode::Fp8Cvt:
+    return kFp8DecodeRelative * p.decodeInstrs;
+  case MmaDecode::Table:
+    return p.tableDecodeInstrs;
+  }
+  return p.decodeInstrs;
+}
+
+/// A warp's instructions per block_k step for its scale groups: per tile
+/// and group a scale (and zero point) read and converted, and where the
+/// kernel defers the scales (TensorCorePlan.cpp: group >= 32 x m tiles +
+/// 32) an f32 fma per accumulator folding the group's sums. Per-channel
+/// scales fold once, after the K loop.
+double groupInstrs(const Params &p, const MmaLaunchShape &l) {
+  if (l.groupSize == 0)
+    return 0;
+  int64_t mTiles = l.blockM / 16;
+  double fold = l.groupSize >= 32 * mTiles + 32 ? 4.0 * double(mTiles) : 0;
+  double reads = p.groupInstrs * (1 + (l.zeroBits ? kZeroReadRelative : 0));
+  return double(l.blockK) / double(l.groupSize) * 4 * (reads + fold);
 }
 
 } // namespace
@@ -73,9 +111,15 @@ double qf::predictMmaTimeUs(const MmaLaunchShape &l, const MmaTimeTarget &t) {
   double mmas = slabs * double(l.blockM / 16) * 4;
   double tensor = concurrent * mmas * p.tensorCycles / 4;
   double issue = concurrent *
-                 (slabs * 4 * p.decodeInstrs * l.decodeCost + mmas + slabs * 8) *
+                 (slabs * 4 * decodeInstrs(p, l.decode) + mmas + slabs * 8 +
+                  groupInstrs(p, l)) *
                  p.issueCycles / 4;
-  double chain = p.chainCycles + p.chainCyclesPerSlab * slabs;
+  // One warp's step: a fixed chain plus, per k slab, the mma chain and its
+  // own decode (table lookups wait on shared memory).
+  double chain = p.chainCycles +
+                 slabs * (p.chainCyclesPerSlab +
+                          4 * decodeInstrs(p, l.decode) *
+                              p.chainCyclesPerDecodeInstr);
   double fillBytes = double(l.splitK * l.blockM * l.blockK * 2) +
                      double(warps * l.blockK * l.codeBits * 4);
   double fill = double(std::min(resident, perSm)) * fillBytes /
@@ -86,11 +130,14 @@ double qf::predictMmaTimeUs(const MmaLaunchShape &l, const MmaTimeTarget &t) {
   double blockUs = double(steps) * stepCycles / (p.clockGhz * 1e3) +
                    p.blockUs + p.clusterUs * double(l.clusterK - 1);
 
-  // Weights once from DRAM; from L2 again per m block, and the activations
-  // per n block.
+  // Weights (codes, then a scale and a zero point per group) once from
+  // DRAM; from L2 again per m block, and the activations per n block.
   double scale = t.bandwidthGbps / kFitBandwidthGbps;
-  double weightBytes = double(l.n * l.members) * double(l.k) *
-                       double(l.codeBits) / 8 * 1.03;
+  int64_t groups = l.groupSize == 0 ? 1 : ceilDiv(l.k, l.groupSize);
+  double weightBytes =
+      double(l.n * l.members) *
+      (double(l.k) * double(l.codeBits) / 8 +
+       double(groups) * (double(l.scaleBytes) + double(l.zeroBits) / 8));
   double l2Bytes = double(l.m) * double(l.k) * 2 * double(nBlocks) +
                    weightBytes * double(mBlocks);
   double memoryUs = weightBytes / (p.dramTBps * scale * 1e6) +

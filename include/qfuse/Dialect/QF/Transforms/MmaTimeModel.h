@@ -19,14 +19,23 @@
 namespace mlir {
 namespace qf {
 
-/// A candidate mma.sync launch: the shape, the tiling and what it costs a
-/// block in registers and shared memory.
+/// How the kernel turns codes into B fragments (TensorCoreDecode.cpp):
+/// int4/uint4 under a magic exponent, int8/uint8 the same by prmt, fp8 by
+/// cvt, and everything else (NF4, e2m1, codebooks) by shared-memory table
+/// lookups.
+enum class MmaDecode { Int4Magic, Int8Magic, Fp8Cvt, Table };
+
+/// A candidate mma.sync launch: the shape, the tiling, the encoding's
+/// decode and scale groups, and what it costs a block in shared memory.
 struct MmaLaunchShape {
   int64_t m, n, k;   ///< n: rows of one member, padded to whole tiles
   int64_t blockM, blockN, blockK, splitK, stages, clusterK;
   int64_t members = 1;      ///< 2 under silu_mul: an up warp per gate warp
   int64_t codeBits = 4;     ///< bits per stored code
-  double decodeCost = 1.0;  ///< decode instructions relative to int4's
+  MmaDecode decode = MmaDecode::Int4Magic;
+  int64_t groupSize = 128;  ///< weights per scale; 0: one scale per row
+  int64_t scaleBytes = 2;   ///< bytes of one scale
+  int64_t zeroBits = 0;     ///< bits of one zero point (0: none)
   int64_t sharedBytes = 0;  ///< dynamic shared memory of one block
 };
 
