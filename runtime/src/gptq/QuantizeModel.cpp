@@ -207,6 +207,74 @@ private:
   std::future<void> pending_;
 };
 
+/// One layer after another: its Hessians from the stored inputs (collect),
+/// its groups solved, its modules rebound in f16 and queued for packing,
+/// and its quantized outputs stored for the next layer (propagate).
+struct LayerQuantizer {
+  LayerwiseCalibrator &calib;
+  const ModelCheckpoint &checkpoint;
+  Executor &executor;
+  SolverPool &solvers;
+  const GptqSolveOptions &solveOptions;
+  bool hostWeights;
+  const format::Encoding &enc;
+  HalfRebinder &rebinder;
+  BackgroundPacker &packer;
+  Counts &counts;
+  Totals &totals;
+  std::function<void(int64_t, const std::string &)> warn;
+  std::function<void()> progressDone;
+  /// The last layer's losses, " q_proj 0.12 k_proj ...", for its line.
+  std::string lossLine;
+
+  /// Layer `l`'s report entry with its phases' seconds; `recorded` gets
+  /// its modules with their packer indices (QuantizeProgress).
+  json quantize(int64_t l,
+                std::vector<std::pair<QuantizeProgress::Module, size_t>>
+                    &recorded) {
+    const auto layerStart = Clock::now();
+    std::vector<HessianGroup> groups = calib.collect(l);
+    const double collectSeconds = secondsSince(layerStart);
+    const auto solveStart = Clock::now();
+    std::vector<GroupSolve> solves = solveLayerGroups(
+        l, groups, checkpoint, executor, solvers, solveOptions, hostWeights);
+    const double solveSeconds = secondsSince(solveStart);
+    for (const GroupSolve &solve : solves)
+      for (const GptqModuleResult &r : solve.results)
+        recorded.push_back({{r.name, r.n, r.k, nullptr}, 0});
+
+    const auto rebindStart = Clock::now();
+    double deviceSeconds = 0;
+    lossLine.clear();
+    std::vector<size_t> packed;
+    json layerJson = takeLayerResults(
+        l, groups, solves, enc, rebinder, packer, packed, counts,
+        deviceSeconds, lossLine,
+        [&](const std::string &warning) { warn(l, warning); });
+    for (size_t i = 0; i < recorded.size(); ++i)
+      recorded[i].second = packed[i];
+    rebinder.finish();
+    const double rebindSeconds = secondsSince(rebindStart);
+    const auto propagateStart = Clock::now();
+    calib.propagate(l);
+    const double propagateSeconds = secondsSince(propagateStart);
+    if (progressDone)
+      progressDone();
+    totals.solve += solveSeconds;
+    totals.collect += collectSeconds;
+    totals.rebind += rebindSeconds;
+    totals.propagate += propagateSeconds;
+    totals.deviceSolve += deviceSeconds;
+    layerJson["seconds"] = secondsSince(layerStart);
+    layerJson["collect_seconds"] = collectSeconds;
+    layerJson["gptq_seconds"] = solveSeconds;
+    layerJson["propagate_seconds"] = propagateSeconds;
+    layerJson["rebind_seconds"] = rebindSeconds;
+    layerJson["gptq_device_seconds"] = deviceSeconds;
+    return layerJson;
+  }
+};
+
 /// Test-only: QFUSE_TEST_KILL_AFTER_LAYER=<l> kills the process (SIGKILL)
 /// once layer l's progress is recorded, as an interruption would
 /// (scripts/quantize-resume-check.sh). Read once per run; -1 without it.
@@ -354,61 +422,33 @@ std::string quantizeModel(const QuantizeModelOptions &options) {
   LayerRecorder recorder(progress, packer);
   const int64_t killAfter = killAfterLayer();
   Totals totals;
+  auto warn = [&](int64_t l, const std::string &warning) {
+    say("  layer %lld: warning: %s\n", (long long)l, warning.c_str());
+  };
+  LayerQuantizer layers{calib,    checkpoint, executor,
+                        solvers,  solveOptions, options.hostWeights,
+                        enc,      rebinder,   packer,
+                        counts,   totals,     warn,
+                        options.progressDone, {}};
   const auto layersStart = Clock::now();
   for (int64_t l = first; l < numLayers; ++l) {
-    const auto layerStart = Clock::now();
-    std::vector<HessianGroup> groups = calib.collect(l);
-    const double collectSeconds = secondsSince(layerStart);
-    const auto solveStart = Clock::now();
-    std::vector<GroupSolve> solves =
-        solveLayerGroups(l, groups, checkpoint, executor, solvers,
-                         solveOptions, options.hostWeights);
-    const double solveSeconds = secondsSince(solveStart);
     std::vector<std::pair<QuantizeProgress::Module, size_t>> recorded;
-    for (const GroupSolve &solve : solves)
-      for (const GptqModuleResult &r : solve.results)
-        recorded.push_back({{r.name, r.n, r.k, nullptr}, 0});
-
-    const auto rebindStart = Clock::now();
-    double deviceSeconds = 0;
-    std::string line;
-    std::vector<size_t> packed;
-    json layerJson = takeLayerResults(
-        l, groups, solves, enc, rebinder, packer, packed, counts,
-        deviceSeconds, line, [&](const std::string &warning) {
-          say("  layer %lld: warning: %s\n", (long long)l, warning.c_str());
-        });
-    rebinder.finish();
-    const double rebindSeconds = secondsSince(rebindStart);
-    const auto propagateStart = Clock::now();
-    calib.propagate(l);
-    const double propagateSeconds = secondsSince(propagateStart);
-    if (options.progressDone)
-      options.progressDone();
-    totals.solve += solveSeconds;
-    totals.collect += collectSeconds;
-    totals.rebind += rebindSeconds;
-    totals.propagate += propagateSeconds;
-    totals.deviceSolve += deviceSeconds;
-    const double layerSeconds = secondsSince(layerStart);
+    json layerJson = layers.quantize(l, recorded);
     const double eta = secondsSince(layersStart) / double(l + 1 - first) *
                        double(numLayers - l - 1);
     say("  layer %lld/%lld: %.2f s (collect %.2f, gptq %.2f [device %.3f], "
         "rebind %.2f, propagate %.2f), ETA %.0f s; loss%s\n",
-        (long long)l + 1, (long long)numLayers, layerSeconds, collectSeconds,
-        solveSeconds, deviceSeconds, rebindSeconds, propagateSeconds, eta,
-        line.c_str());
+        (long long)l + 1, (long long)numLayers,
+        layerJson["seconds"].get<double>(),
+        layerJson["collect_seconds"].get<double>(),
+        layerJson["gptq_seconds"].get<double>(),
+        layerJson["gptq_device_seconds"].get<double>(),
+        layerJson["rebind_seconds"].get<double>(),
+        layerJson["propagate_seconds"].get<double>(), eta,
+        layers.lossLine.c_str());
     std::fflush(stdout);
-    layerJson["seconds"] = layerSeconds;
-    layerJson["collect_seconds"] = collectSeconds;
-    layerJson["gptq_seconds"] = solveSeconds;
-    layerJson["propagate_seconds"] = propagateSeconds;
-    layerJson["rebind_seconds"] = rebindSeconds;
-    layerJson["gptq_device_seconds"] = deviceSeconds;
     layersJson.push_back(layerJson);
     if (options.saveProgress) {
-      for (size_t i = 0; i < recorded.size(); ++i)
-        recorded[i].second = packed[i];
       recorder.record(l, std::move(recorded), layerJson);
       if (l == killAfter) {
         recorder.wait();
