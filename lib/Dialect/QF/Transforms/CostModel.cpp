@@ -273,9 +273,12 @@ SmallVector<int64_t> mmaBlockMs(int64_t m) {
 }
 
 /// Decode instructions of the format relative to int4's (table lookups
-/// cost a shared-memory read and a prmt per pair, fp8 one cvt per pair).
+/// cost a shared-memory read and a prmt per pair, fp8 one cvt per pair,
+/// 2:4 f16 none: its kept values are the fragments).
 double mmaDecodeCost(EncodingAttr enc) {
   switch (enc.getFormat()) {
+  case ElementFormat::F16:
+    return enc.isSparse24() ? 0.25 : 1.5;
   case ElementFormat::Int4:
   case ElementFormat::UInt4:
   case ElementFormat::Int8:
@@ -306,8 +309,10 @@ void forEachMmaCandidate(
   int64_t group = enc.isPerChannel() || !enc.isQuantized() ? 0
                                                            : enc.getGroupSize();
   int64_t bits = enc.getCodeBits();
+  // 2:4 rows are copied in whole steps (TensorCorePlan.cpp).
+  const bool sparse = enc.isSparse24();
   auto blockKFits = [&](int64_t bk) {
-    return (bk == 64 || k % bk == 0) &&
+    return ((bk == 64 && !sparse) || k % bk == 0) &&
            (group == 0 || group % bk == 0 || (bk % group == 0 && group % 16 == 0));
   };
   MmaTimeTarget timeTarget{target.smCount, double(target.bandwidthGbps)};
@@ -328,6 +333,7 @@ void forEachMmaCandidate(
                             c.clusterK};
       launch.members = members;
       launch.codeBits = bits;
+      launch.sparse24 = sparse;
       launch.decodeCost = mmaDecodeCost(enc);
       launch.sharedBytes = shared;
       fn(launch, predictMmaTimeUs(launch, timeTarget));
@@ -395,6 +401,10 @@ TilingAttr selectWgmma(int64_t m, WeightType type, const TilingTarget &target,
   int64_t n = qfuse::format::mmaPaddedN(type.getN()), k = type.getK();
   if (m < 128 || (m < 512 && n < 4096))
     return {};
+  if (type.getEncoding().isSparse24()) {
+    why << "no wgmma (2:4 runs mma.sp); ";
+    return {};
+  }
   EncodingAttr enc = type.getEncoding();
   int64_t group =
       enc.isPerChannel() || !enc.isQuantized() ? 0 : enc.getGroupSize();
@@ -459,10 +469,13 @@ TilingAttr qf::selectTiling(int64_t m, WeightType type,
   // 66 KB, where the tensor-core kernel on permuted activations takes
   // 21 us; bench/results/2026-12-02-h200-fallback-ab).
   const bool actOrder = type.getEncoding().getActOrder();
+  // 2:4 keeps its matvec up to kMatvecMaxM: it streams half the codes,
+  // and the mma.sp kernel has not been measured against it below.
+  const bool sparse = type.getEncoding().isSparse24();
   bool wantMatvec =
       m <= kMatvecMaxM &&
       (actOrder ? (m == 1 || m * type.getK() * 2 <= 24 * 1024 || refusal)
-                : (m < target.tensorCoreMinM || small || refusal));
+                : (m < target.tensorCoreMinM || small || refusal || sparse));
   if (std::optional<std::string> matvecRefusal =
           matvecRefusesEncoding(type.getEncoding(), target.smVersion);
       wantMatvec && matvecRefusal) {
@@ -509,10 +522,10 @@ TilingAttr qf::selectTiling(int64_t m, WeightType type,
       *refused = true;
   }
   // Large batches: cuBLAS on a dequantized copy beats mma.sync (measured;
-  // wgmma on sm_90a keeps its batches).
+  // wgmma on sm_90a keeps its batches, which 2:4 does not run on).
   // Not act_order: the dequantize kernel scatters its columns by perm, and
   // the tensor-core kernel on permuted activations is faster there.
-  if (!tiling && !target.archSpecific && !actOrder &&
+  if (!tiling && (!target.archSpecific || sparse) && !actOrder &&
       target.dequantGemmMinM > 0 && m >= target.dequantGemmMinM) {
     os << "dequant_gemm: from M = " << target.dequantGemmMinM
        << " dequantize + cuBLAS beats the mma.sync kernel";
@@ -539,8 +552,9 @@ int64_t qf::getMmaSharedBytes(WeightType type, bool gated, int64_t blockM,
   int64_t bits = enc.getCodeBits();
   int64_t warps = blockN / 32 * splitK * members;
   int64_t groupsPerStep = group == 0 ? 1 : std::max<int64_t>(1, blockK / group);
-  TensorCoreStage stage =
-      getTensorCoreStage(blockM, blockK, bits, groupsPerStep, zeros);
+  TensorCoreStage stage = getTensorCoreStage(blockM, blockK, bits,
+                                             groupsPerStep, zeros,
+                                             enc.isSparse24());
   int64_t handOver =
       std::max<int64_t>({splitK - 1, clusterK > 1 ? 1 : 0, members - 1});
   return tensorCoreSharedBytes(stage, stages, splitK, warps, handOver,
@@ -560,6 +574,8 @@ std::optional<std::string> qf::getTilingRefusal(TilingAttr tiling,
   case KernelKind::WGMMA:
     if (!target.archSpecific)
       return "wgmma runs on sm_90a only; target is " + chip;
+    if (enc.isSparse24())
+      return std::string("2:4 weights run mma.sp, not wgmma");
     return tensorCoreRefusesEncoding(enc, target.smVersion);
   case KernelKind::MMA: {
     if (std::optional<std::string> refusal =
@@ -568,6 +584,10 @@ std::optional<std::string> qf::getTilingRefusal(TilingAttr tiling,
     if (tiling.getClusterK() > 1 && target.smVersion < 90)
       return "cluster_k = " + std::to_string(tiling.getClusterK()) +
              " needs thread-block clusters (sm_90); target is " + chip;
+    if (enc.isSparse24() && type.getK() % tiling.getBlockK() != 0)
+      return "2:4 rows are copied in whole block_k steps; block_k = " +
+             std::to_string(tiling.getBlockK()) + " does not divide K = " +
+             std::to_string(type.getK());
     int64_t shared = getMmaSharedBytes(
         type, gated, tiling.getBlockM(), tiling.getBlockN(),
         tiling.getBlockK(), tiling.getSplitK(), tiling.getStages(),
@@ -653,7 +673,8 @@ SmallVector<TilingCandidate> listWgmma(int64_t m, WeightType type,
                                        const TilingTarget &target,
                                        bool gated) {
   SmallVector<TilingCandidate> out;
-  if (!target.archSpecific || gated || m <= kMatvecMaxM)
+  if (!target.archSpecific || gated || m <= kMatvecMaxM ||
+      type.getEncoding().isSparse24())
     return out;
   EncodingAttr enc = type.getEncoding();
   int64_t group =

@@ -51,6 +51,12 @@ int64_t registersPerThread(int64_t blockM) {
   return 243;
 }
 
+/// Weight bits streamed per logical element: the code, or under 2:4 half
+/// a code and a 2-bit position per kept code.
+double storedBitsPerElement(const MmaLaunchShape &l) {
+  return l.sparse24 ? double(l.codeBits) / 2 + 1 : double(l.codeBits);
+}
+
 } // namespace
 
 double qf::predictMmaTimeUs(const MmaLaunchShape &l, const MmaTimeTarget &t) {
@@ -69,15 +75,21 @@ double qf::predictMmaTimeUs(const MmaLaunchShape &l, const MmaTimeTarget &t) {
   double concurrent = double(std::min(resident, perSm) * warps);
 
   // One block_k step of every resident warp on an SM's four schedulers.
+  // 2:4 (mma.sp.m16n8k32, not fitted: assumed to take an m16n8k16's
+  // cycles for twice its k) issues half the mmas and decodes half the
+  // codes; its warps copy the kept codes and a metadata bit per element.
   double slabs = double(l.blockK / 16);
-  double mmas = slabs * double(l.blockM / 16) * 4;
+  double sparseShare = l.sparse24 ? 0.5 : 1.0;
+  double mmas = slabs * double(l.blockM / 16) * 4 * sparseShare;
   double tensor = concurrent * mmas * p.tensorCycles / 4;
   double issue = concurrent *
-                 (slabs * 4 * p.decodeInstrs * l.decodeCost + mmas + slabs * 8) *
+                 (slabs * 4 * p.decodeInstrs * l.decodeCost * sparseShare +
+                  mmas + slabs * 8) *
                  p.issueCycles / 4;
   double chain = p.chainCycles + p.chainCyclesPerSlab * slabs;
+  double bitsPerElement = storedBitsPerElement(l);
   double fillBytes = double(l.splitK * l.blockM * l.blockK * 2) +
-                     double(warps * l.blockK * l.codeBits * 4);
+                     double(warps * l.blockK) * bitsPerElement * 4;
   double fill = double(std::min(resident, perSm)) * fillBytes /
                 p.fillBytesPerCycle;
   int64_t steps = ceilDiv(l.k, l.clusterK * l.splitK * l.blockK);
@@ -90,7 +102,7 @@ double qf::predictMmaTimeUs(const MmaLaunchShape &l, const MmaTimeTarget &t) {
   // per n block.
   double scale = t.bandwidthGbps / kFitBandwidthGbps;
   double weightBytes = double(l.n * l.members) * double(l.k) *
-                       double(l.codeBits) / 8 * 1.03;
+                       bitsPerElement / 8 * 1.03;
   double l2Bytes = double(l.m) * double(l.k) * 2 * double(nBlocks) +
                    weightBytes * double(mBlocks);
   double memoryUs = weightBytes / (p.dramTBps * scale * 1e6) +

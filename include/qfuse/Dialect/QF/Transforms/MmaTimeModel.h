@@ -26,6 +26,7 @@ struct MmaLaunchShape {
   int64_t blockM, blockN, blockK, splitK, stages, clusterK;
   int64_t members = 1;      ///< 2 under silu_mul: an up warp per gate warp
   int64_t codeBits = 4;     ///< bits per stored code
+  bool sparse24 = false;    ///< 2:4 on mma.sp: half the codes, + metadata
   double decodeCost = 1.0;  ///< decode instructions relative to int4's
   int64_t sharedBytes = 0;  ///< dynamic shared memory of one block
 };
