@@ -90,8 +90,8 @@ private:
   Value sparseChunkSwizzle(Value row);
   Value sparseSlotBase(Value warpSlot);
   void issueSparseCodes(Value warpSlot, Value step);
-  SmallVector<std::array<Value, 4>> loadSparseBFragments(Value aBase,
-                                                         int64_t slab);
+  std::array<Value, 4> loadSparseBFragment(Value aBase, int64_t slab,
+                                           int64_t bt);
   Value loadSparseMetadata(Value slotBase, int64_t wt, int64_t slab);
   Value decodeSparsePair(Value slotBase, Value swz, int64_t wt, int64_t h,
                          int64_t slab, int64_t c, const StepGroup &group);

@@ -108,35 +108,31 @@ void TensorCoreBuilder::issueSparseCodes(Value warpSlot, Value step) {
                           p.stepMetaBytes == 16 ? cg : ca, Value());
 }
 
-/// The B fragments of k slab `slab` for every batch n tile bt: ldmatrix.x4
-/// of the 8 batch rows 8 bt.., matrix i being columns 32 slab + 8 i..; lane
-/// L addresses row 8 bt + L % 8 of matrix L / 8.
-SmallVector<std::array<Value, 4>>
-TensorCoreBuilder::loadSparseBFragments(Value aBase, int64_t slab) {
+/// The B fragment of k slab `slab` and batch n tile `bt`: ldmatrix.x4 of
+/// the 8 batch rows 8 bt.., matrix i being columns 32 slab + 8 i..; lane L
+/// addresses row 8 bt + L % 8 of matrix L / 8.
+std::array<Value, 4> TensorCoreBuilder::loadSparseBFragment(Value aBase,
+                                                            int64_t slab,
+                                                            int64_t bt) {
   MLIRContext *ctx = b.getContext();
   auto i32x4 = LLVM::LLVMStructType::getLiteral(
       ctx, {e.i32(), e.i32(), e.i32(), e.i32()});
-  SmallVector<std::array<Value, 4>> frags;
   Value rowInTile = e.band(lane, e.c32(7));
   Value chunk = e.add(e.c32(slab * 4), e.shru(lane, e.c32(3)));
   // The activation tile's swizzle (issueStep): chunk ^ (row % 8).
   Value swz = arith::XOrIOp::create(b, chunk, rowInTile);
-  for (int64_t bt = 0; bt < p.blockM / 8; ++bt) {
-    Value r = e.add(e.c32(bt * 8), rowInTile);
-    Value addr = e.add(aBase, e.add(e.mul(r, e.c32(p.blockK * 2)),
-                                    e.mul(swz, e.c32(16))));
-    Value frag = NVVM::LdMatrixOp::create(
-        b, i32x4, smemAt(addr), b.getI32IntegerAttr(4),
-        NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),
-        NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8),
-        NVVM::LdStMatrixEltTypeAttr::get(ctx, NVVM::LdStMatrixEltType::B16));
-    std::array<Value, 4> regs;
-    for (int64_t i = 0; i < 4; ++i)
-      regs[i] =
-          e.bitcast(e.v2f16(), LLVM::ExtractValueOp::create(b, frag, i));
-    frags.push_back(regs);
-  }
-  return frags;
+  Value r = e.add(e.c32(bt * 8), rowInTile);
+  Value addr = e.add(aBase, e.add(e.mul(r, e.c32(p.blockK * 2)),
+                                  e.mul(swz, e.c32(16))));
+  Value frag = NVVM::LdMatrixOp::create(
+      b, i32x4, smemAt(addr), b.getI32IntegerAttr(4),
+      NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),
+      NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8),
+      NVVM::LdStMatrixEltTypeAttr::get(ctx, NVVM::LdStMatrixEltType::B16));
+  std::array<Value, 4> regs;
+  for (int64_t i = 0; i < 4; ++i)
+    regs[i] = e.bitcast(e.v2f16(), LLVM::ExtractValueOp::create(b, frag, i));
+  return regs;
 }
 
 /// The metadata register of weight m tile `wt` and k slab `slab`: bytes
@@ -236,20 +232,25 @@ TensorCoreBuilder::computeSparseStep(Value slot, Value step, ValueRange accIn) {
                                 e.bitcast(e.i32(), group.zeroHi[j]),
                                 0x7610))));
     }
-    SmallVector<std::array<Value, 4>> bFrags =
-        loadSparseBFragments(aBase, slab);
+    // Both m tiles' A fragments and metadata (10 registers) stay live while
+    // each batch n tile's B fragment is loaded and used by two mma.sp: at
+    // block_m = 128 the B fragments of every n tile would be 64.
+    SmallVector<Value> metadata;
+    SmallVector<SmallVector<Value>> aRegs(2, SmallVector<Value>(4));
     for (int64_t wt = 0; wt < 2; ++wt) {
-      Value metadata = loadSparseMetadata(slotBase, wt, slab);
-      SmallVector<Value> aRegs(4);
+      metadata.push_back(loadSparseMetadata(slotBase, wt, slab));
       for (int64_t c = 0; c < 2; ++c)
         for (int64_t h = 0; h < 2; ++h)
-          aRegs[2 * c + h] =
+          aRegs[wt][2 * c + h] =
               decodeSparsePair(slotBase, swz, wt, h, slab, c, group);
-      for (int64_t bt = 0; bt < p.blockM / 8; ++bt) {
+    }
+    for (int64_t bt = 0; bt < p.blockM / 8; ++bt) {
+      std::array<Value, 4> bFrag = loadSparseBFragment(aBase, slab, bt);
+      for (int64_t wt = 0; wt < 2; ++wt) {
         int64_t base = wt * half + 4 * bt;
         SmallVector<Value> cIn(acc.begin() + base, acc.begin() + base + 4);
         auto mma = NVVM::MmaSpOp::create(
-            b, f32x4, aRegs, ValueRange(bFrags[bt]), cIn, metadata,
+            b, f32x4, aRegs[wt], ValueRange(bFrag), cIn, metadata[wt],
             /*sparsitySelector=*/e.c32(0), ArrayRef<int64_t>{16, 8, 32},
             std::nullopt,
             std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::f16,

@@ -317,6 +317,10 @@ void forEachMmaCandidate(
   };
   MmaTimeTarget timeTarget{target.smCount, double(target.bandwidthGbps)};
   for (int64_t bm : mmaBlockMs(m)) {
+    // mma.sp at block_m = 128 needs 255 registers and spills on sm_80
+    // (ptxas, 2:4 f16): 2:4 takes two blocks of 64 instead.
+    if (sparse && bm > 64)
+      continue;
     for (MmaCandidate c : mmaCandidates(m)) {
       int64_t warps = c.blockN / 32 * c.splitK * members;
       if (warps > 16 || !blockKFits(c.blockK) ||
