@@ -236,10 +236,14 @@ TensorCoreBuilder::Acc TensorCoreBuilder::accumulateSteps() {
       issueStep(e.remu(next, e.c32(p.stages)), e.add(stepBegin, next));
     }
     NVVM::CpAsyncCommitGroupOp::create(b);
-    Value slot = e.remu(it, e.c32(p.stages)), step = e.add(stepBegin, it);
+    // (The operands in argument position: their order of creation is the
+    // dense kernel's as it was.)
     Acc acc = p.sparse24
-                  ? computeSparseStep(slot, step, loop.getRegionIterArgs())
-                  : computeStep(slot, step, loop.getRegionIterArgs());
+                  ? computeSparseStep(e.remu(it, e.c32(p.stages)),
+                                      e.add(stepBegin, it),
+                                      loop.getRegionIterArgs())
+                  : computeStep(e.remu(it, e.c32(p.stages)),
+                                e.add(stepBegin, it), loop.getRegionIterArgs());
     scf::YieldOp::create(b, acc);
   }
   NVVM::CpAsyncWaitGroupOp::create(b, b.getI32IntegerAttr(0));
