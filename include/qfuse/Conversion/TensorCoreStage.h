@@ -19,6 +19,7 @@ namespace qf {
 struct TensorCoreStage {
   int64_t activations; ///< per k group: block_m x block_k f16, swizzled
   int64_t codes;       ///< per warp: block_k / 32 fragment tiles of 32 x 32
+                       ///< (2:4: the 32 rows' kept codes, then metadata)
   int64_t scales;      ///< per warp: a 128-byte word slot per scale group
   int64_t zeros;       ///< per warp: the same for zero points, or 0
 
@@ -38,15 +39,19 @@ inline int64_t tensorCoreHandOverBytes(int64_t slots, int64_t groupWarps,
 }
 
 /// The stage of a block_m x block_k step over `codeBits`-bit codes (2, 3,
-/// 4 or 8) with `groupsPerStep` scale groups in it and, with `zeroPoints`,
-/// a zero point (integer or float) per group.
+/// 4, 8 or, 2:4 f16, 16) with `groupsPerStep` scale groups in it and, with
+/// `zeroPoints`, a zero point (integer or float) per group. Under 2:4
+/// (`sparse24`) a warp's 32 rows hold block_k / 2 kept codes each and
+/// block_k / 8 bytes of 2-bit positions.
 inline TensorCoreStage getTensorCoreStage(int64_t blockM, int64_t blockK,
                                           int64_t codeBits,
                                           int64_t groupsPerStep,
-                                          bool zeroPoints) {
+                                          bool zeroPoints,
+                                          bool sparse24 = false) {
   TensorCoreStage stage;
   stage.activations = blockM * blockK * 2;
-  stage.codes = blockK / 32 * (32 * 32 * codeBits / 8);
+  stage.codes = sparse24 ? 32 * (blockK / 2 * codeBits / 8 + blockK / 8)
+                         : blockK / 32 * (32 * 32 * codeBits / 8);
   stage.scales = groupsPerStep * 128;
   stage.zeros = zeroPoints ? groupsPerStep * 128 : 0;
   return stage;

@@ -28,10 +28,32 @@ namespace qf {
 /// permutes first (Ops/PermuteKernel.cpp).
 inline std::optional<std::string>
 tensorCoreRefusesEncoding(EncodingAttr enc, int64_t smVersion) {
-  if (enc.isSparse24())
-    return std::string("the tensor-core generator does not lower 2:4 sparse "
-                       "weights yet");
   std::string sm = "; target is sm_" + std::to_string(smVersion);
+  if (enc.isSparse24()) {
+    // mma.sp decodes the kept codes straight into its sparse A fragments
+    // (TensorCore/TensorCoreSparse.cpp): f16 values, and the integer and
+    // fp8 codes whose decode is a permute under a magic exponent.
+    switch (enc.getFormat()) {
+    case ElementFormat::F16:
+    case ElementFormat::Int4:
+    case ElementFormat::UInt4:
+    case ElementFormat::Int8:
+    case ElementFormat::UInt8:
+      break;
+    case ElementFormat::FP8E4M3:
+      if (smVersion < 89)
+        return "fp8 codes decode with cvt.f16x2.e4m3x2 (sm_89 or newer)" + sm;
+      break;
+    default:
+      return "the mma.sp kernel lowers 2:4 weights of f16, int4, uint4, "
+             "int8, uint8 and fp8e4m3 codes; got '" +
+             stringifyElementFormat(enc.getFormat()).str() + "'";
+    }
+    if (isa_and_present<Float8E4M3FNType>(enc.getScaleType()) &&
+        smVersion < 89)
+      return "E4M3 scales need cvt.f16x2.e4m3x2 (sm_89 or newer)" + sm;
+    return std::nullopt;
+  }
   switch (enc.getFormat()) {
   case ElementFormat::Int4:
   case ElementFormat::UInt4:
@@ -86,10 +108,25 @@ matvecRefusesEncoding(EncodingAttr enc, int64_t smVersion) {
 /// one does. Any N and K the kernel pads to whole tiles (rows past N are not
 /// stored, activations past K are zero-filled) as long as an activation row
 /// is whole 16-byte copies (K % 8 == 0); groups must be multiples of 16
-/// that divide or are multiples of block_k = 64.
+/// that divide or are multiples of block_k = 64. 2:4 weights are read in
+/// their row-major order, whole block_k = 64 steps of a row at a time (K %
+/// 64 == 0: the kept int4 codes of a step are one 16-byte copy, its
+/// metadata one 8-byte copy), and an mma.sp's k32 slab takes one group's
+/// scale (groups of multiples of 32 logical columns).
 inline std::optional<std::string>
 tensorCoreRefusesShape(EncodingAttr enc, int64_t n, int64_t k) {
   (void)n;
+  if (enc.isSparse24()) {
+    if (k % 64 != 0)
+      return "K = " + std::to_string(k) +
+             " is not a multiple of 64 (the mma.sp kernel copies whole "
+             "64-column steps of a 2:4 row)";
+    if (enc.isQuantized() && !enc.isPerChannel() &&
+        enc.getGroupSize() % 32 != 0)
+      return "group size " + std::to_string(enc.getGroupSize()) +
+             " is not a multiple of 32 (an mma.sp slab of 32 columns takes "
+             "one scale)";
+  }
   if (k % 8 != 0)
     return "K = " + std::to_string(k) +
            " is not a multiple of 8 (activation rows move in 16-byte "

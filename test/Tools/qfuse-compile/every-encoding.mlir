@@ -13,11 +13,12 @@
 // RUN: qfuse-compile %S/Inputs/every-encoding.mlir --chip=sm_90a --batch-sizes=1,3,8,17,100,512 -o %t.sm90a.qfa 2>&1 | FileCheck %s --check-prefix=REMARK
 // RUN: FileCheck %s < %t.sm90a.qfa
 
-// 2:4 and 5- to 7-bit codebooks past the matvec's batches; bf16 weights at
-// every batch (neither fused kernel reads them).
-// REMARK-DAG: remark: M = 512 runs the dequantize + cuBLAS fallback ({{.*}}does not lower 2:4 sparse weights yet)
+// 5- to 7-bit codebooks past the matvec's batches; bf16 weights at every
+// batch (neither fused kernel reads them; other 2:4 weights run mma.sp past
+// the matvec, sparse24-mma.mlir).
+// REMARK-DAG: remark: M = 512 runs the dequantize + cuBLAS fallback ({{.*}}the mma.sp kernel lowers 2:4 weights of {{.*}}got 'bf16')
 // REMARK-DAG: remark: M = 100 runs the dequantize + cuBLAS fallback ({{.*}}got 5-bit indices)
-// REMARK-DAG: remark: M = 1 runs the dequantize + cuBLAS fallback (no matvec (unquantized dense weights take the cuBLAS path{{.*}}does not lower 2:4 sparse weights yet)
+// REMARK-DAG: remark: M = 1 runs the dequantize + cuBLAS fallback (no matvec (unquantized dense weights take the cuBLAS path{{.*}}got 'bf16')
 // REMARK-NOT: error
 
 // The fallback's pieces (artifact version 5): one f16 workspace shared by

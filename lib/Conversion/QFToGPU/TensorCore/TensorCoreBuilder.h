@@ -3,6 +3,7 @@
 // The builder shared by the tensor-core generator's files: the cp.async
 // pipeline (TensorCorePipeline.cpp), the weight decode into B fragments
 // (TensorCoreDecode.cpp), the mma.sync / wgmma steps (TensorCoreMma.cpp),
+// the 2:4 steps on mma.sp (TensorCoreSparse.cpp),
 // the split-K and cluster reductions (TensorCoreReduce.cpp), the epilogue
 // (TensorCoreEpilogue.cpp) and the kernel (TensorCoreKernel.cpp).
 //
@@ -42,6 +43,7 @@ private:
   struct StepGroup {
     bool loaded = false;
     SmallVector<Value> scale, zeroLo, zeroHi, zeroInt, zeroF32, zeroPair;
+    SmallVector<Value> zeroMix; // 2:4 int4: -(1024 + z, 64 + z) per n tile
   };
 
   SmallVector<std::string> parameterNames();
@@ -85,6 +87,16 @@ private:
   void buildLut();
   Value groupOfStep(Value step, int64_t gi);
   Value scaleRow(Value row);
+  Value sparseChunkSwizzle(Value row);
+  Value sparseSlotBase(Value warpSlot);
+  void issueSparseCodes(Value warpSlot, Value step);
+  std::array<Value, 4> loadSparseBFragment(Value aBase, int64_t slab,
+                                           int64_t bt);
+  Value loadSparseMetadata(Value slotBase, int64_t wt, int64_t slab);
+  Value decodeSparsePair(Value slotBase, Value swz, int64_t wt, int64_t h,
+                         int64_t slab, int64_t c, const StepGroup &group);
+  Acc computeSparseStep(Value slot, Value step, ValueRange acc);
+  Acc sparseToDenseAcc(const Acc &sparse);
   void issueWgmmas(Value aBase, ArrayRef<std::array<Value, 2>> frags, Acc &acc);
   void storeWgmmaOutputs(const Acc &acc);
   Value parkedSum(int64_t i);
@@ -106,7 +118,7 @@ private:
   const Plan &p;
   gpu::GPUModuleOp module;
   std::string name;
-  Value x, codes, scales, zeros, globalScale, table, bias, residual, y;
+  Value x, codes, scales, meta, zeros, globalScale, table, bias, residual, y;
   Value smem;
   Value tid, lane, warp, nw, kg, g, t4, tgInGroup, rank;
   Value member;     // 0, or 1 for the up warps of silu_mul

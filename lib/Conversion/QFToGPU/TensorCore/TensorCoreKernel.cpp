@@ -4,7 +4,9 @@
 // every batch of bf16 activations, which the matvec does not read):
 // mma.sync.m16n8k16 with f16 or bf16 activations and f32 accumulation, the
 // 2- to 8-bit weights decoded in registers straight into B fragments of
-// the activation type.
+// the activation type. 2:4 weights run mma.sp.m16n8k32 instead, the weight
+// rows as its sparse A operand (TensorCoreSparse.cpp); the pipeline, the
+// reductions and the epilogue are the same.
 //
 //   warp       = 32 output features (4 n tiles of 8) x block_m batch rows
 //                (block_m / 16 m tiles), over a slice of K
@@ -58,7 +60,11 @@ using namespace mlir::qf::tensor_core;
 SmallVector<std::string> TensorCoreBuilder::parameterNames() {
   EncodingAttr enc = spec.encoding;
   SmallVector<std::string> names = {"x"};
-  SmallVector<std::string> weightParams = {"codes", "scales"};
+  SmallVector<std::string> weightParams = {"codes"};
+  if (enc.isQuantized())
+    weightParams.push_back("scales");
+  if (enc.isSparse24())
+    weightParams.push_back("meta");
   if (p.intZeros || p.floatZeros)
     weightParams.push_back("zeros");
   if (enc.getGlobalScale())
@@ -93,6 +99,7 @@ void TensorCoreBuilder::bindArguments(KernelFunction &kernel) {
   x = arg("x");
   codes = arg("codes");
   scales = arg("scales");
+  meta = arg("meta");
   zeros = arg("zeros");
   globalScale = arg("global_scale");
   table = arg("table");
@@ -135,6 +142,7 @@ Value TensorCoreBuilder::selectMember(KernelFunction &kernel) {
     };
     pick(codes, "codes");
     pick(scales, "scales");
+    pick(meta, "meta");
     pick(zeros, "zeros");
     pick(globalScale, "global_scale");
   }
@@ -155,6 +163,7 @@ Value TensorCoreBuilder::selectMember(KernelFunction &kernel) {
       };
       pick(codes, "codes");
       pick(scales, "scales");
+      pick(meta, "meta");
       pick(zeros, "zeros");
       pick(globalScale, "global_scale");
       pick(bias, "bias");
@@ -227,8 +236,14 @@ TensorCoreBuilder::Acc TensorCoreBuilder::accumulateSteps() {
       issueStep(e.remu(next, e.c32(p.stages)), e.add(stepBegin, next));
     }
     NVVM::CpAsyncCommitGroupOp::create(b);
-    Acc acc = computeStep(e.remu(it, e.c32(p.stages)), e.add(stepBegin, it),
-                          loop.getRegionIterArgs());
+    // (The operands in argument position: their order of creation is the
+    // dense kernel's as it was.)
+    Acc acc = p.sparse24
+                  ? computeSparseStep(e.remu(it, e.c32(p.stages)),
+                                      e.add(stepBegin, it),
+                                      loop.getRegionIterArgs())
+                  : computeStep(e.remu(it, e.c32(p.stages)),
+                                e.add(stepBegin, it), loop.getRegionIterArgs());
     scf::YieldOp::create(b, acc);
   }
   NVVM::CpAsyncWaitGroupOp::create(b, b.getI32IntegerAttr(0));
@@ -252,6 +267,8 @@ KernelLaunch TensorCoreBuilder::build() {
   locateTileRow(selectMember(kernel));
 
   Acc acc = accumulateSteps();
+  if (p.sparse24)
+    acc = sparseToDenseAcc(acc);
   reduceSplitK(acc);
   reduceCluster(acc);
   storeOutputs(acc);

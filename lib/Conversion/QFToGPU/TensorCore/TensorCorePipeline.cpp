@@ -105,7 +105,12 @@ void TensorCoreBuilder::issueStep(Value slot, Value step) {
   }
   // B: this warp's fragment tiles.
   Value warpSlot = e.add(e.mul(slot, e.c32(p.warps)), warp);
-  issueCodeTiles(warpSlot, step);
+  if (p.sparse24)
+    issueSparseCodes(warpSlot, step);
+  else
+    issueCodeTiles(warpSlot, step);
+  if (!spec.encoding.isQuantized()) // 2:4 f16: no scales
+    return;
   // Scales and zeros: the aligned 32-bit word holding row
   // nBase + 8 (lane % 4) + lane / 4's entry (the runtime allocates weight
   // components in whole 16-byte units, so no word runs past the buffer).

@@ -12,15 +12,57 @@ using namespace mlir::qf::tensor_core;
 
 using ErrorFn = function_ref<InFlightDiagnostic()>;
 
+/// The decode of 2:4 weights into mma.sp's sparse A fragments, which read
+/// the checkpoint's row-major codes and metadata (Packing.h) as stored.
+static LogicalResult planSparseDecode(const MatmulSpec &spec, Plan &p,
+                                      ErrorFn emitError) {
+  EncodingAttr enc = spec.encoding;
+  switch (enc.getFormat()) {
+  case ElementFormat::F16:
+    p.decode = Decode::F16;
+    break;
+  case ElementFormat::Int4:
+  case ElementFormat::UInt4:
+    p.decode = Decode::Int4Magic;
+    break;
+  case ElementFormat::FP8E4M3:
+    p.decode = Decode::Fp8;
+    break;
+  default: // int8, uint8 (tensorCoreRefusesEncoding took the rest)
+    p.decode = Decode::Int8Magic;
+    break;
+  }
+  p.lut = false;
+  p.codeBits = enc.getCodeBits();
+  p.tileBytes = 0;
+  if (p.wgmma)
+    return emitError() << "2:4 weights run on mma.sp (#qf.tiling<mma, ...>); "
+                          "the wgmma kernel reads dense weights",
+           failure();
+  if (spec.bf16)
+    return emitError() << "the mma.sp kernel reads f16 activations; 2:4 "
+                          "weights with bf16 activations run the fallback",
+           failure();
+  if (!spec.layout.isRowMajor())
+    return emitError() << "the mma.sp kernel reads 2:4 codes in "
+                          "#qf.layout<row_major>; got "
+                       << spec.layout << "; run qf-choose-layout",
+           failure();
+  return success();
+}
+
 /// Picks the weight decode and checks the encoding and the fragment layout.
 static LogicalResult planDecode(const MatmulSpec &spec, Plan &p,
                                 ErrorFn emitError) {
   EncodingAttr enc = spec.encoding;
   TilingAttr t = spec.tiling;
   p.wgmma = t.getKernel() == KernelKind::WGMMA;
+  p.sparse24 = enc.isSparse24();
   if (std::optional<std::string> refusal =
           tensorCoreRefusesEncoding(enc, spec.target.getSmVersion()))
     return emitError() << *refusal, failure();
+  if (p.sparse24)
+    return planSparseDecode(spec, p, emitError);
   switch (enc.getFormat()) {
   case ElementFormat::Int4:
   case ElementFormat::UInt4:
@@ -85,6 +127,17 @@ static LogicalResult planTiling(const MatmulSpec &spec, Plan &p,
            failure();
   if (p.m < 1)
     return emitError() << "batch must be positive; got " << p.m, failure();
+  if (p.sparse24) {
+    if (p.k % p.blockK != 0)
+      return emitError() << "2:4 rows are copied in whole block_k steps; "
+                            "block_k = "
+                         << p.blockK << " does not divide K = " << p.k,
+             failure();
+    p.rowBytes = p.k / 2 * p.codeBits / 8;
+    p.metaRowBytes = p.k / 8;
+    p.stepRowBytes = p.blockK / 2 * p.codeBits / 8;
+    p.stepMetaBytes = p.blockK / 8;
+  }
   return success();
 }
 
@@ -160,6 +213,17 @@ static LogicalResult planScales(const MatmulSpec &spec, Plan &p,
                                 ErrorFn emitError) {
   EncodingAttr enc = spec.encoding;
   TilingAttr t = spec.tiling;
+  if (!enc.isQuantized()) { // 2:4 f16: the values as they are
+    p.perChannel = true;
+    p.numGroups = 1;
+    p.groupSize = p.k;
+    p.groupsPerStep = 1;
+    p.deferScale = false;
+    p.scaleBytes = 0;
+    p.intZeros = p.floatZeros = false;
+    p.zeroRowBytes = 0;
+    return success();
+  }
   p.perChannel = enc.isPerChannel();
   p.numGroups = enc.getNumGroups(p.k);
   p.groupSize = p.perChannel ? p.k : enc.getGroupSize();
@@ -176,6 +240,11 @@ static LogicalResult planScales(const MatmulSpec &spec, Plan &p,
   // A group's fold costs 16 mTiles fmas plus 8 scale reads per lane; the
   // multiplies it replaces cost groupSize / 2.
   p.deferScale = p.perChannel || p.groupSize >= 32 * p.mTiles + 32;
+  // mma.sp: the scale multiplies the decoded A fragments, 4 half2 per k32
+  // slab and 16 rows whatever the batch, where a deferred fold would cost
+  // an fma per accumulator and group.
+  if (p.sparse24)
+    p.deferScale = false;
   if (p.wgmma) {
     // A warpgroup per k group: four n warps, each decoding its 32-row tile
     // row into two 16-row A fragments of m64 wgmmas whose B is the k group's
@@ -211,7 +280,7 @@ static LogicalResult planSharedMemory(const MatmulSpec &spec, Plan &p,
   // zero slots), then (reused) the split-K partial sums.
   TensorCoreStage stage = getTensorCoreStage(
       p.blockM, p.blockK, p.codeBits, p.groupsPerStep,
-      p.intZeros || p.floatZeros);
+      p.intZeros || p.floatZeros, p.sparse24);
   p.aBytes = stage.activations;
   int64_t off = 0;
   p.aOff = off;

@@ -24,13 +24,22 @@ namespace tensor_core {
 inline constexpr int64_t kTile = 32;
 
 /// How a word of codes becomes B fragment registers (TensorCoreKernel.cpp's
-/// header comment).
-enum class Decode { Int4Magic, Table, Int8Magic, Fp8 };
+/// header comment), or under 2:4 the sparse A fragments (F16: the kept
+/// values are the fragments).
+enum class Decode { Int4Magic, Table, Int8Magic, Fp8, F16 };
 
 /// Everything the generator needs to know about one kernel variant.
 struct Plan {
   Decode decode = Decode::Int4Magic;
   bool wgmma = false; // warpgroup MMA (sm_90a) instead of mma.sync
+  // 2:4 weights on mma.sp (TensorCoreSparse.cpp): the weight rows are the
+  // sparse A operand, read in row-major order, block_k / 2 kept codes and
+  // block_k / 8 metadata bytes of each of a warp's 32 rows per step.
+  bool sparse24 = false;
+  int64_t rowBytes = 0;      // 2:4: packed kept codes of a row (K / 2 codes)
+  int64_t metaRowBytes = 0;  // 2:4: metadata bytes of a row (K / 8)
+  int64_t stepRowBytes = 0;  // 2:4: kept codes of a row in one step
+  int64_t stepMetaBytes = 0; // 2:4: metadata of a row in one step
   bool lut = false;     // Table: the shared code table is built
   int64_t codeBits = 4; // 2, 3, 4 or 8
   int64_t tileBytes;    // one 32 x 32 fragment tile of codes

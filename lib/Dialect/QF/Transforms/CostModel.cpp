@@ -275,6 +275,8 @@ SmallVector<int64_t> mmaBlockMs(int64_t m) {
 /// The kernel's decode of the format (TensorCorePlan.cpp's planDecode).
 MmaDecode mmaDecode(EncodingAttr enc) {
   switch (enc.getFormat()) {
+  case ElementFormat::F16: // 2:4 f16: the kept values are the fragments
+    return MmaDecode::Half;
   case ElementFormat::Int4:
   case ElementFormat::UInt4:
     return MmaDecode::Int4Magic;
@@ -310,12 +312,18 @@ void forEachMmaCandidate(
   int64_t zeroBits = enc.getZeroPoint() == ZeroPointKind::Int     ? bits
                      : enc.getZeroPoint() == ZeroPointKind::Float ? 8 * scaleBytes
                                                                   : 0;
+  // 2:4 rows are copied in whole steps (TensorCorePlan.cpp).
+  const bool sparse = enc.isSparse24();
   auto blockKFits = [&](int64_t bk) {
-    return (bk == 64 || k % bk == 0) &&
+    return ((bk == 64 && !sparse) || k % bk == 0) &&
            (group == 0 || group % bk == 0 || (bk % group == 0 && group % 16 == 0));
   };
   MmaTimeTarget timeTarget{target.smCount, double(target.bandwidthGbps)};
   for (int64_t bm : mmaBlockMs(m)) {
+    // mma.sp at block_m = 128 needs 255 registers and spills on sm_80
+    // (ptxas, 2:4 f16): 2:4 takes two blocks of 64 instead.
+    if (sparse && bm > 64)
+      continue;
     for (MmaCandidate c : mmaCandidates(m)) {
       int64_t warps = c.blockN / 32 * c.splitK * members;
       if (warps > 16 || !blockKFits(c.blockK) ||
@@ -336,6 +344,7 @@ void forEachMmaCandidate(
       launch.groupSize = group;
       launch.scaleBytes = scaleBytes;
       launch.zeroBits = zeroBits;
+      launch.sparse24 = sparse;
       launch.sharedBytes = shared;
       fn(launch, predictMmaTimeUs(launch, timeTarget));
     }
@@ -402,6 +411,10 @@ TilingAttr selectWgmma(int64_t m, WeightType type, const TilingTarget &target,
   int64_t n = qfuse::format::mmaPaddedN(type.getN()), k = type.getK();
   if (m < 128 || (m < 512 && n < 4096))
     return {};
+  if (type.getEncoding().isSparse24()) {
+    why << "no wgmma (2:4 runs mma.sp); ";
+    return {};
+  }
   EncodingAttr enc = type.getEncoding();
   int64_t group =
       enc.isPerChannel() || !enc.isQuantized() ? 0 : enc.getGroupSize();
@@ -466,10 +479,13 @@ TilingAttr qf::selectTiling(int64_t m, WeightType type,
   // 66 KB, where the tensor-core kernel on permuted activations takes
   // 21 us; bench/results/2026-12-02-h200-fallback-ab).
   const bool actOrder = type.getEncoding().getActOrder();
+  // 2:4 keeps its matvec up to kMatvecMaxM: it streams half the codes,
+  // and the mma.sp kernel has not been measured against it below.
+  const bool sparse = type.getEncoding().isSparse24();
   bool wantMatvec =
       m <= kMatvecMaxM &&
       (actOrder ? (m == 1 || m * type.getK() * 2 <= 24 * 1024 || refusal)
-                : (m < target.tensorCoreMinM || small || refusal));
+                : (m < target.tensorCoreMinM || small || refusal || sparse));
   if (std::optional<std::string> matvecRefusal =
           matvecRefusesEncoding(type.getEncoding(), target.smVersion);
       wantMatvec && matvecRefusal) {
@@ -516,10 +532,10 @@ TilingAttr qf::selectTiling(int64_t m, WeightType type,
       *refused = true;
   }
   // Large batches: cuBLAS on a dequantized copy beats mma.sync (measured;
-  // wgmma on sm_90a keeps its batches).
+  // wgmma on sm_90a keeps its batches, which 2:4 does not run on).
   // Not act_order: the dequantize kernel scatters its columns by perm, and
   // the tensor-core kernel on permuted activations is faster there.
-  if (!tiling && !target.archSpecific && !actOrder &&
+  if (!tiling && (!target.archSpecific || sparse) && !actOrder &&
       target.dequantGemmMinM > 0 && m >= target.dequantGemmMinM) {
     os << "dequant_gemm: from M = " << target.dequantGemmMinM
        << " dequantize + cuBLAS beats the mma.sync kernel";
@@ -546,8 +562,9 @@ int64_t qf::getMmaSharedBytes(WeightType type, bool gated, int64_t blockM,
   int64_t bits = enc.getCodeBits();
   int64_t warps = blockN / 32 * splitK * members;
   int64_t groupsPerStep = group == 0 ? 1 : std::max<int64_t>(1, blockK / group);
-  TensorCoreStage stage =
-      getTensorCoreStage(blockM, blockK, bits, groupsPerStep, zeros);
+  TensorCoreStage stage = getTensorCoreStage(blockM, blockK, bits,
+                                             groupsPerStep, zeros,
+                                             enc.isSparse24());
   int64_t handOver =
       std::max<int64_t>({splitK - 1, clusterK > 1 ? 1 : 0, members - 1});
   return tensorCoreSharedBytes(stage, stages, splitK, warps, handOver,
@@ -567,6 +584,8 @@ std::optional<std::string> qf::getTilingRefusal(TilingAttr tiling,
   case KernelKind::WGMMA:
     if (!target.archSpecific)
       return "wgmma runs on sm_90a only; target is " + chip;
+    if (enc.isSparse24())
+      return std::string("2:4 weights run mma.sp, not wgmma");
     return tensorCoreRefusesEncoding(enc, target.smVersion);
   case KernelKind::MMA: {
     if (std::optional<std::string> refusal =
@@ -575,6 +594,10 @@ std::optional<std::string> qf::getTilingRefusal(TilingAttr tiling,
     if (tiling.getClusterK() > 1 && target.smVersion < 90)
       return "cluster_k = " + std::to_string(tiling.getClusterK()) +
              " needs thread-block clusters (sm_90); target is " + chip;
+    if (enc.isSparse24() && type.getK() % tiling.getBlockK() != 0)
+      return "2:4 rows are copied in whole block_k steps; block_k = " +
+             std::to_string(tiling.getBlockK()) + " does not divide K = " +
+             std::to_string(type.getK());
     int64_t shared = getMmaSharedBytes(
         type, gated, tiling.getBlockM(), tiling.getBlockN(),
         tiling.getBlockK(), tiling.getSplitK(), tiling.getStages(),
@@ -660,7 +683,8 @@ SmallVector<TilingCandidate> listWgmma(int64_t m, WeightType type,
                                        const TilingTarget &target,
                                        bool gated) {
   SmallVector<TilingCandidate> out;
-  if (!target.archSpecific || gated || m <= kMatvecMaxM)
+  if (!target.archSpecific || gated || m <= kMatvecMaxM ||
+      type.getEncoding().isSparse24())
     return out;
   EncodingAttr enc = type.getEncoding();
   int64_t group =

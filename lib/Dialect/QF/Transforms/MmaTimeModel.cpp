@@ -59,6 +59,8 @@ int64_t registersPerThread(int64_t blockM) {
 /// cvt per pair) relative to int4's, and a zero point's read per group
 /// relative to a scale's.
 constexpr double kFp8DecodeRelative = 0.7, kZeroReadRelative = 1.0;
+/// 2:4 f16 (mma.sp, not fitted): moving the kept halves, a quarter of int4's.
+constexpr double kHalfDecodeRelative = 0.25;
 
 /// Decode instructions per 8-row fragment tile and 16-wide k slab.
 double decodeInstrs(const Params &p, MmaDecode decode) {
@@ -69,6 +71,8 @@ double decodeInstrs(const Params &p, MmaDecode decode) {
     return p.int8DecodeInstrs;
   case MmaDecode::Fp8Cvt:
     return kFp8DecodeRelative * p.decodeInstrs;
+  case MmaDecode::Half:
+    return kHalfDecodeRelative * p.decodeInstrs;
   case MmaDecode::Table:
     return p.tableDecodeInstrs;
   }
@@ -89,6 +93,12 @@ double groupInstrs(const Params &p, const MmaLaunchShape &l) {
   return double(l.blockK) / double(l.groupSize) * 4 * (reads + fold);
 }
 
+/// Weight bits streamed per logical element: the code, or under 2:4 half
+/// a code and a 2-bit position per kept code.
+double storedBitsPerElement(const MmaLaunchShape &l) {
+  return l.sparse24 ? double(l.codeBits) / 2 + 1 : double(l.codeBits);
+}
+
 } // namespace
 
 double qf::predictMmaTimeUs(const MmaLaunchShape &l, const MmaTimeTarget &t) {
@@ -107,21 +117,26 @@ double qf::predictMmaTimeUs(const MmaLaunchShape &l, const MmaTimeTarget &t) {
   double concurrent = double(std::min(resident, perSm) * warps);
 
   // One block_k step of every resident warp on an SM's four schedulers.
+  // 2:4 (mma.sp.m16n8k32, not fitted: assumed to take an m16n8k16's
+  // cycles for twice its k) issues half the mmas and decodes half the
+  // codes; its warps copy the kept codes and a metadata bit per element.
   double slabs = double(l.blockK / 16);
-  double mmas = slabs * double(l.blockM / 16) * 4;
+  double sparseShare = l.sparse24 ? 0.5 : 1.0;
+  double mmas = slabs * double(l.blockM / 16) * 4 * sparseShare;
   double tensor = concurrent * mmas * p.tensorCycles / 4;
   double issue = concurrent *
-                 (slabs * 4 * decodeInstrs(p, l.decode) + mmas + slabs * 8 +
-                  groupInstrs(p, l)) *
+                 (slabs * 4 * decodeInstrs(p, l.decode) * sparseShare + mmas +
+                  slabs * 8 + groupInstrs(p, l)) *
                  p.issueCycles / 4;
   // One warp's step: a fixed chain plus, per k slab, the mma chain and its
   // own decode (table lookups wait on shared memory).
   double chain = p.chainCycles +
                  slabs * (p.chainCyclesPerSlab +
-                          4 * decodeInstrs(p, l.decode) *
+                          4 * decodeInstrs(p, l.decode) * sparseShare *
                               p.chainCyclesPerDecodeInstr);
+  double bitsPerElement = storedBitsPerElement(l);
   double fillBytes = double(l.splitK * l.blockM * l.blockK * 2) +
-                     double(warps * l.blockK * l.codeBits * 4);
+                     double(warps * l.blockK) * bitsPerElement * 4;
   double fill = double(std::min(resident, perSm)) * fillBytes /
                 p.fillBytesPerCycle;
   int64_t steps = ceilDiv(l.k, l.clusterK * l.splitK * l.blockK);
@@ -136,7 +151,7 @@ double qf::predictMmaTimeUs(const MmaLaunchShape &l, const MmaTimeTarget &t) {
   int64_t groups = l.groupSize == 0 ? 1 : ceilDiv(l.k, l.groupSize);
   double weightBytes =
       double(l.n * l.members) *
-      (double(l.k) * double(l.codeBits) / 8 +
+      (double(l.k) * bitsPerElement / 8 +
        double(groups) * (double(l.scaleBytes) + double(l.zeroBits) / 8));
   double l2Bytes = double(l.m) * double(l.k) * 2 * double(nBlocks) +
                    weightBytes * double(mBlocks);

@@ -232,10 +232,15 @@ struct QFSelectTilingPass
                                      /*gated=*/static_cast<bool>(op.getUp()),
                                      &refused);
     // The matvec reads f16 only: bf16 activations on a weight the
-    // tensor-core kernel refuses go to the fallback, which reads both.
-    if (op.getInput().getType().getElementType().isBF16() &&
-        tiling.getKernel() == KernelKind::MatVec) {
-      why = "the matvec reads f16 activations only, and " + why;
+    // tensor-core kernel refuses go to the fallback, which reads both; so
+    // do 2:4 weights, whose mma.sp kernel reads f16 too.
+    bool bf16 = op.getInput().getType().getElementType().isBF16();
+    bool sparseMma = isTensorCoreKernel(tiling.getKernel()) &&
+                     w.getEncoding().isSparse24();
+    if (bf16 && (tiling.getKernel() == KernelKind::MatVec || sparseMma)) {
+      why = (sparseMma ? "the mma.sp kernel reads f16 activations only; "
+                       : "the matvec reads f16 activations only, and ") +
+            why;
       refused = true;
       tiling = TilingAttr::get(op.getContext(), KernelKind::DequantGemm, 1, 1,
                                0, 32, 16, 1, 1, 1, 1);

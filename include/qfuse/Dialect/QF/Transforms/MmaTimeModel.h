@@ -21,9 +21,9 @@ namespace qf {
 
 /// How the kernel turns codes into B fragments (TensorCoreDecode.cpp):
 /// int4/uint4 under a magic exponent, int8/uint8 the same by prmt, fp8 by
-/// cvt, and everything else (NF4, e2m1, codebooks) by shared-memory table
-/// lookups.
-enum class MmaDecode { Int4Magic, Int8Magic, Fp8Cvt, Table };
+/// cvt, everything else (NF4, e2m1, codebooks) by shared-memory table
+/// lookups; 2:4 f16's kept values are its fragments (mma.sp).
+enum class MmaDecode { Int4Magic, Int8Magic, Fp8Cvt, Table, Half };
 
 /// A candidate mma.sync launch: the shape, the tiling, the encoding's
 /// decode and scale groups, and what it costs a block in shared memory.
@@ -36,6 +36,7 @@ struct MmaLaunchShape {
   int64_t groupSize = 128;  ///< weights per scale; 0: one scale per row
   int64_t scaleBytes = 2;   ///< bytes of one scale
   int64_t zeroBits = 0;     ///< bits of one zero point (0: none)
+  bool sparse24 = false;    ///< 2:4 on mma.sp: half the codes, + metadata
   int64_t sharedBytes = 0;  ///< dynamic shared memory of one block
 };
 
