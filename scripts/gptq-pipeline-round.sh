@@ -38,6 +38,9 @@ QFUSE_GPTQ_ARTIFACTS="$arts/test" $b/unittests/Runtime/qfuse-runtime-gpu-tests \
   --gtest_filter='GptqDeviceWeightsGpu*' > "$res/unit-gpu.log" 2>&1
 grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED  \] |Failure" "$res/unit-gpu.log" | head -20
 
+# QUICK=1: only the Llama-3-8B timings (no tiny, resume or layer checks,
+# no quantize-at-load), with the disk's write speed beside them.
+if [ -z "${QUICK:-}" ]; then
 log "tiny-llama: device weights against host weights"
 t=/tmp/tiny; rm -rf $t; mkdir -p $t
 tiny() { # name dtype encoding format flags...
@@ -97,6 +100,12 @@ layer int4-g128 "$i4" test-int4-g128.qfa --heldout
 layer int4-g128-actorder "$i4" test-int4-g128.qfa --act-order --static-groups
 layer nvfp4 "$n4" test-nvfp4.qfa
 
+fi # QUICK
+
+log "disk: 4 GiB written and synced in /tmp"
+dd if=/dev/zero of=/tmp/dd-test bs=1M count=4096 conv=fsync 2>&1 | tail -1 | tee "$res/disk.txt"
+rm -f /tmp/dd-test
+
 log "llama3-8b: random fp16 checkpoint"
 m=/tmp/l8b; rm -rf $m
 python3 - "$src/examples/configs/llama3-8b.json" $m > "$res/checkpoint.log" 2>&1 <<'PY'
@@ -126,6 +135,7 @@ run() { # name samples seq timeout
 run 128x512 128 512 ${T2:-280}
 run 8x256 8 256 ${T1:-200}
 
+[ -n "${QUICK:-}" ] && { log done; exit 0; }
 # Quantize-at-load: the fp16 checkpoint bound into the int4-g128 artifact
 # (round to nearest), as `qfuse-run --model` does for a user; one token.
 log "qfuse-run --model: int4-g128 at load"

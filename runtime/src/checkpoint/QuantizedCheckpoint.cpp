@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -488,7 +489,10 @@ void writeQuantizedCheckpoint(const ModelCheckpoint &source,
                               const std::vector<QuantizedWeight> &weights,
                               CheckpointFormat format,
                               const std::string &outDir,
-                              const Artifact *artifact, bool overwrite) {
+                              const Artifact *artifact, bool overwrite,
+                              CheckpointWriteSeconds *seconds) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
   checkOutputDir(source, outDir, overwrite);
   const std::map<std::string, const QuantizedWeight *> given = byName(weights);
   if (format == CheckpointFormat::QfusePacked && !artifact)
@@ -500,7 +504,13 @@ void writeQuantizedCheckpoint(const ModelCheckpoint &source,
                    ? packedOutput(source, given, *artifact)
                    : convertedOutput(source, given, format);
       });
+  const auto built = Clock::now();
   commit(out, outDir);
+  if (seconds) {
+    seconds->build = std::chrono::duration<double>(built - start).count();
+    seconds->files =
+        std::chrono::duration<double>(Clock::now() - built).count();
+  }
 }
 
 } // namespace qfuse::runtime

@@ -464,8 +464,10 @@ std::string quantizeModel(const QuantizeModelOptions &options) {
   t = Clock::now();
   std::vector<QuantizedWeight> quantized = packer.finish();
   const double packWaitSeconds = secondsSince(t);
+  CheckpointWriteSeconds written;
   writeQuantizedCheckpoint(checkpoint, quantized, outFormat, outDir,
-                           decode ? &*decode : nullptr, options.overwrite);
+                           decode ? &*decode : nullptr, options.overwrite,
+                           &written);
   try {
     progress.finish();
   } catch (const Error &e) { // the checkpoint is written either way
@@ -508,7 +510,9 @@ std::string quantizeModel(const QuantizeModelOptions &options) {
                 {"layers_rebind", totals.rebind},
                 {"layers_propagate", totals.propagate},
                 {"write", writeSeconds},
-                {"write_pack_wait", packWaitSeconds}}},
+                {"write_pack_wait", packWaitSeconds},
+                {"write_build", written.build},
+                {"write_files", written.files}}},
               {"layers", layersJson}};
   return doc.dump(2);
 }

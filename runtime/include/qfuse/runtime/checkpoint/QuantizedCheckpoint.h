@@ -117,12 +117,18 @@ struct QuantizedWeight {
 ///
 /// The output is one model.safetensors file, built in memory and renamed
 /// into place, with metadata {"format": "pt"} as transformers requires.
+/// `seconds`, when given, gets the wall time of the two halves.
+struct CheckpointWriteSeconds {
+  double build = 0; ///< the output in memory (packing, conversion, RTN)
+  double files = 0; ///< the files written, synced and renamed
+};
 void writeQuantizedCheckpoint(const ModelCheckpoint &source,
                               const std::vector<QuantizedWeight> &weights,
                               CheckpointFormat format,
                               const std::string &outDir,
                               const Artifact *artifact = nullptr,
-                              bool overwrite = false);
+                              bool overwrite = false,
+                              CheckpointWriteSeconds *seconds = nullptr);
 
 } // namespace qfuse::runtime
 
