@@ -28,11 +28,11 @@
 
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Error.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/FormatVariadic.h"
 
-#include "../../lib/Target/ArtifactSet.h"
 #include "../../lib/Target/ArtifactWriter.h"
 #include "Ptxas.h"
 #include "qfuse/Conversion/Passes.h"
@@ -343,12 +343,11 @@ static FailureOr<std::string> renderOutput(ModuleOp module, StringRef chip) {
       options.cubin = std::move(*cubin);
     }
   }
-  FailureOr<llvm::json::Value> artifact =
+  FailureOr<qfuse::format::artifact::Artifact> artifact =
       qf::buildArtifact(module, *ptx, options);
   if (failed(artifact))
     return failure();
-  os << llvm::formatv("{0:2}", *artifact) << "\n";
-  return text;
+  return qfuse::format::artifact::printArtifact(*artifact);
 }
 
 /// Runs `pipelines` (one per chip of `chips`) on `module` and renders each
@@ -531,5 +530,6 @@ int main(int argc, char **argv) {
     return 1;
   // One chip writes today's plain artifact; a list, the set of them.
   return writeOutput(texts->size() == 1 ? texts->front()
-                                        : qf::renderArtifactSet(*texts));
+                                        : qfuse::format::artifact::printArtifactSet(
+                                              {texts->begin(), texts->end()}));
 }

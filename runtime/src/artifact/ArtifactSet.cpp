@@ -11,7 +11,7 @@
 
 #include "qfuse/runtime/Error.h"
 
-#include "ArtifactParser.h"
+#include "ArtifactValidator.h"
 #include "StrictJson.h"
 
 namespace qfuse::runtime {
@@ -63,7 +63,7 @@ public:
     std::vector<std::string> chips;
     for (size_t i = 0; i < variants->size(); ++i) {
       const std::string where = "variants[" + std::to_string(i) + "]";
-      out.push_back(detail::ArtifactParser(source_, where).run((*variants)[i]));
+      out.push_back(readVariant((*variants)[i], where));
       const std::string &chip = out.back().chip;
       for (size_t j = 0; j < i; ++j)
         if (chips[j] == chip)
@@ -80,6 +80,13 @@ public:
   }
 
 private:
+  Artifact readVariant(const json &root, const std::string &where) const {
+    format::artifact::Artifact read;
+    if (auto error = format::artifact::fromJson(root, read, where))
+      throw detail::readError(source_, *error);
+    return detail::ArtifactValidator(source_, where).run(std::move(read));
+  }
+
   [[noreturn]] void fail(const std::string &where,
                          const std::string &what) const {
     throw Error("artifact '" + source_ + "': " + where + ": " + what);
@@ -133,7 +140,11 @@ ArtifactSet ArtifactSet::parse(std::string_view text, std::string source) {
   if (!root.is_object() || format == root.end() || !format->is_string() ||
       format->get<std::string>() != kArtifactSetFormat) {
     // A plain artifact, or no artifact at all: its parser says why.
-    set.variants_.push_back(detail::ArtifactParser(source).run(root));
+    format::artifact::Artifact read;
+    if (auto error = format::artifact::fromJson(root, read))
+      throw detail::readError(source, *error);
+    set.variants_.push_back(
+        detail::ArtifactValidator(source).run(std::move(read)));
     return set;
   }
   set.isSet_ = true;

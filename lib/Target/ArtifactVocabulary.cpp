@@ -1,11 +1,12 @@
-//===- ArtifactJson.cpp - IR values as the artifact's JSON ----------------===//
+//===- ArtifactVocabulary.cpp - IR values as the artifact spells them -----===//
 
-#include "ArtifactJson.h"
+#include "ArtifactVocabulary.h"
+
+#include "llvm/Support/JSON.h"
 
 using namespace mlir;
 using namespace mlir::qf;
 namespace json = llvm::json;
-
 
 /// The body of an attribute's full form: `#qf.enc<int4, ...>` -> `int4, ...`.
 std::string artifact::attrBody(Attribute attr) {
@@ -18,14 +19,11 @@ std::string artifact::attrBody(Attribute attr) {
   return text.substr(open + 1, text.size() - open - 2);
 }
 
-json::Array artifact::shapeOf(RankedTensorType type) {
-  json::Array shape;
-  for (int64_t d : type.getShape()) {
-    if (ShapedType::isDynamic(d))
-      shape.push_back("M");
-    else
-      shape.push_back(d);
-  }
+std::vector<qfuse::format::artifact::Dim>
+artifact::shapeOf(RankedTensorType type) {
+  std::vector<qfuse::format::artifact::Dim> shape;
+  for (int64_t d : type.getShape())
+    shape.push_back({ShapedType::isDynamic(d) ? 0 : d, ShapedType::isDynamic(d)});
   return shape;
 }
 
@@ -43,9 +41,9 @@ std::string artifact::dtypeOf(Type t) {
   return "unknown";
 }
 
-/// An attribute as JSON (the `qf.model` dictionary): strings, numbers,
-/// booleans, arrays and nested dictionaries.
-json::Value artifact::attrToJson(Attribute attr) {
+/// An attribute as JSON: strings, numbers, booleans, arrays and nested
+/// dictionaries; anything else as its body.
+static json::Value attrToJson(Attribute attr) {
   if (auto s = dyn_cast<StringAttr>(attr))
     return s.getValue().str();
   if (auto b = dyn_cast<BoolAttr>(attr))
@@ -66,6 +64,12 @@ json::Value artifact::attrToJson(Attribute attr) {
       out[e.getName().getValue().str()] = attrToJson(e.getValue());
     return out;
   }
-  return attrBody(attr);
+  return artifact::attrBody(attr);
 }
 
+std::string artifact::modelJson(DictionaryAttr model) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << attrToJson(model);
+  return text;
+}
