@@ -302,3 +302,33 @@ TEST(ArtifactSchema, Base64RoundTrips) {
   EXPECT_EQ(encodeBase64({'h', 'e', 'l', 'l', 'o'}), "aGVsbG8=");
   EXPECT_FALSE(decodeBase64("aGVsbG8"));
 }
+
+TEST(ArtifactSchema, ReadsTheSetItPrints) {
+  json other = json::parse(kGolden);
+  other["target"]["chip"] = "sm_80";
+  const std::string first = std::string(kGolden) + "\n";
+  const std::string second = printJson(other) + "\n";
+  ArtifactFile file;
+  std::optional<ReadError> error =
+      fromJson(json::parse(printArtifactSet({first, second})), file);
+  ASSERT_FALSE(error) << error->where << ": " << error->what;
+  EXPECT_TRUE(file.isSet);
+  ASSERT_EQ(file.variants.size(), 2u);
+  EXPECT_EQ(printArtifact(file.variants[0]), first);
+  EXPECT_EQ(printArtifact(file.variants[1]), second);
+
+  // A plain artifact is a file of one variant; a set's own fields are
+  // checked, and a variant's errors carry its index.
+  ASSERT_FALSE(fromJson(json::parse(kGolden), file));
+  EXPECT_FALSE(file.isSet);
+  EXPECT_EQ(file.variants.size(), 1u);
+  json set = json::parse(printArtifactSet({first, second}));
+  set["variants"][1]["plans"][0]["batch"] = 0;
+  error = fromJson(set, file);
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->where, "variants[1].plans[0].batch");
+  set["extra"] = 1;
+  error = fromJson(set, file);
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->where, "extra");
+}

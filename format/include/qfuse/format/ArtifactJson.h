@@ -37,6 +37,12 @@ nlohmann::json toJson(const Artifact &artifact);
 std::optional<ReadError> fromJson(const nlohmann::json &root, Artifact &out,
                                   const std::string &prefix = "");
 
+/// Reads a plain artifact or an artifact set into `out`: for a set, its
+/// own fields (format, version, a non-empty "variants" and nothing else)
+/// and each variant under the prefix "variants[i]".
+std::optional<ReadError> fromJson(const nlohmann::json &root,
+                                  ArtifactFile &out);
+
 /// `value` as printArtifact prints it (two-space indent, sorted keys,
 /// doubles with 17 significant digits), without a final newline.
 std::string printJson(const nlohmann::json &value);

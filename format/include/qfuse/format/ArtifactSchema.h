@@ -168,6 +168,13 @@ struct Artifact {
   Model model;
 };
 
+/// What one file holds: a plain artifact (one variant), or an artifact set
+/// of one artifact per chip (docs/artifact.md, Artifact sets).
+struct ArtifactFile {
+  bool isSet = false;
+  std::vector<Artifact> variants;
+};
+
 /// The artifact as the file holds it: JSON, two-space indent, keys sorted,
 /// doubles with 17 significant digits, ending in a newline.
 std::string printArtifact(const Artifact &artifact);
