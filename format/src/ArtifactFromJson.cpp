@@ -67,7 +67,8 @@ private:
     if (!value.is_number_integer())
       fail(where, "expected an integer, found " + value.dump());
     if ((value.is_number_unsigned() &&
-         value.get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max())) ||
+         value.get<uint64_t>() >
+             uint64_t(std::numeric_limits<int64_t>::max())) ||
         value.get<int64_t>() < lo || value.get<int64_t>() > hi)
       fail(where, value.dump() + " is out of range [" + std::to_string(lo) +
                       ", " + std::to_string(hi) + "]");
@@ -159,8 +160,8 @@ void Reader::read(const json &root) {
                    "run the variant for the device (ArtifactSet::variantFor, "
                    "loadArtifactForDevice)");
   if (format != kFormat)
-    fail("format", "expected \"" + std::string(kFormat) + "\", found \"" +
-                       format + "\"");
+    fail("format",
+         "expected \"" + std::string(kFormat) + "\", found \"" + format + "\"");
   readVersion(root);
   if (const json *producer = optional(root, "producer")) {
     if (!producer->is_string())
@@ -305,8 +306,9 @@ void Reader::readTensors(const json &root) {
     tensor.name = string(entry, where, "name");
     const json &shape = array(entry, where, "shape");
     for (size_t d = 0; d < shape.size(); ++d)
-      tensor.shape.push_back(integer(
-          shape[d], where + ".shape[" + std::to_string(d) + "]", 0, kMaxExtent));
+      tensor.shape.push_back(
+          integer(shape[d], where + ".shape[" + std::to_string(d) + "]", 0,
+                  kMaxExtent));
     tensor.dtype = string(entry, where, "dtype");
     out_.tensors.push_back(std::move(tensor));
   }
@@ -399,9 +401,9 @@ Step Reader::readStep(const json &value, const std::string &where) const {
 
 void Reader::readLaunch(const json &value, const std::string &where,
                         Step &step) const {
-  rejectUnknownKeys(value, where,
-                    {"launch", "grid", "block", "shared_bytes", "args", "op",
-                     "encoding"});
+  rejectUnknownKeys(
+      value, where,
+      {"launch", "grid", "block", "shared_bytes", "args", "op", "encoding"});
   step.kind = Step::Kind::Launch;
   step.target = string(value, where, "launch");
   step.grid = readDims(value, where, "grid", {0x7fffffff, 65535, 65535});
@@ -440,8 +442,9 @@ Reader::readDims(const json &step, const std::string &where, const char *key,
     fail(where + "." + key, "expected [x, y, z], found " + dims.dump());
   std::array<int64_t, 3> result;
   for (size_t d = 0; d < 3; ++d)
-    result[d] = integer(
-        dims[d], where + "." + key + "[" + std::to_string(d) + "]", 1, limits[d]);
+    result[d] =
+        integer(dims[d], where + "." + key + "[" + std::to_string(d) + "]", 1,
+                limits[d]);
   return result;
 }
 

@@ -105,9 +105,10 @@ std::string printArtifact(const Artifact &artifact) {
 }
 
 std::string printArtifactSet(const std::vector<std::string> &variants) {
-  std::string out = "{\n  \"format\": \"" + std::string(kArtifactSetFormat) +
-                    "\",\n  \"version\": " + std::to_string(kArtifactSetVersion) +
-                    ",\n  \"variants\": [\n";
+  std::string out =
+      "{\n  \"format\": \"" + std::string(kArtifactSetFormat) +
+      "\",\n  \"version\": " + std::to_string(kArtifactSetVersion) +
+      ",\n  \"variants\": [\n";
   for (size_t i = 0; i < variants.size(); ++i) {
     std::string_view text = variants[i];
     while (!text.empty() && text.back() == '\n')

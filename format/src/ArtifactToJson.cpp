@@ -14,7 +14,9 @@ namespace {
 
 using nlohmann::json;
 
-json dims(const std::array<int64_t, 3> &d) { return json::array({d[0], d[1], d[2]}); }
+json dims(const std::array<int64_t, 3> &d) {
+  return json::array({d[0], d[1], d[2]});
+}
 
 json argJson(const Arg &arg) {
   switch (arg.kind) {
@@ -150,28 +152,27 @@ json toJson(const Artifact &artifact) {
       steps.push_back(stepJson(step));
     plans.push_back({{"batch", plan.batch}, {"steps", std::move(steps)}});
   }
-  json out = {{"format", std::string(kFormat)},
-              {"version", artifact.version},
-              {"producer", artifact.producer},
-              {"target",
-               {{"chip", artifact.chip},
-                {"ptx_features", artifact.ptxFeatures}}},
-              {"module", std::move(module)},
-              {"kernels", std::move(kernels)},
-              {"weights", std::move(weights)},
-              {"tensors", std::move(tensors)},
-              {"buffers", std::move(buffers)},
-              {"inputs", artifact.inputs},
-              {"outputs", artifact.outputs},
-              {"plans", std::move(plans)}};
+  json out = {
+      {"format", std::string(kFormat)},
+      {"version", artifact.version},
+      {"producer", artifact.producer},
+      {"target",
+       {{"chip", artifact.chip}, {"ptx_features", artifact.ptxFeatures}}},
+      {"module", std::move(module)},
+      {"kernels", std::move(kernels)},
+      {"weights", std::move(weights)},
+      {"tensors", std::move(tensors)},
+      {"buffers", std::move(buffers)},
+      {"inputs", artifact.inputs},
+      {"outputs", artifact.outputs},
+      {"plans", std::move(plans)}};
   if (artifact.model.present)
     out["model"] = json::parse(artifact.model.json);
   if (!artifact.roofline.empty()) {
     json roofline = json::array();
     for (const RooflineEntry &entry : artifact.roofline)
-      roofline.push_back({{"op", entry.op},
-                          {"bytes", entry.bytes},
-                          {"flops", entry.flops}});
+      roofline.push_back(
+          {{"op", entry.op}, {"bytes", entry.bytes}, {"flops", entry.flops}});
     out["roofline"] = std::move(roofline);
   }
   return out;

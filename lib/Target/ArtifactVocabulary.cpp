@@ -23,7 +23,8 @@ std::vector<qfuse::format::artifact::Dim>
 artifact::shapeOf(RankedTensorType type) {
   std::vector<qfuse::format::artifact::Dim> shape;
   for (int64_t d : type.getShape())
-    shape.push_back({ShapedType::isDynamic(d) ? 0 : d, ShapedType::isDynamic(d)});
+    shape.push_back(
+        {ShapedType::isDynamic(d) ? 0 : d, ShapedType::isDynamic(d)});
   return shape;
 }
 

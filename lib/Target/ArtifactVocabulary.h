@@ -1,4 +1,4 @@
-//===- ArtifactVocabulary.h - IR values as the artifact spells them -*- C++ -*-===//
+//===- ArtifactVocabulary.h - IR values as the artifact says -*- C++ -*-===//
 //
 // The vocabulary the artifact writer spells IR in (docs/artifact.md): an
 // attribute's body, a tensor's shape and dtype, the buffer name of every
@@ -54,8 +54,9 @@ public:
     if (auto arg = dyn_cast<BlockArgument>(v)) {
       auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
       StringAttr given =
-          func ? func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "qf.name")
-               : StringAttr();
+          func
+              ? func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "qf.name")
+              : StringAttr();
       // Unnamed arguments are named after their function, so that modules
       // with several functions keep distinct buffers.
       name = given ? given.str()

@@ -191,8 +191,8 @@ private:
   }
 };
 
-void ArtifactBuilder::addLaunch(DictionaryAttr dict,
-                                function_ref<BoundArg(size_t, StringRef)> bind) {
+void ArtifactBuilder::addLaunch(
+    DictionaryAttr dict, function_ref<BoundArg(size_t, StringRef)> bind) {
   auto kernel = cast<SymbolRefAttr>(dict.get("kernel"));
   std::string kernelName = kernel.getLeafReference().str();
   auto params = cast<ArrayAttr>(dict.get("params"));
@@ -279,7 +279,8 @@ void ArtifactBuilder::addFusedMatmul(FusedMatmulOp fused) {
     // act_order on the tensor-core kernel reads the permuted activations.
     schema::Arg input = x;
     if (dict.get("input"))
-      input = bufferArg(permutedInputName(bufferNames.nameOf(fused.getResult())));
+      input =
+          bufferArg(permutedInputName(bufferNames.nameOf(fused.getResult())));
     addLaunch(dict, [&](size_t, StringRef n) -> BoundArg {
       // qf.group (qf-fuse-shared-input): `<name>.<i>` is member i's (the
       // i-th fused matmul of the group in the block) output, epilogue
@@ -577,7 +578,8 @@ mlir::qf::buildArtifact(ModuleOp module, StringRef ptx,
   // The oldest version that expresses the file: 5 with the fallback's
   // workspace, 4 where a launch names its op (GPTQ), 3 where a weight is
   // listed in two layouts, else 2.
-  artifact.version = !builder.workspaceElements.empty() ? kArtifactWorkspaceVersion
+  artifact.version = !builder.workspaceElements.empty()
+                         ? kArtifactWorkspaceVersion
                      : builder.anyLaunchOp    ? kArtifactLaunchOpVersion
                      : builder.anyPackedTwice ? kArtifactLayoutsVersion
                                               : kArtifactMinVersion;

@@ -171,12 +171,11 @@ json decodeBreakdown(Executor &executor, const Artifact &artifact,
     if (!count)
       continue;
     const double without = replayMs(
-        executor.makePartialGraph(1, stream,
-                                  [&](size_t i) {
-                                    return std::string(partOf(
-                                               artifact, plan.steps[i])) !=
-                                           part;
-                                  }),
+        executor.makePartialGraph(
+            1, stream,
+            [&](size_t i) {
+              return std::string(partOf(artifact, plan.steps[i])) != part;
+            }),
         stream, kReplays);
     const double cost = full - without;
     explained += cost;

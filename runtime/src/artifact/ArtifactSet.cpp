@@ -1,4 +1,5 @@
-//===- ArtifactSet.cpp - An artifact set read and checked, a variant chosen ===//
+//===- ArtifactSet.cpp - An artifact set read and checked, a variant chosen
+//===//
 //
 // A file read through the schema (a plain artifact, or a set's variants,
 // each validated with its index in the path), the one-variant-per-chip
@@ -84,10 +85,9 @@ ArtifactSet ArtifactSet::parse(std::string_view text, std::string source) {
     const std::string &chip = set.variants_.back().chip;
     for (size_t j = 0; j < i; ++j)
       if (chips[j] == chip)
-        throw Error("artifact '" + source + "': " + where +
-                    ".target.chip: \"" + chip +
-                    "\" is also the chip of variants[" + std::to_string(j) +
-                    "]; a set holds one artifact per chip");
+        throw Error("artifact '" + source + "': " + where + ".target.chip: \"" +
+                    chip + "\" is also the chip of variants[" +
+                    std::to_string(j) + "]; a set holds one artifact per chip");
     chips.push_back(chip);
   }
   if (file.isSet)

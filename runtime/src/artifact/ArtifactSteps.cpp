@@ -151,8 +151,9 @@ bool lastExtentIs(const BufferSpec &buffer, int64_t extent) {
 /// the [M, N] output of the weight bound to `codes` (`codes.i`). Where the
 /// kernel has those parameters and they are buffers, their last extents must
 /// be the weights' K and N.
-void ArtifactValidator::checkLaunchShapes(const Step &step, const Kernel &kernel,
-                                       const std::string &where) const {
+void ArtifactValidator::checkLaunchShapes(const Step &step,
+                                          const Kernel &kernel,
+                                          const std::string &where) const {
   auto bufferFor = [&](std::string_view param) -> const BufferSpec * {
     for (size_t a = 0; a < step.args.size(); ++a)
       if (kernel.params[a].name == param &&
@@ -209,7 +210,7 @@ void ArtifactValidator::checkLaunchOp(const std::string &encoding,
 /// to the buffer bound to its parameter "w" (where gemm steps and
 /// qfuse-bench --check find it).
 void ArtifactValidator::checkDequantizeLaunch(const Step &step,
-                                           const std::string &where) const {
+                                              const std::string &where) const {
   requireVersion(format::kArtifactWorkspaceVersion, where + ".op",
                  "\"" + step.op + "\" (a weight dequantized for a gemm)");
   const std::string &kernel = artifact_.kernels[step.kernelIndex].name;
@@ -255,8 +256,9 @@ Step ArtifactValidator::checkGemm(const schema::Gemm &read,
   return step;
 }
 
-const BufferSpec &ArtifactValidator::gemmBuffer(const std::string &name,
-                                             const std::string &where) const {
+const BufferSpec &
+ArtifactValidator::gemmBuffer(const std::string &name,
+                              const std::string &where) const {
   const BufferSpec *buffer = artifact_.findBuffer(name);
   if (!buffer)
     fail(where, "buffer '" + name + "' is not declared in 'buffers'");
@@ -266,7 +268,7 @@ const BufferSpec &ArtifactValidator::gemmBuffer(const std::string &name,
 /// The one dtype of every operand: x's, f16, or bf16 when the weight is in a
 /// buffer (version 5; a named weight is stored f16).
 DType ArtifactValidator::gemmDType(const GemmStep &gemm,
-                                const std::string &where) const {
+                                   const std::string &where) const {
   const BufferSpec &x = gemmBuffer(gemm.x, where + ".x");
   if (x.dtype == DType::F16)
     return DType::F16;
@@ -284,7 +286,7 @@ DType ArtifactValidator::gemmDType(const GemmStep &gemm,
 }
 
 GemmShape ArtifactValidator::namedWeightShape(const GemmStep &gemm,
-                                           const std::string &where) const {
+                                              const std::string &where) const {
   const WeightSpec *weight = artifact_.findWeight(gemm.weight);
   if (!weight)
     fail(where + ".weight",
@@ -309,7 +311,7 @@ GemmShape ArtifactValidator::namedWeightShape(const GemmStep &gemm,
 /// serve gemms of several shapes), and its shape is static (a weight does
 /// not depend on the batch).
 GemmShape ArtifactValidator::weightBufferShape(const GemmStep &gemm,
-                                            const std::string &where) const {
+                                               const std::string &where) const {
   auto lastExtent = [&](const char *key, const std::string &name) {
     const BufferSpec &buffer = gemmBuffer(name, where + "." + key);
     if (buffer.shape.size() != 2 || buffer.shape[1].isBatch)
@@ -354,8 +356,8 @@ GemmShape ArtifactValidator::weightBufferShape(const GemmStep &gemm,
 /// from x (cuBLAS does not multiply in place) and from the residual (which
 /// is copied into y before the product accumulates on it).
 void ArtifactValidator::checkGemmOperands(const GemmStep &gemm,
-                                       const GemmShape &shape,
-                                       const std::string &where) const {
+                                          const GemmShape &shape,
+                                          const std::string &where) const {
   const std::string dtype(artifactName(gemm.dtype));
   // A buffer [rows, cols]; returns its rows (a Dim).
   auto matrix = [&](const char *key, const std::string &name,
@@ -395,8 +397,9 @@ void ArtifactValidator::checkGemmOperands(const GemmStep &gemm,
 }
 
 /// A tensor [N] of the gemm's dtype.
-void ArtifactValidator::checkGemmBias(const GemmStep &gemm, const GemmShape &shape,
-                                   const std::string &where) const {
+void ArtifactValidator::checkGemmBias(const GemmStep &gemm,
+                                      const GemmShape &shape,
+                                      const std::string &where) const {
   if (gemm.bias.empty())
     return;
   const TensorSpec *bias = artifact_.findTensor(gemm.bias);
@@ -425,9 +428,8 @@ void ArtifactValidator::checkPlans(std::vector<schema::Plan> &plans) {
     if (plans[i].steps.empty())
       fail(where + ".steps", "no steps");
     for (size_t s = 0; s < plans[i].steps.size(); ++s)
-      plan.steps.push_back(checkStep(plans[i].steps[s],
-                                     where + ".steps[" + std::to_string(s) +
-                                         "]"));
+      plan.steps.push_back(checkStep(
+          plans[i].steps[s], where + ".steps[" + std::to_string(s) + "]"));
     artifact_.plans.push_back(std::move(plan));
   }
 }

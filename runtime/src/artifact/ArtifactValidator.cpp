@@ -38,7 +38,8 @@ bool ptxDefinesEntry(const std::string &ptx, const std::string &name) {
 std::string shapeJson(const std::vector<Dim> &shape) {
   nlohmann::json out = nlohmann::json::array();
   for (const Dim &dim : shape)
-    out.push_back(dim.isBatch ? nlohmann::json("M") : nlohmann::json(dim.value));
+    out.push_back(dim.isBatch ? nlohmann::json("M")
+                              : nlohmann::json(dim.value));
   return out.dump();
 }
 
@@ -275,10 +276,10 @@ void ArtifactValidator::checkBufferRole(const std::string &where,
     return;
   for (const Dim &dim : buffer.shape)
     if (dim.isBatch)
-      fail(where + ".shape",
-           std::string(buffer.state ? "state" : "workspace") + " buffer '" +
-               buffer.name + "' must have a static shape, found \"M\" in " +
-               shapeJson(buffer.shape));
+      fail(where + ".shape", std::string(buffer.state ? "state" : "workspace") +
+                                 " buffer '" + buffer.name +
+                                 "' must have a static shape, found \"M\" in " +
+                                 shapeJson(buffer.shape));
 }
 
 void ArtifactValidator::checkIo(const std::vector<std::string> &names,

@@ -1,4 +1,4 @@
-//===- ArtifactValidator.h - An artifact's fields checked together -*- C++ -*-===//
+//===- ArtifactValidator.h - the artifact checked whole -------*- C++ -*-===//
 //
 // Private to runtime/src/artifact. The schema's reader (qfuse/format/
 // ArtifactJson.h) has checked each field on its own; the validator checks

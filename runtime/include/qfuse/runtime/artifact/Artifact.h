@@ -77,14 +77,14 @@ struct ChipTarget {
 // The parts of the schema (qfuse/format/ArtifactSchema.h) the runtime uses
 // as they are read. A validated artifact's kernels hold their code: the
 // module's, where the file gives a kernel none of its own.
+using format::artifact::Arg;
+using format::artifact::decodeBase64;
+using format::artifact::Dim;
+using format::artifact::Kernel;
+using format::artifact::KernelParam;
 using format::artifact::ParamType;
 using format::artifact::paramTypeName;
-using format::artifact::KernelParam;
-using format::artifact::Kernel;
-using format::artifact::Dim;
-using format::artifact::Arg;
 using format::artifact::RooflineEntry;
-using format::artifact::decodeBase64;
 
 /// A weight entry (name, source, [N, K], encoding and layout text) with its
 /// encoding and layout parsed.
