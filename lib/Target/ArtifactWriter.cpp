@@ -172,14 +172,15 @@ private:
   }
   /// One launch step from a `qf.launches` record; `bind` gives each
   /// parameter's argument and type.
-  void addLaunch(DictionaryAttr record,
+  void addLaunch(LaunchAttr record,
                  function_ref<BoundArg(size_t, StringRef)> bind);
   void addFusedMatmul(FusedMatmulOp fused);
   /// One record of the dequantize + cuBLAS fallback (qf-to-gpu's
-  /// lowerFallback, docs/fallback.md); `members` are the fused matmuls its
-  /// `member` indexes (the op alone, or its qf.group).
+  /// lowerFallback, docs/fallback.md): a #qf.fallback_gemm, or a #qf.launch
+  /// with a `step`; `members` are the fused matmuls its `member` indexes
+  /// (the op alone, or its qf.group).
   void addFallbackRecord(FusedMatmulOp fused, ArrayRef<FusedMatmulOp> members,
-                         DictionaryAttr record);
+                         Attribute record);
   void addDecodeOp(Operation *op, ArrayAttr launches);
   static std::string workspaceName(StringRef dtype) {
     return "qf.workspace." + dtype.str();
@@ -192,32 +193,26 @@ private:
 };
 
 void ArtifactBuilder::addLaunch(
-    DictionaryAttr dict, function_ref<BoundArg(size_t, StringRef)> bind) {
-  auto kernel = cast<SymbolRefAttr>(dict.get("kernel"));
-  std::string kernelName = kernel.getLeafReference().str();
-  auto params = cast<ArrayAttr>(dict.get("params"));
-  auto grid = cast<DenseI64ArrayAttr>(dict.get("grid"));
-  auto block = cast<DenseI64ArrayAttr>(dict.get("block"));
-  int64_t shared = cast<IntegerAttr>(dict.get("shared_bytes")).getInt();
-  int64_t dynamicShared = 0;
-  if (auto attr =
-          dyn_cast_or_null<IntegerAttr>(dict.get("dynamic_shared_bytes")))
-    dynamicShared = attr.getInt();
-  int64_t batch = cast<IntegerAttr>(dict.get("batch")).getInt();
+    LaunchAttr record, function_ref<BoundArg(size_t, StringRef)> bind) {
+  std::string kernelName = record.getKernelName().str();
+  ArrayRef<int64_t> grid = record.getGrid().asArrayRef();
+  ArrayRef<int64_t> block = record.getBlock().asArrayRef();
   std::vector<schema::KernelParam> paramList;
   schema::Step step;
-  for (auto [i, p] : llvm::enumerate(params.getAsRange<StringAttr>())) {
+  for (auto [i, p] :
+       llvm::enumerate(record.getParams().getAsRange<StringAttr>())) {
     auto [arg, type] = bind(i, p.getValue());
     paramList.push_back({p.getValue().str(), type});
     step.args.push_back(std::move(arg));
   }
-  addKernel(kernelName, std::move(paramList), shared, block[0]);
+  addKernel(kernelName, std::move(paramList), record.getSharedBytes(),
+            block[0]);
   step.kind = schema::Step::Kind::Launch;
   step.target = kernelName;
   step.grid = {grid[0], grid[1], grid[2]};
   step.block = {block[0], block[1], block[2]};
-  step.sharedBytes = dynamicShared;
-  stepsByBatch[batch].push_back(std::move(step));
+  step.sharedBytes = record.getDynamicSharedBytes();
+  stepsByBatch[record.getBatch()].push_back(std::move(step));
 }
 
 void ArtifactBuilder::addFusedMatmul(FusedMatmulOp fused) {
@@ -267,21 +262,22 @@ void ArtifactBuilder::addFusedMatmul(FusedMatmulOp fused) {
       if (other->getAttr("qf.group") == group)
         members.push_back(other);
   }
-  for (auto dict : launches.getAsRange<DictionaryAttr>()) {
-    if (dict.get("step")) {
-      addFallbackRecord(fused, members, dict);
+  for (Attribute entry : launches) {
+    auto record = dyn_cast<LaunchAttr>(entry);
+    if (!record || record.getStep()) {
+      addFallbackRecord(fused, members, entry);
       continue;
     }
     // A batch of qf.batch_tilings reads every weight in its own layout: the
     // copy packed in it (qf-to-gpu records the layout on the launch).
-    auto layout = dict.getAs<LayoutAttr>("layout");
+    LayoutAttr layout = record.getLayout();
     std::string launchWeight = layout ? addWeight(ref, layout) : weightName;
     // act_order on the tensor-core kernel reads the permuted activations.
     schema::Arg input = x;
-    if (dict.get("input"))
+    if (record.getInput())
       input =
           bufferArg(permutedInputName(bufferNames.nameOf(fused.getResult())));
-    addLaunch(dict, [&](size_t, StringRef n) -> BoundArg {
+    addLaunch(record, [&](size_t, StringRef n) -> BoundArg {
       // qf.group (qf-fuse-shared-input): `<name>.<i>` is member i's (the
       // i-th fused matmul of the group in the block) output, epilogue
       // operand or weight component.
@@ -346,10 +342,12 @@ void ArtifactBuilder::addFusedMatmul(FusedMatmulOp fused) {
 
 void ArtifactBuilder::addFallbackRecord(FusedMatmulOp fused,
                                         ArrayRef<FusedMatmulOp> members,
-                                        DictionaryAttr record) {
-  StringRef step = record.getAs<StringAttr>("step").getValue();
-  int64_t index = record.getAs<IntegerAttr>("member").getInt();
-  int64_t batch = record.getAs<IntegerAttr>("batch").getInt();
+                                        Attribute record) {
+  auto gemmRecord = dyn_cast<FallbackGemmAttr>(record);
+  auto launch = dyn_cast<LaunchAttr>(record);
+  StringRef step = gemmRecord ? "gemm" : launch.getStep().getValue();
+  int64_t index = gemmRecord ? gemmRecord.getMember() : *launch.getMember();
+  int64_t batch = gemmRecord ? gemmRecord.getBatch() : launch.getBatch();
   if (index < 0 || index >= static_cast<int64_t>(members.size())) {
     fused.emitOpError() << "fallback record names member " << index
                         << " of a qf.group of " << members.size();
@@ -374,8 +372,8 @@ void ArtifactBuilder::addFallbackRecord(FusedMatmulOp fused,
     Value v = which == "up" ? member.getUp() : member.getWeight();
     return v ? v.getDefiningOp<WeightRefOp>() : WeightRefOp();
   };
-  if (step == "gemm") {
-    StringRef into = record.getAs<StringAttr>("into").getValue();
+  if (gemmRecord) {
+    StringRef into = gemmRecord.getInto().getValue();
     schema::Step gemm;
     gemm.kind = schema::Step::Kind::Gemm;
     gemm.gemm.x = valueArg(member.getInput()).name;
@@ -389,16 +387,16 @@ void ArtifactBuilder::addFallbackRecord(FusedMatmulOp fused,
     return;
   }
   if (step == "dequantize") {
-    WeightRefOp ref = weightOf(record.getAs<StringAttr>("weight").getValue());
+    WeightRefOp ref = weightOf(launch.getWeight().getValue());
     if (!ref) {
       fused.emitOpError("fallback weight is not a qf.weight_ref");
       failedAny = true;
       return;
     }
-    std::string weight = addWeight(ref, record.getAs<LayoutAttr>("layout"));
+    std::string weight = addWeight(ref, launch.getLayout());
     int64_t &elements = workspaceElements[dtype];
     elements = std::max(elements, ref.getType().getN() * ref.getType().getK());
-    addLaunch(record, [&](size_t, StringRef n) -> BoundArg {
+    addLaunch(launch, [&](size_t, StringRef n) -> BoundArg {
       if (n == "w")
         return {bufferArg(workspaceName(dtype)), kPtr};
       return {weightArg(weight, n.str()), kPtr};
@@ -407,8 +405,14 @@ void ArtifactBuilder::addFallbackRecord(FusedMatmulOp fused,
     return;
   }
   // permute, silu_mul and add: launches on the scratch buffers.
-  auto args = record.getAs<ArrayAttr>("args");
-  addLaunch(record, [&](size_t i, StringRef) -> BoundArg {
+  ArrayAttr args = launch.getArgs();
+  if (!args) {
+    fused.emitOpError() << "fallback " << step
+                        << " launch has no args for its parameters";
+    failedAny = true;
+    return;
+  }
+  addLaunch(launch, [&](size_t i, StringRef) -> BoundArg {
     auto arg = cast<DictionaryAttr>(args[i]);
     if (auto name = arg.getAs<StringAttr>("scratch"))
       return {bufferArg(scratch(name.getValue())), kPtr};
@@ -425,7 +429,7 @@ void ArtifactBuilder::addFallbackRecord(FusedMatmulOp fused,
         failedAny = true;
         return {schema::Arg(), kPtr};
       }
-      return {weightArg(addWeight(ref, record.getAs<LayoutAttr>("layout")),
+      return {weightArg(addWeight(ref, launch.getLayout()),
                         component.getValue().str()),
               kPtr};
     }
@@ -457,15 +461,15 @@ void ArtifactBuilder::addDecodeOp(Operation *op, ArrayAttr launches) {
     stepEncoding = body.str();
     anyLaunchOp = true;
   }
-  for (auto dict : launches.getAsRange<DictionaryAttr>()) {
-    auto args = dyn_cast_or_null<ArrayAttr>(dict.get("args"));
-    auto params = cast<ArrayAttr>(dict.get("params"));
-    if (!args || args.size() != params.size()) {
+  for (Attribute entry : launches) {
+    auto record = dyn_cast<LaunchAttr>(entry);
+    ArrayAttr args = record ? record.getArgs() : ArrayAttr();
+    if (!args) {
       op->emitOpError("qf.launches record has no args for its parameters");
       failedAny = true;
       return;
     }
-    addLaunch(dict, [&](size_t i, StringRef name) -> BoundArg {
+    addLaunch(record, [&](size_t i, StringRef name) -> BoundArg {
       auto arg = cast<DictionaryAttr>(args[i]);
       if (auto index = arg.getAs<IntegerAttr>("operand"))
         return {valueArg(op->getOperand(index.getInt())), kPtr};
@@ -485,7 +489,7 @@ void ArtifactBuilder::addDecodeOp(Operation *op, ArrayAttr launches) {
       failedAny = true;
       return {schema::Arg(), kPtr};
     });
-    int64_t batch = cast<IntegerAttr>(dict.get("batch")).getInt();
+    int64_t batch = record.getBatch();
     stepsByBatch[batch].back().op = stepOp;
     stepsByBatch[batch].back().encoding = stepEncoding;
   }
