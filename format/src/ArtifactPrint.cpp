@@ -3,13 +3,11 @@
 // How an artifact file is spelled: the layout llvm::json's pretty printer
 // gave every artifact before the schema existed (two-space indent, sorted
 // keys, "%.17g" doubles, \t \n \r and \u00XX escapes), kept so that a file
-// compiled from the same IR keeps its bytes. Also the set around the
-// variants and base64 for cubins.
+// compiled from the same IR keeps its bytes; and base64 for cubins.
 //
 //===----------------------------------------------------------------------===//
 
 #include "qfuse/format/ArtifactJson.h"
-#include "qfuse/format/ArtifactVersion.h"
 
 #include <cctype>
 #include <cstdio>
@@ -102,21 +100,6 @@ std::string printJson(const nlohmann::json &value) {
 
 std::string printArtifact(const Artifact &artifact) {
   return printJson(toJson(artifact)) + "\n";
-}
-
-std::string printArtifactSet(const std::vector<std::string> &variants) {
-  std::string out =
-      "{\n  \"format\": \"" + std::string(kArtifactSetFormat) +
-      "\",\n  \"version\": " + std::to_string(kArtifactSetVersion) +
-      ",\n  \"variants\": [\n";
-  for (size_t i = 0; i < variants.size(); ++i) {
-    std::string_view text = variants[i];
-    while (!text.empty() && text.back() == '\n')
-      text.remove_suffix(1);
-    out += text;
-    out += i + 1 < variants.size() ? ",\n" : "\n";
-  }
-  return out + "  ]\n}\n";
 }
 
 std::string encodeBase64(const std::vector<uint8_t> &bytes) {

@@ -28,6 +28,30 @@ artifact::shapeOf(RankedTensorType type) {
   return shape;
 }
 
+namespace schema = qfuse::format::artifact;
+
+schema::Arg artifact::bufferArg(std::string name) {
+  schema::Arg arg;
+  arg.kind = schema::Arg::Kind::Buffer;
+  arg.name = std::move(name);
+  return arg;
+}
+
+schema::Arg artifact::weightArg(std::string weight, std::string component) {
+  schema::Arg arg;
+  arg.kind = schema::Arg::Kind::Weight;
+  arg.name = std::move(weight);
+  arg.component = std::move(component);
+  return arg;
+}
+
+schema::Arg artifact::immediateArg(schema::Arg::Kind kind, int64_t value) {
+  schema::Arg arg;
+  arg.kind = kind;
+  arg.intValue = value;
+  return arg;
+}
+
 std::string artifact::dtypeOf(Type t) {
   if (t.isF16())
     return "f16";

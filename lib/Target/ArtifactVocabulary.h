@@ -30,6 +30,14 @@ std::string dtypeOf(Type t);
 /// booleans, arrays and nested dictionaries.
 std::string modelJson(DictionaryAttr model);
 
+/// Launch arguments: a buffer, a weight's component, an i32 / i64
+/// immediate.
+qfuse::format::artifact::Arg bufferArg(std::string name);
+qfuse::format::artifact::Arg weightArg(std::string weight,
+                                       std::string component);
+qfuse::format::artifact::Arg
+immediateArg(qfuse::format::artifact::Arg::Kind kind, int64_t value);
+
 /// Names every activation the plan touches: function arguments by their
 /// `qf.name` argument attribute (else `<function>.input<i>`), returned values
 /// by their `qf.name` result attribute, fused results by `<weight>.out`.

@@ -39,28 +39,6 @@ constexpr schema::ParamType kPtr = schema::ParamType::Ptr;
 /// A launch argument and the type of the kernel parameter it binds.
 using BoundArg = std::pair<schema::Arg, schema::ParamType>;
 
-schema::Arg bufferArg(std::string name) {
-  schema::Arg arg;
-  arg.kind = schema::Arg::Kind::Buffer;
-  arg.name = std::move(name);
-  return arg;
-}
-
-schema::Arg weightArg(std::string weight, std::string component) {
-  schema::Arg arg;
-  arg.kind = schema::Arg::Kind::Weight;
-  arg.name = std::move(weight);
-  arg.component = std::move(component);
-  return arg;
-}
-
-schema::Arg immediateArg(schema::Arg::Kind kind, int64_t value) {
-  schema::Arg arg;
-  arg.kind = kind;
-  arg.intValue = value;
-  return arg;
-}
-
 /// Collects the artifact's tables while the plan is walked.
 class ArtifactBuilder {
 public:
