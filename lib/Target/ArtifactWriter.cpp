@@ -2,19 +2,18 @@
 
 #include "ArtifactWriter.h"
 
-#include "ArtifactJson.h"
+#include "ArtifactVocabulary.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "qfuse/Dialect/QF/IR/QFDialect.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/Base64.h"
 
 #include <set>
 
 using namespace mlir;
 using namespace mlir::qf;
-namespace json = llvm::json;
+namespace schema = qfuse::format::artifact;
 
 FailureOr<std::string> mlir::qf::extractKernelPTX(ModuleOp module) {
   auto binary = module.lookupSymbol<gpu::BinaryOp>("qf_kernels");
@@ -33,17 +32,22 @@ FailureOr<std::string> mlir::qf::extractKernelPTX(ModuleOp module) {
 
 using namespace mlir::qf::artifact;
 
-// Every string handed to llvm::json below is a std::string: json::Value
-// keeps a StringRef by reference, and kernel names are built in locals.
-
-
 namespace {
+
+constexpr schema::ParamType kPtr = schema::ParamType::Ptr;
+
+/// A launch argument and the type of the kernel parameter it binds.
+using BoundArg = std::pair<schema::Arg, schema::ParamType>;
 
 /// Collects the artifact's tables while the plan is walked.
 class ArtifactBuilder {
 public:
-  json::Array kernels, weights, tensors, buffers, inputs, outputs;
-  std::map<int64_t, json::Array> stepsByBatch;
+  std::vector<schema::Kernel> kernels;
+  std::vector<schema::Weight> weights;
+  std::vector<schema::Tensor> tensors;
+  std::vector<schema::Buffer> buffers;
+  std::vector<std::string> inputs, outputs;
+  std::map<int64_t, std::vector<schema::Step>> stepsByBatch;
   BufferNames bufferNames;
   /// Buffers the kernels keep across runs (KV caches).
   std::set<std::string> stateBuffers;
@@ -62,7 +66,8 @@ public:
   /// fallback step of every plan.
   std::map<std::string, int64_t> workspaceElements;
   /// The fallback's scratch activations: name -> (shape, dtype).
-  std::map<std::string, std::pair<json::Array, std::string>> scratchBuffers;
+  std::map<std::string, std::pair<std::vector<schema::Dim>, std::string>>
+      scratchBuffers;
 
 private:
   std::set<std::string> seenKernels, seenTensors;
@@ -89,14 +94,16 @@ private:
       return it->second;
     bool first = weightSources.insert(source).second;
     it->second = first ? source : source + "@" + layoutTag(layout);
-    json::Object entry{{"name", it->second}};
+    schema::Weight entry;
+    entry.name = it->second;
     if (!first) {
-      entry["source"] = source;
+      entry.source = source;
       anyPackedTwice = true;
     }
-    entry["shape"] = json::Array{wt.getN(), wt.getK()};
-    entry["encoding"] = attrBody(wt.getEncoding());
-    entry["layout"] = body;
+    entry.n = wt.getN();
+    entry.k = wt.getK();
+    entry.encoding = attrBody(wt.getEncoding());
+    entry.layout = body;
     weights.push_back(std::move(entry));
     return it->second;
   }
@@ -111,40 +118,47 @@ private:
     return tag;
   }
   void addTensor(TensorRefOp ref) {
-    if (seenTensors.insert(ref.getName().str()).second)
-      tensors.push_back(json::Object{
-          {"name", ref.getName().str()},
-          {"shape", shapeOf(ref.getType())},
-          {"dtype", dtypeOf(ref.getType().getElementType())}});
+    if (!seenTensors.insert(ref.getName().str()).second)
+      return;
+    schema::Tensor tensor;
+    tensor.name = ref.getName().str();
+    llvm::append_range(tensor.shape, ref.getType().getShape());
+    tensor.dtype = dtypeOf(ref.getType().getElementType());
+    tensors.push_back(std::move(tensor));
   }
   /// A buffer, or the tensor a qf.tensor_ref names.
-  json::Object valueArg(Value v) {
+  schema::Arg valueArg(Value v) {
     if (auto ref = v.getDefiningOp<TensorRefOp>()) {
       addTensor(ref);
-      return json::Object{{"tensor", ref.getName().str()}};
+      schema::Arg arg;
+      arg.kind = schema::Arg::Kind::Tensor;
+      arg.name = ref.getName().str();
+      return arg;
     }
-    return json::Object{{"buffer", bufferNames.nameOf(v)}};
+    return bufferArg(bufferNames.nameOf(v));
   }
-  void addKernel(StringRef name, json::Array params, int64_t shared,
-                 int64_t threads) {
-    if (seenKernels.insert(name.str()).second)
-      kernels.push_back(json::Object{{"name", name.str()},
-                                     {"params", std::move(params)},
-                                     {"shared_bytes", shared},
-                                     {"max_threads", threads}});
+  void addKernel(StringRef name, std::vector<schema::KernelParam> params,
+                 int64_t shared, int64_t threads) {
+    if (!seenKernels.insert(name.str()).second)
+      return;
+    schema::Kernel kernel;
+    kernel.name = name.str();
+    kernel.params = std::move(params);
+    kernel.sharedBytes = shared;
+    kernel.maxThreads = threads;
+    kernels.push_back(std::move(kernel));
   }
   /// One launch step from a `qf.launches` record; `bind` gives each
   /// parameter's argument and type.
-  void addLaunch(DictionaryAttr record,
-                 function_ref<std::pair<json::Object, std::string>(
-                     size_t, StringRef)>
-                     bind);
+  void addLaunch(LaunchAttr record,
+                 function_ref<BoundArg(size_t, StringRef)> bind);
   void addFusedMatmul(FusedMatmulOp fused);
   /// One record of the dequantize + cuBLAS fallback (qf-to-gpu's
-  /// lowerFallback, docs/fallback.md); `members` are the fused matmuls its
-  /// `member` indexes (the op alone, or its qf.group).
+  /// lowerFallback, docs/fallback.md): a #qf.fallback_gemm, or a #qf.launch
+  /// with a `step`; `members` are the fused matmuls its `member` indexes
+  /// (the op alone, or its qf.group).
   void addFallbackRecord(FusedMatmulOp fused, ArrayRef<FusedMatmulOp> members,
-                         DictionaryAttr record);
+                         Attribute record);
   void addDecodeOp(Operation *op, ArrayAttr launches);
   static std::string workspaceName(StringRef dtype) {
     return "qf.workspace." + dtype.str();
@@ -157,34 +171,26 @@ private:
 };
 
 void ArtifactBuilder::addLaunch(
-    DictionaryAttr dict,
-    function_ref<std::pair<json::Object, std::string>(size_t, StringRef)>
-        bind) {
-  auto kernel = cast<SymbolRefAttr>(dict.get("kernel"));
-  std::string kernelName = kernel.getLeafReference().str();
-  auto params = cast<ArrayAttr>(dict.get("params"));
-  auto grid = cast<DenseI64ArrayAttr>(dict.get("grid"));
-  auto block = cast<DenseI64ArrayAttr>(dict.get("block"));
-  int64_t shared = cast<IntegerAttr>(dict.get("shared_bytes")).getInt();
-  int64_t dynamicShared = 0;
-  if (auto attr =
-          dyn_cast_or_null<IntegerAttr>(dict.get("dynamic_shared_bytes")))
-    dynamicShared = attr.getInt();
-  int64_t batch = cast<IntegerAttr>(dict.get("batch")).getInt();
-  json::Array paramList, args;
-  for (auto [i, p] : llvm::enumerate(params.getAsRange<StringAttr>())) {
+    LaunchAttr record, function_ref<BoundArg(size_t, StringRef)> bind) {
+  std::string kernelName = record.getKernelName().str();
+  ArrayRef<int64_t> grid = record.getGrid().asArrayRef();
+  ArrayRef<int64_t> block = record.getBlock().asArrayRef();
+  std::vector<schema::KernelParam> paramList;
+  schema::Step step;
+  for (auto [i, p] :
+       llvm::enumerate(record.getParams().getAsRange<StringAttr>())) {
     auto [arg, type] = bind(i, p.getValue());
-    paramList.push_back(
-        json::Object{{"name", p.getValue().str()}, {"type", type}});
-    args.push_back(std::move(arg));
+    paramList.push_back({p.getValue().str(), type});
+    step.args.push_back(std::move(arg));
   }
-  addKernel(kernelName, std::move(paramList), shared, block[0]);
-  stepsByBatch[batch].push_back(
-      json::Object{{"launch", kernelName},
-                   {"grid", json::Array{grid[0], grid[1], grid[2]}},
-                   {"block", json::Array{block[0], block[1], block[2]}},
-                   {"shared_bytes", dynamicShared},
-                   {"args", std::move(args)}});
+  addKernel(kernelName, std::move(paramList), record.getSharedBytes(),
+            block[0]);
+  step.kind = schema::Step::Kind::Launch;
+  step.target = kernelName;
+  step.grid = {grid[0], grid[1], grid[2]};
+  step.block = {block[0], block[1], block[2]};
+  step.sharedBytes = record.getDynamicSharedBytes();
+  stepsByBatch[record.getBatch()].push_back(std::move(step));
 }
 
 void ArtifactBuilder::addFusedMatmul(FusedMatmulOp fused) {
@@ -203,9 +209,9 @@ void ArtifactBuilder::addFusedMatmul(FusedMatmulOp fused) {
     return;
   }
   std::string weightName = addWeight(ref);
-  json::Object x = valueArg(fused.getInput());
-  json::Object y = valueArg(fused.getResult());
-  std::optional<json::Object> residual, bias;
+  schema::Arg x = valueArg(fused.getInput());
+  schema::Arg y = valueArg(fused.getResult());
+  std::optional<schema::Arg> residual, bias;
   if (fused.getResidual())
     residual = valueArg(fused.getResidual());
   if (fused.getBias())
@@ -214,14 +220,16 @@ void ArtifactBuilder::addFusedMatmul(FusedMatmulOp fused) {
   if (gemmBatches) {
     // Dense f16 weights: cuBLAS (docs/artifact.md, gemm steps).
     for (int64_t batch : gemmBatches.asArrayRef()) {
-      json::Object gemm{{"x", x["buffer"]},
-                        {"weight", weightName},
-                        {"y", y["buffer"]}};
+      schema::Step step;
+      step.kind = schema::Step::Kind::Gemm;
+      step.gemm.x = x.name;
+      step.gemm.weight = weightName;
+      step.gemm.y = y.name;
       if (bias)
-        gemm["bias"] = (*bias)["tensor"];
+        step.gemm.bias = bias->name;
       if (residual)
-        gemm["residual"] = (*residual)["buffer"];
-      stepsByBatch[batch].push_back(json::Object{{"gemm", std::move(gemm)}});
+        step.gemm.residual = residual->name;
+      stepsByBatch[batch].push_back(std::move(step));
     }
     return;
   }
@@ -232,22 +240,22 @@ void ArtifactBuilder::addFusedMatmul(FusedMatmulOp fused) {
       if (other->getAttr("qf.group") == group)
         members.push_back(other);
   }
-  for (auto dict : launches.getAsRange<DictionaryAttr>()) {
-    if (dict.get("step")) {
-      addFallbackRecord(fused, members, dict);
+  for (Attribute entry : launches) {
+    auto record = dyn_cast<LaunchAttr>(entry);
+    if (!record || record.getStep()) {
+      addFallbackRecord(fused, members, entry);
       continue;
     }
     // A batch of qf.batch_tilings reads every weight in its own layout: the
     // copy packed in it (qf-to-gpu records the layout on the launch).
-    auto layout = dict.getAs<LayoutAttr>("layout");
+    LayoutAttr layout = record.getLayout();
     std::string launchWeight = layout ? addWeight(ref, layout) : weightName;
     // act_order on the tensor-core kernel reads the permuted activations.
-    json::Object input = x;
-    if (dict.get("input"))
-      input = json::Object{
-          {"buffer", permutedInputName(bufferNames.nameOf(fused.getResult()))}};
-    addLaunch(dict, [&](size_t, StringRef n) -> std::pair<json::Object,
-                                                          std::string> {
+    schema::Arg input = x;
+    if (record.getInput())
+      input =
+          bufferArg(permutedInputName(bufferNames.nameOf(fused.getResult())));
+    addLaunch(record, [&](size_t, StringRef n) -> BoundArg {
       // qf.group (qf-fuse-shared-input): `<name>.<i>` is member i's (the
       // i-th fused matmul of the group in the block) output, epilogue
       // operand or weight component.
@@ -271,29 +279,27 @@ void ArtifactBuilder::addFusedMatmul(FusedMatmulOp fused) {
                               << "' names no qf.group member with a "
                                  "qf.weight_ref";
           failedAny = true;
-          return {json::Object{}, "ptr"};
+          return {schema::Arg(), kPtr};
         }
         if (base == "y")
-          return {valueArg(member.getResult()), "ptr"};
+          return {valueArg(member.getResult()), kPtr};
         if (base == "residual")
-          return {valueArg(member.getResidual()), "ptr"};
+          return {valueArg(member.getResidual()), kPtr};
         if (base == "bias")
-          return {valueArg(member.getBias()), "ptr"};
-        return {json::Object{{"weight", addWeight(memberRef, layout)},
-                             {"component", base.str()}},
-                "ptr"};
+          return {valueArg(member.getBias()), kPtr};
+        return {weightArg(addWeight(memberRef, layout), base.str()), kPtr};
       }
       if (n == "x")
-        return {json::Object(input), "ptr"};
+        return {input, kPtr};
       if (n == "y")
-        return {json::Object(y), "ptr"};
+        return {y, kPtr};
       if (n == "residual")
-        return {json::Object(*residual), "ptr"};
+        return {*residual, kPtr};
       if (n == "bias")
-        return {json::Object(*bias), "ptr"};
+        return {*bias, kPtr};
       // RMSNorm prologue: the gamma tensor.
       if (n == "norm")
-        return {valueArg(fused.getNorm()), "ptr"};
+        return {valueArg(fused.getNorm()), kPtr};
       // silu_mul: `up_<component>` is a component of the up projection,
       // a separate checkpoint weight.
       if (n.starts_with("up_")) {
@@ -302,24 +308,24 @@ void ArtifactBuilder::addFusedMatmul(FusedMatmulOp fused) {
         if (!upRef) {
           fused.emitOpError("up weight is not a qf.weight_ref");
           failedAny = true;
-          return {json::Object{}, "ptr"};
+          return {schema::Arg(), kPtr};
         }
-        return {json::Object{{"weight", addWeight(upRef, layout)},
-                             {"component", n.drop_front(3).str()}},
-                "ptr"};
+        return {weightArg(addWeight(upRef, layout), n.drop_front(3).str()),
+                kPtr};
       }
-      return {json::Object{{"weight", launchWeight}, {"component", n.str()}},
-              "ptr"};
+      return {weightArg(launchWeight, n.str()), kPtr};
     });
   }
 }
 
 void ArtifactBuilder::addFallbackRecord(FusedMatmulOp fused,
                                         ArrayRef<FusedMatmulOp> members,
-                                        DictionaryAttr record) {
-  StringRef step = record.getAs<StringAttr>("step").getValue();
-  int64_t index = record.getAs<IntegerAttr>("member").getInt();
-  int64_t batch = record.getAs<IntegerAttr>("batch").getInt();
+                                        Attribute record) {
+  auto gemmRecord = dyn_cast<FallbackGemmAttr>(record);
+  auto launch = dyn_cast<LaunchAttr>(record);
+  StringRef step = gemmRecord ? "gemm" : launch.getStep().getValue();
+  int64_t index = gemmRecord ? gemmRecord.getMember() : *launch.getMember();
+  int64_t batch = gemmRecord ? gemmRecord.getBatch() : launch.getBatch();
   if (index < 0 || index >= static_cast<int64_t>(members.size())) {
     fused.emitOpError() << "fallback record names member " << index
                         << " of a qf.group of " << members.size();
@@ -344,71 +350,76 @@ void ArtifactBuilder::addFallbackRecord(FusedMatmulOp fused,
     Value v = which == "up" ? member.getUp() : member.getWeight();
     return v ? v.getDefiningOp<WeightRefOp>() : WeightRefOp();
   };
-  if (step == "gemm") {
-    StringRef into = record.getAs<StringAttr>("into").getValue();
-    json::Object gemm{{"x", valueArg(member.getInput())["buffer"]},
-                      {"weight_buffer", workspaceName(dtype)},
-                      {"y", into == "y" ? output : scratch(into)}};
+  if (gemmRecord) {
+    StringRef into = gemmRecord.getInto().getValue();
+    schema::Step gemm;
+    gemm.kind = schema::Step::Kind::Gemm;
+    gemm.gemm.x = valueArg(member.getInput()).name;
+    gemm.gemm.weightBuffer = workspaceName(dtype);
+    gemm.gemm.y = into == "y" ? output : scratch(into);
     if (into == "y" && member.getBias())
-      gemm["bias"] = valueArg(member.getBias())["tensor"];
+      gemm.gemm.bias = valueArg(member.getBias()).name;
     if (into == "y" && member.getResidual())
-      gemm["residual"] = valueArg(member.getResidual())["buffer"];
-    stepsByBatch[batch].push_back(json::Object{{"gemm", std::move(gemm)}});
+      gemm.gemm.residual = valueArg(member.getResidual()).name;
+    stepsByBatch[batch].push_back(std::move(gemm));
     return;
   }
   if (step == "dequantize") {
-    WeightRefOp ref = weightOf(record.getAs<StringAttr>("weight").getValue());
+    WeightRefOp ref = weightOf(launch.getWeight().getValue());
     if (!ref) {
       fused.emitOpError("fallback weight is not a qf.weight_ref");
       failedAny = true;
       return;
     }
-    std::string weight = addWeight(ref, record.getAs<LayoutAttr>("layout"));
+    std::string weight = addWeight(ref, launch.getLayout());
     int64_t &elements = workspaceElements[dtype];
     elements = std::max(elements, ref.getType().getN() * ref.getType().getK());
-    addLaunch(record, [&](size_t, StringRef n) -> std::pair<json::Object,
-                                                            std::string> {
+    addLaunch(launch, [&](size_t, StringRef n) -> BoundArg {
       if (n == "w")
-        return {json::Object{{"buffer", workspaceName(dtype)}}, "ptr"};
-      return {json::Object{{"weight", weight}, {"component", n.str()}}, "ptr"};
+        return {bufferArg(workspaceName(dtype)), kPtr};
+      return {weightArg(weight, n.str()), kPtr};
     });
-    stepsByBatch[batch].back().getAsObject()->insert({"op", "qf.dequantize"});
+    stepsByBatch[batch].back().op = "qf.dequantize";
     return;
   }
   // permute, silu_mul and add: launches on the scratch buffers.
-  auto args = record.getAs<ArrayAttr>("args");
-  addLaunch(record, [&](size_t i, StringRef) -> std::pair<json::Object,
-                                                          std::string> {
+  ArrayAttr args = launch.getArgs();
+  if (!args) {
+    fused.emitOpError() << "fallback " << step
+                        << " launch has no args for its parameters";
+    failedAny = true;
+    return;
+  }
+  addLaunch(launch, [&](size_t i, StringRef) -> BoundArg {
     auto arg = cast<DictionaryAttr>(args[i]);
     if (auto name = arg.getAs<StringAttr>("scratch"))
-      return {json::Object{{"buffer", scratch(name.getValue())}}, "ptr"};
+      return {bufferArg(scratch(name.getValue())), kPtr};
     if (arg.get("output"))
-      return {json::Object{{"buffer", output}}, "ptr"};
+      return {bufferArg(output), kPtr};
     if (arg.get("residual"))
-      return {valueArg(member.getResidual()), "ptr"};
+      return {valueArg(member.getResidual()), kPtr};
     if (arg.get("activations"))
-      return {valueArg(member.getInput()), "ptr"};
+      return {valueArg(member.getInput()), kPtr};
     if (auto component = arg.getAs<StringAttr>("component")) {
       WeightRefOp ref = weightOf("weight");
       if (!ref) {
         fused.emitOpError("permuted weight is not a qf.weight_ref");
         failedAny = true;
-        return {json::Object{}, "ptr"};
+        return {schema::Arg(), kPtr};
       }
-      return {json::Object{{"weight",
-                            addWeight(ref, record.getAs<LayoutAttr>("layout"))},
-                           {"component", component.getValue().str()}},
-              "ptr"};
+      return {weightArg(addWeight(ref, launch.getLayout()),
+                        component.getValue().str()),
+              kPtr};
     }
     if (auto v = arg.getAs<IntegerAttr>("i32"))
-      return {json::Object{{"i32", v.getInt()}}, "i32"};
+      return {immediateArg(schema::Arg::Kind::I32, v.getInt()),
+              schema::ParamType::I32};
     fused.emitOpError("unknown fallback argument record");
     failedAny = true;
-    return {json::Object{}, "ptr"};
+    return {schema::Arg(), kPtr};
   });
   if (step == "permute") {
-    stepsByBatch[batch].back().getAsObject()->insert(
-        {"op", "qf.permute_columns"});
+    stepsByBatch[batch].back().op = "qf.permute_columns";
     anyLaunchOp = true;
   }
 }
@@ -416,7 +427,7 @@ void ArtifactBuilder::addFallbackRecord(FusedMatmulOp fused,
 void ArtifactBuilder::addDecodeOp(Operation *op, ArrayAttr launches) {
   // A GPTQ block update names its op and grid on every launch: the solver
   // finds its launches and the grid they quantize to there.
-  json::Object stepFields;
+  std::string stepOp, stepEncoding;
   if (auto block = dyn_cast<GPTQBlockUpdateOp>(op)) {
     std::string grid;
     llvm::raw_string_ostream os(grid);
@@ -424,48 +435,50 @@ void ArtifactBuilder::addDecodeOp(Operation *op, ArrayAttr launches) {
     StringRef body = StringRef(grid);
     body.consume_front("#qf.enc<");
     body.consume_back(">");
-    stepFields = json::Object{{"op", op->getName().getStringRef().str()},
-                              {"encoding", body.str()}};
+    stepOp = op->getName().getStringRef().str();
+    stepEncoding = body.str();
     anyLaunchOp = true;
   }
-  for (auto dict : launches.getAsRange<DictionaryAttr>()) {
-    auto args = dyn_cast_or_null<ArrayAttr>(dict.get("args"));
-    auto params = cast<ArrayAttr>(dict.get("params"));
-    if (!args || args.size() != params.size()) {
+  for (Attribute entry : launches) {
+    auto record = dyn_cast<LaunchAttr>(entry);
+    ArrayAttr args = record ? record.getArgs() : ArrayAttr();
+    if (!args) {
       op->emitOpError("qf.launches record has no args for its parameters");
       failedAny = true;
       return;
     }
-    addLaunch(dict, [&](size_t i, StringRef name) -> std::pair<json::Object,
-                                                               std::string> {
+    addLaunch(record, [&](size_t i, StringRef name) -> BoundArg {
       auto arg = cast<DictionaryAttr>(args[i]);
       if (auto index = arg.getAs<IntegerAttr>("operand"))
-        return {valueArg(op->getOperand(index.getInt())), "ptr"};
+        return {valueArg(op->getOperand(index.getInt())), kPtr};
       if (auto index = arg.getAs<IntegerAttr>("result"))
-        return {valueArg(op->getResult(index.getInt())), "ptr"};
+        return {valueArg(op->getResult(index.getInt())), kPtr};
       if (auto v = arg.getAs<IntegerAttr>("i32"))
-        return {json::Object{{"i32", v.getInt()}}, "i32"};
-      if (auto v = arg.getAs<FloatAttr>("f32"))
-        return {json::Object{{"f32", v.getValueAsDouble()}}, "f32"};
+        return {immediateArg(schema::Arg::Kind::I32, v.getInt()),
+                schema::ParamType::I32};
+      if (auto v = arg.getAs<FloatAttr>("f32")) {
+        schema::Arg f32;
+        f32.kind = schema::Arg::Kind::F32;
+        f32.floatValue = static_cast<float>(v.getValueAsDouble());
+        return {f32, schema::ParamType::F32};
+      }
       op->emitOpError("unknown argument record for parameter '")
           << name << "'";
       failedAny = true;
-      return {json::Object{}, "ptr"};
+      return {schema::Arg(), kPtr};
     });
-    int64_t batch = cast<IntegerAttr>(dict.get("batch")).getInt();
-    for (const auto &field : stepFields)
-      stepsByBatch[batch].back().getAsObject()->insert(
-          {field.first, field.second});
+    int64_t batch = record.getBatch();
+    stepsByBatch[batch].back().op = stepOp;
+    stepsByBatch[batch].back().encoding = stepEncoding;
   }
 }
 
 /// Appends `name` unless `list` has it: the functions of one module (a plan
 /// per batch) that read or return the same buffer list it once.
-static void appendOnce(json::Array &list, const std::string &name) {
-  for (const json::Value &entry : list)
-    if (entry.getAsString() == StringRef(name))
-      return;
-  list.push_back(name);
+static void appendOnce(std::vector<std::string> &list,
+                       const std::string &name) {
+  if (!llvm::is_contained(list, name))
+    list.push_back(name);
 }
 
 void ArtifactBuilder::addFunction(func::FuncOp func) {
@@ -505,28 +518,35 @@ void ArtifactBuilder::addBuffers() {
     std::string name = bufferNames.nameOf(v);
     if (!type || !seen.insert(name).second)
       continue;
-    json::Object buffer{{"name", name},
-                        {"shape", shapeOf(type)},
-                        {"dtype", dtypeOf(type.getElementType())}};
-    if (stateBuffers.count(name))
-      buffer["state"] = true;
+    schema::Buffer buffer;
+    buffer.name = name;
+    buffer.shape = shapeOf(type);
+    buffer.dtype = dtypeOf(type.getElementType());
+    buffer.state = stateBuffers.count(name) != 0;
     buffers.push_back(std::move(buffer));
   }
-  for (auto &[name, spec] : scratchBuffers)
-    buffers.push_back(json::Object{{"name", name},
-                                   {"shape", json::Array(spec.first)},
-                                   {"dtype", spec.second}});
-  for (auto &[dtype, elements] : workspaceElements)
-    buffers.push_back(json::Object{{"name", workspaceName(dtype)},
-                                   {"shape", json::Array{elements}},
-                                   {"dtype", dtype},
-                                   {"workspace", true}});
+  for (auto &[name, spec] : scratchBuffers) {
+    schema::Buffer buffer;
+    buffer.name = name;
+    buffer.shape = spec.first;
+    buffer.dtype = spec.second;
+    buffers.push_back(std::move(buffer));
+  }
+  for (auto &[dtype, elements] : workspaceElements) {
+    schema::Buffer buffer;
+    buffer.name = workspaceName(dtype);
+    buffer.shape = {schema::Dim{elements, false}};
+    buffer.dtype = dtype;
+    buffer.workspace = true;
+    buffers.push_back(std::move(buffer));
+  }
 }
 
 } // namespace
 
-FailureOr<json::Value> mlir::qf::buildArtifact(ModuleOp module, StringRef ptx,
-                                               const ArtifactOptions &options) {
+FailureOr<schema::Artifact>
+mlir::qf::buildArtifact(ModuleOp module, StringRef ptx,
+                        const ArtifactOptions &options) {
   ArtifactBuilder builder;
   module.walk([&](func::FuncOp func) {
     if (!func.isExternal())
@@ -536,34 +556,31 @@ FailureOr<json::Value> mlir::qf::buildArtifact(ModuleOp module, StringRef ptx,
     return failure();
   builder.addBuffers();
 
-  json::Array plans;
+  schema::Artifact artifact;
+  // The oldest version that expresses the file: 5 with the fallback's
+  // workspace, 4 where a launch names its op (GPTQ), 3 where a weight is
+  // listed in two layouts, else 2.
+  artifact.version = !builder.workspaceElements.empty()
+                         ? kArtifactWorkspaceVersion
+                     : builder.anyLaunchOp    ? kArtifactLaunchOpVersion
+                     : builder.anyPackedTwice ? kArtifactLayoutsVersion
+                                              : kArtifactMinVersion;
+  artifact.producer = options.producer;
+  artifact.chip = options.chip;
+  artifact.ptxFeatures = options.features;
+  artifact.modulePtx = ptx.str();
+  artifact.moduleCubin.assign(options.cubin.begin(), options.cubin.end());
+  artifact.kernels = std::move(builder.kernels);
+  artifact.weights = std::move(builder.weights);
+  artifact.tensors = std::move(builder.tensors);
+  artifact.buffers = std::move(builder.buffers);
+  artifact.inputs = std::move(builder.inputs);
+  artifact.outputs = std::move(builder.outputs);
   for (auto &[batch, steps] : builder.stepsByBatch)
-    plans.push_back(json::Object{{"batch", batch}, {"steps", std::move(steps)}});
-
-  json::Object module_{{"ptx", ptx.str()}};
-  if (!options.cubin.empty())
-    module_["cubin_base64"] = llvm::encodeBase64(options.cubin);
-  json::Object artifact{
-      {"format", "qfuse-artifact"},
-      // The oldest version that expresses the file: 5 with the fallback's
-      // workspace, 4 where a launch names its op (GPTQ), 3 where a weight is
-      // listed in two layouts, else 2.
-      {"version", !builder.workspaceElements.empty() ? kArtifactWorkspaceVersion
-                  : builder.anyLaunchOp      ? kArtifactLaunchOpVersion
-                  : builder.anyPackedTwice   ? kArtifactLayoutsVersion
-                                             : kArtifactMinVersion},
-      {"producer", options.producer},
-      {"target",
-       json::Object{{"chip", options.chip}, {"ptx_features", options.features}}},
-      {"module", std::move(module_)},
-      {"kernels", std::move(builder.kernels)},
-      {"weights", std::move(builder.weights)},
-      {"tensors", std::move(builder.tensors)},
-      {"buffers", std::move(builder.buffers)},
-      {"inputs", std::move(builder.inputs)},
-      {"outputs", std::move(builder.outputs)},
-      {"plans", std::move(plans)}};
-  if (auto model = module->getAttrOfType<DictionaryAttr>("qf.model"))
-    artifact["model"] = attrToJson(model);
-  return json::Value(std::move(artifact));
+    artifact.plans.push_back({batch, std::move(steps)});
+  if (auto model = module->getAttrOfType<DictionaryAttr>("qf.model")) {
+    artifact.model.present = true;
+    artifact.model.json = modelJson(model);
+  }
+  return artifact;
 }

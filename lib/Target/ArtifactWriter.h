@@ -9,8 +9,8 @@
 #define QFUSE_LIB_TARGET_ARTIFACTWRITER_H
 
 #include "mlir/IR/BuiltinOps.h"
+#include "qfuse/format/ArtifactSchema.h"
 #include "qfuse/format/ArtifactVersion.h"
-#include "llvm/Support/JSON.h"
 
 #include <map>
 #include <string>
@@ -28,17 +28,18 @@ struct ArtifactOptions {
   std::string chip = "sm_90";
   std::string features = "+ptx80";
   std::string producer = "qfuse-compile";
-  /// Kernel name -> cubin bytes, for kernels ptxas assembled.
+  /// The cubin ptxas assembled from the module's PTX; empty when none.
   std::string cubin;
 };
 
 /// The PTX text of the serialized `gpu.binary @qf_kernels`, or failure.
 FailureOr<std::string> extractKernelPTX(ModuleOp module);
 
-/// Builds the artifact JSON; fails with a diagnostic on an op the plan
-/// cannot express.
-FailureOr<llvm::json::Value> buildArtifact(ModuleOp module, StringRef ptx,
-                                           const ArtifactOptions &options);
+/// Fills the artifact's schema from the module; fails with a diagnostic on
+/// an op the plan cannot express. qfuse::format::artifact::printArtifact
+/// writes it.
+FailureOr<qfuse::format::artifact::Artifact>
+buildArtifact(ModuleOp module, StringRef ptx, const ArtifactOptions &options);
 
 } // namespace qf
 } // namespace mlir

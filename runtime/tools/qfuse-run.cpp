@@ -111,19 +111,25 @@ struct RunResult {
   json breakdown; // --profile: the decode step by part
 };
 
-/// What part of a decode step a plan step is: the linear layers (fused
-/// matvec/matmul kernels and cuBLAS gemms), attention (cache write and
-/// attention kernels), or the rest (norms, rotary, residual adds, ...).
-const char *partOf(const Step &step) {
+/// What part of a decode step a plan step is, from what the artifact says
+/// it binds (not from kernel names): a gemm or a launch on a weight is a
+/// linear layer (fused matvec/matmul kernels, the fallback's dequantize),
+/// a launch on a state buffer is attention (cache writes and attention
+/// kernels: the KV caches are the state buffers), anything else is the
+/// rest (norms, rotary, residual adds, ...).
+const char *partOf(const Artifact &artifact, const Step &step) {
   if (step.kind == Step::Kind::Gemm)
     return "linear";
-  const std::string &name = step.target;
-  if (name.rfind("qf_matvec", 0) == 0 || name.rfind("qf_mma", 0) == 0)
-    return "linear";
-  if (name.find("attention") != std::string::npos ||
-      name.find("kv_cache") != std::string::npos)
-    return "attention";
-  return "rest";
+  bool onState = false;
+  for (const Arg &arg : step.args) {
+    if (arg.kind == Arg::Kind::Weight)
+      return "linear";
+    if (arg.kind == Arg::Kind::Buffer) {
+      const BufferSpec *buffer = artifact.findBuffer(arg.name);
+      onState = onState || (buffer && buffer->state);
+    }
+  }
+  return onState ? "attention" : "rest";
 }
 
 /// Mean replay time of `graph` in milliseconds over `replays` replays.
@@ -161,15 +167,15 @@ json decodeBreakdown(Executor &executor, const Artifact &artifact,
   for (const char *part : {"linear", "attention", "rest"}) {
     int count = 0;
     for (const Step &step : plan.steps)
-      count += std::string(partOf(step)) == part;
+      count += std::string(partOf(artifact, step)) == part;
     if (!count)
       continue;
     const double without = replayMs(
-        executor.makePartialGraph(1, stream,
-                                  [&](size_t i) {
-                                    return std::string(partOf(
-                                               plan.steps[i])) != part;
-                                  }),
+        executor.makePartialGraph(
+            1, stream,
+            [&](size_t i) {
+              return std::string(partOf(artifact, plan.steps[i])) != part;
+            }),
         stream, kReplays);
     const double cost = full - without;
     explained += cost;

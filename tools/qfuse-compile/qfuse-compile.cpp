@@ -28,11 +28,11 @@
 
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
-#include "llvm/Support/FormatVariadic.h"
 
-#include "../../lib/Target/ArtifactSet.h"
 #include "../../lib/Target/ArtifactWriter.h"
 #include "Ptxas.h"
 #include "qfuse/Conversion/Passes.h"
@@ -343,12 +343,11 @@ static FailureOr<std::string> renderOutput(ModuleOp module, StringRef chip) {
       options.cubin = std::move(*cubin);
     }
   }
-  FailureOr<llvm::json::Value> artifact =
+  FailureOr<qfuse::format::artifact::Artifact> artifact =
       qf::buildArtifact(module, *ptx, options);
   if (failed(artifact))
     return failure();
-  os << llvm::formatv("{0:2}", *artifact) << "\n";
-  return text;
+  return qfuse::format::artifact::printArtifact(*artifact);
 }
 
 /// Runs `pipelines` (one per chip of `chips`) on `module` and renders each
@@ -429,15 +428,9 @@ static int printTilingCandidates(MLIRContext &context, StringRef chip) {
     if (m <= 0)
       return fail("--batch-sizes must be positive, got " + Twine(m));
   // The target qf-select-tiling builds from the same options.
-  qf::TargetAttr chipTarget = qf::getKnownTarget(&context, chip);
-  qf::TilingTarget target;
-  target.smCount = chipTarget.getSmCount();
-  target.smVersion = chipTarget.getSmVersion();
-  target.bandwidthGbps = chipTarget.getBandwidthGbps();
-  target.archSpecific = chipTarget.isArchSpecific();
-  target.tensorCoreMinM = tensorCoreMinBatch;
-  target.maxSharedPerBlock = chipTarget.getMaxSharedPerBlock();
-  target.dequantGemmMinM = dequantGemmMinBatch;
+  qf::TilingTarget target =
+      qf::getTilingTarget(qf::getKnownTarget(&context, chip),
+                          tensorCoreMinBatch, dequantGemmMinBatch);
   if (target.tensorCoreMinM < 1)
     return fail("--tensor-core-min-batch must be positive");
   qf::WeightType keyed = weight;
@@ -530,6 +523,8 @@ int main(int argc, char **argv) {
   if (failed(texts))
     return 1;
   // One chip writes today's plain artifact; a list, the set of them.
-  return writeOutput(texts->size() == 1 ? texts->front()
-                                        : qf::renderArtifactSet(*texts));
+  return writeOutput(texts->size() == 1
+                         ? texts->front()
+                         : qfuse::format::artifact::printArtifactSet(
+                               {texts->begin(), texts->end()}));
 }

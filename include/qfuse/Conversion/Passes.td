@@ -12,7 +12,7 @@ def QFToGPU : Pass<"qf-to-gpu", "::mlir::ModuleOp"> {
     one kernel per batch size into `gpu.module @qf_kernels` (an `llvm.func`
     with `nvvm.kernel`, written in the LLVM and NVVM dialects so the chosen
     loads and bit tricks reach the PTX as written) and records how to launch
-    it on the op as `qf.launches`: one dictionary per batch size with the
+    it on the op as `qf.launches`: one `#qf.launch` per batch size with the
     kernel name, grid, block, shared memory and parameter names. A dynamic
     batch dimension is compiled for each of `batch-sizes`.
 

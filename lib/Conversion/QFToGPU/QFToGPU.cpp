@@ -69,31 +69,48 @@ gpu::GPUModuleOp getOrCreateKernelModule(ModuleOp module, StringRef chip,
   return gpuModule;
 }
 
-/// The `qf.launches` entry of one launch (docs/decode-model.md); `args` is
-/// empty for fused matmuls, whose parameters are bound by name.
-DictionaryAttr launchRecord(OpBuilder &b, const KernelLaunch &launch,
-                            int64_t batch, ArrayRef<DictionaryAttr> args) {
+/// What a `qf.launches` entry says beyond its kernel (#qf.launch).
+struct LaunchExtras {
+  /// One argument record per parameter (decode ops, the fallback's
+  /// elementwise launches); empty where parameters are bound by name.
+  ArrayRef<DictionaryAttr> args;
+  /// The weight layout the kernel reads, where not the operand's.
+  LayoutAttr layout;
+  /// The kernel reads the act_order permute's output.
+  bool permutedInput = false;
+  /// A fallback step ("dequantize", "silu_mul", "add", "permute"), the
+  /// qf.group member it serves and, for "dequantize", its weight.
+  StringRef step;
+  int64_t member = 0;
+  StringRef weight;
+};
+
+/// The `qf.launches` entry of one launch (docs/decode-model.md).
+LaunchAttr launchRecord(OpBuilder &b, const KernelLaunch &launch, int64_t batch,
+                        const LaunchExtras &extras = {}) {
   SmallVector<Attribute> params;
   for (const KernelParam &param : launch.params)
     params.push_back(b.getStringAttr(param.name));
-  SmallVector<NamedAttribute> entries = {
-      b.getNamedAttr("batch", b.getI64IntegerAttr(batch)),
-      b.getNamedAttr("kernel",
-                     SymbolRefAttr::get(b.getStringAttr(kKernelModuleName),
-                                        {FlatSymbolRefAttr::get(
-                                            b.getStringAttr(launch.name))})),
-      b.getNamedAttr("grid", b.getDenseI64ArrayAttr(
-                                 {launch.gridX, launch.gridY, launch.gridZ})),
-      b.getNamedAttr("block", b.getDenseI64ArrayAttr({launch.blockX, 1, 1})),
-      b.getNamedAttr("shared_bytes", b.getI64IntegerAttr(launch.sharedBytes)),
-      b.getNamedAttr("dynamic_shared_bytes",
-                     b.getI64IntegerAttr(launch.dynamicSharedBytes)),
-      b.getNamedAttr("params", b.getArrayAttr(params))};
-  if (!args.empty())
-    entries.push_back(b.getNamedAttr(
-        "args", b.getArrayAttr(SmallVector<Attribute>(args.begin(),
-                                                      args.end()))));
-  return b.getDictionaryAttr(entries);
+  auto optionalString = [&](StringRef text) {
+    return text.empty() ? StringAttr() : b.getStringAttr(text);
+  };
+  return LaunchAttr::get(
+      b.getContext(),
+      extras.args.empty() ? ArrayAttr()
+                          : b.getArrayAttr(SmallVector<Attribute>(
+                                extras.args.begin(), extras.args.end())),
+      batch, b.getDenseI64ArrayAttr({launch.blockX, 1, 1}),
+      launch.dynamicSharedBytes,
+      b.getDenseI64ArrayAttr({launch.gridX, launch.gridY, launch.gridZ}),
+      extras.permutedInput ? b.getStringAttr("permuted") : StringAttr(),
+      SymbolRefAttr::get(
+          b.getStringAttr(kKernelModuleName),
+          {FlatSymbolRefAttr::get(b.getStringAttr(launch.name))}),
+      extras.layout,
+      extras.step.empty() ? std::nullopt
+                          : std::optional<int64_t>(extras.member),
+      b.getArrayAttr(params), launch.sharedBytes, optionalString(extras.step),
+      optionalString(extras.weight));
 }
 
 /// The batch sizes an op with `rows` rows runs at: its own when static.
@@ -231,7 +248,8 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
       if (failed(launches))
         return failure();
       for (const OpLaunch &launch : *launches)
-        records.push_back(launchRecord(b, launch.launch, batch, launch.args));
+        records.push_back(
+            launchRecord(b, launch.launch, batch, {/*args=*/launch.args}));
     }
     op->setAttr("qf.launches", b.getArrayAttr(records));
     return success();
@@ -416,14 +434,12 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
           return failure();
         it = emitted.try_emplace(name, *emittedLaunch).first;
       }
-      DictionaryAttr record = launchRecord(b, it->second, batch, {});
-      NamedAttrList fields(record);
+      LaunchExtras extras;
       // The weight's copy in another layout (docs/artifact.md).
       if (spec.layout != w.getLayout())
-        fields.set("layout", spec.layout);
-      if (permuted)
-        fields.set("input", b.getStringAttr("permuted"));
-      launches.push_back(fields.getDictionary(op.getContext()));
+        extras.layout = spec.layout;
+      extras.permutedInput = permuted;
+      launches.push_back(launchRecord(b, it->second, batch, extras));
     }
     op->setAttr("qf.launches", b.getArrayAttr(launches));
     return success();
@@ -459,12 +475,12 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
          arg("scratch", "permuted")});
     if (failed(permute))
       return failure();
-    NamedAttrList fields(
-        launchRecord(b, permute->launch, batch, permute->args));
-    fields.set("step", b.getStringAttr("permute"));
-    fields.set("member", b.getI64IntegerAttr(0));
-    fields.set("layout", layout);
-    launches.push_back(fields.getDictionary(ctx));
+    LaunchExtras extras;
+    extras.args = permute->args;
+    extras.layout = layout;
+    extras.step = "permute";
+    extras.member = 0;
+    launches.push_back(launchRecord(b, permute->launch, batch, extras));
     return success();
   }
 
@@ -500,17 +516,10 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
     auto named = [&](StringRef key, Attribute value) {
       return b.getNamedAttr(key, value);
     };
-    auto extend = [&](DictionaryAttr record, ArrayRef<NamedAttribute> extra) {
-      NamedAttrList fields(record);
-      for (const NamedAttribute &field : extra)
-        fields.set(field.getName(), field.getValue());
-      return fields.getDictionary(ctx);
-    };
     SmallVector<FusedMatmulOp> outputs(members.begin(), members.end());
     if (outputs.empty())
       outputs.push_back(op);
     for (auto [i, member] : llvm::enumerate(outputs)) {
-      Attribute memberAttr = b.getI64IntegerAttr(i);
       SmallVector<StringRef> roles;
       if (gated)
         roles = {"gate", "up"};
@@ -531,17 +540,14 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
                                .first->second);
         KernelLaunch launch =
             emitDequantizeKernel(gpuModule, name, w, act, op.getLoc());
-        launches.push_back(extend(
-            launchRecord(b, launch, batch, {}),
-            {named("step", b.getStringAttr("dequantize")),
-             named("member", memberAttr),
-             named("weight", b.getStringAttr(role == "up" ? "up" : "weight")),
-             named("layout", layout)}));
-        launches.push_back(b.getDictionaryAttr(
-            {named("batch", b.getI64IntegerAttr(batch)),
-             named("step", b.getStringAttr("gemm")),
-             named("member", memberAttr),
-             named("into", b.getStringAttr(role))}));
+        LaunchExtras dequantize;
+        dequantize.layout = layout;
+        dequantize.step = "dequantize";
+        dequantize.member = i;
+        dequantize.weight = role == "up" ? "up" : "weight";
+        launches.push_back(launchRecord(b, launch, batch, dequantize));
+        launches.push_back(FallbackGemmAttr::get(
+            ctx, batch, b.getStringAttr(role), static_cast<int64_t>(i)));
       }
       if (!gated)
         continue;
@@ -565,12 +571,11 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
             emitElementwiseLaunch(op, gpuModule, kind, batch, n, args);
         if (failed(launch))
           return failure();
-        launches.push_back(extend(
-            launchRecord(b, launch->launch, batch, launch->args),
-            {named("step", b.getStringAttr(kind == Elementwise::SiluMul
-                                               ? "silu_mul"
-                                               : "add")),
-             named("member", memberAttr)}));
+        LaunchExtras extras;
+        extras.args = launch->args;
+        extras.step = kind == Elementwise::SiluMul ? "silu_mul" : "add";
+        extras.member = i;
+        launches.push_back(launchRecord(b, launch->launch, batch, extras));
       }
     }
     return success();

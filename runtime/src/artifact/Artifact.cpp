@@ -1,7 +1,8 @@
 //===- Artifact.cpp - The artifact's small types, loading and lookups -----===//
 //
-// The artifact's small types (chip target, tensor and buffer sizes, base64)
-// and the lookups by name and batch. Reading the JSON is ArtifactParser's job.
+// The artifact's small types (chip target, tensor and buffer sizes) and the
+// lookups by name and batch. Reading the JSON is the schema's job
+// (qfuse/format/ArtifactJson.h), checking it ArtifactValidator's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -9,7 +10,7 @@
 
 #include "qfuse/runtime/Error.h"
 
-#include "ArtifactParser.h"
+#include "ArtifactValidator.h"
 #include "StrictJson.h"
 
 #include <algorithm>
@@ -50,20 +51,6 @@ std::string ChipTarget::str() const {
   return "sm_" + std::to_string(major * 10 + minor) + (archSpecific ? "a" : "");
 }
 
-std::string_view paramTypeName(ParamType type) {
-  switch (type) {
-  case ParamType::Ptr:
-    return "ptr";
-  case ParamType::I32:
-    return "i32";
-  case ParamType::I64:
-    return "i64";
-  case ParamType::F32:
-    return "f32";
-  }
-  return "?";
-}
-
 uint64_t TensorSpec::numBytes() const {
   uint64_t count = 1;
   for (int64_t extent : shape)
@@ -82,52 +69,6 @@ uint64_t BufferSpec::numBytes(int64_t batch) const {
   return dtypeStorageBytes(dtype, count).value_or(0);
 }
 
-std::optional<std::vector<uint8_t>> decodeBase64(std::string_view text) {
-  auto value = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z')
-      return c - 'A';
-    if (c >= 'a' && c <= 'z')
-      return c - 'a' + 26;
-    if (c >= '0' && c <= '9')
-      return c - '0' + 52;
-    if (c == '+')
-      return 62;
-    if (c == '/')
-      return 63;
-    return -1;
-  };
-  std::vector<uint8_t> out;
-  out.reserve(text.size() / 4 * 3);
-  uint32_t accumulator = 0;
-  int bits = 0;
-  size_t symbols = 0, padding = 0;
-  for (char c : text) {
-    if (std::isspace(static_cast<unsigned char>(c)))
-      continue;
-    if (c == '=') {
-      ++padding;
-      ++symbols;
-      continue;
-    }
-    if (padding > 0) // data after padding
-      return std::nullopt;
-    int v = value(c);
-    if (v < 0)
-      return std::nullopt;
-    ++symbols;
-    accumulator = (accumulator << 6) | static_cast<uint32_t>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<uint8_t>(accumulator >> bits));
-      accumulator &= (1u << bits) - 1;
-    }
-  }
-  if (symbols % 4 != 0 || padding > 2)
-    return std::nullopt;
-  return out;
-}
-
 //===----------------------------------------------------------------------===//
 // Artifact
 //===----------------------------------------------------------------------===//
@@ -135,7 +76,10 @@ std::optional<std::vector<uint8_t>> decodeBase64(std::string_view text) {
 Artifact Artifact::parse(std::string_view text, std::string source) {
   nlohmann::json root =
       detail::parseStrictJson(text, "artifact '" + source + "'");
-  return detail::ArtifactParser(std::move(source)).run(root);
+  format::artifact::Artifact read;
+  if (auto error = format::artifact::fromJson(root, read))
+    throw detail::readError(source, *error);
+  return detail::ArtifactValidator(std::move(source)).run(std::move(read));
 }
 
 std::string detail::readArtifactText(const std::string &path) {

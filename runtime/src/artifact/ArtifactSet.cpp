@@ -1,9 +1,10 @@
-//===- ArtifactSet.cpp - An artifact set read and checked, a variant chosen ===//
+//===- ArtifactSet.cpp - An artifact set read and checked, a variant chosen
+//===//
 //
-// The set's own fields (format, version, variants), each variant through the
-// artifact parser with its index in the path, the one-variant-per-chip rule,
-// and selectVariant, the one place that decides which chip's code a device
-// runs.
+// A file read through the schema (a plain artifact, or a set's variants,
+// each validated with its index in the path), the one-variant-per-chip
+// rule, and selectVariant, the one place that decides which chip's code a
+// device runs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,7 +12,7 @@
 
 #include "qfuse/runtime/Error.h"
 
-#include "ArtifactParser.h"
+#include "ArtifactValidator.h"
 #include "StrictJson.h"
 
 namespace qfuse::runtime {
@@ -29,64 +30,6 @@ std::string capabilityText(int major, int minor) {
 std::string chipFor(int major, int minor) {
   return "sm_" + std::to_string(capabilityNumber(major, minor));
 }
-
-/// Reads a set's fields and its variants; every error names the file and
-/// the JSON path.
-class SetParser {
-public:
-  explicit SetParser(std::string source) : source_(std::move(source)) {}
-
-  std::vector<Artifact> run(const json &root) const {
-    for (const auto &item : root.items())
-      if (item.key() != "format" && item.key() != "version" &&
-          item.key() != "variants")
-        fail(item.key(), "unknown field in an artifact set (expected format, "
-                         "version, variants)");
-    const auto version = root.find("version");
-    if (version == root.end())
-      fail("top level", "missing field 'version'");
-    if (!version->is_number_integer() ||
-        version->get<int64_t>() != format::kArtifactSetVersion)
-      fail("version", "found " + version->dump() +
-                          ", this runtime reads artifact sets of version " +
-                          std::to_string(format::kArtifactSetVersion));
-    const auto variants = root.find("variants");
-    if (variants == root.end())
-      fail("top level", "missing field 'variants'");
-    if (!variants->is_array())
-      fail("variants", "expected an array of artifacts, found " +
-                           std::string(variants->type_name()));
-    if (variants->empty())
-      fail("variants", "empty: a set holds at least one artifact");
-
-    std::vector<Artifact> out;
-    std::vector<std::string> chips;
-    for (size_t i = 0; i < variants->size(); ++i) {
-      const std::string where = "variants[" + std::to_string(i) + "]";
-      out.push_back(detail::ArtifactParser(source_, where).run((*variants)[i]));
-      const std::string &chip = out.back().chip;
-      for (size_t j = 0; j < i; ++j)
-        if (chips[j] == chip)
-          fail(where + ".target.chip",
-               "\"" + chip + "\" is also the chip of variants[" +
-                   std::to_string(j) + "]; a set holds one artifact per chip");
-      chips.push_back(chip);
-    }
-    for (size_t i = 0; i < out.size(); ++i) {
-      out[i].variantIndex = i;
-      out[i].setChips = chips;
-    }
-    return out;
-  }
-
-private:
-  [[noreturn]] void fail(const std::string &where,
-                         const std::string &what) const {
-    throw Error("artifact '" + source_ + "': " + where + ": " + what);
-  }
-
-  std::string source_;
-};
 
 } // namespace
 
@@ -127,17 +70,31 @@ std::string targetMismatch(const ChipTarget &target, int major, int minor,
 
 ArtifactSet ArtifactSet::parse(std::string_view text, std::string source) {
   json root = detail::parseStrictJson(text, "artifact '" + source + "'");
+  format::artifact::ArtifactFile file;
+  if (auto error = format::artifact::fromJson(root, file))
+    throw detail::readError(source, *error);
   ArtifactSet set;
   set.source_ = source;
-  const auto format = root.is_object() ? root.find("format") : root.end();
-  if (!root.is_object() || format == root.end() || !format->is_string() ||
-      format->get<std::string>() != kArtifactSetFormat) {
-    // A plain artifact, or no artifact at all: its parser says why.
-    set.variants_.push_back(detail::ArtifactParser(source).run(root));
-    return set;
+  set.isSet_ = file.isSet;
+  std::vector<std::string> chips;
+  for (size_t i = 0; i < file.variants.size(); ++i) {
+    const std::string where =
+        file.isSet ? "variants[" + std::to_string(i) + "]" : "";
+    set.variants_.push_back(detail::ArtifactValidator(source, where)
+                                .run(std::move(file.variants[i])));
+    const std::string &chip = set.variants_.back().chip;
+    for (size_t j = 0; j < i; ++j)
+      if (chips[j] == chip)
+        throw Error("artifact '" + source + "': " + where + ".target.chip: \"" +
+                    chip + "\" is also the chip of variants[" +
+                    std::to_string(j) + "]; a set holds one artifact per chip");
+    chips.push_back(chip);
   }
-  set.isSet_ = true;
-  set.variants_ = SetParser(std::move(source)).run(root);
+  if (file.isSet)
+    for (size_t i = 0; i < set.variants_.size(); ++i) {
+      set.variants_[i].variantIndex = i;
+      set.variants_[i].setChips = chips;
+    }
   return set;
 }
 

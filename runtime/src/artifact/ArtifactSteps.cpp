@@ -8,31 +8,17 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ArtifactParser.h"
+#include "ArtifactValidator.h"
 
 #include <limits>
 
 namespace qfuse::runtime::detail {
 
-std::array<uint32_t, 3>
-ArtifactParser::parseDims(const json &step, const std::string &where,
-                          const char *key,
-                          const std::array<int64_t, 3> &limits) {
-  const json &dims = array(step, where, key);
-  if (dims.size() != 3)
-    fail(where + "." + key, "expected [x, y, z], found " + dims.dump());
-  std::array<uint32_t, 3> result;
-  for (size_t d = 0; d < 3; ++d)
-    result[d] = static_cast<uint32_t>(
-        integer(dims[d], where + "." + key + "[" + std::to_string(d) + "]", 1,
-                limits[d]));
-  return result;
-}
-
-Arg ArtifactParser::parseArg(const json &value, const KernelParam &param,
-                             const std::string &where) {
-  requireObject(value, where);
-  Arg arg;
+/// One argument against its kernel parameter: a pointer for a buffer,
+/// weight component or tensor, an immediate of the parameter's type, and
+/// the buffer, weight (and component) or tensor declared.
+void ArtifactValidator::checkArg(const Arg &arg, const KernelParam &param,
+                                 const std::string &where) const {
   const bool isPtr = param.type == ParamType::Ptr;
   auto expectPtr = [&](const char *kind) {
     if (!isPtr)
@@ -46,102 +32,66 @@ Arg ArtifactParser::parseArg(const json &value, const KernelParam &param,
                       " immediate does not match parameter '" + param.name +
                       "' of type " + std::string(paramTypeName(param.type)));
   };
-  if (value.contains("buffer")) {
-    rejectUnknownKeys(value, where, {"buffer"});
+  switch (arg.kind) {
+  case Arg::Kind::Buffer:
     expectPtr("buffer");
-    arg.kind = Arg::Kind::Buffer;
-    arg.name = string(value, where, "buffer");
     if (!artifact_.findBuffer(arg.name))
       fail(where, "buffer '" + arg.name + "' is not declared in 'buffers'");
-  } else if (value.contains("weight")) {
-    rejectUnknownKeys(value, where, {"weight", "component"});
+    return;
+  case Arg::Kind::Weight: {
     expectPtr("weight component");
-    arg.kind = Arg::Kind::Weight;
-    arg.name = string(value, where, "weight");
-    arg.component = string(value, where, "component");
-    if (!artifact_.findWeight(arg.name))
+    const WeightSpec *weight = artifact_.findWeight(arg.name);
+    if (!weight)
       fail(where, "weight '" + arg.name + "' is not declared in 'weights'");
-    const WeightSpec &weight = *artifact_.findWeight(arg.name);
-    if (!weight.findComponent(arg.component)) {
+    if (!weight->findComponent(arg.component)) {
       std::vector<std::string> names;
-      for (const format::ComponentSpec &spec : weight.components)
+      for (const format::ComponentSpec &spec : weight->components)
         names.push_back(spec.name);
-      for (const format::ComponentSpec &spec : weight.layoutComponents)
+      for (const format::ComponentSpec &spec : weight->layoutComponents)
         names.push_back(spec.name);
-      fail(where, "weight '" + arg.name + "' (" + weight.encoding +
+      fail(where, "weight '" + arg.name + "' (" + weight->encoding +
                       ") has no component '" + arg.component + "' (it has " +
                       joined(names) + ")");
     }
-  } else if (value.contains("tensor")) {
-    rejectUnknownKeys(value, where, {"tensor"});
+    return;
+  }
+  case Arg::Kind::Tensor:
     expectPtr("tensor");
-    arg.kind = Arg::Kind::Tensor;
-    arg.name = string(value, where, "tensor");
     if (!artifact_.findTensor(arg.name))
       fail(where, "tensor '" + arg.name + "' is not declared in 'tensors'");
-  } else if (value.contains("i32")) {
-    rejectUnknownKeys(value, where, {"i32"});
-    expectScalar(ParamType::I32);
-    arg.kind = Arg::Kind::I32;
-    arg.intValue = integer(value["i32"], where + ".i32",
-                           std::numeric_limits<int32_t>::min(),
-                           std::numeric_limits<int32_t>::max());
-  } else if (value.contains("i64")) {
-    rejectUnknownKeys(value, where, {"i64"});
-    expectScalar(ParamType::I64);
-    arg.kind = Arg::Kind::I64;
-    arg.intValue = integer(value["i64"], where + ".i64",
-                           std::numeric_limits<int64_t>::min(),
-                           std::numeric_limits<int64_t>::max());
-  } else if (value.contains("f32")) {
-    rejectUnknownKeys(value, where, {"f32"});
-    expectScalar(ParamType::F32);
-    arg.kind = Arg::Kind::F32;
-    if (!value["f32"].is_number())
-      fail(where + ".f32", "expected a number, found " + value["f32"].dump());
-    arg.floatValue = value["f32"].get<float>();
-  } else {
-    fail(where, "expected one of buffer, weight, tensor, i32, i64, f32; "
-                "found " +
-                    value.dump());
+    return;
+  case Arg::Kind::I32:
+    return expectScalar(ParamType::I32);
+  case Arg::Kind::I64:
+    return expectScalar(ParamType::I64);
+  case Arg::Kind::F32:
+    return expectScalar(ParamType::F32);
   }
-  return arg;
 }
 
-Step ArtifactParser::parseStep(const json &value, const std::string &where) {
-  requireObject(value, where);
+Step ArtifactValidator::checkStep(schema::Step &read,
+                                  const std::string &where) {
+  if (read.kind == schema::Step::Kind::Gemm)
+    return checkGemm(read.gemm, where + ".gemm");
   Step step;
-  const bool isLaunch = value.contains("launch");
-  const bool isMemset = value.contains("memset");
-  const bool isGemm = value.contains("gemm");
-  if (int(isLaunch) + int(isMemset) + int(isGemm) != 1)
-    fail(where, "a step is exactly one of {\"launch\": kernel}, "
-                "{\"memset\": buffer} or {\"gemm\": {...}}");
-  if (isGemm) {
-    rejectUnknownKeys(value, where, {"gemm"});
-    return parseGemm(value["gemm"], where + ".gemm");
-  }
-  if (isMemset) {
-    rejectUnknownKeys(value, where, {"memset"});
+  step.target = std::move(read.target);
+  if (read.kind == schema::Step::Kind::Memset) {
     step.kind = Step::Kind::Memset;
-    step.target = string(value, where, "memset");
     if (!artifact_.findBuffer(step.target))
       fail(where + ".memset",
            "buffer '" + step.target + "' is not declared in 'buffers'");
     return step;
   }
-  rejectUnknownKeys(value, where,
-                    {"launch", "grid", "block", "shared_bytes", "args", "op",
-                     "encoding"});
   step.kind = Step::Kind::Launch;
-  step.target = string(value, where, "launch");
   const Kernel *kernel = artifact_.findKernel(step.target);
   if (!kernel)
     fail(where + ".launch",
          "kernel '" + step.target + "' is not defined in 'kernels'");
   step.kernelIndex = static_cast<size_t>(kernel - artifact_.kernels.data());
-  step.grid = parseDims(value, where, "grid", {0x7fffffff, 65535, 65535});
-  step.block = parseDims(value, where, "block", {1024, 1024, 64});
+  for (size_t d = 0; d < 3; ++d) {
+    step.grid[d] = static_cast<uint32_t>(read.grid[d]);
+    step.block[d] = static_cast<uint32_t>(read.block[d]);
+  }
   const int64_t threads =
       int64_t(step.block[0]) * step.block[1] * step.block[2];
   if (threads > kernel->maxThreads)
@@ -149,24 +99,23 @@ Step ArtifactParser::parseStep(const json &value, const std::string &where) {
                                " threads per block exceed kernel '" +
                                kernel->name + "' max_threads " +
                                std::to_string(kernel->maxThreads));
-  if (const json *shared = optionalMember(value, "shared_bytes"))
-    step.sharedBytes = static_cast<uint32_t>(
-        integer(*shared, where + ".shared_bytes", 0, kMaxSharedBytesPerBlock));
+  step.sharedBytes = static_cast<uint32_t>(read.sharedBytes);
   if (kernel->sharedBytes + step.sharedBytes > kMaxSharedBytesPerBlock)
     fail(where + ".shared_bytes",
          "static " + std::to_string(kernel->sharedBytes) + " + dynamic " +
              std::to_string(step.sharedBytes) + " bytes exceed " +
              std::to_string(kMaxSharedBytesPerBlock));
-  const json &args = array(value, where, "args");
-  if (args.size() != kernel->params.size())
-    fail(where + ".args", std::to_string(args.size()) +
+  if (read.args.size() != kernel->params.size())
+    fail(where + ".args", std::to_string(read.args.size()) +
                               " arguments for kernel '" + kernel->name +
                               "', which takes " +
                               std::to_string(kernel->params.size()));
-  for (size_t a = 0; a < args.size(); ++a)
-    step.args.push_back(parseArg(args[a], kernel->params[a],
-                                 where + ".args[" + std::to_string(a) + "]"));
-  parseLaunchOp(value, where, step);
+  for (size_t a = 0; a < read.args.size(); ++a)
+    checkArg(read.args[a], kernel->params[a],
+             where + ".args[" + std::to_string(a) + "]");
+  step.args = std::move(read.args);
+  step.op = std::move(read.op);
+  checkLaunchOp(read.encoding, where, step);
   checkLaunchShapes(step, *kernel, where);
   return step;
 }
@@ -202,8 +151,9 @@ bool lastExtentIs(const BufferSpec &buffer, int64_t extent) {
 /// the [M, N] output of the weight bound to `codes` (`codes.i`). Where the
 /// kernel has those parameters and they are buffers, their last extents must
 /// be the weights' K and N.
-void ArtifactParser::checkLaunchShapes(const Step &step, const Kernel &kernel,
-                                       const std::string &where) const {
+void ArtifactValidator::checkLaunchShapes(const Step &step,
+                                          const Kernel &kernel,
+                                          const std::string &where) const {
   auto bufferFor = [&](std::string_view param) -> const BufferSpec * {
     for (size_t a = 0; a < step.args.size(); ++a)
       if (kernel.params[a].name == param &&
@@ -240,29 +190,15 @@ void ArtifactParser::checkLaunchShapes(const Step &step, const Kernel &kernel,
 
 /// Version 4: "op" names the op a launch runs, and "encoding" (the body of a
 /// #qf.enc, verified) the grid of a qf.gptq_block_update.
-void ArtifactParser::parseLaunchOp(const json &value, const std::string &where,
-                                   Step &step) {
-  const json *op = optionalMember(value, "op");
-  const json *encoding = optionalMember(value, "encoding");
-  if (op || encoding)
-    requireVersion(format::kArtifactLaunchOpVersion, where,
-                   "\"op\" and \"encoding\" on a launch");
-  if (op) {
-    if (!op->is_string() || op->get<std::string>().empty())
-      fail(where + ".op", "expected the op's name, such as "
-                          "\"qf.gptq_block_update\"");
-    step.op = op->get<std::string>();
-  }
+void ArtifactValidator::checkLaunchOp(const std::string &encoding,
+                                      const std::string &where, Step &step) {
   if (step.op == kDequantizeOp)
     checkDequantizeLaunch(step, where);
-  if (encoding) {
-    if (!encoding->is_string())
-      fail(where + ".encoding", "expected the body of a #qf.enc<...>");
+  if (!encoding.empty()) {
     std::string error;
-    if (!format::parseEncoding(encoding->get<std::string>(), step.encoding,
-                               error))
-      fail(where + ".encoding", "'" + encoding->get<std::string>() +
-                                    "' is not an encoding: " + error);
+    if (!format::parseEncoding(encoding, step.encoding, error))
+      fail(where + ".encoding",
+           "'" + encoding + "' is not an encoding: " + error);
     step.hasEncoding = true;
   }
   if (step.op == "qf.gptq_block_update" && !step.hasEncoding)
@@ -273,8 +209,8 @@ void ArtifactParser::parseLaunchOp(const json &value, const std::string &where,
 /// Version 5: a qf.dequantize launch reads one weight and writes it, dense,
 /// to the buffer bound to its parameter "w" (where gemm steps and
 /// qfuse-bench --check find it).
-void ArtifactParser::checkDequantizeLaunch(const Step &step,
-                                           const std::string &where) const {
+void ArtifactValidator::checkDequantizeLaunch(const Step &step,
+                                              const std::string &where) const {
   requireVersion(format::kArtifactWorkspaceVersion, where + ".op",
                  "\"" + step.op + "\" (a weight dequantized for a gemm)");
   const std::string &kernel = artifact_.kernels[step.kernelIndex].name;
@@ -299,36 +235,13 @@ void ArtifactParser::checkDequantizeLaunch(const Step &step,
 /// [N, K] matrix implies. A named weight is dense f16 in row_major (what
 /// cuBLAS reads as stored); a weight buffer (version 5) holds the matrix
 /// row-major, N = y's last extent and K = x's.
-Step ArtifactParser::parseGemm(const json &value, const std::string &where) {
-  requireObject(value, where);
-  rejectUnknownKeys(value, where,
-                    {"x", "weight", "weight_buffer", "y", "bias", "residual"});
+Step ArtifactValidator::checkGemm(const schema::Gemm &read,
+                                  const std::string &where) {
   Step step;
   step.kind = Step::Kind::Gemm;
   GemmStep &gemm = step.gemm;
-  gemm.x = string(value, where, "x");
-  gemm.y = string(value, where, "y");
-  if (optionalMember(value, "bias"))
-    gemm.bias = string(value, where, "bias");
-  if (optionalMember(value, "residual"))
-    gemm.residual = string(value, where, "residual");
-
-  const bool named = value.contains("weight");
-  const bool inBuffer = value.contains("weight_buffer");
-  if (named == inBuffer)
-    fail(where + (named ? ".weight_buffer" : ".weight"),
-         std::string(named ? "found both \"weight\" and \"weight_buffer\""
-                           : "missing field 'weight'") +
-             " (a gemm step names exactly one of \"weight\", a dense f16 "
-             "weight, or \"weight_buffer\", a buffer holding the [N, K] "
-             "weight)");
-  if (named) {
-    gemm.weight = string(value, where, "weight");
-  } else {
-    requireVersion(format::kArtifactWorkspaceVersion, where + ".weight_buffer",
-                   "\"weight_buffer\" (a gemm on a weight in a buffer)");
-    gemm.weightBuffer = string(value, where, "weight_buffer");
-  }
+  static_cast<schema::Gemm &>(gemm) = read;
+  const bool named = !gemm.weight.empty() || gemm.weightBuffer.empty();
   step.target = named ? gemm.weight : gemm.weightBuffer;
 
   gemm.dtype = gemmDType(gemm, where);
@@ -343,8 +256,9 @@ Step ArtifactParser::parseGemm(const json &value, const std::string &where) {
   return step;
 }
 
-const BufferSpec &ArtifactParser::gemmBuffer(const std::string &name,
-                                             const std::string &where) const {
+const BufferSpec &
+ArtifactValidator::gemmBuffer(const std::string &name,
+                              const std::string &where) const {
   const BufferSpec *buffer = artifact_.findBuffer(name);
   if (!buffer)
     fail(where, "buffer '" + name + "' is not declared in 'buffers'");
@@ -353,8 +267,8 @@ const BufferSpec &ArtifactParser::gemmBuffer(const std::string &name,
 
 /// The one dtype of every operand: x's, f16, or bf16 when the weight is in a
 /// buffer (version 5; a named weight is stored f16).
-DType ArtifactParser::gemmDType(const GemmStep &gemm,
-                                const std::string &where) const {
+DType ArtifactValidator::gemmDType(const GemmStep &gemm,
+                                   const std::string &where) const {
   const BufferSpec &x = gemmBuffer(gemm.x, where + ".x");
   if (x.dtype == DType::F16)
     return DType::F16;
@@ -371,8 +285,8 @@ DType ArtifactParser::gemmDType(const GemmStep &gemm,
   return DType::BF16;
 }
 
-GemmShape ArtifactParser::namedWeightShape(const GemmStep &gemm,
-                                           const std::string &where) const {
+GemmShape ArtifactValidator::namedWeightShape(const GemmStep &gemm,
+                                              const std::string &where) const {
   const WeightSpec *weight = artifact_.findWeight(gemm.weight);
   if (!weight)
     fail(where + ".weight",
@@ -396,8 +310,8 @@ GemmShape ArtifactParser::namedWeightShape(const GemmStep &gemm,
 /// elements of the gemm's dtype, whatever its shape (one flat workspace may
 /// serve gemms of several shapes), and its shape is static (a weight does
 /// not depend on the batch).
-GemmShape ArtifactParser::weightBufferShape(const GemmStep &gemm,
-                                            const std::string &where) const {
+GemmShape ArtifactValidator::weightBufferShape(const GemmStep &gemm,
+                                               const std::string &where) const {
   auto lastExtent = [&](const char *key, const std::string &name) {
     const BufferSpec &buffer = gemmBuffer(name, where + "." + key);
     if (buffer.shape.size() != 2 || buffer.shape[1].isBatch)
@@ -441,9 +355,9 @@ GemmShape ArtifactParser::weightBufferShape(const GemmStep &gemm,
 /// x [rows, K], y and residual [rows, N], all of the gemm's dtype; y differs
 /// from x (cuBLAS does not multiply in place) and from the residual (which
 /// is copied into y before the product accumulates on it).
-void ArtifactParser::checkGemmOperands(const GemmStep &gemm,
-                                       const GemmShape &shape,
-                                       const std::string &where) const {
+void ArtifactValidator::checkGemmOperands(const GemmStep &gemm,
+                                          const GemmShape &shape,
+                                          const std::string &where) const {
   const std::string dtype(artifactName(gemm.dtype));
   // A buffer [rows, cols]; returns its rows (a Dim).
   auto matrix = [&](const char *key, const std::string &name,
@@ -483,8 +397,9 @@ void ArtifactParser::checkGemmOperands(const GemmStep &gemm,
 }
 
 /// A tensor [N] of the gemm's dtype.
-void ArtifactParser::checkGemmBias(const GemmStep &gemm, const GemmShape &shape,
-                                   const std::string &where) const {
+void ArtifactValidator::checkGemmBias(const GemmStep &gemm,
+                                      const GemmShape &shape,
+                                      const std::string &where) const {
   if (gemm.bias.empty())
     return;
   const TensorSpec *bias = artifact_.findTensor(gemm.bias);
@@ -499,26 +414,22 @@ void ArtifactParser::checkGemmBias(const GemmStep &gemm, const GemmShape &shape,
                               shapeText(bias->shape) + ")");
 }
 
-void ArtifactParser::parsePlans(const json &root) {
-  const json &plans = array(root, "top level", "plans");
+void ArtifactValidator::checkPlans(std::vector<schema::Plan> &plans) {
   if (plans.empty())
     fail("plans", "no plans (expected one per compiled batch size)");
   std::set<int64_t> batches;
   for (size_t i = 0; i < plans.size(); ++i) {
     const std::string where = "plans[" + std::to_string(i) + "]";
-    requireObject(plans[i], where);
     Plan plan;
-    plan.batch = integer(member(plans[i], where, "batch"), where + ".batch", 1,
-                         int64_t(1) << 24);
+    plan.batch = plans[i].batch;
     if (!batches.insert(plan.batch).second)
       fail(where + ".batch",
            "duplicate plan for batch " + std::to_string(plan.batch));
-    const json &steps = array(plans[i], where, "steps");
-    if (steps.empty())
+    if (plans[i].steps.empty())
       fail(where + ".steps", "no steps");
-    for (size_t s = 0; s < steps.size(); ++s)
-      plan.steps.push_back(
-          parseStep(steps[s], where + ".steps[" + std::to_string(s) + "]"));
+    for (size_t s = 0; s < plans[i].steps.size(); ++s)
+      plan.steps.push_back(checkStep(
+          plans[i].steps[s], where + ".steps[" + std::to_string(s) + "]"));
     artifact_.plans.push_back(std::move(plan));
   }
 }

@@ -11,9 +11,9 @@
 #l32 = #qf.layout<tiled, tile_n = 32, tile_k = 32>
 !w = !qf.weight<4096x4096, #ao, #l1>
 // CHECK-LABEL: func.func @act_order
-// CHECK: qf.launches = [{batch = 1 : i64, {{[^}]*}}kernel = @qf_kernels::@qf_matvec_0_m1, params = ["x", "codes", "scales", "perm", "y"]
-// CHECK-SAME: {args = [{activations = "input"}, {component = "perm"}, {scratch = "permuted"}], {{[^}]*}}grid = array<i64: 2, 16, 1>, kernel = @qf_kernels::@qf_permute_k4096, layout = #tiled_32x32, member = 0 : i64, params = ["x", "perm", "xp"], shared_bytes = 8192 : i64, step = "permute"}
-// CHECK-SAME: {batch = 16 : i64, {{[^}]*}}input = "permuted", kernel = @qf_kernels::@qf_mma_1_m16, layout = #tiled_32x32, params = ["x", "codes", "scales", "y"]
+// CHECK: qf.launches = [#qf.launch<batch = 1, {{[^>]*}}kernel = @qf_kernels::@qf_matvec_0_m1, params = ["x", "codes", "scales", "perm", "y"]
+// CHECK-SAME: #qf.launch<args = [{activations = "input"}, {component = "perm"}, {scratch = "permuted"}], {{[^>]*}}grid = [2, 16, 1], kernel = @qf_kernels::@qf_permute_k4096, layout = #tiled_32x32, member = 0, params = ["x", "perm", "xp"], shared_bytes = 8192, step = "permute">
+// CHECK-SAME: #qf.launch<batch = 16, {{[^>]*}}input = "permuted", kernel = @qf_kernels::@qf_mma_1_m16, layout = #tiled_32x32, params = ["x", "codes", "scales", "y"]
 // CHECK: llvm.func @qf_permute_k4096(
 // CHECK: llvm.func @qf_mma_1_m16(
 func.func @act_order(%x: tensor<?x4096xf16>) -> tensor<?x4096xf16> {

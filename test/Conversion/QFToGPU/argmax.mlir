@@ -4,11 +4,11 @@
 // vectors, 4 per thread per trip: 5 trips, the last one partial.
 // CHECK-LABEL: func.func @greedy
 // CHECK: qf.argmax %{{.*}} {qf.launches = [
-// CHECK-SAME: {args = [{operand = 0 : i64}, {result = 0 : i64}], batch = 1 : i64, block = array<i64: 1024, 1, 1>, dynamic_shared_bytes = 0 : i64, grid = array<i64: 1, 1, 1>, kernel = @qf_kernels::@qf_argmax_n152064, params = ["x", "y"], shared_bytes = 256 : i64},
-// CHECK-SAME: {args = [{operand = 0 : i64}, {result = 0 : i64}], batch = 8 : i64, block = array<i64: 1024, 1, 1>, dynamic_shared_bytes = 0 : i64, grid = array<i64: 8, 1, 1>, kernel = @qf_kernels::@qf_argmax_n152064,
+// CHECK-SAME: #qf.launch<args = [{operand = 0 : i64}, {result = 0 : i64}], batch = 1, block = [1024, 1, 1], dynamic_shared_bytes = 0, grid = [1, 1, 1], kernel = @qf_kernels::@qf_argmax_n152064, params = ["x", "y"], shared_bytes = 256>,
+// CHECK-SAME: #qf.launch<args = [{operand = 0 : i64}, {result = 0 : i64}], batch = 8, block = [1024, 1, 1], dynamic_shared_bytes = 0, grid = [8, 1, 1], kernel = @qf_kernels::@qf_argmax_n152064,
 // A small vocabulary takes only the threads it needs (125 vectors: 128).
 // CHECK: qf.argmax %{{.*}} {qf.launches = [
-// CHECK-SAME: batch = 2 : i64, block = array<i64: 128, 1, 1>, {{.*}}grid = array<i64: 2, 1, 1>, kernel = @qf_kernels::@qf_argmax_n1000,
+// CHECK-SAME: batch = 2, block = [128, 1, 1], {{.*}}grid = [2, 1, 1], kernel = @qf_kernels::@qf_argmax_n1000,
 func.func @greedy(%l: tensor<?x152064xf16>, %s: tensor<2x1000xf16>) -> (tensor<?xi32>, tensor<2xi32>) {
   %t = qf.argmax %l : tensor<?x152064xf16> -> tensor<?xi32>
   %u = qf.argmax %s : tensor<2x1000xf16> -> tensor<2xi32>

@@ -6,10 +6,10 @@
 // per (head, row), grid (32, M).
 // CHECK-LABEL: func.func @llama3_8b
 // CHECK: qf.attention {{.*}}qf.launches = [
-// CHECK-SAME: {args = [{operand = 1 : i64}, {operand = 2 : i64}, {operand = 3 : i64}, {operand = 4 : i64}, {operand = 5 : i64}], batch = 1 : i64, block = array<i64: 128, 1, 1>, dynamic_shared_bytes = 0 : i64, grid = array<i64: 1, 1, 1>, kernel = @qf_kernels::@qf_kv_cache_write_w1024_s4096, params = ["key", "value", "key_cache", "value_cache", "positions"], shared_bytes = 0 : i64},
-// CHECK-SAME: {args = [{operand = 0 : i64}, {operand = 3 : i64}, {operand = 4 : i64}, {operand = 5 : i64}, {result = 0 : i64}], batch = 1 : i64, block = array<i64: 512, 1, 1>, dynamic_shared_bytes = 0 : i64, grid = array<i64: 32, 1, 1>, kernel = @qf_kernels::@qf_attention_h32_kv8_d128_s4096, params = ["query", "key_cache", "value_cache", "positions", "out"], shared_bytes = 8320 : i64},
-// CHECK-SAME: {args = [{operand = 1 : i64}, {operand = 2 : i64}, {operand = 3 : i64}, {operand = 4 : i64}, {operand = 5 : i64}], batch = 8 : i64, block = array<i64: 128, 1, 1>, dynamic_shared_bytes = 0 : i64, grid = array<i64: 8, 1, 1>, kernel = @qf_kernels::@qf_kv_cache_write_w1024_s4096,
-// CHECK-SAME: {args = [{operand = 0 : i64}, {operand = 3 : i64}, {operand = 4 : i64}, {operand = 5 : i64}, {result = 0 : i64}], batch = 8 : i64, block = array<i64: 512, 1, 1>, dynamic_shared_bytes = 0 : i64, grid = array<i64: 32, 8, 1>, kernel = @qf_kernels::@qf_attention_h32_kv8_d128_s4096,
+// CHECK-SAME: #qf.launch<args = [{operand = 1 : i64}, {operand = 2 : i64}, {operand = 3 : i64}, {operand = 4 : i64}, {operand = 5 : i64}], batch = 1, block = [128, 1, 1], dynamic_shared_bytes = 0, grid = [1, 1, 1], kernel = @qf_kernels::@qf_kv_cache_write_w1024_s4096, params = ["key", "value", "key_cache", "value_cache", "positions"], shared_bytes = 0>,
+// CHECK-SAME: #qf.launch<args = [{operand = 0 : i64}, {operand = 3 : i64}, {operand = 4 : i64}, {operand = 5 : i64}, {result = 0 : i64}], batch = 1, block = [512, 1, 1], dynamic_shared_bytes = 0, grid = [32, 1, 1], kernel = @qf_kernels::@qf_attention_h32_kv8_d128_s4096, params = ["query", "key_cache", "value_cache", "positions", "out"], shared_bytes = 8320>,
+// CHECK-SAME: #qf.launch<args = [{operand = 1 : i64}, {operand = 2 : i64}, {operand = 3 : i64}, {operand = 4 : i64}, {operand = 5 : i64}], batch = 8, block = [128, 1, 1], dynamic_shared_bytes = 0, grid = [8, 1, 1], kernel = @qf_kernels::@qf_kv_cache_write_w1024_s4096,
+// CHECK-SAME: #qf.launch<args = [{operand = 0 : i64}, {operand = 3 : i64}, {operand = 4 : i64}, {operand = 5 : i64}, {result = 0 : i64}], batch = 8, block = [512, 1, 1], dynamic_shared_bytes = 0, grid = [32, 8, 1], kernel = @qf_kernels::@qf_attention_h32_kv8_d128_s4096,
 // A second layer of the same shape shares both kernels.
 // CHECK: qf.attention {{.*}}kernel = @qf_kernels::@qf_kv_cache_write_w1024_s4096, {{.*}}kernel = @qf_kernels::@qf_attention_h32_kv8_d128_s4096,
 func.func @llama3_8b(%q: tensor<?x4096xf16>, %k: tensor<?x1024xf16>, %v: tensor<?x1024xf16>, %kc: tensor<4096x1024xf16>, %vc: tensor<4096x1024xf16>, %pos: tensor<?xi32>) -> (tensor<?x4096xf16>, tensor<4096x1024xf16>, tensor<4096x1024xf16>) {
@@ -20,7 +20,7 @@ func.func @llama3_8b(%q: tensor<?x4096xf16>, %k: tensor<?x1024xf16>, %v: tensor<
 
 // head_dim 64 (Qwen2-0.5B: 14 heads, 2 kv heads).
 // CHECK-LABEL: func.func @qwen2_small
-// CHECK: qf.attention {{.*}}grid = array<i64: 1, 1, 1>, kernel = @qf_kernels::@qf_kv_cache_write_w128_s512, {{.*}}grid = array<i64: 14, 1, 1>, kernel = @qf_kernels::@qf_attention_h14_kv2_d64_s512, params = ["query", "key_cache", "value_cache", "positions", "out"], shared_bytes = 4224 : i64}]
+// CHECK: qf.attention {{.*}}grid = [1, 1, 1], kernel = @qf_kernels::@qf_kv_cache_write_w128_s512, {{.*}}grid = [14, 1, 1], kernel = @qf_kernels::@qf_attention_h14_kv2_d64_s512, params = ["query", "key_cache", "value_cache", "positions", "out"], shared_bytes = 4224>]
 func.func @qwen2_small(%q: tensor<1x896xf16>, %k: tensor<1x128xf16>, %v: tensor<1x128xf16>, %kc: tensor<512x128xf16>, %vc: tensor<512x128xf16>, %pos: tensor<1xi32>) -> (tensor<1x896xf16>, tensor<512x128xf16>, tensor<512x128xf16>) {
   %o, %kc1, %vc1 = qf.attention %q, %k, %v, %kc, %vc, %pos {num_heads = 14 : i64, num_kv_heads = 2 : i64, head_dim = 64 : i64} : (tensor<1x896xf16>, tensor<1x128xf16>, tensor<1x128xf16>, tensor<512x128xf16>, tensor<512x128xf16>, tensor<1xi32>) -> (tensor<1x896xf16>, tensor<512x128xf16>, tensor<512x128xf16>)
   return %o, %kc1, %vc1 : tensor<1x896xf16>, tensor<512x128xf16>, tensor<512x128xf16>

@@ -10,12 +10,12 @@
 !w = !qf.weight<4096x4096, #int4, #l1>
 // CHECK: #tiled_32x32 = #qf.layout<tiled, tile_n = 32, tile_k = 32>
 // CHECK-LABEL: func.func @mixed
-// CHECK: qf.launches = [{batch = 1 : i64, {{.*}}kernel = @qf_kernels::@qf_matvec_0_m1, params = ["x", "codes", "scales", "y"]
+// CHECK: qf.launches = [#qf.launch<batch = 1, {{.*}}kernel = @qf_kernels::@qf_matvec_0_m1, params = ["x", "codes", "scales", "y"]
 // CHECK-NOT: layout
-// CHECK-SAME: {batch = 8 : i64, {{.*}}kernel = @qf_kernels::@qf_matvec_0_m8,
+// CHECK-SAME: #qf.launch<batch = 8, {{.*}}kernel = @qf_kernels::@qf_matvec_0_m8,
 // CHECK-NOT: layout
-// CHECK-SAME: {batch = 16 : i64, {{.*}}grid = array<i64: 1, 128, 1>, kernel = @qf_kernels::@qf_mma_1_m16, layout = #tiled_32x32, params = ["x", "codes", "scales", "y"]
-// CHECK-SAME: {batch = 128 : i64, {{.*}}grid = array<i64: 2, 64, 1>, kernel = @qf_kernels::@qf_mma_2_m128, layout = #tiled_32x32,
+// CHECK-SAME: #qf.launch<batch = 16, {{.*}}grid = [1, 128, 1], kernel = @qf_kernels::@qf_mma_1_m16, layout = #tiled_32x32, params = ["x", "codes", "scales", "y"]
+// CHECK-SAME: #qf.launch<batch = 128, {{.*}}grid = [2, 64, 1], kernel = @qf_kernels::@qf_mma_2_m128, layout = #tiled_32x32,
 // CHECK-DAG: llvm.func @qf_matvec_0_m1(
 // CHECK-DAG: llvm.func @qf_matvec_0_m8(
 // CHECK-DAG: llvm.func @qf_mma_1_m16(

@@ -10,9 +10,9 @@
 #l1 = #qf.layout<tiled, tile_n = 1, tile_k = 32>
 !w = !qf.weight<1024x4096, #ao, #l1>
 // CHECK-LABEL: func.func @act_order
-// CHECK: qf.launches = [{batch = 1 : i64, {{[^}]*}}kernel = @qf_kernels::@qf_matvec_0_m1,
-// CHECK-SAME: {batch = 16 : i64, block = array<i64: 256, 1, 1>, {{[^}]*}}grid = array<i64: 1024, 1, 1>, kernel = @qf_kernels::@qf_dequant_0, layout = #tiled_1x32, member = 0 : i64, params = ["codes", "scales", "perm", "w"], {{[^}]*}}step = "dequantize", weight = "weight"}
-// CHECK-SAME: {batch = 16 : i64, into = "y", member = 0 : i64, step = "gemm"}]
+// CHECK: qf.launches = [#qf.launch<batch = 1, {{[^>]*}}kernel = @qf_kernels::@qf_matvec_0_m1,
+// CHECK-SAME: #qf.launch<batch = 16, block = [256, 1, 1], {{[^>]*}}grid = [1024, 1, 1], kernel = @qf_kernels::@qf_dequant_0, layout = #tiled_1x32, member = 0, params = ["codes", "scales", "perm", "w"], {{[^>]*}}step = "dequantize", weight = "weight">
+// CHECK-SAME: #qf.fallback_gemm<batch = 16, into = "y", member = 0>]
 // CHECK: llvm.func @qf_dequant_0(%{{.*}}: !llvm.ptr<1> {llvm.noalias, llvm.readonly}, %{{.*}}: !llvm.ptr<1> {llvm.noalias, llvm.readonly}, %{{.*}}: !llvm.ptr<1> {llvm.noalias, llvm.readonly}, %{{.*}}: !llvm.ptr<1> {llvm.noalias})
 // CHECK-NOT: memref.
 // CHECK-NOT: unrealized_conversion_cast
@@ -31,12 +31,12 @@ func.func @act_order(%x: tensor<?x4096xf16>) -> tensor<?x1024xf16> {
 #cb = #qf.enc<codebook, bits = 8, table = "lut" : f16, group = 64, scale = f16>
 !w = !qf.weight<512x1024, #cb>
 // CHECK-LABEL: func.func @gated
-// CHECK: qf.launches = [{{[^}]*}}kernel = @qf_kernels::@qf_dequant_0, {{[^}]*}}params = ["codes", "scales", "table", "w"], {{[^}]*}}step = "dequantize", weight = "weight"}
-// CHECK-SAME: {batch = 1 : i64, into = "gate", member = 0 : i64, step = "gemm"}
-// CHECK-SAME: kernel = @qf_kernels::@qf_dequant_0, {{[^}]*}}step = "dequantize", weight = "up"}
-// CHECK-SAME: {batch = 1 : i64, into = "up", member = 0 : i64, step = "gemm"}
-// CHECK-SAME: {args = [{scratch = "gate"}, {scratch = "up"}, {scratch = "act"}, {i32 = 64 : i32}], {{[^}]*}}kernel = @qf_kernels::@qf_silu_mul_v8, {{[^}]*}}step = "silu_mul"}
-// CHECK-SAME: {args = [{scratch = "act"}, {residual}, {output}, {i32 = 64 : i32}], {{[^}]*}}kernel = @qf_kernels::@qf_add_v8, {{[^}]*}}step = "add"}
+// CHECK: qf.launches = [#qf.launch<{{[^#]*}}kernel = @qf_kernels::@qf_dequant_0, layout = #qf.layout<row_major>, member = 0, params = ["codes", "scales", "table", "w"], shared_bytes = 0, step = "dequantize", weight = "weight">
+// CHECK-SAME: #qf.fallback_gemm<batch = 1, into = "gate", member = 0>
+// CHECK-SAME: kernel = @qf_kernels::@qf_dequant_0, layout = #qf.layout<row_major>, member = 0, {{[^>]*}}step = "dequantize", weight = "up">
+// CHECK-SAME: #qf.fallback_gemm<batch = 1, into = "up", member = 0>
+// CHECK-SAME: #qf.launch<args = [{scratch = "gate"}, {scratch = "up"}, {scratch = "act"}, {i32 = 64 : i32}], {{[^>]*}}kernel = @qf_kernels::@qf_silu_mul_v8, {{[^>]*}}step = "silu_mul">
+// CHECK-SAME: #qf.launch<args = [{scratch = "act"}, {residual}, {output}, {i32 = 64 : i32}], {{[^>]*}}kernel = @qf_kernels::@qf_add_v8, {{[^>]*}}step = "add">
 func.func @gated(%x: tensor<?x1024xf16>, %r: tensor<?x512xf16>) -> tensor<?x512xf16> {
   %g = qf.weight_ref "gate" : !w
   %u = qf.weight_ref "up" : !w
@@ -50,10 +50,10 @@ func.func @gated(%x: tensor<?x1024xf16>, %r: tensor<?x512xf16>) -> tensor<?x512x
 // the fallback converts it, at every batch, without a tiling.
 !w = !qf.weight<256x512, #qf.enc<bf16>>
 // CHECK-LABEL: func.func @dense_bf16
-// CHECK: qf.launches = [{batch = 1 : i64, {{[^}]*}}params = ["codes", "w"], {{[^}]*}}step = "dequantize"
-// CHECK-SAME: {batch = 1 : i64, into = "y", member = 0 : i64, step = "gemm"}
-// CHECK-SAME: {batch = 16 : i64, {{[^}]*}}step = "dequantize"
-// CHECK-SAME: {batch = 16 : i64, into = "y", member = 0 : i64, step = "gemm"}]
+// CHECK: qf.launches = [#qf.launch<batch = 1, {{[^#]*}}layout = #qf.layout<row_major>, member = 0, params = ["codes", "w"], {{[^>]*}}step = "dequantize"
+// CHECK-SAME: #qf.fallback_gemm<batch = 1, into = "y", member = 0>
+// CHECK-SAME: #qf.launch<batch = 16, {{[^#]*}}layout = #qf.layout<row_major>, {{[^>]*}}step = "dequantize"
+// CHECK-SAME: #qf.fallback_gemm<batch = 16, into = "y", member = 0>]
 func.func @dense_bf16(%x: tensor<?x512xf16>) -> tensor<?x256xf16> {
   %w = qf.weight_ref "w" : !w
   %y = qf.fused_matmul %x, %w : tensor<?x512xf16>, !w -> tensor<?x256xf16>

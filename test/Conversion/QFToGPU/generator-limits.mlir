@@ -11,8 +11,8 @@
 #l1 = #qf.layout<tiled, tile_n = 1, tile_k = 32>
 !w = !qf.weight<1024x4128, #g48, #l1>
 // CHECK-LABEL: func.func @group48
-// CHECK: qf.launches = [{batch = 1 : i64, {{[^}]*}}kernel = @qf_kernels::@qf_dequant_0, layout = #tiled_1x32, member = 0 : i64, {{[^}]*}}step = "dequantize", weight = "weight"}
-// CHECK-SAME: {batch = 1 : i64, into = "y", member = 0 : i64, step = "gemm"}]
+// CHECK: qf.launches = [#qf.launch<batch = 1, {{[^>]*}}kernel = @qf_kernels::@qf_dequant_0, layout = #tiled_1x32, member = 0, {{[^>]*}}step = "dequantize", weight = "weight">
+// CHECK-SAME: #qf.fallback_gemm<batch = 1, into = "y", member = 0>]
 // CHECK-NOT: qf_matvec
 func.func @group48(%x: tensor<?x4128xf16>) -> tensor<?x1024xf16> {
   %w = qf.weight_ref "w" : !w

@@ -9,7 +9,7 @@
 // last parameter "values" so that the kernel without it keeps its
 // parameters; "_v" in the kernel name.
 // CHECK-LABEL: func.func @dynamic_values
-// CHECK: qf.gptq_block_update {{.*}}qf.launches = [{args = [{operand = 0 : i64}, {operand = 1 : i64}, {result = 0 : i64}, {result = 1 : i64}, {result = 3 : i64}, {result = 2 : i64}], batch = 256 : i64, block = array<i64: 128, 1, 1>, dynamic_shared_bytes = 0 : i64, grid = array<i64: 64, 1, 1>, kernel = @qf_kernels::@qf_gptq_block_int4_sf16_g32_r256_b128_v, params = ["w", "u", "codes", "err", "scales_out", "values"], shared_bytes = 0 : i64}]
+// CHECK: qf.gptq_block_update {{.*}}qf.launches = [#qf.launch<args = [{operand = 0 : i64}, {operand = 1 : i64}, {result = 0 : i64}, {result = 1 : i64}, {result = 3 : i64}, {result = 2 : i64}], batch = 256, block = [128, 1, 1], dynamic_shared_bytes = 0, grid = [64, 1, 1], kernel = @qf_kernels::@qf_gptq_block_int4_sf16_g32_r256_b128_v, params = ["w", "u", "codes", "err", "scales_out", "values"], shared_bytes = 0>]
 func.func @dynamic_values(%w: tensor<256x128xf32>, %u: tensor<128x128xf32>) -> (tensor<256x128xi8>, tensor<256x128xf32>, tensor<256x128xf16>, tensor<256x4xf32>) {
   %c, %e, %v, %s = qf.gptq_block_update %w, %u {grid = #qf.enc<int4, group = 32, scale = f16>}
     : (tensor<256x128xf32>, tensor<128x128xf32>) -> (tensor<256x128xi8>, tensor<256x128xf32>, tensor<256x4xf32>) values tensor<256x128xf16>

@@ -8,10 +8,10 @@
 !w = !qf.weight<1024x4096, #e, #l>
 
 // CHECK-LABEL: func.func @k_proj
-// CHECK: qf.launches = [{batch = 1 : i64, {{.*}}grid = array<i64: 512, 1, 1>, kernel = @qf_kernels::@qf_matvec_0_m1, params = ["x", "codes", "scales", "zeros", "y"], shared_bytes = 16 : i64},
-// CHECK-SAME: {batch = 2 : i64, {{.*}}kernel = @qf_kernels::@qf_matvec_0_m2, {{.*}}shared_bytes = 32 : i64},
-// CHECK-SAME: {batch = 4 : i64, {{.*}}kernel = @qf_kernels::@qf_matvec_0_m4, {{.*}}shared_bytes = 64 : i64},
-// CHECK-SAME: {batch = 8 : i64, {{.*}}kernel = @qf_kernels::@qf_matvec_0_m8, {{.*}}shared_bytes = 128 : i64}]
+// CHECK: qf.launches = [#qf.launch<batch = 1, {{.*}}grid = [512, 1, 1], kernel = @qf_kernels::@qf_matvec_0_m1, params = ["x", "codes", "scales", "zeros", "y"], shared_bytes = 16>,
+// CHECK-SAME: #qf.launch<batch = 2, {{.*}}kernel = @qf_kernels::@qf_matvec_0_m2, {{.*}}shared_bytes = 32>,
+// CHECK-SAME: #qf.launch<batch = 4, {{.*}}kernel = @qf_kernels::@qf_matvec_0_m4, {{.*}}shared_bytes = 64>,
+// CHECK-SAME: #qf.launch<batch = 8, {{.*}}kernel = @qf_kernels::@qf_matvec_0_m8, {{.*}}shared_bytes = 128>]
 // CHECK-DAG: llvm.func @qf_matvec_0_m1(
 // CHECK-DAG: llvm.func @qf_matvec_0_m2(
 // CHECK-DAG: llvm.func @qf_matvec_0_m4(

@@ -8,7 +8,7 @@
 !w = !qf.weight<4096x4096, #e, #l>
 
 // CHECK-LABEL: func.func @norm_prologue
-// CHECK: qf.launches = [{batch = 2 : i64, {{.*}}, kernel = @qf_kernels::@qf_matvec_0_m2, params = ["x", "norm", "codes", "scales", "y"], shared_bytes = 32 : i64}]
+// CHECK: qf.launches = [#qf.launch<batch = 2, {{.*}}, kernel = @qf_kernels::@qf_matvec_0_m2, params = ["x", "norm", "codes", "scales", "y"], shared_bytes = 32>]
 // CHECK: llvm.mlir.global internal @qf_matvec_0_m2_sumsq() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<8 x f32>
 // CHECK: llvm.func @qf_matvec_0_m2(
 // The sum of squares: 16-byte loads of x, f32 fma, a barrier, sqrt.rn.
@@ -39,7 +39,7 @@ func.func @norm_prologue(%x: tensor<2x4096xf16>, %g: tensor<4096xf16>) -> tensor
 !w = !qf.weight<14336x4096, #e, #l>
 
 // CHECK-LABEL: func.func @gated
-// CHECK: qf.launches = [{batch = 1 : i64, block = array<i64: 128, 1, 1>, dynamic_shared_bytes = 0 : i64, grid = array<i64: 1792, 1, 1>, kernel = @qf_kernels::@qf_matvec_0_m1, params = ["x", "codes", "scales", "up_codes", "up_scales", "residual", "y"], shared_bytes = 0 : i64}]
+// CHECK: qf.launches = [#qf.launch<batch = 1, block = [128, 1, 1], dynamic_shared_bytes = 0, grid = [1792, 1, 1], kernel = @qf_kernels::@qf_matvec_0_m1, params = ["x", "codes", "scales", "up_codes", "up_scales", "residual", "y"], shared_bytes = 0>]
 // CHECK: llvm.func @qf_matvec_0_m1(
 // CHECK: llvm.inline_asm asm_dialect = att "ex2.approx.ftz.f32 $0, $1;", "=f,f"
 // CHECK: llvm.fdiv
@@ -77,7 +77,7 @@ func.func @gated_norm_split(%x: tensor<1x1024xf16>, %g: tensor<1024xf16>) -> ten
 #l = #qf.layout<tiled, tile_n = 1, tile_k = 32>
 
 // CHECK-LABEL: func.func @group
-// CHECK: qf.launches = [{batch = 1 : i64, block = array<i64: 128, 1, 1>, dynamic_shared_bytes = 0 : i64, grid = array<i64: 96, 1, 1>, kernel = @qf_kernels::@qf_matvec_0_m1, params = ["x", "norm", "codes", "scales", "residual", "y", "codes.1", "scales.1", "residual.1", "y.1"], shared_bytes = 16 : i64}]
+// CHECK: qf.launches = [#qf.launch<batch = 1, block = [128, 1, 1], dynamic_shared_bytes = 0, grid = [96, 1, 1], kernel = @qf_kernels::@qf_matvec_0_m1, params = ["x", "norm", "codes", "scales", "residual", "y", "codes.1", "scales.1", "residual.1", "y.1"], shared_bytes = 16>]
 // CHECK: qf.launches = []
 // The member is chosen once per block from the block index.
 // CHECK: llvm.func @qf_matvec_0_m1(

@@ -11,7 +11,7 @@
 // CHECK: module attributes {gpu.container_module}
 // CHECK-LABEL: func.func @q_proj
 // CHECK: qf.fused_matmul
-// CHECK-SAME: qf.launches = [{batch = 1 : i64, block = array<i64: 128, 1, 1>, dynamic_shared_bytes = 0 : i64, grid = array<i64: 1024, 1, 1>, kernel = @qf_kernels::@qf_matvec_0_m1, params = ["x", "codes", "scales", "y"], shared_bytes = 0 : i64}]
+// CHECK-SAME: qf.launches = [#qf.launch<batch = 1, block = [128, 1, 1], dynamic_shared_bytes = 0, grid = [1024, 1, 1], kernel = @qf_kernels::@qf_matvec_0_m1, params = ["x", "codes", "scales", "y"], shared_bytes = 0>]
 // CHECK: gpu.module @qf_kernels [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">]
 // split_k = 1: each warp stores its own rows, no shared memory, no barrier.
 // CHECK-NOT: _partials

@@ -7,7 +7,7 @@
 #e = #qf.enc<int4, group = 128, scale = f16>
 !w = !qf.weight<14336x4096, #e, #qf.layout<tiled, tile_n = 32, tile_k = 32>>
 // CHECK-LABEL: func.func @gated
-// CHECK: qf.launches = [{batch = 16 : i64, block = array<i64: 256, 1, 1>, {{.*}}grid = array<i64: 1, 224, 1>, kernel = @qf_kernels::@qf_mma_0_m16, params = ["x", "codes", "scales", "up_codes", "up_scales", "y"]
+// CHECK: qf.launches = [#qf.launch<batch = 16, block = [256, 1, 1], {{.*}}grid = [1, 224, 1], kernel = @qf_kernels::@qf_mma_0_m16, params = ["x", "codes", "scales", "up_codes", "up_scales", "y"]
 // CHECK-LABEL: llvm.func @qf_mma_0_m16(
 // CHECK: nvvm.mma.sync
 // CHECK: nvvm.barrier0
@@ -29,7 +29,7 @@ func.func @gated(%x: tensor<?x4096xf16>) -> tensor<?x14336xf16> {
 #e = #qf.enc<int4, group = 128, scale = f16>
 #l = #qf.layout<tiled, tile_n = 32, tile_k = 32>
 // CHECK-LABEL: func.func @qkv
-// CHECK: qf.launches = [{batch = 16 : i64, block = array<i64: 128, 1, 1>, {{.*}}grid = array<i64: 1, 96, 1>, kernel = @qf_kernels::@qf_mma_0_m16, params = ["x", "codes", "scales", "y", "codes.1", "scales.1", "y.1", "codes.2", "scales.2", "y.2"]
+// CHECK: qf.launches = [#qf.launch<batch = 16, block = [128, 1, 1], {{.*}}grid = [1, 96, 1], kernel = @qf_kernels::@qf_mma_0_m16, params = ["x", "codes", "scales", "y", "codes.1", "scales.1", "y.1", "codes.2", "scales.2", "y.2"]
 // CHECK: qf.launches = []
 // CHECK: qf.launches = []
 func.func @qkv(%x: tensor<?x4096xf16>) -> (tensor<?x4096xf16>, tensor<?x1024xf16>, tensor<?x1024xf16>) {

@@ -7,8 +7,8 @@
 #l = #qf.layout<tiled, tile_n = 32, tile_k = 32>
 !w = !qf.weight<4096x4096, #e, #l>
 // CHECK-LABEL: func.func @q_proj
-// CHECK: qf.launches = [{batch = 16 : i64, block = array<i64: 128, 1, 1>, dynamic_shared_bytes = 34816 : i64, grid = array<i64: 1, 64, 1>, kernel = @qf_kernels::@qf_mma_0_m16, params = ["x", "codes", "scales", "y"], shared_bytes = 0 : i64},
-// CHECK-SAME: {batch = 128 : i64, block = array<i64: 128, 1, 1>, dynamic_shared_bytes = 34816 : i64, grid = array<i64: 8, 64, 1>, kernel = @qf_kernels::@qf_mma_0_m128
+// CHECK: qf.launches = [#qf.launch<batch = 16, block = [128, 1, 1], dynamic_shared_bytes = 34816, grid = [1, 64, 1], kernel = @qf_kernels::@qf_mma_0_m16, params = ["x", "codes", "scales", "y"], shared_bytes = 0>,
+// CHECK-SAME: #qf.launch<batch = 128, block = [128, 1, 1], dynamic_shared_bytes = 34816, grid = [8, 64, 1], kernel = @qf_kernels::@qf_mma_0_m128
 // CHECK: llvm.mlir.global external @qf_mma_0_m16_smem() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<0 x i8>
 // CHECK-LABEL: llvm.func @qf_mma_0_m16(
 // CHECK-SAME: nvvm.kernel, nvvm.maxntid = array<i32: 128, 1, 1>
@@ -90,7 +90,7 @@ func.func @k_not_multiple_of_8(%x: tensor<16x4100xf16>) -> tensor<16x256xf16> {
 #e = #qf.enc<int4, group = 128, scale = f16>
 !w = !qf.weight<1000x4096, #e, #qf.layout<tiled, tile_n = 32, tile_k = 32>>
 // CHECK-LABEL: func.func @ragged_blocks
-// CHECK: grid = array<i64: 1, 11, 1>
+// CHECK: grid = [1, 11, 1]
 // CHECK-LABEL: llvm.func @qf_mma_0_m16(
 // CHECK: llvm.intr.umin
 // CHECK: llvm.store {{.*}} : vector<2xf16>, !llvm.ptr<1>
@@ -109,7 +109,7 @@ func.func @ragged_blocks(%x: tensor<16x4096xf16>) -> tensor<16x1000xf16> {
 #e = #qf.enc<int4, group = 128, scale = f16>
 !w = !qf.weight<1024x4096, #e, #qf.layout<tiled, tile_n = 32, tile_k = 32>>
 // CHECK-LABEL: func.func @k_proj_cluster
-// CHECK: grid = array<i64: 1, 8, 4>
+// CHECK: grid = [1, 8, 4]
 // CHECK-LABEL: llvm.func @qf_mma_0_m16(
 // CHECK-SAME: nvvm.cluster_dim = array<i32: 1, 1, 4>
 // CHECK: nvvm.read.ptx.sreg.ctaid.z

@@ -6,11 +6,11 @@
 // eps share it, and batch 8 launches it on 8 rows.
 // CHECK-LABEL: func.func @norms
 // CHECK: qf.rms_norm {{.*}}qf.launches = [
-// CHECK-SAME: {args = [{operand = 0 : i64}, {operand = 1 : i64}, {result = 0 : i64}], batch = 1 : i64, block = array<i64: 256, 1, 1>, dynamic_shared_bytes = 0 : i64, grid = array<i64: 1, 1, 1>, kernel = @qf_kernels::@qf_rms_norm_h4096_eps1em05, params = ["x", "gamma", "y"], shared_bytes = 128 : i64},
-// CHECK-SAME: {args = [{operand = 0 : i64}, {operand = 1 : i64}, {result = 0 : i64}], batch = 8 : i64, block = array<i64: 256, 1, 1>, dynamic_shared_bytes = 0 : i64, grid = array<i64: 8, 1, 1>, kernel = @qf_kernels::@qf_rms_norm_h4096_eps1em05,
+// CHECK-SAME: #qf.launch<args = [{operand = 0 : i64}, {operand = 1 : i64}, {result = 0 : i64}], batch = 1, block = [256, 1, 1], dynamic_shared_bytes = 0, grid = [1, 1, 1], kernel = @qf_kernels::@qf_rms_norm_h4096_eps1em05, params = ["x", "gamma", "y"], shared_bytes = 128>,
+// CHECK-SAME: #qf.launch<args = [{operand = 0 : i64}, {operand = 1 : i64}, {result = 0 : i64}], batch = 8, block = [256, 1, 1], dynamic_shared_bytes = 0, grid = [8, 1, 1], kernel = @qf_kernels::@qf_rms_norm_h4096_eps1em05,
 // CHECK: qf.rms_norm {{.*}}kernel = @qf_kernels::@qf_rms_norm_h4096_eps1em05,
 // CHECK: qf.rms_norm {{.*}}qf.launches = [
-// CHECK-SAME: batch = 1 : i64, block = array<i64: 224, 1, 1>, {{.*}}kernel = @qf_kernels::@qf_rms_norm_h3584_eps1em06,
+// CHECK-SAME: batch = 1, block = [224, 1, 1], {{.*}}kernel = @qf_kernels::@qf_rms_norm_h3584_eps1em06,
 func.func @norms(%x: tensor<?x4096xf16>, %g: tensor<4096xf16>, %g2: tensor<4096xf16>, %y: tensor<?x3584xf16>, %g3: tensor<3584xf16>) -> (tensor<?x4096xf16>, tensor<?x3584xf16>) {
   %a = qf.rms_norm %x, %g {eps = 1.0e-05 : f32} : tensor<?x4096xf16>, tensor<4096xf16> -> tensor<?x4096xf16>
   %b = qf.rms_norm %a, %g2 {eps = 1.0e-05 : f32} : tensor<?x4096xf16>, tensor<4096xf16> -> tensor<?x4096xf16>
@@ -20,7 +20,7 @@ func.func @norms(%x: tensor<?x4096xf16>, %g: tensor<4096xf16>, %g2: tensor<4096x
 
 // A row of 256 is one warp: no shared memory, no barrier.
 // CHECK-LABEL: func.func @one_warp
-// CHECK: block = array<i64: 32, 1, 1>, {{.*}}kernel = @qf_kernels::@qf_rms_norm_h256_eps1em05, params = ["x", "gamma", "y"], shared_bytes = 0 : i64}
+// CHECK: block = [32, 1, 1], {{.*}}kernel = @qf_kernels::@qf_rms_norm_h256_eps1em05, params = ["x", "gamma", "y"], shared_bytes = 0>
 func.func @one_warp(%x: tensor<1x256xf16>, %g: tensor<256xf16>) -> tensor<1x256xf16> {
   %a = qf.rms_norm %x, %g {eps = 1.0e-05 : f32} : tensor<1x256xf16>, tensor<256xf16> -> tensor<1x256xf16>
   return %a : tensor<1x256xf16>

@@ -6,8 +6,8 @@
 // (not readonly), and reads the positions.
 // CHECK-LABEL: func.func @llama3_8b
 // CHECK: qf.attention {{.*}}qf.launches = [
-// CHECK-SAME: {args = [{operand = 0 : i64}, {operand = 1 : i64}, {operand = 2 : i64}, {operand = 3 : i64}, {operand = 4 : i64}, {operand = 5 : i64}, {result = 0 : i64}], batch = 1 : i64, block = array<i64: 512, 1, 1>, dynamic_shared_bytes = 0 : i64, grid = array<i64: 32, 1, 1>, kernel = @qf_kernels::@qf_rotary_attention_h32_kv8_d128_s4096_t500000_llama3_f8_lo1_hi4_o8192, params = ["query", "key", "value", "key_cache", "value_cache", "positions", "out"], shared_bytes = 8320 : i64},
-// CHECK-SAME: {args = [{operand = 0 : i64}, {operand = 1 : i64}, {operand = 2 : i64}, {operand = 3 : i64}, {operand = 4 : i64}, {operand = 5 : i64}, {result = 0 : i64}], batch = 8 : i64, block = array<i64: 512, 1, 1>, dynamic_shared_bytes = 0 : i64, grid = array<i64: 32, 8, 1>, kernel = @qf_kernels::@qf_rotary_attention_h32_kv8_d128_s4096_t500000_llama3_f8_lo1_hi4_o8192, params = ["query", "key", "value", "key_cache", "value_cache", "positions", "out"], shared_bytes = 8320 : i64}]
+// CHECK-SAME: #qf.launch<args = [{operand = 0 : i64}, {operand = 1 : i64}, {operand = 2 : i64}, {operand = 3 : i64}, {operand = 4 : i64}, {operand = 5 : i64}, {result = 0 : i64}], batch = 1, block = [512, 1, 1], dynamic_shared_bytes = 0, grid = [32, 1, 1], kernel = @qf_kernels::@qf_rotary_attention_h32_kv8_d128_s4096_t500000_llama3_f8_lo1_hi4_o8192, params = ["query", "key", "value", "key_cache", "value_cache", "positions", "out"], shared_bytes = 8320>,
+// CHECK-SAME: #qf.launch<args = [{operand = 0 : i64}, {operand = 1 : i64}, {operand = 2 : i64}, {operand = 3 : i64}, {operand = 4 : i64}, {operand = 5 : i64}, {result = 0 : i64}], batch = 8, block = [512, 1, 1], dynamic_shared_bytes = 0, grid = [32, 8, 1], kernel = @qf_kernels::@qf_rotary_attention_h32_kv8_d128_s4096_t500000_llama3_f8_lo1_hi4_o8192, params = ["query", "key", "value", "key_cache", "value_cache", "positions", "out"], shared_bytes = 8320>]
 // CHECK-NOT: qf_kv_cache_write
 func.func @llama3_8b(%q: tensor<?x4096xf16>, %k: tensor<?x1024xf16>, %v: tensor<?x1024xf16>, %kc: tensor<4096x1024xf16>, %vc: tensor<4096x1024xf16>, %pos: tensor<?xi32>) -> (tensor<?x4096xf16>, tensor<4096x1024xf16>, tensor<4096x1024xf16>) {
   %o, %kc1, %vc1 = qf.attention %q, %k, %v, %kc, %vc, %pos {num_heads = 32 : i64, num_kv_heads = 8 : i64, head_dim = 128 : i64, rope_theta = 500000.0 : f64, scaling_factor = 8.0 : f64, low_freq_factor = 1.0 : f64, high_freq_factor = 4.0 : f64, original_max_position = 8192 : i64} : (tensor<?x4096xf16>, tensor<?x1024xf16>, tensor<?x1024xf16>, tensor<4096x1024xf16>, tensor<4096x1024xf16>, tensor<?xi32>) -> (tensor<?x4096xf16>, tensor<4096x1024xf16>, tensor<4096x1024xf16>)
@@ -16,7 +16,7 @@ func.func @llama3_8b(%q: tensor<?x4096xf16>, %k: tensor<?x1024xf16>, %v: tensor<
 
 // head_dim 8: a lane's chunk is the whole head, its halves are partners.
 // CHECK-LABEL: func.func @head_dim_8
-// CHECK: kernel = @qf_kernels::@qf_rotary_attention_h2_kv1_d8_s64_t10000, {{.*}}shared_bytes = 640 : i64}]
+// CHECK: kernel = @qf_kernels::@qf_rotary_attention_h2_kv1_d8_s64_t10000, {{.*}}shared_bytes = 640>]
 func.func @head_dim_8(%q: tensor<1x16xf16>, %k: tensor<1x8xf16>, %v: tensor<1x8xf16>, %kc: tensor<64x8xf16>, %vc: tensor<64x8xf16>, %pos: tensor<1xi32>) -> (tensor<1x16xf16>, tensor<64x8xf16>, tensor<64x8xf16>) {
   %o, %kc1, %vc1 = qf.attention %q, %k, %v, %kc, %vc, %pos {num_heads = 2 : i64, num_kv_heads = 1 : i64, head_dim = 8 : i64, rope_theta = 10000.0 : f64} : (tensor<1x16xf16>, tensor<1x8xf16>, tensor<1x8xf16>, tensor<64x8xf16>, tensor<64x8xf16>, tensor<1xi32>) -> (tensor<1x16xf16>, tensor<64x8xf16>, tensor<64x8xf16>)
   return %o, %kc1, %vc1 : tensor<1x16xf16>, tensor<64x8xf16>, tensor<64x8xf16>

@@ -5,10 +5,10 @@
 // Llama 3 scaling is part of the kernel and table names.
 // CHECK-LABEL: func.func @llama3
 // CHECK: qf.rotary {{.*}}qf.launches = [
-// CHECK-SAME: {args = [{operand = 0 : i64}, {operand = 1 : i64}, {result = 0 : i64}], batch = 1 : i64, block = array<i64: 256, 1, 1>, dynamic_shared_bytes = 0 : i64, grid = array<i64: 1, 1, 1>, kernel = @qf_kernels::@qf_rotary_w4096_d128_t500000_llama3_f8_lo1_hi4_o8192, params = ["x", "positions", "y"], shared_bytes = 0 : i64},
-// CHECK-SAME: {args = [{operand = 0 : i64}, {operand = 1 : i64}, {result = 0 : i64}], batch = 8 : i64, block = array<i64: 256, 1, 1>, dynamic_shared_bytes = 0 : i64, grid = array<i64: 1, 8, 1>, kernel = @qf_kernels::@qf_rotary_w4096_d128_t500000_llama3_f8_lo1_hi4_o8192,
+// CHECK-SAME: #qf.launch<args = [{operand = 0 : i64}, {operand = 1 : i64}, {result = 0 : i64}], batch = 1, block = [256, 1, 1], dynamic_shared_bytes = 0, grid = [1, 1, 1], kernel = @qf_kernels::@qf_rotary_w4096_d128_t500000_llama3_f8_lo1_hi4_o8192, params = ["x", "positions", "y"], shared_bytes = 0>,
+// CHECK-SAME: #qf.launch<args = [{operand = 0 : i64}, {operand = 1 : i64}, {result = 0 : i64}], batch = 8, block = [256, 1, 1], dynamic_shared_bytes = 0, grid = [1, 8, 1], kernel = @qf_kernels::@qf_rotary_w4096_d128_t500000_llama3_f8_lo1_hi4_o8192,
 // CHECK: qf.rotary {{.*}}qf.launches = [
-// CHECK-SAME: batch = 1 : i64, block = array<i64: 64, 1, 1>, {{.*}}kernel = @qf_kernels::@qf_rotary_w1024_d128_t500000_llama3_f8_lo1_hi4_o8192,
+// CHECK-SAME: batch = 1, block = [64, 1, 1], {{.*}}kernel = @qf_kernels::@qf_rotary_w1024_d128_t500000_llama3_f8_lo1_hi4_o8192,
 func.func @llama3(%q: tensor<?x4096xf16>, %k: tensor<?x1024xf16>, %pos: tensor<?xi32>) -> (tensor<?x4096xf16>, tensor<?x1024xf16>) {
   %qr = qf.rotary %q, %pos {head_dim = 128 : i64, theta = 500000.0 : f64, scaling_factor = 8.0 : f64, low_freq_factor = 1.0 : f64, high_freq_factor = 4.0 : f64, original_max_position = 8192 : i64} : tensor<?x4096xf16>, tensor<?xi32> -> tensor<?x4096xf16>
   %kr = qf.rotary %k, %pos {head_dim = 128 : i64, theta = 500000.0 : f64, scaling_factor = 8.0 : f64, low_freq_factor = 1.0 : f64, high_freq_factor = 4.0 : f64, original_max_position = 8192 : i64} : tensor<?x1024xf16>, tensor<?xi32> -> tensor<?x1024xf16>
@@ -18,7 +18,7 @@ func.func @llama3(%q: tensor<?x4096xf16>, %k: tensor<?x1024xf16>, %pos: tensor<?
 // head_dim 8: 4 pairs per head, one 8-byte vector each; 2 chunks per row in
 // a warp, the rest of the warp guarded off.
 // CHECK-LABEL: func.func @small
-// CHECK: qf.rotary {{.*}}batch = 3 : i64, block = array<i64: 32, 1, 1>, {{.*}}grid = array<i64: 1, 3, 1>, kernel = @qf_kernels::@qf_rotary_w16_d8_t10000,
+// CHECK: qf.rotary {{.*}}batch = 3, block = [32, 1, 1], {{.*}}grid = [1, 3, 1], kernel = @qf_kernels::@qf_rotary_w16_d8_t10000,
 // CHECK: qf.rotary {{.*}}kernel = @qf_kernels::@qf_rotary_w16_d8_t10000_llama3_f8_lo1_hi4_o1024,
 func.func @small(%x: tensor<3x16xf16>, %pos: tensor<3xi32>) -> (tensor<3x16xf16>, tensor<3x16xf16>) {
   %a = qf.rotary %x, %pos {head_dim = 8 : i64, theta = 10000.0 : f64} : tensor<3x16xf16>, tensor<3xi32> -> tensor<3x16xf16>

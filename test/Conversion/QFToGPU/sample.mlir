@@ -7,10 +7,10 @@
 // (its own kernel).
 // CHECK-LABEL: func.func @sample
 // CHECK: qf.sample %{{.*}} {qf.launches = [
-// CHECK-SAME: {args = [{operand = 0 : i64}, {operand = 1 : i64}, {operand = 2 : i64}, {operand = 3 : i64}, {result = 0 : i64}], batch = 1 : i64, block = array<i64: 1024, 1, 1>, dynamic_shared_bytes = 0 : i64, grid = array<i64: 1, 1, 1>, kernel = @qf_kernels::@qf_sample_n151936, params = ["logits", "params", "penalty_mask", "counters", "y"], shared_bytes = 256 : i64},
-// CHECK-SAME: batch = 8 : i64, block = array<i64: 1024, 1, 1>, {{.*}}grid = array<i64: 8, 1, 1>, kernel = @qf_kernels::@qf_sample_n151936,
+// CHECK-SAME: #qf.launch<args = [{operand = 0 : i64}, {operand = 1 : i64}, {operand = 2 : i64}, {operand = 3 : i64}, {result = 0 : i64}], batch = 1, block = [1024, 1, 1], dynamic_shared_bytes = 0, grid = [1, 1, 1], kernel = @qf_kernels::@qf_sample_n151936, params = ["logits", "params", "penalty_mask", "counters", "y"], shared_bytes = 256>,
+// CHECK-SAME: batch = 8, block = [1024, 1, 1], {{.*}}grid = [8, 1, 1], kernel = @qf_kernels::@qf_sample_n151936,
 // CHECK: qf.sample %{{.*}} {qf.launches = [
-// CHECK-SAME: batch = 4 : i64, block = array<i64: 32, 1, 1>, {{.*}}grid = array<i64: 4, 1, 1>, kernel = @qf_kernels::@qf_sample_n1000_rowparams_rowmask,
+// CHECK-SAME: batch = 4, block = [32, 1, 1], {{.*}}grid = [4, 1, 1], kernel = @qf_kernels::@qf_sample_n1000_rowparams_rowmask,
 func.func @sample(%l: tensor<?x151936xf16>, %p: tensor<1x8xi32>, %m: tensor<1x151936xi8>, %c: tensor<?xi32>,
                   %l4: tensor<4x1000xf16>, %p4: tensor<4x8xi32>, %m4: tensor<4x1000xi8>, %c4: tensor<4xi32>)
     -> (tensor<?xi32>, tensor<4xi32>) {

@@ -15,7 +15,7 @@
 #e = #qf.enc<int4, group = 128, scale = f16, sparse = 2:4>
 !w = !qf.weight<4096x4096, #e>
 // CHECK-LABEL: func.func @int4
-// CHECK: qf.launches = [{batch = 16 : i64, block = array<i64: 128, 1, 1>, dynamic_shared_bytes = 44544 : i64, grid = array<i64: 1, 64, 1>, kernel = @qf_kernels::@qf_mma_0_m16, params = ["x", "codes", "scales", "meta", "y"], shared_bytes = 0 : i64}]
+// CHECK: qf.launches = [#qf.launch<batch = 16, block = [128, 1, 1], dynamic_shared_bytes = 44544, grid = [1, 64, 1], kernel = @qf_kernels::@qf_mma_0_m16, params = ["x", "codes", "scales", "meta", "y"], shared_bytes = 0>]
 // CHECK-LABEL: llvm.func @qf_mma_0_m16(
 // The activations (.ca, zero-filled past M), two 16-byte chunks of kept
 // codes and the 16 metadata bytes of the lane's row (.cg), the scale word.

@@ -9,7 +9,7 @@
 #e = #qf.enc<int4, group = 128, scale = f16>
 !w = !qf.weight<4096x4096, #e, #qf.layout<tiled, tile_n = 32, tile_k = 32>>
 // CHECK-LABEL: func.func @wgmma
-// CHECK: grid = array<i64: 2, 32, 1>, kernel = @qf_kernels::@qf_wgmma_0_m128
+// CHECK: grid = [2, 32, 1], kernel = @qf_kernels::@qf_wgmma_0_m128
 // CHECK-LABEL: llvm.func @qf_wgmma_0_m128(
 // CHECK-SAME: nvvm.maxntid = array<i32: 128, 1, 1>
 // CHECK-NOT: nvvm.ldmatrix

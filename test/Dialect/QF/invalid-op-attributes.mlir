@@ -50,21 +50,63 @@ func.func @group_elsewhere() {
 
 // -----
 
+func.func @launch_not_typed() {
+  // expected-error@+1 {{qf.launches entry {batch = 1 : i64} must be a #qf.launch<...> or #qf.fallback_gemm<...>}}
+  return {qf.launches = [{batch = 1 : i64}]}
+}
+
+// -----
+
 func.func @launch_without_kernel() {
-  // expected-error@+1 {{qf.launches entry {batch = 1 : i64, block = array<i64: 128, 1, 1>, dynamic_shared_bytes = 0 : i64, grid = array<i64: 1, 1, 1>, params = ["x"], shared_bytes = 0 : i64} needs 'kernel', a symbol reference to its kernel}}
-  return {qf.launches = [{batch = 1 : i64, block = array<i64: 128, 1, 1>, dynamic_shared_bytes = 0 : i64, grid = array<i64: 1, 1, 1>, params = ["x"], shared_bytes = 0 : i64}]}
+  // expected-error@+1 {{struct is missing required parameter: kernel}}
+  return {qf.launches = [#qf.launch<batch = 1, block = [128, 1, 1], dynamic_shared_bytes = 0, grid = [1, 1, 1], params = ["x"], shared_bytes = 0>]}
 }
 
 // -----
 
 func.func @launch_grid_of_two() {
-  // expected-error@+1 {{needs 'grid' as array<i64: x, y, z>}}
-  return {qf.launches = [{batch = 1 : i64, block = array<i64: 128, 1, 1>, dynamic_shared_bytes = 0 : i64, grid = array<i64: 1, 1>, kernel = @qf_kernels::@k, params = ["x"], shared_bytes = 0 : i64}]}
+  // expected-error@+1 {{grid and block are array<i64: x, y, z>, got array<i64: 1, 1> and array<i64: 128, 1, 1>}}
+  return {qf.launches = [#qf.launch<batch = 1, block = [128, 1, 1], dynamic_shared_bytes = 0, grid = [1, 1], kernel = @qf_kernels::@k, params = ["x"], shared_bytes = 0>]}
 }
 
 // -----
 
-func.func @launch_layout_not_a_layout() {
-  // expected-error@+1 {{has a 'layout' that is not a #qf.layout}}
-  return {qf.launches = [{batch = 1 : i64, block = array<i64: 128, 1, 1>, dynamic_shared_bytes = 0 : i64, grid = array<i64: 1, 1, 1>, kernel = @qf_kernels::@k, layout = 3 : i64, params = ["x"], shared_bytes = 0 : i64}]}
+func.func @launch_args_short() {
+  // expected-error@+1 {{1 args for 2 params (expected one per parameter)}}
+  return {qf.launches = [#qf.launch<args = [{operand = 0 : i64}], batch = 1, block = [128, 1, 1], dynamic_shared_bytes = 0, grid = [1, 1, 1], kernel = @qf_kernels::@k, params = ["x", "y"], shared_bytes = 0>]}
+}
+
+// -----
+
+func.func @launch_unknown_arg() {
+  // expected-error@+1 {{argument {operand = "x"} is none of {operand|result|i32 = integer}}}
+  return {qf.launches = [#qf.launch<args = [{operand = "x"}], batch = 1, block = [128, 1, 1], dynamic_shared_bytes = 0, grid = [1, 1, 1], kernel = @qf_kernels::@k, params = ["x"], shared_bytes = 0>]}
+}
+
+// -----
+
+func.func @launch_input_not_permuted() {
+  // expected-error@+1 {{input must be "permuted", got "sorted"}}
+  return {qf.launches = [#qf.launch<batch = 1, block = [128, 1, 1], dynamic_shared_bytes = 0, grid = [1, 1, 1], input = "sorted", kernel = @qf_kernels::@k, params = ["x"], shared_bytes = 0>]}
+}
+
+// -----
+
+func.func @fallback_step_without_member() {
+  // expected-error@+1 {{step and member come together}}
+  return {qf.launches = [#qf.launch<batch = 1, block = [128, 1, 1], dynamic_shared_bytes = 0, grid = [1, 1, 1], kernel = @qf_kernels::@k, params = ["w"], shared_bytes = 0, step = "add">]}
+}
+
+// -----
+
+func.func @dequantize_without_weight() {
+  // expected-error@+1 {{a dequantize step names its weight, "weight" or "up"}}
+  return {qf.launches = [#qf.launch<batch = 1, block = [128, 1, 1], dynamic_shared_bytes = 0, grid = [1, 1, 1], kernel = @qf_kernels::@k, member = 0, params = ["w"], shared_bytes = 0, step = "dequantize">]}
+}
+
+// -----
+
+func.func @fallback_gemm_into_nothing() {
+  // expected-error@+1 {{into must be "y", "gate" or "up", got "z"}}
+  return {qf.launches = [#qf.fallback_gemm<batch = 1, into = "z", member = 0>]}
 }

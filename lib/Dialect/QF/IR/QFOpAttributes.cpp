@@ -7,11 +7,10 @@
 //                     on a qf.fused_matmul; one entry per batch
 //   qf.group          i64 >= 0                        qf-fuse-shared-input,
 //                     on the qf.fused_matmul members of one launch
-//   qf.launches       [{batch, kernel, grid, block, shared_bytes,
-//                       dynamic_shared_bytes, params, args?, layout?,
-//                       step?, member?}] and the fallback's
-//                     {batch, step = "gemm", member, into}
+//   qf.launches       [#qf.launch<...> | #qf.fallback_gemm<...>, ...]
 //                     qf-to-gpu, the launches the artifact writer records
+//
+// and the verifiers of the two launch attributes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -56,71 +55,104 @@ LogicalResult verifyGroup(Operation *op, Attribute value) {
   return success();
 }
 
-/// One qf.launches record: every field present with its type.
-LogicalResult verifyLaunch(Operation *op, Attribute entry) {
-  auto record = dyn_cast<DictionaryAttr>(entry);
-  auto fail = [&](StringRef what) {
-    return op->emitOpError("qf.launches entry ") << entry << " " << what;
-  };
-  if (!record)
-    return fail("must be a dictionary");
-  // The fallback's records (qf-to-gpu, docs/fallback.md) say which step
-  // they are and which member of the op's qf.group they serve; a gemm
-  // record launches no kernel of ours.
-  if (Attribute step = record.get("step")) {
-    auto name = dyn_cast<StringAttr>(step);
-    if (!name || !llvm::is_contained({"dequantize", "gemm", "silu_mul", "add",
-                                      "permute"},
-                                     name.getValue()))
-      return fail("has a 'step' that is not \"dequantize\", \"gemm\", "
-                  "\"silu_mul\", \"add\" or \"permute\"");
-    if (!record.getAs<IntegerAttr>("member"))
-      return fail("needs an integer 'member' (its qf.group member)");
-    if (name.getValue() == "gemm") {
-      if (!record.getAs<IntegerAttr>("batch"))
-        return fail("needs an integer 'batch'");
-      auto into = record.getAs<StringAttr>("into");
-      if (!into || !llvm::is_contained({"y", "gate", "up"}, into.getValue()))
-        return fail("needs 'into': \"y\", \"gate\" or \"up\"");
-      return success();
-    }
-  }
-  for (StringRef key : {"batch", "shared_bytes", "dynamic_shared_bytes"})
-    if (!record.getAs<IntegerAttr>(key))
-      return fail(("needs an integer '" + key + "'").str());
-  if (!record.getAs<SymbolRefAttr>("kernel"))
-    return fail("needs 'kernel', a symbol reference to its kernel");
-  for (StringRef key : {"grid", "block"}) {
-    auto dims = record.getAs<DenseI64ArrayAttr>(key);
-    if (!dims || dims.size() != 3)
-      return fail(("needs '" + key + "' as array<i64: x, y, z>").str());
-  }
-  auto params = record.getAs<ArrayAttr>("params");
-  if (!params || !llvm::all_of(params, llvm::IsaPred<StringAttr>))
-    return fail("needs 'params', an array of parameter names");
-  if (Attribute args = record.get("args"))
-    if (!isa<ArrayAttr>(args) ||
-        !llvm::all_of(cast<ArrayAttr>(args), llvm::IsaPred<DictionaryAttr>))
-      return fail("has 'args' that is not an array of dictionaries");
-  if (Attribute layout = record.get("layout"); layout && !isa<LayoutAttr>(layout))
-    return fail("has a 'layout' that is not a #qf.layout");
-  if (Attribute input = record.get("input");
-      input && input != StringAttr::get(op->getContext(), "permuted"))
-    return fail("has an 'input' other than \"permuted\"");
-  return success();
-}
-
 LogicalResult verifyLaunches(Operation *op, Attribute value) {
   auto entries = dyn_cast<ArrayAttr>(value);
   if (!entries)
     return op->emitOpError("qf.launches must be an array, got ") << value;
   for (Attribute entry : entries)
-    if (failed(verifyLaunch(op, entry)))
-      return failure();
+    if (!isa<LaunchAttr, FallbackGemmAttr>(entry))
+      return op->emitOpError("qf.launches entry ")
+             << entry << " must be a #qf.launch<...> or #qf.fallback_gemm<...>";
+  return success();
+}
+
+/// The one key of an argument record and the kind of value it holds.
+LogicalResult verifyLaunchArg(function_ref<InFlightDiagnostic()> emitError,
+                              Attribute entry) {
+  auto record = dyn_cast<DictionaryAttr>(entry);
+  if (!record || record.size() != 1)
+    return emitError() << "argument " << entry
+                       << " must be a dictionary of one entry";
+  NamedAttribute field = *record.begin();
+  StringRef key = field.getName().getValue();
+  Attribute value = field.getValue();
+  bool valid = false;
+  if (llvm::is_contained({"operand", "result", "i32"}, key))
+    valid = isa<IntegerAttr>(value);
+  else if (key == "f32")
+    valid = isa<FloatAttr>(value);
+  else if (llvm::is_contained({"activations", "component", "scratch"}, key))
+    valid = isa<StringAttr>(value);
+  else if (llvm::is_contained({"output", "residual"}, key))
+    valid = isa<UnitAttr>(value);
+  if (!valid)
+    return emitError() << "argument " << entry
+                       << " is none of {operand|result|i32 = integer}, "
+                          "{f32 = float}, {activations|component|scratch = "
+                          "string}, {output}, {residual}";
   return success();
 }
 
 } // namespace
+
+LogicalResult
+LaunchAttr::verify(function_ref<InFlightDiagnostic()> emitError, ArrayAttr args,
+                   int64_t batch, DenseI64ArrayAttr block,
+                   int64_t dynamicSharedBytes, DenseI64ArrayAttr grid,
+                   StringAttr input, SymbolRefAttr kernel, LayoutAttr layout,
+                   std::optional<int64_t> member, ArrayAttr params,
+                   int64_t sharedBytes, StringAttr step, StringAttr weight) {
+  if (batch <= 0)
+    return emitError() << "batch must be positive, got " << batch;
+  if (grid.size() != 3 || block.size() != 3)
+    return emitError() << "grid and block are array<i64: x, y, z>, got " << grid
+                       << " and " << block;
+  if (sharedBytes < 0 || dynamicSharedBytes < 0)
+    return emitError() << "shared memory must be non-negative";
+  if (!llvm::all_of(params, llvm::IsaPred<StringAttr>))
+    return emitError() << "params must be parameter names, got " << params;
+  if (args) {
+    if (args.size() != params.size())
+      return emitError() << args.size() << " args for " << params.size()
+                         << " params (expected one per parameter)";
+    for (Attribute arg : args)
+      if (failed(verifyLaunchArg(emitError, arg)))
+        return failure();
+  }
+  if (input && input.getValue() != "permuted")
+    return emitError() << "input must be \"permuted\", got " << input;
+  // The fallback's launches (qf-to-gpu's lowerFallback) say which step they
+  // are and which member of the op's qf.group they serve.
+  if (step && !llvm::is_contained({"dequantize", "silu_mul", "add", "permute"},
+                                  step.getValue()))
+    return emitError() << "step must be \"dequantize\", \"silu_mul\", "
+                          "\"add\" or \"permute\", got "
+                       << step;
+  if (static_cast<bool>(step) != member.has_value())
+    return emitError() << "step and member come together (a fallback "
+                          "launch and the qf.group member it serves)";
+  if (member && *member < 0)
+    return emitError() << "member must be non-negative, got " << *member;
+  const bool dequantize = step && step.getValue() == "dequantize";
+  if (dequantize != static_cast<bool>(weight) ||
+      (weight && !llvm::is_contained({"weight", "up"}, weight.getValue())))
+    return emitError() << "a dequantize step names its weight, \"weight\" "
+                          "or \"up\" (and no other launch does)";
+  return success();
+}
+
+LogicalResult
+FallbackGemmAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                         int64_t batch, StringAttr into, int64_t member) {
+  if (batch <= 0)
+    return emitError() << "batch must be positive, got " << batch;
+  if (!llvm::is_contained({"y", "gate", "up"}, into.getValue()))
+    return emitError() << "into must be \"y\", \"gate\" or \"up\", got "
+                       << into;
+  if (member < 0)
+    return emitError() << "member must be non-negative, got " << member;
+  return success();
+}
 
 LogicalResult QFDialect::verifyOperationAttribute(Operation *op,
                                                   NamedAttribute attribute) {

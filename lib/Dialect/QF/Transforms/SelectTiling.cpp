@@ -151,14 +151,8 @@ struct QFSelectTilingPass
           << static_cast<int64_t>(tensorCoreMinM);
       return signalPassFailure();
     }
-    TilingTarget target;
-    target.smCount = smCount > 0 ? int64_t(smCount) : chipTarget.getSmCount();
-    target.smVersion = chipTarget.getSmVersion();
-    target.bandwidthGbps = chipTarget.getBandwidthGbps();
-    target.archSpecific = chipTarget.isArchSpecific();
-    target.tensorCoreMinM = tensorCoreMinM;
-    target.maxSharedPerBlock = chipTarget.getMaxSharedPerBlock();
-    target.dequantGemmMinM = dequantGemmMinM;
+    TilingTarget target =
+        getTilingTarget(chipTarget, tensorCoreMinM, dequantGemmMinM, smCount);
     bool failedAny = false;
     getOperation()->walk([&](FusedMatmulOp op) {
       if (op.getTilingAttr())

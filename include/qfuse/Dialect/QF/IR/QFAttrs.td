@@ -197,6 +197,82 @@ def QF_BatchTilingAttr : QF_Attr<"BatchTiling", "batch_tiling"> {
   let genVerifyDecl = 1;
 }
 
+// An optional attribute parameter printed in full (`#qf.layout<row_major>`,
+// not `<row_major>`) inside a struct() assembly format.
+class QF_OptionalQualifiedParameter<string type>
+    : OptionalParameter<type> {
+  let printer = "$_printer.printAttribute($_self)";
+}
+
+def QF_LaunchAttr : QF_Attr<"Launch", "launch"> {
+  let summary = "One kernel launch that qf-to-gpu recorded on an op";
+  let description = [{
+    An entry of an op's `qf.launches`: the batch it runs at, the kernel in
+    `@qf_kernels`, its grid, block, static and dynamic shared memory and
+    parameter names, in the order the artifact writer binds them. Decode
+    ops and the fallback's elementwise launches say what each parameter is
+    bound to (`args`: one `{operand = i}`, `{result = i}`, `{i32 = v}`,
+    `{f32 = v}`, `{activations = "..."}`, `{component = "..."}`,
+    `{scratch = "..."}`, `{output}` or `{residual}` per parameter); fused
+    matmuls bind theirs by name. `layout` is the weight layout the kernel
+    reads when it is not the operand's, `input = "permuted"` marks a matmul
+    that reads the act_order permute's output. The fallback's launches
+    (docs/fallback.md) name their `step` ("dequantize", "silu_mul", "add",
+    "permute"), the qf.group `member` they serve and, for "dequantize", the
+    `weight` ("weight" or "up"). Parameters print in alphabetical order, as
+    the dictionaries they replace did.
+
+    ```mlir
+    #qf.launch<batch = 1, block = [128, 1, 1], dynamic_shared_bytes = 0, grid = [1024, 1, 1], kernel = @qf_kernels::@qf_matvec_0_m1, params = ["x", "codes", "scales", "y"], shared_bytes = 32>
+    ```
+  }];
+  let parameters = (ins
+    OptionalParameter<"ArrayAttr">:$args,
+    "int64_t":$batch,
+    "DenseI64ArrayAttr":$block,
+    "int64_t":$dynamic_shared_bytes,
+    "DenseI64ArrayAttr":$grid,
+    OptionalParameter<"StringAttr">:$input,
+    "SymbolRefAttr":$kernel,
+    QF_OptionalQualifiedParameter<"LayoutAttr">:$layout,
+    OptionalParameter<"std::optional<int64_t>">:$member,
+    "ArrayAttr":$params,
+    "int64_t":$shared_bytes,
+    OptionalParameter<"StringAttr">:$step,
+    OptionalParameter<"StringAttr">:$weight
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The kernel's name in @qf_kernels.
+    StringRef getKernelName() const {
+      return getKernel().getLeafReference().getValue();
+    }
+  }];
+}
+
+def QF_FallbackGemmAttr : QF_Attr<"FallbackGemm", "fallback_gemm"> {
+  let summary = "A cuBLAS gemm of the dequantize + cuBLAS fallback";
+  let description = [{
+    An entry of a `qf.fused_matmul`'s `qf.launches` (docs/fallback.md): at
+    `batch`, the gemm of qf.group `member`'s weight, which the dequantize
+    launch before it wrote into the workspace, `into` the output ("y") or
+    the gated matmul's scratch buffer ("gate", "up"). It launches no kernel
+    of ours.
+
+    ```mlir
+    #qf.fallback_gemm<batch = 512, into = "y", member = 0>
+    ```
+  }];
+  let parameters = (ins
+    "int64_t":$batch,
+    "StringAttr":$into,
+    "int64_t":$member
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 def QF_TargetAttr : QF_Attr<"Target", "target"> {
   let summary = "The GPU kernels are generated and tiled for";
   let description = [{

@@ -110,6 +110,12 @@ struct TilingTarget {
   int64_t dequantGemmMinM = kDequantGemmMinM;
 };
 
+/// The TilingTarget of `chip` (#qf.target: SM count, compute capability,
+/// bandwidth, wgmma availability, shared memory per block) with the batch
+/// thresholds given; `smCount`, when positive, replaces the chip's.
+TilingTarget getTilingTarget(TargetAttr chip, int64_t tensorCoreMinM,
+                             int64_t dequantGemmMinM, int64_t smCount = 0);
+
 /// `vec_bytes` of a matvec over `type`: the largest of 16, 8, 4 that divides
 /// a row's packed bytes, or nullopt when none does (no matvec possible).
 std::optional<int64_t> getMatvecVecBytes(WeightType type);

@@ -34,6 +34,7 @@
 #ifndef QFUSE_RUNTIME_ARTIFACT_ARTIFACT_H
 #define QFUSE_RUNTIME_ARTIFACT_ARTIFACT_H
 
+#include "qfuse/format/ArtifactSchema.h"
 #include "qfuse/format/ArtifactVersion.h"
 #include "qfuse/format/Encoding.h"
 #include "qfuse/format/Layout.h"
@@ -52,7 +53,7 @@ namespace qfuse::runtime {
 /// The artifact version this runtime reads.
 using qfuse::format::kArtifactVersion;
 /// The value of the "format" field.
-constexpr std::string_view kArtifactFormat = "qfuse-artifact";
+constexpr std::string_view kArtifactFormat = format::artifact::kFormat;
 /// The op of a launch that dequantizes a packed weight into a dense [N, K]
 /// buffer (its kernel parameter "w") for a gemm step on "weight_buffer".
 constexpr std::string_view kDequantizeOp = "qf.dequantize";
@@ -73,34 +74,21 @@ struct ChipTarget {
   std::string str() const;
 };
 
-enum class ParamType { Ptr, I32, I64, F32 };
-std::string_view paramTypeName(ParamType type);
+// The parts of the schema (qfuse/format/ArtifactSchema.h) the runtime uses
+// as they are read. A validated artifact's kernels hold their code: the
+// module's, where the file gives a kernel none of its own.
+using format::artifact::Arg;
+using format::artifact::decodeBase64;
+using format::artifact::Dim;
+using format::artifact::Kernel;
+using format::artifact::KernelParam;
+using format::artifact::ParamType;
+using format::artifact::paramTypeName;
+using format::artifact::RooflineEntry;
 
-struct KernelParam {
-  std::string name;
-  ParamType type = ParamType::Ptr;
-};
-
-struct Kernel {
-  std::string name;
-  std::string ptx;            // may be empty when a cubin is present
-  std::vector<uint8_t> cubin; // decoded cubin_base64; empty when absent
-  std::vector<KernelParam> params;
-  int64_t sharedBytes = 0; // static shared memory
-  int64_t maxThreads = 1024;
-};
-
-struct WeightSpec {
-  std::string name;   // what plan steps bind ("weight": name)
-  std::string source; // the entry's "source" (version 3); empty: `name`
-  /// The checkpoint tensor this entry is packed from: `source`, else `name`.
-  const std::string &checkpointName() const {
-    return source.empty() ? name : source;
-  }
-  int64_t n = 0; // shape [N, K] = [out, in]
-  int64_t k = 0;
-  std::string encoding;          // body of #qf.enc<...>
-  std::string layout;            // body of #qf.layout<...>
+/// A weight entry (name, source, [N, K], encoding and layout text) with its
+/// encoding and layout parsed.
+struct WeightSpec : format::artifact::Weight {
   format::Encoding encodingAttr; // both parsed and verified by qfuse_format
   format::Layout layoutAttr;
   /// The packed components (qfuse_format's componentSpecs), in row_major.
@@ -118,12 +106,6 @@ struct TensorSpec {
   std::vector<int64_t> shape;
   DType dtype = DType::F16;
   uint64_t numBytes() const;
-};
-
-/// One extent of a buffer shape: a number, or the batch size "M".
-struct Dim {
-  int64_t value = 0;
-  bool isBatch = false;
 };
 
 struct BufferSpec {
@@ -146,15 +128,6 @@ struct BufferSpec {
   int64_t extent(size_t dim, int64_t batch) const;
 };
 
-struct Arg {
-  enum class Kind { Buffer, Weight, Tensor, I32, I64, F32 };
-  Kind kind = Kind::Buffer;
-  std::string name;      // buffer, weight or tensor name
-  std::string component; // weight components only
-  int64_t intValue = 0;  // i32 / i64
-  float floatValue = 0;  // f32
-};
-
 /// A `gemm` step: y[M, N] = x[M, K] * W[N, K]^T (+ bias[N]) (+ residual[M,
 /// N]) through cuBLAS, with f32 accumulation. W is exactly one of `weight`, a
 /// weight with the dense `f16` encoding in row_major, or (version 5)
@@ -163,8 +136,7 @@ struct Arg {
 /// is the rows M ("M" or a number, the same for all three); bias a tensor
 /// [N]. Everything is f16, or, with a weight buffer, everything bf16
 /// (`dtype`). Optional operands are empty strings.
-struct GemmStep {
-  std::string x, weight, weightBuffer, y, bias, residual;
+struct GemmStep : format::artifact::Gemm {
   DType dtype = DType::F16;
 };
 
@@ -192,33 +164,16 @@ struct Plan {
   std::vector<Step> steps;
 };
 
-struct RooflineEntry {
-  std::string op;
-  uint64_t bytes = 0;
-  uint64_t flops = 0;
-};
-
 /// The top-level "model" object (docs/decode-model.md): the compiler's
-/// qf.model dictionary. The runtime reads the integers below where present
-/// (each must be a positive integer) and keeps the whole object as JSON text
-/// for tools; `present` is false when the artifact has none.
-struct ModelInfo {
-  bool present = false;
-  std::string json;         // the object, compact
-  std::string architecture; // "llama", "qwen2", ... ("" when absent)
-  int64_t vocabSize = 0;    // 0 when absent
-  int64_t hiddenSize = 0;
-  int64_t numLayers = 0;
-  int64_t numHeads = 0;
-  int64_t numKvHeads = 0;
-  int64_t headDim = 0;
-  int64_t maxSeq = 0;
-};
+/// qf.model dictionary. The runtime reads the integers where present (each
+/// must be a positive integer) and keeps the whole object as JSON text for
+/// tools; `present` is false when the artifact has none.
+using ModelInfo = format::artifact::Model;
 
 /// Upper bound on dynamic + static shared memory per block accepted by the
-/// validator (227 KiB, sm_90's opt-in maximum); the device's own limit is
-/// checked again when the kernel is loaded.
-constexpr int64_t kMaxSharedBytesPerBlock = 227 * 1024;
+/// validator; the device's own limit is checked again when the kernel is
+/// loaded.
+using format::artifact::kMaxSharedBytesPerBlock;
 
 struct Artifact {
   std::string source; // the path (or name) it was parsed from
@@ -270,9 +225,6 @@ std::string dequantizeTarget(const Artifact &artifact, const Step &step);
 /// For a qf.dequantize launch: the weight its arguments name (the validator
 /// checks there is exactly one); empty for every other step.
 std::string dequantizeSource(const Step &step);
-
-/// Decodes standard base64 (with '=' padding; whitespace ignored).
-std::optional<std::vector<uint8_t>> decodeBase64(std::string_view text);
 
 } // namespace qfuse::runtime
 

@@ -1,17 +1,17 @@
-//===- ArtifactJson.h - IR values as the artifact's JSON -------*- C++ -*-===//
+//===- ArtifactVocabulary.h - IR values as the artifact says -*- C++ -*-===//
 //
 // The vocabulary the artifact writer spells IR in (docs/artifact.md): an
 // attribute's body, a tensor's shape and dtype, the buffer name of every
-// activation, and the qf.model dictionary as JSON.
+// activation, and the qf.model dictionary as JSON text.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef QFUSE_LIB_TARGET_ARTIFACTJSON_H
-#define QFUSE_LIB_TARGET_ARTIFACTJSON_H
+#ifndef QFUSE_LIB_TARGET_ARTIFACTVOCABULARY_H
+#define QFUSE_LIB_TARGET_ARTIFACTVOCABULARY_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "qfuse/Dialect/QF/IR/QFDialect.h"
-#include "llvm/Support/JSON.h"
+#include "qfuse/format/ArtifactSchema.h"
 
 #include <map>
 #include <string>
@@ -22,13 +22,21 @@ namespace artifact {
 
 /// The body of an attribute's full form: `#qf.enc<int4, ...>` -> `int4, ...`.
 std::string attrBody(Attribute attr);
-/// A tensor's shape, its dynamic first extent (the batch) as "M".
-llvm::json::Array shapeOf(RankedTensorType type);
+/// A buffer's shape, its dynamic first extent (the batch) as "M".
+std::vector<qfuse::format::artifact::Dim> shapeOf(RankedTensorType type);
 /// The artifact's name of an element type: "f16", "bf16", "f32", "i32", ...
 std::string dtypeOf(Type t);
-/// An attribute as JSON (the `qf.model` dictionary): strings, numbers,
+/// The `qf.model` dictionary as compact JSON text: strings, numbers,
 /// booleans, arrays and nested dictionaries.
-llvm::json::Value attrToJson(Attribute attr);
+std::string modelJson(DictionaryAttr model);
+
+/// Launch arguments: a buffer, a weight's component, an i32 / i64
+/// immediate.
+qfuse::format::artifact::Arg bufferArg(std::string name);
+qfuse::format::artifact::Arg weightArg(std::string weight,
+                                       std::string component);
+qfuse::format::artifact::Arg
+immediateArg(qfuse::format::artifact::Arg::Kind kind, int64_t value);
 
 /// Names every activation the plan touches: function arguments by their
 /// `qf.name` argument attribute (else `<function>.input<i>`), returned values
@@ -54,8 +62,9 @@ public:
     if (auto arg = dyn_cast<BlockArgument>(v)) {
       auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
       StringAttr given =
-          func ? func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "qf.name")
-               : StringAttr();
+          func
+              ? func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "qf.name")
+              : StringAttr();
       // Unnamed arguments are named after their function, so that modules
       // with several functions keep distinct buffers.
       name = given ? given.str()
@@ -94,4 +103,4 @@ private:
 } // namespace qf
 } // namespace mlir
 
-#endif // QFUSE_LIB_TARGET_ARTIFACTJSON_H
+#endif // QFUSE_LIB_TARGET_ARTIFACTVOCABULARY_H

@@ -1,0 +1,46 @@
+//===- CostModelInternal.h - shared by selection and listing -*- C++ -*-===//
+//
+// Private to lib/Dialect/QF/Transforms: the candidate enumeration and launch
+// arithmetic that qf::selectTiling (CostModel.cpp) chooses from and
+// qf::listTilingCandidates (TilingCandidates.cpp) lists for the tuner, so
+// that both see the same candidates.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QFUSE_LIB_DIALECT_QF_TRANSFORMS_COSTMODELINTERNAL_H
+#define QFUSE_LIB_DIALECT_QF_TRANSFORMS_COSTMODELINTERNAL_H
+
+#include "qfuse/Conversion/TensorCoreStage.h"
+#include "qfuse/Dialect/QF/Transforms/CostModel.h"
+#include "qfuse/Dialect/QF/Transforms/MmaTimeModel.h"
+
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+namespace mlir::qf::costmodel {
+
+/// Lanes of a warp; each loads `vec_bytes` per row per iteration.
+inline constexpr int64_t kWarpLanes = 32;
+
+/// The shared memory a wgmma block may use.
+inline constexpr int64_t kWgmmaSharedBudget = 200 * 1024;
+
+/// Calls `fn(launch, predicted us)` for every mma.sync candidate of `m`
+/// rows times `type` that the kernel can take (warps, shared memory, K
+/// steps, group size, clusters on sm_90 only), in the order of the block_m
+/// candidates times the swept (block_n, split_k, block_k, stages, cluster_k).
+void forEachMmaCandidate(
+    int64_t m, WeightType type, const TilingTarget &target, bool gated,
+    llvm::function_ref<void(const MmaLaunchShape &, double)> fn);
+
+/// The #qf.tiling of an mma.sync launch.
+TilingAttr getMmaTiling(MLIRContext *ctx, const MmaLaunchShape &launch);
+
+/// Shared memory of a wgmma block of `blockM` rows: the pipeline, or
+/// (reusing it) the sums the other k groups and cluster blocks hand over
+/// (TensorCorePlan's layout).
+int64_t wgmmaSharedBytes(const TensorCoreStage &stage, int64_t blockM,
+                         int64_t split, int64_t stages, int64_t cluster);
+
+} // namespace mlir::qf::costmodel
+
+#endif // QFUSE_LIB_DIALECT_QF_TRANSFORMS_COSTMODELINTERNAL_H
