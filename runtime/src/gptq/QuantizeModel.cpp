@@ -27,17 +27,12 @@
 #include "qfuse/runtime/device/Cuda.h"
 #include "qfuse/runtime/device/DeviceArtifact.h"
 #include "qfuse/runtime/Error.h"
-#include "qfuse/runtime/artifact/Artifact.h"
 #include "qfuse/runtime/checkpoint/ModelCheckpoint.h"
 #include "qfuse/runtime/checkpoint/QuantizedCheckpoint.h"
 #include "qfuse/runtime/checkpoint/WeightSources.h"
-#include "qfuse/runtime/device/Cuda.h"
 #include "qfuse/runtime/device/Executor.h"
 #include "qfuse/runtime/device/ModelLoader.h"
-#include "qfuse/runtime/gptq/BackgroundPacker.h"
-#include "qfuse/runtime/gptq/Calibration.h"
 #include "qfuse/runtime/gptq/CalibrationSamples.h"
-#include "qfuse/runtime/gptq/HalfRebinder.h"
 #include "qfuse/runtime/gptq/QuantizeProgress.h"
 
 #include <nlohmann/json.hpp>
@@ -48,7 +43,11 @@
 #include <cstdlib>
 #include <cstdio>
 #include <ctime>
+#include <condition_variable>
 #include <future>
+#include <set>
+#include <deque>
+#include <mutex>
 #include <optional>
 #include <thread>
 
@@ -164,16 +163,22 @@ void countRecorded(const json &layer, Counts &counts) {
   }
 }
 
-/// Records layer `layer` on a thread of its own once its modules are
-/// packed; the previous record is waited for first (its error rethrown), so
-/// that at most one runs while the next layer computes.
+/// Records the layers on a thread of its own, in order, each once its
+/// modules are packed, while the next layers compute: the layer loop does
+/// not wait for the disk (at 8 x 256 tokens a Llama-3-8B layer computes in
+/// 0.2 s and writes 0.14 GB). The first error stops the records and is
+/// rethrown by the next record() or by wait().
 class LayerRecorder {
 public:
   LayerRecorder(QuantizeProgress &progress, BackgroundPacker &packer)
-      : progress_(progress), packer_(packer) {}
+      : progress_(progress), packer_(packer), thread_([this] { work(); }) {}
   ~LayerRecorder() {
-    if (pending_.valid())
-      pending_.wait();
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
   }
 
   /// `modules`: each with its packer index (Module::packed is filled in
@@ -181,30 +186,71 @@ public:
   void record(int64_t layer,
               std::vector<std::pair<QuantizeProgress::Module, size_t>> modules,
               const json &report) {
-    wait();
-    pending_ = std::async(
-        std::launch::async,
-        [this, layer, modules = std::move(modules),
-         report = report.dump()]() mutable {
-          std::vector<QuantizeProgress::Module> packed;
-          for (auto &[module, index] : modules) {
-            module.packed = packer_.packed(index);
-            packed.push_back(std::move(module));
-          }
-          progress_.recordLayer(layer, packed, report);
-        });
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (error_)
+        std::rethrow_exception(error_);
+      queue_.push_back({layer, std::move(modules), report.dump()});
+    }
+    wake_.notify_all();
   }
 
-  /// Waits for the record in flight; throws its error.
+  /// Waits until every layer given is recorded; throws the first error.
   void wait() {
-    if (pending_.valid())
-      pending_.get();
+    std::unique_lock<std::mutex> lock(mutex_);
+    idle_.wait(lock, [&] { return error_ || (queue_.empty() && !busy_); });
+    if (error_)
+      std::rethrow_exception(error_);
   }
 
 private:
+  struct Record {
+    int64_t layer;
+    std::vector<std::pair<QuantizeProgress::Module, size_t>> modules;
+    std::string report;
+  };
+
+  void work() {
+    for (;;) {
+      Record next;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+        if (stopping_ || error_)
+          return;
+        next = std::move(queue_.front());
+        queue_.pop_front();
+        busy_ = true;
+      }
+      std::exception_ptr failed;
+      try {
+        std::vector<QuantizeProgress::Module> packed;
+        for (auto &[module, index] : next.modules) {
+          module.packed = packer_.packed(index);
+          packed.push_back(std::move(module));
+        }
+        progress_.recordLayer(next.layer, packed, next.report);
+      } catch (...) {
+        failed = std::current_exception();
+      }
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        busy_ = false;
+        if (failed && !error_)
+          error_ = failed;
+      }
+      idle_.notify_all();
+    }
+  }
+
   QuantizeProgress &progress_;
   BackgroundPacker &packer_;
-  std::future<void> pending_;
+  std::mutex mutex_;
+  std::condition_variable wake_, idle_;
+  std::deque<Record> queue_;
+  bool busy_ = false, stopping_ = false;
+  std::exception_ptr error_;
+  std::thread thread_; // last: started once the rest is constructed
 };
 
 /// One layer after another: its Hessians from the stored inputs (collect),
@@ -274,6 +320,34 @@ struct LayerQuantizer {
     return layerJson;
   }
 };
+
+/// The decode artifact's weights GPTQ leaves alone (the lm_head), as the
+/// qfuse-packed writer would make them from the checkpoint (round to
+/// nearest, WeightSources.h): computed while the layers run instead of in
+/// the write.
+std::vector<QuantizedWeight> untouchedWeights(const ModelCheckpoint &checkpoint,
+                                              const Artifact &decode,
+                                              const PlanLayers &layers) {
+  std::set<std::string> solved, seen;
+  for (const PlanLayer &layer : layers.layers)
+    for (const LinearModule &linear : layer.linears)
+      solved.insert(linear.weight);
+  std::vector<QuantizedWeight> out;
+  for (const WeightSpec &spec : decode.weights) {
+    const std::string name = spec.checkpointName();
+    if (solved.count(name) || !seen.insert(name).second)
+      continue;
+    QuantizedWeight w;
+    w.name = name;
+    w.encoding = spec.encodingAttr;
+    w.n = spec.n;
+    w.k = spec.k;
+    w.packed = std::make_shared<const format::TensorMap>(
+        checkpointWeight(checkpoint, spec));
+    out.push_back(std::move(w));
+  }
+  return out;
+}
 
 /// Test-only: QFUSE_TEST_KILL_AFTER_LAYER=<l> kills the process (SIGKILL)
 /// once layer l's progress is recorded, as an interruption would
@@ -419,6 +493,11 @@ std::string quantizeModel(const QuantizeModelOptions &options) {
         (long long)calib.chunkRows(), double(calib.storeBytes(first)) / 1e6,
         captureSeconds);
 
+  std::future<std::vector<QuantizedWeight>> untouched;
+  if (decode)
+    untouched = std::async(std::launch::async, [&] {
+      return untouchedWeights(checkpoint, *decode, calib.layers());
+    });
   LayerRecorder recorder(progress, packer);
   const int64_t killAfter = killAfterLayer();
   Totals totals;
@@ -463,6 +542,10 @@ std::string quantizeModel(const QuantizeModelOptions &options) {
       std::string(checkpointFormatName(outFormat)).c_str(), outDir.c_str());
   t = Clock::now();
   std::vector<QuantizedWeight> quantized = packer.finish();
+  const size_t solvedModules = quantized.size();
+  if (untouched.valid())
+    for (QuantizedWeight &w : untouched.get())
+      quantized.push_back(std::move(w));
   const double packWaitSeconds = secondsSince(t);
   CheckpointWriteSeconds written;
   writeQuantizedCheckpoint(checkpoint, quantized, outFormat, outDir,
@@ -478,7 +561,7 @@ std::string quantizeModel(const QuantizeModelOptions &options) {
   say("qfuse-quantize: %zu modules in %lld layers, %d fell back to "
       "round-to-nearest; GPTQ %.2f s, written in %.2f s, %.1f s in "
       "all -> %s\n",
-      quantized.size(), (long long)numLayers, counts.fallbacks, totals.solve,
+      solvedModules, (long long)numLayers, counts.fallbacks, totals.solve,
       writeSeconds, total, outDir.c_str());
   json doc = {{"tool", "qfuse-quantize"},
               {"command", options.command},
@@ -488,7 +571,7 @@ std::string quantizeModel(const QuantizeModelOptions &options) {
               {"format", std::string(checkpointFormatName(outFormat))},
               {"samples", calib.numSamples()},
               {"tokens", calib.tokens()},
-              {"modules", quantized.size()},
+              {"modules", solvedModules},
               {"fell_back_to_rtn", counts.fallbacks},
               {"gptq_seconds", totals.solve},
               {"seconds", total},
