@@ -33,14 +33,8 @@ private:
                          const std::string &what) const {
     throw ReadError{located(where), what};
   }
-  /// `where` under the prefix: "top level.format" -> "variants[1].format".
   std::string located(const std::string &where) const {
-    if (prefix_.empty())
-      return where;
-    constexpr std::string_view kTop = "top level";
-    if (where.compare(0, kTop.size(), kTop) == 0)
-      return prefix_ + where.substr(kTop.size());
-    return prefix_ + "." + where;
+    return locatedUnder(prefix_, where);
   }
 
   const json &member(const json &object, const std::string &where,
@@ -564,6 +558,15 @@ void Reader::readModel(const json &root) {
 }
 
 } // namespace
+
+std::string locatedUnder(const std::string &prefix, const std::string &where) {
+  if (prefix.empty())
+    return where;
+  constexpr std::string_view kTop = "top level";
+  if (where.compare(0, kTop.size(), kTop) == 0)
+    return prefix + where.substr(kTop.size());
+  return prefix + "." + where;
+}
 
 std::optional<ReadError> fromJson(const json &root, Artifact &out,
                                   const std::string &prefix) {

@@ -50,12 +50,7 @@ Error readError(const std::string &source, const schema::ReadError &error) {
 }
 
 std::string ArtifactValidator::located(const std::string &where) const {
-  if (prefix_.empty())
-    return where;
-  constexpr std::string_view kTop = "top level";
-  if (where.compare(0, kTop.size(), kTop) == 0)
-    return prefix_ + where.substr(kTop.size());
-  return prefix_ + "." + where;
+  return schema::locatedUnder(prefix_, where);
 }
 
 void ArtifactValidator::uniqueName(const std::string &name,

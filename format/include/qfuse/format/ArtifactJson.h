@@ -29,6 +29,11 @@ struct ReadError {
   std::string what;
 };
 
+/// The JSON path `where` of a variant's read under `prefix` (a set's
+/// "variants[1]"): "top level.format" -> "variants[1].format", "plans[0]"
+/// -> "variants[1].plans[0]"; `where` itself without a prefix.
+std::string locatedUnder(const std::string &prefix, const std::string &where);
+
 /// The artifact as JSON.
 nlohmann::json toJson(const Artifact &artifact);
 
