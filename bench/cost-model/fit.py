@@ -46,17 +46,23 @@ START = dict(Tm=5.2, Ti=1.08, dec=7.46, decTable=11.0, decInt8=7.46,
 # Not fitted (no training sweep measures them): fp8's cvt decode relative
 # to int4's, and a zero point's read per group relative to a scale's.
 FP8_DECODE, ZERO_GROUP = 0.7, 1.0
+# 2:4 f16 on mma.sp: moving the kept halves, a quarter of int4's (not fitted).
+HALF_DECODE = 0.25
 
 
 class Format:
     """What the model needs of an encoding (MmaTimeModel.h's
     MmaLaunchShape): code bits, the kernel's decode (TensorCorePlan.cpp's
-    planDecode: int4, int8, fp8 or table), the group (0: per channel), the
-    bytes of a scale and the bits of a zero point per group."""
+    planDecode: int4, int8, fp8, table or, 2:4 f16, half), the group (0:
+    per channel), the bytes of a scale and the bits of a zero point per
+    group, and 2:4 (mma.sp: half the codes and mmas, a 2-bit position per
+    kept code; not fitted, no sweep measures it)."""
 
-    def __init__(self, bits, decode, group, scale_bytes, zero_bits=0):
+    def __init__(self, bits, decode, group, scale_bytes, zero_bits=0,
+                 sparse=False):
         self.bits, self.decode, self.group = bits, decode, group
         self.scale_bytes, self.zero_bits = scale_bytes, zero_bits
+        self.sparse = sparse
 
 
 # The training sweeps' formats (Llama-3-8B shapes) by the name in their
@@ -69,14 +75,15 @@ def parse_encoding(text):
     """A Format from #qf.enc's body ('int4, group = 128, scale = f16')."""
     fields = [f.strip() for f in text.split(",")]
     kind = fields[0]
-    bits = 8 if kind in ("int8", "uint8", "fp8e4m3") else 4
+    bits = {"int8": 8, "uint8": 8, "fp8e4m3": 8, "f16": 16}.get(kind, 4)
     decode = {"int4": "int4", "uint4": "int4", "int8": "int8",
-              "uint8": "int8", "fp8e4m3": "fp8"}.get(kind, "table")
+              "uint8": "int8", "fp8e4m3": "fp8", "f16": "half"}.get(kind, "table")
     opts = dict(f.split(" = ") for f in fields[1:] if " = " in f)
     scale = 0 if "scale" not in opts else \
         {"f32": 4, "f16": 2, "bf16": 2}.get(opts["scale"], 1)
     zero = {"int": bits, "float": 8 * scale}.get(opts.get("zero"), 0)
-    return Format(bits, decode, int(opts.get("group", 0)), scale, zero)
+    return Format(bits, decode, int(opts.get("group", 0)), scale, zero,
+                  opts.get("sparse") == "2:4")
 
 
 def registers(block_m):
@@ -94,8 +101,9 @@ def shared_bytes(bm, bn, s, bk, st, c, fmt, members=1):
     """qf::getMmaSharedBytes (TensorCoreStage.h's tensorCoreSharedBytes)."""
     warps = bn // 32 * s * members
     slots = groups_per_step(fmt, bk)
-    per_warp = bk // 32 * 32 * 32 * fmt.bits // 8 + slots * 128 * (
-        2 if fmt.zero_bits else 1)
+    codes = 32 * (bk // 2 * fmt.bits // 8 + bk // 8) if fmt.sparse \
+        else bk // 32 * 32 * 32 * fmt.bits // 8
+    per_warp = codes + slots * 128 * (2 if fmt.zero_bits else 1)
     stage = s * bm * bk * 2 + warps * per_warp
     hand_over = max(s - 1, 1 if c > 1 else 0, members - 1) * \
         (bn // 32 * members) * bm * 32 * 4
@@ -107,7 +115,8 @@ def shared_bytes(bm, bn, s, bk, st, c, fmt, members=1):
 def decode_instrs(p, fmt):
     """Decode instructions per 8-row tile and 16-wide k slab."""
     return {"int4": p["dec"], "table": p["decTable"], "int8": p["decInt8"],
-            "fp8": FP8_DECODE * p["dec"]}[fmt.decode]
+            "fp8": FP8_DECODE * p["dec"],
+            "half": HALF_DECODE * p["dec"]}[fmt.decode]
 
 
 def group_instrs(p, fmt, bm, bk):
@@ -137,21 +146,26 @@ def predict(p, m, n, k, bm, bn, s, bk, st, c, fmt=FORMATS["int4"],
     rounds = -(-per_sm // resident)
     q = min(resident, per_sm)
     slabs = bk // 16
-    mmas = slabs * (bm // 16) * 4
+    # 2:4 issues half the mmas and decodes half the codes, and streams half
+    # the codes plus a 2-bit position per kept code.
+    share = 0.5 if fmt.sparse else 1.0
+    bits = fmt.bits / 2 + 1 if fmt.sparse else fmt.bits
+    mmas = slabs * (bm // 16) * 4 * share
+    decode = decode_instrs(p, fmt) * share
     tensor = q * warps * mmas * p["Tm"] / 4
-    issue = q * warps * (slabs * 4 * decode_instrs(p, fmt) + mmas + slabs * 8
+    issue = q * warps * (slabs * 4 * decode + mmas + slabs * 8
                          + group_instrs(p, fmt, bm, bk)) * p["Ti"] / 4
     # One warp's step: a fixed chain plus, per k slab, the mma chain and
     # its own decode (table lookups wait on shared memory).
-    chain = p["a0"] + slabs * (p["a1"] + 4 * decode_instrs(p, fmt) * p["Tc"])
-    fill = q * (s * bm * bk * 2 + warps * bk * fmt.bits * 4) / p["Bsm"]
+    chain = p["a0"] + slabs * (p["a1"] + 4 * decode * p["Tc"])
+    fill = q * (s * bm * bk * 2 + warps * bk * bits * 4) / p["Bsm"]
     steps = -(-k // (c * s * bk))
     block_us = steps * max(chain, tensor + issue, fill) / 1.7e3 + p["F0"] \
         + p["Fc"] * (c - 1)
     scale = bandwidth / BANDWIDTH_GBPS
     # Codes, then a scale and a zero point per group (per row: per channel).
     groups = 1 if fmt.group == 0 else -(-k // fmt.group)
-    weights = n_pad * members * (k * fmt.bits / 8 + groups * (
+    weights = n_pad * members * (k * bits / 8 + groups * (
         fmt.scale_bytes + fmt.zero_bits / 8))
     l2 = m * k * 2 * n_blocks + weights * m_blocks
     memory = weights / (p["BWd"] * scale * 1e6) + l2 / (p["BWl2"] * scale * 1e6)
