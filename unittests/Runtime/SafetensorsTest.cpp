@@ -173,6 +173,36 @@ TEST(Safetensors, FileHoldsExactlyTheSerializedBytes) {
   std::remove(path.c_str());
 }
 
+TEST(Safetensors, SharedBytesWriteAsCopiedOnes) {
+  // add(owner, data) writes what add(data) writes, from bytes it does not
+  // copy and keeps alive after the caller drops them; interleaved with
+  // copied tensors, in memory and through the file.
+  const std::string path = ::testing::TempDir() + "qfuse-shared.safetensors";
+  SafetensorsWriter copied, shared;
+  for (int t = 0; t < 9; ++t) {
+    auto bytes = std::make_shared<std::vector<uint8_t>>(size_t(3 + t * 1021));
+    for (size_t i = 0; i < bytes->size(); ++i)
+      (*bytes)[i] = uint8_t(i * 7 + size_t(t));
+    const std::string name = "t" + std::to_string(t);
+    const std::vector<int64_t> shape = {int64_t(bytes->size())};
+    copied.add(name, DType::U8, shape, bytes->data(), bytes->size());
+    if (t % 2)
+      shared.add(name, DType::U8, shape, bytes->data(), bytes->size());
+    else
+      shared.add(name, DType::U8, shape, bytes, bytes->data(), bytes->size());
+  }
+  EXPECT_EQ(shared.serialize(), copied.serialize());
+  shared.write(path);
+  std::ifstream in(path, std::ios::binary);
+  std::vector<uint8_t> file((std::istreambuf_iterator<char>(in)),
+                            std::istreambuf_iterator<char>());
+  EXPECT_EQ(file, copied.serialize());
+  std::remove(path.c_str());
+  EXPECT_THROW(shared.add("t0", DType::U8, {1}, std::make_shared<int>(0),
+                          nullptr, 1),
+               qfuse::Error);
+}
+
 TEST(Safetensors, EmptyHeaderObjectIsValid) {
   SafetensorsFile file = SafetensorsFile::fromBytes(rawFile("{}", {}), "e");
   EXPECT_TRUE(file.tensors().empty());

@@ -17,18 +17,34 @@ std::optional<format::TensorView> formatView(const TensorView &view) {
   return std::nullopt;
 }
 
+namespace {
+
+/// The safetensors dtype of `tensor` (named `<prefix><name>` in the error).
+DType safetensorsDType(const format::Tensor &tensor, const std::string &prefix,
+                       const std::string &name) {
+  std::optional<DType> dtype =
+      parseSafetensorsDType(format::dtypeName(tensor.dtype));
+  if (!dtype)
+    throw Error("tensor '" + prefix + name + "': dtype " +
+                format::dtypeName(tensor.dtype) +
+                " has no safetensors spelling");
+  return *dtype;
+}
+
+} // namespace
+
 void addFormatTensors(SafetensorsWriter &writer, const std::string &prefix,
                       const format::TensorMap &tensors) {
-  for (const auto &[name, tensor] : tensors) {
-    std::optional<DType> dtype =
-        parseSafetensorsDType(format::dtypeName(tensor.dtype));
-    if (!dtype)
-      throw Error("tensor '" + prefix + name + "': dtype " +
-                  format::dtypeName(tensor.dtype) +
-                  " has no safetensors spelling");
-    writer.add(prefix + name, *dtype, tensor.shape, tensor.data.data(),
-               tensor.data.size());
-  }
+  for (const auto &[name, tensor] : tensors)
+    writer.add(prefix + name, safetensorsDType(tensor, prefix, name),
+               tensor.shape, tensor.data.data(), tensor.data.size());
+}
+
+void addFormatTensors(SafetensorsWriter &writer, const std::string &prefix,
+                      std::shared_ptr<const format::TensorMap> tensors) {
+  for (const auto &[name, tensor] : *tensors)
+    writer.add(prefix + name, safetensorsDType(tensor, prefix, name),
+               tensor.shape, tensors, tensor.data.data(), tensor.data.size());
 }
 
 format::TensorMap readFormatTensors(const SafetensorsFile &file,

@@ -168,10 +168,13 @@ Output packedOutput(const ModelCheckpoint &source,
   });
   for (size_t i = 0; i < specs.size(); ++i) {
     auto it = given.find(specs[i]->checkpointName());
-    addFormatTensors(out.tensors, specs[i]->checkpointName() + ".",
-               it != given.end() && it->second->packed ? *it->second->packed
-                                                       : components[i]);
-    format::TensorMap().swap(components[i]);
+    // Packed modules without a copy; the rest moved into a shared map.
+    addFormatTensors(
+        out.tensors, specs[i]->checkpointName() + ".",
+        it != given.end() && it->second->packed
+            ? it->second->packed
+            : std::make_shared<const format::TensorMap>(
+                  std::move(components[i])));
     out.tensors.setMetadata("qfuse.encoding." + specs[i]->checkpointName(),
                             specs[i]->encoding);
   }

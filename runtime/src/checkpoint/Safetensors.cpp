@@ -383,6 +383,20 @@ void SafetensorsWriter::add(const std::string &name, DType dtype,
   entries_.push_back(Entry{name, dtype, std::move(shape), std::move(bytes)});
 }
 
+void SafetensorsWriter::add(const std::string &name, DType dtype,
+                            std::vector<int64_t> shape,
+                            std::shared_ptr<const void> owner,
+                            const void *data, size_t size) {
+  checkNew(name, dtype, shape, size);
+  if (!owner)
+    throw Error("safetensors writer: tensor '" + name + "' has no owner");
+  Entry entry{name, dtype, std::move(shape), {}};
+  entry.owner = std::move(owner);
+  entry.shared = static_cast<const uint8_t *>(data);
+  entry.sharedSize = size;
+  entries_.push_back(std::move(entry));
+}
+
 void SafetensorsWriter::setMetadata(const std::string &key,
                                     const std::string &value) {
   metadata_[key] = value;
@@ -395,8 +409,8 @@ std::string SafetensorsWriter::headerText(uint64_t &dataBytes) const {
     header[entry.name] = {
         {"dtype", std::string(safetensorsName(entry.dtype))},
         {"shape", entry.shape},
-        {"data_offsets", {offset, offset + entry.bytes.size()}}};
-    offset += entry.bytes.size();
+        {"data_offsets", {offset, offset + entry.size()}}};
+    offset += entry.size();
   }
   if (!metadata_.empty())
     header[std::string(kMetadataKey)] = metadata_;
@@ -417,7 +431,7 @@ std::vector<uint8_t> SafetensorsWriter::serialize() const {
     out.push_back(static_cast<uint8_t>(headerBytes >> (8 * i)));
   out.insert(out.end(), text.begin(), text.end());
   for (const Entry &entry : entries_)
-    out.insert(out.end(), entry.bytes.begin(), entry.bytes.end());
+    out.insert(out.end(), entry.data(), entry.data() + entry.size());
   return out;
 }
 
@@ -442,14 +456,14 @@ void SafetensorsWriter::write(AtomicFile &file) const {
   uint64_t at = head.size();
   for (size_t i = 0; i < entries_.size(); ++i) {
     offsets[i] = at;
-    at += entries_[i].bytes.size();
+    at += entries_[i].size();
   }
   detail::parallelJobs(entries_.size(), [&](size_t i) {
     const Entry &e = entries_[i];
-    file.writeAt(e.bytes.data(), e.bytes.size(), offsets[i],
+    file.writeAt(e.data(), e.size(), offsets[i],
                  "tensor '" + e.name + "', bytes " +
                      std::to_string(offsets[i]) + ".." +
-                     std::to_string(offsets[i] + e.bytes.size()));
+                     std::to_string(offsets[i] + e.size()));
   });
 }
 

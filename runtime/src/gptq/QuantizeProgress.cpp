@@ -166,7 +166,7 @@ void QuantizeProgress::recordLayer(
   SafetensorsWriter quantized;
   json list = json::array();
   for (const Module &m : modules) {
-    addFormatTensors(quantized, m.name + ".", *m.packed);
+    addFormatTensors(quantized, m.name + ".", m.packed);
     list.push_back({{"name", m.name}, {"n", m.n}, {"k", m.k}});
   }
   quantized.setMetadata(kModulesKey, list.dump());

@@ -29,6 +29,9 @@ std::optional<format::TensorView> formatView(const TensorView &view);
 /// without a safetensors spelling.
 void addFormatTensors(SafetensorsWriter &writer, const std::string &prefix,
                       const format::TensorMap &tensors);
+/// The same without copying the bytes: the writer keeps `tensors` alive.
+void addFormatTensors(SafetensorsWriter &writer, const std::string &prefix,
+                      std::shared_ptr<const format::TensorMap> tensors);
 
 /// The tensors of `file` named `<prefix><name>` (copied), keyed by <name>;
 /// throws naming the file for a dtype qfuse_format does not have.

@@ -127,6 +127,10 @@ public:
   /// The same, taking `bytes` without a copy.
   void add(const std::string &name, DType dtype, std::vector<int64_t> shape,
            std::vector<uint8_t> bytes);
+  /// The same, without a copy of bytes another owner holds: `data` stays
+  /// `owner`'s, which the writer keeps alive.
+  void add(const std::string &name, DType dtype, std::vector<int64_t> shape,
+           std::shared_ptr<const void> owner, const void *data, size_t size);
   void setMetadata(const std::string &key, const std::string &value);
 
   /// The complete file contents.
@@ -149,7 +153,12 @@ private:
     std::string name;
     DType dtype;
     std::vector<int64_t> shape;
-    std::vector<uint8_t> bytes;
+    std::vector<uint8_t> bytes; // the tensor's, unless `owner` holds them
+    std::shared_ptr<const void> owner;
+    const uint8_t *shared = nullptr;
+    size_t sharedSize = 0;
+    const uint8_t *data() const { return owner ? shared : bytes.data(); }
+    size_t size() const { return owner ? sharedSize : bytes.size(); }
   };
   std::vector<Entry> entries_;
   std::map<std::string, std::string> metadata_;
