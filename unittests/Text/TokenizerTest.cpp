@@ -275,6 +275,24 @@ TEST(Tokenizer, TokenIdsOutOfRangeAreNamed) {
   expectLoadError(j, {"added token '<|eot|>' has id \"300\"" + expected});
 }
 
+// Found by fuzz/tokenizer: a template's special token listed an id that no
+// token has, and encode returned it past idLimit().
+TEST(Tokenizer, TemplateIdsMustNameTokens) {
+  json j = metaspaceTokenizer();
+  j["post_processor"]["special_tokens"]["<s>"]["ids"] = {999};
+  expectLoadError(j, {"post_processor 'TemplateProcessing': special token "
+                      "'<s>' has id 999, which is neither in the vocab nor "
+                      "an added token"});
+
+  j = metaspaceTokenizer();
+  j["post_processor"]["special_tokens"]["<s>"]["ids"] = {-3};
+  expectLoadError(j, {"post_processor: special token '<s>' has id -3"});
+
+  j = metaspaceTokenizer();
+  j["post_processor"]["special_tokens"]["<s>"]["ids"] = 1;
+  expectLoadError(j, {"special token '<s>': ids is not a list"});
+}
+
 TEST(Tokenizer, MissingFileIsNamed) {
   try {
     Tokenizer::fromDirectory("/nonexistent-qfuse-dir");

@@ -51,7 +51,19 @@ void readPostProcessor(const json &config, const std::string &file,
     std::string name = item["SpecialToken"].at("id").get<std::string>();
     std::vector<int32_t> ids;
     if (specials.contains(name)) {
-      ids = specials[name].at("ids").get<std::vector<int32_t>>();
+      const json &listed = specials[name].at("ids");
+      if (!listed.is_array())
+        fail("special token '" + name + "': ids is not a list");
+      for (const json &value : listed) {
+        int32_t id = readTokenId(value, file,
+                                 "post_processor: special token '" + name + "'");
+        // An id the tokenizer cannot decode would reach the model as an
+        // embedding row nobody named.
+        if (!impl.added.byId(id) && !impl.model.idToToken(id))
+          fail("special token '" + name + "' has id " + std::to_string(id) +
+               ", which is neither in the vocab nor an added token");
+        ids.push_back(id);
+      }
     } else if (const AddedToken *t = impl.added.byContent(name)) {
       ids = {t->id};
     } else if (std::optional<int32_t> id = impl.model.tokenToId(name)) {
