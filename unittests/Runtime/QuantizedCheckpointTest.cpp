@@ -20,6 +20,8 @@
 #include "qfuse/runtime/checkpoint/WeightSources.h"
 #include "qfuse/runtime/checkpoint/QuantizedCheckpoint.h"
 #include "qfuse/runtime/checkpoint/Safetensors.h"
+#include "qfuse/runtime/gptq/BackgroundPacker.h"
+#include "qfuse/runtime/gptq/PackedCheckpointStream.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -796,6 +798,79 @@ TEST(QuantizedCheckpoint, QfusePackedHoldsTheInMemoryLayout) {
   EXPECT_TRUE(files.at("model.safetensors") ==
               std::string(want.begin(), want.end()));
   EXPECT_EQ(files.at("config.json"), source.config().text);
+}
+
+// qfuse-quantize's stream: modules handed over in any order as the packer
+// finishes them, the rest written from the source meanwhile; the directory
+// is the one-shot writer's, byte for byte.
+TEST(QuantizedCheckpoint, QfusePackedStreamedIsTheOneShotDirectory) {
+  ModelCheckpoint source = synthetic();
+  Artifact artifact = artifactFor(source, mixedEncoding);
+  std::vector<QuantizedWeight> modules = mixedModules(source);
+  const std::string oneShot = makeDir() + "/out";
+  writeQuantizedCheckpoint(source, modules, CheckpointFormat::QfusePacked,
+                           oneShot, &artifact);
+
+  std::set<std::string> solved;
+  for (const QuantizedWeight &w : modules)
+    solved.insert(w.name);
+  std::shuffle(modules.begin(), modules.end(), std::mt19937(5));
+  const std::string streamed = makeDir() + "/out";
+  BackgroundPacker packer(3);
+  PackedCheckpointStream out(source, artifact, streamed, /*overwrite=*/false,
+                             solved, packer);
+  for (QuantizedWeight &w : modules) {
+    const std::string name = w.name;
+    out.add(name, packer.add(std::move(w)));
+  }
+  out.wait();
+  out.commit();
+  EXPECT_EQ(filesOf(streamed), filesOf(oneShot));
+}
+
+TEST(QuantizedCheckpoint, QfusePackedStreamNamesWhatIsWrongOrMissing) {
+  ModelCheckpoint source = synthetic();
+  Artifact artifact = artifactFor(source, mixedEncoding);
+  std::vector<QuantizedWeight> modules = mixedModules(source);
+  std::set<std::string> solved;
+  for (const QuantizedWeight &w : modules)
+    solved.insert(w.name);
+  const std::string outDir = makeDir() + "/out";
+  {
+    // A module never handed over: commit names each of its tensors.
+    BackgroundPacker packer(2);
+    PackedCheckpointStream out(source, artifact, outDir, false, solved, packer);
+    const std::string missing = modules.back().name;
+    modules.pop_back();
+    for (const QuantizedWeight &w : modules)
+      out.add(w.name, packer.add(w));
+    out.wait();
+    expectError([&] { out.commit(); },
+                {"2 of ", "tensors were never written: '" + missing +
+                              ".codes', '" + missing + ".scales'"});
+    EXPECT_FALSE(fs::exists(outDir + "/model.safetensors"));
+  }
+  EXPECT_TRUE(filesOf(outDir).empty()) << "the temporary was left behind";
+  {
+    // Modules the artifact does not have, or in another encoding.
+    BackgroundPacker packer(2);
+    PackedCheckpointStream out(source, artifact, outDir, false, solved, packer);
+    QuantizedWeight stranger = modules.front();
+    stranger.name = "model.layers.9.self_attn.q_proj";
+    out.add(stranger.name, packer.add(stranger));
+    expectError([&] { out.wait(); },
+                {"'model.layers.9.self_attn.q_proj' is not a weight of "
+                 "artifact 'tiny.qfa'"});
+  }
+  {
+    BackgroundPacker packer(2);
+    PackedCheckpointStream out(source, artifact, outDir, false, solved, packer);
+    const std::string o = "model.layers.0.self_attn.o_proj";
+    out.add(o, packer.add(quantize(source, o, kUint4, 3)));
+    expectError([&] { out.wait(); },
+                {"quantized weight '" + o + "'", "unexpected component 'zeros'"});
+  }
+  EXPECT_TRUE(filesOf(outDir).empty());
 }
 
 //===----------------------------------------------------------------------===//
