@@ -30,6 +30,12 @@ std::vector<format::ComponentSpec> componentsInMapOrder(const WeightSpec &spec) 
   return components;
 }
 
+Error notAWeightOf(const Artifact &artifact, const std::string &name) {
+  return Error("quantized weight '" + name + "' is not a weight of artifact '" +
+               artifact.source +
+               "'; a qfuse-packed checkpoint holds the artifact's weights");
+}
+
 /// The plan's entry of checkpoint weight `name`, or nullptr.
 const WeightSpec *plannedWeight(const PackedCheckpointPlan &plan,
                                 const std::string &name) {
@@ -83,9 +89,7 @@ void checkPackedWeight(const Artifact &artifact,
   std::vector<const WeightSpec *> entries =
       artifact.weightsPackedFrom(weight.name);
   if (entries.empty())
-    throw Error("quantized weight '" + weight.name + "' is not a weight of "
-                "artifact '" + artifact.source +
-                "'; a qfuse-packed checkpoint holds the artifact's weights");
+    throw notAWeightOf(artifact, weight.name);
   const WeightSpec &spec = *entries.front();
   if (weight.encoding != spec.encodingAttr)
     throw Error("quantized weight '" + weight.name + "' is \"" +
@@ -111,9 +115,7 @@ void PackedCheckpointWriter::writeWeight(const std::string &name,
                                          const format::TensorMap &components) {
   const WeightSpec *spec = plannedWeight(plan_, name);
   if (!spec)
-    throw Error("quantized weight '" + name + "' is not a weight of "
-                "artifact '" + artifact_.source +
-                "'; a qfuse-packed checkpoint holds the artifact's weights");
+    throw notAWeightOf(artifact_, name);
   std::string error;
   if (!format::checkComponents(spec->encodingAttr, components, spec->n,
                                spec->k, error))
@@ -134,7 +136,10 @@ void PackedCheckpointWriter::writeFromSource(
   detail::parallelJobs(weights.size() + tensors.size(), [&](size_t i) {
     if (i >= weights.size()) {
       const TensorSpec &tensor = tensors[i - weights.size()];
-      const std::vector<uint8_t> bytes = checkpointTensor(source_, tensor);
+      const std::vector<uint8_t> bytes = onOutOfHostMemory(
+          "converting tensor '" + tensor.name + "' (" +
+              std::to_string(tensor.numBytes()) + " bytes)",
+          [&] { return checkpointTensor(source_, tensor); });
       model_.write(tensor.name, bytes.data(), bytes.size());
       return;
     }

@@ -18,7 +18,6 @@
 #include "qfuse/runtime/checkpoint/PackedCheckpoint.h"
 #include "qfuse/runtime/AtomicFile.h"
 #include "qfuse/runtime/Error.h"
-#include "qfuse/runtime/checkpoint/WeightSources.h"
 #include "qfuse/runtime/checkpoint/Safetensors.h"
 
 #include <nlohmann/json.hpp>
