@@ -69,7 +69,7 @@ test-tsan: deps
 	  -DCMAKE_BUILD_TYPE=RelWithDebInfo
 	$(CMAKE) --build $(TSAN_DIR) --target qfuse-c-api-tests qfuse-runtime-tests
 	ctest --test-dir $(TSAN_DIR) --output-on-failure \
-	  -R '^(qfuse-c-api-tests|Threads\.|AtomicFile\.Threads|BackgroundPacker\.)'
+	  -R '^(qfuse-c-api-tests|Threads\.|AtomicFile\.Threads|BackgroundPacker\.|StreamingSafetensorsWriter\.|QuantizedCheckpoint\.QfusePackedStream)'
 
 # The fuzzers (fuzz/, docs/fuzzing.md): every corpus and crashes/ input
 # replayed, then FUZZ_SECONDS of fuzzing per target, in the sanitize build;

@@ -20,6 +20,7 @@
 #include <fstream>
 #include <sstream>
 #include <sys/mount.h>
+#include <sys/wait.h>
 #include <thread>
 #include <vector>
 
@@ -119,6 +120,30 @@ TEST(AtomicFile, ThreadsWritingOnePathLeaveOneWholeFile) {
   const std::string result = readFile(path);
   EXPECT_NE(std::find(texts.begin(), texts.end(), result), texts.end());
   EXPECT_EQ(listDir(dir), std::vector<std::string>{"db.json"});
+}
+
+// A killed writer's temporary would hold its disk space for good: the
+// temporaries of a path whose process is gone are removed, and only those.
+TEST(AtomicFile, RemovesTheTemporariesOfWritersNoLongerRunning) {
+  const std::string dir = makeDir(), path = dir + "/model.safetensors";
+  const pid_t gone = ::fork();
+  if (gone == 0)
+    ::_exit(0);
+  ::waitpid(gone, nullptr, 0);
+  auto temporary = [&](const std::string &file, pid_t pid) {
+    const std::string name = file + ".partial-" + std::to_string(pid) + "-7";
+    std::ofstream(dir + "/" + name) << "left behind";
+    return name;
+  };
+  temporary("model.safetensors", gone);
+  const std::string parent = temporary("model.safetensors", ::getppid());
+  const std::string other = temporary("config.json", gone);
+  AtomicFile mine(path);
+  AtomicFile::removeAbandoned(path);
+  std::vector<std::string> kept = {
+      other, parent, fs::path(mine.temporaryPath()).filename().string()};
+  std::sort(kept.begin(), kept.end());
+  EXPECT_EQ(listDir(dir), kept);
 }
 
 // A full disk, as a file-size limit makes it: the write fails part-way

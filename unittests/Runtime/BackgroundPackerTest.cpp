@@ -79,13 +79,16 @@ TEST(BackgroundPacker, NamesTheModuleThatCannotBePacked) {
                       256, {}, nullptr};
   bad.weight.codes.assign(10, 0); // not 4 x 256
   packer.add(std::move(bad));
-  try {
-    packer.finish();
-    FAIL() << "expected an error";
-  } catch (const std::exception &e) {
-    EXPECT_NE(std::string(e.what()).find("model.layers.3.mlp.down_proj"),
-              std::string::npos)
-        << e.what();
+  // wait() (all packed, the weights kept) and finish() both say it.
+  for (bool finish : {false, true}) {
+    try {
+      finish ? void(packer.finish()) : packer.wait();
+      FAIL() << "expected an error";
+    } catch (const std::exception &e) {
+      EXPECT_NE(std::string(e.what()).find("model.layers.3.mlp.down_proj"),
+                std::string::npos)
+          << e.what();
+    }
   }
 }
 
@@ -119,6 +122,8 @@ TEST(BackgroundPacker, KeepsPackedModulesAndWaitsForOne) {
   std::shared_ptr<const format::TensorMap> fresh = packer.packed(1);
   ASSERT_TRUE(fresh);
   EXPECT_EQ(fresh->count(format::kCodes), 1u);
+  packer.wait();
+  EXPECT_EQ(packer.packed(1), fresh) << "wait() keeps the weights";
   std::vector<QuantizedWeight> out = packer.finish();
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0].packed, components);

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "qfuse/runtime/checkpoint/FormatTensors.h"
 #include "qfuse/runtime/checkpoint/Importers.h"
 #include "qfuse/format/Packing.h"
 #include "qfuse/reference/SyntheticModel.h"
@@ -19,6 +20,8 @@
 #include "qfuse/runtime/checkpoint/WeightSources.h"
 #include "qfuse/runtime/checkpoint/QuantizedCheckpoint.h"
 #include "qfuse/runtime/checkpoint/Safetensors.h"
+#include "qfuse/runtime/gptq/BackgroundPacker.h"
+#include "qfuse/runtime/gptq/PackedCheckpointStream.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -29,6 +32,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <numeric>
 #include <random>
 #include <set>
@@ -699,6 +703,174 @@ TEST(QuantizedCheckpoint, QfusePackedRefusesWhatTheArtifactDoesNotBind) {
       },
       {"qfuse-packed", "needs the artifact"});
   EXPECT_FALSE(fs::exists(outDir));
+}
+
+namespace {
+
+/// On layer 0, encodings whose components a TensorMap orders otherwise than
+/// Packing.h lists them (act_order's g_idx, zero points, a global scale,
+/// 2:4's meta); int4 elsewhere; lm_head in f16.
+std::string mixedEncoding(const std::string &module) {
+  if (module == "lm_head")
+    return "f16";
+  if (module.rfind("model.layers.0.", 0) != 0)
+    return kInt4;
+  if (module.find("q_proj") != std::string::npos)
+    return "uint4, group = 128, scale = f16, zero = int, act_order";
+  if (module.find("k_proj") != std::string::npos)
+    return "fp4e2m1, group = 16, scale = f8E4M3FN, global_scale";
+  if (module.find("v_proj") != std::string::npos)
+    return "int4, group = 128, scale = f16, sparse = 2:4";
+  if (module.find("up_proj") != std::string::npos)
+    return "nf4, group = 64, scale = f32";
+  return kInt4;
+}
+
+/// The decoder linears of `source` quantized in mixedEncoding, every other
+/// one packed already (as BackgroundPacker or a resumed run hands them).
+std::vector<QuantizedWeight> mixedModules(const ModelCheckpoint &source) {
+  std::vector<QuantizedWeight> out;
+  uint32_t seed = 40;
+  for (const std::string &name : decoderLinears()) {
+    QuantizedWeight w = quantize(source, name, mixedEncoding(name), seed++);
+    if (seed % 2) {
+      auto packed = std::make_shared<fmt::TensorMap>();
+      std::string error;
+      if (!fmt::pack(w.encoding, w.weight, w.n, w.k, *packed, error))
+        throw qfuse::Error(name + ": " + error);
+      w.packed = std::move(packed);
+    }
+    out.push_back(std::move(w));
+  }
+  return out;
+}
+
+/// Every file of `dir` with its bytes.
+std::map<std::string, std::string> filesOf(const std::string &dir) {
+  std::map<std::string, std::string> files;
+  for (const auto &entry : fs::directory_iterator(dir)) {
+    std::ifstream in(entry.path(), std::ios::binary);
+    std::stringstream bytes;
+    bytes << in.rdbuf();
+    files[entry.path().filename().string()] = bytes.str();
+  }
+  return files;
+}
+
+} // namespace
+
+// The file is the one the writer built in memory before it streamed: each
+// artifact weight's components, in TensorMap order, in artifact order, then
+// the tensors, the encodings in the metadata. Built here that way with
+// SafetensorsWriter from the same components.
+TEST(QuantizedCheckpoint, QfusePackedHoldsTheInMemoryLayout) {
+  ModelCheckpoint source = synthetic();
+  Artifact artifact = artifactFor(source, mixedEncoding);
+  std::vector<QuantizedWeight> given = mixedModules(source);
+  given.resize(given.size() - 3); // the last modules from the source
+  const std::string outDir = makeDir() + "/out";
+  writeQuantizedCheckpoint(source, given, CheckpointFormat::QfusePacked,
+                           outDir, &artifact);
+
+  std::map<std::string, fmt::TensorMap> components;
+  for (const QuantizedWeight &w : given) {
+    std::string error;
+    ASSERT_TRUE(fmt::pack(w.encoding, w.weight, w.n, w.k, components[w.name],
+                          error))
+        << error;
+  }
+  SafetensorsWriter expected;
+  expected.setMetadata("format", "pt");
+  expected.setMetadata("qfuse.packed", "row_major components of tiny.qfa");
+  for (const WeightSpec &spec : artifact.weights) {
+    if (!components.count(spec.name))
+      components[spec.name] = checkpointWeight(source, spec);
+    addFormatTensors(expected, spec.name + ".", components[spec.name]);
+    expected.setMetadata("qfuse.encoding." + spec.name, spec.encoding);
+  }
+  for (const TensorSpec &tensor : artifact.tensors) {
+    std::vector<uint8_t> bytes = checkpointTensor(source, tensor);
+    expected.add(tensor.name, tensor.dtype, tensor.shape, std::move(bytes));
+  }
+  const std::vector<uint8_t> want = expected.serialize();
+  const std::map<std::string, std::string> files = filesOf(outDir);
+  ASSERT_EQ(files.size(), 2u);
+  EXPECT_TRUE(files.at("model.safetensors") ==
+              std::string(want.begin(), want.end()));
+  EXPECT_EQ(files.at("config.json"), source.config().text);
+}
+
+// qfuse-quantize's stream: modules handed over in any order as the packer
+// finishes them, the rest written from the source meanwhile; the directory
+// is the one-shot writer's, byte for byte.
+TEST(QuantizedCheckpoint, QfusePackedStreamedIsTheOneShotDirectory) {
+  ModelCheckpoint source = synthetic();
+  Artifact artifact = artifactFor(source, mixedEncoding);
+  std::vector<QuantizedWeight> modules = mixedModules(source);
+  const std::string oneShot = makeDir() + "/out";
+  writeQuantizedCheckpoint(source, modules, CheckpointFormat::QfusePacked,
+                           oneShot, &artifact);
+
+  std::set<std::string> solved;
+  for (const QuantizedWeight &w : modules)
+    solved.insert(w.name);
+  std::shuffle(modules.begin(), modules.end(), std::mt19937(5));
+  const std::string streamed = makeDir() + "/out";
+  BackgroundPacker packer(3);
+  PackedCheckpointStream out(source, artifact, streamed, /*overwrite=*/false,
+                             solved, packer);
+  for (QuantizedWeight &w : modules) {
+    const std::string name = w.name;
+    out.add(name, packer.add(std::move(w)));
+  }
+  out.wait();
+  out.commit();
+  EXPECT_EQ(filesOf(streamed), filesOf(oneShot));
+}
+
+TEST(QuantizedCheckpoint, QfusePackedStreamNamesWhatIsWrongOrMissing) {
+  ModelCheckpoint source = synthetic();
+  Artifact artifact = artifactFor(source, mixedEncoding);
+  std::vector<QuantizedWeight> modules = mixedModules(source);
+  std::set<std::string> solved;
+  for (const QuantizedWeight &w : modules)
+    solved.insert(w.name);
+  const std::string outDir = makeDir() + "/out";
+  {
+    // A module never handed over: commit names each of its tensors.
+    BackgroundPacker packer(2);
+    PackedCheckpointStream out(source, artifact, outDir, false, solved, packer);
+    const std::string missing = modules.back().name;
+    modules.pop_back();
+    for (const QuantizedWeight &w : modules)
+      out.add(w.name, packer.add(w));
+    out.wait();
+    expectError([&] { out.commit(); },
+                {"2 of ", "tensors were never written: '" + missing +
+                              ".codes', '" + missing + ".scales'"});
+    EXPECT_FALSE(fs::exists(outDir + "/model.safetensors"));
+  }
+  EXPECT_TRUE(filesOf(outDir).empty()) << "the temporary was left behind";
+  {
+    // Modules the artifact does not have, or in another encoding.
+    BackgroundPacker packer(2);
+    PackedCheckpointStream out(source, artifact, outDir, false, solved, packer);
+    QuantizedWeight stranger = modules.front();
+    stranger.name = "model.layers.9.self_attn.q_proj";
+    out.add(stranger.name, packer.add(stranger));
+    expectError([&] { out.wait(); },
+                {"'model.layers.9.self_attn.q_proj' is not a weight of "
+                 "artifact 'tiny.qfa'"});
+  }
+  {
+    BackgroundPacker packer(2);
+    PackedCheckpointStream out(source, artifact, outDir, false, solved, packer);
+    const std::string o = "model.layers.0.self_attn.o_proj";
+    out.add(o, packer.add(quantize(source, o, kUint4, 3)));
+    expectError([&] { out.wait(); },
+                {"quantized weight '" + o + "'", "unexpected component 'zeros'"});
+  }
+  EXPECT_TRUE(filesOf(outDir).empty());
 }
 
 //===----------------------------------------------------------------------===//

@@ -17,33 +17,25 @@ std::optional<format::TensorView> formatView(const TensorView &view) {
   return std::nullopt;
 }
 
-namespace {
-
-/// The safetensors dtype of `tensor` (named `<prefix><name>` in the error).
-DType safetensorsDType(const format::Tensor &tensor, const std::string &prefix,
-                       const std::string &name) {
-  std::optional<DType> dtype =
-      parseSafetensorsDType(format::dtypeName(tensor.dtype));
-  if (!dtype)
-    throw Error("tensor '" + prefix + name + "': dtype " +
-                format::dtypeName(tensor.dtype) +
+DType safetensorsDType(format::DType dtype, const std::string &tensor) {
+  std::optional<DType> type = parseSafetensorsDType(format::dtypeName(dtype));
+  if (!type)
+    throw Error("tensor '" + tensor + "': dtype " + format::dtypeName(dtype) +
                 " has no safetensors spelling");
-  return *dtype;
+  return *type;
 }
-
-} // namespace
 
 void addFormatTensors(SafetensorsWriter &writer, const std::string &prefix,
                       const format::TensorMap &tensors) {
   for (const auto &[name, tensor] : tensors)
-    writer.add(prefix + name, safetensorsDType(tensor, prefix, name),
+    writer.add(prefix + name, safetensorsDType(tensor.dtype, prefix + name),
                tensor.shape, tensor.data.data(), tensor.data.size());
 }
 
 void addFormatTensors(SafetensorsWriter &writer, const std::string &prefix,
                       std::shared_ptr<const format::TensorMap> tensors) {
   for (const auto &[name, tensor] : *tensors)
-    writer.add(prefix + name, safetensorsDType(tensor, prefix, name),
+    writer.add(prefix + name, safetensorsDType(tensor.dtype, prefix + name),
                tensor.shape, tensors, tensor.data.data(), tensor.data.size());
 }
 

@@ -1,20 +1,23 @@
 //===- QuantizedCheckpoint.cpp - Writing quantized checkpoints ------------===//
 //
-// Each format builds its whole output (a SafetensorsWriter and the JSON
-// files) in memory, so every error comes before the first byte is written;
-// `commit` then writes the directory.
+// qfuse-packed is planned whole and streamed (PackedCheckpoint.h): each
+// module is packed (or made from the source) and written at once, on every
+// core. compressed-tensors and AutoGPTQ build their whole output (a
+// SafetensorsWriter and the JSON files) in memory, so every error comes
+// before the first byte is written; `commit` then writes the directory.
 //
 //===----------------------------------------------------------------------===//
 
 #include "qfuse/runtime/checkpoint/QuantizedCheckpoint.h"
 
+#include "CheckpointFiles.h"
 #include "ParallelJobs.h"
 
 #include "qfuse/runtime/checkpoint/FormatTensors.h"
 #include "qfuse/runtime/checkpoint/Importers.h"
+#include "qfuse/runtime/checkpoint/PackedCheckpoint.h"
 #include "qfuse/runtime/AtomicFile.h"
 #include "qfuse/runtime/Error.h"
-#include "qfuse/runtime/checkpoint/WeightSources.h"
 #include "qfuse/runtime/checkpoint/Safetensors.h"
 
 #include <nlohmann/json.hpp>
@@ -31,10 +34,11 @@ namespace {
 namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json;
 
-constexpr const char *kModelFile = "model.safetensors";
+using detail::kModelFile;
 constexpr const char *kIndexFile = "model.safetensors.index.json";
 
-/// What one format writes, complete before anything touches the disk.
+/// What compressed-tensors or AutoGPTQ writes, complete before anything
+/// touches the disk.
 struct Output {
   SafetensorsWriter tensors;
   std::string config;                        // config.json
@@ -119,72 +123,39 @@ format::PackedWeight packWeight(const QuantizedWeight &weight) {
 // qfuse-packed
 //===----------------------------------------------------------------------===//
 
-Output packedOutput(const ModelCheckpoint &source,
-                    const std::map<std::string, const QuantizedWeight *> &given,
-                    const Artifact &artifact) {
+using Clock = std::chrono::steady_clock;
+
+/// `given` checked against the artifact before any file is touched, then
+/// the directory streamed: the modules given packed as parallel jobs (those
+/// packed already written as they are), the rest made from the source.
+/// `built` gets the time all tensors are written, before the commit.
+void writePacked(const ModelCheckpoint &source,
+                 const std::map<std::string, const QuantizedWeight *> &given,
+                 const Artifact &artifact, const std::string &outDir,
+                 bool overwrite, Clock::time_point &built) {
+  std::vector<const QuantizedWeight *> weights;
+  std::set<std::string> names;
   for (const auto &[name, weight] : given) {
-    std::vector<const WeightSpec *> entries = artifact.weightsPackedFrom(name);
-    const WeightSpec *spec = entries.empty() ? nullptr : entries.front();
-    if (!spec)
-      throw Error("quantized weight '" + name + "' is not a weight of "
-                  "artifact '" + artifact.source +
-                  "'; a qfuse-packed checkpoint holds the artifact's weights");
-    if (weight->encoding != spec->encodingAttr)
-      throw Error("quantized weight '" + name + "' is " +
-                  encodingText(weight->encoding) + " but artifact '" +
-                  artifact.source + "' wants \"" + spec->encoding +
-                  "\"; quantize for the artifact's encoding");
-    if (weight->n != spec->n || weight->k != spec->k)
-      throw Error("quantized weight '" + name + "' is " +
-                  shapeText({weight->n, weight->k}) + " but artifact '" +
-                  artifact.source + "' wants " +
-                  shapeText({spec->n, spec->k}));
+    checkPackedWeight(artifact, *weight);
+    weights.push_back(weight);
+    names.insert(name);
   }
-  Output out;
-  out.tensors.setMetadata("format", "pt");
-  out.tensors.setMetadata("qfuse.packed",
-                          "row_major components of " + artifact.source);
-  // Row-major, so once per checkpoint tensor however many layouts the
-  // artifact packs it in (the runtime repacks each at load).
-  std::set<std::string> written;
-  std::vector<const WeightSpec *> specs;
-  for (const WeightSpec &spec : artifact.weights)
-    if (written.insert(spec.checkpointName()).second)
-      specs.push_back(&spec);
-  // Packed (or quantized from the source) on every core, added in order.
-  std::vector<format::TensorMap> components(specs.size());
-  detail::parallelJobs(specs.size(), [&](size_t i) {
-    auto it = given.find(specs[i]->checkpointName());
-    if (it != given.end() && it->second->packed)
-      return; // added from it->second->packed below, without a copy
-    onOutOfHostMemory("packing '" + specs[i]->checkpointName() + "' (" +
-                          shapeText({specs[i]->n, specs[i]->k}) + ")",
-                      [&] {
-                        components[i] =
-                            it != given.end()
-                                ? packWeight(*it->second).components
-                                : checkpointWeight(source, *specs[i]);
-                      });
+  PackedCheckpointWriter out(source, artifact, outDir, overwrite);
+  detail::parallelJobs(weights.size(), [&](size_t i) {
+    const QuantizedWeight &weight = *weights[i];
+    if (weight.packed) {
+      out.writeWeight(weight.name, *weight.packed);
+      return;
+    }
+    const format::TensorMap components = onOutOfHostMemory(
+        "packing '" + weight.name + "' (" + shapeText({weight.n, weight.k}) +
+            ")",
+        [&] { return packWeight(weight).components; });
+    out.writeWeight(weight.name, components);
   });
-  for (size_t i = 0; i < specs.size(); ++i) {
-    auto it = given.find(specs[i]->checkpointName());
-    // Packed modules without a copy; the rest moved into a shared map.
-    addFormatTensors(
-        out.tensors, specs[i]->checkpointName() + ".",
-        it != given.end() && it->second->packed
-            ? it->second->packed
-            : std::make_shared<const format::TensorMap>(
-                  std::move(components[i])));
-    out.tensors.setMetadata("qfuse.encoding." + specs[i]->checkpointName(),
-                            specs[i]->encoding);
-  }
-  for (const TensorSpec &tensor : artifact.tensors) {
-    std::vector<uint8_t> bytes = checkpointTensor(source, tensor);
-    out.tensors.add(tensor.name, tensor.dtype, tensor.shape, bytes.data(),
-                    bytes.size());
-  }
-  out.config = source.config().text;
-  return out;
+  out.writeFromSource(/*except=*/names);
+  built = Clock::now();
+  out.commit();
 }
 
 //===----------------------------------------------------------------------===//
@@ -384,31 +355,14 @@ Output convertedOutput(const ModelCheckpoint &source,
 //===----------------------------------------------------------------------===//
 
 void commit(const Output &out, const std::string &outDir) {
-  std::error_code ec;
-  fs::create_directories(outDir, ec);
-  if (ec)
-    throw Error("cannot create '" + outDir + "': " + ec.message());
-  // Every file is written under a temporary name first: a failure leaves
-  // the directory as it was. Then the configs are renamed into place and
-  // model.safetensors last (an earlier one removed first), so that an
-  // interruption between the renames never leaves a directory that looks
-  // finished (model.safetensors with another run's configs).
-  const std::string model = outDir + "/" + kModelFile;
-  AtomicFile tensors(model);
+  detail::createCheckpointDir(outDir);
+  AtomicFile tensors(outDir + "/" + kModelFile);
   out.tensors.write(tensors);
-  AtomicFile config(outDir + "/config.json");
-  config.write(out.config, "config.json");
-  std::optional<AtomicFile> quantizeConfig;
-  if (out.quantizeConfig) {
-    quantizeConfig.emplace(outDir + "/quantize_config.json");
-    quantizeConfig->write(*out.quantizeConfig, "quantize_config.json");
-  }
-  if (fs::exists(model, ec) && !fs::remove(model, ec))
-    throw Error("cannot replace '" + model + "': " + ec.message());
-  config.commit();
-  if (quantizeConfig)
-    quantizeConfig->commit();
-  tensors.commit();
+  std::vector<std::pair<std::string, std::string>> configs = {
+      {"config.json", out.config}};
+  if (out.quantizeConfig)
+    configs.push_back({"quantize_config.json", *out.quantizeConfig});
+  detail::commitCheckpointFiles(outDir, configs, [&] { tensors.commit(); });
 }
 
 } // namespace
@@ -494,21 +448,22 @@ void writeQuantizedCheckpoint(const ModelCheckpoint &source,
                               const std::string &outDir,
                               const Artifact *artifact, bool overwrite,
                               CheckpointWriteSeconds *seconds) {
-  using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   checkOutputDir(source, outDir, overwrite);
   const std::map<std::string, const QuantizedWeight *> given = byName(weights);
-  if (format == CheckpointFormat::QfusePacked && !artifact)
-    throw Error("writing qfuse-packed '" + outDir +
-                "' needs the artifact whose weights it holds");
-  const Output out = onOutOfHostMemory(
-      "building the checkpoint for '" + outDir + "'", [&] {
-        return format == CheckpointFormat::QfusePacked
-                   ? packedOutput(source, given, *artifact)
-                   : convertedOutput(source, given, format);
-      });
-  const auto built = Clock::now();
-  commit(out, outDir);
+  Clock::time_point built;
+  if (format == CheckpointFormat::QfusePacked) {
+    if (!artifact)
+      throw Error("writing qfuse-packed '" + outDir +
+                  "' needs the artifact whose weights it holds");
+    writePacked(source, given, *artifact, outDir, overwrite, built);
+  } else {
+    const Output out = onOutOfHostMemory(
+        "building the checkpoint for '" + outDir + "'",
+        [&] { return convertedOutput(source, given, format); });
+    built = Clock::now();
+    commit(out, outDir);
+  }
   if (seconds) {
     seconds->build = std::chrono::duration<double>(built - start).count();
     seconds->files =

@@ -144,6 +144,27 @@ TensorInfo parseEntry(const std::string &path, const std::string &name,
   return info;
 }
 
+/// The bytes of a tensor `name` of `shape` x `dtype`; throws naming it
+/// when the name is reserved, the shape invalid or the bytes not whole.
+uint64_t storageBytes(const std::string &name, DType dtype,
+                      const std::vector<int64_t> &shape) {
+  if (name == kMetadataKey)
+    throw Error("safetensors writer: '" + name + "' is a reserved name");
+  uint64_t numElements = 1;
+  for (int64_t extent : shape) {
+    if (extent < 0 ||
+        __builtin_mul_overflow(numElements, uint64_t(extent), &numElements))
+      throw Error("safetensors writer: tensor '" + name +
+                  "' has an invalid shape");
+  }
+  std::optional<uint64_t> bytes = dtypeStorageBytes(dtype, numElements);
+  if (!bytes)
+    throw Error("safetensors writer: tensor '" + name + "' of " +
+                std::string(safetensorsName(dtype)) +
+                " is not a whole number of bytes");
+  return *bytes;
+}
+
 } // namespace
 
 uint64_t TensorInfo::numElements() const {
@@ -339,27 +360,44 @@ TensorView SafetensorsFile::view(const TensorInfo &info) const {
 // SafetensorsWriter
 //===----------------------------------------------------------------------===//
 
+std::string safetensorsHead(std::vector<TensorInfo> &tensors,
+                            const std::map<std::string, std::string> &metadata) {
+  json header = json::object();
+  uint64_t offset = 0;
+  for (TensorInfo &info : tensors) {
+    const uint64_t bytes = storageBytes(info.name, info.dtype, info.shape);
+    if (header.contains(info.name))
+      throw Error("safetensors writer: tensor '" + info.name +
+                  "' is listed twice");
+    info.begin = offset;
+    info.end = offset + bytes;
+    offset = info.end;
+    header[info.name] = {{"dtype", std::string(safetensorsName(info.dtype))},
+                         {"shape", info.shape},
+                         {"data_offsets", {info.begin, info.end}}};
+  }
+  if (!metadata.empty())
+    header[std::string(kMetadataKey)] = metadata;
+  std::string text = header.dump();
+  // Pad with spaces so the data buffer starts 8-byte aligned.
+  text.append((8 - text.size() % 8) % 8, ' ');
+  std::string head(8, '\0');
+  for (int i = 0; i < 8; ++i)
+    head[size_t(i)] = char(uint8_t(uint64_t(text.size()) >> (8 * i)));
+  return head + text;
+}
+
 void SafetensorsWriter::checkNew(const std::string &name, DType dtype,
                                  const std::vector<int64_t> &shape,
                                  size_t size) const {
-  if (name == kMetadataKey)
-    throw Error("safetensors writer: '" + name + "' is a reserved name");
+  const uint64_t expected = storageBytes(name, dtype, shape);
   for (const Entry &entry : entries_)
     if (entry.name == name)
       throw Error("safetensors writer: tensor '" + name + "' added twice");
-  uint64_t numElements = 1;
-  for (int64_t extent : shape) {
-    if (extent < 0 ||
-        __builtin_mul_overflow(numElements, uint64_t(extent), &numElements))
-      throw Error("safetensors writer: tensor '" + name +
-                  "' has an invalid shape");
-  }
-  std::optional<uint64_t> expected = dtypeStorageBytes(dtype, numElements);
-  if (!expected || *expected != size)
-    throw Error(
-        "safetensors writer: tensor '" + name + "' is given " +
-        std::to_string(size) + " bytes but its shape and dtype need " +
-        (expected ? std::to_string(*expected) : "a non-whole number of"));
+  if (expected != size)
+    throw Error("safetensors writer: tensor '" + name + "' is given " +
+                std::to_string(size) + " bytes but its shape and dtype need " +
+                std::to_string(expected));
 }
 
 void SafetensorsWriter::add(const std::string &name, DType dtype,
@@ -402,34 +440,19 @@ void SafetensorsWriter::setMetadata(const std::string &key,
   metadata_[key] = value;
 }
 
-std::string SafetensorsWriter::headerText(uint64_t &dataBytes) const {
-  json header = json::object();
-  uint64_t offset = 0;
-  for (const Entry &entry : entries_) {
-    header[entry.name] = {
-        {"dtype", std::string(safetensorsName(entry.dtype))},
-        {"shape", entry.shape},
-        {"data_offsets", {offset, offset + entry.size()}}};
-    offset += entry.size();
-  }
-  if (!metadata_.empty())
-    header[std::string(kMetadataKey)] = metadata_;
-  std::string text = header.dump();
-  // Pad with spaces so the data buffer starts 8-byte aligned.
-  text.append((8 - text.size() % 8) % 8, ' ');
-  dataBytes = offset;
-  return text;
+std::string SafetensorsWriter::head(std::vector<TensorInfo> &tensors) const {
+  tensors.clear();
+  for (const Entry &entry : entries_)
+    tensors.push_back({entry.name, entry.dtype, entry.shape});
+  return safetensorsHead(tensors, metadata_);
 }
 
 std::vector<uint8_t> SafetensorsWriter::serialize() const {
-  uint64_t dataBytes = 0;
-  const std::string text = headerText(dataBytes);
+  std::vector<TensorInfo> tensors;
+  const std::string start = head(tensors);
   std::vector<uint8_t> out;
-  out.reserve(8 + text.size() + dataBytes);
-  const uint64_t headerBytes = text.size();
-  for (int i = 0; i < 8; ++i)
-    out.push_back(static_cast<uint8_t>(headerBytes >> (8 * i)));
-  out.insert(out.end(), text.begin(), text.end());
+  out.reserve(start.size() + (tensors.empty() ? 0 : tensors.back().end));
+  out.insert(out.end(), start.begin(), start.end());
   for (const Entry &entry : entries_)
     out.insert(out.end(), entry.data(), entry.data() + entry.size());
   return out;
@@ -442,28 +465,18 @@ void SafetensorsWriter::write(const std::string &path) const {
 }
 
 void SafetensorsWriter::write(AtomicFile &file) const {
-  // The bytes serialize() would return, written in place: the header, then
+  // The bytes serialize() would return, written in place: the head, then
   // every tensor at its offset by parallel pwrite calls (no second copy of
   // the whole file in memory).
-  uint64_t dataBytes = 0;
-  const std::string text = headerText(dataBytes);
-  std::string head(8, '\0');
-  for (int i = 0; i < 8; ++i)
-    head[size_t(i)] = char(uint8_t(uint64_t(text.size()) >> (8 * i)));
-  head += text;
-  file.writeAt(head.data(), head.size(), 0, "the header");
-  std::vector<uint64_t> offsets(entries_.size());
-  uint64_t at = head.size();
-  for (size_t i = 0; i < entries_.size(); ++i) {
-    offsets[i] = at;
-    at += entries_[i].size();
-  }
+  std::vector<TensorInfo> tensors;
+  const std::string start = head(tensors);
+  file.writeAt(start.data(), start.size(), 0, "the header");
   detail::parallelJobs(entries_.size(), [&](size_t i) {
     const Entry &e = entries_[i];
-    file.writeAt(e.data(), e.size(), offsets[i],
-                 "tensor '" + e.name + "', bytes " +
-                     std::to_string(offsets[i]) + ".." +
-                     std::to_string(offsets[i] + e.size()));
+    const uint64_t at = start.size() + tensors[i].begin;
+    file.writeAt(e.data(), e.size(), at,
+                 "tensor '" + e.name + "', bytes " + std::to_string(at) +
+                     ".." + std::to_string(at + e.size()));
   });
 }
 

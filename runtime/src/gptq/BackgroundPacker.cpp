@@ -95,12 +95,21 @@ void BackgroundPacker::work() {
   }
 }
 
-std::vector<QuantizedWeight> BackgroundPacker::finish() {
-  std::unique_lock<std::mutex> lock(mutex_);
+void BackgroundPacker::waitPacked(std::unique_lock<std::mutex> &lock) {
   idle_.wait(lock, [&] { return pending_ == 0; });
   for (std::exception_ptr &error : errors_)
     if (error)
       std::rethrow_exception(error);
+}
+
+void BackgroundPacker::wait() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  waitPacked(lock);
+}
+
+std::vector<QuantizedWeight> BackgroundPacker::finish() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  waitPacked(lock);
   std::vector<QuantizedWeight> out;
   out.reserve(weights_.size());
   for (std::unique_ptr<QuantizedWeight> &w : weights_)

@@ -8,7 +8,9 @@
 // quantized layer rebound in f16 in place before the next layer's
 // calibration (HalfRebinder), its modules packed on worker threads meanwhile
 // (BackgroundPacker), each layer recorded for --resume (QuantizeProgress, on
-// a thread of its own), and the checkpoint written (writeQuantizedCheckpoint).
+// a thread of its own), and the checkpoint written: the qfuse format as the
+// packer finishes each module (PackedCheckpointStream), the others at the
+// end (writeQuantizedCheckpoint).
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +18,7 @@
 
 #include "QuantizeInputs.h"
 #include "QuantizeLayer.h"
+#include "SerialJobs.h"
 
 #include "qfuse/format/Encoding.h"
 #include "qfuse/format/Numerics.h"
@@ -33,6 +36,7 @@
 #include "qfuse/runtime/device/Executor.h"
 #include "qfuse/runtime/device/ModelLoader.h"
 #include "qfuse/runtime/gptq/CalibrationSamples.h"
+#include "qfuse/runtime/gptq/PackedCheckpointStream.h"
 #include "qfuse/runtime/gptq/QuantizeProgress.h"
 
 #include <nlohmann/json.hpp>
@@ -43,11 +47,8 @@
 #include <cstdlib>
 #include <cstdio>
 #include <ctime>
-#include <condition_variable>
-#include <future>
+#include <functional>
 #include <set>
-#include <deque>
-#include <mutex>
 #include <optional>
 #include <thread>
 
@@ -163,95 +164,25 @@ void countRecorded(const json &layer, Counts &counts) {
   }
 }
 
-/// Records the layers on a thread of its own, in order, each once its
-/// modules are packed, while the next layers compute: the layer loop does
-/// not wait for the disk (at 8 x 256 tokens a Llama-3-8B layer computes in
-/// 0.2 s and writes 0.14 GB). The first error stops the records and is
-/// rethrown by the next record() or by wait().
-class LayerRecorder {
-public:
-  LayerRecorder(QuantizeProgress &progress, BackgroundPacker &packer)
-      : progress_(progress), packer_(packer), thread_([this] { work(); }) {}
-  ~LayerRecorder() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stopping_ = true;
+/// Layer `layer`'s progress record, once its modules (each with its packer
+/// index) are packed: a job for the recorder's thread, so that the layer
+/// loop does not wait for the disk (at 8 x 256 tokens a Llama-3-8B layer
+/// computes in 0.2 s and writes 0.14 GB).
+std::function<void()>
+recordWhenPacked(QuantizeProgress &progress, BackgroundPacker &packer,
+                 int64_t layer,
+                 std::vector<std::pair<QuantizeProgress::Module, size_t>> modules,
+                 std::string report) {
+  return [&progress, &packer, layer, modules = std::move(modules),
+          report = std::move(report)]() mutable {
+    std::vector<QuantizeProgress::Module> packed;
+    for (auto &[module, index] : modules) {
+      module.packed = packer.packed(index);
+      packed.push_back(std::move(module));
     }
-    wake_.notify_all();
-    thread_.join();
-  }
-
-  /// `modules`: each with its packer index (Module::packed is filled in
-  /// once packed).
-  void record(int64_t layer,
-              std::vector<std::pair<QuantizeProgress::Module, size_t>> modules,
-              const json &report) {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (error_)
-        std::rethrow_exception(error_);
-      queue_.push_back({layer, std::move(modules), report.dump()});
-    }
-    wake_.notify_all();
-  }
-
-  /// Waits until every layer given is recorded; throws the first error.
-  void wait() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    idle_.wait(lock, [&] { return error_ || (queue_.empty() && !busy_); });
-    if (error_)
-      std::rethrow_exception(error_);
-  }
-
-private:
-  struct Record {
-    int64_t layer;
-    std::vector<std::pair<QuantizeProgress::Module, size_t>> modules;
-    std::string report;
+    progress.recordLayer(layer, packed, report);
   };
-
-  void work() {
-    for (;;) {
-      Record next;
-      {
-        std::unique_lock<std::mutex> lock(mutex_);
-        wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-        if (stopping_ || error_)
-          return;
-        next = std::move(queue_.front());
-        queue_.pop_front();
-        busy_ = true;
-      }
-      std::exception_ptr failed;
-      try {
-        std::vector<QuantizeProgress::Module> packed;
-        for (auto &[module, index] : next.modules) {
-          module.packed = packer_.packed(index);
-          packed.push_back(std::move(module));
-        }
-        progress_.recordLayer(next.layer, packed, next.report);
-      } catch (...) {
-        failed = std::current_exception();
-      }
-      {
-        std::lock_guard<std::mutex> lock(mutex_);
-        busy_ = false;
-        if (failed && !error_)
-          error_ = failed;
-      }
-      idle_.notify_all();
-    }
-  }
-
-  QuantizeProgress &progress_;
-  BackgroundPacker &packer_;
-  std::mutex mutex_;
-  std::condition_variable wake_, idle_;
-  std::deque<Record> queue_;
-  bool busy_ = false, stopping_ = false;
-  std::exception_ptr error_;
-  std::thread thread_; // last: started once the rest is constructed
-};
+}
 
 /// One layer after another: its Hessians from the stored inputs (collect),
 /// its groups solved, its modules rebound in f16 and queued for packing,
@@ -321,32 +252,15 @@ struct LayerQuantizer {
   }
 };
 
-/// The decode artifact's weights GPTQ leaves alone (the lm_head), as the
-/// qfuse-packed writer would make them from the checkpoint (round to
-/// nearest, WeightSources.h): computed while the layers run instead of in
-/// the write.
-std::vector<QuantizedWeight> untouchedWeights(const ModelCheckpoint &checkpoint,
-                                              const Artifact &decode,
-                                              const PlanLayers &layers) {
-  std::set<std::string> solved, seen;
+/// The checkpoint weights GPTQ quantizes: every linear of the plan's
+/// layers (the decode artifact's others, such as lm_head, come from the
+/// source checkpoint).
+std::set<std::string> solvedModules(const PlanLayers &layers) {
+  std::set<std::string> solved;
   for (const PlanLayer &layer : layers.layers)
     for (const LinearModule &linear : layer.linears)
       solved.insert(linear.weight);
-  std::vector<QuantizedWeight> out;
-  for (const WeightSpec &spec : decode.weights) {
-    const std::string name = spec.checkpointName();
-    if (solved.count(name) || !seen.insert(name).second)
-      continue;
-    QuantizedWeight w;
-    w.name = name;
-    w.encoding = spec.encodingAttr;
-    w.n = spec.n;
-    w.k = spec.k;
-    w.packed = std::make_shared<const format::TensorMap>(
-        checkpointWeight(checkpoint, spec));
-    out.push_back(std::move(w));
-  }
-  return out;
+  return solved;
 }
 
 /// Test-only: QFUSE_TEST_KILL_AFTER_LAYER=<l> kills the process (SIGKILL)
@@ -447,6 +361,11 @@ std::string quantizeModel(const QuantizeModelOptions &options) {
   BackgroundPacker packer(
       std::max(1u, std::thread::hardware_concurrency() / 2));
   HalfRebinder rebinder(executor);
+  // The qfuse format is written as the packer finishes each module.
+  std::optional<PackedCheckpointStream> output;
+  if (decode)
+    output.emplace(checkpoint, *decode, outDir, options.overwrite,
+                   solvedModules(calib.layers()), packer);
   Counts counts;
   json layersJson = json::array();
   if (first > 0) {
@@ -480,8 +399,12 @@ std::string quantizeModel(const QuantizeModelOptions &options) {
       rebinder.finish();
       calib.propagate(l);
     }
-    for (QuantizedWeight &w : modules)
-      packer.add(std::move(w));
+    for (QuantizedWeight &w : modules) {
+      const std::string name = w.name;
+      const size_t index = packer.add(std::move(w));
+      if (output)
+        output->add(name, index);
+    }
   }
   if (options.progressDone)
     options.progressDone();
@@ -493,12 +416,7 @@ std::string quantizeModel(const QuantizeModelOptions &options) {
         (long long)calib.chunkRows(), double(calib.storeBytes(first)) / 1e6,
         captureSeconds);
 
-  std::future<std::vector<QuantizedWeight>> untouched;
-  if (decode)
-    untouched = std::async(std::launch::async, [&] {
-      return untouchedWeights(checkpoint, *decode, calib.layers());
-    });
-  LayerRecorder recorder(progress, packer);
+  detail::SerialJobs recorder;
   const int64_t killAfter = killAfterLayer();
   Totals totals;
   auto warn = [&](int64_t l, const std::string &warning) {
@@ -527,8 +445,12 @@ std::string quantizeModel(const QuantizeModelOptions &options) {
         layers.lossLine.c_str());
     std::fflush(stdout);
     layersJson.push_back(layerJson);
+    if (output)
+      for (const auto &[module, index] : recorded)
+        output->add(module.name, index);
     if (options.saveProgress) {
-      recorder.record(l, std::move(recorded), layerJson);
+      recorder.add(recordWhenPacked(progress, packer, l, std::move(recorded),
+                                    layerJson.dump()));
       if (l == killAfter) {
         recorder.wait();
         std::raise(SIGKILL);
@@ -541,16 +463,22 @@ std::string quantizeModel(const QuantizeModelOptions &options) {
   say("  writing %zu quantized modules (%s) to %s\n", counts.modules,
       std::string(checkpointFormatName(outFormat)).c_str(), outDir.c_str());
   t = Clock::now();
-  std::vector<QuantizedWeight> quantized = packer.finish();
-  const size_t solvedModules = quantized.size();
-  if (untouched.valid())
-    for (QuantizedWeight &w : untouched.get())
-      quantized.push_back(std::move(w));
+  packer.wait();
   const double packWaitSeconds = secondsSince(t);
+  const auto streamStart = Clock::now();
+  if (output)
+    output->wait();
+  const double streamWaitSeconds = secondsSince(streamStart);
+  const std::vector<QuantizedWeight> quantized = packer.finish();
   CheckpointWriteSeconds written;
-  writeQuantizedCheckpoint(checkpoint, quantized, outFormat, outDir,
-                           decode ? &*decode : nullptr, options.overwrite,
-                           &written);
+  if (output) {
+    const auto commitStart = Clock::now();
+    output->commit();
+    written.files = secondsSince(commitStart);
+  } else {
+    writeQuantizedCheckpoint(checkpoint, quantized, outFormat, outDir,
+                             nullptr, options.overwrite, &written);
+  }
   try {
     progress.finish();
   } catch (const Error &e) { // the checkpoint is written either way
@@ -561,7 +489,7 @@ std::string quantizeModel(const QuantizeModelOptions &options) {
   say("qfuse-quantize: %zu modules in %lld layers, %d fell back to "
       "round-to-nearest; GPTQ %.2f s, written in %.2f s, %.1f s in "
       "all -> %s\n",
-      solvedModules, (long long)numLayers, counts.fallbacks, totals.solve,
+      quantized.size(), (long long)numLayers, counts.fallbacks, totals.solve,
       writeSeconds, total, outDir.c_str());
   json doc = {{"tool", "qfuse-quantize"},
               {"command", options.command},
@@ -571,7 +499,7 @@ std::string quantizeModel(const QuantizeModelOptions &options) {
               {"format", std::string(checkpointFormatName(outFormat))},
               {"samples", calib.numSamples()},
               {"tokens", calib.tokens()},
-              {"modules", solvedModules},
+              {"modules", quantized.size()},
               {"fell_back_to_rtn", counts.fallbacks},
               {"gptq_seconds", totals.solve},
               {"seconds", total},
@@ -594,6 +522,7 @@ std::string quantizeModel(const QuantizeModelOptions &options) {
                 {"layers_propagate", totals.propagate},
                 {"write", writeSeconds},
                 {"write_pack_wait", packWaitSeconds},
+                {"write_stream_wait", streamWaitSeconds},
                 {"write_build", written.build},
                 {"write_files", written.files}}},
               {"layers", layersJson}};

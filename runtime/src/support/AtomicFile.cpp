@@ -7,7 +7,10 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -94,6 +97,22 @@ void AtomicFile::writeAt(const void *data, size_t size, uint64_t offset,
     fail(std::string(what), error);
 }
 
+void AtomicFile::reserve(uint64_t size, std::string_view what) {
+  if (fd_ < 0)
+    fail(std::string(what), EBADF);
+  int result;
+  do
+    result = ::fallocate(fd_, 0, 0, off_t(size));
+  while (result != 0 && errno == EINTR);
+  if (result == 0)
+    return;
+  // Not every file system allocates ahead: the size alone, then.
+  if ((errno == EOPNOTSUPP || errno == ENOSYS) &&
+      ::ftruncate(fd_, off_t(size)) == 0)
+    return;
+  fail(std::string(what), errno);
+}
+
 void AtomicFile::commit() {
   if (fd_ < 0)
     fail("committing", EBADF);
@@ -114,6 +133,25 @@ void AtomicFile::commit() {
     ::fsync(dir);
     ::close(dir);
   }
+}
+
+void AtomicFile::removeAbandoned(const std::string &path) {
+  const std::string dir = directoryOf(path);
+  const std::string prefix =
+      path.substr(path.rfind('/') + 1) + ".partial-"; // npos + 1 = 0
+  DIR *listing = ::opendir(dir.c_str());
+  if (!listing)
+    return;
+  while (const dirent *entry = ::readdir(listing)) {
+    const std::string name = entry->d_name;
+    if (name.compare(0, prefix.size(), prefix) != 0)
+      continue;
+    // "<pid>-<n>" after the prefix.
+    const pid_t pid = pid_t(std::atoll(name.c_str() + prefix.size()));
+    if (pid > 0 && pid != ::getpid() && ::kill(pid, 0) != 0 && errno == ESRCH)
+      ::unlink((dir + "/" + name).c_str());
+  }
+  ::closedir(listing);
 }
 
 void writeFileAtomically(const std::string &path, std::string_view bytes) {

@@ -54,10 +54,20 @@ public:
   void writeAt(const void *data, size_t size, uint64_t offset,
                std::string_view what = {});
 
+  /// Allocates the file's first `size` bytes on disk now (the file grows to
+  /// them), so that a disk too small fails here, not part-way through a long
+  /// write. Where the file system cannot allocate ahead, only sets the size.
+  void reserve(uint64_t size, std::string_view what = {});
+
   /// fsync, close and rename over path(); the directory is synced too.
   void commit();
   /// Removes the temporary now (what the destructor does unless committed).
   void discard();
+
+  /// Removes the temporaries of `path` whose writers are no longer running
+  /// (a killed process's: their pid names no process), which would
+  /// otherwise hold their disk space for good.
+  static void removeAbandoned(const std::string &path);
 
 private:
   [[noreturn]] void fail(const std::string &what, int error) const;

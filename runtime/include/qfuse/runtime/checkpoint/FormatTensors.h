@@ -25,6 +25,10 @@ namespace qfuse::runtime {
 /// nullopt for a dtype qfuse_format does not have.
 std::optional<format::TensorView> formatView(const TensorView &view);
 
+/// The safetensors dtype that stores `dtype` (the same spelling); throws
+/// naming `tensor` for a dtype without one.
+DType safetensorsDType(format::DType dtype, const std::string &tensor);
+
 /// Adds every tensor of `tensors` as `<prefix><name>`; throws for a dtype
 /// without a safetensors spelling.
 void addFormatTensors(SafetensorsWriter &writer, const std::string &prefix,

@@ -30,9 +30,14 @@
 // not read yet) loads back through ModelCheckpoint + checkpointWeight to the
 // same components.
 //
-// Everything is converted and checked in memory first: an encoding the
-// format cannot store, a module the source does not have, or a shape that
-// disagrees is a qfuse::Error before any file is written.
+// compressed-tensors and AutoGPTQ are converted and checked in memory
+// first: an encoding the format cannot store, a module the source does not
+// have, or a shape that disagrees is a qfuse::Error before any file is
+// written. qfuse-packed is planned from the artifact and streamed
+// (PackedCheckpoint.h): the weights given are checked against the artifact
+// before any file is written, and each tensor is written as soon as it is
+// made; an error after that leaves no file either (the temporary is
+// removed).
 //
 //===----------------------------------------------------------------------===//
 
@@ -115,12 +120,16 @@ struct QuantizedWeight {
 /// lm_head) are listed in `ignore`. AutoGPTQ has no such list: loaders
 /// expect every decoder linear quantized, lm_head per the "lm_head" flag.
 ///
-/// The output is one model.safetensors file, built in memory and renamed
-/// into place, with metadata {"format": "pt"} as transformers requires.
-/// `seconds`, when given, gets the wall time of the two halves.
+/// The output is one model.safetensors file, written under a temporary name
+/// and renamed into place, with metadata {"format": "pt"} as transformers
+/// requires. `seconds`, when given, gets the wall time of the two halves.
 struct CheckpointWriteSeconds {
-  double build = 0; ///< the output in memory (packing, conversion, RTN)
-  double files = 0; ///< the files written, synced and renamed
+  /// The output in memory (packing, conversion, RTN); qfuse-packed: made
+  /// and written into the temporary file.
+  double build = 0;
+  /// The files written, synced and renamed; qfuse-packed: config.json, the
+  /// sync and the renames.
+  double files = 0;
 };
 void writeQuantizedCheckpoint(const ModelCheckpoint &source,
                               const std::vector<QuantizedWeight> &weights,

@@ -115,6 +115,16 @@ private:
   std::map<std::string, std::string> metadata_;
 };
 
+/// The start of a safetensors file holding `tensors` in this order: the
+/// 8-byte header length and the JSON header, space-padded so that the data
+/// buffer starts 8-byte aligned. Sets each tensor's `begin` and `end` (its
+/// bytes follow the previous tensor's). The one definition of the layout
+/// that SafetensorsWriter and StreamingSafetensorsWriter write; throws
+/// naming a tensor whose name is reserved or repeated, or whose shape x
+/// dtype is not a whole number of bytes.
+std::string safetensorsHead(std::vector<TensorInfo> &tensors,
+                            const std::map<std::string, std::string> &metadata);
+
 /// Builds a safetensors file in memory (tests, converters, the Python
 /// frontend's small models). Tensors are laid out in the order they are
 /// added; the header is space-padded so the data buffer is 8-byte aligned.
@@ -147,8 +157,8 @@ private:
   /// Throws unless a tensor `name` of `size` bytes may be added.
   void checkNew(const std::string &name, DType dtype,
                 const std::vector<int64_t> &shape, size_t size) const;
-  /// The JSON header, padded to 8 bytes; `dataBytes` = the tensors' bytes.
-  std::string headerText(uint64_t &dataBytes) const;
+  /// The file's head (safetensorsHead); `tensors` gets every entry's place.
+  std::string head(std::vector<TensorInfo> &tensors) const;
   struct Entry {
     std::string name;
     DType dtype;

@@ -3,8 +3,9 @@
 // Writing a quantized checkpoint starts with format::pack of every module.
 // The GPTQ pipeline hands each layer's modules here as soon as they are
 // solved; worker threads pack them (and release the unpacked codes) while
-// the GPU works on the next layers, so that the write at the end finds
-// them packed (QuantizedWeight::packed).
+// the GPU works on the next layers: the qfuse-packed checkpoint takes each
+// module as soon as it is packed (PackedCheckpointStream), the other
+// formats find them packed at the end (QuantizedWeight::packed).
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,13 +39,17 @@ public:
   /// Waits until weight `index` is packed and returns its components;
   /// throws its packing error.
   std::shared_ptr<const format::TensorMap> packed(size_t index);
-  /// Waits until everything queued is packed and returns the weights in the
-  /// order given, each with `packed` set and its `weight` released. Throws
-  /// the first packing error (naming the module), in the order given.
+  /// Waits until everything queued is packed; throws the first packing
+  /// error (naming the module), in the order given.
+  void wait();
+  /// wait(), then returns the weights in the order given, each with
+  /// `packed` set and its `weight` released.
   std::vector<QuantizedWeight> finish();
 
 private:
   void work();
+  /// wait() under `lock`.
+  void waitPacked(std::unique_lock<std::mutex> &lock);
 
   std::vector<std::unique_ptr<QuantizedWeight>> weights_;
   std::vector<std::exception_ptr> errors_;
