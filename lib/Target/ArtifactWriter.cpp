@@ -391,16 +391,17 @@ void ArtifactBuilder::addFallbackRecord(FusedMatmulOp fused,
     return;
   }
   addLaunch(launch, [&](size_t i, StringRef) -> BoundArg {
-    auto arg = cast<DictionaryAttr>(args[i]);
-    if (auto name = arg.getAs<StringAttr>("scratch"))
-      return {bufferArg(scratch(name.getValue())), kPtr};
-    if (arg.get("output"))
+    auto arg = cast<LaunchArgAttr>(args[i]);
+    switch (arg.getKind()) {
+    case LaunchArgKind::Scratch:
+      return {bufferArg(scratch(arg.getName().getValue())), kPtr};
+    case LaunchArgKind::Output:
       return {bufferArg(output), kPtr};
-    if (arg.get("residual"))
+    case LaunchArgKind::Residual:
       return {valueArg(member.getResidual()), kPtr};
-    if (arg.get("activations"))
+    case LaunchArgKind::Activations:
       return {valueArg(member.getInput()), kPtr};
-    if (auto component = arg.getAs<StringAttr>("component")) {
+    case LaunchArgKind::Component: {
       WeightRefOp ref = weightOf("weight");
       if (!ref) {
         fused.emitOpError("permuted weight is not a qf.weight_ref");
@@ -408,13 +409,18 @@ void ArtifactBuilder::addFallbackRecord(FusedMatmulOp fused,
         return {schema::Arg(), kPtr};
       }
       return {weightArg(addWeight(ref, launch.getLayout()),
-                        component.getValue().str()),
+                        arg.getName().getValue().str()),
               kPtr};
     }
-    if (auto v = arg.getAs<IntegerAttr>("i32"))
-      return {immediateArg(schema::Arg::Kind::I32, v.getInt()),
+    case LaunchArgKind::I32:
+      return {immediateArg(schema::Arg::Kind::I32, *arg.getInteger()),
               schema::ParamType::I32};
-    fused.emitOpError("unknown fallback argument record");
+    case LaunchArgKind::Operand:
+    case LaunchArgKind::Result:
+    case LaunchArgKind::F32:
+      break;
+    }
+    fused.emitOpError() << "a fallback launch cannot bind " << arg;
     failedAny = true;
     return {schema::Arg(), kPtr};
   });
@@ -448,22 +454,31 @@ void ArtifactBuilder::addDecodeOp(Operation *op, ArrayAttr launches) {
       return;
     }
     addLaunch(record, [&](size_t i, StringRef name) -> BoundArg {
-      auto arg = cast<DictionaryAttr>(args[i]);
-      if (auto index = arg.getAs<IntegerAttr>("operand"))
-        return {valueArg(op->getOperand(index.getInt())), kPtr};
-      if (auto index = arg.getAs<IntegerAttr>("result"))
-        return {valueArg(op->getResult(index.getInt())), kPtr};
-      if (auto v = arg.getAs<IntegerAttr>("i32"))
-        return {immediateArg(schema::Arg::Kind::I32, v.getInt()),
+      auto arg = cast<LaunchArgAttr>(args[i]);
+      switch (arg.getKind()) {
+      case LaunchArgKind::Operand:
+        return {valueArg(op->getOperand(*arg.getInteger())), kPtr};
+      case LaunchArgKind::Result:
+        return {valueArg(op->getResult(*arg.getInteger())), kPtr};
+      case LaunchArgKind::I32:
+        return {immediateArg(schema::Arg::Kind::I32, *arg.getInteger()),
                 schema::ParamType::I32};
-      if (auto v = arg.getAs<FloatAttr>("f32")) {
+      case LaunchArgKind::F32: {
         schema::Arg f32;
         f32.kind = schema::Arg::Kind::F32;
-        f32.floatValue = static_cast<float>(v.getValueAsDouble());
+        f32.floatValue =
+            static_cast<float>(arg.getReal().getValueAsDouble());
         return {f32, schema::ParamType::F32};
       }
-      op->emitOpError("unknown argument record for parameter '")
-          << name << "'";
+      case LaunchArgKind::Activations:
+      case LaunchArgKind::Component:
+      case LaunchArgKind::Scratch:
+      case LaunchArgKind::Output:
+      case LaunchArgKind::Residual:
+        break;
+      }
+      op->emitOpError() << "parameter '" << name << "' of a decode op "
+                        << "cannot be bound to " << arg;
       failedAny = true;
       return {schema::Arg(), kPtr};
     });

@@ -73,7 +73,7 @@ gpu::GPUModuleOp getOrCreateKernelModule(ModuleOp module, StringRef chip,
 struct LaunchExtras {
   /// One argument record per parameter (decode ops, the fallback's
   /// elementwise launches); empty where parameters are bound by name.
-  ArrayRef<DictionaryAttr> args;
+  ArrayRef<LaunchArgAttr> args;
   /// The weight layout the kernel reads, where not the operand's.
   LayoutAttr layout;
   /// The kernel reads the act_order permute's output.
@@ -465,14 +465,11 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
                               SmallVectorImpl<Attribute> &launches) {
     MLIRContext *ctx = op.getContext();
     OpBuilder b(ctx);
-    auto arg = [&](StringRef kind, StringRef value) {
-      return b.getDictionaryAttr(
-          {b.getNamedAttr(kind, b.getStringAttr(value))});
-    };
     FailureOr<OpLaunch> permute = emitPermuteLaunch(
         op, gpuModule, batch, op.getWeight().getType().getK(),
-        {arg("activations", "input"), arg("component", "perm"),
-         arg("scratch", "permuted")});
+        {LaunchArgAttr::get(ctx, LaunchArgKind::Activations, "input"),
+         LaunchArgAttr::get(ctx, LaunchArgKind::Component, "perm"),
+         LaunchArgAttr::get(ctx, LaunchArgKind::Scratch, "permuted")});
     if (failed(permute))
       return failure();
     LaunchExtras extras;
@@ -513,9 +510,6 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
              << " runs the dequantize + cuBLAS fallback, whose silu_mul "
                 "kernel reads f16 activations only";
     OpBuilder b(ctx);
-    auto named = [&](StringRef key, Attribute value) {
-      return b.getNamedAttr(key, value);
-    };
     SmallVector<FusedMatmulOp> outputs(members.begin(), members.end());
     if (outputs.empty())
       outputs.push_back(op);
@@ -552,20 +546,20 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
       if (!gated)
         continue;
       int64_t n = member.getWeight().getType().getN();
-      auto arg = [&](StringRef kind, StringRef value = "") {
-        return b.getDictionaryAttr(
-            {named(kind, value.empty() ? Attribute(b.getUnitAttr())
-                                       : Attribute(b.getStringAttr(value)))});
+      auto scratch = [&](StringRef name) {
+        return LaunchArgAttr::get(ctx, LaunchArgKind::Scratch, name);
       };
+      auto output = LaunchArgAttr::get(ctx, LaunchArgKind::Output);
       const bool residual = static_cast<bool>(member.getResidual());
-      SmallVector<std::pair<Elementwise, SmallVector<DictionaryAttr>>> steps;
+      SmallVector<std::pair<Elementwise, SmallVector<LaunchArgAttr>>> steps;
       steps.push_back({Elementwise::SiluMul,
-                       {arg("scratch", "gate"), arg("scratch", "up"),
-                        residual ? arg("scratch", "act") : arg("output")}});
+                       {scratch("gate"), scratch("up"),
+                        residual ? scratch("act") : output}});
       if (residual)
-        steps.push_back({Elementwise::Add,
-                         {arg("scratch", "act"), arg("residual"),
-                          arg("output")}});
+        steps.push_back(
+            {Elementwise::Add,
+             {scratch("act"), LaunchArgAttr::get(ctx, LaunchArgKind::Residual),
+              output}});
       for (auto &[kind, args] : steps) {
         FailureOr<OpLaunch> launch =
             emitElementwiseLaunch(op, gpuModule, kind, batch, n, args);

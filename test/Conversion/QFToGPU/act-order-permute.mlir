@@ -12,7 +12,7 @@
 !w = !qf.weight<4096x4096, #ao, #l1>
 // CHECK-LABEL: func.func @act_order
 // CHECK: qf.launches = [#qf.launch<batch = 1, {{[^>]*}}kernel = @qf_kernels::@qf_matvec_0_m1, params = ["x", "codes", "scales", "perm", "y"]
-// CHECK-SAME: #qf.launch<args = [{activations = "input"}, {component = "perm"}, {scratch = "permuted"}], {{[^>]*}}grid = [2, 16, 1], kernel = @qf_kernels::@qf_permute_k4096, layout = #tiled_32x32, member = 0, params = ["x", "perm", "xp"], shared_bytes = 8192, step = "permute">
+// CHECK-SAME: #qf.launch<args = [#qf.arg<activations "input">, #qf.arg<component "perm">, #qf.arg<scratch "permuted">], {{[^>]*}}grid = [2, 16, 1], kernel = @qf_kernels::@qf_permute_k4096, layout = #tiled_32x32, member = 0, params = ["x", "perm", "xp"], shared_bytes = 8192, step = "permute">
 // CHECK-SAME: #qf.launch<batch = 16, {{[^>]*}}input = "permuted", kernel = @qf_kernels::@qf_mma_1_m16, layout = #tiled_32x32, params = ["x", "codes", "scales", "y"]
 // CHECK: llvm.func @qf_permute_k4096(
 // CHECK: llvm.func @qf_mma_1_m16(

@@ -4,8 +4,8 @@
 // vectors, 4 per thread per trip: 5 trips, the last one partial.
 // CHECK-LABEL: func.func @greedy
 // CHECK: qf.argmax %{{.*}} {qf.launches = [
-// CHECK-SAME: #qf.launch<args = [{operand = 0 : i64}, {result = 0 : i64}], batch = 1, block = [1024, 1, 1], dynamic_shared_bytes = 0, grid = [1, 1, 1], kernel = @qf_kernels::@qf_argmax_n152064, params = ["x", "y"], shared_bytes = 256>,
-// CHECK-SAME: #qf.launch<args = [{operand = 0 : i64}, {result = 0 : i64}], batch = 8, block = [1024, 1, 1], dynamic_shared_bytes = 0, grid = [8, 1, 1], kernel = @qf_kernels::@qf_argmax_n152064,
+// CHECK-SAME: #qf.launch<args = [#qf.arg<operand 0>, #qf.arg<result 0>], batch = 1, block = [1024, 1, 1], dynamic_shared_bytes = 0, grid = [1, 1, 1], kernel = @qf_kernels::@qf_argmax_n152064, params = ["x", "y"], shared_bytes = 256>,
+// CHECK-SAME: #qf.launch<args = [#qf.arg<operand 0>, #qf.arg<result 0>], batch = 8, block = [1024, 1, 1], dynamic_shared_bytes = 0, grid = [8, 1, 1], kernel = @qf_kernels::@qf_argmax_n152064,
 // A small vocabulary takes only the threads it needs (125 vectors: 128).
 // CHECK: qf.argmax %{{.*}} {qf.launches = [
 // CHECK-SAME: batch = 2, block = [128, 1, 1], {{.*}}grid = [2, 1, 1], kernel = @qf_kernels::@qf_argmax_n1000,

@@ -7,11 +7,11 @@
 // batch 1 (7 blocks of 256) and 14336 at batch 8 (56 blocks).
 // CHECK-LABEL: func.func @mlp
 // CHECK: qf.silu_mul %{{.*}} {qf.launches = [
-// CHECK-SAME: #qf.launch<args = [{operand = 0 : i64}, {operand = 1 : i64}, {result = 0 : i64}, {i32 = 1792 : i32}], batch = 1, block = [256, 1, 1], dynamic_shared_bytes = 0, grid = [7, 1, 1], kernel = @qf_kernels::@qf_silu_mul_v8, params = ["gate", "up", "y", "n"], shared_bytes = 0>,
-// CHECK-SAME: #qf.launch<args = [{operand = 0 : i64}, {operand = 1 : i64}, {result = 0 : i64}, {i32 = 14336 : i32}], batch = 8, {{.*}}grid = [56, 1, 1], kernel = @qf_kernels::@qf_silu_mul_v8,
+// CHECK-SAME: #qf.launch<args = [#qf.arg<operand 0>, #qf.arg<operand 1>, #qf.arg<result 0>, #qf.arg<i32 1792>], batch = 1, block = [256, 1, 1], dynamic_shared_bytes = 0, grid = [7, 1, 1], kernel = @qf_kernels::@qf_silu_mul_v8, params = ["gate", "up", "y", "n"], shared_bytes = 0>,
+// CHECK-SAME: #qf.launch<args = [#qf.arg<operand 0>, #qf.arg<operand 1>, #qf.arg<result 0>, #qf.arg<i32 14336>], batch = 8, {{.*}}grid = [56, 1, 1], kernel = @qf_kernels::@qf_silu_mul_v8,
 // CHECK: qf.add %{{.*}} {qf.launches = [
-// CHECK-SAME: #qf.launch<args = [{operand = 0 : i64}, {operand = 1 : i64}, {result = 0 : i64}, {i32 = 512 : i32}], batch = 1, {{.*}}grid = [2, 1, 1], kernel = @qf_kernels::@qf_add_v8, params = ["lhs", "rhs", "y", "n"]
-// CHECK-SAME: #qf.launch<args = [{operand = 0 : i64}, {operand = 1 : i64}, {result = 0 : i64}, {i32 = 4096 : i32}], batch = 8, {{.*}}grid = [16, 1, 1], kernel = @qf_kernels::@qf_add_v8,
+// CHECK-SAME: #qf.launch<args = [#qf.arg<operand 0>, #qf.arg<operand 1>, #qf.arg<result 0>, #qf.arg<i32 512>], batch = 1, {{.*}}grid = [2, 1, 1], kernel = @qf_kernels::@qf_add_v8, params = ["lhs", "rhs", "y", "n"]
+// CHECK-SAME: #qf.launch<args = [#qf.arg<operand 0>, #qf.arg<operand 1>, #qf.arg<result 0>, #qf.arg<i32 4096>], batch = 8, {{.*}}grid = [16, 1, 1], kernel = @qf_kernels::@qf_add_v8,
 // The second residual add reuses the kernel.
 // CHECK: qf.add %{{.*}}kernel = @qf_kernels::@qf_add_v8,
 func.func @mlp(%g: tensor<?x14336xf16>, %u: tensor<?x14336xf16>, %h: tensor<?x4096xf16>, %o: tensor<?x4096xf16>) -> (tensor<?x14336xf16>, tensor<?x4096xf16>) {
@@ -24,9 +24,9 @@ func.func @mlp(%g: tensor<?x14336xf16>, %u: tensor<?x14336xf16>, %h: tensor<?x40
 // Rows of 100 halves take 8-byte vectors, rows of 7 single halves; a large
 // tensor caps the grid at 1024 blocks and loops.
 // CHECK-LABEL: func.func @widths
-// CHECK: qf.add {{.*}}{i32 = 50 : i32}], batch = 2, {{.*}}grid = [1, 1, 1], kernel = @qf_kernels::@qf_add_v4,
-// CHECK: qf.add {{.*}}{i32 = 21 : i32}], batch = 3, {{.*}}kernel = @qf_kernels::@qf_add_v1,
-// CHECK: qf.silu_mul {{.*}}{i32 = 524288 : i32}], batch = 512, {{.*}}grid = [1024, 1, 1], kernel = @qf_kernels::@qf_silu_mul_v8,
+// CHECK: qf.add {{.*}}#qf.arg<i32 50>], batch = 2, {{.*}}grid = [1, 1, 1], kernel = @qf_kernels::@qf_add_v4,
+// CHECK: qf.add {{.*}}#qf.arg<i32 21>], batch = 3, {{.*}}kernel = @qf_kernels::@qf_add_v1,
+// CHECK: qf.silu_mul {{.*}}#qf.arg<i32 524288>], batch = 512, {{.*}}grid = [1024, 1, 1], kernel = @qf_kernels::@qf_silu_mul_v8,
 func.func @widths(%a: tensor<2x100xf16>, %b: tensor<3x7xf16>, %c: tensor<512x8192xf16>) -> (tensor<2x100xf16>, tensor<3x7xf16>, tensor<512x8192xf16>) {
   %x = qf.add %a, %a : tensor<2x100xf16>
   %y = qf.add %b, %b : tensor<3x7xf16>

@@ -5,8 +5,8 @@
 // share the kernel.
 // CHECK-LABEL: func.func @embed
 // CHECK: qf.embedding %{{.*}} {qf.launches = [
-// CHECK-SAME: #qf.launch<args = [{operand = 0 : i64}, {operand = 1 : i64}, {result = 0 : i64}], batch = 1, block = [256, 1, 1], dynamic_shared_bytes = 0, grid = [1, 1, 1], kernel = @qf_kernels::@qf_embedding_v128256_h4096, params = ["table", "ids", "y"], shared_bytes = 0>,
-// CHECK-SAME: #qf.launch<args = [{operand = 0 : i64}, {operand = 1 : i64}, {result = 0 : i64}], batch = 8, block = [256, 1, 1], dynamic_shared_bytes = 0, grid = [8, 1, 1], kernel = @qf_kernels::@qf_embedding_v128256_h4096,
+// CHECK-SAME: #qf.launch<args = [#qf.arg<operand 0>, #qf.arg<operand 1>, #qf.arg<result 0>], batch = 1, block = [256, 1, 1], dynamic_shared_bytes = 0, grid = [1, 1, 1], kernel = @qf_kernels::@qf_embedding_v128256_h4096, params = ["table", "ids", "y"], shared_bytes = 0>,
+// CHECK-SAME: #qf.launch<args = [#qf.arg<operand 0>, #qf.arg<operand 1>, #qf.arg<result 0>], batch = 8, block = [256, 1, 1], dynamic_shared_bytes = 0, grid = [8, 1, 1], kernel = @qf_kernels::@qf_embedding_v128256_h4096,
 func.func @embed(%t: tensor<128256x4096xf16>, %ids: tensor<?xi32>) -> tensor<?x4096xf16> {
   %h = qf.embedding %t, %ids : tensor<128256x4096xf16>, tensor<?xi32> -> tensor<?x4096xf16>
   return %h : tensor<?x4096xf16>

@@ -35,8 +35,8 @@ func.func @act_order(%x: tensor<?x4096xf16>) -> tensor<?x1024xf16> {
 // CHECK-SAME: #qf.fallback_gemm<batch = 1, into = "gate", member = 0>
 // CHECK-SAME: kernel = @qf_kernels::@qf_dequant_0, layout = #qf.layout<row_major>, member = 0, {{[^>]*}}step = "dequantize", weight = "up">
 // CHECK-SAME: #qf.fallback_gemm<batch = 1, into = "up", member = 0>
-// CHECK-SAME: #qf.launch<args = [{scratch = "gate"}, {scratch = "up"}, {scratch = "act"}, {i32 = 64 : i32}], {{[^>]*}}kernel = @qf_kernels::@qf_silu_mul_v8, {{[^>]*}}step = "silu_mul">
-// CHECK-SAME: #qf.launch<args = [{scratch = "act"}, {residual}, {output}, {i32 = 64 : i32}], {{[^>]*}}kernel = @qf_kernels::@qf_add_v8, {{[^>]*}}step = "add">
+// CHECK-SAME: #qf.launch<args = [#qf.arg<scratch "gate">, #qf.arg<scratch "up">, #qf.arg<scratch "act">, #qf.arg<i32 64>], {{[^>]*}}kernel = @qf_kernels::@qf_silu_mul_v8, {{[^>]*}}step = "silu_mul">
+// CHECK-SAME: #qf.launch<args = [#qf.arg<scratch "act">, #qf.arg<residual>, #qf.arg<output>, #qf.arg<i32 64>], {{[^>]*}}kernel = @qf_kernels::@qf_add_v8, {{[^>]*}}step = "add">
 func.func @gated(%x: tensor<?x1024xf16>, %r: tensor<?x512xf16>) -> tensor<?x512xf16> {
   %g = qf.weight_ref "gate" : !w
   %u = qf.weight_ref "up" : !w

@@ -9,7 +9,7 @@
 // last parameter "values" so that the kernel without it keeps its
 // parameters; "_v" in the kernel name.
 // CHECK-LABEL: func.func @dynamic_values
-// CHECK: qf.gptq_block_update {{.*}}qf.launches = [#qf.launch<args = [{operand = 0 : i64}, {operand = 1 : i64}, {result = 0 : i64}, {result = 1 : i64}, {result = 3 : i64}, {result = 2 : i64}], batch = 256, block = [128, 1, 1], dynamic_shared_bytes = 0, grid = [64, 1, 1], kernel = @qf_kernels::@qf_gptq_block_int4_sf16_g32_r256_b128_v, params = ["w", "u", "codes", "err", "scales_out", "values"], shared_bytes = 0>]
+// CHECK: qf.gptq_block_update {{.*}}qf.launches = [#qf.launch<args = [#qf.arg<operand 0>, #qf.arg<operand 1>, #qf.arg<result 0>, #qf.arg<result 1>, #qf.arg<result 3>, #qf.arg<result 2>], batch = 256, block = [128, 1, 1], dynamic_shared_bytes = 0, grid = [64, 1, 1], kernel = @qf_kernels::@qf_gptq_block_int4_sf16_g32_r256_b128_v, params = ["w", "u", "codes", "err", "scales_out", "values"], shared_bytes = 0>]
 func.func @dynamic_values(%w: tensor<256x128xf32>, %u: tensor<128x128xf32>) -> (tensor<256x128xi8>, tensor<256x128xf32>, tensor<256x128xf16>, tensor<256x4xf32>) {
   %c, %e, %v, %s = qf.gptq_block_update %w, %u {grid = #qf.enc<int4, group = 32, scale = f16>}
     : (tensor<256x128xf32>, tensor<128x128xf32>) -> (tensor<256x128xi8>, tensor<256x128xf32>, tensor<256x4xf32>) values tensor<256x128xf16>
@@ -18,7 +18,7 @@ func.func @dynamic_values(%w: tensor<256x128xf32>, %u: tensor<128x128xf32>) -> (
 
 // Zero points: scales_out and zeros_out are results 3 and 4, values 2.
 // CHECK-LABEL: func.func @asym_values
-// CHECK: args = [{operand = 0 : i64}, {operand = 1 : i64}, {result = 0 : i64}, {result = 1 : i64}, {result = 3 : i64}, {result = 4 : i64}, {result = 2 : i64}]
+// CHECK: args = [#qf.arg<operand 0>, #qf.arg<operand 1>, #qf.arg<result 0>, #qf.arg<result 1>, #qf.arg<result 3>, #qf.arg<result 4>, #qf.arg<result 2>]
 // CHECK-SAME: kernel = @qf_kernels::@qf_gptq_block_uint4_sf16_zi_g128_r64_b128_v, params = ["w", "u", "codes", "err", "scales_out", "zeros_out", "values"]
 func.func @asym_values(%w: tensor<64x128xf32>, %u: tensor<128x128xf32>) -> (tensor<64x128xi8>, tensor<64x128xf32>, tensor<64x128xf16>, tensor<64x1xf32>, tensor<64x1xf32>) {
   %c, %e, %v, %s, %z = qf.gptq_block_update %w, %u {grid = #qf.enc<uint4, group = 128, scale = f16, zero = int>}

@@ -8,7 +8,7 @@
 // launch per op; the grid, the mode (dynamic groups or static scales) and
 // the shape name the kernel. Params bind the op's operands and results.
 // CHECK-LABEL: func.func @dynamic
-// CHECK: qf.gptq_block_update {{.*}}qf.launches = [#qf.launch<args = [{operand = 0 : i64}, {operand = 1 : i64}, {result = 0 : i64}, {result = 1 : i64}, {result = 2 : i64}], batch = 256, block = [128, 1, 1], dynamic_shared_bytes = 0, grid = [64, 1, 1], kernel = @qf_kernels::@qf_gptq_block_int4_sf16_g32_r256_b128, params = ["w", "u", "codes", "err", "scales_out"], shared_bytes = 0>]
+// CHECK: qf.gptq_block_update {{.*}}qf.launches = [#qf.launch<args = [#qf.arg<operand 0>, #qf.arg<operand 1>, #qf.arg<result 0>, #qf.arg<result 1>, #qf.arg<result 2>], batch = 256, block = [128, 1, 1], dynamic_shared_bytes = 0, grid = [64, 1, 1], kernel = @qf_kernels::@qf_gptq_block_int4_sf16_g32_r256_b128, params = ["w", "u", "codes", "err", "scales_out"], shared_bytes = 0>]
 func.func @dynamic(%w: tensor<256x128xf32>, %u: tensor<128x128xf32>) -> (tensor<256x128xi8>, tensor<256x128xf32>, tensor<256x4xf32>) {
   %c, %e, %s = qf.gptq_block_update %w, %u {grid = #qf.enc<int4, group = 32, scale = f16>, column_offset = 128}
     : (tensor<256x128xf32>, tensor<128x128xf32>) -> (tensor<256x128xi8>, tensor<256x128xf32>, tensor<256x4xf32>)
@@ -18,7 +18,7 @@ func.func @dynamic(%w: tensor<256x128xf32>, %u: tensor<128x128xf32>) -> (tensor<
 // Static scales and zeros (one per column): operands 2 and 3. 30 rows: the
 // last block's last two warps leave at the row guard.
 // CHECK-LABEL: func.func @static_asym
-// CHECK: qf.gptq_block_update {{.*}}qf.launches = [#qf.launch<args = [{operand = 0 : i64}, {operand = 1 : i64}, {operand = 2 : i64}, {operand = 3 : i64}, {result = 0 : i64}, {result = 1 : i64}], batch = 30, block = [128, 1, 1], dynamic_shared_bytes = 0, grid = [8, 1, 1], kernel = @qf_kernels::@qf_gptq_block_uint4_sf16_zi_static_r30_b64, params = ["w", "u", "scales", "zeros", "codes", "err"]
+// CHECK: qf.gptq_block_update {{.*}}qf.launches = [#qf.launch<args = [#qf.arg<operand 0>, #qf.arg<operand 1>, #qf.arg<operand 2>, #qf.arg<operand 3>, #qf.arg<result 0>, #qf.arg<result 1>], batch = 30, block = [128, 1, 1], dynamic_shared_bytes = 0, grid = [8, 1, 1], kernel = @qf_kernels::@qf_gptq_block_uint4_sf16_zi_static_r30_b64, params = ["w", "u", "scales", "zeros", "codes", "err"]
 func.func @static_asym(%w: tensor<30x64xf32>, %u: tensor<64x64xf32>, %s: tensor<30x64xf32>, %z: tensor<30x64xf32>) -> (tensor<30x64xi8>, tensor<30x64xf32>) {
   %c, %e = qf.gptq_block_update %w, %u scales(%s : tensor<30x64xf32>) zeros(%z : tensor<30x64xf32>) {grid = #qf.enc<uint4, group = 32, scale = f16, zero = int>}
     : (tensor<30x64xf32>, tensor<64x64xf32>) -> (tensor<30x64xi8>, tensor<30x64xf32>)
@@ -29,7 +29,7 @@ func.func @static_asym(%w: tensor<30x64xf32>, %u: tensor<64x64xf32>, %s: tensor<
 // mode, 3 after the static scales), bound to the param "global_scale" right
 // after the inputs; "_gs" in the kernel name.
 // CHECK-LABEL: func.func @nvfp4_dynamic
-// CHECK: qf.gptq_block_update {{.*}}qf.launches = [#qf.launch<args = [{operand = 0 : i64}, {operand = 1 : i64}, {operand = 2 : i64}, {result = 0 : i64}, {result = 1 : i64}, {result = 2 : i64}], batch = 256, block = [128, 1, 1], dynamic_shared_bytes = 0, grid = [64, 1, 1], kernel = @qf_kernels::@qf_gptq_block_fp4e2m1_se4m3_gs_g16_r256_b128, params = ["w", "u", "global_scale", "codes", "err", "scales_out"], shared_bytes = 0>]
+// CHECK: qf.gptq_block_update {{.*}}qf.launches = [#qf.launch<args = [#qf.arg<operand 0>, #qf.arg<operand 1>, #qf.arg<operand 2>, #qf.arg<result 0>, #qf.arg<result 1>, #qf.arg<result 2>], batch = 256, block = [128, 1, 1], dynamic_shared_bytes = 0, grid = [64, 1, 1], kernel = @qf_kernels::@qf_gptq_block_fp4e2m1_se4m3_gs_g16_r256_b128, params = ["w", "u", "global_scale", "codes", "err", "scales_out"], shared_bytes = 0>]
 func.func @nvfp4_dynamic(%w: tensor<256x128xf32>, %u: tensor<128x128xf32>, %g: tensor<256xf32>) -> (tensor<256x128xi8>, tensor<256x128xf32>, tensor<256x8xf32>) {
   %c, %e, %s = qf.gptq_block_update %w, %u global_scale(%g : tensor<256xf32>) {grid = #qf.enc<fp4e2m1, group = 16, scale = f8E4M3FN, global_scale>}
     : (tensor<256x128xf32>, tensor<128x128xf32>) -> (tensor<256x128xi8>, tensor<256x128xf32>, tensor<256x8xf32>)
@@ -37,7 +37,7 @@ func.func @nvfp4_dynamic(%w: tensor<256x128xf32>, %u: tensor<128x128xf32>, %g: t
 }
 
 // CHECK-LABEL: func.func @nvfp4_static
-// CHECK: qf.gptq_block_update {{.*}}qf.launches = [#qf.launch<args = [{operand = 0 : i64}, {operand = 1 : i64}, {operand = 2 : i64}, {operand = 3 : i64}, {result = 0 : i64}, {result = 1 : i64}], batch = 30, block = [128, 1, 1], dynamic_shared_bytes = 0, grid = [8, 1, 1], kernel = @qf_kernels::@qf_gptq_block_fp4e2m1_se4m3_gs_static_r30_b64, params = ["w", "u", "scales", "global_scale", "codes", "err"]
+// CHECK: qf.gptq_block_update {{.*}}qf.launches = [#qf.launch<args = [#qf.arg<operand 0>, #qf.arg<operand 1>, #qf.arg<operand 2>, #qf.arg<operand 3>, #qf.arg<result 0>, #qf.arg<result 1>], batch = 30, block = [128, 1, 1], dynamic_shared_bytes = 0, grid = [8, 1, 1], kernel = @qf_kernels::@qf_gptq_block_fp4e2m1_se4m3_gs_static_r30_b64, params = ["w", "u", "scales", "global_scale", "codes", "err"]
 func.func @nvfp4_static(%w: tensor<30x64xf32>, %u: tensor<64x64xf32>, %s: tensor<30x64xf32>, %g: tensor<30xf32>) -> (tensor<30x64xi8>, tensor<30x64xf32>) {
   %c, %e = qf.gptq_block_update %w, %u scales(%s : tensor<30x64xf32>) global_scale(%g : tensor<30xf32>) {grid = #qf.enc<fp4e2m1, group = 16, scale = f8E4M3FN, global_scale>}
     : (tensor<30x64xf32>, tensor<64x64xf32>) -> (tensor<30x64xi8>, tensor<30x64xf32>)

@@ -6,8 +6,8 @@
 // eps share it, and batch 8 launches it on 8 rows.
 // CHECK-LABEL: func.func @norms
 // CHECK: qf.rms_norm {{.*}}qf.launches = [
-// CHECK-SAME: #qf.launch<args = [{operand = 0 : i64}, {operand = 1 : i64}, {result = 0 : i64}], batch = 1, block = [256, 1, 1], dynamic_shared_bytes = 0, grid = [1, 1, 1], kernel = @qf_kernels::@qf_rms_norm_h4096_eps1em05, params = ["x", "gamma", "y"], shared_bytes = 128>,
-// CHECK-SAME: #qf.launch<args = [{operand = 0 : i64}, {operand = 1 : i64}, {result = 0 : i64}], batch = 8, block = [256, 1, 1], dynamic_shared_bytes = 0, grid = [8, 1, 1], kernel = @qf_kernels::@qf_rms_norm_h4096_eps1em05,
+// CHECK-SAME: #qf.launch<args = [#qf.arg<operand 0>, #qf.arg<operand 1>, #qf.arg<result 0>], batch = 1, block = [256, 1, 1], dynamic_shared_bytes = 0, grid = [1, 1, 1], kernel = @qf_kernels::@qf_rms_norm_h4096_eps1em05, params = ["x", "gamma", "y"], shared_bytes = 128>,
+// CHECK-SAME: #qf.launch<args = [#qf.arg<operand 0>, #qf.arg<operand 1>, #qf.arg<result 0>], batch = 8, block = [256, 1, 1], dynamic_shared_bytes = 0, grid = [8, 1, 1], kernel = @qf_kernels::@qf_rms_norm_h4096_eps1em05,
 // CHECK: qf.rms_norm {{.*}}kernel = @qf_kernels::@qf_rms_norm_h4096_eps1em05,
 // CHECK: qf.rms_norm {{.*}}qf.launches = [
 // CHECK-SAME: batch = 1, block = [224, 1, 1], {{.*}}kernel = @qf_kernels::@qf_rms_norm_h3584_eps1em06,

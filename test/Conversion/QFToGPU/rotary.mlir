@@ -5,8 +5,8 @@
 // Llama 3 scaling is part of the kernel and table names.
 // CHECK-LABEL: func.func @llama3
 // CHECK: qf.rotary {{.*}}qf.launches = [
-// CHECK-SAME: #qf.launch<args = [{operand = 0 : i64}, {operand = 1 : i64}, {result = 0 : i64}], batch = 1, block = [256, 1, 1], dynamic_shared_bytes = 0, grid = [1, 1, 1], kernel = @qf_kernels::@qf_rotary_w4096_d128_t500000_llama3_f8_lo1_hi4_o8192, params = ["x", "positions", "y"], shared_bytes = 0>,
-// CHECK-SAME: #qf.launch<args = [{operand = 0 : i64}, {operand = 1 : i64}, {result = 0 : i64}], batch = 8, block = [256, 1, 1], dynamic_shared_bytes = 0, grid = [1, 8, 1], kernel = @qf_kernels::@qf_rotary_w4096_d128_t500000_llama3_f8_lo1_hi4_o8192,
+// CHECK-SAME: #qf.launch<args = [#qf.arg<operand 0>, #qf.arg<operand 1>, #qf.arg<result 0>], batch = 1, block = [256, 1, 1], dynamic_shared_bytes = 0, grid = [1, 1, 1], kernel = @qf_kernels::@qf_rotary_w4096_d128_t500000_llama3_f8_lo1_hi4_o8192, params = ["x", "positions", "y"], shared_bytes = 0>,
+// CHECK-SAME: #qf.launch<args = [#qf.arg<operand 0>, #qf.arg<operand 1>, #qf.arg<result 0>], batch = 8, block = [256, 1, 1], dynamic_shared_bytes = 0, grid = [1, 8, 1], kernel = @qf_kernels::@qf_rotary_w4096_d128_t500000_llama3_f8_lo1_hi4_o8192,
 // CHECK: qf.rotary {{.*}}qf.launches = [
 // CHECK-SAME: batch = 1, block = [64, 1, 1], {{.*}}kernel = @qf_kernels::@qf_rotary_w1024_d128_t500000_llama3_f8_lo1_hi4_o8192,
 func.func @llama3(%q: tensor<?x4096xf16>, %k: tensor<?x1024xf16>, %pos: tensor<?xi32>) -> (tensor<?x4096xf16>, tensor<?x1024xf16>) {

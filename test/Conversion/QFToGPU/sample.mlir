@@ -7,7 +7,7 @@
 // (its own kernel).
 // CHECK-LABEL: func.func @sample
 // CHECK: qf.sample %{{.*}} {qf.launches = [
-// CHECK-SAME: #qf.launch<args = [{operand = 0 : i64}, {operand = 1 : i64}, {operand = 2 : i64}, {operand = 3 : i64}, {result = 0 : i64}], batch = 1, block = [1024, 1, 1], dynamic_shared_bytes = 0, grid = [1, 1, 1], kernel = @qf_kernels::@qf_sample_n151936, params = ["logits", "params", "penalty_mask", "counters", "y"], shared_bytes = 256>,
+// CHECK-SAME: #qf.launch<args = [#qf.arg<operand 0>, #qf.arg<operand 1>, #qf.arg<operand 2>, #qf.arg<operand 3>, #qf.arg<result 0>], batch = 1, block = [1024, 1, 1], dynamic_shared_bytes = 0, grid = [1, 1, 1], kernel = @qf_kernels::@qf_sample_n151936, params = ["logits", "params", "penalty_mask", "counters", "y"], shared_bytes = 256>,
 // CHECK-SAME: batch = 8, block = [1024, 1, 1], {{.*}}grid = [8, 1, 1], kernel = @qf_kernels::@qf_sample_n151936,
 // CHECK: qf.sample %{{.*}} {qf.launches = [
 // CHECK-SAME: batch = 4, block = [32, 1, 1], {{.*}}grid = [4, 1, 1], kernel = @qf_kernels::@qf_sample_n1000_rowparams_rowmask,

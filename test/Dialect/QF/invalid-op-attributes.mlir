@@ -73,14 +73,46 @@ func.func @launch_grid_of_two() {
 
 func.func @launch_args_short() {
   // expected-error@+1 {{1 args for 2 params (expected one per parameter)}}
-  return {qf.launches = [#qf.launch<args = [{operand = 0 : i64}], batch = 1, block = [128, 1, 1], dynamic_shared_bytes = 0, grid = [1, 1, 1], kernel = @qf_kernels::@k, params = ["x", "y"], shared_bytes = 0>]}
+  return {qf.launches = [#qf.launch<args = [#qf.arg<operand 0>], batch = 1, block = [128, 1, 1], dynamic_shared_bytes = 0, grid = [1, 1, 1], kernel = @qf_kernels::@k, params = ["x", "y"], shared_bytes = 0>]}
 }
 
 // -----
 
-func.func @launch_unknown_arg() {
-  // expected-error@+1 {{argument {operand = "x"} is none of {operand|result|i32 = integer}}}
-  return {qf.launches = [#qf.launch<args = [{operand = "x"}], batch = 1, block = [128, 1, 1], dynamic_shared_bytes = 0, grid = [1, 1, 1], kernel = @qf_kernels::@k, params = ["x"], shared_bytes = 0>]}
+func.func @launch_arg_not_typed() {
+  // expected-error@+1 {{argument {operand = 0 : i64} must be a #qf.arg<...>}}
+  return {qf.launches = [#qf.launch<args = [{operand = 0 : i64}], batch = 1, block = [128, 1, 1], dynamic_shared_bytes = 0, grid = [1, 1, 1], kernel = @qf_kernels::@k, params = ["x"], shared_bytes = 0>]}
+}
+
+// -----
+
+func.func @launch_arg_unknown_kind() {
+  // expected-error@+2 {{failed to parse QF_LaunchAttr parameter 'args'}}
+  // expected-error@+1 {{unknown argument kind 'input'; expected operand, result, i32, f32, activations, component, scratch, output or residual}}
+  return {qf.launches = [#qf.launch<args = [#qf.arg<input 0>], batch = 1, block = [128, 1, 1], dynamic_shared_bytes = 0, grid = [1, 1, 1], kernel = @qf_kernels::@k, params = ["x"], shared_bytes = 0>]}
+}
+
+// -----
+
+func.func @launch_arg_operand_named() {
+  // expected-error@+2 {{failed to parse QF_LaunchAttr parameter 'args'}}
+  // expected-error@+1 {{expected integer value}}
+  return {qf.launches = [#qf.launch<args = [#qf.arg<operand "x">], batch = 1, block = [128, 1, 1], dynamic_shared_bytes = 0, grid = [1, 1, 1], kernel = @qf_kernels::@k, params = ["x"], shared_bytes = 0>]}
+}
+
+// -----
+
+func.func @launch_arg_negative_operand() {
+  // expected-error@+2 {{failed to parse QF_LaunchAttr parameter 'args'}}
+  // expected-error@+1 {{operand index must be non-negative, got -1}}
+  return {qf.launches = [#qf.launch<args = [#qf.arg<operand -1>], batch = 1, block = [128, 1, 1], dynamic_shared_bytes = 0, grid = [1, 1, 1], kernel = @qf_kernels::@k, params = ["x"], shared_bytes = 0>]}
+}
+
+// -----
+
+func.func @launch_arg_i32_out_of_range() {
+  // expected-error@+2 {{failed to parse QF_LaunchAttr parameter 'args'}}
+  // expected-error@+1 {{i32 value 4294967296 is out of range}}
+  return {qf.launches = [#qf.launch<args = [#qf.arg<i32 4294967296>], batch = 1, block = [128, 1, 1], dynamic_shared_bytes = 0, grid = [1, 1, 1], kernel = @qf_kernels::@k, params = ["n"], shared_bytes = 0>]}
 }
 
 // -----

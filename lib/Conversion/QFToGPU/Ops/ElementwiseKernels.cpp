@@ -72,7 +72,7 @@ FailureOr<OpLaunch> qf::emitElementwiseLaunch(Operation *op,
                                               gpu::GPUModuleOp module,
                                               Elementwise kind, int64_t rows,
                                               int64_t h,
-                                              ArrayRef<DictionaryAttr> args) {
+                                              ArrayRef<LaunchArgAttr> args) {
   int64_t width = halfVectorWidth(h);
   int64_t vectors = rows * h / width;
   if (vectors > std::numeric_limits<int32_t>::max())

@@ -19,12 +19,12 @@
 namespace mlir {
 namespace qf {
 
-/// One kernel parameter and what the runtime binds to it (`{operand = i}`,
-/// `{result = i}`, `{i32 = v}`, `{f32 = v}`; OpKernels.h).
+/// One kernel parameter and what the runtime binds to it (a `#qf.arg`;
+/// OpKernels.h).
 struct OpParam {
   std::string name;
   ParamKind kind;
-  DictionaryAttr arg;
+  LaunchArgAttr arg;
 };
 
 /// The launch of kernel `name`: its record (param names and types, grid,

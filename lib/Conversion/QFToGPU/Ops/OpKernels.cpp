@@ -7,29 +7,20 @@
 using namespace mlir;
 using namespace mlir::qf;
 
-static DictionaryAttr singleEntry(MLIRContext *ctx, StringRef key,
-                                  Attribute value) {
-  return DictionaryAttr::get(
-      ctx, {NamedAttribute(StringAttr::get(ctx, key), value)});
+LaunchArgAttr qf::operandArg(MLIRContext *ctx, int64_t index) {
+  return LaunchArgAttr::get(ctx, LaunchArgKind::Operand, index);
 }
 
-DictionaryAttr qf::operandArg(MLIRContext *ctx, int64_t index) {
-  return singleEntry(ctx, "operand",
-                     IntegerAttr::get(IntegerType::get(ctx, 64), index));
+LaunchArgAttr qf::resultArg(MLIRContext *ctx, int64_t index) {
+  return LaunchArgAttr::get(ctx, LaunchArgKind::Result, index);
 }
 
-DictionaryAttr qf::resultArg(MLIRContext *ctx, int64_t index) {
-  return singleEntry(ctx, "result",
-                     IntegerAttr::get(IntegerType::get(ctx, 64), index));
+LaunchArgAttr qf::i32Arg(MLIRContext *ctx, int64_t value) {
+  return LaunchArgAttr::get(ctx, LaunchArgKind::I32, value);
 }
 
-DictionaryAttr qf::i32Arg(MLIRContext *ctx, int64_t value) {
-  return singleEntry(ctx, "i32",
-                     IntegerAttr::get(IntegerType::get(ctx, 32), value));
-}
-
-DictionaryAttr qf::f32Arg(MLIRContext *ctx, double value) {
-  return singleEntry(ctx, "f32", FloatAttr::get(Float32Type::get(ctx), value));
+LaunchArgAttr qf::f32Arg(MLIRContext *ctx, double value) {
+  return LaunchArgAttr::get(ctx, static_cast<float>(value));
 }
 
 bool qf::isDecodeOp(Operation *op) {

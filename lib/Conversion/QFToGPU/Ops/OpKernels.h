@@ -20,11 +20,11 @@ namespace mlir {
 namespace qf {
 
 /// One launch of a decode-op kernel and, per kernel parameter, what the
-/// runtime binds to it: `{operand = i}`, `{result = i}`, `{i32 = v}` or
-/// `{f32 = v}` (a DictionaryAttr each, parallel to `launch.params`).
+/// runtime binds to it: `#qf.arg<operand i>`, `<result i>`, `<i32 v>` or
+/// `<f32 v>` (parallel to `launch.params`).
 struct OpLaunch {
   KernelLaunch launch;
-  SmallVector<DictionaryAttr> args;
+  SmallVector<LaunchArgAttr> args;
 };
 
 /// What every generator needs: the kernel module and the target. Kernels
@@ -37,10 +37,10 @@ struct OpKernelContext {
 };
 
 /// Argument records, for the generators.
-DictionaryAttr operandArg(MLIRContext *ctx, int64_t index);
-DictionaryAttr resultArg(MLIRContext *ctx, int64_t index);
-DictionaryAttr i32Arg(MLIRContext *ctx, int64_t value);
-DictionaryAttr f32Arg(MLIRContext *ctx, double value);
+LaunchArgAttr operandArg(MLIRContext *ctx, int64_t index);
+LaunchArgAttr resultArg(MLIRContext *ctx, int64_t index);
+LaunchArgAttr i32Arg(MLIRContext *ctx, int64_t value);
+LaunchArgAttr f32Arg(MLIRContext *ctx, double value);
 
 /// The elementwise kernels over [rows, h] f16 (ElementwiseKernels.cpp):
 /// y = lhs + rhs, or y = silu(gate) * up.
@@ -54,7 +54,7 @@ FailureOr<OpLaunch> emitElementwiseLaunch(Operation *op,
                                           gpu::GPUModuleOp module,
                                           Elementwise kind, int64_t rows,
                                           int64_t h,
-                                          ArrayRef<DictionaryAttr> args);
+                                          ArrayRef<LaunchArgAttr> args);
 
 /// True for the ops `lowerDecodeOp` takes.
 bool isDecodeOp(Operation *op);

@@ -84,7 +84,7 @@ void buildBody(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
 FailureOr<OpLaunch> qf::emitPermuteLaunch(Operation *op,
                                           gpu::GPUModuleOp module,
                                           int64_t rows, int64_t k,
-                                          ArrayRef<DictionaryAttr> args) {
+                                          ArrayRef<LaunchArgAttr> args) {
   if (rows * k > std::numeric_limits<int32_t>::max())
     return op->emitOpError() << rows << " x " << k
                              << " activations overflow the permute kernel's "

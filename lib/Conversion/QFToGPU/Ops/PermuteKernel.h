@@ -18,7 +18,7 @@ namespace qf {
 /// `op`.
 FailureOr<OpLaunch> emitPermuteLaunch(Operation *op, gpu::GPUModuleOp module,
                                       int64_t rows, int64_t k,
-                                      ArrayRef<DictionaryAttr> args);
+                                      ArrayRef<LaunchArgAttr> args);
 
 } // namespace qf
 } // namespace mlir

@@ -10,7 +10,7 @@
 //   qf.launches       [#qf.launch<...> | #qf.fallback_gemm<...>, ...]
 //                     qf-to-gpu, the launches the artifact writer records
 //
-// and the verifiers of the two launch attributes.
+// and the launch attributes' own parsers and verifiers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -66,34 +66,126 @@ LogicalResult verifyLaunches(Operation *op, Attribute value) {
   return success();
 }
 
-/// The one key of an argument record and the kind of value it holds.
-LogicalResult verifyLaunchArg(function_ref<InFlightDiagnostic()> emitError,
-                              Attribute entry) {
-  auto record = dyn_cast<DictionaryAttr>(entry);
-  if (!record || record.size() != 1)
-    return emitError() << "argument " << entry
-                       << " must be a dictionary of one entry";
-  NamedAttribute field = *record.begin();
-  StringRef key = field.getName().getValue();
-  Attribute value = field.getValue();
-  bool valid = false;
-  if (llvm::is_contained({"operand", "result", "i32"}, key))
-    valid = isa<IntegerAttr>(value);
-  else if (key == "f32")
-    valid = isa<FloatAttr>(value);
-  else if (llvm::is_contained({"activations", "component", "scratch"}, key))
-    valid = isa<StringAttr>(value);
-  else if (llvm::is_contained({"output", "residual"}, key))
-    valid = isa<UnitAttr>(value);
-  if (!valid)
-    return emitError() << "argument " << entry
-                       << " is none of {operand|result|i32 = integer}, "
-                          "{f32 = float}, {activations|component|scratch = "
-                          "string}, {output}, {residual}";
-  return success();
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// LaunchArgAttr
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// What value a parameter bound as `kind` carries.
+enum class ArgValue { Integer, Real, Name, None };
+
+ArgValue argValueOf(LaunchArgKind kind) {
+  switch (kind) {
+  case LaunchArgKind::Operand:
+  case LaunchArgKind::Result:
+  case LaunchArgKind::I32:
+    return ArgValue::Integer;
+  case LaunchArgKind::F32:
+    return ArgValue::Real;
+  case LaunchArgKind::Activations:
+  case LaunchArgKind::Component:
+  case LaunchArgKind::Scratch:
+    return ArgValue::Name;
+  case LaunchArgKind::Output:
+  case LaunchArgKind::Residual:
+    return ArgValue::None;
+  }
+  llvm_unreachable("unknown launch argument kind");
 }
 
 } // namespace
+
+Attribute LaunchArgAttr::parse(AsmParser &parser, Type) {
+  SMLoc loc = parser.getCurrentLocation();
+  StringRef kindName;
+  if (parser.parseLess() || parser.parseKeyword(&kindName))
+    return {};
+  std::optional<LaunchArgKind> kind = symbolizeLaunchArgKind(kindName);
+  if (!kind) {
+    parser.emitError(loc) << "unknown argument kind '" << kindName
+                          << "'; expected operand, result, i32, f32, "
+                             "activations, component, scratch, output or "
+                             "residual";
+    return {};
+  }
+  std::optional<int64_t> integer;
+  FloatAttr real;
+  StringAttr name;
+  MLIRContext *ctx = parser.getContext();
+  switch (argValueOf(*kind)) {
+  case ArgValue::Integer: {
+    int64_t value;
+    if (parser.parseInteger(value))
+      return {};
+    integer = value;
+    break;
+  }
+  case ArgValue::Real: {
+    double value;
+    if (parser.parseFloat(value))
+      return {};
+    real = FloatAttr::get(Float32Type::get(ctx), value);
+    break;
+  }
+  case ArgValue::Name: {
+    std::string value;
+    if (parser.parseString(&value))
+      return {};
+    name = StringAttr::get(ctx, value);
+    break;
+  }
+  case ArgValue::None:
+    break;
+  }
+  if (parser.parseGreater())
+    return {};
+  return parser.getChecked<LaunchArgAttr>(loc, ctx, *kind, integer, real,
+                                          name);
+}
+
+void LaunchArgAttr::print(AsmPrinter &printer) const {
+  printer << "<" << stringifyLaunchArgKind(getKind());
+  if (getInteger())
+    printer << " " << *getInteger();
+  if (getReal()) {
+    printer << " ";
+    printer.printAttributeWithoutType(getReal());
+  }
+  if (getName())
+    printer << " \"" << getName().getValue() << "\"";
+  printer << ">";
+}
+
+LogicalResult
+LaunchArgAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                      LaunchArgKind kind, std::optional<int64_t> integer,
+                      FloatAttr real, StringAttr name) {
+  const ArgValue value = argValueOf(kind);
+  if (integer.has_value() != (value == ArgValue::Integer) ||
+      static_cast<bool>(real) != (value == ArgValue::Real) ||
+      static_cast<bool>(name) != (value == ArgValue::Name))
+    return emitError() << stringifyLaunchArgKind(kind) << " takes "
+                       << (value == ArgValue::Integer ? "an integer"
+                           : value == ArgValue::Real  ? "an f32"
+                           : value == ArgValue::Name  ? "a name"
+                                                      : "no value");
+  if (integer && kind != LaunchArgKind::I32 && *integer < 0)
+    return emitError() << stringifyLaunchArgKind(kind)
+                       << " index must be non-negative, got " << *integer;
+  if (integer && kind == LaunchArgKind::I32 &&
+      (*integer < INT32_MIN || *integer > INT32_MAX))
+    return emitError() << "i32 value " << *integer << " is out of range";
+  if (real && !real.getType().isF32())
+    return emitError() << "f32 value must be an f32, got " << real;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// LaunchAttr, FallbackGemmAttr
+//===----------------------------------------------------------------------===//
 
 LogicalResult
 LaunchAttr::verify(function_ref<InFlightDiagnostic()> emitError, ArrayAttr args,
@@ -116,8 +208,8 @@ LaunchAttr::verify(function_ref<InFlightDiagnostic()> emitError, ArrayAttr args,
       return emitError() << args.size() << " args for " << params.size()
                          << " params (expected one per parameter)";
     for (Attribute arg : args)
-      if (failed(verifyLaunchArg(emitError, arg)))
-        return failure();
+      if (!isa<LaunchArgAttr>(arg))
+        return emitError() << "argument " << arg << " must be a #qf.arg<...>";
   }
   if (input && input.getValue() != "permuted")
     return emitError() << "input must be \"permuted\", got " << input;

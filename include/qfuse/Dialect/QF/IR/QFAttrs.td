@@ -64,6 +64,22 @@ def QF_LayoutKind : I32EnumAttr<"LayoutKind", "packed storage order", [
   let genSpecializedAttr = 0;
 }
 
+def QF_LaunchArgKind : I32EnumAttr<"LaunchArgKind",
+    "what a launch binds one kernel parameter to", [
+      I32EnumAttrCase<"Operand", 0, "operand">,         // the op's operand i
+      I32EnumAttrCase<"Result", 1, "result">,           // the op's result i
+      I32EnumAttrCase<"I32", 2, "i32">,                 // an i32 immediate
+      I32EnumAttrCase<"F32", 3, "f32">,                 // an f32 immediate
+      I32EnumAttrCase<"Activations", 4, "activations">, // the matmul's input
+      I32EnumAttrCase<"Component", 5, "component">,     // a packed-weight component
+      I32EnumAttrCase<"Scratch", 6, "scratch">,         // a scratch buffer by name
+      I32EnumAttrCase<"Output", 7, "output">,           // the matmul's result
+      I32EnumAttrCase<"Residual", 8, "residual">        // the matmul's residual
+    ]> {
+  let cppNamespace = "::mlir::qf";
+  let genSpecializedAttr = 0;
+}
+
 def QF_KernelKind : I32EnumAttr<"KernelKind", "fused matmul kernel family", [
       I32EnumAttrCase<"MatVec", 0, "matvec">,  // CUDA-core GEMV, batch 1..8
       I32EnumAttrCase<"MMA", 1, "mma">,         // tensor-core mma.sync GEMM
@@ -204,6 +220,54 @@ class QF_OptionalQualifiedParameter<string type>
   let printer = "$_printer.printAttribute($_self)";
 }
 
+def QF_LaunchArgAttr : QF_Attr<"LaunchArg", "arg"> {
+  let summary = "What one kernel parameter of a #qf.launch is bound to";
+  let description = [{
+    An entry of a `#qf.launch`'s `args`, parallel to its `params`: the op's
+    operand or result `i`, an i32 or f32 immediate, or (the fallback's
+    launches) the fused matmul's activations, a component of its packed
+    weight, a scratch buffer, its output or its residual. The artifact
+    writer turns each into the step's argument.
+
+    ```mlir
+    #qf.arg<operand 0>
+    #qf.arg<result 1>
+    #qf.arg<i32 4096>
+    #qf.arg<f32 9.99999974E-6>
+    #qf.arg<activations "input">
+    #qf.arg<component "perm">
+    #qf.arg<scratch "gate">
+    #qf.arg<output>
+    #qf.arg<residual>
+    ```
+  }];
+  let parameters = (ins
+    EnumParameter<QF_LaunchArgKind>:$kind,
+    OptionalParameter<"std::optional<int64_t>">:$integer,
+    OptionalParameter<"FloatAttr">:$real,
+    OptionalParameter<"StringAttr">:$name
+  );
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let builders = [
+    AttrBuilder<(ins "LaunchArgKind":$kind, "int64_t":$integer), [{
+      return $_get($_ctxt, kind, integer, FloatAttr(), StringAttr());
+    }]>,
+    AttrBuilder<(ins "float":$value), [{
+      return $_get($_ctxt, LaunchArgKind::F32, std::nullopt,
+                   FloatAttr::get(Float32Type::get($_ctxt), value),
+                   StringAttr());
+    }]>,
+    AttrBuilder<(ins "LaunchArgKind":$kind, "StringRef":$name), [{
+      return $_get($_ctxt, kind, std::nullopt, FloatAttr(),
+                   StringAttr::get($_ctxt, name));
+    }]>,
+    AttrBuilder<(ins "LaunchArgKind":$kind), [{
+      return $_get($_ctxt, kind, std::nullopt, FloatAttr(), StringAttr());
+    }]>
+  ];
+}
+
 def QF_LaunchAttr : QF_Attr<"Launch", "launch"> {
   let summary = "One kernel launch that qf-to-gpu recorded on an op";
   let description = [{
@@ -211,10 +275,8 @@ def QF_LaunchAttr : QF_Attr<"Launch", "launch"> {
     `@qf_kernels`, its grid, block, static and dynamic shared memory and
     parameter names, in the order the artifact writer binds them. Decode
     ops and the fallback's elementwise launches say what each parameter is
-    bound to (`args`: one `{operand = i}`, `{result = i}`, `{i32 = v}`,
-    `{f32 = v}`, `{activations = "..."}`, `{component = "..."}`,
-    `{scratch = "..."}`, `{output}` or `{residual}` per parameter); fused
-    matmuls bind theirs by name. `layout` is the weight layout the kernel
+    bound to (`args`: one `#qf.arg<...>` per parameter); fused matmuls bind
+    theirs by name. `layout` is the weight layout the kernel
     reads when it is not the operand's, `input = "permuted"` marks a matmul
     that reads the act_order permute's output. The fallback's launches
     (docs/fallback.md) name their `step` ("dequantize", "silu_mul", "add",
