@@ -13,9 +13,9 @@
 // CHECK-LABEL: llvm.func @qf_wgmma_0_m128(
 // CHECK-SAME: nvvm.maxntid = array<i32: 128, 1, 1>
 // CHECK-NOT: nvvm.ldmatrix
-// CHECK: wgmma.fence.sync.aligned;
+// CHECK: nvvm.wgmma.fence.aligned
 // CHECK: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16
-// CHECK: wgmma.commit_group.sync.aligned;
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK: wgmma.wait_group.sync.aligned 0;
 // SM90: the wgmma kernel needs sm_90a (qfuse-compile --chip=sm_90a); target is sm_90
 func.func @wgmma(%x: tensor<128x4096xf16>) -> tensor<128x4096xf16> {

@@ -348,7 +348,7 @@ void TensorCoreBuilder::issueWgmmas(Value aBase,
   }
   SmallVector<Type> fields(half, e.f32());
   auto resultType = LLVM::LLVMStructType::getLiteral(b.getContext(), fields);
-  e.ptxEffect("wgmma.fence.sync.aligned;", "", Type(), {});
+  NVVM::WgmmaFenceAlignedOp::create(b);
   for (int64_t s = 0; s < static_cast<int64_t>(frags.size()) / 4; ++s) {
     // Slab s starts 32 bytes (two 16-byte descriptor units) further along
     // each swizzled row.
@@ -367,10 +367,13 @@ void TensorCoreBuilder::issueWgmmas(Value aBase,
             LLVM::ExtractValueOp::create(b, mma->getResult(0), i);
     }
   }
-  e.ptxEffect("wgmma.commit_group.sync.aligned;", "", Type(), {});
-  // The wait passes every accumulator through (tied operands), so nothing
-  // reads one before the wgmmas that write it are done; the pipeline slot
-  // is refilled only after it too.
+  NVVM::WgmmaGroupSyncAlignedOp::create(b);
+  // The wait stays inline PTX: it passes every accumulator through (tied
+  // operands), so nothing reads one before the wgmmas that write it are
+  // done, which nvvm.wgmma.wait.group.sync.aligned cannot express; the
+  // pipeline slot is refilled only after it too. (The mma itself takes its
+  // A operand from registers, which nvvm.wgmma.mma_async, descriptors only,
+  // cannot either.)
   std::string tied;
   {
     llvm::raw_string_ostream os(tied);
