@@ -276,7 +276,7 @@ SmallVector<SmallVector<Value>> MatVecBuilder::loadStepActivations(Value kw) {
 SmallVector<Value> MatVecBuilder::decodeStep(ArrayRef<Value> rowWords,
                                              Value zero, int64_t step) {
   int64_t firstElem = step * p.stepElems;
-  if (p.decode == Decode::LutN) {
+  if (p.streamsCodes()) {
     int64_t unit = firstElem / p.unitElems;
     return decodeLutN(rowWords.slice(unit * p.unitWords, p.unitWords),
                       firstElem % p.unitElems, p.stepElems);

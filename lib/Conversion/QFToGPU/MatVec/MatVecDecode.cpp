@@ -129,15 +129,14 @@ Value MatVecBuilder::zeroAt(const WeightArgs &w, Value row, Value group) {
 /// half2 span sums in range); the span's scale is multiplied back by it.
 double MatVecBuilder::valueScale() const {
   switch (p.decode) {
-  case Decode::Int4Magic:
+  case DecodeFamily::Int4Magic:
     return 8;
-  case Decode::Int8Magic:
+  case DecodeFamily::Int8Magic:
     return 128;
-  case Decode::FP8:
+  case DecodeFamily::Fp8Cvt:
     return 256;
-  case Decode::Lut4:
-  case Decode::LutN:
-  case Decode::Sparse24F16:
+  case DecodeFamily::Table:
+  case DecodeFamily::Half:
     return 1;
   }
   llvm_unreachable("unknown decode");
@@ -150,7 +149,7 @@ SmallVector<Value> MatVecBuilder::decodeWord(Value w, Value zero) {
   auto h2 = [&](Value i) { return e.bitcast(e.v2f16(), i); };
   ZeroPointKind zk = spec.encoding.getZeroPoint();
   switch (p.decode) {
-  case Decode::Int4Magic: {
+  case DecodeFamily::Int4Magic: {
     // Values come out divided by 8 (exactly: a power of two) so that the
     // half2 span sums stay far from f16's range; valueScale() undoes it.
     Value w8 = e.shru(w, e.c32(8));
@@ -171,7 +170,7 @@ SmallVector<Value> MatVecBuilder::decodeWord(Value w, Value zero) {
     }
     break;
   }
-  case Decode::Int8Magic: {
+  case DecodeFamily::Int8Magic: {
     // (1024 + u) / 128 - (1024 + z) / 128 = (u - z) / 128, exact in f16.
     bool isSigned = spec.encoding.getFormat() == ElementFormat::Int8;
     Value u = isSigned ? arith::XOrIOp::create(b, w, e.c32(0x80808080)) : w;
@@ -187,7 +186,7 @@ SmallVector<Value> MatVecBuilder::decodeWord(Value w, Value zero) {
     }
     break;
   }
-  case Decode::FP8: {
+  case DecodeFamily::Fp8Cvt: {
     for (int64_t half = 0; half < 2; ++half) {
       Value bits =
           arith::TruncIOp::create(b, e.i16(), half ? e.shru(w, e.c32(16)) : w);
@@ -197,13 +196,12 @@ SmallVector<Value> MatVecBuilder::decodeWord(Value w, Value zero) {
     }
     break;
   }
-  case Decode::Sparse24F16:
+  case DecodeFamily::Half:
     // The two kept f16 values of one group of 4 columns, as stored.
     pairs.push_back(h2(w));
     break;
-  case Decode::LutN:
-    llvm_unreachable("LutN codes are decoded per unit (decodeLutN)");
-  case Decode::Lut4: {
+  case DecodeFamily::Table: {
+    assert(!p.streamsCodes() && "streamed codes are decoded per unit");
     // Code c of this lane is at word c * 32 + lane: every lane reads its own
     // bank, so random codes never conflict. Byte offset (c << 7) + 4 lane,
     // with c taken straight from its nibble by one shift and one mask.
@@ -295,7 +293,7 @@ Value MatVecBuilder::tableValue(Value index) {
 void MatVecBuilder::buildLut() {
   Value tid = e.tidX();
   int64_t threads = p.warps * 32;
-  bool twoPerWord = p.decode == Decode::LutN && p.bits == 8;
+  bool twoPerWord = p.bits == 8;
   auto loop = scf::ForOp::create(b, tid, e.c32(p.lutWords), e.c32(threads));
   {
     OpBuilder::InsertionGuard guard(b);

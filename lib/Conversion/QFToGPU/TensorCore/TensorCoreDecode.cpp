@@ -168,12 +168,12 @@ SmallVector<Value> TensorCoreBuilder::decodeWord(Value w, Value zero,
                                                  Value floatZero) {
   SmallVector<Value> pairs;
   auto h2 = [&](Value i) { return e.bitcast(actPair(), i); };
-  if (p.decode == Decode::Table && p.codeBits == 8) {
+  if (p.decode == DecodeFamily::Table && p.codeBits == 8) {
     pairs.push_back(h2(e.prmt(lookupByte(w, 0), lookupByte(w, 1), 0x5410)));
     pairs.push_back(h2(e.prmt(lookupByte(w, 2), lookupByte(w, 3), 0x5410)));
     return pairs;
   }
-  if (p.decode == Decode::Int8Magic) {
+  if (p.decode == DecodeFamily::Int8Magic) {
     // u = the unsigned byte (int8: sign flipped, u = q + 128; uint8 has a
     // zero point, integer or float).
     Value u = p.intZeros || p.floatZeros
@@ -201,7 +201,7 @@ SmallVector<Value> TensorCoreBuilder::decodeWord(Value w, Value zero,
     pairs.push_back(h2(e.prmt(u, magic, 0x4342)));
     return pairs;
   }
-  if (p.decode == Decode::Fp8) {
+  if (p.decode == DecodeFamily::Fp8Cvt) {
     for (int64_t half = 0; half < 2; ++half) {
       Value bits = arith::TruncIOp::create(
           b, e.i16(), half ? e.shru(w, e.c32(16)) : w);
@@ -218,7 +218,7 @@ SmallVector<Value> TensorCoreBuilder::decodeWord(Value w, Value zero,
     }
     return pairs;
   }
-  if (p.decode == Decode::Int4Magic) {
+  if (p.decode == DecodeFamily::Int4Magic) {
     // Element 2i sits in nibble slot i, 2i + 1 in slot i + 4 (kNibbleOrder):
     // lo(w) = (e0, e1), hi(w) = (e2, e3), lo(w >> 8) = (e4, e5), ...
     Value w8 = e.shru(w, e.c32(8));

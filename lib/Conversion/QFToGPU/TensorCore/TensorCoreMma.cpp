@@ -41,7 +41,8 @@ void TensorCoreBuilder::loadStepGroup(Value step, Value warpSlot, int64_t gi,
       group.scale.push_back(scalePair(
           sWord, e.add(e.mul(row, e.c32(p.numGroups)), groupIndex)));
     }
-    if (p.decode == Decode::Int4Magic || p.decode == Decode::Int8Magic) {
+    if (p.decode == DecodeFamily::Int4Magic ||
+        p.decode == DecodeFamily::Int8Magic) {
       Value zWord =
           p.intZeros || p.floatZeros
               ? LLVM::LoadOp::create(b, e.i32(),
@@ -176,7 +177,7 @@ SmallVector<Value> TensorCoreBuilder::decodeSlab(ArrayRef<Value> words,
     for (int64_t jp = 0; jp < 2; ++jp) {
       SmallVector<Value> pairs =
           decodeWord(words[s * 2 + jp], Value(), Value());
-      if (p.decode == Decode::Int4Magic) {
+      if (p.decode == DecodeFamily::Int4Magic) {
         // q - z exactly: f16 lo - (1024 + z), hi / 16 - (64 + z); bf16
         // (128 + e) - (128 + z) for both. A float z is then subtracted.
         for (int64_t h = 0; h < 2; ++h) {
@@ -195,11 +196,12 @@ SmallVector<Value> TensorCoreBuilder::decodeSlab(ArrayRef<Value> words,
     }
   } else {
     for (int64_t j = 0; j < 4; ++j) {
-      bool f32Zero = spec.bf16 && p.decode == Decode::Int8Magic;
+      bool f32Zero = spec.bf16 && p.decode == DecodeFamily::Int8Magic;
       SmallVector<Value> regs = decodeWord(
           words[s * 4 + j], f32Zero ? group.zeroInt[j] : Value(),
           f32Zero && p.floatZeros ? group.zeroF32[j] : Value());
-      if (p.decode == Decode::Int8Magic && !f32Zero) // q - z: - (1024 + z)
+      // q - z: less 1024 + z.
+      if (p.decode == DecodeFamily::Int8Magic && !f32Zero)
         for (Value &r : regs) {
           r = e.fsub(r, group.zeroLo[j]);
           if (p.floatZeros)

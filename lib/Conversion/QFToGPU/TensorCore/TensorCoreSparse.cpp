@@ -172,20 +172,20 @@ Value TensorCoreBuilder::decodeSparsePair(Value slotBase, Value swz,
   Value x = LLVM::LoadOp::create(b, loadType, smemAt(addr), pairBytes);
   if (pairBytes < 4)
     x = arith::ExtUIOp::create(b, e.i32(), x);
-  if (p.decode == Decode::F16)
+  if (p.decode == DecodeFamily::Half)
     return e.bitcast(e.v2f16(), x);
 
   int64_t j = 2 * wt + h;
   Value pair;
   switch (p.decode) {
-  case Decode::Int4Magic: {
+  case DecodeFamily::Int4Magic: {
     Value raw = e.andOr(e.prmt(x, x, 0x0000), 0x00F0000F, 0x64006400);
     pair = e.fma(e.bitcast(e.v2f16(), raw),
                  e.bitcast(e.v2f16(), e.c32(0x2C003C00)), // (1, 1/16)
                  group.zeroMix[j]);
     break;
   }
-  case Decode::Int8Magic: {
+  case DecodeFamily::Int8Magic: {
     Value u = p.intZeros || p.floatZeros
                   ? x
                   : arith::XOrIOp::create(b, x, e.c32(0x8080));
@@ -193,7 +193,7 @@ Value TensorCoreBuilder::decodeSparsePair(Value slotBase, Value swz,
                   group.zeroLo[j]);
     break;
   }
-  default: // Fp8
+  default: // Fp8Cvt
     pair = e.bitcast(
         e.v2f16(), e.ptx("cvt.rn.f16x2.e4m3x2 $0, $1;", "=r,h", e.i32(),
                          {arith::TruncIOp::create(b, e.i16(), x)}));
@@ -225,7 +225,7 @@ TensorCoreBuilder::computeSparseStep(Value slot, Value step, ValueRange accIn) {
     if (spec.encoding.isQuantized() && !group.loaded) {
       loadStepGroup(step, warpSlot, gi, group);
       // int4: (1024 + z, 64 + z), negated, for the decode's one fma.
-      if (p.decode == Decode::Int4Magic)
+      if (p.decode == DecodeFamily::Int4Magic)
         for (int64_t j = 0; j < 4; ++j)
           group.zeroMix.push_back(e.fneg(e.bitcast(
               e.v2f16(), e.prmt(e.bitcast(e.i32(), group.zeroLo[j]),
