@@ -172,7 +172,7 @@ SmallVector<Value> TensorCoreBuilder::decodeSlab(ArrayRef<Value> words,
                                                  const StepGroup &group) {
   SmallVector<Value> unscaled;
   if (p.codeBits < 4)
-    return decodeSmallCodes(words, s);
+    return decode::tableMmaPlanes(e, lut, words, p.codeBits, s, act());
   if (p.codeBits == 4) {
     for (int64_t jp = 0; jp < 2; ++jp) {
       SmallVector<Value> pairs =

@@ -178,26 +178,20 @@ Value TensorCoreBuilder::decodeSparsePair(Value slotBase, Value swz,
   int64_t j = 2 * wt + h;
   Value pair;
   switch (p.decode) {
-  case DecodeFamily::Int4Magic: {
-    Value raw = e.andOr(e.prmt(x, x, 0x0000), 0x00F0000F, 0x64006400);
-    pair = e.fma(e.bitcast(e.v2f16(), raw),
-                 e.bitcast(e.v2f16(), e.c32(0x2C003C00)), // (1, 1/16)
-                 group.zeroMix[j]);
+  case DecodeFamily::Int4Magic:
+    pair = decode::int4MagicByte(e, x, group.zeroMix[j]);
     break;
-  }
   case DecodeFamily::Int8Magic: {
-    Value u = p.intZeros || p.floatZeros
-                  ? x
-                  : arith::XOrIOp::create(b, x, e.c32(0x8080));
-    pair = e.fsub(e.bitcast(e.v2f16(), e.prmt(u, e.c32(0x64646464), 0x4140)),
-                  group.zeroLo[j]);
+    bool isSigned = spec.encoding.getFormat() == ElementFormat::Int8;
+    pair = e.fsub(decode::int8MagicPair(e, x, isSigned), group.zeroLo[j]);
     break;
   }
-  default: // Fp8Cvt
-    pair = e.bitcast(
-        e.v2f16(), e.ptx("cvt.rn.f16x2.e4m3x2 $0, $1;", "=r,h", e.i32(),
-                         {arith::TruncIOp::create(b, e.i16(), x)}));
+  case DecodeFamily::Fp8Cvt:
+    pair = decode::e4m3Pair(e, arith::TruncIOp::create(b, e.i16(), x));
     break;
+  case DecodeFamily::Table:
+  case DecodeFamily::Half:
+    llvm_unreachable("tensorCoreRefusesEncoding refuses 2:4 table formats");
   }
   if (p.floatZeros)
     pair = e.fsub(pair, group.zeroPair[j]);
@@ -227,10 +221,8 @@ TensorCoreBuilder::computeSparseStep(Value slot, Value step, ValueRange accIn) {
       // int4: (1024 + z, 64 + z), negated, for the decode's one fma.
       if (p.decode == DecodeFamily::Int4Magic)
         for (int64_t j = 0; j < 4; ++j)
-          group.zeroMix.push_back(e.fneg(e.bitcast(
-              e.v2f16(), e.prmt(e.bitcast(e.i32(), group.zeroLo[j]),
-                                e.bitcast(e.i32(), group.zeroHi[j]),
-                                0x7610))));
+          group.zeroMix.push_back(decode::int4MagicByteBias(
+              e, group.zeroLo[j], group.zeroHi[j]));
     }
     // Both m tiles' A fragments and metadata (10 registers) stay live while
     // each batch n tile's B fragment is loaded and used by two mma.sp: at
