@@ -66,6 +66,7 @@ private:
   void foldGroupScales(Value step, Value warpSlot, int64_t gi, const Acc &part,
                        Acc &acc);
   SmallVector<Value> loadTileWords(Value warpSlot, int64_t kt);
+  Value loadActivationMatrices(Value aBase, Value row, Value swizzledChunk);
   SmallVector<SmallVector<Value>> loadAFragments(Value aBase, int64_t kslab);
   SmallVector<Value> decodeSlab(ArrayRef<Value> words, int64_t s,
                                 const StepGroup &group);

@@ -136,26 +136,35 @@ SmallVector<Value> TensorCoreBuilder::loadTileWords(Value warpSlot,
   return words;
 }
 
+/// Four 8 x 8 b16 matrices of the activation tile at `aBase` by
+/// ldmatrix.x4, this lane addressing 16-byte chunk `swizzledChunk` of tile
+/// row `row` (issueStep stores chunk c of row r at c ^ (r % 8), so that the
+/// 8 rows a matrix reads fall in distinct banks): a struct of four i32.
+Value TensorCoreBuilder::loadActivationMatrices(Value aBase, Value row,
+                                                Value swizzledChunk) {
+  MLIRContext *ctx = b.getContext();
+  auto i32x4 = LLVM::LLVMStructType::getLiteral(
+      ctx, {e.i32(), e.i32(), e.i32(), e.i32()});
+  Value addr = e.add(aBase, e.add(e.mul(row, e.c32(p.blockK * 2)),
+                                  e.mul(swizzledChunk, e.c32(16))));
+  return NVVM::LdMatrixOp::create(
+      b, i32x4, smemAt(addr), b.getI32IntegerAttr(4),
+      NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),
+      NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8),
+      NVVM::LdStMatrixEltTypeAttr::get(ctx, NVVM::LdStMatrixEltType::B16));
+}
+
 /// The A fragments of every m tile for k slab `kslab`: ldmatrix.x4, lanes
 /// 0-15 address rows 0-15 of the slab's first 8 columns, lanes 16-31 the
 /// next 8. (wgmma reads the activations itself, through a descriptor.)
 SmallVector<SmallVector<Value>>
 TensorCoreBuilder::loadAFragments(Value aBase, int64_t kslab) {
-  MLIRContext *ctx = b.getContext();
-  auto i32x4 = LLVM::LLVMStructType::getLiteral(
-      ctx, {e.i32(), e.i32(), e.i32(), e.i32()});
   SmallVector<SmallVector<Value>> aFrag(p.mTiles);
   for (int64_t mt = 0; mt < (p.wgmma ? 0 : p.mTiles); ++mt) {
     Value r = e.add(e.c32(mt * 16), e.band(lane, e.c32(15)));
     Value chunk = e.add(e.c32(kslab * 2), e.shru(lane, e.c32(4)));
     Value swz = arith::XOrIOp::create(b, chunk, e.band(r, e.c32(7)));
-    Value addr = e.add(aBase, e.add(e.mul(r, e.c32(p.blockK * 2)),
-                                    e.mul(swz, e.c32(16))));
-    Value frag = NVVM::LdMatrixOp::create(
-        b, i32x4, smemAt(addr), b.getI32IntegerAttr(4),
-        NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),
-        NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8),
-        NVVM::LdStMatrixEltTypeAttr::get(ctx, NVVM::LdStMatrixEltType::B16));
+    Value frag = loadActivationMatrices(aBase, r, swz);
     // (mma.sync takes bf16 fragments as i32, f16 ones as half2.)
     for (int64_t i = 0; i < 4; ++i) {
       Value reg = LLVM::ExtractValueOp::create(b, frag, i);

@@ -114,21 +114,12 @@ void TensorCoreBuilder::issueSparseCodes(Value warpSlot, Value step) {
 std::array<Value, 4> TensorCoreBuilder::loadSparseBFragment(Value aBase,
                                                             int64_t slab,
                                                             int64_t bt) {
-  MLIRContext *ctx = b.getContext();
-  auto i32x4 = LLVM::LLVMStructType::getLiteral(
-      ctx, {e.i32(), e.i32(), e.i32(), e.i32()});
   Value rowInTile = e.band(lane, e.c32(7));
   Value chunk = e.add(e.c32(slab * 4), e.shru(lane, e.c32(3)));
   // The activation tile's swizzle (issueStep): chunk ^ (row % 8).
   Value swz = arith::XOrIOp::create(b, chunk, rowInTile);
   Value r = e.add(e.c32(bt * 8), rowInTile);
-  Value addr = e.add(aBase, e.add(e.mul(r, e.c32(p.blockK * 2)),
-                                  e.mul(swz, e.c32(16))));
-  Value frag = NVVM::LdMatrixOp::create(
-      b, i32x4, smemAt(addr), b.getI32IntegerAttr(4),
-      NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),
-      NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8),
-      NVVM::LdStMatrixEltTypeAttr::get(ctx, NVVM::LdStMatrixEltType::B16));
+  Value frag = loadActivationMatrices(aBase, r, swz);
   std::array<Value, 4> regs;
   for (int64_t i = 0; i < 4; ++i)
     regs[i] = e.bitcast(e.v2f16(), LLVM::ExtractValueOp::create(b, frag, i));
