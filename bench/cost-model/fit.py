@@ -52,8 +52,8 @@ HALF_DECODE = 0.25
 
 class Format:
     """What the model needs of an encoding (MmaTimeModel.h's
-    MmaLaunchShape): code bits, the kernel's decode (TensorCorePlan.cpp's
-    planDecode: int4, int8, fp8, table or, 2:4 f16, half), the group (0:
+    MmaLaunchShape): code bits, the kernel's decode family (DecodeFamily.h:
+    int4, int8, fp8, table or, 2:4 f16, half), the group (0:
     per channel), the bytes of a scale and the bits of a zero point per
     group, and 2:4 (mma.sp: half the codes and mmas, a 2-bit position per
     kept code; not fitted, no sweep measures it)."""

@@ -36,7 +36,7 @@ import zoo  # noqa: E402
 from qfuse.atomic import write_json  # noqa: E402
 from qfuse.encodings import encoding_text  # noqa: E402
 
-# Decode families of the tensor-core kernel (TensorCoreDecode.cpp).
+# Decode families of the tensor-core kernel (DecodeFamily.h).
 FAMILY = {"int4-g128": "int4 magic", "uint4-g128-asym": "int4 magic",
           "int4-pc": "int4 magic", "uint4-g32-asym": "int4 magic, group 32",
           "nf4": "table", "nvfp4": "table", "mxfp4": "table",

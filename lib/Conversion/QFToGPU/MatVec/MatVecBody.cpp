@@ -272,18 +272,6 @@ SmallVector<SmallVector<Value>> MatVecBuilder::loadStepActivations(Value kw) {
   return xw;
 }
 
-/// Decodes step `step` of a row's chunk into f16 pairs.
-SmallVector<Value> MatVecBuilder::decodeStep(ArrayRef<Value> rowWords,
-                                             Value zero, int64_t step) {
-  int64_t firstElem = step * p.stepElems;
-  if (p.decode == Decode::LutN) {
-    int64_t unit = firstElem / p.unitElems;
-    return decodeLutN(rowWords.slice(unit * p.unitWords, p.unitWords),
-                      firstElem % p.unitElems, p.stepElems);
-  }
-  return decodeWord(rowWords[step], zero);
-}
-
 /// 2:4: the prmt selector that picks the kept columns' activations out of
 /// quad `quad`'s four: nibble a | b << 2 -> bytes 2a, 2a+1, 2b, 2b+1 of the
 /// quad's two x words.
@@ -312,7 +300,7 @@ SmallVector<Value> MatVecBuilder::body(ArrayRef<Value> chunks,
   SmallVector<Value> scaleVals, zeroVals;
   loadSpanScales(chunks, rows, scaleVals, zeroVals);
 
-  // Phase 2: per step (one word of codes, or up to 8 codes of a LutN unit),
+  // Phase 2: per step (one word of codes, or up to 8 streamed codes),
   // load the activations' matching pairs for every batch row once and use
   // them for all R weight rows.
   SmallVector<Value> out(acc.begin(), acc.end());

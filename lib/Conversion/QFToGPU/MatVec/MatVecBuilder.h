@@ -1,8 +1,9 @@
 //===- MatVecBuilder.h - Emits the matvec kernel's IR -----------*- C++ -*-===//
 //
-// The builder shared by the matvec generator's files: MatVecDecode.cpp
-// (weight words to half2), MatVecBody.cpp (activations, the inner loop, the
-// reduction and the epilogue) and MatVecKernel.cpp (the kernel itself).
+// The builder shared by the matvec generator's files: MatVecWeights.cpp
+// (scales, zero points and the code table; weight words to half2 through
+// the decoders of Decode/), MatVecBody.cpp (activations, the inner loop,
+// the reduction and the epilogue) and MatVecKernel.cpp (the kernel itself).
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +12,7 @@
 
 #include "Common/KernelCommon.h"
 #include "Common/KernelEmitter.h"
+#include "Decode/WeightDecoders.h"
 #include "MatVec/MatVecPlan.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -48,8 +50,6 @@ private:
   void computeRowScales();
   Value normalizeWord(Value xWord, Value gammaWord, int64_t m);
   SmallVector<Value> decodeWord(Value word, Value zero);
-  SmallVector<Value> decodeLutN(ArrayRef<Value> unit, int64_t first,
-                                int64_t count);
   Value tableValue(Value index);
   void buildLut();
   void gatherActivations();
@@ -90,9 +90,8 @@ private:
   SmallVector<Value> rowScale; // RMSNorm: rsqrt(mean(x[m]^2) + eps), per m
   Value normSmem;              // RMSNorm: shared partial sums of squares
   Value xs;        // act_order: shared activations in sorted column order
-  Value lut;       // shared code table, one copy per bank (Lut4, LutN)
-  Value laneBytes; // 4 * lane: this lane's column of the table
-  LLVM::GlobalOp codeTable; // constant code values (Lut4, built-in tables)
+  decode::SharedTable lut;  // shared code table, one copy per bank (Table)
+  LLVM::GlobalOp codeTable; // constant code values (NF4, e2m1, inline)
   Value redSmem;            // shared f32 partial sums
   KernelLaunch launch;
 };

@@ -201,10 +201,10 @@ void MatVecBuilder::setUpSharedMemory() {
         sharedAddr(b, sharedArray(b, module, b.getLoc(), name + "_partials",
                                   e.f32(), p.warps * R * M));
   if (p.lutWords > 0) {
-    lut = sharedAddr(b, sharedArray(b, module, b.getLoc(), name + "_lut",
-                                    e.i32(), p.lutWords));
+    lut.base = sharedAddr(b, sharedArray(b, module, b.getLoc(),
+                                         name + "_lut", e.i32(), p.lutWords));
     buildLut();
-    laneBytes = e.mul(e.band(e.tidX(), e.c32(31)), e.c32(4));
+    lut.laneBytes = e.mul(e.band(e.tidX(), e.c32(31)), e.c32(4));
   }
   if (p.norm) {
     normSmem = sharedAddr(b, sharedArray(b, module, b.getLoc(), name + "_sumsq",

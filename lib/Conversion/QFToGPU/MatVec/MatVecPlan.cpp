@@ -26,38 +26,15 @@ static LogicalResult planDecode(const MatmulSpec &spec, Plan &p,
   if (std::optional<std::string> why =
           matvecRefusesEncoding(enc, spec.target.getSmVersion()))
     return emitError() << *why, failure();
-  switch (enc.getFormat()) {
-  case ElementFormat::Int4:
-  case ElementFormat::UInt4:
-    p.decode = Decode::Int4Magic;
-    if (spec.layout.getKind() != LayoutKind::Tiled ||
-        spec.layout.getTileN() != 1)
-      return emitError() << "int4/uint4 matvec kernels read the pair-"
-                            "interleaved #qf.layout<tiled, tile_n = 1, ...>; "
-                            "run qf-choose-layout",
-             failure();
-    break;
-  case ElementFormat::NF4:
-  case ElementFormat::FP4E2M1:
-    p.decode = Decode::Lut4;
-    break;
-  case ElementFormat::Codebook:
-    p.decode = enc.getIndexBits() == 4 ? Decode::Lut4 : Decode::LutN;
-    break;
-  case ElementFormat::Int8:
-  case ElementFormat::UInt8:
-    p.decode = Decode::Int8Magic;
-    break;
-  case ElementFormat::FP8E4M3:
-    p.decode = Decode::FP8;
-    break;
-  case ElementFormat::F16: // 2:4 (matvecRefusesEncoding took the rest)
-    p.decode = Decode::Sparse24F16;
-    break;
-  case ElementFormat::BF16:
-    llvm_unreachable("matvecRefusesEncoding refuses bf16 weights");
-  }
-  if (p.decode != Decode::Int4Magic && !spec.layout.isRowMajor())
+  p.decode = getDecodeFamily(enc.getFormat());
+  if (p.decode == DecodeFamily::Int4Magic &&
+      (spec.layout.getKind() != LayoutKind::Tiled ||
+       spec.layout.getTileN() != 1))
+    return emitError() << "int4/uint4 matvec kernels read the pair-"
+                          "interleaved #qf.layout<tiled, tile_n = 1, ...>; "
+                          "run qf-choose-layout",
+           failure();
+  if (p.decode != DecodeFamily::Int4Magic && !spec.layout.isRowMajor())
     return emitError() << "this format's matvec kernel reads row_major codes",
            failure();
   return success();
@@ -85,8 +62,8 @@ static LogicalResult planChunks(const MatmulSpec &spec, Plan &p,
   p.unitElems = 32 * p.unitWords / p.bits;
   p.chunkBytes = p.vecBytes * p.unitWords;
   p.elemsPerChunk = p.chunkBytes * 8 / p.bits;
-  p.stepElems = p.decode == Decode::LutN ? std::min<int64_t>(8, p.unitElems)
-                                         : 32 / p.bits;
+  p.stepElems =
+      p.streamsCodes() ? std::min<int64_t>(8, p.unitElems) : 32 / p.bits;
   // Under 2:4 a row stores its K / 2 kept values.
   p.rowBytes = (p.sparse ? spec.k / 2 : spec.k) * p.bits / 8;
   if (p.sparse && p.elemsPerChunk % 4 != 0)
@@ -107,7 +84,7 @@ static LogicalResult planChunks(const MatmulSpec &spec, Plan &p,
                        << " bytes does not divide a row's " << p.rowBytes
                        << " packed bytes (K = " << spec.k << ")",
            failure();
-  if (p.decode == Decode::Int4Magic &&
+  if (p.decode == DecodeFamily::Int4Magic &&
       spec.layout.getTileK() != p.elemsPerChunk)
     return emitError() << "layout tile_k = " << spec.layout.getTileK()
                        << " does not match one lane's load of "
@@ -239,9 +216,7 @@ static LogicalResult planSums(const MatmulSpec &spec, Plan &p,
 static LogicalResult planSharedMemory(const MatmulSpec &spec, Plan &p,
                                       ErrorFn emitError) {
 
-  p.lutWords = p.decode == Decode::Lut4   ? 16 * 32
-               : p.decode == Decode::LutN ? lutWordsFor(p.bits)
-                                          : 0;
+  p.lutWords = p.decode == DecodeFamily::Table ? lutWordsFor(p.bits) : 0;
   int64_t partials = p.splitK > 1 ? p.warps * p.rowsPerWarp * p.m * 4 : 0;
   // act_order's activations are dynamic shared memory (the runtime opts in
   // past 48 KB); the rest is static.

@@ -11,11 +11,11 @@
 
 #include "Common/MatmulSpec.h"
 
+#include "qfuse/Conversion/DecodeFamily.h"
+
 namespace mlir {
 namespace qf {
 namespace matvec {
-
-enum class Decode { Int4Magic, Lut4, LutN, Int8Magic, FP8, Sparse24F16 };
 
 /// Code bytes a lane may have in flight (k_unroll x rows x vec_bytes): 32
 /// registers, beyond which occupancy drops faster than latency is hidden.
@@ -27,7 +27,7 @@ constexpr int64_t kMaxStaticShared = 48 * 1024;
 
 /// Everything derived from the spec that the body needs, checked once.
 struct Plan {
-  Decode decode = Decode::Int4Magic;
+  DecodeFamily decode = DecodeFamily::Int4Magic;
   int64_t bits, vecBytes, elemsPerChunk, rowBytes, chunksPerRow;
   int64_t splitK, warps, rowGroups, rowsPerWarp, unroll, m, n, k;
   int64_t numGroups, spanElems; // spanElems: stored codes sharing one scale
@@ -37,13 +37,13 @@ struct Plan {
   // 2..8 end on a word boundary every `unitWords` words (3-bit: 3 words =
   // 32 codes), so a chunk holds whole codes.
   int64_t unitWords, unitElems, chunkBytes;
-  // Codes decoded (and activations loaded) together: one word, or for
-  // LutN at most 8 codes of a unit.
+  // Codes decoded (and activations loaded) together: one word, or for a
+  // code stream at most 8 codes of a unit.
   int64_t stepElems;
   bool sparse;            // 2:4: a stored code stands for 2 logical columns
   int64_t colsPerStored;  // 2 under 2:4, else 1
   bool actOrder;          // activations gathered through `perm` into shared
-  int64_t lutWords;       // shared code table words (Lut4, LutN), 0 otherwise
+  int64_t lutWords;       // shared code table words (Table), 0 otherwise
   bool norm;              // RMSNorm prologue
   int64_t normVecElems;   // x elements per load of the sum-of-squares pass
   bool gated;             // silu_mul: rows [0, R/2) gate, [R/2, R) up
@@ -51,6 +51,12 @@ struct Plan {
   int64_t outBlockN;      // outputs a block produces
   int64_t sharedBytes;    // shared memory in total (static + dynamic)
   int64_t dynamicShared;  // act_order activations, sized at launch
+
+  /// Table codes of other widths than 4 bits are decoded as a bit stream,
+  /// `stepElems` codes of a unit at a time (decodeStep).
+  bool streamsCodes() const {
+    return decode == DecodeFamily::Table && bits != 4;
+  }
 };
 
 /// Shared words of the replicated code table of `bits`-wide codes: one

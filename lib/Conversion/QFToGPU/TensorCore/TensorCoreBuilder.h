@@ -1,8 +1,9 @@
 //===- TensorCoreBuilder.h - Emits the tensor-core kernel's IR --*- C++ -*-===//
 //
 // The builder shared by the tensor-core generator's files: the cp.async
-// pipeline (TensorCorePipeline.cpp), the weight decode into B fragments
-// (TensorCoreDecode.cpp), the mma.sync / wgmma steps (TensorCoreMma.cpp),
+// pipeline (TensorCorePipeline.cpp), scales, zero points and the weight
+// decode into B fragments through the decoders of Decode/
+// (TensorCoreWeights.cpp), the mma.sync / wgmma steps (TensorCoreMma.cpp),
 // the 2:4 steps on mma.sp (TensorCoreSparse.cpp),
 // the split-K and cluster reductions (TensorCoreReduce.cpp), the epilogue
 // (TensorCoreEpilogue.cpp) and the kernel (TensorCoreKernel.cpp).
@@ -14,6 +15,7 @@
 
 #include "Common/KernelCommon.h"
 #include "Common/KernelEmitter.h"
+#include "Decode/WeightDecoders.h"
 #include "TensorCore/TensorCorePlan.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -64,6 +66,7 @@ private:
   void foldGroupScales(Value step, Value warpSlot, int64_t gi, const Acc &part,
                        Acc &acc);
   SmallVector<Value> loadTileWords(Value warpSlot, int64_t kt);
+  Value loadActivationMatrices(Value aBase, Value row, Value swizzledChunk);
   SmallVector<SmallVector<Value>> loadAFragments(Value aBase, int64_t kslab);
   SmallVector<Value> decodeSlab(ArrayRef<Value> words, int64_t s,
                                 const StepGroup &group);
@@ -78,11 +81,6 @@ private:
   Value zeroOf(Value word, Value row, Value group);
   Value zeroBias(Value z, bool high);
   SmallVector<Value> decodeWord(Value w, Value zero, Value floatZero);
-  Value tableWordAt(Value byteOffset);
-  Value lookupByte(Value w, int64_t v);
-  SmallVector<Value> decodeSmallCodes(ArrayRef<Value> words, int64_t s);
-  Value smallCodeOffset(ArrayRef<Value> words, int64_t s, int64_t element);
-  Value packBf16(Value lo, Value hi);
   Value tableValue(Value index);
   void buildLut();
   Value groupOfStep(Value step, int64_t gi);
@@ -126,8 +124,8 @@ private:
   Value nOut;       // N of this block's qf.group member
   Value mBase, nBase;
   Value tileRow; // the warp's tile row of codes (clamped to the last one)
-  Value laneBytes;
-  LLVM::GlobalOp codeTable;
+  decode::SharedTable lut;  // the shared code table (Table), in smem
+  LLVM::GlobalOp codeTable; // constant code values (NF4, e2m1, inline)
 };
 
 } // namespace tensor_core

@@ -189,8 +189,10 @@ void TensorCoreBuilder::locateTileRow(Value nBlock) {
         tileRow, e.sub(e.divu(e.add(nOut, e.c32(kTile - 1)), e.c32(kTile)),
                        e.c32(1)));
   if (p.lut) {
+    lut.base = smem;
+    lut.start = p.lutOff;
     buildLut();
-    laneBytes = e.mul(lane, e.c32(4));
+    lut.laneBytes = e.mul(lane, e.c32(4));
   }
 }
 

@@ -41,7 +41,8 @@ void TensorCoreBuilder::loadStepGroup(Value step, Value warpSlot, int64_t gi,
       group.scale.push_back(scalePair(
           sWord, e.add(e.mul(row, e.c32(p.numGroups)), groupIndex)));
     }
-    if (p.decode == Decode::Int4Magic || p.decode == Decode::Int8Magic) {
+    if (p.decode == DecodeFamily::Int4Magic ||
+        p.decode == DecodeFamily::Int8Magic) {
       Value zWord =
           p.intZeros || p.floatZeros
               ? LLVM::LoadOp::create(b, e.i32(),
@@ -135,26 +136,35 @@ SmallVector<Value> TensorCoreBuilder::loadTileWords(Value warpSlot,
   return words;
 }
 
+/// Four 8 x 8 b16 matrices of the activation tile at `aBase` by
+/// ldmatrix.x4, this lane addressing 16-byte chunk `swizzledChunk` of tile
+/// row `row` (issueStep stores chunk c of row r at c ^ (r % 8), so that the
+/// 8 rows a matrix reads fall in distinct banks): a struct of four i32.
+Value TensorCoreBuilder::loadActivationMatrices(Value aBase, Value row,
+                                                Value swizzledChunk) {
+  MLIRContext *ctx = b.getContext();
+  auto i32x4 = LLVM::LLVMStructType::getLiteral(
+      ctx, {e.i32(), e.i32(), e.i32(), e.i32()});
+  Value addr = e.add(aBase, e.add(e.mul(row, e.c32(p.blockK * 2)),
+                                  e.mul(swizzledChunk, e.c32(16))));
+  return NVVM::LdMatrixOp::create(
+      b, i32x4, smemAt(addr), b.getI32IntegerAttr(4),
+      NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),
+      NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8),
+      NVVM::LdStMatrixEltTypeAttr::get(ctx, NVVM::LdStMatrixEltType::B16));
+}
+
 /// The A fragments of every m tile for k slab `kslab`: ldmatrix.x4, lanes
 /// 0-15 address rows 0-15 of the slab's first 8 columns, lanes 16-31 the
 /// next 8. (wgmma reads the activations itself, through a descriptor.)
 SmallVector<SmallVector<Value>>
 TensorCoreBuilder::loadAFragments(Value aBase, int64_t kslab) {
-  MLIRContext *ctx = b.getContext();
-  auto i32x4 = LLVM::LLVMStructType::getLiteral(
-      ctx, {e.i32(), e.i32(), e.i32(), e.i32()});
   SmallVector<SmallVector<Value>> aFrag(p.mTiles);
   for (int64_t mt = 0; mt < (p.wgmma ? 0 : p.mTiles); ++mt) {
     Value r = e.add(e.c32(mt * 16), e.band(lane, e.c32(15)));
     Value chunk = e.add(e.c32(kslab * 2), e.shru(lane, e.c32(4)));
     Value swz = arith::XOrIOp::create(b, chunk, e.band(r, e.c32(7)));
-    Value addr = e.add(aBase, e.add(e.mul(r, e.c32(p.blockK * 2)),
-                                    e.mul(swz, e.c32(16))));
-    Value frag = NVVM::LdMatrixOp::create(
-        b, i32x4, smemAt(addr), b.getI32IntegerAttr(4),
-        NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),
-        NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8),
-        NVVM::LdStMatrixEltTypeAttr::get(ctx, NVVM::LdStMatrixEltType::B16));
+    Value frag = loadActivationMatrices(aBase, r, swz);
     // (mma.sync takes bf16 fragments as i32, f16 ones as half2.)
     for (int64_t i = 0; i < 4; ++i) {
       Value reg = LLVM::ExtractValueOp::create(b, frag, i);
@@ -171,12 +181,12 @@ SmallVector<Value> TensorCoreBuilder::decodeSlab(ArrayRef<Value> words,
                                                  const StepGroup &group) {
   SmallVector<Value> unscaled;
   if (p.codeBits < 4)
-    return decodeSmallCodes(words, s);
+    return decode::tableMmaPlanes(e, lut, words, p.codeBits, s, act());
   if (p.codeBits == 4) {
     for (int64_t jp = 0; jp < 2; ++jp) {
       SmallVector<Value> pairs =
           decodeWord(words[s * 2 + jp], Value(), Value());
-      if (p.decode == Decode::Int4Magic) {
+      if (p.decode == DecodeFamily::Int4Magic) {
         // q - z exactly: f16 lo - (1024 + z), hi / 16 - (64 + z); bf16
         // (128 + e) - (128 + z) for both. A float z is then subtracted.
         for (int64_t h = 0; h < 2; ++h) {
@@ -195,11 +205,12 @@ SmallVector<Value> TensorCoreBuilder::decodeSlab(ArrayRef<Value> words,
     }
   } else {
     for (int64_t j = 0; j < 4; ++j) {
-      bool f32Zero = spec.bf16 && p.decode == Decode::Int8Magic;
+      bool f32Zero = spec.bf16 && p.decode == DecodeFamily::Int8Magic;
       SmallVector<Value> regs = decodeWord(
           words[s * 4 + j], f32Zero ? group.zeroInt[j] : Value(),
           f32Zero && p.floatZeros ? group.zeroF32[j] : Value());
-      if (p.decode == Decode::Int8Magic && !f32Zero) // q - z: - (1024 + z)
+      // q - z: less 1024 + z.
+      if (p.decode == DecodeFamily::Int8Magic && !f32Zero)
         for (Value &r : regs) {
           r = e.fsub(r, group.zeroLo[j]);
           if (p.floatZeros)

@@ -12,26 +12,11 @@ using namespace mlir::qf::tensor_core;
 
 using ErrorFn = function_ref<InFlightDiagnostic()>;
 
-/// The decode of 2:4 weights into mma.sp's sparse A fragments, which read
-/// the checkpoint's row-major codes and metadata (Packing.h) as stored.
+/// Checks 2:4 weights against mma.sp, whose sparse A fragments are decoded
+/// from the checkpoint's row-major codes and metadata (Packing.h) as stored.
 static LogicalResult planSparseDecode(const MatmulSpec &spec, Plan &p,
                                       ErrorFn emitError) {
   EncodingAttr enc = spec.encoding;
-  switch (enc.getFormat()) {
-  case ElementFormat::F16:
-    p.decode = Decode::F16;
-    break;
-  case ElementFormat::Int4:
-  case ElementFormat::UInt4:
-    p.decode = Decode::Int4Magic;
-    break;
-  case ElementFormat::FP8E4M3:
-    p.decode = Decode::Fp8;
-    break;
-  default: // int8, uint8 (tensorCoreRefusesEncoding took the rest)
-    p.decode = Decode::Int8Magic;
-    break;
-  }
   p.lut = false;
   p.codeBits = enc.getCodeBits();
   p.tileBytes = 0;
@@ -61,25 +46,10 @@ static LogicalResult planDecode(const MatmulSpec &spec, Plan &p,
   if (std::optional<std::string> refusal =
           tensorCoreRefusesEncoding(enc, spec.target.getSmVersion()))
     return emitError() << *refusal, failure();
+  p.decode = getDecodeFamily(enc.getFormat());
   if (p.sparse24)
     return planSparseDecode(spec, p, emitError);
-  switch (enc.getFormat()) {
-  case ElementFormat::Int4:
-  case ElementFormat::UInt4:
-    p.decode = Decode::Int4Magic;
-    break;
-  case ElementFormat::Int8:
-  case ElementFormat::UInt8:
-    p.decode = Decode::Int8Magic;
-    break;
-  case ElementFormat::FP8E4M3:
-    p.decode = Decode::Fp8;
-    break;
-  default: // NF4, E2M1 and 2-, 3-, 4- and 8-bit codebooks
-    p.decode = Decode::Table;
-    break;
-  }
-  p.lut = p.decode == Decode::Table;
+  p.lut = p.decode == DecodeFamily::Table;
   p.codeBits = enc.getCodeBits();
   p.tileBytes = kTile * kTile * p.codeBits / 8;
   LayoutAttr layout = spec.layout;

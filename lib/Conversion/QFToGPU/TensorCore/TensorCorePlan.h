@@ -13,6 +13,7 @@
 
 #include "MatVec/MatVecKernel.h"
 
+#include "qfuse/Conversion/DecodeFamily.h"
 #include "qfuse/Conversion/TensorCoreStage.h"
 #include "qfuse/format/MmaLayout.h"
 
@@ -23,14 +24,11 @@ namespace tensor_core {
 /// One fragment tile: 32 output features x 32 reduction elements.
 inline constexpr int64_t kTile = 32;
 
-/// How a word of codes becomes B fragment registers (TensorCoreKernel.cpp's
-/// header comment), or under 2:4 the sparse A fragments (F16: the kept
-/// values are the fragments).
-enum class Decode { Int4Magic, Table, Int8Magic, Fp8, F16 };
-
 /// Everything the generator needs to know about one kernel variant.
 struct Plan {
-  Decode decode = Decode::Int4Magic;
+  // How a word of codes becomes B fragment registers, or under 2:4 the
+  // sparse A fragments (Half: the kept values are the fragments).
+  DecodeFamily decode = DecodeFamily::Int4Magic;
   bool wgmma = false; // warpgroup MMA (sm_90a) instead of mma.sync
   // 2:4 weights on mma.sp (TensorCoreSparse.cpp): the weight rows are the
   // sparse A operand, read in row-major order, block_k / 2 kept codes and

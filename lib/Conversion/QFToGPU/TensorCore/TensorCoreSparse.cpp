@@ -114,21 +114,12 @@ void TensorCoreBuilder::issueSparseCodes(Value warpSlot, Value step) {
 std::array<Value, 4> TensorCoreBuilder::loadSparseBFragment(Value aBase,
                                                             int64_t slab,
                                                             int64_t bt) {
-  MLIRContext *ctx = b.getContext();
-  auto i32x4 = LLVM::LLVMStructType::getLiteral(
-      ctx, {e.i32(), e.i32(), e.i32(), e.i32()});
   Value rowInTile = e.band(lane, e.c32(7));
   Value chunk = e.add(e.c32(slab * 4), e.shru(lane, e.c32(3)));
   // The activation tile's swizzle (issueStep): chunk ^ (row % 8).
   Value swz = arith::XOrIOp::create(b, chunk, rowInTile);
   Value r = e.add(e.c32(bt * 8), rowInTile);
-  Value addr = e.add(aBase, e.add(e.mul(r, e.c32(p.blockK * 2)),
-                                  e.mul(swz, e.c32(16))));
-  Value frag = NVVM::LdMatrixOp::create(
-      b, i32x4, smemAt(addr), b.getI32IntegerAttr(4),
-      NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),
-      NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8),
-      NVVM::LdStMatrixEltTypeAttr::get(ctx, NVVM::LdStMatrixEltType::B16));
+  Value frag = loadActivationMatrices(aBase, r, swz);
   std::array<Value, 4> regs;
   for (int64_t i = 0; i < 4; ++i)
     regs[i] = e.bitcast(e.v2f16(), LLVM::ExtractValueOp::create(b, frag, i));
@@ -172,32 +163,26 @@ Value TensorCoreBuilder::decodeSparsePair(Value slotBase, Value swz,
   Value x = LLVM::LoadOp::create(b, loadType, smemAt(addr), pairBytes);
   if (pairBytes < 4)
     x = arith::ExtUIOp::create(b, e.i32(), x);
-  if (p.decode == Decode::F16)
+  if (p.decode == DecodeFamily::Half)
     return e.bitcast(e.v2f16(), x);
 
   int64_t j = 2 * wt + h;
   Value pair;
   switch (p.decode) {
-  case Decode::Int4Magic: {
-    Value raw = e.andOr(e.prmt(x, x, 0x0000), 0x00F0000F, 0x64006400);
-    pair = e.fma(e.bitcast(e.v2f16(), raw),
-                 e.bitcast(e.v2f16(), e.c32(0x2C003C00)), // (1, 1/16)
-                 group.zeroMix[j]);
+  case DecodeFamily::Int4Magic:
+    pair = decode::int4MagicByte(e, x, group.zeroMix[j]);
+    break;
+  case DecodeFamily::Int8Magic: {
+    bool isSigned = spec.encoding.getFormat() == ElementFormat::Int8;
+    pair = e.fsub(decode::int8MagicPair(e, x, isSigned), group.zeroLo[j]);
     break;
   }
-  case Decode::Int8Magic: {
-    Value u = p.intZeros || p.floatZeros
-                  ? x
-                  : arith::XOrIOp::create(b, x, e.c32(0x8080));
-    pair = e.fsub(e.bitcast(e.v2f16(), e.prmt(u, e.c32(0x64646464), 0x4140)),
-                  group.zeroLo[j]);
+  case DecodeFamily::Fp8Cvt:
+    pair = decode::e4m3Pair(e, arith::TruncIOp::create(b, e.i16(), x));
     break;
-  }
-  default: // Fp8
-    pair = e.bitcast(
-        e.v2f16(), e.ptx("cvt.rn.f16x2.e4m3x2 $0, $1;", "=r,h", e.i32(),
-                         {arith::TruncIOp::create(b, e.i16(), x)}));
-    break;
+  case DecodeFamily::Table:
+  case DecodeFamily::Half:
+    llvm_unreachable("tensorCoreRefusesEncoding refuses 2:4 table formats");
   }
   if (p.floatZeros)
     pair = e.fsub(pair, group.zeroPair[j]);
@@ -225,12 +210,10 @@ TensorCoreBuilder::computeSparseStep(Value slot, Value step, ValueRange accIn) {
     if (spec.encoding.isQuantized() && !group.loaded) {
       loadStepGroup(step, warpSlot, gi, group);
       // int4: (1024 + z, 64 + z), negated, for the decode's one fma.
-      if (p.decode == Decode::Int4Magic)
+      if (p.decode == DecodeFamily::Int4Magic)
         for (int64_t j = 0; j < 4; ++j)
-          group.zeroMix.push_back(e.fneg(e.bitcast(
-              e.v2f16(), e.prmt(e.bitcast(e.i32(), group.zeroLo[j]),
-                                e.bitcast(e.i32(), group.zeroHi[j]),
-                                0x7610))));
+          group.zeroMix.push_back(decode::int4MagicByteBias(
+              e, group.zeroLo[j], group.zeroHi[j]));
     }
     // Both m tiles' A fragments and metadata (10 registers) stay live while
     // each batch n tile's B fragment is loaded and used by two mma.sp: at

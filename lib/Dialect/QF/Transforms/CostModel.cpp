@@ -13,6 +13,7 @@
 
 #include "CostModelInternal.h"
 
+#include "qfuse/Conversion/DecodeFamily.h"
 #include "qfuse/Conversion/TensorCoreStage.h"
 #include "qfuse/Conversion/TensorCoreSupport.h"
 #include "qfuse/format/MmaLayout.h"
@@ -286,24 +287,6 @@ SmallVector<int64_t> mmaBlockMs(int64_t m) {
   return out;
 }
 
-/// The kernel's decode of the format (TensorCorePlan.cpp's planDecode).
-MmaDecode mmaDecode(EncodingAttr enc) {
-  switch (enc.getFormat()) {
-  case ElementFormat::F16: // 2:4 f16: the kept values are the fragments
-    return MmaDecode::Half;
-  case ElementFormat::Int4:
-  case ElementFormat::UInt4:
-    return MmaDecode::Int4Magic;
-  case ElementFormat::Int8:
-  case ElementFormat::UInt8:
-    return MmaDecode::Int8Magic;
-  case ElementFormat::FP8E4M3:
-    return MmaDecode::Fp8Cvt;
-  default: // NF4, e2m1 and codebooks
-    return MmaDecode::Table;
-  }
-}
-
 } // namespace
 
 void costmodel::forEachMmaCandidate(
@@ -352,7 +335,7 @@ void costmodel::forEachMmaCandidate(
                             c.clusterK};
       launch.members = members;
       launch.codeBits = bits;
-      launch.decode = mmaDecode(enc);
+      launch.decode = getDecodeFamily(enc.getFormat());
       launch.groupSize = group;
       launch.scaleBytes = scaleBytes;
       launch.zeroBits = zeroBits;
@@ -569,7 +552,7 @@ int64_t qf::getMmaSharedBytes(WeightType type, bool gated, int64_t blockM,
   int64_t group = enc.isPerChannel() || !enc.isQuantized() ? 0
                                                            : enc.getGroupSize();
   bool zeros = enc.getZeroPoint() != ZeroPointKind::None;
-  bool table = mmaDecode(enc) == MmaDecode::Table;
+  bool table = getDecodeFamily(enc.getFormat()) == DecodeFamily::Table;
   int64_t bits = enc.getCodeBits();
   int64_t warps = blockN / 32 * splitK * members;
   int64_t groupsPerStep = group == 0 ? 1 : std::max<int64_t>(1, blockK / group);

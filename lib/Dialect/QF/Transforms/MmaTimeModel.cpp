@@ -63,17 +63,17 @@ constexpr double kFp8DecodeRelative = 0.7, kZeroReadRelative = 1.0;
 constexpr double kHalfDecodeRelative = 0.25;
 
 /// Decode instructions per 8-row fragment tile and 16-wide k slab.
-double decodeInstrs(const Params &p, MmaDecode decode) {
+double decodeInstrs(const Params &p, DecodeFamily decode) {
   switch (decode) {
-  case MmaDecode::Int4Magic:
+  case DecodeFamily::Int4Magic:
     return p.decodeInstrs;
-  case MmaDecode::Int8Magic:
+  case DecodeFamily::Int8Magic:
     return p.int8DecodeInstrs;
-  case MmaDecode::Fp8Cvt:
+  case DecodeFamily::Fp8Cvt:
     return kFp8DecodeRelative * p.decodeInstrs;
-  case MmaDecode::Half:
+  case DecodeFamily::Half:
     return kHalfDecodeRelative * p.decodeInstrs;
-  case MmaDecode::Table:
+  case DecodeFamily::Table:
     return p.tableDecodeInstrs;
   }
   return p.decodeInstrs;

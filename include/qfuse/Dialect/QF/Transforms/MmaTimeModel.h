@@ -14,16 +14,12 @@
 #ifndef QFUSE_DIALECT_QF_TRANSFORMS_MMATIMEMODEL_H
 #define QFUSE_DIALECT_QF_TRANSFORMS_MMATIMEMODEL_H
 
+#include "qfuse/Conversion/DecodeFamily.h"
+
 #include <cstdint>
 
 namespace mlir {
 namespace qf {
-
-/// How the kernel turns codes into B fragments (TensorCoreDecode.cpp):
-/// int4/uint4 under a magic exponent, int8/uint8 the same by prmt, fp8 by
-/// cvt, everything else (NF4, e2m1, codebooks) by shared-memory table
-/// lookups; 2:4 f16's kept values are its fragments (mma.sp).
-enum class MmaDecode { Int4Magic, Int8Magic, Fp8Cvt, Table, Half };
 
 /// A candidate mma.sync launch: the shape, the tiling, the encoding's
 /// decode and scale groups, and what it costs a block in shared memory.
@@ -32,7 +28,8 @@ struct MmaLaunchShape {
   int64_t blockM, blockN, blockK, splitK, stages, clusterK;
   int64_t members = 1;      ///< 2 under silu_mul: an up warp per gate warp
   int64_t codeBits = 4;     ///< bits per stored code
-  MmaDecode decode = MmaDecode::Int4Magic;
+  /// How codes become B fragments (DecodeFamily.h), priced per family.
+  DecodeFamily decode = DecodeFamily::Int4Magic;
   int64_t groupSize = 128;  ///< weights per scale; 0: one scale per row
   int64_t scaleBytes = 2;   ///< bytes of one scale
   int64_t zeroBits = 0;     ///< bits of one zero point (0: none)
