@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ChildProcess.h"
+#include "TempFiles.h"
 
 #include "qfuse/runtime/AtomicFile.h"
 #include "qfuse/runtime/Error.h"
@@ -31,28 +32,16 @@ using qfuse::testing::limitFileSize;
 using qfuse::testing::runInChild;
 namespace fs = std::filesystem;
 
-namespace {
+using qfuse::testing::makeTempDir;
+using qfuse::testing::listDir;
 
-std::string makeDir() {
-  std::string pattern = ::testing::TempDir() + "qfuse-atomic-XXXXXX";
-  if (!mkdtemp(pattern.data()))
-    throw Error("mkdtemp failed");
-  return pattern;
-}
+namespace {
 
 std::string readFile(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
-}
-
-std::vector<std::string> listDir(const std::string &dir) {
-  std::vector<std::string> names;
-  for (const auto &entry : fs::directory_iterator(dir))
-    names.push_back(entry.path().filename().string());
-  std::sort(names.begin(), names.end());
-  return names;
 }
 
 /// Tensors a (16 KB), b (64 KB), c (64 KB): a limit of 48 KB fails in b.
@@ -72,7 +61,7 @@ void expectContains(const std::string &text, const std::string &part) {
 }
 
 TEST(AtomicFile, WritesThenRenames) {
-  const std::string dir = makeDir(), path = dir + "/report.json";
+  const std::string dir = makeTempDir("qfuse-atomic"), path = dir + "/report.json";
   writeFileAtomically(path, "{}\n");
   EXPECT_EQ(readFile(path), "{}\n");
   EXPECT_EQ(listDir(dir), std::vector<std::string>{"report.json"});
@@ -82,7 +71,7 @@ TEST(AtomicFile, WritesThenRenames) {
 }
 
 TEST(AtomicFile, NothingUntilCommitted) {
-  const std::string dir = makeDir(), path = dir + "/model.safetensors";
+  const std::string dir = makeTempDir("qfuse-atomic"), path = dir + "/model.safetensors";
   writeFileAtomically(path, "earlier");
   {
     AtomicFile file(path);
@@ -108,7 +97,7 @@ TEST(AtomicFile, UnwritableDirectoryNamesThePath) {
 }
 
 TEST(AtomicFile, ThreadsWritingOnePathLeaveOneWholeFile) {
-  const std::string dir = makeDir(), path = dir + "/db.json";
+  const std::string dir = makeTempDir("qfuse-atomic"), path = dir + "/db.json";
   std::vector<std::string> texts;
   for (int t = 0; t < 8; ++t)
     texts.push_back(std::string(size_t(20000 + t), char('a' + t)));
@@ -125,7 +114,7 @@ TEST(AtomicFile, ThreadsWritingOnePathLeaveOneWholeFile) {
 // A killed writer's temporary would hold its disk space for good: the
 // temporaries of a path whose process is gone are removed, and only those.
 TEST(AtomicFile, RemovesTheTemporariesOfWritersNoLongerRunning) {
-  const std::string dir = makeDir(), path = dir + "/model.safetensors";
+  const std::string dir = makeTempDir("qfuse-atomic"), path = dir + "/model.safetensors";
   const pid_t gone = ::fork();
   if (gone == 0)
     ::_exit(0);
@@ -149,7 +138,7 @@ TEST(AtomicFile, RemovesTheTemporariesOfWritersNoLongerRunning) {
 // A full disk, as a file-size limit makes it: the write fails part-way
 // through tensor b, naming the file, the tensor and the reason.
 TEST(AtomicFile, SafetensorsFailingPartWayKeepTheEarlierFile) {
-  const std::string dir = makeDir(), path = dir + "/model.safetensors";
+  const std::string dir = makeTempDir("qfuse-atomic"), path = dir + "/model.safetensors";
   writeFileAtomically(path, "an earlier, complete file");
   SafetensorsWriter writer = threeTensors();
   ChildResult r = runInChild([&] {
@@ -171,7 +160,7 @@ TEST(AtomicFile, SafetensorsFailingPartWayKeepTheEarlierFile) {
 // A real full disk: a 64 KB tmpfs (needs the right to mount; skipped
 // without it).
 TEST(AtomicFile, SafetensorsOnAFullTmpfs) {
-  const std::string dir = makeDir();
+  const std::string dir = makeTempDir("qfuse-atomic");
   if (::mount("tmpfs", dir.c_str(), "tmpfs", 0, "size=64k") != 0)
     GTEST_SKIP() << "cannot mount a tmpfs here (" << systemErrorText(errno)
                  << "); the file-size limit test covers the same path";

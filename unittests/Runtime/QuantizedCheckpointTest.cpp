@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TempFiles.h"
 #include "qfuse/runtime/checkpoint/FormatTensors.h"
 #include "qfuse/runtime/checkpoint/Importers.h"
 #include "qfuse/format/Packing.h"
@@ -44,6 +45,9 @@ namespace fmt = qfuse::format;
 namespace ref = qfuse::reference;
 namespace fs = std::filesystem;
 
+using qfuse::testing::makeTempDir;
+using qfuse::testing::expectError;
+
 namespace {
 
 constexpr const char *kInt4 = "int4, group = 128, scale = f16";
@@ -52,16 +56,9 @@ constexpr const char *kInt8 = "int8, per_channel, scale = f16";
 constexpr const char *kInt4ActOrder =
     "int4, group = 128, scale = f16, act_order";
 
-std::string makeDir() {
-  std::string pattern = ::testing::TempDir() + "qfuse-export-XXXXXX";
-  if (!mkdtemp(pattern.data()))
-    throw qfuse::Error("mkdtemp failed");
-  return pattern;
-}
-
 /// A synthetic bf16 checkpoint of `preset` in a fresh directory.
 ModelCheckpoint synthetic(const char *preset = "tiny-llama") {
-  const std::string dir = makeDir() + "/source";
+  const std::string dir = makeTempDir("qfuse-export") + "/source";
   ref::writeSyntheticModel(ref::syntheticPreset(preset), dir,
                            {/*seed=*/3, ref::StorageType::BF16});
   return ModelCheckpoint::open(dir);
@@ -215,19 +212,6 @@ void expectConfigKept(const ModelCheckpoint &source, const json &written) {
     EXPECT_EQ(written.at(key), value) << key;
 }
 
-void expectError(const std::function<void()> &body,
-                 std::initializer_list<std::string> fragments) {
-  try {
-    body();
-    ADD_FAILURE() << "no error";
-  } catch (const qfuse::Error &e) {
-    const std::string message = e.what();
-    for (const std::string &fragment : fragments)
-      EXPECT_NE(message.find(fragment), std::string::npos)
-          << "'" << fragment << "' not in: " << message;
-  }
-}
-
 //===----------------------------------------------------------------------===//
 // One round trip per (format, encoding)
 //===----------------------------------------------------------------------===//
@@ -239,7 +223,7 @@ json roundTrip(CheckpointFormat format, const std::string &enc,
                const std::vector<std::string> &modules = decoderLinears()) {
   ModelCheckpoint source = synthetic();
   std::vector<QuantizedWeight> weights = quantizeAll(source, modules, enc);
-  const std::string outDir = makeDir() + "/out";
+  const std::string outDir = makeTempDir("qfuse-export") + "/out";
   writeQuantizedCheckpoint(source, weights, format, outDir);
   ModelCheckpoint out = ModelCheckpoint::open(outDir);
   for (const QuantizedWeight &w : weights)
@@ -327,7 +311,7 @@ TEST(QuantizedCheckpoint, CompressedTensorsZeroPointTensor) {
   ModelCheckpoint source = synthetic();
   std::vector<QuantizedWeight> weights =
       quantizeAll(source, {"model.layers.0.self_attn.q_proj"}, kUint4);
-  const std::string outDir = makeDir() + "/out";
+  const std::string outDir = makeTempDir("qfuse-export") + "/out";
   writeQuantizedCheckpoint(source, weights, CheckpointFormat::CompressedTensors,
                            outDir);
   ModelCheckpoint out = ModelCheckpoint::open(outDir);
@@ -364,7 +348,7 @@ TEST(QuantizedCheckpoint, CompressedTensorsTiedQwen2) {
   ASSERT_TRUE(source.contains("model.layers.0.self_attn.q_proj.bias"));
   std::vector<QuantizedWeight> weights =
       quantizeAll(source, decoderLinears(), kInt4);
-  const std::string outDir = makeDir() + "/out";
+  const std::string outDir = makeTempDir("qfuse-export") + "/out";
   writeQuantizedCheckpoint(source, weights, CheckpointFormat::CompressedTensors,
                            outDir);
   ModelCheckpoint out = ModelCheckpoint::open(outDir);
@@ -384,7 +368,7 @@ TEST(QuantizedCheckpoint, CompressedTensorsNvfp4) {
   ModelCheckpoint source = synthetic();
   std::vector<QuantizedWeight> weights =
       quantizeAll(source, decoderLinears(1), "nvfp4");
-  const std::string outDir = makeDir() + "/out";
+  const std::string outDir = makeTempDir("qfuse-export") + "/out";
   writeQuantizedCheckpoint(source, weights, CheckpointFormat::CompressedTensors,
                            outDir);
   json q = readJson(outDir + "/config.json").at("quantization_config");
@@ -432,7 +416,7 @@ TEST(QuantizedCheckpoint, CompressedTensorsRefusesOtherEncodings) {
         "2:4+int4"}) {
     std::vector<QuantizedWeight> weights =
         quantizeAll(source, {"model.layers.0.mlp.up_proj"}, enc);
-    const std::string outDir = makeDir() + "/out";
+    const std::string outDir = makeTempDir("qfuse-export") + "/out";
     expectError(
         [&] {
           writeQuantizedCheckpoint(source, weights,
@@ -489,7 +473,7 @@ TEST(QuantizedCheckpoint, AutoGptqRefusesOtherEncodings) {
         "uint4, group = 128, scale = f16, zero = float"}) {
     std::vector<QuantizedWeight> weights =
         quantizeAll(source, {"model.layers.0.mlp.up_proj"}, enc);
-    const std::string outDir = makeDir() + "/out";
+    const std::string outDir = makeTempDir("qfuse-export") + "/out";
     expectError(
         [&] {
           writeQuantizedCheckpoint(source, weights, CheckpointFormat::AutoGptq,
@@ -503,7 +487,7 @@ TEST(QuantizedCheckpoint, AutoGptqRefusesOtherEncodings) {
   QuantizedWeight w =
       quantize(source, "model.layers.0.mlp.up_proj", kUint4, 1);
   w.weight.zeros[0] = 0.0f;
-  const std::string outDir = makeDir() + "/out";
+  const std::string outDir = makeTempDir("qfuse-export") + "/out";
   expectError(
       [&] {
         writeQuantizedCheckpoint(source, {w}, CheckpointFormat::AutoGptq,
@@ -520,7 +504,7 @@ TEST(QuantizedCheckpoint, AutoGptqRefusesOtherEncodings) {
 
 TEST(QuantizedCheckpoint, ConvertedFormatsCheckTheInputs) {
   ModelCheckpoint source = synthetic();
-  const std::string outDir = makeDir() + "/out";
+  const std::string outDir = makeTempDir("qfuse-export") + "/out";
   const std::string q = "model.layers.0.self_attn.q_proj";
   const std::string k = "model.layers.0.self_attn.k_proj";
   for (CheckpointFormat format :
@@ -565,7 +549,7 @@ TEST(QuantizedCheckpoint, ConvertedFormatsCheckTheInputs) {
       [&] {
         writeQuantizedCheckpoint(gptq, {quantize(source, k, kInt4, 1)},
                                  CheckpointFormat::CompressedTensors,
-                                 makeDir() + "/again");
+                                 makeTempDir("qfuse-export") + "/again");
       },
       {"is already quantized (AutoGPTQ)"});
 }
@@ -632,7 +616,7 @@ TEST(QuantizedCheckpoint, QfusePackedMixesGivenAndRoundToNearest) {
   for (const std::string &name : decoderLinears(1))
     if (name != q)
       weights.push_back(quantize(source, name, kInt4, 7));
-  const std::string outDir = makeDir() + "/out";
+  const std::string outDir = makeTempDir("qfuse-export") + "/out";
   writeQuantizedCheckpoint(source, weights, CheckpointFormat::QfusePacked,
                            outDir, &artifact);
   ModelCheckpoint out = ModelCheckpoint::open(outDir);
@@ -657,7 +641,7 @@ TEST(QuantizedCheckpoint, QfusePackedMixesGivenAndRoundToNearest) {
         << tensor.name;
 
   // With no weights given: the same file as writePackedCheckpoint's.
-  const std::string rtnDir = makeDir() + "/rtn", oldDir = makeDir() + "/old";
+  const std::string rtnDir = makeTempDir("qfuse-export") + "/rtn", oldDir = makeTempDir("qfuse-export") + "/old";
   writeQuantizedCheckpoint(source, {}, CheckpointFormat::QfusePacked, rtnDir,
                            &artifact);
   writePackedCheckpoint(artifact, source, oldDir);
@@ -677,7 +661,7 @@ TEST(QuantizedCheckpoint, QfusePackedRefusesWhatTheArtifactDoesNotBind) {
   const std::string q = "model.layers.0.self_attn.q_proj";
   Artifact artifact = artifactFor(
       source, [](const std::string &) { return std::string(kInt4); });
-  const std::string outDir = makeDir() + "/out";
+  const std::string outDir = makeTempDir("qfuse-export") + "/out";
   expectError(
       [&] {
         writeQuantizedCheckpoint(source, {quantize(source, q, kUint4, 1)},
@@ -768,7 +752,7 @@ TEST(QuantizedCheckpoint, QfusePackedHoldsTheInMemoryLayout) {
   Artifact artifact = artifactFor(source, mixedEncoding);
   std::vector<QuantizedWeight> given = mixedModules(source);
   given.resize(given.size() - 3); // the last modules from the source
-  const std::string outDir = makeDir() + "/out";
+  const std::string outDir = makeTempDir("qfuse-export") + "/out";
   writeQuantizedCheckpoint(source, given, CheckpointFormat::QfusePacked,
                            outDir, &artifact);
 
@@ -807,7 +791,7 @@ TEST(QuantizedCheckpoint, QfusePackedStreamedIsTheOneShotDirectory) {
   ModelCheckpoint source = synthetic();
   Artifact artifact = artifactFor(source, mixedEncoding);
   std::vector<QuantizedWeight> modules = mixedModules(source);
-  const std::string oneShot = makeDir() + "/out";
+  const std::string oneShot = makeTempDir("qfuse-export") + "/out";
   writeQuantizedCheckpoint(source, modules, CheckpointFormat::QfusePacked,
                            oneShot, &artifact);
 
@@ -815,7 +799,7 @@ TEST(QuantizedCheckpoint, QfusePackedStreamedIsTheOneShotDirectory) {
   for (const QuantizedWeight &w : modules)
     solved.insert(w.name);
   std::shuffle(modules.begin(), modules.end(), std::mt19937(5));
-  const std::string streamed = makeDir() + "/out";
+  const std::string streamed = makeTempDir("qfuse-export") + "/out";
   BackgroundPacker packer(3);
   PackedCheckpointStream out(source, artifact, streamed, /*overwrite=*/false,
                              solved, packer);
@@ -835,7 +819,7 @@ TEST(QuantizedCheckpoint, QfusePackedStreamNamesWhatIsWrongOrMissing) {
   std::set<std::string> solved;
   for (const QuantizedWeight &w : modules)
     solved.insert(w.name);
-  const std::string outDir = makeDir() + "/out";
+  const std::string outDir = makeTempDir("qfuse-export") + "/out";
   {
     // A module never handed over: commit names each of its tensors.
     BackgroundPacker packer(2);
@@ -880,7 +864,7 @@ TEST(QuantizedCheckpoint, QfusePackedStreamNamesWhatIsWrongOrMissing) {
 TEST(QuantizedCheckpoint, RefusesToOverwrite) {
   ModelCheckpoint source = synthetic();
   const std::string q = "model.layers.0.self_attn.q_proj";
-  const std::string outDir = makeDir() + "/out";
+  const std::string outDir = makeTempDir("qfuse-export") + "/out";
   writeQuantizedCheckpoint(source, {quantize(source, q, kInt4, 1)},
                            CheckpointFormat::CompressedTensors, outDir);
   expectError(

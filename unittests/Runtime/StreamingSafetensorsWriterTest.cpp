@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ChildProcess.h"
+#include "TempFiles.h"
 
 #include "qfuse/runtime/Error.h"
 #include "qfuse/runtime/checkpoint/Safetensors.h"
@@ -31,40 +32,12 @@ using qfuse::testing::ChildResult;
 using qfuse::testing::runInChild;
 namespace fs = std::filesystem;
 
+using qfuse::testing::makeTempDir;
+using qfuse::testing::readFileBytes;
+using qfuse::testing::listDir;
+using qfuse::testing::expectError;
+
 namespace {
-
-std::string makeDir() {
-  std::string pattern = ::testing::TempDir() + "qfuse-stream-XXXXXX";
-  if (!mkdtemp(pattern.data()))
-    throw qfuse::Error("mkdtemp failed");
-  return pattern;
-}
-
-std::vector<uint8_t> readFile(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-std::vector<std::string> listDir(const std::string &dir) {
-  std::vector<std::string> names;
-  for (const auto &entry : fs::directory_iterator(dir))
-    names.push_back(entry.path().filename().string());
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
-void expectError(const std::function<void()> &body,
-                 std::initializer_list<std::string> fragments) {
-  try {
-    body();
-    ADD_FAILURE() << "no error";
-  } catch (const qfuse::Error &e) {
-    const std::string message = e.what();
-    for (const std::string &fragment : fragments)
-      EXPECT_NE(message.find(fragment), std::string::npos)
-          << "'" << fragment << "' not in: " << message;
-  }
-}
 
 /// Random tensors: names in no particular order (the header sorts them, the
 /// data keeps this order), dtypes of 1, 2, 4 and 8 bytes and F4, shapes of
@@ -120,7 +93,7 @@ TEST(StreamingSafetensorsWriter, ManyThreadsInAnyOrderWriteSerializesBytes) {
                     random.infos[i].shape, random.bytes[i].data(),
                     random.bytes[i].size());
 
-    const std::string path = makeDir() + "/model.safetensors";
+    const std::string path = makeTempDir("qfuse-stream") + "/model.safetensors";
     StreamingSafetensorsWriter out(path, random.infos, kMetadata);
     std::vector<size_t> order(random.infos.size());
     std::iota(order.begin(), order.end(), 0);
@@ -138,7 +111,7 @@ TEST(StreamingSafetensorsWriter, ManyThreadsInAnyOrderWriteSerializesBytes) {
     EXPECT_TRUE(out.unwritten().empty());
     EXPECT_FALSE(fs::exists(path)) << "in place before commit()";
     out.commit();
-    const std::vector<uint8_t> file = readFile(path);
+    const std::vector<uint8_t> file = readFileBytes(path);
     EXPECT_EQ(file.size(), out.size());
     EXPECT_TRUE(file == reference.serialize()) << "seed " << seed;
     EXPECT_EQ(listDir(fs::path(path).parent_path()),
@@ -147,7 +120,7 @@ TEST(StreamingSafetensorsWriter, ManyThreadsInAnyOrderWriteSerializesBytes) {
 }
 
 TEST(StreamingSafetensorsWriter, ErrorsNameTheTensor) {
-  const std::string path = makeDir() + "/model.safetensors";
+  const std::string path = makeTempDir("qfuse-stream") + "/model.safetensors";
   StreamingSafetensorsWriter out(path, twoTensors(), {});
   uint8_t data[16] = {};
   expectError([&] { out.write("c", data, 12); },
@@ -169,7 +142,7 @@ TEST(StreamingSafetensorsWriter, ErrorsNameTheTensor) {
 }
 
 TEST(StreamingSafetensorsWriter, CommitNamesEveryTensorNeverWritten) {
-  const std::string dir = makeDir(), path = dir + "/model.safetensors";
+  const std::string dir = makeTempDir("qfuse-stream"), path = dir + "/model.safetensors";
   {
     StreamingSafetensorsWriter out(
         path, {{"x", DType::U8, {1}}, {"y", DType::U8, {2}}, {"z", DType::U8, {3}}},
@@ -183,7 +156,7 @@ TEST(StreamingSafetensorsWriter, CommitNamesEveryTensorNeverWritten) {
 }
 
 TEST(StreamingSafetensorsWriter, RefusesWhatTheHeaderCannotHold) {
-  const std::string dir = makeDir(), path = dir + "/model.safetensors";
+  const std::string dir = makeTempDir("qfuse-stream"), path = dir + "/model.safetensors";
   expectError(
       [&] {
         StreamingSafetensorsWriter(path,
@@ -209,15 +182,15 @@ TEST(StreamingSafetensorsWriter, RefusesWhatTheHeaderCannotHold) {
 // small for the reservation: nothing at the path but the earlier file, and
 // no temporary.
 TEST(StreamingSafetensorsWriter, FailureLeavesTheEarlierFile) {
-  const std::string dir = makeDir(), path = dir + "/model.safetensors";
+  const std::string dir = makeTempDir("qfuse-stream"), path = dir + "/model.safetensors";
   qfuse::writeFileAtomically(path, "an earlier, complete file");
-  const std::vector<uint8_t> earlier = readFile(path);
+  const std::vector<uint8_t> earlier = readFileBytes(path);
   {
     StreamingSafetensorsWriter out(path, twoTensors(), {});
     uint8_t data[16] = {};
     out.write("a", data, 16);
   }
-  EXPECT_EQ(readFile(path), earlier);
+  EXPECT_EQ(readFileBytes(path), earlier);
   EXPECT_EQ(listDir(dir), std::vector<std::string>{"model.safetensors"});
 
   ChildResult r = runInChild([&] {
@@ -229,6 +202,6 @@ TEST(StreamingSafetensorsWriter, FailureLeavesTheEarlierFile) {
             std::string::npos)
       << r.message;
   EXPECT_NE(r.message.find("File too large"), std::string::npos) << r.message;
-  EXPECT_EQ(readFile(path), earlier);
+  EXPECT_EQ(readFileBytes(path), earlier);
   EXPECT_EQ(listDir(dir), std::vector<std::string>{"model.safetensors"});
 }

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ChildProcess.h"
+#include "TempFiles.h"
 
 #include "qfuse/format/Packing.h"
 #include "qfuse/reference/SyntheticModel.h"
@@ -32,14 +33,9 @@ namespace fmt = qfuse::format;
 namespace ref = qfuse::reference;
 namespace fs = std::filesystem;
 
-namespace {
+using qfuse::testing::makeTempDir;
 
-std::string makeDir() {
-  std::string pattern = ::testing::TempDir() + "qfuse-fault-XXXXXX";
-  if (!mkdtemp(pattern.data()))
-    throw qfuse::Error("mkdtemp failed");
-  return pattern;
-}
+namespace {
 
 /// Every file of `dir` with its bytes.
 std::map<std::string, std::string> snapshot(const std::string &dir) {
@@ -61,7 +57,7 @@ std::map<std::string, std::string> snapshot(const std::string &dir) {
 ModelCheckpoint synthetic(int64_t vocab = 1024) {
   ref::ModelConfig config = ref::syntheticPreset("tiny-qwen2");
   config.vocabSize = vocab;
-  const std::string dir = makeDir() + "/source";
+  const std::string dir = makeTempDir("qfuse-fault") + "/source";
   ChildResult r = runInChild([&] {
     ref::writeSyntheticModel(config, dir, {/*seed=*/5, ref::StorageType::BF16});
   });
@@ -97,7 +93,7 @@ void expectContains(const std::string &text, const std::string &part) {
 
 TEST(WriteFault, FullDiskKeepsTheEarlierCheckpoint) {
   ModelCheckpoint source = synthetic();
-  const std::string outDir = makeDir() + "/out";
+  const std::string outDir = makeTempDir("qfuse-fault") + "/out";
   writeQuantizedCheckpoint(source, {quantizedQ(source, 1)},
                            CheckpointFormat::CompressedTensors, outDir);
   const auto before = snapshot(outDir);
@@ -140,7 +136,7 @@ TEST(WriteFault, HostOutOfMemoryNamesTheStep) {
   // than the 4 MB the child may still map, and than the 64 MB a malloc
   // arena of another thread may hold in reserve.
   ModelCheckpoint source = synthetic(262144);
-  const std::string outDir = makeDir() + "/out";
+  const std::string outDir = makeTempDir("qfuse-fault") + "/out";
   ChildResult r = runInChild([&] {
     QuantizedWeight q = quantizedQ(source, 1);
     qfuse::testing::limitAddressSpace(4 << 20);
