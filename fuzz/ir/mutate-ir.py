@@ -11,7 +11,9 @@ and shapes, dictionary tokens from fuzz/ir/dict, line edits).
 
 A run is a finding when the tool crashes (killed by a signal, exit code
 >= 128, "PLEASE submit a bug report", a stack dump, "LLVM ERROR") or hangs
-(past --timeout seconds). Exit codes 0 and 1 with a diagnostic are fine:
+(past --timeout seconds, or HANG_FACTOR times its unmutated seed's own
+time where that is longer: some lit inputs compile dozens of kernels and
+take most of --timeout on a loaded 2-core machine). Exit codes 0 and 1 with a diagnostic are fine:
 rejecting bad IR is the point. Findings are written to --findings as
 .mlir files whose first line, "// FUZZ-RUN: <tool> %s <flags>", says how
 to run them; fixed ones go to fuzz/ir/crashes/, which every run replays
@@ -48,6 +50,8 @@ EXTREME = ["0", "1", "-1", "2", "3", "7", "31", "33", "4097", "65535", "65536",
            "2147483647", "2147483648", "4294967296", "9223372036854775807",
            "9223372036854775808", "18446744073709551616",
            "1000000000000000000000000000000"]
+# A mutated input is a hang only past this many times its seed's time.
+HANG_FACTOR = 4
 CRASH_MARKERS = ("PLEASE submit a bug report", "Stack dump:", "LLVM ERROR:",
                  "UNREACHABLE executed", "Assertion `")
 
@@ -316,12 +320,32 @@ def main():
         print(f"mutate-ir: {len(seeds)} seeds from the lit inputs, seed {args.seed}, "
               f"{'%d iterations' % args.iterations if args.iterations else '%g s' % args.seconds}")
 
+        seed_seconds, seed_lock = {}, threading.Lock()
+
+        def seed_time(text, tool, flags):
+            """Seconds the unmutated seed takes (measured once, on demand)."""
+            key = (text, tool, tuple(flags))
+            with seed_lock:
+                if key in seed_seconds:
+                    return seed_seconds[key]
+            start = time.monotonic()
+            run_tool(args.tools_dir, tool, flags, text, 10 * args.timeout, scratch)
+            with seed_lock:
+                seed_seconds[key] = time.monotonic() - start
+                return seed_seconds[key]
+
         def one(i):
             rng = random.Random(f"{args.seed}:{i}")
             text, tool, flags = rng.choice(seeds)
             mutated = mutator.mutate(rng, text)
-            return (i, tool, flags, mutated) + run_tool(args.tools_dir, tool, flags, mutated,
-                                                        args.timeout, scratch)
+            result = run_tool(args.tools_dir, tool, flags, mutated, args.timeout, scratch)
+            if result[0] == "hang":
+                # Slow seeds get HANG_FACTOR times their own time before a
+                # mutation of theirs counts as a hang.
+                limit = HANG_FACTOR * seed_time(text, tool, flags)
+                if limit > args.timeout:
+                    result = run_tool(args.tools_dir, tool, flags, mutated, limit, scratch)
+            return (i, tool, flags, mutated) + result
 
         indices = [args.only] if args.only is not None else None
         deadline = time.monotonic() + args.seconds
