@@ -5,9 +5,9 @@
 // passes chosen with --fuse), select tiling, choose packed layouts,
 // generate NVVM kernels, serialize them to PTX, assemble a cubin with ptxas
 // where the CUDA toolkit is present, and write the artifact of
-// docs/artifact.md. A --chip list runs the whole pipeline once per chip, on
-// a copy of the input module (the tiling differs per chip), and writes one
-// artifact set holding every chip's artifact.
+// docs/artifact.md. A --chip list runs the whole pipeline once per chip,
+// the chips side by side on threads (the tiling differs per chip), and
+// writes one artifact set holding every chip's artifact.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,6 +32,8 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ThreadPool.h"
+#include "llvm/Support/Threading.h"
 
 #include "../../lib/Target/ArtifactWriter.h"
 #include "Ptxas.h"
@@ -350,33 +352,90 @@ static FailureOr<std::string> renderOutput(ModuleOp module, StringRef chip) {
   return qfuse::format::artifact::printArtifact(*artifact);
 }
 
-/// Runs `pipelines` (one per chip of `chips`) on `module` and renders each
-/// result: the module itself for one chip, a copy per chip for several (the
-/// tiling differs per chip). The texts in chip order, or failure after a
-/// diagnostic.
+/// Runs `pipeline` on `module` and renders the result for `chip`; failure
+/// after a diagnostic.
+static FailureOr<std::string> compileVariant(ModuleOp module, StringRef chip,
+                                             StringRef pipeline) {
+  // The pipeline string is relative to the module PassManager's anchor.
+  PassManager pm(module.getContext());
+  if (failed(parsePassPipeline(pipeline, pm, llvm::errs())) ||
+      failed(pm.run(module)))
+    return failure();
+  return renderOutput(module, chip);
+}
+
+/// One chip of a --chip list, compiled on a thread in a context of its own:
+/// it parses the input again, so no IR or context state is shared between
+/// chips, and its diagnostics are kept for main to print in chip order.
+struct ChipCompile {
+  std::string chip, pipeline;
+  std::string diagnostics;
+  FailureOr<std::string> text = failure();
+
+  void run(const DialectRegistry &registry, StringRef source) {
+    MLIRContext context(registry);
+    context.loadAllAvailableDialects();
+    llvm::SourceMgr sourceMgr;
+    sourceMgr.AddNewSourceBuffer(
+        llvm::MemoryBuffer::getMemBuffer(source, inputFile), llvm::SMLoc());
+    llvm::raw_string_ostream os(diagnostics);
+    SourceMgrDiagnosticHandler handler(sourceMgr, &context, os);
+    OwningOpRef<ModuleOp> module =
+        parseSourceFile<ModuleOp>(sourceMgr, &context);
+    if (module)
+      text = compileVariant(*module, chip, pipeline);
+  }
+};
+
+/// Runs `pipelines` (one per chip of `chips`) and renders each result. One
+/// chip compiles `module` itself; a list compiles the chips side by side,
+/// each on its own thread and context (the tiling differs per chip), up to
+/// the machine's hardware threads, so a three-chip artifact set takes about
+/// the time of its slowest chip. The texts in chip order, or failure after
+/// the diagnostics.
 static FailureOr<SmallVector<std::string>>
 compileVariants(OwningOpRef<ModuleOp> module, ArrayRef<std::string> chips,
-                ArrayRef<std::string> pipelines) {
-  MLIRContext *context = module->getContext();
-  SmallVector<std::string> texts;
-  for (size_t i = 0; i < chips.size(); ++i) {
-    OwningOpRef<ModuleOp> variant =
-        chips.size() == 1 ? std::move(module)
-                          : OwningOpRef<ModuleOp>(module->clone());
-    // The pipeline string is relative to the module PassManager's anchor.
-    PassManager pm(context);
-    FailureOr<std::string> text = failure();
-    if (succeeded(parsePassPipeline(pipelines[i], pm, llvm::errs())) &&
-        succeeded(pm.run(*variant)))
-      text = renderOutput(*variant, chips[i]);
-    if (failed(text)) {
-      if (chips.size() > 1)
-        llvm::errs() << "qfuse-compile: compiling for " << chips[i]
-                     << " failed\n";
+                ArrayRef<std::string> pipelines,
+                const DialectRegistry &registry, StringRef source) {
+  if (chips.size() == 1) {
+    FailureOr<std::string> text =
+        compileVariant(*module, chips.front(), pipelines.front());
+    if (failed(text))
       return failure();
-    }
-    texts.push_back(std::move(*text));
+    return SmallVector<std::string>{std::move(*text)};
   }
+  std::vector<ChipCompile> jobs(chips.size());
+  for (size_t i = 0; i < chips.size(); ++i)
+    jobs[i].chip = chips[i], jobs[i].pipeline = pipelines[i];
+  const unsigned workers = std::max(
+      1u, std::min<unsigned>(chips.size(),
+                             llvm::hardware_concurrency().compute_thread_count()));
+  {
+    llvm::StdThreadPool pool(llvm::hardware_concurrency(workers));
+    for (ChipCompile &job : jobs)
+      pool.async([&job, &registry, source] { job.run(registry, source); });
+    pool.wait();
+  }
+  // Chips mostly fail (or remark) alike: each text of diagnostics once.
+  SmallVector<std::string> texts;
+  llvm::StringMap<std::string> printedFor;
+  bool ok = true;
+  for (ChipCompile &job : jobs) {
+    auto [seen, fresh] = printedFor.try_emplace(job.diagnostics, job.chip);
+    if (fresh)
+      llvm::errs() << job.diagnostics;
+    else if (!job.diagnostics.empty())
+      llvm::errs() << "qfuse-compile: " << job.chip
+                   << ": the same diagnostics as " << seen->second << "\n";
+    if (succeeded(job.text)) {
+      texts.push_back(std::move(*job.text));
+      continue;
+    }
+    llvm::errs() << "qfuse-compile: compiling for " << job.chip << " failed\n";
+    ok = false;
+  }
+  if (!ok)
+    return failure();
   return texts;
 }
 
@@ -505,6 +564,9 @@ int main(int argc, char **argv) {
     llvm::errs() << "qfuse-compile: " << error << "\n";
     return 1;
   }
+  // Kept for the chips of a list, which parse it again in contexts of their
+  // own.
+  const StringRef source = input->getBuffer();
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
   SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
@@ -519,7 +581,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   FailureOr<SmallVector<std::string>> texts =
-      compileVariants(std::move(module), *chips, *pipelines);
+      compileVariants(std::move(module), *chips, *pipelines, registry, source);
   if (failed(texts))
     return 1;
   // One chip writes today's plain artifact; a list, the set of them.

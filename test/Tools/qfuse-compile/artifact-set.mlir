@@ -1,5 +1,5 @@
-// --chip with a list compiles the module once per chip and writes one
-// artifact set (docs/artifact.md, Artifact sets): the variants in --chip
+// --chip with a list compiles the module once per chip (side by side, on
+// threads and contexts of their own) and writes one artifact set (docs/artifact.md, Artifact sets): the variants in --chip
 // order, each byte for byte what a single-chip compile writes, each tiled
 // for its own chip (sm_90a runs wgmma at batch 128, sm_80 and sm_90
 // mma.sync). A single chip still writes a plain artifact.
@@ -44,3 +44,16 @@
 // EMIT: qfuse-compile: --emit=mlir and --emit=ptx take one --chip; a list (sm_80,sm_90) makes an artifact set
 // RUN: not test -e %t/bad.qfa
 // RUN: not test -e %t/bad.ptx
+
+// The chips compile side by side; their diagnostics come in --chip order,
+// each text once, and every failing chip is named. No file is written.
+// RUN: echo '{"bad": 1' > %t/bad-db.json
+// RUN: not qfuse-compile %S/Inputs/one-matmul-4096.mlir --chip=sm_80,sm_90,sm_90a --tuning-db=%t/bad-db.json -o %t/bad.qfa 2>&1 | FileCheck %s --check-prefix=FAILED
+// FAILED:      error: tuning database '{{.*}}bad-db.json': invalid JSON
+// FAILED-NEXT: qfuse-compile: compiling for sm_80 failed
+// FAILED-NEXT: qfuse-compile: sm_90: the same diagnostics as sm_80
+// FAILED-NEXT: qfuse-compile: compiling for sm_90 failed
+// FAILED-NEXT: qfuse-compile: sm_90a: the same diagnostics as sm_80
+// FAILED-NEXT: qfuse-compile: compiling for sm_90a failed
+// FAILED-NOT:  error
+// RUN: not test -e %t/bad.qfa
