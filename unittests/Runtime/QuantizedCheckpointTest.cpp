@@ -45,6 +45,7 @@ namespace fmt = qfuse::format;
 namespace ref = qfuse::reference;
 namespace fs = std::filesystem;
 
+using qfuse::testing::filesOf;
 using qfuse::testing::makeTempDir;
 using qfuse::testing::expectError;
 
@@ -727,18 +728,6 @@ std::vector<QuantizedWeight> mixedModules(const ModelCheckpoint &source) {
     out.push_back(std::move(w));
   }
   return out;
-}
-
-/// Every file of `dir` with its bytes.
-std::map<std::string, std::string> filesOf(const std::string &dir) {
-  std::map<std::string, std::string> files;
-  for (const auto &entry : fs::directory_iterator(dir)) {
-    std::ifstream in(entry.path(), std::ios::binary);
-    std::stringstream bytes;
-    bytes << in.rdbuf();
-    files[entry.path().filename().string()] = bytes.str();
-  }
-  return files;
 }
 
 } // namespace

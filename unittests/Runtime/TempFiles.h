@@ -1,8 +1,8 @@
 //===- TempFiles.h - scratch directories and files for the tests -*- C++ -*-===//
 //
 // What the checkpoint and file-writing tests share: a fresh directory under
-// the test's temporary directory, a file's bytes, a directory's names, and
-// an expected qfuse::Error whose message holds every given fragment.
+// the test's temporary directory, a file's bytes, a directory's names and
+// contents, and an expected qfuse::Error whose message holds every given fragment.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +21,8 @@
 #include <functional>
 #include <initializer_list>
 #include <iterator>
+#include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -46,6 +48,18 @@ inline std::vector<std::string> listDir(const std::string &dir) {
     names.push_back(entry.path().filename().string());
   std::sort(names.begin(), names.end());
   return names;
+}
+
+/// Every file of `dir`, by name, with its bytes.
+inline std::map<std::string, std::string> filesOf(const std::string &dir) {
+  std::map<std::string, std::string> files;
+  for (const auto &entry : std::filesystem::directory_iterator(dir)) {
+    std::ifstream in(entry.path(), std::ios::binary);
+    std::stringstream bytes;
+    bytes << in.rdbuf();
+    files[entry.path().filename().string()] = bytes.str();
+  }
+  return files;
 }
 
 /// `body` must throw a qfuse::Error whose message holds every fragment.

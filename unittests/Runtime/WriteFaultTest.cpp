@@ -33,21 +33,10 @@ namespace fmt = qfuse::format;
 namespace ref = qfuse::reference;
 namespace fs = std::filesystem;
 
+using qfuse::testing::filesOf;
 using qfuse::testing::makeTempDir;
 
 namespace {
-
-/// Every file of `dir` with its bytes.
-std::map<std::string, std::string> snapshot(const std::string &dir) {
-  std::map<std::string, std::string> files;
-  for (const auto &entry : fs::directory_iterator(dir)) {
-    std::ifstream in(entry.path(), std::ios::binary);
-    std::stringstream bytes;
-    bytes << in.rdbuf();
-    files[entry.path().filename().string()] = bytes.str();
-  }
-  return files;
-}
 
 /// A synthetic bf16 tiny Qwen2 (tied embeddings) of `vocab` tokens: the
 /// embeddings are the big tensor, vocab x 256 x 2 bytes.
@@ -96,7 +85,7 @@ TEST(WriteFault, FullDiskKeepsTheEarlierCheckpoint) {
   const std::string outDir = makeTempDir("qfuse-fault") + "/out";
   writeQuantizedCheckpoint(source, {quantizedQ(source, 1)},
                            CheckpointFormat::CompressedTensors, outDir);
-  const auto before = snapshot(outDir);
+  const auto before = filesOf(outDir);
   ChildResult r = runInChild([&] {
     qfuse::testing::limitFileSize(256 << 10);
     writeQuantizedCheckpoint(source, {quantizedQ(source, 2)},
@@ -107,7 +96,7 @@ TEST(WriteFault, FullDiskKeepsTheEarlierCheckpoint) {
   expectContains(r.message, "writing '" + outDir + "/model.safetensors' failed");
   expectContains(r.message, "(tensor '");
   expectContains(r.message, "File too large");
-  EXPECT_EQ(snapshot(outDir), before) << "the earlier checkpoint changed";
+  EXPECT_EQ(filesOf(outDir), before) << "the earlier checkpoint changed";
   // The same write without the limit.
   writeQuantizedCheckpoint(source, {quantizedQ(source, 2)},
                            CheckpointFormat::AutoGptq, outDir, nullptr, true);
@@ -148,7 +137,7 @@ TEST(WriteFault, HostOutOfMemoryNamesTheStep) {
                             "'model.embed_tokens.weight' (134217728 bytes)");
   EXPECT_FALSE(fs::exists(outDir + "/model.safetensors"));
   if (fs::exists(outDir))
-    EXPECT_TRUE(snapshot(outDir).empty()) << "a partial file was left";
+    EXPECT_TRUE(filesOf(outDir).empty()) << "a partial file was left";
 }
 
 } // namespace
