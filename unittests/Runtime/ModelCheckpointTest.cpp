@@ -9,6 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TempFiles.h"
+
 #include "qfuse/runtime/checkpoint/Importers.h"
 #include "qfuse/format/Numerics.h"
 #include "qfuse/format/Packing.h"
@@ -30,6 +32,8 @@
 
 using namespace qfuse::runtime;
 using nlohmann::json;
+using qfuse::testing::expectError;
+using qfuse::testing::makeTempDir;
 namespace fmt = qfuse::format;
 
 namespace {
@@ -38,12 +42,7 @@ constexpr int64_t kVocab = 32, kHidden = 128, kOut = 16;
 constexpr const char *kQ = "model.layers.0.self_attn.q_proj";
 
 /// A fresh, empty directory under the test temp dir.
-std::string makeDir() {
-  std::string pattern = ::testing::TempDir() + "qfuse-ckpt-XXXXXX";
-  if (!mkdtemp(pattern.data()))
-    throw qfuse::Error("mkdtemp failed");
-  return pattern;
-}
+std::string makeDir() { return makeTempDir("qfuse-ckpt"); }
 
 void writeText(const std::string &path, const std::string &text) {
   std::ofstream(path) << text;
@@ -148,19 +147,6 @@ std::string singleFile(const SafetensorsWriter &writer,
   writeText(dir + "/config.json", configText);
   writer.write(dir + "/model.safetensors");
   return dir;
-}
-
-void expectError(const std::function<void()> &body,
-                 std::initializer_list<std::string> fragments) {
-  try {
-    body();
-    FAIL() << "no error";
-  } catch (const qfuse::Error &e) {
-    const std::string message = e.what();
-    for (const std::string &fragment : fragments)
-      EXPECT_NE(message.find(fragment), std::string::npos)
-          << "'" << fragment << "' not in: " << message;
-  }
 }
 
 /// The tensors of `kQ` RTN-quantized from `values` into `encoding`.
