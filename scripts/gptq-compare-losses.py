@@ -4,7 +4,8 @@
     scripts/gptq-compare-losses.py A.json B.json
 
 Prints how many of the modules' losses are identical (to the last bit of
-the double the report holds) and the largest relative difference. The same
+the double the report holds), the largest relative difference, and the
+ratio of B's losses to A's (in all, and per module: median and range). The same
 model, calibration and seed give identical losses exactly when every code
 and error of the solve is the same, so this is the cheap check that a
 change to the pipeline left the codes alone (the byte comparison of the
@@ -31,8 +32,11 @@ def main():
         return 1
     same = sum(1 for k in a if a[k] == b[k])
     worst = max(abs(a[k] - b[k]) / max(abs(a[k]), 1e-30) for k in a)
+    ratios = sorted(b[k] / a[k] for k in a if a[k] > 0)
     print(f"{same}/{len(a)} module losses identical, largest relative "
-          f"difference {worst:.3g}")
+          f"difference {worst:.3g}; total loss B/A {sum(b.values()) / sum(a.values()):.6f}, "
+          f"per-module B/A median {ratios[len(ratios) // 2]:.6f} "
+          f"[{ratios[0]:.6f}, {ratios[-1]:.6f}]")
     return 0 if same == len(a) else 2
 
 

@@ -90,6 +90,7 @@ int main(int argc, char **argv) {
       jsonPath;
   int64_t seqLen = 512;
   double damp = 0.01;
+  int64_t hessianRows = QuantizeModelOptions().hessianRows;
   bool actOrder = false, staticGroups = false, overwrite = false,
        hostWeights = false, resume = false, noProgress = false;
   uint64_t seed = 0;
@@ -123,6 +124,11 @@ int main(int argc, char **argv) {
                  "(default DIR/qfuse-<E>.qfa)");
   app.add_option("--damp", damp, "dampening, fraction of mean(diag(H))")
       ->default_val(damp);
+  app.add_option("--hessian-rows", hessianRows,
+                 "calibration rows staged per Hessian update (at least one "
+                 "chunk; more rows, fewer passes over the f32 sums)")
+      ->default_val(hessianRows)
+      ->check(CLI::PositiveNumber);
   app.add_flag("--act-order", actOrder, "columns by descending diag(H)");
   app.add_flag("--static-groups", staticGroups,
                "fit group scales up front on the original weights");
@@ -152,6 +158,7 @@ int main(int argc, char **argv) {
   options.gptqArtifact = gptqArtifact;
   options.decodeArtifact = decodeArtifact;
   options.damp = damp;
+  options.hessianRows = hessianRows;
   options.actOrder = actOrder;
   options.staticGroups = staticGroups;
   options.overwrite = overwrite;

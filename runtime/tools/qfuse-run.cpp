@@ -108,7 +108,7 @@ struct RunResult {
   Generation generation;
   LoadStats load;
   size_t weightBytes = 0;
-  json breakdown; // --profile: the decode step by part
+  json breakdown; // --profile: a plan (the decode step's) by part
 };
 
 /// What part of a decode step a plan step is, from what the artifact says
@@ -144,25 +144,29 @@ double replayMs(const cuda::Graph &graph, CUstream stream, int replays) {
   return cuda::Event::elapsedMs(start, end) / replays;
 }
 
-/// The decode step's time by part. What a part costs is what the graph of
-/// the batch-1 plan saves without its launches (kernel time and the launch
+/// A plan's time by part. What a part costs is what the graph of the plan
+/// of `batch` rows saves without its launches (kernel time and the launch
 /// gaps between them); what no part explains is reported as "other".
 /// Timing each launch alone instead over-counts small kernels, whose
-/// back-to-back launches are bound by launch rate, not by their work.
-json decodeBreakdown(Executor &executor, const Artifact &artifact,
-                     CUstream stream) {
-  const Plan &plan = artifact.plan(1);
+/// back-to-back launches are bound by launch rate, not by their work. The
+/// graphs read the buffers as the generation left them: batch 1 is a
+/// decode step; a batch of N profiles a prefill chunk when the prompt had
+/// at least N tokens.
+json stepBreakdown(Executor &executor, const Artifact &artifact,
+                   int64_t batch, CUstream stream) {
+  const Plan &plan = artifact.plan(batch);
   constexpr int kReplays = 50;
   const double full = replayMs(
-      executor.makePartialGraph(1, stream, [](size_t) { return true; }),
+      executor.makePartialGraph(batch, stream, [](size_t) { return true; }),
       stream, kReplays);
   json out = {{"method", "graph replay without each part's launches, mean "
                          "of 50 replays"},
+              {"batch", batch},
               {"step_ms", full},
               {"launches", plan.steps.size()}};
-  std::fprintf(info, "decode step by part (%.3f ms, %zu launches; each part = what "
-              "the graph saves without it):",
-              full, plan.steps.size());
+  std::fprintf(info, "plan of batch %lld by part (%.3f ms, %zu launches; "
+              "each part = what the graph saves without it):",
+              (long long)batch, full, plan.steps.size());
   double explained = 0;
   for (const char *part : {"linear", "attention", "rest"}) {
     int count = 0;
@@ -172,7 +176,7 @@ json decodeBreakdown(Executor &executor, const Artifact &artifact,
       continue;
     const double without = replayMs(
         executor.makePartialGraph(
-            1, stream,
+            batch, stream,
             [&](size_t i) {
               return std::string(partOf(artifact, plan.steps[i])) != part;
             }),
@@ -195,7 +199,8 @@ RunResult runArtifact(const std::string &path, const cuda::Context &context,
                       int warmup, const GenerateOptions &options,
                       const qfuse::text::Tokenizer *tokenizer,
                       const std::optional<qfuse::format::Encoding> &encoding,
-                      const std::string &encodingText, bool profile) {
+                      const std::string &encodingText,
+                      int64_t profileBatch) {
   Artifact artifact = loadArtifactForDevice(path, context);
   if (encoding)
     checkEncoding(artifact, *encoding, encodingText);
@@ -251,8 +256,9 @@ RunResult runArtifact(const std::string &path, const cuda::Context &context,
               (long long)g.promptTokens, (long long)generator.prefillBatch(),
               g.ttftMs, (long long)(g.tokens.size() - 1), g.decodeMs,
               g.decodeTokensPerSecond);
-  if (profile && g.tokens.size() > 1)
-    result.breakdown = decodeBreakdown(executor, artifact, stream.get());
+  if (profileBatch > 1 || (profileBatch == 1 && g.tokens.size() > 1))
+    result.breakdown =
+        stepBreakdown(executor, artifact, profileBatch, stream.get());
   return result;
 }
 
@@ -278,6 +284,7 @@ struct RunOptions {
   std::optional<uint64_t> randomSeed;
   int device = 0, warmup = 1;
   bool profile = false;
+  int64_t profileBatch = 0; // 0: no profile
   unsigned threads = 0;
   std::string promptText, systemText, tokenizerDir;
   bool chat = false;
@@ -355,11 +362,18 @@ void addOptions(CLI::App &app, RunOptions &o) {
                "print the decode step by part (linear layers, attention, "
                "the rest), each measured as what the step's graph saves "
                "without that part's launches");
+  app.add_option("--profile-batch", o.profileBatch,
+                 "profile the plan of this batch instead of the decode "
+                 "step (a prefill chunk, with a prompt of at least that "
+                 "many tokens); implies --profile")
+      ->check(CLI::PositiveNumber);
 }
 
 /// Rejects options that do not go together and fills in the default
 /// artifact paths; false (after saying why on stderr) when it cannot run.
 bool resolveOptions(RunOptions &o) {
+  if (o.profile && o.profileBatch == 0)
+    o.profileBatch = 1;
   if (o.promptText.empty() == o.prompt.empty()) {
     std::cerr << "qfuse-run: give exactly one of --prompt TEXT and "
                  "--prompt-ids ID,ID,...\n";
@@ -548,7 +562,7 @@ int main(int argc, char **argv) {
     RunResult quantized = runArtifact(
         o.artifactPath, context, stream, checkpoint ? &*checkpoint : nullptr,
         o.randomSeed, o.threads, o.prompt, o.maxNew, o.warmup, options,
-        tokenizer ? &*tokenizer : nullptr, encoding, o.encodingText, o.profile);
+        tokenizer ? &*tokenizer : nullptr, encoding, o.encodingText, o.profileBatch);
     out["run"] = resultJson(quantized);
     if (!o.fp16ArtifactPath.empty()) {
       RunResult fp16 =
@@ -556,7 +570,7 @@ int main(int argc, char **argv) {
                       checkpoint ? &*checkpoint : nullptr, o.randomSeed,
                       o.threads, o.prompt, o.maxNew, o.warmup, options,
                       tokenizer ? &*tokenizer : nullptr,
-                      parseEncodingOption("fp16"), "fp16", o.profile);
+                      parseEncodingOption("fp16"), "fp16", o.profileBatch);
       compareWithFp16(quantized, fp16, out);
     }
     if (!o.jsonPath.empty()) {

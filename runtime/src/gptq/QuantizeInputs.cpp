@@ -84,6 +84,7 @@ RunIdentity runIdentity(const QuantizeModelOptions &options,
   id.add("seq_len", std::to_string(options.seqLen));
   id.add("seed", std::to_string(options.seed));
   id.add("damp", number(options.damp));
+  id.add("hessian_rows", std::to_string(options.hessianRows));
   id.add("act_order", options.actOrder ? "true" : "false");
   id.add("static_groups", options.staticGroups ? "true" : "false");
   id.add("host_weights", options.hostWeights ? "true" : "false");

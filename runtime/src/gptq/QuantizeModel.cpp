@@ -346,6 +346,7 @@ std::string quantizeModel(const QuantizeModelOptions &options) {
 
   CalibrationOptions calibrationOptions;
   calibrationOptions.progress = options.progress;
+  calibrationOptions.hessianRows = options.hessianRows;
   LayerwiseCalibrator calib(executor, stream.get(), calibrationOptions);
   const int64_t numLayers = calib.numLayers();
   QuantizeProgress progress(

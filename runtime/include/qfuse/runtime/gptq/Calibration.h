@@ -143,8 +143,10 @@ struct CalibrationProgress {
 
 struct CalibrationOptions {
   /// Rows per Hessian update: each group stages this many rows (at least
-  /// one chunk) before its GEMM.
-  int64_t hessianRows = 512;
+  /// one chunk) before its GEMM. Each update reads and writes the f32
+  /// [K, K] sum and reduces over only these rows, so a few large updates
+  /// beat many small ones (docs/gptq.md).
+  int64_t hessianRows = 4096;
   /// Called after each sample of each pass (a progress bar).
   std::function<void(const CalibrationProgress &)> progress;
 };

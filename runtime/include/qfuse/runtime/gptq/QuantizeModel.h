@@ -50,6 +50,9 @@ struct QuantizeModelOptions {
   /// Empty: the defaults next to the checkpoint (above).
   std::string fp16Artifact, gptqArtifact, decodeArtifact;
   double damp = 0.01;
+  /// Calibration rows each Hessian stages before its update (at least one
+  /// chunk): fewer, larger GEMMs, each rereading the f32 [K, K] sum once.
+  int64_t hessianRows = CalibrationOptions().hessianRows;
   bool actOrder = false;
   bool staticGroups = false;
   /// Replace an existing output.
