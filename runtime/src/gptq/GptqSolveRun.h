@@ -2,8 +2,8 @@
 //
 // Private to runtime/src/gptq: SolveRun holds the inputs and the state of
 // one GptqSolver::solve call; its steps are defined in GptqSolveRun.cpp
-// (preparation, factorization, results) and GptqSolveBlocks.cpp (the block
-// loop).
+// (preparation, factorization), GptqSolveBlocks.cpp (the block loop) and
+// GptqSolveResults.cpp (the results, or the round-to-nearest fallback).
 //
 //===----------------------------------------------------------------------===//
 
