@@ -3,6 +3,7 @@
 #include "QuantizeInputs.h"
 
 #include "qfuse/runtime/Error.h"
+#include "qfuse/runtime/gptq/GptqSolver.h"
 
 #include <filesystem>
 #include <sstream>
@@ -60,6 +61,43 @@ QuantizeArtifacts resolveArtifacts(const QuantizeModelOptions &options,
   else
     a.decode.clear();
   return a;
+}
+
+CheckedInputs checkInputs(const QuantizeModelOptions &options) {
+  const CheckpointFormat outFormat = parseCheckpointFormat(options.format);
+  QuantizeArtifacts paths = resolveArtifacts(options, outFormat);
+
+  ModelCheckpoint checkpoint = ModelCheckpoint::open(options.modelDir);
+  if (checkpoint.config().quantization != CheckpointQuantization::None)
+    throw Error("'" + options.modelDir + "' is already quantized (" +
+                checkpoint.config().quantMethod +
+                "); GPTQ needs the fp16/bf16/f32 checkpoint");
+  // Before any GPU work: an output that would be refused at the end.
+  checkOutputDir(checkpoint, options.outDir, options.overwrite);
+  // Every variant of each file is validated before the GPU is touched; the
+  // device then picks the variant that runs (artifact sets, ArtifactSet.h).
+  // The variants of one file share their weights' encodings.
+  ArtifactSet fp16Set = ArtifactSet::load(paths.fp16);
+  ArtifactSet blocksSet = ArtifactSet::load(paths.gptq);
+  std::optional<ArtifactSet> decodeSet;
+  if (!paths.decode.empty())
+    decodeSet = ArtifactSet::load(paths.decode);
+  const format::Encoding enc = gptqArtifactEncoding(blocksSet.variants()[0]);
+  checkEncodingForFormat(outFormat, enc);
+  if (decodeSet)
+    for (const WeightSpec &w : decodeSet->variants()[0].weights)
+      if (w.encodingAttr.isQuantized() && !(w.encodingAttr == enc))
+        throw Error("the decode artifact '" + paths.decode + "' stores '" +
+                    w.name + "' as '" + w.encoding +
+                    "', the GPTQ artifact quantizes to '" +
+                    format::printEncoding(enc) + "'");
+  return {outFormat,
+          std::move(paths),
+          std::move(checkpoint),
+          std::move(fp16Set),
+          std::move(blocksSet),
+          std::move(decodeSet),
+          enc};
 }
 
 RunIdentity runIdentity(const QuantizeModelOptions &options,

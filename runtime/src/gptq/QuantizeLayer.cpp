@@ -1,4 +1,4 @@
-//===- QuantizeLayer.cpp - one layer's GPTQ groups at once ----------------===//
+//===- QuantizeLayer.cpp - one layer of the GPTQ pipeline -----------------===//
 
 #include "QuantizeLayer.h"
 
@@ -6,11 +6,15 @@
 #include "qfuse/runtime/Error.h"
 #include "qfuse/runtime/checkpoint/WeightSources.h"
 
+#include <cstdio>
 #include <cstring>
 #include <thread>
 
 namespace qfuse::runtime {
 namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
 
 /// The module's checkpoint weight as f32 [n, k].
 std::vector<float> weightF32(const ModelCheckpoint &checkpoint,
@@ -88,6 +92,70 @@ CUdeviceptr halfTarget(const Executor &executor, const std::string &module,
              : 0;
 }
 
+/// HalfRebinder::rebind of a result the solver did not write in f16 (an RTN
+/// fallback, act-order, a GPTQ artifact without values); its codes may
+/// come as bytes.
+void rebindOnHost(HalfRebinder &rebinder, const GptqModuleResult &r,
+                  const format::Encoding &enc) {
+  if (r.codeBytes.empty()) {
+    rebinder.rebind(r.name, enc, r.weight, r.n, r.k);
+    return;
+  }
+  format::Unpacked widened = r.weight;
+  widened.codes.resize(r.codeBytes.size());
+  for (size_t i = 0; i < r.codeBytes.size(); ++i)
+    widened.codes[i] = format::codeFromByte(enc.format, r.codeBytes[i]);
+  rebinder.rebind(r.name, enc, widened, r.n, r.k);
+}
+
+/// A layer's report entry from its groups' solves; rebinds each module in
+/// f16 for the next layer's calibration and queues it for packing (its
+/// packer index appended to `packed`). `line` gets " q_proj 0.12 ...".
+json takeLayerResults(int64_t layer, std::vector<HessianGroup> &groups,
+                      std::vector<GroupSolve> &solves,
+                      const format::Encoding &enc, HalfRebinder &rebinder,
+                      BackgroundPacker &packer, std::vector<size_t> &packed,
+                      QuantizedCounts &counts, double &deviceSeconds,
+                      std::string &line,
+                      const std::function<void(const std::string &)> &warn) {
+  json layerJson = {{"layer", layer}, {"groups", json::array()}};
+  for (size_t gi = 0; gi < groups.size(); ++gi) {
+    const HessianGroup &group = groups[gi];
+    GptqSolveReport &report = solves[gi].report;
+    std::vector<GptqModuleResult> &results = solves[gi].results;
+    counts.fallbacks += report.fellBackToRTN ? int(results.size()) : 0;
+    deviceSeconds = std::max(deviceSeconds, report.solveSeconds);
+    for (const std::string &warning : report.warnings)
+      warn(warning);
+    json groupJson = {{"input", group.input},
+                      {"k", group.hessian.columns()},
+                      {"solve_ms", report.solveSeconds * 1e3},
+                      {"total_ms", report.totalSeconds * 1e3},
+                      {"attempts", report.attempts},
+                      {"damping", report.dampFraction},
+                      {"dead_channels", report.deadChannels.size()},
+                      {"fell_back_to_rtn", report.fellBackToRTN},
+                      {"modules", json::array()}};
+    for (GptqModuleResult &r : results) {
+      // Rebind the module as the next layers will see it (the solver did
+      // where it could, on the device).
+      if (!r.halfWritten)
+        rebindOnHost(rebinder, r, enc);
+      char buffer[96];
+      std::snprintf(buffer, sizeof(buffer), " %s %.3g",
+                    r.name.substr(r.name.rfind('.') + 1).c_str(), r.loss);
+      line += buffer;
+      groupJson["modules"].push_back(
+          {{"name", r.name}, {"n", r.n}, {"loss", r.loss}});
+      packed.push_back(packer.add({r.name, enc, r.n, r.k, std::move(r.weight),
+                                   nullptr, std::move(r.codeBytes)}));
+      ++counts.modules;
+    }
+    layerJson["groups"].push_back(groupJson);
+  }
+  return layerJson;
+}
+
 } // namespace
 
 std::vector<GroupSolve> solveLayerGroups(int64_t layer,
@@ -156,6 +224,50 @@ std::vector<GroupSolve> solveLayerGroups(int64_t layer,
     out.push_back(std::move(work[gi].solve));
   }
   return out;
+}
+
+json LayerQuantizer::quantize(
+    int64_t l,
+    std::vector<std::pair<QuantizeProgress::Module, size_t>> &recorded) {
+  const auto layerStart = Clock::now();
+  std::vector<HessianGroup> groups = calib.collect(l);
+  const double collectSeconds = secondsSince(layerStart);
+  const auto solveStart = Clock::now();
+  std::vector<GroupSolve> solves = solveLayerGroups(
+      l, groups, checkpoint, executor, solvers, solveOptions, hostWeights);
+  const double solveSeconds = secondsSince(solveStart);
+  for (const GroupSolve &solve : solves)
+    for (const GptqModuleResult &r : solve.results)
+      recorded.push_back({{r.name, r.n, r.k, nullptr}, 0});
+
+  const auto rebindStart = Clock::now();
+  double deviceSeconds = 0;
+  lossLine.clear();
+  std::vector<size_t> packed;
+  json layerJson = takeLayerResults(
+      l, groups, solves, enc, rebinder, packer, packed, counts, deviceSeconds,
+      lossLine, [&](const std::string &warning) { warn(l, warning); });
+  for (size_t i = 0; i < recorded.size(); ++i)
+    recorded[i].second = packed[i];
+  rebinder.finish();
+  const double rebindSeconds = secondsSince(rebindStart);
+  const auto propagateStart = Clock::now();
+  calib.propagate(l);
+  const double propagateSeconds = secondsSince(propagateStart);
+  if (progressDone)
+    progressDone();
+  totals.solve += solveSeconds;
+  totals.collect += collectSeconds;
+  totals.rebind += rebindSeconds;
+  totals.propagate += propagateSeconds;
+  totals.deviceSolve += deviceSeconds;
+  layerJson["seconds"] = secondsSince(layerStart);
+  layerJson["collect_seconds"] = collectSeconds;
+  layerJson["gptq_seconds"] = solveSeconds;
+  layerJson["propagate_seconds"] = propagateSeconds;
+  layerJson["rebind_seconds"] = rebindSeconds;
+  layerJson["gptq_device_seconds"] = deviceSeconds;
+  return layerJson;
 }
 
 } // namespace qfuse::runtime

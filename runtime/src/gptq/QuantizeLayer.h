@@ -1,10 +1,13 @@
-//===- QuantizeLayer.h - one layer's GPTQ groups at once --------*- C++ -*-===//
+//===- QuantizeLayer.h - one layer of the GPTQ pipeline ---------*- C++ -*-===//
 //
-// The groups of a layer (q/k/v, o, gate/up, down) are independent once their
-// Hessians exist: each is solved on its own thread, stream and solver, so
-// that one group's host work (weights in, codes out) overlaps another's
-// device work. The solvers and streams are made on first use and kept for
-// every layer (SolverPool). Private to QuantizeModel.cpp.
+// One layer of quantizeModel's loop (LayerQuantizer): its Hessians
+// collected, its groups solved, its modules rebound in f16 and queued for
+// packing, its quantized outputs propagated. The groups of a layer (q/k/v,
+// o, gate/up, down) are independent once their Hessians exist: each is
+// solved on its own thread, stream and solver, so that one group's host
+// work (weights in, codes out) overlaps another's device work. The solvers
+// and streams are made on first use and kept for every layer (SolverPool).
+// Private to QuantizeModel.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,10 +19,19 @@
 #include "qfuse/runtime/checkpoint/ModelCheckpoint.h"
 #include "qfuse/runtime/device/Cuda.h"
 #include "qfuse/runtime/device/Executor.h"
+#include "qfuse/runtime/gptq/BackgroundPacker.h"
 #include "qfuse/runtime/gptq/Calibration.h"
 #include "qfuse/runtime/gptq/GptqSolver.h"
+#include "qfuse/runtime/gptq/HalfRebinder.h"
+#include "qfuse/runtime/gptq/QuantizeProgress.h"
 
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <functional>
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace qfuse::runtime {
@@ -50,6 +62,50 @@ std::vector<GroupSolve> solveLayerGroups(int64_t layer,
                                          SolverPool &pool,
                                          const GptqSolveOptions &options,
                                          bool hostWeights);
+
+/// Seconds of wall time since `start`, for the report's phases.
+inline double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+/// Sums over the layers this run quantized, for the report's phases.
+struct LayerTotals {
+  double collect = 0, solve = 0, deviceSolve = 0, rebind = 0, propagate = 0;
+};
+
+/// What the run has quantized (resumed layers included).
+struct QuantizedCounts {
+  size_t modules = 0;
+  int fallbacks = 0;
+};
+
+/// One layer after another: its Hessians from the stored inputs (collect),
+/// its groups solved, its modules rebound in f16 and queued for packing,
+/// and its quantized outputs stored for the next layer (propagate).
+struct LayerQuantizer {
+  LayerwiseCalibrator &calib;
+  const ModelCheckpoint &checkpoint;
+  Executor &executor;
+  SolverPool &solvers;
+  const GptqSolveOptions &solveOptions;
+  bool hostWeights;
+  const format::Encoding &enc;
+  HalfRebinder &rebinder;
+  BackgroundPacker &packer;
+  QuantizedCounts &counts;
+  LayerTotals &totals;
+  std::function<void(int64_t, const std::string &)> warn;
+  std::function<void()> progressDone;
+  /// The last layer's losses, " q_proj 0.12 k_proj ...", for its line.
+  std::string lossLine;
+
+  /// Layer `l`'s report entry with its phases' seconds; `recorded` gets
+  /// its modules with their packer indices (QuantizeProgress).
+  nlohmann::json
+  quantize(int64_t l,
+           std::vector<std::pair<QuantizeProgress::Module, size_t>> &recorded);
+};
 
 } // namespace qfuse::runtime
 

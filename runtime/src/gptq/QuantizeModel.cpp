@@ -10,7 +10,10 @@
 // (BackgroundPacker), each layer recorded for --resume (QuantizeProgress, on
 // a thread of its own), and the checkpoint written: the qfuse format as the
 // packer finishes each module (PackedCheckpointStream), the others at the
-// end (writeQuantizedCheckpoint).
+// end (writeQuantizedCheckpoint). quantizeModel runs it as the phases of
+// ModelQuantizer: setup (the inputs checked first, QuantizeInputs.h), load,
+// calibration start (and the replay of a resumed run's layers), the layer
+// loop (LayerQuantizer, QuantizeLayer.h), the write and the report.
 //
 //===----------------------------------------------------------------------===//
 
@@ -58,10 +61,6 @@ namespace {
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-double secondsSince(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
 std::string utcNow() {
   std::time_t now = std::time(nullptr);
   std::tm tm{};
@@ -69,33 +68,6 @@ std::string utcNow() {
   char text[32];
   std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", &tm);
   return text;
-}
-
-/// Sums over the layers this run quantized, for the report's phases.
-struct Totals {
-  double collect = 0, solve = 0, deviceSolve = 0, rebind = 0, propagate = 0;
-};
-
-/// What the run has quantized (resumed layers included).
-struct Counts {
-  size_t modules = 0;
-  int fallbacks = 0;
-};
-
-/// HalfRebinder::rebind of a result the solver did not write in f16 (an RTN
-/// fallback, act-order, a GPTQ artifact without values); its codes may
-/// come as bytes.
-void rebindOnHost(HalfRebinder &rebinder, const GptqModuleResult &r,
-                  const format::Encoding &enc) {
-  if (r.codeBytes.empty()) {
-    rebinder.rebind(r.name, enc, r.weight, r.n, r.k);
-    return;
-  }
-  format::Unpacked widened = r.weight;
-  widened.codes.resize(r.codeBytes.size());
-  for (size_t i = 0; i < r.codeBytes.size(); ++i)
-    widened.codes[i] = format::codeFromByte(enc.format, r.codeBytes[i]);
-  rebinder.rebind(r.name, enc, widened, r.n, r.k);
 }
 
 /// HalfRebinder::rebind of a recorded (packed) module, for a resumed run.
@@ -107,55 +79,8 @@ void rebindPacked(HalfRebinder &rebinder, const QuantizedWeight &w) {
   rebinder.rebind(w.name, w.encoding, u, w.n, w.k);
 }
 
-/// A layer's report entry from its groups' solves; rebinds each module in
-/// f16 for the next layer's calibration and queues it for packing (its
-/// packer index appended to `packed`). `line` gets " q_proj 0.12 ...".
-json takeLayerResults(int64_t layer, std::vector<HessianGroup> &groups,
-                      std::vector<GroupSolve> &solves,
-                      const format::Encoding &enc, HalfRebinder &rebinder,
-                      BackgroundPacker &packer, std::vector<size_t> &packed,
-                      Counts &counts, double &deviceSeconds, std::string &line,
-                      const std::function<void(const std::string &)> &warn) {
-  json layerJson = {{"layer", layer}, {"groups", json::array()}};
-  for (size_t gi = 0; gi < groups.size(); ++gi) {
-    const HessianGroup &group = groups[gi];
-    GptqSolveReport &report = solves[gi].report;
-    std::vector<GptqModuleResult> &results = solves[gi].results;
-    counts.fallbacks += report.fellBackToRTN ? int(results.size()) : 0;
-    deviceSeconds = std::max(deviceSeconds, report.solveSeconds);
-    for (const std::string &warning : report.warnings)
-      warn(warning);
-    json groupJson = {{"input", group.input},
-                      {"k", group.hessian.columns()},
-                      {"solve_ms", report.solveSeconds * 1e3},
-                      {"total_ms", report.totalSeconds * 1e3},
-                      {"attempts", report.attempts},
-                      {"damping", report.dampFraction},
-                      {"dead_channels", report.deadChannels.size()},
-                      {"fell_back_to_rtn", report.fellBackToRTN},
-                      {"modules", json::array()}};
-    for (GptqModuleResult &r : results) {
-      // Rebind the module as the next layers will see it (the solver did
-      // where it could, on the device).
-      if (!r.halfWritten)
-        rebindOnHost(rebinder, r, enc);
-      char buffer[96];
-      std::snprintf(buffer, sizeof(buffer), " %s %.3g",
-                    r.name.substr(r.name.rfind('.') + 1).c_str(), r.loss);
-      line += buffer;
-      groupJson["modules"].push_back(
-          {{"name", r.name}, {"n", r.n}, {"loss", r.loss}});
-      packed.push_back(packer.add({r.name, enc, r.n, r.k, std::move(r.weight),
-                                   nullptr, std::move(r.codeBytes)}));
-      ++counts.modules;
-    }
-    layerJson["groups"].push_back(groupJson);
-  }
-  return layerJson;
-}
-
 /// The modules and fallbacks a recorded layer's report entry counts.
-void countRecorded(const json &layer, Counts &counts) {
+void countRecorded(const json &layer, QuantizedCounts &counts) {
   for (const json &group : layer.at("groups")) {
     const size_t modules = group.at("modules").size();
     counts.modules += modules;
@@ -184,74 +109,6 @@ recordWhenPacked(QuantizeProgress &progress, BackgroundPacker &packer,
   };
 }
 
-/// One layer after another: its Hessians from the stored inputs (collect),
-/// its groups solved, its modules rebound in f16 and queued for packing,
-/// and its quantized outputs stored for the next layer (propagate).
-struct LayerQuantizer {
-  LayerwiseCalibrator &calib;
-  const ModelCheckpoint &checkpoint;
-  Executor &executor;
-  SolverPool &solvers;
-  const GptqSolveOptions &solveOptions;
-  bool hostWeights;
-  const format::Encoding &enc;
-  HalfRebinder &rebinder;
-  BackgroundPacker &packer;
-  Counts &counts;
-  Totals &totals;
-  std::function<void(int64_t, const std::string &)> warn;
-  std::function<void()> progressDone;
-  /// The last layer's losses, " q_proj 0.12 k_proj ...", for its line.
-  std::string lossLine;
-
-  /// Layer `l`'s report entry with its phases' seconds; `recorded` gets
-  /// its modules with their packer indices (QuantizeProgress).
-  json quantize(int64_t l,
-                std::vector<std::pair<QuantizeProgress::Module, size_t>>
-                    &recorded) {
-    const auto layerStart = Clock::now();
-    std::vector<HessianGroup> groups = calib.collect(l);
-    const double collectSeconds = secondsSince(layerStart);
-    const auto solveStart = Clock::now();
-    std::vector<GroupSolve> solves = solveLayerGroups(
-        l, groups, checkpoint, executor, solvers, solveOptions, hostWeights);
-    const double solveSeconds = secondsSince(solveStart);
-    for (const GroupSolve &solve : solves)
-      for (const GptqModuleResult &r : solve.results)
-        recorded.push_back({{r.name, r.n, r.k, nullptr}, 0});
-
-    const auto rebindStart = Clock::now();
-    double deviceSeconds = 0;
-    lossLine.clear();
-    std::vector<size_t> packed;
-    json layerJson = takeLayerResults(
-        l, groups, solves, enc, rebinder, packer, packed, counts,
-        deviceSeconds, lossLine,
-        [&](const std::string &warning) { warn(l, warning); });
-    for (size_t i = 0; i < recorded.size(); ++i)
-      recorded[i].second = packed[i];
-    rebinder.finish();
-    const double rebindSeconds = secondsSince(rebindStart);
-    const auto propagateStart = Clock::now();
-    calib.propagate(l);
-    const double propagateSeconds = secondsSince(propagateStart);
-    if (progressDone)
-      progressDone();
-    totals.solve += solveSeconds;
-    totals.collect += collectSeconds;
-    totals.rebind += rebindSeconds;
-    totals.propagate += propagateSeconds;
-    totals.deviceSolve += deviceSeconds;
-    layerJson["seconds"] = secondsSince(layerStart);
-    layerJson["collect_seconds"] = collectSeconds;
-    layerJson["gptq_seconds"] = solveSeconds;
-    layerJson["propagate_seconds"] = propagateSeconds;
-    layerJson["rebind_seconds"] = rebindSeconds;
-    layerJson["gptq_device_seconds"] = deviceSeconds;
-    return layerJson;
-  }
-};
-
 /// The checkpoint weights GPTQ quantizes: every linear of the plan's
 /// layers (the decode artifact's others, such as lm_head, come from the
 /// source checkpoint).
@@ -271,172 +128,222 @@ int64_t killAfterLayer() {
   return env && *env ? std::strtoll(env, nullptr, 10) : -1;
 }
 
-} // namespace
+/// The variant of `set` for `context`'s device, if there is a set.
+std::optional<Artifact> takeVariantForDevice(std::optional<ArtifactSet> &set,
+                                             const cuda::Context &context) {
+  if (!set)
+    return std::nullopt;
+  return takeVariantForDevice(std::move(*set), context);
+}
 
-std::string quantizeModel(const QuantizeModelOptions &options) {
-  const auto start = Clock::now();
-  // Progress lines go to options.log (stdout when it is empty).
-  auto say = [&](const char *fmt, ...) {
-    char text[1024];
-    va_list args;
-    va_start(args, fmt);
-    std::vsnprintf(text, sizeof(text), fmt, args);
-    va_end(args);
-    if (options.log)
-      options.log(text);
-    else
-      std::fputs(text, stdout);
-  };
-  const CheckpointFormat outFormat = parseCheckpointFormat(options.format);
-  const QuantizeArtifacts paths = resolveArtifacts(options, outFormat);
-  const std::string &outDir = options.outDir;
+/// One run of quantizeModel, a method per phase, called in this order.
+/// The members are declared in the order the phases make them, so that a
+/// run stopped by an error is taken down in the reverse order (the output
+/// stream before the packer it reads, the executor before the context).
+class ModelQuantizer {
+public:
+  /// Setup: the inputs checked (checkInputs), the device context, each
+  /// artifact's variant for it and the executor of the fp16 plan.
+  explicit ModelQuantizer(const QuantizeModelOptions &options);
+  /// The checkpoint's fp16 weights bound to the executor.
+  void load();
+  /// The samples, the solvers, the calibrator, the progress (--resume),
+  /// the packer, the rebinder and the streamed output; then the
+  /// calibration up to the first layer left to quantize.
+  void startCalibration();
+  /// The layers left, one after another (LayerQuantizer), each recorded
+  /// for --resume on a thread of its own.
+  void quantizeLayers();
+  /// The checkpoint in place and the progress removed.
+  void write();
+  /// The closing line, and the report (the JSON of --json).
+  std::string report() const;
 
-  ModelCheckpoint checkpoint = ModelCheckpoint::open(options.modelDir);
-  if (checkpoint.config().quantization != CheckpointQuantization::None)
-    throw Error("'" + options.modelDir + "' is already quantized (" +
-                checkpoint.config().quantMethod +
-                "); GPTQ needs the fp16/bf16/f32 checkpoint");
-  // Before any GPU work: an output that would be refused at the end.
-  checkOutputDir(checkpoint, outDir, options.overwrite);
-  // Every variant of each file is validated before the GPU is touched; the
-  // device then picks the variant that runs (artifact sets, ArtifactSet.h).
-  // The variants of one file share their weights' encodings.
-  ArtifactSet fp16Set = ArtifactSet::load(paths.fp16);
-  ArtifactSet blocksSet = ArtifactSet::load(paths.gptq);
-  std::optional<ArtifactSet> decodeSet;
-  if (!paths.decode.empty())
-    decodeSet = ArtifactSet::load(paths.decode);
-  const format::Encoding enc = gptqArtifactEncoding(blocksSet.variants()[0]);
-  checkEncodingForFormat(outFormat, enc);
-  if (decodeSet)
-    for (const WeightSpec &w : decodeSet->variants()[0].weights)
-      if (w.encodingAttr.isQuantized() && !(w.encodingAttr == enc))
-        throw Error("the decode artifact '" + paths.decode + "' stores '" +
-                    w.name + "' as '" + w.encoding +
-                    "', the GPTQ artifact quantizes to '" +
-                    format::printEncoding(enc) + "'");
+private:
+  /// A progress line to options.log (stdout when it is empty).
+  void say(const char *fmt, ...) const __attribute__((format(printf, 2, 3)));
+  /// The layers an interrupted run recorded: their modules for the
+  /// checkpoint and, before the first layer left to quantize, through the
+  /// calibration again with their quantized weights, which gives that layer
+  /// the inputs the interrupted run gave it.
+  void replayRecordedLayers();
 
-  cuda::Context context(options.device);
-  Artifact fp16 = takeVariantForDevice(std::move(fp16Set), context);
-  Artifact blocks = takeVariantForDevice(std::move(blocksSet), context);
-  std::optional<Artifact> decode;
-  if (decodeSet)
-    decode = takeVariantForDevice(std::move(*decodeSet), context);
-  cuda::Stream stream;
-  Executor executor(fp16, context);
-  checkModelAgainstConfig(fp16, checkpoint);
+  const QuantizeModelOptions &options_;
+  const Clock::time_point start_ = Clock::now();
+  CheckedInputs in_;
+  cuda::Context context_;
+  Artifact fp16_, blocks_;
+  std::optional<Artifact> decode_;
+  cuda::Stream stream_;
+  Executor executor_;
+  double setupSeconds_ = 0;
+  LoadStats load_;
+  // startCalibration: made after the load, in the order of the messages
+  // and errors of a run.
+  std::vector<std::vector<int32_t>> samples_;
+  std::optional<SolverPool> solvers_;
+  GptqSolveOptions solveOptions_;
+  std::optional<LayerwiseCalibrator> calib_;
+  int64_t numLayers_ = 0;
+  std::optional<QuantizeProgress> progress_;
+  int64_t first_ = 0; // the first layer left to quantize
+  std::optional<BackgroundPacker> packer_;
+  std::optional<HalfRebinder> rebinder_;
+  std::optional<PackedCheckpointStream> output_;
+  QuantizedCounts counts_;
+  json layersJson_ = json::array();
+  double captureSeconds_ = 0;
+  // quantizeLayers
+  LayerTotals totals_;
+  double layersSeconds_ = 0;
+  // write
+  std::vector<QuantizedWeight> quantized_;
+  CheckpointWriteSeconds written_;
+  double packWaitSeconds_ = 0, streamWaitSeconds_ = 0, writeSeconds_ = 0;
+};
+
+ModelQuantizer::ModelQuantizer(const QuantizeModelOptions &options)
+    : options_(options), in_(checkInputs(options)), context_(options.device),
+      fp16_(takeVariantForDevice(std::move(in_.fp16), context_)),
+      blocks_(takeVariantForDevice(std::move(in_.blocks), context_)),
+      decode_(takeVariantForDevice(in_.decode, context_)),
+      executor_(fp16_, context_) {
+  checkModelAgainstConfig(fp16_, in_.checkpoint);
   say("qfuse-quantize: %s -> %s (%s, %s) on %s, code for %s\n",
-      options.modelDir.c_str(), outDir.c_str(),
-      format::printEncoding(enc).c_str(),
-      std::string(checkpointFormatName(outFormat)).c_str(),
-      context.describe().c_str(), fp16.describeTarget().c_str());
-  const double setupSeconds = secondsSince(start);
-  LoadStats load = loadCheckpoint(executor, checkpoint);
-  say("  fp16 weights bound in %.1f s\n", load.seconds);
+      options_.modelDir.c_str(), options_.outDir.c_str(),
+      format::printEncoding(in_.enc).c_str(),
+      std::string(checkpointFormatName(in_.format)).c_str(),
+      context_.describe().c_str(), fp16_.describeTarget().c_str());
+  setupSeconds_ = secondsSince(start_);
+}
 
-  std::vector<std::vector<int32_t>> samples =
-      calibrationSamples(options.calibration, options.seqLen,
-                         checkpoint.config().vocabSize, options.seed);
-  SolverPool solvers{blocks, context, enc, {}, {}};
-  GptqSolveOptions solveOptions;
-  solveOptions.dampFraction = options.damp;
-  solveOptions.actOrder = options.actOrder;
-  solveOptions.staticGroups = options.staticGroups;
-  solveOptions.codesAsBytes = true;
+void ModelQuantizer::say(const char *fmt, ...) const {
+  char text[1024];
+  va_list args;
+  va_start(args, fmt);
+  std::vsnprintf(text, sizeof(text), fmt, args);
+  va_end(args);
+  if (options_.log)
+    options_.log(text);
+  else
+    std::fputs(text, stdout);
+}
+
+void ModelQuantizer::load() {
+  load_ = loadCheckpoint(executor_, in_.checkpoint);
+  say("  fp16 weights bound in %.1f s\n", load_.seconds);
+}
+
+void ModelQuantizer::startCalibration() {
+  samples_ =
+      calibrationSamples(options_.calibration, options_.seqLen,
+                         in_.checkpoint.config().vocabSize, options_.seed);
+  solvers_.emplace(SolverPool{blocks_, context_, in_.enc, {}, {}});
+  solveOptions_.dampFraction = options_.damp;
+  solveOptions_.actOrder = options_.actOrder;
+  solveOptions_.staticGroups = options_.staticGroups;
+  solveOptions_.codesAsBytes = true;
 
   CalibrationOptions calibrationOptions;
-  calibrationOptions.progress = options.progress;
-  calibrationOptions.hessianRows = options.hessianRows;
-  LayerwiseCalibrator calib(executor, stream.get(), calibrationOptions);
-  const int64_t numLayers = calib.numLayers();
-  QuantizeProgress progress(
-      outDir,
+  calibrationOptions.progress = options_.progress;
+  calibrationOptions.hessianRows = options_.hessianRows;
+  calib_.emplace(executor_, stream_.get(), calibrationOptions);
+  numLayers_ = calib_->numLayers();
+  progress_.emplace(
+      options_.outDir,
       // The device's kind, not its ordinal: the same results on any H200.
-      runIdentity(options, paths, checkpoint, enc, outFormat,
-                  context.name() + ", " + context.chip()),
-      numLayers, options.resume);
-  const int64_t first = progress.layersDone();
+      runIdentity(options_, in_.paths, in_.checkpoint, in_.enc, in_.format,
+                  context_.name() + ", " + context_.chip()),
+      numLayers_, options_.resume);
+  first_ = progress_->layersDone();
 
   // Modules are packed on half the cores as their layer finishes, and
   // rebound in f16 for the next layer's calibration in place.
-  BackgroundPacker packer(
-      std::max(1u, std::thread::hardware_concurrency() / 2));
-  HalfRebinder rebinder(executor);
+  packer_.emplace(std::max(1u, std::thread::hardware_concurrency() / 2));
+  rebinder_.emplace(executor_);
   // The qfuse format is written as the packer finishes each module.
-  std::optional<PackedCheckpointStream> output;
-  if (decode)
-    output.emplace(checkpoint, *decode, outDir, options.overwrite,
-                   solvedModules(calib.layers()), packer);
-  Counts counts;
-  json layersJson = json::array();
-  if (first > 0) {
-    if (first < numLayers)
-      say("  resuming at layer %lld of %lld from %s\n", (long long)first + 1,
-          (long long)numLayers, progress.directory().c_str());
+  if (decode_)
+    output_.emplace(in_.checkpoint, *decode_, options_.outDir,
+                    options_.overwrite, solvedModules(calib_->layers()),
+                    *packer_);
+  if (first_ > 0) {
+    if (first_ < numLayers_)
+      say("  resuming at layer %lld of %lld from %s\n", (long long)first_ + 1,
+          (long long)numLayers_, progress_->directory().c_str());
     else
       say("  resuming: all %lld layers are in %s; writing the checkpoint\n",
-          (long long)numLayers, progress.directory().c_str());
-    for (const std::string &report : progress.layerReports()) {
-      layersJson.push_back(json::parse(report));
-      countRecorded(layersJson.back(), counts);
+          (long long)numLayers_, progress_->directory().c_str());
+    for (const std::string &report : progress_->layerReports()) {
+      layersJson_.push_back(json::parse(report));
+      countRecorded(layersJson_.back(), counts_);
     }
-  } else if (options.resume) {
+  } else if (options_.resume) {
     say("  nothing to resume in %s; starting at layer 1\n",
-        progress.directory().c_str());
+        progress_->directory().c_str());
   }
 
-  auto t = Clock::now();
-  if (first < numLayers)
-    calib.begin(samples);
-  // The recorded layers: their modules for the checkpoint and, before the
-  // first layer left to quantize, through the calibration again with their
-  // quantized weights, which gives that layer the inputs the interrupted
-  // run gave it.
-  for (int64_t l = 0; l < first; ++l) {
-    std::vector<QuantizedWeight> modules = progress.loadLayer(l, enc);
-    if (first < numLayers) {
+  const auto start = Clock::now();
+  if (first_ < numLayers_)
+    calib_->begin(samples_);
+  replayRecordedLayers();
+  if (options_.progressDone)
+    options_.progressDone();
+  captureSeconds_ = secondsSince(start);
+  if (first_ < numLayers_)
+    say("  calibration: %lld samples, %lld tokens, chunks of %lld "
+        "rows; layer inputs stored in %.1f MB (%.2f s)\n",
+        (long long)calib_->numSamples(), (long long)calib_->tokens(),
+        (long long)calib_->chunkRows(),
+        double(calib_->storeBytes(first_)) / 1e6, captureSeconds_);
+}
+
+void ModelQuantizer::replayRecordedLayers() {
+  for (int64_t l = 0; l < first_; ++l) {
+    std::vector<QuantizedWeight> modules = progress_->loadLayer(l, in_.enc);
+    if (first_ < numLayers_) {
       for (const QuantizedWeight &w : modules)
-        rebindPacked(rebinder, w);
-      rebinder.finish();
-      calib.propagate(l);
+        rebindPacked(*rebinder_, w);
+      rebinder_->finish();
+      calib_->propagate(l);
     }
     for (QuantizedWeight &w : modules) {
       const std::string name = w.name;
-      const size_t index = packer.add(std::move(w));
-      if (output)
-        output->add(name, index);
+      const size_t index = packer_->add(std::move(w));
+      if (output_)
+        output_->add(name, index);
     }
   }
-  if (options.progressDone)
-    options.progressDone();
-  const double captureSeconds = secondsSince(t);
-  if (first < numLayers)
-    say("  calibration: %lld samples, %lld tokens, chunks of %lld "
-        "rows; layer inputs stored in %.1f MB (%.2f s)\n",
-        (long long)calib.numSamples(), (long long)calib.tokens(),
-        (long long)calib.chunkRows(), double(calib.storeBytes(first)) / 1e6,
-        captureSeconds);
+}
 
+void ModelQuantizer::quantizeLayers() {
   detail::SerialJobs recorder;
   const int64_t killAfter = killAfterLayer();
-  Totals totals;
-  auto warn = [&](int64_t l, const std::string &warning) {
+  auto warn = [this](int64_t l, const std::string &warning) {
     say("  layer %lld: warning: %s\n", (long long)l, warning.c_str());
   };
-  LayerQuantizer layers{calib,    checkpoint, executor,
-                        solvers,  solveOptions, options.hostWeights,
-                        enc,      rebinder,   packer,
-                        counts,   totals,     warn,
-                        options.progressDone, {}};
+  LayerQuantizer layers{*calib_,
+                        in_.checkpoint,
+                        executor_,
+                        *solvers_,
+                        solveOptions_,
+                        options_.hostWeights,
+                        in_.enc,
+                        *rebinder_,
+                        *packer_,
+                        counts_,
+                        totals_,
+                        warn,
+                        options_.progressDone,
+                        {}};
   const auto layersStart = Clock::now();
-  for (int64_t l = first; l < numLayers; ++l) {
+  for (int64_t l = first_; l < numLayers_; ++l) {
     std::vector<std::pair<QuantizeProgress::Module, size_t>> recorded;
     json layerJson = layers.quantize(l, recorded);
-    const double eta = secondsSince(layersStart) / double(l + 1 - first) *
-                       double(numLayers - l - 1);
+    const double eta = secondsSince(layersStart) / double(l + 1 - first_) *
+                       double(numLayers_ - l - 1);
     say("  layer %lld/%lld: %.2f s (collect %.2f, gptq %.2f [device %.3f], "
         "rebind %.2f, propagate %.2f), ETA %.0f s; loss%s\n",
-        (long long)l + 1, (long long)numLayers,
+        (long long)l + 1, (long long)numLayers_,
         layerJson["seconds"].get<double>(),
         layerJson["collect_seconds"].get<double>(),
         layerJson["gptq_seconds"].get<double>(),
@@ -445,13 +352,13 @@ std::string quantizeModel(const QuantizeModelOptions &options) {
         layerJson["propagate_seconds"].get<double>(), eta,
         layers.lossLine.c_str());
     std::fflush(stdout);
-    layersJson.push_back(layerJson);
-    if (output)
+    layersJson_.push_back(layerJson);
+    if (output_)
       for (const auto &[module, index] : recorded)
-        output->add(module.name, index);
-    if (options.saveProgress) {
-      recorder.add(recordWhenPacked(progress, packer, l, std::move(recorded),
-                                    layerJson.dump()));
+        output_->add(module.name, index);
+    if (options_.saveProgress) {
+      recorder.add(recordWhenPacked(*progress_, *packer_, l,
+                                    std::move(recorded), layerJson.dump()));
       if (l == killAfter) {
         recorder.wait();
         std::raise(SIGKILL);
@@ -459,75 +366,92 @@ std::string quantizeModel(const QuantizeModelOptions &options) {
     }
   }
   recorder.wait();
+  layersSeconds_ = secondsSince(layersStart);
+}
 
-  const double layersSeconds = secondsSince(layersStart);
-  say("  writing %zu quantized modules (%s) to %s\n", counts.modules,
-      std::string(checkpointFormatName(outFormat)).c_str(), outDir.c_str());
-  t = Clock::now();
-  packer.wait();
-  const double packWaitSeconds = secondsSince(t);
+void ModelQuantizer::write() {
+  say("  writing %zu quantized modules (%s) to %s\n", counts_.modules,
+      std::string(checkpointFormatName(in_.format)).c_str(),
+      options_.outDir.c_str());
+  const auto start = Clock::now();
+  packer_->wait();
+  packWaitSeconds_ = secondsSince(start);
   const auto streamStart = Clock::now();
-  if (output)
-    output->wait();
-  const double streamWaitSeconds = secondsSince(streamStart);
-  const std::vector<QuantizedWeight> quantized = packer.finish();
-  CheckpointWriteSeconds written;
-  if (output) {
+  if (output_)
+    output_->wait();
+  streamWaitSeconds_ = secondsSince(streamStart);
+  quantized_ = packer_->finish();
+  if (output_) {
     const auto commitStart = Clock::now();
-    output->commit();
-    written.files = secondsSince(commitStart);
+    output_->commit();
+    written_.files = secondsSince(commitStart);
   } else {
-    writeQuantizedCheckpoint(checkpoint, quantized, outFormat, outDir,
-                             nullptr, options.overwrite, &written);
+    writeQuantizedCheckpoint(in_.checkpoint, quantized_, in_.format,
+                             options_.outDir, nullptr, options_.overwrite,
+                             &written_);
   }
   try {
-    progress.finish();
+    progress_->finish();
   } catch (const Error &e) { // the checkpoint is written either way
     say("  warning: %s\n", e.what());
   }
-  const double writeSeconds = secondsSince(t);
-  const double total = secondsSince(start);
+  writeSeconds_ = secondsSince(start);
+}
+
+std::string ModelQuantizer::report() const {
+  const double total = secondsSince(start_);
   say("qfuse-quantize: %zu modules in %lld layers, %d fell back to "
       "round-to-nearest; GPTQ %.2f s, written in %.2f s, %.1f s in "
       "all -> %s\n",
-      quantized.size(), (long long)numLayers, counts.fallbacks, totals.solve,
-      writeSeconds, total, outDir.c_str());
+      quantized_.size(), (long long)numLayers_, counts_.fallbacks,
+      totals_.solve, writeSeconds_, total, options_.outDir.c_str());
   json doc = {{"tool", "qfuse-quantize"},
-              {"command", options.command},
+              {"command", options_.command},
               {"date", utcNow()},
-              {"device", context.describe()},
-              {"encoding", format::printEncoding(enc)},
-              {"format", std::string(checkpointFormatName(outFormat))},
-              {"samples", calib.numSamples()},
-              {"tokens", calib.tokens()},
-              {"modules", quantized.size()},
-              {"fell_back_to_rtn", counts.fallbacks},
-              {"gptq_seconds", totals.solve},
+              {"device", context_.describe()},
+              {"encoding", format::printEncoding(in_.enc)},
+              {"format", std::string(checkpointFormatName(in_.format))},
+              {"samples", calib_->numSamples()},
+              {"tokens", calib_->tokens()},
+              {"modules", quantized_.size()},
+              {"fell_back_to_rtn", counts_.fallbacks},
+              {"gptq_seconds", totals_.solve},
               {"seconds", total},
-              {"weights", options.hostWeights ? "host f32" : "device"},
+              {"weights", options_.hostWeights ? "host f32" : "device"},
               // Layers 0..resumed_layers-1 came from an interrupted run's
               // progress (their entries are that run's).
-              {"resumed_layers", first},
+              {"resumed_layers", first_},
               // Wall time of each phase of this run; the layers' parts are
               // sums over the layers ("gptq_device" is the device time of
               // the slowest group of each layer, a profile, not wall time).
               {"phases",
-               {{"setup", setupSeconds},
-                {"load", load.seconds},
-                {"calibration_capture", captureSeconds},
-                {"layers", layersSeconds},
-                {"layers_collect", totals.collect},
-                {"layers_gptq", totals.solve},
-                {"layers_gptq_device", totals.deviceSolve},
-                {"layers_rebind", totals.rebind},
-                {"layers_propagate", totals.propagate},
-                {"write", writeSeconds},
-                {"write_pack_wait", packWaitSeconds},
-                {"write_stream_wait", streamWaitSeconds},
-                {"write_build", written.build},
-                {"write_files", written.files}}},
-              {"layers", layersJson}};
+               {{"setup", setupSeconds_},
+                {"load", load_.seconds},
+                {"calibration_capture", captureSeconds_},
+                {"layers", layersSeconds_},
+                {"layers_collect", totals_.collect},
+                {"layers_gptq", totals_.solve},
+                {"layers_gptq_device", totals_.deviceSolve},
+                {"layers_rebind", totals_.rebind},
+                {"layers_propagate", totals_.propagate},
+                {"write", writeSeconds_},
+                {"write_pack_wait", packWaitSeconds_},
+                {"write_stream_wait", streamWaitSeconds_},
+                {"write_build", written_.build},
+                {"write_files", written_.files}}},
+              {"layers", layersJson_}};
   return doc.dump(2);
+}
+
+} // namespace
+
+std::string quantizeModel(const QuantizeModelOptions &options) {
+  ModelQuantizer run(options);
+  run.load();
+  run.startCalibration();
+  run.quantizeLayers();
+  run.write();
+  return run.report();
 }
 
 } // namespace qfuse::runtime
