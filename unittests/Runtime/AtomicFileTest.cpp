@@ -3,7 +3,9 @@
 // AtomicFile and the safetensors writer on it: a finished write is renamed
 // into place; a failed or abandoned one (an exception, a full disk made by a
 // file-size limit or a small tmpfs) leaves nothing at the path that looks
-// finished, no temporary behind, and an earlier file unchanged.
+// finished, no temporary behind, and an earlier file unchanged. The
+// writeback started every step before commit() changes none of the bytes
+// and none of the errors.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,8 +19,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <sys/mount.h>
 #include <sys/wait.h>
@@ -58,6 +62,19 @@ SafetensorsWriter threeTensors() {
 void expectContains(const std::string &text, const std::string &part) {
   EXPECT_NE(text.find(part), std::string::npos)
       << "expected '" << part << "' in: " << text;
+}
+
+/// Every step's writeback started before commit() (Linux): all the bytes
+/// written but fewer than a step's.
+void expectWritebackStarted(uint64_t started, uint64_t written,
+                            uint64_t step) {
+#ifdef __linux__
+  EXPECT_GT(started, written - step);
+  EXPECT_LE(started, written);
+#else
+  EXPECT_EQ(started, 0u);
+  (void)written, (void)step;
+#endif
 }
 
 TEST(AtomicFile, WritesThenRenames) {
@@ -109,6 +126,75 @@ TEST(AtomicFile, ThreadsWritingOnePathLeaveOneWholeFile) {
   const std::string result = readFile(path);
   EXPECT_NE(std::find(texts.begin(), texts.end(), result), texts.end());
   EXPECT_EQ(listDir(dir), std::vector<std::string>{"db.json"});
+}
+
+// The writeback started every 4 KB while 1 MB is written, appended or at
+// offsets from four threads in any order, in pieces smaller and larger
+// than a step: the same bytes, nothing at the path before commit().
+TEST(AtomicFile, WritebackStartedEveryStepKeepsTheBytes) {
+  const std::string dir = makeTempDir("qfuse-atomic");
+  constexpr uint64_t kStep = 4096;
+  std::mt19937 rng(7);
+  std::string bytes(size_t(1) << 20, '\0');
+  for (char &c : bytes)
+    c = char(rng());
+  std::vector<std::pair<size_t, size_t>> pieces; // offset, size
+  for (size_t at = 0; at < bytes.size(); at += pieces.back().second)
+    pieces.push_back(
+        {at, std::min<size_t>(1 + rng() % 20000, bytes.size() - at)});
+
+  const std::string appended = dir + "/appended.bin";
+  {
+    AtomicFile file(appended, kStep);
+    for (auto [at, size] : pieces)
+      file.write(bytes.data() + at, size);
+    expectWritebackStarted(file.writebackStarted(), bytes.size(), kStep);
+    file.commit();
+  }
+  EXPECT_TRUE(readFile(appended) == bytes);
+
+  const std::string scattered = dir + "/scattered.bin";
+  {
+    AtomicFile file(scattered, kStep);
+    std::shuffle(pieces.begin(), pieces.end(), rng);
+    std::atomic<size_t> next{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t)
+      threads.emplace_back([&] {
+        for (size_t i = next++; i < pieces.size(); i = next++)
+          file.writeAt(bytes.data() + pieces[i].first, pieces[i].second,
+                       pieces[i].first);
+      });
+    for (std::thread &t : threads)
+      t.join();
+    EXPECT_FALSE(fs::exists(scattered)) << "in place before commit()";
+    expectWritebackStarted(file.writebackStarted(), bytes.size(), kStep);
+    file.commit();
+  }
+  EXPECT_TRUE(readFile(scattered) == bytes);
+  EXPECT_EQ(listDir(dir),
+            (std::vector<std::string>{"appended.bin", "scattered.bin"}));
+}
+
+// A file-size limit part-way through a file whose writeback starts every
+// 4 KB: the same error as without, and nothing left behind.
+TEST(AtomicFile, WritebackStartedEveryStepFailsPartWayAsBefore) {
+  const std::string dir = makeTempDir("qfuse-atomic"), path = dir + "/model.bin";
+  writeFileAtomically(path, "an earlier, complete file");
+  ChildResult r = runInChild([&] {
+    limitFileSize(48 << 10);
+    AtomicFile file(path, 4096);
+    const std::string piece(16 << 10, 'x');
+    for (int i = 0; i < 4; ++i)
+      file.write(piece, "piece " + std::to_string(i));
+    file.commit();
+  });
+  ASSERT_EQ(r.status, ChildResult::Threw) << r.message;
+  expectContains(r.message, "writing '" + path + "' failed (piece 3)");
+  expectContains(r.message, "File too large");
+  expectContains(r.message, "nothing was written to '" + path + "'");
+  EXPECT_EQ(readFile(path), "an earlier, complete file");
+  EXPECT_EQ(listDir(dir), std::vector<std::string>{"model.bin"});
 }
 
 // A killed writer's temporary would hold its disk space for good: the

@@ -1,6 +1,7 @@
 //===- StreamingSafetensorsWriterTest.cpp - tensors written as they come --===//
 //
-// Random files streamed in shuffled order from several threads must hold
+// Random files streamed in shuffled order from several threads (one with
+// its writeback started every 4 KB) must hold
 // SafetensorsWriter::serialize()'s bytes for the same tensors; every misuse
 // (an unknown tensor, one written twice or with the wrong size, one never
 // written) is an error naming the tensor, and a failed or abandoned stream
@@ -82,8 +83,11 @@ std::vector<TensorInfo> twoTensors() {
 
 } // namespace
 
+// Seed 3 with the writeback started every 4 KB (AtomicFile's step), which
+// its 60 tensors cross many times.
 TEST(StreamingSafetensorsWriter, ManyThreadsInAnyOrderWriteSerializesBytes) {
   for (uint32_t seed : {1u, 2u, 3u}) {
+    const uint64_t step = seed == 3 ? 4096 : qfuse::AtomicFile::kWritebackStep;
     RandomTensors random = randomTensors(seed, 60);
     SafetensorsWriter reference;
     for (const auto &[key, value] : kMetadata)
@@ -94,7 +98,7 @@ TEST(StreamingSafetensorsWriter, ManyThreadsInAnyOrderWriteSerializesBytes) {
                     random.bytes[i].size());
 
     const std::string path = makeTempDir("qfuse-stream") + "/model.safetensors";
-    StreamingSafetensorsWriter out(path, random.infos, kMetadata);
+    StreamingSafetensorsWriter out(path, random.infos, kMetadata, step);
     std::vector<size_t> order(random.infos.size());
     std::iota(order.begin(), order.end(), 0);
     std::shuffle(order.begin(), order.end(), std::mt19937(seed));
@@ -110,6 +114,10 @@ TEST(StreamingSafetensorsWriter, ManyThreadsInAnyOrderWriteSerializesBytes) {
       t.join();
     EXPECT_TRUE(out.unwritten().empty());
     EXPECT_FALSE(fs::exists(path)) << "in place before commit()";
+#ifdef __linux__
+    if (step < out.size())
+      EXPECT_GT(out.writebackStarted(), out.size() - step) << "seed " << seed;
+#endif
     out.commit();
     const std::vector<uint8_t> file = readFileBytes(path);
     EXPECT_EQ(file.size(), out.size());

@@ -8,9 +8,10 @@ namespace qfuse::runtime {
 
 StreamingSafetensorsWriter::StreamingSafetensorsWriter(
     std::string path, std::vector<TensorInfo> tensors,
-    const std::map<std::string, std::string> &metadata)
+    const std::map<std::string, std::string> &metadata, uint64_t writebackStep)
     : tensors_(std::move(tensors)), head_(safetensorsHead(tensors_, metadata)),
-      file_(std::move(path)), states_(tensors_.size(), State::Unwritten) {
+      file_(std::move(path), writebackStep),
+      states_(tensors_.size(), State::Unwritten) {
   for (size_t i = 0; i < tensors_.size(); ++i)
     byName_.emplace(tensors_[i].name, i);
   file_.reserve(size(), "reserving its " + std::to_string(size()) + " bytes");

@@ -44,9 +44,46 @@ int writeAll(int fd, const uint8_t *data, uint64_t size, int64_t offset) {
   return 0;
 }
 
+/// Starts the writeback of [offset, offset + size) without waiting for it
+/// (sync_file_range SYNC_FILE_RANGE_WRITE): 0, or the errno.
+int startWriteback(int fd, uint64_t offset, uint64_t size) {
+#ifdef __linux__
+  int result;
+  do
+    result = ::sync_file_range(fd, off64_t(offset), off64_t(size),
+                               SYNC_FILE_RANGE_WRITE);
+  while (result != 0 && errno == EINTR);
+  return result == 0 ? 0 : errno;
+#else
+  (void)fd, (void)offset, (void)size;
+  return ENOSYS;
+#endif
+}
+
+/// The errors of a system, file system or file that cannot start the
+/// writeback of a range (not errors of the file's data).
+bool writebackUnsupported(int error) {
+  return error == EINVAL || error == ENOSYS || error == ESPIPE ||
+         error == EOPNOTSUPP;
+}
+
+/// `ranges` sorted, the adjacent ones joined.
+std::vector<std::pair<uint64_t, uint64_t>>
+joined(std::vector<std::pair<uint64_t, uint64_t>> ranges) {
+  std::sort(ranges.begin(), ranges.end());
+  std::vector<std::pair<uint64_t, uint64_t>> out;
+  for (const auto &range : ranges)
+    if (!out.empty() && range.first <= out.back().second)
+      out.back().second = std::max(out.back().second, range.second);
+    else
+      out.push_back(range);
+  return out;
+}
+
 } // namespace
 
-AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
+AtomicFile::AtomicFile(std::string path, uint64_t writebackStep)
+    : path_(std::move(path)), writebackStep_(writebackStep) {
   static std::atomic<uint64_t> counter{0};
   temporary_ = path_ + ".partial-" + std::to_string(::getpid()) + "-" +
                std::to_string(counter++);
@@ -85,6 +122,7 @@ void AtomicFile::write(const void *data, size_t size, std::string_view what) {
   if (const int error =
           writeAll(fd_, static_cast<const uint8_t *>(data), size, -1))
     fail(std::string(what), error);
+  written(appendAt_, size);
   appendAt_ += size;
 }
 
@@ -95,6 +133,45 @@ void AtomicFile::writeAt(const void *data, size_t size, uint64_t offset,
   if (const int error = writeAll(fd_, static_cast<const uint8_t *>(data),
                                  size, int64_t(offset)))
     fail(std::string(what), error);
+  written(offset, size);
+}
+
+void AtomicFile::written(uint64_t offset, uint64_t size) {
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  {
+    std::lock_guard<std::mutex> lock(writebackMutex_);
+    if (writebackStep_ == 0 || size == 0)
+      return;
+    if (!unstarted_.empty() && unstarted_.back().second == offset)
+      unstarted_.back().second += size; // appends: one range
+    else
+      unstarted_.push_back({offset, offset + size});
+    unstartedBytes_ += size;
+    if (unstartedBytes_ < writebackStep_)
+      return;
+    ranges.swap(unstarted_);
+    unstartedBytes_ = 0;
+  }
+  // The system calls outside the lock: the other writers go on meanwhile.
+  for (const auto &[begin, end] : joined(std::move(ranges))) {
+    const int error = startWriteback(fd_, begin, end - begin);
+    std::lock_guard<std::mutex> lock(writebackMutex_);
+    if (error == 0) {
+      started_ += end - begin;
+    } else if (writebackUnsupported(error)) {
+      writebackStep_ = 0; // only a hint: the file is written as before
+      return;
+    } else {
+      fail("writing back bytes " + std::to_string(begin) + ".." +
+               std::to_string(end),
+           error);
+    }
+  }
+}
+
+uint64_t AtomicFile::writebackStarted() const {
+  std::lock_guard<std::mutex> lock(writebackMutex_);
+  return started_;
 }
 
 void AtomicFile::reserve(uint64_t size, std::string_view what) {

@@ -19,6 +19,13 @@
 // system's reason, and saying that the file was not written. (The tests make
 // them with a file-size limit, RLIMIT_FSIZE, and a full tmpfs.)
 //
+// A large file goes to disk while it is written: after every writeback
+// step (64 MiB) of writes, the ranges written since are handed to the
+// kernel's writeback at once (Linux: sync_file_range WRITE, which does not
+// wait), where the kernel would start only once far more is dirty or old,
+// so that commit()'s fsync has little left. Only a hint: where the file
+// system does not support it, the file is written as before.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef QFUSE_RUNTIME_ATOMICFILE_H
@@ -26,16 +33,25 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace qfuse {
 
 class AtomicFile {
 public:
+  /// Bytes written between two starts of their writeback.
+  static constexpr uint64_t kWritebackStep = uint64_t(64) << 20;
+
   /// Creates the temporary beside `path` (mode 0644 less the umask); throws
-  /// naming `path` when its directory is not writable.
-  explicit AtomicFile(std::string path);
+  /// naming `path` when its directory is not writable. `writebackStep`:
+  /// the bytes written between two starts of their writeback (0: none
+  /// before commit()).
+  explicit AtomicFile(std::string path,
+                      uint64_t writebackStep = kWritebackStep);
   /// Removes the temporary unless commit() succeeded.
   ~AtomicFile();
   AtomicFile(const AtomicFile &) = delete;
@@ -61,6 +77,10 @@ public:
 
   /// fsync, close and rename over path(); the directory is synced too.
   void commit();
+  /// The bytes whose writeback was started before commit(): all those
+  /// written but fewer than a step's, or 0 where the file system does not
+  /// support it.
+  uint64_t writebackStarted() const;
   /// Removes the temporary now (what the destructor does unless committed).
   void discard();
 
@@ -71,12 +91,21 @@ public:
 
 private:
   [[noreturn]] void fail(const std::string &what, int error) const;
+  /// Notes [offset, offset + size) as written; once a writeback step has
+  /// accumulated, starts the writeback of the ranges noted (thread-safe).
+  void written(uint64_t offset, uint64_t size);
 
   std::string path_;
   std::string temporary_;
   int fd_ = -1;
   uint64_t appendAt_ = 0;
   bool committed_ = false;
+  // written(): the ranges [begin, end) written since the last start of
+  // their writeback, and their bytes.
+  mutable std::mutex writebackMutex_;
+  uint64_t writebackStep_;
+  std::vector<std::pair<uint64_t, uint64_t>> unstarted_;
+  uint64_t unstartedBytes_ = 0, started_ = 0;
 };
 
 /// Writes `bytes` to `path` through an AtomicFile.

@@ -15,9 +15,10 @@
 //
 // The file holds SafetensorsWriter::serialize()'s bytes for the same
 // tensors in the same order: both lay it out with safetensorsHead. It is an
-// AtomicFile: nothing is at the path before commit(), and a writer
-// destroyed uncommitted (an error, an exception elsewhere) removes its
-// temporary.
+// AtomicFile: nothing is at the path before commit(), a writer destroyed
+// uncommitted (an error, an exception elsewhere) removes its temporary, and
+// the tensors written go to disk as they come (the writeback started every
+// 64 MiB), so that commit()'s fsync has little left.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,15 +42,21 @@ public:
   /// The file of `tensors` (their offsets are set here) and `metadata` at
   /// `path`: created beside it under a temporary name, its size reserved
   /// (AtomicFile::reserve) and its header written. Throws naming a tensor
-  /// the file cannot hold (safetensorsHead), or the path.
-  StreamingSafetensorsWriter(std::string path, std::vector<TensorInfo> tensors,
-                             const std::map<std::string, std::string> &metadata);
+  /// the file cannot hold (safetensorsHead), or the path. `writebackStep`:
+  /// AtomicFile's.
+  StreamingSafetensorsWriter(
+      std::string path, std::vector<TensorInfo> tensors,
+      const std::map<std::string, std::string> &metadata,
+      uint64_t writebackStep = AtomicFile::kWritebackStep);
 
   const std::string &path() const { return file_.path(); }
   /// Every tensor, in file order; offsets relative to the data buffer.
   const std::vector<TensorInfo> &tensors() const { return tensors_; }
   /// Bytes of the whole file.
   uint64_t size() const;
+  /// The bytes whose writeback was started before commit()
+  /// (AtomicFile::writebackStarted).
+  uint64_t writebackStarted() const { return file_.writebackStarted(); }
 
   /// Writes tensor `name`'s `size` bytes at its offset (thread-safe).
   /// Throws naming the tensor when the file has no such tensor, it was
