@@ -108,6 +108,17 @@ void captureGraphs(Executor &executor, CUstream stream, const Chunks &chunks) {
       executor.capture(chunk.first, stream);
 }
 
+/// The plan batches a generation replays, ascending: its prefill chunks'
+/// and the decode step's (1).
+std::vector<int64_t> replayedBatches(const Chunks &chunks) {
+  std::vector<int64_t> used = {1};
+  for (const auto &chunk : chunks)
+    used.push_back(chunk.first);
+  std::sort(used.begin(), used.end());
+  used.erase(std::unique(used.begin(), used.end()), used.end());
+  return used;
+}
+
 } // namespace
 
 Generator::Generator(Executor &executor, CUstream stream)
@@ -235,6 +246,84 @@ void Generator::prepareDeviceSampler(const SamplingOptions &sampling,
   }
 }
 
+/// One generation's token choice (generate): what it was asked, the host
+/// sampler with the ids it has seen, the pinned tokens, the results.
+struct Generator::TokenLoop {
+  const GenerateOptions &options;
+  Generation &out;
+  cuda::PinnedBuffer &tokens;
+  int64_t promptTokens = 0;
+  /// The artifact's sampler chooses (its next_token).
+  bool onDevice = false;
+  /// Each token is known on the host before the next step runs.
+  bool stepwise = false;
+  /// The decode step's input_ids.
+  CUdeviceptr decodeIds = 0;
+  std::optional<Sampler> sampler = std::nullopt;
+  std::vector<int32_t> history = {};
+  /// Tokens taken so far.
+  int64_t generated = 0;
+};
+
+void Generator::copyIn(int64_t batch, const char *buffer,
+                       const cuda::PinnedBuffer &host, int64_t at) {
+  QFUSE_CU_CTX(cuMemcpyHtoDAsync(executor_.buffer(batch, buffer).ptr(),
+                                 host.as<int32_t>() + at, size_t(batch) * 4,
+                                 stream_),
+               std::string("copying ") + buffer + " to the device");
+}
+
+bool Generator::takeToken(TokenLoop &loop, int64_t batch, int64_t row,
+                          CUdeviceptr from, int64_t index) {
+  const GenerateOptions &options = loop.options;
+  cuda::PinnedBuffer &tokens = loop.tokens;
+  std::vector<float> logits;
+  if (loop.sampler || options.keepLogits)
+    copyLogitsRow(batch, row, logits); // synchronizes
+  if (loop.sampler) {
+    // The draw's counter is the row's position, as on the device.
+    const int32_t token = loop.sampler->sample(
+        logits, loop.history,
+        static_cast<uint64_t>(loop.promptTokens - 1 + index));
+    tokens.as<int32_t>()[index] = token;
+    loop.history.push_back(token);
+  } else {
+    QFUSE_CU_CTX(
+        cuMemcpyDtoHAsync(tokens.as<int32_t>() + index, from, 4, stream_),
+        "reading a generated token back");
+    if (loop.stepwise)
+      QFUSE_CU_CTX(cuStreamSynchronize(stream_), "waiting for a token");
+  }
+  if (options.keepLogits)
+    loop.out.logits.push_back(std::move(logits));
+  loop.generated = index + 1;
+  if (!loop.stepwise)
+    return true;
+  const int32_t token = tokens.as<int32_t>()[index];
+  if (loop.onDevice && options.sampling.repetitionPenalty != 1)
+    QFUSE_CU_CTX(cuMemsetD8Async(executor_.buffer(1, kPenaltyMask).ptr() +
+                                     static_cast<CUdeviceptr>(token),
+                                 1, 1, stream_),
+                 "marking the token in the penalty mask");
+  const bool stop =
+      std::find(options.stopTokens.begin(), options.stopTokens.end(), token) !=
+      options.stopTokens.end();
+  const bool more = options.onToken ? options.onToken(token) : true;
+  return more && !stop;
+}
+
+void Generator::feedToken(const TokenLoop &loop, CUdeviceptr from,
+                          int64_t index) {
+  const CUdeviceptr decodeIds = loop.decodeIds;
+  if (loop.sampler)
+    QFUSE_CU_CTX(cuMemcpyHtoDAsync(decodeIds, loop.tokens.as<int32_t>() + index,
+                                   4, stream_),
+                 "feeding the sampled token to the decode step");
+  else
+    QFUSE_CU_CTX(cuMemcpyDtoDAsync(decodeIds, from, 4, stream_),
+                 "feeding the token to the decode step");
+}
+
 Generation Generator::generate(const std::vector<int32_t> &prompt,
                                int64_t maxNewTokens,
                                const GenerateOptions &options) {
@@ -253,94 +342,28 @@ Generation Generator::generate(const std::vector<int32_t> &prompt,
   const bool onDevice = deviceSampler_ && !options.hostSampling;
   captureGraphs(executor_, stream_, chunks);
   // The host staging of the device sampler's inputs lives until the end.
+  // Host sampling over such an artifact: its next_token is unused, but its
+  // parameters must be valid.
   SamplerStaging samplerStaging;
-  if (deviceSampler_) {
-    std::vector<int64_t> used = {1};
-    for (const auto &chunk : chunks)
-      used.push_back(chunk.first);
-    std::sort(used.begin(), used.end());
-    used.erase(std::unique(used.begin(), used.end()), used.end());
-    // Host sampling over such an artifact: its next_token is unused, but
-    // its parameters must be valid.
+  if (deviceSampler_)
     prepareDeviceSampler(onDevice ? options.sampling : SamplingOptions{},
-                         prompt, used, samplerStaging);
-  }
+                         prompt, replayedBatches(chunks), samplerStaging);
   reset();
 
-  auto copyIn = [&](int64_t batch, const char *buffer,
-                    const cuda::PinnedBuffer &host, int64_t at) {
-    QFUSE_CU_CTX(cuMemcpyHtoDAsync(executor_.buffer(batch, buffer).ptr(),
-                                   host.as<int32_t>() + at,
-                                   size_t(batch) * 4, stream_),
-                 std::string("copying ") + buffer + " to the device");
-  };
-  auto copyToken = [&](CUdeviceptr from, int64_t index) {
-    QFUSE_CU_CTX(cuMemcpyDtoHAsync(tokens.as<int32_t>() + index, from, 4,
-                                   stream_),
-                 "reading a generated token back");
-  };
+  TokenLoop loop{options, out, tokens};
+  loop.promptTokens = promptTokens;
+  loop.onDevice = onDevice;
   // The next decode step's input is this step's output: a device copy, so
   // no step waits for the host.
-  const CUdeviceptr decodeIds = executor_.buffer(1, kInputIds).ptr();
-  auto feed = [&](CUdeviceptr from) {
-    QFUSE_CU_CTX(cuMemcpyDtoDAsync(decodeIds, from, 4, stream_),
-                 "feeding the token to the decode step");
-  };
-
+  loop.decodeIds = executor_.buffer(1, kInputIds).ptr();
   // Stepwise: each token is known on the host before the next step runs
   // (callback, stop tokens, host sampling); the token the host chose is
   // copied to the decode step's input_ids from pinned memory.
-  const bool stepwise = options.stepwise(deviceSampler_);
-  std::optional<Sampler> sampler;
-  std::vector<int32_t> history;
+  loop.stepwise = options.stepwise(deviceSampler_);
   if (options.sampling.needsLogits() && !onDevice) {
-    sampler.emplace(options.sampling);
-    history = prompt;
+    loop.sampler.emplace(options.sampling);
+    loop.history = prompt;
   }
-  int64_t generated = 0;
-  // Token `index` from the rows just computed: the device's choice
-  // (next_token) or the sampler's over the logits. Returns whether to go on.
-  auto take = [&](int64_t batch, int64_t row, CUdeviceptr nextPtr,
-                  int64_t index) {
-    std::vector<float> logits;
-    if (sampler || options.keepLogits)
-      copyLogitsRow(batch, row, logits); // synchronizes
-    if (sampler) {
-      // The draw's counter is the row's position, as on the device.
-      const int32_t token = sampler->sample(
-          logits, history, static_cast<uint64_t>(promptTokens - 1 + index));
-      tokens.as<int32_t>()[index] = token;
-      history.push_back(token);
-    } else {
-      copyToken(nextPtr, index);
-      if (stepwise)
-        QFUSE_CU_CTX(cuStreamSynchronize(stream_), "waiting for a token");
-    }
-    if (options.keepLogits)
-      out.logits.push_back(std::move(logits));
-    generated = index + 1;
-    if (!stepwise)
-      return true;
-    const int32_t token = tokens.as<int32_t>()[index];
-    if (onDevice && options.sampling.repetitionPenalty != 1)
-      QFUSE_CU_CTX(cuMemsetD8Async(executor_.buffer(1, kPenaltyMask).ptr() +
-                                       static_cast<CUdeviceptr>(token),
-                                   1, 1, stream_),
-                   "marking the token in the penalty mask");
-    const bool stop = std::find(options.stopTokens.begin(),
-                                options.stopTokens.end(),
-                                token) != options.stopTokens.end();
-    const bool more = options.onToken ? options.onToken(token) : true;
-    return more && !stop;
-  };
-  auto feedFrom = [&](CUdeviceptr nextPtr, int64_t index) {
-    if (sampler)
-      QFUSE_CU_CTX(cuMemcpyHtoDAsync(decodeIds, tokens.as<int32_t>() + index,
-                                     4, stream_),
-                   "feeding the sampled token to the decode step");
-    else
-      feed(nextPtr);
-  };
 
   cuda::Event start, firstToken, end;
   start.record(stream_);
@@ -355,21 +378,22 @@ Generation Generator::generate(const std::vector<int32_t> &prompt,
   const CUdeviceptr first =
       executor_.buffer(lastBatch, kNextToken).ptr() + (lastReal - 1) * 4;
   firstToken.record(stream_);
-  bool more = take(lastBatch, lastReal - 1, first, 0);
+  bool more = takeToken(loop, lastBatch, lastReal - 1, first, 0);
   if (maxNewTokens > 1 && more)
-    feedFrom(first, 0);
+    feedToken(loop, first, 0);
 
   const CUdeviceptr decodeNext = executor_.buffer(1, kNextToken).ptr();
   for (int64_t s = 1; s < maxNewTokens && more; ++s) {
     copyIn(1, kPositions, positions, staged + s);
     executor_.replay(1, stream_);
-    more = take(1, 0, decodeNext, s);
+    more = takeToken(loop, 1, 0, decodeNext, s);
     if (s + 1 < maxNewTokens && more)
-      feedFrom(decodeNext, s);
+      feedToken(loop, decodeNext, s);
   }
   end.record(stream_);
   end.synchronize();
 
+  const int64_t generated = loop.generated;
   out.tokens.assign(tokens.as<int32_t>(), tokens.as<int32_t>() + generated);
   out.ttftMs = cuda::Event::elapsedMs(start, firstToken);
   out.decodeMs = cuda::Event::elapsedMs(firstToken, end);

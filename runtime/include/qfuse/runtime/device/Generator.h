@@ -126,6 +126,20 @@ private:
                             const std::vector<int32_t> &prompt,
                             const std::vector<int64_t> &batches,
                             SamplerStaging &staging);
+  /// Copies rows [at, at + batch) of `host` (i32) into plan `batch`'s
+  /// `buffer` (stream-ordered).
+  void copyIn(int64_t batch, const char *buffer,
+              const cuda::PinnedBuffer &host, int64_t at);
+  /// generate's state while it takes tokens (Generator.cpp).
+  struct TokenLoop;
+  /// Takes token `index` from row `row` of the plan `batch` just replayed:
+  /// the device's choice (next_token at `from`) or the host sampler's over
+  /// the row's logits. Returns whether to go on (stop tokens, onToken).
+  bool takeToken(TokenLoop &loop, int64_t batch, int64_t row,
+                 CUdeviceptr from, int64_t index);
+  /// Copies token `index` into the decode step's input_ids: from `from` on
+  /// the device, or the host sampler's choice from pinned memory.
+  void feedToken(const TokenLoop &loop, CUdeviceptr from, int64_t index);
 
   Executor &executor_;
   CUstream stream_;
