@@ -58,7 +58,7 @@ sanitize-configure: deps
 # The unit tests in the sanitize build; any report fails a test.
 test-sanitize: sanitize-configure
 	$(CMAKE) --build $(SANITIZE_DIR)
-	ctest --test-dir $(SANITIZE_DIR) -L unit --output-on-failure
+	ctest --test-dir $(SANITIZE_DIR) -L unit --output-on-failure -j$(shell nproc)
 
 # The C API and the host readers from many threads under ThreadSanitizer
 # (docs/threads.md; no MLIR, no GPU): the thread tests only.
