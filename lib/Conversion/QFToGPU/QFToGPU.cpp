@@ -18,21 +18,16 @@
 #include "Ops/DequantizeKernel.h"
 #include "Ops/OpKernelCommon.h"
 #include "Ops/PermuteKernel.h"
+#include "KernelsToLLVM.h"
+#include "LaunchRecord.h"
 #include "PlanCheck.h"
 #include "Ops/OpKernels.h"
 #include "TensorCore/TensorCoreKernel.h"
 #include "qfuse/Dialect/QF/IR/KnownTargets.h"
 #include "qfuse/Conversion/TensorCoreSupport.h"
 
-#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
-#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
-#include "mlir/Conversion/LLVMCommon/ConversionTarget.h"
-#include "mlir/Conversion/LLVMCommon/TypeConverter.h"
-#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
-#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "llvm/ADT/DenseMap.h"
-#include "mlir/Transforms/DialectConversion.h"
 #include "llvm/Support/Debug.h"
 
 #define DEBUG_TYPE "qf-to-gpu"
@@ -48,8 +43,6 @@ using namespace mlir;
 using namespace mlir::qf;
 
 namespace {
-
-constexpr StringLiteral kKernelModuleName = "qf_kernels";
 
 /// The gpu.module holding every generated kernel, created on first use.
 gpu::GPUModuleOp getOrCreateKernelModule(ModuleOp module, StringRef chip,
@@ -69,50 +62,6 @@ gpu::GPUModuleOp getOrCreateKernelModule(ModuleOp module, StringRef chip,
   return gpuModule;
 }
 
-/// What a `qf.launches` entry says beyond its kernel (#qf.launch).
-struct LaunchExtras {
-  /// One argument record per parameter (decode ops, the fallback's
-  /// elementwise launches); empty where parameters are bound by name.
-  ArrayRef<LaunchArgAttr> args;
-  /// The weight layout the kernel reads, where not the operand's.
-  LayoutAttr layout;
-  /// The kernel reads the act_order permute's output.
-  bool permutedInput = false;
-  /// A fallback step ("dequantize", "silu_mul", "add", "permute"), the
-  /// qf.group member it serves and, for "dequantize", its weight.
-  StringRef step;
-  int64_t member = 0;
-  StringRef weight;
-};
-
-/// The `qf.launches` entry of one launch (docs/decode-model.md).
-LaunchAttr launchRecord(OpBuilder &b, const KernelLaunch &launch, int64_t batch,
-                        const LaunchExtras &extras = {}) {
-  SmallVector<Attribute> params;
-  for (const KernelParam &param : launch.params)
-    params.push_back(b.getStringAttr(param.name));
-  auto optionalString = [&](StringRef text) {
-    return text.empty() ? StringAttr() : b.getStringAttr(text);
-  };
-  return LaunchAttr::get(
-      b.getContext(),
-      extras.args.empty() ? ArrayAttr()
-                          : b.getArrayAttr(SmallVector<Attribute>(
-                                extras.args.begin(), extras.args.end())),
-      batch, b.getDenseI64ArrayAttr({launch.blockX, 1, 1}),
-      launch.dynamicSharedBytes,
-      b.getDenseI64ArrayAttr({launch.gridX, launch.gridY, launch.gridZ}),
-      extras.permutedInput ? b.getStringAttr("permuted") : StringAttr(),
-      SymbolRefAttr::get(
-          b.getStringAttr(kKernelModuleName),
-          {FlatSymbolRefAttr::get(b.getStringAttr(launch.name))}),
-      extras.layout,
-      extras.step.empty() ? std::nullopt
-                          : std::optional<int64_t>(extras.member),
-      b.getArrayAttr(params), launch.sharedBytes, optionalString(extras.step),
-      optionalString(extras.weight));
-}
-
 /// The batch sizes an op with `rows` rows runs at: its own when static.
 SmallVector<int64_t> batchesFor(int64_t rows, ArrayRef<int64_t> batches) {
   if (ShapedType::isDynamic(rows))
@@ -126,38 +75,6 @@ bool isDenseUnquantized(WeightType w) {
   return (enc.getFormat() == ElementFormat::F16 ||
           enc.getFormat() == ElementFormat::BF16) &&
          enc.getSparsity() == Sparsity::Dense;
-}
-
-/// scf/arith/cf inside the kernels -> LLVM dialect. Kernel values are
-/// LLVM-compatible (i32, f32, vectors, pointers), except in the dequantize
-/// kernel, whose decoder works on memrefs over its pointers
-/// (DequantizeKernel.cpp): their descriptors' casts fold away at the end.
-LogicalResult lowerKernelsToLLVM(gpu::GPUModuleOp gpuModule) {
-  MLIRContext *ctx = gpuModule.getContext();
-  {
-    RewritePatternSet patterns(ctx);
-    populateSCFToControlFlowConversionPatterns(patterns);
-    ConversionTarget target(*ctx);
-    target.addIllegalDialect<scf::SCFDialect>();
-    target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
-    if (failed(applyPartialConversion(gpuModule, target, std::move(patterns))))
-      return failure();
-  }
-  LLVMTypeConverter converter(ctx);
-  RewritePatternSet patterns(ctx);
-  arith::populateArithToLLVMConversionPatterns(converter, patterns);
-  cf::populateControlFlowToLLVMConversionPatterns(converter, patterns);
-  populateFinalizeMemRefToLLVMConversionPatterns(converter, patterns);
-  LLVMConversionTarget target(*ctx);
-  target.addLegalDialect<NVVM::NVVMDialect>();
-  target.addLegalOp<gpu::GPUModuleOp>();
-  if (failed(applyPartialConversion(gpuModule, target, std::move(patterns))))
-    return failure();
-  SmallVector<UnrealizedConversionCastOp> casts;
-  gpuModule.walk([&](UnrealizedConversionCastOp cast) { casts.push_back(cast); });
-  SmallVector<UnrealizedConversionCastOp> remaining;
-  reconcileUnrealizedCasts(casts, &remaining);
-  return success(remaining.empty());
 }
 
 struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
@@ -262,33 +179,10 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
     // matvec and the cuBLAS steps f16 only: bf16 bits must never reach a
     // kernel that reads them as f16. (qf-to-cpu lowers both.)
     Type actType = op.getInput().getType().getElementType();
-    const bool bf16 = actType.isBF16();
-    if (!bf16 && failed(requireF16(op, "activations", actType)))
+    if (!actType.isBF16() && failed(requireF16(op, "activations", actType)))
       return failure();
-    WeightType weightType = op.getWeight().getType();
-    if (isDenseUnquantized(weightType)) {
-      // cuBLAS runs it: nothing to generate. Only what a gemm step can do.
-      if (op.getNorm())
-        return emitError() << "on a dense weight is a cuBLAS step, which "
-                              "cannot fuse an RMSNorm prologue";
-      OpBuilder b(op.getContext());
-      SmallVector<int64_t> ms =
-          batchesFor(op.getInput().getType().getDimSize(0), batches);
-      if (!bf16 && weightType.getEncoding().getFormat() == ElementFormat::F16 &&
-          op.getActivation() == EpilogueActivation::None) {
-        op->setAttr("qf.gemm_batches", b.getDenseI64ArrayAttr(ms));
-        return success();
-      }
-      // Another dtype or a silu_mul epilogue: the fallback converts the
-      // weight into the activations' type and runs the same gemm steps.
-      SmallVector<Attribute> launches;
-      for (int64_t batch : ms)
-        if (failed(lowerFallback(op, {}, weightType.getLayout(), gpuModule,
-                                 batch, launches)))
-          return failure();
-      op->setAttr("qf.launches", b.getArrayAttr(launches));
-      return success();
-    }
+    if (isDenseUnquantized(op.getWeight().getType()))
+      return lowerDense(op, gpuModule, batches);
     if (!op.getTiling())
       return emitError() << "has no tiling; run qf-select-tiling first";
     // The matvec generator fuses the RMSNorm prologue; the tensor-core
@@ -299,35 +193,13 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
                             "matvec tiling (M <= 8)";
     // qf.group (qf-fuse-shared-input): the first member launches one kernel
     // for all, with its tiling; the others record no launch.
-    SmallVector<FusedMatmulOp> members;
-    if (auto group = op->getAttrOfType<IntegerAttr>("qf.group")) {
-      for (auto other : op->getBlock()->getOps<FusedMatmulOp>())
-        if (other->getAttr("qf.group") == group)
-          members.push_back(other);
-      if (members.front() != op) {
-        op->setAttr("qf.launches", OpBuilder(op).getArrayAttr({}));
-        return success();
-      }
-      for (FusedMatmulOp other : ArrayRef(members).drop_front())
-        if (other.getInput() != op.getInput() ||
-            other.getWeight().getType().getEncoding() !=
-                op.getWeight().getType().getEncoding() ||
-            other.getWeight().getType().getLayout() !=
-                op.getWeight().getType().getLayout() ||
-            other.getWeight().getType().getK() !=
-                op.getWeight().getType().getK() ||
-            other.getNorm() != op.getNorm() ||
-            other.getNormEpsAttr() != op.getNormEpsAttr() ||
-            static_cast<bool>(other.getBias()) !=
-                static_cast<bool>(op.getBias()) ||
-            static_cast<bool>(other.getResidual()) !=
-                static_cast<bool>(op.getResidual()) ||
-            other.getActivation() != op.getActivation())
-          return other.emitOpError()
-                 << "differs from the first member of its qf.group in input, "
-                    "weight encoding, layout or K, prologue or epilogue";
+    SmallVector<FusedMatmulOp> members = groupMembers(op);
+    if (!members.empty() && members.front() != op) {
+      op->setAttr("qf.launches", OpBuilder(op).getArrayAttr({}));
+      return success();
     }
-    WeightType w = op.getWeight().getType();
+    if (failed(verifyGroup(members)))
+      return failure();
     SmallVector<int64_t> ms =
         batchesFor(op.getInput().getType().getDimSize(0), batches);
     llvm::DenseMap<int64_t, BatchKernel> perBatch = getBatchKernels(op);
@@ -335,114 +207,204 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
     OpBuilder b(op.getContext());
     SmallVector<Attribute> launches;
     for (int64_t batch : ms) {
-      MatmulSpec spec;
-      spec.encoding = w.getEncoding();
-      spec.layout = w.getLayout();
-      spec.tiling = *op.getTiling();
-      auto own = perBatch.find(batch);
-      if (own != perBatch.end()) {
-        spec.tiling = own->second.tiling;
-        if (own->second.layout)
-          spec.layout = own->second.layout;
-        if (isTensorCoreKernel(spec.tiling.getKernel()) && op.getNorm())
-          return emitError() << "batch " << batch << " has the tensor-core "
-                             << "(mma) tiling " << spec.tiling
-                             << " in qf.batch_tilings, but that kernel does "
-                                "not fuse an RMSNorm prologue";
-      }
-      if (spec.tiling.getKernel() == KernelKind::DequantGemm) {
-        if (failed(lowerFallback(op, members, spec.layout, gpuModule, batch,
-                                 launches)))
-          return failure();
-        continue;
-      }
-      if (bf16 && !isTensorCoreKernel(spec.tiling.getKernel())) {
-        // Say why the tensor-core kernel is not the one selected.
-        std::optional<std::string> why =
-            tensorCoreRefusesEncoding(w.getEncoding(), target.getSmVersion());
-        if (!why)
-          why = tensorCoreRefusesShape(w.getEncoding(), w.getN(), w.getK());
-        if (!why && op.getNorm())
-          why = "it does not fuse the RMSNorm prologue";
-        InFlightDiagnostic diag =
-            emitError() << "has bf16 activations, which only the "
-                           "tensor-core (mma) kernel reads; batch "
-                        << batch << " has the tiling " << spec.tiling;
-        if (why)
-          diag << " (the tensor-core kernel cannot take it: " << *why << ")";
+      FailureOr<MatmulSpec> spec = batchSpec(op, perBatch, batch);
+      if (failed(spec) ||
+          failed(lowerBatch(op, members, *spec, batch, gpuModule, launches)))
         return failure();
-      }
-      spec.bf16 = bf16;
-      spec.m = batch;
-      spec.n = w.getN();
-      spec.k = w.getK();
-      spec.target = target;
-      spec.hasBias = static_cast<bool>(op.getBias());
-      spec.hasResidual = static_cast<bool>(op.getResidual());
-      spec.hasNorm = static_cast<bool>(op.getNorm());
-      if (spec.hasNorm)
-        spec.normEps = op.getNormEps()->convertToFloat();
-      spec.gated = op.getActivation() == EpilogueActivation::SiluMul;
-      for (FusedMatmulOp other : ArrayRef(members).drop_front(
-               members.empty() ? 0 : 1))
-        spec.groupNs.push_back(other.getWeight().getType().getN());
-      bool tensorCore = isTensorCoreKernel(spec.tiling.getKernel());
-      // act_order on the tensor-core kernel: a launch of its own permutes
-      // the activations into the weight's sorted column order
-      // (PermuteKernel.cpp), and the kernel reads the weight as a plain one.
-      // (The fusion passes never group or gate act_order weights: each has
-      // its own permutation.)
-      const bool permuted = tensorCore && spec.encoding.getActOrder();
-      if (permuted)
-        spec.encoding = withoutActOrder(spec.encoding);
-      // A limit of the generator that selection did not model: the
-      // fallback takes the batch (it fuses no RMSNorm prologue). Without
-      // fallback-on-limits the generator's own diagnostic stands.
-      std::optional<std::string> refusal;
-      if (fallbackOnLimits)
-        refusal = whyGeneratorRefuses(spec, op.getLoc());
-      if (refusal) {
-        if (op.getNorm())
-          return emitError() << "batch " << batch << ": " << *refusal;
-        op.emitRemark() << "M = " << batch
-                        << " runs the dequantize + cuBLAS fallback (the "
-                        << (tensorCore ? "tensor-core" : "matvec")
-                        << " generator cannot take " << spec.tiling << ": "
-                        << *refusal << ")";
-        if (failed(lowerFallback(op, members, spec.layout, gpuModule, batch,
-                                 launches)))
-          return failure();
-        continue;
-      }
-      if (permuted &&
-          failed(recordPermute(op, spec.layout, gpuModule, batch, launches)))
-        return failure();
-      std::string variant = variantKey(spec);
-      int64_t index =
-          variants.try_emplace(variant, variants.size()).first->second;
-      std::string name = (spec.tiling.getKernel() == KernelKind::WGMMA
-                              ? "qf_wgmma_"
-                          : tensorCore ? "qf_mma_"
-                                       : "qf_matvec_") +
-                         std::to_string(index) + "_m" + std::to_string(batch);
-      auto it = emitted.find(name);
-      if (it == emitted.end()) {
-        FailureOr<KernelLaunch> emittedLaunch =
-            tensorCore ? emitTensorCoreKernel(gpuModule, name, spec, emitError)
-                       : emitMatVecKernel(gpuModule, name, spec, emitError);
-        if (failed(emittedLaunch))
-          return failure();
-        it = emitted.try_emplace(name, *emittedLaunch).first;
-      }
-      LaunchExtras extras;
-      // The weight's copy in another layout (docs/artifact.md).
-      if (spec.layout != w.getLayout())
-        extras.layout = spec.layout;
-      extras.permutedInput = permuted;
-      launches.push_back(launchRecord(b, it->second, batch, extras));
     }
     op->setAttr("qf.launches", b.getArrayAttr(launches));
     return success();
+  }
+
+  /// A matmul on a dense f16/bf16 weight: cuBLAS runs it, so there is
+  /// nothing to generate, and only what a gemm step can do is taken. f16
+  /// without an epilogue records its batches (`qf.gemm_batches`); another
+  /// dtype or silu_mul runs the fallback's steps.
+  LogicalResult lowerDense(FusedMatmulOp op, gpu::GPUModuleOp gpuModule,
+                           ArrayRef<int64_t> batches) {
+    if (op.getNorm())
+      return op.emitOpError() << "on a dense weight is a cuBLAS step, which "
+                                 "cannot fuse an RMSNorm prologue";
+    const bool bf16 = op.getInput().getType().getElementType().isBF16();
+    WeightType weightType = op.getWeight().getType();
+    OpBuilder b(op.getContext());
+    SmallVector<int64_t> ms =
+        batchesFor(op.getInput().getType().getDimSize(0), batches);
+    if (!bf16 && weightType.getEncoding().getFormat() == ElementFormat::F16 &&
+        op.getActivation() == EpilogueActivation::None) {
+      op->setAttr("qf.gemm_batches", b.getDenseI64ArrayAttr(ms));
+      return success();
+    }
+    // Another dtype or a silu_mul epilogue: the fallback converts the
+    // weight into the activations' type and runs the same gemm steps.
+    SmallVector<Attribute> launches;
+    for (int64_t batch : ms)
+      if (failed(lowerFallback(op, {}, weightType.getLayout(), gpuModule, batch,
+                               launches)))
+        return failure();
+    op->setAttr("qf.launches", b.getArrayAttr(launches));
+    return success();
+  }
+
+  /// The members of `op`'s qf.group (qf-fuse-shared-input) in block order,
+  /// `op` among them; none when it has no group.
+  static SmallVector<FusedMatmulOp> groupMembers(FusedMatmulOp op) {
+    SmallVector<FusedMatmulOp> members;
+    if (auto group = op->getAttrOfType<IntegerAttr>("qf.group"))
+      for (auto other : op->getBlock()->getOps<FusedMatmulOp>())
+        if (other->getAttr("qf.group") == group)
+          members.push_back(other);
+    return members;
+  }
+
+  /// Checks that the members of a qf.group can share the first member's
+  /// kernel: all but N the same (input, weight encoding, layout and K,
+  /// prologue and epilogue).
+  static LogicalResult verifyGroup(ArrayRef<FusedMatmulOp> members) {
+    if (members.empty())
+      return success();
+    FusedMatmulOp first = members.front();
+    for (FusedMatmulOp other : members.drop_front())
+      if (other.getInput() != first.getInput() ||
+          other.getWeight().getType().getEncoding() !=
+              first.getWeight().getType().getEncoding() ||
+          other.getWeight().getType().getLayout() !=
+              first.getWeight().getType().getLayout() ||
+          other.getWeight().getType().getK() !=
+              first.getWeight().getType().getK() ||
+          other.getNorm() != first.getNorm() ||
+          other.getNormEpsAttr() != first.getNormEpsAttr() ||
+          static_cast<bool>(other.getBias()) !=
+              static_cast<bool>(first.getBias()) ||
+          static_cast<bool>(other.getResidual()) !=
+              static_cast<bool>(first.getResidual()) ||
+          other.getActivation() != first.getActivation())
+        return other.emitOpError()
+               << "differs from the first member of its qf.group in input, "
+                  "weight encoding, layout or K, prologue or epilogue";
+    return success();
+  }
+
+  /// Lowers batch `batch` of `op` (the first of its qf.group `members`, if
+  /// it has one) with the tiling and layout `spec` holds: the fused kernel,
+  /// emitted once per variant, or the fallback; appends its launches.
+  LogicalResult lowerBatch(FusedMatmulOp op, ArrayRef<FusedMatmulOp> members,
+                           MatmulSpec spec, int64_t batch,
+                           gpu::GPUModuleOp gpuModule,
+                           SmallVectorImpl<Attribute> &launches) {
+    if (spec.tiling.getKernel() == KernelKind::DequantGemm)
+      return lowerFallback(op, members, spec.layout, gpuModule, batch,
+                           launches);
+    const bool tensorCore = isTensorCoreKernel(spec.tiling.getKernel());
+    if (op.getInput().getType().getElementType().isBF16() && !tensorCore)
+      return refuseBf16(op, spec.tiling, batch);
+    completeSpec(op, members, batch, spec);
+    // act_order on the tensor-core kernel: a launch of its own permutes
+    // the activations into the weight's sorted column order
+    // (PermuteKernel.cpp), and the kernel reads the weight as a plain one.
+    // (The fusion passes never group or gate act_order weights: each has
+    // its own permutation.)
+    const bool permuted = tensorCore && spec.encoding.getActOrder();
+    if (permuted)
+      spec.encoding = withoutActOrder(spec.encoding);
+    // A limit of the generator that selection did not model: the
+    // fallback takes the batch (it fuses no RMSNorm prologue). Without
+    // fallback-on-limits the generator's own diagnostic stands.
+    std::optional<std::string> refusal;
+    if (fallbackOnLimits)
+      refusal = whyGeneratorRefuses(spec, op.getLoc());
+    if (refusal) {
+      if (op.getNorm())
+        return op.emitOpError() << "batch " << batch << ": " << *refusal;
+      op.emitRemark() << "M = " << batch
+                      << " runs the dequantize + cuBLAS fallback (the "
+                      << (tensorCore ? "tensor-core" : "matvec")
+                      << " generator cannot take " << spec.tiling << ": "
+                      << *refusal << ")";
+      return lowerFallback(op, members, spec.layout, gpuModule, batch,
+                           launches);
+    }
+    if (permuted &&
+        failed(recordPermute(op, spec.layout, gpuModule, batch, launches)))
+      return failure();
+    FailureOr<KernelLaunch> kernel = getOrEmitKernel(op, spec, gpuModule);
+    if (failed(kernel))
+      return failure();
+    LaunchExtras extras;
+    // The weight's copy in another layout (docs/artifact.md).
+    if (spec.layout != op.getWeight().getType().getLayout())
+      extras.layout = spec.layout;
+    extras.permutedInput = permuted;
+    OpBuilder b(op.getContext());
+    launches.push_back(launchRecord(b, *kernel, batch, extras));
+    return success();
+  }
+
+  /// Fails batch `batch` of `op`, whose bf16 activations only the
+  /// tensor-core kernel reads, saying why that kernel is not the one its
+  /// `tiling` selects.
+  LogicalResult refuseBf16(FusedMatmulOp op, TilingAttr tiling, int64_t batch) {
+    WeightType w = op.getWeight().getType();
+    std::optional<std::string> why =
+        tensorCoreRefusesEncoding(w.getEncoding(), target.getSmVersion());
+    if (!why)
+      why = tensorCoreRefusesShape(w.getEncoding(), w.getN(), w.getK());
+    if (!why && op.getNorm())
+      why = "it does not fuse the RMSNorm prologue";
+    InFlightDiagnostic diag = op.emitOpError()
+                              << "has bf16 activations, which only the "
+                                 "tensor-core (mma) kernel reads; batch "
+                              << batch << " has the tiling " << tiling;
+    if (why)
+      diag << " (the tensor-core kernel cannot take it: " << *why << ")";
+    return failure();
+  }
+
+  /// The rest of `spec` for batch `batch` of `op`: dtype, shape, target,
+  /// prologue and epilogue, and the N of the other `members` of its group.
+  void completeSpec(FusedMatmulOp op, ArrayRef<FusedMatmulOp> members,
+                    int64_t batch, MatmulSpec &spec) {
+    WeightType w = op.getWeight().getType();
+    spec.bf16 = op.getInput().getType().getElementType().isBF16();
+    spec.m = batch;
+    spec.n = w.getN();
+    spec.k = w.getK();
+    spec.target = target;
+    spec.hasBias = static_cast<bool>(op.getBias());
+    spec.hasResidual = static_cast<bool>(op.getResidual());
+    spec.hasNorm = static_cast<bool>(op.getNorm());
+    if (spec.hasNorm)
+      spec.normEps = op.getNormEps()->convertToFloat();
+    spec.gated = op.getActivation() == EpilogueActivation::SiluMul;
+    for (FusedMatmulOp other : members.drop_front(members.empty() ? 0 : 1))
+      spec.groupNs.push_back(other.getWeight().getType().getN());
+  }
+
+  /// The kernel of `spec` (qf_matvec_, qf_mma_ or qf_wgmma_<variant>_m<M>),
+  /// emitted into `gpuModule` the first time and shared after that.
+  FailureOr<KernelLaunch> getOrEmitKernel(FusedMatmulOp op,
+                                          const MatmulSpec &spec,
+                                          gpu::GPUModuleOp gpuModule) {
+    auto emitError = [&]() { return op.emitOpError(); };
+    const bool tensorCore = isTensorCoreKernel(spec.tiling.getKernel());
+    std::string variant = variantKey(spec);
+    int64_t index =
+        variants.try_emplace(variant, variants.size()).first->second;
+    std::string name =
+        (spec.tiling.getKernel() == KernelKind::WGMMA ? "qf_wgmma_"
+         : tensorCore                                 ? "qf_mma_"
+                                                      : "qf_matvec_") +
+        std::to_string(index) + "_m" + std::to_string(spec.m);
+    auto it = emitted.find(name);
+    if (it == emitted.end()) {
+      FailureOr<KernelLaunch> emittedLaunch =
+          tensorCore ? emitTensorCoreKernel(gpuModule, name, spec, emitError)
+                     : emitMatVecKernel(gpuModule, name, spec, emitError);
+      if (failed(emittedLaunch))
+        return failure();
+      it = emitted.try_emplace(name, *emittedLaunch).first;
+    }
+    return it->second;
   }
 
   /// The act_order weight's encoding as the kernel reads it after the
@@ -589,6 +551,32 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
       for (auto entry : entries.getAsRange<BatchTilingAttr>())
         kernels[entry.getBatch()] = {entry.getTiling(), entry.getLayout()};
     return kernels;
+  }
+
+  /// The tiling and layout of batch `batch` of `op`: its own entry in
+  /// `perBatch` (its `qf.batch_tilings`), else the op's tiling on its
+  /// weight's layout.
+  static FailureOr<MatmulSpec>
+  batchSpec(FusedMatmulOp op,
+            const llvm::DenseMap<int64_t, BatchKernel> &perBatch,
+            int64_t batch) {
+    WeightType w = op.getWeight().getType();
+    MatmulSpec spec;
+    spec.encoding = w.getEncoding();
+    spec.layout = w.getLayout();
+    spec.tiling = *op.getTiling();
+    auto own = perBatch.find(batch);
+    if (own == perBatch.end())
+      return spec;
+    spec.tiling = own->second.tiling;
+    if (own->second.layout)
+      spec.layout = own->second.layout;
+    if (isTensorCoreKernel(spec.tiling.getKernel()) && op.getNorm())
+      return op.emitOpError() << "batch " << batch << " has the tensor-core "
+                              << "(mma) tiling " << spec.tiling
+                              << " in qf.batch_tilings, but that kernel does "
+                                 "not fuse an RMSNorm prologue";
+    return spec;
   }
 };
 
