@@ -1,0 +1,255 @@
+//===- ArtifactMatmul.cpp - a fused matmul's steps in the artifact --------===//
+//
+// What qf-to-gpu recorded on a qf.fused_matmul becomes steps of the plans
+// (docs/artifact.md): its kernel launches with their parameters bound to
+// buffers and weight components (a qf.group's members included), cuBLAS
+// gemm steps on dense weights, and the dequantize + cuBLAS fallback's
+// records (docs/fallback.md).
+//
+//===----------------------------------------------------------------------===//
+
+#include "ArtifactBuilder.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace mlir::qf;
+using namespace mlir::qf::artifact;
+
+void ArtifactBuilder::addFusedMatmul(FusedMatmulOp fused) {
+  auto ref = fused.getWeight().getDefiningOp<WeightRefOp>();
+  auto launches = fused->getAttrOfType<ArrayAttr>("qf.launches");
+  auto gemmBatches = fused->getAttrOfType<DenseI64ArrayAttr>("qf.gemm_batches");
+  if (!ref || (!launches && !gemmBatches)) {
+    fused.emitOpError(!ref ? "weight is not a qf.weight_ref"
+                           : "has no qf.launches: run qf-to-gpu");
+    failedAny = true;
+    return;
+  }
+  if (fused.getBias() && !fused.getBias().getDefiningOp<TensorRefOp>()) {
+    fused.emitOpError("bias must come from a qf.tensor_ref");
+    failedAny = true;
+    return;
+  }
+  std::string weightName = addWeight(ref);
+  schema::Arg x = valueArg(fused.getInput());
+  schema::Arg y = valueArg(fused.getResult());
+  std::optional<schema::Arg> residual, bias;
+  if (fused.getResidual())
+    residual = valueArg(fused.getResidual());
+  if (fused.getBias())
+    bias = valueArg(fused.getBias());
+
+  if (gemmBatches) {
+    // Dense f16 weights: cuBLAS (docs/artifact.md, gemm steps).
+    for (int64_t batch : gemmBatches.asArrayRef()) {
+      schema::Step step;
+      step.kind = schema::Step::Kind::Gemm;
+      step.gemm.x = x.name;
+      step.gemm.weight = weightName;
+      step.gemm.y = y.name;
+      if (bias)
+        step.gemm.bias = bias->name;
+      if (residual)
+        step.gemm.residual = residual->name;
+      stepsByBatch[batch].push_back(std::move(step));
+    }
+    return;
+  }
+  SmallVector<FusedMatmulOp> members = {fused};
+  if (auto group = fused->getAttr("qf.group")) {
+    members.clear();
+    for (auto other : fused->getBlock()->getOps<FusedMatmulOp>())
+      if (other->getAttr("qf.group") == group)
+        members.push_back(other);
+  }
+  for (Attribute entry : launches) {
+    auto record = dyn_cast<LaunchAttr>(entry);
+    if (!record || record.getStep()) {
+      addFallbackRecord(fused, members, entry);
+      continue;
+    }
+    // A batch of qf.batch_tilings reads every weight in its own layout: the
+    // copy packed in it (qf-to-gpu records the layout on the launch).
+    LayoutAttr layout = record.getLayout();
+    std::string launchWeight = layout ? addWeight(ref, layout) : weightName;
+    // act_order on the tensor-core kernel reads the permuted activations.
+    schema::Arg input = x;
+    if (record.getInput())
+      input =
+          bufferArg(permutedInputName(bufferNames.nameOf(fused.getResult())));
+    addLaunch(record, [&](size_t, StringRef n) -> BoundArg {
+      // qf.group (qf-fuse-shared-input): `<name>.<i>` is member i's.
+      size_t dot = n.rfind('.');
+      unsigned index = 0;
+      if (dot != StringRef::npos &&
+          !n.drop_front(dot + 1).getAsInteger(10, index))
+        return bindGroupParam(fused, n, index, layout);
+      if (n == "x")
+        return {input, kPtr};
+      if (n == "y")
+        return {y, kPtr};
+      if (n == "residual")
+        return {*residual, kPtr};
+      if (n == "bias")
+        return {*bias, kPtr};
+      // RMSNorm prologue: the gamma tensor.
+      if (n == "norm")
+        return {valueArg(fused.getNorm()), kPtr};
+      // silu_mul: `up_<component>` is a component of the up projection,
+      // a separate checkpoint weight.
+      if (n.starts_with("up_")) {
+        auto upRef = fused.getUp() ? fused.getUp().getDefiningOp<WeightRefOp>()
+                                   : WeightRefOp();
+        if (!upRef) {
+          fused.emitOpError("up weight is not a qf.weight_ref");
+          failedAny = true;
+          return {schema::Arg(), kPtr};
+        }
+        return {weightArg(addWeight(upRef, layout), n.drop_front(3).str()),
+                kPtr};
+      }
+      return {weightArg(launchWeight, n.str()), kPtr};
+    });
+  }
+}
+
+BoundArg ArtifactBuilder::bindGroupParam(FusedMatmulOp fused, StringRef n,
+                                         unsigned index, LayoutAttr layout) {
+  StringRef base = n.take_front(n.rfind('.'));
+  auto group = fused->getAttr("qf.group");
+  FusedMatmulOp member;
+  unsigned seen = 0;
+  if (group)
+    for (auto other : fused->getBlock()->getOps<FusedMatmulOp>())
+      if (other->getAttr("qf.group") == group && seen++ == index)
+        member = other;
+  auto memberRef =
+      member ? member.getWeight().getDefiningOp<WeightRefOp>() : WeightRefOp();
+  if (!memberRef) {
+    fused.emitOpError() << "kernel parameter '" << n
+                        << "' names no qf.group member with a "
+                           "qf.weight_ref";
+    failedAny = true;
+    return {schema::Arg(), kPtr};
+  }
+  if (base == "y")
+    return {valueArg(member.getResult()), kPtr};
+  if (base == "residual")
+    return {valueArg(member.getResidual()), kPtr};
+  if (base == "bias")
+    return {valueArg(member.getBias()), kPtr};
+  return {weightArg(addWeight(memberRef, layout), base.str()), kPtr};
+}
+
+void ArtifactBuilder::addFallbackRecord(FusedMatmulOp fused,
+                                        ArrayRef<FusedMatmulOp> members,
+                                        Attribute record) {
+  auto gemmRecord = dyn_cast<FallbackGemmAttr>(record);
+  auto launch = dyn_cast<LaunchAttr>(record);
+  StringRef step = gemmRecord ? "gemm" : launch.getStep().getValue();
+  int64_t index = gemmRecord ? gemmRecord.getMember() : *launch.getMember();
+  int64_t batch = gemmRecord ? gemmRecord.getBatch() : launch.getBatch();
+  if (index < 0 || index >= static_cast<int64_t>(members.size())) {
+    fused.emitOpError() << "fallback record names member " << index
+                        << " of a qf.group of " << members.size();
+    failedAny = true;
+    return;
+  }
+  FusedMatmulOp member = members[index];
+  auto type = member.getResult().getType();
+  std::string dtype = dtypeOf(type.getElementType());
+  std::string output = bufferNames.nameOf(member.getResult());
+  // Scratch activations: the fallback's [M, N] gate, up and act, and the
+  // [M, K] activations permuted for an act_order weight.
+  auto scratch = [&](StringRef what) {
+    bool input = what == "permuted";
+    std::string name = input ? permutedInputName(output)
+                             : output + ".fallback_" + what.str();
+    scratchBuffers.try_emplace(
+        name, shapeOf(input ? member.getInput().getType() : type), dtype);
+    return name;
+  };
+  auto weightOf = [&](StringRef which) -> WeightRefOp {
+    Value v = which == "up" ? member.getUp() : member.getWeight();
+    return v ? v.getDefiningOp<WeightRefOp>() : WeightRefOp();
+  };
+  if (gemmRecord) {
+    StringRef into = gemmRecord.getInto().getValue();
+    schema::Step gemm;
+    gemm.kind = schema::Step::Kind::Gemm;
+    gemm.gemm.x = valueArg(member.getInput()).name;
+    gemm.gemm.weightBuffer = workspaceName(dtype);
+    gemm.gemm.y = into == "y" ? output : scratch(into);
+    if (into == "y" && member.getBias())
+      gemm.gemm.bias = valueArg(member.getBias()).name;
+    if (into == "y" && member.getResidual())
+      gemm.gemm.residual = valueArg(member.getResidual()).name;
+    stepsByBatch[batch].push_back(std::move(gemm));
+    return;
+  }
+  if (step == "dequantize") {
+    WeightRefOp ref = weightOf(launch.getWeight().getValue());
+    if (!ref) {
+      fused.emitOpError("fallback weight is not a qf.weight_ref");
+      failedAny = true;
+      return;
+    }
+    std::string weight = addWeight(ref, launch.getLayout());
+    int64_t &elements = workspaceElements[dtype];
+    elements = std::max(elements, ref.getType().getN() * ref.getType().getK());
+    addLaunch(launch, [&](size_t, StringRef n) -> BoundArg {
+      if (n == "w")
+        return {bufferArg(workspaceName(dtype)), kPtr};
+      return {weightArg(weight, n.str()), kPtr};
+    });
+    stepsByBatch[batch].back().op = "qf.dequantize";
+    return;
+  }
+  // permute, silu_mul and add: launches on the scratch buffers.
+  ArrayAttr args = launch.getArgs();
+  if (!args) {
+    fused.emitOpError() << "fallback " << step
+                        << " launch has no args for its parameters";
+    failedAny = true;
+    return;
+  }
+  addLaunch(launch, [&](size_t i, StringRef) -> BoundArg {
+    auto arg = cast<LaunchArgAttr>(args[i]);
+    switch (arg.getKind()) {
+    case LaunchArgKind::Scratch:
+      return {bufferArg(scratch(arg.getName().getValue())), kPtr};
+    case LaunchArgKind::Output:
+      return {bufferArg(output), kPtr};
+    case LaunchArgKind::Residual:
+      return {valueArg(member.getResidual()), kPtr};
+    case LaunchArgKind::Activations:
+      return {valueArg(member.getInput()), kPtr};
+    case LaunchArgKind::Component: {
+      WeightRefOp ref = weightOf("weight");
+      if (!ref) {
+        fused.emitOpError("permuted weight is not a qf.weight_ref");
+        failedAny = true;
+        return {schema::Arg(), kPtr};
+      }
+      return {weightArg(addWeight(ref, launch.getLayout()),
+                        arg.getName().getValue().str()),
+              kPtr};
+    }
+    case LaunchArgKind::I32:
+      return {immediateArg(schema::Arg::Kind::I32, *arg.getInteger()),
+              schema::ParamType::I32};
+    case LaunchArgKind::Operand:
+    case LaunchArgKind::Result:
+    case LaunchArgKind::F32:
+      break;
+    }
+    fused.emitOpError() << "a fallback launch cannot bind " << arg;
+    failedAny = true;
+    return {schema::Arg(), kPtr};
+  });
+  if (step == "permute") {
+    stepsByBatch[batch].back().op = "qf.permute_columns";
+    anyLaunchOp = true;
+  }
+}
