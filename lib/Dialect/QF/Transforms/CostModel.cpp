@@ -1,7 +1,8 @@
 //===- CostModel.cpp - bytes, time and tiling of fused matmuls ------------===//
 //
 // The byte accounting behind qf-roofline and qf.predicted_us, and the rules
-// qf-select-tiling applies (the tuning candidates are TilingCandidates.cpp's).
+// qf-select-tiling applies (the mma.sync candidates it weighs are
+// MmaCandidates.cpp's, the tuning candidates TilingCandidates.cpp's).
 // Decode matmuls are memory-bound, so the model is about bytes and about
 // keeping enough loads in flight to reach the bandwidth: enough warps, each
 // with whole 16-byte loads to issue.
@@ -240,121 +241,6 @@ TilingAttr selectMatvec(int64_t m, WeightType type, const TilingTarget &target,
                          kUnroll, bestSplit, /*stages=*/1, /*clusterK=*/1);
 }
 
-/// One mma.sync tiling candidate: (block_n, split_k, block_k, stages,
-/// cluster_k); block_m is chosen apart.
-struct MmaCandidate {
-  int64_t blockN, splitK, blockK, stages, clusterK;
-};
-
-/// The tilings the tuning sweeps measure (bench/tune.py's candidates) and
-/// the time model is fitted on: up to batch 32 block_k 64 or 128 with
-/// clusters of 2 or 4 for the wider blocks; past it block_k 64, narrower
-/// splits and clusters of 2.
-SmallVector<MmaCandidate> mmaCandidates(int64_t m) {
-  SmallVector<MmaCandidate> out;
-  if (m <= 32) {
-    for (auto [bn, s] : {std::pair<int64_t, int64_t>{128, 1}, {128, 2},
-                         {64, 2}, {64, 4}, {32, 4}, {32, 8}})
-      for (auto [bk, st] :
-           {std::pair<int64_t, int64_t>{64, 3}, {64, 4}, {128, 3}})
-        out.push_back({bn, s, bk, st, 1});
-    for (auto [bn, s] :
-         {std::pair<int64_t, int64_t>{128, 1}, {128, 2}, {64, 2}, {64, 4}})
-      for (auto [bk, st] : {std::pair<int64_t, int64_t>{64, 4}, {128, 3}})
-        for (int64_t c : {2, 4})
-          out.push_back({bn, s, bk, st, c});
-    return out;
-  }
-  for (auto [bn, s] : {std::pair<int64_t, int64_t>{128, 1}, {64, 1}, {64, 2},
-                       {32, 2}, {32, 4}})
-    for (int64_t st : {3, 4})
-      for (int64_t c : {1, 2})
-        out.push_back({bn, s, 64, st, c});
-  return out;
-}
-
-/// block_m candidates for `m` rows, those the sweeps measured: the batch
-/// rounded up to 16 (at most 64), and 16 up to 32 rows (two m blocks
-/// streaming one weight tile through L2), 32 past 64 and 128 from 128.
-SmallVector<int64_t> mmaBlockMs(int64_t m) {
-  SmallVector<int64_t> out{std::min<int64_t>(64, llvm::alignTo(m, 16))};
-  if (m > 16 && m <= 32)
-    out.push_back(16);
-  if (m > 64)
-    out.push_back(32);
-  if (m >= 128)
-    out.push_back(128);
-  return out;
-}
-
-} // namespace
-
-void costmodel::forEachMmaCandidate(
-    int64_t m, WeightType type, const TilingTarget &target, bool gated,
-    llvm::function_ref<void(const MmaLaunchShape &, double)> fn) {
-  // silu_mul: block_n counts gate rows; each n warp has an up twin.
-  const int64_t members = gated ? 2 : 1;
-  // Blocks cover whole 32-row tiles (rows past N are padding, not stored),
-  // a last block may reach past them, and K steps may end past K
-  // (zero-filled): no block size needs to divide the shape.
-  int64_t n = qfuse::format::mmaPaddedN(type.getN() / members),
-          k = type.getK();
-  EncodingAttr enc = type.getEncoding();
-  int64_t group = enc.isPerChannel() || !enc.isQuantized() ? 0
-                                                           : enc.getGroupSize();
-  int64_t bits = enc.getCodeBits();
-  int64_t scaleBytes = enc.isQuantized() ? getTypeBytes(enc.getScaleType()) : 0;
-  int64_t zeroBits = enc.getZeroPoint() == ZeroPointKind::Int     ? bits
-                     : enc.getZeroPoint() == ZeroPointKind::Float ? 8 * scaleBytes
-                                                                  : 0;
-  // 2:4 rows are copied in whole steps (TensorCorePlan.cpp).
-  const bool sparse = enc.isSparse24();
-  auto blockKFits = [&](int64_t bk) {
-    return ((bk == 64 && !sparse) || k % bk == 0) &&
-           (group == 0 || group % bk == 0 || (bk % group == 0 && group % 16 == 0));
-  };
-  MmaTimeTarget timeTarget{target.smCount, double(target.bandwidthGbps)};
-  for (int64_t bm : mmaBlockMs(m)) {
-    // mma.sp at block_m = 128 needs 255 registers and spills on sm_80
-    // (ptxas, 2:4 f16): 2:4 takes two blocks of 64 instead.
-    if (sparse && bm > 64)
-      continue;
-    for (MmaCandidate c : mmaCandidates(m)) {
-      int64_t warps = c.blockN / 32 * c.splitK * members;
-      if (warps > 16 || !blockKFits(c.blockK) ||
-          int64_t(llvm::divideCeil(k, c.blockK)) < c.splitK * c.clusterK ||
-          (c.clusterK > 1 && (target.smVersion < 90 || gated)))
-        continue;
-      int64_t shared =
-          getMmaSharedBytes(type, gated, bm, c.blockN, c.blockK, c.splitK,
-                            c.stages, c.clusterK);
-      if (shared > target.maxSharedPerBlock)
-        continue;
-      MmaLaunchShape launch{m,        n,       k,         bm,
-                            c.blockN, c.blockK, c.splitK, c.stages,
-                            c.clusterK};
-      launch.members = members;
-      launch.codeBits = bits;
-      launch.decode = getDecodeFamily(enc.getFormat());
-      launch.groupSize = group;
-      launch.scaleBytes = scaleBytes;
-      launch.zeroBits = zeroBits;
-      launch.sparse24 = sparse;
-      launch.sharedBytes = shared;
-      fn(launch, predictMmaTimeUs(launch, timeTarget));
-    }
-  }
-}
-
-TilingAttr costmodel::getMmaTiling(MLIRContext *ctx,
-                                   const MmaLaunchShape &launch) {
-  return TilingAttr::get(ctx, KernelKind::MMA, launch.blockM, launch.blockN,
-                         launch.blockK, /*threadsPerRow=*/kWarpLanes,
-                         /*vecBytes=*/16, /*kUnroll=*/1, launch.splitK,
-                         launch.stages, launch.clusterK);
-}
-
-namespace {
 /// The tensor-core tiling for `m` rows (TensorCoreKernel.cpp's contract):
 /// of the candidates the kernel can take (forEachMmaCandidate), the one the
 /// time model (MmaTimeModel.h) predicts fastest.

@@ -1,9 +1,10 @@
 //===- CostModelInternal.h - shared by selection and listing -*- C++ -*-===//
 //
-// Private to lib/Dialect/QF/Transforms: the candidate enumeration and launch
-// arithmetic that qf::selectTiling (CostModel.cpp) chooses from and
-// qf::listTilingCandidates (TilingCandidates.cpp) lists for the tuner, so
-// that both see the same candidates.
+// Private to lib/Dialect/QF/Transforms: the candidate enumeration
+// (MmaCandidates.cpp) and launch arithmetic that qf::selectTiling
+// (CostModel.cpp) chooses from and qf::listTilingCandidates
+// (TilingCandidates.cpp) lists for the tuner, so that both see the same
+// candidates.
 //
 //===----------------------------------------------------------------------===//
 
