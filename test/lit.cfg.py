@@ -9,13 +9,16 @@ from lit.llvm.subst import ToolSubst
 
 config.name = "QFUSE"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
-config.suffixes = [".mlir"]
+# .test: checks of the sources themselves (test/Scripts).
+config.suffixes = [".mlir", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.qfuse_obj_root, "test")
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs"]
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 llvm_config.use_default_substitutions()
+# The source tree, for the tests that run its scripts.
+config.substitutions.append(("%qfuse_src", config.qfuse_src_root))
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.qfuse_tools_dir, config.llvm_tools_dir]
