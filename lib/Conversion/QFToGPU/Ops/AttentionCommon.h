@@ -20,6 +20,11 @@ constexpr int64_t kWarps = 16;
 constexpr int64_t kUnroll = 8;
 /// Halves per lane chunk (one 16-byte load).
 constexpr int64_t kChunk = 8;
+/// From this batch the rotary form is two launches (rotated rows into the
+/// cache, then attention of the cache with the query rotated): in one
+/// launch every block rotates all the new keys before its row, work that
+/// grows with the square of the batch (docs/defaults.md).
+constexpr int64_t kRotarySplitFromBatch = 32;
 
 struct AttentionShape {
   int64_t heads, kvHeads, d, seq, kvWidth;

@@ -62,6 +62,17 @@
 //    and rounding. The caches' loads stay ld.global.nc: the rows read are
 //    never written during the launch.
 //
+//    Split rotary form (rotary, batch >= kRotarySplitFromBatch): the
+//    one-launch form rotates, in every block, all the new keys before its
+//    row: H x M^2 / 2 rotations per launch, which dominate a prefill chunk
+//    (and its f64 angles the SM). From that batch the op is two launches:
+//    - qf_rotary_kv_cache_write_*: grid (KV, M), block (x, m) writes kv
+//      head x's rotated key row m and value row m to cache row
+//      positions[m] (the one-launch form's part 1, each row once);
+//    - qf_attention_rotated_query_*: the plain attention kernel, its query
+//      chunk rotated by positions[m] as above. It reads rows [0, n) of the
+//      cache, so positions need not be consecutive.
+//
 //    Why not a split over the sequence (flash-decoding): it needs a
 //    workspace for the partial results, which launch records cannot name
 //    yet. At decode (M = 1) this kernel has H blocks (one SM each)
@@ -362,12 +373,23 @@ void combineWarps(KernelEmitter &e, gpu::GPUModuleOp module, StringRef name,
   storeHalves(e, args.out, outIndex, {e.fdiv(numer, denom)});
 }
 
-/// The attention kernel's body (see the file comment); with `rope`, the
-/// rotary form: the new rows come from `args.key` / `args.value`.
+/// What an attention kernel does besides attending the cache.
+enum class AttentionForm {
+  Plain,        // reads the cache only
+  Rotary,       // one launch: writes the rotated rows, attends the new
+                // rows from the operands (the contract in the file comment)
+  RotaryQuery,  // reads the cache only, rotating its query
+};
+
+/// The attention kernel's body (see the file comment); `rope` is the
+/// rotary forms' table (null in the plain form). In the rotary form the new
+/// rows come from `args.key` / `args.value`.
 void buildAttention(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
                     StringRef name, const AttentionArgs &args,
-                    const AttentionShape &s, LLVM::GlobalOp rope) {
+                    const AttentionShape &s, AttentionForm form,
+                    LLVM::GlobalOp rope) {
   KernelEmitter e(b);
+  const bool fused = form == AttentionForm::Rotary;
   AttentionThread t = indexThread(e, s);
   Value h = t.h, m = t.m, lane = t.lane, col = t.col;
 
@@ -378,13 +400,13 @@ void buildAttention(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
 
   // Rotary form, part 1. No block of this launch reads the rows it writes
   // from the cache (they come from the operands, below).
-  if (rope)
+  if (fused)
     writeRotatedRows(e, rope, args, s, t, pos, posInRange);
 
   // Rows read from the cache: [0, nCache); rows taken from the operands
   // (rotary form): [0, nNew), the new rows 0..m at positions pos0 + j.
   Value nCache, nNew, pos0;
-  if (!rope) {
+  if (!fused) {
     nCache = arith::SelectOp::create(b, posInRange, e.add(pos, e.c32(1)),
                                      e.c32(0));
   } else {
@@ -401,7 +423,7 @@ void buildAttention(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
   double qScale = 1.4426950408889634 / std::sqrt(static_cast<double>(s.d));
   Value qHead = e.mul(e.add(e.mul(m, e.c32(s.heads)), h), e.c32(s.d));
   SmallVector<Value> q = loadHalves(e, args.query, e.add(qHead, col), kChunk);
-  if (rope)
+  if (form != AttentionForm::Plain)
     q = roundToHalf(e, rotateChunk(e, rope, s.d, args.query, qHead, col, q,
                                    arith::SIToFPOp::create(b, f64, pos)));
   for (Value &v : q)
@@ -409,7 +431,7 @@ void buildAttention(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
 
   Value negInf = e.cf32(-std::numeric_limits<double>::infinity());
   SmallVector<Value> state = attendCache(e, args, s, t, q, nCache, negInf);
-  if (rope)
+  if (fused)
     state = attendNewRows(e, rope, args, s, t, q, nNew, pos0, state, negInf);
   combineWarps(e, module, name, args, s, t, mergeStreams(e, s, state, negInf),
                negInf);
@@ -438,7 +460,8 @@ OpLaunch attend(AttentionOp op, OpKernelContext &context,
     a.valueCache = args[2];
     a.positions = args[3];
     a.out = args[4];
-    buildAttention(b, context.module, name, a, s, /*rope=*/nullptr);
+    buildAttention(b, context.module, name, a, s, AttentionForm::Plain,
+                   /*rope=*/nullptr);
     LLVM::ReturnOp::create(b, ValueRange{});
   }
   int64_t shared = (kWarps * s.d + 2 * kWarps) * 4;
@@ -477,7 +500,87 @@ OpLaunch rotaryAttend(AttentionOp op, OpKernelContext &context,
     a.valueCache = args[4];
     a.positions = args[5];
     a.out = args[6];
-    buildAttention(b, context.module, name, a, s, table);
+    buildAttention(b, context.module, name, a, s, AttentionForm::Rotary,
+                   table);
+    LLVM::ReturnOp::create(b, ValueRange{});
+  }
+  int64_t shared = (kWarps * s.d + 2 * kWarps) * 4;
+  return makeOpLaunch(name, params, s.heads, batch, kWarps * 32, shared);
+}
+
+/// The split rotary form, launch 1: grid (KV, M), the first head of kv
+/// head x's group writes its rotated key row m and value row m to cache
+/// row positions[m] (writeRotatedRows, as the one-launch form does).
+OpLaunch rotaryCacheWrite(AttentionOp op, OpKernelContext &context,
+                          const AttentionShape &s, const RopeParams &rope,
+                          int64_t batch) {
+  int64_t tpk = s.d / kChunk;
+  int64_t threads = std::max<int64_t>(32, 2 * tpk);
+  std::string name = "qf_rotary_kv_cache_write_kv" +
+                     std::to_string(s.kvHeads) + "_d" + std::to_string(s.d) +
+                     "_s" + std::to_string(s.seq) + "_" + ropeKey(rope);
+  MLIRContext *ctx = op.getContext();
+  SmallVector<OpParam> params = {
+      {"key", ParamKind::In, operandArg(ctx, 1)},
+      {"value", ParamKind::In, operandArg(ctx, 2)},
+      {"key_cache", ParamKind::Out, operandArg(ctx, 3)},
+      {"value_cache", ParamKind::Out, operandArg(ctx, 4)},
+      {"positions", ParamKind::In, operandArg(ctx, 5)}};
+  if (!context.module.lookupSymbol(name)) {
+    ImplicitLocOpBuilder b(op.getLoc(), ctx);
+    LLVM::GlobalOp table = ropeTable(b, context.module, rope);
+    SmallVector<Value> args =
+        createOpKernel(b, context.module, name, params, threads);
+    KernelEmitter e(b);
+    AttentionArgs a;
+    a.key = args[0];
+    a.value = args[1];
+    a.keyCache = args[2];
+    a.valueCache = args[3];
+    a.positions = args[4];
+    AttentionThread t;
+    Value kv = e.ctaidX();
+    t.h = e.mul(kv, e.c32(s.heads / s.kvHeads));
+    t.m = NVVM::BlockIdYOp::create(b, e.i32());
+    t.tid = e.tidX();
+    t.kvHead = e.mul(kv, e.c32(s.d));
+    Value pos = e.loadRO(
+        e.i32(), e.gepBytes(a.positions, e.mul(e.zext64(t.m), e.c64(4))), 4);
+    writeRotatedRows(e, table, a, s, t, pos, e.ult(pos, e.c32(s.seq)));
+    LLVM::ReturnOp::create(b, ValueRange{});
+  }
+  return makeOpLaunch(name, params, s.kvHeads, batch, threads);
+}
+
+/// The split rotary form, launch 2: the plain kernel with the query
+/// rotated by its own position; the keys are read rotated from the cache.
+OpLaunch rotaryQueryAttend(AttentionOp op, OpKernelContext &context,
+                           const AttentionShape &s, const RopeParams &rope,
+                           int64_t batch) {
+  std::string name = "qf_attention_rotated_query_h" + std::to_string(s.heads) +
+                     "_kv" + std::to_string(s.kvHeads) + "_d" +
+                     std::to_string(s.d) + "_s" + std::to_string(s.seq) + "_" +
+                     ropeKey(rope);
+  MLIRContext *ctx = op.getContext();
+  SmallVector<OpParam> params = {
+      {"query", ParamKind::In, operandArg(ctx, 0)},
+      {"key_cache", ParamKind::In, operandArg(ctx, 3)},
+      {"value_cache", ParamKind::In, operandArg(ctx, 4)},
+      {"positions", ParamKind::In, operandArg(ctx, 5)},
+      {"out", ParamKind::Out, resultArg(ctx, 0)}};
+  if (!context.module.lookupSymbol(name)) {
+    ImplicitLocOpBuilder b(op.getLoc(), ctx);
+    LLVM::GlobalOp table = ropeTable(b, context.module, rope);
+    SmallVector<Value> args =
+        createOpKernel(b, context.module, name, params, kWarps * 32);
+    AttentionArgs a;
+    a.query = args[0];
+    a.keyCache = args[1];
+    a.valueCache = args[2];
+    a.positions = args[3];
+    a.out = args[4];
+    buildAttention(b, context.module, name, a, s, AttentionForm::RotaryQuery,
+                   table);
     LLVM::ReturnOp::create(b, ValueRange{});
   }
   int64_t shared = (kWarps * s.d + 2 * kWarps) * 4;
@@ -514,6 +617,10 @@ qf::lowerAttention(AttentionOp op, OpKernelContext &context, int64_t batch) {
   if (std::optional<RopeParams> rope = ropeParams(op)) {
     if (failed(checkRope(op, *rope)))
       return failure();
+    if (batch >= kRotarySplitFromBatch)
+      return SmallVector<OpLaunch>{
+          rotaryCacheWrite(op, context, s, *rope, batch),
+          rotaryQueryAttend(op, context, s, *rope, batch)};
     return SmallVector<OpLaunch>{rotaryAttend(op, context, s, *rope, batch)};
   }
   return SmallVector<OpLaunch>{cacheWrite(op, context, s, batch),
