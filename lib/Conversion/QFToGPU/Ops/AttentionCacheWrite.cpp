@@ -1,8 +1,9 @@
 //===- AttentionCacheWrite.cpp - qf.attention's KV-cache writes -----------===//
 //
 // New key and value rows into the KV cache: the plain form's cache-write
-// launch, and the rotary form's in-kernel write of the rotated key row,
-// with the chunk rotation it shares with the query and the new keys.
+// launch, the split rotary form's (rotated key rows), and the one-launch
+// rotary form's in-kernel write of the rotated key row, with the chunk
+// rotation they share with the query and the new keys.
 //
 //===----------------------------------------------------------------------===//
 
@@ -55,6 +56,47 @@ OpLaunch attention::cacheWrite(AttentionOp op, OpKernelContext &context,
     LLVM::ReturnOp::create(b, ValueRange{});
   }
   return makeOpLaunch(name, params, batch, 1, threads);
+}
+
+OpLaunch attention::rotaryCacheWrite(AttentionOp op, OpKernelContext &context,
+                                     const AttentionShape &s,
+                                     const RopeParams &rope, int64_t batch) {
+  int64_t tpk = s.d / kChunk;
+  int64_t threads = std::max<int64_t>(32, 2 * tpk);
+  std::string name = "qf_rotary_kv_cache_write_kv" +
+                     std::to_string(s.kvHeads) + "_d" + std::to_string(s.d) +
+                     "_s" + std::to_string(s.seq) + "_" + ropeKey(rope);
+  MLIRContext *ctx = op.getContext();
+  SmallVector<OpParam> params = {
+      {"key", ParamKind::In, operandArg(ctx, 1)},
+      {"value", ParamKind::In, operandArg(ctx, 2)},
+      {"key_cache", ParamKind::Out, operandArg(ctx, 3)},
+      {"value_cache", ParamKind::Out, operandArg(ctx, 4)},
+      {"positions", ParamKind::In, operandArg(ctx, 5)}};
+  if (!context.module.lookupSymbol(name)) {
+    ImplicitLocOpBuilder b(op.getLoc(), ctx);
+    LLVM::GlobalOp table = ropeTable(b, context.module, rope);
+    SmallVector<Value> args =
+        createOpKernel(b, context.module, name, params, threads);
+    KernelEmitter e(b);
+    AttentionArgs a;
+    a.key = args[0];
+    a.value = args[1];
+    a.keyCache = args[2];
+    a.valueCache = args[3];
+    a.positions = args[4];
+    AttentionThread t;
+    Value kv = e.ctaidX();
+    t.h = e.mul(kv, e.c32(s.heads / s.kvHeads));
+    t.m = NVVM::BlockIdYOp::create(b, e.i32());
+    t.tid = e.tidX();
+    t.kvHead = e.mul(kv, e.c32(s.d));
+    Value pos = e.loadRO(
+        e.i32(), e.gepBytes(a.positions, e.mul(e.zext64(t.m), e.c64(4))), 4);
+    writeRotatedRows(e, table, a, s, t, pos, e.ult(pos, e.c32(s.seq)));
+    LLVM::ReturnOp::create(b, ValueRange{});
+  }
+  return makeOpLaunch(name, params, s.kvHeads, batch, threads);
 }
 
 SmallVector<Value> attention::rotateChunk(KernelEmitter &e,

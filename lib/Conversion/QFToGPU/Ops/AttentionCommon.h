@@ -10,6 +10,7 @@
 #define QFUSE_LIB_CONVERSION_QFTOGPU_OPS_ATTENTIONCOMMON_H
 
 #include "Ops/OpKernelCommon.h"
+#include "Ops/RopeCommon.h"
 
 namespace mlir {
 namespace qf {
@@ -49,6 +50,13 @@ struct AttentionThread {
 /// Launch 1 of the plain form: key/value rows -> cache rows positions[m].
 OpLaunch cacheWrite(AttentionOp op, OpKernelContext &context,
                     const AttentionShape &s, int64_t batch);
+
+/// Launch 1 of the split rotary form: grid (KV, M), the first head of kv
+/// head x's group writes its rotated key row m and value row m to cache
+/// row positions[m] (writeRotatedRows, as the one-launch form does).
+OpLaunch rotaryCacheWrite(AttentionOp op, OpKernelContext &context,
+                          const AttentionShape &s, const RopeParams &rope,
+                          int64_t batch);
 
 /// Rotates the chunk of 8 elements at column `col` (i32, a multiple of 8)
 /// of the head starting at element `head` of `x`, whose values are `own`,

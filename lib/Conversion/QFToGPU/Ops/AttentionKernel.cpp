@@ -508,50 +508,6 @@ OpLaunch rotaryAttend(AttentionOp op, OpKernelContext &context,
   return makeOpLaunch(name, params, s.heads, batch, kWarps * 32, shared);
 }
 
-/// The split rotary form, launch 1: grid (KV, M), the first head of kv
-/// head x's group writes its rotated key row m and value row m to cache
-/// row positions[m] (writeRotatedRows, as the one-launch form does).
-OpLaunch rotaryCacheWrite(AttentionOp op, OpKernelContext &context,
-                          const AttentionShape &s, const RopeParams &rope,
-                          int64_t batch) {
-  int64_t tpk = s.d / kChunk;
-  int64_t threads = std::max<int64_t>(32, 2 * tpk);
-  std::string name = "qf_rotary_kv_cache_write_kv" +
-                     std::to_string(s.kvHeads) + "_d" + std::to_string(s.d) +
-                     "_s" + std::to_string(s.seq) + "_" + ropeKey(rope);
-  MLIRContext *ctx = op.getContext();
-  SmallVector<OpParam> params = {
-      {"key", ParamKind::In, operandArg(ctx, 1)},
-      {"value", ParamKind::In, operandArg(ctx, 2)},
-      {"key_cache", ParamKind::Out, operandArg(ctx, 3)},
-      {"value_cache", ParamKind::Out, operandArg(ctx, 4)},
-      {"positions", ParamKind::In, operandArg(ctx, 5)}};
-  if (!context.module.lookupSymbol(name)) {
-    ImplicitLocOpBuilder b(op.getLoc(), ctx);
-    LLVM::GlobalOp table = ropeTable(b, context.module, rope);
-    SmallVector<Value> args =
-        createOpKernel(b, context.module, name, params, threads);
-    KernelEmitter e(b);
-    AttentionArgs a;
-    a.key = args[0];
-    a.value = args[1];
-    a.keyCache = args[2];
-    a.valueCache = args[3];
-    a.positions = args[4];
-    AttentionThread t;
-    Value kv = e.ctaidX();
-    t.h = e.mul(kv, e.c32(s.heads / s.kvHeads));
-    t.m = NVVM::BlockIdYOp::create(b, e.i32());
-    t.tid = e.tidX();
-    t.kvHead = e.mul(kv, e.c32(s.d));
-    Value pos = e.loadRO(
-        e.i32(), e.gepBytes(a.positions, e.mul(e.zext64(t.m), e.c64(4))), 4);
-    writeRotatedRows(e, table, a, s, t, pos, e.ult(pos, e.c32(s.seq)));
-    LLVM::ReturnOp::create(b, ValueRange{});
-  }
-  return makeOpLaunch(name, params, s.kvHeads, batch, threads);
-}
-
 /// The split rotary form, launch 2: the plain kernel with the query
 /// rotated by its own position; the keys are read rotated from the cache.
 OpLaunch rotaryQueryAttend(AttentionOp op, OpKernelContext &context,
