@@ -355,9 +355,7 @@ TilingAttr qf::selectTiling(int64_t m, WeightType type,
                                        target.tensorCoreSmallBatchMinWeights;
   // act_order: the matvec gathers the batch's activations into shared
   // memory, K x M x 2 bytes per block; past batch 1 and 24 KB too few blocks
-  // fit an SM (K = 11008: 19 us at M = 1 with 22 KB, 158 us at M = 3 with
-  // 66 KB, where the tensor-core kernel on permuted activations takes
-  // 21 us; bench/results/2026-12-02-h200-fallback-ab).
+  // fit an SM (measured in docs/defaults.md).
   const bool actOrder = type.getEncoding().getActOrder();
   // 2:4 keeps its matvec up to kMatvecMaxM: it streams half the codes,
   // and the mma.sp kernel has not been measured against it below.
