@@ -4,8 +4,9 @@
 // written by SafetensorsWriter) read through ModelCheckpoint and turned into
 // an artifact's weights and tensors by ModelWeights: single files and
 // sharded indexes (and each way an index can be wrong), missing tensors,
-// wrong shapes and dtypes, bf16 -> f16 exactness, tied embeddings, and
-// AutoGPTQ / compressed-tensors checkpoints against the artifact's encoding.
+// wrong shapes and dtypes, bf16 -> f16 exactness, tied embeddings,
+// AutoGPTQ / compressed-tensors checkpoints against the artifact's encoding,
+// and stored bytes viewed where they are what is bound (storedWeight).
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,11 +24,13 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <random>
 
 using namespace qfuse::runtime;
@@ -611,5 +614,127 @@ TEST(ModelWeights, PackedCheckpointLoadsWithoutQuantizing) {
                                          "scale = f16\""),
               std::string::npos)
         << e.what();
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Stored bytes bound as they are
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// f16 values of bf16Bytes (exact in f16), as bytes.
+std::vector<uint8_t> f16Bytes(size_t count, uint32_t seed) {
+  std::vector<float> values;
+  bf16Bytes(count, seed, &values);
+  std::vector<uint8_t> bytes(count * 2);
+  for (size_t i = 0; i < count; ++i) {
+    const uint16_t half = fmt::floatToHalf(values[i]);
+    std::memcpy(&bytes[2 * i], &half, 2);
+  }
+  return bytes;
+}
+
+/// The whole model in f16; the lm_head's element `nanAt` a NaN if given.
+SafetensorsWriter f16Model(std::optional<size_t> nanAt = std::nullopt) {
+  SafetensorsWriter writer;
+  auto add = [&](const std::string &name, std::vector<int64_t> shape,
+                 uint32_t seed, std::optional<size_t> nan = std::nullopt) {
+    std::vector<uint8_t> bytes =
+        f16Bytes(size_t(fmt::numElements(shape)), seed);
+    if (nan) {
+      const uint16_t quietNan = 0x7E00;
+      std::memcpy(&bytes[2 * *nan], &quietNan, 2);
+    }
+    writer.add(name, DType::F16, std::move(shape), bytes.data(), bytes.size());
+  };
+  add(std::string(kQ) + ".weight", {kOut, kHidden}, 1);
+  add("model.embed_tokens.weight", {kVocab, kHidden}, 2);
+  add("model.norm.weight", {kHidden}, 3);
+  add("lm_head.weight", {kVocab, kHidden}, 4, nanAt);
+  return writer;
+}
+
+/// storedWeight's views hold checkpointWeight's components, byte for byte.
+void expectSameComponents(const RowMajorViews &views,
+                          const fmt::TensorMap &want, const std::string &what) {
+  ASSERT_EQ(views.size(), want.size()) << what;
+  for (const auto &[name, tensor] : want) {
+    SCOPED_TRACE(what + "." + name);
+    ASSERT_TRUE(views.count(name));
+    const RowMajorView &view = views.at(name);
+    EXPECT_EQ(view.dtype, fmt::dtypeName(tensor.dtype));
+    EXPECT_EQ(view.shape, tensor.shape);
+    ASSERT_EQ(view.size, tensor.data.size());
+    EXPECT_TRUE(std::equal(tensor.data.begin(), tensor.data.end(), view.data));
+  }
+}
+
+std::string errorOf(const std::function<void()> &body) {
+  try {
+    body();
+  } catch (const qfuse::Error &e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+} // namespace
+
+// Where the stored bytes are what is bound (f16 into the f16 encoding,
+// qfuse-packed components, tensors in the artifact's dtype), storedWeight
+// and storedTensor view them in the mapped file: checkpointWeight's and
+// checkpointTensor's bytes without their copy. What is converted (another
+// dtype, a quantized encoding, a NaN) is left to those, and errors are
+// theirs.
+TEST(ModelWeights, StoredBytesAreViewedInTheMappedFile) {
+  Artifact artifact = modelArtifact();
+  const WeightSpec &head = *artifact.findWeight("lm_head");
+  const WeightSpec &q = *artifact.findWeight(kQ);
+  ModelCheckpoint f16 = ModelCheckpoint::open(singleFile(f16Model()));
+  std::optional<RowMajorViews> stored = storedWeight(f16, head);
+  ASSERT_TRUE(stored);
+  EXPECT_EQ(stored->at("codes").data, f16.view("lm_head.weight").data);
+  expectSameComponents(*stored, checkpointWeight(f16, head), "lm_head");
+  EXPECT_FALSE(storedWeight(f16, q)); // int4: quantized
+  for (const TensorSpec &tensor : artifact.tensors) {
+    std::optional<TensorView> view = storedTensor(f16, tensor);
+    ASSERT_TRUE(view) << tensor.name;
+    EXPECT_EQ(view->data, f16.view(tensor.name).data);
+    EXPECT_EQ(std::vector<uint8_t>(view->data, view->data + view->size),
+              checkpointTensor(f16, tensor))
+        << tensor.name;
+  }
+
+  // bf16 into f16 is converted, and so is a NaN (quantizeRTN's own).
+  ModelCheckpoint bf16 = ModelCheckpoint::open(singleFile(bf16Model(true)));
+  EXPECT_FALSE(storedWeight(bf16, head));
+  EXPECT_FALSE(storedTensor(bf16, *artifact.findTensor("model.norm.weight")));
+  ModelCheckpoint nan = ModelCheckpoint::open(singleFile(f16Model(100)));
+  EXPECT_FALSE(storedWeight(nan, head));
+
+  // qfuse-packed: every component is viewed.
+  const std::string packedDir = makeDir() + "/packed";
+  writePackedCheckpoint(artifact, bf16, packedDir);
+  ModelCheckpoint packed = ModelCheckpoint::open(packedDir);
+  for (const WeightSpec &weight : artifact.weights) {
+    std::optional<RowMajorViews> views = storedWeight(packed, weight);
+    ASSERT_TRUE(views) << weight.name;
+    expectSameComponents(*views, checkpointWeight(packed, weight), weight.name);
+  }
+  Artifact uint4 = modelArtifact("uint4, group = 128, scale = f16, zero = int");
+  const WeightSpec &otherQ = *uint4.findWeight(kQ);
+  EXPECT_EQ(errorOf([&] { storedWeight(packed, otherQ); }),
+            errorOf([&] { checkpointWeight(packed, otherQ); }));
+
+  // A missing tensor and a wrong shape: checkpointWeight's errors.
+  SafetensorsWriter wrong;
+  addBf16(wrong, "lm_head.weight", {kVocab, 2 * kHidden}, 4);
+  ModelCheckpoint broken = ModelCheckpoint::open(singleFile(wrong));
+  for (const WeightSpec *weight : {&q, &head}) {
+    const std::string expected =
+        errorOf([&] { checkpointWeight(broken, *weight); });
+    EXPECT_NE(expected, "no error");
+    EXPECT_EQ(errorOf([&] { storedWeight(broken, *weight); }), expected);
   }
 }

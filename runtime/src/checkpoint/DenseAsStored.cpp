@@ -11,16 +11,16 @@
 
 namespace qfuse::runtime {
 
-bool packDenseAsStored(const format::Encoding &enc, DType dtype,
-                       const uint8_t *data, int64_t n, int64_t k,
-                       format::TensorMap &components) {
+std::optional<format::TensorView>
+denseCodesAsStored(const format::Encoding &enc, DType dtype,
+                   const uint8_t *data, int64_t n, int64_t k) {
   const bool f16 = dtype == DType::F16 &&
                    enc.format == format::ElementFormat::F16;
   const bool bf16 = dtype == DType::BF16 &&
                     enc.format == format::ElementFormat::BF16;
   if ((!f16 && !bf16) || enc.isQuantized() || enc.isSparse24() || n <= 0 ||
       k <= 0)
-    return false;
+    return std::nullopt;
   // The encoding's components must be exactly the codes as 2 bytes per
   // element, row-major.
   std::vector<format::ComponentSpec> specs;
@@ -28,19 +28,17 @@ bool packDenseAsStored(const format::Encoding &enc, DType dtype,
   if (!format::componentSpecs(enc, n, k, specs, error) || specs.size() != 1 ||
       specs[0].name != format::kCodes ||
       specs[0].shape != std::vector<int64_t>{n, 2 * k})
-    return false;
+    return std::nullopt;
   // NaN: exponent all ones and a non-zero mantissa.
   const uint16_t expMask = f16 ? 0x7C00 : 0x7F80;
   const uint16_t mantMask = f16 ? 0x03FF : 0x007F;
   const size_t count = size_t(n) * size_t(k);
-  format::Tensor codes(specs[0].dtype, specs[0].shape);
-  std::memcpy(codes.data.data(), data, count * 2);
   std::atomic<bool> nan{false};
   const unsigned workers = std::max(
       1u, std::min<unsigned>(std::thread::hardware_concurrency(),
                              unsigned(count / (1u << 20)) + 1));
   auto scan = [&](size_t first, size_t last) {
-    const uint8_t *bytes = codes.data.data();
+    const uint8_t *bytes = data;
     bool found = false;
     for (size_t i = first; i < last; ++i) {
       const uint16_t h = uint16_t(bytes[2 * i] | (bytes[2 * i + 1] << 8));
@@ -58,7 +56,19 @@ bool packDenseAsStored(const format::Encoding &enc, DType dtype,
   for (std::thread &t : pool)
     t.join();
   if (nan)
+    return std::nullopt;
+  return format::TensorView{specs[0].dtype, specs[0].shape, data, count * 2};
+}
+
+bool packDenseAsStored(const format::Encoding &enc, DType dtype,
+                       const uint8_t *data, int64_t n, int64_t k,
+                       format::TensorMap &components) {
+  std::optional<format::TensorView> view =
+      denseCodesAsStored(enc, dtype, data, n, k);
+  if (!view)
     return false;
+  format::Tensor codes(view->dtype, view->shape);
+  std::memcpy(codes.data.data(), view->data, view->numBytes);
   components.clear();
   components.emplace(format::kCodes, std::move(codes));
   return true;

@@ -76,15 +76,21 @@ std::vector<float> toFloats(DType dtype, const uint8_t *data, uint64_t count,
   return out;
 }
 
-/// A dense [N, K] weight quantized into the artifact's encoding.
-format::TensorMap quantizeDense(const TensorView &view,
-                                const WeightSpec &weight,
-                                const std::string &what) {
+/// Throws unless the dense weight `view` is [N, K] of `weight`.
+void checkDenseShape(const TensorView &view, const WeightSpec &weight,
+                     const std::string &what) {
   const std::vector<int64_t> expected = {weight.n, weight.k};
   if (view.info->shape != expected)
     throw Error(what + ": shape " + shapeText(view.info->shape) +
                 ", expected " + shapeText(expected) + " for artifact weight '" +
                 weight.checkpointName() + "'");
+}
+
+/// A dense [N, K] weight quantized into the artifact's encoding.
+format::TensorMap quantizeDense(const TensorView &view,
+                                const WeightSpec &weight,
+                                const std::string &what) {
+  checkDenseShape(view, weight, what);
   format::TensorMap components;
   if (packDenseAsStored(weight.encodingAttr, view.info->dtype, view.data,
                         weight.n, weight.k, components))
@@ -236,11 +242,14 @@ std::vector<uint8_t> convertDense(DType from, const uint8_t *data,
   return out;
 }
 
+namespace {
+
 /// A weight stored qfuse-packed (writePackedCheckpoint): its row-major
-/// components as they are. The encoding recorded beside them must be the
-/// artifact's; the executor's bindWeight checks every component's shape.
-static format::TensorMap fromPacked(const ModelCheckpoint &checkpoint,
-                             const WeightSpec &weight) {
+/// components as they are, viewed in the mapped files. The encoding
+/// recorded beside them must be the artifact's; the executor's bindWeight
+/// checks every component's shape.
+std::map<std::string, format::TensorView>
+packedViews(const ModelCheckpoint &checkpoint, const WeightSpec &weight) {
   const std::string &name = weight.checkpointName();
   const std::string what = "checkpoint '" + checkpoint.dir() +
                            "': qfuse-packed weight '" + name + "'";
@@ -251,7 +260,7 @@ static format::TensorMap fromPacked(const ModelCheckpoint &checkpoint,
                   "\", but the artifact wants \"" + weight.encoding +
                   "\"; pack the checkpoint again for this artifact");
   }
-  format::TensorMap out;
+  std::map<std::string, format::TensorView> out;
   for (const char *component :
        {format::kCodes, format::kScales, format::kZeros, format::kGlobalScale,
         format::kGIdx, format::kMetadata, format::kTable}) {
@@ -262,42 +271,37 @@ static format::TensorMap fromPacked(const ModelCheckpoint &checkpoint,
     std::optional<format::TensorView> converted = formatView(view);
     if (!converted)
       throw Error(what + ": tensor '" + tensor + "' has an unsupported dtype");
-    format::Tensor t;
-    t.dtype = converted->dtype;
-    t.shape = converted->shape;
-    t.data.assign(view.data, view.data + view.size);
-    out.emplace(component, std::move(t));
+    out.emplace(component, *converted);
   }
   return out;
 }
 
-format::TensorMap checkpointWeight(const ModelCheckpoint &checkpoint,
-                                   const WeightSpec &weight) {
-  const std::string &name = weight.checkpointName();
-  if (checkpoint.contains(name + "." + format::kCodes))
-    return fromPacked(checkpoint, weight);
-  if (checkpoint.contains(name + ".qweight"))
-    return fromGPTQ(checkpoint, weight);
-  if (checkpoint.contains(name + ".weight_packed"))
-    return fromCompressed(checkpoint, weight);
+/// The dense checkpoint tensor weight `name` is made from (`name.weight`,
+/// else the tied embedding); throws naming what was searched.
+std::string denseSource(const ModelCheckpoint &checkpoint,
+                        const std::string &name) {
   std::string source = name + ".weight";
-  if (!checkpoint.contains(source)) {
-    std::string tied = tiedSource(checkpoint, source);
-    if (tied.empty())
-      throw Error("checkpoint '" + checkpoint.dir() + "': artifact weight '" +
-                  name + "': none of '" + name + ".weight', '" + name +
-                  ".qweight' (AutoGPTQ), '" + name +
-                  ".weight_packed' (compressed-tensors) found in " +
-                  checkpoint.searched());
-    source = tied;
-  }
-  return quantizeDense(checkpoint.view(source), weight,
-                       "checkpoint '" + checkpoint.dir() + "': tensor '" +
-                           source + "'");
+  if (checkpoint.contains(source))
+    return source;
+  std::string tied = tiedSource(checkpoint, source);
+  if (tied.empty())
+    throw Error("checkpoint '" + checkpoint.dir() + "': artifact weight '" +
+                name + "': none of '" + name + ".weight', '" + name +
+                ".qweight' (AutoGPTQ), '" + name +
+                ".weight_packed' (compressed-tensors) found in " +
+                checkpoint.searched());
+  return tied;
 }
 
-std::vector<uint8_t> checkpointTensor(const ModelCheckpoint &checkpoint,
-                                      const TensorSpec &tensor) {
+std::string tensorText(const ModelCheckpoint &checkpoint,
+                       const std::string &source) {
+  return "checkpoint '" + checkpoint.dir() + "': tensor '" + source + "'";
+}
+
+/// The checkpoint tensor dense `tensor` is read from (its name, else the
+/// tied embedding), checked for its shape.
+TensorView denseTensorView(const ModelCheckpoint &checkpoint,
+                           const TensorSpec &tensor, std::string &what) {
   std::string source = tensor.name;
   if (!checkpoint.contains(source)) {
     std::string tied = tiedSource(checkpoint, source);
@@ -305,14 +309,83 @@ std::vector<uint8_t> checkpointTensor(const ModelCheckpoint &checkpoint,
       source = tied;
   }
   TensorView view = checkpoint.view(source); // throws naming the files
-  const std::string what =
-      "checkpoint '" + checkpoint.dir() + "': tensor '" + source + "'";
+  what = tensorText(checkpoint, source);
   if (view.info->shape != tensor.shape)
     throw Error(what + ": shape " + shapeText(view.info->shape) +
                 ", expected " + shapeText(tensor.shape) +
                 " for artifact tensor '" + tensor.name + "'");
+  return view;
+}
+
+} // namespace
+
+format::TensorMap checkpointWeight(const ModelCheckpoint &checkpoint,
+                                   const WeightSpec &weight) {
+  const std::string &name = weight.checkpointName();
+  if (checkpoint.contains(name + "." + format::kCodes)) {
+    format::TensorMap out;
+    for (const auto &[component, view] : packedViews(checkpoint, weight)) {
+      format::Tensor t;
+      t.dtype = view.dtype;
+      t.shape = view.shape;
+      t.data.assign(view.data, view.data + view.numBytes);
+      out.emplace(component, std::move(t));
+    }
+    return out;
+  }
+  if (checkpoint.contains(name + ".qweight"))
+    return fromGPTQ(checkpoint, weight);
+  if (checkpoint.contains(name + ".weight_packed"))
+    return fromCompressed(checkpoint, weight);
+  const std::string source = denseSource(checkpoint, name);
+  return quantizeDense(checkpoint.view(source), weight,
+                       tensorText(checkpoint, source));
+}
+
+std::optional<RowMajorViews> storedWeight(const ModelCheckpoint &checkpoint,
+                                          const WeightSpec &weight) {
+  const std::string &name = weight.checkpointName();
+  RowMajorViews views;
+  auto add = [&](const std::string &component, const format::TensorView &v) {
+    views[component] = {format::dtypeName(v.dtype), v.shape, v.data,
+                        v.numBytes};
+  };
+  if (checkpoint.contains(name + "." + format::kCodes)) {
+    for (const auto &[component, view] : packedViews(checkpoint, weight))
+      add(component, view);
+    return views;
+  }
+  if (checkpoint.contains(name + ".qweight") ||
+      checkpoint.contains(name + ".weight_packed"))
+    return std::nullopt; // converted
+  const std::string source = denseSource(checkpoint, name);
+  const TensorView view = checkpoint.view(source);
+  checkDenseShape(view, weight, tensorText(checkpoint, source));
+  std::optional<format::TensorView> codes = denseCodesAsStored(
+      weight.encodingAttr, view.info->dtype, view.data, weight.n, weight.k);
+  if (!codes)
+    return std::nullopt;
+  add(format::kCodes, *codes);
+  return views;
+}
+
+std::vector<uint8_t> checkpointTensor(const ModelCheckpoint &checkpoint,
+                                      const TensorSpec &tensor) {
+  std::string what;
+  const TensorView view = denseTensorView(checkpoint, tensor, what);
   return convertDense(view.info->dtype, view.data, view.info->numElements(),
                       tensor.dtype, what);
+}
+
+std::optional<TensorView> storedTensor(const ModelCheckpoint &checkpoint,
+                                       const TensorSpec &tensor) {
+  std::string what;
+  TensorView view = denseTensorView(checkpoint, tensor, what);
+  if (view.info->dtype != tensor.dtype)
+    return std::nullopt;
+  // convertDense's bytes when the dtypes agree.
+  view.size = *dtypeStorageBytes(tensor.dtype, view.info->numElements());
+  return view;
 }
 
 void checkModelAgainstConfig(const Artifact &artifact,

@@ -5,7 +5,8 @@
 // tensor is stored as f16 (bf16 into bf16), its little-endian bytes are
 // exactly that encoding's row-major codes: quantizeRTN's f16 -> f32 -> f16
 // round trip is the identity on every value but NaN payloads. So the
-// loader copies the bytes instead of converting each element twice.
+// loader takes the bytes instead of converting each element twice: as they
+// lie in the mapped file (denseCodesAsStored), or copied (packDenseAsStored).
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,14 +18,23 @@
 #include "qfuse/runtime/checkpoint/DType.h"
 
 #include <cstdint>
+#include <optional>
 
 namespace qfuse::runtime {
 
+/// The row-major codes component of the [n, k] tensor `data` of `dtype`,
+/// viewing `data` itself, when `enc` is the unquantized dense encoding of
+/// that same dtype (f16 or bf16) and the tensor holds no NaN; std::nullopt
+/// otherwise (the caller converts).
+std::optional<format::TensorView>
+denseCodesAsStored(const format::Encoding &enc, DType dtype,
+                   const uint8_t *data, int64_t n, int64_t k);
+
 /// Fills `components` with the row-major components format::quantizeRTN
-/// and format::pack would make from the [n, k] tensor `data` of `dtype`,
-/// and returns true, when `enc` is the unquantized dense encoding of that
-/// same dtype (f16 or bf16) and the tensor holds no NaN; otherwise returns
-/// false and leaves `components` alone (the caller converts as before).
+/// and format::pack would make from the [n, k] tensor `data` of `dtype`
+/// (a copy of denseCodesAsStored's view), and returns true, when that view
+/// is there; otherwise returns false and leaves `components` alone (the
+/// caller converts as before).
 bool packDenseAsStored(const format::Encoding &enc, DType dtype,
                        const uint8_t *data, int64_t n, int64_t k,
                        format::TensorMap &components);

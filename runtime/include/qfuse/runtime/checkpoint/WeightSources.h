@@ -18,7 +18,10 @@
 // config ties the embeddings (or does not say: transformers' default).
 //
 // The results are row-major components (Packing.h) that Executor::bindWeight
-// checks and repacks to the artifact's layout.
+// checks and repacks to the artifact's layout. Where the checkpoint stores
+// them as they are (qfuse-packed; f16/bf16 into the same unquantized
+// encoding), storedWeight and storedTensor view the mapped bytes instead of
+// copying them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,9 +30,11 @@
 
 #include "qfuse/format/Tensor.h"
 #include "qfuse/runtime/artifact/Artifact.h"
+#include "qfuse/runtime/artifact/WeightLayouts.h"
 #include "qfuse/runtime/checkpoint/ModelCheckpoint.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +43,15 @@ namespace qfuse::runtime {
 /// The row-major components of `weight` from `checkpoint`.
 format::TensorMap checkpointWeight(const ModelCheckpoint &checkpoint,
                                    const WeightSpec &weight);
+
+/// checkpointWeight's components viewed in `checkpoint`'s mapped files
+/// (valid while it is open) where they are the stored bytes: a qfuse-packed
+/// weight, or an f16 (bf16) tensor without NaN into the unquantized f16
+/// (bf16) encoding (DenseAsStored.h). std::nullopt where checkpointWeight
+/// converts; throws what checkpointWeight would for a missing tensor, a
+/// wrong shape or another packed encoding.
+std::optional<RowMajorViews> storedWeight(const ModelCheckpoint &checkpoint,
+                                          const WeightSpec &weight);
 
 /// Writes the qfuse-packed form of `checkpoint` for `artifact` into the
 /// directory `outDir`: every artifact weight as checkpointWeight makes it
@@ -55,6 +69,11 @@ void writePackedCheckpoint(const Artifact &artifact,
 /// value that overflows the target type is an error naming the tensor.
 std::vector<uint8_t> checkpointTensor(const ModelCheckpoint &checkpoint,
                                       const TensorSpec &tensor);
+
+/// checkpointTensor's bytes viewed in the mapped file when the stored dtype
+/// is the artifact's; std::nullopt where checkpointTensor converts.
+std::optional<TensorView> storedTensor(const ModelCheckpoint &checkpoint,
+                                       const TensorSpec &tensor);
 
 /// Converts little-endian F16/BF16/F32 elements to `to` (F16, BF16 or
 /// F32); `what` names the tensor in errors.
