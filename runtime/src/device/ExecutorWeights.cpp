@@ -10,6 +10,7 @@
 #include "qfuse/runtime/device/Executor.h"
 
 #include "qfuse/runtime/Error.h"
+#include "qfuse/runtime/device/PinnedUploader.h"
 
 #include <cstring>
 
@@ -20,11 +21,20 @@ std::string componentText(const std::pair<std::string, std::string> &key) {
   return "weight '" + key.first + "' component '" + key.second + "'";
 }
 
+void upload(cuda::DeviceBuffer &buffer, const void *data, size_t size,
+            PinnedUploader *uploader) {
+  if (uploader)
+    uploader->upload(buffer, data, size);
+  else
+    buffer.upload(data, size);
+}
+
 } // namespace
 
 void Executor::bindWeightComponent(const std::string &weight,
                                    const std::string &component,
-                                   const void *data, size_t size) {
+                                   const void *data, size_t size,
+                                   PinnedUploader *uploader) {
   auto key = std::make_pair(weight, component);
   if (!artifact_.findWeight(weight))
     fail("cannot bind weight '" + weight + "': not declared in 'weights'");
@@ -40,9 +50,9 @@ void Executor::bindWeightComponent(const std::string &weight,
   if (padded != size) {
     std::vector<uint8_t> bytes(padded, 0);
     std::memcpy(bytes.data(), data, size);
-    buffer.upload(bytes.data(), padded);
+    upload(buffer, bytes.data(), padded, uploader);
   } else {
-    buffer.upload(data, size);
+    upload(buffer, data, size, uploader);
   }
   bindWeightComponent(weight, component, std::move(buffer));
 }
@@ -73,7 +83,7 @@ void Executor::bindWeightComponent(const std::string &weight,
 }
 
 void Executor::bindTensor(const std::string &name, const void *data,
-                          size_t size) {
+                          size_t size, PinnedUploader *uploader) {
   const TensorSpec *spec = artifact_.findTensor(name);
   if (!spec)
     fail("cannot bind tensor '" + name + "': not declared in 'tensors'");
@@ -82,7 +92,7 @@ void Executor::bindTensor(const std::string &name, const void *data,
          " bytes; its shape and dtype need " +
          std::to_string(spec->numBytes()));
   cuda::DeviceBuffer buffer(size, name);
-  buffer.upload(data, size);
+  upload(buffer, data, size, uploader);
   tensors_[name] = std::move(buffer);
   dropGraphs();
 }
@@ -115,29 +125,42 @@ void Executor::layOut(const WeightSpec &weight, const RowMajorViews &raw,
           {weight.name, name, tensor.data.data(), tensor.data.size()});
 }
 
-Executor::LaidOutWeight
-Executor::layOutWeight(const std::string &name,
-                       format::TensorMap components) const {
+void Executor::layOutEntries(const std::string &name, const RowMajorViews &raw,
+                             LaidOutWeight &out) const {
   const std::string origin = "artifact '" + artifact_.source + "'";
   std::vector<const WeightSpec *> entries =
       weightEntriesFor(artifact_, name, origin);
-  for (const auto &[component, tensor] : components)
+  for (const auto &[component, view] : raw)
     if (!entries.front()->findComponent(component))
       fail("weight '" + name + "' (" + entries.front()->encoding +
            ") has no component '" + component + "'");
-  LaidOutWeight out;
-  out.source = std::move(components);
   // The uploads point into `packed`'s maps: no reallocation moves them.
   out.packed.reserve(entries.size());
-  const RowMajorViews raw = viewsOf(out.source);
   for (const WeightSpec *weight : entries)
     layOut(*weight, raw, origin, out);
+}
+
+Executor::LaidOutWeight
+Executor::layOutWeight(const std::string &name,
+                       format::TensorMap components) const {
+  LaidOutWeight out;
+  out.source = std::move(components);
+  layOutEntries(name, viewsOf(out.source), out);
   return out;
 }
 
-void Executor::bindLaidOut(const LaidOutWeight &weight) {
+Executor::LaidOutWeight
+Executor::layOutViews(const std::string &name,
+                      const RowMajorViews &components) const {
+  LaidOutWeight out;
+  layOutEntries(name, components, out);
+  return out;
+}
+
+void Executor::bindLaidOut(const LaidOutWeight &weight,
+                           PinnedUploader *uploader) {
   for (const LaidOutWeight::Upload &u : weight.uploads)
-    bindWeightComponent(u.weight, u.component, u.data, u.size);
+    bindWeightComponent(u.weight, u.component, u.data, u.size, uploader);
 }
 
 void Executor::bindWeight(const std::string &name,
@@ -154,6 +177,9 @@ std::set<std::string> Executor::usedWeightSources() const {
 
 void Executor::loadWeights(const SafetensorsFile &file) {
   const std::string origin = "safetensors '" + file.path() + "'";
+  // Straight from the mapped file through pinned staging, all on the device
+  // on return (or before an error leaves; the uploader's destructor waits).
+  PinnedUploader uploader;
   for (const std::string &name : usedTensors_) {
     const TensorSpec &spec = *artifact_.findTensor(name);
     const TensorInfo &info = file.info(name);
@@ -163,7 +189,7 @@ void Executor::loadWeights(const SafetensorsFile &file) {
                   " of another shape than the artifact's " +
                   std::string(artifactName(spec.dtype)) + " tensor");
     TensorView view = file.view(info);
-    bindTensor(name, view.data, view.size);
+    bindTensor(name, view.data, view.size, &uploader);
   }
   // One read of each checkpoint tensor fills every layout it is packed in.
   for (const std::string &source : usedWeightSources()) {
@@ -179,8 +205,9 @@ void Executor::loadWeights(const SafetensorsFile &file) {
     laidOut.packed.reserve(entries.size());
     for (const WeightSpec *weight : entries)
       layOut(*weight, raw, origin, laidOut);
-    bindLaidOut(laidOut);
+    bindLaidOut(laidOut, &uploader);
   }
+  uploader.finish();
 }
 
 CUdeviceptr Executor::componentPointer(const std::string &weight,

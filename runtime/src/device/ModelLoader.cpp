@@ -4,6 +4,7 @@
 
 #include "qfuse/runtime/Error.h"
 #include "qfuse/runtime/checkpoint/WeightSources.h"
+#include "qfuse/runtime/device/PinnedUploader.h"
 
 #include <algorithm>
 #include <atomic>
@@ -13,11 +14,23 @@
 #include <exception>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 
 namespace qfuse::runtime {
 namespace {
+
+/// A dense tensor's bytes in the artifact's dtype: made on a worker
+/// (`owned`) or viewed in the mapped checkpoint (`view`).
+struct TensorBytes {
+  std::vector<uint8_t> owned;
+  const uint8_t *view = nullptr;
+  size_t viewSize = 0;
+
+  const uint8_t *data() const { return view ? view : owned.data(); }
+  size_t size() const { return view ? viewSize : owned.size(); }
+};
 
 /// One weight or tensor to make on a worker and bind on the caller's thread.
 struct Job {
@@ -26,13 +39,14 @@ struct Job {
   uint64_t index = 0; // position in name order (random seeds)
   uint64_t cost = 0;  // elements, for largest-first scheduling
   Executor::LaidOutWeight laidOut;
-  std::vector<uint8_t> bytes;
+  TensorBytes bytes;
 };
 
+/// A weight's components laid out (Executor::layOutWeight or layOutViews).
 using MakeWeight =
-    std::function<format::TensorMap(const WeightSpec &, uint64_t index)>;
+    std::function<Executor::LaidOutWeight(const WeightSpec &, uint64_t index)>;
 using MakeTensor =
-    std::function<std::vector<uint8_t>(const TensorSpec &, uint64_t index)>;
+    std::function<TensorBytes(const TensorSpec &, uint64_t index)>;
 
 LoadStats loadParallel(Executor &executor, unsigned threads,
                        const MakeWeight &makeWeight,
@@ -84,9 +98,7 @@ LoadStats loadParallel(Executor &executor, unsigned threads,
       try {
         // Made and repacked into every layout here, uploaded by the caller.
         if (job.weight)
-          job.laidOut = executor.layOutWeight(
-              job.weight->checkpointName(),
-              makeWeight(*job.weight, job.index));
+          job.laidOut = makeWeight(*job.weight, job.index);
         else
           job.bytes = makeTensor(*job.tensor, job.index);
       } catch (...) {
@@ -102,6 +114,10 @@ LoadStats loadParallel(Executor &executor, unsigned threads,
       ready.notify_one();
     }
   };
+  // Every upload is staged through pinned memory and queued; `uploader`
+  // is finished before this returns or rethrows, so everything is on the
+  // device either way.
+  PinnedUploader uploader;
   std::vector<std::thread> workers;
   for (unsigned t = 0; t < threads; ++t)
     workers.emplace_back(work);
@@ -121,16 +137,17 @@ LoadStats loadParallel(Executor &executor, unsigned threads,
       }
       Job &job = jobs[ready_index];
       if (job.weight) {
-        executor.bindLaidOut(job.laidOut);
+        executor.bindLaidOut(job.laidOut, &uploader);
         job.laidOut = Executor::LaidOutWeight();
         ++stats.weights;
       } else {
         executor.bindTensor(job.tensor->name, job.bytes.data(),
-                            job.bytes.size());
+                            job.bytes.size(), &uploader);
         job.bytes = {};
         ++stats.tensors;
       }
     }
+    uploader.finish();
   } catch (...) {
     std::lock_guard<std::mutex> lock(mutex);
     if (!failure)
@@ -140,8 +157,13 @@ LoadStats loadParallel(Executor &executor, unsigned threads,
   stop = stop || failure != nullptr;
   for (std::thread &worker : workers)
     worker.join();
-  if (failure)
+  if (failure) {
+    try {
+      uploader.finish(); // the first error is the one to report
+    } catch (...) {
+    }
     std::rethrow_exception(failure);
+  }
   stats.seconds = std::chrono::duration<double>(
                       std::chrono::steady_clock::now() - start)
                       .count();
@@ -152,13 +174,28 @@ LoadStats loadParallel(Executor &executor, unsigned threads,
 
 LoadStats loadCheckpoint(Executor &executor, const ModelCheckpoint &checkpoint,
                          unsigned threads) {
+  // The stored bytes, where they are what is bound, upload straight from
+  // the mapped files (which outlive the load): no copy on the host.
   return loadParallel(
       executor, threads,
       [&](const WeightSpec &weight, uint64_t) {
-        return checkpointWeight(checkpoint, weight);
+        const std::string &name = weight.checkpointName();
+        if (std::optional<RowMajorViews> stored =
+                storedWeight(checkpoint, weight))
+          return executor.layOutViews(name, *stored);
+        return executor.layOutWeight(name,
+                                     checkpointWeight(checkpoint, weight));
       },
       [&](const TensorSpec &tensor, uint64_t) {
-        return checkpointTensor(checkpoint, tensor);
+        TensorBytes bytes;
+        if (std::optional<TensorView> stored =
+                storedTensor(checkpoint, tensor)) {
+          bytes.view = stored->data;
+          bytes.viewSize = stored->size;
+        } else {
+          bytes.owned = checkpointTensor(checkpoint, tensor);
+        }
+        return bytes;
       });
 }
 
@@ -169,10 +206,14 @@ LoadStats bindRandomModel(Executor &executor, uint64_t seed,
   return loadParallel(
       executor, threads,
       [&](const WeightSpec &weight, uint64_t index) {
-        return randomWeight(weight, seed + 1000 * (index + 1));
+        return executor.layOutWeight(
+            weight.checkpointName(),
+            randomWeight(weight, seed + 1000 * (index + 1)));
       },
       [&](const TensorSpec &tensor, uint64_t index) {
-        return randomTensor(tensor, seed + 1000 * (index + 1));
+        TensorBytes bytes;
+        bytes.owned = randomTensor(tensor, seed + 1000 * (index + 1));
+        return bytes;
       });
 }
 

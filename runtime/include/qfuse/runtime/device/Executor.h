@@ -46,6 +46,8 @@
 
 namespace qfuse::runtime {
 
+class PinnedUploader;
+
 class Executor {
 public:
   /// Checks the artifact's chip against the device of `context` (which must
@@ -74,10 +76,13 @@ public:
   const std::set<std::string> &usedTensors() const { return usedTensors_; }
 
   /// Uploads one packed component of `weight`, already in the layout the
-  /// artifact gives for it. Rebinding drops captured graphs.
+  /// artifact gives for it. Rebinding drops captured graphs. With an
+  /// `uploader` (loaders binding many), the copy is queued on its stream:
+  /// `data` may be freed on return either way, but the bytes are on the
+  /// device once `uploader->finish()` returns.
   void bindWeightComponent(const std::string &weight,
                            const std::string &component, const void *data,
-                           size_t size);
+                           size_t size, PinnedUploader *uploader = nullptr);
   /// Binds a component to a device buffer the executor takes over.
   void bindWeightComponent(const std::string &weight,
                            const std::string &component,
@@ -89,7 +94,9 @@ public:
   void bindWeightComponent(const std::string &weight,
                            const std::string &component, CUdeviceptr ptr);
   /// Uploads a dense tensor; `size` must match its shape and dtype.
-  void bindTensor(const std::string &name, const void *data, size_t size);
+  /// `uploader` as for bindWeightComponent.
+  void bindTensor(const std::string &name, const void *data, size_t size,
+                  PinnedUploader *uploader = nullptr);
 
   /// Binds the components of `weight` from qfuse_format's packed form
   /// (row_major, as pack/quantizeRTN produce it): checks every component's
@@ -109,14 +116,21 @@ public:
     std::vector<format::TensorMap> packed; // repacked layouts
     struct Upload {
       std::string weight, component;
-      const uint8_t *data; // into `source` or `packed`
+      const uint8_t *data; // into `source`, `packed` or layOutViews' views
       size_t size;
     };
     std::vector<Upload> uploads; // the components the plans read
   };
   LaidOutWeight layOutWeight(const std::string &weight,
                              format::TensorMap components) const;
-  void bindLaidOut(const LaidOutWeight &weight);
+  /// layOutWeight from components the caller keeps alive until they are
+  /// bound (a mapped checkpoint's bytes): row_major layouts upload straight
+  /// from them, without a copy.
+  LaidOutWeight layOutViews(const std::string &weight,
+                            const RowMajorViews &components) const;
+  /// `uploader` as for bindWeightComponent.
+  void bindLaidOut(const LaidOutWeight &weight,
+                   PinnedUploader *uploader = nullptr);
 
   /// The checkpoint tensors (WeightSpec::source) of the weights the plans
   /// read, each once however many layouts it is packed in: what loaders
@@ -227,6 +241,10 @@ private:
   /// is the checkpoint's order.
   void layOut(const WeightSpec &weight, const RowMajorViews &raw,
               const std::string &origin, LaidOutWeight &out) const;
+  /// layOut of every artifact entry checkpoint tensor `name` binds, after
+  /// checking that `raw` names only components of its encoding.
+  void layOutEntries(const std::string &name, const RowMajorViews &raw,
+                     LaidOutWeight &out) const;
 
   const Artifact &artifact_;
   const cuda::Context &context_;

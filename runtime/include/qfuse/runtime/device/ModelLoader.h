@@ -7,6 +7,10 @@
 // first) while the calling thread binds each one as it is ready: binding
 // repacks to the artifact's layout and uploads, and stays on one thread, as
 // the CUDA context and the executor expect. Host memory is freed per weight.
+// Stored bytes that are already what is bound (f16 into f16, qfuse-packed
+// components, dense tensors of the artifact's dtype) are not copied: they
+// upload from the mapped files. Uploads go through pinned staging buffers
+// on a stream of their own (PinnedUploader.h), all finished on return.
 //
 //===----------------------------------------------------------------------===//
 
