@@ -437,12 +437,19 @@ void buildAttention(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
                negInf);
 }
 
-/// Launch 2: attention of each query row against the cache.
+/// Launch 2 of the plain form: attention of each query row against the
+/// cache. With `rope`, launch 2 of the split rotary form: the same kernel
+/// with the query rotated by its own position (the keys are read rotated
+/// from the cache).
 OpLaunch attend(AttentionOp op, OpKernelContext &context,
-                const AttentionShape &s, int64_t batch) {
-  std::string name = "qf_attention_h" + std::to_string(s.heads) + "_kv" +
-                     std::to_string(s.kvHeads) + "_d" + std::to_string(s.d) +
-                     "_s" + std::to_string(s.seq);
+                const AttentionShape &s, int64_t batch,
+                const RopeParams *rope = nullptr) {
+  std::string shape = "h" + std::to_string(s.heads) + "_kv" +
+                      std::to_string(s.kvHeads) + "_d" + std::to_string(s.d) +
+                      "_s" + std::to_string(s.seq);
+  std::string name = rope ? "qf_attention_rotated_query_" + shape + "_" +
+                                ropeKey(*rope)
+                          : "qf_attention_" + shape;
   MLIRContext *ctx = op.getContext();
   SmallVector<OpParam> params = {
       {"query", ParamKind::In, operandArg(ctx, 0)},
@@ -452,6 +459,7 @@ OpLaunch attend(AttentionOp op, OpKernelContext &context,
       {"out", ParamKind::Out, resultArg(ctx, 0)}};
   if (!context.module.lookupSymbol(name)) {
     ImplicitLocOpBuilder b(op.getLoc(), ctx);
+    LLVM::GlobalOp table = rope ? ropeTable(b, context.module, *rope) : nullptr;
     SmallVector<Value> args =
         createOpKernel(b, context.module, name, params, kWarps * 32);
     AttentionArgs a;
@@ -460,8 +468,9 @@ OpLaunch attend(AttentionOp op, OpKernelContext &context,
     a.valueCache = args[2];
     a.positions = args[3];
     a.out = args[4];
-    buildAttention(b, context.module, name, a, s, AttentionForm::Plain,
-                   /*rope=*/nullptr);
+    buildAttention(b, context.module, name, a, s,
+                   rope ? AttentionForm::RotaryQuery : AttentionForm::Plain,
+                   table);
     LLVM::ReturnOp::create(b, ValueRange{});
   }
   int64_t shared = (kWarps * s.d + 2 * kWarps) * 4;
@@ -508,41 +517,6 @@ OpLaunch rotaryAttend(AttentionOp op, OpKernelContext &context,
   return makeOpLaunch(name, params, s.heads, batch, kWarps * 32, shared);
 }
 
-/// The split rotary form, launch 2: the plain kernel with the query
-/// rotated by its own position; the keys are read rotated from the cache.
-OpLaunch rotaryQueryAttend(AttentionOp op, OpKernelContext &context,
-                           const AttentionShape &s, const RopeParams &rope,
-                           int64_t batch) {
-  std::string name = "qf_attention_rotated_query_h" + std::to_string(s.heads) +
-                     "_kv" + std::to_string(s.kvHeads) + "_d" +
-                     std::to_string(s.d) + "_s" + std::to_string(s.seq) + "_" +
-                     ropeKey(rope);
-  MLIRContext *ctx = op.getContext();
-  SmallVector<OpParam> params = {
-      {"query", ParamKind::In, operandArg(ctx, 0)},
-      {"key_cache", ParamKind::In, operandArg(ctx, 3)},
-      {"value_cache", ParamKind::In, operandArg(ctx, 4)},
-      {"positions", ParamKind::In, operandArg(ctx, 5)},
-      {"out", ParamKind::Out, resultArg(ctx, 0)}};
-  if (!context.module.lookupSymbol(name)) {
-    ImplicitLocOpBuilder b(op.getLoc(), ctx);
-    LLVM::GlobalOp table = ropeTable(b, context.module, rope);
-    SmallVector<Value> args =
-        createOpKernel(b, context.module, name, params, kWarps * 32);
-    AttentionArgs a;
-    a.query = args[0];
-    a.keyCache = args[1];
-    a.valueCache = args[2];
-    a.positions = args[3];
-    a.out = args[4];
-    buildAttention(b, context.module, name, a, s, AttentionForm::RotaryQuery,
-                   table);
-    LLVM::ReturnOp::create(b, ValueRange{});
-  }
-  int64_t shared = (kWarps * s.d + 2 * kWarps) * 4;
-  return makeOpLaunch(name, params, s.heads, batch, kWarps * 32, shared);
-}
-
 } // namespace
 
 FailureOr<SmallVector<OpLaunch>>
@@ -576,7 +550,7 @@ qf::lowerAttention(AttentionOp op, OpKernelContext &context, int64_t batch) {
     if (batch >= kRotarySplitFromBatch)
       return SmallVector<OpLaunch>{
           rotaryCacheWrite(op, context, s, *rope, batch),
-          rotaryQueryAttend(op, context, s, *rope, batch)};
+          attend(op, context, s, batch, &*rope)};
     return SmallVector<OpLaunch>{rotaryAttend(op, context, s, *rope, batch)};
   }
   return SmallVector<OpLaunch>{cacheWrite(op, context, s, batch),
