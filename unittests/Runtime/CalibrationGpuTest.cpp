@@ -21,6 +21,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GpuFixture.h"
 #include "qfuse/format/Numerics.h"
 #include "qfuse/gptq/Hessian.h"
 #include "qfuse/reference/ModelConfig.h"
@@ -106,15 +107,8 @@ const ref::Projection kLinears[] = {ref::Projection::Q,    ref::Projection::K,
                                     ref::Projection::Gate, ref::Projection::Up,
                                     ref::Projection::Down};
 
-class CalibrationGpu : public ::testing::Test {
+class CalibrationGpu : public qfuse::testing::GpuFixture {
 protected:
-  void SetUp() override {
-    std::string why;
-    if (cuda::deviceCount(&why) == 0)
-      GTEST_SKIP() << "qfuse-gpu-skip: no usable CUDA device: " << why;
-    context.emplace(0);
-    stream.emplace();
-  }
   void TearDown() override {
     if (!modelDir.empty())
       std::filesystem::remove_all(modelDir);
@@ -197,8 +191,6 @@ protected:
     return samples;
   }
 
-  std::optional<cuda::Context> context;
-  std::optional<cuda::Stream> stream;
   std::string artifactPath, modelDir;
   std::optional<Artifact> artifact;
   std::optional<Executor> executor;

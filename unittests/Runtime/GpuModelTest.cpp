@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GpuFixture.h"
 #include "qfuse/format/Numerics.h"
 #include "qfuse/format/Packing.h"
 #include "qfuse/runtime/Error.h"
@@ -36,19 +37,7 @@ namespace fmt = qfuse::format;
 
 namespace {
 
-class GpuModel : public ::testing::Test {
-protected:
-  void SetUp() override {
-    std::string why;
-    if (cuda::deviceCount(&why) == 0)
-      GTEST_SKIP() << "qfuse-gpu-skip: no usable CUDA device: " << why;
-    context.emplace(0);
-    stream.emplace();
-  }
-
-  std::optional<cuda::Context> context;
-  std::optional<cuda::Stream> stream;
-};
+class GpuModel : public qfuse::testing::GpuFixture {};
 
 void expectErrorContaining(const std::function<void()> &body,
                            std::initializer_list<std::string> fragments) {

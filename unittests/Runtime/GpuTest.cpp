@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GpuFixture.h"
 #include "qfuse/format/Layout.h"
 #include "qfuse/format/Numerics.h"
 #include "qfuse/format/Packing.h"
@@ -204,20 +205,9 @@ std::vector<float> download(cuda::DeviceBuffer &buffer) {
   return values;
 }
 
-class Gpu : public ::testing::Test {
+class Gpu : public qfuse::testing::GpuFixture {
 protected:
-  void SetUp() override {
-    std::string why;
-    if (cuda::deviceCount(&why) == 0)
-      GTEST_SKIP() << "qfuse-gpu-skip: no usable CUDA device: " << why;
-    context.emplace(0);
-    stream.emplace();
-  }
-
   bool isSm90() const { return context->major() == 9; }
-
-  std::optional<cuda::Context> context;
-  std::optional<cuda::Stream> stream;
 };
 
 void expectErrorContaining(const std::function<void()> &body,

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GpuFixture.h"
 #include "qfuse/runtime/checkpoint/ModelCheckpoint.h"
 #include "qfuse/runtime/checkpoint/Safetensors.h"
 #include "qfuse/runtime/device/Executor.h"
@@ -35,16 +36,8 @@ using nlohmann::json;
 
 namespace {
 
-class PinnedUploaderGpu : public ::testing::Test {
+class PinnedUploaderGpu : public qfuse::testing::GpuFixture {
 protected:
-  void SetUp() override {
-    std::string why;
-    if (cuda::deviceCount(&why) == 0)
-      GTEST_SKIP() << "qfuse-gpu-skip: no usable CUDA device: " << why;
-    context.emplace(0);
-    stream.emplace();
-  }
-
   /// A device buffer of `size` bytes, all 0xFF, so that a missed copy shows.
   cuda::DeviceBuffer poisoned(size_t size, const std::string &label) {
     cuda::DeviceBuffer buffer(size, label);
@@ -52,9 +45,6 @@ protected:
     stream->synchronize();
     return buffer;
   }
-
-  std::optional<cuda::Context> context;
-  std::optional<cuda::Stream> stream;
 };
 
 /// Random bytes (xorshift64).
