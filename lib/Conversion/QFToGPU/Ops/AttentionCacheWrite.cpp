@@ -16,6 +16,20 @@ using namespace mlir;
 using namespace mlir::qf;
 using namespace mlir::qf::attention;
 
+namespace {
+
+/// What both cache-write launches bind: the new key and value rows, both
+/// caches (written) and the positions.
+SmallVector<OpParam> cacheWriteParams(MLIRContext *ctx) {
+  return {{"key", ParamKind::In, operandArg(ctx, 1)},
+          {"value", ParamKind::In, operandArg(ctx, 2)},
+          {"key_cache", ParamKind::Out, operandArg(ctx, 3)},
+          {"value_cache", ParamKind::Out, operandArg(ctx, 4)},
+          {"positions", ParamKind::In, operandArg(ctx, 5)}};
+}
+
+} // namespace
+
 OpLaunch attention::cacheWrite(AttentionOp op, OpKernelContext &context,
                                const AttentionShape &s, int64_t batch) {
   int64_t width = halfVectorWidth(s.kvWidth);
@@ -25,12 +39,7 @@ OpLaunch attention::cacheWrite(AttentionOp op, OpKernelContext &context,
   std::string name = "qf_kv_cache_write_w" + std::to_string(s.kvWidth) + "_s" +
                      std::to_string(s.seq);
   MLIRContext *ctx = op.getContext();
-  SmallVector<OpParam> params = {
-      {"key", ParamKind::In, operandArg(ctx, 1)},
-      {"value", ParamKind::In, operandArg(ctx, 2)},
-      {"key_cache", ParamKind::Out, operandArg(ctx, 3)},
-      {"value_cache", ParamKind::Out, operandArg(ctx, 4)},
-      {"positions", ParamKind::In, operandArg(ctx, 5)}};
+  SmallVector<OpParam> params = cacheWriteParams(ctx);
   if (!context.module.lookupSymbol(name)) {
     ImplicitLocOpBuilder b(op.getLoc(), ctx);
     KernelEmitter e(b);
@@ -67,12 +76,7 @@ OpLaunch attention::rotaryCacheWrite(AttentionOp op, OpKernelContext &context,
                      std::to_string(s.kvHeads) + "_d" + std::to_string(s.d) +
                      "_s" + std::to_string(s.seq) + "_" + ropeKey(rope);
   MLIRContext *ctx = op.getContext();
-  SmallVector<OpParam> params = {
-      {"key", ParamKind::In, operandArg(ctx, 1)},
-      {"value", ParamKind::In, operandArg(ctx, 2)},
-      {"key_cache", ParamKind::Out, operandArg(ctx, 3)},
-      {"value_cache", ParamKind::Out, operandArg(ctx, 4)},
-      {"positions", ParamKind::In, operandArg(ctx, 5)}};
+  SmallVector<OpParam> params = cacheWriteParams(ctx);
   if (!context.module.lookupSymbol(name)) {
     ImplicitLocOpBuilder b(op.getLoc(), ctx);
     LLVM::GlobalOp table = ropeTable(b, context.module, rope);
