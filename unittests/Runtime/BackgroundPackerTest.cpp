@@ -48,8 +48,9 @@ TEST(BackgroundPacker, PacksLikeFormatPackInOrder) {
         << error;
     // Every other module gives its codes as bytes, as GPTQ's solver does.
     if (i % 2) {
-      for (int32_t code : q.weight.codes)
-        q.codeBytes.push_back(uint8_t(code & 0xFF));
+      q.codeBytes = qfuse::HostBytes::allocate(q.weight.codes.size());
+      for (size_t c = 0; c < q.weight.codes.size(); ++c)
+        q.codeBytes.data()[c] = uint8_t(q.weight.codes[c] & 0xFF);
       q.weight.codes.clear();
     }
     given.push_back(std::move(q));

@@ -81,7 +81,7 @@ void BackgroundPacker::work() {
                     std::to_string(weight->k) + "]): " + message);
       weight->packed = std::move(components);
       weight->weight = format::Unpacked();
-      weight->codeBytes = std::vector<uint8_t>();
+      weight->codeBytes = HostBytes();
     } catch (...) {
       error = std::current_exception();
     }

@@ -11,6 +11,7 @@
 #include "ParallelRows.h"
 
 #include "qfuse/gptq/Grid.h"
+#include "qfuse/runtime/device/PinnedBytesPool.h"
 #include "qfuse/runtime/Error.h"
 
 #include <chrono>
@@ -66,8 +67,10 @@ void SolveRun::downloadCodeBytes(std::vector<GptqModuleResult> &results) {
            size_t(blockWidth(b)), size_t(rows), stream, "codes in order");
   int64_t r0 = 0;
   for (size_t m = 0; m < numModules; ++m) {
-    std::vector<uint8_t> &bytes = results[m].codeBytes;
-    bytes.resize(size_t(modules[m].n * k));
+    HostBytes &bytes = results[m].codeBytes;
+    const size_t size = size_t(modules[m].n * k);
+    bytes = options.codeDownloads ? options.codeDownloads->take(size)
+                                  : HostBytes::allocate(size);
     QFUSE_CU_CTX(cuMemcpyDtoHAsync(bytes.data(), offset(inOrder, r0 * k),
                                    bytes.size(), stream),
                  "GPTQ: the codes of '" + modules[m].name + "'");

@@ -175,11 +175,7 @@ std::vector<GroupSolve> solveLayerGroups(int64_t layer,
     std::string error;
   };
   std::vector<Work> work(groups.size());
-  while (pool.solvers.size() < groups.size()) {
-    pool.solvers.push_back(
-        std::make_unique<GptqSolver>(pool.blocks, pool.context, pool.encoding));
-    pool.streams.push_back(std::make_unique<cuda::Stream>());
-  }
+  ensureSolvers(pool, groups.size());
   std::vector<std::thread> threads;
   for (size_t gi = 0; gi < groups.size(); ++gi)
     threads.emplace_back([&, gi] {

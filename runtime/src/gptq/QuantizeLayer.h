@@ -31,6 +31,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -43,6 +44,38 @@ struct SolverPool {
   format::Encoding encoding;
   std::vector<std::unique_ptr<GptqSolver>> solvers;
   std::vector<std::unique_ptr<cuda::Stream>> streams;
+};
+
+/// At least `count` solvers and streams in `pool`.
+void ensureSolvers(SolverPool &pool, size_t count);
+
+/// One throwaway solve per group of `layer` at its real sizes (zero
+/// weights, identity Hessian), so that the first layer does not pay for
+/// the solvers' first use (SolverWarmUp.cpp); runs the groups on threads
+/// and returns the first error's text, or "" (the caller goes on: the
+/// layer's own solve reports a real problem).
+std::string warmSolvers(SolverPool &pool, const PlanLayer &layer,
+                        const ModelCheckpoint &checkpoint,
+                        const GptqSolveOptions &options);
+
+/// warmSolvers for the first layer of `calibration`'s plan, on a thread
+/// of its own: started before the checkpoint loads, finished before the
+/// first layer (and on destruction).
+class SolverWarmUp {
+public:
+  SolverWarmUp() = default;
+  SolverWarmUp(const SolverWarmUp &) = delete;
+  SolverWarmUp &operator=(const SolverWarmUp &) = delete;
+  ~SolverWarmUp() { finish(); }
+
+  void start(SolverPool &pool, const Artifact &calibration,
+             const ModelCheckpoint &checkpoint, GptqSolveOptions options);
+  /// Waits for it; the error's text, or "" (also when never started).
+  std::string finish();
+
+private:
+  std::thread thread_;
+  std::string error_;
 };
 
 /// What one group's solve gave.

@@ -38,12 +38,14 @@
 #include "qfuse/runtime/checkpoint/WeightSources.h"
 #include "qfuse/runtime/device/Executor.h"
 #include "qfuse/runtime/device/ModelLoader.h"
+#include "qfuse/runtime/device/PinnedBytesPool.h"
 #include "qfuse/runtime/gptq/CalibrationSamples.h"
 #include "qfuse/runtime/gptq/PackedCheckpointStream.h"
 #include "qfuse/runtime/gptq/QuantizeProgress.h"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdarg>
@@ -54,6 +56,8 @@
 #include <set>
 #include <optional>
 #include <thread>
+
+#include <unistd.h>
 
 namespace qfuse::runtime {
 namespace {
@@ -120,6 +124,15 @@ std::set<std::string> solvedModules(const PlanLayers &layers) {
   return solved;
 }
 
+/// Page-locked bytes for the codes' downloads: a few layers of a large
+/// model's codes, at most an eighth of the host's memory.
+size_t codeDownloadCapacity() {
+  const long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
+  const size_t physical =
+      pages > 0 && pageSize > 0 ? size_t(pages) * size_t(pageSize) : 0;
+  return std::min<size_t>(size_t(4) << 30, physical / 8);
+}
+
 /// Test-only: QFUSE_TEST_KILL_AFTER_LAYER=<l> kills the process (SIGKILL)
 /// once layer l's progress is recorded, as an interruption would
 /// (scripts/quantize-resume-check.sh). Read once per run; -1 without it.
@@ -177,12 +190,15 @@ private:
   cuda::Stream stream_;
   Executor executor_;
   double setupSeconds_ = 0;
+  // load: the solvers, warmed up on a thread while the weights load.
+  std::optional<SolverPool> solvers_;
+  std::optional<PinnedBytesPool> codeDownloads_;
+  GptqSolveOptions solveOptions_;
+  SolverWarmUp warmUp_;
   LoadStats load_;
   // startCalibration: made after the load, in the order of the messages
   // and errors of a run.
   std::vector<std::vector<int32_t>> samples_;
-  std::optional<SolverPool> solvers_;
-  GptqSolveOptions solveOptions_;
   std::optional<LayerwiseCalibrator> calib_;
   int64_t numLayers_ = 0;
   std::optional<QuantizeProgress> progress_;
@@ -192,14 +208,15 @@ private:
   std::optional<PackedCheckpointStream> output_;
   QuantizedCounts counts_;
   json layersJson_ = json::array();
-  double captureSeconds_ = 0;
+  double captureSeconds_ = 0, warmWaitSeconds_ = 0;
   // quantizeLayers
   LayerTotals totals_;
   double layersSeconds_ = 0;
   // write
   std::vector<QuantizedWeight> quantized_;
   CheckpointWriteSeconds written_;
-  double packWaitSeconds_ = 0, streamWaitSeconds_ = 0, writeSeconds_ = 0;
+  double packWaitSeconds_ = 0, streamWaitSeconds_ = 0, writeSeconds_ = 0,
+         packFinishSeconds_ = 0, progressFinishSeconds_ = 0;
 };
 
 ModelQuantizer::ModelQuantizer(const QuantizeModelOptions &options)
@@ -230,6 +247,15 @@ void ModelQuantizer::say(const char *fmt, ...) const {
 }
 
 void ModelQuantizer::load() {
+  solvers_.emplace(SolverPool{blocks_, context_, in_.enc, {}, {}});
+  solveOptions_.dampFraction = options_.damp;
+  solveOptions_.actOrder = options_.actOrder;
+  solveOptions_.staticGroups = options_.staticGroups;
+  solveOptions_.codesAsBytes = true;
+  codeDownloads_.emplace(codeDownloadCapacity());
+  solveOptions_.codeDownloads = &*codeDownloads_;
+  if (!options_.hostWeights)
+    warmUp_.start(*solvers_, fp16_, in_.checkpoint, solveOptions_);
   load_ = loadCheckpoint(executor_, in_.checkpoint);
   say("  fp16 weights bound in %.1f s\n", load_.seconds);
 }
@@ -238,12 +264,6 @@ void ModelQuantizer::startCalibration() {
   samples_ =
       calibrationSamples(options_.calibration, options_.seqLen,
                          in_.checkpoint.config().vocabSize, options_.seed);
-  solvers_.emplace(SolverPool{blocks_, context_, in_.enc, {}, {}});
-  solveOptions_.dampFraction = options_.damp;
-  solveOptions_.actOrder = options_.actOrder;
-  solveOptions_.staticGroups = options_.staticGroups;
-  solveOptions_.codesAsBytes = true;
-
   CalibrationOptions calibrationOptions;
   calibrationOptions.progress = options_.progress;
   calibrationOptions.hessianRows = options_.hessianRows;
@@ -316,6 +336,13 @@ void ModelQuantizer::replayRecordedLayers() {
 }
 
 void ModelQuantizer::quantizeLayers() {
+  const auto warmStart = Clock::now();
+  const std::string warmError = warmUp_.finish();
+  warmWaitSeconds_ = secondsSince(warmStart);
+  if (!warmError.empty())
+    say("  note: the solvers' warm-up failed (%s); the first layer makes "
+        "them ready\n",
+        warmError.c_str());
   detail::SerialJobs recorder;
   const int64_t killAfter = killAfterLayer();
   auto warn = [this](int64_t l, const std::string &warning) {
@@ -380,7 +407,9 @@ void ModelQuantizer::write() {
   if (output_)
     output_->wait();
   streamWaitSeconds_ = secondsSince(streamStart);
+  const auto finishStart = Clock::now();
   quantized_ = packer_->finish();
+  packFinishSeconds_ = secondsSince(finishStart);
   if (output_) {
     const auto commitStart = Clock::now();
     output_->commit();
@@ -390,11 +419,13 @@ void ModelQuantizer::write() {
                              options_.outDir, nullptr, options_.overwrite,
                              &written_);
   }
+  const auto progressStart = Clock::now();
   try {
     progress_->finish();
   } catch (const Error &e) { // the checkpoint is written either way
     say("  warning: %s\n", e.what());
   }
+  progressFinishSeconds_ = secondsSince(progressStart);
   writeSeconds_ = secondsSince(start);
 }
 
@@ -428,6 +459,7 @@ std::string ModelQuantizer::report() const {
                {{"setup", setupSeconds_},
                 {"load", load_.seconds},
                 {"calibration_capture", captureSeconds_},
+                {"solver_warm_up_wait", warmWaitSeconds_},
                 {"layers", layersSeconds_},
                 {"layers_collect", totals_.collect},
                 {"layers_gptq", totals_.solve},
@@ -438,7 +470,9 @@ std::string ModelQuantizer::report() const {
                 {"write_pack_wait", packWaitSeconds_},
                 {"write_stream_wait", streamWaitSeconds_},
                 {"write_build", written_.build},
-                {"write_files", written_.files}}},
+                {"write_files", written_.files},
+                {"write_pack_finish", packFinishSeconds_},
+                {"write_progress_removed", progressFinishSeconds_}}},
               {"layers", layersJson_}};
   return doc.dump(2);
 }

@@ -46,6 +46,7 @@
 
 #include "qfuse/format/Encoding.h"
 #include "qfuse/format/Packing.h"
+#include "qfuse/runtime/HostBytes.h"
 #include "qfuse/runtime/artifact/Artifact.h"
 #include "qfuse/runtime/checkpoint/ModelCheckpoint.h"
 
@@ -96,7 +97,7 @@ struct QuantizedWeight {
   std::shared_ptr<const format::TensorMap> packed;
   /// When not empty: the codes as bytes, [n, k] row-major (what
   /// format::packCodeBytes takes), and `weight` holds everything but them.
-  std::vector<uint8_t> codeBytes;
+  HostBytes codeBytes;
 };
 
 /// Writes `source` with `weights` replacing their modules into `outDir` in

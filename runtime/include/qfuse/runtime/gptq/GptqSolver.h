@@ -40,6 +40,7 @@
 #include "qfuse/format/Encoding.h"
 #include "qfuse/format/Packing.h"
 #include "qfuse/gptq/Gptq.h"
+#include "qfuse/runtime/HostBytes.h"
 #include "qfuse/runtime/artifact/Artifact.h"
 #include "qfuse/runtime/device/Cuda.h"
 
@@ -53,6 +54,7 @@
 namespace qfuse::runtime {
 
 class Executor;
+class PinnedBytesPool;
 
 struct GptqSolveOptions {
   /// Dampening: f * mean(diag(H)) added to the diagonal, f = dampFraction,
@@ -85,6 +87,9 @@ struct GptqSolveOptions {
   /// download per module, instead of widened into weight.codes, where the
   /// columns keep their order (no act-order) and the block kernel ran.
   bool codesAsBytes = false;
+  /// Where codesAsBytes downloads go: page-locked blocks reused across
+  /// solves (may be null: fresh memory each time).
+  PinnedBytesPool *codeDownloads = nullptr;
 };
 
 /// The element type of a module's weight on the device.
@@ -117,7 +122,7 @@ struct GptqModuleResult {
   format::Unpacked weight;
   /// GptqSolveOptions::codesAsBytes: each logical code's low byte, [n, K]
   /// row-major (format::packCodeBytes); empty otherwise.
-  std::vector<uint8_t> codeBytes;
+  HostBytes codeBytes;
   /// The f16 weight was written to GptqModuleInput::halfOut.
   bool halfWritten = false;
   /// sum of 0.5 e^2 over the module's rows and columns (GPTQ's loss
