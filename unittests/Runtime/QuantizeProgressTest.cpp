@@ -20,8 +20,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <random>
+#include <thread>
 
 using namespace qfuse::runtime;
 using qfuse::testing::ChildResult;
@@ -155,6 +157,16 @@ TEST(QuantizeProgress, RecordsReadBackExactly) {
                                       "manifest.json"}));
   p.finish();
   EXPECT_FALSE(fs::exists(QuantizeProgress::directoryFor(out)));
+  // Its files go in the background: within seconds nothing is left.
+  auto leftovers = [&] {
+    int count = 0;
+    for (const auto &entry : fs::directory_iterator(out))
+      count += entry.path().filename().string().rfind(".qfuse-progress", 0) == 0;
+    return count;
+  };
+  for (int i = 0; i < 100 && leftovers(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(leftovers(), 0);
 }
 
 TEST(QuantizeProgress, ResumeNeedsTheSameInputs) {

@@ -3,6 +3,7 @@
 #include "qfuse/runtime/gptq/QuantizeProgress.h"
 
 #include "qfuse/runtime/AtomicFile.h"
+#include "qfuse/runtime/BackgroundRemoval.h"
 #include "qfuse/runtime/Error.h"
 #include "qfuse/runtime/checkpoint/FormatTensors.h"
 
@@ -198,11 +199,6 @@ void QuantizeProgress::writeManifest(const std::vector<std::string> &layerFiles,
   writeFileAtomically(path(kManifest), doc.dump(1) + "\n");
 }
 
-void QuantizeProgress::finish() {
-  std::error_code ec;
-  fs::remove_all(dir_, ec);
-  if (ec)
-    throw Error("cannot remove '" + dir_ + "': " + ec.message());
-}
+void QuantizeProgress::finish() { removeDirectoryInBackground(dir_); }
 
 } // namespace qfuse::runtime

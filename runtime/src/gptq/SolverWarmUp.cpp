@@ -6,15 +6,20 @@
 // loads (which waits on the disk and the link, not on the GPU) with one
 // throwaway solve per group of the first layer, at its real sizes: zero
 // weights and an identity Hessian. Nothing of it reaches the results:
-// every buffer a solve reads is written by that solve first.
+// every buffer a solve reads is written by that solve first (checked: the
+// pipeline's codes and losses are bit-identical with and without it). It
+// also leaves two page-locked download blocks per module in the pool.
+// QFUSE_GPTQ_WARM_UP=0 turns it off (a profiling switch, docs/gptq.md).
 //
 //===----------------------------------------------------------------------===//
 
 #include "QuantizeLayer.h"
 
 #include "qfuse/runtime/Error.h"
+#include "qfuse/runtime/device/PinnedBytesPool.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -63,8 +68,16 @@ void warmGroup(const SharedInput &group, const ModelCheckpoint &checkpoint,
                                   size_t(k), stream),
                "the warm-up's identity Hessian");
   GptqSolveReport report;
-  solver.solve(inputs, hessian.ptr(), k, options, stream, report);
+  std::vector<GptqModuleResult> results =
+      solver.solve(inputs, hessian.ptr(), k, options, stream, report);
   QFUSE_CU(cuStreamSynchronize(stream));
+  // A second download block per module: the packer still holds one
+  // layer's codes while the next layer downloads its own.
+  if (options.codeDownloads) {
+    std::vector<HostBytes> second;
+    for (const GptqModuleResult &r : results)
+      second.push_back(options.codeDownloads->take(r.codeBytes.size()));
+  }
 }
 
 } // namespace
@@ -101,6 +114,9 @@ std::string warmSolvers(SolverPool &pool, const PlanLayer &layer,
 void SolverWarmUp::start(SolverPool &pool, const Artifact &calibration,
                          const ModelCheckpoint &checkpoint,
                          GptqSolveOptions options) {
+  if (const char *env = std::getenv("QFUSE_GPTQ_WARM_UP");
+      env && std::string(env) == "0")
+    return;
   int64_t rows = 0; // the calibration's chunk, as LayerwiseCalibrator's
   for (const Plan &plan : calibration.plans)
     rows = std::max(rows, plan.batch);

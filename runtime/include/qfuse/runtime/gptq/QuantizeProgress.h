@@ -17,7 +17,8 @@
 // leaves a progress directory that resumes at the last layer recorded.
 // Files the manifest does not name (an interrupted write; the inputs-*
 // files that earlier versions recorded) are removed, and the whole
-// directory once the checkpoint is written (finish()).
+// directory once the checkpoint is written (finish(): renamed at once,
+// unlinked by a process of its own, BackgroundRemoval.h).
 //
 //   QuantizeProgress progress(outDir, identity, numLayers, resume);
 //   for (int64_t l = 0; l < progress.layersDone(); ++l)
