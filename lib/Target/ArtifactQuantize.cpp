@@ -42,6 +42,9 @@ void ArtifactBuilder::addQuantizeOp(QuantizeOp op, ArrayAttr launches) {
     for (int64_t d : shape)
       dims.push_back({d, false});
     scratchBuffers[name] = {dims, dtypeOf(element)};
+    // What the plan computes: the quantize artifact's outputs.
+    if (!llvm::is_contained(outputs, name))
+      outputs.push_back(name);
     return bufferArg(name);
   };
   for (Attribute entry : launches) {
@@ -66,10 +69,11 @@ void ArtifactBuilder::addQuantizeOp(QuantizeOp op, ArrayAttr launches) {
                   kPtr};
         break;
       }
-      case LaunchArgKind::Scratch:
-        return {scratchOf(arg.getName().getValue().str(), {1},
-                          IntegerType::get(op.getContext(), 32)),
-                kPtr};
+      case LaunchArgKind::Scratch: {
+        std::string status = arg.getName().getValue().str();
+        scratchBuffers[status] = {{{1, false}}, "i32"};
+        return {bufferArg(status), kPtr};
+      }
       default:
         break;
       }
