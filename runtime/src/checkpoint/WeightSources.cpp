@@ -96,8 +96,9 @@ format::TensorMap quantizeDense(const TensorView &view,
   if (packDenseAsStored(weight.encodingAttr, view.info->dtype, view.data,
                         weight.n, weight.k, components))
     return components;
-  if (device && (*device)(weight.encodingAttr, view.info->dtype, view.data,
-                          weight.n, weight.k, components))
+  if (device && weight.encodingAttr.isQuantized() &&
+      (*device)(weight.encodingAttr, view.info->dtype, view.data, weight.n,
+                weight.k, components))
     return components;
   // Rows converted and rounded on every core (the same bytes as one call).
   const DType dtype = view.info->dtype;

@@ -36,6 +36,11 @@ std::string quantizeArtifactPath(const std::string &artifactPath) {
 QuantizeAtLoad::QuantizeAtLoad(const std::string &artifactPath, RtnMode mode,
                                const cuda::Context &context, std::FILE *log)
     : mode_(mode), path_(quantizeArtifactPath(artifactPath)) {
+  // The hook counts the weights the host rounds too.
+  hook_ = [this](const format::Encoding &enc, DType dtype, const uint8_t *data,
+                 int64_t n, int64_t k, format::TensorMap &components) {
+    return quantize(enc, dtype, data, n, k, components);
+  };
   if (mode == RtnMode::Host) {
     why_ = "--rtn host";
     return;
@@ -44,7 +49,8 @@ QuantizeAtLoad::QuantizeAtLoad(const std::string &artifactPath, RtnMode mode,
     why_ = "no quantize artifact " + path_;
     std::fprintf(log,
                  "quantize-at-load: %s; weights are rounded on the host "
-                 "(compile it with python3 -m qfuse compile)\n",
+                 "(python3 -m qfuse compile writes it beside the model "
+                 "artifact)\n",
                  why_.c_str());
     return;
   }
@@ -55,12 +61,7 @@ QuantizeAtLoad::QuantizeAtLoad(const std::string &artifactPath, RtnMode mode,
     why_ = std::string("the quantize artifact does not load: ") + e.what();
     std::fprintf(log, "quantize-at-load: %s; weights are rounded on the host\n",
                  why_.c_str());
-    return;
   }
-  hook_ = [this](const format::Encoding &enc, DType dtype, const uint8_t *data,
-                 int64_t n, int64_t k, format::TensorMap &components) {
-    return quantize(enc, dtype, data, n, k, components);
-  };
 }
 
 bool QuantizeAtLoad::quantize(const format::Encoding &enc, DType dtype,
@@ -73,6 +74,8 @@ bool QuantizeAtLoad::quantize(const format::Encoding &enc, DType dtype,
     ++host_;
     return false;
   };
+  if (!quantizer_)
+    return toHost(why_);
   if (!quantizer_->has(enc, k, dtype))
     return toHost("no kernel for \"" + format::printEncoding(enc) +
                   "\" over K = " + std::to_string(k) + " " +
@@ -120,7 +123,7 @@ std::string QuantizeAtLoad::summary() const {
     s += ", every one byte-identical to format::quantizeRTN";
   s += ", " + std::to_string(host_.load()) +
        " on the host (format::quantizeRTN)";
-  if (!why_.empty() && (host_ > 0 || !quantizer_))
+  if (host_ > 0 && !why_.empty())
     s += ": " + why_;
   return s;
 }

@@ -50,7 +50,8 @@ using DenseQuantizer = std::function<bool(
     int64_t n, int64_t k, format::TensorMap &components)>;
 
 /// The row-major components of `weight` from `checkpoint`. A dense weight
-/// is quantized by `device` where given and it takes it, else on the host.
+/// into a quantized encoding is quantized by `device` where given and it
+/// takes it, else on the host.
 format::TensorMap checkpointWeight(const ModelCheckpoint &checkpoint,
                                    const WeightSpec &weight,
                                    const DenseQuantizer *device = nullptr);

@@ -46,8 +46,8 @@ public:
   QuantizeAtLoad(const std::string &artifactPath, RtnMode mode,
                  const cuda::Context &context, std::FILE *log);
 
-  /// The hook for loadCheckpoint; null when every weight goes to the host.
-  const DenseQuantizer *hook() const { return hook_ ? &*hook_ : nullptr; }
+  /// The hook for loadCheckpoint (it counts the host's weights too).
+  const DenseQuantizer *hook() const { return &hook_; }
   /// "quantize-at-load: 224 weights rounded on the GPU (qf.quantize kernels
   /// of FILE), 1 on the host (format::quantizeRTN: no kernel for ...)".
   std::string summary() const;
@@ -61,7 +61,7 @@ private:
   RtnMode mode_;
   std::string path_, why_;
   std::unique_ptr<DeviceQuantizer> quantizer_;
-  std::optional<DenseQuantizer> hook_;
+  DenseQuantizer hook_;
   std::atomic<size_t> device_{0}, host_{0};
   std::mutex mutex_; // guards why_
 };
