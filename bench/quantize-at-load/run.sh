@@ -14,13 +14,15 @@
 #      (both, every weight's bytes compared) and compares the generated
 #      tokens of the two timed runs.
 #
-# Logs and JSON go to $OUT/rtn (default /tmp/out/rtn), archived as
-# $OUT/rtn.tgz; a short table comes last. SKIP_TEST=1 skips 2,
+# Logs and JSON go to /tmp/rtn-round/rtn, archived as $OUT/rtn.tgz (one
+# file: few files come back from the GPU machine), with the table in
+# $OUT/summary.txt; the table also comes last on stdout. SKIP_TEST=1 skips 2,
 # SKIP_CHECKPOINT=1 skips 3-4 (to split the round over two commands).
 set -uo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
-out="${OUT:-/tmp/out}"; res="$out/rtn"; mkdir -p "$res"
+out="${OUT:-/tmp/out}"; work=/tmp/rtn-round; res="$work/rtn"
+rm -rf "$work"; mkdir -p "$res" "$out"
 art="$root/build-rtn"; b=/tmp/qb-rtn; m=/tmp/l8b
 log() { echo "[$(date +%T)] $*"; }
 [ -f "$art/quantize-formats.qfa" ] || { echo "no $art: run make-artifacts.sh on the compiler machine and carry build-rtn" >&2; exit 1; }
@@ -93,4 +95,5 @@ else:
 PY
 fi
 log done
-tar -C "$out" -czf "$out/rtn.tgz" rtn
+tar -C "$work" -czf "$out/rtn.tgz" rtn
+cp "$res/summary.txt" "$out/" 2>/dev/null || true
