@@ -191,7 +191,8 @@ void Reader::readVersion(const json &root) {
              "version 3 weights in several layouts (\"source\"), version 4 "
              "launches that name their op (\"op\", \"encoding\"), version "
              "5 the dequantize + cuBLAS fallback (\"workspace\" buffers, "
-             "\"weight_buffer\", bf16 gemm steps, \"qf.dequantize\"); "
+             "\"weight_buffer\", bf16 gemm steps, \"qf.dequantize\"), version "
+             "6 round-to-nearest on the device (\"qf.quantize\"); "
              "recompile the model with this qfuse-compile)");
   out_.version = version.get<int64_t>();
 }

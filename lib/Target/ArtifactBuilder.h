@@ -51,6 +51,8 @@ public:
   bool anyPackedTwice = false;
   /// A launch step names the op it runs (version 4).
   bool anyLaunchOp = false;
+  /// A launch step runs qf.quantize (version 6).
+  bool anyQuantizeOp = false;
   /// The fallback's workspaces (version 5): the most elements a dequantize
   /// writes, by dtype ("f16", "bf16"); one buffer each, shared by every
   /// fallback step of every plan.
@@ -156,6 +158,10 @@ private:
   void addFallbackRecord(FusedMatmulOp fused, ArrayRef<FusedMatmulOp> members,
                          Attribute record);
   void addDecodeOp(Operation *op, ArrayAttr launches);
+  /// A qf.quantize's launch (ArtifactQuantize.cpp): op "qf.quantize", its
+  /// encoding, w bound to the input buffer, the components and the status
+  /// word to scratch buffers named after the kernel.
+  void addQuantizeOp(QuantizeOp op, ArrayAttr launches);
   static std::string workspaceName(StringRef dtype) {
     return "qf.workspace." + dtype.str();
   }

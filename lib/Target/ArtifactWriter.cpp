@@ -139,6 +139,12 @@ void ArtifactBuilder::addFunction(func::FuncOp func) {
       return;
     if (auto fused = dyn_cast<FusedMatmulOp>(op))
       return addFusedMatmul(fused);
+    if (auto quantize = dyn_cast<QuantizeOp>(op)) {
+      // Without a launch, qf-to-gpu said why: the host quantizes it.
+      if (auto launches = op->getAttrOfType<ArrayAttr>("qf.launches"))
+        addQuantizeOp(quantize, launches);
+      return;
+    }
     if (auto attention = dyn_cast<AttentionOp>(op)) {
       stateBuffers.insert(bufferNames.nameOf(attention.getKeyCache()));
       stateBuffers.insert(bufferNames.nameOf(attention.getValueCache()));
@@ -153,7 +159,8 @@ void ArtifactBuilder::addFunction(func::FuncOp func) {
     }
   });
   for (Value v : terminator->getOperands())
-    appendOnce(outputs, bufferNames.nameOf(v));
+    if (!isa<WeightType>(v.getType())) // a qf.quantize result: no buffer
+      appendOnce(outputs, bufferNames.nameOf(v));
 }
 
 void ArtifactBuilder::addBuffers() {
@@ -200,10 +207,12 @@ mlir::qf::buildArtifact(ModuleOp module, StringRef ptx,
   builder.addBuffers();
 
   schema::Artifact artifact;
-  // The oldest version that expresses the file: 5 with the fallback's
+  // The oldest version that expresses the file: 6 with qf.quantize
+  // launches, 5 with the fallback's
   // workspace, 4 where a launch names its op (GPTQ), 3 where a weight is
   // listed in two layouts, else 2.
-  artifact.version = !builder.workspaceElements.empty()
+  artifact.version = builder.anyQuantizeOp ? qfuse::format::kArtifactQuantizeVersion
+                     : !builder.workspaceElements.empty()
                          ? kArtifactWorkspaceVersion
                      : builder.anyLaunchOp    ? kArtifactLaunchOpVersion
                      : builder.anyPackedTwice ? kArtifactLayoutsVersion

@@ -15,6 +15,7 @@ import os
 import sys
 
 from .atomic import atomic_path
+from .quantize_kernels import quantize_artifact_path
 from .tools import ToolError, find_tool
 
 
@@ -97,6 +98,10 @@ def ensure_artifact(path, argv, prog, what, flag, model_dir, chip=None, describe
           + (f" ({describe})" if describe else ""), file=sys.stderr)
     with atomic_path(path) as partial:
         run_command(list(argv) + (["--chip", chip] if chip else []) + ["-o", partial])
+        # compile also writes the quantize artifact beside its output.
+        kernels = quantize_artifact_path(partial)
+        if os.path.isfile(kernels):
+            os.replace(kernels, quantize_artifact_path(path))
     print(f"qfuse {prog}: wrote {path}", file=sys.stderr)
     return path
 

@@ -15,6 +15,7 @@ from .encoding_check import check_plan
 from .encodings import (FAMILY_HELP, NAMED_ENCODINGS, ALIASES, EncodingError,
                         EncodingPlan, encoding_text, valid_names)
 from .gptq import block_ops, gptq_ir, row_counts
+from .quantize_kernels import load_artifact_json, quantize_artifact_path, quantize_ir
 from .ir import IRError
 from .model import ConfigError, ModelConfig, emit_decode_step_only, emit_model
 from .progress import Progress
@@ -150,9 +151,42 @@ def _note_model_db(args, prog):
               file=sys.stderr)
 
 
+def _compile_quantize(args):
+    """The quantize artifact beside args.output (quantize_kernels.py); not
+    with --no-quantize-kernels or --emit other than artifact."""
+    if args.emit != "artifact" or args.no_quantize_kernels or args.output == "-":
+        return None
+    text = quantize_ir(load_artifact_json(args.output))
+    if text is None:
+        return None
+    out = quantize_artifact_path(args.output)
+    with tempfile.TemporaryDirectory(prefix="qfuse-") as tmp:
+        ir = os.path.join(tmp, "quantize.mlir")
+        _write(text, ir)
+        try:
+            _, err = compile_ir(ir, out, chip=args.chip, extra=["--fuse=none"])
+        except ToolError as e:
+            raise CliError(str(e)) from None
+    # The remarks name encodings left to the host's round-to-nearest.
+    for line in err.splitlines():
+        if "remark:" in line:
+            print(f"qfuse compile: {line.split('remark: ', 1)[1]}", file=sys.stderr)
+    return out
+
+
+def _compile_with_quantize(args):
+    """compile's work when another command compiles a model on demand."""
+    _compile(args)
+    _compile_quantize(args)
+
+
 def cmd_compile(args):
     _compile(args)
     print(f"qfuse compile: wrote {args.output}", file=sys.stderr)
+    quantize = _compile_quantize(args)
+    if quantize:
+        print(f"qfuse compile: wrote {quantize} (round-to-nearest kernels for "
+              "quantize-at-load)", file=sys.stderr)
 
 
 def _compile_gptq(args):
@@ -535,7 +569,10 @@ def build_parser():
     c.add_argument("--emit", default="artifact", choices=("artifact", "mlir", "ptx"))
     c.add_argument("--tuning-db", default="auto", metavar="FILE|auto|shipped|none",
                    help=TUNING_DB_HELP)
-    c.set_defaults(func=cmd_compile, work=_compile)
+    c.add_argument("--no-quantize-kernels", action="store_true",
+                   help="do not write the round-to-nearest kernels of quantize-at-load "
+                        "(OUTPUT minus .qfa, plus .quantize.qfa)")
+    c.set_defaults(func=cmd_compile, work=_compile_with_quantize)
 
     cg = sub.add_parser("compile-gptq", help="the GPTQ block kernels (qf.gptq_block_update) "
                         "of a model's shapes, for GPTQ (quantize)")

@@ -43,6 +43,7 @@
 #include "qfuse/runtime/device/Generator.h"
 #include "qfuse/runtime/checkpoint/ModelCheckpoint.h"
 #include "qfuse/runtime/device/ModelLoader.h"
+#include "qfuse/runtime/device/QuantizeAtLoad.h"
 #include "qfuse/runtime/checkpoint/WeightSources.h"
 #include "qfuse/text/ChatFormat.h"
 #include "qfuse/text/StopTokens.h"
@@ -108,6 +109,7 @@ struct RunResult {
   Generation generation;
   LoadStats load;
   size_t weightBytes = 0;
+  size_t rtnDevice = 0, rtnHost = 0; // weights rounded on the GPU / host
   json breakdown; // --profile: a plan (the decode step's) by part
 };
 
@@ -200,7 +202,7 @@ RunResult runArtifact(const std::string &path, const cuda::Context &context,
                       const qfuse::text::Tokenizer *tokenizer,
                       const std::optional<qfuse::format::Encoding> &encoding,
                       const std::string &encodingText,
-                      int64_t profileBatch) {
+                      int64_t profileBatch, RtnMode rtn) {
   Artifact artifact = loadArtifactForDevice(path, context);
   if (encoding)
     checkEncoding(artifact, *encoding, encodingText);
@@ -211,7 +213,11 @@ RunResult runArtifact(const std::string &path, const cuda::Context &context,
   result.chip = artifact.chip;
   if (checkpoint) {
     checkModelAgainstConfig(artifact, *checkpoint);
-    result.load = loadCheckpoint(executor, *checkpoint, threads);
+    QuantizeAtLoad rounding(path, rtn, context, info);
+    result.load = loadCheckpoint(executor, *checkpoint, threads, rounding.hook());
+    std::fprintf(info, "%s\n", rounding.summary().c_str());
+    result.rtnDevice = rounding.deviceWeights();
+    result.rtnHost = rounding.hostWeights();
   } else {
     result.load = bindRandomModel(executor, *randomSeed, threads);
   }
@@ -273,6 +279,8 @@ json resultJson(const RunResult &r) {
           {"weight_bytes", r.weightBytes},
           {"load_seconds", r.load.seconds},
           {"load_threads", r.load.threads},
+          {"rtn_device_weights", r.rtnDevice},
+          {"rtn_host_weights", r.rtnHost},
           {"decode_breakdown", r.breakdown}};
 }
 
@@ -292,6 +300,7 @@ struct RunOptions {
   bool hostSampling = false;
   bool fp16 = false;
   std::string savePacked;
+  std::string rtn = "device";
 };
 
 void addOptions(CLI::App &app, RunOptions &o) {
@@ -353,6 +362,9 @@ void addOptions(CLI::App &app, RunOptions &o) {
                  "(int4-g128, nvfp4, fp16, or an #qf.enc body)");
   app.add_option("--json", o.jsonPath, "write the results as JSON here");
   app.add_option("--device", o.device, "CUDA device ordinal")->default_val(0);
+  app.add_option("--rtn", o.rtn, "round a dense checkpoint on the device "
+                 "(default), the host, or both and check (docs/quantize-at-load.md)")
+      ->check(CLI::IsMember({"device", "host", "check"}));
   app.add_option("--threads", o.threads,
                  "threads quantizing the weights (default: every core)");
   app.add_option("--warmup", o.warmup, "untimed generations first")
@@ -562,7 +574,8 @@ int main(int argc, char **argv) {
     RunResult quantized = runArtifact(
         o.artifactPath, context, stream, checkpoint ? &*checkpoint : nullptr,
         o.randomSeed, o.threads, o.prompt, o.maxNew, o.warmup, options,
-        tokenizer ? &*tokenizer : nullptr, encoding, o.encodingText, o.profileBatch);
+        tokenizer ? &*tokenizer : nullptr, encoding, o.encodingText, o.profileBatch,
+        *parseRtnMode(o.rtn));
     out["run"] = resultJson(quantized);
     if (!o.fp16ArtifactPath.empty()) {
       RunResult fp16 =
@@ -570,7 +583,8 @@ int main(int argc, char **argv) {
                       checkpoint ? &*checkpoint : nullptr, o.randomSeed,
                       o.threads, o.prompt, o.maxNew, o.warmup, options,
                       tokenizer ? &*tokenizer : nullptr,
-                      parseEncodingOption("fp16"), "fp16", o.profileBatch);
+                      parseEncodingOption("fp16"), "fp16", o.profileBatch,
+                      *parseRtnMode(o.rtn));
       compareWithFp16(quantized, fp16, out);
     }
     if (!o.jsonPath.empty()) {

@@ -12,6 +12,9 @@
 //   4. compares y with qfuse::format::referenceMatmul on the dequantized
 //      weight (double accumulation) plus the epilogue in double.
 //
+// Every lowered qf.quantize is checked byte for byte against
+// qfuse::format::quantizeRTN (QuantizeCheck.cpp).
+//
 // One line per (op, batch); exit status 1 if any case fails. `--perturb=P`
 // corrupts parameter P on the JIT side only, so tests can show that the
 // check catches a wrong buffer.
@@ -53,6 +56,8 @@
 #include "qfuse/format/Numerics.h"
 #include "qfuse/format/Packing.h"
 #include "qfuse/format/Reference.h"
+
+#include "QuantizeCheck.h"
 
 #include <algorithm>
 #include <chrono>
@@ -541,12 +546,15 @@ int main(int argc, char **argv) {
     return 2;
 
   std::vector<Case> cases;
-  if (!collectCases(*module, cases))
+  std::vector<qfuse::cpucheck::QuantizeCase> quantizeCases;
+  if (!collectCases(*module, cases) ||
+      !qfuse::cpucheck::collectQuantizeCases(*module, quantizeCases))
     return 2;
-  if (!perturb.empty() &&
-      llvm::none_of(cases, [](const Case &c) {
-        return llvm::is_contained(c.params, perturb.getValue());
-      })) {
+  auto takes = [](const auto &c) {
+    return llvm::is_contained(c.params, perturb.getValue());
+  };
+  if (!perturb.empty() && llvm::none_of(cases, takes) &&
+      llvm::none_of(quantizeCases, takes)) {
     llvm::errs() << "qfuse-cpu-check: --perturb=" << perturb
                  << ": no checked function takes a parameter of that name\n";
     return 2;
@@ -573,6 +581,10 @@ int main(int argc, char **argv) {
     c.upDense = {};
     c.upPacked = {};
   }
+  for (auto [index, c] : llvm::enumerate(quantizeCases))
+    if (!qfuse::cpucheck::checkQuantizeCase(*engine, c, seed * 7919 + index,
+                                            perturb, total, failedCases))
+      return 2;
   double seconds = std::chrono::duration<double>(
                        std::chrono::steady_clock::now() - start)
                        .count();

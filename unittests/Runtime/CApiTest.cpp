@@ -22,7 +22,7 @@ std::string writeTemp(const std::string &name, const std::string &text) {
   return path;
 }
 
-TEST(CApi, Version) { EXPECT_EQ(qfuse_artifact_version(), 5); }
+TEST(CApi, Version) { EXPECT_EQ(qfuse_artifact_version(), 6); }
 
 TEST(CApi, CanonicalEncodingFromNamesAndText) {
   char out[256];
@@ -52,7 +52,7 @@ TEST(CApi, ValidateNamesTheFileAndField) {
   EXPECT_NE(std::string(qfuse_last_error()).find("/nonexistent/model.qfa"),
             std::string::npos)
       << qfuse_last_error();
-  std::string bad = writeTemp("bad.qfa", R"({"format": "qfuse-artifact", "version": 7})");
+  std::string bad = writeTemp("bad.qfa", R"({"format": "qfuse-artifact", "version": 8})");
   EXPECT_EQ(qfuse_validate_artifact(bad.c_str()), -1);
   EXPECT_NE(std::string(qfuse_last_error()).find("version"), std::string::npos)
       << qfuse_last_error();

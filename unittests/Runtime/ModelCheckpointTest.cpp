@@ -344,6 +344,45 @@ TEST(ModelWeights, QuantizesBf16WithRoundToNearest) {
     EXPECT_EQ(got.at(name).data, tensor.data) << name;
 }
 
+// Quantize-at-load's device hook (DenseQuantizer): asked for exactly the
+// dense weight with its encoding, dtype and mapped bytes; its components are
+// used when it takes the weight, the host's round-to-nearest when it
+// declines.
+TEST(ModelWeights, DenseQuantizerHookTakesOrDeclines) {
+  ModelCheckpoint checkpoint = ModelCheckpoint::open(singleFile(bf16Model(true)));
+  Artifact artifact = modelArtifact();
+  const WeightSpec &q = *artifact.findWeight(kQ);
+  int calls = 0;
+  DenseQuantizer decline = [&](const fmt::Encoding &enc, DType dtype,
+                               const uint8_t *data, int64_t n, int64_t k,
+                               fmt::TensorMap &) {
+    ++calls;
+    EXPECT_EQ(enc, q.encodingAttr);
+    EXPECT_EQ(dtype, DType::BF16);
+    EXPECT_NE(data, nullptr);
+    EXPECT_EQ(n, kOut);
+    EXPECT_EQ(k, kHidden);
+    return false;
+  };
+  fmt::TensorMap host = checkpointWeight(checkpoint, q);
+  EXPECT_EQ(checkpointWeight(checkpoint, q, &decline).at("codes").data,
+            host.at("codes").data);
+  EXPECT_EQ(calls, 1);
+  DenseQuantizer take = [&](const fmt::Encoding &, DType, const uint8_t *,
+                            int64_t, int64_t, fmt::TensorMap &out) {
+    out = host;
+    out.at("codes").data.assign(out.at("codes").data.size(), 0x5A);
+    return true;
+  };
+  fmt::TensorMap device = checkpointWeight(checkpoint, q, &take);
+  EXPECT_EQ(device.at("codes").data.front(), 0x5A);
+  // An unquantized weight (bf16 into the f16 lm_head) is converted, not
+  // rounded to a grid: the hook is not asked.
+  calls = 0;
+  checkpointWeight(checkpoint, *artifact.findWeight("lm_head"), &decline);
+  EXPECT_EQ(calls, 0);
+}
+
 TEST(ModelWeights, Bf16ToF16IsExactWhereBothRepresentTheValue) {
   ModelCheckpoint checkpoint =
       ModelCheckpoint::open(singleFile(bf16Model(true)));

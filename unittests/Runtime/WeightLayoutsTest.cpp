@@ -183,8 +183,8 @@ TEST(WeightLayoutsInvalid, SourceNeedsVersion3) {
 }
 
 TEST(WeightLayoutsInvalid, NewerVersionsAreRejected) {
-  expectInvalid([](json &a) { a["version"] = 6; },
-                {"version", "found 6", "supports 2 to 5"});
+  expectInvalid([](json &a) { a["version"] = 7; },
+                {"version", "found 7", "supports 2 to 6"});
 }
 
 TEST(WeightLayoutsInvalid, OneSourceOneEncoding) {

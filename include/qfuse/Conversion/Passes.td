@@ -23,6 +23,12 @@ def QFToGPU : Pass<"qf-to-gpu", "::mlir::ModuleOp"> {
     instead, with a remark naming the reason (an RMSNorm prologue, which
     the fallback does not fuse, keeps the error).
     `gpu-module-to-binary` then produces PTX (and cubin through ptxas).
+
+    Every `qf.quantize` into a row-major weight gets the round-to-nearest
+    kernel of its (encoding, K, input type), one block per row so that one
+    kernel serves every row count, built from the same IR as qf-to-cpu's
+    reference (WeightQuantizer.h); encodings it does not take get a remark
+    and no launch (the runtime quantizes them on the host).
   }];
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
@@ -41,8 +47,9 @@ def QFToGPU : Pass<"qf-to-gpu", "::mlir::ModuleOp"> {
     "::mlir::gpu::GPUDialect", "::mlir::LLVM::LLVMDialect",
     "::mlir::NVVM::NVVMDialect", "::mlir::arith::ArithDialect",
     "::mlir::scf::SCFDialect", "::mlir::cf::ControlFlowDialect",
-    // The fallback's dequantize kernel decodes through memrefs.
-    "::mlir::memref::MemRefDialect"
+    // The fallback's dequantize kernel decodes through memrefs; the
+    // quantize kernel rounds with math.roundeven.
+    "::mlir::memref::MemRefDialect", "::mlir::math::MathDialect"
   ];
 }
 
@@ -91,6 +98,11 @@ def QFToCPU : Pass<"qf-to-cpu", "::mlir::ModuleOp"> {
     dialect (the pipeline of `qf::buildQFCPUToLLVMPipeline`), ready for
     `mlir::ExecutionEngine` or mlir-runner. Ops that cannot be lowered fail
     with a diagnostic naming the op and the reason.
+
+    Every `qf.quantize` gets `@qf_cpu_quantize_<i>(w, codes, scales[, zeros],
+    status)` over a dynamic row count: format::quantizeRTN's packed
+    row-major bytes, status 1 where a weight or scale is not finite.
+    Encodings the generated quantizer does not take get a remark.
   }];
   let options = [
     Option<"lowerToLLVM", "lower-to-llvm", "bool", /*default=*/"false",

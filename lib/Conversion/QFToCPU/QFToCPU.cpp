@@ -27,6 +27,7 @@
 #include "qfuse/Conversion/Passes.h"
 #include "qfuse/Conversion/QFToCPU.h"
 
+#include "QuantizeReference.h"
 #include "qfuse/Conversion/WeightDecoder.h"
 
 #include "qfuse/format/MmaLayout.h"
@@ -358,13 +359,22 @@ struct QFToCPUPass : public qf::impl::QFToCPUBase<QFToCPUPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<FusedMatmulOp> ops;
-    module.walk([&](FusedMatmulOp op) { ops.push_back(op); });
-    if (ops.empty())
+    SmallVector<QuantizeOp> quantizeOps;
+    module.walk([&](Operation *op) {
+      if (auto fused = dyn_cast<FusedMatmulOp>(op))
+        ops.push_back(fused);
+      else if (auto quantize = dyn_cast<QuantizeOp>(op))
+        quantizeOps.push_back(quantize);
+    });
+    if (ops.empty() && quantizeOps.empty())
       return;
     ModuleOp cpuModule = getOrCreateCPUModule(module);
     bool anyFailed = false;
     for (FusedMatmulOp op : ops)
       if (failed(lowerOne(op, cpuModule)))
+        anyFailed = true;
+    for (QuantizeOp op : quantizeOps)
+      if (failed(lowerQuantizeToCPU(op, cpuModule, quantizeFunctions)))
         anyFailed = true;
     if (anyFailed)
       return signalPassFailure();
@@ -384,6 +394,7 @@ struct QFToCPUPass : public qf::impl::QFToCPUBase<QFToCPUPass> {
   /// Functions already emitted, by RefSpec::key, with their parameters.
   llvm::StringMap<std::pair<std::string, SmallVector<std::string>>> emitted;
   int64_t nextIndex = 0;
+  QuantizeFunctions quantizeFunctions;
 
   LogicalResult lowerOne(FusedMatmulOp op, ModuleOp cpuModule) {
     RefSpec spec;

@@ -18,6 +18,7 @@
 #include "Ops/DequantizeKernel.h"
 #include "Ops/OpKernelCommon.h"
 #include "Ops/PermuteKernel.h"
+#include "Ops/QuantizeKernel.h"
 #include "KernelsToLLVM.h"
 #include "LaunchRecord.h"
 #include "PlanCheck.h"
@@ -84,13 +85,16 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
     ModuleOp module = getOperation();
     SmallVector<FusedMatmulOp> ops;
     SmallVector<Operation *> decodeOps;
+    SmallVector<QuantizeOp> quantizeOps;
     module.walk([&](Operation *op) {
       if (auto fused = dyn_cast<FusedMatmulOp>(op))
         ops.push_back(fused);
       else if (isDecodeOp(op))
         decodeOps.push_back(op);
+      else if (auto quantize = dyn_cast<QuantizeOp>(op))
+        quantizeOps.push_back(quantize);
     });
-    if (ops.empty() && decodeOps.empty())
+    if (ops.empty() && decodeOps.empty() && quantizeOps.empty())
       return;
     target = getKnownTarget(module.getContext(), chip);
     if (!target) {
@@ -114,6 +118,9 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
       if (failed(lowerDecode(op, context, batches)))
         anyFailed = true;
     }
+    llvm::StringMap<std::string> quantizeKernels;
+    for (QuantizeOp op : quantizeOps)
+      lowerQuantize(op, gpuModule, quantizeKernels);
     if (anyFailed)
       return signalPassFailure();
     if (failed(lowerKernelsToLLVM(gpuModule))) {

@@ -201,6 +201,13 @@ void ArtifactValidator::checkLaunchOp(const std::string &encoding,
            "'" + encoding + "' is not an encoding: " + error);
     step.hasEncoding = true;
   }
+  if (step.op == kQuantizeOp) {
+    requireVersion(format::kArtifactQuantizeVersion, where + ".op",
+                   "\"" + step.op + "\" (round-to-nearest on the device)");
+    if (!step.hasEncoding)
+      fail(where, "a qf.quantize launch names the encoding it quantizes to "
+                  "in \"encoding\"");
+  }
   if (step.op == "qf.gptq_block_update" && !step.hasEncoding)
     fail(where, "a qf.gptq_block_update launch names its grid in "
                 "\"encoding\"");

@@ -89,11 +89,16 @@ void checkDenseShape(const TensorView &view, const WeightSpec &weight,
 /// A dense [N, K] weight quantized into the artifact's encoding.
 format::TensorMap quantizeDense(const TensorView &view,
                                 const WeightSpec &weight,
-                                const std::string &what) {
+                                const std::string &what,
+                                const DenseQuantizer *device) {
   checkDenseShape(view, weight, what);
   format::TensorMap components;
   if (packDenseAsStored(weight.encodingAttr, view.info->dtype, view.data,
                         weight.n, weight.k, components))
+    return components;
+  if (device && weight.encodingAttr.isQuantized() &&
+      (*device)(weight.encodingAttr, view.info->dtype, view.data, weight.n,
+                weight.k, components))
     return components;
   // Rows converted and rounded on every core (the same bytes as one call).
   const DType dtype = view.info->dtype;
@@ -320,7 +325,8 @@ TensorView denseTensorView(const ModelCheckpoint &checkpoint,
 } // namespace
 
 format::TensorMap checkpointWeight(const ModelCheckpoint &checkpoint,
-                                   const WeightSpec &weight) {
+                                   const WeightSpec &weight,
+                                   const DenseQuantizer *device) {
   const std::string &name = weight.checkpointName();
   if (checkpoint.contains(name + "." + format::kCodes)) {
     format::TensorMap out;
@@ -339,7 +345,7 @@ format::TensorMap checkpointWeight(const ModelCheckpoint &checkpoint,
     return fromCompressed(checkpoint, weight);
   const std::string source = denseSource(checkpoint, name);
   return quantizeDense(checkpoint.view(source), weight,
-                       tensorText(checkpoint, source));
+                       tensorText(checkpoint, source), device);
 }
 
 std::optional<RowMajorViews> storedWeight(const ModelCheckpoint &checkpoint,

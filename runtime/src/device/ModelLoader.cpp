@@ -173,7 +173,7 @@ LoadStats loadParallel(Executor &executor, unsigned threads,
 } // namespace
 
 LoadStats loadCheckpoint(Executor &executor, const ModelCheckpoint &checkpoint,
-                         unsigned threads) {
+                         unsigned threads, const DenseQuantizer *device) {
   // The stored bytes, where they are what is bound, upload straight from
   // the mapped files (which outlive the load): no copy on the host.
   return loadParallel(
@@ -183,8 +183,8 @@ LoadStats loadCheckpoint(Executor &executor, const ModelCheckpoint &checkpoint,
         if (std::optional<RowMajorViews> stored =
                 storedWeight(checkpoint, weight))
           return executor.layOutViews(name, *stored);
-        return executor.layOutWeight(name,
-                                     checkpointWeight(checkpoint, weight));
+        return executor.layOutWeight(
+            name, checkpointWeight(checkpoint, weight, device));
       },
       [&](const TensorSpec &tensor, uint64_t) {
         TensorBytes bytes;

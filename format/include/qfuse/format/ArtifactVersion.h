@@ -20,7 +20,10 @@ namespace qfuse::format {
 /// op it runs ("op") and, for qf.gptq_block_update, its grid ("encoding").
 /// Version 5 adds the fallback's pieces: workspace buffers, gemm steps on a
 /// buffer ("weight_buffer", f16 or bf16) and "op": "qf.dequantize".
-inline constexpr int64_t kArtifactVersion = 5;
+/// Version 6 adds "op": "qf.quantize" (round-to-nearest on the device).
+inline constexpr int64_t kArtifactVersion = 6;
+/// The version that introduced qf.quantize launches.
+inline constexpr int64_t kArtifactQuantizeVersion = 6;
 /// The version that introduced workspaces and gemms on a weight buffer.
 inline constexpr int64_t kArtifactWorkspaceVersion = 5;
 /// The version that introduced "op" on launch steps.

@@ -57,6 +57,10 @@ constexpr std::string_view kArtifactFormat = format::artifact::kFormat;
 /// The op of a launch that dequantizes a packed weight into a dense [N, K]
 /// buffer (its kernel parameter "w") for a gemm step on "weight_buffer".
 constexpr std::string_view kDequantizeOp = "qf.dequantize";
+/// A launch that quantizes a dense [N, K] buffer bound to "w" into the
+/// row-major components of its step's encoding (version 6; one block per
+/// row, so any N: runtime/include/qfuse/runtime/device/DeviceQuantizer.h).
+constexpr std::string_view kQuantizeOp = "qf.quantize";
 /// The op of the launch that permutes activations into an act_order
 /// weight's sorted column order before the matmul that reads them (kernel
 /// parameters x -> xp).

@@ -34,15 +34,27 @@
 #include "qfuse/runtime/checkpoint/ModelCheckpoint.h"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace qfuse::runtime {
 
-/// The row-major components of `weight` from `checkpoint`.
+/// Quantizes a dense row-major [n, k] checkpoint tensor (`dtype`, mapped
+/// bytes at `data`) into `enc`'s row-major components, as
+/// format::quantizeRTN would; returns false to leave it to the host's
+/// quantizeRTN (the device path: DeviceQuantizer, docs/quantize-at-load.md).
+using DenseQuantizer = std::function<bool(
+    const format::Encoding &enc, DType dtype, const uint8_t *data,
+    int64_t n, int64_t k, format::TensorMap &components)>;
+
+/// The row-major components of `weight` from `checkpoint`. A dense weight
+/// into a quantized encoding is quantized by `device` where given and it
+/// takes it, else on the host.
 format::TensorMap checkpointWeight(const ModelCheckpoint &checkpoint,
-                                   const WeightSpec &weight);
+                                   const WeightSpec &weight,
+                                   const DenseQuantizer *device = nullptr);
 
 /// checkpointWeight's components viewed in `checkpoint`'s mapped files
 /// (valid while it is open) where they are the stored bytes: a qfuse-packed

@@ -19,6 +19,7 @@
 
 #include "qfuse/runtime/device/Executor.h"
 #include "qfuse/runtime/checkpoint/ModelCheckpoint.h"
+#include "qfuse/runtime/checkpoint/WeightSources.h"
 
 #include <cstdint>
 
@@ -33,9 +34,12 @@ struct LoadStats {
 
 /// Binds everything the plans read from `checkpoint`. `threads` = 0 uses
 /// every core. The first error (a missing tensor, a wrong shape, an
-/// encoding mismatch) is rethrown once the workers have stopped.
+/// encoding mismatch) is rethrown once the workers have stopped. Dense
+/// weights into a quantized encoding are quantized by `device` where given
+/// and it takes them (quantize-at-load on the GPU), else on the host.
 LoadStats loadCheckpoint(Executor &executor, const ModelCheckpoint &checkpoint,
-                         unsigned threads = 0);
+                         unsigned threads = 0,
+                         const DenseQuantizer *device = nullptr);
 
 /// Binds random weights and tensors (randomWeight / randomTensor), each
 /// seeded from `seed` and its name's position, for benchmarks.

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# The quantize-at-load round on the GPU machine (docs/quantize-at-load.md),
+# from the repository root, with build-rtn/ carried from the compiler
+# machine (bench/quantize-at-load/make-artifacts.sh):
+#
+#   1. builds the runtime from source without MLIR;
+#   2. runs QuantizeGpuTest: every generated qf.quantize kernel against
+#      format::quantizeRTN, byte for byte, into 0xFF-poisoned outputs;
+#   3. writes a Llama-3-8B-shaped random fp16 checkpoint (transformers) to
+#      /tmp/l8b unless it is there;
+#   4. times `qfuse-run --model /tmp/l8b --encoding int4-g128` binding it
+#      into the int4-g128 artifact with round-to-nearest on the host
+#      (--rtn host) and on the GPU (the default), then runs --rtn check
+#      (both, every weight's bytes compared) and compares the generated
+#      tokens of the two timed runs.
+#
+# Logs and JSON go to /tmp/rtn-round/rtn, archived as $OUT/rtn.tgz (one
+# file: few files come back from the GPU machine), with the table in
+# $OUT/summary.txt; the table also comes last on stdout. SKIP_TEST=1 skips 2,
+# SKIP_CHECKPOINT=1 skips 3-4 (to split the round over two commands).
+set -uo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+cd "$root"
+out="${OUT:-/tmp/out}"; work=/tmp/rtn-round; res="$work/rtn"
+rm -rf "$work"; mkdir -p "$res" "$out"
+art="$root/build-rtn"; b=/tmp/qb-rtn; m=/tmp/l8b
+log() { echo "[$(date +%T)] $*"; }
+[ -f "$art/quantize-formats.qfa" ] || { echo "no $art: run make-artifacts.sh on the compiler machine and carry build-rtn" >&2; exit 1; }
+nvidia-smi -L || true
+cp "$art/COMMIT" "$res/ARTIFACTS_COMMIT" 2>/dev/null || true
+
+log "build the runtime (no MLIR)"
+cmake -G Ninja -S . -B $b -DQFUSE_ENABLE_COMPILER=OFF -DQFUSE_TOKENIZER_ORACLE=OFF \
+  -DCMAKE_BUILD_TYPE=Release > "$res/configure.log" 2>&1 || { tail -30 "$res/configure.log"; exit 1; }
+cmake --build $b -j"$(nproc)" --target qfuse-run qfuse-runtime-gpu-tests > "$res/build.log" 2>&1 \
+  || { tail -40 "$res/build.log"; exit 1; }
+
+if [ -z "${SKIP_TEST:-}" ]; then
+  log "QuantizeGpuTest"
+  QFUSE_QUANTIZE_QFA="$art/quantize-formats.qfa" timeout 300 \
+    $b/unittests/Runtime/qfuse-runtime-gpu-tests --gtest_filter='QuantizeGpuTest.*' \
+    > "$res/quantize-gpu-test.log" 2>&1; echo "rc=$?" >> "$res/quantize-gpu-test.log"
+  grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED  \]|Failure|rc=" "$res/quantize-gpu-test.log" | head -20
+fi
+
+if [ -z "${SKIP_CHECKPOINT:-}" ]; then
+  if [ ! -f $m/config.json ]; then
+    log "llama3-8b: random fp16 checkpoint"
+    python3 - "$root/examples/configs/llama3-8b.json" $m > "$res/checkpoint.log" 2>&1 <<'PY'
+import sys, time, torch, transformers
+t = time.time()
+cfg = transformers.AutoConfig.from_pretrained(sys.argv[1])
+torch.manual_seed(0)
+with torch.device("cuda"):
+    model = transformers.AutoModelForCausalLM.from_config(cfg, torch_dtype=torch.float16)
+model.save_pretrained(sys.argv[2])
+print(f"checkpoint written in {time.time() - t:.1f} s")
+PY
+    tail -1 "$res/checkpoint.log"
+  fi
+  cp "$art"/llama3-8b/qfuse-int4-g128.qfa "$art"/llama3-8b/qfuse-int4-g128.quantize.qfa $m/
+  # The file from the page cache for every run (the first pays the disk).
+  cat $m/*.safetensors > /dev/null
+  bind() { # name, then qfuse-run options
+    local name=$1; shift
+    log "qfuse-run --model $m --encoding int4-g128 $*"
+    timeout 240 /usr/bin/time -v $b/bin/qfuse-run --model $m --encoding int4-g128 \
+      --prompt-ids 1,2,3 --max-new-tokens 8 --json "$res/$name.json" "$@" \
+      > "$res/$name.log" 2>&1; echo "rc=$?" >> "$res/$name.log"
+    grep -E "quantize-at-load|bound in|tokens:|Elapsed|error|rc=" "$res/$name.log"
+  }
+  bind host --rtn host
+  bind device
+  bind check --rtn check
+  python3 - "$res" <<'PY' | tee "$res/summary.txt"
+import json, os, sys
+res = sys.argv[1]
+rows = []
+for name in ("host", "device", "check"):
+    path = os.path.join(res, name + ".json")
+    if not os.path.exists(path):
+        rows.append((name, "no JSON", "", "", "")); continue
+    r = json.load(open(path))["run"]
+    rows.append((name, f"{r['load_seconds']:.1f} s", r.get("rtn_device_weights"),
+                 r.get("rtn_host_weights"), r["tokens"]))
+print("| run | bound in | weights on the GPU | on the host | tokens |")
+print("|---|---|---|---|---|")
+for row in rows:
+    print("| " + " | ".join(str(c) for c in row) + " |")
+tokens = {row[0]: row[4] for row in rows if row[4]}
+if len(set(map(str, tokens.values()))) == 1 and len(tokens) == 3:
+    print("tokens: identical in the three runs")
+else:
+    print("tokens: DIFFER")
+PY
+fi
+log done
+tar -C "$work" -czf "$out/rtn.tgz" rtn
+cp "$res/summary.txt" "$out/" 2>/dev/null || true

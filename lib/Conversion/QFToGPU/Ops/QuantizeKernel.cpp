@@ -1,0 +1,168 @@
+//===- QuantizeKernel.cpp - qf.quantize as a GPU kernel
+//--------------------===//
+//
+// Round-to-nearest of a dense [N, K] weight into the row-major packed
+// components of format::quantizeRTN, on the device. The arithmetic is
+// WeightQuantizer's (qfuse/Conversion/WeightQuantizer.h), the same IR the
+// CPU reference runs, so the bytes are quantizeRTN's. One block per row n
+// (N is the grid: one kernel per (encoding, K, input type) serves every
+// row count); thread t quantizes the units t, t + T, ... of the row:
+//
+//   qf_quantize_<i>(w, codes, scales[, zeros], status)
+//     for (u = tid; u < units; u += T)
+//       if (!quantizeUnit(ctaid.x, u)) status[0] = 1   // non-finite input
+//                                                      // or scale overflow
+//
+// Units own whole bytes of every output, so no thread reads or waits for
+// another's; the outputs need no zeroing. The caller zeroes `status` and,
+// when it reads 1, quantizes on the host, which names the bad element.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Ops/QuantizeKernel.h"
+
+#include "Common/KernelCommon.h"
+#include "LaunchRecord.h"
+#include "Ops/OpKernelCommon.h"
+#include "qfuse/Conversion/WeightQuantizer.h"
+#include "qfuse/Dialect/QF/IR/FormatBridge.h"
+
+#include "mlir/Conversion/LLVMCommon/MemRefBuilder.h"
+#include "mlir/Conversion/LLVMCommon/TypeConverter.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+
+using namespace mlir;
+using namespace mlir::qf;
+
+namespace {
+
+/// A row-major memref over the global pointer `ptr` whose leading
+/// dimension is `rows` (an index; the static size where the type has one).
+Value wrapRows(ImplicitLocOpBuilder &b, const LLVMTypeConverter &converter,
+               MemRefType type, Value ptr, Value rows) {
+  Value generic = LLVM::AddrSpaceCastOp::create(
+      b, LLVM::LLVMPointerType::get(b.getContext()), ptr);
+  auto desc =
+      MemRefDescriptor::poison(b, b.getLoc(), converter.convertType(type));
+  desc.setAllocatedPtr(b, b.getLoc(), generic);
+  desc.setAlignedPtr(b, b.getLoc(), generic);
+  desc.setConstantOffset(b, b.getLoc(), 0);
+  int64_t stride = 1;
+  for (int64_t d = type.getRank() - 1; d >= 0; --d) {
+    if (ShapedType::isDynamic(type.getDimSize(d)))
+      desc.setSize(b, b.getLoc(), d,
+                   arith::IndexCastOp::create(b, b.getI64Type(), rows));
+    else
+      desc.setConstantSize(b, b.getLoc(), d, type.getDimSize(d));
+    desc.setConstantStride(b, b.getLoc(), d, stride);
+    stride *=
+        ShapedType::isDynamic(type.getDimSize(d)) ? 1 : type.getDimSize(d);
+  }
+  return UnrealizedConversionCastOp::create(b, TypeRange{type},
+                                            ValueRange{Value(desc)})
+      .getResult(0);
+}
+
+} // namespace
+
+KernelLaunch qf::emitQuantizeKernel(gpu::GPUModuleOp module, StringRef name,
+                                    const qfuse::format::Encoding &enc,
+                                    int64_t k, Type input, int64_t rows,
+                                    Location loc) {
+  MLIRContext *ctx = module.getContext();
+  auto components = quantizeComponentTypes(ctx, enc, ShapedType::kDynamic, k);
+  ImplicitLocOpBuilder b(loc, ctx);
+  ScalarEmitter probe(b);
+  // Units per row decide the block: whole warps, at most 256 threads.
+  QuantizeBuffers none{};
+  int64_t units = WeightQuantizer(probe, enc, k, none).unitsPerRow();
+  int64_t threads = std::min<int64_t>(256, (units + 31) / 32 * 32);
+
+  KernelLaunch launch;
+  launch.name = name.str();
+  launch.params.push_back({"w", "ptr"});
+  for (const auto &component : components)
+    launch.params.push_back({component.first, "ptr"});
+  launch.params.push_back({"status", "ptr"});
+  launch.gridX = rows;
+  launch.blockX = threads;
+  if (module.lookupSymbol(name))
+    return launch;
+
+  SmallVector<ParamKind> kinds(launch.params.size(), ParamKind::Out);
+  kinds.front() = ParamKind::In;
+  LLVM::LLVMFuncOp fn = createKernelEntry(b, module, name, kinds, threads);
+  LLVMTypeConverter converter(ctx);
+  Value rowCount = arith::IndexCastUIOp::create(
+      b, b.getIndexType(), NVVM::GridDimXOp::create(b, b.getI32Type()));
+  Value n = arith::IndexCastUIOp::create(
+      b, b.getIndexType(), NVVM::BlockIdXOp::create(b, b.getI32Type()));
+  Value tid = arith::IndexCastUIOp::create(
+      b, b.getIndexType(), NVVM::ThreadIdXOp::create(b, b.getI32Type()));
+  auto wType = MemRefType::get({ShapedType::kDynamic, k}, input);
+  QuantizeBuffers buffers;
+  buffers.input = wrapRows(b, converter, wType, fn.getArgument(0), rowCount);
+  Value *outs[] = {&buffers.codes, &buffers.scales, &buffers.zeros};
+  for (auto [i, component] : llvm::enumerate(components))
+    *outs[i] = wrapRows(b, converter, component.second, fn.getArgument(i + 1),
+                        rowCount);
+  Value status = wrapRows(b, converter, MemRefType::get({1}, b.getI32Type()),
+                          fn.getArgument(components.size() + 1), rowCount);
+
+  ScalarEmitter e(b);
+  WeightQuantizer quantizer(e, enc, k, buffers);
+  auto loop = scf::ForOp::create(b, tid, e.idx(units), e.idx(threads));
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(loop.getBody()->getTerminator());
+    Value ok = quantizer.quantizeUnit(n, loop.getInductionVar());
+    auto failed = scf::IfOp::create(
+        b, arith::XOrIOp::create(b, ok, arith::ConstantIntOp::create(b, 1, 1)),
+        /*withElseRegion=*/false);
+    b.setInsertionPointToStart(failed.thenBlock());
+    e.store(e.c32(1), status, {e.idx(0)});
+  }
+  LLVM::ReturnOp::create(b, ValueRange{});
+  return launch;
+}
+
+void qf::lowerQuantize(QuantizeOp op, gpu::GPUModuleOp module,
+                       llvm::StringMap<std::string> &kernels) {
+  WeightType weight = op.getResult().getType();
+  qfuse::format::Encoding enc = toFormatEncoding(weight.getEncoding());
+  int64_t k = weight.getK();
+  std::string reason =
+      weight.getLayout().isRowMajor()
+          ? quantizeUnsupportedReason(enc, k)
+          : "the kernel writes row-major components, not the layout's order";
+  if (!reason.empty()) {
+    op.emitRemark() << "qf-to-gpu: qf.quantize to " << weight.getEncoding()
+                    << " has no GPU kernel (" << reason
+                    << "); the runtime quantizes it on the host "
+                       "(format::quantizeRTN)";
+    return;
+  }
+  Type input = op.getInput().getType().getElementType();
+  std::string key;
+  llvm::raw_string_ostream os(key);
+  os << weight.getEncoding() << "|" << k << "|" << input;
+  auto it = kernels.find(key);
+  if (it == kernels.end()) {
+    std::string name;
+    llvm::raw_string_ostream nameOs(name);
+    nameOs << "qf_quantize_" << kernels.size() << "_k" << k << "_" << input;
+    it = kernels.try_emplace(key, name).first;
+  }
+  KernelLaunch launch = emitQuantizeKernel(module, it->second, enc, k, input,
+                                           weight.getN(), op.getLoc());
+  MLIRContext *ctx = op.getContext();
+  SmallVector<LaunchArgAttr> args = {operandArg(ctx, 0)};
+  for (size_t i = 1; i + 1 < launch.params.size(); ++i)
+    args.push_back(LaunchArgAttr::get(ctx, LaunchArgKind::Component,
+                                      launch.params[i].name));
+  args.push_back(
+      LaunchArgAttr::get(ctx, LaunchArgKind::Scratch, "qf_quantize_status"));
+  OpBuilder b(ctx);
+  op->setAttr("qf.launches",
+              b.getArrayAttr({launchRecord(b, launch, /*batch=*/1, {args})}));
+}

@@ -1,0 +1,275 @@
+//===- WeightQuantizer.cpp - format::quantizeRTN of a row span, in IR -----===//
+//
+// One unit (a span of groups of row n, WeightQuantizer.h), for each group g
+// of it, as RowQuantizer::quantize does it for a row:
+//
+//   stats   amax, min, max over w[n, g*G .. ]          (f64, C++'s order)
+//   scale   exact = amax / qmax | (hi - lo) / qmax | amax / 448 | ...
+//           s = storeScale(exact > 0 ? exact : 1)      -> scales[n, g]
+//   zero    z = -lo / s; rint + clamp (int) or rounded to the scale type
+//   codes   c = clamp(rint(w / s)) | e4m3 | e2m1 | nearest entry
+//           -> the LSB-first bit stream of codes[n], a byte once full
+//
+// Integer zero points of the unit's groups fill one byte, written last.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qfuse/Conversion/WeightQuantizer.h"
+
+#include "QuantizeScalars.h"
+
+#include "qfuse/format/Numerics.h"
+#include "qfuse/format/Packing.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::qf;
+namespace fmt = qfuse::format;
+using FormatKind = fmt::ElementFormat;
+
+std::string mlir::qf::quantizeUnsupportedReason(const fmt::Encoding &enc,
+                                                int64_t k) {
+  if (!enc.isQuantized())
+    return "unquantized weights are stored as they are";
+  if (enc.globalScale)
+    return "NVFP4's global scale is a reduction over the whole tensor";
+  if (enc.actOrder)
+    return "act_order groups columns by g_idx, which the host computes";
+  if (enc.isSparse24())
+    return "2:4 sparsity selects the kept columns of each quad";
+  if (enc.hasNamedTable())
+    return "a named codebook table is only known at run time";
+  if (enc.zeroPoint == fmt::ZeroPointKind::Float &&
+      (enc.scaleType == fmt::ScalarType::F8E4M3FN ||
+       enc.scaleType == fmt::ScalarType::F8E8M0FNU))
+    return "float zero points in an f8 scale type";
+  if (!enc.isPerChannel() && (enc.groupSize * fmt::codeBits(enc)) % 8 != 0)
+    return "a group's codes do not fill whole bytes";
+  (void)k;
+  return "";
+}
+
+SmallVector<std::pair<std::string, MemRefType>>
+mlir::qf::quantizeComponentTypes(MLIRContext *ctx, const fmt::Encoding &enc,
+                                 int64_t n, int64_t k) {
+  Builder b(ctx);
+  auto scalar = [&](fmt::ScalarType t) -> Type {
+    switch (t) {
+    case fmt::ScalarType::F16:
+      return b.getF16Type();
+    case fmt::ScalarType::BF16:
+      return b.getBF16Type();
+    case fmt::ScalarType::F32:
+      return b.getF32Type();
+    default: // the f8 types travel as bytes
+      return b.getI8Type();
+    }
+  };
+  int64_t groups = fmt::numGroups(enc, k);
+  unsigned bits = fmt::codeBits(enc);
+  SmallVector<std::pair<std::string, MemRefType>> types;
+  types.push_back({fmt::kCodes,
+                   MemRefType::get({n, fmt::rowBytes(enc, k)}, b.getI8Type())});
+  types.push_back(
+      {fmt::kScales, MemRefType::get({n, groups}, scalar(enc.scaleType))});
+  if (enc.zeroPoint == fmt::ZeroPointKind::Int)
+    types.push_back({fmt::kZeros, MemRefType::get({n, (groups * bits + 7) / 8},
+                                                  b.getI8Type())});
+  else if (enc.zeroPoint == fmt::ZeroPointKind::Float)
+    types.push_back(
+        {fmt::kZeros, MemRefType::get({n, groups}, scalar(enc.scaleType))});
+  return types;
+}
+
+WeightQuantizer::WeightQuantizer(ScalarEmitter &e, const fmt::Encoding &enc,
+                                 int64_t k, const QuantizeBuffers &buffers)
+    : e(e), enc(enc), k(k), groups(fmt::numGroups(enc, k)),
+      groupCols(enc.isPerChannel() ? k : enc.groupSize), unitGroups(1),
+      bits(fmt::codeBits(enc)), buf(buffers) {
+  // Integer zero points narrower than a byte: the groups that share a byte.
+  if (enc.zeroPoint == fmt::ZeroPointKind::Int && bits < 8)
+    unitGroups = std::min<int64_t>(8 / bits, groups);
+}
+
+int64_t WeightQuantizer::unitsPerRow() const {
+  return (groups + unitGroups - 1) / unitGroups;
+}
+
+namespace {
+
+/// scf.for lb..ub with loop-carried values; `body` returns the next ones.
+SmallVector<Value>
+forCarried(ImplicitLocOpBuilder &b, Value lb, Value ub, ValueRange inits,
+           function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+  Value one = arith::ConstantIndexOp::create(b, 1);
+  auto loop = scf::ForOp::create(b, lb, ub, one, inits);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  SmallVector<Value> next =
+      body(loop.getInductionVar(), loop.getRegionIterArgs());
+  scf::YieldOp::create(b, next);
+  return SmallVector<Value>(loop.getResults());
+}
+
+Value minIndex(ImplicitLocOpBuilder &b, Value x, Value y) {
+  return arith::MinUIOp::create(b, x, y);
+}
+
+} // namespace
+
+Value WeightQuantizer::quantizeUnit(Value n, Value u) {
+  ImplicitLocOpBuilder &b = e.builder();
+  Value g0 = e.mul(u, e.idx(unitGroups));
+  Value gEnd = minIndex(b, e.add(g0, e.idx(unitGroups)), e.idx(groups));
+  Value trueV = arith::ConstantIntOp::create(b, 1, 1);
+  SmallVector<Value> out =
+      forCarried(b, g0, gEnd, {trueV, e.c32(0)}, [&](Value g, ValueRange acc) {
+        auto [ok, zeroBits] = quantizeGroup(n, g);
+        Value shift = e.toI32(e.mul(e.sub(g, g0), e.idx(bits)));
+        return SmallVector<Value>{arith::AndIOp::create(b, acc[0], ok),
+                                  e.bor(acc[1], e.shl(zeroBits, shift))};
+      });
+  if (enc.zeroPoint == fmt::ZeroPointKind::Int)
+    e.store(arith::TruncIOp::create(b, b.getI8Type(), out[1]), buf.zeros,
+            {n, u});
+  return out[0];
+}
+
+/// The stored code of the f64 weight `v` in a group with scale `s` (f64)
+/// and zero point `zero` (f64, unsigned formats only): RowQuantizer::code,
+/// then storedCode (int4 offset-binary, int8 two's complement byte).
+Value WeightQuantizer::storedCode(Value v, Value s, Value zero) {
+  ImplicitLocOpBuilder &b = e.builder();
+  QuantizeScalars q(e);
+  const bool floatZero = enc.zeroPoint == fmt::ZeroPointKind::Float;
+  const double qmaxSigned = double((1 << (bits - 1)) - 1);
+  const double qmaxUnsigned = double((1u << bits) - 1);
+  switch (enc.format) {
+  case FormatKind::Int4:
+  case FormatKind::Int8: {
+    Value r = q.min(q.max(q.rint(e.fdiv(v, s)), q.cf64(-qmaxSigned)),
+                    q.cf64(qmaxSigned));
+    Value c = arith::FPToSIOp::create(b, e.i32(), r);
+    return enc.format == FormatKind::Int4 ? e.add(c, e.c32(8))
+                                          : e.band(c, e.c32(0xFF));
+  }
+  case FormatKind::UInt4:
+  case FormatKind::UInt8: {
+    Value r = floatZero ? q.rint(e.fadd(e.fdiv(v, s), zero))
+                        : e.fadd(q.rint(e.fdiv(v, s)), zero);
+    r = q.min(q.max(r, q.cf64(0.0)), q.cf64(qmaxUnsigned));
+    return arith::FPToSIOp::create(b, e.i32(), r);
+  }
+  case FormatKind::FP8E4M3:
+    return q.encodeMiniFloat(q.toF32(e.fdiv(v, s)), kE4M3Grid, 0x80);
+  case FormatKind::FP4E2M1:
+    return q.encodeMiniFloat(q.toF32(e.fdiv(v, s)), kE2M1Grid, 0x8);
+  default:
+    return q.nearestEntry(e.fdiv(v, s), fmt::codebookValues(enc));
+  }
+}
+
+std::pair<Value, Value> WeightQuantizer::quantizeGroup(Value n, Value g) {
+  ImplicitLocOpBuilder &b = e.builder();
+  QuantizeScalars q(e);
+  Value c0 = e.mul(g, e.idx(groupCols));
+  Value c1 = minIndex(b, e.add(c0, e.idx(groupCols)), e.idx(k));
+  auto load = [&](Value c) {
+    return q.toF64(
+        e.loadF32(buf.input, {n, c},
+                  cast<MemRefType>(buf.input.getType()).getElementType()));
+  };
+
+  // Statistics over the group (RowQuantizer::quantize).
+  SmallVector<Value> stats =
+      forCarried(b, c0, c1,
+                 {q.cf64(0.0), q.cf64(INFINITY), q.cf64(-INFINITY),
+                  arith::ConstantIntOp::create(b, 1, 1)},
+                 [&](Value c, ValueRange s) {
+                   Value v = load(c);
+                   return SmallVector<Value>{
+                       q.max(s[0], q.fabs(v)), q.min(s[1], v), q.max(s[2], v),
+                       arith::AndIOp::create(b, s[3], q.isFinite(v))};
+                 });
+  Value amax = stats[0], lo = stats[1], hi = stats[2];
+
+  // The unrounded scale (RowQuantizer::scales).
+  const bool floatZero = enc.zeroPoint == fmt::ZeroPointKind::Float;
+  const double qmaxSigned = double((1 << (bits - 1)) - 1);
+  const double qmaxUnsigned = double((1u << bits) - 1);
+  std::vector<float> table = fmt::codebookValues(enc);
+  Value exact;
+  switch (enc.format) {
+  case FormatKind::Int4:
+  case FormatKind::Int8:
+    exact = e.fdiv(amax, q.cf64(qmaxSigned));
+    break;
+  case FormatKind::UInt4:
+  case FormatKind::UInt8:
+    if (!floatZero) { // integer zero points need 0 inside the range
+      lo = q.min(lo, q.cf64(0.0));
+      hi = q.max(hi, q.cf64(0.0));
+    }
+    exact = e.fdiv(e.fsub(hi, lo), q.cf64(qmaxUnsigned));
+    break;
+  case FormatKind::FP8E4M3:
+    exact = e.fdiv(amax, q.cf64(fmt::kE4M3Max));
+    break;
+  case FormatKind::FP4E2M1:
+    exact = e.fdiv(amax, q.cf64(fmt::kE2M1Max));
+    break;
+  default: { // nf4, codebook
+    double tableMax = 0;
+    for (float v : table)
+      tableMax = std::max(tableMax, double(std::fabs(v)));
+    exact = e.fdiv(amax, q.cf64(tableMax));
+    break;
+  }
+  }
+  // A zero group keeps scale 1 (storeScale(1) is 1 in every scale type).
+  exact = e.select(q.fgt(exact, q.cf64(0.0)), exact, q.cf64(1.0));
+  StoredScale scale = q.storeScale(exact, enc.scaleType);
+  e.store(scale.stored, buf.scales, {n, g});
+  Value ok = arith::AndIOp::create(
+      b, stats[3],
+      arith::AndIOp::create(b, q.isFinite(scale.value),
+                            q.fgt(scale.value, e.cf32(0.0))));
+  Value scaleD = q.toF64(scale.value);
+
+  // The zero point: z = -lo / s.
+  Value zero, zeroBits = e.c32(0);
+  if (enc.isUnsigned()) {
+    Value z = e.fdiv(arith::NegFOp::create(b, lo), scaleD);
+    if (floatZero) {
+      StoredScale zs = q.roundToScaleType(q.toF32(z), enc.scaleType);
+      e.store(zs.stored, buf.zeros, {n, g});
+      zero = q.toF64(zs.value);
+    } else {
+      zero = q.min(q.max(q.rint(z), q.cf64(0.0)), q.cf64(qmaxUnsigned));
+      zeroBits = arith::FPToSIOp::create(b, e.i32(), zero);
+    }
+  }
+
+  // Codes, into the row's bit stream (groups start on a byte boundary).
+  forCarried(b, c0, c1, {e.c32(0), e.c32(0)}, [&](Value c, ValueRange acc) {
+    Value code = storedCode(load(c), scaleD, zero);
+    Value packed = e.bor(acc[0], e.shl(code, acc[1]));
+    Value filled = e.add(acc[1], e.c32(bits));
+    Value full =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::uge, filled, e.c32(8));
+    auto ifFull = scf::IfOp::create(b, full, /*withElseRegion=*/false);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifFull.thenBlock());
+      // The byte that element c completes: (c + 1) * bits / 8 - 1.
+      Value byte = e.sub(
+          e.divu(e.mul(e.add(c, e.idx(1)), e.idx(bits)), e.idx(8)), e.idx(1));
+      e.store(arith::TruncIOp::create(b, b.getI8Type(), packed), buf.codes,
+              {n, byte});
+    }
+    return SmallVector<Value>{e.select(full, e.shru(packed, e.c32(8)), packed),
+                              e.select(full, e.sub(filled, e.c32(8)), filled)};
+  });
+  return {ok, zeroBits};
+}

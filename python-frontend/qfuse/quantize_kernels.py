@@ -1,0 +1,69 @@
+"""The quantize artifact of a model artifact: qf.quantize kernels for its weights.
+
+Quantize-at-load (`qfuse-run --model DIR` on an f16/bf16 checkpoint) rounds
+every weight to nearest into the artifact's encoding. `python3 -m qfuse
+compile` also writes, beside `m.qfa`, `m.quantize.qfa`: one round-to-nearest
+kernel per (encoding, K, input dtype) of the artifact's weights, each
+launched by the runtime on any row count (docs/quantize-at-load.md).
+
+    text = quantize_ir(json.load(open("m.qfa")))
+    # qfuse-compile the text --fuse=none -o m.quantize.qfa
+
+Weights whose encoding has no generated kernel (NVFP4's global scale,
+act_order, 2:4, named tables, unquantized) get a remark from the compiler
+and stay with the host's format::quantizeRTN.
+"""
+import json
+
+# The checkpoint dtypes quantize-at-load reads; a kernel each.
+INPUT_DTYPES = ("f16", "bf16")
+
+
+def quantize_artifact_path(artifact_path):
+    """'m.qfa' -> 'm.quantize.qfa' (the runtime's quantizeArtifactPath)."""
+    base = artifact_path[:-4] if artifact_path.endswith(".qfa") else artifact_path
+    return base + ".quantize.qfa"
+
+
+def _weights(artifact):
+    """The weights of an artifact or of the first variant of a set."""
+    if artifact.get("format") == "qfuse-artifact-set":
+        artifact = artifact["variants"][0]
+    return artifact.get("weights", [])
+
+
+def quantize_keys(artifact):
+    """Distinct (encoding body, K) of the quantized weights, in order."""
+    keys = []
+    for weight in _weights(artifact):
+        encoding = weight["encoding"]
+        if encoding.split(",")[0].strip() in ("f16", "bf16", "f32"):
+            continue  # unquantized: stored as it is
+        key = (encoding, int(weight["shape"][1]))
+        if key not in keys:
+            keys.append(key)
+    return keys
+
+
+def quantize_ir(artifact, rows=1):
+    """One func.func per (encoding, K, input dtype) holding its qf.quantize
+    (`rows` rows: the kernels take any row count); None without any."""
+    funcs = []
+    for i, (encoding, k) in enumerate(quantize_keys(artifact)):
+        for dtype in INPUT_DTYPES:
+            t = f"tensor<{rows}x{k}x{dtype}>"
+            w = f"!qf.weight<{rows}x{k}, #qf.enc<{encoding}>>"
+            funcs.append(
+                f"func.func @quantize_{i}_{dtype}(%d: {t}) -> {w} {{\n"
+                f"  %w = qf.quantize %d : {t} -> {w}\n"
+                f"  return %w : {w}\n}}\n")
+    return "".join(funcs) if funcs else None
+
+
+def load_artifact_json(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+__all__ = ["INPUT_DTYPES", "load_artifact_json", "quantize_artifact_path",
+           "quantize_ir", "quantize_keys"]

@@ -1,0 +1,67 @@
+"""`python3 -m qfuse compile` writes the round-to-nearest kernels of
+quantize-at-load beside the model artifact (m.qfa -> m.quantize.qfa): one
+qf.quantize launch per (encoding, K, input dtype) of its quantized weights
+(docs/quantize-at-load.md)."""
+import json
+import os
+import unittest
+
+from support import TINY_LLAMA, TempDirTestCase, run_cli, tool_or_skip
+
+from qfuse.quantize_kernels import quantize_artifact_path, quantize_ir, quantize_keys
+
+ARTIFACT = {"weights": [
+    {"name": "a", "shape": [512, 256], "encoding": "int4, group = 128, scale = f16"},
+    {"name": "b", "shape": [256, 512], "encoding": "int4, group = 128, scale = f16"},
+    {"name": "c", "shape": [768, 256], "encoding": "int4, group = 128, scale = f16"},
+    {"name": "lm_head", "shape": [1024, 256], "encoding": "f16"},
+]}
+
+
+class QuantizeKernelsTest(unittest.TestCase):
+    def test_path_beside_the_artifact(self):
+        self.assertEqual(quantize_artifact_path("d/m.qfa"), "d/m.quantize.qfa")
+        self.assertEqual(quantize_artifact_path("d/m"), "d/m.quantize.qfa")
+
+    def test_one_kernel_per_encoding_k_and_dtype(self):
+        self.assertEqual(quantize_keys(ARTIFACT),
+                         [("int4, group = 128, scale = f16", 256),
+                          ("int4, group = 128, scale = f16", 512)])
+        ir = quantize_ir(ARTIFACT)
+        self.assertEqual(ir.count("qf.quantize"), 4)  # 2 K x (f16, bf16)
+        self.assertIn("tensor<1x512xbf16> -> !qf.weight<1x512, "
+                      "#qf.enc<int4, group = 128, scale = f16>>", ir)
+
+    def test_unquantized_only_needs_none(self):
+        self.assertIsNone(quantize_ir({"weights": [ARTIFACT["weights"][3]]}))
+
+
+class CompileWritesTheQuantizeArtifact(TempDirTestCase):
+    def test_compile_writes_both(self):
+        tool_or_skip(self, "qfuse-compile")
+        config = self.write_config(TINY_LLAMA)
+        out = os.path.join(self.tmp, "m.qfa")
+        r = run_cli("compile", "--config", config, "--encoding", "int4-g128",
+                    "--batch-sizes", "1", "--chip", "sm_90", "-o", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("m.quantize.qfa (round-to-nearest kernels", r.stderr)
+        with open(quantize_artifact_path(out)) as f:
+            kernels = json.load(f)
+        ops = [(s["op"], s["encoding"]) for p in kernels["plans"] for s in p["steps"]]
+        self.assertTrue(ops)
+        self.assertTrue(all(op == "qf.quantize" for op, _ in ops))
+        self.assertEqual(kernels["version"], 6)
+
+    def test_no_quantize_kernels(self):
+        tool_or_skip(self, "qfuse-compile")
+        config = self.write_config(TINY_LLAMA)
+        out = os.path.join(self.tmp, "m.qfa")
+        r = run_cli("compile", "--config", config, "--encoding", "int4-g128",
+                    "--batch-sizes", "1", "--chip", "sm_90", "--no-quantize-kernels",
+                    "-o", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertFalse(os.path.exists(quantize_artifact_path(out)))
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,45 @@
+// RUN: qfuse-opt %s --qf-to-cpu --split-input-file --verify-diagnostics | FileCheck %s
+
+// qf.quantize lowers to one function per (encoding, K, input type) over a
+// dynamic row count, built from WeightQuantizer: f64 statistics, roundeven,
+// the packed components of format::quantizeRTN and a status word. Two ops
+// with the same encoding and K share it.
+#e = #qf.enc<uint4, group = 128, scale = f16, zero = int>
+func.func @quantize(%a: tensor<64x256xf16>, %b: tensor<32x256xf16>)
+    -> (!qf.weight<64x256, #e>, !qf.weight<32x256, #e>) {
+  %w = qf.quantize %a : tensor<64x256xf16> -> !qf.weight<64x256, #e>
+  %v = qf.quantize %b : tensor<32x256xf16> -> !qf.weight<32x256, #e>
+  return %w, %v : !qf.weight<64x256, #e>, !qf.weight<32x256, #e>
+}
+
+// CHECK-LABEL: func.func @quantize
+// CHECK: qf.quantize %{{.*}} {qf.cpu_reference = {function = @qf_cpu::@qf_cpu_quantize_0, params = ["w", "codes", "scales", "zeros", "status"]}}
+// CHECK: qf.quantize %{{.*}} {qf.cpu_reference = {function = @qf_cpu::@qf_cpu_quantize_0,
+// CHECK: module @qf_cpu
+// CHECK: func.func @qf_cpu_quantize_0(%{{.*}}: memref<?x256xf16>, %{{.*}}: memref<?x128xi8>, %{{.*}}: memref<?x2xf16>, %{{.*}}: memref<?x1xi8>, %{{.*}}: memref<1xi32>) attributes {llvm.emit_c_interface}
+// CHECK: math.roundeven {{.*}} : f64
+// CHECK: arith.divf {{.*}} : f64
+// CHECK-NOT: func.func
+
+// -----
+
+// What the generated quantizer does not take keeps no function: a remark
+// says why, and the host's format::quantizeRTN quantizes it.
+#nvfp4 = #qf.enc<fp4e2m1, group = 16, scale = f8E4M3FN, global_scale>
+func.func @nvfp4(%a: tensor<16x64xf16>) -> !qf.weight<16x64, #nvfp4> {
+  // expected-remark@+1 {{qf-to-cpu: qf.quantize to #qf.enc<fp4e2m1, group = 16, scale = f8E4M3FN, global_scale> is not lowered (NVFP4's global scale is a reduction over the whole tensor); format::quantizeRTN quantizes it on the host}}
+  %w = qf.quantize %a : tensor<16x64xf16> -> !qf.weight<16x64, #nvfp4>
+  return %w : !qf.weight<16x64, #nvfp4>
+}
+
+// CHECK-LABEL: func.func @nvfp4
+// CHECK-NOT: qf.cpu_reference
+
+// -----
+
+#ao = #qf.enc<int4, group = 32, scale = f16, act_order>
+func.func @act_order(%a: tensor<16x64xf16>) -> !qf.weight<16x64, #ao> {
+  // expected-remark@+1 {{act_order groups columns by g_idx, which the host computes}}
+  %w = qf.quantize %a : tensor<16x64xf16> -> !qf.weight<16x64, #ao>
+  return %w : !qf.weight<16x64, #ao>
+}

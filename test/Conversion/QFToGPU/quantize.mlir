@@ -1,0 +1,68 @@
+// RUN: qfuse-opt %s --qf-to-gpu | FileCheck %s
+// RUN: qfuse-compile %s --emit=ptx -o %t.ptx
+// RUN: FileCheck %s --check-prefix=PTX < %t.ptx
+// No contraction, approximation, flush to zero or local memory: every
+// rounding is the one format::quantizeRTN does.
+// RUN: not grep -E "fma\.|mad\.|\.approx|\.ftz|\.local" %t.ptx
+// RUN: %if ptxas %{ %ptxas -arch=sm_90 %t.ptx -o %t.cubin %}
+// RUN: %if ptxas %{ qfuse-compile %s --chip=sm_80 --emit=ptx -o %t.80.ptx %}
+// RUN: %if ptxas %{ %ptxas -arch=sm_80 %t.80.ptx -o %t.80.cubin %}
+// RUN: %if ptxas %{ qfuse-compile %s --chip=sm_90a --emit=ptx -o %t.90a.ptx %}
+// RUN: %if ptxas %{ %ptxas -arch=sm_90a %t.90a.ptx -o %t.90a.cubin %}
+// RUN: qfuse-compile %s -o %t.qfa
+// RUN: FileCheck %s --check-prefix=ART < %t.qfa
+
+// qf.quantize: one kernel per (encoding, K, input type), one block per row
+// (the grid is the op's N; the runtime launches any N), its threads over
+// the row's units (WeightQuantizer.h): 32 groups of 128 at K = 4096, so 32
+// threads. Params: w, the row-major components, status.
+// CHECK-LABEL: func.func @int4
+// CHECK: qf.quantize %{{.*}} {qf.launches = [#qf.launch<args = [#qf.arg<operand 0>, #qf.arg<component "codes">, #qf.arg<component "scales">, #qf.arg<scratch "qf_quantize_status">], batch = 1, block = [32, 1, 1], dynamic_shared_bytes = 0, grid = [64, 1, 1], kernel = @qf_kernels::@qf_quantize_0_k4096_f16, params = ["w", "codes", "scales", "status"], shared_bytes = 0>]}
+// Another row count shares the kernel.
+// CHECK: qf.quantize %{{.*}} grid = [8, 1, 1], kernel = @qf_kernels::@qf_quantize_0_k4096_f16,
+#int4 = #qf.enc<int4, group = 128, scale = f16>
+func.func @int4(%a: tensor<64x4096xf16>, %b: tensor<8x4096xf16>) -> (!qf.weight<64x4096, #int4>, !qf.weight<8x4096, #int4>) {
+  %w = qf.quantize %a : tensor<64x4096xf16> -> !qf.weight<64x4096, #int4>
+  %v = qf.quantize %b : tensor<8x4096xf16> -> !qf.weight<8x4096, #int4>
+  return %w, %v : !qf.weight<64x4096, #int4>, !qf.weight<8x4096, #int4>
+}
+
+// uint4 with integer zero points: a unit is the two groups that share a
+// zero byte (16 units at K = 2048, group 64); zeros follow scales.
+// CHECK-LABEL: func.func @uint4_bf16
+// CHECK: block = [32, 1, 1], {{.*}}kernel = @qf_kernels::@qf_quantize_1_k2048_bf16, params = ["w", "codes", "scales", "zeros", "status"]
+#u4 = #qf.enc<uint4, group = 64, scale = bf16, zero = int>
+func.func @uint4_bf16(%a: tensor<16x2048xbf16>) -> !qf.weight<16x2048, #u4> {
+  %w = qf.quantize %a : tensor<16x2048xbf16> -> !qf.weight<16x2048, #u4>
+  return %w : !qf.weight<16x2048, #u4>
+}
+
+// nf4 over 14336 columns: 224 groups of 64, so 224 threads (7 warps).
+// CHECK-LABEL: func.func @nf4
+// CHECK: block = [224, 1, 1], {{.*}}kernel = @qf_kernels::@qf_quantize_2_k14336_f16
+#nf4 = #qf.enc<nf4, group = 64, scale = f32>
+func.func @nf4(%a: tensor<4x14336xf16>) -> !qf.weight<4x14336, #nf4> {
+  %w = qf.quantize %a : tensor<4x14336xf16> -> !qf.weight<4x14336, #nf4>
+  return %w : !qf.weight<4x14336, #nf4>
+}
+
+// The kernels: row = ctaid.x, N = nctaid.x; f64 statistics and division,
+// rint as cvt.rni, the scale rounded up through cvt.rn and a compare.
+// CHECK: gpu.module @qf_kernels
+// CHECK: llvm.func @qf_quantize_0_k4096_f16(%{{.*}}: !llvm.ptr<1> {llvm.noalias, llvm.readonly}, %{{.*}}: !llvm.ptr<1> {llvm.noalias}, %{{.*}}: !llvm.ptr<1> {llvm.noalias}, %{{.*}}: !llvm.ptr<1> {llvm.noalias}) attributes {nvvm.kernel, nvvm.maxntid = array<i32: 32, 1, 1>}
+// CHECK: nvvm.read.ptx.sreg.nctaid.x
+// CHECK: nvvm.read.ptx.sreg.ctaid.x
+// CHECK: llvm.fdiv {{.*}} : f64
+// CHECK: llvm.intr.roundeven({{.*}}) : (f64) -> f64
+// CHECK: llvm.func @qf_quantize_1_k2048_bf16
+// CHECK: llvm.func @qf_quantize_2_k14336_f16
+
+// PTX: .entry qf_quantize_0_k4096_f16(
+// PTX: div.rn.f64
+// PTX: cvt.rni.f64.f64
+// PTX: cvt.rn.f32.f64
+
+// ART: "encoding": "int4, group = 128, scale = f16"
+// ART: "launch": "qf_quantize_0_k4096_f16",
+// ART-NEXT: "op": "qf.quantize"
+// ART: "version": 6

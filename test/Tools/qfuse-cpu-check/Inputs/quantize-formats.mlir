@@ -1,0 +1,79 @@
+// qf.quantize into every encoding the generated quantizer takes, from f16,
+// bf16 and f32 weights, per channel and grouped (a partial last group too).
+!f16 = tensor<24x256xf16>
+func.func @int4_g128(%d: !f16) -> !qf.weight<24x256, #qf.enc<int4, group = 128, scale = f16>> {
+  %w = qf.quantize %d : !f16 -> !qf.weight<24x256, #qf.enc<int4, group = 128, scale = f16>>
+  return %w : !qf.weight<24x256, #qf.enc<int4, group = 128, scale = f16>>
+}
+func.func @int4_g32_bf16(%d: tensor<24x256xbf16>) -> !qf.weight<24x256, #qf.enc<int4, group = 32, scale = bf16>> {
+  %w = qf.quantize %d : tensor<24x256xbf16> -> !qf.weight<24x256, #qf.enc<int4, group = 32, scale = bf16>>
+  return %w : !qf.weight<24x256, #qf.enc<int4, group = 32, scale = bf16>>
+}
+func.func @int8_channel(%d: !f16) -> !qf.weight<24x256, #qf.enc<int8, per_channel, scale = f16>> {
+  %w = qf.quantize %d : !f16 -> !qf.weight<24x256, #qf.enc<int8, per_channel, scale = f16>>
+  return %w : !qf.weight<24x256, #qf.enc<int8, per_channel, scale = f16>>
+}
+func.func @int8_g64_f32(%d: tensor<24x256xf32>) -> !qf.weight<24x256, #qf.enc<int8, group = 64, scale = f32>> {
+  %w = qf.quantize %d : tensor<24x256xf32> -> !qf.weight<24x256, #qf.enc<int8, group = 64, scale = f32>>
+  return %w : !qf.weight<24x256, #qf.enc<int8, group = 64, scale = f32>>
+}
+func.func @uint4_int_zero(%d: !f16) -> !qf.weight<24x256, #qf.enc<uint4, group = 64, scale = f16, zero = int>> {
+  %w = qf.quantize %d : !f16 -> !qf.weight<24x256, #qf.enc<uint4, group = 64, scale = f16, zero = int>>
+  return %w : !qf.weight<24x256, #qf.enc<uint4, group = 64, scale = f16, zero = int>>
+}
+func.func @uint4_int_zero_3groups(%d: tensor<24x192xbf16>) -> !qf.weight<24x192, #qf.enc<uint4, group = 64, scale = bf16, zero = int>> {
+  %w = qf.quantize %d : tensor<24x192xbf16> -> !qf.weight<24x192, #qf.enc<uint4, group = 64, scale = bf16, zero = int>>
+  return %w : !qf.weight<24x192, #qf.enc<uint4, group = 64, scale = bf16, zero = int>>
+}
+func.func @uint4_channel_zero(%d: !f16) -> !qf.weight<24x256, #qf.enc<uint4, per_channel, scale = f16, zero = int>> {
+  %w = qf.quantize %d : !f16 -> !qf.weight<24x256, #qf.enc<uint4, per_channel, scale = f16, zero = int>>
+  return %w : !qf.weight<24x256, #qf.enc<uint4, per_channel, scale = f16, zero = int>>
+}
+func.func @uint8_int_zero(%d: !f16) -> !qf.weight<24x256, #qf.enc<uint8, group = 128, scale = f16, zero = int>> {
+  %w = qf.quantize %d : !f16 -> !qf.weight<24x256, #qf.enc<uint8, group = 128, scale = f16, zero = int>>
+  return %w : !qf.weight<24x256, #qf.enc<uint8, group = 128, scale = f16, zero = int>>
+}
+func.func @uint4_float_zero(%d: !f16) -> !qf.weight<24x256, #qf.enc<uint4, group = 128, scale = f16, zero = float>> {
+  %w = qf.quantize %d : !f16 -> !qf.weight<24x256, #qf.enc<uint4, group = 128, scale = f16, zero = float>>
+  return %w : !qf.weight<24x256, #qf.enc<uint4, group = 128, scale = f16, zero = float>>
+}
+func.func @uint8_float_zero_bf16(%d: tensor<24x256xbf16>) -> !qf.weight<24x256, #qf.enc<uint8, group = 64, scale = bf16, zero = float>> {
+  %w = qf.quantize %d : tensor<24x256xbf16> -> !qf.weight<24x256, #qf.enc<uint8, group = 64, scale = bf16, zero = float>>
+  return %w : !qf.weight<24x256, #qf.enc<uint8, group = 64, scale = bf16, zero = float>>
+}
+func.func @fp8_channel(%d: !f16) -> !qf.weight<24x256, #qf.enc<fp8e4m3, per_channel, scale = f32>> {
+  %w = qf.quantize %d : !f16 -> !qf.weight<24x256, #qf.enc<fp8e4m3, per_channel, scale = f32>>
+  return %w : !qf.weight<24x256, #qf.enc<fp8e4m3, per_channel, scale = f32>>
+}
+func.func @fp8_g128_f16(%d: tensor<24x256xbf16>) -> !qf.weight<24x256, #qf.enc<fp8e4m3, group = 128, scale = f16>> {
+  %w = qf.quantize %d : tensor<24x256xbf16> -> !qf.weight<24x256, #qf.enc<fp8e4m3, group = 128, scale = f16>>
+  return %w : !qf.weight<24x256, #qf.enc<fp8e4m3, group = 128, scale = f16>>
+}
+func.func @mxfp4(%d: !f16) -> !qf.weight<24x256, #qf.enc<fp4e2m1, group = 32, scale = f8E8M0FNU>> {
+  %w = qf.quantize %d : !f16 -> !qf.weight<24x256, #qf.enc<fp4e2m1, group = 32, scale = f8E8M0FNU>>
+  return %w : !qf.weight<24x256, #qf.enc<fp4e2m1, group = 32, scale = f8E8M0FNU>>
+}
+func.func @mxfp4_bf16(%d: tensor<24x256xbf16>) -> !qf.weight<24x256, #qf.enc<fp4e2m1, group = 32, scale = f8E8M0FNU>> {
+  %w = qf.quantize %d : tensor<24x256xbf16> -> !qf.weight<24x256, #qf.enc<fp4e2m1, group = 32, scale = f8E8M0FNU>>
+  return %w : !qf.weight<24x256, #qf.enc<fp4e2m1, group = 32, scale = f8E8M0FNU>>
+}
+func.func @fp4_f16_scale(%d: !f16) -> !qf.weight<24x256, #qf.enc<fp4e2m1, group = 16, scale = f16>> {
+  %w = qf.quantize %d : !f16 -> !qf.weight<24x256, #qf.enc<fp4e2m1, group = 16, scale = f16>>
+  return %w : !qf.weight<24x256, #qf.enc<fp4e2m1, group = 16, scale = f16>>
+}
+func.func @nf4(%d: !f16) -> !qf.weight<24x256, #qf.enc<nf4, group = 64, scale = f32>> {
+  %w = qf.quantize %d : !f16 -> !qf.weight<24x256, #qf.enc<nf4, group = 64, scale = f32>>
+  return %w : !qf.weight<24x256, #qf.enc<nf4, group = 64, scale = f32>>
+}
+func.func @nf4_bf16(%d: tensor<24x256xbf16>) -> !qf.weight<24x256, #qf.enc<nf4, group = 64, scale = bf16>> {
+  %w = qf.quantize %d : tensor<24x256xbf16> -> !qf.weight<24x256, #qf.enc<nf4, group = 64, scale = bf16>>
+  return %w : !qf.weight<24x256, #qf.enc<nf4, group = 64, scale = bf16>>
+}
+func.func @cb3_inline(%d: !f16) -> !qf.weight<24x256, #qf.enc<codebook, bits = 3, table = dense<[-1.0, -0.5, -0.25, 0.0, 0.125, 0.25, 0.5, 1.0]> : tensor<8xf32>, group = 128, scale = f16>> {
+  %w = qf.quantize %d : !f16 -> !qf.weight<24x256, #qf.enc<codebook, bits = 3, table = dense<[-1.0, -0.5, -0.25, 0.0, 0.125, 0.25, 0.5, 1.0]> : tensor<8xf32>, group = 128, scale = f16>>
+  return %w : !qf.weight<24x256, #qf.enc<codebook, bits = 3, table = dense<[-1.0, -0.5, -0.25, 0.0, 0.125, 0.25, 0.5, 1.0]> : tensor<8xf32>, group = 128, scale = f16>>
+}
+func.func @cb2_inline_dup(%d: !f16) -> !qf.weight<24x256, #qf.enc<codebook, bits = 2, table = dense<[0.5, -1.0, 0.5, 1.0]> : tensor<4xf16>, per_channel, scale = f32>> {
+  %w = qf.quantize %d : !f16 -> !qf.weight<24x256, #qf.enc<codebook, bits = 2, table = dense<[0.5, -1.0, 0.5, 1.0]> : tensor<4xf16>, per_channel, scale = f32>>
+  return %w : !qf.weight<24x256, #qf.enc<codebook, bits = 2, table = dense<[0.5, -1.0, 0.5, 1.0]> : tensor<4xf16>, per_channel, scale = f32>>
+}

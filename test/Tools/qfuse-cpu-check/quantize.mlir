@@ -1,0 +1,32 @@
+// qf.quantize's CPU reference (qf-to-cpu, built from WeightQuantizer) writes
+// exactly the bytes of qfuse::format::quantizeRTN for every encoding the
+// generated quantizer takes, on stress, random and non-finite inputs, at
+// several seeds; a corrupted input makes the check fail.
+// RUN: qfuse-cpu-check %S/Inputs/quantize-formats.mlir --seed=1 \
+// RUN:   | FileCheck %s --implicit-check-not=FAIL
+// RUN: qfuse-cpu-check %S/Inputs/quantize-formats.mlir --seed=2 \
+// RUN:   | FileCheck %s --check-prefix=SUMMARY --implicit-check-not=FAIL
+// RUN: qfuse-cpu-check %S/Inputs/quantize-formats.mlir --seed=77 \
+// RUN:   | FileCheck %s --check-prefix=SUMMARY --implicit-check-not=FAIL
+// RUN: not qfuse-cpu-check %S/Inputs/quantize-formats.mlir --perturb=w \
+// RUN:   | FileCheck %s --check-prefix=PERTURB
+
+// CHECK: PASS qf.quantize#0 24x256 f16 -> #qf.enc<int4, group = 128, scale = f16> stress
+// CHECK: PASS qf.quantize#0 {{.*}} random
+// CHECK: PASS qf.quantize#0 {{.*}} nonfinite (host refuses; status 1)
+// CHECK: PASS qf.quantize#5 24x192 bf16 -> #qf.enc<uint4, group = 64, scale = bf16, zero = int> stress
+// CHECK: PASS qf.quantize#8 {{.*}}zero = float> stress
+// CHECK: PASS qf.quantize#11 24x256 bf16 -> #qf.enc<fp8e4m3, group = 128, scale = f16> stress (host refuses; status 1)
+// CHECK: PASS qf.quantize#12 {{.*}}scale = f8E8M0FNU> stress
+// CHECK: PASS qf.quantize#15 {{.*}}#qf.enc<nf4, group = 64, scale = f32> stress
+// CHECK: PASS qf.quantize#17 {{.*}}codebook, bits = 3{{.*}} stress
+// CHECK: PASS qf.quantize#18 {{.*}}codebook, bits = 2{{.*}} nonfinite
+// CHECK: qfuse-cpu-check: 57 cases, 57 passed, 0 failed
+
+// SUMMARY: qfuse-cpu-check: 57 cases, 57 passed, 0 failed
+
+// PERTURB: FAIL qf.quantize#0 {{.*}} stress codes: byte {{[0-9]+}} (row {{[0-9]+}}) is 0x{{[0-9a-f]+}}, quantizeRTN wrote
+// PERTURB: FAIL qf.quantize#4 {{.*}}zero = int> stress
+// PERTURB: FAIL qf.quantize#12 {{.*}}f8E8M0FNU> random
+// PERTURB: FAIL qf.quantize#17 {{.*}} random
+// PERTURB: qfuse-cpu-check: 57 cases, 20 passed, 37 failed
