@@ -77,8 +77,12 @@ std::vector<int64_t> denseAsMmaSpReads(const std::vector<uint8_t> &codes,
           for (int64_t a = 0; a < 8; ++a) {
             int64_t row = g + 8 * ((a / 2) % 2);
             int64_t col = 2 * t + (a % 2) + 8 * (a / 4);
-            // Lane L's codes: a run of 64; slab s, tile wt: 8 values (a_i).
-            int64_t index = tile * 2048 + 64 * lane + 16 * slab + 8 * wt + a;
+            // Lane L's run of 64 codes, piece-major in the tile; slab s,
+            // m16 tile wt: 8 values (a_i).
+            int64_t inRun = 16 * slab + 8 * wt + a, perPiece = 128 / bits;
+            int64_t index = tile * 2048 +
+                            (32 * (inRun / perPiece) + lane) * perPiece +
+                            inRun % perPiece;
             kept[row][col] = getBits(codes.data(), index, bits);
           }
         }

@@ -272,11 +272,12 @@ Value WeightDecoder::mmaCode(Value n, Value k) {
   return e.band(e.shru(value, shift), e.c32(15));
 }
 
-/// SparseMmaLayout.h (sparseMmaPosition): tile (n / 32, s / 64), lane
-/// 4 g + t of code 64 lane + 16 slab + 8 wt + 2 (2 c + hi) + i, and the
+/// SparseMmaLayout.h (sparseMmaPosition): tile (n / 32, s / 64); code
+/// j = 16 slab + 8 wt + 2 (2 c + hi) + i of the run of lane 4 g + t, in
+/// piece j / P (P = 128 / bits codes) at tile piece 32 (j / P) + lane; the
 /// position at bit 16 hi + 4 q + 2 i of word `slab` of meta lane
 /// 4 g + 2 wt + h, where n % 32 = 16 wt + 8 hi + g, s % 64 = 16 slab + kk,
-/// t = (kk % 8) / 2, c = kk / 8, h = kk / 8, q = (kk % 8) / 2, i = kk % 2.
+/// t = q = (kk % 8) / 2, c = h = kk / 8, i = kk % 2.
 std::pair<Value, Value> WeightDecoder::sparseMmaCode(Value n, Value s) {
   auto c = [&](int64_t v) { return e.idx(v); };
   unsigned bits = type.getEncoding().getCodeBits();
@@ -291,10 +292,13 @@ std::pair<Value, Value> WeightDecoder::sparseMmaCode(Value n, Value s) {
   Value pairInHalf = e.divu(e.remu(kk, c(8)), c(2)); // t of codes, q of meta
   Value codeLane = e.add(e.mul(g, c(4)), pairInHalf);
   Value reg = e.add(e.mul(half, c(2)), hi);
-  Value code = e.add(
-      e.add(e.mul(tile, c(2048)), e.mul(codeLane, c(64))),
-      e.add(e.add(e.mul(slab, c(16)), e.mul(wt, c(8))),
-            e.add(e.mul(reg, c(2)), i)));
+  Value inRun = e.add(e.add(e.mul(slab, c(16)), e.mul(wt, c(8))),
+                      e.add(e.mul(reg, c(2)), i));
+  int64_t perPiece = 128 / int64_t(bits);
+  Value piece = e.add(e.mul(e.divu(inRun, c(perPiece)), c(32)), codeLane);
+  Value code = e.add(e.mul(tile, c(2048)),
+                     e.add(e.mul(piece, c(perPiece)),
+                           e.remu(inRun, c(perPiece))));
   Value metaLane = e.add(e.mul(g, c(4)), e.add(e.mul(wt, c(2)), half));
   Value word = e.add(e.add(e.mul(tile, c(128)), e.mul(metaLane, c(4))), slab);
   Value metaBit = e.add(e.mul(word, c(32)),

@@ -3,9 +3,9 @@
 // `#qf.layout<tiled, tile_n = 32, tile_k = 64>` over a 2:4 encoding (f16,
 // bf16, int4, uint4, int8, uint8, fp8 e4m3 kept values): the byte order the
 // mma.sp kernel (lib/Conversion/QFToGPU/TensorCore/TensorCoreSparse.cpp)
-// reads, so that in every K step a lane's kept codes are one run of 16-byte
-// pieces and its metadata one piece, already in mma.sp.m16n8k32's register
-// order. tile_k counts kept codes, as for every layout over 2:4 codes: a
+// reads, so that in every K step a lane's kept codes are 16-byte pieces
+// and its metadata one piece (8 bytes at block_k = 64), already in
+// mma.sp.m16n8k32's register order. tile_k counts kept codes, as for every layout over 2:4 codes: a
 // tile is 32 rows x 128 logical columns.
 //
 // The weight rows are mma.sp's sparse A operand (16 x 32 logical, 16 x 16
@@ -20,18 +20,19 @@
 //
 // Codes: the weight [N, K] (kept [N, K / 2]) is cut into tiles of 32 rows x
 // 64 kept values, stored tile-row by tile-row (tile (tn, tk) at index
-// tn * Kp / 128 + tk, Kp = K padded to 128), each tile 64 x 32 codes.
-// Inside a tile lane L owns codes [64 L, 64 L + 64): slab s (logical
-// columns 32 s.. of the tile), m16 tile wt (rows 16 wt..), register r,
-// element i at
+// tn * Kp / 128 + tk, Kp = K padded to 128), each tile 64 x 32 codes. Lane
+// L's run of a tile is its 64 codes, slab s (logical columns 32 s.. of the
+// tile), m16 tile wt (rows 16 wt..), register r, element i at
 //
-//   code 64 L + 16 s + 8 wt + 2 r + i
+//   code 16 s + 8 wt + 2 r + i of the run
 //
-// of one LSB-first bit stream (Packing.h): int4 pairs are one byte (i = 0
-// in the low nibble), int8 two bytes, f16 four. A lane's codes of a slab
-// are 8 (int4), 16 (int8) or 32 (f16) contiguous bytes, and a K step of
-// block_k = 64 (128) reads the first or second half (all) of each lane's
-// run: 16, 32 or 64 (32, 64, 128) bytes.
+// in one LSB-first bit stream (Packing.h): int4 pairs are one byte (i = 0
+// in the low nibble), int8 two bytes, f16 four. The run is P = 2, 4 or 8
+// (4-, 8-, 16-bit codes) pieces of 16 bytes, and the tile stores them
+// piece-major: piece p of lane L at bytes [16 (32 p + L), + 16). A K step
+// of block_k = 128 reads a whole tile, one of block_k = 64 its first or
+// second half (pieces [0, P / 2) or [P / 2, P)): a warp's step is one
+// contiguous range, and each 16-byte copy of the warp 512 contiguous bytes.
 //
 // Metadata: mma.sp.m16n8k32 .f16 reads one 32-bit word from two lanes of
 // each quad, chosen by the sparsity selector (0: t = 0, 1; 1: t = 2, 3);
@@ -84,14 +85,16 @@ inline bool isSparseMmaCodeBits(unsigned bits) {
 }
 
 /// Where kept value `s` (0 <= s < K / 2) of row `n` of an [N, K = kTotal]
-/// 2:4 weight lives: its code is element `code` of the codes buffer (bits
-/// [code * bits, + bits), LSB-first), its position (0..3 in its quad) the
-/// 2-bit field at bit `metaBit` of the metadata buffer.
+/// 2:4 weight of `bits`-bit kept values lives: its code is element `code`
+/// of the codes buffer (bits [code * bits, + bits), LSB-first), its
+/// position (0..3 in its quad) the 2-bit field at bit `metaBit` of the
+/// metadata buffer.
 struct SparseMmaPosition {
   int64_t code;
   int64_t metaBit;
 };
-SparseMmaPosition sparseMmaPosition(int64_t n, int64_t s, int64_t kTotal);
+SparseMmaPosition sparseMmaPosition(int64_t n, int64_t s, int64_t kTotal,
+                                    unsigned bits);
 
 /// Bytes of the codes and metadata buffers of an [N, K] weight.
 inline int64_t sparseMmaCodeBytes(int64_t n, int64_t k, unsigned bits) {

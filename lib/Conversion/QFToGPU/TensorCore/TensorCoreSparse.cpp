@@ -22,11 +22,11 @@
 //
 // The codes and metadata come in the 2:4 fragment layout
 // (qfuse/format/SparseMmaLayout.h): a warp's 32 rows are one tile row,
-// and in a step of block_k = 64 (128) columns each lane copies its own
-// run of every tile: half (all) of its kept codes and metadata. The slot
-// keeps the codes piece-major (16-byte piece c of lane L at 16 (32 c + L))
-// so that a warp's ld.shared.v4 of one piece touches every bank once, then
-// the metadata lane by lane.
+// and a step of block_k = 64 (128) columns is half (all) of a tile: one
+// contiguous range of piece-major codes, of which lane L copies its pieces
+// c (bytes 16 (32 c + L)), and its own 8 (16) bytes of metadata. The slot
+// keeps the same order, so that a warp's ld.shared.v4 of one piece touches
+// every bank once, then the metadata lane by lane.
 //
 // A lane's kept pair is a byte (int4: the low nibble the first code), two
 // (int8, fp8) or four (f16) bytes of a loaded word:
@@ -60,7 +60,7 @@ Value TensorCoreBuilder::sparseSlotBase(Value warpSlot) {
 
 /// Starts the copies of K step `step` of the warp's tile row: lane L copies
 /// its kept codes (16-byte pieces) and metadata (one 8- or 16-byte copy) of
-/// the step's tile, the first or second half of its run when block_k = 64.
+/// the step's tile, the first or second half of them when block_k = 64.
 void TensorCoreBuilder::issueSparseCodes(Value warpSlot, Value step) {
   MLIRContext *ctx = b.getContext();
   auto cg = NVVM::LoadCacheModifierKindAttr::get(
@@ -74,13 +74,13 @@ void TensorCoreBuilder::issueSparseCodes(Value warpSlot, Value step) {
   Value base = sparseSlotBase(warpSlot);
   Value codeSrc = e.add(
       e.mul(tile, e.c64(p.sparseTileBytes)),
-      e.zext64(e.add(e.mul(lane, e.c32(stepsPerTile * p.stepLaneBytes)),
-                     e.mul(part, e.c32(p.stepLaneBytes)))));
+      e.zext64(e.add(e.mul(part, e.c32(32 * p.stepLaneBytes)),
+                     e.mul(lane, e.c32(16)))));
   for (int64_t c = 0; c < piecesPerLane(p); ++c) {
     Value dst = smemAt(e.add(base, e.mul(e.add(lane, e.c32(32 * c)),
                                          e.c32(16))));
-    NVVM::CpAsyncOp::create(b, dst, e.gepBytes(codes, e.add(codeSrc,
-                                                            e.c64(16 * c))),
+    NVVM::CpAsyncOp::create(b, dst,
+                            e.gepBytes(codes, e.add(codeSrc, e.c64(512 * c))),
                             b.getI32IntegerAttr(16), cg, Value());
   }
   // cp.async.cg copies 16 bytes only; the 8 bytes of a block_k = 64 step
