@@ -8,6 +8,10 @@
 #   default --chip = sm_90), batches 1 to 512, for 2:4 f16, 2:4 + int4-g128,
 #   2:4 + uint4-g128 (integer zero points), 2:4 + int8 (per channel) and
 #   the dense int4-g128 each 2:4 format is compared with;
+# - OUT/artifacts/<format>-mma-<N>x<K>.qfa: each 2:4 format at batches
+#   1-8 on mma.sp instead of the default matvec, through a tuning database
+#   (OUT/artifacts/<format>-mma-<N>x<K>.db.json) that gives batches 1-8 the
+#   tiling the cost model picks at 16;
 # - OUT/runs.txt: one qfuse-bench process per shape and batch set (name,
 #   then arguments): every format's artifact and cuBLAS fp16 (--gemm) at
 #   the same shape in the same process. "check" runs compare every plan
@@ -57,7 +61,7 @@ gemms() { # batches n k
 }
 for shape in $shapes; do
   n="${shape%x*}" k="${shape#*x}"
-  artifacts=""
+  artifacts="" mmas=""
   for fmt in $formats; do
     name="$fmt-${n}x${k}"
     enc="$(encoding "$fmt")"
@@ -74,6 +78,25 @@ IR
     { echo "== $name"; $cmd 2>&1 | grep -E "remark: M = " | sed 's/^.*remark: //' || true; } >> "$out/compile.log"
     [ -f "$out/artifacts/$name.qfa" ] || { echo "FAILED $name" >&2; exit 1; }
     artifacts="$artifacts --artifact artifacts/$name.qfa"
+    [ "$fmt" = int4 ] && continue
+    # The same weight on mma.sp at batches 1-8: the tiling chosen at 16.
+    tiling="$($compile "$out/artifacts/$name.mlir" --batch-sizes=16 --emit=mlir -o - 2>/dev/null |
+      grep -o '#qf.tiling<mma[^>]*>' | head -1 | sed 's/^#qf.tiling<//; s/>$//')"
+    [ -n "$tiling" ] || { echo "no mma tiling at 16 for $name" >&2; exit 1; }
+    mma="$fmt-mma-${n}x${k}"
+    sed "s/\"$fmt\"/\"$fmt-mma\"/" "$out/artifacts/$name.mlir" > "$out/artifacts/$mma.mlir"
+    python3 - "$out/artifacts/$mma.db.json" "$n" "$k" "$enc" "$tiling" <<'PY'
+import json, sys
+path, n, k, enc, tiling = sys.argv[1:]
+json.dump([{"m": m, "n": int(n), "k": int(k), "encoding": enc,
+            "tiling": tiling, "measured_us": 0} for m in (1, 2, 4, 8)],
+          open(path, "w"), indent=1)
+PY
+    cmd="$compile $out/artifacts/$mma.mlir --batch-sizes=1,2,4,8 --tuning-db=$out/artifacts/$mma.db.json ${MMA_SP_FLAGS:-} -o $out/artifacts/$mma.qfa"
+    echo "$cmd" >> "$out/COMPILE"
+    $cmd 2>/dev/null
+    [ -f "$out/artifacts/$mma.qfa" ] || { echo "FAILED $mma" >&2; exit 1; }
+    mmas="$mmas --artifact artifacts/$mma.qfa"
   done
   if [ $((n * k)) -le $((4096 * 4096)) ]; then
     echo "check-${n}x${k}$artifacts --batch $batches$(gemms "$batches" "$n" "$k") --check" >> "$out/runs.txt"
@@ -81,6 +104,7 @@ IR
     echo "check-${n}x${k}$artifacts --batch $small_batches$(gemms "$small_batches" "$n" "$k") --check" >> "$out/runs.txt"
     echo "time-${n}x${k}$artifacts --batch $large_batches$(gemms "$large_batches" "$n" "$k") --placeholder-weights" >> "$out/runs.txt"
   fi
+  echo "mma-${n}x${k}$mmas --artifact artifacts/int4-${n}x${k}.qfa --batch 1,2,4,8$(gemms 1,2,4,8 "$n" "$k") --check" >> "$out/runs.txt"
 done
 cp "$here/run.sh" "$here/summarize.py" "$out/"
 echo "make-artifacts: $(wc -l < "$out/runs.txt") runs, $(du -sh "$out" | cut -f1) in $out"

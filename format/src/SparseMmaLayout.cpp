@@ -69,13 +69,11 @@ void move(const std::vector<uint8_t> &codes, const std::vector<uint8_t> &meta,
       if (toLayout) {
         putBits(codesOut.data(), pos.code, bits,
                 getBits(codes.data(), rowCode, bits));
-        putBits(metaOut.data(), metaField, 2,
-                getBits(meta.data(), rowMeta, 2));
+        putBits(metaOut.data(), metaField, 2, getBits(meta.data(), rowMeta, 2));
       } else {
         putBits(codesOut.data(), rowCode, bits,
                 getBits(codes.data(), pos.code, bits));
-        putBits(metaOut.data(), rowMeta, 2,
-                getBits(meta.data(), metaField, 2));
+        putBits(metaOut.data(), rowMeta, 2, getBits(meta.data(), metaField, 2));
       }
     }
 }

@@ -90,7 +90,8 @@ std::vector<int64_t> denseAsMmaSpReads(const std::vector<uint8_t> &codes,
         for (int64_t g = 0; g < 8; ++g)
           for (int64_t h = 0; h < 2; ++h) {
             int64_t lane = 4 * g + 2 * wt + h;
-            const uint8_t *bytes = meta.data() + 4 * (tile * 128 + 4 * lane + slab);
+            const uint8_t *bytes =
+                meta.data() + 4 * (tile * 128 + 4 * lane + slab);
             uint32_t word = uint32_t(bytes[0]) | uint32_t(bytes[1]) << 8 |
                             uint32_t(bytes[2]) << 16 | uint32_t(bytes[3]) << 24;
             for (int64_t hi = 0; hi < 2; ++hi)
@@ -99,8 +100,8 @@ std::vector<int64_t> denseAsMmaSpReads(const std::vector<uint8_t> &codes,
                 uint32_t i1 = (word >> (16 * hi + 4 * q + 2)) & 3;
                 EXPECT_LT(i0, i1) << "tile " << tile << " slab " << slab;
                 int64_t row = 32 * (tile / tilesK) + 16 * wt + 8 * hi + g;
-                int64_t col0 = 128 * (tile % tilesK) + 32 * slab + 16 * h +
-                               4 * q;
+                int64_t col0 =
+                    128 * (tile % tilesK) + 32 * slab + 16 * h + 4 * q;
                 dense[row * kp + col0 + i0] =
                     kept[8 * hi + g][8 * h + 2 * q] + 1;
                 dense[row * kp + col0 + i1] =
@@ -113,8 +114,8 @@ std::vector<int64_t> denseAsMmaSpReads(const std::vector<uint8_t> &codes,
 
 TEST_F(SparseMmaLayoutTest, LanesHoldTheirMmaSpRegisters) {
   for (unsigned bits : {4u, 8u, 16u})
-    for (auto [n, k] : {std::pair<int64_t, int64_t>{64, 256}, {40, 200},
-                        {32, 132}}) {
+    for (auto [n, k] :
+         {std::pair<int64_t, int64_t>{64, 256}, {40, 200}, {32, 132}}) {
       SCOPED_TRACE(std::to_string(bits) + " bits, " + std::to_string(n) +
                    " x " + std::to_string(k));
       std::vector<uint8_t> codes, meta, tiledCodes, tiledMeta;
@@ -161,9 +162,9 @@ TEST_F(SparseMmaLayoutTest, RepackRoundTripEveryEncoding) {
                 (std::vector<int64_t>{sparseMmaPaddedN(n),
                                       sparseMmaPaddedK(k) / 2 *
                                           int64_t(codeBits(e)) / 8}));
-      EXPECT_EQ(packed.at(kMetadata).shape,
-                (std::vector<int64_t>{sparseMmaPaddedN(n),
-                                      sparseMmaPaddedK(k) / 8}));
+      EXPECT_EQ(
+          packed.at(kMetadata).shape,
+          (std::vector<int64_t>{sparseMmaPaddedN(n), sparseMmaPaddedK(k) / 8}));
       for (const auto &[name, t] : rowMajor)
         if (name != kCodes && name != kMetadata)
           EXPECT_EQ(packed.at(name).data, t.data) << name;
@@ -182,8 +183,8 @@ TEST(SparseMmaLayoutRejects, DenseWeightsAndTruncatedTiles) {
   std::string error;
   ASSERT_TRUE(parseLayout("tiled, tile_n = 32, tile_k = 64", layout, error));
   TensorMap in, out;
-  EXPECT_FALSE(repack(enc("int4, group = 32, scale = f16"), layout, in, 32,
-                      128, out, error));
+  EXPECT_FALSE(repack(enc("int4, group = 32, scale = f16"), layout, in, 32, 128,
+                      out, error));
   Encoding e = enc("int4, group = 128, scale = f16, sparse = 2:4");
   TensorMap packed;
   packed[kCodes] = Tensor(DType::U8, {32, 32});

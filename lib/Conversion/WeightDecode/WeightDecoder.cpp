@@ -306,7 +306,8 @@ std::pair<Value, Value> WeightDecoder::sparseMmaCode(Value n, Value s) {
                               e.add(e.mul(pairInHalf, c(4)), e.mul(i, c(2)))));
   // Bytes of the buffers, seen as rows of rowBytes.
   auto byteAt = [&](Value mem, Value byte, int64_t rowBytes) {
-    return e.loadU8(mem, {e.divu(byte, c(rowBytes)), e.remu(byte, c(rowBytes))});
+    return e.loadU8(mem,
+                    {e.divu(byte, c(rowBytes)), e.remu(byte, c(rowBytes))});
   };
   int64_t codeRow = kp / 2 * int64_t(bits) / 8;
   Value value;

@@ -5,8 +5,8 @@
 // mma.sp kernel (lib/Conversion/QFToGPU/TensorCore/TensorCoreSparse.cpp)
 // reads, so that in every K step a lane's kept codes are 16-byte pieces
 // and its metadata one piece (8 bytes at block_k = 64), already in
-// mma.sp.m16n8k32's register order. tile_k counts kept codes, as for every layout over 2:4 codes: a
-// tile is 32 rows x 128 logical columns.
+// mma.sp.m16n8k32's register order. tile_k counts kept codes, as for every
+// layout over 2:4 codes: a tile is 32 rows x 128 logical columns.
 //
 // The weight rows are mma.sp's sparse A operand (16 x 32 logical, 16 x 16
 // kept values per m16 tile). Per the PTX ISA ("Matrix fragments for sparse
@@ -41,14 +41,15 @@
 // 16-31, quad q's first kept position at bits 4 q, its second at 4 q + 2.
 // Both m16 tiles of a 32-row slab share one word per lane: m tile wt is
 // read with selector wt from lanes t = 2 wt + h. A tile's metadata is 512
-// bytes: lane L = 4 g + 2 wt + h owns word s of [4 L, 4 L + 4), and the
-// position of kept value (row 16 wt + 8 hi + g, kept column 8 h + 2 q + i
-// of slab s) is the 2-bit field at bit 16 hi + 4 q + 2 i of it.
+// bytes: lane L = 4 g + 2 wt + h owns bytes [16 L, 16 L + 16), word s
+// (32-bit word 4 L + s of the tile) for slab s, and the position of kept
+// value (row 16 wt + 8 hi + g, kept column 8 h + 2 q + i of slab s) is the
+// 2-bit field at bit 16 hi + 4 q + 2 i of it.
 //
 // Padding: rows past N and columns past K (whole tiles, any N and K with
 // K % 4 == 0) hold code 0 and the positions (0, 1) of every padded quad,
-// a valid 2:4 pattern; the kernel zero-fills the activations past K and
-// stores no row past N.
+// a valid 2:4 pattern; the kernel reads no column past K (block_k divides
+// K) and stores no row past N.
 //
 //===----------------------------------------------------------------------===//
 
