@@ -1,19 +1,20 @@
 #!/usr/bin/env bash
-# The 2:4 GPU round (issue 20, part 2) on the GPU machine: builds qfuse-bench
-# from the runtime source (no MLIR) unless QFUSE_BENCH names one, then runs
-# every line of the carried runs.txt (bench/sparse24/make-artifacts.sh):
-# each artifact's plans checked against the C++ reference on random weights
-# and inputs (--check) and timed beside cuBLAS fp16 at the same shapes, one
-# JSON per run; then summarize.py writes summary.json: per shape and batch,
-# each 2:4 format against dense int4-g128 (target >= 1.25x for 2:4 + int4,
-# batches 8-64) and 2:4 f16 against cuBLAS fp16 (target >= 1.5x).
+# The 2:4 GPU round on the GPU machine: builds qfuse-bench from the runtime
+# source (no MLIR) unless QFUSE_BENCH names one, then runs every line of the
+# carried runs.txt (bench/sparse24/make-artifacts.sh): per shape, every
+# format's plans checked against the C++ reference on random weights and
+# inputs (--check) and timed beside dense int4-g128 and cuBLAS fp16 in the
+# same process, one JSON per run; then summarize.py writes summary.json and
+# a table: per shape and batch, x cuBLAS fp16 and x dense int4, and whether
+# the targets hold at batches 1-64 (2:4 + int4 >= 1.25x dense int4, 2:4 f16
+# >= 1.5x cuBLAS fp16).
 #
-#   bench/sparse24/run.sh [carried dir, default .devcarry/sparse24]
+#   bench/sparse24/run.sh [carried dir, default build-sparse24]
 #
 # Run from the repository root. Writes $OUT/sparse24.tgz (default OUT
 # ./gpu-out): sparse24/<run>.json and .log, manifest.tsv, summary.json.
 set -uo pipefail
-dir="${1:-.devcarry/sparse24}"
+dir="${1:-build-sparse24}"
 out="${OUT:-$PWD/gpu-out}"
 work="${SPARSE24_WORK:-/tmp/sparse24-round}"
 res="$work/sparse24"

@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
-"""Summarizes the 2:4 GPU round (bench/sparse24/run.sh): per format, shape
-and batch, the checks (worst relative error against the C++ reference), the
-plan's median time, cuBLAS fp16's at the same shape, and each 2:4 format's
-speedup over dense int4-g128 at the same shape and batch (run names are
-<format>-<N>x<K>). Writes <dir>/summary.json and prints a table.
+"""Summarizes the 2:4 GPU round (bench/sparse24/run.sh): per shape and batch,
+each format's plan time (artifacts <format>-<N>x<K>.qfa, one weight named
+after its format; <format>-mma: mma.sp at batches 1-8 instead of the
+matvec), cuBLAS fp16's and dense int4-g128's from the same process, x cuBLAS
+fp16 and x dense int4, and the checks (every plan of a checked run against
+the C++ reference). Writes <dir>/summary.json and prints the tables, then
+whether the targets hold at batches 1-64: 2:4 + int4 >= 1.25x dense
+int4-g128, 2:4 f16 >= 1.5x cuBLAS fp16 (the default compile, and with
+mma.sp at batches 1-8).
 
     summarize.py <dir with the runs' JSON>
 """
@@ -11,61 +15,125 @@ import json
 import os
 import sys
 
-TARGETS = {"sp-int4": ("int4", 1.25), "sp-f16": ("cublas", 1.5)}
+FORMATS = ["sp-f16", "sp-int4", "sp-uint4", "sp-int8", "int4"]
+MMA_FORMATS = [f + "-mma" for f in FORMATS[:-1]] + ["int4"]
+TARGETS = {"sp-int4": ("vs_int4", 1.25, "x dense int4"),
+           "sp-f16": ("vs_cublas", 1.5, "x cuBLAS fp16")}
+TARGET_BATCHES = range(1, 65)
 
 
 def load(d):
-    rows = {}
+    """Rows keyed by (format, shape, batch); dense int4 keyed by run too."""
+    rows, dense = {}, {}
     for f in sorted(os.listdir(d)):
         if not f.endswith(".json") or f == "summary.json":
             continue
-        name = f[:-5]
-        fmt, shape = name.rsplit("-", 1)
         data = json.load(open(os.path.join(d, f)))
-        cublas = {c["m"]: c for c in data.get("cublas", [])}
+        cublas = {c["label"]: c for c in data.get("cublas", [])}
+        checks = {}
+        for c in data.get("checks", []):
+            checks.setdefault((c["weight"], c["m"]), []).append(c)
         for p in data.get("artifact_plans", []):
+            name = os.path.basename(p["artifact"]).removesuffix(".qfa")
+            fmt, shape = name.rsplit("-", 1)
+            n, k = (int(v) for v in shape.split("x"))
             b = p["batch"]
-            checks = [k for k in data.get("checks", []) if k["m"] == b]
-            c = cublas.get(b)
-            rows[(fmt, shape, b)] = {
+            c = cublas.get(f"{b}x{n}x{k}")
+            mine = checks.get((fmt, b), [])
+            row = {
                 "format": fmt, "shape": shape, "batch": b,
                 "us": p["stats"]["median_ms"] * 1e3,
                 "cublas_us": c["stats"]["median_ms"] * 1e3 if c else None,
                 "kernels": p["steps"],
-                "check_passed": bool(checks) and all(k["passed"] for k in checks),
-                "worst_rel_err": max((k["relative_error"] for k in checks), default=None),
-                "command": data["command"]}
+                "checked": bool(mine),
+                "check_passed": all(x["passed"] for x in mine) if mine else None,
+                "worst_rel_err": max((x["relative_error"] for x in mine),
+                                     default=None),
+                "run": f[:-5], "command": data["command"]}
+            if fmt == "int4":
+                dense[(row["run"], shape, b)] = row
+                if (fmt, shape, b) in rows:  # the first run's (check-*)
+                    continue
+            rows[(fmt, shape, b)] = row
+    for r in rows.values():
+        same = dense.get((r["run"], r["shape"], r["batch"]))
+        r["vs_cublas"] = r["cublas_us"] / r["us"] if r["cublas_us"] else None
+        r["int4_us"] = same["us"] if same else None
+        r["vs_int4"] = (same["us"] / r["us"]
+                        if same and r["format"] != "int4" else None)
     return rows
+
+
+def fmtx(v, spec=".2f"):
+    return "-" if v is None else format(v, spec)
+
+
+def table(rows, formats, batches):
+    keys = sorted({(s, b) for (f, s, b) in rows
+                   if f in formats[:-1] and b in batches})
+    head = f"{'N x K':11} {'M':>4} {'cuBLAS':>7} {'int4':>7}"
+    for fmt in formats[:-1]:
+        head += f" | {fmt + ' us':>15} {'xcuB':>5} {'xint4':>5}"
+    print(head + " | check")
+    for shape, b in keys:
+        mine = [rows.get((f, shape, b)) for f in formats]
+        anyr = next(r for r in mine[:-1] if r)
+        line = (f"{shape:11} {b:4} {fmtx(anyr['cublas_us'], '7.1f'):>7} "
+                f"{fmtx(anyr['int4_us'], '7.1f'):>7}")
+        status = set()
+        for fmt, r in zip(formats, mine):
+            if fmt != "int4":
+                line += (f" | {fmtx(r['us'] if r else None, '15.1f'):>15} "
+                         f"{fmtx(r and r['vs_cublas']):>5} "
+                         f"{fmtx(r and r['vs_int4']):>5}")
+            if r and r["check_passed"] is False:
+                status.add("FAIL " + fmt)
+            elif r and not r["checked"]:
+                status.add("unchecked")
+        print(line + " | " + (", ".join(sorted(status)) or "ok"))
+
+
+def best(rows, r, key):
+    """r, or its -mma twin where that is faster by `key`."""
+    twin = rows.get((r["format"] + "-mma", r["shape"], r["batch"]))
+    if twin and twin[key] is not None and (r[key] is None or twin[key] > r[key]):
+        return twin
+    return r
 
 
 def main():
     d = sys.argv[1]
     rows = load(d)
-    out = []
-    print(f"{'format':9} {'shape':11} {'batch':>5} {'us':>9} {'cuBLAS':>9} "
-          f"{'x cuBLAS':>8} {'x int4':>7} {'check':>6}  kernels")
-    for key in sorted(rows):
-        r = rows[key]
-        dense = rows.get(("int4", r["shape"], r["batch"]))
-        r["vs_cublas"] = r["cublas_us"] / r["us"] if r["cublas_us"] else None
-        r["vs_int4"] = dense["us"] / r["us"] if dense and r["format"] != "int4" else None
-        target = TARGETS.get(r["format"])
-        if target and 8 <= r["batch"] <= 64:
-            ratio = r["vs_int4"] if target[0] == "int4" else r["vs_cublas"]
-            r["target"] = f">= {target[1]}x {target[0]}"
-            r["meets_target"] = ratio is not None and ratio >= target[1]
-        out.append(r)
-        fmtx = lambda v: "-" if v is None else f"{v:.2f}"
-        print(f"{r['format']:9} {r['shape']:11} {r['batch']:5} {r['us']:9.1f} "
-              f"{fmtx(r['cublas_us']):>9} {fmtx(r['vs_cublas']):>8} "
-              f"{fmtx(r['vs_int4']):>7} {'ok' if r['check_passed'] else 'FAIL':>6}  "
-              f"{','.join(r['kernels']) if isinstance(r['kernels'], list) else r['kernels']}")
+    table(rows, FORMATS, range(1, 100000))
+    print("\nmma.sp at batches 1-8 (tuning database), beside the same "
+          "process's dense int4:")
+    table(rows, MMA_FORMATS, range(1, 9))
+    out = [rows[k] for k in sorted(rows)]
+    for r in out:
+        t = TARGETS.get(r["format"])
+        if t and r["batch"] in TARGET_BATCHES:
+            r["target"] = f">= {t[1]}{t[2]}"
+            r["meets_target"] = r[t[0]] is not None and r[t[0]] >= t[1]
     json.dump(out, open(os.path.join(d, "summary.json"), "w"), indent=1)
-    bad = [r for r in out if not r["check_passed"]]
-    missed = [r for r in out if r.get("meets_target") is False]
-    print(f"{len(out)} rows, {len(bad)} failed checks, "
-          f"{len(missed)} below target (batches 8-64)")
-    return 1 if bad else 0
+    failed = [r for r in out if r["check_passed"] is False]
+    unchecked = [r for r in out if not r["checked"]]
+    print(f"\n{len(out)} plans, {len(out) - len(unchecked)} checked, "
+          f"{len(failed)} failed checks"
+          + "".join(f"\n  FAIL {r['format']} {r['shape']} M={r['batch']} "
+                    f"rel err {fmtx(r['worst_rel_err'], '.2e')}"
+                    for r in failed))
+    for fmt, (key, bound, what) in TARGETS.items():
+        for label, pick in (("default compile", lambda r: r),
+                            ("mma.sp at 1-8", lambda r: best(rows, r, key))):
+            mine = [pick(r) for r in out if r["format"] == fmt and "target" in r]
+            ratios = [r[key] for r in mine if r[key] is not None]
+            held = [v for v in ratios if v >= bound]
+            print(f"target {fmt} >= {bound}{what}, batches 1-64, {label}: "
+                  f"{'HOLDS' if mine and len(held) == len(mine) else 'NOT MET'}"
+                  f" in {len(held)}/{len(mine)} (range "
+                  f"{fmtx(min(ratios, default=None))}-"
+                  f"{fmtx(max(ratios, default=None))}x)")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@
 #include "qfuse/format/Layout.h"
 
 #include "qfuse/format/MmaLayout.h"
+#include "qfuse/format/SparseMmaLayout.h"
 
 #include <cctype>
 
@@ -62,6 +63,14 @@ bool checkRepackable(const Encoding &enc, const Layout &layout, int64_t n,
                        "sparsity: sorting columns would break the quads");
   if (layout.isRowMajor())
     return true;
+  if (isSparseMmaLayout(layout)) { // any N, K: whole tiles, padded
+    if (!enc.isSparse24() || !isSparseMmaCodeBits(codeBits(enc)))
+      return fail(error, "the 2:4 fragment layout <" + printLayout(layout) +
+                             "> is defined for 2:4 weights of 4-, 8- and "
+                             "16-bit kept values, not <" +
+                             printEncoding(enc) + ">");
+    return true;
+  }
   if (isMmaFragmentLayout(layout)) { // any N, K: whole tiles, padded
     if (!isMmaCodeBits(codeBits(enc)) || enc.isSparse24())
       return fail(error, "the mma fragment layout <" + printLayout(layout) +
@@ -141,9 +150,58 @@ Tensor storeI32(const std::vector<int32_t> &v) {
   return t;
 }
 
+/// The 2:4 fragment layout (SparseMmaLayout.h): codes and metadata move
+/// together; the other components keep their row-major bytes.
+bool convertSparseMma(const Encoding &enc, const TensorMap &in, int64_t n,
+                      int64_t k, TensorMap &out, std::string &error,
+                      bool toTiled) {
+  TensorMap result = in;
+  const unsigned bits = codeBits(enc);
+  const std::vector<int64_t> codesShape = {
+      sparseMmaPaddedN(n), sparseMmaPaddedK(k) / 2 * int64_t(bits) / 8};
+  const std::vector<int64_t> metaShape = {sparseMmaPaddedN(n),
+                                          sparseMmaPaddedK(k) / 8};
+  if (!toTiled) {
+    for (auto [name, shape] : {std::pair{kCodes, codesShape},
+                               std::pair{kMetadata, metaShape}}) {
+      auto it = result.find(name);
+      if (it == result.end())
+        return fail(error, "missing component '" + std::string(name) + "'");
+      if (it->second.dtype != DType::U8 || it->second.shape != shape)
+        return fail(error, "component '" + std::string(name) +
+                               "' in the 2:4 fragment layout must be " +
+                               describe(DType::U8, shape) +
+                               " (whole 32x128 tiles), found " +
+                               describe(it->second.dtype, it->second.shape));
+    }
+  } else if (!checkComponents(enc, result, n, k, error)) {
+    return false;
+  }
+  Tensor &codes = result[kCodes], &meta = result[kMetadata];
+  std::vector<uint8_t> codesIn = codes.data, metaIn = meta.data;
+  if (toTiled) {
+    packSparseMma(codesIn, metaIn, n, k, bits, codes.data, meta.data);
+    codes.shape = codesShape;
+    meta.shape = metaShape;
+  } else {
+    unpackSparseMma(codesIn, metaIn, n, k, bits, codes.data, meta.data);
+    codes.shape = {n, rowBytes(enc, k)};
+    meta.shape = {n, (k + 7) / 8};
+    if (!checkComponents(enc, result, n, k, error))
+      return false;
+  }
+  out = std::move(result);
+  return true;
+}
+
 bool convert(const Encoding &enc, const Layout &layout, const TensorMap &in,
              int64_t n, int64_t k, TensorMap &out, std::string &error,
              bool toTiled) {
+  if (isSparseMmaLayout(layout) && enc.isSparse24()) {
+    if (!checkRepackable(enc, layout, n, k, error))
+      return false;
+    return convertSparseMma(enc, in, n, k, out, error, toTiled);
+  }
   TensorMap result = in;
   std::vector<int32_t> perm;
   if (!toTiled && enc.actOrder) {
@@ -277,6 +335,13 @@ std::vector<int64_t> layoutComponentShape(const Encoding &enc,
                                           int64_t k) {
   if (spec.name == kCodes && isMmaFragmentLayout(layout))
     return {mmaPaddedN(n), mmaPaddedK(k) * int64_t(codeBits(enc)) / 8};
+  if (isSparseMmaLayout(layout) && enc.isSparse24()) {
+    if (spec.name == kCodes)
+      return {sparseMmaPaddedN(n),
+              sparseMmaPaddedK(k) / 2 * int64_t(codeBits(enc)) / 8};
+    if (spec.name == kMetadata)
+      return {sparseMmaPaddedN(n), sparseMmaPaddedK(k) / 8};
+  }
   return spec.shape;
 }
 
@@ -302,10 +367,11 @@ bool verifyWeight(const Encoding &enc, const Layout &layout, int64_t n,
                   int64_t k, std::string &error) {
   if (!validate(enc, n, k, error) || !verifyLayout(layout, error))
     return false;
-  // The mma fragment layout stores whole tiles, padded past N and K; the
+  // The mma fragment layouts store whole tiles, padded past N and K; the
   // matvec's tiled layouts reorder whole rows of tiles.
-  if (!layout.isRowMajor() && !isMmaFragmentLayout(layout) &&
-      k % layout.tileK != 0)
+  const bool padded = isMmaFragmentLayout(layout) ||
+                      (isSparseMmaLayout(layout) && enc.isSparse24());
+  if (!layout.isRowMajor() && !padded && k % layout.tileK != 0)
     return fail(error, "tiled layout needs tile_k to divide K; got tile_k = " +
                            std::to_string(layout.tileK) +
                            ", K = " + std::to_string(k));

@@ -159,6 +159,38 @@ TEST(WeightLayouts, BothLayoutsHoldTheCheckpointTensorsCodes) {
   EXPECT_NE(packed[1].at("codes").data, source.at("codes").data);
 }
 
+// A 2:4 weight in the matvec's layout and in the mma.sp kernel's 2:4
+// fragment layout (SparseMmaLayout.h), where the metadata moves too: both
+// copies unpack to the checkpoint's codes, positions and scales.
+TEST(WeightLayouts, A24WeightInTheMatvecAndTheMmaSpLayouts) {
+  json two = twoLayoutArtifact();
+  for (json &w : two["weights"])
+    w["encoding"] = "int4, group = 128, scale = f16, sparse = 2:4";
+  two["weights"][1]["name"] = "w@tiled_n32_k64";
+  two["weights"][1]["layout"] = "tiled, tile_n = 32, tile_k = 64";
+  for (int arg : {1, 2})
+    two["plans"][1]["steps"][0]["args"][arg]["weight"] = "w@tiled_n32_k64";
+  Artifact artifact = parse(two);
+  format::TensorMap source = randomWeight(artifact.weights[0], 24);
+  std::string error;
+  std::vector<format::TensorMap> packed;
+  for (const WeightSpec *weight : weightEntriesFor(artifact, "w", "test")) {
+    packed.push_back(packForLayout(*weight, viewsOf(source), "test"));
+    format::TensorMap rowMajor;
+    ASSERT_TRUE(format::unrepack(weight->encodingAttr, weight->layoutAttr,
+                                 packed.back(), weight->n, weight->k, rowMajor,
+                                 error))
+        << weight->name << ": " << error;
+    for (const auto &[name, tensor] : source)
+      EXPECT_EQ(rowMajor.at(name).data, tensor.data)
+          << weight->name << " component " << name;
+  }
+  ASSERT_EQ(packed.size(), 2u);
+  EXPECT_EQ(packed[0].at("meta").data, source.at("meta").data);
+  EXPECT_NE(packed[1].at("meta").data, source.at("meta").data);
+  EXPECT_NE(packed[1].at("codes").data, packed[0].at("codes").data);
+}
+
 TEST(WeightLayouts, AMismatchedComponentNamesTheWeightAndItsSource) {
   Artifact artifact = parse(twoLayoutArtifact());
   format::TensorMap source = randomWeight(artifact.weights[0], 7);

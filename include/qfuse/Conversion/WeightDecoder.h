@@ -136,7 +136,9 @@ struct WeightBuffers {
 ///   col   = j, or perm[j] under act_order (columns stored sorted by group)
 ///   code  = bits of stored position pos(s) of codes[n] (row_major: s;
 ///           tiled 4-bit: word (s / 8), nibble slot of element s % 8;
-///           mma fragments: the nibble of (n, s) in its 32 x 32 tile)
+///           mma fragments: the nibble of (n, s) in its 32 x 32 tile;
+///           2:4 fragments: code and meta of (n, s) in their 32 x 128
+///           tiles, SparseMmaLayout.h)
 ///   group = j / group (0 per channel)
 ///   value = scale * q / scale * (q - zero) / scale * table[q] /
 ///           (e2m1(q) * scale) / global_scale / the f16, bf16 value
@@ -157,6 +159,8 @@ private:
   Value scaleOf(Value n, Value group);
   /// The 4-bit code of (n, k) in the mma fragment layout.
   Value mmaCode(Value n, Value k);
+  /// The code and position of kept value (n, s) in the 2:4 fragment layout.
+  std::pair<Value, Value> sparseMmaCode(Value n, Value s);
   ScalarEmitter &e;
   WeightType type;
   WeightBuffers buf;

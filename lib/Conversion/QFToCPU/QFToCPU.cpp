@@ -29,6 +29,7 @@
 
 #include "QuantizeReference.h"
 #include "qfuse/Conversion/WeightDecoder.h"
+#include "qfuse/Dialect/QF/IR/FormatBridge.h"
 
 #include "qfuse/format/MmaLayout.h"
 
@@ -110,6 +111,15 @@ LogicalResult checkSupported(FusedMatmulOp op, const RefSpec &spec) {
   if (layout.isRowMajor())
     return success();
   unsigned bits = enc.getCodeBits();
+  if (isSparseMmaLayout(layout) && enc.isSparse24()) {
+    if (!qfuse::format::isSparseMmaCodeBits(bits))
+      return op.emitOpError()
+             << "qf-to-cpu: the 2:4 fragment layout " << layout
+             << " is defined for 4-, 8- and 16-bit kept values "
+                "(SparseMmaLayout.h); got "
+             << bits << "-bit codes";
+    return success(); // any N, K: whole tiles, padded
+  }
   if (isMmaFragmentLayout(layout)) {
     // act_order weights are stored in it with columns sorted by group.
     if (!qfuse::format::isMmaCodeBits(bits) || enc.isSparse24())

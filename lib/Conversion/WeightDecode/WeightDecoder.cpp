@@ -18,7 +18,10 @@
 
 #include "qfuse/Conversion/WeightDecoder.h"
 
+#include "qfuse/Dialect/QF/IR/FormatBridge.h"
+
 #include "qfuse/format/MmaLayout.h"
+#include "qfuse/format/SparseMmaLayout.h"
 #include "qfuse/format/Numerics.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -139,8 +142,13 @@ mlir::qf::weightComponentTypes(WeightType type, StringRef prefix) {
     components.push_back(
         {(prefix + component).str(), MemRefType::get(shape, elt)});
   };
-  // The fragment layout stores whole 32x32 tiles (MmaLayout.h).
-  if (isMmaFragmentLayout(type.getLayout()))
+  // The fragment layouts store whole tiles (MmaLayout.h, SparseMmaLayout.h).
+  const bool sparseMma = isSparseMmaLayout(type.getLayout());
+  int64_t np = qfuse::format::sparseMmaPaddedN(n);
+  int64_t kp = qfuse::format::sparseMmaPaddedK(k);
+  if (sparseMma)
+    add("codes", {np, kp / 2 * int64_t(bits) / 8}, i8);
+  else if (isMmaFragmentLayout(type.getLayout()))
     add("codes",
         {qfuse::format::mmaPaddedN(n),
          qfuse::format::mmaPaddedK(k) * int64_t(bits) / 8},
@@ -150,7 +158,9 @@ mlir::qf::weightComponentTypes(WeightType type, StringRef prefix) {
   if (enc.isQuantized())
     add("scales", {n, groups}, storageType(enc.getScaleType()));
   if (enc.isSparse24())
-    add("meta", {n, (k + 7) / 8}, i8);
+    add("meta", sparseMma ? SmallVector<int64_t>{np, kp / 8}
+                          : SmallVector<int64_t>{n, (k + 7) / 8},
+        i8);
   if (enc.getZeroPoint() == ZeroPointKind::Int)
     add("zeros", {n, (groups * bits + 7) / 8}, i8);
   else if (enc.getZeroPoint() == ZeroPointKind::Float)
@@ -262,6 +272,63 @@ Value WeightDecoder::mmaCode(Value n, Value k) {
   return e.band(e.shru(value, shift), e.c32(15));
 }
 
+/// SparseMmaLayout.h (sparseMmaPosition): tile (n / 32, s / 64); code
+/// j = 16 slab + 8 wt + 2 (2 c + hi) + i of the run of lane 4 g + t, in
+/// piece j / P (P = 128 / bits codes) at tile piece 32 (j / P) + lane; the
+/// position at bit 16 hi + 4 q + 2 i of word `slab` of meta lane
+/// 4 g + 2 wt + h, where n % 32 = 16 wt + 8 hi + g, s % 64 = 16 slab + kk,
+/// t = q = (kk % 8) / 2, c = h = kk / 8, i = kk % 2.
+std::pair<Value, Value> WeightDecoder::sparseMmaCode(Value n, Value s) {
+  auto c = [&](int64_t v) { return e.idx(v); };
+  unsigned bits = type.getEncoding().getCodeBits();
+  int64_t kp = qfuse::format::sparseMmaPaddedK(type.getK());
+  Value tile =
+      e.add(e.mul(e.divu(n, c(32)), c(kp / 128)), e.divu(s, c(64)));
+  Value nn = e.remu(n, c(32)), ss = e.remu(s, c(64));
+  Value wt = e.divu(nn, c(16)), hi = e.divu(e.remu(nn, c(16)), c(8));
+  Value g = e.remu(nn, c(8));
+  Value slab = e.divu(ss, c(16)), kk = e.remu(ss, c(16));
+  Value i = e.remu(kk, c(2)), half = e.divu(kk, c(8));
+  Value pairInHalf = e.divu(e.remu(kk, c(8)), c(2)); // t of codes, q of meta
+  Value codeLane = e.add(e.mul(g, c(4)), pairInHalf);
+  Value reg = e.add(e.mul(half, c(2)), hi);
+  Value inRun = e.add(e.add(e.mul(slab, c(16)), e.mul(wt, c(8))),
+                      e.add(e.mul(reg, c(2)), i));
+  int64_t perPiece = 128 / int64_t(bits);
+  Value piece = e.add(e.mul(e.divu(inRun, c(perPiece)), c(32)), codeLane);
+  Value code = e.add(e.mul(tile, c(2048)),
+                     e.add(e.mul(piece, c(perPiece)),
+                           e.remu(inRun, c(perPiece))));
+  Value metaLane = e.add(e.mul(g, c(4)), e.add(e.mul(wt, c(2)), half));
+  Value word = e.add(e.add(e.mul(tile, c(128)), e.mul(metaLane, c(4))), slab);
+  Value metaBit = e.add(e.mul(word, c(32)),
+                        e.add(e.mul(hi, c(16)),
+                              e.add(e.mul(pairInHalf, c(4)), e.mul(i, c(2)))));
+  // Bytes of the buffers, seen as rows of rowBytes.
+  auto byteAt = [&](Value mem, Value byte, int64_t rowBytes) {
+    return e.loadU8(mem,
+                    {e.divu(byte, c(rowBytes)), e.remu(byte, c(rowBytes))});
+  };
+  int64_t codeRow = kp / 2 * int64_t(bits) / 8;
+  Value value;
+  if (bits == 4) {
+    Value byte = byteAt(buf.codes, e.divu(code, c(2)), codeRow);
+    Value shift = e.toI32(e.mul(e.remu(code, c(2)), c(4)));
+    value = e.band(e.shru(byte, shift), e.c32(15));
+  } else if (bits == 8) {
+    value = byteAt(buf.codes, code, codeRow);
+  } else {
+    Value at = e.mul(code, c(2));
+    value = e.bor(byteAt(buf.codes, at, codeRow),
+                  e.shl(byteAt(buf.codes, e.add(at, c(1)), codeRow),
+                        e.c32(8)));
+  }
+  Value metaByte = byteAt(buf.meta, e.divu(metaBit, c(8)), kp / 8);
+  Value pos = e.band(e.shru(metaByte, e.toI32(e.remu(metaBit, c(8)))),
+                     e.c32(3));
+  return {value, pos};
+}
+
 Value WeightDecoder::scaleOf(Value n, Value group) {
   return e.loadF32(buf.scales, {n, group}, type.getEncoding().getScaleType());
 }
@@ -274,9 +341,14 @@ std::pair<Value, Value> WeightDecoder::decode(Value n, Value s) {
   // Column of stored element s: its position in the stored (sorted) order,
   // then, under act_order, the checkpoint column it stands for.
   Value col = s;
+  const bool sparseMma = isSparseMmaLayout(type.getLayout());
+  std::pair<Value, Value> sparseCode;
+  if (sparseMma)
+    sparseCode = sparseMmaCode(n, s);
   if (enc.isSparse24()) {
     int64_t metaBytes = (type.getK() + 7) / 8;
-    Value pos = e.toIndex(e.getBits(buf.meta, n, s, 2, metaBytes));
+    Value pos = e.toIndex(sparseMma ? sparseCode.second
+                                    : e.getBits(buf.meta, n, s, 2, metaBytes));
     col = e.add(e.mul(e.divu(s, e.idx(2)), e.idx(4)), pos);
   }
   Value sortedCol = col;
@@ -286,7 +358,7 @@ std::pair<Value, Value> WeightDecoder::decode(Value n, Value s) {
   // Position of its code in the row's bit stream.
   Value pos = s;
   if (!type.getLayout().isRowMajor() &&
-      !isMmaFragmentLayout(type.getLayout())) {
+      !isMmaFragmentLayout(type.getLayout()) && !sparseMma) {
     Value elem = e.remu(s, e.idx(8));
     Value slot = e.add(e.mul(e.remu(elem, e.idx(2)), e.idx(4)),
                        e.divu(elem, e.idx(2)));
@@ -295,7 +367,9 @@ std::pair<Value, Value> WeightDecoder::decode(Value n, Value s) {
 
   // The unscaled value of the code.
   Value code, value;
-  if (isMmaFragmentLayout(type.getLayout())) {
+  if (sparseMma) {
+    code = sparseCode.first;
+  } else if (isMmaFragmentLayout(type.getLayout())) {
     code = mmaCode(n, s);
   } else if (bits == 16) {
     Value lo = e.loadU8(buf.codes, {n, e.mul(pos, e.idx(2))});

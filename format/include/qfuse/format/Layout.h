@@ -2,7 +2,8 @@
 //
 // The plain C++ twin of `#qf.layout<...>` and the repack from the row-major
 // checkpoint order (Packing.h) into the layout a kernel reads. Only "codes"
-// change; every other component keeps its row-major bytes.
+// change (and "meta" in the 2:4 fragment layout); every other component
+// keeps its row-major bytes.
 //
 // Defined today, as qf-choose-layout and the matvec kernel use it
 // (include/qfuse/Dialect/QF/Transforms/LayoutUtils.h):
@@ -23,6 +24,10 @@
 //   #qf.layout<tiled, tile_n = 32, tile_k = 32> over dense 2-, 3-, 4- and
 //   8-bit codes: the tensor-core kernel's B-fragment order, defined in
 //   MmaLayout.h.
+//
+//   #qf.layout<tiled, tile_n = 32, tile_k = 64> over 2:4 encodings of 4-,
+//   8- and 16-bit kept values: the mma.sp kernel's A-fragment and metadata
+//   order (codes and "meta" both move), defined in SparseMmaLayout.h.
 //
 // Other tiled parameters (tile_n > 1, interleave > 1, 8-bit codes) parse and
 // verify but repack() rejects them until a kernel defines their byte order.

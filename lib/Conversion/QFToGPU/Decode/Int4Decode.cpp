@@ -46,8 +46,10 @@ Value decode::int4MagicByteBias(KernelEmitter &e, Value loBias, Value hiBias) {
 
 /// The byte, replicated by prmt, under (x & 0x00F0000F) | 0x64006400 is
 /// half2(1024 + lo, 1024 + 16 hi); one fma by (1, 1/16) adds the bias.
-Value decode::int4MagicByte(KernelEmitter &e, Value byte, Value bias) {
-  Value raw = e.andOr(e.prmt(byte, byte, 0x0000), 0x00F0000F, 0x64006400);
+Value decode::int4MagicByte(KernelEmitter &e, Value word, int64_t index,
+                           Value bias) {
+  Value raw = e.andOr(e.prmt(word, word, uint32_t(0x1111 * index)),
+                      0x00F0000F, 0x64006400);
   return e.fma(e.bitcast(e.v2f16(), raw),
                e.bitcast(e.v2f16(), e.c32(0x2C003C00)), // (1, 1/16)
                bias);

@@ -41,8 +41,12 @@ SmallVector<Value> decode::int8Bf16Word(KernelEmitter &e, Value w,
   return pairs;
 }
 
-Value decode::int8MagicPair(KernelEmitter &e, Value bytes, bool isSigned) {
+Value decode::int8MagicPair(KernelEmitter &e, Value word, int64_t half,
+                           bool isSigned) {
   ImplicitLocOpBuilder &b = e.builder();
-  Value u = isSigned ? arith::XOrIOp::create(b, bytes, e.c32(0x8080)) : bytes;
-  return e.bitcast(e.v2f16(), e.prmt(u, e.c32(0x64646464), 0x4140));
+  Value u = isSigned
+                ? arith::XOrIOp::create(b, word, e.c32(0x8080 << (16 * half)))
+                : word;
+  return e.bitcast(e.v2f16(),
+                   e.prmt(u, e.c32(0x64646464), 0x4140 + 0x0202 * half));
 }

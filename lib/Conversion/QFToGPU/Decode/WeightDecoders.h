@@ -41,9 +41,9 @@ void int4MagicWord(KernelEmitter &e, Value w, Type valueType,
 /// the low codes, half2(1024 + z), and of the high ones, half2(64 + z).
 Value int4MagicByteBias(KernelEmitter &e, Value loBias, Value hiBias);
 
-/// The two codes of the low byte of `byte` (the first in the low nibble) as
-/// half2(lo - z, hi - z), `bias` being int4MagicByteBias's.
-Value int4MagicByte(KernelEmitter &e, Value byte, Value bias);
+/// The two codes of byte `index` of `word` (the first in the low nibble)
+/// as half2(lo - z, hi - z), `bias` being int4MagicByteBias's.
+Value int4MagicByte(KernelEmitter &e, Value word, int64_t index, Value bias);
 
 //===----------------------------------------------------------------------===//
 // int8 / uint8 (Int8Decode.cpp)
@@ -60,8 +60,9 @@ void int8MagicWord(KernelEmitter &e, Value w, bool isSigned,
 SmallVector<Value> int8Bf16Word(KernelEmitter &e, Value w, bool isSigned,
                                 Value zero, Value floatZero);
 
-/// The low two bytes of `bytes` as half2(1024 + u).
-Value int8MagicPair(KernelEmitter &e, Value bytes, bool isSigned);
+/// Bytes (0, 1) (`half` 0) or (2, 3) (`half` 1) of `word` as
+/// half2(1024 + u).
+Value int8MagicPair(KernelEmitter &e, Value word, int64_t half, bool isSigned);
 
 //===----------------------------------------------------------------------===//
 // fp8 e4m3 (Fp8Decode.cpp)

@@ -85,14 +85,13 @@ private:
   void buildLut();
   Value groupOfStep(Value step, int64_t gi);
   Value scaleRow(Value row);
-  Value sparseChunkSwizzle(Value row);
   Value sparseSlotBase(Value warpSlot);
   void issueSparseCodes(Value warpSlot, Value step);
+  SmallVector<Value> loadSharedWords(Value addr, int64_t count);
   std::array<Value, 4> loadSparseBFragment(Value aBase, int64_t slab,
                                            int64_t bt);
-  Value loadSparseMetadata(Value slotBase, int64_t wt, int64_t slab);
-  Value decodeSparsePair(Value slotBase, Value swz, int64_t wt, int64_t h,
-                         int64_t slab, int64_t c, const StepGroup &group);
+  Value decodeSparsePair(function_ref<Value(int64_t)> words, int64_t wt,
+                         int64_t r, int64_t slab, const StepGroup &group);
   Acc computeSparseStep(Value slot, Value step, ValueRange acc);
   Acc sparseToDenseAcc(const Acc &sparse);
   void issueWgmmas(Value aBase, ArrayRef<std::array<Value, 2>> frags, Acc &acc);

@@ -4,7 +4,11 @@
 
 #include "qfuse/Conversion/TensorCoreStage.h"
 #include "qfuse/Conversion/TensorCoreSupport.h"
+#include "qfuse/Dialect/QF/IR/FormatBridge.h"
 #include "qfuse/format/MmaLayout.h"
+#include "qfuse/format/SparseMmaLayout.h"
+
+#include "llvm/Support/CommandLine.h"
 
 using namespace mlir;
 using namespace mlir::qf;
@@ -12,8 +16,18 @@ using namespace mlir::qf::tensor_core;
 
 using ErrorFn = function_ref<InFlightDiagnostic()>;
 
+// Sparsity selector 1 lets both m16 tiles of a slab share one metadata
+// word per lane; this switches to selector 0 and a shuffle, should a GPU
+// disagree.
+static llvm::cl::opt<bool> sparseMetaPerTile(
+    "qf-mma-sp-meta-per-tile",
+    llvm::cl::desc("2:4 on mma.sp: read both m16 tiles' metadata with "
+                   "sparsity selector 0 (one shuffle per k slab) instead of "
+                   "selectors 0 and 1"),
+    llvm::cl::init(false));
+
 /// Checks 2:4 weights against mma.sp, whose sparse A fragments are decoded
-/// from the checkpoint's row-major codes and metadata (Packing.h) as stored.
+/// from the 2:4 fragment layout (SparseMmaLayout.h).
 static LogicalResult planSparseDecode(const MatmulSpec &spec, Plan &p,
                                       ErrorFn emitError) {
   EncodingAttr enc = spec.encoding;
@@ -28,11 +42,12 @@ static LogicalResult planSparseDecode(const MatmulSpec &spec, Plan &p,
     return emitError() << "the mma.sp kernel reads f16 activations; 2:4 "
                           "weights with bf16 activations run the fallback",
            failure();
-  if (!spec.layout.isRowMajor())
+  if (!isSparseMmaLayout(spec.layout))
     return emitError() << "the mma.sp kernel reads 2:4 codes in "
-                          "#qf.layout<row_major>; got "
+                          "#qf.layout<tiled, tile_n = 32, tile_k = 64>; got "
                        << spec.layout << "; run qf-choose-layout",
            failure();
+  p.metaSelectorPair = !sparseMetaPerTile;
   return success();
 }
 
@@ -103,9 +118,11 @@ static LogicalResult planTiling(const MatmulSpec &spec, Plan &p,
                             "block_k = "
                          << p.blockK << " does not divide K = " << p.k,
              failure();
-    p.rowBytes = p.k / 2 * p.codeBits / 8;
-    p.metaRowBytes = p.k / 8;
-    p.stepRowBytes = p.blockK / 2 * p.codeBits / 8;
+    namespace format = qfuse::format;
+    p.sparseTilesK = format::sparseMmaPaddedK(p.k) / 128;
+    p.sparseTileBytes = format::kSparseMmaTileN * format::kSparseMmaTileK *
+                        p.codeBits / 8;
+    p.stepLaneBytes = p.blockK / 2 * p.codeBits / 8;
     p.stepMetaBytes = p.blockK / 8;
   }
   return success();

@@ -31,13 +31,16 @@ struct Plan {
   DecodeFamily decode = DecodeFamily::Int4Magic;
   bool wgmma = false; // warpgroup MMA (sm_90a) instead of mma.sync
   // 2:4 weights on mma.sp (TensorCoreSparse.cpp): the weight rows are the
-  // sparse A operand, read in row-major order, block_k / 2 kept codes and
-  // block_k / 8 metadata bytes of each of a warp's 32 rows per step.
+  // sparse A operand, read in the 2:4 fragment layout
+  // (qfuse/format/SparseMmaLayout.h), each lane its own run of a tile.
   bool sparse24 = false;
-  int64_t rowBytes = 0;      // 2:4: packed kept codes of a row (K / 2 codes)
-  int64_t metaRowBytes = 0;  // 2:4: metadata bytes of a row (K / 8)
-  int64_t stepRowBytes = 0;  // 2:4: kept codes of a row in one step
-  int64_t stepMetaBytes = 0; // 2:4: metadata of a row in one step
+  int64_t sparseTilesK = 0;   // 2:4: 32 x 128 tiles per tile row
+  int64_t sparseTileBytes = 0; // 2:4: kept codes of one tile
+  int64_t stepLaneBytes = 0;  // 2:4: a lane's kept codes in one step
+  int64_t stepMetaBytes = 0;  // 2:4: a lane's metadata in one step (8, 16)
+  // 2:4: m16 tile 1 reads its metadata with sparsity selector 1 (the
+  // layout's order); false: selector 0 on a word shuffled from lane ^ 2.
+  bool metaSelectorPair = true;
   bool lut = false;     // Table: the shared code table is built
   int64_t codeBits = 4; // 2, 3, 4 or 8
   int64_t tileBytes;    // one 32 x 32 fragment tile of codes

@@ -4,15 +4,13 @@
 // the sparse operand as A, so the weight rows are M and the batch is N,
 // the transpose of the dense kernel (activations as A):
 //
-//   A   16 weight rows x 32 logical columns, held as their 16 kept values
-//       (the m16n8k16 A layout over kept values): lane (g, t) holds kept
-//       pairs 2 t and 2 t + 8 of rows g and g + 8, registers
-//       {(g, 2t), (g + 8, 2t), (g, 2t + 8), (g + 8, 2t + 8)};
-//   E   the 2-bit positions of the kept values, sparsity selector 0: lane
-//       4 g + t (t = 0, 1) gives the quads of columns 16 t..16 t + 15 of
-//       row g in bits 0-15 and of row g + 8 in bits 16-31: exactly two
-//       bytes of the stored metadata of each row (Packing.h: quad 2 j in
-//       the low nibble of byte j, the first position in its low 2 bits);
+//   A   16 weight rows x 32 logical columns, held as their 16 kept values:
+//       lane (g, t) holds registers {(g, 2t), (g + 8, 2t), (g, 2t + 8),
+//       (g + 8, 2t + 8)} of kept pairs;
+//   E   one 32-bit metadata word per lane and k slab serves both m16 tiles
+//       of the warp's 32 rows: tile wt reads it with sparsity selector wt
+//       from lanes t = 2 wt, 2 wt + 1 (or, Plan::metaSelectorPair off,
+//       tile 1 with selector 0 from the word of lane ^ 2);
 //   B   32 columns x 8 batch rows, by ldmatrix.x4 from the same swizzled
 //       activation tile the dense kernel reads;
 //   D   (weight row g, batch rows 2 t, 2 t + 1) and row g + 8, kept as
@@ -22,14 +20,16 @@
 //       order, so that the split-K and cluster sums and every epilogue
 //       (bias, residual, silu_mul, qf.group) are the dense kernel's.
 //
-// The codes stay in the checkpoint's row-major order (Packing.h): a step
-// copies block_k / 2 kept codes and block_k / 8 metadata bytes of each of
-// the warp's 32 rows (lane L row L) into its slot, rows of stepRowBytes
-// whose 16-byte chunks are XOR-swizzled by row, so that the 8 rows a warp's
-// lanes read at once fall in distinct banks.
+// The codes and metadata come in the 2:4 fragment layout
+// (qfuse/format/SparseMmaLayout.h): a warp's 32 rows are one tile row,
+// and a step of block_k = 64 (128) columns is half (all) of a tile: one
+// contiguous range of piece-major codes, of which lane L copies its pieces
+// c (bytes 16 (32 c + L)), and its own 8 (16) bytes of metadata. The slot
+// keeps the same order, so that a warp's ld.shared.v4 of one piece touches
+// every bank once, then the metadata lane by lane.
 //
-// A lane's kept pair is one byte (int4: the low nibble the first code), two
-// (int8, fp8) or four (f16) bytes:
+// A lane's kept pair is a byte (int4: the low nibble the first code), two
+// (int8, fp8) or four (f16) bytes of a loaded word:
 //   int4/uint4: prmt replicates the byte, (x & 0x00F0000F) | 0x64006400 =
 //     half2(1024 + lo, 1024 + 16 hi), one fma by (1, 1/16) less
 //     (1024 + z, 64 + z) gives q - z exactly;
@@ -44,68 +44,68 @@
 
 #include "Common/KernelCommon.h"
 
-#include "llvm/Support/MathExtras.h"
-
 using namespace mlir;
 using namespace mlir::qf;
 using namespace mlir::qf::tensor_core;
 
-/// 16-byte chunks of a row's kept codes in one step: 1, 2, 4 or 8.
-static int64_t chunksPerRow(const Plan &p) { return p.stepRowBytes / 16; }
-
-/// The XOR swizzle of the 16-byte chunks of slot row `row`: rows
-/// 8 / chunks apart share banks, so the bits of row % 8 above them pick the
-/// chunk's place.
-Value TensorCoreBuilder::sparseChunkSwizzle(Value row) {
-  int64_t chunks = chunksPerRow(p);
-  if (chunks == 1)
-    return e.c32(0);
-  int64_t shift = llvm::Log2_64(8 / chunks);
-  return e.shru(e.band(row, e.c32(7)), e.c32(shift));
-}
+/// 16-byte pieces of a lane's kept codes in one step: 1 to 8.
+static int64_t piecesPerLane(const Plan &p) { return p.stepLaneBytes / 16; }
 
 /// The byte offset of this warp's 2:4 slot (kept codes, then metadata) of
 /// pipeline slot `warpSlot`.
 Value TensorCoreBuilder::sparseSlotBase(Value warpSlot) {
-  return e.add(e.c32(p.bOff),
-               e.mul(warpSlot, e.c32(32 * (p.stepRowBytes + p.stepMetaBytes))));
+  return e.add(e.c32(p.bOff), e.mul(warpSlot, e.c32(32 * (p.stepLaneBytes +
+                                                         p.stepMetaBytes))));
 }
 
-/// Starts the copies of K step `step` of the warp's 32 rows: lane L copies
-/// row L's kept codes (16-byte chunks) and metadata (one 8- or 16-byte
-/// copy). Rows past N copy row N - 1 (their outputs are never stored).
+/// Starts the copies of K step `step` of the warp's tile row: lane L copies
+/// its kept codes (16-byte pieces) and metadata (one 8- or 16-byte copy) of
+/// the step's tile, the first or second half of them when block_k = 64.
 void TensorCoreBuilder::issueSparseCodes(Value warpSlot, Value step) {
   MLIRContext *ctx = b.getContext();
   auto cg = NVVM::LoadCacheModifierKindAttr::get(
       ctx, NVVM::LoadCacheModifierKind::CG);
   auto ca = NVVM::LoadCacheModifierKindAttr::get(
       ctx, NVVM::LoadCacheModifierKind::CA);
-  Value row = e.zext64(scaleRow(e.add(nBase, lane)));
+  const int64_t stepsPerTile = 128 / p.blockK;
+  Value tile = e.zext64(e.add(e.mul(tileRow, e.c32(p.sparseTilesK)),
+                              e.divu(step, e.c32(stepsPerTile))));
+  Value part = e.remu(step, e.c32(stepsPerTile));
   Value base = sparseSlotBase(warpSlot);
-  Value swz = sparseChunkSwizzle(lane);
-  Value rowCodes =
-      e.add(e.mul(row, e.c64(p.rowBytes)),
-            e.zext64(e.mul(step, e.c32(p.stepRowBytes))));
-  for (int64_t c = 0; c < chunksPerRow(p); ++c) {
-    Value dst = smemAt(e.add(
-        base, e.add(e.mul(lane, e.c32(p.stepRowBytes)),
-                    e.mul(arith::XOrIOp::create(b, e.c32(c), swz),
-                          e.c32(16)))));
+  Value codeSrc = e.add(
+      e.mul(tile, e.c64(p.sparseTileBytes)),
+      e.zext64(e.add(e.mul(part, e.c32(32 * p.stepLaneBytes)),
+                     e.mul(lane, e.c32(16)))));
+  for (int64_t c = 0; c < piecesPerLane(p); ++c) {
+    Value dst = smemAt(e.add(base, e.mul(e.add(lane, e.c32(32 * c)),
+                                         e.c32(16))));
     NVVM::CpAsyncOp::create(b, dst,
-                            e.gepBytes(codes, e.add(rowCodes, e.c64(16 * c))),
+                            e.gepBytes(codes, e.add(codeSrc, e.c64(512 * c))),
                             b.getI32IntegerAttr(16), cg, Value());
   }
   // cp.async.cg copies 16 bytes only; the 8 bytes of a block_k = 64 step
   // go through .ca.
-  Value metaSrc =
-      e.add(e.mul(row, e.c64(p.metaRowBytes)),
-            e.zext64(e.mul(step, e.c32(p.stepMetaBytes))));
-  Value metaDst =
-      e.add(base, e.add(e.c32(32 * p.stepRowBytes),
-                        e.mul(lane, e.c32(p.stepMetaBytes))));
+  Value metaSrc = e.add(
+      e.mul(tile, e.c64(32 * 16)),
+      e.zext64(e.add(e.mul(lane, e.c32(16)),
+                     e.mul(part, e.c32(p.stepMetaBytes)))));
+  Value metaDst = e.add(base, e.add(e.c32(32 * p.stepLaneBytes),
+                                    e.mul(lane, e.c32(p.stepMetaBytes))));
   NVVM::CpAsyncOp::create(b, smemAt(metaDst), e.gepBytes(meta, metaSrc),
                           b.getI32IntegerAttr(p.stepMetaBytes),
                           p.stepMetaBytes == 16 ? cg : ca, Value());
+}
+
+/// `count` 32-bit words at shared byte offset `addr` (16- or 8-byte
+/// aligned): one ld.shared.v4 or .v2.
+SmallVector<Value> TensorCoreBuilder::loadSharedWords(Value addr,
+                                                      int64_t count) {
+  auto type = VectorType::get({count}, e.i32());
+  Value v = LLVM::LoadOp::create(b, type, smemAt(addr), 4 * count);
+  SmallVector<Value> words;
+  for (int64_t i = 0; i < count; ++i)
+    words.push_back(e.extract(v, i));
+  return words;
 }
 
 /// The B fragment of k slab `slab` and batch n tile `bt`: ldmatrix.x4 of
@@ -126,59 +126,36 @@ std::array<Value, 4> TensorCoreBuilder::loadSparseBFragment(Value aBase,
   return regs;
 }
 
-/// The metadata register of weight m tile `wt` and k slab `slab`: bytes
-/// 4 slab + 2 (t % 2) of rows 16 wt + g (bits 0-15) and 16 wt + 8 + g
-/// (bits 16-31). Lanes t = 2, 3 load the same and are not read (selector 0).
-Value TensorCoreBuilder::loadSparseMetadata(Value slotBase, int64_t wt,
-                                            int64_t slab) {
-  Value metaBase = e.add(slotBase, e.c32(32 * p.stepRowBytes));
-  Value inRow = e.add(e.c32(4 * slab), e.mul(e.band(t4, e.c32(1)), e.c32(2)));
-  auto half = [&](int64_t h) {
-    Value row = e.add(e.c32(16 * wt + 8 * h), g);
-    Value addr =
-        e.add(metaBase, e.add(e.mul(row, e.c32(p.stepMetaBytes)), inRow));
-    Value v = LLVM::LoadOp::create(b, e.i16(), smemAt(addr), 2);
-    return arith::ExtUIOp::create(b, e.i32(), v).getResult();
-  };
-  return arith::OrIOp::create(
-      b, half(0), arith::ShLIOp::create(b, half(1), e.c32(16)));
-}
-
-/// The scaled A register of kept pair 2 t + 8 c of row 16 wt + 8 h + g in
-/// k slab `slab`, decoded from the slot and scaled by `group`'s scale and
-/// zero of n tile j = 2 wt + h (the dense kernel's rows nBase + 8 j + g).
-Value TensorCoreBuilder::decodeSparsePair(Value slotBase, Value swz,
-                                          int64_t wt, int64_t h, int64_t slab,
-                                          int64_t c, const StepGroup &group) {
-  // The pair's byte offset in the row's step: (16 slab + 8 c + 2 t) codes.
-  int64_t constBytes = (16 * slab + 8 * c) * p.codeBits / 8;
-  int64_t pairBytes = p.codeBits / 4;
-  Value row = e.add(e.c32(16 * wt + 8 * h), g);
-  Value chunk = arith::XOrIOp::create(b, e.c32(constBytes / 16), swz);
-  Value addr = e.add(
-      slotBase,
-      e.add(e.add(e.mul(row, e.c32(p.stepRowBytes)), e.mul(chunk, e.c32(16))),
-            e.add(e.c32(constBytes % 16), e.mul(t4, e.c32(pairBytes)))));
-  Type loadType = b.getIntegerType(8 * pairBytes);
-  Value x = LLVM::LoadOp::create(b, loadType, smemAt(addr), pairBytes);
-  if (pairBytes < 4)
-    x = arith::ExtUIOp::create(b, e.i32(), x);
+/// The scaled A register r = 2 c + h of m16 tile `wt` (rows 16 wt + 8 h +
+/// g, kept pair 2 t + 8 c) in k slab `slab` of the step, from the lane's
+/// words `words` (its step run, SparseMmaLayout.h: the pair at code
+/// 16 slab + 8 wt + 2 r), scaled by `group`'s scale and zero of n tile
+/// j = 2 wt + h (the dense kernel's rows nBase + 8 j + g).
+Value TensorCoreBuilder::decodeSparsePair(function_ref<Value(int64_t)> words,
+                                          int64_t wt, int64_t r, int64_t slab,
+                                          const StepGroup &group) {
+  int64_t pairByte = (16 * slab + 8 * wt + 2 * r) * p.codeBits / 8;
+  Value x = words(pairByte / 4);
+  int64_t inWord = pairByte % 4;
   if (p.decode == DecodeFamily::Half)
     return e.bitcast(e.v2f16(), x);
 
-  int64_t j = 2 * wt + h;
+  int64_t j = 2 * wt + r % 2;
   Value pair;
   switch (p.decode) {
   case DecodeFamily::Int4Magic:
-    pair = decode::int4MagicByte(e, x, group.zeroMix[j]);
+    pair = decode::int4MagicByte(e, x, inWord, group.zeroMix[j]);
     break;
   case DecodeFamily::Int8Magic: {
     bool isSigned = spec.encoding.getFormat() == ElementFormat::Int8;
-    pair = e.fsub(decode::int8MagicPair(e, x, isSigned), group.zeroLo[j]);
+    pair = e.fsub(decode::int8MagicPair(e, x, inWord / 2, isSigned),
+                  group.zeroLo[j]);
     break;
   }
   case DecodeFamily::Fp8Cvt:
-    pair = decode::e4m3Pair(e, arith::TruncIOp::create(b, e.i16(), x));
+    pair = decode::e4m3Pair(
+        e, arith::TruncIOp::create(b, e.i16(),
+                                   inWord ? e.shru(x, e.c32(16)) : x));
     break;
   case DecodeFamily::Table:
   case DecodeFamily::Half:
@@ -199,7 +176,23 @@ TensorCoreBuilder::computeSparseStep(Value slot, Value step, ValueRange accIn) {
                       e.mul(e.add(e.mul(slot, e.c32(p.kGroups)), kg),
                             e.c32(p.aBytes)));
   Value slotBase = sparseSlotBase(warpSlot);
-  Value swz = sparseChunkSwizzle(g);
+  // The lane's metadata words of the step (one per k slab), then its code
+  // pieces as the slabs first need them.
+  SmallVector<Value> metaWords = loadSharedWords(
+      e.add(slotBase, e.add(e.c32(32 * p.stepLaneBytes),
+                            e.mul(lane, e.c32(p.stepMetaBytes)))),
+      p.stepMetaBytes / 4);
+  SmallVector<Value> codeWords(p.stepLaneBytes / 4);
+  auto words = [&](int64_t w) {
+    if (!codeWords[w]) {
+      int64_t piece = w / 4;
+      SmallVector<Value> loaded = loadSharedWords(
+          e.add(slotBase, e.mul(e.add(lane, e.c32(32 * piece)), e.c32(16))),
+          4);
+      std::copy(loaded.begin(), loaded.end(), codeWords.begin() + 4 * piece);
+    }
+    return codeWords[w];
+  };
   std::vector<StepGroup> groups(p.groupsPerStep);
   const int64_t half = p.blockM / 2;
   auto f32x4 = LLVM::LLVMStructType::getLiteral(
@@ -215,27 +208,25 @@ TensorCoreBuilder::computeSparseStep(Value slot, Value step, ValueRange accIn) {
           group.zeroMix.push_back(decode::int4MagicByteBias(
               e, group.zeroLo[j], group.zeroHi[j]));
     }
-    // Both m tiles' A fragments and metadata (10 registers) stay live while
-    // each batch n tile's B fragment is loaded and used by two mma.sp: at
-    // block_m = 128 the B fragments of every n tile would be 64.
-    SmallVector<Value> metadata;
+    // Both m tiles' A fragments and metadata (9 or 10 registers) stay live
+    // while each batch n tile's B fragment is loaded and used by two
+    // mma.sp: at block_m = 128 the B fragments of every n tile would be 64.
+    Value metadata[2] = {metaWords[slab], metaWords[slab]};
+    if (!p.metaSelectorPair)
+      metadata[1] = e.shflXor(metaWords[slab], 2);
     SmallVector<SmallVector<Value>> aRegs(2, SmallVector<Value>(4));
-    for (int64_t wt = 0; wt < 2; ++wt) {
-      metadata.push_back(loadSparseMetadata(slotBase, wt, slab));
-      for (int64_t c = 0; c < 2; ++c)
-        for (int64_t h = 0; h < 2; ++h)
-          aRegs[wt][2 * c + h] =
-              decodeSparsePair(slotBase, swz, wt, h, slab, c, group);
-    }
+    for (int64_t wt = 0; wt < 2; ++wt)
+      for (int64_t r = 0; r < 4; ++r)
+        aRegs[wt][r] = decodeSparsePair(words, wt, r, slab, group);
     for (int64_t bt = 0; bt < p.blockM / 8; ++bt) {
       std::array<Value, 4> bFrag = loadSparseBFragment(aBase, slab, bt);
       for (int64_t wt = 0; wt < 2; ++wt) {
         int64_t base = wt * half + 4 * bt;
         SmallVector<Value> cIn(acc.begin() + base, acc.begin() + base + 4);
+        int64_t selector = p.metaSelectorPair ? wt : 0;
         auto mma = NVVM::MmaSpOp::create(
             b, f32x4, aRegs[wt], ValueRange(bFrag), cIn, metadata[wt],
-            /*sparsitySelector=*/e.c32(0), ArrayRef<int64_t>{16, 8, 32},
-            std::nullopt,
+            e.c32(selector), ArrayRef<int64_t>{16, 8, 32}, std::nullopt,
             std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::f16,
                                           NVVM::MMATypes::f16});
         for (int64_t i = 0; i < 4; ++i)

@@ -37,6 +37,22 @@ bool qf::hasMmaFragmentCodes(EncodingAttr encoding) {
   }
 }
 
+bool qf::hasSparseMmaCodes(EncodingAttr encoding) {
+  if (!encoding.isSparse24())
+    return false;
+  switch (encoding.getFormat()) {
+  case ElementFormat::F16:
+  case ElementFormat::Int4:
+  case ElementFormat::UInt4:
+  case ElementFormat::Int8:
+  case ElementFormat::UInt8:
+  case ElementFormat::FP8E4M3:
+    return true;
+  default:
+    return false;
+  }
+}
+
 LayoutAttr qf::getKernelLayout(WeightType type, TilingAttr tiling) {
   MLIRContext *ctx = type.getContext();
   EncodingAttr encoding = type.getEncoding();
@@ -45,6 +61,15 @@ LayoutAttr qf::getKernelLayout(WeightType type, TilingAttr tiling) {
   // map a whole byte through a shared table and read row_major bytes.
   bool magicDecode = encoding.getFormat() == ElementFormat::Int4 ||
                      encoding.getFormat() == ElementFormat::UInt4;
+  if (tiling && tiling.getKernel() == KernelKind::MMA &&
+      encoding.isSparse24() && hasSparseMmaCodes(encoding)) {
+    // The mma.sp kernel's A-fragment and metadata order
+    // (qfuse/format/SparseMmaLayout.h): in each K step a lane's codes are
+    // one run of 16-byte pieces and its metadata one piece. Shapes that are
+    // not whole 32 x 128 tiles are padded to them.
+    return LayoutAttr::get(ctx, LayoutKind::Tiled, /*tileN=*/32,
+                           /*tileK=*/64, /*interleave=*/1);
+  }
   if (tiling && isTensorCoreKernel(tiling.getKernel()) &&
       hasMmaFragmentCodes(encoding) && !encoding.isSparse24()) {
     // The tensor-core kernel's B-fragment order (qfuse/format/MmaLayout.h),

@@ -14,6 +14,7 @@
 
 #include "qfuse/format/Encoding.h"
 #include "qfuse/format/Layout.h"
+#include "qfuse/format/SparseMmaLayout.h"
 
 namespace mlir::qf {
 
@@ -38,6 +39,15 @@ format::Encoding toFormatEncoding(EncodingAttr encoding);
 /// A LayoutAttr's parameters as a format::Layout.
 format::Layout toFormatLayout(LayoutKind kind, int64_t tileN, int64_t tileK,
                               int64_t interleave);
+
+/// True for `#qf.layout<tiled, tile_n = 32, tile_k = 64>`, the mma.sp
+/// kernel's 2:4 fragment order (qfuse/format/SparseMmaLayout.h), which
+/// stores whole 32 x 128 tiles of any N and K; only 2:4 weights take it.
+inline bool isSparseMmaLayout(LayoutAttr layout) {
+  return format::isSparseMmaLayout(
+      toFormatLayout(layout.getKind(), layout.getTileN(), layout.getTileK(),
+                     layout.getInterleave()));
+}
 
 } // namespace mlir::qf
 

@@ -33,12 +33,20 @@ bool hasNibbleCodes(EncodingAttr encoding);
 /// and 8-bit codebooks.
 bool hasMmaFragmentCodes(EncodingAttr encoding);
 
+/// True for the 2:4 encodings the mma.sp kernel decodes (f16, int4, uint4,
+/// int8, uint8, fp8 e4m3 kept values): the ones the 2:4 fragment layout
+/// (qfuse/format/SparseMmaLayout.h) is chosen for.
+bool hasSparseMmaCodes(EncodingAttr encoding);
+
 /// The layout the kernel chosen by `tiling` reads `type` in:
 /// `#qf.layout<tiled, tile_n = 1, tile_k = vec_bytes * 8 / bits>` for a
 /// matvec over 4-bit codes (one tile per lane load; tile_k counts stored
 /// codes, the kept half under 2:4); `#qf.layout<tiled, tile_n = 32,
 /// tile_k = 32>` (the mma B-fragment order, qfuse/format/MmaLayout.h) for
-/// the tensor-core kernel over those codes; row_major for everything else.
+/// the tensor-core kernel over those codes; `#qf.layout<tiled, tile_n = 32,
+/// tile_k = 64>` (the mma.sp order, qfuse/format/SparseMmaLayout.h) for
+/// the mma kernel over 2:4 weights it decodes; row_major for everything
+/// else.
 LayoutAttr getKernelLayout(WeightType type, TilingAttr tiling);
 
 } // namespace qf
