@@ -416,9 +416,10 @@ void buildAttention(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
 
   // q chunk, pre-scaled into the base-2 exponent domain.
   Value qHead = e.mul(e.add(e.mul(m, e.c32(s.heads)), h), e.c32(s.d));
+  LLVM::GlobalOp queryRope =
+      form == AttentionForm::Plain ? LLVM::GlobalOp() : rope;
   SmallVector<Value> q =
-      queryChunk(e, form == AttentionForm::Plain ? LLVM::GlobalOp() : rope, s.d,
-                 args.query, qHead, col, pos);
+      queryChunk(e, queryRope, s.d, args.query, qHead, col, pos);
   for (Value &v : q)
     v = e.fmul(v, e.cf32(scoreScale(s.d)));
 
