@@ -48,7 +48,7 @@ done
 cfg=bench/prefill-attention/llama3-8b-attention.json
 cp $cfg "$A/l8attn/config.json"
 python3 -m qfuse emit --config $cfg --encoding fp16 --batch dynamic \
-  --max-seq 1024 -o "$tmp/l8attn.mlir"
+  --max-seq 2048 -o "$tmp/l8attn.mlir"
 "$new" "$tmp/l8attn.mlir" --batch-sizes=1,64,512 -o "$A/l8attn/new-fp16.qfa"
 "$old" "$tmp/l8attn.mlir" --batch-sizes=1,64,512 -o "$A/l8attn/old-fp16.qfa"
 

@@ -37,11 +37,11 @@ check() {
   echo "check $name (rc $?): $(tail -1 "$out/check-$name.log" | sed 's|.*: 8 steps, ||')"
 }
 
-log "correctness: Llama-3-8B attention shapes, plans 1, 64, 512; a 560-token prompt = chunks of 512 and 64 (48 real)"
-p560=$(ids 3 7 1000 560)
+log "correctness: Llama-3-8B attention shapes, plans 1, 64, 512; a 1072-token prompt = chunks of 512, 512 and 64 (48 real)"
+p1072=$(ids 3 7 1000 1072)
 # The reference decoder runs on the host (one core each): both in parallel.
-check l8attn-new /tmp/l8attn "$A/l8attn/new-fp16.qfa" "$p560" & l8new=$!
-check l8attn-old /tmp/l8attn "$A/l8attn/old-fp16.qfa" "$p560" & l8old=$!
+check l8attn-new /tmp/l8attn "$A/l8attn/new-fp16.qfa" "$p1072" & l8new=$!
+check l8attn-old /tmp/l8attn "$A/l8attn/old-fp16.qfa" "$p1072" & l8old=$!
 
 log "correctness: tiny Llama, plans 1, 32, 128; a 150-token prompt = chunks of 128 and 32 (22 real)"
 p150=$(ids 3 7 1000 150)
