@@ -69,7 +69,7 @@ done
 # of the other slot (SANITIZE=0 skips it).
 cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 if [ "${SANITIZE:-1}" = 1 ] && [ -x "$cs" ]; then
-  log "racecheck: Llama-3-8B attention, plan 512 (2 key tiles), a 100-token prompt"
+  log "racecheck: Llama-3-8B attention, plan 512 (a 100-token prompt padded to 512 rows: up to 8 key tiles a block)"
   timeout 60 "$cs" --tool racecheck --error-exitcode 9 $b/bin/qfuse-model-check \
     --model /tmp/l8attn --artifact "$A/l8attn/new-fp16.qfa" --prompt-ids "$(ids 3 7 1000 100)" \
     --steps 1 > "$out/racecheck-l8attn.log" 2>&1
