@@ -9,6 +9,7 @@
 //   qfuse-model-check --model DIR --artifact tiny-int4.qfa --prompt-ids 1,2,3
 //                     --steps 32 [--tolerance 1e-2] [--identical-tokens]
 //                     [--gpu-weights DIR2] [--dense-reference]
+//                     [--poison-outputs]
 //
 // --dense-reference keeps the checkpoint's dense weights in the reference,
 // so the error measured is the quantization's own; with --gpu-weights the
@@ -84,7 +85,7 @@ struct CheckOptions {
   std::vector<int32_t> prompt;
   int64_t steps = 32;
   double tolerance = 1e-2;
-  bool identicalTokens = false, denseReference = false;
+  bool identicalTokens = false, denseReference = false, poisonOutputs = false;
   std::string gpuWeightsDir;
   int device = 0;
 };
@@ -114,8 +115,38 @@ void addOptions(CLI::App &app, CheckOptions &o) {
   app.add_flag("--dense-reference", o.denseReference,
                "the reference keeps the dense weights (measures the "
                "quantization error)");
+  app.add_flag("--poison-outputs", o.poisonOutputs,
+               "fill every launch and gemm output with NaN before the run, "
+               "so that an output a kernel leaves unwritten shows");
   app.add_option("--json", o.jsonPath, "write the per-step errors here");
   app.add_option("--device", o.device, "CUDA device ordinal")->default_val(0);
+}
+
+/// NaN (0xFF bytes, an f16 NaN) in every buffer a plan's launches (their
+/// `y` and `out` parameters) and gemms write, state buffers aside: the
+/// first run of each plan then reads no stale values, so a row a kernel
+/// leaves unwritten reaches the logits as NaN.
+void poisonOutputs(runtime::Executor &executor, CUstream stream) {
+  const runtime::Artifact &artifact = executor.artifact();
+  for (const runtime::Plan &plan : artifact.plans)
+    for (const runtime::Step &step : plan.steps) {
+      std::vector<std::string> outputs;
+      if (step.kind == runtime::Step::Kind::Gemm)
+        outputs.push_back(step.gemm.y);
+      if (step.kind == runtime::Step::Kind::Launch) {
+        const runtime::Kernel &kernel = artifact.kernels[step.kernelIndex];
+        for (size_t i = 0; i < step.args.size(); ++i) {
+          const std::string &param = kernel.params[i].name;
+          std::string base = param.substr(0, param.find('.'));
+          if (step.args[i].kind == runtime::Arg::Kind::Buffer &&
+              (base == "y" || base == "out"))
+            outputs.push_back(step.args[i].name);
+        }
+      }
+      for (const std::string &name : outputs)
+        if (!artifact.findBuffer(name)->state)
+          executor.buffer(plan.batch, name).fill(0xFF, stream);
+    }
 }
 
 /// The compiled model's greedy generation, keeping every step's logits.
@@ -134,6 +165,8 @@ runtime::Generation runCompiled(const CheckOptions &o,
     runtime::checkModelAgainstConfig(artifact, gpuCheckpoint);
     runtime::loadCheckpoint(executor, gpuCheckpoint, /*threads=*/0);
   }
+  if (o.poisonOutputs)
+    poisonOutputs(executor, stream.get());
   return generator.generate(o.prompt, o.steps, {/*keepLogits=*/true});
 }
 

@@ -3,7 +3,8 @@
 // New key and value rows into the KV cache: the plain form's cache-write
 // launch, the split rotary form's (rotated key rows), and the one-launch
 // rotary form's in-kernel write of the rotated key row, with the chunk
-// rotation they share with the query and the new keys.
+// rotation they share with the query and the new keys, and the query chunk
+// both kernels of the cache read.
 //
 //===----------------------------------------------------------------------===//
 
@@ -155,6 +156,25 @@ SmallVector<Value> attention::rotateChunk(KernelEmitter &e,
     scf::YieldOp::create(b, second);
   }
   return SmallVector<Value>(branch.getResults());
+}
+
+SmallVector<Value> attention::roundToHalf(KernelEmitter &e,
+                                          ArrayRef<Value> values) {
+  SmallVector<Value> out;
+  for (Value v : values)
+    out.push_back(e.extf32(e.truncf16(v)));
+  return out;
+}
+
+SmallVector<Value> attention::queryChunk(KernelEmitter &e, LLVM::GlobalOp rope,
+                                         int64_t d, Value query, Value qHead,
+                                         Value col, Value position) {
+  SmallVector<Value> q = loadHalves(e, query, e.add(qHead, col), kChunk);
+  if (!rope)
+    return q;
+  Value angle =
+      arith::SIToFPOp::create(e.builder(), e.builder().getF64Type(), position);
+  return roundToHalf(e, rotateChunk(e, rope, d, query, qHead, col, q, angle));
 }
 
 void attention::writeRotatedRows(KernelEmitter &e, LLVM::GlobalOp rope,

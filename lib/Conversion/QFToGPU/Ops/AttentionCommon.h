@@ -1,8 +1,9 @@
 //===- AttentionCommon.h - pieces of the qf.attention kernels --*- C++ -*-===//
 //
-// The shape, parameters and constants that the attention kernel
-// (AttentionKernel.cpp) and the KV-cache writes (AttentionCacheWrite.cpp)
-// share; AttentionKernel.cpp's file comment describes the kernels.
+// The shape, parameters and constants that the attention kernels
+// (AttentionKernel.cpp, and AttentionTiled.cpp on the tensor cores) and the
+// KV-cache writes (AttentionCacheWrite.cpp) share; AttentionKernel.cpp's
+// file comment describes the kernels.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +12,9 @@
 
 #include "Ops/OpKernelCommon.h"
 #include "Ops/RopeCommon.h"
+
+#include <cmath>
+#include <optional>
 
 namespace mlir {
 namespace qf {
@@ -26,6 +30,20 @@ constexpr int64_t kChunk = 8;
 /// launch every block rotates all the new keys before its row, work that
 /// grows with the square of the batch (docs/defaults.md).
 constexpr int64_t kRotarySplitFromBatch = 32;
+/// From this batch the attention of the cache (launch 2 of the plain and of
+/// the split rotary form) runs on the tensor cores, where tiledAttend takes
+/// the shape: a block shares each key and value tile among the query rows
+/// of a run and the heads of a kv group (docs/defaults.md).
+constexpr int64_t kTiledFromBatch = 32;
+static_assert(kTiledFromBatch >= kRotarySplitFromBatch,
+              "the tiled kernel reads only the cache: the rotary form must "
+              "be split from its batch");
+
+/// log2(e) / sqrt(D): scores scaled by it are in the base-2 exponent domain,
+/// so that exp is one ex2.
+inline double scoreScale(int64_t d) {
+  return 1.4426950408889634 / std::sqrt(static_cast<double>(d));
+}
 
 struct AttentionShape {
   int64_t heads, kvHeads, d, seq, kvWidth;
@@ -57,6 +75,25 @@ OpLaunch cacheWrite(AttentionOp op, OpKernelContext &context,
 OpLaunch rotaryCacheWrite(AttentionOp op, OpKernelContext &context,
                           const AttentionShape &s, const RopeParams &rope,
                           int64_t batch);
+
+/// Launch 2 of the plain form (`rope` null) or of the split rotary form on
+/// the tensor cores (AttentionTiled.cpp), or std::nullopt where it cannot
+/// take the shape or the target: the caller then keeps the CUDA-core kernel.
+std::optional<OpLaunch> tiledAttend(AttentionOp op, OpKernelContext &context,
+                                    const AttentionShape &s, int64_t batch,
+                                    const RopeParams *rope);
+
+/// f32 -> f16 -> f32: the rounding an f16 result has.
+SmallVector<Value> roundToHalf(KernelEmitter &e, ArrayRef<Value> values);
+
+/// The query chunk of 8 halves at column `col` (i32) of the head starting
+/// at element `qHead` of `query`, as f32 values: with a `rope` table,
+/// rotated by `position` (i32) and rounded to f16 (rotateChunk), as the
+/// separate rotary kernel's result would be; raw without one. Both
+/// attention kernels of the cache read their query through it.
+SmallVector<Value> queryChunk(KernelEmitter &e, LLVM::GlobalOp rope, int64_t d,
+                              Value query, Value qHead, Value col,
+                              Value position);
 
 /// Rotates the chunk of 8 elements at column `col` (i32, a multiple of 8)
 /// of the head starting at element `head` of `x`, whose values are `own`,

@@ -73,6 +73,11 @@
 //      chunk rotated by positions[m] as above. It reads rows [0, n) of the
 //      cache, so positions need not be consecutive.
 //
+//    Tiled form (batch >= kTiledFromBatch, D = 64 or 128): launch 2 of
+//    the plain and the split rotary form is qf_attention_tiled_*
+//    (AttentionTiled.cpp), a block per (kv head, run of rows) on the tensor
+//    cores; other shapes keep the kernel above.
+//
 //    Why not a split over the sequence (flash-decoding): it needs a
 //    workspace for the partial results, which launch records cannot name
 //    yet. At decode (M = 1) this kernel has H blocks (one SM each)
@@ -86,7 +91,6 @@
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
-#include <cmath>
 #include <limits>
 
 using namespace mlir;
@@ -103,14 +107,6 @@ SmallVector<Value> unpack(KernelEmitter &e, Value raw) {
     out.push_back(e.extf32(e.extract(pair, 0)));
     out.push_back(e.extf32(e.extract(pair, 1)));
   }
-  return out;
-}
-
-/// f32 -> f16 -> f32: the rounding the separate rotary's f16 result has.
-SmallVector<Value> roundToHalf(KernelEmitter &e, ArrayRef<Value> values) {
-  SmallVector<Value> out;
-  for (Value v : values)
-    out.push_back(e.extf32(e.truncf16(v)));
   return out;
 }
 
@@ -396,7 +392,6 @@ void buildAttention(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
   Value pos = e.loadRO(
       e.i32(), e.gepBytes(args.positions, e.mul(e.zext64(m), e.c64(4))), 4);
   Value posInRange = e.ult(pos, e.c32(s.seq));
-  Type f64 = b.getF64Type();
 
   // Rotary form, part 1. No block of this launch reads the rows it writes
   // from the cache (they come from the operands, below).
@@ -420,14 +415,13 @@ void buildAttention(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
   }
 
   // q chunk, pre-scaled into the base-2 exponent domain.
-  double qScale = 1.4426950408889634 / std::sqrt(static_cast<double>(s.d));
   Value qHead = e.mul(e.add(e.mul(m, e.c32(s.heads)), h), e.c32(s.d));
-  SmallVector<Value> q = loadHalves(e, args.query, e.add(qHead, col), kChunk);
-  if (form != AttentionForm::Plain)
-    q = roundToHalf(e, rotateChunk(e, rope, s.d, args.query, qHead, col, q,
-                                   arith::SIToFPOp::create(b, f64, pos)));
+  LLVM::GlobalOp queryRope =
+      form == AttentionForm::Plain ? LLVM::GlobalOp() : rope;
+  SmallVector<Value> q =
+      queryChunk(e, queryRope, s.d, args.query, qHead, col, pos);
   for (Value &v : q)
-    v = e.fmul(v, e.cf32(qScale));
+    v = e.fmul(v, e.cf32(scoreScale(s.d)));
 
   Value negInf = e.cf32(-std::numeric_limits<double>::infinity());
   SmallVector<Value> state = attendCache(e, args, s, t, q, nCache, negInf);
@@ -544,15 +538,24 @@ qf::lowerAttention(AttentionOp op, OpKernelContext &context, int64_t batch) {
     return op.emitOpError() << "a cache of " << s.seq << " x " << s.kvWidth
                             << " elements overflows the kernel's i32 index",
            failure();
+  // Launch 2 of the plain and split forms: on the tensor cores where the
+  // tiled kernel takes the shape, else the kernel above.
+  auto cacheAttention = [&](const RopeParams *rope) {
+    if (batch >= kTiledFromBatch)
+      if (std::optional<OpLaunch> tiled =
+              tiledAttend(op, context, s, batch, rope))
+        return *tiled;
+    return attend(op, context, s, batch, rope);
+  };
   if (std::optional<RopeParams> rope = ropeParams(op)) {
     if (failed(checkRope(op, *rope)))
       return failure();
     if (batch >= kRotarySplitFromBatch)
       return SmallVector<OpLaunch>{
           rotaryCacheWrite(op, context, s, *rope, batch),
-          attend(op, context, s, batch, &*rope)};
+          cacheAttention(&*rope)};
     return SmallVector<OpLaunch>{rotaryAttend(op, context, s, *rope, batch)};
   }
   return SmallVector<OpLaunch>{cacheWrite(op, context, s, batch),
-                               attend(op, context, s, batch)};
+                               cacheAttention(nullptr)};
 }
