@@ -31,7 +31,11 @@ class GenerateCommand(TempDirTestCase):
                       "--batch-sizes 1,8)", proc.stderr)
         self.assertIn(f"qfuse generate: wrote {artifact}", proc.stderr)
         self.assertTrue(os.path.isfile(artifact))
-        self.assertEqual(sorted(os.listdir(model)), ["config.json", "qfuse-int4-g128.qfa"])
+        # The model artifact and its round-to-nearest kernels for loading
+        # an fp16 checkpoint (docs/quantize-at-load.md).
+        self.assertEqual(sorted(os.listdir(model)),
+                         ["config.json", "qfuse-int4-g128.qfa",
+                          "qfuse-int4-g128.quantize.qfa"])
         self.assertNotIn("Traceback", proc.stderr)
         # The whole model (its 'model' dictionary, docs/decode-model.md).
         with open(artifact) as f:
