@@ -10,7 +10,7 @@
 #      /tmp/l8b unless it is there;
 #   4. times `qfuse-run --model /tmp/l8b --encoding int4-g128` binding it
 #      into the int4-g128 artifact with round-to-nearest on the host
-#      (--rtn host) and on the GPU (the default), then runs --rtn check
+#      (--rtn host, the default) and on the GPU (--rtn device), then runs --rtn check
 #      (both, every weight's bytes compared) and compares the generated
 #      tokens of the two timed runs.
 #
@@ -70,7 +70,7 @@ PY
     grep -E "quantize-at-load|bound in|tokens:|Elapsed|error|rc=" "$res/$name.log"
   }
   bind host --rtn host
-  bind device
+  bind device --rtn device
   bind check --rtn check
   python3 - "$res" <<'PY' | tee "$res/summary.txt"
 import json, os, sys

@@ -4,29 +4,17 @@
 // two launches instead of one. Batch 16 keeps the one-launch form; at
 // batch 32 the first launch, grid (kv heads, M) of 32 threads, writes the
 // rotated key rows and the value rows into the caches (it reads key, value
-// and positions and writes both caches), and the second attends the cache
-// with its query rotated: on the tensor cores at head_dim 128
-// (attention-tiled.mlir), on the CUDA cores at head_dim 256, which the
-// tiled kernel does not take: grid (heads, M), 512 threads, reading the
-// query, both caches (read only) and the positions.
+// and positions and writes both caches), and the second is the plain
+// attention kernel with its query rotated: grid (heads, M), 512 threads,
+// reading the query, both caches (read only) and the positions.
 // CHECK-LABEL: func.func @llama3_8b
 // CHECK: qf.attention {{.*}}qf.launches = [
 // CHECK-SAME: #qf.launch<{{.*}}batch = 16, block = [512, 1, 1], {{.*}}grid = [32, 16, 1], kernel = @qf_kernels::@qf_rotary_attention_h32_kv8_d128_s4096_t500000_llama3_f8_lo1_hi4_o8192,
 // CHECK-SAME: #qf.launch<args = [#qf.arg<operand 1>, #qf.arg<operand 2>, #qf.arg<operand 3>, #qf.arg<operand 4>, #qf.arg<operand 5>], batch = 32, block = [32, 1, 1], dynamic_shared_bytes = 0, grid = [8, 32, 1], kernel = @qf_kernels::@qf_rotary_kv_cache_write_kv8_d128_s4096_t500000_llama3_f8_lo1_hi4_o8192, params = ["key", "value", "key_cache", "value_cache", "positions"], shared_bytes = 0>,
-// CHECK-SAME: #qf.launch<{{.*}}batch = 32, {{.*}}kernel = @qf_kernels::@qf_attention_tiled_rotated_query_h32_kv8_d128_s4096_t500000_llama3_f8_lo1_hi4_o8192,
+// CHECK-SAME: #qf.launch<args = [#qf.arg<operand 0>, #qf.arg<operand 3>, #qf.arg<operand 4>, #qf.arg<operand 5>, #qf.arg<result 0>], batch = 32, block = [512, 1, 1], dynamic_shared_bytes = 0, grid = [32, 32, 1], kernel = @qf_kernels::@qf_attention_rotated_query_h32_kv8_d128_s4096_t500000_llama3_f8_lo1_hi4_o8192, params = ["query", "key_cache", "value_cache", "positions", "out"], shared_bytes = 8320>]
 func.func @llama3_8b(%q: tensor<?x4096xf16>, %k: tensor<?x1024xf16>, %v: tensor<?x1024xf16>, %kc: tensor<4096x1024xf16>, %vc: tensor<4096x1024xf16>, %pos: tensor<?xi32>) -> (tensor<?x4096xf16>, tensor<4096x1024xf16>, tensor<4096x1024xf16>) {
   %o, %kc1, %vc1 = qf.attention %q, %k, %v, %kc, %vc, %pos {num_heads = 32 : i64, num_kv_heads = 8 : i64, head_dim = 128 : i64, rope_theta = 500000.0 : f64, scaling_factor = 8.0 : f64, low_freq_factor = 1.0 : f64, high_freq_factor = 4.0 : f64, original_max_position = 8192 : i64} : (tensor<?x4096xf16>, tensor<?x1024xf16>, tensor<?x1024xf16>, tensor<4096x1024xf16>, tensor<4096x1024xf16>, tensor<?xi32>) -> (tensor<?x4096xf16>, tensor<4096x1024xf16>, tensor<4096x1024xf16>)
   return %o, %kc1, %vc1 : tensor<?x4096xf16>, tensor<4096x1024xf16>, tensor<4096x1024xf16>
-}
-
-// CHECK-LABEL: func.func @head_dim_256
-// CHECK: qf.attention {{.*}}qf.launches = [
-// CHECK-SAME: #qf.launch<{{.*}}batch = 16, {{.*}}kernel = @qf_kernels::@qf_rotary_attention_h8_kv4_d256_s1024_t10000,
-// CHECK-SAME: #qf.launch<{{.*}}batch = 32, block = [64, 1, 1], dynamic_shared_bytes = 0, grid = [4, 32, 1], kernel = @qf_kernels::@qf_rotary_kv_cache_write_kv4_d256_s1024_t10000,
-// CHECK-SAME: #qf.launch<args = [#qf.arg<operand 0>, #qf.arg<operand 3>, #qf.arg<operand 4>, #qf.arg<operand 5>, #qf.arg<result 0>], batch = 32, block = [512, 1, 1], dynamic_shared_bytes = 0, grid = [8, 32, 1], kernel = @qf_kernels::@qf_attention_rotated_query_h8_kv4_d256_s1024_t10000, params = ["query", "key_cache", "value_cache", "positions", "out"], shared_bytes = 16512>]
-func.func @head_dim_256(%q: tensor<?x2048xf16>, %k: tensor<?x1024xf16>, %v: tensor<?x1024xf16>, %kc: tensor<1024x1024xf16>, %vc: tensor<1024x1024xf16>, %pos: tensor<?xi32>) -> (tensor<?x2048xf16>, tensor<1024x1024xf16>, tensor<1024x1024xf16>) {
-  %o, %kc1, %vc1 = qf.attention %q, %k, %v, %kc, %vc, %pos {num_heads = 8 : i64, num_kv_heads = 4 : i64, head_dim = 256 : i64, rope_theta = 10000.0 : f64} : (tensor<?x2048xf16>, tensor<?x1024xf16>, tensor<?x1024xf16>, tensor<1024x1024xf16>, tensor<1024x1024xf16>, tensor<?xi32>) -> (tensor<?x2048xf16>, tensor<1024x1024xf16>, tensor<1024x1024xf16>)
-  return %o, %kc1, %vc1 : tensor<?x2048xf16>, tensor<1024x1024xf16>, tensor<1024x1024xf16>
 }
 
 // The cache write: block (kv head, m) reads positions[m], rotates the key
@@ -46,7 +34,7 @@ func.func @head_dim_256(%q: tensor<?x2048xf16>, %k: tensor<?x1024xf16>, %v: tens
 // The attention: the query chunk rotated by positions[m], then the cache
 // rows stream in 16-byte invariant loads (no positions contract: no
 // nctaid.y loop, no new rows from the operands).
-// CHECK-LABEL: llvm.func @qf_attention_rotated_query_h8_kv4_d256_s1024_t10000(
+// CHECK-LABEL: llvm.func @qf_attention_rotated_query_h32_kv8_d128_s4096_t500000_llama3_f8_lo1_hi4_o8192(
 // CHECK-SAME: %{{.*}}: !llvm.ptr<1> {llvm.noalias, llvm.readonly}, %{{.*}}: !llvm.ptr<1> {llvm.noalias, llvm.readonly}, %{{.*}}: !llvm.ptr<1> {llvm.noalias, llvm.readonly}, %{{.*}}: !llvm.ptr<1> {llvm.noalias, llvm.readonly}, %{{.*}}: !llvm.ptr<1> {llvm.noalias})
 // CHECK-SAME: nvvm.maxntid = array<i32: 512, 1, 1>
 // CHECK-NOT: nctaid.y

@@ -82,6 +82,9 @@ OpLaunch rotaryCacheWrite(AttentionOp op, OpKernelContext &context,
 std::optional<OpLaunch> tiledAttend(AttentionOp op, OpKernelContext &context,
                                     const AttentionShape &s, int64_t batch,
                                     const RopeParams *rope);
+/// Whether the tiled kernel may be chosen (`--qf-tiled-attention`): off
+/// until it has passed its GPU check (bench/prefill-attention).
+bool tiledAttentionEnabled();
 
 /// f32 -> f16 -> f32: the rounding an f16 result has.
 SmallVector<Value> roundToHalf(KernelEmitter &e, ArrayRef<Value> values);

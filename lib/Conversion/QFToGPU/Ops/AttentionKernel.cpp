@@ -541,7 +541,7 @@ qf::lowerAttention(AttentionOp op, OpKernelContext &context, int64_t batch) {
   // Launch 2 of the plain and split forms: on the tensor cores where the
   // tiled kernel takes the shape, else the kernel above.
   auto cacheAttention = [&](const RopeParams *rope) {
-    if (batch >= kTiledFromBatch)
+    if (tiledAttentionEnabled() && batch >= kTiledFromBatch)
       if (std::optional<OpLaunch> tiled =
               tiledAttend(op, context, s, batch, rope))
         return *tiled;

@@ -58,6 +58,7 @@
 #include "Common/KernelCommon.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/Support/CommandLine.h"
 
 #include <algorithm>
 #include <array>
@@ -66,6 +67,18 @@
 using namespace mlir;
 using namespace mlir::qf;
 using namespace mlir::qf::attention;
+
+// Off by default until the kernel has run against the reference decoder on
+// a GPU (bench/prefill-attention/README.md).
+static llvm::cl::opt<bool> tiledAttentionOption(
+    "qf-tiled-attention",
+    llvm::cl::desc("attention of the cache from batch 32 on the tensor cores "
+                   "(a tiled mma.sync kernel; not yet checked on a GPU)"),
+    llvm::cl::init(false));
+
+bool mlir::qf::attention::tiledAttentionEnabled() {
+  return tiledAttentionOption;
+}
 
 namespace {
 
