@@ -27,6 +27,7 @@
 #include "qfuse/Conversion/Passes.h"
 #include "qfuse/Conversion/QFToCPU.h"
 
+#include "CPUReferenceAttr.h"
 #include "QuantizeReference.h"
 #include "qfuse/Conversion/WeightDecoder.h"
 #include "qfuse/Dialect/QF/IR/FormatBridge.h"
@@ -436,19 +437,7 @@ struct QFToCPUPass : public qf::impl::QFToCPUBase<QFToCPUPass> {
       SmallVector<std::string> params = builder.build(op.getLoc());
       it = emitted.try_emplace(key, name, std::move(params)).first;
     }
-    OpBuilder b(op.getContext());
-    SmallVector<Attribute> params;
-    for (const std::string &p : it->second.second)
-      params.push_back(b.getStringAttr(p));
-    op->setAttr(kCPUReferenceAttrName,
-                b.getDictionaryAttr({
-                    b.getNamedAttr("function",
-                                   SymbolRefAttr::get(
-                                       b.getStringAttr(kCPUModuleName),
-                                       {FlatSymbolRefAttr::get(b.getStringAttr(
-                                           it->second.first))})),
-                    b.getNamedAttr("params", b.getArrayAttr(params)),
-                }));
+    setCPUReference(op, it->second.first, it->second.second);
     return success();
   }
 };

@@ -19,6 +19,8 @@
 
 #include "QuantizeReference.h"
 
+#include "CPUReferenceAttr.h"
+
 #include "qfuse/Conversion/QFToCPU.h"
 #include "qfuse/Conversion/WeightQuantizer.h"
 #include "qfuse/Dialect/QF/IR/FormatBridge.h"
@@ -107,18 +109,6 @@ LogicalResult mlir::qf::lowerQuantizeToCPU(QuantizeOp op, ModuleOp cpuModule,
     buildFunction(cpuModule, op.getLoc(), name, enc, k, inputType, params);
     it = emitted.byKey.try_emplace(key, name, std::move(params)).first;
   }
-  OpBuilder b(op.getContext());
-  SmallVector<Attribute> params;
-  for (const std::string &p : it->second.second)
-    params.push_back(b.getStringAttr(p));
-  op->setAttr(kCPUReferenceAttrName,
-              b.getDictionaryAttr({
-                  b.getNamedAttr("function",
-                                 SymbolRefAttr::get(
-                                     b.getStringAttr(kCPUModuleName),
-                                     {FlatSymbolRefAttr::get(
-                                         b.getStringAttr(it->second.first))})),
-                  b.getNamedAttr("params", b.getArrayAttr(params)),
-              }));
+  setCPUReference(op, it->second.first, it->second.second);
   return success();
 }

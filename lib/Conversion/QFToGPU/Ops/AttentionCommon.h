@@ -49,6 +49,12 @@ struct AttentionShape {
   int64_t heads, kvHeads, d, seq, kvWidth;
 };
 
+/// "h<heads>_kv<kvHeads>_d<d>_s<seq>": the shape's part of kernel names.
+inline std::string shapeKey(const AttentionShape &s) {
+  return "h" + std::to_string(s.heads) + "_kv" + std::to_string(s.kvHeads) +
+         "_d" + std::to_string(s.d) + "_s" + std::to_string(s.seq);
+}
+
 /// The kernel parameters buildAttention reads. `key` and `value` are the
 /// op's new rows, set only in the rotary form (which also writes the
 /// caches).

@@ -438,9 +438,7 @@ void buildAttention(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
 OpLaunch attend(AttentionOp op, OpKernelContext &context,
                 const AttentionShape &s, int64_t batch,
                 const RopeParams *rope = nullptr) {
-  std::string shape = "h" + std::to_string(s.heads) + "_kv" +
-                      std::to_string(s.kvHeads) + "_d" + std::to_string(s.d) +
-                      "_s" + std::to_string(s.seq);
+  std::string shape = shapeKey(s);
   std::string name = rope ? "qf_attention_rotated_query_" + shape + "_" +
                                 ropeKey(*rope)
                           : "qf_attention_" + shape;

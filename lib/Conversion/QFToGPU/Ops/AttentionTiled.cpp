@@ -557,9 +557,7 @@ std::optional<OpLaunch> attention::tiledAttend(AttentionOp op,
       target.getSmVersion() < 80 ||
       l.totalBytes() > target.getMaxSharedPerBlock())
     return std::nullopt;
-  std::string shape = "h" + std::to_string(s.heads) + "_kv" +
-                      std::to_string(s.kvHeads) + "_d" + std::to_string(s.d) +
-                      "_s" + std::to_string(s.seq);
+  std::string shape = shapeKey(s);
   std::string name =
       rope ? "qf_attention_tiled_rotated_query_" + shape + "_" + ropeKey(*rope)
            : "qf_attention_tiled_" + shape;
