@@ -1,4 +1,4 @@
-// RUN: qfuse-opt %s -split-input-file --qf-choose-layout --qf-to-gpu="batch-sizes=16" -verify-diagnostics | FileCheck %s
+// RUN: qfuse-opt %s -split-input-file --qf-choose-layout --qf-to-gpu="batch-sizes=16" -verify-diagnostics --qf-mma-sp-meta-per-tile=false | FileCheck %s
 // RUN: qfuse-opt %s -split-input-file --qf-choose-layout --qf-to-gpu="batch-sizes=16" -verify-diagnostics --qf-mma-sp-meta-per-tile | FileCheck %s --check-prefix=PERTILE
 
 // 2:4 weights past the matvec run mma.sp.m16n8k32: qf-choose-layout gives

@@ -1,11 +1,11 @@
 // REQUIRES: ptxas
-// RUN: qfuse-compile %S/Inputs/sparse24-formats.mlir --emit=ptx --batch-sizes=9,16,64,128 -o %t.ptx
+// RUN: qfuse-compile %S/Inputs/sparse24-formats.mlir --qf-mma-sp-meta-per-tile=false --emit=ptx --batch-sizes=9,16,64,128 -o %t.ptx
 // RUN: FileCheck %s < %t.ptx
 // RUN: not grep -q "\.local" %t.ptx
 // RUN: %ptxas -arch=sm_90 -v %t.ptx -o %t.cubin 2>&1 | awk '/Function properties for/ { f = $NF } /spill stores/ && $5 != 0 { print f ": " $0 }' | FileCheck %s --check-prefix=SPILLS --allow-empty
-// RUN: qfuse-compile %S/Inputs/sparse24-formats.mlir --emit=ptx --chip=sm_80 --features=+ptx80 --batch-sizes=9,64,128 -o %t80.ptx 2>&1 | FileCheck %s --check-prefix=SM80
+// RUN: qfuse-compile %S/Inputs/sparse24-formats.mlir --qf-mma-sp-meta-per-tile=false --emit=ptx --chip=sm_80 --features=+ptx80 --batch-sizes=9,64,128 -o %t80.ptx 2>&1 | FileCheck %s --check-prefix=SM80
 // RUN: %ptxas -arch=sm_80 -v %t80.ptx -o %t80.cubin 2>&1 | awk '/Function properties for/ { f = $NF } /spill stores/ && $5 != 0 { print f ": " $0 }' | FileCheck %s --check-prefix=SPILLS --allow-empty
-// RUN: qfuse-compile %S/Inputs/sparse24-formats.mlir --emit=ptx --chip=sm_90a --batch-sizes=128,512 -o %t90a.ptx
+// RUN: qfuse-compile %S/Inputs/sparse24-formats.mlir --qf-mma-sp-meta-per-tile=false --emit=ptx --chip=sm_90a --batch-sizes=128,512 -o %t90a.ptx
 // RUN: %ptxas -arch=sm_90a %t90a.ptx -o %t90a.cubin
 // RUN: FileCheck %s --check-prefix=SM90A < %t90a.ptx
 // Batches 1 to 512 (matvec, mma.sp, fallback) assemble for every target:

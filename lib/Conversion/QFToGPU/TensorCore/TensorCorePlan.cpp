@@ -16,15 +16,16 @@ using namespace mlir::qf::tensor_core;
 
 using ErrorFn = function_ref<InFlightDiagnostic()>;
 
-// Sparsity selector 1 lets both m16 tiles of a slab share one metadata
-// word per lane; this switches to selector 0 and a shuffle, should a GPU
-// disagree.
+// Sparsity selector 1 would let both m16 tiles of a slab share one
+// metadata word per lane; it has not run on a GPU yet, so by default both
+// tiles read with selector 0 (the form earlier mma.sp kernels ran) and a
+// shuffle; =false takes selectors 0 and 1.
 static llvm::cl::opt<bool> sparseMetaPerTile(
     "qf-mma-sp-meta-per-tile",
     llvm::cl::desc("2:4 on mma.sp: read both m16 tiles' metadata with "
-                   "sparsity selector 0 (one shuffle per k slab) instead of "
-                   "selectors 0 and 1"),
-    llvm::cl::init(false));
+                   "sparsity selector 0 (one shuffle per k slab; default) "
+                   "instead of selectors 0 and 1 (=false)"),
+    llvm::cl::init(true));
 
 /// Checks 2:4 weights against mma.sp, whose sparse A fragments are decoded
 /// from the 2:4 fragment layout (SparseMmaLayout.h).
