@@ -45,6 +45,15 @@ func.func @unsupported_sparsity_1_4_only_2() {
 
 // -----
 
+// A splat table of 2^31 values is refused before its values are read.
+func.func @codebook_table_too_large() {
+  // expected-error@+1 {{a codebook table holds at most 256 values (2^bits, bits <= 8), got 2147483648}}
+  %0 = qf.weight_ref "w" : !qf.weight<64x256, #qf.enc<codebook, bits = 7, table = dense<0.125> : tensor<2147483648xf16>, group = 128, scale = f16>>
+  return
+}
+
+// -----
+
 func.func @codebook_table_must_be_a_dense() {
   // expected-error@+1 {{codebook table must be a dense floating-point tensor (dense<[...]> : tensor<Nxf16>) or a name ("name" : f16)}}
   %0 = qf.weight_ref "w" : !qf.weight<64x64, #qf.enc<codebook, bits = 2, table = dense<[0, 1, 2, 3]> : tensor<4xi8>, per_channel, scale = f16>>

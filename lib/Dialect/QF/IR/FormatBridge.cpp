@@ -41,6 +41,13 @@ FailureOr<format::Encoding> mlir::qf::toFormatEncoding(
   enc.indexBits = indexBits;
   if (table) {
     auto type = cast<ShapedType>(table.getType());
+    // Checked before the values are read: a splat of 2^31 elements is one
+    // value in the IR but billions in a loop.
+    if (type.getNumElements() > 256)
+      return emitError() << "a codebook table holds at most 256 values "
+                            "(2^bits, bits <= 8), got "
+                         << type.getNumElements(),
+             failure();
     enc.hasInlineTable = true;
     enc.tableShape.assign(type.getShape().begin(), type.getShape().end());
     for (const APFloat &v : table.getValues<APFloat>())
