@@ -19,9 +19,11 @@ root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
 out="$(mkdir -p "${1:-build-tiled}" && cd "${1:-build-tiled}" && pwd)"
 new=${NEW_COMPILE:-$root/build/bin/qfuse-compile}
-# The tiled kernel is behind --qf-tiled-attention: without it the same
+# The tiled kernel is the default: with --qf-tiled-attention=false the same
 # compiler gives the CUDA-core kernel (OLD_COMPILE may name another build).
 old=${OLD_COMPILE:-$new}
+oldflags=--qf-tiled-attention=false
+[ -n "${OLD_COMPILE:-}" ] && oldflags=
 synthetic=${SYNTHETIC_MODEL:-$root/build/bin/qfuse-synthetic-model}
 export PYTHONPATH=$root/python-frontend
 A=$out/art
@@ -33,8 +35,8 @@ trap 'rm -rf "$tmp"' EXIT
 python3 -m qfuse emit --config examples/configs/llama3-8b.json --encoding fp16 \
   --batch dynamic -o "$tmp/l8.mlir"
 for n in 32 64 512; do
-  "$new" --qf-tiled-attention "$tmp/l8.mlir" --batch-sizes=1,$n --chip=sm_90 -o "$A/prof/new-$n.qfa"
-  "$old" "$tmp/l8.mlir" --batch-sizes=1,$n --chip=sm_90 -o "$A/prof/old-$n.qfa"
+  "$new" "$tmp/l8.mlir" --batch-sizes=1,$n --chip=sm_90 -o "$A/prof/new-$n.qfa"
+  "$old" $oldflags "$tmp/l8.mlir" --batch-sizes=1,$n --chip=sm_90 -o "$A/prof/old-$n.qfa"
 done
 
 # The tiny Llama's config.json, exactly as run.sh writes the model there.
@@ -43,16 +45,16 @@ cp "$tmp/tiny/config.json" "$A/tiny-llama/"
 for enc in fp16 int4-g128; do
   python3 -m qfuse emit --config "$A/tiny-llama/config.json" --encoding $enc \
     --batch dynamic --max-seq 256 -o "$tmp/tiny-$enc.mlir"
-  "$new" --qf-tiled-attention "$tmp/tiny-$enc.mlir" --batch-sizes=1,32,128 -o "$A/tiny-llama/new-$enc.qfa"
-  "$old" "$tmp/tiny-$enc.mlir" --batch-sizes=1,32,128 -o "$A/tiny-llama/old-$enc.qfa"
+  "$new" "$tmp/tiny-$enc.mlir" --batch-sizes=1,32,128 -o "$A/tiny-llama/new-$enc.qfa"
+  "$old" $oldflags "$tmp/tiny-$enc.mlir" --batch-sizes=1,32,128 -o "$A/tiny-llama/old-$enc.qfa"
 done
 
 cfg=bench/prefill-attention/llama3-8b-attention.json
 cp $cfg "$A/l8attn/config.json"
 python3 -m qfuse emit --config $cfg --encoding fp16 --batch dynamic \
   --max-seq 2048 -o "$tmp/l8attn.mlir"
-"$new" --qf-tiled-attention "$tmp/l8attn.mlir" --batch-sizes=1,64,512 -o "$A/l8attn/new-fp16.qfa"
-"$old" "$tmp/l8attn.mlir" --batch-sizes=1,64,512 -o "$A/l8attn/old-fp16.qfa"
+"$new" "$tmp/l8attn.mlir" --batch-sizes=1,64,512 -o "$A/l8attn/new-fp16.qfa"
+"$old" $oldflags "$tmp/l8attn.mlir" --batch-sizes=1,64,512 -o "$A/l8attn/old-fp16.qfa"
 
 # What each artifact attends with: the tiled kernel only in the new ones.
 for f in "$A"/*/*.qfa; do

@@ -24,20 +24,22 @@
 #
 #   bench/sparse24/make-artifacts.sh [build dir, default build] [OUT]
 #
-# MMA_SP_FLAGS (e.g. --qf-mma-sp-meta-per-tile) is passed to every compile.
+# MMA_SP_FLAGS (e.g. --qf-mma-sp-meta-per-tile) is passed to every compile;
+# SHAPES, FORMATS and BATCHES replace the defaults below, and NO_MMA=1
+# leaves out the -mma variants (a shorter round).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 build="${1:-build}"
 out="${2:-build-sparse24}"
 compile="$build/bin/qfuse-compile"
-batches="1,2,4,8,16,32,64,128,512"
-small_batches="1,2,4,8,16,32,64"
-large_batches="128,512"
+batches="${BATCHES:-1,2,4,8,16,32,64,128,512}"
+small_batches="$(echo "$batches" | tr , '\n' | awk '$1 <= 64' | paste -sd,)"
+large_batches="$(echo "$batches" | tr , '\n' | awk '$1 > 64' | paste -sd,)"
 # N x K: Llama-3-8B's, and two shapes of models nothing is tuned on, the
 # down projections of Qwen2.5-14B (5120 x 13824) and Qwen2.5-7B
 # (3584 x 18944).
-shapes="4096x4096 4096x14336 14336x4096 1024x4096 5120x13824 3584x18944"
-formats="sp-f16 sp-int4 sp-uint4 sp-int8 int4"
+shapes="${SHAPES:-4096x4096 4096x14336 14336x4096 1024x4096 5120x13824 3584x18944}"
+formats="${FORMATS:-sp-f16 sp-int4 sp-uint4 sp-int8 int4}"
 [ -x "$compile" ] || { echo "no $compile" >&2; exit 1; }
 rm -rf "$out"
 mkdir -p "$out/artifacts"
@@ -78,7 +80,7 @@ IR
     { echo "== $name"; $cmd 2>&1 | grep -E "remark: M = " | sed 's/^.*remark: //' || true; } >> "$out/compile.log"
     [ -f "$out/artifacts/$name.qfa" ] || { echo "FAILED $name" >&2; exit 1; }
     artifacts="$artifacts --artifact artifacts/$name.qfa"
-    [ "$fmt" = int4 ] && continue
+    [ "$fmt" = int4 ] || [ -n "${NO_MMA:-}" ] && continue
     # The same weight on mma.sp at batches 1-8: the tiling chosen at 16.
     tiling="$($compile "$out/artifacts/$name.mlir" --batch-sizes=16 --emit=mlir -o - 2>/dev/null |
       grep -o '#qf.tiling<mma[^>]*>' | head -1 | sed 's/^#qf.tiling<//; s/>$//')"
@@ -102,9 +104,9 @@ PY
     echo "check-${n}x${k}$artifacts --batch $batches$(gemms "$batches" "$n" "$k") --check" >> "$out/runs.txt"
   else
     echo "check-${n}x${k}$artifacts --batch $small_batches$(gemms "$small_batches" "$n" "$k") --check" >> "$out/runs.txt"
-    echo "time-${n}x${k}$artifacts --batch $large_batches$(gemms "$large_batches" "$n" "$k") --placeholder-weights" >> "$out/runs.txt"
+    [ -z "$large_batches" ] || echo "time-${n}x${k}$artifacts --batch $large_batches$(gemms "$large_batches" "$n" "$k") --placeholder-weights" >> "$out/runs.txt"
   fi
-  echo "mma-${n}x${k}$mmas --artifact artifacts/int4-${n}x${k}.qfa --batch 1,2,4,8$(gemms 1,2,4,8 "$n" "$k") --check" >> "$out/runs.txt"
+  [ -n "${NO_MMA:-}" ] || echo "mma-${n}x${k}$mmas --artifact artifacts/int4-${n}x${k}.qfa --batch 1,2,4,8$(gemms 1,2,4,8 "$n" "$k") --check" >> "$out/runs.txt"
 done
 cp "$here/run.sh" "$here/summarize.py" "$out/"
 echo "make-artifacts: $(wc -l < "$out/runs.txt") runs, $(du -sh "$out" | cut -f1) in $out"

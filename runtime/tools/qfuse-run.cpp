@@ -300,7 +300,7 @@ struct RunOptions {
   bool hostSampling = false;
   bool fp16 = false;
   std::string savePacked;
-  std::string rtn = "host";
+  std::string rtn = "device";
 };
 
 void addOptions(CLI::App &app, RunOptions &o) {
@@ -362,9 +362,9 @@ void addOptions(CLI::App &app, RunOptions &o) {
                  "(int4-g128, nvfp4, fp16, or an #qf.enc body)");
   app.add_option("--json", o.jsonPath, "write the results as JSON here");
   app.add_option("--device", o.device, "CUDA device ordinal")->default_val(0);
-  app.add_option("--rtn", o.rtn, "round a dense checkpoint on the host "
-                 "(default), the device (not yet checked on a GPU), or both "
-                 "and check (docs/quantize-at-load.md)")
+  app.add_option("--rtn", o.rtn, "round a dense checkpoint on the device "
+                 "(default; weights without a kernel go to the host), the "
+                 "host, or both and check (docs/quantize-at-load.md)")
       ->check(CLI::IsMember({"device", "host", "check"}));
   app.add_option("--threads", o.threads,
                  "threads quantizing the weights (default: every core)");

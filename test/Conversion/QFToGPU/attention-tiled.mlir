@@ -1,10 +1,9 @@
-// RUN: qfuse-opt %s --qf-tiled-attention --qf-to-gpu="chip=sm_90 batch-sizes=16,32,512" | FileCheck %s
-// RUN: qfuse-opt %s --qf-tiled-attention --qf-to-gpu="chip=sm_80 batch-sizes=512" | FileCheck %s --check-prefix=SM80
-// RUN: qfuse-opt %s --qf-to-gpu="chip=sm_90 batch-sizes=512" | FileCheck %s --check-prefix=DEFAULT
+// RUN: qfuse-opt %s --qf-to-gpu="chip=sm_90 batch-sizes=16,32,512" | FileCheck %s
+// RUN: qfuse-opt %s --qf-to-gpu="chip=sm_80 batch-sizes=512" | FileCheck %s --check-prefix=SM80
+// RUN: qfuse-opt %s --qf-tiled-attention=false --qf-to-gpu="chip=sm_90 batch-sizes=512" | FileCheck %s --check-prefix=OFF
 
-// Without --qf-tiled-attention (the default until the kernel has passed its
-// GPU check) every batch keeps the CUDA-core kernel.
-// DEFAULT-NOT: qf_attention_tiled
+// With --qf-tiled-attention=false every batch keeps the CUDA-core kernel.
+// OFF-NOT: qf_attention_tiled
 
 // From batch 32 (kTiledFromBatch) the attention of the cache runs on the
 // tensor cores for head_dim 64 and 128: qf_attention_tiled_*, a block of

@@ -1,6 +1,7 @@
-// RUN: qfuse-opt %s --qf-to-gpu="chip=sm_90 batch-sizes=16,32" | FileCheck %s
+// RUN: qfuse-opt %s --qf-tiled-attention=false --qf-to-gpu="chip=sm_90 batch-sizes=16,32" | FileCheck %s
 
-// The rotary form of qf.attention from batch 32 (kRotarySplitFromBatch):
+// The rotary form of qf.attention from batch 32 (kRotarySplitFromBatch),
+// with the CUDA-core kernel (attention-tiled.mlir has the tiled one):
 // two launches instead of one. Batch 16 keeps the one-launch form; at
 // batch 32 the first launch, grid (kv heads, M) of 32 threads, writes the
 // rotated key rows and the value rows into the caches (it reads key, value

@@ -1,8 +1,9 @@
-// RUN: qfuse-opt %s --qf-select-tiling="batch=1 batch-sizes=8,9,64,128,512" 2>/dev/null | FileCheck %s
+// RUN: qfuse-opt %s --qf-select-tiling="batch=1 batch-sizes=2,3,8,64,128,512" 2>/dev/null | FileCheck %s
 // RUN: qfuse-opt %s --qf-select-tiling="batch=1 chip=sm_90a batch-sizes=128" 2>/dev/null | FileCheck %s --check-prefix=SM90A
 // RUN: qfuse-opt %s --qf-select-tiling="batch=1 batch-sizes=9" 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
 
-// 2:4 weights (issue 20, part 2): the matvec up to batch 8, then mma.sp
+// 2:4 weights (issue 20, part 2): the matvec at batch 1 (and 2 for weights
+// under 16M elements, as 1024 x 4096), then mma.sp
 // (block_m at most 64: at 128 its registers spill on sm_80), and the
 // dequantize + cuBLAS fallback from dequant-gemm-min-m = 512 as for dense
 // weights; on sm_90a no wgmma (it reads dense weights), so mma.sp at 128.
@@ -10,23 +11,30 @@
 #sp4 = #qf.enc<int4, group = 128, scale = f16, sparse = 2:4>
 #sp = #qf.enc<f16, sparse = 2:4>
 // CHECK-LABEL: func.func @sparse
-// CHECK: qf.batch_tilings = [#qf.batch_tiling<batch = 9, tiling = #qf.tiling<mma, block_m = 16
+// CHECK: qf.batch_tilings = [#qf.batch_tiling<batch = 2, tiling = #qf.tiling<mma, block_m = 16
+// CHECK-SAME: #qf.batch_tiling<batch = 3, tiling = #qf.tiling<mma, block_m = 16
+// CHECK-SAME: #qf.batch_tiling<batch = 8, tiling = #qf.tiling<mma, block_m = 16
 // CHECK-SAME: #qf.batch_tiling<batch = 64, tiling = #qf.tiling<mma, block_m = 64
 // CHECK-SAME: #qf.batch_tiling<batch = 128, tiling = #qf.tiling<mma, block_m = 64
 // CHECK-SAME: #qf.batch_tiling<batch = 512, tiling = #qf.tiling<dequant_gemm>>]
 // CHECK-SAME: tiling = #qf.tiling<matvec
-// CHECK: qf.batch_tilings = [#qf.batch_tiling<batch = 9, tiling = #qf.tiling<mma,
+// CHECK: qf.batch_tilings = [#qf.batch_tiling<batch = 2, tiling = #qf.tiling<mma,
 // CHECK-SAME: tiling = #qf.tiling<matvec
 // CHECK: {qf.predicted_us = {{.*}}, tiling = #qf.tiling<dequant_gemm>} : tensor<?x4096xbf16>
+// 1024 x 4096: batch 2 runs batch 1's matvec (so it is not listed).
+// CHECK: qf.batch_tilings = [#qf.batch_tiling<batch = 3, tiling = #qf.tiling<mma, block_m = 16
+// CHECK-SAME: tiling = #qf.tiling<matvec
 // REMARK: remark: M = 9 runs the dequantize + cuBLAS fallback (the mma.sp kernel reads f16 activations only; mma:
 // SM90A-LABEL: func.func @sparse
 // SM90A: #qf.batch_tiling<batch = 128, tiling = #qf.tiling<mma, block_m = 64
-func.func @sparse(%x: tensor<?x4096xf16>, %xb: tensor<?x4096xbf16>) -> (tensor<?x14336xf16>, tensor<?x4096xf16>, tensor<?x4096xbf16>) {
+func.func @sparse(%x: tensor<?x4096xf16>, %xb: tensor<?x4096xbf16>) -> (tensor<?x14336xf16>, tensor<?x4096xf16>, tensor<?x4096xbf16>, tensor<?x1024xf16>) {
   %w0 = qf.weight_ref "up" : !qf.weight<14336x4096, #sp4>
   %0 = qf.fused_matmul %x, %w0 : tensor<?x4096xf16>, !qf.weight<14336x4096, #sp4> -> tensor<?x14336xf16>
   %w1 = qf.weight_ref "o" : !qf.weight<4096x4096, #sp>
   %1 = qf.fused_matmul %x, %w1 : tensor<?x4096xf16>, !qf.weight<4096x4096, #sp> -> tensor<?x4096xf16>
   %w2 = qf.weight_ref "o_bf16" : !qf.weight<4096x4096, #sp4>
   %2 = qf.fused_matmul %xb, %w2 : tensor<?x4096xbf16>, !qf.weight<4096x4096, #sp4> -> tensor<?x4096xbf16>
-  return %0, %1, %2 : tensor<?x14336xf16>, tensor<?x4096xf16>, tensor<?x4096xbf16>
+  %w3 = qf.weight_ref "k" : !qf.weight<1024x4096, #sp4>
+  %3 = qf.fused_matmul %x, %w3 : tensor<?x4096xf16>, !qf.weight<1024x4096, #sp4> -> tensor<?x1024xf16>
+  return %0, %1, %2, %3 : tensor<?x14336xf16>, tensor<?x4096xf16>, tensor<?x4096xbf16>, tensor<?x1024xf16>
 }

@@ -1,9 +1,9 @@
 // REQUIRES: ptxas
-// RUN: qfuse-compile %s --qf-tiled-attention --emit=ptx --batch-sizes=1,32,64,512 -o %t.ptx
+// RUN: qfuse-compile %s --emit=ptx --batch-sizes=1,32,64,512 -o %t.ptx
 // RUN: FileCheck %s < %t.ptx
 // RUN: not grep -q "\.local" %t.ptx
 // RUN: %ptxas -arch=sm_90 -v %t.ptx -o %t.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
-// RUN: qfuse-compile %s --qf-tiled-attention --emit=ptx --chip=sm_80 --features=+ptx80 --batch-sizes=1,32,64,512 -o %t80.ptx
+// RUN: qfuse-compile %s --emit=ptx --chip=sm_80 --features=+ptx80 --batch-sizes=1,32,64,512 -o %t80.ptx
 // RUN: %ptxas -arch=sm_80 -v %t80.ptx -o %t80.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 
 // The tensor-core attention kernels (head_dim 128 and 64, plain and with

@@ -88,8 +88,8 @@ OpLaunch rotaryCacheWrite(AttentionOp op, OpKernelContext &context,
 std::optional<OpLaunch> tiledAttend(AttentionOp op, OpKernelContext &context,
                                     const AttentionShape &s, int64_t batch,
                                     const RopeParams *rope);
-/// Whether the tiled kernel may be chosen (`--qf-tiled-attention`): off
-/// until it has passed its GPU check (bench/prefill-attention).
+/// Whether the tiled kernel may be chosen (`--qf-tiled-attention`, on by
+/// default).
 bool tiledAttentionEnabled();
 
 /// f32 -> f16 -> f32: the rounding an f16 result has.

@@ -16,16 +16,15 @@ using namespace mlir::qf::tensor_core;
 
 using ErrorFn = function_ref<InFlightDiagnostic()>;
 
-// Sparsity selector 1 would let both m16 tiles of a slab share one
-// metadata word per lane; it has not run on a GPU yet, so by default both
-// tiles read with selector 0 (the form earlier mma.sp kernels ran) and a
-// shuffle; =false takes selectors 0 and 1.
+// Both m16 tiles of a slab share one metadata word per lane through
+// sparsity selectors 0 and 1; the option reads tile 1's with selector 0
+// from a word shuffled from lane ^ 2 instead, for A/B runs.
 static llvm::cl::opt<bool> sparseMetaPerTile(
     "qf-mma-sp-meta-per-tile",
     llvm::cl::desc("2:4 on mma.sp: read both m16 tiles' metadata with "
-                   "sparsity selector 0 (one shuffle per k slab; default) "
-                   "instead of selectors 0 and 1 (=false)"),
-    llvm::cl::init(true));
+                   "sparsity selector 0 (one shuffle per k slab) instead of "
+                   "selectors 0 and 1 (the default)"),
+    llvm::cl::init(false));
 
 /// Checks 2:4 weights against mma.sp, whose sparse A fragments are decoded
 /// from the 2:4 fragment layout (SparseMmaLayout.h).

@@ -357,13 +357,19 @@ TilingAttr qf::selectTiling(int64_t m, WeightType type,
   // memory, K x M x 2 bytes per block; past batch 1 and 24 KB too few blocks
   // fit an SM (measured in docs/defaults.md).
   const bool actOrder = type.getEncoding().getActOrder();
-  // 2:4 keeps its matvec up to kMatvecMaxM: it streams half the codes,
-  // and the mma.sp kernel has not been measured against it below.
+  // 2:4 runs mma.sp from batch 2 (batch 3 below the small-weight bound):
+  // on the H200 its matvec is 1.4-2x slower at batches 2-8 on weights from
+  // 16M elements, and only the smallest weights keep it at batch 2
+  // (docs/defaults.md). A tensor-core crossover past kMatvecMaxM keeps the
+  // matvec for 2:4 too.
   const bool sparse = type.getEncoding().isSparse24();
+  const bool sparseMatvec = m == 1 || (small && m == 2) ||
+                            target.tensorCoreMinM > kMatvecMaxM;
   bool wantMatvec =
       m <= kMatvecMaxM &&
       (actOrder ? (m == 1 || m * type.getK() * 2 <= 24 * 1024 || refusal)
-                : (m < target.tensorCoreMinM || small || refusal || sparse));
+       : sparse ? (sparseMatvec || refusal)
+                : (m < target.tensorCoreMinM || small || refusal));
   if (std::optional<std::string> matvecRefusal =
           matvecRefusesEncoding(type.getEncoding(), target.smVersion);
       wantMatvec && matvecRefusal) {
