@@ -42,6 +42,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <unistd.h>
 
@@ -168,6 +169,7 @@ int main(int argc, char **argv) {
   options.seed = seed;
   options.device = device;
   options.command = tools::commandLine(argc, argv);
+  options.processExitsAfter = true;
   ProgressBar bar;
   options.log = [](const std::string &line) {
     std::fputs(line.c_str(), stdout);
@@ -184,5 +186,9 @@ int main(int argc, char **argv) {
     std::cerr << "qfuse-quantize: error: " << errorText(e) << "\n";
     return 1;
   }
-  return 0;
+  // Without the destructors and exit handlers of the run (see
+  // processExitsAfter): the output is complete and flushed.
+  std::cout.flush();
+  std::fflush(nullptr);
+  std::_Exit(0);
 }

@@ -327,7 +327,8 @@ TEST_F(CalibrationGpu, PropagatesARoundToNearestLayerZero) {
 
 TEST_F(CalibrationGpu, GpuHessianSkipsPaddingRows) {
   // GpuHessian alone: chunks of 8 rows of which 8, 5, 8 and 3 are valid, the
-  // padding rows poisoned, staged 16 rows at a time and added directly.
+  // padding rows poisoned, staged 16 rows at a time and added directly, in
+  // one GEMM and in 3 column blocks (the triangle and its mirror).
   const int64_t k = 256, c = 8;
   const std::vector<int64_t> valid = {8, 5, 8, 3};
   std::mt19937 rng(3);
@@ -352,19 +353,40 @@ TEST_F(CalibrationGpu, GpuHessianSkipsPaddingRows) {
   cuda::Cublas cublas;
   GpuHessian staged(k, stream->get(), 16, "staged");
   GpuHessian direct(k, stream->get(), 0, "direct");
+  GpuHessian stagedBlocks(k, stream->get(), 16, "staged blocks", 3);
+  GpuHessian directBlocks(k, stream->get(), 0, "direct blocks", 3);
+  ASSERT_EQ(staged.blocks(), 1);
+  ASSERT_EQ(stagedBlocks.blocks(), 3);
   for (size_t chunk = 0; chunk < valid.size(); ++chunk) {
     const CUdeviceptr rows = x.ptr() + chunk * c * k * 2;
     staged.stage(cublas, rows, valid[chunk], stream->get());
     direct.add(cublas, rows, valid[chunk], stream->get());
+    stagedBlocks.stage(cublas, rows, valid[chunk], stream->get());
+    directBlocks.add(cublas, rows, valid[chunk], stream->get());
   }
   staged.flush(cublas, stream->get());
-  EXPECT_EQ(staged.samples(), 24);
-  EXPECT_EQ(direct.samples(), 24);
-  for (GpuHessian *h : {&staged, &direct}) {
-    const double error =
-        relativeFrobenius(h->download(stream->get()), expected.matrix());
-    EXPECT_LT(error, 1e-5);
+  stagedBlocks.flush(cublas, stream->get());
+  for (GpuHessian *h : {&staged, &direct, &stagedBlocks, &directBlocks}) {
+    EXPECT_EQ(h->samples(), 24);
+    const std::vector<float> got = h->download(stream->get());
+    EXPECT_LT(relativeFrobenius(got, expected.matrix()), 1e-5);
+    if (h->blocks() == 1)
+      continue;
+    // The mirrored blocks are exact transposes: entries more than a block
+    // (at most 88 columns here) apart lie in different blocks.
+    int64_t asymmetric = 0;
+    for (int64_t i = 0; i < k; ++i)
+      for (int64_t j = 0; j + 128 <= i; ++j)
+        asymmetric += got[i * k + j] != got[j * k + i];
+    EXPECT_EQ(asymmetric, 0) << h->blocks() << " blocks";
   }
+}
+
+TEST(GpuHessianBlocks, WideHessiansUpdateTheirLowerTriangle) {
+  EXPECT_EQ(GpuHessian::defaultBlocks(4096), 1);
+  EXPECT_EQ(GpuHessian::defaultBlocks(8191), 1);
+  EXPECT_EQ(GpuHessian::defaultBlocks(14336), 4);
+  EXPECT_EQ(GpuHessian::defaultBlocks(18944), 6);
 }
 
 TEST_F(CalibrationGpu, CalibratorCountsOnlyTheValidRowsOfAChunk) {

@@ -19,15 +19,30 @@ constexpr const char *kPositions = "positions";
 // GpuHessian
 //===----------------------------------------------------------------------===//
 
+int64_t GpuHessian::defaultBlocks(int64_t k) {
+  if (k < kTriangleMinColumns)
+    return 1;
+  return (k + kTriangleBlockColumns - 1) / kTriangleBlockColumns;
+}
+
 GpuHessian::GpuHessian(int64_t k, CUstream stream, int64_t stagingRows,
-                       std::string label)
+                       std::string label, int64_t blocks)
     : k_(k), stagingRows_(stagingRows), label_(std::move(label)) {
-  if (k <= 0 || stagingRows < 0)
+  if (blocks == 0)
+    blocks = defaultBlocks(k);
+  if (k <= 0 || stagingRows < 0 || blocks < 1 || blocks > k)
     throw Error(label_ +
-                ": a Hessian needs K > 0 columns and stagingRows >= "
-                "0, got K = " +
+                ": a Hessian needs K > 0 columns, stagingRows >= 0 and 1 to "
+                "K blocks, got K = " +
                 std::to_string(k) +
-                ", stagingRows = " + std::to_string(stagingRows));
+                ", stagingRows = " + std::to_string(stagingRows) +
+                ", blocks = " + std::to_string(blocks));
+  // Block edges on multiples of 8 columns where K allows: 16-byte aligned
+  // f16 rows for the tensor cores.
+  const int64_t align = k % 8 == 0 ? 8 : 1;
+  for (int64_t b = 0; b < blocks; ++b)
+    blockStarts_.push_back(k * b / blocks / align * align);
+  blockStarts_.push_back(k);
   h_ = cuda::DeviceBuffer(size_t(k) * size_t(k) * 4, label_ + " (f32 [K, K])");
   h_.zero(stream);
   if (stagingRows > 0)
@@ -39,6 +54,12 @@ void GpuHessian::add(cuda::Cublas &cublas, CUdeviceptr x, int64_t rows,
                      CUstream stream) {
   if (rows < 0)
     throw Error(label_ + ": cannot add " + std::to_string(rows) + " rows");
+  accumulate(cublas, x, rows, stream);
+  mirror(cublas, stream);
+}
+
+void GpuHessian::accumulate(cuda::Cublas &cublas, CUdeviceptr x, int64_t rows,
+                            CUstream stream) {
   if (rows == 0)
     return;
   const double total = double(n_) + double(rows);
@@ -49,16 +70,51 @@ void GpuHessian::add(cuda::Cublas &cublas, CUdeviceptr x, int64_t rows,
   cublas.setStream(stream);
   // X row-major [m, K] is the column-major [K, m] matrix A = X^T (leading
   // dimension K), so X^T X = A A^T: op(A) = N, op(B) = T with B = A. H is
-  // symmetric, so its column-major result is the row-major one.
-  QFUSE_CUBLAS_CTX(
-      cublasGemmEx(cublas.get(), CUBLAS_OP_N, CUBLAS_OP_T, k, k, m, &alpha,
-                   reinterpret_cast<const void *>(x), CUDA_R_16F, k,
-                   reinterpret_cast<const void *>(x), CUDA_R_16F, k, &beta,
-                   reinterpret_cast<void *>(h_.ptr()), CUDA_R_32F, k,
-                   CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
-      label_ + ": H += X^T X over " + std::to_string(rows) +
-          " rows of K = " + std::to_string(k_));
+  // symmetric, so its column-major result is the row-major one. Block
+  // (i, j), i >= j: rows i of A times rows j of A, at column j, row i of H.
+  for (size_t j = 0; j + 1 < blockStarts_.size(); ++j)
+    for (size_t i = j; i + 1 < blockStarts_.size(); ++i) {
+      const int64_t r0 = blockStarts_[i], c0 = blockStarts_[j];
+      const int rowsOfBlock = int(blockStarts_[i + 1] - r0);
+      const int colsOfBlock = int(blockStarts_[j + 1] - c0);
+      QFUSE_CUBLAS_CTX(
+          cublasGemmEx(
+              cublas.get(), CUBLAS_OP_N, CUBLAS_OP_T, rowsOfBlock,
+              colsOfBlock, m, &alpha,
+              reinterpret_cast<const void *>(x + size_t(r0) * 2), CUDA_R_16F,
+              k, reinterpret_cast<const void *>(x + size_t(c0) * 2),
+              CUDA_R_16F, k, &beta,
+              reinterpret_cast<void *>(h_.ptr() +
+                                       (size_t(c0) * size_t(k) + r0) * 4),
+              CUDA_R_32F, k, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+          label_ + ": H += X^T X over " + std::to_string(rows) +
+              " rows of K = " + std::to_string(k_) + " (block " +
+              std::to_string(i) + ", " + std::to_string(j) + ")");
+    }
   n_ += rows;
+}
+
+void GpuHessian::mirror(cuda::Cublas &cublas, CUstream stream) {
+  cublas.setStream(stream);
+  const float one = 1.0f, zero = 0.0f;
+  const int k = int(k_);
+  // Block (j, i) above the diagonal = block (i, j)^T; geam with beta = 0
+  // and B = C (in place, op(B) = N) writes C from op(A) alone.
+  for (size_t j = 0; j + 1 < blockStarts_.size(); ++j)
+    for (size_t i = j + 1; i + 1 < blockStarts_.size(); ++i) {
+      const int64_t r0 = blockStarts_[i], c0 = blockStarts_[j];
+      const int rowsOfBlock = int(blockStarts_[i + 1] - r0);
+      const int colsOfBlock = int(blockStarts_[j + 1] - c0);
+      auto *below = reinterpret_cast<const float *>(
+          h_.ptr() + (size_t(c0) * size_t(k) + r0) * 4);
+      auto *above =
+          reinterpret_cast<float *>(h_.ptr() + (size_t(r0) * size_t(k) + c0) * 4);
+      QFUSE_CUBLAS_CTX(cublasSgeam(cublas.get(), CUBLAS_OP_T, CUBLAS_OP_N,
+                                   colsOfBlock, rowsOfBlock, &one, below, k,
+                                   &zero, above, k, above, k),
+                       label_ + ": mirroring block (" + std::to_string(i) +
+                           ", " + std::to_string(j) + ") of H");
+    }
 }
 
 void GpuHessian::stage(cuda::Cublas &cublas, CUdeviceptr x, int64_t rows,
@@ -67,8 +123,10 @@ void GpuHessian::stage(cuda::Cublas &cublas, CUdeviceptr x, int64_t rows,
     throw Error(label_ + ": cannot stage " + std::to_string(rows) +
                 " rows in a staging buffer of " + std::to_string(stagingRows_) +
                 " rows");
-  if (pending_ + rows > stagingRows_)
-    flush(cublas, stream);
+  if (pending_ + rows > stagingRows_) {
+    accumulate(cublas, staging_.ptr(), pending_, stream);
+    pending_ = 0;
+  }
   if (rows == 0)
     return;
   const size_t rowBytes = size_t(k_) * 2;
@@ -79,10 +137,9 @@ void GpuHessian::stage(cuda::Cublas &cublas, CUdeviceptr x, int64_t rows,
 }
 
 void GpuHessian::flush(cuda::Cublas &cublas, CUstream stream) {
-  if (pending_ == 0)
-    return;
-  add(cublas, staging_.ptr(), pending_, stream);
+  accumulate(cublas, staging_.ptr(), pending_, stream);
   pending_ = 0;
+  mirror(cublas, stream);
 }
 
 std::vector<float> GpuHessian::download(CUstream stream) const {

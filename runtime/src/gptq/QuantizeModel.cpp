@@ -53,6 +53,7 @@
 #include <cstdio>
 #include <ctime>
 #include <functional>
+#include <memory>
 #include <set>
 #include <optional>
 #include <thread>
@@ -480,12 +481,15 @@ std::string ModelQuantizer::report() const {
 } // namespace
 
 std::string quantizeModel(const QuantizeModelOptions &options) {
-  ModelQuantizer run(options);
-  run.load();
-  run.startCalibration();
-  run.quantizeLayers();
-  run.write();
-  return run.report();
+  auto run = std::make_unique<ModelQuantizer>(options);
+  run->load();
+  run->startCalibration();
+  run->quantizeLayers();
+  run->write();
+  std::string report = run->report();
+  if (options.processExitsAfter)
+    (void)run.release(); // the checkpoint is complete; the exit frees the rest
+  return report;
 }
 
 } // namespace qfuse::runtime

@@ -9,6 +9,7 @@
 #include <system_error>
 #include <thread>
 
+#include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -45,8 +46,20 @@ void removeDirectoryInBackground(const std::string &dir) {
     return removeNow(dir);
   std::string rm = "rm", flags = "-rf", end = "--", path = doomed;
   char *argv[] = {rm.data(), flags.data(), end.data(), path.data(), nullptr};
+  // Its standard streams on /dev/null: inherited ones would keep a pipe
+  // that reads this process's output (`qfuse-quantize ... | tee log`) open
+  // until the removal ends.
+  posix_spawn_file_actions_t streams;
+  posix_spawn_file_actions_init(&streams);
+  for (int fd : {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO})
+    posix_spawn_file_actions_addopen(&streams, fd, "/dev/null",
+                                     fd == STDIN_FILENO ? O_RDONLY : O_WRONLY,
+                                     0);
   pid_t pid = 0;
-  if (posix_spawnp(&pid, "rm", nullptr, nullptr, argv, environ) != 0)
+  const int spawned =
+      posix_spawnp(&pid, "rm", &streams, nullptr, argv, environ);
+  posix_spawn_file_actions_destroy(&streams);
+  if (spawned != 0)
     return removeNow(doomed);
   // Reaped when it ends, so that a long-lived process (the C API, Python)
   // keeps no zombie; a process that exits first leaves it to init.

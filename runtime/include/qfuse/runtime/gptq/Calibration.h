@@ -63,17 +63,29 @@ namespace qfuse::runtime {
 ///
 ///   H <- H * n/(n+m) + 2/(n+m) * X^T X,   n <- n + m
 ///
-/// as ONE cublasGemmEx (f16 in, f32 out, CUBLAS_COMPUTE_32F, alpha =
+/// with cublasGemmEx (f16 in, f32 out, CUBLAS_COMPUTE_32F, alpha =
 /// 2/(n+m), beta = n/(n+m)). stage() gathers rows from many small chunks
 /// into a staging buffer first, so each GEMM reads H once per `stagingRows`
 /// rows instead of once per chunk.
+///
+/// H is symmetric: from kTriangleMinColumns columns it is updated as column
+/// blocks of about kTriangleBlockColumns, one GEMM per block on or below
+/// the diagonal (10 of 16 for 4 blocks), and the blocks above are copied
+/// from their transposes when H is complete (add(), flush()). Below that,
+/// one GEMM makes both triangles (smaller blocks would run the tensor cores
+/// at a lower rate than they save).
 class GpuHessian {
 public:
+  static constexpr int64_t kTriangleMinColumns = 8192;
+  static constexpr int64_t kTriangleBlockColumns = 3584;
+  /// The column blocks H of `k` columns is updated in by default.
+  static int64_t defaultBlocks(int64_t k);
+
   /// An empty Hessian (n = 0, H zeroed on `stream`) for `k` columns, with
-  /// room to stage `stagingRows` rows (0: add() only). `label` names its
-  /// buffers in errors.
+  /// room to stage `stagingRows` rows (0: add() only), updated in `blocks`
+  /// column blocks (1: one GEMM). `label` names its buffers in errors.
   GpuHessian(int64_t k, CUstream stream, int64_t stagingRows = 0,
-             std::string label = "hessian");
+             std::string label = "hessian", int64_t blocks = 0);
   GpuHessian(GpuHessian &&) = default;
   GpuHessian &operator=(GpuHessian &&) = default;
 
@@ -84,6 +96,8 @@ public:
   int64_t pendingRows() const { return pending_; }
   /// H, f32 row-major [K, K]; complete once flush() has run.
   const cuda::DeviceBuffer &matrix() const { return h_; }
+  /// The column blocks of the update (1: one GEMM for all of H).
+  int64_t blocks() const { return int64_t(blockStarts_.size()) - 1; }
 
   /// Adds rows [0, rows) of `x`, f16 row-major with row stride K (the rows
   /// after them, e.g. a padded chunk's, are not read): one GEMM on `stream`
@@ -100,8 +114,17 @@ public:
   std::vector<float> download(CUstream stream) const;
 
 private:
+  /// H <- H * n/(n+m) + 2/(n+m) X^T X on the blocks on and below the
+  /// diagonal (all of H for one block).
+  void accumulate(cuda::Cublas &cublas, CUdeviceptr x, int64_t rows,
+                  CUstream stream);
+  /// The blocks above the diagonal from those below (no-op for one block).
+  void mirror(cuda::Cublas &cublas, CUstream stream);
+
   int64_t k_ = 0;
   int64_t n_ = 0;
+  /// Block b holds columns [blockStarts_[b], blockStarts_[b + 1]).
+  std::vector<int64_t> blockStarts_;
   int64_t stagingRows_ = 0;
   int64_t pending_ = 0;
   std::string label_;
