@@ -76,8 +76,9 @@ struct QuantizeModelOptions {
   /// The process exits as soon as quantizeModel returns (qfuse-quantize):
   /// a successful run then leaves its device memory, page-locked buffers,
   /// mapped checkpoint and context to the exit instead of releasing them
-  /// one by one (1.3 s of Llama-3-8B's wall time, docs/gptq.md). Never set
-  /// it in a process that goes on (the C API, Python).
+  /// one by one, time the user waits for after the checkpoint is complete
+  /// (docs/gptq.md). Never set it in a process that goes on (the C API,
+  /// Python).
   bool processExitsAfter = false;
   /// One line per step (stdout when empty), a progress callback per sample
   /// of each calibration pass, and one when a pass is done (to clear a
