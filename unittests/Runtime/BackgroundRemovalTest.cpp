@@ -68,7 +68,7 @@ TEST(BackgroundRemoval, TheRemovalHoldsNoStandardStream) {
   fs::create_directories(bin);
   {
     std::ofstream rm(bin + "/rm");
-    rm << "#!/bin/sh\nsleep 3\nexec /bin/rm \"$@\"\n";
+    rm << "#!/bin/sh\nsleep 2\nexec /bin/rm \"$@\"\n";
   }
   fs::permissions(bin + "/rm", fs::perms::owner_all);
   int out[2];
@@ -99,9 +99,9 @@ TEST(BackgroundRemoval, TheRemovalHoldsNoStandardStream) {
   int status = 0;
   waitpid(child, &status, 0);
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  EXPECT_LT(waited, 2.0) << "the pipe stayed open until the removal ended";
+  EXPECT_LT(waited, 1.0) << "the pipe stayed open until the removal ended";
   EXPECT_FALSE(fs::exists(dir));
-  // The sleeping rm removes the renamed directory 3 s after the spawn,
+  // The sleeping rm removes the renamed directory 2 s after the spawn,
   // leaving only bin/.
   auto entries = [&] {
     return std::distance(fs::directory_iterator(parent),
