@@ -9,7 +9,7 @@
 //             [--fp16-artifact llama-fp16.qfa]
 //   qfuse-run --artifact llama-int4.qfa --random-weights 7 --prompt-ids 1,2,3
 //   qfuse-run --model DIR --encoding int4-g128 --prompt "The capital of"
-//   qfuse-run --model DIR --encoding int4-g128 --chat --prompt "Hi" \
+//   qfuse-run --model DIR --encoding int4-g128 --chat --prompt "Hi"
 //             [--system "Be brief."] [--temperature 0.7 --top-p 0.9 --seed 1]
 //
 // --prompt tokenizes the text with DIR's tokenizer.json (BOS as its

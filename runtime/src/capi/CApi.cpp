@@ -24,6 +24,7 @@
 #include "qfuse/runtime/device/Generator.h"
 #include "qfuse/runtime/checkpoint/ModelCheckpoint.h"
 #include "qfuse/runtime/device/ModelLoader.h"
+#include "qfuse/runtime/device/QuantizeAtLoad.h"
 #include "qfuse/runtime/checkpoint/WeightSources.h"
 #include "qfuse/runtime/gptq/QuantizeModel.h"
 #include "qfuse/runtime/checkpoint/Safetensors.h"
@@ -60,6 +61,8 @@ private:
 } // namespace
 
 struct qfuse_runtime {
+  // The path qfuse_open read: its quantize artifact sits beside it.
+  std::string artifactPath;
   qfuse::runtime::Artifact artifact;
   qfuse::runtime::cuda::Context context;
   qfuse::runtime::cuda::Stream stream;
@@ -188,7 +191,9 @@ qfuse_runtime *qfuse_open(const char *artifact_path, int device) {
     qfuse::runtime::cuda::Context context(device);
     auto artifact =
         qfuse::runtime::takeVariantForDevice(std::move(set), context);
-    runtime.reset(new qfuse_runtime{std::move(artifact), std::move(context),
+    runtime.reset(new qfuse_runtime{artifact_path ? artifact_path : "",
+                                    std::move(artifact),
+                                    std::move(context),
                                     qfuse::runtime::cuda::Stream(), nullptr,
                                     std::nullopt, nullptr, {}});
     runtime->executor = std::make_unique<qfuse::runtime::Executor>(
@@ -301,8 +306,14 @@ int qfuse_load_checkpoint(qfuse_runtime *runtime, const char *model_dir,
     auto checkpoint =
         qfuse::runtime::ModelCheckpoint::open(model_dir ? model_dir : "");
     qfuse::runtime::checkModelAgainstConfig(runtime->artifact, checkpoint);
+    // Round-to-nearest on the GPU where the quantize artifact has the
+    // kernel, on the host otherwise (as qfuse-run does by default).
+    qfuse::runtime::QuantizeAtLoad rounding(
+        runtime->artifactPath, qfuse::runtime::RtnMode::Device,
+        runtime->context, /*log=*/nullptr);
     qfuse::runtime::loadCheckpoint(*runtime->executor, checkpoint,
-                                   static_cast<unsigned>(threads));
+                                   static_cast<unsigned>(threads),
+                                   rounding.hook());
   });
 }
 

@@ -47,7 +47,8 @@ QuantizeAtLoad::QuantizeAtLoad(const std::string &artifactPath, RtnMode mode,
   }
   if (!std::ifstream(path_).good()) {
     why_ = "no quantize artifact " + path_;
-    std::fprintf(log,
+    if (log)
+      std::fprintf(log,
                  "quantize-at-load: %s; weights are rounded on the host "
                  "(python3 -m qfuse compile writes it beside the model "
                  "artifact)\n",
@@ -59,7 +60,8 @@ QuantizeAtLoad::QuantizeAtLoad(const std::string &artifactPath, RtnMode mode,
         loadArtifactForDevice(path_, context), context);
   } catch (const std::exception &e) {
     why_ = std::string("the quantize artifact does not load: ") + e.what();
-    std::fprintf(log, "quantize-at-load: %s; weights are rounded on the host\n",
+    if (log)
+      std::fprintf(log, "quantize-at-load: %s; weights are rounded on the host\n",
                  why_.c_str());
   }
 }

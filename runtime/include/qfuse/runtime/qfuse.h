@@ -122,8 +122,10 @@ int qfuse_get_output(qfuse_runtime *runtime, int64_t batch, const char *name,
 /* Binds every weight and tensor the plans read from a Hugging Face
  * checkpoint directory (config.json, model.safetensors or an index and its
  * shards): fp16/bf16/f32 linears are quantized with round-to-nearest into
- * the artifact's encodings, AutoGPTQ and compressed-tensors pack-quantized
- * ones converted. `threads` = 0 uses every core. */
+ * the artifact's encodings (on the GPU by the kernels of the quantize
+ * artifact beside the opened one, "m.quantize.qfa" for "m.qfa", where it
+ * has them; on the host otherwise), AutoGPTQ and compressed-tensors
+ * pack-quantized ones converted. `threads` = 0 uses every core. */
 int qfuse_load_checkpoint(qfuse_runtime *runtime, const char *model_dir,
                           int threads);
 

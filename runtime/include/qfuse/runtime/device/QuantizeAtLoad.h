@@ -42,7 +42,7 @@ class QuantizeAtLoad {
 public:
   /// Loads the quantize artifact of `artifactPath` unless `mode` is Host;
   /// where it is missing or does not load on `context`'s device, every
-  /// weight goes to the host and `log` says why.
+  /// weight goes to the host and `log` says why (null: summary() only).
   QuantizeAtLoad(const std::string &artifactPath, RtnMode mode,
                  const cuda::Context &context, std::FILE *log);
 
