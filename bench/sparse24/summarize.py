@@ -130,7 +130,7 @@ def main():
             held = [v for v in ratios if v >= bound]
             print(f"target {fmt} >= {bound}{what}, batches 1-64, {label}: "
                   f"{'HOLDS' if mine and len(held) == len(mine) else 'NOT MET'}"
-                  f" in {len(held)}/{len(mine)} (range "
+                  f" (holds in {len(held)} of {len(mine)} cells; range "
                   f"{fmtx(min(ratios, default=None))}-"
                   f"{fmtx(max(ratios, default=None))}x)")
     return 1 if failed else 0
