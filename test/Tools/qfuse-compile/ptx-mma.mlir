@@ -2,8 +2,9 @@
 // RUN: qfuse-compile %S/Inputs/mma-formats.mlir --emit=ptx --batch-sizes=16,64 -o %t.ptx
 // RUN: FileCheck %s < %t.ptx
 // RUN: not grep -q "\.local" %t.ptx
-// RUN: %ptxas -arch=sm_90 -v %t.ptx -o %t.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
-// RUN: %ptxas -arch=sm_90 -v %t.ptx -o %t.cubin 2>&1 | awk '/Function properties for/ { f = $NF } /spill stores/ && $5 != 0 { print f ": " $0 }' | FileCheck %s --check-prefix=SPILLS --allow-empty
+// RUN: %ptxas -arch=sm_90 -v %t.ptx -o %t.cubin > %t.ptxas 2>&1
+// RUN: FileCheck %s --check-prefix=PTXAS < %t.ptxas
+// RUN: awk '/Function properties for/ { f = $NF } /spill stores/ && $5 != 0 { print f ": " $0 }' %t.ptxas | FileCheck %s --check-prefix=SPILLS --allow-empty
 // RUN: qfuse-compile %S/Inputs/mma-formats.mlir --emit=ptx --chip=sm_80 --features=+ptx80 --batch-sizes=16 -o %t80.ptx 2>&1 | FileCheck %s --check-prefix=SM80
 // RUN: %ptxas -arch=sm_80 %t80.ptx -o %t80.cubin
 
