@@ -5,6 +5,12 @@ BUILD_DIR ?= build
 BUILD_TYPE ?= Release
 LLVM_PREFIX ?= /usr/lib/llvm-22
 CMAKE ?= cmake
+# Compiles go through ccache where it is installed, so that rebuilding
+# unchanged sources (a second clone, CI) is a cache hit; without it the
+# compilers run directly.
+CCACHE ?= $(shell command -v ccache 2>/dev/null)
+LAUNCHER = $(if $(CCACHE),-DCMAKE_C_COMPILER_LAUNCHER=$(CCACHE) \
+  -DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE))
 
 .PHONY: all deps configure build test sanitize-configure test-sanitize test-fuzz \
         test-tsan demo docs clean
@@ -18,7 +24,7 @@ $(BUILD_DIR)/build.ninja: | deps
 	$(CMAKE) -G Ninja -S . -B $(BUILD_DIR) \
 	  -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
 	  -DMLIR_DIR=$(LLVM_PREFIX)/lib/cmake/mlir \
-	  -DLLVM_EXTERNAL_LIT=$(LLVM_PREFIX)/bin/lit
+	  -DLLVM_EXTERNAL_LIT=$(LLVM_PREFIX)/bin/lit $(LAUNCHER)
 
 configure: $(BUILD_DIR)/build.ninja
 
@@ -53,7 +59,7 @@ sanitize-configure: deps
 	  -DQFUSE_FUZZ=ON -DQFUSE_FUZZ_SECONDS=$(FUZZ_SECONDS) \
 	  -DCMAKE_C_COMPILER=clang-$(CLANG_VERSION) \
 	  -DCMAKE_CXX_COMPILER=clang++-$(CLANG_VERSION) \
-	  -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo $(LAUNCHER)
 
 # The unit tests in the sanitize build; any report fails a test.
 test-sanitize: sanitize-configure
@@ -66,7 +72,7 @@ TSAN_DIR ?= build-tsan
 test-tsan: deps
 	$(CMAKE) -G Ninja -S . -B $(TSAN_DIR) -DQFUSE_ENABLE_COMPILER=OFF \
 	  -DQFUSE_TOKENIZER_ORACLE=OFF -DQFUSE_SANITIZE=thread \
-	  -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo $(LAUNCHER)
 	$(CMAKE) --build $(TSAN_DIR) --target qfuse-c-api-tests qfuse-runtime-tests
 	ctest --test-dir $(TSAN_DIR) --output-on-failure \
 	  -R '^(qfuse-c-api-tests|Threads\.|AtomicFile\.Threads|BackgroundPacker\.|StreamingSafetensorsWriter\.|QuantizedCheckpoint\.QfusePackedStream)'
