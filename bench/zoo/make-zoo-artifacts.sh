@@ -5,7 +5,9 @@
 # bench/zoo/run-zoo.sh executes on the GPU machine.
 #
 #   bench/zoo/make-zoo-artifacts.sh [build dir] [plan.json] [out dir]
-#   (defaults: build, bench/zoo/plan.json, .devcarry/zoo; JOBS=2 compiles)
+#   (defaults: build, bench/zoo/plan.json, .devcarry/zoo; JOBS=2 compiles;
+#   CHIP=<--chip list>, default qfuse-compile's own: CHIP=sm_90a gives the
+#   variant that the Python commands' artifact set runs on an H100/H200)
 #
 # Out dir gets: artifacts.tgz (the .qfa files), runs.txt (one line per run:
 # name, estimated seconds, then the qfuse-bench arguments), compile.log,
@@ -17,6 +19,7 @@ build="${1:-build}"
 plan="${2:-$here/plan.json}"
 out="${3:-.devcarry/zoo}"
 jobs="${JOBS:-2}"
+chip="${CHIP:-}"
 compile="$(cd "$build" && pwd)/bin/qfuse-compile"
 batches="1,2,3,4,5,8,12,16,24,32,48,64,96,128,256,512"
 [ -x "$compile" ] || { echo "no $compile" >&2; exit 1; }
@@ -25,7 +28,7 @@ mkdir -p "$out/artifacts"
 git -C "$(dirname "$compile")" rev-parse --short HEAD > "$out/COMMIT" 2>/dev/null ||
   echo unknown > "$out/COMMIT"
 echo "qfuse-compile <entry>-<format>.mlir --batch-sizes=$batches -o <entry>-<format>.qfa" \
-  "(no --tuning-db, default --chip, default --fuse)" > "$out/COMPILE"
+  "${chip:+--chip=$chip }(no --tuning-db, ${chip:+not }default --chip, default --fuse)" > "$out/COMPILE"
 # The IR and the run lines, from the plan.
 python3 - "$plan" "$out" "$here" <<'EOF'
 import json, os, sys
@@ -54,8 +57,8 @@ EOF
 : > "$out/compile.log"
 # shellcheck disable=SC2016 # (expanded by the inner sh)
 find "$out/artifacts" -name '*.mlir' -print0 | sort -z | xargs -0 -n 1 -P "$jobs" sh -c \
-  'f="$2"; if "$0" "$f" --batch-sizes="$1" -o "${f%.mlir}.qfa" > "${f%.mlir}.log" 2>&1;
-   then echo "ok $f"; else echo "FAILED $f"; fi' "$compile" "$batches" >> "$out/compile.log"
+  'f="$3"; if "$0" "$f" --batch-sizes="$1" ${2:+--chip="$2"} -o "${f%.mlir}.qfa" > "${f%.mlir}.log" 2>&1;
+   then echo "ok $f"; else echo "FAILED $f"; fi' "$compile" "$batches" "$chip" >> "$out/compile.log"
 for f in "$out"/artifacts/*.log; do
   [ -s "$f" ] && { echo "== $(basename "$f" .log)"; cat "$f"; } >> "$out/compile-notes.log"
   rm -f "$f"

@@ -6,6 +6,7 @@ import os
 import re
 import sys
 import tempfile
+import time
 
 from . import __version__
 from .atomic import atomic_open, write_json, write_text
@@ -409,9 +410,14 @@ def cmd_generate(args):
         args.prompt_ids, stops, tok = _text_prompt(args)
     artifact = _generate_artifact(args, config_path)
     _check_generation(args, artifact)
+    opened = time.monotonic()
     with Runtime(artifact, device=args.device) as rt:
+        loading = time.monotonic()
         with Progress("loading checkpoint"):
             rt.load_checkpoint(args.model, args.threads)
+        # What the user waits for before the first token, in its parts.
+        print(f"{artifact}: opened in {loading - opened:.1f} s; {args.model} bound in "
+              f"{time.monotonic() - loading:.1f} s", file=sys.stderr)
         if tok is None:
             with Progress("generating"):
                 tokens, stats = rt.generate_stream(args.prompt_ids, args.max_new_tokens,

@@ -168,6 +168,7 @@ class GpuGenerate(TempDirTestCase):
         self.assertTrue(all(0 <= t < 1024 for t in tokens), tokens)
         self.assertIn("time to first token", lines[1])
         self.assertIn("tokens/s", lines[1])
+        self.assertRegex(proc.stderr, r"opened in [0-9.]+ s; .* bound in [0-9.]+ s")
 
         artifact = os.path.join(self.model, "qfuse-int4-g128.qfa")
         with runtime.Runtime(artifact) as rt:
