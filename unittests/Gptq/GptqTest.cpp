@@ -448,10 +448,12 @@ TEST_F(GptqSingularTest, FewerTokensThanColumns) {
   EXPECT_TRUE(std::isfinite(result.loss));
   format::Unpacked rtn;
   ASSERT_TRUE(format::quantizeRTN(e, w.data(), n, k, rtn, error)) << error;
-  // On the tokens it saw, GPTQ is far better than RTN.
+  // On the tokens it saw, GPTQ is far better than RTN: its error over
+  // RTN's was 0.36-0.64 (median 0.43) over 400 seeds, where a bound of 0.5
+  // failed one seed in 100; round-to-nearest itself scores 1.
   EXPECT_LT(
       test::outputError(x, w, test::dequantized(e, result.weight, n, k), n, k),
-      0.5 * test::outputError(x, w, test::dequantized(e, rtn, n, k), n, k));
+      0.75 * test::outputError(x, w, test::dequantized(e, rtn, n, k), n, k));
 }
 
 class GptqDeadChannelTest : public SeededParamTest<const char *> {};
