@@ -42,8 +42,8 @@ test: build
 SANITIZE_DIR ?= build-sanitize
 CLANG_VERSION ?= 14
 # Seconds of fuzzing per libFuzzer target, and for IR (docs/fuzzing.md).
-FUZZ_SECONDS ?= 10
-FUZZ_IR_SECONDS ?= 40
+FUZZ_SECONDS ?= 5
+FUZZ_IR_SECONDS ?= 20
 
 sanitize-configure: deps
 	@command -v clang++-$(CLANG_VERSION) >/dev/null || { \
