@@ -42,8 +42,8 @@ test: build
 SANITIZE_DIR ?= build-sanitize
 CLANG_VERSION ?= 14
 # Seconds of fuzzing per libFuzzer target, and for IR (docs/fuzzing.md).
-FUZZ_SECONDS ?= 10
-FUZZ_IR_SECONDS ?= 40
+FUZZ_SECONDS ?= 5
+FUZZ_IR_SECONDS ?= 20
 
 sanitize-configure: deps
 	@command -v clang++-$(CLANG_VERSION) >/dev/null || { \
@@ -57,11 +57,13 @@ sanitize-configure: deps
 	$(CMAKE) -G Ninja -S . -B $(SANITIZE_DIR) -DQFUSE_ENABLE_COMPILER=OFF \
 	  -DQFUSE_TOKENIZER_ORACLE=OFF -DQFUSE_SANITIZE=address,undefined \
 	  -DQFUSE_FUZZ=ON -DQFUSE_FUZZ_SECONDS=$(FUZZ_SECONDS) \
+	  -DQFUSE_UNIT_TEST_SHARDS=ON \
 	  -DCMAKE_C_COMPILER=clang-$(CLANG_VERSION) \
 	  -DCMAKE_CXX_COMPILER=clang++-$(CLANG_VERSION) \
 	  -DCMAKE_BUILD_TYPE=RelWithDebInfo $(LAUNCHER)
 
-# The unit tests in the sanitize build; any report fails a test.
+# The unit tests in the sanitize build, each binary as a few gtest shards
+# (unittests/CMakeLists.txt); any report fails a test.
 test-sanitize: sanitize-configure
 	$(CMAKE) --build $(SANITIZE_DIR)
 	ctest --test-dir $(SANITIZE_DIR) -L unit --output-on-failure -j$(shell nproc)

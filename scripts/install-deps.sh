@@ -4,7 +4,7 @@
 set -euo pipefail
 
 PACKAGES=(
-  cmake ninja-build g++ make
+  cmake ninja-build g++ make lld                            # lld: faster links
   libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools   # compiler + lit/FileCheck
   libgtest-dev                                              # C++ unit tests
   nlohmann-json3-dev libcli11-dev                           # runtime (no LLVM there)
