@@ -119,6 +119,7 @@ private:
                  std::vector<std::string> &names) const;
   void readPlans(const json &root);
   Step readStep(const json &value, const std::string &where) const;
+  PermGuard readGuard(const json &value, const std::string &where) const;
   void readLaunch(const json &value, const std::string &where,
                   Step &step) const;
   Gemm readGemm(const json &value, const std::string &where) const;
@@ -378,14 +379,19 @@ Step Reader::readStep(const json &value, const std::string &where) const {
   if (int(isLaunch) + int(isMemset) + int(isGemm) != 1)
     fail(where, "a step is exactly one of {\"launch\": kernel}, "
                 "{\"memset\": buffer} or {\"gemm\": {...}}");
+  if (const json *when = optional(value, "when")) {
+    requireVersion(kArtifactPermGuardVersion, where + ".when",
+                   "\"when\" (a step guarded by equal perms)");
+    step.guard = readGuard(*when, where + ".when");
+  }
   if (isGemm) {
-    rejectUnknownKeys(value, where, {"gemm"});
+    rejectUnknownKeys(value, where, {"gemm", "when"});
     step.kind = Step::Kind::Gemm;
     step.gemm = readGemm(value["gemm"], where + ".gemm");
     return step;
   }
   if (isMemset) {
-    rejectUnknownKeys(value, where, {"memset"});
+    rejectUnknownKeys(value, where, {"memset", "when"});
     step.kind = Step::Kind::Memset;
     step.target = string(value, where, "memset");
     return step;
@@ -394,11 +400,37 @@ Step Reader::readStep(const json &value, const std::string &where) const {
   return step;
 }
 
+PermGuard Reader::readGuard(const json &value,
+                            const std::string &where) const {
+  requireObject(value, where);
+  rejectUnknownKeys(value, where, {"perms_equal", "perms_differ"});
+  const bool equal = value.contains("perms_equal");
+  if (int(equal) + int(value.contains("perms_differ")) != 1)
+    fail(where, "expected exactly one of {\"perms_equal\": [weights]} or "
+                "{\"perms_differ\": [weights]}");
+  PermGuard guard;
+  guard.when = equal ? PermGuard::When::PermsEqual
+                     : PermGuard::When::PermsDiffer;
+  const char *key = equal ? "perms_equal" : "perms_differ";
+  const json &names = array(value, where, key);
+  if (names.size() < 2)
+    fail(where + "." + key, "expected two or more weight names, found " +
+                                names.dump());
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (!names[i].is_string() || names[i].get<std::string>().empty())
+      fail(where + "." + key + "[" + std::to_string(i) + "]",
+           "expected a weight name");
+    guard.weights.push_back(names[i].get<std::string>());
+  }
+  return guard;
+}
+
 void Reader::readLaunch(const json &value, const std::string &where,
                         Step &step) const {
   rejectUnknownKeys(
       value, where,
-      {"launch", "grid", "block", "shared_bytes", "args", "op", "encoding"});
+      {"launch", "grid", "block", "shared_bytes", "args", "op", "encoding",
+       "when"});
   step.kind = Step::Kind::Launch;
   step.target = string(value, where, "launch");
   step.grid = readDims(value, where, "grid", {0x7fffffff, 65535, 65535});

@@ -142,6 +142,19 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
   llvm::StringMap<int64_t> dequantVariants;
   /// The #qf.target of the `chip` option.
   TargetAttr target;
+  /// When each of the op's qf.launches runs (lowerOne's op): parallel to
+  /// them, kAlways unless marked; written as `qf.launch_guards` when any is
+  /// not (an act_order group, docs/act-order.md).
+  enum LaunchGuard : int32_t { kAlways = 0, kPermsEqual = 1, kPermsDiffer = 2 };
+  SmallVector<int32_t> launchGuards;
+
+  /// Marks launches [from, end) of `launches` as running under `guard`.
+  void markGuard(ArrayRef<Attribute> launches, size_t from,
+                 LaunchGuard guard) {
+    launchGuards.resize(launches.size(), kAlways);
+    for (size_t i = from; i < launches.size(); ++i)
+      launchGuards[i] = guard;
+  }
 
   static std::string variantKey(const MatmulSpec &spec) {
     std::string key;
@@ -213,6 +226,7 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
 
     OpBuilder b(op.getContext());
     SmallVector<Attribute> launches;
+    launchGuards.clear();
     for (int64_t batch : ms) {
       FailureOr<MatmulSpec> spec = batchSpec(op, perBatch, batch);
       if (failed(spec) ||
@@ -220,6 +234,10 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
         return failure();
     }
     op->setAttr("qf.launches", b.getArrayAttr(launches));
+    if (llvm::any_of(launchGuards, [](int32_t g) { return g != kAlways; })) {
+      launchGuards.resize(launches.size(), kAlways);
+      op->setAttr("qf.launch_guards", b.getDenseI32ArrayAttr(launchGuards));
+    }
     return success();
   }
 
@@ -306,12 +324,21 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
     if (op.getInput().getType().getElementType().isBF16() && !tensorCore)
       return refuseBf16(op, spec.tiling, batch);
     completeSpec(op, members, batch, spec);
-    // act_order on the tensor-core kernel: a launch of its own permutes
-    // the activations into the weight's sorted column order
-    // (PermuteKernel.cpp), and the kernel reads the weight as a plain one.
-    // (The fusion passes never group or gate act_order weights: each has
-    // its own permutation.)
-    const bool permuted = tensorCore && spec.encoding.getActOrder();
+    // act_order on the tensor-core kernel, and for a qf.group or gate/up
+    // on either kernel: a launch of its own permutes the activations into
+    // the weight's sorted column order (PermuteKernel.cpp), and the kernel
+    // reads the weight as a plain one. A group's (or gate/up's) weights
+    // share the first one's permutation under the contract that their
+    // perms are equal, which only the weights can tell: those launches run
+    // when the runtime finds them equal, the fallback below otherwise.
+    const bool shared = !members.empty() || spec.gated;
+    const bool permuted =
+        spec.encoding.getActOrder() && (tensorCore || shared);
+    if (permuted && shared && op.getNorm())
+      return op.emitOpError()
+             << "an act_order qf.group or silu_mul matmul with an RMSNorm "
+                "prologue is not lowered: the activations permuted by the "
+                "first weight's perm would need gamma permuted too";
     if (permuted)
       spec.encoding = withoutActOrder(spec.encoding);
     // A limit of the generator that selection did not model: the
@@ -331,6 +358,7 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
       return lowerFallback(op, members, spec.layout, gpuModule, batch,
                            launches);
     }
+    const size_t first = launches.size();
     if (permuted &&
         failed(recordPermute(op, spec.layout, gpuModule, batch, launches)))
       return failure();
@@ -344,6 +372,16 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
     extras.permutedInput = permuted;
     OpBuilder b(op.getContext());
     launches.push_back(launchRecord(b, *kernel, batch, extras));
+    if (!(permuted && shared))
+      return success();
+    // Perms that differ: the dequantize + cuBLAS fallback, whose dequantize
+    // scatters each weight's columns by its own perm (exact for any perms).
+    markGuard(launches, first, kPermsEqual);
+    const size_t fallback = launches.size();
+    if (failed(lowerFallback(op, members, spec.layout, gpuModule, batch,
+                             launches)))
+      return failure();
+    markGuard(launches, fallback, kPermsDiffer);
     return success();
   }
 
