@@ -193,7 +193,8 @@ void Reader::readVersion(const json &root) {
              "launches that name their op (\"op\", \"encoding\"), version "
              "5 the dequantize + cuBLAS fallback (\"workspace\" buffers, "
              "\"weight_buffer\", bf16 gemm steps, \"qf.dequantize\"), version "
-             "6 round-to-nearest on the device (\"qf.quantize\"); "
+             "6 round-to-nearest on the device (\"qf.quantize\"), version 7 "
+             "steps guarded by equal perms (\"when\", act_order groups); "
              "recompile the model with this qfuse-compile)");
   out_.version = version.get<int64_t>();
 }

@@ -136,10 +136,11 @@ void ArtifactBuilder::setPermGuard(schema::Step &step, int32_t guard,
                                    ArrayRef<FusedMatmulOp> members,
                                    LayoutAttr layout) {
   using When = schema::PermGuard::When;
+  FusedMatmulOp first = members.front();
   if (guard != 1 && guard != 2) {
-    FusedMatmulOp(members.front()).emitOpError() << "qf.launch_guards entry " << guard
-                                  << " is not 0, 1 (perms equal) or 2 "
-                                     "(perms differ)";
+    first.emitOpError() << "qf.launch_guards entry " << guard
+                        << " is not 0, 1 (perms equal) or 2 "
+                           "(perms differ)";
     failedAny = true;
     return;
   }
@@ -148,13 +149,13 @@ void ArtifactBuilder::setPermGuard(schema::Step &step, int32_t guard,
   // one's perm, in the layout the launch reads (a layout's entries of one
   // checkpoint tensor hold the same perm).
   for (FusedMatmulOp member : members)
-    for (Value v : {FusedMatmulOp(member).getWeight(), FusedMatmulOp(member).getUp()})
+    for (Value v : {member.getWeight(), member.getUp()})
       if (auto ref = v ? v.getDefiningOp<WeightRefOp>() : WeightRefOp())
         step.guard.weights.push_back(layout ? addWeight(ref, layout)
                                             : addWeight(ref));
   if (step.guard.weights.size() < 2) {
-    FusedMatmulOp(members.front()).emitOpError("a perm-guarded launch needs two or more "
-                                "act_order weights");
+    first.emitOpError("a perm-guarded launch needs two or more "
+                      "act_order weights");
     failedAny = true;
   }
   anyPermGuard = true;

@@ -88,6 +88,16 @@ static cl::opt<int64_t> tilingBatch(
     cl::desc("Batch qf-select-tiling chooses kernels (and so weight layouts) "
              "for (default: the largest of --batch-sizes, as qfuse-compile)"),
     cl::init(0));
+static cl::opt<bool> fuseShared(
+    "fuse-shared",
+    cl::desc("Run qf-fuse-gated-mlp and qf-fuse-shared-input before tiling "
+             "(gate/up under silu_mul and q/k/v groups, act_order included)"),
+    cl::init(false));
+static cl::opt<bool> sharedPerms(
+    "shared-perms",
+    cl::desc("act_order weights of one K get the same column order (one "
+             "g_idx per input, as GPTQ desc_act); default: one per weight"),
+    cl::init(false));
 static cl::opt<bool> printIR("print-ir",
                              cl::desc("Print the reference functions before "
                                       "lowering them to LLVM"),
@@ -211,7 +221,10 @@ bool prepareOneWeight(Case &c, uint64_t weightSeed, std::vector<float> &dense,
     std::vector<int32_t> order(static_cast<size_t>(k));
     for (int64_t i = 0; i < k; ++i)
       order[i] = int32_t(i);
-    std::shuffle(order.begin(), order.end(), rng);
+    // --shared-perms: one order per K (and seed), so that gate and up or
+    // q, k and v share it; else the weight's own.
+    std::mt19937_64 permRng(seed ^ (0x9E3779B97F4A7C15ull * uint64_t(k)));
+    std::shuffle(order.begin(), order.end(), sharedPerms ? permRng : rng);
     int64_t group = c.encoding.isPerChannel() ? k : c.encoding.groupSize;
     gIdx.resize(size_t(k));
     for (int64_t i = 0; i < k; ++i)
@@ -236,12 +249,12 @@ bool prepareWeight(Case &c, uint64_t weightSeed, std::string &error) {
 
 /// Corrupts a buffer: every third element gets bit 6 of its most
 /// significant byte flipped (an exponent bit of a float, a code bit), which
-/// no scale-invariant step (RMSNorm) undoes; an i32 `perm` is rotated by one
-/// instead, so that it stays a permutation.
+/// no scale-invariant step (RMSNorm) undoes; an i32 `perm` (or silu_mul's
+/// `up_perm`) is rotated by one instead, so that it stays a permutation.
 void corrupt(Buffer &buf) {
   unsigned eb = elementBytes(buf.type.getElementType());
   size_t count = buf.bytes.size() / eb;
-  if (buf.name == fmt::kPerm) {
+  if (buf.name == fmt::kPerm || buf.name == std::string("up_") + fmt::kPerm) {
     std::rotate(buf.bytes.begin(), buf.bytes.begin() + eb, buf.bytes.end());
     return;
   }
@@ -379,6 +392,10 @@ static LogicalResult lowerToReference(MLIRContext &context, ModuleOp module,
   pm.addPass(qf::createQFImportQuant());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(qf::createQFFuseDequantMatmul());
+  if (fuseShared) {
+    pm.addPass(qf::createQFFuseGatedMLP());
+    pm.addPass(qf::createQFFuseSharedInput());
+  }
   qf::QFSelectTilingOptions tiling;
   tiling.batch = tilingBatch > 0
                      ? tilingBatch

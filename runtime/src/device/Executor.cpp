@@ -43,6 +43,11 @@ Executor::Executor(const Artifact &artifact, const cuda::Context &context)
         else if (arg.kind == Arg::Kind::Tensor)
           usedTensors_.insert(arg.name);
       }
+      // A guard reads the perms of its weights: they must be bound.
+      for (const std::string &weight : step.guard.weights) {
+        usedComponents_.emplace(weight, format::kPerm);
+        guardWeights_.insert(weight);
+      }
       if (step.kind != Step::Kind::Gemm)
         continue;
       hasGemm = true;
@@ -316,7 +321,18 @@ CUdeviceptr Executor::argumentPointer(const Arg &arg, Instance &instance) {
 
 void Executor::enqueue(const Plan &plan, Instance &instance, CUstream stream) {
   for (size_t s = 0; s < plan.steps.size(); ++s)
-    enqueueStep(plan, s, instance, stream);
+    if (runsStep(plan.steps[s]))
+      enqueueStep(plan, s, instance, stream);
+}
+
+Plan Executor::runningPlan(int64_t batch) const {
+  const Plan &plan = artifact_.plan(batch);
+  Plan running;
+  running.batch = plan.batch;
+  for (const Step &step : plan.steps)
+    if (runsStep(step))
+      running.steps.push_back(step);
+  return running;
 }
 
 void Executor::enqueueStep(const Plan &plan, size_t s, Instance &instance,
@@ -380,7 +396,7 @@ cuda::Graph Executor::makePartialGraph(
   Instance &target = instance(batch);
   return cuda::Graph::capture(stream, [&] {
     for (size_t s = 0; s < plan.steps.size(); ++s)
-      if (keep(s))
+      if (keep(s) && runsStep(plan.steps[s]))
         enqueueStep(plan, s, target, stream);
   });
 }
@@ -452,7 +468,8 @@ void Executor::runSteps(int64_t batch, size_t first, size_t last,
   overrides_ = &overrides;
   try {
     for (size_t s = first; s < last; ++s)
-      enqueueStep(plan, s, target, stream);
+      if (runsStep(plan.steps[s]))
+        enqueueStep(plan, s, target, stream);
   } catch (...) {
     overrides_ = nullptr;
     throw;
