@@ -70,16 +70,20 @@ void ArtifactBuilder::addFusedMatmul(FusedMatmulOp fused) {
     failedAny = true;
     return;
   }
+  // The layout a guard names its weights in: the launch's, and for a
+  // fallback gemm (which reads no weight) that of the dequantize before it.
+  LayoutAttr guardLayout;
   for (auto [index, entry] : llvm::enumerate(launches)) {
     int32_t guard = guards ? guards[index] : 0;
     auto record = dyn_cast<LaunchAttr>(entry);
     int64_t batch = record ? record.getBatch()
                            : cast<FallbackGemmAttr>(entry).getBatch();
+    if (record)
+      guardLayout = record.getLayout();
     size_t before = stepsByBatch[batch].size();
     auto guardStep = [&] {
       if (guard != 0 && stepsByBatch[batch].size() == before + 1)
-        setPermGuard(stepsByBatch[batch].back(), guard, members,
-                     record ? record.getLayout() : LayoutAttr());
+        setPermGuard(stepsByBatch[batch].back(), guard, members, guardLayout);
     };
     if (!record || record.getStep()) {
       addFallbackRecord(fused, members, entry);

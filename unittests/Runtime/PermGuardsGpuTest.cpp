@@ -13,7 +13,8 @@
 //   - perms of each weight's own: the fallback's and none of the group's;
 //   - either way every output matches the C++ reference (checkPlan) and the
 //     unfused artifact's output;
-//   - rebinding one member with another perm switches the path.
+//   - rebinding one member with another perm switches the path;
+//   - the fallback's workspace is allocated only where the fallback runs.
 //
 // QFUSE_ACT_ORDER_ARTIFACTS overrides the directory; the tests skip where
 // the artifacts are missing (they need the compiler).
@@ -165,6 +166,11 @@ protected:
             << "output " << grouped->outputs[o];
       }
     }
+    // The fallback's workspace exists only where the fallback runs.
+    if (expected == When::PermsEqual)
+      EXPECT_EQ(fused.workspaceBytes(), 0u);
+    else
+      EXPECT_GT(fused.workspaceBytes(), 0u);
   }
 
   std::optional<Artifact> grouped, unfused;

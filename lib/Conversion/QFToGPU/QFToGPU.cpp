@@ -14,18 +14,19 @@
 
 #include "qfuse/Conversion/Passes.h"
 
-#include "MatVec/MatVecKernel.h"
-#include "Ops/DequantizeKernel.h"
-#include "Ops/OpKernelCommon.h"
-#include "Ops/PermuteKernel.h"
-#include "Ops/QuantizeKernel.h"
 #include "KernelsToLLVM.h"
 #include "LaunchRecord.h"
-#include "PlanCheck.h"
+#include "MatVec/MatVecKernel.h"
+#include "MatmulBatches.h"
+#include "Ops/DequantizeKernel.h"
+#include "Ops/OpKernelCommon.h"
 #include "Ops/OpKernels.h"
+#include "Ops/PermuteKernel.h"
+#include "Ops/QuantizeKernel.h"
+#include "PlanCheck.h"
 #include "TensorCore/TensorCoreKernel.h"
-#include "qfuse/Dialect/QF/IR/KnownTargets.h"
 #include "qfuse/Conversion/TensorCoreSupport.h"
+#include "qfuse/Dialect/QF/IR/KnownTargets.h"
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "llvm/ADT/DenseMap.h"
@@ -271,45 +272,6 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
     return success();
   }
 
-  /// The members of `op`'s qf.group (qf-fuse-shared-input) in block order,
-  /// `op` among them; none when it has no group.
-  static SmallVector<FusedMatmulOp> groupMembers(FusedMatmulOp op) {
-    SmallVector<FusedMatmulOp> members;
-    if (auto group = op->getAttrOfType<IntegerAttr>("qf.group"))
-      for (auto other : op->getBlock()->getOps<FusedMatmulOp>())
-        if (other->getAttr("qf.group") == group)
-          members.push_back(other);
-    return members;
-  }
-
-  /// Checks that the members of a qf.group can share the first member's
-  /// kernel: all but N the same (input, weight encoding, layout and K,
-  /// prologue and epilogue).
-  static LogicalResult verifyGroup(ArrayRef<FusedMatmulOp> members) {
-    if (members.empty())
-      return success();
-    FusedMatmulOp first = members.front();
-    for (FusedMatmulOp other : members.drop_front())
-      if (other.getInput() != first.getInput() ||
-          other.getWeight().getType().getEncoding() !=
-              first.getWeight().getType().getEncoding() ||
-          other.getWeight().getType().getLayout() !=
-              first.getWeight().getType().getLayout() ||
-          other.getWeight().getType().getK() !=
-              first.getWeight().getType().getK() ||
-          other.getNorm() != first.getNorm() ||
-          other.getNormEpsAttr() != first.getNormEpsAttr() ||
-          static_cast<bool>(other.getBias()) !=
-              static_cast<bool>(first.getBias()) ||
-          static_cast<bool>(other.getResidual()) !=
-              static_cast<bool>(first.getResidual()) ||
-          other.getActivation() != first.getActivation())
-        return other.emitOpError()
-               << "differs from the first member of its qf.group in input, "
-                  "weight encoding, layout or K, prologue or epilogue";
-    return success();
-  }
-
   /// Lowers batch `batch` of `op` (the first of its qf.group `members`, if
   /// it has one) with the tiling and layout `spec` holds: the fused kernel,
   /// emitted once per variant, or the fallback; appends its launches.
@@ -452,17 +414,6 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
     return it->second;
   }
 
-  /// The act_order weight's encoding as the kernel reads it after the
-  /// permute launch: the same codes, scales and groups, columns in order.
-  static EncodingAttr withoutActOrder(EncodingAttr enc) {
-    return EncodingAttr::get(enc.getContext(), enc.getFormat(),
-                             enc.getIndexBits(), enc.getTable(),
-                             enc.getTableName(), enc.getTableType(),
-                             enc.getGroupSize(), enc.getScaleType(),
-                             enc.getGlobalScale(), enc.getZeroPoint(),
-                             /*actOrder=*/false, enc.getSparsity());
-  }
-
   /// Records the launch (step "permute") that writes the op's activations
   /// in the sorted column order of its act_order weight (read in `layout`,
   /// whose "perm" it binds) into the scratch buffer `permuted`, which the
@@ -580,48 +531,6 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
       }
     }
     return success();
-  }
-
-  /// What one `qf.batch_tilings` entry asks for.
-  struct BatchKernel {
-    TilingAttr tiling;
-    LayoutAttr layout; // null before qf-choose-layout: the operand's
-  };
-
-  /// The entries of `op`'s `qf.batch_tilings` by batch (verified by the
-  /// dialect: #qf.batch_tiling entries, each batch once).
-  static llvm::DenseMap<int64_t, BatchKernel> getBatchKernels(FusedMatmulOp op) {
-    llvm::DenseMap<int64_t, BatchKernel> kernels;
-    if (auto entries = op->getAttrOfType<ArrayAttr>("qf.batch_tilings"))
-      for (auto entry : entries.getAsRange<BatchTilingAttr>())
-        kernels[entry.getBatch()] = {entry.getTiling(), entry.getLayout()};
-    return kernels;
-  }
-
-  /// The tiling and layout of batch `batch` of `op`: its own entry in
-  /// `perBatch` (its `qf.batch_tilings`), else the op's tiling on its
-  /// weight's layout.
-  static FailureOr<MatmulSpec>
-  batchSpec(FusedMatmulOp op,
-            const llvm::DenseMap<int64_t, BatchKernel> &perBatch,
-            int64_t batch) {
-    WeightType w = op.getWeight().getType();
-    MatmulSpec spec;
-    spec.encoding = w.getEncoding();
-    spec.layout = w.getLayout();
-    spec.tiling = *op.getTiling();
-    auto own = perBatch.find(batch);
-    if (own == perBatch.end())
-      return spec;
-    spec.tiling = own->second.tiling;
-    if (own->second.layout)
-      spec.layout = own->second.layout;
-    if (isTensorCoreKernel(spec.tiling.getKernel()) && op.getNorm())
-      return op.emitOpError() << "batch " << batch << " has the tensor-core "
-                              << "(mma) tiling " << spec.tiling
-                              << " in qf.batch_tilings, but that kernel does "
-                                 "not fuse an RMSNorm prologue";
-    return spec;
   }
 };
 

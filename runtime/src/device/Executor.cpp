@@ -206,12 +206,27 @@ void Executor::allocateState() {
 }
 
 /// One allocation per workspace, left as allocated: every plan writes a
-/// workspace before reading it, so its contents never outlive a run.
+/// workspace before reading it, so its contents never outlive a run. A
+/// workspace only steps that do not run read (an act_order group's
+/// fallback while its perms are equal, PermGuards.h) is not allocated until
+/// one of them does: the check runs again once a perm is bound.
 void Executor::allocateWorkspaces() {
   if (workspacesAllocated_)
     return;
+  std::set<std::string> read;
+  for (const Plan &plan : artifact_.plans)
+    for (const Step &step : plan.steps) {
+      if (!runsStep(step))
+        continue;
+      if (step.kind == Step::Kind::Gemm)
+        read.insert(step.gemm.weightBuffer);
+      for (const Arg &arg : step.args)
+        if (arg.kind == Arg::Kind::Buffer)
+          read.insert(arg.name);
+    }
   for (const BufferSpec &spec : artifact_.buffers)
-    if (spec.workspace)
+    if (spec.workspace && read.count(spec.name) &&
+        !workspaces_.count(spec.name))
       workspaces_.emplace(spec.name, cuda::DeviceBuffer(spec.numBytes(1),
                                                         spec.name +
                                                             " (workspace)"));

@@ -82,6 +82,8 @@ void Executor::recordPerm(const std::string &weight,
                           CUdeviceptr device) {
   if (component != format::kPerm || !guardWeights_.count(weight))
     return;
+  // Which side of a guard runs may change: its workspaces too.
+  workspacesAllocated_ = false;
   // The perm is I32 [K] (Layout.h); a bound buffer may be padded past it.
   const size_t bytes =
       static_cast<size_t>(artifact_.findWeight(weight)->k) * sizeof(int32_t);

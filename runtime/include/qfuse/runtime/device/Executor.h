@@ -13,10 +13,10 @@
 // Buffers marked "state" (KV caches) are allocated once, zeroed, and shared
 // by every plan; resetState zeroes them again for a new sequence. Buffers
 // marked "workspace" (the dequantized weight of the cuBLAS fallback) are
-// allocated once too and shared by every plan, but never zeroed: a plan
-// writes one before it reads it. `gemm` steps run cuBLAS on the plan's
-// stream with the executor's own handle and workspace, so they are captured
-// into graphs like kernel launches.
+// allocated once too (once a step that runs reads them) and shared by every
+// plan, but never zeroed: a plan writes one before it reads it. `gemm` steps
+// run cuBLAS on the plan's stream with the executor's own handle and workspace,
+// so they are captured into graphs like kernel launches.
 //
 // Weight components are bound by name and component ("codes", "scales",
 // ...) in the packed layout the artifact asks for; loadWeights reads them
@@ -290,6 +290,8 @@ private:
   // Workspaces, shared by every instance, never zeroed; empty until the
   // first allocate.
   std::map<std::string, cuda::DeviceBuffer> workspaces_;
+  // Whether the workspaces the running steps read are allocated (reset
+  // when a guard's perm is bound).
   bool workspacesAllocated_ = false;
 
   // Set only inside runSteps: buffer names resolved to caller memory.
