@@ -70,15 +70,16 @@ void ArtifactBuilder::addFusedMatmul(FusedMatmulOp fused) {
     failedAny = true;
     return;
   }
-  // The layout a guard names its weights in: the launch's, and for a
-  // fallback gemm (which reads no weight) that of the dequantize before it.
+  // The layout a guard names its weights in: that of the group's permute,
+  // kernel or dequantize launch, which the records without one (the
+  // fallback's gemm and silu_mul) follow in a batch.
   LayoutAttr guardLayout;
   for (auto [index, entry] : llvm::enumerate(launches)) {
     int32_t guard = guards ? guards[index] : 0;
     auto record = dyn_cast<LaunchAttr>(entry);
     int64_t batch = record ? record.getBatch()
                            : cast<FallbackGemmAttr>(entry).getBatch();
-    if (record)
+    if (record && record.getLayout())
       guardLayout = record.getLayout();
     size_t before = stepsByBatch[batch].size();
     auto guardStep = [&] {
