@@ -3,135 +3,15 @@
 // The reading half of the serializer: every field of docs/artifact.md into
 // ArtifactSchema.h, checking what the JSON alone says (types, ranges, unknown
 // fields, fields newer than the file's version). Each error names the JSON
-// path; the first one ends the read.
+// path; the first one ends the read. The plans and their steps are read in
+// PlansFromJson.cpp.
 //
 //===----------------------------------------------------------------------===//
 
-#include "qfuse/format/ArtifactJson.h"
-#include "qfuse/format/ArtifactVersion.h"
-
-#include <algorithm>
-#include <initializer_list>
-#include <limits>
+#include "ArtifactReader.h"
 
 namespace qfuse::format::artifact {
-namespace {
-
-using nlohmann::json;
-
-constexpr int64_t kMaxExtent = int64_t(1) << 40;
-
-class Reader {
-public:
-  Reader(Artifact &out, std::string prefix)
-      : out_(out), prefix_(std::move(prefix)) {}
-
-  void read(const json &root);
-
-private:
-  [[noreturn]] void fail(const std::string &where,
-                         const std::string &what) const {
-    throw ReadError{located(where), what};
-  }
-  std::string located(const std::string &where) const {
-    return locatedUnder(prefix_, where);
-  }
-
-  const json &member(const json &object, const std::string &where,
-                     const char *key) const {
-    auto it = object.find(key);
-    if (it == object.end())
-      fail(where, std::string("missing field '") + key + "'");
-    return *it;
-  }
-  static const json *optional(const json &object, const char *key) {
-    auto it = object.find(key);
-    return it == object.end() ? nullptr : &*it;
-  }
-  std::string string(const json &object, const std::string &where,
-                     const char *key) const {
-    const json &value = member(object, where, key);
-    if (!value.is_string())
-      fail(where + "." + key,
-           "expected a string, found " + std::string(value.type_name()));
-    return value.get<std::string>();
-  }
-  int64_t integer(const json &value, const std::string &where, int64_t lo,
-                  int64_t hi) const {
-    if (!value.is_number_integer())
-      fail(where, "expected an integer, found " + value.dump());
-    if ((value.is_number_unsigned() &&
-         value.get<uint64_t>() >
-             uint64_t(std::numeric_limits<int64_t>::max())) ||
-        value.get<int64_t>() < lo || value.get<int64_t>() > hi)
-      fail(where, value.dump() + " is out of range [" + std::to_string(lo) +
-                      ", " + std::to_string(hi) + "]");
-    return value.get<int64_t>();
-  }
-  const json &array(const json &object, const std::string &where,
-                    const char *key) const {
-    const json &value = member(object, where, key);
-    if (!value.is_array())
-      fail(where + "." + key,
-           "expected an array, found " + std::string(value.type_name()));
-    return value;
-  }
-  /// An optional array: absent reads as empty.
-  const json *optionalArray(const json &object, const char *key) const {
-    const json *value = optional(object, key);
-    if (value && !value->is_array())
-      fail(key, "expected an array");
-    return value;
-  }
-  void requireObject(const json &value, const std::string &where) const {
-    if (!value.is_object())
-      fail(where,
-           "expected an object, found " + std::string(value.type_name()));
-  }
-  void rejectUnknownKeys(const json &object, const std::string &where,
-                         std::initializer_list<std::string_view> known) const;
-  /// Fails at `where` unless the file's version is at least `introduced`.
-  void requireVersion(int64_t introduced, const std::string &where,
-                      const std::string &feature) const {
-    if (out_.version < introduced)
-      fail(where, feature + " needs version " + std::to_string(introduced) +
-                      ", the file says " + std::to_string(out_.version));
-  }
-  bool flag(const json &object, const std::string &where,
-            const char *key) const {
-    const json *value = optional(object, key);
-    if (!value)
-      return false;
-    if (!value->is_boolean())
-      fail(where + "." + key, "expected true or false, found " + value->dump());
-    return value->get<bool>();
-  }
-
-  void readVersion(const json &root);
-  void readTarget(const json &root);
-  void readCode(const json &object, const std::string &where, std::string &ptx,
-                std::vector<uint8_t> &cubin) const;
-  void readKernels(const json &root);
-  void readWeights(const json &root);
-  void readTensors(const json &root);
-  void readBuffers(const json &root);
-  void readNames(const json &root, const char *key,
-                 std::vector<std::string> &names) const;
-  void readPlans(const json &root);
-  Step readStep(const json &value, const std::string &where) const;
-  void readLaunch(const json &value, const std::string &where,
-                  Step &step) const;
-  Gemm readGemm(const json &value, const std::string &where) const;
-  Arg readArg(const json &value, const std::string &where) const;
-  std::array<int64_t, 3> readDims(const json &step, const std::string &where,
-                                  const char *key,
-                                  const std::array<int64_t, 3> &limits) const;
-  void readRoofline(const json &root);
-  void readModel(const json &root);
-
-  Artifact &out_;
-  std::string prefix_;
-};
+namespace detail {
 
 void Reader::rejectUnknownKeys(
     const json &object, const std::string &where,
@@ -192,7 +72,8 @@ void Reader::readVersion(const json &root) {
              "launches that name their op (\"op\", \"encoding\"), version "
              "5 the dequantize + cuBLAS fallback (\"workspace\" buffers, "
              "\"weight_buffer\", bf16 gemm steps, \"qf.dequantize\"), version "
-             "6 round-to-nearest on the device (\"qf.quantize\"); "
+             "6 round-to-nearest on the device (\"qf.quantize\"), version 7 "
+             "steps guarded by equal perms (\"when\", act_order groups); "
              "recompile the model with this qfuse-compile)");
   out_.version = version.get<int64_t>();
 }
@@ -353,168 +234,6 @@ void Reader::readNames(const json &root, const char *key,
   }
 }
 
-void Reader::readPlans(const json &root) {
-  const json &plans = array(root, "top level", "plans");
-  for (size_t i = 0; i < plans.size(); ++i) {
-    const std::string where = "plans[" + std::to_string(i) + "]";
-    requireObject(plans[i], where);
-    Plan plan;
-    plan.batch = integer(member(plans[i], where, "batch"), where + ".batch", 1,
-                         int64_t(1) << 24);
-    const json &steps = array(plans[i], where, "steps");
-    for (size_t s = 0; s < steps.size(); ++s)
-      plan.steps.push_back(
-          readStep(steps[s], where + ".steps[" + std::to_string(s) + "]"));
-    out_.plans.push_back(std::move(plan));
-  }
-}
-
-Step Reader::readStep(const json &value, const std::string &where) const {
-  requireObject(value, where);
-  Step step;
-  const bool isLaunch = value.contains("launch");
-  const bool isMemset = value.contains("memset");
-  const bool isGemm = value.contains("gemm");
-  if (int(isLaunch) + int(isMemset) + int(isGemm) != 1)
-    fail(where, "a step is exactly one of {\"launch\": kernel}, "
-                "{\"memset\": buffer} or {\"gemm\": {...}}");
-  if (isGemm) {
-    rejectUnknownKeys(value, where, {"gemm"});
-    step.kind = Step::Kind::Gemm;
-    step.gemm = readGemm(value["gemm"], where + ".gemm");
-    return step;
-  }
-  if (isMemset) {
-    rejectUnknownKeys(value, where, {"memset"});
-    step.kind = Step::Kind::Memset;
-    step.target = string(value, where, "memset");
-    return step;
-  }
-  readLaunch(value, where, step);
-  return step;
-}
-
-void Reader::readLaunch(const json &value, const std::string &where,
-                        Step &step) const {
-  rejectUnknownKeys(
-      value, where,
-      {"launch", "grid", "block", "shared_bytes", "args", "op", "encoding"});
-  step.kind = Step::Kind::Launch;
-  step.target = string(value, where, "launch");
-  step.grid = readDims(value, where, "grid", {0x7fffffff, 65535, 65535});
-  step.block = readDims(value, where, "block", {1024, 1024, 64});
-  if (const json *shared = optional(value, "shared_bytes"))
-    step.sharedBytes =
-        integer(*shared, where + ".shared_bytes", 0, kMaxSharedBytesPerBlock);
-  const json &args = array(value, where, "args");
-  for (size_t a = 0; a < args.size(); ++a)
-    step.args.push_back(
-        readArg(args[a], where + ".args[" + std::to_string(a) + "]"));
-  // Version 4: the op a launch runs, and a GPTQ block update's grid.
-  const json *op = optional(value, "op");
-  const json *encoding = optional(value, "encoding");
-  if (op || encoding)
-    requireVersion(kArtifactLaunchOpVersion, where,
-                   "\"op\" and \"encoding\" on a launch");
-  if (op) {
-    if (!op->is_string() || op->get<std::string>().empty())
-      fail(where + ".op", "expected the op's name, such as "
-                          "\"qf.gptq_block_update\"");
-    step.op = op->get<std::string>();
-  }
-  if (encoding) {
-    if (!encoding->is_string())
-      fail(where + ".encoding", "expected the body of a #qf.enc<...>");
-    step.encoding = encoding->get<std::string>();
-  }
-}
-
-std::array<int64_t, 3>
-Reader::readDims(const json &step, const std::string &where, const char *key,
-                 const std::array<int64_t, 3> &limits) const {
-  const json &dims = array(step, where, key);
-  if (dims.size() != 3)
-    fail(where + "." + key, "expected [x, y, z], found " + dims.dump());
-  std::array<int64_t, 3> result;
-  for (size_t d = 0; d < 3; ++d)
-    result[d] =
-        integer(dims[d], where + "." + key + "[" + std::to_string(d) + "]", 1,
-                limits[d]);
-  return result;
-}
-
-Arg Reader::readArg(const json &value, const std::string &where) const {
-  requireObject(value, where);
-  Arg arg;
-  if (value.contains("buffer")) {
-    rejectUnknownKeys(value, where, {"buffer"});
-    arg.kind = Arg::Kind::Buffer;
-    arg.name = string(value, where, "buffer");
-  } else if (value.contains("weight")) {
-    rejectUnknownKeys(value, where, {"weight", "component"});
-    arg.kind = Arg::Kind::Weight;
-    arg.name = string(value, where, "weight");
-    arg.component = string(value, where, "component");
-  } else if (value.contains("tensor")) {
-    rejectUnknownKeys(value, where, {"tensor"});
-    arg.kind = Arg::Kind::Tensor;
-    arg.name = string(value, where, "tensor");
-  } else if (value.contains("i32")) {
-    rejectUnknownKeys(value, where, {"i32"});
-    arg.kind = Arg::Kind::I32;
-    arg.intValue = integer(value["i32"], where + ".i32",
-                           std::numeric_limits<int32_t>::min(),
-                           std::numeric_limits<int32_t>::max());
-  } else if (value.contains("i64")) {
-    rejectUnknownKeys(value, where, {"i64"});
-    arg.kind = Arg::Kind::I64;
-    arg.intValue = integer(value["i64"], where + ".i64",
-                           std::numeric_limits<int64_t>::min(),
-                           std::numeric_limits<int64_t>::max());
-  } else if (value.contains("f32")) {
-    rejectUnknownKeys(value, where, {"f32"});
-    arg.kind = Arg::Kind::F32;
-    if (!value["f32"].is_number())
-      fail(where + ".f32", "expected a number, found " + value["f32"].dump());
-    arg.floatValue = value["f32"].get<float>();
-  } else {
-    fail(where, "expected one of buffer, weight, tensor, i32, i64, f32; "
-                "found " +
-                    value.dump());
-  }
-  return arg;
-}
-
-Gemm Reader::readGemm(const json &value, const std::string &where) const {
-  requireObject(value, where);
-  rejectUnknownKeys(value, where,
-                    {"x", "weight", "weight_buffer", "y", "bias", "residual"});
-  Gemm gemm;
-  gemm.x = string(value, where, "x");
-  gemm.y = string(value, where, "y");
-  if (optional(value, "bias"))
-    gemm.bias = string(value, where, "bias");
-  if (optional(value, "residual"))
-    gemm.residual = string(value, where, "residual");
-  const bool named = value.contains("weight");
-  const bool inBuffer = value.contains("weight_buffer");
-  if (named == inBuffer)
-    fail(where + (named ? ".weight_buffer" : ".weight"),
-         std::string(named ? "found both \"weight\" and \"weight_buffer\""
-                           : "missing field 'weight'") +
-             " (a gemm step names exactly one of \"weight\", a dense f16 "
-             "weight, or \"weight_buffer\", a buffer holding the [N, K] "
-             "weight)");
-  if (named) {
-    gemm.weight = string(value, where, "weight");
-  } else {
-    requireVersion(kArtifactWorkspaceVersion, where + ".weight_buffer",
-                   "\"weight_buffer\" (a gemm on a weight in a buffer)");
-    gemm.weightBuffer = string(value, where, "weight_buffer");
-  }
-  return gemm;
-}
-
 void Reader::readRoofline(const json &root) {
   const json *roofline = optionalArray(root, "roofline");
   for (size_t i = 0; roofline && i < roofline->size(); ++i) {
@@ -558,7 +277,10 @@ void Reader::readModel(const json &root) {
   read("max_seq", info.maxSeq);
 }
 
-} // namespace
+} // namespace detail
+
+using detail::Reader;
+using nlohmann::json;
 
 std::string locatedUnder(const std::string &prefix, const std::string &where) {
   if (prefix.empty())

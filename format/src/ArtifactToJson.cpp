@@ -49,7 +49,23 @@ json gemmJson(const Gemm &gemm) {
   return out;
 }
 
+/// {"perms_equal": [...]} or {"perms_differ": [...]} (version 7).
+json guardJson(const PermGuard &guard) {
+  return {{guard.when == PermGuard::When::PermsEqual ? "perms_equal"
+                                                     : "perms_differ",
+           guard.weights}};
+}
+
+json stepBodyJson(const Step &step);
+
 json stepJson(const Step &step) {
+  json out = stepBodyJson(step);
+  if (step.guard.when != PermGuard::When::Always)
+    out["when"] = guardJson(step.guard);
+  return out;
+}
+
+json stepBodyJson(const Step &step) {
   if (step.kind == Step::Kind::Memset)
     return {{"memset", step.target}};
   if (step.kind == Step::Kind::Gemm)

@@ -53,6 +53,8 @@ public:
   bool anyLaunchOp = false;
   /// A launch step runs qf.quantize (version 6).
   bool anyQuantizeOp = false;
+  /// Whether a step is guarded by equal or differing perms (version 7).
+  bool anyPermGuard = false;
   /// The fallback's workspaces (version 5): the most elements a dequantize
   /// writes, by dtype ("f16", "bf16"); one buffer each, shared by every
   /// fallback step of every plan.
@@ -157,6 +159,11 @@ private:
   /// (the op alone, or its qf.group).
   void addFallbackRecord(FusedMatmulOp fused, ArrayRef<FusedMatmulOp> members,
                          Attribute record);
+  /// Guards `step` by a `qf.launch_guards` entry (1: runs when the perms
+  /// of `members`' weights, read in `layout`, are equal; 2: when they
+  /// differ), docs/act-order.md.
+  void setPermGuard(schema::Step &step, int32_t guard,
+                    ArrayRef<FusedMatmulOp> members, LayoutAttr layout);
   void addDecodeOp(Operation *op, ArrayAttr launches);
   /// A qf.quantize's launch (ArtifactQuantize.cpp): op "qf.quantize", its
   /// encoding, w bound to the input buffer, the components and the status

@@ -63,10 +63,32 @@ void ArtifactBuilder::addFusedMatmul(FusedMatmulOp fused) {
       if (other->getAttr("qf.group") == group)
         members.push_back(other);
   }
-  for (Attribute entry : launches) {
+  auto guards = fused->getAttrOfType<DenseI32ArrayAttr>("qf.launch_guards");
+  if (guards && guards.size() != static_cast<int64_t>(launches.size())) {
+    fused.emitOpError() << "has " << guards.size() << " qf.launch_guards for "
+                        << launches.size() << " qf.launches";
+    failedAny = true;
+    return;
+  }
+  // The layout a guard names its weights in: that of the group's permute,
+  // kernel or dequantize launch, which the records without one (the
+  // fallback's gemm and silu_mul) follow in a batch.
+  LayoutAttr guardLayout;
+  for (auto [index, entry] : llvm::enumerate(launches)) {
+    int32_t guard = guards ? guards[index] : 0;
     auto record = dyn_cast<LaunchAttr>(entry);
+    int64_t batch = record ? record.getBatch()
+                           : cast<FallbackGemmAttr>(entry).getBatch();
+    if (record && record.getLayout())
+      guardLayout = record.getLayout();
+    size_t before = stepsByBatch[batch].size();
+    auto guardStep = [&] {
+      if (guard != 0 && stepsByBatch[batch].size() == before + 1)
+        setPermGuard(stepsByBatch[batch].back(), guard, members, guardLayout);
+    };
     if (!record || record.getStep()) {
       addFallbackRecord(fused, members, entry);
+      guardStep();
       continue;
     }
     // A batch of qf.batch_tilings reads every weight in its own layout: the
@@ -111,7 +133,37 @@ void ArtifactBuilder::addFusedMatmul(FusedMatmulOp fused) {
       }
       return {weightArg(launchWeight, n.str()), kPtr};
     });
+    guardStep();
   }
+}
+
+void ArtifactBuilder::setPermGuard(schema::Step &step, int32_t guard,
+                                   ArrayRef<FusedMatmulOp> members,
+                                   LayoutAttr layout) {
+  using When = schema::PermGuard::When;
+  FusedMatmulOp first = members.front();
+  if (guard != 1 && guard != 2) {
+    first.emitOpError() << "qf.launch_guards entry " << guard
+                        << " is not 0, 1 (perms equal) or 2 "
+                           "(perms differ)";
+    failedAny = true;
+    return;
+  }
+  step.guard.when = guard == 1 ? When::PermsEqual : When::PermsDiffer;
+  // Every weight the group's (or gate/up's) kernel reads through the first
+  // one's perm, in the layout the launch reads (a layout's entries of one
+  // checkpoint tensor hold the same perm).
+  for (FusedMatmulOp member : members)
+    for (Value v : {member.getWeight(), member.getUp()})
+      if (auto ref = v ? v.getDefiningOp<WeightRefOp>() : WeightRefOp())
+        step.guard.weights.push_back(layout ? addWeight(ref, layout)
+                                            : addWeight(ref));
+  if (step.guard.weights.size() < 2) {
+    first.emitOpError("a perm-guarded launch needs two or more "
+                      "act_order weights");
+    failedAny = true;
+  }
+  anyPermGuard = true;
 }
 
 BoundArg ArtifactBuilder::bindGroupParam(FusedMatmulOp fused, StringRef n,

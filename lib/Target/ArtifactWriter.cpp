@@ -207,11 +207,12 @@ mlir::qf::buildArtifact(ModuleOp module, StringRef ptx,
   builder.addBuffers();
 
   schema::Artifact artifact;
-  // The oldest version that expresses the file: 6 with qf.quantize
-  // launches, 5 with the fallback's
+  // The oldest version that expresses the file: 7 with perm-guarded steps
+  // (act_order groups), 6 with qf.quantize launches, 5 with the fallback's
   // workspace, 4 where a launch names its op (GPTQ), 3 where a weight is
   // listed in two layouts, else 2.
-  artifact.version = builder.anyQuantizeOp ? qfuse::format::kArtifactQuantizeVersion
+  artifact.version = builder.anyPermGuard ? qfuse::format::kArtifactPermGuardVersion
+                     : builder.anyQuantizeOp ? qfuse::format::kArtifactQuantizeVersion
                      : !builder.workspaceElements.empty()
                          ? kArtifactWorkspaceVersion
                      : builder.anyLaunchOp    ? kArtifactLaunchOpVersion

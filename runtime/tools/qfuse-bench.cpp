@@ -74,6 +74,7 @@ struct BenchOptions {
   std::string weightsPath, jsonPath;
   std::string gitCommit;
   bool checkOutputs = false, checkOnly = false, placeholderWeights = false;
+  bool distinctPerms = false;
   uint64_t seed = 20261129;
 };
 
@@ -118,6 +119,11 @@ void addOptions(CLI::App &app, BenchOptions &o) {
   app.add_flag("--placeholder-weights", o.placeholderWeights,
                "bind constant placeholder weights instead of random "
                "round-to-nearest ones (faster set-up; no --check)");
+  app.add_flag("--distinct-perms", o.distinctPerms,
+               "random act_order weights each get a column order of their "
+               "own (default: one per K, as GPTQ desc_act gives the weights "
+               "that read one input), so act_order groups run the fallback "
+               "their artifact carries for perms that differ");
   app.add_option("--seed", o.seed, "seed of the random weights and inputs")
       ->default_val(o.seed);
   app.add_option("--git-commit", o.gitCommit,
@@ -252,6 +258,22 @@ void timePlans(const BenchOptions &o, const std::string &artifactPath,
   }
 }
 
+/// Which side of the act_order groups' perm guards runs (PermGuards.h):
+/// the fused kernels (perms equal) or the fallback (perms differ).
+void printPermGuards(const std::string &artifactPath,
+                     const Executor &executor) {
+  size_t equal = 0, differ = 0;
+  for (const Plan &plan : executor.artifact().plans)
+    for (const Step &step : plan.steps)
+      if (step.guard.when != PermGuard::When::Always && executor.runsStep(step))
+        ++(step.guard.when == PermGuard::When::PermsEqual ? equal : differ);
+  if (equal + differ > 0)
+    std::printf("%s: perm guards: %zu steps run on equal perms (fused "
+                "act_order groups), %zu on the fallback for perms that "
+                "differ\n",
+                artifactPath.c_str(), equal, differ);
+}
+
 /// One --artifact: weights bound, plans checked (with --check) and timed.
 /// Returns whether every check passed.
 bool benchArtifact(const BenchOptions &o, const std::string &artifactPath,
@@ -270,8 +292,11 @@ bool benchArtifact(const BenchOptions &o, const std::string &artifactPath,
   // encoding, unless a checkpoint or placeholders were asked for.
   std::map<std::string, qfuse::format::TensorMap> hostWeights;
   if (o.weightsPath.empty() && !o.placeholderWeights)
-    hostWeights = check::bindRandomWeights(executor, o.seed);
+    hostWeights = check::bindRandomWeights(
+        executor, o.seed,
+        o.distinctPerms ? RandomPerms::PerWeight : RandomPerms::PerInput);
   bench::bindPlaceholderWeights(executor, stream.get());
+  printPermGuards(artifactPath, executor);
   std::vector<int64_t> planBatches = o.batches;
   if (planBatches.empty())
     for (const Plan &plan : artifact.plans)

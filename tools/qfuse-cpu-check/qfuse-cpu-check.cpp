@@ -58,6 +58,7 @@
 #include "qfuse/format/Reference.h"
 
 #include "QuantizeCheck.h"
+#include "ReferenceBuffers.h"
 
 #include <algorithm>
 #include <chrono>
@@ -88,6 +89,16 @@ static cl::opt<int64_t> tilingBatch(
     cl::desc("Batch qf-select-tiling chooses kernels (and so weight layouts) "
              "for (default: the largest of --batch-sizes, as qfuse-compile)"),
     cl::init(0));
+static cl::opt<bool> fuseShared(
+    "fuse-shared",
+    cl::desc("Run qf-fuse-gated-mlp and qf-fuse-shared-input before tiling "
+             "(gate/up under silu_mul and q/k/v groups, act_order included)"),
+    cl::init(false));
+static cl::opt<bool> sharedPerms(
+    "shared-perms",
+    cl::desc("act_order weights of one K get the same column order (one "
+             "g_idx per input, as GPTQ desc_act); default: one per weight"),
+    cl::init(false));
 static cl::opt<bool> printIR("print-ir",
                              cl::desc("Print the reference functions before "
                                       "lowering them to LLVM"),
@@ -95,59 +106,7 @@ static cl::opt<bool> printIR("print-ir",
 
 namespace {
 
-/// A memref descriptor of rank <= 2 as the C interface passes it.
-struct Descriptor {
-  void *allocated = nullptr;
-  void *aligned = nullptr;
-  int64_t offset = 0;
-  int64_t sizesAndStrides[4] = {0, 0, 0, 0};
-};
-
-/// One parameter of a reference function: its name, memref type, bytes.
-struct Buffer {
-  std::string name;
-  MemRefType type;
-  std::vector<uint8_t> bytes;
-  Descriptor desc;
-};
-
-unsigned elementBytes(Type t) {
-  return (t.getIntOrFloatBitWidth() + 7) / 8;
-}
-
-/// The memref's shape with M (the dynamic dimension) substituted.
-SmallVector<int64_t> concreteShape(MemRefType type, int64_t m) {
-  SmallVector<int64_t> shape(type.getShape());
-  for (int64_t &d : shape)
-    if (ShapedType::isDynamic(d))
-      d = m;
-  return shape;
-}
-
-/// 16-bit activations (f16 or bf16) to and from float.
-uint16_t toAct(float v, Type t) {
-  return t.isBF16() ? fmt::floatToBFloat16(v) : fmt::floatToHalf(v);
-}
-float fromAct(uint16_t h, Type t) {
-  return t.isBF16() ? fmt::bfloat16ToFloat(h) : fmt::halfToFloat(h);
-}
-
-/// Random 16-bit values in [lo, hi), rounded to `t`; the rounded floats
-/// go to `values`.
-std::vector<uint8_t> randomAct(int64_t count, Type t, float lo, float hi,
-                               std::mt19937_64 &rng,
-                               std::vector<float> &values) {
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<uint8_t> bytes(size_t(count) * 2);
-  values.resize(size_t(count));
-  for (int64_t i = 0; i < count; ++i) {
-    uint16_t h = toAct(dist(rng), t);
-    bytes[2 * i] = h & 0xFF;
-    bytes[2 * i + 1] = h >> 8;
-    values[i] = fromAct(h, t);
-  }
-  return bytes;
-}
+using namespace qfuse::cpucheck;
 
 /// One fused matmul to check: its op facts and its quantized weight.
 struct Case {
@@ -211,7 +170,10 @@ bool prepareOneWeight(Case &c, uint64_t weightSeed, std::vector<float> &dense,
     std::vector<int32_t> order(static_cast<size_t>(k));
     for (int64_t i = 0; i < k; ++i)
       order[i] = int32_t(i);
-    std::shuffle(order.begin(), order.end(), rng);
+    // --shared-perms: one order per K (and seed), so that gate and up or
+    // q, k and v share it; else the weight's own.
+    std::mt19937_64 permRng(seed ^ (0x9E3779B97F4A7C15ull * uint64_t(k)));
+    std::shuffle(order.begin(), order.end(), sharedPerms ? permRng : rng);
     int64_t group = c.encoding.isPerChannel() ? k : c.encoding.groupSize;
     gIdx.resize(size_t(k));
     for (int64_t i = 0; i < k; ++i)
@@ -236,12 +198,12 @@ bool prepareWeight(Case &c, uint64_t weightSeed, std::string &error) {
 
 /// Corrupts a buffer: every third element gets bit 6 of its most
 /// significant byte flipped (an exponent bit of a float, a code bit), which
-/// no scale-invariant step (RMSNorm) undoes; an i32 `perm` is rotated by one
-/// instead, so that it stays a permutation.
+/// no scale-invariant step (RMSNorm) undoes; an i32 `perm` (or silu_mul's
+/// `up_perm`) is rotated by one instead, so that it stays a permutation.
 void corrupt(Buffer &buf) {
   unsigned eb = elementBytes(buf.type.getElementType());
   size_t count = buf.bytes.size() / eb;
-  if (buf.name == fmt::kPerm) {
+  if (buf.name == fmt::kPerm || buf.name == std::string("up_") + fmt::kPerm) {
     std::rotate(buf.bytes.begin(), buf.bytes.begin() + eb, buf.bytes.end());
     return;
   }
@@ -379,6 +341,10 @@ static LogicalResult lowerToReference(MLIRContext &context, ModuleOp module,
   pm.addPass(qf::createQFImportQuant());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(qf::createQFFuseDequantMatmul());
+  if (fuseShared) {
+    pm.addPass(qf::createQFFuseGatedMLP());
+    pm.addPass(qf::createQFFuseSharedInput());
+  }
   qf::QFSelectTilingOptions tiling;
   tiling.batch = tilingBatch > 0
                      ? tilingBatch

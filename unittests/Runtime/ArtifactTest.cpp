@@ -194,8 +194,8 @@ TEST(ArtifactInvalid, MissingFormat) {
 }
 
 TEST(ArtifactInvalid, OtherVersion) {
-  expectInvalid([](json &a) { a["version"] = 7; },
-                {"version", "found 7", "supports 2 to 6"});
+  expectInvalid([](json &a) { a["version"] = 8; },
+                {"version", "found 8", "supports 2 to 7"});
 }
 
 //===----------------------------------------------------------------------===//
@@ -956,8 +956,8 @@ TEST(ArtifactV5, DequantizeOpNeedsVersion5) {
 }
 
 TEST(ArtifactV5, OtherVersionsNameTheFallback) {
-  expectInvalidV5([](json &a) { a["version"] = 7; },
-                  {"version", "found 7", "supports 2 to 6",
+  expectInvalidV5([](json &a) { a["version"] = 8; },
+                  {"version", "found 8", "supports 2 to 7",
                    "version 5 the dequantize + cuBLAS fallback"});
 }
 

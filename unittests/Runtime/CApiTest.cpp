@@ -22,7 +22,7 @@ std::string writeTemp(const std::string &name, const std::string &text) {
   return path;
 }
 
-TEST(CApi, Version) { EXPECT_EQ(qfuse_artifact_version(), 6); }
+TEST(CApi, Version) { EXPECT_EQ(qfuse_artifact_version(), 7); }
 
 TEST(CApi, CanonicalEncodingFromNamesAndText) {
   char out[256];

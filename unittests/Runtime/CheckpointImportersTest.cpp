@@ -8,10 +8,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "qfuse/format/Layout.h"
+#include "qfuse/runtime/artifact/PermGuards.h"
 #include "qfuse/runtime/checkpoint/Importers.h"
 
 #include "TestUtil.h"
 
+#include <algorithm>
 #include <cstring>
 
 using namespace qfuse::format;
@@ -180,6 +183,65 @@ TEST_F(CheckpointTest, GPTQv1) {
       ASSERT_TRUE(toGPTQv1(w, back, error)) << error;
       expectSameTensors(back, c.tensors);
     }
+}
+
+/// AutoGPTQ q/k/v with desc_act: the perms the loaders make from g_idx
+/// (the repack into a kernel layout) are what the executor compares for an
+/// act_order group (PermGuards.h): one g_idx per input gives equal perms
+/// (the fused group runs), a g_idx of v's own makes them differ (the
+/// fallback runs).
+TEST_F(CheckpointTest, GPTQv1ActOrderGroupPerms) {
+  const int64_t k = 128, group = 32;
+  std::vector<int32_t> shared;
+  for (int64_t col = 0; col < k; ++col)
+    shared.push_back(int32_t(col / group));
+  std::shuffle(shared.begin(), shared.end(), rng);
+  std::vector<int32_t> own = shared;
+  std::shuffle(own.begin(), own.end(), rng);
+  auto loadedPerm = [&](int64_t n, const std::vector<int32_t> &gIdx) {
+    GPTQCase c;
+    c.bits = 4;
+    c.n = n;
+    c.k = k;
+    c.group = group;
+    for (int64_t i = 0; i < c.k * c.n; ++i)
+      c.q.push_back(uint32_t(uniformInt(0, 15)));
+    for (int64_t i = 0; i < (k / group) * n; ++i)
+      c.z.push_back(uint32_t(uniformInt(1, 15)));
+    c.s = randomScales(size_t((k / group) * n));
+    c.gIdx = gIdx;
+    c.pack();
+    PackedWeight w;
+    std::string error;
+    LinearConfig config{c.n, c.k, 4, c.group};
+    EXPECT_TRUE(fromGPTQv1(c.views(), config, w, error)) << error;
+    EXPECT_TRUE(w.encoding.actOrder);
+    // The tensor-core kernel's layout, as the executor repacks it.
+    Layout mma;
+    EXPECT_TRUE(parseLayout("tiled, tile_n = 32, tile_k = 32", mma, error));
+    TensorMap packed;
+    EXPECT_TRUE(repack(w.encoding, mma, w.components, c.n, c.k, packed, error))
+        << error;
+    return packed.at(kPerm);
+  };
+  using qfuse::runtime::BoundPerms;
+  using qfuse::runtime::PermGuard;
+  PermGuard equal, differ;
+  equal.when = PermGuard::When::PermsEqual;
+  differ.when = PermGuard::When::PermsDiffer;
+  equal.weights = differ.weights = {"q", "k", "v"};
+  BoundPerms perms;
+  for (auto [name, n] :
+       {std::pair<const char *, int64_t>{"q", 64}, {"k", 32}, {"v", 32}}) {
+    Tensor perm = loadedPerm(n, shared);
+    perms.set(name, perm.data.data(), perm.data.size());
+  }
+  EXPECT_TRUE(perms.holds(equal));
+  EXPECT_FALSE(perms.holds(differ));
+  Tensor vPerm = loadedPerm(32, own);
+  perms.set("v", vPerm.data.data(), vPerm.data.size());
+  EXPECT_FALSE(perms.holds(equal));
+  EXPECT_TRUE(perms.holds(differ));
 }
 
 TEST_F(CheckpointTest, GPTQv1WithoutGIdxAndPerChannel) {

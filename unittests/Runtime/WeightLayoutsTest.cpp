@@ -215,8 +215,8 @@ TEST(WeightLayoutsInvalid, SourceNeedsVersion3) {
 }
 
 TEST(WeightLayoutsInvalid, NewerVersionsAreRejected) {
-  expectInvalid([](json &a) { a["version"] = 7; },
-                {"version", "found 7", "supports 2 to 6"});
+  expectInvalid([](json &a) { a["version"] = 8; },
+                {"version", "found 8", "supports 2 to 7"});
 }
 
 TEST(WeightLayoutsInvalid, OneSourceOneEncoding) {

@@ -14,18 +14,19 @@
 
 #include "qfuse/Conversion/Passes.h"
 
-#include "MatVec/MatVecKernel.h"
-#include "Ops/DequantizeKernel.h"
-#include "Ops/OpKernelCommon.h"
-#include "Ops/PermuteKernel.h"
-#include "Ops/QuantizeKernel.h"
 #include "KernelsToLLVM.h"
 #include "LaunchRecord.h"
-#include "PlanCheck.h"
+#include "MatVec/MatVecKernel.h"
+#include "MatmulBatches.h"
+#include "Ops/DequantizeKernel.h"
+#include "Ops/OpKernelCommon.h"
 #include "Ops/OpKernels.h"
+#include "Ops/PermuteKernel.h"
+#include "Ops/QuantizeKernel.h"
+#include "PlanCheck.h"
 #include "TensorCore/TensorCoreKernel.h"
-#include "qfuse/Dialect/QF/IR/KnownTargets.h"
 #include "qfuse/Conversion/TensorCoreSupport.h"
+#include "qfuse/Dialect/QF/IR/KnownTargets.h"
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "llvm/ADT/DenseMap.h"
@@ -142,6 +143,19 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
   llvm::StringMap<int64_t> dequantVariants;
   /// The #qf.target of the `chip` option.
   TargetAttr target;
+  /// When each of the op's qf.launches runs (lowerOne's op): parallel to
+  /// them, kAlways unless marked; written as `qf.launch_guards` when any is
+  /// not (an act_order group, docs/act-order.md).
+  enum LaunchGuard : int32_t { kAlways = 0, kPermsEqual = 1, kPermsDiffer = 2 };
+  SmallVector<int32_t> launchGuards;
+
+  /// Marks launches [from, end) of `launches` as running under `guard`.
+  void markGuard(ArrayRef<Attribute> launches, size_t from,
+                 LaunchGuard guard) {
+    launchGuards.resize(launches.size(), kAlways);
+    for (size_t i = from; i < launches.size(); ++i)
+      launchGuards[i] = guard;
+  }
 
   static std::string variantKey(const MatmulSpec &spec) {
     std::string key;
@@ -213,6 +227,7 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
 
     OpBuilder b(op.getContext());
     SmallVector<Attribute> launches;
+    launchGuards.clear();
     for (int64_t batch : ms) {
       FailureOr<MatmulSpec> spec = batchSpec(op, perBatch, batch);
       if (failed(spec) ||
@@ -220,6 +235,10 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
         return failure();
     }
     op->setAttr("qf.launches", b.getArrayAttr(launches));
+    if (llvm::any_of(launchGuards, [](int32_t g) { return g != kAlways; })) {
+      launchGuards.resize(launches.size(), kAlways);
+      op->setAttr("qf.launch_guards", b.getDenseI32ArrayAttr(launchGuards));
+    }
     return success();
   }
 
@@ -253,45 +272,6 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
     return success();
   }
 
-  /// The members of `op`'s qf.group (qf-fuse-shared-input) in block order,
-  /// `op` among them; none when it has no group.
-  static SmallVector<FusedMatmulOp> groupMembers(FusedMatmulOp op) {
-    SmallVector<FusedMatmulOp> members;
-    if (auto group = op->getAttrOfType<IntegerAttr>("qf.group"))
-      for (auto other : op->getBlock()->getOps<FusedMatmulOp>())
-        if (other->getAttr("qf.group") == group)
-          members.push_back(other);
-    return members;
-  }
-
-  /// Checks that the members of a qf.group can share the first member's
-  /// kernel: all but N the same (input, weight encoding, layout and K,
-  /// prologue and epilogue).
-  static LogicalResult verifyGroup(ArrayRef<FusedMatmulOp> members) {
-    if (members.empty())
-      return success();
-    FusedMatmulOp first = members.front();
-    for (FusedMatmulOp other : members.drop_front())
-      if (other.getInput() != first.getInput() ||
-          other.getWeight().getType().getEncoding() !=
-              first.getWeight().getType().getEncoding() ||
-          other.getWeight().getType().getLayout() !=
-              first.getWeight().getType().getLayout() ||
-          other.getWeight().getType().getK() !=
-              first.getWeight().getType().getK() ||
-          other.getNorm() != first.getNorm() ||
-          other.getNormEpsAttr() != first.getNormEpsAttr() ||
-          static_cast<bool>(other.getBias()) !=
-              static_cast<bool>(first.getBias()) ||
-          static_cast<bool>(other.getResidual()) !=
-              static_cast<bool>(first.getResidual()) ||
-          other.getActivation() != first.getActivation())
-        return other.emitOpError()
-               << "differs from the first member of its qf.group in input, "
-                  "weight encoding, layout or K, prologue or epilogue";
-    return success();
-  }
-
   /// Lowers batch `batch` of `op` (the first of its qf.group `members`, if
   /// it has one) with the tiling and layout `spec` holds: the fused kernel,
   /// emitted once per variant, or the fallback; appends its launches.
@@ -306,12 +286,21 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
     if (op.getInput().getType().getElementType().isBF16() && !tensorCore)
       return refuseBf16(op, spec.tiling, batch);
     completeSpec(op, members, batch, spec);
-    // act_order on the tensor-core kernel: a launch of its own permutes
-    // the activations into the weight's sorted column order
-    // (PermuteKernel.cpp), and the kernel reads the weight as a plain one.
-    // (The fusion passes never group or gate act_order weights: each has
-    // its own permutation.)
-    const bool permuted = tensorCore && spec.encoding.getActOrder();
+    // act_order on the tensor-core kernel, and for a qf.group or gate/up
+    // on either kernel: a launch of its own permutes the activations into
+    // the weight's sorted column order (PermuteKernel.cpp), and the kernel
+    // reads the weight as a plain one. A group's (or gate/up's) weights
+    // share the first one's permutation under the contract that their
+    // perms are equal, which only the weights can tell: those launches run
+    // when the runtime finds them equal, the fallback below otherwise.
+    const bool shared = !members.empty() || spec.gated;
+    const bool permuted =
+        spec.encoding.getActOrder() && (tensorCore || shared);
+    if (permuted && shared && op.getNorm())
+      return op.emitOpError()
+             << "an act_order qf.group or silu_mul matmul with an RMSNorm "
+                "prologue is not lowered: the activations permuted by the "
+                "first weight's perm would need gamma permuted too";
     if (permuted)
       spec.encoding = withoutActOrder(spec.encoding);
     // A limit of the generator that selection did not model: the
@@ -331,6 +320,7 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
       return lowerFallback(op, members, spec.layout, gpuModule, batch,
                            launches);
     }
+    const size_t first = launches.size();
     if (permuted &&
         failed(recordPermute(op, spec.layout, gpuModule, batch, launches)))
       return failure();
@@ -344,6 +334,16 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
     extras.permutedInput = permuted;
     OpBuilder b(op.getContext());
     launches.push_back(launchRecord(b, *kernel, batch, extras));
+    if (!(permuted && shared))
+      return success();
+    // Perms that differ: the dequantize + cuBLAS fallback, whose dequantize
+    // scatters each weight's columns by its own perm (exact for any perms).
+    markGuard(launches, first, kPermsEqual);
+    const size_t fallback = launches.size();
+    if (failed(lowerFallback(op, members, spec.layout, gpuModule, batch,
+                             launches)))
+      return failure();
+    markGuard(launches, fallback, kPermsDiffer);
     return success();
   }
 
@@ -412,17 +412,6 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
       it = emitted.try_emplace(name, *emittedLaunch).first;
     }
     return it->second;
-  }
-
-  /// The act_order weight's encoding as the kernel reads it after the
-  /// permute launch: the same codes, scales and groups, columns in order.
-  static EncodingAttr withoutActOrder(EncodingAttr enc) {
-    return EncodingAttr::get(enc.getContext(), enc.getFormat(),
-                             enc.getIndexBits(), enc.getTable(),
-                             enc.getTableName(), enc.getTableType(),
-                             enc.getGroupSize(), enc.getScaleType(),
-                             enc.getGlobalScale(), enc.getZeroPoint(),
-                             /*actOrder=*/false, enc.getSparsity());
   }
 
   /// Records the launch (step "permute") that writes the op's activations
@@ -542,48 +531,6 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
       }
     }
     return success();
-  }
-
-  /// What one `qf.batch_tilings` entry asks for.
-  struct BatchKernel {
-    TilingAttr tiling;
-    LayoutAttr layout; // null before qf-choose-layout: the operand's
-  };
-
-  /// The entries of `op`'s `qf.batch_tilings` by batch (verified by the
-  /// dialect: #qf.batch_tiling entries, each batch once).
-  static llvm::DenseMap<int64_t, BatchKernel> getBatchKernels(FusedMatmulOp op) {
-    llvm::DenseMap<int64_t, BatchKernel> kernels;
-    if (auto entries = op->getAttrOfType<ArrayAttr>("qf.batch_tilings"))
-      for (auto entry : entries.getAsRange<BatchTilingAttr>())
-        kernels[entry.getBatch()] = {entry.getTiling(), entry.getLayout()};
-    return kernels;
-  }
-
-  /// The tiling and layout of batch `batch` of `op`: its own entry in
-  /// `perBatch` (its `qf.batch_tilings`), else the op's tiling on its
-  /// weight's layout.
-  static FailureOr<MatmulSpec>
-  batchSpec(FusedMatmulOp op,
-            const llvm::DenseMap<int64_t, BatchKernel> &perBatch,
-            int64_t batch) {
-    WeightType w = op.getWeight().getType();
-    MatmulSpec spec;
-    spec.encoding = w.getEncoding();
-    spec.layout = w.getLayout();
-    spec.tiling = *op.getTiling();
-    auto own = perBatch.find(batch);
-    if (own == perBatch.end())
-      return spec;
-    spec.tiling = own->second.tiling;
-    if (own->second.layout)
-      spec.layout = own->second.layout;
-    if (isTensorCoreKernel(spec.tiling.getKernel()) && op.getNorm())
-      return op.emitOpError() << "batch " << batch << " has the tensor-core "
-                              << "(mma) tiling " << spec.tiling
-                              << " in qf.batch_tilings, but that kernel does "
-                                 "not fuse an RMSNorm prologue";
-    return spec;
   }
 };
 

@@ -421,6 +421,29 @@ void ArtifactValidator::checkGemmBias(const GemmStep &gemm,
                               shapeText(bias->shape) + ")");
 }
 
+void ArtifactValidator::checkGuard(const schema::PermGuard &guard,
+                                   const std::string &where) const {
+  const WeightSpec *first = nullptr;
+  for (size_t i = 0; i < guard.weights.size(); ++i) {
+    const std::string at = where + "[" + std::to_string(i) + "]";
+    const WeightSpec *weight = artifact_.findWeight(guard.weights[i]);
+    if (!weight)
+      fail(at,
+           "weight '" + guard.weights[i] + "' is not declared in 'weights'");
+    if (!weight->encodingAttr.actOrder)
+      fail(at, "weight '" + weight->name + "' (" + weight->encoding +
+                   ") has no perm to compare: a guard names act_order "
+                   "weights");
+    if (!first)
+      first = weight;
+    else if (weight->k != first->k)
+      fail(at, "weight '" + weight->name +
+                   "' has K = " + std::to_string(weight->k) + ", but '" +
+                   first->name + "' has K = " + std::to_string(first->k) +
+                   " (the weights of a guard read one input)");
+  }
+}
+
 void ArtifactValidator::checkPlans(std::vector<schema::Plan> &plans) {
   if (plans.empty())
     fail("plans", "no plans (expected one per compiled batch size)");
@@ -434,9 +457,13 @@ void ArtifactValidator::checkPlans(std::vector<schema::Plan> &plans) {
            "duplicate plan for batch " + std::to_string(plan.batch));
     if (plans[i].steps.empty())
       fail(where + ".steps", "no steps");
-    for (size_t s = 0; s < plans[i].steps.size(); ++s)
-      plan.steps.push_back(checkStep(
-          plans[i].steps[s], where + ".steps[" + std::to_string(s) + "]"));
+    for (size_t s = 0; s < plans[i].steps.size(); ++s) {
+      const std::string at = where + ".steps[" + std::to_string(s) + "]";
+      schema::PermGuard guard = std::move(plans[i].steps[s].guard);
+      checkGuard(guard, at + ".when");
+      plan.steps.push_back(checkStep(plans[i].steps[s], at));
+      plan.steps.back().guard = std::move(guard);
+    }
     artifact_.plans.push_back(std::move(plan));
   }
 }

@@ -91,6 +91,9 @@ private:
                std::vector<std::string> &out);
   void checkPlans(std::vector<schema::Plan> &plans);
   Step checkStep(schema::Step &read, const std::string &where);
+  /// A step's "when" (version 7): declared act_order weights of one K.
+  void checkGuard(const schema::PermGuard &guard,
+                  const std::string &where) const;
   void checkArg(const Arg &arg, const KernelParam &param,
                 const std::string &where) const;
   void checkLaunchOp(const std::string &encoding, const std::string &where,

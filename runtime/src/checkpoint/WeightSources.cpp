@@ -431,7 +431,8 @@ void fillNormal(std::vector<float> &out, float scale, uint64_t seed) {
     worker.join();
 }
 
-format::TensorMap randomWeight(const WeightSpec &spec, uint64_t seed) {
+format::TensorMap randomWeight(const WeightSpec &spec, uint64_t seed,
+                               RandomPerms perms) {
   std::vector<float> w(static_cast<size_t>(spec.n * spec.k));
   fillNormal(w, 0.02f, seed);
   std::vector<float> table;
@@ -452,7 +453,11 @@ format::TensorMap randomWeight(const WeightSpec &spec, uint64_t seed) {
     // of them one group, so g_idx is a shuffled k / group.
     std::vector<int32_t> order(static_cast<size_t>(spec.k));
     std::iota(order.begin(), order.end(), 0);
-    std::shuffle(order.begin(), order.end(), std::mt19937_64(seed + 1));
+    const uint64_t permSeed =
+        perms == RandomPerms::PerInput
+            ? 0x9E3779B97F4A7C15ull ^ static_cast<uint64_t>(spec.k)
+            : seed + 1;
+    std::shuffle(order.begin(), order.end(), std::mt19937_64(permSeed));
     gIdx.resize(order.size());
     for (int64_t j = 0; j < spec.k; ++j)
       gIdx[order[j]] = static_cast<int32_t>(j / spec.encodingAttr.groupSize);

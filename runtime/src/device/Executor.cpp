@@ -43,6 +43,11 @@ Executor::Executor(const Artifact &artifact, const cuda::Context &context)
         else if (arg.kind == Arg::Kind::Tensor)
           usedTensors_.insert(arg.name);
       }
+      // A guard reads the perms of its weights: they must be bound.
+      for (const std::string &weight : step.guard.weights) {
+        usedComponents_.emplace(weight, format::kPerm);
+        guardWeights_.insert(weight);
+      }
       if (step.kind != Step::Kind::Gemm)
         continue;
       hasGemm = true;
@@ -201,12 +206,27 @@ void Executor::allocateState() {
 }
 
 /// One allocation per workspace, left as allocated: every plan writes a
-/// workspace before reading it, so its contents never outlive a run.
+/// workspace before reading it, so its contents never outlive a run. A
+/// workspace only steps that do not run read (an act_order group's
+/// fallback while its perms are equal, PermGuards.h) is not allocated until
+/// one of them does: the check runs again once a perm is bound.
 void Executor::allocateWorkspaces() {
   if (workspacesAllocated_)
     return;
+  std::set<std::string> read;
+  for (const Plan &plan : artifact_.plans)
+    for (const Step &step : plan.steps) {
+      if (!runsStep(step))
+        continue;
+      if (step.kind == Step::Kind::Gemm)
+        read.insert(step.gemm.weightBuffer);
+      for (const Arg &arg : step.args)
+        if (arg.kind == Arg::Kind::Buffer)
+          read.insert(arg.name);
+    }
   for (const BufferSpec &spec : artifact_.buffers)
-    if (spec.workspace)
+    if (spec.workspace && read.count(spec.name) &&
+        !workspaces_.count(spec.name))
       workspaces_.emplace(spec.name, cuda::DeviceBuffer(spec.numBytes(1),
                                                         spec.name +
                                                             " (workspace)"));
@@ -316,7 +336,18 @@ CUdeviceptr Executor::argumentPointer(const Arg &arg, Instance &instance) {
 
 void Executor::enqueue(const Plan &plan, Instance &instance, CUstream stream) {
   for (size_t s = 0; s < plan.steps.size(); ++s)
-    enqueueStep(plan, s, instance, stream);
+    if (runsStep(plan.steps[s]))
+      enqueueStep(plan, s, instance, stream);
+}
+
+Plan Executor::runningPlan(int64_t batch) const {
+  const Plan &plan = artifact_.plan(batch);
+  Plan running;
+  running.batch = plan.batch;
+  for (const Step &step : plan.steps)
+    if (runsStep(step))
+      running.steps.push_back(step);
+  return running;
 }
 
 void Executor::enqueueStep(const Plan &plan, size_t s, Instance &instance,
@@ -380,7 +411,7 @@ cuda::Graph Executor::makePartialGraph(
   Instance &target = instance(batch);
   return cuda::Graph::capture(stream, [&] {
     for (size_t s = 0; s < plan.steps.size(); ++s)
-      if (keep(s))
+      if (keep(s) && runsStep(plan.steps[s]))
         enqueueStep(plan, s, target, stream);
   });
 }
@@ -452,7 +483,8 @@ void Executor::runSteps(int64_t batch, size_t first, size_t last,
   overrides_ = &overrides;
   try {
     for (size_t s = first; s < last; ++s)
-      enqueueStep(plan, s, target, stream);
+      if (runsStep(plan.steps[s]))
+        enqueueStep(plan, s, target, stream);
   } catch (...) {
     overrides_ = nullptr;
     throw;

@@ -54,7 +54,8 @@ void Executor::bindWeightComponent(const std::string &weight,
   } else {
     upload(buffer, data, size, uploader);
   }
-  bindWeightComponent(weight, component, std::move(buffer));
+  recordPerm(weight, component, data, 0);
+  bindOwned(key, std::move(buffer));
 }
 
 void Executor::bindWeightComponent(const std::string &weight,
@@ -65,9 +66,40 @@ void Executor::bindWeightComponent(const std::string &weight,
     fail("cannot bind " + componentText(key) + ": no plan step reads it");
   if (buffer.empty())
     fail("cannot bind " + componentText(key) + " to an empty buffer");
+  recordPerm(weight, component, nullptr, buffer.ptr());
+  bindOwned(key, std::move(buffer));
+}
+
+void Executor::bindOwned(const std::pair<std::string, std::string> &key,
+                         cuda::DeviceBuffer buffer) {
   components_[key] = buffer.ptr();
   ownedComponents_[key] = std::move(buffer);
   dropGraphs();
+}
+
+void Executor::recordPerm(const std::string &weight,
+                          const std::string &component, const void *host,
+                          CUdeviceptr device) {
+  if (component != format::kPerm || !guardWeights_.count(weight))
+    return;
+  // Which side of a guard runs may change: its workspaces too.
+  workspacesAllocated_ = false;
+  // The perm is I32 [K] (Layout.h); a bound buffer may be padded past it.
+  const size_t bytes =
+      static_cast<size_t>(artifact_.findWeight(weight)->k) * sizeof(int32_t);
+  if (host) {
+    perms_.set(weight, host, bytes);
+    return;
+  }
+  // Whatever stream wrote the device copy (a benchmark's rotated weights
+  // are copied asynchronously) has finished before it is read back.
+  QFUSE_CU_CTX(cuCtxSynchronize(),
+               "waiting for " + componentText({weight, component}));
+  std::vector<uint8_t> copy(bytes);
+  QFUSE_CU_CTX(cuMemcpyDtoH(copy.data(), device, bytes),
+               "reading back " + componentText({weight, component}) +
+                   " to compare it with the perms of its group");
+  perms_.set(weight, copy.data(), bytes);
 }
 
 void Executor::bindWeightComponent(const std::string &weight,
@@ -78,6 +110,7 @@ void Executor::bindWeightComponent(const std::string &weight,
     fail("cannot bind " + componentText(key) + ": no plan step reads it");
   if (ptr == 0)
     fail("cannot bind " + componentText(key) + " to a null pointer");
+  recordPerm(weight, component, nullptr, ptr);
   components_[key] = ptr;
   dropGraphs();
 }

@@ -385,11 +385,11 @@ void bindPlaceholderWeights(Executor &executor, CUstream stream) {
 PlanResult artifactPlan(const cuda::Context &context, Executor &executor,
                         CUstream stream, int64_t batch, const Config &config) {
   const Artifact &artifact = executor.artifact();
-  const Plan &plan = artifact.plan(batch);
   PlanResult result;
   result.artifact = artifact.source;
   result.batch = batch;
-  result.steps = plan.steps.size();
+  // The steps that run with the perms bound (PermGuards.h).
+  result.steps = executor.runningPlan(batch).steps.size();
 
   std::vector<std::pair<std::string, std::string>> components(
       executor.usedWeightComponents().begin(),

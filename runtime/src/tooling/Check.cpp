@@ -175,7 +175,7 @@ float fromActivation(DType dtype, uint16_t bits) {
 } // namespace
 
 std::map<std::string, format::TensorMap>
-bindRandomWeights(Executor &executor, uint64_t seed) {
+bindRandomWeights(Executor &executor, uint64_t seed, RandomPerms perms) {
   // One random tensor per checkpoint tensor: the entries packed from it in
   // several layouts (docs/artifact.md) must hold the same weight. Drawn and
   // quantized concurrently (seeds by position, so the weights do not depend
@@ -188,7 +188,7 @@ bindRandomWeights(Executor &executor, uint64_t seed) {
     const WeightSpec *spec =
         executor.artifact().weightsPackedFrom(source).front();
     drawn.push_back(std::async(std::launch::async, randomWeight,
-                               std::cref(*spec), seed + 1000 * ++index));
+                               std::cref(*spec), seed + 1000 * ++index, perms));
   }
   std::map<std::string, format::TensorMap> result;
   for (size_t i = 0; i < sources.size(); ++i) {
@@ -363,7 +363,9 @@ checkPlan(Executor &executor, int64_t batch, CUstream stream,
           const std::map<std::string, format::TensorMap> &weights,
           uint64_t seed) {
   const Artifact &artifact = executor.artifact();
-  const Plan &plan = artifact.plan(batch);
+  // The steps that run with the perms bound (an act_order group's kernel
+  // or its fallback, PermGuards.h): the ones whose outputs are checked.
+  const Plan plan = executor.runningPlan(batch);
   executor.allocate(batch);
 
   std::mt19937_64 rng(seed);

@@ -59,19 +59,38 @@ func.func @different_encodings(%x: tensor<1x256xf16>) -> tensor<1x512xf16> {
 
 // -----
 
-// Not fused: act_order weights each carry their own column permutation.
+// act_order gate and up fuse under the contract that their perms are
+// equal (qf-to-gpu guards the kernel with it and adds a fallback).
 #gptq = #qf.enc<int4, group = 128, scale = f16, act_order>
 !w = !qf.weight<512x256, #gptq>
 // CHECK-LABEL: @act_order
 func.func @act_order(%x: tensor<1x256xf16>) -> tensor<1x512xf16> {
-  // CHECK: qf.silu_mul
+  // CHECK: qf.fused_matmul %{{.*}}, %{{.*}} up(%{{.*}} : !qf.weight<512x256, #{{.*}}>) {activation = #qf<activation silu_mul>}
+  // CHECK-NOT: qf.silu_mul
   %wg = qf.weight_ref "gate" : !w
   %wu = qf.weight_ref "up" : !w
   %g = qf.fused_matmul %x, %wg : tensor<1x256xf16>, !w -> tensor<1x512xf16>
   %u = qf.fused_matmul %x, %wu : tensor<1x256xf16>, !w -> tensor<1x512xf16>
-  // expected-remark@+1 {{silu_mul not fused with its projections: the gate projection is act_order: gate and up each have their own column permutation, so they cannot share the gathered activations}}
   %a = qf.silu_mul %g, %u : tensor<1x512xf16>
   return %a : tensor<1x512xf16>
+}
+
+// -----
+
+// Not fused: act_order on bf16 activations (the fallback for perms that
+// differ multiplies by silu in f16 only).
+#gptq = #qf.enc<int4, group = 128, scale = f16, act_order>
+!w = !qf.weight<512x256, #gptq>
+// CHECK-LABEL: @act_order_bf16
+func.func @act_order_bf16(%x: tensor<1x256xbf16>) -> tensor<1x512xbf16> {
+  // CHECK: qf.silu_mul
+  %wg = qf.weight_ref "gate" : !w
+  %wu = qf.weight_ref "up" : !w
+  %g = qf.fused_matmul %x, %wg : tensor<1x256xbf16>, !w -> tensor<1x512xbf16>
+  %u = qf.fused_matmul %x, %wu : tensor<1x256xbf16>, !w -> tensor<1x512xbf16>
+  // expected-remark@+1 {{silu_mul not fused with its projections: the gate projection is act_order on bf16 activations: where gate's and up's perms differ at load time the fallback runs, whose silu_mul kernel reads f16 only}}
+  %a = qf.silu_mul %g, %u : tensor<1x512xbf16>
+  return %a : tensor<1x512xbf16>
 }
 
 // -----

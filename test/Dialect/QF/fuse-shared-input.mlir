@@ -51,19 +51,39 @@ func.func @by_key(%x: tensor<?x1536xf16>, %bq: tensor<1536xf16>, %bk: tensor<256
 
 // -----
 
-// Not grouped: act_order weights each gather x through their own
-// permutation.
+// act_order q/k/v group like plain ones: GPTQ's desc_act gives modules
+// reading one input one perm (qf-to-gpu guards the group with that
+// contract and adds a fallback for perms that differ).
+#gptq = #qf.enc<int4, group = 128, scale = f16, act_order>
+// CHECK-LABEL: @act_order
+func.func @act_order(%x: tensor<?x256xf16>) -> (tensor<?x256xf16>, tensor<?x128xf16>, tensor<?x128xf16>) {
+  // CHECK: qf.fused_matmul {{.*}} {qf.group = 0 : i64} : {{.*}} -> tensor<?x256xf16>
+  // CHECK: qf.fused_matmul {{.*}} {qf.group = 0 : i64} : {{.*}} -> tensor<?x128xf16>
+  // CHECK: qf.fused_matmul {{.*}} {qf.group = 0 : i64} : {{.*}} -> tensor<?x128xf16>
+  %wq = qf.weight_ref "q" : !qf.weight<256x256, #gptq>
+  %wk = qf.weight_ref "k" : !qf.weight<128x256, #gptq>
+  %wv = qf.weight_ref "v" : !qf.weight<128x256, #gptq>
+  %q = qf.fused_matmul %x, %wq : tensor<?x256xf16>, !qf.weight<256x256, #gptq> -> tensor<?x256xf16>
+  %k = qf.fused_matmul %x, %wk : tensor<?x256xf16>, !qf.weight<128x256, #gptq> -> tensor<?x128xf16>
+  %v = qf.fused_matmul %x, %wv : tensor<?x256xf16>, !qf.weight<128x256, #gptq> -> tensor<?x128xf16>
+  return %q, %k, %v : tensor<?x256xf16>, tensor<?x128xf16>, tensor<?x128xf16>
+}
+
+// -----
+
+// Not grouped: act_order with an RMSNorm prologue (the shared permuted
+// activations would need gamma permuted too).
 #gptq = #qf.enc<int4, group = 128, scale = f16, act_order>
 !w = !qf.weight<256x256, #gptq>
-// CHECK-LABEL: @act_order
-func.func @act_order(%x: tensor<1x256xf16>) -> (tensor<1x256xf16>, tensor<1x256xf16>) {
+// CHECK-LABEL: @act_order_norm
+func.func @act_order_norm(%x: tensor<1x256xf16>, %g: tensor<256xf16>) -> (tensor<1x256xf16>, tensor<1x256xf16>) {
   // CHECK-NOT: qf.group
   %w0 = qf.weight_ref "a" : !w
   %w1 = qf.weight_ref "b" : !w
-  // expected-remark@+1 {{fused matmul not grouped with the others reading its input: its act_order weight has its own column permutation, which the group's shared activations cannot follow}}
-  %a = qf.fused_matmul %x, %w0 : tensor<1x256xf16>, !w -> tensor<1x256xf16>
-  // expected-remark@+1 {{its act_order weight has its own column permutation}}
-  %b = qf.fused_matmul %x, %w1 : tensor<1x256xf16>, !w -> tensor<1x256xf16>
+  // expected-remark@+1 {{fused matmul not grouped with the others reading its input: its act_order weight would read activations permuted by the group's first perm, which an RMSNorm prologue's gamma does not follow}}
+  %a = qf.fused_matmul %x, %w0 norm(%g : tensor<256xf16>) {norm_eps = 1.0e-05 : f32} : tensor<1x256xf16>, !w -> tensor<1x256xf16>
+  // expected-remark@+1 {{an RMSNorm prologue's gamma}}
+  %b = qf.fused_matmul %x, %w1 norm(%g : tensor<256xf16>) {norm_eps = 1.0e-05 : f32} : tensor<1x256xf16>, !w -> tensor<1x256xf16>
   return %a, %b : tensor<1x256xf16>, tensor<1x256xf16>
 }
 

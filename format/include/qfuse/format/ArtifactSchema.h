@@ -107,6 +107,18 @@ struct Gemm {
   std::string x, weight, weightBuffer, y, bias, residual;
 };
 
+/// When a step runs (version 7): always, or only when the act_order
+/// weights `weights` have identical column permutations ("perm", weight
+/// data the runtime compares when it binds them) or only when they do not.
+/// A fused act_order group's launches run under PermsEqual; its fallback,
+/// which reads every member's own perm, under PermsDiffer
+/// (docs/act-order.md).
+struct PermGuard {
+  enum class When { Always, PermsEqual, PermsDiffer };
+  When when = When::Always;
+  std::vector<std::string> weights; // two or more; empty for Always
+};
+
 struct Step {
   enum class Kind { Launch, Memset, Gemm };
   Kind kind = Kind::Launch;
@@ -120,6 +132,7 @@ struct Step {
   std::string op;
   std::string encoding;
   Gemm gemm; // gemm steps only
+  PermGuard guard; // version 7, any kind of step
 };
 
 /// The steps of one compiled batch size.

@@ -21,7 +21,10 @@ namespace qfuse::format {
 /// Version 5 adds the fallback's pieces: workspace buffers, gemm steps on a
 /// buffer ("weight_buffer", f16 or bf16) and "op": "qf.dequantize".
 /// Version 6 adds "op": "qf.quantize" (round-to-nearest on the device).
-inline constexpr int64_t kArtifactVersion = 6;
+/// Version 7 adds "when" on steps (perm guards of act_order groups).
+inline constexpr int64_t kArtifactVersion = 7;
+/// The version that introduced "when" (steps guarded by equal perms).
+inline constexpr int64_t kArtifactPermGuardVersion = 7;
 /// The version that introduced qf.quantize launches.
 inline constexpr int64_t kArtifactQuantizeVersion = 6;
 /// The version that introduced workspaces and gemms on a weight buffer.

@@ -137,10 +137,12 @@ static LogicalResult planFusions(const MatmulSpec &spec, Plan &p,
                          << p.rowGroups << " row groups = " << p.rowsPerWarp
                          << ") must be even",
              failure();
+    // qf-to-gpu runs act_order gate/up as plain weights on activations a
+    // launch permutes first (docs/act-order.md): the gather is one weight's.
     if (p.actOrder)
-      return emitError() << "silu_mul with act_order: gate and up have their "
-                            "own column permutations, which one gathered copy "
-                            "of the activations cannot serve",
+      return emitError() << "silu_mul with act_order: the matvec gathers the "
+                            "activations of one weight only (qf-to-gpu "
+                            "permutes them for gate and up first)",
              failure();
     if (enc.getFormat() == ElementFormat::Codebook && enc.getTableName())
       return emitError() << "silu_mul with a named codebook: gate and up "
@@ -156,7 +158,9 @@ static LogicalResult planFusions(const MatmulSpec &spec, Plan &p,
     if (p.actOrder ||
         (enc.getFormat() == ElementFormat::Codebook && enc.getTableName()))
       return emitError() << "a qf.group cannot share "
-                         << (p.actOrder ? "act_order activations"
+                         << (p.actOrder ? "gathered act_order activations "
+                                          "(qf-to-gpu permutes them for the "
+                                          "group first)"
                                         : "a named codebook table")
                          << " between weights",
              failure();

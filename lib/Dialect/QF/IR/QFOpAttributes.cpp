@@ -246,6 +246,26 @@ FallbackGemmAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
+/// `qf.launch_guards` (qf-to-gpu, an act_order qf.group or gate/up): one
+/// entry per `qf.launches` record, 0 (always), 1 (when the weights' perms
+/// are equal) or 2 (when they differ).
+static LogicalResult verifyLaunchGuards(Operation *op, Attribute value) {
+  auto guards = dyn_cast<DenseI32ArrayAttr>(value);
+  if (!guards)
+    return op->emitOpError() << "qf.launch_guards must be an array<i32>, got "
+                             << value;
+  auto launches = op->getAttrOfType<ArrayAttr>("qf.launches");
+  if (!launches || launches.size() != static_cast<size_t>(guards.size()))
+    return op->emitOpError()
+           << "qf.launch_guards needs one entry per qf.launches record";
+  for (int32_t g : guards.asArrayRef())
+    if (g < 0 || g > 2)
+      return op->emitOpError() << "qf.launch_guards entries are 0 (always), "
+                                  "1 (perms equal) or 2 (perms differ), got "
+                               << g;
+  return success();
+}
+
 LogicalResult QFDialect::verifyOperationAttribute(Operation *op,
                                                   NamedAttribute attribute) {
   StringRef name = attribute.getName().getValue();
@@ -255,5 +275,7 @@ LogicalResult QFDialect::verifyOperationAttribute(Operation *op,
     return verifyGroup(op, attribute.getValue());
   if (name == "qf.launches")
     return verifyLaunches(op, attribute.getValue());
+  if (name == "qf.launch_guards")
+    return verifyLaunchGuards(op, attribute.getValue());
   return success();
 }

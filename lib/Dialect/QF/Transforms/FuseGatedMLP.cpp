@@ -3,6 +3,9 @@
 // Fuses a SwiGLU MLP's gate and up projections and their qf.silu_mul into
 // one qf.fused_matmul (activation = silu_mul) that reads the two weights
 // side by side, so one kernel produces silu(gate . x) * (up . x) directly.
+// act_order gate and up fuse under the contract that their perms are equal
+// (GPTQ desc_act: one Hessian per input); qf-to-gpu guards the kernel with
+// it and adds a fallback for perms that differ (docs/act-order.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -54,10 +57,16 @@ std::string checkProjection(Value v, StringRef role) {
        << w.getEncoding()
        << " weight: it runs as a cuBLAS step, which has no epilogue "
           "activation";
-  else if (w.getEncoding().getActOrder())
+  else if (w.getEncoding().getActOrder() && matmul.getNorm())
     os << "the " << role
-       << " projection is act_order: gate and up each have their own column "
-          "permutation, so they cannot share the gathered activations";
+       << " projection is act_order with an RMSNorm prologue, whose gamma "
+          "the permuted activations do not follow";
+  else if (w.getEncoding().getActOrder() &&
+           !matmul.getInput().getType().getElementType().isF16())
+    os << "the " << role
+       << " projection is act_order on bf16 activations: where gate's and "
+          "up's perms differ at load time the fallback runs, whose silu_mul "
+          "kernel reads f16 only";
   return reason;
 }
 

@@ -6,6 +6,13 @@
 // across them. The ops stay separate (one weight and one result each), so
 // every other pass and the CPU reference see them as before.
 //
+// act_order weights group too: GPTQ's desc_act orders the columns of every
+// module that reads one input the same way (one Hessian per input), so the
+// group's kernel permutes the shared input once, by its first member's
+// `perm`. The perms are weight data: qf-to-gpu guards the grouped launches
+// with that contract and adds the per-member fallback for weights whose
+// perms differ, which the runtime picks at load time (docs/act-order.md).
+//
 //===----------------------------------------------------------------------===//
 
 #include "qfuse/Dialect/QF/Transforms/Passes.h"
@@ -53,9 +60,10 @@ std::string whyNotGroupable(FusedMatmulOp op) {
     return "its dense weight runs as a cuBLAS step";
   if (op.getActivation() != EpilogueActivation::None)
     return "it has a silu_mul epilogue (two weights per output already)";
-  if (enc.getActOrder())
-    return "its act_order weight has its own column permutation, which the "
-           "group's shared activations cannot follow";
+  if (enc.getActOrder() && op.getNorm())
+    return "its act_order weight would read activations permuted by the "
+           "group's first perm, which an RMSNorm prologue's gamma does not "
+           "follow";
   if (enc.getFormat() == ElementFormat::Codebook && enc.getTableName())
     return "its named codebook table is per weight, and a block holds one";
   return "";

@@ -190,9 +190,16 @@ def QFFuseGatedMLP : Pass<"qf-fuse-gated-mlp"> {
     (remark under `report-unfused`): projections with other users, with a
     bias or residual (the fused form has neither before the activation),
     different inputs, encodings, shapes or prologues, act_order weights
-    (each has its own column permutation, so the two cannot share the
-    kernel's gathered activations), dense f16/bf16 weights (cuBLAS steps),
-    or matmuls that already have a tiling (run before `qf-select-tiling`).
+    with an RMSNorm prologue or bf16 activations, dense f16/bf16 weights
+    (cuBLAS steps), or matmuls that already have a tiling (run before
+    `qf-select-tiling`).
+
+    act_order gate and up fuse under the contract that their column
+    permutations (`perm`, weight data) are equal, as GPTQ's desc_act makes
+    them (one Hessian per input): the kernel reads the input permuted once
+    by gate's perm. `qf-to-gpu` guards those launches with the contract and
+    adds the dequantize + cuBLAS fallback for perms that differ; the runtime
+    compares the perms when it loads the weights (docs/act-order.md).
   }];
   let options = [
     Option<"reportUnfused", "report-unfused", "bool", /*default=*/"false",
@@ -223,10 +230,18 @@ def QFFuseSharedInput : Pass<"qf-fuse-shared-input"> {
 
     Not grouped (remarks under `report-unfused`): matmuls with a tiling
     already (run before `qf-select-tiling`), dense f16/bf16 weights (cuBLAS
-    steps), silu_mul matmuls, act_order weights (their own column
-    permutations), named codebooks (one shared table per block), and
-    members whose bias or residual is computed after the group's first
-    matmul (the kernel runs there). Groups need the matvec kernel (M <= 8).
+    steps), silu_mul matmuls, act_order weights with an RMSNorm prologue,
+    named codebooks (one shared table per block), and members whose bias or
+    residual is computed after the group's first matmul (the kernel runs
+    there).
+
+    act_order weights group under the contract that the members' column
+    permutations (`perm`, weight data known at load time) are equal, as
+    GPTQ's desc_act makes them for modules that read one input: the
+    group's kernel reads the input permuted once, by the first member's
+    perm. `qf-to-gpu` guards the grouped launches with the contract and
+    adds a per-member fallback for perms that differ, which the runtime
+    picks when it loads the weights (docs/act-order.md).
   }];
   let options = [
     Option<"reportUnfused", "report-unfused", "bool", /*default=*/"false",

@@ -161,6 +161,9 @@ struct Step {
   std::string op;
   bool hasEncoding = false;
   format::Encoding encoding;
+  /// Version 7: runs only when the perms of act_order weights are equal (or
+  /// only when they differ); Always otherwise (PermGuards.h).
+  format::artifact::PermGuard guard;
 };
 
 struct Plan {

@@ -93,11 +93,23 @@ std::vector<uint8_t> convertDense(DType from, const uint8_t *data,
                                   uint64_t count, DType to,
                                   const std::string &what);
 
+/// How random act_order weights get their column order.
+enum class RandomPerms {
+  /// One shuffle per K: weights that read one input share their perm, as
+  /// GPTQ's desc_act gives them (one Hessian per input), so act_order
+  /// groups run their fused kernel (PermGuards.h).
+  PerInput,
+  /// A shuffle of each weight's own: act_order groups run their fallback.
+  PerWeight,
+};
+
 /// Random weights for benchmarks and tests: N(0, 1) * 0.02 quantized with
 /// round-to-nearest into the weight's encoding (act_order: a shuffled
-/// k / group g_idx; a named codebook table: evenly spaced values), so the
-/// codes are real data, never zeros. Deterministic in `seed`.
-format::TensorMap randomWeight(const WeightSpec &weight, uint64_t seed);
+/// k / group g_idx, per `perms`; a named codebook table: evenly spaced
+/// values), so the codes are real data, never zeros. Deterministic in
+/// `seed`.
+format::TensorMap randomWeight(const WeightSpec &weight, uint64_t seed,
+                               RandomPerms perms = RandomPerms::PerInput);
 
 /// A random dense tensor: 1 + N(0, 0.02) for norm weights (names ending in
 /// "norm.weight"), N(0, 0.02) otherwise, in the tensor's float dtype.

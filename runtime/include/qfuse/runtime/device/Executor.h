@@ -13,10 +13,10 @@
 // Buffers marked "state" (KV caches) are allocated once, zeroed, and shared
 // by every plan; resetState zeroes them again for a new sequence. Buffers
 // marked "workspace" (the dequantized weight of the cuBLAS fallback) are
-// allocated once too and shared by every plan, but never zeroed: a plan
-// writes one before it reads it. `gemm` steps run cuBLAS on the plan's
-// stream with the executor's own handle and workspace, so they are captured
-// into graphs like kernel launches.
+// allocated once too (once a step that runs reads them) and shared by every
+// plan, but never zeroed: a plan writes one before it reads it. `gemm` steps
+// run cuBLAS on the plan's stream with the executor's own handle and workspace,
+// so they are captured into graphs like kernel launches.
 //
 // Weight components are bound by name and component ("codes", "scales",
 // ...) in the packed layout the artifact asks for; loadWeights reads them
@@ -25,15 +25,22 @@
 // runs, every argument it uses must be bound, or the error lists what is
 // missing.
 //
+// Steps guarded by perms (version 7, PermGuards.h: an act_order group's
+// kernel on its first weight's perm, or the group's fallback) run by the
+// perms bound: the executor keeps a host copy of the "perm" of every weight
+// a guard names (binding it is required) and skips the steps whose guard
+// does not hold, in run, runSteps and every graph it captures.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef QFUSE_RUNTIME_DEVICE_EXECUTOR_H
 #define QFUSE_RUNTIME_DEVICE_EXECUTOR_H
 
 #include "qfuse/runtime/artifact/Artifact.h"
-#include "qfuse/runtime/device/Cuda.h"
-#include "qfuse/runtime/checkpoint/Safetensors.h"
+#include "qfuse/runtime/artifact/PermGuards.h"
 #include "qfuse/runtime/artifact/WeightLayouts.h"
+#include "qfuse/runtime/checkpoint/Safetensors.h"
+#include "qfuse/runtime/device/Cuda.h"
 
 #include <cstdint>
 #include <functional>
@@ -154,6 +161,15 @@ public:
   /// "weight 'w' component 'codes'", ... for every unbound argument.
   std::vector<std::string> unboundArguments() const;
 
+  /// Whether `step` runs with the perms bound now (PermGuards.h): true for
+  /// unguarded steps.
+  bool runsStep(const Step &step) const { return perms_.holds(step.guard); }
+  /// The plan for `batch` with only the steps that run (runsStep): what
+  /// run() enqueues, for tools that walk the steps (qfuse-bench --check).
+  Plan runningPlan(int64_t batch) const;
+  /// The perms bound for the weights that guards name.
+  const BoundPerms &boundPerms() const { return perms_; }
+
   //===--------------------------------------------------------------------===//
   // Buffers and plans
   //===--------------------------------------------------------------------===//
@@ -234,6 +250,12 @@ private:
   cuda::DeviceBuffer &bufferOf(const std::string &name, Instance &instance);
   CUdeviceptr argumentPointer(const Arg &arg, Instance &instance);
   void dropGraphs();
+  /// Keeps a host copy of `weight`'s perm when a guard names the weight:
+  /// from `host` when given, else read back from `device`.
+  void recordPerm(const std::string &weight, const std::string &component,
+                  const void *host, CUdeviceptr device);
+  void bindOwned(const std::pair<std::string, std::string> &key,
+                 cuda::DeviceBuffer buffer);
   [[noreturn]] void fail(const std::string &what) const;
   /// Checks every component of `weight` against its encoding and repacks
   /// them to the artifact's layout into `out` (WeightLayouts.h): the
@@ -257,6 +279,9 @@ private:
       ownedComponents_;
   std::map<std::pair<std::string, std::string>, CUdeviceptr> components_;
   std::map<std::string, cuda::DeviceBuffer> tensors_;
+  // The weights guards name, and the perms bound for them.
+  std::set<std::string> guardWeights_;
+  BoundPerms perms_;
 
   std::map<int64_t, std::unique_ptr<Instance>> instances_;
   // State buffers, shared by every instance; empty until first allocated.
@@ -265,6 +290,8 @@ private:
   // Workspaces, shared by every instance, never zeroed; empty until the
   // first allocate.
   std::map<std::string, cuda::DeviceBuffer> workspaces_;
+  // Whether the workspaces the running steps read are allocated (reset
+  // when a guard's perm is bound).
   bool workspacesAllocated_ = false;
 
   // Set only inside runSteps: buffer names resolved to caller memory.

@@ -13,6 +13,7 @@
 #define QFUSE_RUNTIME_TOOLING_CHECK_H
 
 #include "qfuse/format/Tensor.h"
+#include "qfuse/runtime/checkpoint/WeightSources.h"
 #include "qfuse/runtime/device/Executor.h"
 
 #include <cstdint>
@@ -34,7 +35,8 @@ constexpr double kRelativeTolerance = 1e-2;
 /// bound to the executor (repacked to its layout). Returns the row-major
 /// components, the reference's source of truth.
 std::map<std::string, format::TensorMap>
-bindRandomWeights(Executor &executor, uint64_t seed);
+bindRandomWeights(Executor &executor, uint64_t seed,
+                  RandomPerms perms = RandomPerms::PerInput);
 
 struct LaunchCheck {
   std::string kernel;

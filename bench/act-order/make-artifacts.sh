@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# Compiles the act_order GPU round (issue 20, part 1) here, where the
+# compiler is, into OUT (default build-act-order, git-ignored); carry it
+# whole to the GPU machine and run bench/act-order/run.sh there:
+#
+# - OUT/artifacts/<model>-<part>-<enc>.qfa: the projections of one layer
+#   input of models nothing is tuned on (bench/tuning-db.json has neither),
+#   Qwen2.5-7B (hidden 3584, kv 512, mlp 18944) and Qwen2.5-14B (5120,
+#   1024, 13824): `qkv` (q, k and v of one input: one qf.group), `gateup`
+#   (silu(gate) * up: one gated matmul) and `down` (one weight), each in
+#   act_order int4-g128 (`ao`) and plain int4-g128 (`int4`), the default
+#   compile a user gets (no --tuning-db, default chip sm_90), batches
+#   1, 2, 4, 8, 16, 32, 64, 128;
+# - OUT/runs.txt: one qfuse-bench process per model and part (name, then
+#   arguments): "check-*" runs compare every plan of both artifacts with
+#   the C++ reference on random weights whose act_order perms are equal
+#   per input (the fused groups run) and time them in the same process;
+#   "fallback-*" runs check the act_order artifact again with a perm per
+#   weight (--distinct-perms: the fallback the artifact carries for perms
+#   that differ runs), without timing;
+# - OUT/src: the runtime's sources (no compiler) and the vendored headers
+#   (build-vendor), so that run.sh builds qfuse-bench and the runtime's GPU
+#   tests there; OUT/src/artifacts/act-order: PermGuardsGpuTest's artifacts;
+# - OUT/COMMIT, OUT/COMPILE (the exact commands), OUT/compile.log, and
+#   OUT/launches.txt: the permute launches of a Llama-3-8B act_order
+#   int4-g128 decode plan at batch 16.
+#
+#   bench/act-order/make-artifacts.sh [build dir, default build] [OUT]
+#
+# MODELS and BATCHES replace the defaults below.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+cd "$root"
+build="${1:-build}"
+out="${2:-build-act-order}"
+compile="$build/bin/qfuse-compile"
+batches="${BATCHES:-1,2,4,8,16,32,64,128}"
+models="${MODELS:-qwen2.5-7b:3584:512:18944 qwen2.5-14b:5120:1024:13824}"
+[ -x "$compile" ] || { echo "no $compile" >&2; exit 1; }
+rm -rf "$out"
+mkdir -p "$out/artifacts" "$out/src"
+git rev-parse --short HEAD > "$out/COMMIT" 2>/dev/null || echo unknown > "$out/COMMIT"
+: > "$out/COMPILE"
+: > "$out/compile.log"
+: > "$out/runs.txt"
+encoding() {
+  case "$1" in
+    ao) echo "int4, group = 128, scale = f16, act_order" ;;
+    int4) echo "int4, group = 128, scale = f16" ;;
+  esac
+}
+# The IR of one part: qkv, gateup or down of hidden h, kv width v, mlp i.
+emit() { # part enc-name h v i
+  local part=$1 enc h=$3 v=$4 i=$5
+  enc="#qf.enc<$(encoding "$2")>"
+  case "$part" in
+    qkv) cat <<IR
+func.func @qkv(%x: tensor<?x${h}xf16>) -> (tensor<?x${h}xf16>, tensor<?x${v}xf16>, tensor<?x${v}xf16>) {
+  %wq = qf.weight_ref "q_proj" : !qf.weight<${h}x${h}, $enc>
+  %wk = qf.weight_ref "k_proj" : !qf.weight<${v}x${h}, $enc>
+  %wv = qf.weight_ref "v_proj" : !qf.weight<${v}x${h}, $enc>
+  %q = qf.matmul %x, %wq : tensor<?x${h}xf16>, !qf.weight<${h}x${h}, $enc> -> tensor<?x${h}xf16>
+  %k = qf.matmul %x, %wk : tensor<?x${h}xf16>, !qf.weight<${v}x${h}, $enc> -> tensor<?x${v}xf16>
+  %v = qf.matmul %x, %wv : tensor<?x${h}xf16>, !qf.weight<${v}x${h}, $enc> -> tensor<?x${v}xf16>
+  return %q, %k, %v : tensor<?x${h}xf16>, tensor<?x${v}xf16>, tensor<?x${v}xf16>
+}
+IR
+    ;;
+    gateup) cat <<IR
+func.func @gateup(%x: tensor<?x${h}xf16>) -> tensor<?x${i}xf16> {
+  %wg = qf.weight_ref "gate_proj" : !qf.weight<${i}x${h}, $enc>
+  %wu = qf.weight_ref "up_proj" : !qf.weight<${i}x${h}, $enc>
+  %g = qf.matmul %x, %wg : tensor<?x${h}xf16>, !qf.weight<${i}x${h}, $enc> -> tensor<?x${i}xf16>
+  %u = qf.matmul %x, %wu : tensor<?x${h}xf16>, !qf.weight<${i}x${h}, $enc> -> tensor<?x${i}xf16>
+  %a = qf.silu_mul %g, %u : tensor<?x${i}xf16>
+  return %a : tensor<?x${i}xf16>
+}
+IR
+    ;;
+    down) cat <<IR
+func.func @down(%x: tensor<?x${i}xf16>) -> tensor<?x${h}xf16> {
+  %w = qf.weight_ref "down_proj" : !qf.weight<${h}x${i}, $enc>
+  %y = qf.matmul %x, %w : tensor<?x${i}xf16>, !qf.weight<${h}x${i}, $enc> -> tensor<?x${h}xf16>
+  return %y : tensor<?x${h}xf16>
+}
+IR
+    ;;
+  esac
+}
+for spec in $models; do
+  IFS=: read -r model h v i <<< "$spec"
+  for part in qkv gateup down; do
+    args=""
+    for enc in ao int4; do
+      name="$model-$part-$enc"
+      emit "$part" "$enc" "$h" "$v" "$i" > "$out/artifacts/$name.mlir"
+      cmd="$compile $out/artifacts/$name.mlir --batch-sizes=$batches -o $out/artifacts/$name.qfa"
+      echo "$cmd" >> "$out/COMPILE"
+      { echo "== $name"; $cmd 2>&1 | sed 's/^.*remark: //' || true; } >> "$out/compile.log"
+      [ -f "$out/artifacts/$name.qfa" ] || { echo "FAILED $name" >&2; exit 1; }
+      args="$args --artifact artifacts/$name.qfa"
+    done
+    echo "check-$model-$part$args --batch $batches --check" >> "$out/runs.txt"
+    echo "fallback-$model-$part --artifact artifacts/$model-$part-ao.qfa --batch $batches --check-only --distinct-perms" >> "$out/runs.txt"
+  done
+done
+
+# The permute launches of a whole Llama-3-8B act_order decode plan at 16.
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+PYTHONPATH=python-frontend python3 -m qfuse emit --config examples/configs/llama3-8b.json \
+  --encoding '#qf.enc<int4, group = 128, scale = f16, act_order>' --batch dynamic \
+  --max-seq 1024 -o "$tmp/l8b-ao.mlir"
+cmd="$compile $tmp/l8b-ao.mlir --batch-sizes=16 -o $tmp/l8b-ao.qfa"
+echo "$cmd" >> "$out/COMPILE"
+$cmd 2>> "$out/compile.log"
+python3 bench/act-order/count-launches.py "$tmp/l8b-ao.qfa" | tee "$out/launches.txt"
+
+# PermGuardsGpuTest's artifacts, where the runtime's tests look for them.
+mkdir -p "$out/src/artifacts/act-order"
+for fuse in default none; do
+  name=groups; [ "$fuse" = none ] && name=groups-unfused
+  cmd="$compile test/Tools/qfuse-cpu-check/Inputs/act-order-groups.mlir --fuse=$fuse --batch-sizes=1,16 -o $out/src/artifacts/act-order/$name.qfa"
+  echo "$cmd" >> "$out/COMPILE"
+  $cmd 2>> "$out/compile.log"
+done
+
+# The runtime's sources (no compiler) and its vendored headers.
+git archive HEAD runtime format unittests CMakeLists.txt cmake scripts test/Tools/qfuse-cpu-check/Inputs \
+  | tar -x -C "$out/src"
+[ -d build-vendor ] || runtime/tools/vendor-headers.sh > /dev/null
+cp -r build-vendor "$out/src/"
+cp bench/act-order/run.sh bench/act-order/summarize.py "$out/"
+echo "make-artifacts: $(wc -l < "$out/runs.txt") runs, $(du -sh "$out" | cut -f1) in $out"

@@ -1,0 +1,210 @@
+//===- PermGuardsGpuTest.cpp - act_order groups checked at load, on a GPU -===//
+//
+// The act_order q/k/v group and gate/up pair of act-order-groups.mlir
+// (test/Tools/qfuse-cpu-check/Inputs), compiled at batches 1 and 16 by
+// `ninja qfuse-act-order-artifacts` into artifacts/act-order/ twice: with
+// the default fusions (groups.qfa: one permute of the shared input, under
+// the contract that the perms are equal, and the fallback for perms that
+// differ) and with none (groups-unfused.qfa: each weight on its own perm).
+// On the same random weights and inputs:
+//
+//   - equal perms (one shuffle per K, as GPTQ desc_act): the executor runs
+//     the fused group's steps and none of the fallback's;
+//   - perms of each weight's own: the fallback's and none of the group's;
+//   - either way every output matches the C++ reference (checkPlan) and the
+//     unfused artifact's output;
+//   - rebinding one member with another perm switches the path;
+//   - the fallback's workspace is allocated only where the fallback runs.
+//
+// QFUSE_ACT_ORDER_ARTIFACTS overrides the directory; the tests skip where
+// the artifacts are missing (they need the compiler).
+//
+//===----------------------------------------------------------------------===//
+
+#include "qfuse/runtime/checkpoint/WeightSources.h"
+#include "qfuse/runtime/device/DeviceArtifact.h"
+#include "qfuse/runtime/device/Executor.h"
+#include "qfuse/runtime/tooling/Check.h"
+
+#include "qfuse/format/Numerics.h"
+#include "qfuse/format/Reference.h"
+
+#include "GpuFixture.h"
+
+#include <cmath>
+#include <filesystem>
+#include <random>
+
+using namespace qfuse::runtime;
+using When = PermGuard::When;
+
+namespace {
+
+std::string artifactDir() {
+  const char *dir = std::getenv("QFUSE_ACT_ORDER_ARTIFACTS");
+  return dir ? dir : QFUSE_ACT_ORDER_ARTIFACTS;
+}
+
+/// Random weights for every checkpoint tensor `artifact` reads.
+std::map<std::string, qfuse::format::TensorMap>
+randomWeights(const Artifact &artifact, RandomPerms perms) {
+  std::map<std::string, qfuse::format::TensorMap> weights;
+  uint64_t seed = 11;
+  for (const WeightSpec &spec : artifact.weights)
+    if (!weights.count(spec.checkpointName()))
+      weights[spec.checkpointName()] = randomWeight(spec, 1000 * ++seed, perms);
+  return weights;
+}
+
+/// The steps of the plan for `batch` that run, by guard.
+std::map<When, size_t> runningGuards(const Executor &executor, int64_t batch) {
+  std::map<When, size_t> count;
+  for (const Step &step : executor.runningPlan(batch).steps)
+    ++count[step.guard.when];
+  return count;
+}
+
+class PermGuardsGpu : public qfuse::testing::GpuFixture {
+protected:
+  void SetUp() override {
+    GpuFixture::SetUp();
+    if (IsSkipped())
+      return;
+    for (const char *name : {"groups.qfa", "groups-unfused.qfa"})
+      if (!std::filesystem::exists(artifactDir() + "/" + name))
+        GTEST_SKIP() << "no " << name << " in " << artifactDir()
+                     << " (ninja qfuse-act-order-artifacts)";
+    grouped.emplace(
+        loadArtifactForDevice(artifactDir() + "/groups.qfa", *context));
+    unfused.emplace(
+        loadArtifactForDevice(artifactDir() + "/groups-unfused.qfa", *context));
+  }
+
+  /// Runs `artifact` at `batch` on `weights` and `inputs` (one f16 vector
+  /// per artifact input); the outputs, in the artifact's order, as floats.
+  std::vector<std::vector<float>>
+  run(Executor &executor, int64_t batch,
+      const std::vector<std::vector<uint16_t>> &inputs) {
+    const Artifact &artifact = executor.artifact();
+    executor.allocate(batch);
+    for (size_t i = 0; i < inputs.size(); ++i)
+      executor.buffer(batch, artifact.inputs[i])
+          .upload(inputs[i].data(), inputs[i].size() * 2);
+    for (const std::string &out : artifact.outputs)
+      executor.buffer(batch, out).fill(0xFF, stream->get()); // NaN poison
+    executor.capture(batch, stream->get());
+    executor.replay(batch, stream->get());
+    stream->synchronize();
+    std::vector<std::vector<float>> outputs;
+    for (const std::string &out : artifact.outputs) {
+      cuda::DeviceBuffer &buffer = executor.buffer(batch, out);
+      std::vector<uint16_t> bits(buffer.size() / 2);
+      buffer.download(bits.data(), bits.size() * 2);
+      std::vector<float> values(bits.size());
+      for (size_t i = 0; i < bits.size(); ++i)
+        values[i] = qfuse::format::halfToFloat(bits[i]);
+      outputs.push_back(std::move(values));
+    }
+    return outputs;
+  }
+
+  /// Random f16 activations for every input of `artifact` at `batch`.
+  static std::vector<std::vector<uint16_t>>
+  randomInputs(const Artifact &a, int64_t batch, uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    std::vector<std::vector<uint16_t>> inputs;
+    for (const std::string &name : a.inputs) {
+      std::vector<uint16_t> x(
+          static_cast<size_t>(a.findBuffer(name)->extent(1, batch) * batch));
+      for (uint16_t &v : x)
+        v = qfuse::format::floatToHalf(dist(rng));
+      inputs.push_back(std::move(x));
+    }
+    return inputs;
+  }
+
+  /// Binds `weights` to `executor` (each checkpoint tensor it reads).
+  static void
+  bindAll(Executor &executor,
+          const std::map<std::string, qfuse::format::TensorMap> &weights) {
+    for (const std::string &source : executor.usedWeightSources())
+      executor.bindWeight(source, weights.at(source));
+  }
+
+  /// The grouped and unfused artifacts on one set of weights: the path the
+  /// grouped one takes, its checks and its outputs against the unfused.
+  void checkBothPaths(RandomPerms perms, When expected) {
+    const std::map<std::string, qfuse::format::TensorMap> weights =
+        randomWeights(*grouped, perms);
+    Executor fused(*grouped, *context), plain(*unfused, *context);
+    bindAll(fused, weights);
+    bindAll(plain, weights);
+    const When other =
+        expected == When::PermsEqual ? When::PermsDiffer : When::PermsEqual;
+    for (int64_t batch : {1, 16}) {
+      SCOPED_TRACE("batch " + std::to_string(batch));
+      std::map<When, size_t> guards = runningGuards(fused, batch);
+      EXPECT_GT(guards[expected], 0u);
+      EXPECT_EQ(guards[other], 0u);
+      // Every launch against the C++ reference on the dequantized weights.
+      for (const check::LaunchCheck &c :
+           check::checkPlan(fused, batch, stream->get(), weights, 5))
+        EXPECT_TRUE(c.passed)
+            << c.kernel << " " << c.weight << ": relative error "
+            << c.relativeError << (c.unwritten ? " (unwritten)" : "");
+      // The same outputs as every weight on its own perm.
+      auto inputs = randomInputs(*grouped, batch, 100 + batch);
+      auto got = run(fused, batch, inputs);
+      auto want = run(plain, batch, inputs);
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t o = 0; o < got.size(); ++o) {
+        for (float v : got[o])
+          ASSERT_FALSE(std::isnan(v)) << "output " << o << " unwritten";
+        EXPECT_LE(qfuse::format::relativeError(got[o], want[o]),
+                  check::kRelativeTolerance)
+            << "output " << grouped->outputs[o];
+      }
+    }
+    // The fallback's workspace exists only where the fallback runs.
+    if (expected == When::PermsEqual)
+      EXPECT_EQ(fused.workspaceBytes(), 0u);
+    else
+      EXPECT_GT(fused.workspaceBytes(), 0u);
+  }
+
+  std::optional<Artifact> grouped, unfused;
+};
+
+TEST_F(PermGuardsGpu, EqualPermsRunTheGroupedKernels) {
+  checkBothPaths(RandomPerms::PerInput, When::PermsEqual);
+}
+
+TEST_F(PermGuardsGpu, DifferentPermsRunTheFallback) {
+  checkBothPaths(RandomPerms::PerWeight, When::PermsDiffer);
+}
+
+TEST_F(PermGuardsGpu, RebindingAMemberSwitchesThePath) {
+  std::map<std::string, qfuse::format::TensorMap> weights =
+      randomWeights(*grouped, RandomPerms::PerInput);
+  Executor fused(*grouped, *context), plain(*unfused, *context);
+  bindAll(fused, weights);
+  EXPECT_EQ(runningGuards(fused, 16)[When::PermsDiffer], 0u);
+  // k_proj with a perm of its own: q/k/v fall back, gate/up stay fused.
+  const WeightSpec &k = *grouped->weightsPackedFrom("k_proj").front();
+  weights["k_proj"] = randomWeight(k, 77, RandomPerms::PerWeight);
+  fused.bindWeight("k_proj", weights["k_proj"]);
+  bindAll(plain, weights);
+  std::map<When, size_t> guards = runningGuards(fused, 16);
+  EXPECT_GT(guards[When::PermsDiffer], 0u);
+  EXPECT_GT(guards[When::PermsEqual], 0u);
+  auto inputs = randomInputs(*grouped, 16, 3);
+  auto got = run(fused, 16, inputs);
+  auto want = run(plain, 16, inputs);
+  for (size_t o = 0; o < got.size(); ++o)
+    EXPECT_LE(qfuse::format::relativeError(got[o], want[o]),
+              check::kRelativeTolerance)
+        << "output " << grouped->outputs[o];
+}
+
+} // namespace
