@@ -60,9 +60,31 @@ TEST_F(FieldGatherTest, PackCodeBytesEveryEncoding) {
       ASSERT_TRUE(runFieldGather(g, bytes.data(), out));
       ASSERT_EQ(g.dstBytes, int64_t(host.at(kCodes).data.size()));
       EXPECT_EQ(head(out, g.dstBytes), host.at(kCodes).data);
+      // The gathered codes with the other parts: packCodeBytes' components.
+      TensorMap joined;
+      ASSERT_TRUE(packWithCodes(enc, head(out, g.dstBytes), params, n, k,
+                                joined, error))
+          << error;
+      for (const auto &[name, tensor] : host)
+        EXPECT_EQ(joined.at(name).data, tensor.data) << name;
+      EXPECT_EQ(joined.size(), host.size());
       ++gathered;
     }
   EXPECT_GE(gathered, 20);
+}
+
+TEST_F(FieldGatherTest, PackWithCodesChecksTheCodesSize) {
+  Encoding enc = encodingOf("int4, group = 32, scale = f16");
+  Unpacked params;
+  params.scales.assign(2 * 2, 1.0f);
+  TensorMap out;
+  std::string error;
+  EXPECT_FALSE(packWithCodes(enc, std::vector<uint8_t>(63), params, 2, 64,
+                             out, error));
+  EXPECT_NE(error.find("expected 64 bytes"), std::string::npos) << error;
+  EXPECT_TRUE(packWithCodes(enc, std::vector<uint8_t>(64), params, 2, 64, out,
+                            error))
+      << error;
 }
 
 TEST_F(FieldGatherTest, OutOfRangeCodeBytesAreRefused) {
