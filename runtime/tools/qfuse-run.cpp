@@ -110,6 +110,7 @@ struct RunResult {
   LoadStats load;
   size_t weightBytes = 0;
   size_t rtnDevice = 0, rtnHost = 0; // weights rounded on the GPU / host
+  size_t layoutsDevice = 0, layoutsHost = 0; // layouts made on the GPU / host
   json breakdown; // --profile: a plan (the decode step's) by part
 };
 
@@ -214,10 +215,13 @@ RunResult runArtifact(const std::string &path, const cuda::Context &context,
   if (checkpoint) {
     checkModelAgainstConfig(artifact, *checkpoint);
     QuantizeAtLoad rounding(path, rtn, context, info);
-    result.load = loadCheckpoint(executor, *checkpoint, threads, rounding.hook());
+    result.load = loadCheckpoint(executor, *checkpoint, threads,
+                                 rounding.hook(), rounding.layouts());
     std::fprintf(info, "%s\n", rounding.summary().c_str());
     result.rtnDevice = rounding.deviceWeights();
     result.rtnHost = rounding.hostWeights();
+    result.layoutsDevice = rounding.deviceLayouts();
+    result.layoutsHost = rounding.hostLayouts();
   } else {
     result.load = bindRandomModel(executor, *randomSeed, threads);
   }
@@ -281,6 +285,8 @@ json resultJson(const RunResult &r) {
           {"load_threads", r.load.threads},
           {"rtn_device_weights", r.rtnDevice},
           {"rtn_host_weights", r.rtnHost},
+          {"layouts_device", r.layoutsDevice},
+          {"layouts_host", r.layoutsHost},
           {"decode_breakdown", r.breakdown}};
 }
 

@@ -20,6 +20,7 @@
 #include "qfuse/format/FieldGather.h"
 #include "qfuse/runtime/device/DeviceArtifact.h"
 #include "qfuse/runtime/device/DeviceGather.h"
+#include "qfuse/runtime/device/DeviceRepacker.h"
 
 #include <cstdlib>
 #include <filesystem>
@@ -184,6 +185,44 @@ TEST_F(DeviceGatherGpuTest, RepackMatchesTheHostForEveryLayout) {
   std::cout << "repack: " << onDevice << " cases on the device, " << onHost
             << " on the host\n";
   EXPECT_GE(onDevice, 30);
+}
+
+// DeviceRepacker, what quantize-at-load binds through: the whole layout
+// (codes, the kept components, act_order's perm) equals format::repack's,
+// with --rtn check's comparison on; what it declines, packForLayout
+// repacks on the host.
+TEST_F(DeviceGatherGpuTest, RepackerGivesRepacksComponents) {
+  runtime::DeviceRepacker repacker(&*gather, /*check=*/true, "");
+  for (const std::string &text : gatherEncodings())
+    for (const std::string &layoutText : gatherLayouts()) {
+      runtime::WeightSpec weight;
+      weight.name = "w";
+      weight.encoding = text;
+      weight.layout = layoutText;
+      weight.n = 45;
+      weight.k = 96;
+      weight.encodingAttr = encodingOf(text);
+      std::string error;
+      ASSERT_TRUE(format::parseLayout(layoutText, weight.layoutAttr, error));
+      format::TensorMap components, host;
+      format::Unpacked u;
+      if (!randomComponents(weight.encodingAttr, weight.n, weight.k, rng,
+                            components, u) ||
+          !format::repack(weight.encodingAttr, weight.layoutAttr, components,
+                          weight.n, weight.k, host, error))
+        continue;
+      format::TensorMap packed;
+      if (!repacker.repack(weight, components, packed))
+        continue;
+      ASSERT_EQ(packed.size(), host.size()) << text << " <" << layoutText;
+      for (const auto &[name, tensor] : host) {
+        EXPECT_EQ(packed.at(name).data, tensor.data) << text << " " << name;
+        EXPECT_EQ(packed.at(name).shape, tensor.shape) << text << " " << name;
+      }
+    }
+  std::cout << repacker.summary() << "\n";
+  EXPECT_GE(repacker.deviceRepacks(), 15u);
+  EXPECT_GE(repacker.hostRepacks(), 1u); // 3-bit and 2:4
 }
 
 TEST_F(DeviceGatherGpuTest, OutOfRangeCodeSetsTheStatus) {

@@ -314,7 +314,7 @@ int qfuse_load_checkpoint(qfuse_runtime *runtime, const char *model_dir,
         runtime->context, /*log=*/nullptr);
     qfuse::runtime::loadCheckpoint(*runtime->executor, checkpoint,
                                    static_cast<unsigned>(threads),
-                                   rounding.hook());
+                                   rounding.hook(), rounding.layouts());
   });
 }
 
