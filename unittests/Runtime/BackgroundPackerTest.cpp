@@ -1,9 +1,10 @@
 //===- BackgroundPackerTest.cpp - packing on worker threads ----------------===//
 //
-// BackgroundPacker against format::pack on fresh random RTN weights (half of
-// them given with their codes as bytes): the same components, in the order
-// given, the unpacked codes released; and a module that cannot be packed is
-// an error naming it.
+// BackgroundPacker against format::pack on fresh random RTN weights (a
+// third given with their codes as bytes, a third with the codes component
+// packed already, as the device's gather makes it): the same components,
+// in the order given, the unpacked codes released; and a module that cannot
+// be packed is an error naming it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,8 +47,12 @@ TEST(BackgroundPacker, PacksLikeFormatPackInOrder) {
     expected.emplace_back();
     ASSERT_TRUE(format::pack(enc, q.weight, n, k, expected.back(), error))
         << error;
-    // Every other module gives its codes as bytes, as GPTQ's solver does.
-    if (i % 2) {
+    // Modules give their codes as bytes, as GPTQ's solver does, or packed
+    // (GptqSolveOptions::gather).
+    if (i % 3 == 2) {
+      q.packedCodes = expected.back().at(format::kCodes).data;
+      q.weight.codes.clear();
+    } else if (i % 3 == 1) {
       q.codeBytes = qfuse::HostBytes::allocate(q.weight.codes.size());
       for (size_t c = 0; c < q.weight.codes.size(); ++c)
         q.codeBytes.data()[c] = uint8_t(q.weight.codes[c] & 0xFF);
@@ -65,6 +70,7 @@ TEST(BackgroundPacker, PacksLikeFormatPackInOrder) {
     ASSERT_TRUE(out[i].packed);
     EXPECT_TRUE(out[i].weight.codes.empty());
     EXPECT_TRUE(out[i].codeBytes.empty());
+    EXPECT_TRUE(out[i].packedCodes.empty());
     ASSERT_EQ(out[i].packed->size(), expected[i].size());
     for (const auto &[name, tensor] : expected[i]) {
       ASSERT_TRUE(out[i].packed->count(name)) << name;
