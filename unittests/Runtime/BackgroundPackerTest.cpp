@@ -80,6 +80,48 @@ TEST(BackgroundPacker, PacksLikeFormatPackInOrder) {
   }
 }
 
+// QFUSE_PACK=check: a module with its code bytes and the device's packed
+// codes is packed from the bytes, and codes that differ are an error
+// naming it.
+TEST(BackgroundPacker, ChecksDevicePackedCodesAgainstTheBytes) {
+  const format::Encoding enc = named("int4-g128");
+  const int64_t n = 4, k = 256;
+  std::vector<float> w(size_t(n * k));
+  for (size_t i = 0; i < w.size(); ++i)
+    w[i] = float(int(i % 23) - 11) / 7.0f;
+  for (bool same : {true, false}) {
+    QuantizedWeight q{"model.layers.1.mlp.up_proj", enc, n, k, {}, nullptr};
+    std::string error;
+    ASSERT_TRUE(format::quantizeRTN(enc, w.data(), n, k, q.weight, error));
+    format::TensorMap expected;
+    ASSERT_TRUE(format::pack(enc, q.weight, n, k, expected, error));
+    q.packedCodes = expected.at(format::kCodes).data;
+    if (!same)
+      q.packedCodes[17] ^= 0x10;
+    q.codeBytes = qfuse::HostBytes::allocate(q.weight.codes.size());
+    for (size_t c = 0; c < q.weight.codes.size(); ++c)
+      q.codeBytes.data()[c] = uint8_t(q.weight.codes[c] & 0xFF);
+    q.weight.codes.clear();
+    BackgroundPacker packer(1);
+    packer.add(std::move(q));
+    if (same) {
+      std::vector<QuantizedWeight> out = packer.finish();
+      EXPECT_EQ(out[0].packed->at(format::kCodes).data,
+                expected.at(format::kCodes).data);
+      continue;
+    }
+    try {
+      packer.wait();
+      FAIL() << "expected an error";
+    } catch (const std::exception &e) {
+      EXPECT_NE(std::string(e.what()).find("up_proj': the codes packed on "
+                                           "the device differ"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 TEST(BackgroundPacker, NamesTheModuleThatCannotBePacked) {
   BackgroundPacker packer(2);
   QuantizedWeight bad{"model.layers.3.mlp.down_proj", named("int4-g128"), 4,

@@ -67,7 +67,7 @@ void BackgroundPacker::work() {
       auto components = std::make_shared<format::TensorMap>();
       std::string message;
       const bool bytes = !weight->codeBytes.empty();
-      const bool packedCodes = !weight->packedCodes.empty();
+      const bool packedCodes = !weight->packedCodes.empty() && !bytes;
       if (!format::validate(weight->encoding, weight->n, weight->k,
                             message) ||
           !(packedCodes
@@ -86,6 +86,11 @@ void BackgroundPacker::work() {
                     format::printEncoding(weight->encoding) + ", [" +
                     std::to_string(weight->n) + ", " +
                     std::to_string(weight->k) + "]): " + message);
+      if (bytes && !weight->packedCodes.empty() &&
+          weight->packedCodes != components->at(format::kCodes).data)
+        throw Error("quantized weight '" + weight->name +
+                    "': the codes packed on the device differ from "
+                    "format::packCodeBytes' (QFUSE_PACK=check)");
       weight->packed = std::move(components);
       weight->weight = format::Unpacked();
       weight->codeBytes = HostBytes();

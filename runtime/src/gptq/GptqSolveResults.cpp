@@ -81,10 +81,13 @@ void SolveRun::downloadCodeBytes(std::vector<GptqModuleResult> &results) {
         options.gather->has(g.dstBits) &&
         options.gather->run(g, offset(inOrder, r0 * k),
                             results[m].packedCodes, why)) {
-      r0 += modules[m].n;
-      continue; // else (a code out of range) the host names it
+      if (!options.checkGather) {
+        r0 += modules[m].n;
+        continue;
+      }
+    } else {
+      results[m].packedCodes.clear(); // a code out of range: the host names it
     }
-    results[m].packedCodes.clear();
     HostBytes &bytes = results[m].codeBytes;
     const size_t size = size_t(modules[m].n * k);
     bytes = options.codeDownloads ? options.codeDownloads->take(size)

@@ -35,6 +35,9 @@ std::unique_ptr<DeviceGather> gptqPackingKernels(
         loadArtifactForDevice(path, context), context);
     if (gather->any()) {
       where = "the GPU (qf_gather_fields kernels of " + path + ")";
+      if (const char *pack = std::getenv("QFUSE_PACK");
+          pack && std::string(pack) == "check")
+        where += ", each module compared with format::packCodeBytes";
       return gather;
     }
     where = "the host (format::packCodeBytes): " + path +

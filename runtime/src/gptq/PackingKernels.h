@@ -5,7 +5,8 @@
 // artifact: DIR/qfuse-<encoding>.quantize.qfa beside the decode artifact
 // (what `python3 -m qfuse compile` writes), or the one beside
 // --decode-artifact. QFUSE_PACK=host packs on the host instead
-// (format::packCodeBytes, the reference the device's bytes equal).
+// (format::packCodeBytes, the reference the device's bytes equal);
+// QFUSE_PACK=check packs on both and fails where the bytes differ.
 //
 //===----------------------------------------------------------------------===//
 

@@ -260,6 +260,8 @@ void ModelQuantizer::load() {
   solveOptions_.codeDownloads = &*codeDownloads_;
   packing_ = gptqPackingKernels(options_, context_, packedOn_);
   solveOptions_.gather = packing_.get();
+  if (const char *pack = std::getenv("QFUSE_PACK"))
+    solveOptions_.checkGather = std::string(pack) == "check";
   say("  codes packed on %s\n", packedOn_.c_str());
   if (!options_.hostWeights)
     warmUp_.start(*solvers_, fp16_, in_.checkpoint, solveOptions_);
@@ -456,7 +458,9 @@ std::string ModelQuantizer::report() const {
               {"gptq_seconds", totals_.solve},
               {"seconds", total},
               {"weights", options_.hostWeights ? "host f32" : "device"},
-              {"codes_packed_on", packing_ ? "device" : "host"},
+              {"codes_packed_on",
+               !packing_ ? "host"
+               : solveOptions_.checkGather ? "device, checked" : "device"},
               // Layers 0..resumed_layers-1 came from an interrupted run's
               // progress (their entries are that run's).
               {"resumed_layers", first_},

@@ -100,6 +100,8 @@ struct QuantizedWeight {
   HostBytes codeBytes;
   /// When not empty: the codes component packed already (on the device,
   /// format::packWithCodes), and `weight` holds everything but the codes.
+  /// With codeBytes too, the packer packs those and checks that the two
+  /// codes components are the same bytes.
   std::vector<uint8_t> packedCodes;
 };
 

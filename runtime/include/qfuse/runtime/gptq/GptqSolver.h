@@ -97,6 +97,10 @@ struct GptqSolveOptions {
   /// the code width and the module's f16 weight was written (so nothing on
   /// the host needs the codes one by one). Null: the bytes come back.
   DeviceGather *gather = nullptr;
+  /// With gather: download the code bytes too, so that the packer compares
+  /// the device's codes component with format::packCodeBytes' (QFUSE_PACK=
+  /// check).
+  bool checkGather = false;
 };
 
 /// The element type of a module's weight on the device.
@@ -131,7 +135,8 @@ struct GptqModuleResult {
   /// row-major (format::packCodeBytes); empty otherwise.
   HostBytes codeBytes;
   /// GptqSolveOptions::gather: the codes component packed on the device
-  /// (format::packCodeBytes' bytes); codeBytes is then empty.
+  /// (format::packCodeBytes' bytes); codeBytes is then empty (unless
+  /// checkGather).
   std::vector<uint8_t> packedCodes;
   /// The f16 weight was written to GptqModuleInput::halfOut.
   bool halfWritten = false;
