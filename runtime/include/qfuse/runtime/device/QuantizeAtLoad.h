@@ -10,7 +10,9 @@
 // artifact (DeviceRepacker.h), else by format::repack.
 //
 //   QuantizeAtLoad rtn(artifactPath, RtnMode::Device, context, stderr);
-//   loadCheckpoint(executor, checkpoint, threads, rtn.hook(), rtn.layouts());
+//   rtn.load(executor, checkpoint, threads);
+//   // = loadCheckpoint(executor, checkpoint, threads, rtn.hook(),
+//   //                  rtn.layouts())
 //   std::fprintf(stderr, "%s\n", rtn.summary().c_str());
 //
 //===----------------------------------------------------------------------===//
@@ -22,6 +24,7 @@
 #include "qfuse/runtime/device/DeviceGather.h"
 #include "qfuse/runtime/device/DeviceQuantizer.h"
 #include "qfuse/runtime/device/DeviceRepacker.h"
+#include "qfuse/runtime/device/ModelLoader.h"
 
 #include <atomic>
 #include <cstdio>
@@ -43,6 +46,11 @@ std::optional<RtnMode> parseRtnMode(const std::string &text);
 /// "m.qfa" -> "m.quantize.qfa" (what `python3 -m qfuse compile` writes).
 std::string quantizeArtifactPath(const std::string &artifactPath);
 
+/// How many weights were rounded, and how many layouts made, where.
+struct QuantizeAtLoadCounts {
+  size_t rtnDevice = 0, rtnHost = 0, layoutsDevice = 0, layoutsHost = 0;
+};
+
 class QuantizeAtLoad {
 public:
   /// Loads the quantize artifact of `artifactPath` unless `mode` is Host;
@@ -55,6 +63,11 @@ public:
   const DenseQuantizer *hook() const { return &hook_; }
   /// The hook for loadCheckpoint's layouts (it counts the host's too).
   const LayoutRepacker *layouts() const { return layouts_->hook(); }
+  /// loadCheckpoint with both hooks.
+  LoadStats load(Executor &executor, const ModelCheckpoint &checkpoint,
+                 unsigned threads) const {
+    return loadCheckpoint(executor, checkpoint, threads, hook(), layouts());
+  }
   /// "quantize-at-load: 224 weights rounded on the GPU (qf.quantize kernels
   /// of FILE), 1 on the host (format::quantizeRTN: no kernel for ...)".
   std::string summary() const;
@@ -62,6 +75,9 @@ public:
   size_t hostWeights() const { return host_; }
   size_t deviceLayouts() const { return layouts_->deviceRepacks(); }
   size_t hostLayouts() const { return layouts_->hostRepacks(); }
+  QuantizeAtLoadCounts counts() const {
+    return {device_, host_, deviceLayouts(), hostLayouts()};
+  }
 
 private:
   bool quantize(const format::Encoding &enc, DType dtype, const uint8_t *data,
