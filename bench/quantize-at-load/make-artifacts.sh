@@ -10,6 +10,11 @@
 # - OUT/llama3-8b/qfuse-int4-g128.qfa and qfuse-int4-g128.quantize.qfa: the
 #   default compile a user gets (`python3 -m qfuse compile`, default chips),
 #   which writes the model's round-to-nearest kernels beside the model;
+#   that file also holds the qf_gather_fields kernels that make the kernel
+#   layouts (and pack GPTQ's codes) on the device;
+# - OUT/llama3-8b/qfuse-gptq-int4-g128.qfa and qfuse-fp16-calib-256.qfa:
+#   the GPTQ round's (qfuse-quantize 8 x 256 into the qfuse format, whose
+#   codes are packed by the quantize artifact's gather kernels);
 # - OUT/COMMIT, OUT/COMPILE (the exact commands), OUT/compile.log.
 #
 #   bench/quantize-at-load/make-artifacts.sh [build dir, default build] [OUT]
@@ -27,4 +32,14 @@ run "$build/bin/qfuse-compile" "$root/test/Tools/qfuse-cpu-check/Inputs/quantize
 run env QFUSE_BUILD_DIR="$build" PYTHONPATH="$root/python-frontend" python3 -m qfuse compile \
   --config "$root/examples/configs/llama3-8b.json" --encoding int4-g128 --batch-sizes 1,8 \
   -o "$out/llama3-8b/qfuse-int4-g128.qfa"
+run env QFUSE_BUILD_DIR="$build" PYTHONPATH="$root/python-frontend" python3 -m qfuse compile-gptq \
+  --config "$root/examples/configs/llama3-8b.json" --encoding int4-g128 \
+  -o "$out/llama3-8b/qfuse-gptq-int4-g128.qfa"
+tmp=$(mktemp -d)
+run env PYTHONPATH="$root/python-frontend" python3 -m qfuse emit \
+  --config "$root/examples/configs/llama3-8b.json" --encoding fp16 --batch dynamic -o "$tmp/l8.mlir"
+run "$build/bin/qfuse-compile" "$tmp/l8.mlir" --batch-sizes=1,256 --chip=sm_90 \
+  -o "$out/llama3-8b/qfuse-fp16-calib-256.qfa"
+rm -rf "$tmp"
 ls -la "$out" "$out/llama3-8b"
+du -sh "$out"

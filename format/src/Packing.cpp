@@ -337,6 +337,29 @@ bool packCodeBytes(const Encoding &enc, const uint8_t *codeBytes,
   return true;
 }
 
+bool packWithCodes(const Encoding &enc, std::vector<uint8_t> codes,
+                   const Unpacked &params, int64_t n, int64_t k,
+                   TensorMap &components, std::string &error) {
+  if (enc.isSparse24())
+    return fail(error, "packWithCodes takes dense codes, not '" +
+                           printEncoding(enc) + "'");
+  if (!params.codes.empty())
+    return fail(error, "packWithCodes: the codes come packed; params holds "
+                       "codes too");
+  TensorMap out;
+  if (!emptyComponents(enc, n, k, out, error))
+    return false;
+  if (codes.size() != out[kCodes].data.size())
+    return fail(error, "packed codes: expected " +
+                           std::to_string(out[kCodes].data.size()) +
+                           " bytes, got " + std::to_string(codes.size()));
+  out[kCodes].data = std::move(codes);
+  if (!packRest(enc, params, n, k, out, error))
+    return false;
+  components = std::move(out);
+  return true;
+}
+
 namespace {
 
 /// Everything pack() writes after the codes.

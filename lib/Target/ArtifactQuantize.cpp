@@ -47,6 +47,9 @@ void ArtifactBuilder::addQuantizeOp(QuantizeOp op, ArrayAttr launches) {
       outputs.push_back(name);
     return bufferArg(name);
   };
+  // Components are the first launch's (qf.quantize's) outputs; a later
+  // launch (the layout gather) reads them.
+  std::string quantizeKernel;
   for (Attribute entry : launches) {
     auto record = dyn_cast<LaunchAttr>(entry);
     ArrayAttr args = record ? record.getArgs() : ArrayAttr();
@@ -56,6 +59,8 @@ void ArtifactBuilder::addQuantizeOp(QuantizeOp op, ArrayAttr launches) {
       return;
     }
     std::string kernel = record.getKernelName().str();
+    if (quantizeKernel.empty())
+      quantizeKernel = kernel;
     addLaunch(record, [&](size_t i, StringRef name) -> BoundArg {
       auto arg = cast<LaunchArgAttr>(args[i]);
       switch (arg.getKind()) {
@@ -64,11 +69,15 @@ void ArtifactBuilder::addQuantizeOp(QuantizeOp op, ArrayAttr launches) {
       case LaunchArgKind::Component: {
         MemRefType type = components.lookup(arg.getName().getValue());
         if (type)
-          return {scratchOf(kernel + "." + arg.getName().getValue().str(),
+          return {scratchOf(quantizeKernel + "." +
+                                arg.getName().getValue().str(),
                             type.getShape(), type.getElementType()),
                   kPtr};
         break;
       }
+      case LaunchArgKind::I32:
+        return {immediateArg(schema::Arg::Kind::I32, *arg.getInteger()),
+                schema::ParamType::I32};
       case LaunchArgKind::Scratch: {
         std::string status = arg.getName().getValue().str();
         scratchBuffers[status] = {{{1, false}}, "i32"};

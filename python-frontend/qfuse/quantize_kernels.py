@@ -11,7 +11,10 @@ launched by the runtime on any row count (docs/quantize-at-load.md).
 
 Weights whose encoding has no generated kernel (NVFP4's global scale,
 act_order, 2:4, named tables, unquantized) get a remark from the compiler
-and stay with the host's format::quantizeRTN.
+and stay with the host's format::quantizeRTN. Beside each qf.quantize the
+compiler records the qf_gather_fields kernel of its code width, with which
+the runtime makes the model's kernel layouts (and qfuse-quantize packs
+GPTQ's codes) on the device (docs/quantize-at-load.md).
 """
 import json
 

@@ -22,15 +22,15 @@
 // greedy is the default and runs on the device.
 //
 // Without --artifact the model directory holds the artifacts, one per
-// encoding, DIR/qfuse-<encoding>.qfa (`python3 -m qfuse compile` writes
-// them; the runtime machine has no compiler), and --fp16 runs
-// DIR/qfuse-fp16.qfa as the baseline. --save-packed OUT writes the
-// checkpoint as quantized for the artifact (qfuse-packed), once.
+// encoding, DIR/qfuse-<encoding>.qfa (`python3 -m qfuse compile` writes them;
+// the runtime machine has no compiler), and --fp16 runs DIR/qfuse-fp16.qfa as
+// the baseline. --save-packed OUT writes the checkpoint as quantized for the
+// artifact (qfuse-packed), once.
 //
 // prints the generated token ids, the time to first token and the decode
 // tokens/s (CUDA events), after one untimed warm-up generation. With
-// --fp16-artifact the same prompt runs on that artifact too (the cuBLAS
-// fp16 baseline compiled from the same config with --encoding fp16) and the
+// --fp16-artifact the same prompt runs on that artifact too (the cuBLAS fp16
+// baseline compiled from the same config with --encoding fp16) and the
 // speedups are printed. The JSON records the exact command beside results.
 //
 //===----------------------------------------------------------------------===//
@@ -104,12 +104,11 @@ void checkEncoding(const Artifact &artifact,
 }
 
 struct RunResult {
-  std::string artifact;
-  std::string chip; // the chip of the variant that ran
+  std::string artifact, chip; // chip: that of the variant that ran
   Generation generation;
   LoadStats load;
   size_t weightBytes = 0;
-  size_t rtnDevice = 0, rtnHost = 0; // weights rounded on the GPU / host
+  QuantizeAtLoadCounts rtn; // weights rounded, layouts made on the GPU / host
   json breakdown; // --profile: a plan (the decode step's) by part
 };
 
@@ -214,10 +213,9 @@ RunResult runArtifact(const std::string &path, const cuda::Context &context,
   if (checkpoint) {
     checkModelAgainstConfig(artifact, *checkpoint);
     QuantizeAtLoad rounding(path, rtn, context, info);
-    result.load = loadCheckpoint(executor, *checkpoint, threads, rounding.hook());
+    result.load = rounding.load(executor, *checkpoint, threads);
     std::fprintf(info, "%s\n", rounding.summary().c_str());
-    result.rtnDevice = rounding.deviceWeights();
-    result.rtnHost = rounding.hostWeights();
+    result.rtn = rounding.counts();
   } else {
     result.load = bindRandomModel(executor, *randomSeed, threads);
   }
@@ -279,8 +277,10 @@ json resultJson(const RunResult &r) {
           {"weight_bytes", r.weightBytes},
           {"load_seconds", r.load.seconds},
           {"load_threads", r.load.threads},
-          {"rtn_device_weights", r.rtnDevice},
-          {"rtn_host_weights", r.rtnHost},
+          {"rtn_device_weights", r.rtn.rtnDevice},
+          {"rtn_host_weights", r.rtn.rtnHost},
+          {"layouts_device", r.rtn.layoutsDevice},
+          {"layouts_host", r.rtn.layoutsHost},
           {"decode_breakdown", r.breakdown}};
 }
 

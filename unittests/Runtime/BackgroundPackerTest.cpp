@@ -1,9 +1,10 @@
 //===- BackgroundPackerTest.cpp - packing on worker threads ----------------===//
 //
-// BackgroundPacker against format::pack on fresh random RTN weights (half of
-// them given with their codes as bytes): the same components, in the order
-// given, the unpacked codes released; and a module that cannot be packed is
-// an error naming it.
+// BackgroundPacker against format::pack on fresh random RTN weights (a
+// third given with their codes as bytes, a third with the codes component
+// packed already, as the device's gather makes it): the same components,
+// in the order given, the unpacked codes released; and a module that cannot
+// be packed is an error naming it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,8 +47,12 @@ TEST(BackgroundPacker, PacksLikeFormatPackInOrder) {
     expected.emplace_back();
     ASSERT_TRUE(format::pack(enc, q.weight, n, k, expected.back(), error))
         << error;
-    // Every other module gives its codes as bytes, as GPTQ's solver does.
-    if (i % 2) {
+    // Modules give their codes as bytes, as GPTQ's solver does, or packed
+    // (GptqSolveOptions::gather).
+    if (i % 3 == 2) {
+      q.packedCodes = expected.back().at(format::kCodes).data;
+      q.weight.codes.clear();
+    } else if (i % 3 == 1) {
       q.codeBytes = qfuse::HostBytes::allocate(q.weight.codes.size());
       for (size_t c = 0; c < q.weight.codes.size(); ++c)
         q.codeBytes.data()[c] = uint8_t(q.weight.codes[c] & 0xFF);
@@ -65,11 +70,54 @@ TEST(BackgroundPacker, PacksLikeFormatPackInOrder) {
     ASSERT_TRUE(out[i].packed);
     EXPECT_TRUE(out[i].weight.codes.empty());
     EXPECT_TRUE(out[i].codeBytes.empty());
+    EXPECT_TRUE(out[i].packedCodes.empty());
     ASSERT_EQ(out[i].packed->size(), expected[i].size());
     for (const auto &[name, tensor] : expected[i]) {
       ASSERT_TRUE(out[i].packed->count(name)) << name;
       EXPECT_EQ(out[i].packed->at(name).data, tensor.data) << name;
       EXPECT_EQ(out[i].packed->at(name).shape, tensor.shape) << name;
+    }
+  }
+}
+
+// QFUSE_PACK=check: a module with its code bytes and the device's packed
+// codes is packed from the bytes, and codes that differ are an error
+// naming it.
+TEST(BackgroundPacker, ChecksDevicePackedCodesAgainstTheBytes) {
+  const format::Encoding enc = named("int4-g128");
+  const int64_t n = 4, k = 256;
+  std::vector<float> w(size_t(n * k));
+  for (size_t i = 0; i < w.size(); ++i)
+    w[i] = float(int(i % 23) - 11) / 7.0f;
+  for (bool same : {true, false}) {
+    QuantizedWeight q{"model.layers.1.mlp.up_proj", enc, n, k, {}, nullptr};
+    std::string error;
+    ASSERT_TRUE(format::quantizeRTN(enc, w.data(), n, k, q.weight, error));
+    format::TensorMap expected;
+    ASSERT_TRUE(format::pack(enc, q.weight, n, k, expected, error));
+    q.packedCodes = expected.at(format::kCodes).data;
+    if (!same)
+      q.packedCodes[17] ^= 0x10;
+    q.codeBytes = qfuse::HostBytes::allocate(q.weight.codes.size());
+    for (size_t c = 0; c < q.weight.codes.size(); ++c)
+      q.codeBytes.data()[c] = uint8_t(q.weight.codes[c] & 0xFF);
+    q.weight.codes.clear();
+    BackgroundPacker packer(1);
+    packer.add(std::move(q));
+    if (same) {
+      std::vector<QuantizedWeight> out = packer.finish();
+      EXPECT_EQ(out[0].packed->at(format::kCodes).data,
+                expected.at(format::kCodes).data);
+      continue;
+    }
+    try {
+      packer.wait();
+      FAIL() << "expected an error";
+    } catch (const std::exception &e) {
+      EXPECT_NE(std::string(e.what()).find("up_proj': the codes packed on "
+                                           "the device differ"),
+                std::string::npos)
+          << e.what();
     }
   }
 }

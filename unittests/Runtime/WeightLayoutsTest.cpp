@@ -159,6 +159,44 @@ TEST(WeightLayouts, BothLayoutsHoldTheCheckpointTensorsCodes) {
   EXPECT_NE(packed[1].at("codes").data, source.at("codes").data);
 }
 
+// packForLayout hands each layout to the repacker it is given (the GPU's,
+// DeviceRepacker.h) and repacks on the host only where the repacker
+// declines; row_major entries never reach it.
+TEST(WeightLayouts, ARepackerMakesTheLayoutsItTakes) {
+  Artifact artifact = parse(twoLayoutArtifact());
+  format::TensorMap source = randomWeight(artifact.weights[0], 7);
+  std::vector<std::string> asked;
+  LayoutRepacker declines = [&](const WeightSpec &weight,
+                                const format::TensorMap &rowMajor,
+                                format::TensorMap &) {
+    asked.push_back(weight.name);
+    EXPECT_EQ(rowMajor.at("codes").data, source.at("codes").data);
+    return false;
+  };
+  LayoutRepacker takes = [&](const WeightSpec &, const format::TensorMap &,
+                             format::TensorMap &packed) {
+    packed["codes"] = format::Tensor(format::DType::U8, {1});
+    return true;
+  };
+  for (const WeightSpec *weight : weightEntriesFor(artifact, "w", "test")) {
+    format::TensorMap host = packForLayout(*weight, viewsOf(source), "test");
+    format::TensorMap declined =
+        packForLayout(*weight, viewsOf(source), "test", &declines);
+    EXPECT_EQ(declined.at("codes").data, host.at("codes").data);
+    format::TensorMap taken =
+        packForLayout(*weight, viewsOf(source), "test", &takes);
+    EXPECT_EQ(taken.at("codes").data.size(), 1u) << weight->name;
+  }
+  EXPECT_EQ(asked, (std::vector<std::string>{"w", "w@tiled_n32_k32"}));
+  // The checkpoint's own order needs no repack: the repacker is not asked.
+  json rowMajorArtifact = twoLayoutArtifact();
+  rowMajorArtifact["weights"][0]["layout"] = "row_major";
+  Artifact plain = parse(rowMajorArtifact);
+  asked.clear();
+  packForLayout(plain.weights[0], viewsOf(source), "test", &declines);
+  EXPECT_TRUE(asked.empty());
+}
+
 // A 2:4 weight in the matvec's layout and in the mma.sp kernel's 2:4
 // fragment layout (SparseMmaLayout.h), where the metadata moves too: both
 // copies unpack to the checkpoint's codes, positions and scales.

@@ -63,7 +63,8 @@ bool needsNoRepack(const WeightSpec &weight) {
 
 format::TensorMap packForLayout(const WeightSpec &weight,
                                 const RowMajorViews &raw,
-                                const std::string &origin) {
+                                const std::string &origin,
+                                const LayoutRepacker *device) {
   checkRowMajorComponents(weight, raw, origin);
   format::TensorMap rowMajor, packed;
   for (const format::ComponentSpec &spec : weight.components) {
@@ -76,6 +77,8 @@ format::TensorMap packForLayout(const WeightSpec &weight,
   }
   if (needsNoRepack(weight))
     return rowMajor;
+  if (device && (*device)(weight, rowMajor, packed))
+    return packed;
   std::string error;
   if (!format::repack(weight.encodingAttr, weight.layoutAttr, rowMajor,
                       weight.n, weight.k, packed, error))

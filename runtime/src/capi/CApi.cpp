@@ -312,9 +312,8 @@ int qfuse_load_checkpoint(qfuse_runtime *runtime, const char *model_dir,
     qfuse::runtime::QuantizeAtLoad rounding(
         runtime->artifactPath, qfuse::runtime::RtnMode::Device,
         runtime->context, /*log=*/nullptr);
-    qfuse::runtime::loadCheckpoint(*runtime->executor, checkpoint,
-                                   static_cast<unsigned>(threads),
-                                   rounding.hook());
+    rounding.load(*runtime->executor, checkpoint,
+                  static_cast<unsigned>(threads));
   });
 }
 

@@ -131,7 +131,8 @@ void Executor::bindTensor(const std::string &name, const void *data,
 }
 
 void Executor::layOut(const WeightSpec &weight, const RowMajorViews &raw,
-                      const std::string &origin, LaidOutWeight &out) const {
+                      const std::string &origin, LaidOutWeight &out,
+                      const LayoutRepacker *repacker) const {
   checkRowMajorComponents(weight, raw, origin);
   auto read = [&](const std::string &component) {
     return usedComponents_.count({weight.name, component}) != 0;
@@ -151,7 +152,7 @@ void Executor::layOut(const WeightSpec &weight, const RowMajorViews &raw,
     return;
   }
   // The kernel's layout: qfuse_format repacks (a copy) from row_major.
-  out.packed.push_back(packForLayout(weight, raw, origin));
+  out.packed.push_back(packForLayout(weight, raw, origin, repacker));
   for (const auto &[name, tensor] : out.packed.back())
     if (read(name))
       out.uploads.push_back(
@@ -159,7 +160,8 @@ void Executor::layOut(const WeightSpec &weight, const RowMajorViews &raw,
 }
 
 void Executor::layOutEntries(const std::string &name, const RowMajorViews &raw,
-                             LaidOutWeight &out) const {
+                             LaidOutWeight &out,
+                             const LayoutRepacker *repacker) const {
   const std::string origin = "artifact '" + artifact_.source + "'";
   std::vector<const WeightSpec *> entries =
       weightEntriesFor(artifact_, name, origin);
@@ -170,23 +172,24 @@ void Executor::layOutEntries(const std::string &name, const RowMajorViews &raw,
   // The uploads point into `packed`'s maps: no reallocation moves them.
   out.packed.reserve(entries.size());
   for (const WeightSpec *weight : entries)
-    layOut(*weight, raw, origin, out);
+    layOut(*weight, raw, origin, out, repacker);
 }
 
 Executor::LaidOutWeight
-Executor::layOutWeight(const std::string &name,
-                       format::TensorMap components) const {
+Executor::layOutWeight(const std::string &name, format::TensorMap components,
+                       const LayoutRepacker *repacker) const {
   LaidOutWeight out;
   out.source = std::move(components);
-  layOutEntries(name, viewsOf(out.source), out);
+  layOutEntries(name, viewsOf(out.source), out, repacker);
   return out;
 }
 
 Executor::LaidOutWeight
 Executor::layOutViews(const std::string &name,
-                      const RowMajorViews &components) const {
+                      const RowMajorViews &components,
+                      const LayoutRepacker *repacker) const {
   LaidOutWeight out;
-  layOutEntries(name, components, out);
+  layOutEntries(name, components, out, repacker);
   return out;
 }
 

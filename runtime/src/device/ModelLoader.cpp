@@ -173,7 +173,8 @@ LoadStats loadParallel(Executor &executor, unsigned threads,
 } // namespace
 
 LoadStats loadCheckpoint(Executor &executor, const ModelCheckpoint &checkpoint,
-                         unsigned threads, const DenseQuantizer *device) {
+                         unsigned threads, const DenseQuantizer *device,
+                         const LayoutRepacker *repacker) {
   // The stored bytes, where they are what is bound, upload straight from
   // the mapped files (which outlive the load): no copy on the host.
   return loadParallel(
@@ -182,9 +183,9 @@ LoadStats loadCheckpoint(Executor &executor, const ModelCheckpoint &checkpoint,
         const std::string &name = weight.checkpointName();
         if (std::optional<RowMajorViews> stored =
                 storedWeight(checkpoint, weight))
-          return executor.layOutViews(name, *stored);
+          return executor.layOutViews(name, *stored, repacker);
         return executor.layOutWeight(
-            name, checkpointWeight(checkpoint, weight, device));
+            name, checkpointWeight(checkpoint, weight, device), repacker);
       },
       [&](const TensorSpec &tensor, uint64_t) {
         TensorBytes bytes;

@@ -43,10 +43,12 @@ QuantizeAtLoad::QuantizeAtLoad(const std::string &artifactPath, RtnMode mode,
   };
   if (mode == RtnMode::Host) {
     why_ = "--rtn host";
+    layouts_ = std::make_unique<DeviceRepacker>(nullptr, false, why_);
     return;
   }
   if (!std::ifstream(path_).good()) {
     why_ = "no quantize artifact " + path_;
+    layouts_ = std::make_unique<DeviceRepacker>(nullptr, false, why_);
     if (log)
       std::fprintf(log,
                  "quantize-at-load: %s; weights are rounded on the host "
@@ -56,10 +58,17 @@ QuantizeAtLoad::QuantizeAtLoad(const std::string &artifactPath, RtnMode mode,
     return;
   }
   try {
-    quantizer_ = std::make_unique<DeviceQuantizer>(
-        loadArtifactForDevice(path_, context), context);
+    const Artifact artifact = loadArtifactForDevice(path_, context);
+    quantizer_ = std::make_unique<DeviceQuantizer>(artifact, context);
+    gather_ = std::make_unique<DeviceGather>(artifact, context);
+    layouts_ = std::make_unique<DeviceRepacker>(
+        gather_.get(), mode == RtnMode::Check,
+        gather_->any() ? "" : "no qf_gather_fields kernel in " + path_);
   } catch (const std::exception &e) {
+    quantizer_.reset();
+    gather_.reset();
     why_ = std::string("the quantize artifact does not load: ") + e.what();
+    layouts_ = std::make_unique<DeviceRepacker>(nullptr, false, why_);
     if (log)
       std::fprintf(log, "quantize-at-load: %s; weights are rounded on the host\n",
                  why_.c_str());
@@ -127,7 +136,7 @@ std::string QuantizeAtLoad::summary() const {
        " on the host (format::quantizeRTN)";
   if (host_ > 0 && !why_.empty())
     s += ": " + why_;
-  return s;
+  return s + "; " + layouts_->summary();
 }
 
 } // namespace qfuse::runtime

@@ -67,21 +67,34 @@ void BackgroundPacker::work() {
       auto components = std::make_shared<format::TensorMap>();
       std::string message;
       const bool bytes = !weight->codeBytes.empty();
+      const bool packedCodes = !weight->packedCodes.empty() && !bytes;
       if (!format::validate(weight->encoding, weight->n, weight->k,
                             message) ||
-          !(bytes ? format::packCodeBytes(weight->encoding,
-                                          weight->codeBytes.data(),
-                                          weight->weight, weight->n,
-                                          weight->k, *components, message)
-                  : format::pack(weight->encoding, weight->weight, weight->n,
-                                 weight->k, *components, message)))
+          !(packedCodes
+                ? format::packWithCodes(weight->encoding,
+                                        std::move(weight->packedCodes),
+                                        weight->weight, weight->n, weight->k,
+                                        *components, message)
+            : bytes ? format::packCodeBytes(weight->encoding,
+                                            weight->codeBytes.data(),
+                                            weight->weight, weight->n,
+                                            weight->k, *components, message)
+                    : format::pack(weight->encoding, weight->weight,
+                                   weight->n, weight->k, *components,
+                                   message)))
         throw Error("quantized weight '" + weight->name + "' (" +
                     format::printEncoding(weight->encoding) + ", [" +
                     std::to_string(weight->n) + ", " +
                     std::to_string(weight->k) + "]): " + message);
+      if (bytes && !weight->packedCodes.empty() &&
+          weight->packedCodes != components->at(format::kCodes).data)
+        throw Error("quantized weight '" + weight->name +
+                    "': the codes packed on the device differ from "
+                    "format::packCodeBytes' (QFUSE_PACK=check)");
       weight->packed = std::move(components);
       weight->weight = format::Unpacked();
       weight->codeBytes = HostBytes();
+      weight->packedCodes = std::vector<uint8_t>();
     } catch (...) {
       error = std::current_exception();
     }

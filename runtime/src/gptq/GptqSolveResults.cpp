@@ -11,6 +11,8 @@
 #include "ParallelRows.h"
 
 #include "qfuse/gptq/Grid.h"
+#include "qfuse/format/FieldGather.h"
+#include "qfuse/runtime/device/DeviceGather.h"
 #include "qfuse/runtime/device/PinnedBytesPool.h"
 #include "qfuse/runtime/Error.h"
 
@@ -57,7 +59,10 @@ std::vector<GptqModuleResult> SolveRun::roundToNearest() {
 }
 
 /// The codes in column order, [rows, K] (the kernel wrote them block by
-/// block, [rows, wb] each), one download per module into its codeBytes.
+/// block, [rows, wb] each), one download per module into its codeBytes, or,
+/// with options.gather, packed there into the codes component and
+/// downloaded into its packedCodes (where the module's f16 weight was
+/// written: the host rebinds the others from the bytes).
 void SolveRun::downloadCodeBytes(std::vector<GptqModuleResult> &results) {
   const CUdeviceptr blocked = buffer("codes").ptr(),
                     inOrder = buffer("codes in order").ptr();
@@ -66,7 +71,23 @@ void SolveRun::downloadCodeBytes(std::vector<GptqModuleResult> &results) {
            offset(blocked, rows * blockStart(b)), size_t(blockWidth(b)),
            size_t(blockWidth(b)), size_t(rows), stream, "codes in order");
   int64_t r0 = 0;
+  if (options.gather)
+    QFUSE_CU(cuStreamSynchronize(stream)); // the gather runs on its stream
   for (size_t m = 0; m < numModules; ++m) {
+    format::FieldGather g;
+    std::string why;
+    if (options.gather && writeHalves && modules[m].halfOut != 0 &&
+        format::codeBytesGather(enc, modules[m].n, k, g, why) &&
+        options.gather->has(g.dstBits) &&
+        options.gather->run(g, offset(inOrder, r0 * k),
+                            results[m].packedCodes, why)) {
+      if (!options.checkGather) {
+        r0 += modules[m].n;
+        continue;
+      }
+    } else {
+      results[m].packedCodes.clear(); // a code out of range: the host names it
+    }
     HostBytes &bytes = results[m].codeBytes;
     const size_t size = size_t(modules[m].n * k);
     bytes = options.codeDownloads ? options.codeDownloads->take(size)

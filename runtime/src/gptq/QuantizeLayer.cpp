@@ -150,7 +150,8 @@ json takeLayerResults(int64_t layer, std::vector<HessianGroup> &groups,
       groupJson["modules"].push_back(
           {{"name", r.name}, {"n", r.n}, {"loss", r.loss}});
       packed.push_back(packer.add({r.name, enc, r.n, r.k, std::move(r.weight),
-                                   nullptr, std::move(r.codeBytes)}));
+                                   nullptr, std::move(r.codeBytes),
+                                   std::move(r.packedCodes)}));
       ++counts.modules;
     }
     layerJson["groups"].push_back(groupJson);

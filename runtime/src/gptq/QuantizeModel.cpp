@@ -19,6 +19,7 @@
 
 #include "qfuse/runtime/gptq/QuantizeModel.h"
 
+#include "PackingKernels.h"
 #include "QuantizeInputs.h"
 #include "QuantizeLayer.h"
 #include "SerialJobs.h"
@@ -194,6 +195,8 @@ private:
   // load: the solvers, warmed up on a thread while the weights load.
   std::optional<SolverPool> solvers_;
   std::optional<PinnedBytesPool> codeDownloads_;
+  std::unique_ptr<DeviceGather> packing_; // null: packed on the host
+  std::string packedOn_;
   GptqSolveOptions solveOptions_;
   SolverWarmUp warmUp_;
   LoadStats load_;
@@ -255,6 +258,11 @@ void ModelQuantizer::load() {
   solveOptions_.codesAsBytes = true;
   codeDownloads_.emplace(codeDownloadCapacity());
   solveOptions_.codeDownloads = &*codeDownloads_;
+  packing_ = gptqPackingKernels(options_, context_, packedOn_);
+  solveOptions_.gather = packing_.get();
+  if (const char *pack = std::getenv("QFUSE_PACK"))
+    solveOptions_.checkGather = std::string(pack) == "check";
+  say("  codes packed on %s\n", packedOn_.c_str());
   if (!options_.hostWeights)
     warmUp_.start(*solvers_, fp16_, in_.checkpoint, solveOptions_);
   load_ = loadCheckpoint(executor_, in_.checkpoint);
@@ -450,6 +458,9 @@ std::string ModelQuantizer::report() const {
               {"gptq_seconds", totals_.solve},
               {"seconds", total},
               {"weights", options_.hostWeights ? "host f32" : "device"},
+              {"codes_packed_on",
+               !packing_ ? "host"
+               : solveOptions_.checkGather ? "device, checked" : "device"},
               // Layers 0..resumed_layers-1 came from an interrupted run's
               // progress (their entries are that run's).
               {"resumed_layers", first_},

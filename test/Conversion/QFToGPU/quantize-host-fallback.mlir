@@ -3,9 +3,11 @@
 // RUN: FileCheck %s --check-prefix=ART < %t.qfa
 
 // What the generated quantizer does not take is never refused: a remark
-// names the reason, the op gets no launch, and the artifact holds the
-// launches of the others only; the runtime quantizes the rest on the host
-// (format::quantizeRTN).
+// names the reason, the op gets no quantize launch, and the artifact holds
+// the quantize launches of the others only; the runtime quantizes the rest
+// on the host (format::quantizeRTN). Their codes still repack into the
+// kernel layouts on the device: each op of a 4-bit dense encoding records
+// the qf_gather_fields_b4 launch (2:4 does not).
 #int4 = #qf.enc<int4, group = 128, scale = f16>
 #nvfp4 = #qf.enc<fp4e2m1, group = 16, scale = f8E4M3FN, global_scale>
 #ao = #qf.enc<int4, group = 128, scale = f16, act_order>
@@ -13,8 +15,12 @@
 #named = #qf.enc<codebook, bits = 4, table = "lut" : f16, group = 64, scale = f16>
 
 // CHECK-LABEL: func.func @mixed
-// CHECK: qf.quantize %{{.*}} {qf.launches = [#qf.launch<
+// CHECK: qf.quantize %{{.*}} {qf.launches = [#qf.launch<{{.*}}@qf_quantize_0_k256_f16{{.*}}@qf_gather_fields_b4
+// CHECK: qf.quantize %{{.*}} {qf.launches = [#qf.launch<{{.*}}@qf_gather_fields_b4{{.*}}>]} : {{.*}}#fp4e2m1_g16>
+// CHECK: qf.quantize %{{.*}} {qf.launches = [#qf.launch<{{.*}}@qf_gather_fields_b4{{.*}}>]} : {{.*}}#int4_g128_1>
 // CHECK-NOT: qf.launches
+// CHECK: qf.quantize %{{.*}} : {{.*}}#int4_g128_2of4>
+// CHECK: qf.quantize %{{.*}} {qf.launches = [#qf.launch<{{.*}}@qf_gather_fields_b4{{.*}}>]} : {{.*}}#codebook_g64>
 // CHECK: return
 func.func @mixed(%a: tensor<32x256xf16>) -> (!qf.weight<32x256, #int4>, !qf.weight<32x256, #nvfp4>, !qf.weight<32x256, #ao>, !qf.weight<32x256, #sp>, !qf.weight<32x256, #named>) {
   %0 = qf.quantize %a : tensor<32x256xf16> -> !qf.weight<32x256, #int4>
@@ -30,6 +36,7 @@ func.func @mixed(%a: tensor<32x256xf16>) -> (!qf.weight<32x256, #int4>, !qf.weig
 }
 
 // REMARKS-COUNT-4: remark: qf-to-gpu: qf.quantize to
-// ART: "op": "qf.quantize"
-// ART-NOT: "op": "qf.quantize"
+// ART: "launch": "qf_quantize_0_k256_f16",
+// ART-NEXT: "op": "qf.quantize"
+// ART-NOT: "launch": "qf_quantize_
 // ART: "version": 6

@@ -2,8 +2,9 @@
 // RUN: qfuse-compile %s --emit=ptx -o %t.ptx
 // RUN: FileCheck %s --check-prefix=PTX < %t.ptx
 // No contraction, approximation, flush to zero or local memory: every
-// rounding is the one format::quantizeRTN does.
-// RUN: not grep -E "fma\.|mad\.|\.approx|\.ftz|\.local" %t.ptx
+// rounding is the one format::quantizeRTN does (integer mad.lo/mad.wide of
+// the layout gather's addresses round nothing).
+// RUN: not grep -E "fma\.|mad\.(rn|rz|rm|rp|f|sat)|\.approx|\.ftz|\.local" %t.ptx
 // RUN: %if ptxas %{ %ptxas -arch=sm_90 %t.ptx -o %t.cubin %}
 // RUN: %if ptxas %{ qfuse-compile %s --chip=sm_80 --emit=ptx -o %t.80.ptx %}
 // RUN: %if ptxas %{ %ptxas -arch=sm_80 %t.80.ptx -o %t.80.cubin %}
@@ -15,9 +16,10 @@
 // qf.quantize: one kernel per (encoding, K, input type), one block per row
 // (the grid is the op's N; the runtime launches any N), its threads over
 // the row's units (WeightQuantizer.h): 32 groups of 128 at K = 4096, so 32
-// threads. Params: w, the row-major components, status.
+// threads. Params: w, the row-major components, status. Then the record of
+// the 4-bit layout gather (gather-fields.mlir), which the runtime launches.
 // CHECK-LABEL: func.func @int4
-// CHECK: qf.quantize %{{.*}} {qf.launches = [#qf.launch<args = [#qf.arg<operand 0>, #qf.arg<component "codes">, #qf.arg<component "scales">, #qf.arg<scratch "qf_quantize_status">], batch = 1, block = [32, 1, 1], dynamic_shared_bytes = 0, grid = [64, 1, 1], kernel = @qf_kernels::@qf_quantize_0_k4096_f16, params = ["w", "codes", "scales", "status"], shared_bytes = 0>]}
+// CHECK: qf.quantize %{{.*}} {qf.launches = [#qf.launch<args = [#qf.arg<operand 0>, #qf.arg<component "codes">, #qf.arg<component "scales">, #qf.arg<scratch "qf_quantize_status">], batch = 1, block = [32, 1, 1], dynamic_shared_bytes = 0, grid = [64, 1, 1], kernel = @qf_kernels::@qf_quantize_0_k4096_f16, params = ["w", "codes", "scales", "status"], shared_bytes = 0>, #qf.launch<args = [#qf.arg<component "codes">, #qf.arg<scratch "qf_gather_table">, #qf.arg<scratch "qf_gather_perm">, #qf.arg<scratch "qf_gather_dst">, #qf.arg<scratch "qf_quantize_status">, #qf.arg<i32 0>, {{.*}}kernel = @qf_kernels::@qf_gather_fields_b4, params = ["src", "table", "perm", "dst", "status", "words", {{.*}}>]}
 // Another row count shares the kernel.
 // CHECK: qf.quantize %{{.*}} grid = [8, 1, 1], kernel = @qf_kernels::@qf_quantize_0_k4096_f16,
 #int4 = #qf.enc<int4, group = 128, scale = f16>

@@ -195,6 +195,14 @@ bool packCodeBytes(const Encoding &enc, const uint8_t *codeBytes,
                    const Unpacked &params, int64_t n, int64_t k,
                    TensorMap &components, std::string &error);
 
+/// pack() of a dense weight whose codes component comes packed already
+/// (`codes`: its bytes, e.g. from the device's gather, FieldGather.h);
+/// every other part from `params`, whose `codes` must be empty. Fails when
+/// `codes` is not the component's size.
+bool packWithCodes(const Encoding &enc, std::vector<uint8_t> codes,
+                   const Unpacked &params, int64_t n, int64_t k,
+                   TensorMap &components, std::string &error);
+
 /// Unpacks and checks components (checkComponents, g_idx in range, 2:4
 /// positions increasing).
 bool unpack(const Encoding &enc, const TensorMap &components, int64_t n,

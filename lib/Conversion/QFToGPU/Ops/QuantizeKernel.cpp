@@ -21,6 +21,8 @@
 
 #include "Ops/QuantizeKernel.h"
 
+#include "Ops/FieldGatherKernel.h"
+
 #include "Common/KernelCommon.h"
 #include "LaunchRecord.h"
 #include "Ops/OpKernelCommon.h"
@@ -126,11 +128,39 @@ KernelLaunch qf::emitQuantizeKernel(gpu::GPUModuleOp module, StringRef name,
   return launch;
 }
 
+namespace {
+
+/// The launch record of the gather that packs `enc`'s codes into the
+/// weight's kernel layouts on the device (FieldGatherKernel.h), reading the
+/// quantize kernel's "codes"; null where no gather takes the code width.
+/// The runtime launches it with each layout's values; here it is recorded
+/// with zero immediates (a launch that writes nothing).
+Attribute gatherRecord(QuantizeOp op, gpu::GPUModuleOp module,
+                       const qfuse::format::Encoding &enc) {
+  const unsigned bits = qfuse::format::codeBits(enc);
+  if (enc.isSparse24() || !(bits == 1 || bits == 2 || bits == 4 || bits == 8))
+    return {};
+  MLIRContext *ctx = op.getContext();
+  auto scratch = [&](StringRef name) {
+    return LaunchArgAttr::get(ctx, LaunchArgKind::Scratch, name);
+  };
+  OpLaunch gather = emitFieldGatherLaunch(
+      module, bits, LaunchArgAttr::get(ctx, LaunchArgKind::Component, "codes"),
+      scratch("qf_gather_table"), scratch("qf_gather_perm"),
+      scratch("qf_gather_dst"), scratch("qf_quantize_status"), op.getLoc());
+  OpBuilder b(ctx);
+  return launchRecord(b, gather.launch, /*batch=*/1, {gather.args});
+}
+
+} // namespace
+
 void qf::lowerQuantize(QuantizeOp op, gpu::GPUModuleOp module,
                        llvm::StringMap<std::string> &kernels) {
   WeightType weight = op.getResult().getType();
   qfuse::format::Encoding enc = toFormatEncoding(weight.getEncoding());
   int64_t k = weight.getK();
+  OpBuilder b(op.getContext());
+  Attribute gather = gatherRecord(op, module, enc);
   std::string reason =
       weight.getLayout().isRowMajor()
           ? quantizeUnsupportedReason(enc, k)
@@ -140,6 +170,9 @@ void qf::lowerQuantize(QuantizeOp op, gpu::GPUModuleOp module,
                     << " has no GPU kernel (" << reason
                     << "); the runtime quantizes it on the host "
                        "(format::quantizeRTN)";
+    // The layouts of what the host quantizes still repack on the device.
+    if (gather)
+      op->setAttr("qf.launches", b.getArrayAttr({gather}));
     return;
   }
   Type input = op.getInput().getType().getElementType();
@@ -162,7 +195,9 @@ void qf::lowerQuantize(QuantizeOp op, gpu::GPUModuleOp module,
                                       launch.params[i].name));
   args.push_back(
       LaunchArgAttr::get(ctx, LaunchArgKind::Scratch, "qf_quantize_status"));
-  OpBuilder b(ctx);
-  op->setAttr("qf.launches",
-              b.getArrayAttr({launchRecord(b, launch, /*batch=*/1, {args})}));
+  SmallVector<Attribute> records = {
+      launchRecord(b, launch, /*batch=*/1, {args})};
+  if (gather)
+    records.push_back(gather);
+  op->setAttr("qf.launches", b.getArrayAttr(records));
 }

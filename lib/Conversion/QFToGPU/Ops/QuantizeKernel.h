@@ -31,7 +31,10 @@ KernelLaunch emitQuantizeKernel(gpu::GPUModuleOp module, StringRef name,
 /// `module` once per (encoding, K, input type) (`kernels` maps that key to
 /// the kernel's name): w is operand 0, codes, scales and zeros are the
 /// result's components, status a scratch word. What the kernel does not
-/// take gets a remark and no record: the runtime quantizes it on the host.
+/// take gets a remark and no quantize record: the runtime quantizes it on
+/// the host. Every op whose code width a qf_gather_fields kernel takes
+/// (FieldGatherKernel.h) also records that kernel's launch, so the
+/// artifact carries the device's packing into the kernel layouts.
 void lowerQuantize(QuantizeOp op, gpu::GPUModuleOp module,
                    llvm::StringMap<std::string> &kernels);
 

@@ -6,7 +6,9 @@
 // loader (safetensors, RTN from fp16 checkpoints, converted checkpoints,
 // random weights for benchmarks) produces the tensor's row-major components
 // once; these functions check them against each entry and repack them into
-// that entry's layout, on the CPU. Executor::bindWeight uploads the result.
+// that entry's layout, on the CPU or, given a LayoutRepacker, wherever it
+// repacks (the GPU's qf_gather_fields kernels: DeviceRepacker.h).
+// Executor::bindWeight uploads the result.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +17,7 @@
 
 #include "qfuse/runtime/artifact/Artifact.h"
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -44,12 +47,22 @@ void checkRowMajorComponents(const WeightSpec &weight, const RowMajorViews &raw,
 /// act_order): its components are `raw` as they are.
 bool needsNoRepack(const WeightSpec &weight);
 
+/// Repacks the row-major components of `weight` into its layout as
+/// format::repack would (same bytes); returns false to leave it to
+/// format::repack on the host.
+using LayoutRepacker =
+    std::function<bool(const WeightSpec &weight,
+                       const format::TensorMap &rowMajor,
+                       format::TensorMap &packed)>;
+
 /// The components of `weight` in its layout, repacked from `raw` (checked
-/// first) by qfuse_format: the row-major components it keeps and those the
-/// layout adds ("perm" under act_order).
+/// first) by `device` where given and it takes them, else by qfuse_format
+/// on the host: the row-major components it keeps and those the layout
+/// adds ("perm" under act_order).
 format::TensorMap packForLayout(const WeightSpec &weight,
                                 const RowMajorViews &raw,
-                                const std::string &origin);
+                                const std::string &origin,
+                                const LayoutRepacker *device = nullptr);
 
 /// The artifact entries `name` binds: every entry packed from checkpoint
 /// tensor `name`, else the entry named `name` alone; throws naming `origin`

@@ -98,6 +98,11 @@ struct QuantizedWeight {
   /// When not empty: the codes as bytes, [n, k] row-major (what
   /// format::packCodeBytes takes), and `weight` holds everything but them.
   HostBytes codeBytes;
+  /// When not empty: the codes component packed already (on the device,
+  /// format::packWithCodes), and `weight` holds everything but the codes.
+  /// With codeBytes too, the packer packs those and checks that the two
+  /// codes components are the same bytes.
+  std::vector<uint8_t> packedCodes;
 };
 
 /// Writes `source` with `weights` replacing their modules into `outDir` in

@@ -128,13 +128,16 @@ public:
     };
     std::vector<Upload> uploads; // the components the plans read
   };
+  /// `repacker`: where the kernel layouts are made (packForLayout).
   LaidOutWeight layOutWeight(const std::string &weight,
-                             format::TensorMap components) const;
+                             format::TensorMap components,
+                             const LayoutRepacker *repacker = nullptr) const;
   /// layOutWeight from components the caller keeps alive until they are
   /// bound (a mapped checkpoint's bytes): row_major layouts upload straight
   /// from them, without a copy.
   LaidOutWeight layOutViews(const std::string &weight,
-                            const RowMajorViews &components) const;
+                            const RowMajorViews &components,
+                            const LayoutRepacker *repacker = nullptr) const;
   /// `uploader` as for bindWeightComponent.
   void bindLaidOut(const LaidOutWeight &weight,
                    PinnedUploader *uploader = nullptr);
@@ -262,11 +265,13 @@ private:
   /// uploads of those the plans read, pointing into `raw` where the layout
   /// is the checkpoint's order.
   void layOut(const WeightSpec &weight, const RowMajorViews &raw,
-              const std::string &origin, LaidOutWeight &out) const;
+              const std::string &origin, LaidOutWeight &out,
+              const LayoutRepacker *repacker = nullptr) const;
   /// layOut of every artifact entry checkpoint tensor `name` binds, after
   /// checking that `raw` names only components of its encoding.
   void layOutEntries(const std::string &name, const RowMajorViews &raw,
-                     LaidOutWeight &out) const;
+                     LaidOutWeight &out,
+                     const LayoutRepacker *repacker = nullptr) const;
 
   const Artifact &artifact_;
   const cuda::Context &context_;

@@ -36,10 +36,13 @@ struct LoadStats {
 /// every core. The first error (a missing tensor, a wrong shape, an
 /// encoding mismatch) is rethrown once the workers have stopped. Dense
 /// weights into a quantized encoding are quantized by `device` where given
-/// and it takes them (quantize-at-load on the GPU), else on the host.
+/// and it takes them (quantize-at-load on the GPU), else on the host; the
+/// kernel layouts are made by `repacker` where given and it takes them
+/// (the GPU's layout gather), else by format::repack.
 LoadStats loadCheckpoint(Executor &executor, const ModelCheckpoint &checkpoint,
                          unsigned threads = 0,
-                         const DenseQuantizer *device = nullptr);
+                         const DenseQuantizer *device = nullptr,
+                         const LayoutRepacker *repacker = nullptr);
 
 /// Binds random weights and tensors (randomWeight / randomTensor), each
 /// seeded from `seed` and its name's position, for benchmarks.

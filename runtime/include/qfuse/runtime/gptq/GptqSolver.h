@@ -55,6 +55,7 @@ namespace qfuse::runtime {
 
 class Executor;
 class PinnedBytesPool;
+class DeviceGather;
 
 struct GptqSolveOptions {
   /// Dampening: f * mean(diag(H)) added to the diagonal, f = dampFraction,
@@ -90,6 +91,16 @@ struct GptqSolveOptions {
   /// Where codesAsBytes downloads go: page-locked blocks reused across
   /// solves (may be null: fresh memory each time).
   PinnedBytesPool *codeDownloads = nullptr;
+  /// With codesAsBytes: pack each module's codes into the row-major codes
+  /// component on the device (qf_gather_fields, DeviceGather.h) and
+  /// download that (GptqModuleResult::packedCodes), where a kernel takes
+  /// the code width and the module's f16 weight was written (so nothing on
+  /// the host needs the codes one by one). Null: the bytes come back.
+  DeviceGather *gather = nullptr;
+  /// With gather: download the code bytes too, so that the packer compares
+  /// the device's codes component with format::packCodeBytes' (QFUSE_PACK=
+  /// check).
+  bool checkGather = false;
 };
 
 /// The element type of a module's weight on the device.
@@ -123,6 +134,10 @@ struct GptqModuleResult {
   /// GptqSolveOptions::codesAsBytes: each logical code's low byte, [n, K]
   /// row-major (format::packCodeBytes); empty otherwise.
   HostBytes codeBytes;
+  /// GptqSolveOptions::gather: the codes component packed on the device
+  /// (format::packCodeBytes' bytes); codeBytes is then empty (unless
+  /// checkGather).
+  std::vector<uint8_t> packedCodes;
   /// The f16 weight was written to GptqModuleInput::halfOut.
   bool halfWritten = false;
   /// sum of 0.5 e^2 over the module's rows and columns (GPTQ's loss

@@ -1,0 +1,178 @@
+//===- FieldGather.cpp - code packing and layouts as one gather -----------===//
+//
+// Builds the FieldGather of FieldGather.h from the layout definitions
+// (kNibbleOrder, mmaCodePosition) and runs it on the host the way the
+// generated kernel does.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qfuse/format/FieldGather.h"
+
+#include "qfuse/format/MmaLayout.h"
+
+#include <limits>
+
+namespace qfuse::format {
+namespace {
+
+bool fail(std::string &why, const std::string &message) {
+  why = message;
+  return false;
+}
+
+bool gatherableBits(unsigned bits) {
+  return bits == 1 || bits == 2 || bits == 4 || bits == 8;
+}
+
+/// The kernel indexes fields and rows in 32 bits.
+bool fitsKernel(const FieldGather &g, std::string &why) {
+  constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
+  if (g.fields > kMax || g.n * g.k > kMax)
+    return fail(why, "the weight is too large for the gather kernel's "
+                     "32-bit indices");
+  return true;
+}
+
+/// A row-major destination stream: one field per tile.
+void rowMajorTiles(FieldGather &g) {
+  g.tileN = 1;
+  g.tileK = 1;
+  g.tilesK = g.k;
+  g.table = {0};
+  g.fields = g.n * g.k;
+}
+
+} // namespace
+
+bool codeBytesGather(const Encoding &enc, int64_t n, int64_t k,
+                     FieldGather &gather, std::string &why) {
+  if (!validate(enc, n, k, why))
+    return false;
+  const unsigned bits = codeBits(enc);
+  if (enc.isSparse24() || !gatherableBits(bits))
+    return fail(why, "no device packing of '" + printEncoding(enc) +
+                         "': dense codes of 1, 2, 4 or 8 bits only");
+  FieldGather g;
+  g.dstBits = bits;
+  g.srcBits = 8;
+  g.srcRowBytes = k;
+  g.n = n;
+  g.k = k;
+  rowMajorTiles(g);
+  g.dstBytes = n * rowBytes(enc, k);
+  g.signedSrc =
+      enc.format == ElementFormat::Int4 || enc.format == ElementFormat::Int8;
+  codeRange(enc.format, bits, g.minCode, g.maxCode);
+  g.addend = enc.format == ElementFormat::Int4 ? 8u : 0u;
+  if (!fitsKernel(g, why))
+    return false;
+  gather = std::move(g);
+  return true;
+}
+
+bool repackGather(const Encoding &enc, const Layout &layout, int64_t n,
+                  int64_t k, const int32_t *gIdx, FieldGather &gather,
+                  std::string &why) {
+  if (!verifyWeight(enc, layout, n, k, why))
+    return false;
+  const unsigned bits = codeBits(enc);
+  if (enc.isSparse24() || !gatherableBits(bits))
+    return fail(why, "no device repack of '" + printEncoding(enc) +
+                         "': dense codes of 1, 2, 4 or 8 bits only");
+  FieldGather g;
+  g.dstBits = bits;
+  g.srcBits = bits;
+  g.srcRowBytes = rowBytes(enc, k);
+  g.n = n;
+  g.k = k;
+  g.minCode = 0;
+  g.maxCode = int32_t((1u << bits) - 1);
+  if (enc.actOrder) {
+    if (!gIdx)
+      return fail(why, "an act_order weight needs its g_idx");
+    if (!actOrderPermutation(gIdx, k, enc.groupSize, g.perm, why))
+      return false;
+  }
+  if (isMmaFragmentLayout(layout)) {
+    if (!isMmaCodeBits(bits))
+      return fail(why, "the mma fragment layout is not defined for " +
+                           std::to_string(bits) + "-bit codes");
+    g.tileN = kMmaTileN;
+    g.tileK = kMmaTileK;
+    g.tilesK = mmaPaddedK(k) / kMmaTileK;
+    const int64_t perTile = kMmaTileN * kMmaTileK, perWord = 32 / bits;
+    g.table.assign(size_t(perTile), -1);
+    for (int64_t nn = 0; nn < kMmaTileN; ++nn)
+      for (int64_t kk = 0; kk < kMmaTileK; ++kk) {
+        MmaCodePosition pos = mmaCodePosition(nn, kk, kMmaTileK, bits);
+        g.table[size_t(pos.word * perWord + pos.slot)] =
+            int32_t(nn << 16 | kk);
+      }
+    g.fields = (mmaPaddedN(n) / kMmaTileN) * g.tilesK * perTile;
+    g.dstBytes = mmaPaddedN(n) * mmaPaddedK(k) * bits / 8;
+  } else if (layout.isRowMajor()) {
+    if (!enc.actOrder)
+      return fail(why, "row_major without act_order needs no repack");
+    rowMajorTiles(g);
+    g.dstBytes = n * g.srcRowBytes;
+  } else {
+    // The matvec's tiled layout: a nibble permutation inside every word,
+    // defined for 4-bit codes over whole words (checked as repack does).
+    if (bits != 4 || layout.tileN != 1 || layout.interleave != 1 ||
+        g.srcRowBytes % 4 != 0 || (layout.tileK * 4) % 32 != 0)
+      return fail(why, "no device repack into <" + printLayout(layout) +
+                           "> of '" + printEncoding(enc) + "'");
+    g.tileN = 1;
+    g.tileK = 8;
+    g.tilesK = k / 8;
+    g.table.resize(8);
+    for (int slot = 0; slot < 8; ++slot)
+      g.table[size_t(slot)] = kNibbleOrder[slot];
+    g.fields = n * k;
+    g.dstBytes = n * g.srcRowBytes;
+  }
+  if (!fitsKernel(g, why))
+    return false;
+  gather = std::move(g);
+  return true;
+}
+
+bool runFieldGather(const FieldGather &g, const uint8_t *src,
+                    std::vector<uint8_t> &dst) {
+  const int64_t perWord = 32 / g.dstBits, period = int64_t(g.table.size());
+  const uint32_t dstMask = (1u << g.dstBits) - 1,
+                 srcMask = g.srcBits >= 32 ? ~0u : (1u << g.srcBits) - 1;
+  dst.assign(size_t(g.words() * 4), 0);
+  bool ok = true;
+  for (int64_t w = 0; w < g.words(); ++w) {
+    uint32_t word = 0;
+    for (int64_t slot = 0; slot < perWord; ++slot) {
+      const int64_t d = w * perWord + slot;
+      if (d >= g.fields)
+        break;
+      const int64_t t = d / period;
+      const int32_t e = g.table[size_t(d % period)];
+      if (e < 0)
+        continue;
+      const int64_t row = (t / g.tilesK) * g.tileN + (e >> 16);
+      const int64_t col = (t % g.tilesK) * g.tileK + (e & 0xFFFF);
+      if (row >= g.n || col >= g.k)
+        continue;
+      const int64_t c = g.perm.empty() ? col : g.perm[size_t(col)];
+      const int64_t bit = c * g.srcBits;
+      const uint32_t code =
+          (uint32_t(src[row * g.srcRowBytes + (bit >> 3)]) >> (bit & 7)) &
+          srcMask;
+      const int32_t value = g.signedSrc ? int32_t(int8_t(uint8_t(code)))
+                                        : int32_t(code);
+      if (value < g.minCode || value > g.maxCode)
+        ok = false;
+      word |= ((code + g.addend) & dstMask) << (slot * g.dstBits);
+    }
+    for (int b = 0; b < 4; ++b)
+      dst[size_t(4 * w + b)] = uint8_t(word >> (8 * b));
+  }
+  return ok;
+}
+
+} // namespace qfuse::format

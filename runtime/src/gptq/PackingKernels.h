@@ -1,0 +1,32 @@
+//===- PackingKernels.h - the kernels qfuse-quantize packs with -*- C++ -*-===//
+//
+// GPTQ's codes are packed into the row-major codes component on the device
+// by the qf_gather_fields kernels (DeviceGather.h) of the model's quantize
+// artifact: DIR/qfuse-<encoding>.quantize.qfa beside the decode artifact
+// (what `python3 -m qfuse compile` writes), or the one beside
+// --decode-artifact. QFUSE_PACK=host packs on the host instead
+// (format::packCodeBytes, the reference the device's bytes equal);
+// QFUSE_PACK=check packs on both and fails where the bytes differ.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QFUSE_RUNTIME_SRC_GPTQ_PACKINGKERNELS_H
+#define QFUSE_RUNTIME_SRC_GPTQ_PACKINGKERNELS_H
+
+#include "qfuse/runtime/device/DeviceGather.h"
+#include "qfuse/runtime/gptq/QuantizeModel.h"
+
+#include <memory>
+#include <string>
+
+namespace qfuse::runtime {
+
+/// The gather kernels for `options`' run on `context`, or null where there
+/// are none; `where` says which file packs, or why the host does.
+std::unique_ptr<DeviceGather> gptqPackingKernels(
+    const QuantizeModelOptions &options, const cuda::Context &context,
+    std::string &where);
+
+} // namespace qfuse::runtime
+
+#endif // QFUSE_RUNTIME_SRC_GPTQ_PACKINGKERNELS_H

@@ -1,0 +1,141 @@
+//===- FieldGatherTest.cpp - the gather plans against pack and repack -----===//
+//
+// runFieldGather (the kernel's arithmetic on the host) of every plan that
+// codeBytesGather / repackGather make must give exactly the bytes of
+// format::packCodeBytes / format::repack, for every encoding x layout x
+// shape of GatherCases.h; where no plan is made, the host function is the
+// path, so the test only counts those.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GatherCases.h"
+#include "TestUtil.h"
+
+#include "qfuse/format/FieldGather.h"
+
+using namespace qfuse::format;
+using namespace qfuse::format::test;
+
+namespace {
+
+class FieldGatherTest : public ::testing::Test, protected Seeded {
+protected:
+  void TearDown() override { reportSeedOnFailure(); }
+};
+
+Encoding encodingOf(const std::string &text) {
+  Encoding enc;
+  std::string error;
+  EXPECT_TRUE(parseEncoding(text, enc, error)) << text << ": " << error;
+  return enc;
+}
+
+std::vector<uint8_t> head(const std::vector<uint8_t> &bytes, int64_t size) {
+  return std::vector<uint8_t>(bytes.begin(), bytes.begin() + size);
+}
+
+TEST_F(FieldGatherTest, PackCodeBytesEveryEncoding) {
+  int gathered = 0;
+  for (const std::string &text : gatherEncodings())
+    for (auto [n, k] : gatherShapes()) {
+      SCOPED_TRACE(text + " [" + std::to_string(n) + ", " +
+                   std::to_string(k) + "]");
+      Encoding enc = encodingOf(text);
+      TensorMap components;
+      Unpacked u;
+      if (!randomComponents(enc, n, k, rng, components, u))
+        continue;
+      FieldGather g;
+      std::string why;
+      if (!codeBytesGather(enc, n, k, g, why))
+        continue;
+      std::vector<uint8_t> bytes = codeBytesOf(u);
+      Unpacked params = u;
+      params.codes.clear();
+      TensorMap host;
+      std::string error;
+      ASSERT_TRUE(packCodeBytes(enc, bytes.data(), params, n, k, host, error))
+          << error;
+      std::vector<uint8_t> out;
+      ASSERT_TRUE(runFieldGather(g, bytes.data(), out));
+      ASSERT_EQ(g.dstBytes, int64_t(host.at(kCodes).data.size()));
+      EXPECT_EQ(head(out, g.dstBytes), host.at(kCodes).data);
+      // The gathered codes with the other parts: packCodeBytes' components.
+      TensorMap joined;
+      ASSERT_TRUE(packWithCodes(enc, head(out, g.dstBytes), params, n, k,
+                                joined, error))
+          << error;
+      for (const auto &[name, tensor] : host)
+        EXPECT_EQ(joined.at(name).data, tensor.data) << name;
+      EXPECT_EQ(joined.size(), host.size());
+      ++gathered;
+    }
+  EXPECT_GE(gathered, 20);
+}
+
+TEST_F(FieldGatherTest, PackWithCodesChecksTheCodesSize) {
+  Encoding enc = encodingOf("int4, group = 32, scale = f16");
+  Unpacked params;
+  params.scales.assign(2 * 2, 1.0f);
+  TensorMap out;
+  std::string error;
+  EXPECT_FALSE(packWithCodes(enc, std::vector<uint8_t>(63), params, 2, 64,
+                             out, error));
+  EXPECT_NE(error.find("expected 64 bytes"), std::string::npos) << error;
+  EXPECT_TRUE(packWithCodes(enc, std::vector<uint8_t>(64), params, 2, 64, out,
+                            error))
+      << error;
+}
+
+TEST_F(FieldGatherTest, OutOfRangeCodeBytesAreRefused) {
+  Encoding enc = encodingOf("int4, group = 32, scale = f16");
+  FieldGather g;
+  std::string why;
+  ASSERT_TRUE(codeBytesGather(enc, 2, 64, g, why)) << why;
+  std::vector<uint8_t> bytes(128, 0);
+  std::vector<uint8_t> out;
+  EXPECT_TRUE(runFieldGather(g, bytes.data(), out));
+  bytes[77] = 8; // int4 codes are in [-8, 7]
+  EXPECT_FALSE(runFieldGather(g, bytes.data(), out));
+  bytes[77] = uint8_t(-8);
+  EXPECT_TRUE(runFieldGather(g, bytes.data(), out));
+}
+
+TEST_F(FieldGatherTest, RepackEveryEncodingAndLayout) {
+  int gathered = 0;
+  for (const std::string &text : gatherEncodings())
+    for (const std::string &layoutText : gatherLayouts())
+      for (auto [n, k] : gatherShapes()) {
+        SCOPED_TRACE(text + " <" + layoutText + "> [" + std::to_string(n) +
+                     ", " + std::to_string(k) + "]");
+        Encoding enc = encodingOf(text);
+        Layout layout;
+        std::string error;
+        ASSERT_TRUE(parseLayout(layoutText, layout, error)) << error;
+        TensorMap components;
+        Unpacked u;
+        if (!randomComponents(enc, n, k, rng, components, u))
+          continue;
+        TensorMap host;
+        const bool hostOk = repack(enc, layout, components, n, k, host, error);
+        FieldGather g;
+        std::string why;
+        const bool planned =
+            repackGather(enc, layout, n, k,
+                         enc.actOrder ? u.gIdx.data() : nullptr, g, why);
+        if (!hostOk) {
+          EXPECT_FALSE(planned) << "a plan for what repack refuses: " << error;
+          continue;
+        }
+        if (!planned)
+          continue;
+        std::vector<uint8_t> out;
+        ASSERT_TRUE(runFieldGather(g, components.at(kCodes).data.data(), out));
+        ASSERT_EQ(g.dstBytes, int64_t(host.at(kCodes).data.size()));
+        EXPECT_EQ(head(out, g.dstBytes), host.at(kCodes).data);
+        ++gathered;
+      }
+  EXPECT_GE(gathered, 30);
+}
+
+} // namespace

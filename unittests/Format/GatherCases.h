@@ -1,0 +1,105 @@
+//===- GatherCases.h - every encoding x layout, with random codes -*- C++ -*-===//
+//
+// The cases the field-gather tests run (FieldGatherTest on the host,
+// DeviceGatherGpuTest on the GPU): encodings of every code width and
+// format the artifact can list, each with every layout repack defines,
+// at shapes that pad the mma tiles; the random row-major components of a
+// case come from format::quantizeRTN of random weights (act_order with a
+// random g_idx of whole groups).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QFUSE_UNITTESTS_FORMAT_GATHERCASES_H
+#define QFUSE_UNITTESTS_FORMAT_GATHERCASES_H
+
+#include "qfuse/format/Layout.h"
+#include "qfuse/format/Packing.h"
+
+#include <algorithm>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace qfuse::format::test {
+
+inline const std::vector<std::string> &gatherEncodings() {
+  static const std::vector<std::string> list = {
+      "int4, group = 32, scale = f16",
+      "int4, group = 16, scale = f16, act_order",
+      "uint4, group = 32, scale = f16, zero = int",
+      "uint4, group = 16, scale = f16, zero = float, act_order",
+      "nf4, group = 64, scale = f32",
+      "fp4e2m1, group = 16, scale = f8E4M3FN, global_scale",
+      "fp4e2m1, group = 32, scale = f8E8M0FNU",
+      "fp8e4m3, per_channel, scale = f32",
+      "int8, per_channel, scale = f16",
+      "int8, group = 32, scale = f16, act_order",
+      "uint8, group = 32, scale = f16, zero = int",
+      "codebook, bits = 2, table = \"t\" : f16, per_channel, scale = f16",
+      "codebook, bits = 3, table = \"t\" : f16, per_channel, scale = f16",
+      "codebook, bits = 4, table = \"t\" : f32, group = 32, scale = f16",
+      "int4, group = 32, scale = f16, sparse = 2:4",
+      "f16, sparse = 2:4",
+  };
+  return list;
+}
+
+inline const std::vector<std::string> &gatherLayouts() {
+  static const std::vector<std::string> list = {
+      "row_major", "tiled, tile_n = 1, tile_k = 64",
+      "tiled, tile_n = 1, tile_k = 8", "tiled, tile_n = 32, tile_k = 32",
+      "tiled, tile_n = 32, tile_k = 64"};
+  return list;
+}
+
+/// [N, K] shapes: whole tiles, and N, K that pad them.
+inline const std::vector<std::pair<int64_t, int64_t>> &gatherShapes() {
+  static const std::vector<std::pair<int64_t, int64_t>> list = {
+      {64, 128}, {45, 96}, {7, 320}};
+  return list;
+}
+
+/// Random row-major components of `enc` at [n, k]: quantizeRTN of random
+/// weights. `u` gets the unpacked form (its codes, and params without
+/// them for packCodeBytes). False when the encoding does not take [n, k].
+inline bool randomComponents(const Encoding &enc, int64_t n, int64_t k,
+                             std::mt19937 &rng, TensorMap &components,
+                             Unpacked &u) {
+  std::string error;
+  if (!validate(enc, n, k, error))
+    return false;
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> w(size_t(n * k));
+  for (float &x : w)
+    x = normal(rng);
+  QuantizeOptions options;
+  std::vector<int32_t> gIdx;
+  if (enc.actOrder) {
+    for (int64_t c = 0; c < k; ++c)
+      gIdx.push_back(int32_t(c / enc.groupSize));
+    std::shuffle(gIdx.begin(), gIdx.end(), rng);
+    options.gIdx = gIdx.data();
+  }
+  std::vector<float> table;
+  if (enc.format == ElementFormat::Codebook && enc.hasNamedTable()) {
+    for (int64_t i = 0; i < (int64_t(1) << enc.indexBits); ++i)
+      table.push_back(float(i) - float(int64_t(1) << (enc.indexBits - 1)));
+    options.table = table.data();
+  }
+  if (!quantizeRTN(enc, w.data(), n, k, u, error, options) ||
+      !pack(enc, u, n, k, components, error))
+    return false;
+  return true;
+}
+
+/// The low byte of every logical code (GPTQ's code bytes).
+inline std::vector<uint8_t> codeBytesOf(const Unpacked &u) {
+  std::vector<uint8_t> bytes(u.codes.size());
+  for (size_t i = 0; i < bytes.size(); ++i)
+    bytes[i] = uint8_t(u.codes[i]);
+  return bytes;
+}
+
+} // namespace qfuse::format::test
+
+#endif // QFUSE_UNITTESTS_FORMAT_GATHERCASES_H

@@ -1,0 +1,243 @@
+//===- DeviceGatherGpuTest.cpp - packing and layouts on the GPU -----------===//
+//
+// The generated qf_gather_fields kernels of the quantize test artifact
+// (quantize-formats.qfa, as QuantizeGpuTest; QFUSE_QUANTIZE_QFA overrides
+// the path) against the host functions, byte for byte, for every encoding x
+// layout x shape of unittests/Format/GatherCases.h on fresh random codes
+// (the seed is printed on failure; QFUSE_TEST_SEED replays it), into
+// destinations poisoned with 0xFF before every launch:
+//   - GPTQ's code bytes -> the codes component (format::packCodeBytes);
+//   - row-major codes -> each kernel layout (format::repack);
+// where no plan covers a case (3-bit, 2:4, ...) the host path is the one
+// that runs, and the test counts it. An out-of-range code byte must set
+// the status word.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GatherCases.h"
+#include "GpuFixture.h"
+
+#include "qfuse/format/FieldGather.h"
+#include "qfuse/runtime/device/DeviceArtifact.h"
+#include "qfuse/runtime/device/DeviceGather.h"
+#include "qfuse/runtime/device/DeviceRepacker.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+
+namespace qfuse::testing {
+namespace {
+
+using runtime::DeviceGather;
+namespace cuda = runtime::cuda;
+using namespace format::test;
+
+std::string artifactPath() {
+  if (const char *path = std::getenv("QFUSE_QUANTIZE_QFA"))
+    return path;
+  return QFUSE_QUANTIZE_QFA_DEFAULT;
+}
+
+format::Encoding encodingOf(const std::string &text) {
+  format::Encoding enc;
+  std::string error;
+  EXPECT_TRUE(format::parseEncoding(text, enc, error)) << text << ": " << error;
+  return enc;
+}
+
+class DeviceGatherGpuTest : public GpuFixture {
+protected:
+  void SetUp() override {
+    GpuFixture::SetUp();
+    if (IsSkipped())
+      return;
+    if (!std::filesystem::exists(artifactPath()))
+      GTEST_SKIP() << "qfuse-gpu-skip: no quantize artifact at "
+                   << artifactPath()
+                   << " (bench/quantize-at-load/make-artifacts.sh compiles "
+                      "it; QFUSE_QUANTIZE_QFA overrides the path)";
+    artifact.emplace(runtime::loadArtifactForDevice(artifactPath(), *context));
+    gather.emplace(*artifact, *context);
+    seed = std::getenv("QFUSE_TEST_SEED")
+               ? uint32_t(std::strtoul(std::getenv("QFUSE_TEST_SEED"),
+                                       nullptr, 10))
+               : std::random_device{}();
+    rng.seed(seed);
+  }
+  void TearDown() override {
+    if (HasFailure())
+      std::cerr << "[ seed     ] QFUSE_TEST_SEED=" << seed << "\n";
+  }
+
+  /// Runs `g` on the device from `src` into a destination poisoned with
+  /// 0xFF; returns the status and the whole destination (words() * 4).
+  int32_t launch(const format::FieldGather &g, const std::vector<uint8_t> &src,
+                 std::vector<uint8_t> &out) {
+    cuda::DeviceBuffer in(std::max<size_t>(src.size(), 1), "src");
+    in.upload(src.data(), src.size());
+    const size_t bytes = std::max<int64_t>(g.words() * 4, 4);
+    cuda::DeviceBuffer dst(bytes, "dst"), status(4, "status");
+    dst.fill(0xFF, stream->get());
+    status.zero(stream->get());
+    gather->enqueue(g, in.ptr(), dst.ptr(), status.ptr(), stream->get());
+    stream->synchronize();
+    out.resize(bytes);
+    dst.download(out.data(), bytes);
+    int32_t value = 0;
+    status.download(&value, 4);
+    return value;
+  }
+
+  /// The destination's bytes past the component are the kernel's zeros.
+  static void expectBytes(const std::vector<uint8_t> &got,
+                          const std::vector<uint8_t> &want,
+                          const std::string &label) {
+    ASSERT_GE(got.size(), want.size()) << label;
+    auto mismatch = std::mismatch(want.begin(), want.end(), got.begin());
+    EXPECT_TRUE(mismatch.first == want.end())
+        << label << ": byte " << (mismatch.first - want.begin()) << " is "
+        << int(*mismatch.second) << ", the host wrote " << int(*mismatch.first);
+    for (size_t i = want.size(); i < got.size(); ++i)
+      ASSERT_EQ(got[i], 0) << label << ": padding byte " << i;
+  }
+
+  std::optional<runtime::Artifact> artifact;
+  std::optional<DeviceGather> gather;
+  uint32_t seed = 0;
+  std::mt19937 rng;
+};
+
+TEST_F(DeviceGatherGpuTest, PackCodeBytesMatchesTheHost) {
+  ASSERT_TRUE(gather->any()) << artifactPath() << " has no gather kernel";
+  int onDevice = 0, onHost = 0;
+  for (const std::string &text : gatherEncodings())
+    for (auto [n, k] : gatherShapes()) {
+      const std::string label = text + " [" + std::to_string(n) + ", " +
+                                std::to_string(k) + "]";
+      format::Encoding enc = encodingOf(text);
+      format::TensorMap components;
+      format::Unpacked u;
+      if (!randomComponents(enc, n, k, rng, components, u))
+        continue;
+      format::FieldGather g;
+      std::string why;
+      if (!format::codeBytesGather(enc, n, k, g, why) ||
+          !gather->has(g.dstBits)) {
+        ++onHost;
+        continue;
+      }
+      std::vector<uint8_t> bytes = codeBytesOf(u);
+      format::Unpacked params = u;
+      params.codes.clear();
+      format::TensorMap host;
+      std::string error;
+      ASSERT_TRUE(format::packCodeBytes(enc, bytes.data(), params, n, k, host,
+                                        error))
+          << label << ": " << error;
+      std::vector<uint8_t> out;
+      ASSERT_EQ(launch(g, bytes, out), 0) << label;
+      expectBytes(out, host.at(format::kCodes).data, label);
+      // run() downloads the component itself.
+      std::vector<uint8_t> direct;
+      ASSERT_TRUE(gather->runHost(g, bytes.data(), bytes.size(), direct, why))
+          << label << ": " << why;
+      EXPECT_EQ(direct, host.at(format::kCodes).data) << label;
+      ++onDevice;
+    }
+  std::cout << "packCodeBytes: " << onDevice << " cases on the device, "
+            << onHost << " on the host\n";
+  EXPECT_GE(onDevice, 20);
+}
+
+TEST_F(DeviceGatherGpuTest, RepackMatchesTheHostForEveryLayout) {
+  int onDevice = 0, onHost = 0;
+  for (const std::string &text : gatherEncodings())
+    for (const std::string &layoutText : gatherLayouts())
+      for (auto [n, k] : gatherShapes()) {
+        const std::string label = text + " <" + layoutText + "> [" +
+                                  std::to_string(n) + ", " +
+                                  std::to_string(k) + "]";
+        format::Encoding enc = encodingOf(text);
+        format::Layout layout;
+        std::string error;
+        ASSERT_TRUE(format::parseLayout(layoutText, layout, error)) << error;
+        format::TensorMap components, host;
+        format::Unpacked u;
+        if (!randomComponents(enc, n, k, rng, components, u) ||
+            !format::repack(enc, layout, components, n, k, host, error))
+          continue;
+        format::FieldGather g;
+        std::string why;
+        if (!format::repackGather(enc, layout, n, k,
+                                  enc.actOrder ? u.gIdx.data() : nullptr, g,
+                                  why) ||
+            !gather->has(g.dstBits)) {
+          ++onHost;
+          continue;
+        }
+        std::vector<uint8_t> out;
+        ASSERT_EQ(launch(g, components.at(format::kCodes).data, out), 0)
+            << label;
+        expectBytes(out, host.at(format::kCodes).data, label);
+        ++onDevice;
+      }
+  std::cout << "repack: " << onDevice << " cases on the device, " << onHost
+            << " on the host\n";
+  EXPECT_GE(onDevice, 30);
+}
+
+// DeviceRepacker, what quantize-at-load binds through: the whole layout
+// (codes, the kept components, act_order's perm) equals format::repack's,
+// with --rtn check's comparison on; what it declines, packForLayout
+// repacks on the host.
+TEST_F(DeviceGatherGpuTest, RepackerGivesRepacksComponents) {
+  runtime::DeviceRepacker repacker(&*gather, /*check=*/true, "");
+  for (const std::string &text : gatherEncodings())
+    for (const std::string &layoutText : gatherLayouts()) {
+      runtime::WeightSpec weight;
+      weight.name = "w";
+      weight.encoding = text;
+      weight.layout = layoutText;
+      weight.n = 45;
+      weight.k = 96;
+      weight.encodingAttr = encodingOf(text);
+      std::string error;
+      ASSERT_TRUE(format::parseLayout(layoutText, weight.layoutAttr, error));
+      format::TensorMap components, host;
+      format::Unpacked u;
+      if (!randomComponents(weight.encodingAttr, weight.n, weight.k, rng,
+                            components, u) ||
+          !format::repack(weight.encodingAttr, weight.layoutAttr, components,
+                          weight.n, weight.k, host, error))
+        continue;
+      format::TensorMap packed;
+      if (!repacker.repack(weight, components, packed))
+        continue;
+      ASSERT_EQ(packed.size(), host.size()) << text << " <" << layoutText;
+      for (const auto &[name, tensor] : host) {
+        EXPECT_EQ(packed.at(name).data, tensor.data) << text << " " << name;
+        EXPECT_EQ(packed.at(name).shape, tensor.shape) << text << " " << name;
+      }
+    }
+  std::cout << repacker.summary() << "\n";
+  EXPECT_GE(repacker.deviceRepacks(), 15u);
+  EXPECT_GE(repacker.hostRepacks(), 1u); // 3-bit and 2:4
+}
+
+TEST_F(DeviceGatherGpuTest, OutOfRangeCodeSetsTheStatus) {
+  format::Encoding enc = encodingOf("int4, group = 32, scale = f16");
+  format::FieldGather g;
+  std::string why;
+  ASSERT_TRUE(format::codeBytesGather(enc, 3, 64, g, why)) << why;
+  if (!gather->has(4))
+    GTEST_SKIP() << "qfuse-gpu-skip: no 4-bit gather kernel";
+  std::vector<uint8_t> bytes(3 * 64, uint8_t(-8)), out;
+  EXPECT_EQ(launch(g, bytes, out), 0);
+  bytes[100] = 8; // int4 codes are in [-8, 7]
+  EXPECT_EQ(launch(g, bytes, out), 1);
+  EXPECT_FALSE(gather->runHost(g, bytes.data(), bytes.size(), out, why));
+}
+
+} // namespace
+} // namespace qfuse::testing
