@@ -188,6 +188,11 @@ public:
   size_t bufferBytes(int64_t batch) const;
   /// Device bytes of all workspaces (0 before the first allocate).
   size_t workspaceBytes() const;
+  /// Whether workspace `name` is allocated: only those of steps that run
+  /// are (an act_order group's fallback has none while its perms are equal).
+  bool hasWorkspace(const std::string &name) const {
+    return workspaces_.count(name) != 0;
+  }
 
   /// A state buffer (allocated and zeroed on first use).
   cuda::DeviceBuffer &stateBuffer(const std::string &name);
