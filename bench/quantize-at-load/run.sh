@@ -54,16 +54,8 @@ fi
 if [ -z "${SKIP_CHECKPOINT:-}" ]; then
   if [ ! -f $m/config.json ]; then
     log "llama3-8b: random fp16 checkpoint"
-    python3 - "$root/examples/configs/llama3-8b.json" $m > "$res/checkpoint.log" 2>&1 <<'PY'
-import sys, time, torch, transformers
-t = time.time()
-cfg = transformers.AutoConfig.from_pretrained(sys.argv[1])
-torch.manual_seed(0)
-with torch.device("cuda"):
-    model = transformers.AutoModelForCausalLM.from_config(cfg, torch_dtype=torch.float16)
-model.save_pretrained(sys.argv[2])
-print(f"checkpoint written in {time.time() - t:.1f} s")
-PY
+    python3 "$root/bench/random-checkpoint.py" "$root/examples/configs/llama3-8b.json" $m \
+      > "$res/checkpoint.log" 2>&1
     tail -1 "$res/checkpoint.log"
   fi
   cp "$art"/llama3-8b/qfuse-int4-g128.qfa "$art"/llama3-8b/qfuse-int4-g128.quantize.qfa $m/
