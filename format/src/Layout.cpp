@@ -133,23 +133,6 @@ void permuteColumns(std::vector<uint8_t> &bytes, int64_t n, int64_t rowBytes,
   bytes = std::move(result);
 }
 
-std::vector<int32_t> loadI32(const Tensor &t) {
-  std::vector<int32_t> v(t.data.size() / 4);
-  for (size_t i = 0; i < v.size(); ++i)
-    v[i] = int32_t(uint32_t(t.data[4 * i]) | uint32_t(t.data[4 * i + 1]) << 8 |
-                   uint32_t(t.data[4 * i + 2]) << 16 |
-                   uint32_t(t.data[4 * i + 3]) << 24);
-  return v;
-}
-
-Tensor storeI32(const std::vector<int32_t> &v) {
-  Tensor t(DType::I32, {int64_t(v.size())});
-  for (size_t i = 0; i < v.size(); ++i)
-    for (int b = 0; b < 4; ++b)
-      t.data[4 * i + b] = uint8_t(uint32_t(v[i]) >> (8 * b));
-  return t;
-}
-
 /// The 2:4 fragment layout (SparseMmaLayout.h): codes and metadata move
 /// together; the other components keep their row-major bytes.
 bool convertSparseMma(const Encoding &enc, const TensorMap &in, int64_t n,
@@ -214,7 +197,7 @@ bool convert(const Encoding &enc, const Layout &layout, const TensorMap &in,
       return fail(error, "component '" + std::string(kPerm) + "' must be " +
                              describe(DType::I32, {k}) + ", found " +
                              describe(it->second.dtype, it->second.shape));
-    perm = loadI32(it->second);
+    perm = int32Values(it->second);
     result.erase(it);
   }
   if (!checkRepackable(enc, layout, n, k, error))
@@ -244,12 +227,12 @@ bool convert(const Encoding &enc, const Layout &layout, const TensorMap &in,
   const int64_t bytesPerRow = rowBytes(enc, k);
   if (toTiled) {
     if (enc.actOrder) {
-      if (!actOrderPermutation(loadI32(result.at(kGIdx)).data(), k,
+      if (!actOrderPermutation(int32Values(result.at(kGIdx)).data(), k,
                                enc.groupSize, perm, error))
         return false;
       permuteColumns(result[kCodes].data, n, bytesPerRow, codeBits(enc), perm,
                      /*toSorted=*/true);
-      result[kPerm] = storeI32(perm);
+      result[kPerm] = int32Tensor(perm);
     }
     if (fragment) {
       packMmaCodes(std::vector<uint8_t>(result[kCodes].data), n, k, bits,
@@ -276,7 +259,7 @@ bool convert(const Encoding &enc, const Layout &layout, const TensorMap &in,
       std::vector<int32_t> gIdx(static_cast<size_t>(k));
       for (int64_t j = 0; j < k; ++j)
         gIdx[perm[j]] = int32_t(j / enc.groupSize);
-      result[kGIdx] = storeI32(gIdx);
+      result[kGIdx] = int32Tensor(gIdx);
     }
   }
   out = std::move(result);

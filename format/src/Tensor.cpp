@@ -74,6 +74,23 @@ TensorView Tensor::view() const {
   return v;
 }
 
+std::vector<int32_t> int32Values(const Tensor &t) {
+  std::vector<int32_t> v(t.data.size() / 4);
+  for (size_t i = 0; i < v.size(); ++i)
+    v[i] = int32_t(uint32_t(t.data[4 * i]) | uint32_t(t.data[4 * i + 1]) << 8 |
+                   uint32_t(t.data[4 * i + 2]) << 16 |
+                   uint32_t(t.data[4 * i + 3]) << 24);
+  return v;
+}
+
+Tensor int32Tensor(const std::vector<int32_t> &values) {
+  Tensor t(DType::I32, {int64_t(values.size())});
+  for (size_t i = 0; i < values.size(); ++i)
+    for (int b = 0; b < 4; ++b)
+      t.data[4 * i + b] = uint8_t(uint32_t(values[i]) >> (8 * b));
+  return t;
+}
+
 bool checkTensor(const TensorView &view, const std::string &what, DType dtype,
                  const std::vector<int64_t> &shape, std::string &error,
                  const std::string &why) {

@@ -6,27 +6,6 @@
 #include "qfuse/runtime/Error.h"
 
 namespace qfuse::runtime {
-namespace {
-
-std::vector<int32_t> loadI32(const format::Tensor &t) {
-  std::vector<int32_t> v(t.data.size() / 4);
-  for (size_t i = 0; i < v.size(); ++i)
-    v[i] = int32_t(uint32_t(t.data[4 * i]) | uint32_t(t.data[4 * i + 1]) << 8 |
-                   uint32_t(t.data[4 * i + 2]) << 16 |
-                   uint32_t(t.data[4 * i + 3]) << 24);
-  return v;
-}
-
-format::Tensor storeI32(const std::vector<int32_t> &v) {
-  format::Tensor t(format::DType::I32, {int64_t(v.size())});
-  for (size_t i = 0; i < v.size(); ++i)
-    for (int b = 0; b < 4; ++b)
-      t.data[4 * i + b] = uint8_t(uint32_t(v[i]) >> (8 * b));
-  return t;
-}
-
-} // namespace
-
 DeviceRepacker::DeviceRepacker(DeviceGather *gather, bool check,
                                std::string whyNone)
     : gather_(gather), check_(check), why_(std::move(whyNone)) {
@@ -55,7 +34,7 @@ bool DeviceRepacker::repack(const WeightSpec &weight,
     auto it = rowMajor.find(format::kGIdx);
     if (it == rowMajor.end())
       return toHost("an act_order weight without g_idx");
-    gIdx = loadI32(it->second);
+    gIdx = format::int32Values(it->second);
   }
   format::FieldGather g;
   std::string why;
@@ -77,7 +56,7 @@ bool DeviceRepacker::repack(const WeightSpec &weight,
       enc, layout, {format::kCodes, codes.dtype, codes.shape}, weight.n,
       weight.k);
   if (!g.perm.empty())
-    out[format::kPerm] = storeI32(g.perm);
+    out[format::kPerm] = format::int32Tensor(g.perm);
   if (check_) {
     format::TensorMap host;
     std::string error;

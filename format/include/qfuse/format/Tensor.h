@@ -53,6 +53,11 @@ struct Tensor {
   int64_t numElements() const { return format::numElements(shape); }
 };
 
+/// The values of `t`'s bytes read as little-endian int32 (an I32 tensor's).
+std::vector<int32_t> int32Values(const Tensor &t);
+/// A 1-D I32 tensor holding `values`.
+Tensor int32Tensor(const std::vector<int32_t> &values);
+
 /// Named tensors, e.g. the components of a packed weight or the tensors of
 /// one checkpoint layer ("qweight", "qzeros", ...).
 using TensorMap = std::map<std::string, Tensor>;
