@@ -16,6 +16,7 @@
 
 #include "GatherCases.h"
 #include "GpuFixture.h"
+#include "TestUtil.h"
 
 #include "qfuse/format/FieldGather.h"
 #include "qfuse/runtime/device/DeviceArtifact.h"
@@ -59,10 +60,7 @@ protected:
                       "it; QFUSE_QUANTIZE_QFA overrides the path)";
     artifact.emplace(runtime::loadArtifactForDevice(artifactPath(), *context));
     gather.emplace(*artifact, *context);
-    seed = std::getenv("QFUSE_TEST_SEED")
-               ? uint32_t(std::strtoul(std::getenv("QFUSE_TEST_SEED"),
-                                       nullptr, 10))
-               : std::random_device{}();
+    seed = format::test::freshSeed();
     rng.seed(seed);
   }
   void TearDown() override {
