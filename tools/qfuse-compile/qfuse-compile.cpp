@@ -72,6 +72,12 @@ static cl::opt<int64_t> tensorCoreMinBatch(
              "4096x4096, measured on the H200; 2:4 weights from 2; 9 "
              "keeps the matvec for every batch up to 8, 2:4 included)"),
     cl::init(qf::kTensorCoreMinM));
+static cl::opt<int64_t> tensorCoreSmallMinWeights(
+    "tensor-core-small-min-weights",
+    cl::desc("Below batch 8, the fewest weight elements that run the "
+             "tensor-core kernel from --tensor-core-min-batch (default "
+             "4096x4096; 0: every weight it takes)"),
+    cl::init(qf::kTensorCoreSmallBatchMinWeights));
 static cl::opt<int64_t> dequantGemmMinBatch(
     "dequant-gemm-min-batch",
     cl::desc("Smallest batch that runs the dequantize + cuBLAS fallback "
@@ -275,6 +281,8 @@ buildPipelines(ModuleOp module, ArrayRef<std::string> chips,
         " batch-sizes=" + batches +
         (tuningDb.empty() ? "" : " tuning-db=" + tuningDb) + " chip=" + chip +
         " tensor-core-min-m=" + std::to_string(tensorCoreMinBatch) +
+        " tensor-core-small-min-weights=" +
+        std::to_string(tensorCoreSmallMinWeights) +
         " dequant-gemm-min-m=" + std::to_string(dequantGemmMinBatch) +
         "},qf-choose-layout,qf-to-gpu{chip=" + chip + " features=" +
         features + " batch-sizes=" + batches +
@@ -492,6 +500,9 @@ static int printTilingCandidates(MLIRContext &context, StringRef chip) {
                           tensorCoreMinBatch, dequantGemmMinBatch);
   if (target.tensorCoreMinM < 1)
     return fail("--tensor-core-min-batch must be positive");
+  if (tensorCoreSmallMinWeights < 0)
+    return fail("--tensor-core-small-min-weights must not be negative");
+  target.tensorCoreSmallBatchMinWeights = tensorCoreSmallMinWeights;
   qf::WeightType keyed = weight;
   if (listGated)
     keyed = qf::WeightType::get(&context, 2 * weight.getN(), weight.getK(),

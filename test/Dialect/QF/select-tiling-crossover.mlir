@@ -1,6 +1,8 @@
 // RUN: qfuse-opt %s -split-input-file --qf-select-tiling="batch-sizes=1,4,8" | FileCheck %s
 // RUN: qfuse-opt %s -split-input-file --qf-select-tiling="tensor-core-min-m=9" | FileCheck %s --check-prefix=NOMMA
 // RUN: not qfuse-opt %s -split-input-file --qf-select-tiling="tensor-core-min-m=0" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: qfuse-opt %s -split-input-file --qf-select-tiling="tensor-core-small-min-weights=0" | FileCheck %s --check-prefix=ANYSIZE
+// RUN: not qfuse-opt %s -split-input-file --qf-select-tiling="tensor-core-small-min-weights=-1" 2>&1 | FileCheck %s --check-prefix=BADSIZE
 
 // The matvec / tensor-core crossover: from M = 4 (tensor-core-min-m) the
 // mma kernel runs where it takes the weight; below M = 8 only on weights of
@@ -26,7 +28,10 @@ func.func @crossover(%x2: tensor<2x4096xf16>, %x4: tensor<4x4096xf16>, %x8: tens
   // CHECK: tiling = #qf.tiling<mma, block_m = 16,
   // NOMMA: tiling = #qf.tiling<matvec, block_m = 4,
   %1 = qf.fused_matmul %x4, %w : tensor<4x4096xf16>, !qf.weight<4096x4096, #int4> -> tensor<4x4096xf16>
+  // With tensor-core-small-min-weights=0 the size bound is gone.
   // CHECK: tiling = #qf.tiling<matvec, block_m = 4,
+  // ANYSIZE-LABEL: @crossover
+  // ANYSIZE: tiling = #qf.tiling<mma, block_m = 16, {{.*}}-> tensor<4x1024xf16>
   %2 = qf.fused_matmul %x4, %kv : tensor<4x4096xf16>, !qf.weight<1024x4096, #int4> -> tensor<4x1024xf16>
   // CHECK: tiling = #qf.tiling<mma, block_m = 16,
   // NOMMA: tiling = #qf.tiling<matvec, block_m = 8,
@@ -78,3 +83,4 @@ func.func @norm_dynamic(%x: tensor<?x4096xf16>, %n: tensor<4096xf16>) -> tensor<
 }
 
 // BAD: tensor-core-min-m must be positive, got 0
+// BADSIZE: tensor-core-small-min-weights must not be negative, got -1

@@ -153,6 +153,14 @@ struct QFSelectTilingPass
     }
     TilingTarget target =
         getTilingTarget(chipTarget, tensorCoreMinM, dequantGemmMinM, smCount);
+    if (tensorCoreSmallMinWeights < 0) {
+      emitError(getOperation()->getLoc())
+          << "qf-select-tiling: tensor-core-small-min-weights must not be "
+             "negative, got "
+          << static_cast<int64_t>(tensorCoreSmallMinWeights);
+      return signalPassFailure();
+    }
+    target.tensorCoreSmallBatchMinWeights = tensorCoreSmallMinWeights;
     bool failedAny = false;
     getOperation()->walk([&](FusedMatmulOp op) {
       if (op.getTilingAttr())

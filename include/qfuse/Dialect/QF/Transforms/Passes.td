@@ -345,6 +345,11 @@ def QFSelectTiling : Pass<"qf-select-tiling"> {
            /*default=*/"::mlir::qf::kTensorCoreMinM",
            "Smallest M that runs the tensor-core kernel where it can (9 and "
            "up: the matvec for every M it takes)">,
+    Option<"tensorCoreSmallMinWeights", "tensor-core-small-min-weights",
+           "int64_t",
+           /*default=*/"::mlir::qf::kTensorCoreSmallBatchMinWeights",
+           "Below M = 8, the fewest weight elements that run the tensor-core "
+           "kernel from tensor-core-min-m (0: every weight it takes)">,
     Option<"dequantGemmMinM", "dequant-gemm-min-m", "int64_t",
            /*default=*/"::mlir::qf::kDequantGemmMinM",
            "Smallest M that runs the dequantize + cuBLAS fallback instead of "
