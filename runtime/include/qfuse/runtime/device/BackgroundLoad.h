@@ -1,10 +1,11 @@
 //===- BackgroundLoad.h - A model's weights bound while it runs -*- C++ -*-===//
 //
-// loadCheckpoint binds a whole model before it returns: 2.2 s for Llama-3-8B
-// shapes, which a layer-at-a-time run (GPTQ, docs/gptq.md) would otherwise
-// wait for before its first layer. BackgroundLoad binds the same bytes in
-// stages (the prologue's weights, layer 0's, layer 1's, ..., then what no
-// layer reads) and lets the run start as soon as the first stage is there:
+// loadCheckpoint binds a whole model before it returns, and a
+// layer-at-a-time run (GPTQ, docs/gptq.md) would wait for all of it before
+// its first layer, which reads a few percent of it. BackgroundLoad binds
+// the same bytes in stages (the prologue's weights, layer 0's, layer 1's,
+// ..., then what no layer reads) and lets the run start as soon as the
+// first stage it needs is there:
 //
 //   BackgroundLoad load(executor, context, checkpoint,
 //                       layerLoadStages(executor, layers));
@@ -13,7 +14,9 @@
 //   load.finish();             // the rest; the stats
 //
 // Threads: worker threads make each tensor's bytes in stage order
-// (CheckpointBytes.h, host only), and a loader thread of its own uploads
+// (CheckpointBytes.h: host only, reading only the executor's artifact and
+// the set of components its plans read, fixed at construction), and a
+// loader thread of its own uploads
 // them into device buffers it allocates, through a PinnedUploader on its
 // own stream, with the context current. Neither touches the executor's
 // bindings: the executor is not thread-safe, and the run launches from it
