@@ -128,7 +128,7 @@ protected:
 TEST_F(BackgroundLoadGpu, StagesFollowTheLayers) {
   PREPARE_OR_SKIP();
   Executor executor(*artifact, *context);
-  std::vector<LoadStage> stages = layerLoadStages(executor, layers_);
+  std::vector<LoadStage> stages = layerLoadStages(*artifact, layers_);
   ASSERT_EQ(stages.size(), layers_.layers.size() + 2);
   std::multiset<std::string> staged;
   for (size_t s = 0; s < stages.size(); ++s)
@@ -153,7 +153,7 @@ TEST_F(BackgroundLoadGpu, BindsWhatLoadCheckpointBinds) {
 
   Executor staged(*artifact, *context);
   BackgroundLoad load(staged, *context, *checkpoint,
-                      layerLoadStages(staged, layers_), 2);
+                      layerLoadStages(*artifact, layers_), 2);
   load.bindThrough(0);
   staged.allocate(batch);
   staged.runSteps(batch, layers_.prologue.first, layers_.prologue.last,
@@ -167,8 +167,7 @@ TEST_F(BackgroundLoadGpu, BindsWhatLoadCheckpointBinds) {
     EXPECT_NE(std::string(e.what()).find("unbound arguments"),
               std::string::npos)
         << e.what();
-    EXPECT_NE(std::string(e.what()).find("model.layers.0."),
-              std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("model.layers.0."), std::string::npos)
         << e.what();
   }
   load.bindThrough(1);
@@ -195,13 +194,12 @@ TEST_F(BackgroundLoadGpu, MissingLayerIsAnErrorNotAHang) {
   ASSERT_GE(layers_.layers.size(), 2u) << "the test needs a second layer";
   Executor executor(*artifact, *context);
   BackgroundLoad load(executor, *context, *checkpoint,
-                      layerLoadStages(executor, layers_), 2);
+                      layerLoadStages(*artifact, layers_), 2);
   try {
     load.finish();
     FAIL() << "a checkpoint without layer 1 loaded";
   } catch (const qfuse::Error &e) {
-    EXPECT_NE(std::string(e.what()).find("model.layers.1."),
-              std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("model.layers.1."), std::string::npos)
         << e.what();
   }
 }

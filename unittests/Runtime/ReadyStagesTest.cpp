@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "qfuse/runtime/Error.h"
 #include "qfuse/runtime/device/ReadyStages.h"
+#include "qfuse/runtime/Error.h"
 
 #include <gtest/gtest.h>
 

@@ -8,7 +8,6 @@
 #include "qfuse/runtime/device/PinnedUploader.h"
 
 #include <algorithm>
-#include <set>
 
 namespace qfuse::runtime {
 
@@ -39,59 +38,13 @@ struct BackgroundLoad::Handed {
 namespace {
 
 double secondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                       start)
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
       .count();
 }
 
 } // namespace
 
-std::vector<LoadStage> layerLoadStages(const Executor &executor,
-                                       const PlanLayers &layers) {
-  const Artifact &artifact = executor.artifact();
-  const Plan &plan = artifact.plan(layers.batch);
-  std::vector<LoadStage> stages(layers.layers.size() + 2);
-  std::set<std::string> weights, tensors; // in a stage already
-  auto weight = [&](LoadStage &stage, const std::string &name) {
-    const WeightSpec *spec = artifact.findWeight(name);
-    if (spec && weights.insert(spec->checkpointName()).second)
-      stage.weights.push_back(spec->checkpointName());
-  };
-  auto tensor = [&](LoadStage &stage, const std::string &name) {
-    if (tensors.insert(name).second)
-      stage.tensors.push_back(name);
-  };
-  // What Executor::runSteps requires bound for these steps.
-  auto read = [&](LoadStage &stage, StepRange steps) {
-    for (size_t s = steps.first; s < steps.last; ++s) {
-      const Step &step = plan.steps[s];
-      for (const Arg &arg : step.args)
-        if (arg.kind == Arg::Kind::Weight)
-          weight(stage, arg.name);
-        else if (arg.kind == Arg::Kind::Tensor)
-          tensor(stage, arg.name);
-      for (const std::string &guarded : step.guard.weights)
-        weight(stage, guarded);
-      if (step.kind == Step::Kind::Gemm && !step.gemm.weight.empty())
-        weight(stage, step.gemm.weight);
-      if (step.kind == Step::Kind::Gemm && !step.gemm.bias.empty())
-        tensor(stage, step.gemm.bias);
-    }
-  };
-  read(stages[0], layers.prologue);
-  for (size_t l = 0; l < layers.layers.size(); ++l)
-    read(stages[1 + l], layers.layers[l].steps);
-  LoadStage &rest = stages.back();
-  for (const std::string &source : executor.usedWeightSources())
-    if (weights.insert(source).second)
-      rest.weights.push_back(source);
-  for (const std::string &name : executor.usedTensors())
-    tensor(rest, name);
-  return stages;
-}
-
-BackgroundLoad::BackgroundLoad(Executor &executor,
-                               const cuda::Context &context,
+BackgroundLoad::BackgroundLoad(Executor &executor, const cuda::Context &context,
                                const ModelCheckpoint &checkpoint,
                                std::vector<LoadStage> stages, unsigned threads)
     : executor_(executor), context_(context), checkpoint_(checkpoint),
@@ -115,10 +68,9 @@ BackgroundLoad::BackgroundLoad(Executor &executor,
       job->cost = job->tensor->numBytes() / 2;
       jobs_.push_back(std::move(job));
     }
-    std::stable_sort(jobs_.begin() + first, jobs_.end(),
-                     [](const auto &a, const auto &b) {
-                       return a->cost > b->cost;
-                     });
+    std::stable_sort(
+        jobs_.begin() + first, jobs_.end(),
+        [](const auto &a, const auto &b) { return a->cost > b->cost; });
     stageEnd_.push_back(jobs_.size());
   }
   if (threads == 0)
@@ -206,8 +158,8 @@ void BackgroundLoad::upload() {
           for (const Executor::LaidOutWeight::Upload &u : job.laidOut.uploads)
             handed->components.push_back(
                 {u.weight, u.component,
-                 Executor::componentBuffer(u.weight + "." + u.component,
-                                           u.data, u.size, &uploader)});
+                 Executor::componentBuffer(u.weight + "." + u.component, u.data,
+                                           u.size, &uploader)});
           job.laidOut = Executor::LaidOutWeight(); // read by the uploader
           ++stats_.weights;
         } else {
@@ -253,8 +205,7 @@ void BackgroundLoad::bindThrough(size_t stage) {
     waitSeconds_ += secondsSince(start);
     Handed &handed = *handed_[bound_];
     for (Handed::Component &c : handed.components)
-      executor_.bindWeightComponent(c.weight, c.component,
-                                    std::move(c.buffer));
+      executor_.bindWeightComponent(c.weight, c.component, std::move(c.buffer));
     for (Handed::Tensor &t : handed.tensors)
       executor_.bindTensor(t.name, std::move(t.buffer));
     handed_[bound_].reset();

@@ -1,4 +1,4 @@
-//===- CheckpointBytes.h - One checkpoint tensor made for binding -*- C++ -*-===//
+//===- CheckpointBytes.h - A checkpoint tensor made for binding -*- C++ -*-===//
 //
 // What a loader's worker makes from one checkpoint tensor before it is
 // uploaded: a weight laid out for the executor's artifact, or a dense
@@ -36,11 +36,11 @@ struct TensorBytes {
 /// `weight`'s checkpoint tensor laid out for every layout the artifact
 /// packs it in (Executor::layOutViews or layOutWeight). `device` and
 /// `repacker` as for loadCheckpoint.
-Executor::LaidOutWeight layOutCheckpointWeight(const Executor &executor,
-                                               const ModelCheckpoint &checkpoint,
-                                               const WeightSpec &weight,
-                                               const DenseQuantizer *device,
-                                               const LayoutRepacker *repacker);
+Executor::LaidOutWeight
+layOutCheckpointWeight(const Executor &executor,
+                       const ModelCheckpoint &checkpoint,
+                       const WeightSpec &weight, const DenseQuantizer *device,
+                       const LayoutRepacker *repacker);
 
 /// `tensor`'s bytes from the checkpoint, viewed where stored as bound.
 TensorBytes checkpointTensorBytes(const ModelCheckpoint &checkpoint,

@@ -167,11 +167,11 @@ LoadStats loadParallel(Executor &executor, unsigned threads,
 
 namespace detail {
 
-Executor::LaidOutWeight layOutCheckpointWeight(const Executor &executor,
-                                               const ModelCheckpoint &checkpoint,
-                                               const WeightSpec &weight,
-                                               const DenseQuantizer *device,
-                                               const LayoutRepacker *repacker) {
+Executor::LaidOutWeight
+layOutCheckpointWeight(const Executor &executor,
+                       const ModelCheckpoint &checkpoint,
+                       const WeightSpec &weight, const DenseQuantizer *device,
+                       const LayoutRepacker *repacker) {
   const std::string &name = weight.checkpointName();
   if (std::optional<RowMajorViews> stored = storedWeight(checkpoint, weight))
     return executor.layOutViews(name, *stored, repacker);

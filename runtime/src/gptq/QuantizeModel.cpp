@@ -316,7 +316,7 @@ void ModelQuantizer::load() {
   }
   // Half the cores: the other half pack and solve meanwhile.
   background_.emplace(executor_, context_, in_.checkpoint,
-                      layerLoadStages(executor_, *layers),
+                      layerLoadStages(fp16_, *layers),
                       std::max(1u, std::thread::hardware_concurrency() / 2));
   loadOverlapped_ = true;
 }

@@ -8,7 +8,7 @@
 // first stage it needs is there:
 //
 //   BackgroundLoad load(executor, context, checkpoint,
-//                       layerLoadStages(executor, layers));
+//                       layerLoadStages(artifact, layers)); // LoadStages.h
 //   load.bindThrough(0);       // the prologue: calibration can begin
 //   load.bindThrough(1 + l);   // before running layer l
 //   load.finish();             // the rest; the stats
@@ -33,7 +33,7 @@
 #ifndef QFUSE_RUNTIME_DEVICE_BACKGROUNDLOAD_H
 #define QFUSE_RUNTIME_DEVICE_BACKGROUNDLOAD_H
 
-#include "qfuse/runtime/artifact/PlanLayers.h"
+#include "qfuse/runtime/artifact/LoadStages.h"
 #include "qfuse/runtime/checkpoint/ModelCheckpoint.h"
 #include "qfuse/runtime/device/Cuda.h"
 #include "qfuse/runtime/device/Executor.h"
@@ -48,21 +48,6 @@
 #include <vector>
 
 namespace qfuse::runtime {
-
-/// What one stage binds: checkpoint tensors of weights
-/// (WeightSpec::checkpointName, every layout packed from each) and dense
-/// tensors.
-struct LoadStage {
-  std::vector<std::string> weights;
-  std::vector<std::string> tensors;
-};
-
-/// The stages of a layer-at-a-time run of `layers` (analyzed from the
-/// executor's artifact): stage 0 what the prologue reads, stage 1 + l what
-/// layer l reads, the last stage whatever the plans read besides (the final
-/// norm, lm_head). A tensor read in two stages loads in the first.
-std::vector<LoadStage> layerLoadStages(const Executor &executor,
-                                       const PlanLayers &layers);
 
 class BackgroundLoad {
 public:
@@ -100,8 +85,8 @@ private:
   std::vector<LoadStage> stages_;
   const std::chrono::steady_clock::time_point start_ =
       std::chrono::steady_clock::now();
-  std::vector<std::unique_ptr<Job>> jobs_; // stage order
-  std::vector<size_t> stageEnd_;           // jobs_ of stage s end here
+  std::vector<std::unique_ptr<Job>> jobs_;      // stage order
+  std::vector<size_t> stageEnd_;                // jobs_ of stage s end here
   std::vector<std::unique_ptr<Handed>> handed_; // per stage, once ready
   ReadyStages ready_;
   // Workers take jobs in order, at most a window ahead of the uploads.
