@@ -6,20 +6,26 @@
 // gemm with the residual, norm, gate/up gemms, silu_mul, down gemm with the
 // residual; final norm, lm_head, argmax), then one broken plan per rule,
 // each expected to fail naming the step. The compiled Llama-3-8B fp16 plan
-// (artifacts/, when present) is split too.
+// (artifacts/, when present) is split too. The load stages of the split
+// (LoadStages.h: what a layer-at-a-time run reads first) on both.
 //
 //===----------------------------------------------------------------------===//
 
 #include "qfuse/runtime/artifact/PlanLayers.h"
+
+#include "qfuse/runtime/artifact/LoadStages.h"
 
 #include "qfuse/runtime/Error.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <functional>
 #include <initializer_list>
+#include <optional>
+#include <set>
 #include <string>
 
 using namespace qfuse::runtime;
@@ -472,4 +478,67 @@ TEST(PlanLayers, SplitsTheCompiledLlama3Plan) {
   }
   EXPECT_EQ(split.layers[1].inputs[0], "model.layers.0.mlp.down_proj.out");
   expectRange(split.epilogue, 353, 356, "epilogue");
+}
+
+TEST(LoadStages, FollowTheLayersOfAFakeLlama) {
+  FakeLlama model;
+  Artifact artifact = model.parse();
+  std::vector<LoadStage> stages =
+      layerLoadStages(artifact, analyzePlanLayers(artifact, 8));
+  ASSERT_EQ(stages.size(), 4u);
+  EXPECT_TRUE(stages[0].weights.empty());
+  EXPECT_EQ(stages[0].tensors,
+            std::vector<std::string>{"model.embed_tokens.weight"});
+  for (int64_t l = 0; l < 2; ++l) {
+    const std::string p = layerName(l);
+    const LoadStage &stage = stages[size_t(1 + l)];
+    EXPECT_EQ(stage.weights,
+              (std::vector<std::string>{
+                  p + "self_attn.q_proj", p + "self_attn.k_proj",
+                  p + "self_attn.v_proj", p + "self_attn.o_proj",
+                  p + "mlp.gate_proj", p + "mlp.up_proj", p + "mlp.down_proj"}))
+        << "layer " << l;
+    EXPECT_EQ(stage.tensors,
+              (std::vector<std::string>{p + "input_layernorm.weight",
+                                        p + "post_attention_layernorm.weight"}))
+        << "layer " << l;
+  }
+  EXPECT_EQ(stages[3].weights, std::vector<std::string>{"lm_head"});
+  EXPECT_EQ(stages[3].tensors, std::vector<std::string>{"model.norm.weight"});
+}
+
+TEST(LoadStages, CoverTheCompiledTinyLlamaOnce) {
+  // Written by bench/make-model-artifacts.sh; artifacts/ is not in git.
+  const std::string path =
+      std::string(QFUSE_PLAN_LAYERS_ARTIFACTS) + "/tiny-llama-fp16.qfa";
+  if (!std::ifstream(path))
+    GTEST_SKIP() << "no compiled artifact at " << path;
+  Artifact artifact = Artifact::load(path);
+  int64_t batch = 0;
+  for (const Plan &plan : artifact.plans)
+    batch = std::max(batch, plan.batch);
+  const PlanLayers split = analyzePlanLayers(artifact, batch);
+  std::vector<LoadStage> stages = layerLoadStages(artifact, split);
+  ASSERT_EQ(stages.size(), split.layers.size() + 2);
+  std::multiset<std::string> staged;
+  for (size_t s = 0; s < stages.size(); ++s) {
+    const bool layer = s >= 1 && s <= split.layers.size();
+    if (layer)
+      EXPECT_FALSE(stages[s].weights.empty()) << "stage " << s;
+    for (const std::string &weight : stages[s].weights) {
+      staged.insert(weight);
+      EXPECT_EQ(layerOfName(weight),
+                layer ? std::optional<int64_t>(int64_t(s) - 1) : std::nullopt)
+          << weight << " in stage " << s;
+    }
+    for (const std::string &tensor : stages[s].tensors)
+      staged.insert(tensor);
+  }
+  // Every weight and tensor a plan reads, each once.
+  std::multiset<std::string> read;
+  for (const WeightSpec &weight : artifact.weights)
+    read.insert(weight.checkpointName());
+  for (const TensorSpec &tensor : artifact.tensors)
+    read.insert(tensor.name);
+  EXPECT_EQ(staged, read);
 }

@@ -316,6 +316,41 @@ void Executor::requireBound(const Plan &plan) const {
        " reads unbound arguments: " + list);
 }
 
+void Executor::requireBound(const Plan &plan, size_t first,
+                            size_t last) const {
+  std::set<std::string> missing; // sorted, each once
+  auto component = [&](const std::string &weight, const std::string &name) {
+    if (!components_.count({weight, name}))
+      missing.insert("weight '" + weight + "' component '" + name + "'");
+  };
+  auto tensor = [&](const std::string &name) {
+    if (!tensors_.count(name))
+      missing.insert("tensor '" + name + "'");
+  };
+  for (size_t s = first; s < last; ++s) {
+    const Step &step = plan.steps[s];
+    for (const Arg &arg : step.args)
+      if (arg.kind == Arg::Kind::Weight)
+        component(arg.name, arg.component);
+      else if (arg.kind == Arg::Kind::Tensor)
+        tensor(arg.name);
+    for (const std::string &weight : step.guard.weights)
+      component(weight, format::kPerm);
+    if (step.kind == Step::Kind::Gemm && !step.gemm.weight.empty())
+      component(step.gemm.weight, format::kCodes);
+    if (step.kind == Step::Kind::Gemm && !step.gemm.bias.empty())
+      tensor(step.gemm.bias);
+  }
+  if (missing.empty())
+    return;
+  std::string list;
+  for (const std::string &item : missing)
+    list += (list.empty() ? "" : ", ") + item;
+  fail("steps [" + std::to_string(first) + ", " + std::to_string(last) +
+       ") of the plan for batch " + std::to_string(plan.batch) +
+       " read unbound arguments: " + list);
+}
+
 CUdeviceptr Executor::argumentPointer(const Arg &arg, Instance &instance) {
   switch (arg.kind) {
   case Arg::Kind::Buffer:
@@ -476,7 +511,7 @@ void Executor::runSteps(int64_t batch, size_t first, size_t last,
     fail("steps [" + std::to_string(first) + ", " + std::to_string(last) +
          ") are outside the plan for batch " + std::to_string(batch) + " (" +
          std::to_string(plan.steps.size()) + " steps)");
-  requireBound(plan);
+  requireBound(plan, first, last);
   allocate(batch);
   prepareCublas(stream);
   Instance &target = instance(batch);

@@ -42,11 +42,20 @@ void Executor::bindWeightComponent(const std::string &weight,
     fail("cannot bind " + componentText(key) + ": no plan step reads it");
   if (size == 0)
     fail("cannot bind " + componentText(key) + ": no data");
+  cuda::DeviceBuffer buffer =
+      componentBuffer(weight + "." + component, data, size, uploader);
+  recordPerm(weight, component, data, 0);
+  bindOwned(key, std::move(buffer));
+}
+
+cuda::DeviceBuffer Executor::componentBuffer(const std::string &label,
+                                             const void *data, size_t size,
+                                             PinnedUploader *uploader) {
   // Whole 16-byte units, zero past the data: the tensor-core kernel copies
   // scales and zero points as the aligned 32-bit words that hold them, and
   // with 1-byte entries the last word may reach past the component.
   const size_t padded = (size + 15) / 16 * 16;
-  cuda::DeviceBuffer buffer(padded, weight + "." + component);
+  cuda::DeviceBuffer buffer(padded, label);
   if (padded != size) {
     std::vector<uint8_t> bytes(padded, 0);
     std::memcpy(bytes.data(), data, size);
@@ -54,8 +63,7 @@ void Executor::bindWeightComponent(const std::string &weight,
   } else {
     upload(buffer, data, size, uploader);
   }
-  recordPerm(weight, component, data, 0);
-  bindOwned(key, std::move(buffer));
+  return buffer;
 }
 
 void Executor::bindWeightComponent(const std::string &weight,
@@ -126,6 +134,18 @@ void Executor::bindTensor(const std::string &name, const void *data,
          std::to_string(spec->numBytes()));
   cuda::DeviceBuffer buffer(size, name);
   upload(buffer, data, size, uploader);
+  tensors_[name] = std::move(buffer);
+  dropGraphs();
+}
+
+void Executor::bindTensor(const std::string &name, cuda::DeviceBuffer buffer) {
+  const TensorSpec *spec = artifact_.findTensor(name);
+  if (!spec)
+    fail("cannot bind tensor '" + name + "': not declared in 'tensors'");
+  if (buffer.size() != spec->numBytes())
+    fail("tensor '" + name + "' is given a buffer of " +
+         std::to_string(buffer.size()) + " bytes; its shape and dtype need " +
+         std::to_string(spec->numBytes()));
   tensors_[name] = std::move(buffer);
   dropGraphs();
 }

@@ -2,6 +2,8 @@
 
 #include "qfuse/runtime/device/ModelLoader.h"
 
+#include "CheckpointBytes.h"
+
 #include "qfuse/runtime/Error.h"
 #include "qfuse/runtime/checkpoint/WeightSources.h"
 #include "qfuse/runtime/device/PinnedUploader.h"
@@ -21,16 +23,7 @@
 namespace qfuse::runtime {
 namespace {
 
-/// A dense tensor's bytes in the artifact's dtype: made on a worker
-/// (`owned`) or viewed in the mapped checkpoint (`view`).
-struct TensorBytes {
-  std::vector<uint8_t> owned;
-  const uint8_t *view = nullptr;
-  size_t viewSize = 0;
-
-  const uint8_t *data() const { return view ? view : owned.data(); }
-  size_t size() const { return view ? viewSize : owned.size(); }
-};
+using detail::TensorBytes;
 
 /// One weight or tensor to make on a worker and bind on the caller's thread.
 struct Job {
@@ -172,6 +165,34 @@ LoadStats loadParallel(Executor &executor, unsigned threads,
 
 } // namespace
 
+namespace detail {
+
+Executor::LaidOutWeight
+layOutCheckpointWeight(const Executor &executor,
+                       const ModelCheckpoint &checkpoint,
+                       const WeightSpec &weight, const DenseQuantizer *device,
+                       const LayoutRepacker *repacker) {
+  const std::string &name = weight.checkpointName();
+  if (std::optional<RowMajorViews> stored = storedWeight(checkpoint, weight))
+    return executor.layOutViews(name, *stored, repacker);
+  return executor.layOutWeight(
+      name, checkpointWeight(checkpoint, weight, device), repacker);
+}
+
+TensorBytes checkpointTensorBytes(const ModelCheckpoint &checkpoint,
+                                  const TensorSpec &tensor) {
+  TensorBytes bytes;
+  if (std::optional<TensorView> stored = storedTensor(checkpoint, tensor)) {
+    bytes.view = stored->data;
+    bytes.viewSize = stored->size;
+  } else {
+    bytes.owned = checkpointTensor(checkpoint, tensor);
+  }
+  return bytes;
+}
+
+} // namespace detail
+
 LoadStats loadCheckpoint(Executor &executor, const ModelCheckpoint &checkpoint,
                          unsigned threads, const DenseQuantizer *device,
                          const LayoutRepacker *repacker) {
@@ -180,23 +201,11 @@ LoadStats loadCheckpoint(Executor &executor, const ModelCheckpoint &checkpoint,
   return loadParallel(
       executor, threads,
       [&](const WeightSpec &weight, uint64_t) {
-        const std::string &name = weight.checkpointName();
-        if (std::optional<RowMajorViews> stored =
-                storedWeight(checkpoint, weight))
-          return executor.layOutViews(name, *stored, repacker);
-        return executor.layOutWeight(
-            name, checkpointWeight(checkpoint, weight, device), repacker);
+        return detail::layOutCheckpointWeight(executor, checkpoint, weight,
+                                              device, repacker);
       },
       [&](const TensorSpec &tensor, uint64_t) {
-        TensorBytes bytes;
-        if (std::optional<TensorView> stored =
-                storedTensor(checkpoint, tensor)) {
-          bytes.view = stored->data;
-          bytes.viewSize = stored->size;
-        } else {
-          bytes.owned = checkpointTensor(checkpoint, tensor);
-        }
-        return bytes;
+        return detail::checkpointTensorBytes(checkpoint, tensor);
       });
 }
 

@@ -13,7 +13,15 @@
 // end (writeQuantizedCheckpoint). quantizeModel runs it as the phases of
 // ModelQuantizer: setup (the inputs checked first, QuantizeInputs.h), load,
 // calibration start (and the replay of a resumed run's layers), the layer
-// loop (LayerQuantizer, QuantizeLayer.h), the write and the report.
+// loop (LayerQuantizer, QuantizeLayer.h), the load's end, the write and the
+// report.
+//
+// The load overlaps the layers (BackgroundLoad.h): the fp16 weights upload
+// on threads of their own in layer order, and the run binds each layer's
+// (bindLayer) just before it first runs that layer, waiting only where the
+// upload has not got there yet. The executor itself is only ever used from
+// the run's thread. QFUSE_LOAD_OVERLAP=0 binds everything first instead
+// (loadCheckpoint), the same bytes: outputs compare equal either way.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,6 +36,8 @@
 #include "qfuse/format/Numerics.h"
 #include "qfuse/format/Packing.h"
 #include "qfuse/runtime/artifact/Artifact.h"
+#include "qfuse/runtime/artifact/PlanLayers.h"
+#include "qfuse/runtime/device/BackgroundLoad.h"
 #include "qfuse/runtime/gptq/Calibration.h"
 #include "qfuse/runtime/gptq/BackgroundPacker.h"
 #include "qfuse/runtime/gptq/HalfRebinder.h"
@@ -143,6 +153,14 @@ int64_t killAfterLayer() {
   return env && *env ? std::strtoll(env, nullptr, 10) : -1;
 }
 
+/// Whether the fp16 weights load beside the layers: QFUSE_LOAD_OVERLAP=0
+/// binds them all before calibration instead (the serial load, to compare
+/// outputs and timings against).
+bool loadOverlaps() {
+  const char *env = std::getenv("QFUSE_LOAD_OVERLAP");
+  return !(env && std::string(env) == "0");
+}
+
 /// The variant of `set` for `context`'s device, if there is a set.
 std::optional<Artifact> takeVariantForDevice(std::optional<ArtifactSet> &set,
                                              const cuda::Context &context) {
@@ -160,7 +178,8 @@ public:
   /// Setup: the inputs checked (checkInputs), the device context, each
   /// artifact's variant for it and the executor of the fp16 plan.
   explicit ModelQuantizer(const QuantizeModelOptions &options);
-  /// The checkpoint's fp16 weights bound to the executor.
+  /// The checkpoint's fp16 weights: bound to the executor (serial), or
+  /// their background load started (bindLayer binds each layer's).
   void load();
   /// The samples, the solvers, the calibrator, the progress (--resume),
   /// the packer, the rebinder and the streamed output; then the
@@ -169,6 +188,8 @@ public:
   /// The layers left, one after another (LayerQuantizer), each recorded
   /// for --resume on a thread of its own.
   void quantizeLayers();
+  /// The background load's last weights bound and its threads ended.
+  void finishLoad();
   /// The checkpoint in place and the progress removed.
   void write();
   /// The closing line, and the report (the JSON of --json).
@@ -182,6 +203,9 @@ private:
   /// calibration again with their quantized weights, which gives that layer
   /// the inputs the interrupted run gave it.
   void replayRecordedLayers();
+  /// Layer `l`'s fp16 weights bound (waiting for their upload), before the
+  /// run first reads them; a no-op after a serial load.
+  void bindLayer(int64_t l);
 
   const QuantizeModelOptions &options_;
   const Clock::time_point start_ = Clock::now();
@@ -200,6 +224,13 @@ private:
   GptqSolveOptions solveOptions_;
   SolverWarmUp warmUp_;
   LoadStats load_;
+  // The load beside the layers (null: serial, or finished).
+  std::optional<BackgroundLoad> background_;
+  bool loadOverlapped_ = false;
+  Clock::time_point loadStart_;
+  // Seconds from the load's start to the first layer bound, and that the
+  // run waited for weights in all (the whole load when serial).
+  double firstLayerSeconds_ = -1, loadWaitSeconds_ = 0;
   // startCalibration: made after the load, in the order of the messages
   // and errors of a run.
   std::vector<std::vector<int32_t>> samples_;
@@ -265,8 +296,54 @@ void ModelQuantizer::load() {
   say("  codes packed on %s\n", packedOn_.c_str());
   if (!options_.hostWeights)
     warmUp_.start(*solvers_, fp16_, in_.checkpoint, solveOptions_);
-  load_ = loadCheckpoint(executor_, in_.checkpoint);
-  say("  fp16 weights bound in %.1f s\n", load_.seconds);
+  loadStart_ = Clock::now();
+  std::optional<PlanLayers> layers;
+  if (loadOverlaps()) {
+    int64_t batch = 0; // the calibrator's: the largest plan's
+    for (const Plan &plan : fp16_.plans)
+      batch = std::max(batch, plan.batch);
+    try {
+      layers = analyzePlanLayers(fp16_, batch);
+    } catch (const Error &) {
+      // Not a layered plan: loaded whole, and the calibrator says why.
+    }
+  }
+  if (!layers) {
+    load_ = loadCheckpoint(executor_, in_.checkpoint);
+    loadWaitSeconds_ = firstLayerSeconds_ = load_.seconds;
+    say("  fp16 weights bound in %.1f s\n", load_.seconds);
+    return;
+  }
+  // Half the cores: the other half pack and solve meanwhile.
+  background_.emplace(executor_, context_, in_.checkpoint,
+                      layerLoadStages(fp16_, *layers),
+                      std::max(1u, std::thread::hardware_concurrency() / 2));
+  loadOverlapped_ = true;
+}
+
+void ModelQuantizer::bindLayer(int64_t l) {
+  if (!background_)
+    return;
+  background_->bindThrough(size_t(1 + l));
+  if (firstLayerSeconds_ >= 0)
+    return;
+  firstLayerSeconds_ = secondsSince(loadStart_);
+  say("  fp16 weights: layer %lld's bound in %.1f s; the rest bind beside "
+      "the layers\n",
+      (long long)l + 1, firstLayerSeconds_);
+}
+
+void ModelQuantizer::finishLoad() {
+  if (!background_)
+    return;
+  load_ = background_->finish();
+  loadWaitSeconds_ = background_->waitSeconds();
+  background_.reset();
+  if (firstLayerSeconds_ < 0) // no layer ran (all resumed)
+    firstLayerSeconds_ = load_.seconds;
+  say("  fp16 weights all bound in %.1f s, beside the layers (waited for "
+      "%.2f s in all)\n",
+      load_.seconds, loadWaitSeconds_);
 }
 
 void ModelQuantizer::startCalibration() {
@@ -312,8 +389,11 @@ void ModelQuantizer::startCalibration() {
   }
 
   const auto start = Clock::now();
-  if (first_ < numLayers_)
+  if (first_ < numLayers_) {
+    if (background_) // the prologue's weights (the embedding)
+      background_->bindThrough(0);
     calib_->begin(samples_);
+  }
   replayRecordedLayers();
   if (options_.progressDone)
     options_.progressDone();
@@ -330,6 +410,8 @@ void ModelQuantizer::replayRecordedLayers() {
   for (int64_t l = 0; l < first_; ++l) {
     std::vector<QuantizedWeight> modules = progress_->loadLayer(l, in_.enc);
     if (first_ < numLayers_) {
+      // Its fp16 upload first: the recorded weights are written over it.
+      bindLayer(l);
       for (const QuantizedWeight &w : modules)
         rebindPacked(*rebinder_, w);
       rebinder_->finish();
@@ -374,6 +456,7 @@ void ModelQuantizer::quantizeLayers() {
   const auto layersStart = Clock::now();
   for (int64_t l = first_; l < numLayers_; ++l) {
     std::vector<std::pair<QuantizeProgress::Module, size_t>> recorded;
+    bindLayer(l);
     json layerJson = layers.quantize(l, recorded);
     const double eta = secondsSince(layersStart) / double(l + 1 - first_) *
                        double(numLayers_ - l - 1);
@@ -464,12 +547,21 @@ std::string ModelQuantizer::report() const {
               // Layers 0..resumed_layers-1 came from an interrupted run's
               // progress (their entries are that run's).
               {"resumed_layers", first_},
+              // Whether the fp16 weights loaded beside the layers
+              // (QFUSE_LOAD_OVERLAP=0: before them).
+              {"load_overlapped", loadOverlapped_},
               // Wall time of each phase of this run; the layers' parts are
               // sums over the layers ("gptq_device" is the device time of
               // the slowest group of each layer, a profile, not wall time).
               {"phases",
                {{"setup", setupSeconds_},
+                // The load's wall time, overlapped or not; how long
+                // until the first layer's weights were bound, and how
+                // long the run waited for weights in all (with the
+                // overlap: calibration and the layers waiting on uploads).
                 {"load", load_.seconds},
+                {"load_first_layer", firstLayerSeconds_},
+                {"load_wait", loadWaitSeconds_},
                 {"calibration_capture", captureSeconds_},
                 {"solver_warm_up_wait", warmWaitSeconds_},
                 {"layers", layersSeconds_},
@@ -496,6 +588,7 @@ std::string quantizeModel(const QuantizeModelOptions &options) {
   run->load();
   run->startCalibration();
   run->quantizeLayers();
+  run->finishLoad();
   run->write();
   std::string report = run->report();
   if (options.processExitsAfter)

@@ -94,6 +94,13 @@ public:
   void bindWeightComponent(const std::string &weight,
                            const std::string &component,
                            cuda::DeviceBuffer buffer);
+  /// The device copy of a component's bytes that bindWeightComponent makes
+  /// from host data (whole 16-byte units, zero past the data), for loaders
+  /// that upload on a thread of their own and bind the buffer later.
+  /// `uploader` as for bindWeightComponent.
+  static cuda::DeviceBuffer componentBuffer(const std::string &label,
+                                            const void *data, size_t size,
+                                            PinnedUploader *uploader);
   /// Points a component at device memory the caller owns and keeps alive
   /// (benchmarks rotate weight copies this way). Data the executor holds
   /// for the component stays, so binding its componentPointer again
@@ -104,6 +111,9 @@ public:
   /// `uploader` as for bindWeightComponent.
   void bindTensor(const std::string &name, const void *data, size_t size,
                   PinnedUploader *uploader = nullptr);
+  /// Binds a dense tensor to a device buffer the executor takes over
+  /// (exactly its shape and dtype's bytes).
+  void bindTensor(const std::string &name, cuda::DeviceBuffer buffer);
 
   /// Binds the components of `weight` from qfuse_format's packed form
   /// (row_major, as pack/quantizeRTN produce it): checks every component's
@@ -206,7 +216,9 @@ public:
   /// buffers first if needed).
   void run(int64_t batch, CUstream stream);
   /// Enqueues steps [first, last) of the plan for `batch` alone (allocating
-  /// its buffers first if needed). Buffer arguments of launch steps named in
+  /// its buffers first if needed). Only what these steps read must be
+  /// bound: a model loading in the background runs its first layers while
+  /// the later ones are still uploading. Buffer arguments of launch steps named in
   /// `overrides` resolve to the given device pointers instead of the
   /// executor's buffers: GPTQ drives its block kernel over tiles of its own
   /// memory this way, and calibration runs a model one layer at a time.
@@ -242,6 +254,8 @@ private:
 
   Instance &instance(int64_t batch);
   void requireBound(const Plan &plan) const;
+  /// requireBound for steps [first, last) of `plan` alone.
+  void requireBound(const Plan &plan, size_t first, size_t last) const;
   void enqueue(const Plan &plan, Instance &instance, CUstream stream);
   void enqueueStep(const Plan &plan, size_t s, Instance &instance,
                    CUstream stream);

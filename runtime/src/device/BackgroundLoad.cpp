@@ -1,0 +1,222 @@
+//===- BackgroundLoad.cpp - A model's weights bound while it runs ---------===//
+
+#include "qfuse/runtime/device/BackgroundLoad.h"
+
+#include "CheckpointBytes.h"
+
+#include "qfuse/runtime/Error.h"
+#include "qfuse/runtime/device/PinnedUploader.h"
+
+#include <algorithm>
+
+namespace qfuse::runtime {
+
+/// One checkpoint tensor to make on a worker and upload on the loader.
+struct BackgroundLoad::Job {
+  const WeightSpec *weight = nullptr; // else tensor
+  const TensorSpec *tensor = nullptr;
+  uint64_t cost = 0; // elements: largest first inside a stage
+  bool made = false; // guarded by mutex_
+  Executor::LaidOutWeight laidOut;
+  detail::TensorBytes bytes;
+};
+
+/// A stage's device buffers, handed from the loader to bindThrough.
+struct BackgroundLoad::Handed {
+  struct Component {
+    std::string weight, component;
+    cuda::DeviceBuffer buffer;
+  };
+  struct Tensor {
+    std::string name;
+    cuda::DeviceBuffer buffer;
+  };
+  std::vector<Component> components;
+  std::vector<Tensor> tensors;
+};
+
+namespace {
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+} // namespace
+
+BackgroundLoad::BackgroundLoad(Executor &executor, const cuda::Context &context,
+                               const ModelCheckpoint &checkpoint,
+                               std::vector<LoadStage> stages, unsigned threads)
+    : executor_(executor), context_(context), checkpoint_(checkpoint),
+      stages_(std::move(stages)), handed_(stages_.size()),
+      ready_(stages_.size()) {
+  const Artifact &artifact = executor_.artifact();
+  for (const LoadStage &stage : stages_) {
+    const size_t first = jobs_.size();
+    for (const std::string &source : stage.weights) {
+      auto job = std::make_unique<Job>();
+      job->weight = artifact.weightsPackedFrom(source).front();
+      job->cost = uint64_t(job->weight->n) * uint64_t(job->weight->k);
+      jobs_.push_back(std::move(job));
+    }
+    for (const std::string &name : stage.tensors) {
+      auto job = std::make_unique<Job>();
+      job->tensor = artifact.findTensor(name);
+      if (!job->tensor)
+        throw Error("loading tensor '" + name +
+                    "': not declared in the artifact's 'tensors'");
+      job->cost = job->tensor->numBytes() / 2;
+      jobs_.push_back(std::move(job));
+    }
+    std::stable_sort(
+        jobs_.begin() + first, jobs_.end(),
+        [](const auto &a, const auto &b) { return a->cost > b->cost; });
+    stageEnd_.push_back(jobs_.size());
+  }
+  if (threads == 0)
+    threads = std::max(1u, std::thread::hardware_concurrency());
+  threads = std::max(1u, std::min<unsigned>(threads, unsigned(jobs_.size())));
+  // Made host bytes wait at most this many jobs ahead of the uploads (a
+  // bf16 checkpoint's f16 copies would otherwise pile up in host memory).
+  window_ = 2 * size_t(threads);
+  stats_.threads = threads;
+  for (unsigned t = 0; t < threads; ++t)
+    workers_.emplace_back([this] { make(); });
+  loader_ = std::thread([this] { upload(); });
+}
+
+BackgroundLoad::~BackgroundLoad() { stop(); }
+
+void BackgroundLoad::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  if (loader_.joinable())
+    loader_.join();
+  for (std::thread &worker : workers_)
+    if (worker.joinable())
+      worker.join();
+}
+
+void BackgroundLoad::make() {
+  for (;;) {
+    size_t at;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      changed_.wait(lock, [&] {
+        return stopping_ || error_ || nextToMake_ >= jobs_.size() ||
+               nextToMake_ < uploaded_ + window_;
+      });
+      if (stopping_ || error_ || nextToMake_ >= jobs_.size())
+        return;
+      at = nextToMake_++;
+    }
+    Job &job = *jobs_[at];
+    try {
+      if (job.weight)
+        job.laidOut = detail::layOutCheckpointWeight(
+            executor_, checkpoint_, *job.weight, nullptr, nullptr);
+      else
+        job.bytes = detail::checkpointTensorBytes(checkpoint_, *job.tensor);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!error_)
+        error_ = std::current_exception();
+      changed_.notify_all();
+      return;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      job.made = true;
+    }
+    changed_.notify_all();
+  }
+}
+
+void BackgroundLoad::upload() {
+  try {
+    // Buffers, the uploader's stream and its copies belong to the run's
+    // context.
+    context_.makeCurrent();
+    PinnedUploader uploader;
+    size_t j = 0;
+    for (size_t s = 0; s < stages_.size(); ++s) {
+      auto handed = std::make_unique<Handed>();
+      for (; j < stageEnd_[s]; ++j) {
+        Job &job = *jobs_[j];
+        {
+          std::unique_lock<std::mutex> lock(mutex_);
+          changed_.wait(lock, [&] { return job.made || error_ || stopping_; });
+          if (error_)
+            std::rethrow_exception(error_);
+          if (stopping_)
+            throw Error("the background load was stopped");
+        }
+        if (job.weight) {
+          for (const Executor::LaidOutWeight::Upload &u : job.laidOut.uploads)
+            handed->components.push_back(
+                {u.weight, u.component,
+                 Executor::componentBuffer(u.weight + "." + u.component, u.data,
+                                           u.size, &uploader)});
+          job.laidOut = Executor::LaidOutWeight(); // read by the uploader
+          ++stats_.weights;
+        } else {
+          cuda::DeviceBuffer buffer(job.bytes.size(), job.tensor->name);
+          uploader.upload(buffer, job.bytes.data(), job.bytes.size());
+          handed->tensors.push_back({job.tensor->name, std::move(buffer)});
+          job.bytes = {};
+          ++stats_.tensors;
+        }
+        {
+          std::lock_guard<std::mutex> lock(mutex_);
+          ++uploaded_;
+        }
+        changed_.notify_all();
+      }
+      // On the device before any stream of the run reads it.
+      uploader.finish();
+      handed_[s] = std::move(handed);
+      ready_.markReady(s);
+    }
+    stats_.seconds = secondsSince(start_);
+  } catch (...) {
+    std::exception_ptr first;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!error_)
+        error_ = std::current_exception();
+      first = error_;
+      stopping_ = true;
+    }
+    changed_.notify_all();
+    ready_.fail(first);
+  }
+}
+
+void BackgroundLoad::bindThrough(size_t stage) {
+  if (stage >= stages_.size())
+    throw Error("binding load stage " + std::to_string(stage) +
+                ", but there are " + std::to_string(stages_.size()));
+  for (; bound_ <= stage; ++bound_) {
+    const auto start = std::chrono::steady_clock::now();
+    ready_.waitFor(bound_);
+    waitSeconds_ += secondsSince(start);
+    Handed &handed = *handed_[bound_];
+    for (Handed::Component &c : handed.components)
+      executor_.bindWeightComponent(c.weight, c.component, std::move(c.buffer));
+    for (Handed::Tensor &t : handed.tensors)
+      executor_.bindTensor(t.name, std::move(t.buffer));
+    handed_[bound_].reset();
+  }
+}
+
+LoadStats BackgroundLoad::finish() {
+  if (!stages_.empty())
+    bindThrough(stages_.size() - 1);
+  stop();
+  return stats_;
+}
+
+} // namespace qfuse::runtime

@@ -1,0 +1,207 @@
+//===- BackgroundLoadGpuTest.cpp - weights bound while the model runs -----===//
+//
+// BackgroundLoad (qfuse-quantize's load beside the layers) on the compiled
+// tiny Llama (fp16; bench/make-model-artifacts.sh writes
+// artifacts/models/tiny-llama-fp16.qfa, QFUSE_CALIBRATION_QFA overrides the
+// path) with the synthetic checkpoint of its preset:
+//
+// (a) the stages: the prologue's, one per layer (each naming only its
+//     layer's weights), the rest; every weight the plans read once;
+// (b) a stage bound runs (runSteps of the prologue after stage 0), a layer
+//     not yet bound is refused naming what is missing, and once every stage
+//     is bound the executor holds the bytes loadCheckpoint binds: every
+//     weight component equal, and the whole plan's outputs bit-identical;
+// (c) a checkpoint short of the artifact's last layer: the waiting bind
+//     rethrows the missing tensor's error instead of hanging.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GpuFixture.h"
+#include "qfuse/reference/ModelConfig.h"
+#include "qfuse/reference/SyntheticModel.h"
+#include "qfuse/runtime/Error.h"
+#include "qfuse/runtime/artifact/PlanLayers.h"
+#include "qfuse/runtime/checkpoint/ModelCheckpoint.h"
+#include "qfuse/runtime/device/BackgroundLoad.h"
+#include "qfuse/runtime/device/DeviceArtifact.h"
+#include "qfuse/runtime/device/ModelLoader.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <set>
+
+#include <unistd.h>
+
+using namespace qfuse::runtime;
+namespace ref = qfuse::reference;
+
+namespace {
+
+std::string repositoryRoot() {
+  const std::string file = __FILE__;
+  const std::string suffix = "unittests/Runtime/BackgroundLoadGpuTest.cpp";
+  return file.substr(0, file.size() - suffix.size());
+}
+
+/// The bytes at a device pointer.
+std::vector<uint8_t> deviceBytes(CUdeviceptr ptr, size_t size) {
+  std::vector<uint8_t> bytes(size);
+  QFUSE_CU(cuMemcpyDtoH(bytes.data(), ptr, size));
+  return bytes;
+}
+
+class BackgroundLoadGpu : public qfuse::testing::GpuFixture {
+protected:
+  void TearDown() override {
+    if (!modelDir.empty())
+      std::filesystem::remove_all(modelDir);
+  }
+
+  /// The artifact (false: missing, the test skips) and the synthetic
+  /// checkpoint of its preset with `layers` decoder layers (0: the
+  /// preset's).
+  bool prepare(int64_t layers = 0) {
+    const char *overridePath = std::getenv("QFUSE_CALIBRATION_QFA");
+    artifactPath = overridePath ? overridePath
+                                : repositoryRoot() +
+                                      "artifacts/models/tiny-llama-fp16.qfa";
+    if (!std::ifstream(artifactPath))
+      return false;
+    artifact.emplace(loadArtifactForDevice(artifactPath, *context));
+    modelDir = ::testing::TempDir() + "qfuse-background-load-" +
+               std::to_string(::getpid()) + "-" +
+               ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    ref::ModelConfig config = ref::syntheticPreset("tiny-llama");
+    if (layers > 0)
+      config.numHiddenLayers = layers;
+    ref::writeSyntheticModel(config, modelDir, {1, ref::StorageType::F16});
+    checkpoint.emplace(ModelCheckpoint::open(modelDir));
+    for (const Plan &plan : artifact->plans)
+      batch = std::max(batch, plan.batch);
+    layers_ = analyzePlanLayers(*artifact, batch);
+    return true;
+  }
+
+  /// Runs the whole plan for `batch` on tokens 1, 2, ... and returns every
+  /// output buffer's bytes.
+  std::vector<std::vector<uint8_t>> runPlan(Executor &executor) {
+    executor.allocate(batch);
+    executor.resetState(stream->get());
+    std::vector<int32_t> ids(static_cast<size_t>(batch)),
+        positions(static_cast<size_t>(batch));
+    for (int64_t i = 0; i < batch; ++i) {
+      ids[size_t(i)] = int32_t(1 + i % 7);
+      positions[size_t(i)] = int32_t(i);
+    }
+    executor.buffer(batch, "input_ids").upload(ids.data(), ids.size() * 4);
+    executor.buffer(batch, "positions")
+        .upload(positions.data(), positions.size() * 4);
+    executor.run(batch, stream->get());
+    stream->synchronize();
+    std::vector<std::vector<uint8_t>> outputs;
+    for (const std::string &name : artifact->outputs) {
+      cuda::DeviceBuffer &out = executor.buffer(batch, name);
+      outputs.push_back(deviceBytes(out.ptr(), out.size()));
+    }
+    return outputs;
+  }
+
+  std::string artifactPath, modelDir;
+  std::optional<Artifact> artifact;
+  std::optional<ModelCheckpoint> checkpoint;
+  int64_t batch = 0;
+  PlanLayers layers_;
+};
+
+#define PREPARE_OR_SKIP(...)                                                   \
+  do {                                                                         \
+    if (!prepare(__VA_ARGS__))                                                 \
+      GTEST_SKIP() << "no compiled fp16 tiny Llama at " << artifactPath        \
+                   << " (bench/make-model-artifacts.sh writes it; "            \
+                      "QFUSE_CALIBRATION_QFA overrides the path)";             \
+  } while (false)
+
+TEST_F(BackgroundLoadGpu, StagesFollowTheLayers) {
+  PREPARE_OR_SKIP();
+  Executor executor(*artifact, *context);
+  std::vector<LoadStage> stages = layerLoadStages(*artifact, layers_);
+  ASSERT_EQ(stages.size(), layers_.layers.size() + 2);
+  std::multiset<std::string> staged;
+  for (size_t s = 0; s < stages.size(); ++s)
+    for (const std::string &weight : stages[s].weights) {
+      staged.insert(weight);
+      const std::optional<int64_t> layer = layerOfName(weight);
+      if (s >= 1 && s <= layers_.layers.size())
+        EXPECT_EQ(layer, std::optional<int64_t>(int64_t(s) - 1))
+            << weight << " in stage " << s;
+      else
+        EXPECT_FALSE(layer) << weight << " in stage " << s;
+    }
+  const std::set<std::string> used = executor.usedWeightSources();
+  EXPECT_EQ(staged, std::multiset<std::string>(used.begin(), used.end()));
+  EXPECT_FALSE(stages[1].weights.empty());
+}
+
+TEST_F(BackgroundLoadGpu, BindsWhatLoadCheckpointBinds) {
+  PREPARE_OR_SKIP();
+  Executor serial(*artifact, *context);
+  const LoadStats serialStats = loadCheckpoint(serial, *checkpoint, 2);
+
+  Executor staged(*artifact, *context);
+  BackgroundLoad load(staged, *context, *checkpoint,
+                      layerLoadStages(*artifact, layers_), 2);
+  load.bindThrough(0);
+  staged.allocate(batch);
+  staged.runSteps(batch, layers_.prologue.first, layers_.prologue.last,
+                  stream->get());
+  // Layer 0's weights are not bound before their stage is.
+  const StepRange layer0 = layers_.layers[0].steps;
+  try {
+    staged.runSteps(batch, layer0.first, layer0.last, stream->get());
+    FAIL() << "layer 0 ran before its weights were bound";
+  } catch (const qfuse::Error &e) {
+    EXPECT_NE(std::string(e.what()).find("unbound arguments"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("model.layers.0."), std::string::npos)
+        << e.what();
+  }
+  load.bindThrough(1);
+  staged.runSteps(batch, layer0.first, layer0.last, stream->get());
+  stream->synchronize();
+  const LoadStats stats = load.finish();
+  EXPECT_EQ(stats.weights, serialStats.weights);
+  EXPECT_EQ(stats.tensors, serialStats.tensors);
+  EXPECT_TRUE(staged.unboundArguments().empty());
+
+  for (const auto &[weight, component] : serial.usedWeightComponents()) {
+    const size_t bytes = serial.componentBytes(weight, component);
+    ASSERT_EQ(staged.componentBytes(weight, component), bytes)
+        << weight << "." << component;
+    EXPECT_EQ(deviceBytes(staged.componentPointer(weight, component), bytes),
+              deviceBytes(serial.componentPointer(weight, component), bytes))
+        << weight << "." << component;
+  }
+  EXPECT_EQ(runPlan(staged), runPlan(serial));
+}
+
+TEST_F(BackgroundLoadGpu, MissingLayerIsAnErrorNotAHang) {
+  PREPARE_OR_SKIP(/*layers=*/1);
+  ASSERT_GE(layers_.layers.size(), 2u) << "the test needs a second layer";
+  Executor executor(*artifact, *context);
+  BackgroundLoad load(executor, *context, *checkpoint,
+                      layerLoadStages(*artifact, layers_), 2);
+  try {
+    load.finish();
+    FAIL() << "a checkpoint without layer 1 loaded";
+  } catch (const qfuse::Error &e) {
+    EXPECT_NE(std::string(e.what()).find("model.layers.1."), std::string::npos)
+        << e.what();
+  }
+}
+
+} // namespace
