@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# GPU machine, issue 19 part 3: qfuse-quantize with the fp16 weights loaded
+# beside the layer loop (BackgroundLoad), against the serial load
+# (QFUSE_LOAD_OVERLAP=0), on a Llama-3-8B-shaped random fp16 checkpoint on
+# disk (bench/random-checkpoint.py), int4-g128, 8 x 256 random tokens, the
+# artifacts of build-rtn (bench/quantize-at-load/make-artifacts.sh). Wall
+# time by /usr/bin/time, output to files (no pipe). Checks: the outputs of
+# the overlapped and serial runs byte-identical; --resume after a kill equal
+# to a whole run; --act-order and --host-weights overlapped == serial; the
+# GPU tests of the loader (BackgroundLoadGpu, with the tiny Llama of
+# artifacts/models carried). Then `python3 -m qfuse generate --model`
+# (C API quantize-at-load) against qfuse-run, timed. Archive: $OUT/ovl.tgz.
+set -uo pipefail
+out="${OUT:-/tmp/out}"; res=/tmp/ovl; rm -rf $res; mkdir -p $res $out
+A=$PWD/build-rtn; b=/tmp/qb-ovl; m=/tmp/l8b
+log() { echo "[$(date +%T)] $*"; }
+pack() { tar -C /tmp -czf $out/ovl.tgz ovl; }
+nvidia-smi -L; git log --oneline -1 2>/dev/null > $res/COMMIT; cp $A/COMMIT $res/ARTIFACTS_COMMIT
+log build
+cmake -G Ninja -S . -B $b -DQFUSE_ENABLE_COMPILER=OFF -DQFUSE_TOKENIZER_ORACLE=OFF -DCMAKE_BUILD_TYPE=Release > $res/cfg.log 2>&1 || { tail $res/cfg.log; exit 1; }
+cmake --build $b -j16 --target qfuse-quantize qfuse-run qfuse_c qfuse-runtime-gpu-tests > $res/build.log 2>&1 || { tail -30 $res/build.log; pack; exit 1; }
+log "GPU tests: BackgroundLoadGpu, CalibrationGpu, Executor"
+QFUSE_CALIBRATION_QFA=$PWD/artifacts/models/tiny-llama-fp16.qfa timeout 120 $b/unittests/Runtime/qfuse-runtime-gpu-tests \
+  --gtest_filter='BackgroundLoadGpu*:CalibrationGpu*:Gpu.Executor*' > $res/gpu-tests.log 2>&1; echo "rc=$?" >> $res/gpu-tests.log
+grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED  \]|rc=" $res/gpu-tests.log | head
+log checkpoint
+python3 bench/random-checkpoint.py examples/configs/llama3-8b.json $m > $res/checkpoint.log 2>&1; tail -1 $res/checkpoint.log; sync
+cp $A/llama3-8b/*.qfa $m/
+cat $m/*.safetensors > /dev/null
+Q="$b/bin/qfuse-quantize --model $m --encoding int4-g128 --calibration random:8 --seq-len 256 --fp16-artifact $A/llama3-8b/qfuse-fp16-calib-256.qfa"
+q() { # name, env..., then -- extra args
+  local name=$1; shift; local envs=(); while [ $# -gt 0 ] && [ "$1" != "--" ]; do envs+=("$1"); shift; done; shift
+  rm -rf /tmp/q-$name
+  env "${envs[@]}" timeout 120 /usr/bin/time -v -o $res/$name.time $Q --out /tmp/q-$name --json $res/$name.json "$@" > $res/$name.log 2>&1
+  echo "rc=$?" >> $res/$name.log
+  echo "$name: wall $(grep Elapsed $res/$name.time | awk '{print $NF}') $(grep -E 'fp16 weights|rc=' $res/$name.log | tr '\n' ' ')"
+}
+same() { # a b
+  local ok=yes
+  for f in /tmp/q-$1/*.safetensors /tmp/q-$1/*.json; do cmp "$f" /tmp/q-$2/"$(basename "$f")" >> $res/cmp.txt 2>&1 || ok=no; done
+  ls /tmp/q-$1/*.safetensors > /dev/null 2>&1 || ok="no output"
+  echo "$1 vs $2: identical=$ok" | tee -a $res/cmp.txt
+}
+log "8 x 256: overlapped x3, serial x1"
+q o1 --; q o2 --; q o3 --; q serial QFUSE_LOAD_OVERLAP=0 --
+same o1 o2; same o1 serial; rm -rf /tmp/q-o2 /tmp/q-o3; pack
+log "resume after a kill after layer 10"
+q killed QFUSE_TEST_KILL_AFTER_LAYER=10 --
+mv /tmp/q-killed /tmp/q-resumed 2>/dev/null
+rm -rf /tmp/q-resumed-keep; env timeout 120 $Q --out /tmp/q-resumed --resume --json $res/resumed.json > $res/resumed.log 2>&1; echo "rc=$?" >> $res/resumed.log
+grep -E "resuming|rc=" $res/resumed.log | tr '\n' ' '; echo
+same o1 resumed; rm -rf /tmp/q-resumed /tmp/q-serial; pack
+log "act_order and host weights, overlapped vs serial"
+q ao -- --act-order; q ao0 QFUSE_LOAD_OVERLAP=0 -- --act-order; same ao ao0; rm -rf /tmp/q-ao /tmp/q-ao0
+q hw -- --host-weights; q hw0 QFUSE_LOAD_OVERLAP=0 -- --host-weights; same hw hw0; rm -rf /tmp/q-hw /tmp/q-hw0 /tmp/q-o1; pack
+log "qfuse-run vs python3 -m qfuse generate (C API), quantize-at-load"
+timeout 120 /usr/bin/time -v -o $res/run.time $b/bin/qfuse-run --model $m --encoding int4-g128 \
+  --prompt-ids 1,2,3 --max-new-tokens 8 --json $res/run.json > $res/run.log 2>&1; echo "rc=$?" >> $res/run.log
+echo "qfuse-run wall $(grep Elapsed $res/run.time | awk '{print $NF}'); $(grep -E 'bound in|tokens' $res/run.log | tail -2 | tr '\n' ' ')"
+QFUSE_C_LIBRARY=$b/lib/libqfuse_c.so PYTHONPATH=python-frontend timeout 120 /usr/bin/time -v -o $res/generate.time \
+  python3 -X importtime -m qfuse generate --model $m --prompt-ids 1,2,3 --max-new-tokens 8 > $res/generate.log 2> $res/generate.err; echo "rc=$?" >> $res/generate.log
+echo "generate wall $(grep Elapsed $res/generate.time | awk '{print $NF}'); $(grep -vE '^import time' $res/generate.err | tail -3 | tr '\n' ' ') $(tail -3 $res/generate.log | tr '\n' ' ')"
+python3 - $res <<'PY' | tee $res/summary.txt
+import json, os, sys
+res = sys.argv[1]
+print("| run | wall s | own s | load | load_first_layer | load_wait | layers | write |")
+print("|---|---|---|---|---|---|---|---|")
+for name in ("o1", "o2", "o3", "serial", "ao", "ao0", "hw", "hw0"):
+    p = os.path.join(res, name + ".json")
+    if not os.path.exists(p):
+        print(f"| {name} | no JSON |"); continue
+    r = json.load(open(p)); ph = r.get("phases", {})
+    wall = [l.split()[-1] for l in open(os.path.join(res, name + ".time")) if "Elapsed" in l]
+    g = lambda k: f"{ph[k]:.2f}" if isinstance(ph.get(k), (int, float)) else "-"
+    print(f"| {name} | {wall[0] if wall else '-'} | {r.get('seconds', '-')} | {g('load')} | {g('load_first_layer')} | {g('load_wait')} | {g('layers')} | {g('write')} |")
+PY
+log done; pack
