@@ -20,7 +20,7 @@ while read -r name art m n k; do
     --section LaunchStats --section WarpStateStats --section SchedulerStats \
     --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis \
     "$bench" --artifact "$dir/artifacts/$art.qfa" --batch "$m" --gemm "${m}x${n}x${k}" \
-    --iterations 3 --warmup 1 > "$prof/$name.txt" 2>&1
+    --iterations 10 --warmup 1 > "$prof/$name.txt" 2>&1
   echo "ncu $name: rc=$? $(grep -m1 -E 'Duration' "$prof/$name.txt" | tr -s ' ')"
 done <<'LIST'
 q-int4-mma-b8 l8b-q-int4-g128-mma 8 4096 4096

@@ -1,0 +1,51 @@
+#!/usr/bin/env python3
+"""The crossover round's table (bench/crossover/run.sh): for every training
+shape and format, the median time of the matvec (-mv) and the tensor-core
+kernel (-mma) at each batch, the faster one marked, and whether every check
+of both artifacts passed.
+
+    python3 bench/crossover/summarize.py ZOO_DIR > table.md
+"""
+import glob
+import json
+import os
+import sys
+
+
+def load(path):
+    d = json.load(open(path))
+    times = {p["batch"]: p["stats"]["median_ms"] * 1e3 for p in d["artifact_plans"]}
+    checks = d.get("checks", [])
+    ok = bool(checks) and all(c.get("passed", False) for c in checks)
+    weights = d["artifact_plans"][0]["weight_shapes"][0]
+    return times, ok, weights["n"] * weights["k"]
+
+
+def main():
+    zdir = sys.argv[1]
+    runs = {}
+    for path in sorted(glob.glob(os.path.join(zdir, "*-mv.json"))):
+        base = os.path.basename(path)[: -len("-mv.json")]
+        mma = os.path.join(zdir, base + "-mma.json")
+        if os.path.exists(mma):
+            runs[base] = (load(path), load(mma))
+    batches = sorted({b for (mv, mma) in runs.values() for b in mv[0]})
+    print("Median us, matvec / tensor-core (the faster in bold); weights in M elements.\n")
+    print("| shape-format | weights | checks | " + " | ".join(f"b{b}" for b in batches) + " |")
+    print("|---|---|---|" + "---|" * len(batches))
+    for base, ((mvt, mvok, w), (mmt, mmok, _)) in runs.items():
+        cells = []
+        for b in batches:
+            a, c = mvt.get(b), mmt.get(b)
+            if a is None or c is None:
+                cells.append("-")
+            elif a <= c:
+                cells.append(f"**{a:.1f}** / {c:.1f}")
+            else:
+                cells.append(f"{a:.1f} / **{c:.1f}**")
+        status = "pass" if mvok and mmok else "FAIL"
+        print(f"| {base} | {w / 1e6:.1f} | {status} | " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main()
