@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
-"""The crossover round's table (bench/crossover/run.sh): for every training
-shape and format, the median time of the matvec (-mv) and the tensor-core
-kernel (-mma) at each batch, the faster one marked, and whether every check
-of both artifacts passed.
+"""The crossover rounds' tables (bench/crossover/run.sh): for every shape
+and format, the median time of two artifacts at each batch -- the matvec
+(-mv) and the tensor-core kernel (-mma), or the previous rule (-old) and
+the measured crossover (-new) -- the faster one marked, and whether every
+check of both passed.
 
-    python3 bench/crossover/summarize.py ZOO_DIR > table.md
+    python3 bench/crossover/summarize.py ZOO_DIR [A B] > table.md
+
+A and B are the artifacts' suffixes (default: mv mma).
 """
 import glob
 import json
@@ -23,14 +26,15 @@ def load(path):
 
 def main():
     zdir = sys.argv[1]
+    first, second = sys.argv[2:4] if len(sys.argv) >= 4 else ("mv", "mma")
     runs = {}
-    for path in sorted(glob.glob(os.path.join(zdir, "*-mv.json"))):
-        base = os.path.basename(path)[: -len("-mv.json")]
-        mma = os.path.join(zdir, base + "-mma.json")
+    for path in sorted(glob.glob(os.path.join(zdir, f"*-{first}.json"))):
+        base = os.path.basename(path)[: -len(f"-{first}.json")]
+        mma = os.path.join(zdir, f"{base}-{second}.json")
         if os.path.exists(mma):
             runs[base] = (load(path), load(mma))
     batches = sorted({b for (mv, mma) in runs.values() for b in mv[0]})
-    print("Median us, matvec / tensor-core (the faster in bold); weights in M elements.\n")
+    print(f"Median us, -{first} / -{second} (the faster in bold); weights in M elements.\n")
     print("| shape-format | weights | checks | " + " | ".join(f"b{b}" for b in batches) + " |")
     print("|---|---|---|" + "---|" * len(batches))
     for base, ((mvt, mvok, w), (mmt, mmok, _)) in runs.items():

@@ -68,15 +68,13 @@ static cl::list<int64_t>
 static cl::opt<int64_t> tensorCoreMinBatch(
     "tensor-core-min-batch",
     cl::desc("Smallest batch that runs the tensor-core kernel where it takes "
-             "the weight (default 4, below 8 only for weights of at least "
-             "4096x4096, measured on the H200; 2:4 weights from 2; 9 "
-             "keeps the matvec for every batch up to 8, 2:4 included)"),
+             "the weight (default 0: measured per weight size and format, "
+             "docs/defaults.md; N > 0: below 8 only on weights of at least "
+             "--tensor-core-small-min-weights; 9: the matvec up to 8)"),
     cl::init(qf::kTensorCoreMinM));
 static cl::opt<int64_t> tensorCoreSmallMinWeights(
     "tensor-core-small-min-weights",
-    cl::desc("Below batch 8, the fewest weight elements that run the "
-             "tensor-core kernel from --tensor-core-min-batch (default "
-             "4096x4096; 0: every weight it takes)"),
+    cl::desc("Below 8, the fewest weights that --tensor-core-min-batch moves"),
     cl::init(qf::kTensorCoreSmallBatchMinWeights));
 static cl::opt<int64_t> dequantGemmMinBatch(
     "dequant-gemm-min-batch",
@@ -498,10 +496,9 @@ static int printTilingCandidates(MLIRContext &context, StringRef chip) {
   qf::TilingTarget target =
       qf::getTilingTarget(qf::getKnownTarget(&context, chip),
                           tensorCoreMinBatch, dequantGemmMinBatch);
-  if (target.tensorCoreMinM < 1)
-    return fail("--tensor-core-min-batch must be positive");
-  if (tensorCoreSmallMinWeights < 0)
-    return fail("--tensor-core-small-min-weights must not be negative");
+  if (target.tensorCoreMinM < 0 || tensorCoreSmallMinWeights < 0)
+    return fail("--tensor-core-min-batch and --tensor-core-small-min-weights "
+                "must not be negative");
   target.tensorCoreSmallBatchMinWeights = tensorCoreSmallMinWeights;
   qf::WeightType keyed = weight;
   if (listGated)

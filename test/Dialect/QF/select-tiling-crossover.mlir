@@ -1,14 +1,16 @@
 // RUN: qfuse-opt %s -split-input-file --qf-select-tiling="batch-sizes=1,4,8" | FileCheck %s
 // RUN: qfuse-opt %s -split-input-file --qf-select-tiling="tensor-core-min-m=9" | FileCheck %s --check-prefix=NOMMA
-// RUN: not qfuse-opt %s -split-input-file --qf-select-tiling="tensor-core-min-m=0" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: qfuse-opt %s -split-input-file --qf-select-tiling="tensor-core-min-m=4" | FileCheck %s --check-prefix=OLD
+// RUN: not qfuse-opt %s -split-input-file --qf-select-tiling="tensor-core-min-m=-1" 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: qfuse-opt %s -split-input-file --qf-select-tiling="tensor-core-small-min-weights=0" | FileCheck %s --check-prefix=ANYSIZE
 // RUN: not qfuse-opt %s -split-input-file --qf-select-tiling="tensor-core-small-min-weights=-1" 2>&1 | FileCheck %s --check-prefix=BADSIZE
 
-// The matvec / tensor-core crossover: from M = 4 (tensor-core-min-m) the
-// mma kernel runs where it takes the weight; below M = 8 only on weights of
-// at least 4096 x 4096 elements (measured on Llama-3-8B's int4
-// projections: at M = 4 the mma kernel wins on q, gate, down and lm_head,
-// the matvec on k/v; at M = 8 the mma kernel wins on all). Below it, and
+// The matvec / tensor-core crossover, measured at every M from 2 to 8 on
+// Llama-3-8B's projections (docs/defaults.md): integer codes take the mma
+// kernel from M = 2 on weights of at least 4096 x 4096 elements and from
+// M = 5 below; table codes (NF4, FP4, codebooks) from M = 5 and M = 8. A
+// positive tensor-core-min-m (4 in the run of prefix OLD, the rule before) holds on the large
+// weights, the small ones keeping the matvec below M = 8. Below it, and
 // for what the mma kernel refuses (act_order, 2:4, 2/3-bit codes, K not a
 // multiple of 8, an RMSNorm prologue), the matvec runs up to M = 8; N need
 // not be whole 32-row tiles (the kernel pads them).
@@ -22,8 +24,10 @@ func.func @crossover(%x2: tensor<2x4096xf16>, %x4: tensor<4x4096xf16>, %x8: tens
   %a = qf.weight_ref "a" : !qf.weight<4096x4096, #act>
   %odd = qf.weight_ref "odd" : !qf.weight<1000x4096, #int4>
   %oddk = qf.weight_ref "oddk" : !qf.weight<1024x4100, #qf.enc<int8, per_channel, scale = f16>>
-  // CHECK: tiling = #qf.tiling<matvec, block_m = 2,
+  // CHECK: tiling = #qf.tiling<mma, block_m = 16,
   // NOMMA: tiling = #qf.tiling<matvec, block_m = 2,
+  // OLD-LABEL: @crossover
+  // OLD: tiling = #qf.tiling<matvec, block_m = 2,
   %0 = qf.fused_matmul %x2, %w : tensor<2x4096xf16>, !qf.weight<4096x4096, #int4> -> tensor<2x4096xf16>
   // CHECK: tiling = #qf.tiling<mma, block_m = 16,
   // NOMMA: tiling = #qf.tiling<matvec, block_m = 4,
@@ -83,5 +87,33 @@ func.func @norm_dynamic(%x: tensor<?x4096xf16>, %n: tensor<4096xf16>) -> tensor<
   return %y : tensor<?x4096xf16>
 }
 
-// BAD: tensor-core-min-m must be positive, got 0
+// BAD: tensor-core-min-m must not be negative, got -1
 // BADSIZE: tensor-core-small-min-weights must not be negative, got -1
+
+// -----
+
+// The measured crossover by decode family and size (the OLD run: the matvec below
+// M = 8 on every weight under 4096 x 4096, whatever its codes).
+#int4 = #qf.enc<int4, group = 128, scale = f16>
+#nvfp4 = #qf.enc<fp4e2m1, group = 16, scale = f8E4M3FN, global_scale>
+// CHECK-LABEL: @by_family
+// OLD-LABEL: @by_family
+func.func @by_family(%x4: tensor<4x4096xf16>, %x5: tensor<5x4096xf16>) {
+  %kv = qf.weight_ref "kv" : !qf.weight<1024x4096, #int4>
+  %q4 = qf.weight_ref "q4" : !qf.weight<4096x4096, #nvfp4>
+  %kv4 = qf.weight_ref "kv4" : !qf.weight<1024x4096, #nvfp4>
+  // Integer codes on a small weight: the mma kernel from M = 5.
+  // CHECK: tiling = #qf.tiling<mma, {{.*}}-> tensor<5x1024xf16>
+  // OLD: tiling = #qf.tiling<matvec, {{.*}}-> tensor<5x1024xf16>
+  %0 = qf.fused_matmul %x5, %kv : tensor<5x4096xf16>, !qf.weight<1024x4096, #int4> -> tensor<5x1024xf16>
+  // Table codes on a large weight: the matvec at M = 4, mma from 5.
+  // CHECK: tiling = #qf.tiling<matvec, {{.*}}-> tensor<4x4096xf16>
+  // OLD: tiling = #qf.tiling<mma, {{.*}}-> tensor<4x4096xf16>
+  %1 = qf.fused_matmul %x4, %q4 : tensor<4x4096xf16>, !qf.weight<4096x4096, #nvfp4> -> tensor<4x4096xf16>
+  // CHECK: tiling = #qf.tiling<mma, {{.*}}-> tensor<5x4096xf16>
+  %2 = qf.fused_matmul %x5, %q4 : tensor<5x4096xf16>, !qf.weight<4096x4096, #nvfp4> -> tensor<5x4096xf16>
+  // Table codes on a small weight: the matvec up to M = 7.
+  // CHECK: tiling = #qf.tiling<matvec, {{.*}}-> tensor<5x1024xf16>
+  %3 = qf.fused_matmul %x5, %kv4 : tensor<5x4096xf16>, !qf.weight<1024x4096, #nvfp4> -> tensor<5x1024xf16>
+  return
+}

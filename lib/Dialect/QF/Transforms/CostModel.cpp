@@ -118,6 +118,15 @@ double qf::predictTimeUs(int64_t bytes, double bandwidthGbps) {
   return static_cast<double>(bytes) / (bandwidthGbps * 1e3) + kLaunchOverheadUs;
 }
 
+int64_t qf::defaultTensorCoreMinM(WeightType type,
+                                  const TilingTarget &target) {
+  const bool large =
+      type.getN() * type.getK() >= target.tensorCoreSmallBatchMinWeights;
+  if (getDecodeFamily(type.getEncoding().getFormat()) == DecodeFamily::Table)
+    return large ? 5 : kMatvecMaxM;
+  return large ? 2 : 5;
+}
+
 TilingTarget qf::getTilingTarget(TargetAttr chip, int64_t tensorCoreMinM,
                                  int64_t dequantGemmMinM, int64_t smCount) {
   TilingTarget target;
@@ -351,8 +360,16 @@ TilingAttr qf::selectTiling(int64_t m, WeightType type,
     refusal = tensorCoreRefusesShape(type.getEncoding(),
                                      gated ? type.getN() / 2 : type.getN(),
                                      type.getK());
-  bool small = m < kMatvecMaxM && type.getN() * type.getK() <
-                                       target.tensorCoreSmallBatchMinWeights;
+  // A positive tensorCoreMinM holds from the size bound up; 0 is the
+  // measured crossover of the weight's size and decode family.
+  const bool autoCrossover = target.tensorCoreMinM <= 0;
+  const int64_t tensorCoreMinM = autoCrossover
+                                     ? defaultTensorCoreMinM(type, target)
+                                     : target.tensorCoreMinM;
+  const bool smallWeight = m < kMatvecMaxM &&
+                           type.getN() * type.getK() <
+                               target.tensorCoreSmallBatchMinWeights;
+  const bool small = !autoCrossover && smallWeight;
   // act_order: the matvec gathers the batch's activations into shared
   // memory, K x M x 2 bytes per block; past batch 1 and 24 KB too few blocks
   // fit an SM (measured in docs/defaults.md).
@@ -363,13 +380,13 @@ TilingAttr qf::selectTiling(int64_t m, WeightType type,
   // (docs/defaults.md). A tensor-core crossover past kMatvecMaxM keeps the
   // matvec for 2:4 too.
   const bool sparse = type.getEncoding().isSparse24();
-  const bool sparseMatvec = m == 1 || (small && m == 2) ||
+  const bool sparseMatvec = m == 1 || (smallWeight && m == 2) ||
                             target.tensorCoreMinM > kMatvecMaxM;
   bool wantMatvec =
       m <= kMatvecMaxM &&
       (actOrder ? (m == 1 || m * type.getK() * 2 <= 24 * 1024 || refusal)
        : sparse ? (sparseMatvec || refusal)
-                : (m < target.tensorCoreMinM || small || refusal));
+                : (m < tensorCoreMinM || small || refusal));
   if (std::optional<std::string> matvecRefusal =
           matvecRefusesEncoding(type.getEncoding(), target.smVersion);
       wantMatvec && matvecRefusal) {
@@ -388,7 +405,7 @@ TilingAttr qf::selectTiling(int64_t m, WeightType type,
     wantMatvec = false;
   }
   if (wantMatvec) {
-    if (m >= target.tensorCoreMinM)
+    if (m >= tensorCoreMinM)
       os << "no mma ("
          << (refusal ? *refusal : std::string("a weight this small")) << "); ";
     tiling = selectMatvec(m, type, target, os);

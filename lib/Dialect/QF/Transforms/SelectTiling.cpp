@@ -145,9 +145,9 @@ struct QFSelectTilingPass
                               << "': " << db->size() << " entries\n");
     }
 
-    if (tensorCoreMinM < 1) {
+    if (tensorCoreMinM < 0) {
       emitError(getOperation()->getLoc())
-          << "qf-select-tiling: tensor-core-min-m must be positive, got "
+          << "qf-select-tiling: tensor-core-min-m must not be negative, got "
           << static_cast<int64_t>(tensorCoreMinM);
       return signalPassFailure();
     }

@@ -67,7 +67,8 @@ listMatvec(int64_t m, WeightType type, const TilingTarget &target, bool gated) {
 SmallVector<TilingCandidate> listMma(int64_t m, WeightType type,
                                      const TilingTarget &target, bool gated) {
   SmallVector<TilingCandidate> out;
-  if (m < target.tensorCoreMinM)
+  if (m < (target.tensorCoreMinM > 0 ? target.tensorCoreMinM
+                                      : defaultTensorCoreMinM(type, target)))
     return out;
   forEachMmaCandidate(
       m, type, target, gated, [&](const MmaLaunchShape &launch, double us) {

@@ -22,11 +22,11 @@ namespace qf {
 constexpr int64_t kMatvecMaxM = 8;
 /// Smallest M that runs the tensor-core kernel when it takes the weight
 /// (TensorCoreSupport.h); smaller batches, and weights it refuses up to
-/// kMatvecMaxM, run the matvec. Below kMatvecMaxM the weight must also have
-/// at least kTensorCoreSmallBatchMinWeights elements. The mma kernel's
-/// time hardly moves with M while the matvec's grows with it; at M = 4 the
-/// matvec still wins on small weights (docs/defaults.md).
-constexpr int64_t kTensorCoreMinM = 4;
+/// kMatvecMaxM, run the matvec. 0 (the default): the measured crossover of
+/// the weight's size and decode family (defaultTensorCoreMinM). A positive
+/// value applies to every weight of at least kTensorCoreSmallBatchMinWeights
+/// elements; smaller ones keep the matvec below kMatvecMaxM.
+constexpr int64_t kTensorCoreMinM = 0;
 constexpr int64_t kTensorCoreSmallBatchMinWeights = 4096 * 4096;
 /// From this M the dequantize + cuBLAS fallback runs instead of the
 /// mma.sync kernel: writing the weight once in f16 costs less than the
@@ -98,10 +98,13 @@ struct TilingTarget {
   /// sm_90a: the wgmma kernel is available (selectTiling takes it for
   /// prefill-sized batches, where it was measured faster).
   bool archSpecific = false;
-  /// From this M up the tensor-core kernel runs where it can; set past
-  /// kMatvecMaxM for an op only the matvec fuses (an RMSNorm prologue).
+  /// From this M up the tensor-core kernel runs where it can (0: the
+  /// measured crossover, defaultTensorCoreMinM); set past kMatvecMaxM for
+  /// an op only the matvec fuses (an RMSNorm prologue).
   int64_t tensorCoreMinM = kTensorCoreMinM;
-  /// Below kMatvecMaxM, the fewest weight elements (N x K) for which it does.
+  /// Below kMatvecMaxM, the fewest weight elements (N x K) for which it does
+  /// from a positive tensorCoreMinM; with 0, where the large weights'
+  /// crossover starts.
   int64_t tensorCoreSmallBatchMinWeights = kTensorCoreSmallBatchMinWeights;
   /// Shared memory one block may use (opted in): what an act_order matvec
   /// holds its activations in.
@@ -109,6 +112,14 @@ struct TilingTarget {
   /// From this M (when positive) the fallback replaces mma.sync.
   int64_t dequantGemmMinM = kDequantGemmMinM;
 };
+
+/// The batch from which the tensor-core kernel runs `type` when
+/// tensorCoreMinM is 0, measured on the training shapes (docs/defaults.md,
+/// bench/crossover): integer and fp8 codes from M = 2 on weights of at least
+/// tensorCoreSmallBatchMinWeights elements and from M = 5 below; table
+/// codes (NF4, FP4, codebooks), whose tensor-core decode costs more, from
+/// M = 5 and M = kMatvecMaxM.
+int64_t defaultTensorCoreMinM(WeightType type, const TilingTarget &target);
 
 /// The TilingTarget of `chip` (#qf.target: SM count, compute capability,
 /// bandwidth, wgmma availability, shared memory per block) with the batch

@@ -260,8 +260,10 @@ def QFSelectTiling : Pass<"qf-select-tiling"> {
     / `bandwidth-gbps` + 3 us launch cost; the bytes are those `qf-roofline`
     reports). A dynamic M (the batch) is taken to be `batch`.
 
-    M from `tensor-core-min-m` (default 4; below 8 only for weights of at
-    least 4096 x 4096; docs/defaults.md) up gets the tensor-core `mma` kernel where it takes the weight
+    M from `tensor-core-min-m` (default 0: the measured crossover, from
+    M = 2 to 8 by the weight's size and decode family; a positive value
+    applies below 8 only to weights of at least
+    `tensor-core-small-min-weights`; docs/defaults.md) up gets the tensor-core `mma` kernel where it takes the weight
     (TensorCoreSupport.h: 2-, 3-, 4- and 8-bit codes without 2:4, K a
     multiple of 8; act_order on permuted activations from the batch where
     the matvec's shared activations pass 24 KB; not an op with an RMSNorm
@@ -343,13 +345,15 @@ def QFSelectTiling : Pass<"qf-select-tiling"> {
                "kernel differs get their own tiling (qf.batch_tilings)">,
     Option<"tensorCoreMinM", "tensor-core-min-m", "int64_t",
            /*default=*/"::mlir::qf::kTensorCoreMinM",
-           "Smallest M that runs the tensor-core kernel where it can (9 and "
+           "Smallest M that runs the tensor-core kernel where it can (0: "
+           "the measured crossover per weight size and decode family; 9 and "
            "up: the matvec for every M it takes)">,
     Option<"tensorCoreSmallMinWeights", "tensor-core-small-min-weights",
            "int64_t",
            /*default=*/"::mlir::qf::kTensorCoreSmallBatchMinWeights",
            "Below M = 8, the fewest weight elements that run the tensor-core "
-           "kernel from tensor-core-min-m (0: every weight it takes)">,
+           "kernel from a positive tensor-core-min-m, or the measured "
+           "crossover's large weights with 0 (0: every weight it takes)">,
     Option<"dequantGemmMinM", "dequant-gemm-min-m", "int64_t",
            /*default=*/"::mlir::qf::kDequantGemmMinM",
            "Smallest M that runs the dequantize + cuBLAS fallback instead of "
