@@ -27,6 +27,30 @@ cudaDataType_t cublasType(DType dtype) {
   return dtype == DType::BF16 ? CUDA_R_16BF : CUDA_R_16F;
 }
 
+/// What `step` reads that must be bound: weight components (a guard reads
+/// its weights' perms; a dense f16 gemm weight is one component, the matrix
+/// as stored) and dense tensors. A gemm's weight buffer is filled by the
+/// plan itself.
+void forEachBoundInput(
+    const Step &step,
+    const std::function<void(const std::string &, const std::string &)>
+        &component,
+    const std::function<void(const std::string &)> &tensor) {
+  for (const Arg &arg : step.args)
+    if (arg.kind == Arg::Kind::Weight)
+      component(arg.name, arg.component);
+    else if (arg.kind == Arg::Kind::Tensor)
+      tensor(arg.name);
+  for (const std::string &weight : step.guard.weights)
+    component(weight, format::kPerm);
+  if (step.kind != Step::Kind::Gemm)
+    return;
+  if (!step.gemm.weight.empty())
+    component(step.gemm.weight, format::kCodes);
+  if (!step.gemm.bias.empty())
+    tensor(step.gemm.bias);
+}
+
 } // namespace
 
 Executor::Executor(const Artifact &artifact, const cuda::Context &context)
@@ -37,26 +61,15 @@ Executor::Executor(const Artifact &artifact, const cuda::Context &context)
   bool hasGemm = false;
   for (const Plan &plan : artifact_.plans)
     for (const Step &step : plan.steps) {
-      for (const Arg &arg : step.args) {
-        if (arg.kind == Arg::Kind::Weight)
-          usedComponents_.emplace(arg.name, arg.component);
-        else if (arg.kind == Arg::Kind::Tensor)
-          usedTensors_.insert(arg.name);
-      }
-      // A guard reads the perms of its weights: they must be bound.
-      for (const std::string &weight : step.guard.weights) {
-        usedComponents_.emplace(weight, format::kPerm);
-        guardWeights_.insert(weight);
-      }
-      if (step.kind != Step::Kind::Gemm)
-        continue;
-      hasGemm = true;
-      // A dense f16 weight is one component: the matrix as stored. A weight
-      // buffer is filled by the plan itself.
-      if (!step.gemm.weight.empty())
-        usedComponents_.emplace(step.gemm.weight, format::kCodes);
-      if (!step.gemm.bias.empty())
-        usedTensors_.insert(step.gemm.bias);
+      forEachBoundInput(
+          step,
+          [&](const std::string &weight, const std::string &component) {
+            usedComponents_.emplace(weight, component);
+          },
+          [&](const std::string &name) { usedTensors_.insert(name); });
+      guardWeights_.insert(step.guard.weights.begin(),
+                           step.guard.weights.end());
+      hasGemm |= step.kind == Step::Kind::Gemm;
     }
   if (hasGemm)
     cublas_ = std::make_unique<cuda::Cublas>();
@@ -327,20 +340,8 @@ void Executor::requireBound(const Plan &plan, size_t first,
     if (!tensors_.count(name))
       missing.insert("tensor '" + name + "'");
   };
-  for (size_t s = first; s < last; ++s) {
-    const Step &step = plan.steps[s];
-    for (const Arg &arg : step.args)
-      if (arg.kind == Arg::Kind::Weight)
-        component(arg.name, arg.component);
-      else if (arg.kind == Arg::Kind::Tensor)
-        tensor(arg.name);
-    for (const std::string &weight : step.guard.weights)
-      component(weight, format::kPerm);
-    if (step.kind == Step::Kind::Gemm && !step.gemm.weight.empty())
-      component(step.gemm.weight, format::kCodes);
-    if (step.kind == Step::Kind::Gemm && !step.gemm.bias.empty())
-      tensor(step.gemm.bias);
-  }
+  for (size_t s = first; s < last; ++s)
+    forEachBoundInput(plan.steps[s], component, tensor);
   if (missing.empty())
     return;
   std::string list;
