@@ -287,19 +287,23 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
     if (op.getInput().getType().getElementType().isBF16() && !tensorCore)
       return refuseBf16(op, spec.tiling, batch);
     completeSpec(op, members, batch, spec);
-    // act_order on the tensor-core kernel, and for a qf.group or gate/up
-    // on either kernel: a launch of its own permutes the activations into
-    // the weight's sorted column order (PermuteKernel.cpp), and the kernel
-    // reads the weight as a plain one. A group's (or gate/up's) weights
+    // act_order, on either kernel: a launch of its own permutes the
+    // activations into the weight's sorted column order (PermuteKernel.cpp),
+    // and the kernel reads the weight as a plain one: cheaper than a gather
+    // through perm in every matvec block (docs/act-order.md). A group's (or
+    // gate/up's) weights
     // share the first one's permutation under the contract that their
     // perms are equal, which only the weights can tell: those launches run
     // when the runtime finds them equal, the fallback below otherwise.
     // With an RMSNorm prologue (qf-fuse-act-order-norm) the norm launch
     // writes the permuted activations itself (recordNorm): no permute.
     const bool shared = !members.empty() || spec.gated;
-    const bool permuted =
-        spec.encoding.getActOrder() && (tensorCore || shared);
+    const bool permuted = spec.encoding.getActOrder();
     if (permuted) {
+      // 2:4 has no sorted layout: refused before act_order is dropped.
+      if (spec.encoding.isSparse24())
+        return op.emitOpError() << *matvecRefusesEncoding(
+                   spec.encoding, target.getSmVersion());
       spec.encoding = withoutActOrder(spec.encoding);
       spec.hasNorm = false;
     }
