@@ -227,7 +227,7 @@ def QFFuseGatedMLP : Pass<"qf-fuse-gated-mlp"> {
     (remark under `report-unfused`): projections with other users, with a
     bias or residual (the fused form has neither before the activation),
     different inputs, encodings, shapes or prologues, act_order weights
-    with an RMSNorm prologue or bf16 activations, dense f16/bf16 weights
+    on bf16 activations, dense f16/bf16 weights
     (cuBLAS steps), or matmuls that already have a tiling (run before
     `qf-select-tiling`).
 
@@ -267,8 +267,7 @@ def QFFuseSharedInput : Pass<"qf-fuse-shared-input"> {
 
     Not grouped (remarks under `report-unfused`): matmuls with a tiling
     already (run before `qf-select-tiling`), dense f16/bf16 weights (cuBLAS
-    steps), silu_mul matmuls, act_order weights with an RMSNorm prologue,
-    named codebooks (one shared table per block), and members whose bias or
+    steps), silu_mul matmuls, named codebooks (one shared table per block), and members whose bias or
     residual is computed after the group's first matmul (the kernel runs
     there).
 
