@@ -7,7 +7,7 @@
 
 // The matvec / tensor-core crossover, measured at every M from 2 to 8 on
 // Llama-3-8B's projections (docs/defaults.md): integer codes take the mma
-// kernel from M = 2 on weights of at least 4096 x 4096 elements and from
+// kernel from M = 3 on weights of at least 4096 x 4096 elements and from
 // M = 5 below; table codes (NF4, FP4, codebooks) from M = 5 and M = 8. A
 // positive tensor-core-min-m (4 in the run of prefix OLD, the rule before) holds on the large
 // weights, the small ones keeping the matvec below M = 8. Below it, and
@@ -24,7 +24,7 @@ func.func @crossover(%x2: tensor<2x4096xf16>, %x4: tensor<4x4096xf16>, %x8: tens
   %a = qf.weight_ref "a" : !qf.weight<4096x4096, #act>
   %odd = qf.weight_ref "odd" : !qf.weight<1000x4096, #int4>
   %oddk = qf.weight_ref "oddk" : !qf.weight<1024x4100, #qf.enc<int8, per_channel, scale = f16>>
-  // CHECK: tiling = #qf.tiling<mma, block_m = 16,
+  // CHECK: tiling = #qf.tiling<matvec, block_m = 2,
   // NOMMA: tiling = #qf.tiling<matvec, block_m = 2,
   // OLD-LABEL: @crossover
   // OLD: tiling = #qf.tiling<matvec, block_m = 2,
@@ -98,10 +98,15 @@ func.func @norm_dynamic(%x: tensor<?x4096xf16>, %n: tensor<4096xf16>) -> tensor<
 #nvfp4 = #qf.enc<fp4e2m1, group = 16, scale = f8E4M3FN, global_scale>
 // CHECK-LABEL: @by_family
 // OLD-LABEL: @by_family
-func.func @by_family(%x4: tensor<4x4096xf16>, %x5: tensor<5x4096xf16>) {
+func.func @by_family(%x3: tensor<3x4096xf16>, %x4: tensor<4x4096xf16>, %x5: tensor<5x4096xf16>) {
+  %q = qf.weight_ref "q" : !qf.weight<4096x4096, #int4>
   %kv = qf.weight_ref "kv" : !qf.weight<1024x4096, #int4>
   %q4 = qf.weight_ref "q4" : !qf.weight<4096x4096, #nvfp4>
   %kv4 = qf.weight_ref "kv4" : !qf.weight<1024x4096, #nvfp4>
+  // Integer codes on a large weight: the mma kernel from M = 3.
+  // CHECK: tiling = #qf.tiling<mma, {{.*}}-> tensor<3x4096xf16>
+  // OLD: tiling = #qf.tiling<matvec, {{.*}}-> tensor<3x4096xf16>
+  %q3 = qf.fused_matmul %x3, %q : tensor<3x4096xf16>, !qf.weight<4096x4096, #int4> -> tensor<3x4096xf16>
   // Integer codes on a small weight: the mma kernel from M = 5.
   // CHECK: tiling = #qf.tiling<mma, {{.*}}-> tensor<5x1024xf16>
   // OLD: tiling = #qf.tiling<matvec, {{.*}}-> tensor<5x1024xf16>

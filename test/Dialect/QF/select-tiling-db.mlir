@@ -58,7 +58,7 @@ func.func @unlisted(%x1: tensor<1x4096xf16>, %x2: tensor<2x4096xf16>) {
   %a = qf.weight_ref "a" : !qf.weight<4096x4096, #int4>
   %b = qf.weight_ref "b" : !qf.weight<4096x4096, #uint4>
   %c = qf.weight_ref "c" : !qf.weight<1024x4096, #int4>
-  // CHECK: tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 128, split_k = 8, stages = 3>
+  // CHECK: tiling = #qf.tiling<matvec, block_m = 2, block_n = 8, k_unroll = 2>
   %0 = qf.fused_matmul %x2, %a : tensor<2x4096xf16>, !qf.weight<4096x4096, #int4> -> tensor<2x4096xf16>
   // CHECK: tiling = #qf.tiling<matvec, block_n = 8, k_unroll = 2>
   %1 = qf.fused_matmul %x1, %b : tensor<1x4096xf16>, !qf.weight<4096x4096, #uint4> -> tensor<1x4096xf16>

@@ -252,7 +252,7 @@ func.func @odd_k(%a: tensor<1x4104xf16>, %b: tensor<1x4095xf16>, %c: tensor<1x41
 func.func @dynamic_m(%x: tensor<?x4096xf16>) {
   %w = qf.weight_ref "w" : !w
   // CHECK: {qf.predicted_us = 5.016000e+00 : f64, tiling = #qf.tiling<matvec, block_n = 8, k_unroll = 2>}
-  // BATCH2: {qf.predicted_us = 5.019000e+00 : f64, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 128, split_k = 8, stages = 3>}
+  // BATCH2: {qf.predicted_us = 5.019000e+00 : f64, tiling = #qf.tiling<matvec, block_m = 2, block_n = 8, k_unroll = 2>}
   // BATCH16: {qf.predicted_us = 5.073000e+00 : f64, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 128, split_k = 8, stages = 3>}
   %0 = qf.fused_matmul %x, %w : tensor<?x4096xf16>, !w -> tensor<?x4096xf16>
   return

@@ -8,7 +8,7 @@
 // RUN: not grep -q '"source"' %t.large.qfa
 
 // One list on both sides of the crossover (pinned at 4 for this 4096x4096
-// weight; the measured default is 2, docs/defaults.md):
+// weight; the measured default is 3, docs/defaults.md):
 // batches 1 and 2 run the matvec on the weight tiled 1x32; 4, 8 and 16
 // (block_m 16, the same kernel), 32 and 128 run tensor-core kernels of
 // their own tiling on the weight's second copy, in the fragment layout. The artifact

@@ -124,7 +124,7 @@ int64_t qf::defaultTensorCoreMinM(WeightType type,
       type.getN() * type.getK() >= target.tensorCoreSmallBatchMinWeights;
   if (getDecodeFamily(type.getEncoding().getFormat()) == DecodeFamily::Table)
     return large ? 5 : kMatvecMaxM;
-  return large ? 2 : 5;
+  return large ? 3 : 5;
 }
 
 TilingTarget qf::getTilingTarget(TargetAttr chip, int64_t tensorCoreMinM,

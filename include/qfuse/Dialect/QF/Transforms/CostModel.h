@@ -115,7 +115,7 @@ struct TilingTarget {
 
 /// The batch from which the tensor-core kernel runs `type` when
 /// tensorCoreMinM is 0, measured on the training shapes (docs/defaults.md,
-/// bench/crossover): integer and fp8 codes from M = 2 on weights of at least
+/// bench/crossover): integer and fp8 codes from M = 3 on weights of at least
 /// tensorCoreSmallBatchMinWeights elements and from M = 5 below; table
 /// codes (NF4, FP4, codebooks), whose tensor-core decode costs more, from
 /// M = 5 and M = kMatvecMaxM.

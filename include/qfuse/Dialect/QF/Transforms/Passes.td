@@ -261,7 +261,7 @@ def QFSelectTiling : Pass<"qf-select-tiling"> {
     reports). A dynamic M (the batch) is taken to be `batch`.
 
     M from `tensor-core-min-m` (default 0: the measured crossover, from
-    M = 2 to 8 by the weight's size and decode family; a positive value
+    M = 3 to 8 by the weight's size and decode family; a positive value
     applies below 8 only to weights of at least
     `tensor-core-small-min-weights`; docs/defaults.md) up gets the tensor-core `mma` kernel where it takes the weight
     (TensorCoreSupport.h: 2-, 3-, 4- and 8-bit codes without 2:4, K a
