@@ -118,8 +118,9 @@ double qf::predictTimeUs(int64_t bytes, double bandwidthGbps) {
   return static_cast<double>(bytes) / (bandwidthGbps * 1e3) + kLaunchOverheadUs;
 }
 
-int64_t qf::defaultTensorCoreMinM(WeightType type,
-                                  const TilingTarget &target) {
+int64_t qf::tensorCoreMinMFor(WeightType type, const TilingTarget &target) {
+  if (target.tensorCoreMinM > 0)
+    return target.tensorCoreMinM;
   const bool large =
       type.getN() * type.getK() >= target.tensorCoreSmallBatchMinWeights;
   if (getDecodeFamily(type.getEncoding().getFormat()) == DecodeFamily::Table)
@@ -362,14 +363,11 @@ TilingAttr qf::selectTiling(int64_t m, WeightType type,
                                      type.getK());
   // A positive tensorCoreMinM holds from the size bound up; 0 is the
   // measured crossover of the weight's size and decode family.
-  const bool autoCrossover = target.tensorCoreMinM <= 0;
-  const int64_t tensorCoreMinM = autoCrossover
-                                     ? defaultTensorCoreMinM(type, target)
-                                     : target.tensorCoreMinM;
+  const int64_t tensorCoreMinM = tensorCoreMinMFor(type, target);
   const bool smallWeight = m < kMatvecMaxM &&
                            type.getN() * type.getK() <
                                target.tensorCoreSmallBatchMinWeights;
-  const bool small = !autoCrossover && smallWeight;
+  const bool small = target.tensorCoreMinM > 0 && smallWeight;
   // act_order: the matvec gathers the batch's activations into shared
   // memory, K x M x 2 bytes per block; past batch 1 and 24 KB too few blocks
   // fit an SM (measured in docs/defaults.md).

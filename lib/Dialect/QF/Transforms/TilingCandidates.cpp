@@ -67,8 +67,7 @@ listMatvec(int64_t m, WeightType type, const TilingTarget &target, bool gated) {
 SmallVector<TilingCandidate> listMma(int64_t m, WeightType type,
                                      const TilingTarget &target, bool gated) {
   SmallVector<TilingCandidate> out;
-  if (m < (target.tensorCoreMinM > 0 ? target.tensorCoreMinM
-                                      : defaultTensorCoreMinM(type, target)))
+  if (m < tensorCoreMinMFor(type, target))
     return out;
   forEachMmaCandidate(
       m, type, target, gated, [&](const MmaLaunchShape &launch, double us) {

@@ -23,7 +23,7 @@ constexpr int64_t kMatvecMaxM = 8;
 /// Smallest M that runs the tensor-core kernel when it takes the weight
 /// (TensorCoreSupport.h); smaller batches, and weights it refuses up to
 /// kMatvecMaxM, run the matvec. 0 (the default): the measured crossover of
-/// the weight's size and decode family (defaultTensorCoreMinM). A positive
+/// the weight's size and decode family (tensorCoreMinMFor). A positive
 /// value applies to every weight of at least kTensorCoreSmallBatchMinWeights
 /// elements; smaller ones keep the matvec below kMatvecMaxM.
 constexpr int64_t kTensorCoreMinM = 0;
@@ -99,7 +99,7 @@ struct TilingTarget {
   /// prefill-sized batches, where it was measured faster).
   bool archSpecific = false;
   /// From this M up the tensor-core kernel runs where it can (0: the
-  /// measured crossover, defaultTensorCoreMinM); set past kMatvecMaxM for
+  /// measured crossover, tensorCoreMinMFor); set past kMatvecMaxM for
   /// an op only the matvec fuses (an RMSNorm prologue).
   int64_t tensorCoreMinM = kTensorCoreMinM;
   /// Below kMatvecMaxM, the fewest weight elements (N x K) for which it does
@@ -113,13 +113,13 @@ struct TilingTarget {
   int64_t dequantGemmMinM = kDequantGemmMinM;
 };
 
-/// The batch from which the tensor-core kernel runs `type` when
-/// tensorCoreMinM is 0, measured on the training shapes (docs/defaults.md,
-/// bench/crossover): integer and fp8 codes from M = 3 on weights of at least
-/// tensorCoreSmallBatchMinWeights elements and from M = 5 below; table
-/// codes (NF4, FP4, codebooks), whose tensor-core decode costs more, from
-/// M = 5 and M = kMatvecMaxM.
-int64_t defaultTensorCoreMinM(WeightType type, const TilingTarget &target);
+/// The batch from which the tensor-core kernel runs `type`: a positive
+/// target.tensorCoreMinM, else the crossover measured on the training shapes
+/// (docs/defaults.md, bench/crossover): integer and fp8 codes from M = 3 on
+/// weights of at least tensorCoreSmallBatchMinWeights elements and from
+/// M = 5 below; table codes (NF4, FP4, codebooks), whose tensor-core decode
+/// costs more, from M = 5 and M = kMatvecMaxM.
+int64_t tensorCoreMinMFor(WeightType type, const TilingTarget &target);
 
 /// The TilingTarget of `chip` (#qf.target: SM count, compute capability,
 /// bandwidth, wgmma availability, shared memory per block) with the batch
