@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GpuFixture.h"
+#include "TinyLlamaArtifact.h"
 #include "qfuse/reference/ModelConfig.h"
 #include "qfuse/reference/SyntheticModel.h"
 #include "qfuse/runtime/Error.h"
@@ -41,12 +42,6 @@ namespace ref = qfuse::reference;
 
 namespace {
 
-std::string repositoryRoot() {
-  const std::string file = __FILE__;
-  const std::string suffix = "unittests/Runtime/BackgroundLoadGpuTest.cpp";
-  return file.substr(0, file.size() - suffix.size());
-}
-
 /// The bytes at a device pointer.
 std::vector<uint8_t> deviceBytes(CUdeviceptr ptr, size_t size) {
   std::vector<uint8_t> bytes(size);
@@ -65,10 +60,7 @@ protected:
   /// checkpoint of its preset with `layers` decoder layers (0: the
   /// preset's).
   bool prepare(int64_t layers = 0) {
-    const char *overridePath = std::getenv("QFUSE_CALIBRATION_QFA");
-    artifactPath = overridePath ? overridePath
-                                : repositoryRoot() +
-                                      "artifacts/models/tiny-llama-fp16.qfa";
+    artifactPath = qfuse::testing::tinyLlamaFp16ArtifactPath();
     if (!std::ifstream(artifactPath))
       return false;
     artifact.emplace(loadArtifactForDevice(artifactPath, *context));

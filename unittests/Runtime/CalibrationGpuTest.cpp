@@ -22,6 +22,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GpuFixture.h"
+#include "TinyLlamaArtifact.h"
 #include "qfuse/format/Numerics.h"
 #include "qfuse/gptq/Hessian.h"
 #include "qfuse/reference/ModelConfig.h"
@@ -54,13 +55,6 @@ namespace ref = qfuse::reference;
 namespace fmt = qfuse::format;
 
 namespace {
-
-/// The repository root, from this file's path.
-std::string repositoryRoot() {
-  const std::string file = __FILE__;
-  const std::string suffix = "unittests/Runtime/CalibrationGpuTest.cpp";
-  return file.substr(0, file.size() - suffix.size());
-}
 
 using Rows = std::vector<std::vector<double>>;
 
@@ -118,10 +112,7 @@ protected:
   /// and the synthetic checkpoint of its preset, on the GPU and for the
   /// reference (fp16 rounding, as the runtime loads an fp16 artifact).
   bool loadModel() {
-    const char *overridePath = std::getenv("QFUSE_CALIBRATION_QFA");
-    artifactPath = overridePath ? overridePath
-                                : repositoryRoot() +
-                                      "artifacts/models/tiny-llama-fp16.qfa";
+    artifactPath = qfuse::testing::tinyLlamaFp16ArtifactPath();
     if (!std::ifstream(artifactPath))
       return false;
     artifact.emplace(loadArtifactForDevice(artifactPath, *context));
