@@ -26,6 +26,7 @@
 
 using namespace qfuse::format;
 using qfuse::format::test::enc;
+using qfuse::format::test::kDenseQuantizedEncodings;
 using qfuse::format::test::SeededParamTest;
 using qfuse::format::test::SeededTest;
 using qfuse::format::test::testName;
@@ -57,36 +58,18 @@ double codebookReach(std::vector<float> table) {
   return h;
 }
 
-const char *const kEncodings[] = {
-    "int4, group = 128, scale = f16",
-    "int4, group = 32, scale = bf16",
-    "uint4, group = 128, scale = f16, zero = int",
-    "uint4, group = 64, scale = bf16, zero = float",
-    "int4, group = 64, scale = f16, act_order",
-    "int8, per_channel, scale = f16",
-    "int8, group = 32, scale = f8E8M0FNU",
-    "uint8, group = 32, scale = f32, zero = int",
-    "uint8, per_channel, scale = f16, zero = float",
-    "fp8e4m3, per_channel, scale = f32",
-    "fp8e4m3, group = 32, scale = f8E8M0FNU",
-    "fp4e2m1, group = 16, scale = f8E4M3FN, global_scale",
-    "fp4e2m1, group = 32, scale = f8E8M0FNU",
-    "fp4e2m1, group = 32, scale = f16",
-    "nf4, group = 64, scale = f32",
-    "nf4, group = 128, scale = f16",
-    "codebook, bits = 3, table = dense<[-1.0, -0.6, -0.3, -0.1, 0.1, 0.3, "
-    "0.6, 0.9]> : tensor<8xf16>, group = 128, scale = f16",
-    "codebook, bits = 2, table = dense<[-0.5, 0.0, 0.5, 1.5]> : tensor<4xf32>, "
-    "per_channel, scale = f32",
-    "codebook, bits = 4, table = \"lut\" : f32, group = 64, scale = bf16",
-    "f16",
-    "bf16",
-    "f16, sparse = 2:4",
-    "int4, group = 128, scale = f16, sparse = 2:4",
-    "uint4, group = 64, scale = f16, zero = int, act_order, sparse = 2:4",
-    "uint8, group = 32, scale = bf16, zero = float, sparse = 2:4",
-    "fp8e4m3, per_channel, scale = f32, sparse = 2:4",
-};
+/// The dense quantized encodings, then dense and 2:4 sparse ones.
+std::vector<const char *> allEncodings() {
+  std::vector<const char *> all = kDenseQuantizedEncodings;
+  for (const char *text :
+       {"f16", "bf16", "f16, sparse = 2:4",
+        "int4, group = 128, scale = f16, sparse = 2:4",
+        "uint4, group = 64, scale = f16, zero = int, act_order, sparse = 2:4",
+        "uint8, group = 32, scale = bf16, zero = float, sparse = 2:4",
+        "fp8e4m3, per_channel, scale = f32, sparse = 2:4"})
+    all.push_back(text);
+  return all;
+}
 
 class QuantizeTest : public SeededParamTest<const char *> {
 protected:
@@ -240,7 +223,7 @@ TEST_P(QuantizeTest, ZerosStayZero) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Encodings, QuantizeTest,
-                         ::testing::ValuesIn(kEncodings),
+                         ::testing::ValuesIn(allEncodings()),
                          [](const auto &info) {
                            return std::to_string(info.index) + "_" +
                                   testName(info.param).substr(0, 48);

@@ -83,6 +83,33 @@ inline std::string testName(const std::string &text) {
   return name;
 }
 
+/// One of each dense quantized encoding (every element format, scale type,
+/// zero-point kind, act_order, codebook table source): the sweep of the
+/// tests that hold an encoding's quantizer to quantizeRTN.
+inline const std::vector<const char *> kDenseQuantizedEncodings = {
+    "int4, group = 128, scale = f16",
+    "int4, group = 32, scale = bf16",
+    "uint4, group = 128, scale = f16, zero = int",
+    "uint4, group = 64, scale = bf16, zero = float",
+    "int4, group = 64, scale = f16, act_order",
+    "int8, per_channel, scale = f16",
+    "int8, group = 32, scale = f8E8M0FNU",
+    "uint8, group = 32, scale = f32, zero = int",
+    "uint8, per_channel, scale = f16, zero = float",
+    "fp8e4m3, per_channel, scale = f32",
+    "fp8e4m3, group = 32, scale = f8E8M0FNU",
+    "fp4e2m1, group = 16, scale = f8E4M3FN, global_scale",
+    "fp4e2m1, group = 32, scale = f8E8M0FNU",
+    "fp4e2m1, group = 32, scale = f16",
+    "nf4, group = 64, scale = f32",
+    "nf4, group = 128, scale = f16",
+    "codebook, bits = 3, table = dense<[-1.0, -0.6, -0.3, -0.1, 0.1, 0.3, "
+    "0.6, 0.9]> : tensor<8xf16>, group = 128, scale = f16",
+    "codebook, bits = 2, table = dense<[-0.5, 0.0, 0.5, 1.5]> : tensor<4xf32>, "
+    "per_channel, scale = f32",
+    "codebook, bits = 4, table = \"lut\" : f32, group = 64, scale = bf16",
+};
+
 } // namespace qfuse::format::test
 
 #endif // QFUSE_UNITTESTS_FORMAT_TESTUTIL_H

@@ -15,16 +15,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "GatherCases.h"
-#include "GpuFixture.h"
+#include "QuantizeArtifactFixture.h"
 #include "TestUtil.h"
 
 #include "qfuse/format/FieldGather.h"
-#include "qfuse/runtime/device/DeviceArtifact.h"
 #include "qfuse/runtime/device/DeviceGather.h"
 #include "qfuse/runtime/device/DeviceRepacker.h"
 
 #include <cstdlib>
-#include <filesystem>
 #include <iostream>
 
 namespace qfuse::testing {
@@ -34,31 +32,12 @@ using runtime::DeviceGather;
 namespace cuda = runtime::cuda;
 using namespace format::test;
 
-std::string artifactPath() {
-  if (const char *path = std::getenv("QFUSE_QUANTIZE_QFA"))
-    return path;
-  return QFUSE_QUANTIZE_QFA_DEFAULT;
-}
-
-format::Encoding encodingOf(const std::string &text) {
-  format::Encoding enc;
-  std::string error;
-  EXPECT_TRUE(format::parseEncoding(text, enc, error)) << text << ": " << error;
-  return enc;
-}
-
-class DeviceGatherGpuTest : public GpuFixture {
+class DeviceGatherGpuTest : public QuantizeArtifactFixture {
 protected:
   void SetUp() override {
-    GpuFixture::SetUp();
+    QuantizeArtifactFixture::SetUp();
     if (IsSkipped())
       return;
-    if (!std::filesystem::exists(artifactPath()))
-      GTEST_SKIP() << "qfuse-gpu-skip: no quantize artifact at "
-                   << artifactPath()
-                   << " (bench/quantize-at-load/make-artifacts.sh compiles "
-                      "it; QFUSE_QUANTIZE_QFA overrides the path)";
-    artifact.emplace(runtime::loadArtifactForDevice(artifactPath(), *context));
     gather.emplace(*artifact, *context);
     seed = format::test::freshSeed();
     rng.seed(seed);
@@ -100,7 +79,6 @@ protected:
       ASSERT_EQ(got[i], 0) << label << ": padding byte " << i;
   }
 
-  std::optional<runtime::Artifact> artifact;
   std::optional<DeviceGather> gather;
   uint32_t seed = 0;
   std::mt19937 rng;
@@ -113,7 +91,7 @@ TEST_F(DeviceGatherGpuTest, PackCodeBytesMatchesTheHost) {
     for (auto [n, k] : gatherShapes()) {
       const std::string label = text + " [" + std::to_string(n) + ", " +
                                 std::to_string(k) + "]";
-      format::Encoding enc = encodingOf(text);
+      format::Encoding enc = format::test::enc(text);
       format::TensorMap components;
       format::Unpacked u;
       if (!randomComponents(enc, n, k, rng, components, u))
@@ -156,7 +134,7 @@ TEST_F(DeviceGatherGpuTest, RepackMatchesTheHostForEveryLayout) {
         const std::string label = text + " <" + layoutText + "> [" +
                                   std::to_string(n) + ", " +
                                   std::to_string(k) + "]";
-        format::Encoding enc = encodingOf(text);
+        format::Encoding enc = format::test::enc(text);
         format::Layout layout;
         std::string error;
         ASSERT_TRUE(format::parseLayout(layoutText, layout, error)) << error;
@@ -199,7 +177,7 @@ TEST_F(DeviceGatherGpuTest, RepackerGivesRepacksComponents) {
       weight.layout = layoutText;
       weight.n = 45;
       weight.k = 96;
-      weight.encodingAttr = encodingOf(text);
+      weight.encodingAttr = format::test::enc(text);
       std::string error;
       ASSERT_TRUE(format::parseLayout(layoutText, weight.layoutAttr, error));
       format::TensorMap components, host;
@@ -224,7 +202,7 @@ TEST_F(DeviceGatherGpuTest, RepackerGivesRepacksComponents) {
 }
 
 TEST_F(DeviceGatherGpuTest, OutOfRangeCodeSetsTheStatus) {
-  format::Encoding enc = encodingOf("int4, group = 32, scale = f16");
+  format::Encoding enc = format::test::enc("int4, group = 32, scale = f16");
   format::FieldGather g;
   std::string why;
   ASSERT_TRUE(format::codeBytesGather(enc, 3, 64, g, why)) << why;

@@ -10,17 +10,15 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "GpuFixture.h"
+#include "QuantizeArtifactFixture.h"
 
 #include "qfuse/format/Numerics.h"
 #include "qfuse/format/Packing.h"
-#include "qfuse/runtime/device/DeviceArtifact.h"
 #include "qfuse/runtime/device/DeviceQuantizer.h"
 
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <random>
 
 namespace qfuse::testing {
@@ -29,12 +27,6 @@ namespace {
 using runtime::DeviceQuantizer;
 using runtime::DType;
 namespace cuda = runtime::cuda;
-
-std::string artifactPath() {
-  if (const char *path = std::getenv("QFUSE_QUANTIZE_QFA"))
-    return path;
-  return QFUSE_QUANTIZE_QFA_DEFAULT;
-}
 
 float roundTo(float v, DType t) {
   if (t == DType::F16)
@@ -92,18 +84,12 @@ std::vector<uint8_t> toBytes(const std::vector<float> &w, DType t) {
   return bytes;
 }
 
-class QuantizeGpuTest : public GpuFixture {
+class QuantizeGpuTest : public QuantizeArtifactFixture {
 protected:
   void SetUp() override {
-    GpuFixture::SetUp();
+    QuantizeArtifactFixture::SetUp();
     if (IsSkipped())
       return;
-    if (!std::filesystem::exists(artifactPath()))
-      GTEST_SKIP() << "qfuse-gpu-skip: no quantize artifact at "
-                   << artifactPath()
-                   << " (bench/quantize-at-load/make-artifacts.sh compiles "
-                      "it; QFUSE_QUANTIZE_QFA overrides the path)";
-    artifact.emplace(runtime::loadArtifactForDevice(artifactPath(), *context));
     quantizer.emplace(*artifact, *context);
   }
 
@@ -145,7 +131,6 @@ protected:
     return value;
   }
 
-  std::optional<runtime::Artifact> artifact;
   std::optional<DeviceQuantizer> quantizer;
 };
 
