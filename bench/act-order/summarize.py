@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Summarizes the act_order GPU round (bench/act-order/run.sh): per model,
-part (qkv, gateup, down) and batch, the act_order int4-g128 plan's time
+part (qkv, gateup, down; qkvn, gateupn: behind an RMSNorm) and batch, the act_order int4-g128 plan's time
 against plain int4-g128's from the same process (artifacts
 <model>-<part>-{ao,int4}.qfa), the checks of every run, and whether the
 target of issue 20 part 1 holds: act_order within 5% of plain int4-g128 on

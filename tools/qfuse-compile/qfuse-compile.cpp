@@ -126,13 +126,17 @@ static constexpr std::pair<llvm::StringLiteral, llvm::StringLiteral>
                   {"gated-mlp", "qf-fuse-gated-mlp"},
                   {"epilogue", "qf-fuse-epilogue"},
                   {"shared-input", "qf-fuse-shared-input"},
+                  // After the groups form: an act_order group's members
+                  // all take the norm (docs/act-order.md).
+                  {"act-order-norm", "qf-fuse-act-order-norm"},
                   {"rotary-attention", "qf-fuse-rotary-attention"}};
 static cl::opt<std::string> fuse(
     "fuse",
     cl::desc("Fusion passes to run after qf-fuse-dequant-matmul: a comma-"
              "separated subset of rmsnorm (qf-fuse-rmsnorm-prologue), "
              "gated-mlp (qf-fuse-gated-mlp), epilogue (qf-fuse-epilogue), "
-             "shared-input (qf-fuse-shared-input), rotary-attention "
+             "shared-input (qf-fuse-shared-input), act-order-norm "
+             "(qf-fuse-act-order-norm), rotary-attention "
              "(qf-fuse-rotary-attention); 'default', 'all' or 'none'"),
     cl::init("default"));
 
@@ -141,7 +145,8 @@ static cl::opt<std::string> fuse(
 /// norm, which measured slower than the separate norm kernel
 /// (docs/defaults.md).
 static constexpr llvm::StringLiteral kDefaultFusions[] = {
-    "gated-mlp", "epilogue", "shared-input", "rotary-attention"};
+    "gated-mlp", "epilogue", "shared-input", "act-order-norm",
+    "rotary-attention"};
 
 /// Smallest batch from which --fuse=default leaves out shared-input.
 static constexpr int64_t kSharedInputDropFromBatch = 32;
@@ -180,7 +185,7 @@ selectFusions(int64_t minBatch, int64_t maxBatch, std::string &error) {
                         [&](auto &entry) { return entry.first == item; })) {
         error = "--fuse: unknown fusion '" + item.str() +
                 "'; expected rmsnorm, gated-mlp, epilogue, shared-input, "
-                "rotary-attention, default, all or none";
+                "act-order-norm, rotary-attention, default, all or none";
         return failure();
       }
       wanted.insert(item);
