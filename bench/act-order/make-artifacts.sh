@@ -9,9 +9,10 @@
 #   1024, 13824): `qkv` (q, k and v of one input: one qf.group), `gateup`
 #   (silu(gate) * up: one gated matmul) and `down` (one weight), and
 #   `qkvn` / `gateupn`, the same reading an RMSNorm of the layer input as
-#   in a decoder layer (act_order: the norm launch writes the permuted
-#   input, docs/act-order.md; plain: a norm launch of its own), each in
-#   act_order int4-g128 (`ao`) and plain int4-g128 (`int4`), the default
+#   in a decoder layer (a norm launch of its own; `aon`: act_order compiled
+#   with --fuse=default,act-order-norm, the norm launch writing the permuted
+#   input, docs/act-order.md), each in act_order int4-g128 (`ao`) and
+#   plain int4-g128 (`int4`), the default
 #   compile a user gets (no --tuning-db, default chip sm_90), batches
 #   1, 2, 4, 8, 16, 32, 64, 128;
 # - OUT/runs.txt: one qfuse-bench process per model and part (name, then
@@ -122,10 +123,16 @@ for spec in $models; do
   IFS=: read -r model h v i <<< "$spec"
   for part in ${PARTS:-qkv gateup down qkvn gateupn}; do
     args=""
-    for enc in ao int4; do
+    # aon: act_order with the act-order-norm fusion (not a default yet),
+    # on the parts behind a norm.
+    variants="ao int4"
+    case "$part" in *n) variants="ao aon int4" ;; esac
+    for enc in $variants; do
       name="$model-$part-$enc"
-      emit "$part" "$enc" "$h" "$v" "$i" > "$out/artifacts/$name.mlir"
-      cmd="$compile $out/artifacts/$name.mlir --batch-sizes=$batches -o $out/artifacts/$name.qfa"
+      fuse=""
+      [ "$enc" = aon ] && fuse=" --fuse=default,act-order-norm"
+      emit "$part" "${enc%n}" "$h" "$v" "$i" > "$out/artifacts/$name.mlir"
+      cmd="$compile $out/artifacts/$name.mlir --batch-sizes=$batches$fuse -o $out/artifacts/$name.qfa"
       echo "$cmd" >> "$out/COMPILE"
       { echo "== $name"; $cmd 2>&1 | sed 's/^.*remark: //' || true; } >> "$out/compile.log"
       [ -f "$out/artifacts/$name.qfa" ] || { echo "FAILED $name" >&2; exit 1; }
@@ -155,6 +162,8 @@ mkdir -p "$out/src/artifacts/act-order"
 for input in groups norm; do
   for fuse in default none; do
     name=$input; [ "$fuse" = none ] && name=$input-unfused
+    # As unittests/Runtime/CMakeLists.txt: norm.qfa adds act-order-norm.
+    [ "$name" = norm ] && fuse=default,act-order-norm
     cmd="$compile test/Tools/qfuse-cpu-check/Inputs/act-order-$input.mlir --fuse=$fuse --batch-sizes=1,16 -o $out/src/artifacts/act-order/$name.qfa"
     echo "$cmd" >> "$out/COMPILE"
     $cmd 2>> "$out/compile.log"

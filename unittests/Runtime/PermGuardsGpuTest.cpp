@@ -120,8 +120,8 @@ protected:
     std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
     std::vector<std::vector<uint16_t>> inputs;
     for (const std::string &name : a.inputs) {
-      std::vector<uint16_t> x(
-          static_cast<size_t>(a.findBuffer(name)->extent(1, batch) * batch));
+      // Every element of the buffer: an RMSNorm's gamma is an input too.
+      std::vector<uint16_t> x(a.findBuffer(name)->numBytes(batch) / 2);
       for (uint16_t &v : x)
         v = qfuse::format::floatToHalf(dist(rng));
       inputs.push_back(std::move(x));

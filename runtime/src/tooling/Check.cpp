@@ -135,7 +135,10 @@ bool asMatmul(const Artifact &artifact, const Plan &plan, size_t s,
     out.outputs = {{weight, step.gemm.y, ""}};
     return true;
   }
-  if (step.kind != Step::Kind::Launch)
+  // An act_order prologue binds the weight's perm and writes a `y` too, but
+  // it is no matmul: the matmul after it is checked from its input.
+  if (step.kind != Step::Kind::Launch || step.op == kPermuteColumnsOp ||
+      step.op == kRMSNormOp)
     return false;
   const Kernel &kernel = artifact.kernels[step.kernelIndex];
   for (size_t i = 0; i < step.args.size(); ++i) {
