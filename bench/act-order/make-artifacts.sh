@@ -7,8 +7,12 @@
 #   input of models nothing is tuned on (bench/tuning-db.json has neither),
 #   Qwen2.5-7B (hidden 3584, kv 512, mlp 18944) and Qwen2.5-14B (5120,
 #   1024, 13824): `qkv` (q, k and v of one input: one qf.group), `gateup`
-#   (silu(gate) * up: one gated matmul) and `down` (one weight), each in
-#   act_order int4-g128 (`ao`) and plain int4-g128 (`int4`), the default
+#   (silu(gate) * up: one gated matmul) and `down` (one weight), and
+#   `qkvn` / `gateupn`, the same reading an RMSNorm of the layer input as
+#   in a decoder layer (a norm launch of its own; `aon`: act_order compiled
+#   with --fuse=default,act-order-norm, the norm launch writing the permuted
+#   input, docs/act-order.md), each in act_order int4-g128 (`ao`) and
+#   plain int4-g128 (`int4`), the default
 #   compile a user gets (no --tuning-db, default chip sm_90), batches
 #   1, 2, 4, 8, 16, 32, 64, 128;
 # - OUT/runs.txt: one qfuse-bench process per model and part (name, then
@@ -22,12 +26,12 @@
 #   (build-vendor), so that run.sh builds qfuse-bench and the runtime's GPU
 #   tests there; OUT/src/artifacts/act-order: PermGuardsGpuTest's artifacts;
 # - OUT/COMMIT, OUT/COMPILE (the exact commands), OUT/compile.log, and
-#   OUT/launches.txt: the permute launches of a Llama-3-8B act_order
-#   int4-g128 decode plan at batch 16.
+#   OUT/launches.txt: the launches (permutes among them) of a Llama-3-8B
+#   act_order int4-g128 decode plan at batch 1 and at batch 16.
 #
 #   bench/act-order/make-artifacts.sh [build dir, default build] [OUT]
 #
-# MODELS and BATCHES replace the defaults below.
+# MODELS, BATCHES and PARTS replace the defaults below.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
@@ -49,7 +53,8 @@ encoding() {
     int4) echo "int4, group = 128, scale = f16" ;;
   esac
 }
-# The IR of one part: qkv, gateup or down of hidden h, kv width v, mlp i.
+# The IR of one part: qkv, gateup, down, qkvn or gateupn of hidden h, kv
+# width v, mlp i.
 emit() { # part enc-name h v i
   local part=$1 enc h=$3 v=$4 i=$5
   enc="#qf.enc<$(encoding "$2")>"
@@ -63,6 +68,33 @@ func.func @qkv(%x: tensor<?x${h}xf16>) -> (tensor<?x${h}xf16>, tensor<?x${v}xf16
   %k = qf.matmul %x, %wk : tensor<?x${h}xf16>, !qf.weight<${v}x${h}, $enc> -> tensor<?x${v}xf16>
   %v = qf.matmul %x, %wv : tensor<?x${h}xf16>, !qf.weight<${v}x${h}, $enc> -> tensor<?x${v}xf16>
   return %q, %k, %v : tensor<?x${h}xf16>, tensor<?x${v}xf16>, tensor<?x${v}xf16>
+}
+IR
+    ;;
+    qkvn) cat <<IR
+func.func @qkvn(%h: tensor<?x${h}xf16>) -> (tensor<?x${h}xf16>, tensor<?x${v}xf16>, tensor<?x${v}xf16>) {
+  %g = qf.tensor_ref "input_layernorm" : tensor<${h}xf16>
+  %x = qf.rms_norm %h, %g {eps = 1.0e-06 : f32} : tensor<?x${h}xf16>, tensor<${h}xf16> -> tensor<?x${h}xf16>
+  %wq = qf.weight_ref "q_proj" : !qf.weight<${h}x${h}, $enc>
+  %wk = qf.weight_ref "k_proj" : !qf.weight<${v}x${h}, $enc>
+  %wv = qf.weight_ref "v_proj" : !qf.weight<${v}x${h}, $enc>
+  %q = qf.matmul %x, %wq : tensor<?x${h}xf16>, !qf.weight<${h}x${h}, $enc> -> tensor<?x${h}xf16>
+  %k = qf.matmul %x, %wk : tensor<?x${h}xf16>, !qf.weight<${v}x${h}, $enc> -> tensor<?x${v}xf16>
+  %v = qf.matmul %x, %wv : tensor<?x${h}xf16>, !qf.weight<${v}x${h}, $enc> -> tensor<?x${v}xf16>
+  return %q, %k, %v : tensor<?x${h}xf16>, tensor<?x${v}xf16>, tensor<?x${v}xf16>
+}
+IR
+    ;;
+    gateupn) cat <<IR
+func.func @gateupn(%h: tensor<?x${h}xf16>) -> tensor<?x${i}xf16> {
+  %g = qf.tensor_ref "post_attention_layernorm" : tensor<${h}xf16>
+  %x = qf.rms_norm %h, %g {eps = 1.0e-06 : f32} : tensor<?x${h}xf16>, tensor<${h}xf16> -> tensor<?x${h}xf16>
+  %wg = qf.weight_ref "gate_proj" : !qf.weight<${i}x${h}, $enc>
+  %wu = qf.weight_ref "up_proj" : !qf.weight<${i}x${h}, $enc>
+  %gt = qf.matmul %x, %wg : tensor<?x${h}xf16>, !qf.weight<${i}x${h}, $enc> -> tensor<?x${i}xf16>
+  %u = qf.matmul %x, %wu : tensor<?x${h}xf16>, !qf.weight<${i}x${h}, $enc> -> tensor<?x${i}xf16>
+  %a = qf.silu_mul %gt, %u : tensor<?x${i}xf16>
+  return %a : tensor<?x${i}xf16>
 }
 IR
     ;;
@@ -89,12 +121,18 @@ IR
 }
 for spec in $models; do
   IFS=: read -r model h v i <<< "$spec"
-  for part in qkv gateup down; do
+  for part in ${PARTS:-qkv gateup down qkvn gateupn}; do
     args=""
-    for enc in ao int4; do
+    # aon: act_order with the act-order-norm fusion (not a default yet),
+    # on the parts behind a norm.
+    variants="ao int4"
+    case "$part" in *n) variants="ao aon int4" ;; esac
+    for enc in $variants; do
       name="$model-$part-$enc"
-      emit "$part" "$enc" "$h" "$v" "$i" > "$out/artifacts/$name.mlir"
-      cmd="$compile $out/artifacts/$name.mlir --batch-sizes=$batches -o $out/artifacts/$name.qfa"
+      fuse=""
+      [ "$enc" = aon ] && fuse=" --fuse=default,act-order-norm"
+      emit "$part" "${enc%n}" "$h" "$v" "$i" > "$out/artifacts/$name.mlir"
+      cmd="$compile $out/artifacts/$name.mlir --batch-sizes=$batches$fuse -o $out/artifacts/$name.qfa"
       echo "$cmd" >> "$out/COMPILE"
       { echo "== $name"; $cmd 2>&1 | sed 's/^.*remark: //' || true; } >> "$out/compile.log"
       [ -f "$out/artifacts/$name.qfa" ] || { echo "FAILED $name" >&2; exit 1; }
@@ -105,24 +143,31 @@ for spec in $models; do
   done
 done
 
-# The permute launches of a whole Llama-3-8B act_order decode plan at 16.
+# The launches of a whole Llama-3-8B act_order decode plan at 1 and 16.
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 PYTHONPATH=python-frontend python3 -m qfuse emit --config examples/configs/llama3-8b.json \
   --encoding '#qf.enc<int4, group = 128, scale = f16, act_order>' --batch dynamic \
   --max-seq 1024 -o "$tmp/l8b-ao.mlir"
-cmd="$compile $tmp/l8b-ao.mlir --batch-sizes=16 -o $tmp/l8b-ao.qfa"
-echo "$cmd" >> "$out/COMPILE"
-$cmd 2>> "$out/compile.log"
-python3 bench/act-order/count-launches.py "$tmp/l8b-ao.qfa" | tee "$out/launches.txt"
+: > "$out/launches.txt"
+for b in 1 16; do
+  cmd="$compile $tmp/l8b-ao.mlir --batch-sizes=$b -o $tmp/l8b-ao-b$b.qfa"
+  echo "$cmd" >> "$out/COMPILE"
+  $cmd 2>> "$out/compile.log"
+  python3 bench/act-order/count-launches.py "$tmp/l8b-ao-b$b.qfa" | tee -a "$out/launches.txt"
+done
 
 # PermGuardsGpuTest's artifacts, where the runtime's tests look for them.
 mkdir -p "$out/src/artifacts/act-order"
-for fuse in default none; do
-  name=groups; [ "$fuse" = none ] && name=groups-unfused
-  cmd="$compile test/Tools/qfuse-cpu-check/Inputs/act-order-groups.mlir --fuse=$fuse --batch-sizes=1,16 -o $out/src/artifacts/act-order/$name.qfa"
-  echo "$cmd" >> "$out/COMPILE"
-  $cmd 2>> "$out/compile.log"
+for input in groups norm; do
+  for fuse in default none; do
+    name=$input; [ "$fuse" = none ] && name=$input-unfused
+    # As unittests/Runtime/CMakeLists.txt: norm.qfa adds act-order-norm.
+    [ "$name" = norm ] && fuse=default,act-order-norm
+    cmd="$compile test/Tools/qfuse-cpu-check/Inputs/act-order-$input.mlir --fuse=$fuse --batch-sizes=1,16 -o $out/src/artifacts/act-order/$name.qfa"
+    echo "$cmd" >> "$out/COMPILE"
+    $cmd 2>> "$out/compile.log"
+  done
 done
 
 # The runtime's sources (no compiler) and its vendored headers.

@@ -7,7 +7,8 @@
 #      vendored headers in DIR/src/build-vendor): qfuse-bench, the CPU unit
 #      tests and the GPU unit tests;
 #   2. runs PermGuardsTest (the load-time perm check, CPU) and
-#      PermGuardsGpuTest (act_order q/k/v and gate/up: equal perms run the
+#      PermGuardsGpuTest (act_order q/k/v and gate/up, and the same behind
+#      an RMSNorm, PermGuardsNormGpu: equal perms run the
 #      fused group, perms of each weight's own the fallback, both equal to
 #      the unfused artifact and to the C++ reference);
 #   3. runs every line of DIR/runs.txt: per model and part, act_order and
@@ -57,7 +58,7 @@ if [ -z "${SKIP_TESTS:-}" ]; then
     --gtest_filter='PermGuards*:*GPTQv1ActOrderGroupPerms*' \
     > "$res/perm-guards-test.log" 2>&1 || failed=$((failed + 1))
   QFUSE_ACT_ORDER_ARTIFACTS="$dir/src/artifacts/act-order" timeout 300 \
-    "$b/unittests/Runtime/qfuse-runtime-gpu-tests" --gtest_filter='PermGuardsGpu*' \
+    "$b/unittests/Runtime/qfuse-runtime-gpu-tests" --gtest_filter='PermGuardsGpu*:PermGuardsNormGpu*' \
     > "$res/perm-guards-gpu-test.log" 2>&1 || failed=$((failed + 1))
   grep -hE "^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED  \]|qfuse-gpu-skip|Failure" \
     "$res/perm-guards-test.log" "$res/perm-guards-gpu-test.log" | head -20

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Summarizes the act_order GPU round (bench/act-order/run.sh): per model,
-part (qkv, gateup, down) and batch, the act_order int4-g128 plan's time
+part (qkv, gateup, down; qkvn, gateupn: behind an RMSNorm) and batch, the act_order int4-g128 plan's time
 against plain int4-g128's from the same process (artifacts
-<model>-<part>-{ao,int4}.qfa), the checks of every run, and whether the
+<model>-<part>-{ao,int4}.qfa; -aon: act_order compiled with the
+act-order-norm fusion, the norm writing the permuted input), the checks of every run, and whether the
 target of issue 20 part 1 holds: act_order within 5% of plain int4-g128 on
 parts of at least 8M weights, within 10% below. Writes <dir>/summary.json.
 
@@ -34,21 +35,21 @@ def main():
             weights[base] = sum(w["n"] * w["k"] for w in p["weight_shapes"])
     rows, misses = [], []
     for (base, batch, enc) in sorted(times):
-        if enc != "ao" or (base, batch, "int4") not in times:
+        if enc not in ("ao", "aon") or (base, batch, "int4") not in times:
             continue
-        ao, plain = times[(base, batch, "ao")], times[(base, batch, "int4")]
+        ao, plain = times[(base, batch, enc)], times[(base, batch, "int4")]
         limit = 1.05 if weights[base] >= BIG else 1.10
         ratio = ao / plain
-        row = {"part": base, "batch": batch, "weights": weights[base],
+        row = {"part": base, "variant": enc, "batch": batch, "weights": weights[base],
                "act_order_us": ao, "int4_us": plain, "ratio": ratio,
                "limit": limit, "holds": ratio <= limit}
         rows.append(row)
         if not row["holds"]:
             misses.append(row)
-    print("| part | weights | batch | act_order us | int4-g128 us | act_order / int4 | target |")
-    print("|---|---|---|---|---|---|---|")
+    print("| part | act_order | weights | batch | act_order us | int4-g128 us | act_order / int4 | target |")
+    print("|---|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['part']} | {r['weights'] / 1e6:.1f}M | {r['batch']} | "
+        print(f"| {r['part']} | {r['variant']} | {r['weights'] / 1e6:.1f}M | {r['batch']} | "
               f"{r['act_order_us']:.1f} | {r['int4_us']:.1f} | {r['ratio']:.3f} | "
               f"{'ok' if r['holds'] else 'MISS'} (<= {r['limit']:.2f}) |")
     print(f"\nchecks: {sum(checks.values())} in {len(checks)} runs, "

@@ -159,6 +159,13 @@ private:
   /// (the op alone, or its qf.group).
   void addFallbackRecord(FusedMatmulOp fused, ArrayRef<FusedMatmulOp> members,
                          Attribute record);
+  /// The argument `arg` of a fallback record's launch (permute, rms_norm,
+  /// silu_mul, add) for `member` of `fused`'s group: a component of its
+  /// weight read in `layout`, its activations, output, residual or operand,
+  /// or the scratch buffer `scratch` names.
+  BoundArg bindFallbackArg(FusedMatmulOp fused, FusedMatmulOp member,
+                           LaunchArgAttr arg, LayoutAttr layout,
+                           function_ref<std::string(StringRef)> scratch);
   /// Guards `step` by a `qf.launch_guards` entry (1: runs when the perms
   /// of `members`' weights, read in `layout`, are equal; 2: when they
   /// differ), docs/act-order.md.

@@ -213,11 +213,12 @@ void ArtifactBuilder::addFallbackRecord(FusedMatmulOp fused,
   std::string dtype = dtypeOf(type.getElementType());
   std::string output = bufferNames.nameOf(member.getResult());
   // Scratch activations: the fallback's [M, N] gate, up and act, and the
-  // [M, K] activations permuted for an act_order weight.
+  // [M, K] activations permuted for an act_order weight or normalized by
+  // the RMSNorm prologue's launch.
   auto scratch = [&](StringRef what) {
-    bool input = what == "permuted";
-    std::string name = input ? permutedInputName(output)
-                             : output + ".fallback_" + what.str();
+    bool input = what == "permuted" || what == "normed";
+    std::string name = what == "permuted" ? permutedInputName(output)
+                                          : output + ".fallback_" + what.str();
     scratchBuffers.try_emplace(
         name, shapeOf(input ? member.getInput().getType() : type), dtype);
     return name;
@@ -231,6 +232,11 @@ void ArtifactBuilder::addFallbackRecord(FusedMatmulOp fused,
     schema::Step gemm;
     gemm.kind = schema::Step::Kind::Gemm;
     gemm.gemm.x = valueArg(member.getInput()).name;
+    // An RMSNorm prologue: the fallback's norm launch (member 0's) wrote
+    // the normalized input, which every member's gemm reads.
+    if (member.getNorm())
+      gemm.gemm.x = bufferNames.nameOf(FusedMatmulOp(members.front()).getResult()) +
+                    ".fallback_normed";
     gemm.gemm.weightBuffer = workspaceName(dtype);
     gemm.gemm.y = into == "y" ? output : scratch(into);
     if (into == "y" && member.getBias())
@@ -258,7 +264,7 @@ void ArtifactBuilder::addFallbackRecord(FusedMatmulOp fused,
     stepsByBatch[batch].back().op = "qf.dequantize";
     return;
   }
-  // permute, silu_mul and add: launches on the scratch buffers.
+  // permute, rms_norm, silu_mul and add: launches on the scratch buffers.
   ArrayAttr args = launch.getArgs();
   if (!args) {
     fused.emitOpError() << "fallback " << step
@@ -267,41 +273,56 @@ void ArtifactBuilder::addFallbackRecord(FusedMatmulOp fused,
     return;
   }
   addLaunch(launch, [&](size_t i, StringRef) -> BoundArg {
-    auto arg = cast<LaunchArgAttr>(args[i]);
-    switch (arg.getKind()) {
-    case LaunchArgKind::Scratch:
-      return {bufferArg(scratch(arg.getName().getValue())), kPtr};
-    case LaunchArgKind::Output:
-      return {bufferArg(output), kPtr};
-    case LaunchArgKind::Residual:
-      return {valueArg(member.getResidual()), kPtr};
-    case LaunchArgKind::Activations:
-      return {valueArg(member.getInput()), kPtr};
-    case LaunchArgKind::Component: {
-      WeightRefOp ref = weightOf("weight");
-      if (!ref) {
-        fused.emitOpError("permuted weight is not a qf.weight_ref");
-        failedAny = true;
-        return {schema::Arg(), kPtr};
-      }
-      return {weightArg(addWeight(ref, launch.getLayout()),
-                        arg.getName().getValue().str()),
-              kPtr};
-    }
-    case LaunchArgKind::I32:
-      return {immediateArg(schema::Arg::Kind::I32, *arg.getInteger()),
-              schema::ParamType::I32};
-    case LaunchArgKind::Operand:
-    case LaunchArgKind::Result:
-    case LaunchArgKind::F32:
-      break;
-    }
-    fused.emitOpError() << "a fallback launch cannot bind " << arg;
-    failedAny = true;
-    return {schema::Arg(), kPtr};
+    return bindFallbackArg(fused, member, cast<LaunchArgAttr>(args[i]),
+                           launch.getLayout(), scratch);
   });
-  if (step == "permute") {
-    stepsByBatch[batch].back().op = "qf.permute_columns";
+  // The check (runtime Check.cpp) follows these to the activations a
+  // matmul's input came from.
+  if (step == "permute" || step == "rms_norm") {
+    stepsByBatch[batch].back().op =
+        step == "permute" ? "qf.permute_columns" : "qf.rms_norm";
     anyLaunchOp = true;
   }
+}
+
+BoundArg ArtifactBuilder::bindFallbackArg(
+    FusedMatmulOp fused, FusedMatmulOp member, LaunchArgAttr arg,
+    LayoutAttr layout, function_ref<std::string(StringRef)> scratch) {
+  switch (arg.getKind()) {
+  case LaunchArgKind::Scratch:
+    return {bufferArg(scratch(arg.getName().getValue())), kPtr};
+  case LaunchArgKind::Output:
+    return {bufferArg(bufferNames.nameOf(member.getResult())), kPtr};
+  case LaunchArgKind::Residual:
+    return {valueArg(member.getResidual()), kPtr};
+  case LaunchArgKind::Activations:
+    return {valueArg(member.getInput()), kPtr};
+  case LaunchArgKind::Component: {
+    auto ref = member.getWeight().getDefiningOp<WeightRefOp>();
+    if (!ref) {
+      fused.emitOpError("permuted weight is not a qf.weight_ref");
+      failedAny = true;
+      return {schema::Arg(), kPtr};
+    }
+    return {weightArg(addWeight(ref, layout), arg.getName().getValue().str()),
+            kPtr};
+  }
+  case LaunchArgKind::I32:
+    return {immediateArg(schema::Arg::Kind::I32, *arg.getInteger()),
+            schema::ParamType::I32};
+  case LaunchArgKind::Operand: {
+    // The norm launch's gamma: an operand of the member (the RMSNorm
+    // prologue's).
+    int64_t i = arg.getInteger().value_or(-1);
+    if (i >= 0 && i < static_cast<int64_t>(member->getNumOperands()))
+      return {valueArg(member->getOperand(i)), kPtr};
+    break;
+  }
+  case LaunchArgKind::Result:
+  case LaunchArgKind::F32:
+    break;
+  }
+  fused.emitOpError() << "a fallback launch cannot bind " << arg;
+  failedAny = true;
+  return {schema::Arg(), kPtr};
 }

@@ -26,7 +26,6 @@
 #include "mlir/Target/LLVM/NVVM/Target.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 
-#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -36,6 +35,7 @@
 #include "llvm/Support/Threading.h"
 
 #include "../../lib/Target/ArtifactWriter.h"
+#include "FusionSelection.h"
 #include "Ptxas.h"
 #include "qfuse/Conversion/Passes.h"
 #include "qfuse/Dialect/QF/IR/KnownTargets.h"
@@ -120,94 +120,15 @@ static cl::opt<std::string>
 static cl::opt<bool> noCubin("no-cubin", cl::desc("Embed PTX only"),
                             cl::init(false));
 
-/// The fusion passes --fuse can switch on, in the order they run.
-static constexpr std::pair<llvm::StringLiteral, llvm::StringLiteral>
-    kFusions[] = {{"rmsnorm", "qf-fuse-rmsnorm-prologue"},
-                  {"gated-mlp", "qf-fuse-gated-mlp"},
-                  {"epilogue", "qf-fuse-epilogue"},
-                  {"shared-input", "qf-fuse-shared-input"},
-                  {"rotary-attention", "qf-fuse-rotary-attention"}};
 static cl::opt<std::string> fuse(
     "fuse",
     cl::desc("Fusion passes to run after qf-fuse-dequant-matmul: a comma-"
              "separated subset of rmsnorm (qf-fuse-rmsnorm-prologue), "
              "gated-mlp (qf-fuse-gated-mlp), epilogue (qf-fuse-epilogue), "
-             "shared-input (qf-fuse-shared-input), rotary-attention "
+             "shared-input (qf-fuse-shared-input), act-order-norm "
+             "(qf-fuse-act-order-norm), rotary-attention "
              "(qf-fuse-rotary-attention); 'default', 'all' or 'none'"),
     cl::init("default"));
-
-/// What --fuse=default runs: every fusion that measured faster on the H200.
-/// The RMSNorm prologue is left out: each matvec block recomputes its rows'
-/// norm, which measured slower than the separate norm kernel
-/// (docs/defaults.md).
-static constexpr llvm::StringLiteral kDefaultFusions[] = {
-    "gated-mlp", "epilogue", "shared-input", "rotary-attention"};
-
-/// Smallest batch from which --fuse=default leaves out shared-input.
-static constexpr int64_t kSharedInputDropFromBatch = 32;
-
-/// The pass names --fuse selects, in pipeline order, or an error message.
-/// rmsnorm needs the matvec kernel: past batch 8 the tensor-core kernel
-/// runs, which does not fuse it, so it is left out with a note. The other
-/// fusions work at every batch.
-static FailureOr<SmallVector<StringRef>>
-selectFusions(int64_t minBatch, int64_t maxBatch, std::string &error) {
-  llvm::StringSet<> wanted;
-  SmallVector<StringRef> items;
-  StringRef(fuse).split(items, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
-  for (StringRef item : items) {
-    item = item.trim();
-    if (item == "all") {
-      for (auto &entry : kFusions)
-        wanted.insert(entry.first);
-    } else if (item == "default") {
-      for (StringRef flag : kDefaultFusions) {
-        // q/k/v as one launch runs k and v with q's tiling: from batch 32
-        // that measured slower than three launches of their own tilings
-        // (docs/defaults.md). Keyed on the smallest batch, the decode step
-        // that dominates generation.
-        if (flag == "shared-input" && minBatch >= kSharedInputDropFromBatch) {
-          llvm::errs() << "qfuse-compile: note: --fuse=default leaves out "
-                          "shared-input: from batch "
-                       << kSharedInputDropFromBatch
-                       << " q/k/v run faster as launches of their own\n";
-          continue;
-        }
-        wanted.insert(flag);
-      }
-    } else if (item != "none") {
-      if (llvm::none_of(kFusions,
-                        [&](auto &entry) { return entry.first == item; })) {
-        error = "--fuse: unknown fusion '" + item.str() +
-                "'; expected rmsnorm, gated-mlp, epilogue, shared-input, "
-                "rotary-attention, default, all or none";
-        return failure();
-      }
-      wanted.insert(item);
-    }
-  }
-  if (llvm::is_contained(items, "none") && wanted.size() > 0) {
-    error = "--fuse: 'none' cannot be combined with other fusions";
-    return failure();
-  }
-  SmallVector<StringRef> passes;
-  for (auto &[flag, pass] : kFusions) {
-    if (!wanted.contains(flag))
-      continue;
-    // The tensor-core kernel takes the epilogues, silu_mul and qf.group,
-    // but not the RMSNorm prologue: past batch 8 (where only it runs) that
-    // fusion is left out. Up to batch 8 qf-select-tiling keeps the matvec
-    // for the ops that fuse it.
-    if (maxBatch > qf::kMatvecMaxM && flag == "rmsnorm") {
-      llvm::errs() << "qfuse-compile: note: --fuse=rmsnorm skipped: batch "
-                   << maxBatch
-                   << " uses the tensor-core kernel, which does not fuse it\n";
-      continue;
-    }
-    passes.push_back(pass);
-  }
-  return passes;
-}
 
 /// The one static leading dimension of the public functions' 2-D (and
 /// higher) tensor arguments, or nullopt when they have none or several.
@@ -265,7 +186,7 @@ buildPipelines(ModuleOp module, ArrayRef<std::string> chips,
   // dropped when the largest batch needs that kernel.
   const int64_t fusionBatch = largest;
   FailureOr<SmallVector<StringRef>> fusions =
-      selectFusions(smallest ? smallest : 1, fusionBatch, error);
+      qfuse::selectFusions(fuse, smallest ? smallest : 1, fusionBatch, error);
   if (failed(fusions))
     return failure();
   std::string fusionPasses;

@@ -91,8 +91,10 @@ static cl::opt<int64_t> tilingBatch(
     cl::init(0));
 static cl::opt<bool> fuseShared(
     "fuse-shared",
-    cl::desc("Run qf-fuse-gated-mlp and qf-fuse-shared-input before tiling "
-             "(gate/up under silu_mul and q/k/v groups, act_order included)"),
+    cl::desc("Run qf-fuse-gated-mlp, qf-fuse-shared-input and "
+             "qf-fuse-act-order-norm before tiling (gate/up under silu_mul "
+             "and q/k/v groups, act_order included, with the RMSNorm that "
+             "feeds act_order ones as their prologue)"),
     cl::init(false));
 static cl::opt<bool> sharedPerms(
     "shared-perms",
@@ -344,6 +346,7 @@ static LogicalResult lowerToReference(MLIRContext &context, ModuleOp module,
   if (fuseShared) {
     pm.addPass(qf::createQFFuseGatedMLP());
     pm.addPass(qf::createQFFuseSharedInput());
+    pm.addPass(qf::createQFFuseActOrderNorm());
   }
   qf::QFSelectTilingOptions tiling;
   tiling.batch = tilingBatch > 0

@@ -16,6 +16,10 @@
 //   - rebinding one member with another perm switches the path;
 //   - the fallback's workspace is allocated only where the fallback runs.
 //
+// The same for act-order-norm.mlir (norm.qfa, norm-unfused.qfa), where the
+// groups and a lone weight read an RMSNorm: the norm launch writes the
+// permuted input under equal perms, the plain norm feeds the fallback.
+//
 // QFUSE_ACT_ORDER_ARTIFACTS overrides the directory; the tests skip where
 // the artifacts are missing (they need the compiler).
 //
@@ -70,15 +74,16 @@ protected:
     GpuFixture::SetUp();
     if (IsSkipped())
       return;
-    for (const char *name : {"groups.qfa", "groups-unfused.qfa"})
-      if (!std::filesystem::exists(artifactDir() + "/" + name))
-        GTEST_SKIP() << "no " << name << " in " << artifactDir()
-                     << " (ninja qfuse-act-order-artifacts)";
-    grouped.emplace(
-        loadArtifactForDevice(artifactDir() + "/groups.qfa", *context));
-    unfused.emplace(
-        loadArtifactForDevice(artifactDir() + "/groups-unfused.qfa", *context));
+    const std::string base = artifactDir() + "/" + artifactName();
+    for (const std::string &path : {base + ".qfa", base + "-unfused.qfa"})
+      if (!std::filesystem::exists(path))
+        GTEST_SKIP() << "no " << path << " (ninja qfuse-act-order-artifacts)";
+    grouped.emplace(loadArtifactForDevice(base + ".qfa", *context));
+    unfused.emplace(loadArtifactForDevice(base + "-unfused.qfa", *context));
   }
+
+  /// The pair of artifacts the tests compare: <name>.qfa, <name>-unfused.qfa.
+  virtual std::string artifactName() const { return "groups"; }
 
   /// Runs `artifact` at `batch` on `weights` and `inputs` (one f16 vector
   /// per artifact input); the outputs, in the artifact's order, as floats.
@@ -115,8 +120,8 @@ protected:
     std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
     std::vector<std::vector<uint16_t>> inputs;
     for (const std::string &name : a.inputs) {
-      std::vector<uint16_t> x(
-          static_cast<size_t>(a.findBuffer(name)->extent(1, batch) * batch));
+      // Every element of the buffer: an RMSNorm's gamma is an input too.
+      std::vector<uint16_t> x(a.findBuffer(name)->numBytes(batch) / 2);
       for (uint16_t &v : x)
         v = qfuse::format::floatToHalf(dist(rng));
       inputs.push_back(std::move(x));
@@ -205,6 +210,20 @@ TEST_F(PermGuardsGpu, RebindingAMemberSwitchesThePath) {
     EXPECT_LE(qfuse::format::relativeError(got[o], want[o]),
               check::kRelativeTolerance)
         << "output " << grouped->outputs[o];
+}
+
+/// The groups (and a lone weight) reading an RMSNorm (act-order-norm.mlir).
+class PermGuardsNormGpu : public PermGuardsGpu {
+protected:
+  std::string artifactName() const override { return "norm"; }
+};
+
+TEST_F(PermGuardsNormGpu, EqualPermsNormWritesThePermutedInput) {
+  checkBothPaths(RandomPerms::PerInput, When::PermsEqual);
+}
+
+TEST_F(PermGuardsNormGpu, DifferentPermsRunThePlainNormAndFallback) {
+  checkBothPaths(RandomPerms::PerWeight, When::PermsDiffer);
 }
 
 } // namespace

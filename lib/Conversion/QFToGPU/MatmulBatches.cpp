@@ -72,7 +72,8 @@ qf::batchSpec(FusedMatmulOp op,
   spec.tiling = own->second.tiling;
   if (own->second.layout)
     spec.layout = own->second.layout;
-  if (isTensorCoreKernel(spec.tiling.getKernel()) && op.getNorm())
+  if (isTensorCoreKernel(spec.tiling.getKernel()) && op.getNorm() &&
+      !op.hasPermutedNorm())
     return op.emitOpError() << "batch " << batch << " has the tensor-core "
                             << "(mma) tiling " << spec.tiling
                             << " in qf.batch_tilings, but that kernel does "

@@ -208,7 +208,8 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
       return emitError() << "has no tiling; run qf-select-tiling first";
     // The matvec generator fuses the RMSNorm prologue; the tensor-core
     // kernel does not (it takes the epilogues, silu_mul and qf.group).
-    if (isTensorCoreKernel(op.getTiling()->getKernel()) && op.getNorm())
+    if (isTensorCoreKernel(op.getTiling()->getKernel()) && op.getNorm() &&
+        !op.hasPermutedNorm())
       return emitError() << "the tensor-core (mma) kernel does not fuse "
                             "an RMSNorm prologue; it runs only with the "
                             "matvec tiling (M <= 8)";
@@ -286,32 +287,34 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
     if (op.getInput().getType().getElementType().isBF16() && !tensorCore)
       return refuseBf16(op, spec.tiling, batch);
     completeSpec(op, members, batch, spec);
-    // act_order on the tensor-core kernel, and for a qf.group or gate/up
-    // on either kernel: a launch of its own permutes the activations into
-    // the weight's sorted column order (PermuteKernel.cpp), and the kernel
-    // reads the weight as a plain one. A group's (or gate/up's) weights
+    // act_order, on either kernel: a launch of its own permutes the
+    // activations into the weight's sorted column order (PermuteKernel.cpp),
+    // and the kernel reads the weight as a plain one: cheaper than a gather
+    // through perm in every matvec block (docs/act-order.md). A group's (or
+    // gate/up's) weights
     // share the first one's permutation under the contract that their
     // perms are equal, which only the weights can tell: those launches run
     // when the runtime finds them equal, the fallback below otherwise.
+    // With an RMSNorm prologue (qf-fuse-act-order-norm) the norm launch
+    // writes the permuted activations itself (recordNorm): no permute.
     const bool shared = !members.empty() || spec.gated;
-    const bool permuted =
-        spec.encoding.getActOrder() && (tensorCore || shared);
-    if (permuted && shared && op.getNorm())
-      return op.emitOpError()
-             << "an act_order qf.group or silu_mul matmul with an RMSNorm "
-                "prologue is not lowered: the activations permuted by the "
-                "first weight's perm would need gamma permuted too";
-    if (permuted)
+    const bool permuted = spec.encoding.getActOrder();
+    if (permuted) {
+      // 2:4 has no sorted layout: refused before act_order is dropped.
+      if (spec.encoding.isSparse24())
+        return op.emitOpError() << *matvecRefusesEncoding(
+                   spec.encoding, target.getSmVersion());
       spec.encoding = withoutActOrder(spec.encoding);
+      spec.hasNorm = false;
+    }
     // A limit of the generator that selection did not model: the
-    // fallback takes the batch (it fuses no RMSNorm prologue). Without
+    // fallback takes the batch (its RMSNorm prologue a norm launch of its
+    // own). Without
     // fallback-on-limits the generator's own diagnostic stands.
     std::optional<std::string> refusal;
     if (fallbackOnLimits)
       refusal = whyGeneratorRefuses(spec, op.getLoc());
     if (refusal) {
-      if (op.getNorm())
-        return op.emitOpError() << "batch " << batch << ": " << *refusal;
       op.emitRemark() << "M = " << batch
                       << " runs the dequantize + cuBLAS fallback (the "
                       << (tensorCore ? "tensor-core" : "matvec")
@@ -321,8 +324,12 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
                            launches);
     }
     const size_t first = launches.size();
-    if (permuted &&
-        failed(recordPermute(op, spec.layout, gpuModule, batch, launches)))
+    if (permuted && failed(op.getNorm() ? recordNorm(op, spec.layout, gpuModule,
+                                                     batch, /*permuted=*/true,
+                                                     launches)
+                                        : recordPermute(op, spec.layout,
+                                                        gpuModule, batch,
+                                                        launches)))
       return failure();
     FailureOr<KernelLaunch> kernel = getOrEmitKernel(op, spec, gpuModule);
     if (failed(kernel))
@@ -439,6 +446,43 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
     return success();
   }
 
+  /// Records the launch (step "rms_norm") of the op's RMSNorm prologue as a
+  /// kernel of its own: with `permuted`, the act_order case, it writes the
+  /// normalized rows in the sorted column order of the op's weight (read
+  /// in `layout`, whose "perm" it binds) into the scratch buffer
+  /// `permuted`, in place of the permute launch; otherwise in checkpoint
+  /// order into scratch `normed`, which the fallback's gemms read.
+  LogicalResult recordNorm(FusedMatmulOp op, LayoutAttr layout,
+                           gpu::GPUModuleOp gpuModule, int64_t batch,
+                           bool permuted,
+                           SmallVectorImpl<Attribute> &launches) {
+    if (failed(requireF16(op, "activations of a norm launch",
+                          op.getInput().getType())))
+      return failure();
+    MLIRContext *ctx = op.getContext();
+    SmallVector<LaunchArgAttr> args = {
+        LaunchArgAttr::get(ctx, LaunchArgKind::Activations, "input"),
+        LaunchArgAttr::get(ctx, LaunchArgKind::Operand,
+                           op.getNormMutable()[0].getOperandNumber())};
+    if (permuted)
+      args.push_back(LaunchArgAttr::get(ctx, LaunchArgKind::Component, "perm"));
+    args.push_back(LaunchArgAttr::get(ctx, LaunchArgKind::Scratch,
+                                      permuted ? "permuted" : "normed"));
+    FailureOr<OpLaunch> norm = emitRMSNormLaunch(
+        op, gpuModule, batch, op.getWeight().getType().getK(),
+        op.getNormEps()->convertToFloat(), args);
+    if (failed(norm))
+      return failure();
+    LaunchExtras extras;
+    extras.args = norm->args;
+    extras.layout = layout;
+    extras.step = "rms_norm";
+    extras.member = 0;
+    OpBuilder b(ctx);
+    launches.push_back(launchRecord(b, norm->launch, batch, extras));
+    return success();
+  }
+
   /// A batch no fused kernel takes (#qf.tiling<dequant_gemm>,
   /// docs/fallback.md). Per weight (each member of the op's qf.group; gate
   /// and up under silu_mul), in order: a dequantize launch of the weight,
@@ -448,7 +492,8 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
   /// writes silu(gate) * up to the output, or to scratch `act` that an add
   /// launch then sums with the residual. The artifact writer binds the
   /// records (`step`, `member`, `into`; args `{scratch}`, `{output}`,
-  /// `{residual}`).
+  /// `{residual}`). An RMSNorm prologue is a norm launch first, into scratch
+  /// `normed`, which the gemms read.
   LogicalResult lowerFallback(FusedMatmulOp op,
                               ArrayRef<FusedMatmulOp> members,
                               LayoutAttr layout, gpu::GPUModuleOp gpuModule,
@@ -457,16 +502,14 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
     MLIRContext *ctx = op.getContext();
     Type act = op.getInput().getType().getElementType();
     const bool gated = op.getActivation() == EpilogueActivation::SiluMul;
-    if (op.getNorm())
-      return op.emitOpError()
-             << "batch " << batch
-             << " runs the dequantize + cuBLAS fallback, which does not "
-                "take an RMSNorm prologue yet";
     if (gated && !act.isF16())
       return op.emitOpError()
              << "batch " << batch
              << " runs the dequantize + cuBLAS fallback, whose silu_mul "
                 "kernel reads f16 activations only";
+    if (op.getNorm() && failed(recordNorm(op, layout, gpuModule, batch,
+                                          /*permuted=*/false, launches)))
+      return failure();
     OpBuilder b(ctx);
     SmallVector<FusedMatmulOp> outputs(members.begin(), members.end());
     if (outputs.empty())

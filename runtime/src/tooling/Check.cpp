@@ -79,29 +79,44 @@ void requireGemmFitsWeight(const Artifact &artifact, const Plan &plan,
                 ", " + std::to_string(spec.k) + "] into it");
 }
 
+/// The activations behind a matmul's input: `x`, normalized with `gamma`
+/// (a tensor, or a buffer) when that is set.
+struct InputSource {
+  std::string x, gamma;
+  bool gammaIsTensor = false;
+};
+
 /// The activations behind `buffer` at step `before`: the input of the
-/// qf.permute_columns launch that wrote `buffer`, or `buffer` itself. A
+/// qf.permute_columns or qf.rms_norm launch (an act_order matmul's
+/// prologue, docs/act-order.md) that wrote `buffer`, or `buffer` itself. A
 /// matmul on permuted activations and an act_order weight in sorted column
 /// order computes x W^T with the activations as given (the permutations
 /// cancel), so the reference reads them unpermuted.
-std::string unpermuted(const Artifact &artifact, const Plan &plan,
-                       size_t before, const std::string &buffer) {
+InputSource inputSource(const Artifact &artifact, const Plan &plan,
+                        size_t before, const std::string &buffer) {
   for (size_t s = before; s-- > 0;) {
     const Step &step = plan.steps[s];
-    if (step.kind != Step::Kind::Launch || step.op != kPermuteColumnsOp)
+    if (step.kind != Step::Kind::Launch ||
+        (step.op != kPermuteColumnsOp && step.op != kRMSNormOp))
       continue;
     const Kernel &kernel = artifact.kernels[step.kernelIndex];
-    std::string in, out;
+    InputSource source;
+    std::string out;
     for (size_t a = 0; a < step.args.size(); ++a) {
-      if (kernel.params[a].name == "x")
-        in = step.args[a].name;
-      else if (kernel.params[a].name == "xp")
+      const std::string &param = kernel.params[a].name;
+      if (param == "x")
+        source.x = step.args[a].name;
+      else if (param == "xp" || param == "y")
         out = step.args[a].name;
+      else if (param == "gamma") {
+        source.gamma = step.args[a].name;
+        source.gammaIsTensor = step.args[a].kind == Arg::Kind::Tensor;
+      }
     }
     if (out == buffer)
-      return in;
+      return source;
   }
-  return buffer;
+  return {buffer};
 }
 
 /// Step `s` of `plan` as a matmul, when it is one the check understands.
@@ -120,7 +135,10 @@ bool asMatmul(const Artifact &artifact, const Plan &plan, size_t s,
     out.outputs = {{weight, step.gemm.y, ""}};
     return true;
   }
-  if (step.kind != Step::Kind::Launch)
+  // An act_order prologue binds the weight's perm and writes a `y` too, but
+  // it is no matmul: the matmul after it is checked from its input.
+  if (step.kind != Step::Kind::Launch || step.op == kPermuteColumnsOp ||
+      step.op == kRMSNormOp)
     return false;
   const Kernel &kernel = artifact.kernels[step.kernelIndex];
   for (size_t i = 0; i < step.args.size(); ++i) {
@@ -269,22 +287,29 @@ bindRandomGammas(Executor &executor, const Plan &plan, std::mt19937_64 &rng) {
   const Artifact &artifact = executor.artifact();
   std::map<std::string, std::vector<float>> gammas;
   std::uniform_real_distribution<float> gammaDist(0.5f, 1.5f);
-  for (size_t s = 0; s < plan.steps.size(); ++s) {
-    MatmulLaunch mm;
-    if (!asMatmul(artifact, plan, s, mm) || mm.norm.empty() ||
-        gammas.count(mm.norm))
-      continue;
-    const TensorSpec &spec = *artifact.findTensor(mm.norm);
+  auto bind = [&](const std::string &name) {
+    if (name.empty() || gammas.count(name))
+      return;
+    const TensorSpec &spec = *artifact.findTensor(name);
     if (spec.dtype != DType::F16)
-      throw Error("check: norm tensor '" + mm.norm + "' is not f16");
+      throw Error("check: norm tensor '" + name + "' is not f16");
     std::vector<uint16_t> h(spec.numBytes() / 2);
     std::vector<float> f(h.size());
     for (size_t i = 0; i < h.size(); ++i) {
       h[i] = format::floatToHalf(gammaDist(rng));
       f[i] = format::halfToFloat(h[i]);
     }
-    executor.bindTensor(mm.norm, h.data(), h.size() * 2);
-    gammas[mm.norm] = std::move(f);
+    executor.bindTensor(name, h.data(), h.size() * 2);
+    gammas[name] = std::move(f);
+  };
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    MatmulLaunch mm;
+    if (!asMatmul(artifact, plan, s, mm))
+      continue;
+    bind(mm.norm);
+    InputSource source = inputSource(artifact, plan, s, mm.x);
+    if (source.gammaIsTensor)
+      bind(source.gamma);
   }
   return gammas;
 }
@@ -389,7 +414,8 @@ checkPlan(Executor &executor, int64_t batch, CUstream stream,
         step.kind == Step::Kind::Gemm
             ? std::string("cublas gemm")
             : artifact.kernels[step.kernelIndex].name;
-    auto xIt = host.find(unpermuted(artifact, plan, s, mm.x));
+    const InputSource source = inputSource(artifact, plan, s, mm.x);
+    auto xIt = host.find(source.x);
     if (xIt == host.end())
       continue; // chained: its input is another launch's output
     auto dequantized = [&](const std::string &name) {
@@ -398,6 +424,16 @@ checkPlan(Executor &executor, int64_t batch, CUstream stream,
     const int64_t k = artifact.findWeight(mm.outputs.front().weight)->k;
     // The fused prologue must see what a separate RMSNorm would write.
     std::vector<float> x = xIt->second;
+    // The norm launch of an act_order prologue (gamma a tensor bound above,
+    // or a buffer filled like the activations).
+    if (!source.gamma.empty()) {
+      auto gamma = source.gammaIsTensor ? gammas.find(source.gamma)
+                                        : host.find(source.gamma);
+      if (gamma == (source.gammaIsTensor ? gammas.end() : host.end()))
+        continue;
+      x = format::referenceRMSNorm(x.data(), gamma->second.data(), batch, k,
+                                   kAssumedNormEps);
+    }
     if (!mm.norm.empty())
       x = format::referenceRMSNorm(x.data(), gammas.at(mm.norm).data(), batch,
                                    k, kAssumedNormEps);

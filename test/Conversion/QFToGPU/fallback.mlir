@@ -10,7 +10,7 @@
 #l1 = #qf.layout<tiled, tile_n = 1, tile_k = 32>
 !w = !qf.weight<1024x4096, #ao, #l1>
 // CHECK-LABEL: func.func @act_order
-// CHECK: qf.launches = [#qf.launch<batch = 1, {{[^>]*}}kernel = @qf_kernels::@qf_matvec_0_m1,
+// CHECK: qf.launches = [#qf.launch<args = {{.*}}kernel = @qf_kernels::@qf_permute_k4096, {{[^>]*}}step = "permute">, #qf.launch<batch = 1, {{[^>]*}}input = "permuted", kernel = @qf_kernels::@qf_matvec_0_m1,
 // CHECK-SAME: #qf.launch<batch = 16, block = [256, 1, 1], {{[^>]*}}grid = [1024, 1, 1], kernel = @qf_kernels::@qf_dequant_0, layout = #tiled_1x32, member = 0, params = ["codes", "scales", "perm", "w"], {{[^>]*}}step = "dequantize", weight = "weight">
 // CHECK-SAME: #qf.fallback_gemm<batch = 16, into = "y", member = 0>]
 // CHECK: llvm.func @qf_dequant_0(%{{.*}}: !llvm.ptr<1> {llvm.noalias, llvm.readonly}, %{{.*}}: !llvm.ptr<1> {llvm.noalias, llvm.readonly}, %{{.*}}: !llvm.ptr<1> {llvm.noalias, llvm.readonly}, %{{.*}}: !llvm.ptr<1> {llvm.noalias})

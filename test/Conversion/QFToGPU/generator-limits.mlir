@@ -23,14 +23,18 @@ func.func @group48(%x: tensor<?x4128xf16>) -> tensor<?x1024xf16> {
 
 // -----
 
-// An RMSNorm prologue has no fallback: the generator's diagnostic stays an
-// error.
+// With an RMSNorm prologue the fallback runs the norm as a launch of its
+// own, into scratch `normed`, which the gemm reads.
 #g48 = #qf.enc<int4, group = 48, scale = f16>
 #l1 = #qf.layout<tiled, tile_n = 1, tile_k = 32>
 !w = !qf.weight<1024x4128, #g48, #l1>
+// CHECK-LABEL: func.func @group48_norm
+// CHECK: qf.launches = [#qf.launch<args = [#qf.arg<activations "input">, #qf.arg<operand 2>, #qf.arg<scratch "normed">], batch = 1, {{[^>]*}}kernel = @qf_kernels::@qf_rms_norm_h4128_eps1em05, {{[^>]*}}step = "rms_norm">
+// CHECK-SAME: step = "dequantize"
+// CHECK-SAME: #qf.fallback_gemm<batch = 1, into = "y", member = 0>]
 func.func @group48_norm(%x: tensor<?x4128xf16>, %g: tensor<4128xf16>) -> tensor<?x1024xf16> {
   %w = qf.weight_ref "w" : !w
-  // expected-error @+1 {{batch 1: group size 48 does not align with the kernel's 8-code words and 32-code loads}}
+  // expected-remark @+1 {{M = 1 runs the dequantize + cuBLAS fallback}}
   %y = qf.fused_matmul %x, %w norm(%g : tensor<4128xf16>) {norm_eps = 1.0e-5 : f32, tiling = #qf.tiling<matvec, block_n = 8, k_unroll = 2>} : tensor<?x4128xf16>, !w -> tensor<?x1024xf16>
   return %y : tensor<?x1024xf16>
 }

@@ -22,17 +22,6 @@ func.func @odd_rows(%x: tensor<1x4096xf16>, %w: !qf.weight<256x4096, #e>) -> ten
 
 // -----
 
-// act_order gate/up read the input permuted once by gate's perm
-// (act-order-group.mlir); an RMSNorm prologue's gamma would need it too.
-#e = #qf.enc<int8, group = 128, scale = f16, act_order>
-func.func @gated_act_order_norm(%x: tensor<1x4096xf16>, %w: !qf.weight<256x4096, #e>, %g: tensor<4096xf16>) -> tensor<1x256xf16> {
-  // expected-error@+1 {{an act_order qf.group or silu_mul matmul with an RMSNorm prologue is not lowered: the activations permuted by the first weight's perm would need gamma permuted too}}
-  %y = qf.fused_matmul %x, %w up(%w : !qf.weight<256x4096, #e>) norm(%g : tensor<4096xf16>) {activation = #qf<activation silu_mul>, norm_eps = 1.0e-05 : f32, tiling = #qf.tiling<matvec, block_n = 8>} : tensor<1x4096xf16>, !qf.weight<256x4096, #e> -> tensor<1x256xf16>
-  return %y : tensor<1x256xf16>
-}
-
-// -----
-
 // Only the tensor-core kernel reads bf16 activations (the matvec's half2
 // arithmetic and the cuBLAS steps are f16): a bf16 op with a matvec tiling
 // or a dense weight is refused instead of being read as if its bits were

@@ -28,18 +28,6 @@ func.func @act_order_sparse(%x: tensor<1x4096xf16>, %w: !qf.weight<256x4096, #e,
 
 // -----
 
-// act_order gathers the activations into dynamic shared memory: K x batch
-// x 2 bytes must fit in what a block may opt in to.
-#e = #qf.enc<int4, group = 128, scale = f16, act_order>
-#l = #qf.layout<tiled, tile_n = 1, tile_k = 32>
-func.func @act_order_shared(%x: tensor<8x16384xf16>, %w: !qf.weight<256x16384, #e, #l>) -> tensor<8x256xf16> {
-  // expected-error@+1 {{the kernel needs 262144 bytes of shared memory (act_order activations K x batch x 2 = 262144, code table 0, partial sums 0), more than the 232448 a block may use on sm_90}}
-  %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<matvec, block_n = 4>} : tensor<8x16384xf16>, !qf.weight<256x16384, #e, #l> -> tensor<8x256xf16>
-  return %y : tensor<8x256xf16>
-}
-
-// -----
-
 #e = #qf.enc<int4, group = 4, scale = f16, act_order>
 #l = #qf.layout<tiled, tile_n = 1, tile_k = 32>
 func.func @act_order_group(%x: tensor<1x4096xf16>, %w: !qf.weight<256x4096, #e, #l>) -> tensor<1x256xf16> {

@@ -1,16 +1,14 @@
 // RUN: qfuse-opt %s -split-input-file --qf-to-gpu | FileCheck %s
 
-// act_order: `perm` (the layout's sorted column order, made by the runtime's
-// repack) follows the scales; the activations are gathered into dynamic
-// shared memory, K x batch x 2 = 4096 x 2 x 2 bytes, declared extern.
+// act_order: the matvec reads the weight as a plain one (no `perm`, no
+// activations in shared memory) on the input a permute launch wrote.
 #e = #qf.enc<int4, group = 128, scale = f16, act_order>
 #l = #qf.layout<tiled, tile_n = 1, tile_k = 32>
 // CHECK-LABEL: func.func @act_order
-// CHECK: dynamic_shared_bytes = 16384
-// CHECK-SAME: params = ["x", "codes", "scales", "perm", "y"], shared_bytes = 0
-// CHECK: llvm.mlir.global external @qf_matvec_0_m2_x() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<0 x i8>
+// CHECK: step = "permute"
+// CHECK-SAME: dynamic_shared_bytes = 0, {{[^>]*}}input = "permuted", kernel = @qf_kernels::@qf_matvec_0_m2, params = ["x", "codes", "scales", "y"], shared_bytes = 0
+// CHECK-NOT: @qf_matvec_0_m2_x
 // CHECK: llvm.func @qf_matvec_0_m2(
-// CHECK: nvvm.barrier0
 func.func @act_order(%x: tensor<2x4096xf16>, %w: !qf.weight<256x4096, #e, #l>) -> tensor<2x256xf16> {
   %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<matvec, block_n = 4>} : tensor<2x4096xf16>, !qf.weight<256x4096, #e, #l> -> tensor<2x256xf16>
   return %y : tensor<2x256xf16>

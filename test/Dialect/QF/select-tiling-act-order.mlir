@@ -1,11 +1,10 @@
 // RUN: qfuse-opt %s --qf-fuse-dequant-matmul --qf-select-tiling="batch-sizes=1,7,17" --qf-choose-layout | FileCheck %s
 
-// act_order weights (issue 20, parts 1 and 5): the matvec gathers the
-// activations into shared memory inside the kernel, which pays at batch 1
-// only; from batch 2 the tensor-core kernel runs on activations a launch of
-// their own permutes, reading the weight in its fragment layout (columns
-// sorted by group). At batch 1 the matvec takes it only while K x 2 bytes
-// of activations fit a block's shared memory (227 KB on sm_90).
+// act_order weights (issue 20, parts 1 and 5): either kernel runs them as
+// plain ones on activations a launch of their own permutes (or the RMSNorm
+// writes permuted), the tensor-core kernel reading the weight in its
+// fragment layout (columns sorted by group). So they take plain int4's
+// tilings: the matvec up to the crossover, mma past it.
 #ao = #qf.enc<int4, group = 128, scale = f16, act_order>
 // CHECK-LABEL: func.func @down_proj
 // A Qwen2.5-7B down_proj (K = 18944).
@@ -17,9 +16,10 @@ func.func @down_proj(%x: tensor<?x18944xf16>) -> tensor<?x3584xf16> {
   return %y : tensor<?x3584xf16>
 }
 
-// K = 131072: 262144 bytes of activations at batch 1 do not fit.
+// K = 131072 at batch 1: the matvec holds no activations in shared memory,
+// so K has no limit there.
 // CHECK-LABEL: func.func @long_k
-// CHECK: tiling = #qf.tiling<mma,
+// CHECK: tiling = #qf.tiling<matvec,
 func.func @long_k(%x: tensor<1x131072xf16>) -> tensor<1x256xf16> {
   %w = qf.weight_ref "long" : !qf.weight<256x131072, #ao>
   %y = qf.matmul %x, %w : tensor<1x131072xf16>, !qf.weight<256x131072, #ao> -> tensor<1x256xf16>

@@ -3,10 +3,11 @@
 
 // The artifact (docs/artifact.md): versioned, self-describing, every weight
 // with the encoding and layout the runtime must pack, one plan per batch.
-// Version 3: the 2:4 weights are stored in two layouts, for the matvec at
-// batch 1 and for mma.sp at batch 4.
+// Version 4: the act_order weights' permute launches name their op
+// ("qf.permute_columns"); the 2:4 weights are stored in two layouts, for the
+// matvec at batch 1 and for mma.sp at batch 4 (3).
 // CHECK-DAG: "format": "qfuse-artifact"
-// CHECK-DAG: "version": 3
+// CHECK-DAG: "version": 4
 // CHECK-DAG: "chip": "sm_90"
 // CHECK-DAG: "encoding": "int4, group = 128, scale = f16"
 // CHECK-DAG: "layout": "tiled, tile_n = 1, tile_k = 32"

@@ -6,8 +6,6 @@
 // Every format compiles to sm_90 PTX with 128-bit non-coherent code loads,
 // warp shuffles, and its own decode instructions.
 // CHECK: .target sm_90
-// act_order kernels size their gathered activations at launch:
-// CHECK: .extern .shared .align 16 .b8 qf_matvec_15_m1_x[];
 // int4 (tiled, mask-and-or decode):
 // CHECK-LABEL: .entry qf_matvec_0_m1(
 // CHECK: ld.global.nc.v4.b32
@@ -45,58 +43,58 @@
 // CHECK: ld.global.nc.v4.b32
 // CHECK: ld.global.nc.b16
 // CHECK: prmt.b32
-// act_order: the block gathers x through `perm` (param 3) into shared
-// memory, then streams the sorted int4 codes exactly as the dense kernel.
-// CHECK-LABEL: .entry qf_matvec_15_m1(
-// CHECK: ld.param.b64 {{.*}}, [qf_matvec_15_m1_param_3];
-// CHECK: ld.global.nc.b32
+// act_order: a launch of its own permutes the activations through `perm`
+// (a row staged in shared memory), and the matvec streams the sorted codes
+// as a plain weight's, with no perm and no shared activations.
+// CHECK-LABEL: .entry qf_permute_k1536(
 // CHECK: ld.global.nc.b16
 // CHECK: st.shared.b16
 // CHECK: bar.sync 0
-// CHECK: ld.global.nc.v4.b32
-// CHECK: ld.shared.v4.b32
-// CHECK: lop3.b32 {{.*}}, 983055, 1677747200, 0xea;
-// uint4 act_order with integer zero points: perm is param 4.
+// CHECK: ld.global.nc.b32
+// CHECK: ld.shared.b16
+// CHECK: st.global.b16
+// uint4 act_order with integer zero points: codes, scales, zeros, y.
+// CHECK-LABEL: .entry qf_matvec_15_m1(
+// CHECK-NOT: ld.shared
+// CHECK: qf_matvec_15_m1_param_3
+// CHECK-NOT: qf_matvec_15_m1_param_5
+// int8 act_order, K = 1000 (odd): its permute, then 8-byte activation loads.
+// CHECK-LABEL: .entry qf_permute_k1000(
 // CHECK-LABEL: .entry qf_matvec_16_m1(
-// CHECK: qf_matvec_16_m1_param_4
-// CHECK: st.shared.b16
-// CHECK: ld.shared.v4.b32
-// int8 act_order, K = 1000 (odd): 8-byte activation loads from shared.
-// CHECK-LABEL: .entry qf_matvec_17_m1(
-// CHECK: st.shared.b16
-// CHECK: ld.shared.v2.b32
+// CHECK-NOT: ld.shared
+// CHECK: ld.global.nc.v2.b32
 // CHECK: prmt.b32
 // 2:4 int4: tiled kept codes, two 32-bit metadata words per 16-byte chunk,
 // one prmt per quad picks the kept activations.
-// CHECK-LABEL: .entry qf_matvec_18_m1(
+// CHECK-LABEL: .entry qf_matvec_17_m1(
 // CHECK: ld.global.nc.v4.b32
 // CHECK: ld.global.nc.b32
 // CHECK: lop3.b32 {{.*}}, 983055, 1677747200, 0xea;
 // CHECK: prmt.b32
-// CHECK-LABEL: .entry qf_matvec_19_m1(
+// CHECK-LABEL: .entry qf_matvec_18_m1(
 // CHECK: lop3.b32
 // CHECK: prmt.b32
 // 2:4 int8: a 32-bit metadata word per 16-byte chunk.
-// CHECK-LABEL: .entry qf_matvec_20_m1(
+// CHECK-LABEL: .entry qf_matvec_19_m1(
 // CHECK: ld.global.nc.v4.b32
 // CHECK: ld.global.nc.b32
 // CHECK: prmt.b32
 // 2-bit codebook: 4 x 32 replicated table words, conflict-free lookups.
-// CHECK-LABEL: .entry qf_matvec_21_m1(
+// CHECK-LABEL: .entry qf_matvec_20_m1(
 // CHECK: st.shared.b32
 // CHECK: bar.sync 0
 // CHECK: ld.shared.b32
 // CHECK: prmt.b32 {{.*}}, 21520;
 // 3-bit codebook: codes straddling words joined by a funnel shift.
-// CHECK-LABEL: .entry qf_matvec_22_m1(
+// CHECK-LABEL: .entry qf_matvec_21_m1(
 // CHECK: ld.shared.b32
 // CHECK: shf.l.wrap.b32
-// CHECK-LABEL: .entry qf_matvec_23_m1(
-// CHECK: qf_matvec_23_m1_param_3
+// CHECK-LABEL: .entry qf_matvec_22_m1(
+// CHECK: qf_matvec_22_m1_param_3
 // CHECK: ld.shared.b32
 // 8-bit codebook (named f32 table): two f16 entries per table word, the
 // half picked by a computed prmt selector.
-// CHECK-LABEL: .entry qf_matvec_24_m1(
-// CHECK: qf_matvec_24_m1_param_3
+// CHECK-LABEL: .entry qf_matvec_23_m1(
+// CHECK: qf_matvec_23_m1_param_3
 // CHECK: ld.shared.b32
 // CHECK: prmt.b32 {{%r[0-9]+}}, {{%r[0-9]+}}, {{%r[0-9]+}}, {{%r[0-9]+}};

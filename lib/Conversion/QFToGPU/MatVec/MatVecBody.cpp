@@ -1,6 +1,6 @@
 //===- MatVecBody.cpp - Matvec activations, inner loop and epilogue -------===//
 //
-// The act_order gather, the RMSNorm prologue, the unrolled dot-product body,
+// The RMSNorm prologue, the unrolled dot-product body,
 // the warp/block reduction and the output epilogue of the matvec kernel.
 //
 //===----------------------------------------------------------------------===//
@@ -17,45 +17,6 @@
 using namespace mlir;
 using namespace mlir::qf;
 using namespace mlir::qf::matvec;
-
-/// act_order: copies the activations into shared memory in the sorted column
-/// order of the weight (Layout.h): xs[m, j] = x[m, perm[j]]. `perm` is read
-/// coalesced; the gather hits x, which every block reads and L1/L2 keep
-/// (K x batch x 2 bytes). The main loop then reads xs exactly as the dense
-/// kernel reads x, so the weight stream is unchanged.
-void MatVecBuilder::gatherActivations() {
-  Value tid = e.tidX();
-  int64_t threads = p.warps * 32;
-  auto sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
-  auto loop = scf::ForOp::create(b, tid, e.c32(p.k), e.c32(threads));
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    Value j = loop.getInductionVar();
-    Value col =
-        e.loadRO(e.i32(), e.gepBytes(perm, e.mul(e.zext64(j), e.c64(4))), 4);
-    Value gamma;
-    if (p.norm)
-      gamma = e.extf32(e.loadRO(
-          e.f16(), e.gepBytes(normGamma, e.mul(e.zext64(col), e.c64(2))), 2));
-    for (int64_t m = 0; m < p.m; ++m) {
-      Value src =
-          e.gepBytes(x, e.mul(e.zext64(e.add(e.c32(m * p.k), col)), e.c64(2)));
-      Value v = e.loadRO(e.i16(), src, 2);
-      if (p.norm) {
-        // The RMSNorm prologue, as normalizeWord does for one value.
-        Value xf = e.extf32(e.bitcast(e.f16(), v));
-        v = e.bitcast(e.i16(),
-                      e.truncf16(e.fmul(e.fmul(xf, rowScale[m]), gamma)));
-      }
-      Value dst = LLVM::GEPOp::create(
-          b, sharedPtr, e.i8(), xs,
-          ValueRange{e.mul(e.add(e.c32(m * p.k), j), e.c32(2))});
-      LLVM::StoreOp::create(b, v, dst, 2);
-    }
-  }
-  NVVM::Barrier0Op::create(b);
-}
 
 /// RMSNorm prologue: rowScale[m] = 1 / sqrt(sum_k x[m, k]^2 / K + eps) for
 /// every batch row, in every thread. The block's threads stride over K with
@@ -145,16 +106,10 @@ Value MatVecBuilder::normalizeWord(Value xWord, Value gammaWord, int64_t m) {
                {half[1], half[0]});
 }
 
-/// Activations at element offset `elem` (m * K + column): from x, or from
-/// the sorted copy in shared memory under act_order.
+/// Activations at element offset `elem` (m * K + column) of x.
 Value MatVecBuilder::loadX(Type type, Value elem, unsigned align) {
-  if (!p.actOrder)
-    return e.loadRO(type, e.gepBytes(x, e.mul(e.zext64(elem), e.c64(2))),
-                    align);
-  auto sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
-  Value ptr = LLVM::GEPOp::create(b, sharedPtr, e.i8(), xs,
-                                  ValueRange{e.mul(elem, e.c32(2))});
-  return LLVM::LoadOp::create(b, type, ptr, align);
+  return e.loadRO(type, e.gepBytes(x, e.mul(e.zext64(elem), e.c64(2))),
+                  align);
 }
 
 /// Loads the code words of every chunk of every row, `k_unroll` x rows
@@ -247,8 +202,7 @@ void MatVecBuilder::loadSpanScales(ArrayRef<Value> chunks,
 }
 
 /// The activations of the step at column `kw` as i32 words (f16 pairs), per
-/// batch row; normalized here under the RMSNorm prologue (act_order's gather
-/// has normalized them already).
+/// batch row; normalized here under the RMSNorm prologue.
 SmallVector<SmallVector<Value>> MatVecBuilder::loadStepActivations(Value kw) {
   int64_t M = p.m;
   int64_t xBytesPerStep = p.stepElems * p.colsPerStored * 2;
@@ -256,7 +210,7 @@ SmallVector<SmallVector<Value>> MatVecBuilder::loadStepActivations(Value kw) {
   unsigned xAlign = std::min<int64_t>(xBytesPerStep, 16);
   int64_t xWords = xBytesPerStep / 4;
   Value gammaVec;
-  if (p.norm && !p.actOrder)
+  if (p.norm)
     gammaVec = e.loadRO(
         xType, e.gepBytes(normGamma, e.mul(e.zext64(kw), e.c64(2))), xAlign);
   SmallVector<SmallVector<Value>> xw(M);

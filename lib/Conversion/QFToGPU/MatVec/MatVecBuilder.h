@@ -52,7 +52,6 @@ private:
   SmallVector<Value> decodeWord(Value word, Value zero);
   Value tableValue(Value index);
   void buildLut();
-  void gatherActivations();
   Value loadX(Type type, Value elemOffset, unsigned align);
   SmallVector<SmallVector<Value>> loadCodeWords(ArrayRef<Value> chunks,
                                                 ArrayRef<Value> rows);
@@ -84,12 +83,11 @@ private:
   // Kernel arguments: the weight's components, and the up projection's
   // under silu_mul (weights[1]).
   WeightArgs weights[2];
-  Value x, normGamma, perm, table, bias, residual, y;
+  Value x, normGamma, table, bias, residual, y;
   Value blockId; // this block's index within its group member's blocks
   Value nRows;   // N of this block's member (spec.n without a group)
   SmallVector<Value> rowScale; // RMSNorm: rsqrt(mean(x[m]^2) + eps), per m
   Value normSmem;              // RMSNorm: shared partial sums of squares
-  Value xs;        // act_order: shared activations in sorted column order
   decode::SharedTable lut;  // shared code table, one copy per bank (Table)
   LLVM::GlobalOp codeTable; // constant code values (NF4, e2m1, inline)
   Value redSmem;            // shared f32 partial sums

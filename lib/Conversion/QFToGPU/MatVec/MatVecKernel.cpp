@@ -23,7 +23,6 @@
 //     computed in f32 and rounded to f16 exactly as a separate qf.rms_norm
 //     result would be, so the fused matvec reads the values the unfused one
 //     reads (f32 sums in another order can move a value by one f16 ulp).
-//     Under act_order the gather below normalizes instead.
 //   silu_mul (`up_*` parameters): the gate and up weights stay separate
 //     tensors; a warp's rows are the gate rows of R/2 outputs followed by
 //     the up rows of the same outputs (block_n counts both), read through
@@ -32,13 +31,9 @@
 //   qf.group (horizontal fusion): the members' blocks follow each other in
 //     the grid (member i owns ceil(N_i / block outputs) blocks); each block
 //     selects its member's pointers and N once, then runs the same body.
-//   act_order: the runtime stores the columns sorted by group (Layout.h) so
-//     the weight stream is the dense kernel's; each block first gathers
-//     x[m, perm[j]] into dynamic shared memory (K x batch x 2 bytes, perm
-//     read coalesced, x from L1/L2), then reads activations from there with
-//     the same vector loads. A per-word register gather instead would issue 8
-//     scattered 2-byte loads per 4-byte word of int4 codes, each touching a
-//     different cache line: the LSU, not DRAM, would set the speed.
+//   act_order is not the kernel's: qf-to-gpu runs such a weight (stored
+//     with its columns sorted by group, Layout.h) as a plain one on
+//     activations already in that order (docs/act-order.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -113,10 +108,6 @@ MatVecBuilder::parameterNames(ArrayRef<int64_t> memberNs) {
       names.push_back(named("global_scale"));
   };
   addWeight("");
-  // act_order: the sorted column order of the layout (qfuse/format/Layout.h),
-  // sorted column j -> checkpoint column perm[j].
-  if (p.actOrder)
-    names.push_back(qfuse::format::kPerm);
   if (enc.getFormat() == ElementFormat::Codebook && enc.getTableName())
     names.push_back("table");
   if (p.gated)
@@ -155,7 +146,6 @@ void MatVecBuilder::bindArguments(KernelFunction &kernel,
                   arg(prefix + "meta"), arg(prefix + "zeros"),
                   arg(prefix + "global_scale")};
   }
-  perm = arg(qfuse::format::kPerm);
   table = arg("table");
   bias = arg("bias");
   residual = arg("residual");
@@ -193,7 +183,7 @@ void MatVecBuilder::bindArguments(KernelFunction &kernel,
 }
 
 /// Declares the shared arrays the plan needs and fills the code table, the
-/// RMSNorm row scales and the act_order activations.
+/// RMSNorm row scales.
 void MatVecBuilder::setUpSharedMemory() {
   int64_t R = p.rowsPerWarp, M = p.m;
   if (p.splitK > 1)
@@ -210,11 +200,6 @@ void MatVecBuilder::setUpSharedMemory() {
     normSmem = sharedAddr(b, sharedArray(b, module, b.getLoc(), name + "_sumsq",
                                          e.f32(), p.warps * M));
     computeRowScales();
-  }
-  if (p.actOrder) {
-    // Dynamic shared memory: an extern array sized at launch.
-    xs = dynamicSharedBase(b, module, name + "_x");
-    gatherActivations();
   }
 }
 
@@ -310,8 +295,7 @@ KernelLaunch MatVecBuilder::build() {
   for (int64_t n : memberNs)
     launch.gridX += (n + p.outBlockN - 1) / p.outBlockN;
   launch.blockX = threads;
-  launch.sharedBytes = p.sharedBytes - p.dynamicShared;
-  launch.dynamicSharedBytes = p.dynamicShared;
+  launch.sharedBytes = p.sharedBytes;
   return launch;
 }
 

@@ -22,7 +22,13 @@ static LogicalResult planDecode(const MatmulSpec &spec, Plan &p,
   EncodingAttr enc = spec.encoding;
   p.sparse = enc.isSparse24();
   p.colsPerStored = p.sparse ? 2 : 1;
-  p.actOrder = enc.getActOrder();
+  // qf-to-gpu runs act_order weights as plain ones on permuted activations
+  // (docs/act-order.md): the kernel never reads perm.
+  if (enc.getActOrder())
+    return emitError() << "the matvec generator reads act_order weights as "
+                          "plain ones (qf-to-gpu permutes the activations "
+                          "first); got the encoding with act_order",
+           failure();
   if (std::optional<std::string> why =
           matvecRefusesEncoding(enc, spec.target.getSmVersion()))
     return emitError() << *why, failure();
@@ -137,13 +143,6 @@ static LogicalResult planFusions(const MatmulSpec &spec, Plan &p,
                          << p.rowGroups << " row groups = " << p.rowsPerWarp
                          << ") must be even",
              failure();
-    // qf-to-gpu runs act_order gate/up as plain weights on activations a
-    // launch permutes first (docs/act-order.md): the gather is one weight's.
-    if (p.actOrder)
-      return emitError() << "silu_mul with act_order: the matvec gathers the "
-                            "activations of one weight only (qf-to-gpu "
-                            "permutes them for gate and up first)",
-             failure();
     if (enc.getFormat() == ElementFormat::Codebook && enc.getTableName())
       return emitError() << "silu_mul with a named codebook: gate and up "
                             "would each need their own shared code table",
@@ -155,14 +154,9 @@ static LogicalResult planFusions(const MatmulSpec &spec, Plan &p,
     if (p.gated)
       return emitError() << "a qf.group of silu_mul matmuls is not supported",
              failure();
-    if (p.actOrder ||
-        (enc.getFormat() == ElementFormat::Codebook && enc.getTableName()))
-      return emitError() << "a qf.group cannot share "
-                         << (p.actOrder ? "gathered act_order activations "
-                                          "(qf-to-gpu permutes them for the "
-                                          "group first)"
-                                        : "a named codebook table")
-                         << " between weights",
+    if (enc.getFormat() == ElementFormat::Codebook && enc.getTableName())
+      return emitError() << "a qf.group cannot share a named codebook table "
+                            "between weights",
              failure();
   }
   p.outRowsPerWarp = p.gated ? p.rowsPerWarp / 2 : p.rowsPerWarp;
@@ -222,22 +216,13 @@ static LogicalResult planSharedMemory(const MatmulSpec &spec, Plan &p,
 
   p.lutWords = p.decode == DecodeFamily::Table ? lutWordsFor(p.bits) : 0;
   int64_t partials = p.splitK > 1 ? p.warps * p.rowsPerWarp * p.m * 4 : 0;
-  // act_order's activations are dynamic shared memory (the runtime opts in
-  // past 48 KB); the rest is static.
-  p.dynamicShared = p.actOrder ? p.k * p.m * 2 : 0;
   // RMSNorm: each warp's partial sum of squares per batch row.
   int64_t normPartials = p.norm ? p.warps * p.m * 4 : 0;
-  p.sharedBytes = partials + normPartials + p.lutWords * 4 + p.dynamicShared;
-  int64_t limit =
-      p.actOrder ? spec.target.getMaxSharedPerBlock() : kMaxStaticShared;
+  p.sharedBytes = partials + normPartials + p.lutWords * 4;
+  int64_t limit = kMaxStaticShared;
   if (p.sharedBytes > limit)
     return emitError() << "the kernel needs " << p.sharedBytes
                        << " bytes of shared memory ("
-                       << (p.actOrder
-                               ? "act_order activations K x batch x 2 "
-                                 "= " +
-                                     std::to_string(p.dynamicShared) + ", "
-                               : std::string())
                        << "code table " << p.lutWords * 4 << ", partial sums "
                        << partials << "), more than the " << limit
                        << " a block may use on sm_"

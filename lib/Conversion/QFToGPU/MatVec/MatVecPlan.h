@@ -42,15 +42,13 @@ struct Plan {
   int64_t stepElems;
   bool sparse;            // 2:4: a stored code stands for 2 logical columns
   int64_t colsPerStored;  // 2 under 2:4, else 1
-  bool actOrder;          // activations gathered through `perm` into shared
   int64_t lutWords;       // shared code table words (Table), 0 otherwise
   bool norm;              // RMSNorm prologue
   int64_t normVecElems;   // x elements per load of the sum-of-squares pass
   bool gated;             // silu_mul: rows [0, R/2) gate, [R/2, R) up
   int64_t outRowsPerWarp; // outputs a warp produces: R, or R / 2 gated
   int64_t outBlockN;      // outputs a block produces
-  int64_t sharedBytes;    // shared memory in total (static + dynamic)
-  int64_t dynamicShared;  // act_order activations, sized at launch
+  int64_t sharedBytes;    // static shared memory
 
   /// Table codes of other widths than 4 bits are decoded as a bit stream,
   /// `stepElems` codes of a unit at a time (decodeStep).

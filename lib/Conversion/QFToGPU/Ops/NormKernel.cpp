@@ -16,6 +16,13 @@
 // both and shared by every norm of the model with that shape and eps; M is
 // the grid.
 //
+// The permuted variant (`_perm`, an act_order weight's input,
+// docs/act-order.md) writes y[m, j] = x[m, perm[j]] * rstd * gamma[perm[j]]:
+// the same values in the weight's sorted column order, so the matmul needs
+// no permute launch. sum(x^2) does not depend on the order, so rstd is the
+// plain kernel's, bit for bit; only the output's reads are gathered (scalar
+// loads of a row that is in L1/L2 already), its stores stay vectors.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Ops/OpKernelCommon.h"
@@ -58,7 +65,9 @@ NormPlan planNorm(int64_t h) {
 void buildNorm(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module, StringRef name,
                ArrayRef<Value> args, const NormPlan &p, int64_t h, float eps) {
   KernelEmitter e(b);
-  Value x = args[0], gamma = args[1], y = args[2];
+  const bool permuted = args.size() == 4;
+  Value x = args[0], gamma = args[1], y = args.back();
+  Value perm = permuted ? args[2] : Value();
   Value scratch =
       p.threads > 32
           ? sharedArray(b, module, (name + "_partials").str(), e.f32(), 32)
@@ -100,48 +109,73 @@ void buildNorm(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module, StringRef name,
       b.setInsertionPointToStart(inRange.thenBlock());
     }
     Value col = e.mul(index[j], e.c32(p.width));
-    SmallVector<Value> g = loadHalves(e, gamma, col, p.width);
     SmallVector<Value> out;
-    for (int64_t i = 0; i < p.width; ++i)
-      out.push_back(e.fmul(e.fmul(xs[j][i], rstd), g[i]));
+    if (permuted) {
+      for (int64_t i = 0; i < p.width; ++i) {
+        Value source = e.loadRO(
+            e.i32(),
+            e.gepBytes(perm, e.zext64(e.mul(e.add(col, e.c32(i)), e.c32(4)))),
+            4);
+        Value xv = loadHalves(e, x, e.add(row, source), 1).front();
+        Value g = loadHalves(e, gamma, source, 1).front();
+        out.push_back(e.fmul(e.fmul(xv, rstd), g));
+      }
+    } else {
+      SmallVector<Value> g = loadHalves(e, gamma, col, p.width);
+      for (int64_t i = 0; i < p.width; ++i)
+        out.push_back(e.fmul(e.fmul(xs[j][i], rstd), g[i]));
+    }
     storeHalves(e, y, e.add(row, col), out);
   }
 }
 
 } // namespace
 
+FailureOr<OpLaunch> qf::emitRMSNormLaunch(Operation *op,
+                                          gpu::GPUModuleOp module,
+                                          int64_t rows, int64_t h, float eps,
+                                          ArrayRef<LaunchArgAttr> args) {
+  if (ShapedType::isDynamic(h))
+    return op->emitOpError("needs a static row width for its GPU kernel"),
+           failure();
+  NormPlan p = planNorm(h);
+  if (p.perThread > kMaxVectorsPerThread)
+    return op->emitOpError() << "row width " << h << " needs " << p.perThread
+                             << " vectors of " << p.width
+                             << " halves per thread of a 1024-thread block; "
+                                "the kernel holds at most "
+                             << kMaxVectorsPerThread,
+           failure();
+  const bool permuted = args.size() == 4;
+  std::string name = "qf_rms_norm_h" + std::to_string(h) + "_eps" +
+                     nameNumber(eps, true) + (permuted ? "_perm" : "");
+  SmallVector<OpParam> params = {{"x", ParamKind::In, args[0]},
+                                 {"gamma", ParamKind::In, args[1]}};
+  if (permuted)
+    params.push_back({"perm", ParamKind::In, args[2]});
+  params.push_back({"y", ParamKind::Out, args.back()});
+  if (!module.lookupSymbol(name)) {
+    ImplicitLocOpBuilder b(op->getLoc(), op->getContext());
+    SmallVector<Value> kernelArgs =
+        createOpKernel(b, module, name, params, p.threads);
+    buildNorm(b, module, name, kernelArgs, p, h, eps);
+    LLVM::ReturnOp::create(b, ValueRange{});
+  }
+  int64_t shared = p.threads > 32 ? 32 * 4 : 0;
+  return makeOpLaunch(name, params, rows, 1, p.threads, shared);
+}
+
 FailureOr<SmallVector<OpLaunch>>
 qf::lowerRMSNorm(RMSNormOp op, OpKernelContext &context, int64_t batch) {
   RankedTensorType type = op.getInput().getType();
   if (failed(requireF16(op, "activations", type)))
     return failure();
-  int64_t h = type.getDimSize(1);
-  if (ShapedType::isDynamic(h))
-    return op.emitOpError("needs a static row width for its GPU kernel"),
-           failure();
-  NormPlan p = planNorm(h);
-  if (p.perThread > kMaxVectorsPerThread)
-    return op.emitOpError() << "row width " << h << " needs " << p.perThread
-                            << " vectors of " << p.width
-                            << " halves per thread of a 1024-thread block; "
-                               "the kernel holds at most "
-                            << kMaxVectorsPerThread,
-           failure();
-  float eps = op.getEps().convertToFloat();
-  std::string name =
-      "qf_rms_norm_h" + std::to_string(h) + "_eps" + nameNumber(eps, true);
   MLIRContext *ctx = op.getContext();
-  SmallVector<OpParam> params = {{"x", ParamKind::In, operandArg(ctx, 0)},
-                                 {"gamma", ParamKind::In, operandArg(ctx, 1)},
-                                 {"y", ParamKind::Out, resultArg(ctx, 0)}};
-  if (!context.module.lookupSymbol(name)) {
-    ImplicitLocOpBuilder b(op.getLoc(), ctx);
-    SmallVector<Value> args =
-        createOpKernel(b, context.module, name, params, p.threads);
-    buildNorm(b, context.module, name, args, p, h, eps);
-    LLVM::ReturnOp::create(b, ValueRange{});
-  }
-  int64_t shared = p.threads > 32 ? 32 * 4 : 0;
-  return SmallVector<OpLaunch>{
-      makeOpLaunch(name, params, batch, 1, p.threads, shared)};
+  FailureOr<OpLaunch> launch = emitRMSNormLaunch(
+      op, context.module, batch, type.getDimSize(1),
+      op.getEps().convertToFloat(),
+      {operandArg(ctx, 0), operandArg(ctx, 1), resultArg(ctx, 0)});
+  if (failed(launch))
+    return failure();
+  return SmallVector<OpLaunch>{*launch};
 }

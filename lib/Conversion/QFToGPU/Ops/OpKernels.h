@@ -56,6 +56,15 @@ FailureOr<OpLaunch> emitElementwiseLaunch(Operation *op,
                                           int64_t h,
                                           ArrayRef<LaunchArgAttr> args);
 
+/// The launch of the RMSNorm kernel over `rows` x `h` halves with `args`
+/// binding (x, gamma, y), or (x, gamma, perm, y) for the variant that
+/// writes y in an act_order weight's sorted column order (NormKernel.cpp);
+/// diagnostics go to `op`. qf.rms_norm lowers through it, and so does the
+/// RMSNorm prologue of an act_order fused matmul (docs/act-order.md).
+FailureOr<OpLaunch> emitRMSNormLaunch(Operation *op, gpu::GPUModuleOp module,
+                                      int64_t rows, int64_t h, float eps,
+                                      ArrayRef<LaunchArgAttr> args);
+
 /// True for the ops `lowerDecodeOp` takes.
 bool isDecodeOp(Operation *op);
 

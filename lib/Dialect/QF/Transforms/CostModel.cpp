@@ -368,9 +368,9 @@ TilingAttr qf::selectTiling(int64_t m, WeightType type,
                            type.getN() * type.getK() <
                                target.tensorCoreSmallBatchMinWeights;
   const bool small = target.tensorCoreMinM > 0 && smallWeight;
-  // act_order: the matvec gathers the batch's activations into shared
-  // memory, K x M x 2 bytes per block; past batch 1 and 24 KB too few blocks
-  // fit an SM (measured in docs/defaults.md).
+  // act_order runs either kernel as a plain weight on permuted activations
+  // (docs/act-order.md), so it takes plain's crossover; only the fallback
+  // below tells it apart.
   const bool actOrder = type.getEncoding().getActOrder();
   // 2:4 runs mma.sp from batch 2 (batch 3 below the small-weight bound):
   // on the H200 its matvec is 1.4-2x slower at batches 2-8 on weights from
@@ -382,24 +382,12 @@ TilingAttr qf::selectTiling(int64_t m, WeightType type,
                             target.tensorCoreMinM > kMatvecMaxM;
   bool wantMatvec =
       m <= kMatvecMaxM &&
-      (actOrder ? (m == 1 || m * type.getK() * 2 <= 24 * 1024 || refusal)
-       : sparse ? (sparseMatvec || refusal)
-                : (m < tensorCoreMinM || small || refusal));
+      (sparse ? (sparseMatvec || refusal)
+              : (m < tensorCoreMinM || small || refusal));
   if (std::optional<std::string> matvecRefusal =
           matvecRefusesEncoding(type.getEncoding(), target.smVersion);
       wantMatvec && matvecRefusal) {
     os << "no matvec (" << *matvecRefusal << "); ";
-    wantMatvec = false;
-  }
-  // An act_order matvec holds the batch's activations in shared memory
-  // (MatVecPlan.cpp), beside at most 16 KB of code table and 2 KB of partial
-  // sums: past what a block may use, the tensor-core kernel runs it on
-  // permuted activations instead.
-  if (int64_t activationBytes = m * type.getK() * 2;
-      wantMatvec && type.getEncoding().getActOrder() &&
-      activationBytes + 18 * 1024 > target.maxSharedPerBlock) {
-    os << "no matvec (act_order activations of " << activationBytes
-       << " bytes do not fit a block's shared memory); ";
     wantMatvec = false;
   }
   if (wantMatvec) {

@@ -57,10 +57,6 @@ std::string checkProjection(Value v, StringRef role) {
        << w.getEncoding()
        << " weight: it runs as a cuBLAS step, which has no epilogue "
           "activation";
-  else if (w.getEncoding().getActOrder() && matmul.getNorm())
-    os << "the " << role
-       << " projection is act_order with an RMSNorm prologue, whose gamma "
-          "the permuted activations do not follow";
   else if (w.getEncoding().getActOrder() &&
            !matmul.getInput().getType().getElementType().isF16())
     os << "the " << role

@@ -60,10 +60,6 @@ std::string whyNotGroupable(FusedMatmulOp op) {
     return "its dense weight runs as a cuBLAS step";
   if (op.getActivation() != EpilogueActivation::None)
     return "it has a silu_mul epilogue (two weights per output already)";
-  if (enc.getActOrder() && op.getNorm())
-    return "its act_order weight would read activations permuted by the "
-           "group's first perm, which an RMSNorm prologue's gamma does not "
-           "follow";
   if (enc.getFormat() == ElementFormat::Codebook && enc.getTableName())
     return "its named codebook table is per weight, and a block holds one";
   return "";

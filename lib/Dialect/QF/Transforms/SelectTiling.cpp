@@ -193,8 +193,9 @@ struct QFSelectTilingPass
     if (op.getInput().getType().getElementType().isBF16())
       forced = KernelKind::MMA;
     // Only the matvec fuses an RMSNorm prologue: up to batch 8 such ops stay
-    // on it whatever the crossover.
-    if (op.getNorm())
+    // on it whatever the crossover. An act_order weight's runs as a launch
+    // of its own (hasPermutedNorm), which any kernel reads.
+    if (op.getNorm() && !op.hasPermutedNorm())
       forced = KernelKind::MatVec;
     if (forced == KernelKind::MatVec) {
       target.tensorCoreMinM = kMatvecMaxM + 1;

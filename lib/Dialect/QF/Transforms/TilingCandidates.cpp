@@ -42,9 +42,7 @@ listMatvec(int64_t m, WeightType type, const TilingTarget &target, bool gated) {
   SmallVector<TilingCandidate> out;
   EncodingAttr enc = type.getEncoding();
   std::optional<int64_t> vec = getMatvecVecBytes(type);
-  if (m > kMatvecMaxM || !vec || matvecRefusesEncoding(enc, target.smVersion) ||
-      (enc.getActOrder() &&
-       m * type.getK() * 2 + 18 * 1024 > target.maxSharedPerBlock))
+  if (m > kMatvecMaxM || !vec || matvecRefusesEncoding(enc, target.smVersion))
     return out;
   int64_t rowBytes = getPackedRowBytes(type);
   for (const auto &[blockN, unroll, split] : kMatvecSweep) {

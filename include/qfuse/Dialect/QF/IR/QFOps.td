@@ -146,6 +146,9 @@ def QF_FusedMatmulOp : QF_Op<"fused_matmul", [Pure, AttrSizedOperandSegments]> {
       `round(x * rsqrt(mean(x^2) + norm_eps) * norm)`, rounded to the
       activation type exactly as a separate `qf.rms_norm` result would be,
       so fusing the norm does not change the matmul's input (`norm` is [K]);
+      on an act_order weight (qf-fuse-act-order-norm) it may run as a
+      launch of its own that writes the rows in the weight's sorted column
+      order, with the same values;
     * the packed weight is decoded on chip (never materialized);
     * `bias` ([N]) is added;
     * the epilogue activation: `silu_mul` takes a second packed weight `up`
@@ -176,6 +179,15 @@ def QF_FusedMatmulOp : QF_Op<"fused_matmul", [Pure, AttrSizedOperandSegments]> {
     (`bias` `(` $bias^ `:` type($bias) `)`)?
     (`residual` `(` $residual^ `:` type($residual) `)`)?
     attr-dict `:` type($input) `,` qualified(type($weight)) `->` type($result)
+  }];
+  let extraClassDeclaration = [{
+    /// Whether the RMSNorm prologue is an act_order weight's: qf-to-gpu
+    /// then runs it as a norm launch of its own that writes the rows in
+    /// the weight's sorted column order (docs/act-order.md), which any
+    /// kernel reads, rather than inside the matvec.
+    bool hasPermutedNorm() {
+      return getNorm() && getWeight().getType().getEncoding().getActOrder();
+    }
   }];
   let hasVerifier = 1;
 }

@@ -24,6 +24,11 @@ void populateFuseDequantMatmulPatterns(RewritePatternSet &patterns);
 /// matmuls becomes their RMSNorm prologue.
 void populateFuseRMSNormProloguePatterns(RewritePatternSet &patterns);
 
+/// Patterns of qf-fuse-act-order-norm: a qf.rms_norm read only by act_order
+/// fused matmuls becomes their RMSNorm prologue, which qf-to-gpu writes in
+/// the weights' sorted column order.
+void populateFuseActOrderNormPatterns(RewritePatternSet &patterns);
+
 /// Patterns of qf-fuse-epilogue: qf.add of a fused matmul result and a
 /// residual (or a row-broadcast bias) becomes its epilogue.
 void populateFuseEpiloguePatterns(RewritePatternSet &patterns);

@@ -65,6 +65,43 @@ def QFFuseDequantMatmul : Pass<"qf-fuse-dequant-matmul"> {
   let dependentDialects = ["::mlir::qf::QFDialect"];
 }
 
+def QFFuseActOrderNorm : Pass<"qf-fuse-act-order-norm"> {
+  let summary = "Fold qf.rms_norm into the act_order matmuls that read it";
+  let description = [{
+    An act_order weight reads its activations in its sorted column order
+    (docs/act-order.md), which qf-to-gpu writes with a permute launch of
+    its own. When the activations are a `qf.rms_norm`'s result, the norm
+    can write them in that order instead (the sum of squares does not
+    depend on it): this pass makes such a norm the RMSNorm prologue of the
+    act_order matmuls that read it, and qf-to-gpu lowers an act_order
+    matmul's prologue as one norm launch that gathers x and gamma through
+    the weight's perm, in place of the norm launch and the permute.
+
+    ```mlir
+    %n = qf.rms_norm %h, %g {eps = 1.0e-05 : f32} : tensor<?x4096xf16>, tensor<4096xf16> -> tensor<?x4096xf16>
+    %q = qf.fused_matmul %n, %wq {qf.group = 0 : i64} : tensor<?x4096xf16>, !qf.weight<4096x4096, #ao> -> tensor<?x4096xf16>
+    ```
+    becomes
+    ```mlir
+    %q = qf.fused_matmul %h, %wq norm(%g : tensor<4096xf16>) {norm_eps = 1.0e-05 : f32, qf.group = 0 : i64} : ...
+    ```
+    It runs after qf-fuse-gated-mlp and qf-fuse-shared-input, which leave
+    act_order matmuls with a prologue ungrouped: the groups form first, and
+    every member then takes the same prologue.
+
+    Not fused (the norm stays, with a remark under `report-unfused`): a norm
+    with any user that is not an act_order fused matmul reading it as input
+    (the norm would run anyway), a user that already has a prologue, or bf16
+    activations (the norm kernel reads f16).
+  }];
+  let options = [
+    Option<"reportUnfused", "report-unfused", "bool", /*default=*/"false",
+           "Emit a remark for every qf.rms_norm read by an act_order matmul "
+           "and left unfused, saying why">
+  ];
+  let dependentDialects = ["::mlir::qf::QFDialect"];
+}
+
 def QFFuseRMSNormPrologue : Pass<"qf-fuse-rmsnorm-prologue"> {
   let summary = "Fold qf.rms_norm into the fused matmuls that read it";
   let description = [{
@@ -190,7 +227,7 @@ def QFFuseGatedMLP : Pass<"qf-fuse-gated-mlp"> {
     (remark under `report-unfused`): projections with other users, with a
     bias or residual (the fused form has neither before the activation),
     different inputs, encodings, shapes or prologues, act_order weights
-    with an RMSNorm prologue or bf16 activations, dense f16/bf16 weights
+    on bf16 activations, dense f16/bf16 weights
     (cuBLAS steps), or matmuls that already have a tiling (run before
     `qf-select-tiling`).
 
@@ -230,8 +267,7 @@ def QFFuseSharedInput : Pass<"qf-fuse-shared-input"> {
 
     Not grouped (remarks under `report-unfused`): matmuls with a tiling
     already (run before `qf-select-tiling`), dense f16/bf16 weights (cuBLAS
-    steps), silu_mul matmuls, act_order weights with an RMSNorm prologue,
-    named codebooks (one shared table per block), and members whose bias or
+    steps), silu_mul matmuls, named codebooks (one shared table per block), and members whose bias or
     residual is computed after the group's first matmul (the kernel runs
     there).
 

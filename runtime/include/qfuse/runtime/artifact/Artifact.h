@@ -65,6 +65,10 @@ constexpr std::string_view kQuantizeOp = "qf.quantize";
 /// weight's sorted column order before the matmul that reads them (kernel
 /// parameters x -> xp).
 constexpr std::string_view kPermuteColumnsOp = "qf.permute_columns";
+/// The op of an act_order matmul's RMSNorm launch (kernel parameters x,
+/// gamma[, perm] -> y): y is the normalized x, in the weight's sorted column
+/// order when it binds a perm (docs/act-order.md).
+constexpr std::string_view kRMSNormOp = "qf.rms_norm";
 /// The kernel parameter a qf.dequantize launch writes the weight to.
 constexpr std::string_view kDequantizeOutputParam = "w";
 

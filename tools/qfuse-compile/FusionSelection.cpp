@@ -1,0 +1,100 @@
+//===- FusionSelection.cpp - which qf-fuse-* passes --fuse runs -----------===//
+//
+// The fusions qfuse-compile's --fuse names, the ones --fuse=default runs,
+// and the batches that leave one out.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FusionSelection.h"
+
+#include "qfuse/Dialect/QF/Transforms/CostModel.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <utility>
+
+using namespace mlir;
+
+namespace {
+
+/// The fusion passes --fuse can switch on, in the order they run.
+constexpr std::pair<llvm::StringLiteral, llvm::StringLiteral>
+    kFusions[] = {{"rmsnorm", "qf-fuse-rmsnorm-prologue"},
+                  {"gated-mlp", "qf-fuse-gated-mlp"},
+                  {"epilogue", "qf-fuse-epilogue"},
+                  {"shared-input", "qf-fuse-shared-input"},
+                  // After the groups form, so a group takes it whole.
+                  {"act-order-norm", "qf-fuse-act-order-norm"},
+                  {"rotary-attention", "qf-fuse-rotary-attention"}};
+
+/// What --fuse=default runs: every fusion that measured faster on the H200.
+/// Left out: the RMSNorm prologue (each matvec block recomputes its rows'
+/// norm: slower than the norm kernel, docs/defaults.md) and act-order-norm
+/// (until its norm kernel passes a GPU round, docs/act-order.md).
+constexpr llvm::StringLiteral kDefaultFusions[] = {
+    "gated-mlp", "epilogue", "shared-input", "rotary-attention"};
+
+/// Smallest batch from which --fuse=default leaves out shared-input.
+constexpr int64_t kSharedInputDropFromBatch = 32;
+
+} // namespace
+
+FailureOr<SmallVector<StringRef>>
+qfuse::selectFusions(StringRef fuse, int64_t minBatch, int64_t maxBatch,
+                     std::string &error) {
+  llvm::StringSet<> wanted;
+  SmallVector<StringRef> items;
+  fuse.split(items, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
+  for (StringRef item : items) {
+    item = item.trim();
+    if (item == "all") {
+      for (auto &entry : kFusions)
+        wanted.insert(entry.first);
+    } else if (item == "default") {
+      for (StringRef flag : kDefaultFusions) {
+        // q/k/v as one launch runs k and v with q's tiling: from batch 32
+        // that measured slower than three launches of their own tilings
+        // (docs/defaults.md). Keyed on the smallest batch, the decode step
+        // that dominates generation.
+        if (flag == "shared-input" && minBatch >= kSharedInputDropFromBatch) {
+          llvm::errs() << "qfuse-compile: note: --fuse=default leaves out "
+                          "shared-input: from batch "
+                       << kSharedInputDropFromBatch
+                       << " q/k/v run faster as launches of their own\n";
+          continue;
+        }
+        wanted.insert(flag);
+      }
+    } else if (item != "none") {
+      if (llvm::none_of(kFusions,
+                        [&](auto &entry) { return entry.first == item; })) {
+        error = "--fuse: unknown fusion '" + item.str() +
+                "'; expected rmsnorm, gated-mlp, epilogue, shared-input, "
+                "act-order-norm, rotary-attention, default, all or none";
+        return failure();
+      }
+      wanted.insert(item);
+    }
+  }
+  if (llvm::is_contained(items, "none") && wanted.size() > 0) {
+    error = "--fuse: 'none' cannot be combined with other fusions";
+    return failure();
+  }
+  SmallVector<StringRef> passes;
+  for (auto &[flag, pass] : kFusions) {
+    if (!wanted.contains(flag))
+      continue;
+    // The tensor-core kernel (past batch 8 the only one) does not take the
+    // RMSNorm prologue; up to 8 qf-select-tiling keeps the matvec for it.
+    if (maxBatch > qf::kMatvecMaxM && flag == "rmsnorm") {
+      llvm::errs() << "qfuse-compile: note: --fuse=rmsnorm skipped: batch "
+                   << maxBatch
+                   << " uses the tensor-core kernel, which does not fuse it\n";
+      continue;
+    }
+    passes.push_back(pass);
+  }
+  return passes;
+}
