@@ -58,9 +58,6 @@ bool checkRepackable(const Encoding &enc, const Layout &layout, int64_t n,
                      int64_t k, std::string &error) {
   if (!verifyWeight(enc, layout, n, k, error))
     return false;
-  if (enc.actOrder && enc.isSparse24())
-    return fail(error, "the sorted act_order layout is not defined under 2:4 "
-                       "sparsity: sorting columns would break the quads");
   if (layout.isRowMajor())
     return true;
   if (isSparseMmaLayout(layout)) { // any N, K: whole tiles, padded
@@ -187,7 +184,7 @@ bool convert(const Encoding &enc, const Layout &layout, const TensorMap &in,
   }
   TensorMap result = in;
   std::vector<int32_t> perm;
-  if (!toTiled && enc.actOrder) {
+  if (!toTiled && sortsColumns(enc)) {
     auto it = result.find(kPerm);
     if (it == result.end())
       return fail(error, "act_order weight in a kernel layout has no '" +
@@ -226,7 +223,7 @@ bool convert(const Encoding &enc, const Layout &layout, const TensorMap &in,
     return false;
   const int64_t bytesPerRow = rowBytes(enc, k);
   if (toTiled) {
-    if (enc.actOrder) {
+    if (sortsColumns(enc)) {
       if (!actOrderPermutation(int32Values(result.at(kGIdx)).data(), k,
                                enc.groupSize, perm, error))
         return false;
@@ -244,7 +241,7 @@ bool convert(const Encoding &enc, const Layout &layout, const TensorMap &in,
   } else {
     if (!fragment && !layout.isRowMajor())
       permuteWords(result[kCodes].data, /*toTiled=*/false);
-    if (enc.actOrder) {
+    if (sortsColumns(enc)) {
       std::vector<bool> seen(static_cast<size_t>(k), false);
       for (int64_t j = 0; j < k; ++j) {
         if (perm[j] < 0 || perm[j] >= k || seen[perm[j]])
@@ -307,7 +304,7 @@ std::vector<ComponentSpec> layoutComponentSpecs(const Encoding &enc,
                                                 int64_t n, int64_t k) {
   (void)layout;
   (void)n;
-  if (!enc.actOrder)
+  if (!sortsColumns(enc))
     return {};
   return {{kPerm, DType::I32, {k}}};
 }
@@ -350,6 +347,11 @@ bool verifyWeight(const Encoding &enc, const Layout &layout, int64_t n,
                   int64_t k, std::string &error) {
   if (!validate(enc, n, k, error) || !verifyLayout(layout, error))
     return false;
+  if (enc.actOrder && enc.isSparse24() && !layout.isRowMajor())
+    return fail(error, "act_order with 2:4 sparsity is defined in row_major "
+                       "only (its columns stay in checkpoint order: sorting "
+                       "them by group would break the quads), not <" +
+                           printLayout(layout) + ">");
   // The mma fragment layouts store whole tiles, padded past N and K; the
   // matvec's tiled layouts reorder whole rows of tiles.
   const bool padded = isMmaFragmentLayout(layout) ||

@@ -81,8 +81,8 @@ static cl::opt<uint64_t> seed("seed", cl::desc("Random seed"), cl::init(1));
 static cl::opt<std::string>
     perturb("perturb",
             cl::desc("Testing: corrupt this parameter (x, codes, scales, "
-                     "zeros, meta, perm, table, bias, ...) on the JIT side "
-                     "only; the check must then fail"),
+                     "zeros, meta, perm, g_idx, table, bias, ...) on the JIT "
+                     "side only; the check must then fail"),
             cl::init(""));
 static cl::opt<int64_t> tilingBatch(
     "tiling-batch",
@@ -205,7 +205,10 @@ bool prepareWeight(Case &c, uint64_t weightSeed, std::string &error) {
 void corrupt(Buffer &buf) {
   unsigned eb = elementBytes(buf.type.getElementType());
   size_t count = buf.bytes.size() / eb;
-  if (buf.name == fmt::kPerm || buf.name == std::string("up_") + fmt::kPerm) {
+  // Indices stay in range: rotated by one element.
+  StringRef name = buf.name;
+  name.consume_front("up_");
+  if (name == fmt::kPerm || name == fmt::kGIdx) {
     std::rotate(buf.bytes.begin(), buf.bytes.begin() + eb, buf.bytes.end());
     return;
   }

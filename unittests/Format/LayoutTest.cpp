@@ -260,6 +260,42 @@ TEST_F(ActOrderTest, SortedLayoutMatchesTheUnsortedReference) {
   }
 }
 
+/// act_order + 2:4 is not sorted (the quads would break): row_major only,
+/// the checkpoint's components as they are (g_idx kept, no perm), and a
+/// round trip; every other layout is refused, naming why.
+TEST_F(ActOrderTest, SparseStaysInCheckpointOrder) {
+  Encoding e = enc("uint4, group = 16, scale = f16, zero = int, act_order, "
+                   "sparse = 2:4");
+  EXPECT_FALSE(sortsColumns(e));
+  const int64_t n = uniformInt(1, 5), k = 64 * uniformInt(1, 3);
+  std::vector<float> w = normal(size_t(n * k));
+  std::vector<int32_t> gIdx = shuffledGIdx(k, e.groupSize, rng);
+  QuantizeOptions options;
+  options.gIdx = gIdx.data();
+  TensorMap rowMajor, packed, back;
+  std::string error;
+  ASSERT_TRUE(quantizeRTN(e, w.data(), n, k, rowMajor, error, options))
+      << error;
+  Layout rm, tiled;
+  ASSERT_TRUE(parseLayout("row_major", rm, error));
+  ASSERT_TRUE(parseLayout("tiled, tile_n = 1, tile_k = 32", tiled, error));
+  EXPECT_TRUE(layoutComponentSpecs(e, rm, n, k).empty());
+  ASSERT_TRUE(repack(e, rm, rowMajor, n, k, packed, error)) << error;
+  EXPECT_EQ(packed.count(kPerm), 0u);
+  ASSERT_EQ(packed.size(), rowMajor.size());
+  for (const auto &[name, tensor] : rowMajor)
+    EXPECT_EQ(packed[name].data, tensor.data) << name;
+  EXPECT_EQ(i32Values(packed[kGIdx]), gIdx);
+  ASSERT_TRUE(unrepack(e, rm, packed, n, k, back, error)) << error;
+  for (const auto &[name, tensor] : rowMajor)
+    EXPECT_EQ(back[name].data, tensor.data) << name;
+  EXPECT_FALSE(repack(e, tiled, rowMajor, n, k, packed, error));
+  EXPECT_NE(error.find("act_order with 2:4 sparsity is defined in row_major "
+                       "only"),
+            std::string::npos)
+      << error;
+}
+
 TEST_F(ActOrderTest, RepackRejectsGroupsOfOtherSizes) {
   Encoding e = enc("int4, group = 16, scale = f16, act_order");
   const int64_t n = 2, k = 64;

@@ -21,14 +21,22 @@
 namespace mlir {
 namespace qf {
 
+/// Why neither fused kernel takes act_order + 2:4 (the fallback does).
+inline constexpr const char *kUnsortedActOrder =
+    "act_order with 2:4 sparsity keeps its columns in checkpoint order "
+    "(sorting them by group would break the quads)";
+
 /// Why the tensor-core kernel cannot lower weights of encoding `enc` on
 /// sm_`smVersion`, or nullopt when it can. Shapes are checked against the
 /// tiling by the generator; see tensorCoreRefusesShape for the cost model.
 /// act_order weights it takes as plain ones, on activations qf-to-gpu
-/// permutes first (Ops/PermuteKernel.cpp).
+/// permutes first (Ops/PermuteKernel.cpp), but for act_order + 2:4, whose
+/// columns are not sorted (format::sortsColumns): the fallback takes those.
 inline std::optional<std::string>
 tensorCoreRefusesEncoding(EncodingAttr enc, int64_t smVersion) {
   std::string sm = "; target is sm_" + std::to_string(smVersion);
+  if (enc.getActOrder() && enc.isSparse24())
+    return std::string(kUnsortedActOrder);
   if (enc.isSparse24()) {
     // mma.sp decodes the kept codes straight into its sparse A fragments
     // (TensorCore/TensorCoreSparse.cpp): f16 values, and the integer and
@@ -89,8 +97,7 @@ tensorCoreRefusesEncoding(EncodingAttr enc, int64_t smVersion) {
 inline std::optional<std::string>
 matvecRefusesEncoding(EncodingAttr enc, int64_t smVersion) {
   if (enc.getActOrder() && enc.isSparse24())
-    return std::string("act_order with 2:4 sparsity has no sorted layout: "
-                       "sorting the columns by group would break the quads");
+    return std::string(kUnsortedActOrder);
   if ((enc.getFormat() == ElementFormat::F16 && !enc.isSparse24()) ||
       enc.getFormat() == ElementFormat::BF16)
     return std::string("unquantized dense weights take the cuBLAS path, not "

@@ -113,8 +113,8 @@ private:
 Type storageType(Type type);
 
 /// The memref type of every packed component of a `type` weight, named as
-/// the artifact names them (codes, scales, meta, zeros, perm, global_scale,
-/// table) with `prefix` in front, in that order: the raw bytes of the
+/// the artifact names them (codes, scales, meta, zeros, perm or g_idx,
+/// global_scale, table) with `prefix` in front, in that order: the raw bytes of the
 /// qfuse::format component shapes (Packing.h, MmaLayout.h).
 SmallVector<std::pair<std::string, MemRefType>>
 weightComponentTypes(WeightType type, StringRef prefix = "");
@@ -125,7 +125,7 @@ SmallVector<float> constantTableValues(EncodingAttr enc);
 
 /// The buffers a weight is decoded from (null where the encoding has none).
 struct WeightBuffers {
-  Value codes, scales, zeros, globalScale, perm, meta, table;
+  Value codes, scales, zeros, globalScale, perm, gIdx, meta, table;
   /// memref.get_global of the constant table (nf4, fp4, inline codebooks).
   Value constTable;
 };
@@ -133,13 +133,14 @@ struct WeightBuffers {
 /// Decodes stored element `s` of weight row `n` (both index values):
 ///
 ///   j     = s, or 4 * (s / 2) + meta[n, s] under 2:4
-///   col   = j, or perm[j] under act_order (columns stored sorted by group)
+///   col   = j, or perm[j] under act_order (columns stored sorted by group;
+///           2:4 keeps the checkpoint order, format::sortsColumns)
 ///   code  = bits of stored position pos(s) of codes[n] (row_major: s;
 ///           tiled 4-bit: word (s / 8), nibble slot of element s % 8;
 ///           mma fragments: the nibble of (n, s) in its 32 x 32 tile;
 ///           2:4 fragments: code and meta of (n, s) in their 32 x 128
 ///           tiles, SparseMmaLayout.h)
-///   group = j / group (0 per channel)
+///   group = j / group (0 per channel; g_idx[col] under act_order + 2:4)
 ///   value = scale * q / scale * (q - zero) / scale * table[q] /
 ///           (e2m1(q) * scale) / global_scale / the f16, bf16 value
 ///

@@ -105,10 +105,6 @@ struct RefSpec {
 LogicalResult checkSupported(FusedMatmulOp op, const RefSpec &spec) {
   LayoutAttr layout = spec.weight.getLayout();
   EncodingAttr enc = spec.weight.getEncoding();
-  if (enc.getActOrder() && enc.isSparse24())
-    return op.emitOpError()
-           << "qf-to-cpu: act_order with 2:4 sparsity has no sorted layout "
-              "(sorting columns by group would break the 2:4 quads)";
   if (layout.isRowMajor())
     return success();
   unsigned bits = enc.getCodeBits();
@@ -280,8 +276,8 @@ void ReferenceBuilder::computeOutputs(ScalarEmitter &e, Value zero, Value xs,
       return param((prefix + component).str());
     };
     return WeightBuffers{get("codes"),        get("scales"), get("zeros"),
-                         get("global_scale"), get("perm"),   get("meta"),
-                         get("table"),        table};
+                         get("global_scale"), get("perm"),   get("g_idx"),
+                         get("meta"),         get("table"),  table};
   };
   WeightDecoder decoder(e, spec.weight, buffersOf(""));
   std::optional<WeightDecoder> upDecoder;

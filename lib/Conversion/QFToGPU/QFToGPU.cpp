@@ -298,21 +298,21 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
     // With an RMSNorm prologue (qf-fuse-act-order-norm) the norm launch
     // writes the permuted activations itself (recordNorm): no permute.
     const bool shared = !members.empty() || spec.gated;
-    const bool permuted = spec.encoding.getActOrder();
+    // act_order + 2:4 is not sorted (a tuning entry may still ask for a
+    // fused kernel): the fallback takes it.
+    std::optional<std::string> refusal;
+    if (spec.encoding.getActOrder() && spec.encoding.isSparse24())
+      refusal = kUnsortedActOrder;
+    const bool permuted = spec.encoding.getActOrder() && !refusal;
     if (permuted) {
-      // 2:4 has no sorted layout: refused before act_order is dropped.
-      if (spec.encoding.isSparse24())
-        return op.emitOpError() << *matvecRefusesEncoding(
-                   spec.encoding, target.getSmVersion());
       spec.encoding = withoutActOrder(spec.encoding);
       spec.hasNorm = false;
     }
     // A limit of the generator that selection did not model: the
     // fallback takes the batch (its RMSNorm prologue a norm launch of its
-    // own). Without
-    // fallback-on-limits the generator's own diagnostic stands.
-    std::optional<std::string> refusal;
-    if (fallbackOnLimits)
+    // own). Without fallback-on-limits the generator's own diagnostic
+    // stands.
+    if (!refusal && fallbackOnLimits)
       refusal = whyGeneratorRefuses(spec, op.getLoc());
     if (refusal) {
       op.emitRemark() << "M = " << batch

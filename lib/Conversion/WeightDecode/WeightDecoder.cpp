@@ -13,6 +13,8 @@
 //     4 * (s / 2) + meta field s.
 //   act_order: the columns are stored sorted by group (Layout.h); stored
 //     column j is checkpoint column perm[j] and belongs to group j / group.
+//     Under 2:4 they stay in checkpoint order and column c belongs to group
+//     g_idx[c] (format::sortsColumns).
 //
 //===----------------------------------------------------------------------===//
 
@@ -165,8 +167,8 @@ mlir::qf::weightComponentTypes(WeightType type, StringRef prefix) {
     add("zeros", {n, (groups * bits + 7) / 8}, i8);
   else if (enc.getZeroPoint() == ZeroPointKind::Float)
     add("zeros", {n, groups}, storageType(enc.getScaleType()));
-  if (enc.getActOrder()) // qfuse::format::kPerm
-    add("perm", {k}, IntegerType::get(ctx, 32));
+  if (enc.getActOrder()) // qfuse::format::kPerm or kGIdx
+    add(enc.isSparse24() ? "g_idx" : "perm", {k}, IntegerType::get(ctx, 32));
   if (enc.getGlobalScale())
     add("global_scale", {1}, Float32Type::get(ctx));
   if (enc.getFormat() == ElementFormat::Codebook && enc.getTableName())
@@ -352,7 +354,8 @@ std::pair<Value, Value> WeightDecoder::decode(Value n, Value s) {
     col = e.add(e.mul(e.divu(s, e.idx(2)), e.idx(4)), pos);
   }
   Value sortedCol = col;
-  if (enc.getActOrder())
+  const bool sortedByGroup = enc.getActOrder() && !enc.isSparse24();
+  if (sortedByGroup)
     col = e.toIndex(e.load(buf.perm, {s}));
 
   // Position of its code in the row's bit stream.
@@ -414,10 +417,15 @@ std::pair<Value, Value> WeightDecoder::decode(Value n, Value s) {
   if (!enc.isQuantized())
     return {col, value};
 
-  // Groups are contiguous in the stored order (act_order included).
-  Value group = enc.isPerChannel()
-                    ? e.idx(0)
-                    : e.divu(sortedCol, e.idx(enc.getGroupSize()));
+  // Groups are contiguous in the stored order (act_order included), but
+  // for act_order + 2:4, whose columns are in checkpoint order.
+  Value group;
+  if (enc.isPerChannel())
+    group = e.idx(0);
+  else if (enc.getActOrder() && !sortedByGroup)
+    group = e.toIndex(e.load(buf.gIdx, {col}));
+  else
+    group = e.divu(sortedCol, e.idx(enc.getGroupSize()));
   Value scale = scaleOf(n, group);
 
   if (enc.getFormat() == ElementFormat::UInt4 ||

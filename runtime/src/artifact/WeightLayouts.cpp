@@ -4,6 +4,8 @@
 
 #include "qfuse/runtime/Error.h"
 
+#include "qfuse/format/Layout.h"
+
 namespace qfuse::runtime {
 namespace {
 
@@ -58,7 +60,8 @@ void checkRowMajorComponents(const WeightSpec &weight, const RowMajorViews &raw,
 }
 
 bool needsNoRepack(const WeightSpec &weight) {
-  return weight.layoutAttr.isRowMajor() && !weight.encodingAttr.actOrder;
+  return weight.layoutAttr.isRowMajor() &&
+         !format::sortsColumns(weight.encodingAttr);
 }
 
 format::TensorMap packForLayout(const WeightSpec &weight,

@@ -30,15 +30,6 @@ func.func @partial_word(%x: tensor<1x12xf16>, %w: !qf.weight<8x12, #e, #l>) -> t
 
 // -----
 
-#e = #qf.enc<int4, group = 128, scale = f16, act_order, sparse = 2:4>
-func.func @act_order_sparse(%x: tensor<1x512xf16>, %w: !qf.weight<64x512, #e>) -> tensor<1x64xf16> {
-  // expected-error@+1 {{qf-to-cpu: act_order with 2:4 sparsity has no sorted layout (sorting columns by group would break the 2:4 quads)}}
-  %y = qf.fused_matmul %x, %w : tensor<1x512xf16>, !qf.weight<64x512, #e> -> tensor<1x64xf16>
-  return %y : tensor<1x64xf16>
-}
-
-// -----
-
 #e = #qf.enc<int4, group = 128, scale = f16, sparse = 2:4>
 #l = #qf.layout<tiled, tile_n = 32, tile_k = 32>
 func.func @mma_sparse(%x: tensor<1x512xf16>, %w: !qf.weight<64x512, #e, #l>) -> tensor<1x64xf16> {

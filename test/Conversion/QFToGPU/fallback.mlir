@@ -59,3 +59,21 @@ func.func @dense_bf16(%x: tensor<?x512xf16>) -> tensor<?x256xf16> {
   %y = qf.fused_matmul %x, %w : tensor<?x512xf16>, !w -> tensor<?x256xf16>
   return %y : tensor<?x256xf16>
 }
+
+// -----
+
+// act_order with 2:4 keeps its columns in checkpoint order, each column's
+// group in g_idx (format::sortsColumns); a fused tiling (a tuning entry,
+// say) still runs the fallback: its dequantize binds g_idx, no perm.
+!w = !qf.weight<256x512, #qf.enc<int4, group = 128, scale = f16, act_order, sparse = 2:4>>
+// CHECK-LABEL: func.func @act_order_sparse
+// CHECK: qf.launches = [#qf.launch<batch = 1, {{[^#]*}}layout = #qf.layout<row_major>, member = 0, params = ["codes", "scales", "meta", "g_idx", "w"], {{[^>]*}}step = "dequantize"
+// CHECK-SAME: #qf.fallback_gemm<batch = 1, into = "y", member = 0>
+// CHECK-SAME: #qf.launch<batch = 16, {{[^#]*}}layout = #qf.layout<row_major>, member = 0, params = ["codes", "scales", "meta", "g_idx", "w"], {{[^>]*}}step = "dequantize"
+// CHECK-SAME: #qf.fallback_gemm<batch = 16, into = "y", member = 0>]
+// CHECK-NOT: qf_permute
+func.func @act_order_sparse(%x: tensor<?x512xf16>) -> tensor<?x256xf16> {
+  %w = qf.weight_ref "w" : !w
+  %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 1, stages = 2>} : tensor<?x512xf16>, !w -> tensor<?x256xf16>
+  return %y : tensor<?x256xf16>
+}

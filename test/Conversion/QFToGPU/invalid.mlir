@@ -18,16 +18,6 @@ func.func @needs_tiled_layout(%x: tensor<1x4096xf16>, %w: !qf.weight<256x4096, #
 
 // -----
 
-#e = #qf.enc<int4, group = 128, scale = f16, act_order, sparse = 2:4>
-#l = #qf.layout<tiled, tile_n = 1, tile_k = 32>
-func.func @act_order_sparse(%x: tensor<1x4096xf16>, %w: !qf.weight<256x4096, #e, #l>) -> tensor<1x256xf16> {
-  // expected-error@+1 {{act_order with 2:4 sparsity has no sorted layout: sorting the columns by group would break the quads}}
-  %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<matvec>} : tensor<1x4096xf16>, !qf.weight<256x4096, #e, #l> -> tensor<1x256xf16>
-  return %y : tensor<1x256xf16>
-}
-
-// -----
-
 #e = #qf.enc<int4, group = 4, scale = f16, act_order>
 #l = #qf.layout<tiled, tile_n = 1, tile_k = 32>
 func.func @act_order_group(%x: tensor<1x4096xf16>, %w: !qf.weight<256x4096, #e, #l>) -> tensor<1x256xf16> {

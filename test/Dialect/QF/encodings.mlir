@@ -232,12 +232,14 @@ func.func @act_order() {
 
 // -----
 
-// 2:4 structured sparsity: unquantized f16 and bf16, and on int4 / uint8 / fp8.
+// 2:4 structured sparsity: unquantized f16 and bf16, and on int4 / uint8 / fp8;
+// with act_order too (its columns stay in checkpoint order).
 // CHECK: #bf16_2of4 = #qf.enc<bf16, sparse = 2:4>{{$}}
 // CHECK: #f16 = #qf.enc<f16>{{$}}
 // CHECK: #f16_2of4 = #qf.enc<f16, sparse = 2:4>{{$}}
 // CHECK: #fp8e4m3_pc_2of4 = #qf.enc<fp8e4m3, per_channel, scale = f32, sparse = 2:4>{{$}}
 // CHECK: #int4_g128_2of4 = #qf.enc<int4, group = 128, scale = f16, sparse = 2:4>{{$}}
+// CHECK: #uint4_g64_2of4 = #qf.enc<uint4, group = 64, scale = f16, zero = int, act_order, sparse = 2:4>{{$}}
 // CHECK: #uint8_g64_2of4 = #qf.enc<uint8, group = 64, scale = f16, zero = float, sparse = 2:4>{{$}}
 // CHECK-LABEL: func.func @sparse24
 // CHECK: qf.weight_ref "f16" : !qf.weight<1024x4096, #f16_2of4>
@@ -246,6 +248,7 @@ func.func @act_order() {
 // CHECK: qf.weight_ref "uint8" : !qf.weight<1024x4096, #uint8_g64_2of4>
 // CHECK: qf.weight_ref "fp8" : !qf.weight<1024x4096, #fp8e4m3_pc_2of4>
 // CHECK: qf.weight_ref "dense" : !qf.weight<1024x4096, #f16>
+// CHECK: qf.weight_ref "desc_act" : !qf.weight<1024x4096, #uint4_g64_2of4>
 func.func @sparse24() {
   %0 = qf.weight_ref "f16" : !qf.weight<1024x4096, #qf.enc<f16, sparse = 2:4>>
   %1 = qf.weight_ref "bf16" : !qf.weight<1024x4096, #qf.enc<bf16, sparse = 2:4>>
@@ -253,6 +256,7 @@ func.func @sparse24() {
   %3 = qf.weight_ref "uint8" : !qf.weight<1024x4096, #qf.enc<uint8, group = 64, scale = f16, zero = float, sparse = 2:4>>
   %4 = qf.weight_ref "fp8" : !qf.weight<1024x4096, #qf.enc<fp8e4m3, per_channel, scale = f32, sparse = 2:4>>
   %5 = qf.weight_ref "dense" : !qf.weight<1024x4096, #qf.enc<f16>>
+  %6 = qf.weight_ref "desc_act" : !qf.weight<1024x4096, #qf.enc<uint4, act_order, group = 64, scale = f16, zero = int, sparse = 2:4>>
   return
 }
 

@@ -619,6 +619,14 @@ func.func @tiled_layout_needs_tile_k_to() {
 
 // -----
 
+func.func @act_order_sparse_is_row_major_only() {
+  // expected-error@+1 {{act_order with 2:4 sparsity is defined in row_major only (its columns stay in checkpoint order: sorting them by group would break the quads), not <tiled, tile_n = 1, tile_k = 32>}}
+  %0 = qf.weight_ref "w" : !qf.weight<256x4096, #qf.enc<int4, group = 128, scale = f16, act_order, sparse = 2:4>, #qf.layout<tiled, tile_n = 1, tile_k = 32>>
+  return
+}
+
+// -----
+
 // The encoding and layout slots take only their own attributes.
 func.func @invalid_kind_of_attribute_specified() {
   // expected-error@+1 {{invalid kind of attribute specified}}

@@ -28,6 +28,9 @@
 // REMARK-DAG: remark: M = 512 runs the dequantize + cuBLAS fallback ({{.*}}the mma.sp kernel lowers 2:4 weights of {{.*}}got 'bf16')
 // REMARK-DAG: remark: M = 100 runs the dequantize + cuBLAS fallback ({{.*}}got 5-bit indices)
 // REMARK-DAG: remark: M = 1 runs the dequantize + cuBLAS fallback (no matvec (unquantized dense weights take the cuBLAS path{{.*}}got 'bf16')
+// act_order with 2:4 at every batch (its columns are not sorted by group).
+// REMARK-DAG: remark: M = 1 runs the dequantize + cuBLAS fallback (no matvec (act_order with 2:4 sparsity keeps its columns in checkpoint order
+// REMARK-DAG: remark: M = 100 runs the dequantize + cuBLAS fallback (dequant_gemm: the tensor-core kernel cannot take it (act_order with 2:4 sparsity
 // REMARK-NOT: error
 // REMARK512: remark: M = 512 runs the dequantize + cuBLAS fallback ({{.*}}the mma.sp kernel lowers 2:4 weights of {{.*}}got 'bf16')
 // REMARK512-NOT: error

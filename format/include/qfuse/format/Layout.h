@@ -49,7 +49,7 @@
 // kernel reads activations through: x_sorted[m, j] = x[m, perm[j]]. The
 // checkpoint's "g_idx" is kept as it was; unrepack() restores the checkpoint
 // order from "perm" (and rebuilds g_idx from it). act_order with 2:4 is not
-// defined (the sort would break the quads).
+// sorted (the sort would break the quads): see sortsColumns.
 //
 //===----------------------------------------------------------------------===//
 
@@ -92,8 +92,16 @@ inline constexpr const char *kPerm = "perm";
 bool actOrderPermutation(const int32_t *gIdx, int64_t k, int64_t groupSize,
                          std::vector<int32_t> &perm, std::string &error);
 
+/// Whether an act_order weight is stored with its columns sorted by group
+/// (above). 2:4 weights are not (a sort would break the quads): they keep
+/// the checkpoint's column order, in row_major only, and every reader takes
+/// a column's group from g_idx.
+inline bool sortsColumns(const Encoding &enc) {
+  return enc.actOrder && !enc.isSparse24();
+}
+
 /// Components that a kernel reading `layout` binds beyond the row-major
-/// ones of componentSpecs: {"perm", I32, [K]} under act_order, else none.
+/// ones of componentSpecs: {"perm", I32, [K]} when sortsColumns, else none.
 std::vector<ComponentSpec> layoutComponentSpecs(const Encoding &enc,
                                                 const Layout &layout,
                                                 int64_t n, int64_t k);

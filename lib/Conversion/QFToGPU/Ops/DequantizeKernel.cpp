@@ -91,7 +91,8 @@ void buildBody(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
   ScalarEmitter e(b);
   WeightBuffers buffers{mem.lookup("codes"),        mem.lookup("scales"),
                         mem.lookup("zeros"),        mem.lookup("global_scale"),
-                        mem.lookup("perm"),         mem.lookup("meta"),
+                        mem.lookup("perm"),         mem.lookup("g_idx"),
+                        mem.lookup("meta"),
                         mem.lookup("table"),
                         constantTable(b, module, name, weight.getEncoding())};
   WeightDecoder decoder(e, weight, buffers);

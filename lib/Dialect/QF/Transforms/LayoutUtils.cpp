@@ -61,6 +61,10 @@ LayoutAttr qf::getKernelLayout(WeightType type, TilingAttr tiling) {
   // map a whole byte through a shared table and read row_major bytes.
   bool magicDecode = encoding.getFormat() == ElementFormat::Int4 ||
                      encoding.getFormat() == ElementFormat::UInt4;
+  // act_order + 2:4 keeps the checkpoint's column order, defined in
+  // row_major only (format::sortsColumns); only the fallback reads it.
+  if (encoding.getActOrder() && encoding.isSparse24())
+    return LayoutAttr::get(ctx);
   if (tiling && tiling.getKernel() == KernelKind::MMA &&
       encoding.isSparse24() && hasSparseMmaCodes(encoding)) {
     // The mma.sp kernel's A-fragment and metadata order

@@ -230,19 +230,25 @@ func.func @w37(%x: tensor<?x1024xf16>) -> tensor<?x256xf16> {
 }
 
 func.func @w38(%x: tensor<?x1024xf16>) -> tensor<?x256xf16> {
-  %w = qf.weight_ref "w38" : !qf.weight<256x1024, #qf.enc<uint4, group = 64, scale = f16, zero = int>>
-  %y = qf.matmul %x, %w : tensor<?x1024xf16>, !qf.weight<256x1024, #qf.enc<uint4, group = 64, scale = f16, zero = int>> -> tensor<?x256xf16>
+  %w = qf.weight_ref "w38" : !qf.weight<256x1024, #qf.enc<uint4, group = 64, scale = f16, zero = int, act_order, sparse = 2:4>>
+  %y = qf.matmul %x, %w : tensor<?x1024xf16>, !qf.weight<256x1024, #qf.enc<uint4, group = 64, scale = f16, zero = int, act_order, sparse = 2:4>> -> tensor<?x256xf16>
   return %y : tensor<?x256xf16>
 }
 
 func.func @w39(%x: tensor<?x1024xf16>) -> tensor<?x256xf16> {
-  %w = qf.weight_ref "w39" : !qf.weight<256x1024, #qf.enc<uint8, group = 64, scale = f16, zero = float, sparse = 2:4>>
-  %y = qf.matmul %x, %w : tensor<?x1024xf16>, !qf.weight<256x1024, #qf.enc<uint8, group = 64, scale = f16, zero = float, sparse = 2:4>> -> tensor<?x256xf16>
+  %w = qf.weight_ref "w39" : !qf.weight<256x1024, #qf.enc<uint4, group = 64, scale = f16, zero = int>>
+  %y = qf.matmul %x, %w : tensor<?x1024xf16>, !qf.weight<256x1024, #qf.enc<uint4, group = 64, scale = f16, zero = int>> -> tensor<?x256xf16>
   return %y : tensor<?x256xf16>
 }
 
 func.func @w40(%x: tensor<?x1024xf16>) -> tensor<?x256xf16> {
-  %w = qf.weight_ref "w40" : !qf.weight<256x1024, #qf.enc<uint8, group = 64, scale = f32, zero = int>>
+  %w = qf.weight_ref "w40" : !qf.weight<256x1024, #qf.enc<uint8, group = 64, scale = f16, zero = float, sparse = 2:4>>
+  %y = qf.matmul %x, %w : tensor<?x1024xf16>, !qf.weight<256x1024, #qf.enc<uint8, group = 64, scale = f16, zero = float, sparse = 2:4>> -> tensor<?x256xf16>
+  return %y : tensor<?x256xf16>
+}
+
+func.func @w41(%x: tensor<?x1024xf16>) -> tensor<?x256xf16> {
+  %w = qf.weight_ref "w41" : !qf.weight<256x1024, #qf.enc<uint8, group = 64, scale = f32, zero = int>>
   %y = qf.matmul %x, %w : tensor<?x1024xf16>, !qf.weight<256x1024, #qf.enc<uint8, group = 64, scale = f32, zero = int>> -> tensor<?x256xf16>
   return %y : tensor<?x256xf16>
 }

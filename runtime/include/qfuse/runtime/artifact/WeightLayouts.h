@@ -43,8 +43,8 @@ RowMajorViews viewsOf(const format::TensorMap &components);
 void checkRowMajorComponents(const WeightSpec &weight, const RowMajorViews &raw,
                              const std::string &origin);
 
-/// True when `weight`'s layout is the checkpoint's order (row_major without
-/// act_order): its components are `raw` as they are.
+/// True when `weight`'s layout is the checkpoint's order (row_major, columns
+/// not sorted by group): its components are `raw` as they are.
 bool needsNoRepack(const WeightSpec &weight);
 
 /// Repacks the row-major components of `weight` into its layout as
