@@ -8,6 +8,8 @@
 
 #include "qfuse/Dialect/QF/Transforms/Passes.h"
 
+#include "FusionUtils.h"
+
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/Support/Debug.h"
@@ -86,17 +88,7 @@ struct FoldNormIntoActOrderMatmuls : public OpRewritePattern<RMSNormOp> {
     std::string reason;
     if (failed(canFuse(norm, reason)))
       return rewriter.notifyMatchFailure(norm, reason);
-    // In place: the norm's operands dominate the norm, which dominates
-    // every user.
-    for (Operation *user : llvm::make_early_inc_range(norm->getUsers())) {
-      auto matmul = cast<FusedMatmulOp>(user);
-      rewriter.modifyOpInPlace(matmul, [&] {
-        matmul.getInputMutable().assign(norm.getInput());
-        matmul.getNormMutable().assign(norm.getGamma());
-        matmul.setNormEpsAttr(norm.getEpsAttr());
-      });
-    }
-    rewriter.eraseOp(norm);
+    foldNormIntoReaders(norm, rewriter);
     return success();
   }
 };

@@ -80,17 +80,7 @@ struct FoldRMSNormIntoMatmuls : public OpRewritePattern<RMSNormOp> {
     std::string reason;
     if (failed(canFuse(norm, reason)))
       return rewriter.notifyMatchFailure(norm, reason);
-    // Users are updated in place: the norm's operands dominate the norm,
-    // which dominates every user.
-    for (Operation *user : llvm::make_early_inc_range(norm->getUsers())) {
-      auto matmul = cast<FusedMatmulOp>(user);
-      rewriter.modifyOpInPlace(matmul, [&] {
-        matmul.getInputMutable().assign(norm.getInput());
-        matmul.getNormMutable().assign(norm.getGamma());
-        matmul.setNormEpsAttr(norm.getEpsAttr());
-      });
-    }
-    rewriter.eraseOp(norm);
+    foldNormIntoReaders(norm, rewriter);
     return success();
   }
 };

@@ -10,6 +10,9 @@
 
 #include "qfuse/Dialect/QF/IR/QFDialect.h"
 
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/STLExtras.h"
+
 namespace mlir {
 namespace qf {
 
@@ -50,6 +53,28 @@ struct FusedMatmulParts {
                                  residual, normEps, activation, tiling);
   }
 };
+
+/// Makes `norm` the RMSNorm prologue of every user (each a qf.fused_matmul
+/// reading it as input, which the caller checked) and erases it:
+///
+///   %n = qf.rms_norm %h, %g {eps = 1e-5} : ...
+///   %q = qf.fused_matmul %n, %wq : ...
+/// becomes
+///   %q = qf.fused_matmul %h, %wq norm(%g : ...) {norm_eps = 1e-5} : ...
+///
+/// In place: the norm's operands dominate the norm, which dominates every
+/// user.
+inline void foldNormIntoReaders(RMSNormOp norm, RewriterBase &rewriter) {
+  for (Operation *user : llvm::make_early_inc_range(norm->getUsers())) {
+    auto matmul = cast<FusedMatmulOp>(user);
+    rewriter.modifyOpInPlace(matmul, [&] {
+      matmul.getInputMutable().assign(norm.getInput());
+      matmul.getNormMutable().assign(norm.getGamma());
+      matmul.setNormEpsAttr(norm.getEpsAttr());
+    });
+  }
+  rewriter.eraseOp(norm);
+}
 
 } // namespace qf
 } // namespace mlir
