@@ -11,8 +11,9 @@
 #   `qkvn` / `gateupn`, the same reading an RMSNorm of the layer input as
 #   in a decoder layer (a norm launch of its own; `aon`: act_order compiled
 #   with --fuse=default,act-order-norm, the norm launch writing the permuted
-#   input, docs/act-order.md), each in act_order int4-g128 (`ao`) and
-#   plain int4-g128 (`int4`), the default
+#   input, docs/act-order.md; `aog`, on the parts without a norm: the
+#   permute gathering from global memory, --permute-staged-max-k=0), each
+#   in act_order int4-g128 (`ao`) and plain int4-g128 (`int4`), the default
 #   compile a user gets (no --tuning-db, default chip sm_90), batches
 #   1, 2, 4, 8, 16, 32, 64, 128;
 # - OUT/runs.txt: one qfuse-bench process per model and part (name, then
@@ -124,15 +125,19 @@ for spec in $models; do
   for part in ${PARTS:-qkv gateup down qkvn gateupn}; do
     args=""
     # aon: act_order with the act-order-norm fusion (not a default yet),
-    # on the parts behind a norm.
-    variants="ao int4"
-    case "$part" in *n) variants="ao aon int4" ;; esac
+    # on the parts behind a norm; aog: act_order whose permute launch
+    # gathers from global memory instead of staging the row in shared
+    # memory in every block (--permute-staged-max-k=0), on the others.
+    variants="ao aog int4"
+    case "$part" in qkvn|gateupn) variants="ao aon int4" ;; esac
     for enc in $variants; do
       name="$model-$part-$enc"
-      fuse=""
-      [ "$enc" = aon ] && fuse=" --fuse=default,act-order-norm"
-      emit "$part" "${enc%n}" "$h" "$v" "$i" > "$out/artifacts/$name.mlir"
-      cmd="$compile $out/artifacts/$name.mlir --batch-sizes=$batches$fuse -o $out/artifacts/$name.qfa"
+      flags=""
+      [ "$enc" = aon ] && flags=" --fuse=default,act-order-norm"
+      [ "$enc" = aog ] && flags=" --permute-staged-max-k=0"
+      base=ao; [ "$enc" = int4 ] && base=int4
+      emit "$part" "$base" "$h" "$v" "$i" > "$out/artifacts/$name.mlir"
+      cmd="$compile $out/artifacts/$name.mlir --batch-sizes=$batches$flags -o $out/artifacts/$name.qfa"
       echo "$cmd" >> "$out/COMPILE"
       { echo "== $name"; $cmd 2>&1 | sed 's/^.*remark: //' || true; } >> "$out/compile.log"
       [ -f "$out/artifacts/$name.qfa" ] || { echo "FAILED $name" >&2; exit 1; }

@@ -83,6 +83,13 @@ static cl::opt<int64_t> dequantGemmMinBatch(
              "H200, docs/fallback.md; 0: only where no fused kernel takes "
              "the weight)"),
     cl::init(qf::kDequantGemmMinM));
+static cl::opt<int64_t> permuteStagedMaxK(
+    "permute-staged-max-k",
+    cl::desc("act_order's permute kernel stages rows of at most this many "
+             "elements in shared memory, longer ones gather from global "
+             "memory (default 24576, the most static shared memory holds; "
+             "0: always gather; docs/act-order.md)"),
+    cl::init(24576), cl::Hidden);
 static cl::opt<std::string> tuningDb("tuning-db",
                                      cl::desc("Tuning database (JSON)"),
                                      cl::init(""));
@@ -205,7 +212,9 @@ buildPipelines(ModuleOp module, ArrayRef<std::string> chips,
         " dequant-gemm-min-m=" + std::to_string(dequantGemmMinBatch) +
         "},qf-choose-layout,qf-to-gpu{chip=" + chip + " features=" +
         features + " batch-sizes=" + batches +
-        " fallback-on-limits=true},gpu-module-to-binary{format=isa}");
+        " fallback-on-limits=true permute-staged-max-k=" +
+        std::to_string(permuteStagedMaxK) +
+        "},gpu-module-to-binary{format=isa}");
   return pipelines;
 }
 

@@ -41,7 +41,12 @@ def QFToGPU : Pass<"qf-to-gpu", "::mlir::ModuleOp"> {
     Option<"fallbackOnLimits", "fallback-on-limits", "bool",
            /*default=*/"false",
            "Run a tiling the generator cannot plan on the dequantize + cuBLAS "
-           "fallback (with a remark) instead of failing">
+           "fallback (with a remark) instead of failing">,
+    Option<"permuteStagedMaxK", "permute-staged-max-k", "int64_t",
+           /*default=*/"24576",
+           "The longest row the act_order permute kernel stages in shared "
+           "memory, once per block (at most 24576); longer rows gather from "
+           "global memory (kernel qf_permute_k<K>_g)">
   ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::LLVM::LLVMDialect",

@@ -434,7 +434,8 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
         op, gpuModule, batch, op.getWeight().getType().getK(),
         {LaunchArgAttr::get(ctx, LaunchArgKind::Activations, "input"),
          LaunchArgAttr::get(ctx, LaunchArgKind::Component, "perm"),
-         LaunchArgAttr::get(ctx, LaunchArgKind::Scratch, "permuted")});
+         LaunchArgAttr::get(ctx, LaunchArgKind::Scratch, "permuted")},
+        permuteStagedMaxK);
     if (failed(permute))
       return failure();
     LaunchExtras extras;

@@ -1,4 +1,12 @@
 // RUN: qfuse-opt %s --qf-to-gpu="batch-sizes=1,16" | FileCheck %s
+// RUN: qfuse-opt %s --qf-to-gpu="batch-sizes=1,16 permute-staged-max-k=0" | FileCheck %s --check-prefix=GATHER
+
+// permute-staged-max-k=0: every permute gathers from global memory (its own
+// kernel name, no shared row).
+// GATHER-LABEL: func.func @act_order
+// GATHER: kernel = @qf_kernels::@qf_permute_k4096_g, layout = #tiled_1x32, member = 0, params = ["x", "perm", "xp"], shared_bytes = 0, step = "permute">
+// GATHER-NOT: qf_permute_k4096_row
+// GATHER: llvm.func @qf_permute_k4096_g(
 
 // act_order (issue 20, part 1): per batch, a launch permutes the
 // activations into the weight's sorted column order (x -> scratch

@@ -15,9 +15,10 @@
 //   for (j = c * 2048 + tid; j < min(K, (c + 1) * 2048); j += 256)
 //     xp[m, j] = row[perm[j]]                        // 16-bit elements
 //
-// Rows past 48 KB of static shared memory (K > 24576) gather straight from
-// global memory instead. One kernel per K serves every batch (M is the
-// grid's y).
+// Rows past 48 KB of static shared memory (K > 24576), or past the
+// qf-to-gpu option permute-staged-max-k, gather straight from global memory
+// instead (each element read once, where staging reads the row once per
+// block). One kernel per K serves every batch (M is the grid's y).
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,7 +41,7 @@ constexpr int64_t kChunk = 2048;
 constexpr int64_t kMaxSharedK = 24576;
 
 void buildBody(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
-               StringRef name, ArrayRef<Value> args, int64_t k) {
+               StringRef name, ArrayRef<Value> args, int64_t k, bool shared) {
   KernelEmitter e(b);
   Value x = args[0], perm = args[1], xp = args[2];
   Value tid = e.tidX();
@@ -48,7 +49,6 @@ void buildBody(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
   auto elementPtr = [&](Value base, Value index) {
     return e.gepBytes(base, e.mul(e.zext64(index), e.c64(2)));
   };
-  const bool shared = k <= kMaxSharedK;
   Value row;
   if (shared) {
     row = sharedArray(b, module, (name + "_row").str(), e.i16(), k);
@@ -84,13 +84,15 @@ void buildBody(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
 FailureOr<OpLaunch> qf::emitPermuteLaunch(Operation *op,
                                           gpu::GPUModuleOp module,
                                           int64_t rows, int64_t k,
-                                          ArrayRef<LaunchArgAttr> args) {
+                                          ArrayRef<LaunchArgAttr> args,
+                                          int64_t stagedMaxK) {
   if (rows * k > std::numeric_limits<int32_t>::max())
     return op->emitOpError() << rows << " x " << k
                              << " activations overflow the permute kernel's "
                                 "i32 index",
            failure();
-  std::string name = "qf_permute_k" + std::to_string(k);
+  const bool staged = k <= std::min(stagedMaxK, kMaxSharedK);
+  std::string name = "qf_permute_k" + std::to_string(k) + (staged ? "" : "_g");
   SmallVector<OpParam> params = {{"x", ParamKind::In, args[0]},
                                  {"perm", ParamKind::In, args[1]},
                                  {"xp", ParamKind::Out, args[2]}};
@@ -98,9 +100,9 @@ FailureOr<OpLaunch> qf::emitPermuteLaunch(Operation *op,
     ImplicitLocOpBuilder b(op->getLoc(), op->getContext());
     SmallVector<Value> kernelArgs =
         createOpKernel(b, module, name, params, kThreads);
-    buildBody(b, module, name, kernelArgs, k);
+    buildBody(b, module, name, kernelArgs, k, staged);
     LLVM::ReturnOp::create(b, ValueRange{});
   }
   return makeOpLaunch(name, params, (k + kChunk - 1) / kChunk, rows, kThreads,
-                      k <= kMaxSharedK ? k * 2 : 0);
+                      staged ? k * 2 : 0);
 }

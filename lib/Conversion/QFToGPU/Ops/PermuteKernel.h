@@ -15,10 +15,13 @@ namespace qf {
 
 /// The launch permuting `rows` x `k` 16-bit activations by an act_order
 /// weight's `perm`, with `args` binding (x, perm, xp); diagnostics go to
-/// `op`.
+/// `op`. Rows of at most `stagedMaxK` elements (and at most what static
+/// shared memory holds) are staged in shared memory by every block; longer
+/// ones gather straight from global memory.
 FailureOr<OpLaunch> emitPermuteLaunch(Operation *op, gpu::GPUModuleOp module,
                                       int64_t rows, int64_t k,
-                                      ArrayRef<LaunchArgAttr> args);
+                                      ArrayRef<LaunchArgAttr> args,
+                                      int64_t stagedMaxK);
 
 } // namespace qf
 } // namespace mlir
