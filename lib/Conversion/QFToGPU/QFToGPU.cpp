@@ -429,7 +429,6 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
                               gpu::GPUModuleOp gpuModule, int64_t batch,
                               SmallVectorImpl<Attribute> &launches) {
     MLIRContext *ctx = op.getContext();
-    OpBuilder b(ctx);
     FailureOr<OpLaunch> permute = emitPermuteLaunch(
         op, gpuModule, batch, op.getWeight().getType().getK(),
         {LaunchArgAttr::get(ctx, LaunchArgKind::Activations, "input"),
@@ -438,13 +437,21 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
         permuteStagedMaxK);
     if (failed(permute))
       return failure();
-    LaunchExtras extras;
-    extras.args = permute->args;
-    extras.layout = layout;
-    extras.step = "permute";
-    extras.member = 0;
-    launches.push_back(launchRecord(b, permute->launch, batch, extras));
+    launches.push_back(prologueRecord(*permute, layout, batch, "permute"));
     return success();
+  }
+
+  /// The record of a launch that prepares the op's input (step `step`,
+  /// member 0, the weight read in `layout`): the permute or the norm.
+  Attribute prologueRecord(const OpLaunch &launch, LayoutAttr layout,
+                           int64_t batch, StringRef step) {
+    LaunchExtras extras;
+    extras.args = launch.args;
+    extras.layout = layout;
+    extras.step = step;
+    extras.member = 0;
+    OpBuilder b(layout.getContext());
+    return launchRecord(b, launch.launch, batch, extras);
   }
 
   /// Records the launch (step "rms_norm") of the op's RMSNorm prologue as a
@@ -474,13 +481,7 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
         op.getNormEps()->convertToFloat(), args);
     if (failed(norm))
       return failure();
-    LaunchExtras extras;
-    extras.args = norm->args;
-    extras.layout = layout;
-    extras.step = "rms_norm";
-    extras.member = 0;
-    OpBuilder b(ctx);
-    launches.push_back(launchRecord(b, norm->launch, batch, extras));
+    launches.push_back(prologueRecord(*norm, layout, batch, "rms_norm"));
     return success();
   }
 
