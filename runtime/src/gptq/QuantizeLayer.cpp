@@ -231,6 +231,8 @@ json LayerQuantizer::quantize(
   const auto layerStart = Clock::now();
   std::vector<HessianGroup> groups = calib.collect(l);
   const double collectSeconds = secondsSince(layerStart);
+  if (beforeSolve)
+    beforeSolve();
   const auto solveStart = Clock::now();
   std::vector<GroupSolve> solves = solveLayerGroups(
       l, groups, checkpoint, executor, solvers, solveOptions, hostWeights);

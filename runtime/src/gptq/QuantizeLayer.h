@@ -60,7 +60,7 @@ std::string warmSolvers(SolverPool &pool, const PlanLayer &layer,
 
 /// warmSolvers for the first layer of `calibration`'s plan, on a thread
 /// of its own: started before the checkpoint loads, finished before the
-/// first layer (and on destruction).
+/// first solve (and on destruction).
 class SolverWarmUp {
 public:
   SolverWarmUp() = default;
@@ -130,6 +130,10 @@ struct LayerQuantizer {
   LayerTotals &totals;
   std::function<void(int64_t, const std::string &)> warn;
   std::function<void()> progressDone;
+  /// Called once a layer's Hessians are collected, before its solves: the
+  /// run waits for the solvers' warm-up there, so that the first layer's
+  /// collect runs beside it. May be empty.
+  std::function<void()> beforeSolve;
   /// The last layer's losses, " q_proj 0.12 k_proj ...", for its line.
   std::string lossLine;
 

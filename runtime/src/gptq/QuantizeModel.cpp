@@ -206,6 +206,9 @@ private:
   /// Layer `l`'s fp16 weights bound (waiting for their upload), before the
   /// run first reads them; a no-op after a serial load.
   void bindLayer(int64_t l);
+  /// Waits for the solvers' warm-up, once (before the first solve, or after
+  /// the loop when no layer was left to solve).
+  void finishWarmUp();
 
   const QuantizeModelOptions &options_;
   const Clock::time_point start_ = Clock::now();
@@ -244,6 +247,7 @@ private:
   QuantizedCounts counts_;
   json layersJson_ = json::array();
   double captureSeconds_ = 0, warmWaitSeconds_ = 0;
+  bool warmUpFinished_ = false;
   // quantizeLayers
   LayerTotals totals_;
   double layersSeconds_ = 0;
@@ -426,7 +430,10 @@ void ModelQuantizer::replayRecordedLayers() {
   }
 }
 
-void ModelQuantizer::quantizeLayers() {
+void ModelQuantizer::finishWarmUp() {
+  if (warmUpFinished_)
+    return;
+  warmUpFinished_ = true;
   const auto warmStart = Clock::now();
   const std::string warmError = warmUp_.finish();
   warmWaitSeconds_ = secondsSince(warmStart);
@@ -434,6 +441,9 @@ void ModelQuantizer::quantizeLayers() {
     say("  note: the solvers' warm-up failed (%s); the first layer makes "
         "them ready\n",
         warmError.c_str());
+}
+
+void ModelQuantizer::quantizeLayers() {
   detail::SerialJobs recorder;
   const int64_t killAfter = killAfterLayer();
   auto warn = [this](int64_t l, const std::string &warning) {
@@ -452,6 +462,7 @@ void ModelQuantizer::quantizeLayers() {
                         totals_,
                         warn,
                         options_.progressDone,
+                        [this] { finishWarmUp(); },
                         {}};
   const auto layersStart = Clock::now();
   for (int64_t l = first_; l < numLayers_; ++l) {
@@ -485,6 +496,7 @@ void ModelQuantizer::quantizeLayers() {
     }
   }
   recorder.wait();
+  finishWarmUp(); // no layer solved (all resumed): its thread ends here
   layersSeconds_ = secondsSince(layersStart);
 }
 
