@@ -169,6 +169,49 @@ std::optional<Artifact> takeVariantForDevice(std::optional<ArtifactSet> &set,
   return takeVariantForDevice(std::move(*set), context);
 }
 
+/// `calibration` checked against the checkpoint's config.json, before
+/// anything is started from it.
+Artifact checkedAgainst(Artifact calibration,
+                        const ModelCheckpoint &checkpoint) {
+  checkModelAgainstConfig(calibration, checkpoint);
+  return calibration;
+}
+
+/// The solvers and what they solve with. Made before the calibration's
+/// executor: their warm-up (SolverWarmUp) needs only the context, the two
+/// artifacts and the checkpoint, and starts as soon as they exist, so that
+/// it runs beside the rest of the setup as well as the load.
+struct Solving {
+  Solving(const QuantizeModelOptions &run, const CheckedInputs &in,
+          const cuda::Context &context, const Artifact &blocks,
+          const Artifact &calibration);
+
+  SolverPool pool;
+  PinnedBytesPool codeDownloads;
+  std::string packedOn;
+  std::unique_ptr<DeviceGather> packing; // null: packed on the host
+  GptqSolveOptions options;
+  SolverWarmUp warmUp; // last: its thread reads the rest
+};
+
+Solving::Solving(const QuantizeModelOptions &run, const CheckedInputs &in,
+                 const cuda::Context &context, const Artifact &blocks,
+                 const Artifact &calibration)
+    : pool{blocks, context, in.enc, {}, {}},
+      codeDownloads(codeDownloadCapacity()),
+      packing(gptqPackingKernels(run, context, packedOn)) {
+  options.dampFraction = run.damp;
+  options.actOrder = run.actOrder;
+  options.staticGroups = run.staticGroups;
+  options.codesAsBytes = true;
+  options.codeDownloads = &codeDownloads;
+  options.gather = packing.get();
+  if (const char *pack = std::getenv("QFUSE_PACK"))
+    options.checkGather = std::string(pack) == "check";
+  if (!run.hostWeights)
+    warmUp.start(pool, calibration, in.checkpoint, options);
+}
+
 /// One run of quantizeModel, a method per phase, called in this order.
 /// The members are declared in the order the phases make them, so that a
 /// run stopped by an error is taken down in the reverse order (the output
@@ -176,7 +219,8 @@ std::optional<Artifact> takeVariantForDevice(std::optional<ArtifactSet> &set,
 class ModelQuantizer {
 public:
   /// Setup: the inputs checked (checkInputs), the device context, each
-  /// artifact's variant for it and the executor of the fp16 plan.
+  /// artifact's variant for it, the solvers (their warm-up started) and
+  /// the executor of the fp16 plan.
   explicit ModelQuantizer(const QuantizeModelOptions &options);
   /// The checkpoint's fp16 weights: bound to the executor (serial), or
   /// their background load started (bindLayer binds each layer's).
@@ -215,17 +259,11 @@ private:
   CheckedInputs in_;
   cuda::Context context_;
   Artifact fp16_, blocks_;
+  Solving solving_; // warmed up on a thread meanwhile
   std::optional<Artifact> decode_;
   cuda::Stream stream_;
   Executor executor_;
   double setupSeconds_ = 0;
-  // load: the solvers, warmed up on a thread while the weights load.
-  std::optional<SolverPool> solvers_;
-  std::optional<PinnedBytesPool> codeDownloads_;
-  std::unique_ptr<DeviceGather> packing_; // null: packed on the host
-  std::string packedOn_;
-  GptqSolveOptions solveOptions_;
-  SolverWarmUp warmUp_;
   LoadStats load_;
   // The load beside the layers (null: serial, or finished).
   std::optional<BackgroundLoad> background_;
@@ -260,11 +298,12 @@ private:
 
 ModelQuantizer::ModelQuantizer(const QuantizeModelOptions &options)
     : options_(options), in_(checkInputs(options)), context_(options.device),
-      fp16_(takeVariantForDevice(std::move(in_.fp16), context_)),
+      fp16_(checkedAgainst(takeVariantForDevice(std::move(in_.fp16), context_),
+                           in_.checkpoint)),
       blocks_(takeVariantForDevice(std::move(in_.blocks), context_)),
+      solving_(options, in_, context_, blocks_, fp16_),
       decode_(takeVariantForDevice(in_.decode, context_)),
       executor_(fp16_, context_) {
-  checkModelAgainstConfig(fp16_, in_.checkpoint);
   say("qfuse-quantize: %s -> %s (%s, %s) on %s, code for %s\n",
       options_.modelDir.c_str(), options_.outDir.c_str(),
       format::printEncoding(in_.enc).c_str(),
@@ -286,20 +325,7 @@ void ModelQuantizer::say(const char *fmt, ...) const {
 }
 
 void ModelQuantizer::load() {
-  solvers_.emplace(SolverPool{blocks_, context_, in_.enc, {}, {}});
-  solveOptions_.dampFraction = options_.damp;
-  solveOptions_.actOrder = options_.actOrder;
-  solveOptions_.staticGroups = options_.staticGroups;
-  solveOptions_.codesAsBytes = true;
-  codeDownloads_.emplace(codeDownloadCapacity());
-  solveOptions_.codeDownloads = &*codeDownloads_;
-  packing_ = gptqPackingKernels(options_, context_, packedOn_);
-  solveOptions_.gather = packing_.get();
-  if (const char *pack = std::getenv("QFUSE_PACK"))
-    solveOptions_.checkGather = std::string(pack) == "check";
-  say("  codes packed on %s\n", packedOn_.c_str());
-  if (!options_.hostWeights)
-    warmUp_.start(*solvers_, fp16_, in_.checkpoint, solveOptions_);
+  say("  codes packed on %s\n", solving_.packedOn.c_str());
   loadStart_ = Clock::now();
   std::optional<PlanLayers> layers;
   if (loadOverlaps()) {
@@ -435,7 +461,7 @@ void ModelQuantizer::finishWarmUp() {
     return;
   warmUpFinished_ = true;
   const auto warmStart = Clock::now();
-  const std::string warmError = warmUp_.finish();
+  const std::string warmError = solving_.warmUp.finish();
   warmWaitSeconds_ = secondsSince(warmStart);
   if (!warmError.empty())
     say("  note: the solvers' warm-up failed (%s); the first layer makes "
@@ -452,8 +478,8 @@ void ModelQuantizer::quantizeLayers() {
   LayerQuantizer layers{*calib_,
                         in_.checkpoint,
                         executor_,
-                        *solvers_,
-                        solveOptions_,
+                        solving_.pool,
+                        solving_.options,
                         options_.hostWeights,
                         in_.enc,
                         *rebinder_,
@@ -553,9 +579,10 @@ std::string ModelQuantizer::report() const {
               {"gptq_seconds", totals_.solve},
               {"seconds", total},
               {"weights", options_.hostWeights ? "host f32" : "device"},
-              {"codes_packed_on",
-               !packing_ ? "host"
-               : solveOptions_.checkGather ? "device, checked" : "device"},
+              {"codes_packed_on", !solving_.packing ? "host"
+                                  : solving_.options.checkGather
+                                      ? "device, checked"
+                                      : "device"},
               // Layers 0..resumed_layers-1 came from an interrupted run's
               // progress (their entries are that run's).
               {"resumed_layers", first_},
