@@ -46,6 +46,11 @@ struct SolverPool {
   std::vector<std::unique_ptr<cuda::Stream>> streams;
 };
 
+/// At least `count` slots in `pool` (empty ones null), so that threads can
+/// fill their own slots at once (ensureSolver).
+void ensureSolverSlots(SolverPool &pool, size_t count);
+/// Slot `index` of `pool` (which exists) holds a solver and a stream.
+void ensureSolver(SolverPool &pool, size_t index);
 /// At least `count` solvers and streams in `pool`.
 void ensureSolvers(SolverPool &pool, size_t count);
 

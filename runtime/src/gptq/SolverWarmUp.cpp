@@ -25,12 +25,25 @@
 
 namespace qfuse::runtime {
 
-void ensureSolvers(SolverPool &pool, size_t count) {
-  while (pool.solvers.size() < count) {
-    pool.solvers.push_back(
-        std::make_unique<GptqSolver>(pool.blocks, pool.context, pool.encoding));
-    pool.streams.push_back(std::make_unique<cuda::Stream>());
+void ensureSolverSlots(SolverPool &pool, size_t count) {
+  if (pool.solvers.size() < count) {
+    pool.solvers.resize(count);
+    pool.streams.resize(count);
   }
+}
+
+void ensureSolver(SolverPool &pool, size_t index) {
+  if (!pool.solvers[index])
+    pool.solvers[index] =
+        std::make_unique<GptqSolver>(pool.blocks, pool.context, pool.encoding);
+  if (!pool.streams[index])
+    pool.streams[index] = std::make_unique<cuda::Stream>();
+}
+
+void ensureSolvers(SolverPool &pool, size_t count) {
+  ensureSolverSlots(pool, count);
+  for (size_t i = 0; i < count; ++i)
+    ensureSolver(pool, i);
 }
 
 namespace {
@@ -86,17 +99,16 @@ std::string warmSolvers(SolverPool &pool, const PlanLayer &layer,
                         const ModelCheckpoint &checkpoint,
                         const GptqSolveOptions &options) {
   std::vector<std::string> errors(layer.groups.size());
-  try {
-    pool.context.makeCurrent();
-    ensureSolvers(pool, layer.groups.size());
-  } catch (const std::exception &e) {
-    return errorText(e);
-  }
+  ensureSolverSlots(pool, layer.groups.size());
   std::vector<std::thread> threads;
   for (size_t gi = 0; gi < layer.groups.size(); ++gi)
     threads.emplace_back([&, gi] {
       try {
         pool.context.makeCurrent();
+        // Each group's thread makes its own solver (its executor's modules,
+        // its cuBLAS and cuSOLVER handles): four at once, not one after
+        // another in front of the solves.
+        ensureSolver(pool, gi);
         warmGroup(layer.groups[gi], checkpoint, *pool.solvers[gi], options,
                   pool.streams[gi]->get());
       } catch (const std::exception &e) {
