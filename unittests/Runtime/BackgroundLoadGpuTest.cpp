@@ -9,8 +9,9 @@
 //     layer's weights), the rest; every weight the plans read once;
 // (b) a stage bound runs (runSteps of the prologue after stage 0), a layer
 //     not yet bound is refused naming what is missing, and once every stage
-//     is bound the executor holds the bytes loadCheckpoint binds: every
-//     weight component equal, and the whole plan's outputs bit-identical;
+//     is bound (with fewer workers after layer 0) the executor holds the
+//     bytes loadCheckpoint binds: every weight component equal, and the
+//     whole plan's outputs bit-identical;
 // (c) a checkpoint short of the artifact's last layer: the waiting bind
 //     rethrows the missing tensor's error instead of hanging.
 //
@@ -144,8 +145,11 @@ TEST_F(BackgroundLoadGpu, BindsWhatLoadCheckpointBinds) {
   const LoadStats serialStats = loadCheckpoint(serial, *checkpoint, 2);
 
   Executor staged(*artifact, *context);
+  // Two workers for the prologue and layer 0, one for the rest (as
+  // qfuse-quantize has fewer once the layers run): the same bytes.
   BackgroundLoad load(staged, *context, *checkpoint,
-                      layerLoadStages(*artifact, layers_), 2);
+                      layerLoadStages(*artifact, layers_),
+                      LoadWorkers{2, 1, /*firstStages=*/2});
   load.bindThrough(0);
   staged.allocate(batch);
   staged.runSteps(batch, layers_.prologue.first, layers_.prologue.last,
@@ -186,7 +190,8 @@ TEST_F(BackgroundLoadGpu, MissingLayerIsAnErrorNotAHang) {
   ASSERT_GE(layers_.layers.size(), 2u) << "the test needs a second layer";
   Executor executor(*artifact, *context);
   BackgroundLoad load(executor, *context, *checkpoint,
-                      layerLoadStages(*artifact, layers_), 2);
+                      layerLoadStages(*artifact, layers_),
+                      LoadWorkers::same(2));
   try {
     load.finish();
     FAIL() << "a checkpoint without layer 1 loaded";

@@ -88,4 +88,27 @@ TEST(DenseAsStored, OtherDtypesAndQuantizedEncodingsAreNotTaken) {
   EXPECT_TRUE(out.empty());
 }
 
+// The NaN scan on any number of threads (BackgroundLoad's workers scan on
+// one each): the same view, and a NaN found in whichever part it lies.
+TEST(DenseAsStored, ScanThreadsDoNotChangeTheAnswer) {
+  const int64_t n = 2048, k = 1024; // 2M elements: parts of 1M on 3 threads
+  std::vector<uint16_t> bits(size_t(n * k), 0x3C00);
+  const auto *data = reinterpret_cast<const uint8_t *>(bits.data());
+  const format::Encoding enc = named("f16");
+  for (unsigned threads : {0u, 1u, 2u, 3u, 64u}) {
+    SCOPED_TRACE("threads " + std::to_string(threads));
+    std::optional<format::TensorView> view =
+        denseCodesAsStored(enc, DType::F16, data, n, k, threads);
+    ASSERT_TRUE(view);
+    EXPECT_EQ(view->data, data);
+    EXPECT_EQ(view->numBytes, bits.size() * 2);
+    for (size_t at : {size_t(0), bits.size() / 2, bits.size() - 1}) {
+      bits[at] = 0x7C01;
+      EXPECT_FALSE(denseCodesAsStored(enc, DType::F16, data, n, k, threads))
+          << "NaN at " << at;
+      bits[at] = 0x3C00;
+    }
+  }
+}
+
 } // namespace

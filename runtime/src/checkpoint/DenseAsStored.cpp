@@ -13,7 +13,8 @@ namespace qfuse::runtime {
 
 std::optional<format::TensorView>
 denseCodesAsStored(const format::Encoding &enc, DType dtype,
-                   const uint8_t *data, int64_t n, int64_t k) {
+                   const uint8_t *data, int64_t n, int64_t k,
+                   unsigned threads) {
   const bool f16 = dtype == DType::F16 &&
                    enc.format == format::ElementFormat::F16;
   const bool bf16 = dtype == DType::BF16 &&
@@ -34,9 +35,10 @@ denseCodesAsStored(const format::Encoding &enc, DType dtype,
   const uint16_t mantMask = f16 ? 0x03FF : 0x007F;
   const size_t count = size_t(n) * size_t(k);
   std::atomic<bool> nan{false};
-  const unsigned workers = std::max(
-      1u, std::min<unsigned>(std::thread::hardware_concurrency(),
-                             unsigned(count / (1u << 20)) + 1));
+  const unsigned workers =
+      std::max(1u, std::min<unsigned>(
+                       threads ? threads : std::thread::hardware_concurrency(),
+                       unsigned(count / (1u << 20)) + 1));
   auto scan = [&](size_t first, size_t last) {
     const uint8_t *bytes = data;
     bool found = false;

@@ -349,7 +349,8 @@ format::TensorMap checkpointWeight(const ModelCheckpoint &checkpoint,
 }
 
 std::optional<RowMajorViews> storedWeight(const ModelCheckpoint &checkpoint,
-                                          const WeightSpec &weight) {
+                                          const WeightSpec &weight,
+                                          unsigned scanThreads) {
   const std::string &name = weight.checkpointName();
   RowMajorViews views;
   auto add = [&](const std::string &component, const format::TensorView &v) {
@@ -367,8 +368,9 @@ std::optional<RowMajorViews> storedWeight(const ModelCheckpoint &checkpoint,
   const std::string source = denseSource(checkpoint, name);
   const TensorView view = checkpoint.view(source);
   checkDenseShape(view, weight, tensorText(checkpoint, source));
-  std::optional<format::TensorView> codes = denseCodesAsStored(
-      weight.encodingAttr, view.info->dtype, view.data, weight.n, weight.k);
+  std::optional<format::TensorView> codes =
+      denseCodesAsStored(weight.encodingAttr, view.info->dtype, view.data,
+                         weight.n, weight.k, scanThreads);
   if (!codes)
     return std::nullopt;
   add(format::kCodes, *codes);

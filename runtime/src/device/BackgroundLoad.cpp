@@ -15,6 +15,7 @@ namespace qfuse::runtime {
 struct BackgroundLoad::Job {
   const WeightSpec *weight = nullptr; // else tensor
   const TensorSpec *tensor = nullptr;
+  size_t stage = 0;
   uint64_t cost = 0; // elements: largest first inside a stage
   bool made = false; // guarded by mutex_
   Executor::LaidOutWeight laidOut;
@@ -46,7 +47,8 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
 
 BackgroundLoad::BackgroundLoad(Executor &executor, const cuda::Context &context,
                                const ModelCheckpoint &checkpoint,
-                               std::vector<LoadStage> stages, unsigned threads)
+                               std::vector<LoadStage> stages,
+                               LoadWorkers workers)
     : executor_(executor), context_(context), checkpoint_(checkpoint),
       stages_(std::move(stages)), handed_(stages_.size()),
       ready_(stages_.size()) {
@@ -55,12 +57,14 @@ BackgroundLoad::BackgroundLoad(Executor &executor, const cuda::Context &context,
     const size_t first = jobs_.size();
     for (const std::string &source : stage.weights) {
       auto job = std::make_unique<Job>();
+      job->stage = stageEnd_.size();
       job->weight = artifact.weightsPackedFrom(source).front();
       job->cost = uint64_t(job->weight->n) * uint64_t(job->weight->k);
       jobs_.push_back(std::move(job));
     }
     for (const std::string &name : stage.tensors) {
       auto job = std::make_unique<Job>();
+      job->stage = stageEnd_.size();
       job->tensor = artifact.findTensor(name);
       if (!job->tensor)
         throw Error("loading tensor '" + name +
@@ -73,15 +77,14 @@ BackgroundLoad::BackgroundLoad(Executor &executor, const cuda::Context &context,
         [](const auto &a, const auto &b) { return a->cost > b->cost; });
     stageEnd_.push_back(jobs_.size());
   }
-  if (threads == 0)
-    threads = std::max(1u, std::thread::hardware_concurrency());
-  threads = std::max(1u, std::min<unsigned>(threads, unsigned(jobs_.size())));
+  workers_ =
+      workers.resolved(std::thread::hardware_concurrency(), jobs_.size());
   // Made host bytes wait at most this many jobs ahead of the uploads (a
   // bf16 checkpoint's f16 copies would otherwise pile up in host memory).
-  window_ = 2 * size_t(threads);
-  stats_.threads = threads;
-  for (unsigned t = 0; t < threads; ++t)
-    workers_.emplace_back([this] { make(); });
+  window_ = 2 * size_t(workers_.threads());
+  stats_.threads = workers_.threads();
+  for (unsigned t = 0; t < workers_.threads(); ++t)
+    makers_.emplace_back([this, t] { make(t); });
   loader_ = std::thread([this] { upload(); });
 }
 
@@ -95,12 +98,12 @@ void BackgroundLoad::stop() {
   changed_.notify_all();
   if (loader_.joinable())
     loader_.join();
-  for (std::thread &worker : workers_)
-    if (worker.joinable())
-      worker.join();
+  for (std::thread &maker : makers_)
+    if (maker.joinable())
+      maker.join();
 }
 
-void BackgroundLoad::make() {
+void BackgroundLoad::make(unsigned worker) {
   for (;;) {
     size_t at;
     {
@@ -109,7 +112,8 @@ void BackgroundLoad::make() {
         return stopping_ || error_ || nextToMake_ >= jobs_.size() ||
                nextToMake_ < uploaded_ + window_;
       });
-      if (stopping_ || error_ || nextToMake_ >= jobs_.size())
+      if (stopping_ || error_ || nextToMake_ >= jobs_.size() ||
+          !workers_.makes(worker, jobs_[nextToMake_]->stage))
         return;
       at = nextToMake_++;
     }
@@ -117,7 +121,8 @@ void BackgroundLoad::make() {
     try {
       if (job.weight)
         job.laidOut = detail::layOutCheckpointWeight(
-            executor_, checkpoint_, *job.weight, nullptr, nullptr);
+            executor_, checkpoint_, *job.weight, nullptr, nullptr,
+            /*scanThreads=*/1);
       else
         job.bytes = detail::checkpointTensorBytes(checkpoint_, *job.tensor);
     } catch (...) {

@@ -35,12 +35,11 @@ struct TensorBytes {
 
 /// `weight`'s checkpoint tensor laid out for every layout the artifact
 /// packs it in (Executor::layOutViews or layOutWeight). `device` and
-/// `repacker` as for loadCheckpoint.
-Executor::LaidOutWeight
-layOutCheckpointWeight(const Executor &executor,
-                       const ModelCheckpoint &checkpoint,
-                       const WeightSpec &weight, const DenseQuantizer *device,
-                       const LayoutRepacker *repacker);
+/// `repacker` as for loadCheckpoint; `scanThreads` as for storedWeight.
+Executor::LaidOutWeight layOutCheckpointWeight(
+    const Executor &executor, const ModelCheckpoint &checkpoint,
+    const WeightSpec &weight, const DenseQuantizer *device,
+    const LayoutRepacker *repacker, unsigned scanThreads = 0);
 
 /// `tensor`'s bytes from the checkpoint, viewed where stored as bound.
 TensorBytes checkpointTensorBytes(const ModelCheckpoint &checkpoint,

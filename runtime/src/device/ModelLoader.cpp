@@ -171,9 +171,10 @@ Executor::LaidOutWeight
 layOutCheckpointWeight(const Executor &executor,
                        const ModelCheckpoint &checkpoint,
                        const WeightSpec &weight, const DenseQuantizer *device,
-                       const LayoutRepacker *repacker) {
+                       const LayoutRepacker *repacker, unsigned scanThreads) {
   const std::string &name = weight.checkpointName();
-  if (std::optional<RowMajorViews> stored = storedWeight(checkpoint, weight))
+  if (std::optional<RowMajorViews> stored =
+          storedWeight(checkpoint, weight, scanThreads))
     return executor.layOutViews(name, *stored, repacker);
   return executor.layOutWeight(
       name, checkpointWeight(checkpoint, weight, device), repacker);

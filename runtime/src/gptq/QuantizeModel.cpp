@@ -344,10 +344,14 @@ void ModelQuantizer::load() {
     say("  fp16 weights bound in %.1f s\n", load_.seconds);
     return;
   }
-  // Half the cores: the other half pack and solve meanwhile.
+  // The embedding and the first layer on half the cores (the other half
+  // pack and solve); the rest, made beside the layers, on a quarter of
+  // them, so that it competes less with the run's own threads.
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   background_.emplace(executor_, context_, in_.checkpoint,
                       layerLoadStages(fp16_, *layers),
-                      std::max(1u, std::thread::hardware_concurrency() / 2));
+                      LoadWorkers{std::max(1u, cores / 2),
+                                  std::max(2u, cores / 4), /*firstStages=*/2});
   loadOverlapped_ = true;
 }
 

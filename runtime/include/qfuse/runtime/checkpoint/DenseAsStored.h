@@ -25,10 +25,12 @@ namespace qfuse::runtime {
 /// The row-major codes component of the [n, k] tensor `data` of `dtype`,
 /// viewing `data` itself, when `enc` is the unquantized dense encoding of
 /// that same dtype (f16 or bf16) and the tensor holds no NaN; std::nullopt
-/// otherwise (the caller converts).
+/// otherwise (the caller converts). The NaN scan runs on `threads` threads
+/// (0: every core).
 std::optional<format::TensorView>
 denseCodesAsStored(const format::Encoding &enc, DType dtype,
-                   const uint8_t *data, int64_t n, int64_t k);
+                   const uint8_t *data, int64_t n, int64_t k,
+                   unsigned threads = 0);
 
 /// Fills `components` with the row-major components format::quantizeRTN
 /// and format::pack would make from the [n, k] tensor `data` of `dtype`

@@ -61,9 +61,11 @@ format::TensorMap checkpointWeight(const ModelCheckpoint &checkpoint,
 /// weight, or an f16 (bf16) tensor without NaN into the unquantized f16
 /// (bf16) encoding (DenseAsStored.h). std::nullopt where checkpointWeight
 /// converts; throws what checkpointWeight would for a missing tensor, a
-/// wrong shape or another packed encoding.
+/// wrong shape or another packed encoding. `scanThreads`: the NaN scan's
+/// threads (0: every core).
 std::optional<RowMajorViews> storedWeight(const ModelCheckpoint &checkpoint,
-                                          const WeightSpec &weight);
+                                          const WeightSpec &weight,
+                                          unsigned scanThreads = 0);
 
 /// Writes the qfuse-packed form of `checkpoint` for `artifact` into the
 /// directory `outDir`: every artifact weight as checkpointWeight makes it

@@ -15,7 +15,10 @@
 //
 // Threads: worker threads make each tensor's bytes in stage order
 // (CheckpointBytes.h: host only, reading only the executor's artifact and
-// the set of components its plans read, fixed at construction), and a
+// the set of components its plans read, fixed at construction), all of
+// them for the first stages and fewer for the rest (LoadWorkers.h), each
+// tensor on one worker (its NaN scan too: the workers are the load's
+// parallelism, so their count bounds its threads), and a
 // loader thread of its own uploads
 // them into device buffers it allocates, through a PinnedUploader on its
 // own stream, with the context current. Neither touches the executor's
@@ -37,6 +40,7 @@
 #include "qfuse/runtime/checkpoint/ModelCheckpoint.h"
 #include "qfuse/runtime/device/Cuda.h"
 #include "qfuse/runtime/device/Executor.h"
+#include "qfuse/runtime/device/LoadWorkers.h"
 #include "qfuse/runtime/device/ModelLoader.h"
 #include "qfuse/runtime/device/ReadyStages.h"
 
@@ -55,10 +59,12 @@ namespace qfuse::runtime {
 class BackgroundLoad {
 public:
   /// Starts loading `stages` from `checkpoint` (which, with `executor` and
-  /// `context`, must outlive this). `threads` = 0: every core.
+  /// `context`, must outlive this) on `workers` (LoadWorkers::resolved:
+  /// 0 workers first is every core).
   BackgroundLoad(Executor &executor, const cuda::Context &context,
                  const ModelCheckpoint &checkpoint,
-                 std::vector<LoadStage> stages, unsigned threads = 0);
+                 std::vector<LoadStage> stages,
+                 LoadWorkers workers = LoadWorkers::same(0));
   /// Stops the load (what is queued is dropped) and waits for its threads.
   ~BackgroundLoad();
   BackgroundLoad(const BackgroundLoad &) = delete;
@@ -78,7 +84,7 @@ public:
 private:
   struct Job;
   struct Handed;
-  void make();
+  void make(unsigned worker);
   void upload();
   void stop();
 
@@ -86,6 +92,7 @@ private:
   const cuda::Context &context_;
   const ModelCheckpoint &checkpoint_;
   std::vector<LoadStage> stages_;
+  LoadWorkers workers_;
   const std::chrono::steady_clock::time_point start_ =
       std::chrono::steady_clock::now();
   std::vector<std::unique_ptr<Job>> jobs_;      // stage order
@@ -101,7 +108,7 @@ private:
   LoadStats stats_;
   size_t bound_ = 0; // stages bound into the executor
   double waitSeconds_ = 0;
-  std::vector<std::thread> workers_;
+  std::vector<std::thread> makers_;
   std::thread loader_; // last: started once the rest is made
 };
 
