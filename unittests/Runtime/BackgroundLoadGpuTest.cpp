@@ -170,6 +170,11 @@ TEST_F(BackgroundLoadGpu, BindsWhatLoadCheckpointBinds) {
   staged.runSteps(batch, layer0.first, layer0.last, stream->get());
   stream->synchronize();
   const LoadStats stats = load.finish();
+  // Stages are ready in order, the last when the load ends.
+  for (size_t s = 0; s < load.numStages(); ++s) {
+    EXPECT_GE(load.readySeconds(s), s ? load.readySeconds(s - 1) : 0.0) << s;
+    EXPECT_LE(load.readySeconds(s), stats.seconds) << s;
+  }
   EXPECT_EQ(stats.weights, serialStats.weights);
   EXPECT_EQ(stats.tensors, serialStats.tensors);
   EXPECT_TRUE(staged.unboundArguments().empty());

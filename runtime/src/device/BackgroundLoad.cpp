@@ -51,7 +51,7 @@ BackgroundLoad::BackgroundLoad(Executor &executor, const cuda::Context &context,
                                LoadWorkers workers)
     : executor_(executor), context_(context), checkpoint_(checkpoint),
       stages_(std::move(stages)), handed_(stages_.size()),
-      ready_(stages_.size()) {
+      readySeconds_(stages_.size(), -1), ready_(stages_.size()) {
   const Artifact &artifact = executor_.artifact();
   for (const LoadStage &stage : stages_) {
     const size_t first = jobs_.size();
@@ -183,6 +183,7 @@ void BackgroundLoad::upload() {
       // On the device before any stream of the run reads it.
       uploader.finish();
       handed_[s] = std::move(handed);
+      readySeconds_[s] = secondsSince(start_);
       ready_.markReady(s);
     }
     stats_.seconds = secondsSince(start_);

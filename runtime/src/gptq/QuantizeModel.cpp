@@ -272,6 +272,9 @@ private:
   // Seconds from the load's start to the first layer bound, and that the
   // run waited for weights in all (the whole load when serial).
   double firstLayerSeconds_ = -1, loadWaitSeconds_ = 0;
+  // Seconds from the load's start until the prologue's weights and the
+  // first layer's were on the device (the whole load when serial).
+  double prologueReadySeconds_ = -1, firstLayerReadySeconds_ = -1;
   // startCalibration: made after the load, in the order of the messages
   // and errors of a run.
   std::vector<std::vector<int32_t>> samples_;
@@ -341,6 +344,7 @@ void ModelQuantizer::load() {
   if (!layers) {
     load_ = loadCheckpoint(executor_, in_.checkpoint);
     loadWaitSeconds_ = firstLayerSeconds_ = load_.seconds;
+    prologueReadySeconds_ = firstLayerReadySeconds_ = load_.seconds;
     say("  fp16 weights bound in %.1f s\n", load_.seconds);
     return;
   }
@@ -362,6 +366,8 @@ void ModelQuantizer::bindLayer(int64_t l) {
   if (firstLayerSeconds_ >= 0)
     return;
   firstLayerSeconds_ = secondsSince(loadStart_);
+  prologueReadySeconds_ = background_->readySeconds(0);
+  firstLayerReadySeconds_ = background_->readySeconds(size_t(1 + l));
   say("  fp16 weights: layer %lld's bound in %.1f s; the rest bind beside "
       "the layers\n",
       (long long)l + 1, firstLayerSeconds_);
@@ -374,7 +380,8 @@ void ModelQuantizer::finishLoad() {
   loadWaitSeconds_ = background_->waitSeconds();
   background_.reset();
   if (firstLayerSeconds_ < 0) // no layer ran (all resumed)
-    firstLayerSeconds_ = load_.seconds;
+    firstLayerSeconds_ = prologueReadySeconds_ = firstLayerReadySeconds_ =
+        load_.seconds;
   say("  fp16 weights all bound in %.1f s, beside the layers (waited for "
       "%.2f s in all)\n",
       load_.seconds, loadWaitSeconds_);
@@ -604,6 +611,9 @@ std::string ModelQuantizer::report() const {
                 // overlap: calibration and the layers waiting on uploads).
                 {"load", load_.seconds},
                 {"load_first_layer", firstLayerSeconds_},
+                // When the stages were on the device, waited for or not.
+                {"load_prologue_ready", prologueReadySeconds_},
+                {"load_first_layer_ready", firstLayerReadySeconds_},
                 {"load_wait", loadWaitSeconds_},
                 {"calibration_capture", captureSeconds_},
                 {"solver_warm_up_wait", warmWaitSeconds_},

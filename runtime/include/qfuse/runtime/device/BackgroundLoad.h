@@ -80,6 +80,9 @@ public:
   LoadStats finish();
   /// Seconds bindThrough and finish have waited for stages so far.
   double waitSeconds() const { return waitSeconds_; }
+  /// Seconds from the start until `stage` was on the device (whether or
+  /// not anyone waited for it); valid once bindThrough(stage) returned.
+  double readySeconds(size_t stage) const { return readySeconds_.at(stage); }
 
 private:
   struct Job;
@@ -98,6 +101,7 @@ private:
   std::vector<std::unique_ptr<Job>> jobs_;      // stage order
   std::vector<size_t> stageEnd_;                // jobs_ of stage s end here
   std::vector<std::unique_ptr<Handed>> handed_; // per stage, once ready
+  std::vector<double> readySeconds_;            // per stage, once ready
   ReadyStages ready_;
   // Workers take jobs in order, at most a window ahead of the uploads.
   std::mutex mutex_;
