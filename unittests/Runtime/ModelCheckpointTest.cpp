@@ -12,14 +12,15 @@
 
 #include "TempFiles.h"
 
-#include "qfuse/runtime/checkpoint/Importers.h"
 #include "qfuse/format/Numerics.h"
 #include "qfuse/format/Packing.h"
-#include "qfuse/runtime/artifact/Artifact.h"
 #include "qfuse/runtime/Error.h"
+#include "qfuse/runtime/artifact/Artifact.h"
+#include "qfuse/runtime/checkpoint/Importers.h"
 #include "qfuse/runtime/checkpoint/ModelCheckpoint.h"
-#include "qfuse/runtime/checkpoint/WeightSources.h"
 #include "qfuse/runtime/checkpoint/Safetensors.h"
+#include "qfuse/runtime/checkpoint/WeightSources.h"
+#include "qfuse/runtime/device/TensorParts.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -32,6 +33,7 @@
 #include <functional>
 #include <optional>
 #include <random>
+#include <thread>
 
 using namespace qfuse::runtime;
 using nlohmann::json;
@@ -776,4 +778,57 @@ TEST(ModelWeights, StoredBytesAreViewedInTheMappedFile) {
     EXPECT_NE(expected, "no error");
     EXPECT_EQ(errorOf([&] { storedWeight(broken, *weight); }), expected);
   }
+}
+
+// A converted tensor made in parts on several threads (BackgroundLoad's
+// row ranges, TensorParts.h) is checkpointTensor's bytes; an overflow in a
+// part names the element's index in the whole tensor; a tensor that is not
+// converted (viewed instead) is refused.
+TEST(ModelWeights, ConvertedPartsMakeTheWholeTensor) {
+  Artifact artifact = modelArtifact();
+  const TensorSpec &embedding =
+      *artifact.findTensor("model.embed_tokens.weight");
+  ModelCheckpoint bf16 = ModelCheckpoint::open(singleFile(bf16Model(true)));
+  const std::vector<uint8_t> whole = checkpointTensor(bf16, embedding);
+  for (uint64_t partRows : {1, 3, 7, 32, 100}) {
+    SCOPED_TRACE("rows per part " + std::to_string(partRows));
+    std::vector<uint8_t> parts(whole.size(), 0xAB);
+    const std::vector<ElementRange> ranges =
+        rowParts(kVocab, kHidden, partRows * kHidden);
+    std::vector<std::thread> threads;
+    for (const ElementRange &range : ranges)
+      threads.emplace_back([&, range] {
+        checkpointTensorPart(bf16, embedding, range.first, range.count,
+                             parts.data());
+      });
+    for (std::thread &thread : threads)
+      thread.join();
+    EXPECT_EQ(parts, whole);
+  }
+
+  SafetensorsWriter big;
+  std::vector<float> values(size_t(kHidden), 0.5f);
+  values[kHidden - 2] = 1e6f;
+  big.add("model.norm.weight", DType::F32, {kHidden}, values.data(),
+          values.size() * 4);
+  ModelCheckpoint overflow = ModelCheckpoint::open(singleFile(big));
+  std::vector<uint8_t> out(size_t(kHidden) * 2);
+  const TensorSpec &norm = *artifact.findTensor("model.norm.weight");
+  EXPECT_NO_THROW(checkpointTensorPart(overflow, norm, 0, 64, out.data()));
+  expectError(
+      [&] {
+        checkpointTensorPart(overflow, norm, 64, kHidden - 64, out.data());
+      },
+      {"model.norm.weight", "element " + std::to_string(kHidden - 2),
+       "overflows f16"});
+
+  ModelCheckpoint f16 = ModelCheckpoint::open(singleFile(f16Model()));
+  expectError([&] { checkpointTensorPart(f16, embedding, 0, 1, out.data()); },
+              {"model.embed_tokens.weight", "F16 to f16"});
+  expectError(
+      [&] {
+        checkpointTensorPart(bf16, embedding, kVocab * kHidden - 1, 2,
+                             out.data());
+      },
+      {"model.embed_tokens.weight", "elements ["});
 }

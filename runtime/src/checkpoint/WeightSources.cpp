@@ -215,35 +215,49 @@ uint16_t floatToTarget16(float value, DType to) {
 
 } // namespace
 
-std::vector<uint8_t> convertDense(DType from, const uint8_t *data,
-                                  uint64_t count, DType to,
-                                  const std::string &what) {
-  const bool floatTarget =
-      to == DType::F16 || to == DType::BF16 || to == DType::F32;
-  if (from == to) // exact, whatever the type
-    return std::vector<uint8_t>(data, data + *dtypeStorageBytes(to, count));
-  if (!floatTarget)
-    throw Error(what + ": cannot convert " +
-                std::string(safetensorsName(from)) + " to " +
-                std::string(artifactName(to)));
+namespace {
+
+bool isFloatType(DType type) {
+  return type == DType::F16 || type == DType::BF16 || type == DType::F32;
+}
+
+/// convertDense of `count` elements into `out`, between two different
+/// float types; `first` is the first element's index in its tensor, for
+/// errors.
+void convertFloats(DType from, const uint8_t *data, uint64_t count, DType to,
+                   uint8_t *out, uint64_t first, const std::string &what) {
   std::vector<float> values = toFloats(from, data, count, what);
-  std::vector<uint8_t> out(*dtypeStorageBytes(to, count));
   if (to == DType::F32) {
     // An empty tensor has no storage: memcpy must not see its null pointer.
-    if (!out.empty())
-      std::memcpy(out.data(), values.data(), out.size());
-    return out;
+    if (count)
+      std::memcpy(out, values.data(), count * 4);
+    return;
   }
   for (uint64_t i = 0; i < count; ++i) {
     const uint16_t bits = floatToTarget16(values[i], to);
     const float back = to == DType::F16 ? format::halfToFloat(bits)
                                         : format::bfloat16ToFloat(bits);
     if (std::isinf(back) && std::isfinite(values[i]))
-      throw Error(what + ": element " + std::to_string(i) + " = " +
+      throw Error(what + ": element " + std::to_string(first + i) + " = " +
                   std::to_string(values[i]) + " overflows " +
                   std::string(artifactName(to)));
-    std::memcpy(out.data() + 2 * i, &bits, 2);
+    std::memcpy(out + 2 * i, &bits, 2);
   }
+}
+
+} // namespace
+
+std::vector<uint8_t> convertDense(DType from, const uint8_t *data,
+                                  uint64_t count, DType to,
+                                  const std::string &what) {
+  if (from == to) // exact, whatever the type
+    return std::vector<uint8_t>(data, data + *dtypeStorageBytes(to, count));
+  if (!isFloatType(to))
+    throw Error(what + ": cannot convert " +
+                std::string(safetensorsName(from)) + " to " +
+                std::string(artifactName(to)));
+  std::vector<uint8_t> out(*dtypeStorageBytes(to, count));
+  convertFloats(from, data, count, to, out.data(), 0, what);
   return out;
 }
 
@@ -383,6 +397,28 @@ std::vector<uint8_t> checkpointTensor(const ModelCheckpoint &checkpoint,
   const TensorView view = denseTensorView(checkpoint, tensor, what);
   return convertDense(view.info->dtype, view.data, view.info->numElements(),
                       tensor.dtype, what);
+}
+
+void checkpointTensorPart(const ModelCheckpoint &checkpoint,
+                          const TensorSpec &tensor, uint64_t first,
+                          uint64_t count, uint8_t *out) {
+  std::string what;
+  const TensorView view = denseTensorView(checkpoint, tensor, what);
+  const DType from = view.info->dtype;
+  if (from == tensor.dtype || !isFloatType(from) || !isFloatType(tensor.dtype))
+    throw Error(what + ": a part of it converted from " +
+                std::string(safetensorsName(from)) + " to " +
+                std::string(artifactName(tensor.dtype)) +
+                ", expected a conversion between F16, BF16 and F32");
+  const uint64_t elements = view.info->numElements();
+  if (first > elements || count > elements - first)
+    throw Error(what + ": elements [" + std::to_string(first) + ", " +
+                std::to_string(first + count) + ") of " +
+                std::to_string(elements));
+  const uint64_t fromBytes = *dtypeStorageBytes(from, 1);
+  const uint64_t toBytes = *dtypeStorageBytes(tensor.dtype, 1);
+  convertFloats(from, view.data + first * fromBytes, count, tensor.dtype,
+                out + first * toBytes, first, what);
 }
 
 std::optional<TensorView> storedTensor(const ModelCheckpoint &checkpoint,

@@ -84,6 +84,15 @@ void writePackedCheckpoint(const Artifact &artifact,
 std::vector<uint8_t> checkpointTensor(const ModelCheckpoint &checkpoint,
                                       const TensorSpec &tensor);
 
+/// Elements [first, first + count) of checkpointTensor's bytes, written at
+/// their place in `out` (which holds the whole tensor): the same bytes, so
+/// that parts converted on several threads make the tensor checkpointTensor
+/// makes. Only where it converts between F16, BF16 and F32 (throws else:
+/// storedTensor views the other tensors).
+void checkpointTensorPart(const ModelCheckpoint &checkpoint,
+                          const TensorSpec &tensor, uint64_t first,
+                          uint64_t count, uint8_t *out);
+
 /// checkpointTensor's bytes viewed in the mapped file when the stored dtype
 /// is the artifact's; std::nullopt where checkpointTensor converts.
 std::optional<TensorView> storedTensor(const ModelCheckpoint &checkpoint,
