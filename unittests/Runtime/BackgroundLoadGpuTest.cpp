@@ -12,7 +12,10 @@
 //     is bound (with fewer workers after layer 0) the executor holds the
 //     bytes loadCheckpoint binds: every weight component equal, and the
 //     whole plan's outputs bit-identical;
-// (c) a checkpoint short of the artifact's last layer: the waiting bind
+// (c) a bf16 checkpoint: the converted embedding made in parts of two rows
+//     binds what loadCheckpoint binds (the plan's outputs on ids spread
+//     over the vocabulary bit-identical);
+// (d) a checkpoint short of the artifact's last layer: the waiting bind
 //     rethrows the missing tensor's error instead of hanging.
 //
 //===----------------------------------------------------------------------===//
@@ -59,8 +62,9 @@ protected:
 
   /// The artifact (false: missing, the test skips) and the synthetic
   /// checkpoint of its preset with `layers` decoder layers (0: the
-  /// preset's).
-  bool prepare(int64_t layers = 0) {
+  /// preset's), stored as `storage`.
+  bool prepare(int64_t layers = 0,
+               ref::StorageType storage = ref::StorageType::F16) {
     artifactPath = qfuse::testing::tinyLlamaFp16ArtifactPath();
     if (!std::ifstream(artifactPath))
       return false;
@@ -71,7 +75,7 @@ protected:
     ref::ModelConfig config = ref::syntheticPreset("tiny-llama");
     if (layers > 0)
       config.numHiddenLayers = layers;
-    ref::writeSyntheticModel(config, modelDir, {1, ref::StorageType::F16});
+    ref::writeSyntheticModel(config, modelDir, {1, storage});
     checkpoint.emplace(ModelCheckpoint::open(modelDir));
     for (const Plan &plan : artifact->plans)
       batch = std::max(batch, plan.batch);
@@ -79,15 +83,18 @@ protected:
     return true;
   }
 
-  /// Runs the whole plan for `batch` on tokens 1, 2, ... and returns every
-  /// output buffer's bytes.
-  std::vector<std::vector<uint8_t>> runPlan(Executor &executor) {
+  /// Runs the whole plan for `batch` on tokens 1, 2, ..., 7 (or, with
+  /// `vocab`, spread over all of it) and returns every output buffer's
+  /// bytes.
+  std::vector<std::vector<uint8_t>> runPlan(Executor &executor,
+                                            int64_t vocab = 0) {
     executor.allocate(batch);
     executor.resetState(stream->get());
     std::vector<int32_t> ids(static_cast<size_t>(batch)),
         positions(static_cast<size_t>(batch));
     for (int64_t i = 0; i < batch; ++i) {
-      ids[size_t(i)] = int32_t(1 + i % 7);
+      ids[size_t(i)] = vocab ? int32_t((i * (vocab / batch + 1)) % vocab)
+                             : int32_t(1 + i % 7);
       positions[size_t(i)] = int32_t(i);
     }
     executor.buffer(batch, "input_ids").upload(ids.data(), ids.size() * 4);
@@ -188,6 +195,28 @@ TEST_F(BackgroundLoadGpu, BindsWhatLoadCheckpointBinds) {
         << weight << "." << component;
   }
   EXPECT_EQ(runPlan(staged), runPlan(serial));
+}
+
+TEST_F(BackgroundLoadGpu, ConvertedTensorsInPartsBindTheSameBytes) {
+  // bf16 into the f16 artifact: the embedding is converted, here in parts
+  // of two rows (uploaded at their offsets) on three workers.
+  PREPARE_OR_SKIP(0, ref::StorageType::BF16);
+  const TensorSpec *embedding =
+      artifact->findTensor("model.embed_tokens.weight");
+  ASSERT_TRUE(embedding);
+  ASSERT_EQ(embedding->shape.size(), 2u);
+  Executor serial(*artifact, *context);
+  loadCheckpoint(serial, *checkpoint, 2);
+  Executor staged(*artifact, *context);
+  BackgroundLoad load(staged, *context, *checkpoint,
+                      layerLoadStages(*artifact, layers_), LoadWorkers::same(3),
+                      /*partElements=*/2 * uint64_t(embedding->shape[1]));
+  const LoadStats stats = load.finish();
+  EXPECT_EQ(stats.tensors, serial.usedTensors().size());
+  EXPECT_TRUE(staged.unboundArguments().empty());
+  // Rows of every part read: ids spread over the whole vocabulary.
+  const int64_t vocab = embedding->shape[0];
+  EXPECT_EQ(runPlan(staged, vocab), runPlan(serial, vocab));
 }
 
 TEST_F(BackgroundLoadGpu, MissingLayerIsAnErrorNotAHang) {

@@ -823,6 +823,10 @@ TEST(ModelWeights, ConvertedPartsMakeTheWholeTensor) {
        "overflows f16"});
 
   ModelCheckpoint f16 = ModelCheckpoint::open(singleFile(f16Model()));
+  EXPECT_TRUE(convertsInParts(bf16, embedding));
+  EXPECT_TRUE(convertsInParts(overflow, norm));
+  EXPECT_FALSE(convertsInParts(f16, embedding));      // viewed, not converted
+  EXPECT_FALSE(convertsInParts(overflow, embedding)); // missing: reported later
   expectError([&] { checkpointTensorPart(f16, embedding, 0, 1, out.data()); },
               {"model.embed_tokens.weight", "F16 to f16"});
   expectError(

@@ -421,6 +421,18 @@ void checkpointTensorPart(const ModelCheckpoint &checkpoint,
                 out + first * toBytes, first, what);
 }
 
+bool convertsInParts(const ModelCheckpoint &checkpoint,
+                     const TensorSpec &tensor) {
+  try {
+    std::string what;
+    const DType from = denseTensorView(checkpoint, tensor, what).info->dtype;
+    return from != tensor.dtype && isFloatType(from) &&
+           isFloatType(tensor.dtype);
+  } catch (const Error &) {
+    return false;
+  }
+}
+
 std::optional<TensorView> storedTensor(const ModelCheckpoint &checkpoint,
                                        const TensorSpec &tensor) {
   std::string what;

@@ -5,16 +5,32 @@
 #include "CheckpointBytes.h"
 
 #include "qfuse/runtime/Error.h"
+#include "qfuse/runtime/checkpoint/WeightSources.h"
 #include "qfuse/runtime/device/PinnedUploader.h"
+#include "qfuse/runtime/device/TensorParts.h"
 
 #include <algorithm>
 
 namespace qfuse::runtime {
 
-/// One checkpoint tensor to make on a worker and upload on the loader.
+/// A converted tensor made in row ranges: its host bytes, written by the
+/// parts' workers, and its device buffer, made by the loader at the first
+/// part it uploads and handed over after the last.
+struct BackgroundLoad::SplitTensor {
+  std::once_flag allocated;
+  std::unique_ptr<uint8_t[]> host;
+  size_t bytes = 0, elementBytes = 0;
+  size_t partsLeft = 0; // the loader's
+  cuda::DeviceBuffer device;
+};
+
+/// One checkpoint tensor (or a part of one) to make on a worker and upload
+/// on the loader.
 struct BackgroundLoad::Job {
   const WeightSpec *weight = nullptr; // else tensor
   const TensorSpec *tensor = nullptr;
+  std::shared_ptr<SplitTensor> split; // a part of `tensor`: `part`
+  ElementRange part;
   size_t stage = 0;
   uint64_t cost = 0; // elements: largest first inside a stage
   bool made = false; // guarded by mutex_
@@ -43,12 +59,31 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
+/// The row ranges `tensor` is made in: several where it is converted and
+/// large, none otherwise (made whole: a tensor viewed in the mapped file is
+/// copied by the uploader's own threads).
+std::vector<ElementRange> partsOf(const ModelCheckpoint &checkpoint,
+                                  const TensorSpec &tensor,
+                                  uint64_t partElements) {
+  if (tensor.shape.size() < 2 || tensor.shape[0] < 2 ||
+      !convertsInParts(checkpoint, tensor))
+    return {};
+  uint64_t rowElements = 1;
+  for (size_t d = 1; d < tensor.shape.size(); ++d)
+    rowElements *= uint64_t(tensor.shape[d]);
+  std::vector<ElementRange> parts =
+      rowParts(uint64_t(tensor.shape[0]), rowElements, partElements);
+  if (parts.size() < 2)
+    return {};
+  return parts;
+}
+
 } // namespace
 
 BackgroundLoad::BackgroundLoad(Executor &executor, const cuda::Context &context,
                                const ModelCheckpoint &checkpoint,
                                std::vector<LoadStage> stages,
-                               LoadWorkers workers)
+                               LoadWorkers workers, uint64_t partElements)
     : executor_(executor), context_(context), checkpoint_(checkpoint),
       stages_(std::move(stages)), handed_(stages_.size()),
       readySeconds_(stages_.size(), -1), ready_(stages_.size()) {
@@ -63,14 +98,30 @@ BackgroundLoad::BackgroundLoad(Executor &executor, const cuda::Context &context,
       jobs_.push_back(std::move(job));
     }
     for (const std::string &name : stage.tensors) {
-      auto job = std::make_unique<Job>();
-      job->stage = stageEnd_.size();
-      job->tensor = artifact.findTensor(name);
-      if (!job->tensor)
+      const TensorSpec *tensor = artifact.findTensor(name);
+      if (!tensor)
         throw Error("loading tensor '" + name +
                     "': not declared in the artifact's 'tensors'");
-      job->cost = job->tensor->numBytes() / 2;
-      jobs_.push_back(std::move(job));
+      const std::vector<ElementRange> parts =
+          partsOf(checkpoint_, *tensor, partElements);
+      std::shared_ptr<SplitTensor> split;
+      if (!parts.empty()) {
+        split = std::make_shared<SplitTensor>();
+        split->bytes = tensor->numBytes();
+        split->elementBytes = *dtypeStorageBytes(tensor->dtype, 1);
+        split->partsLeft = parts.size();
+      }
+      for (size_t p = 0; p < std::max<size_t>(1, parts.size()); ++p) {
+        auto job = std::make_unique<Job>();
+        job->stage = stageEnd_.size();
+        job->tensor = tensor;
+        job->split = split;
+        if (split)
+          job->part = parts[p];
+        // The whole tensor's: its parts stay together, in order.
+        job->cost = tensor->numBytes() / 2;
+        jobs_.push_back(std::move(job));
+      }
     }
     std::stable_sort(
         jobs_.begin() + first, jobs_.end(),
@@ -119,12 +170,21 @@ void BackgroundLoad::make(unsigned worker) {
     }
     Job &job = *jobs_[at];
     try {
-      if (job.weight)
+      if (job.weight) {
         job.laidOut = detail::layOutCheckpointWeight(
             executor_, checkpoint_, *job.weight, nullptr, nullptr,
             /*scanThreads=*/1);
-      else
+      } else if (job.split) {
+        SplitTensor &split = *job.split;
+        // Not zero-filled: every byte is some part's, and the parts' own
+        // writes fault its pages in on their workers.
+        std::call_once(split.allocated,
+                       [&] { split.host.reset(new uint8_t[split.bytes]); });
+        checkpointTensorPart(checkpoint_, *job.tensor, job.part.first,
+                             job.part.count, split.host.get());
+      } else {
         job.bytes = detail::checkpointTensorBytes(checkpoint_, *job.tensor);
+      }
     } catch (...) {
       std::lock_guard<std::mutex> lock(mutex_);
       if (!error_)
@@ -167,6 +227,19 @@ void BackgroundLoad::upload() {
                                            u.size, &uploader)});
           job.laidOut = Executor::LaidOutWeight(); // read by the uploader
           ++stats_.weights;
+        } else if (job.split) {
+          SplitTensor &split = *job.split;
+          if (split.device.size() == 0)
+            split.device = cuda::DeviceBuffer(split.bytes, job.tensor->name);
+          const size_t at = job.part.first * split.elementBytes;
+          uploader.upload(split.device, split.host.get() + at,
+                          job.part.count * split.elementBytes, at);
+          if (--split.partsLeft == 0) {
+            handed->tensors.push_back(
+                {job.tensor->name, std::move(split.device)});
+            split.host.reset(); // read by the uploader
+            ++stats_.tensors;
+          }
         } else {
           cuda::DeviceBuffer buffer(job.bytes.size(), job.tensor->name);
           uploader.upload(buffer, job.bytes.data(), job.bytes.size());

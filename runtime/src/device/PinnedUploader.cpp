@@ -27,15 +27,15 @@ PinnedUploader::~PinnedUploader() {
 }
 
 void PinnedUploader::upload(cuda::DeviceBuffer &buffer, const void *data,
-                            size_t size) {
+                            size_t size, size_t offset) {
   if (!stream_) {
-    buffer.upload(data, size);
+    buffer.upload(data, size, offset);
     return;
   }
-  if (size > buffer.size())
-    throw Error("upload of " + std::to_string(size) +
-                " bytes overruns buffer '" + buffer.label() + "' of " +
-                std::to_string(buffer.size()) + " bytes");
+  if (offset > buffer.size() || size > buffer.size() - offset)
+    throw Error("upload of " + std::to_string(size) + " bytes at " +
+                std::to_string(offset) + " overruns buffer '" + buffer.label() +
+                "' of " + std::to_string(buffer.size()) + " bytes");
   const auto *bytes = static_cast<const uint8_t *>(data);
   for (const StagingPlan::Piece &piece : plan_.place(size)) {
     Slot &slot = slots_[piece.buffer];
@@ -47,13 +47,14 @@ void PinnedUploader::upload(cuda::DeviceBuffer &buffer, const void *data,
             cuda::PinnedBuffer(plan_.bufferBytes(), "upload staging");
       } catch (const Error &) {
         fallBack();
-        buffer.upload(bytes + piece.from, size - piece.from, piece.from);
+        buffer.upload(bytes + piece.from, size - piece.from,
+                      offset + piece.from);
         return;
       }
     }
     uint8_t *staged = slot.staging.as<uint8_t>() + piece.at;
     copyInParallel(staged, bytes + piece.from, piece.size, kCopyThreads);
-    QFUSE_CU_CTX(cuMemcpyHtoDAsync(buffer.ptr() + piece.from, staged,
+    QFUSE_CU_CTX(cuMemcpyHtoDAsync(buffer.ptr() + offset + piece.from, staged,
                                    piece.size, stream_->get()),
                  "uploading " + std::to_string(size) + " bytes to '" +
                      buffer.label() + "'");

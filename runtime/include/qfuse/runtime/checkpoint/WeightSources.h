@@ -92,6 +92,10 @@ std::vector<uint8_t> checkpointTensor(const ModelCheckpoint &checkpoint,
 void checkpointTensorPart(const ModelCheckpoint &checkpoint,
                           const TensorSpec &tensor, uint64_t first,
                           uint64_t count, uint8_t *out);
+/// Whether checkpointTensorPart makes `tensor` (false also where reading
+/// it fails: checkpointTensor reports that).
+bool convertsInParts(const ModelCheckpoint &checkpoint,
+                     const TensorSpec &tensor);
 
 /// checkpointTensor's bytes viewed in the mapped file when the stored dtype
 /// is the artifact's; std::nullopt where checkpointTensor converts.

@@ -18,7 +18,9 @@
 // the set of components its plans read, fixed at construction), all of
 // them for the first stages and fewer for the rest (LoadWorkers.h), each
 // tensor on one worker (its NaN scan too: the workers are the load's
-// parallelism, so their count bounds its threads), and a
+// parallelism, so their count bounds its threads) but a large converted
+// one (a bf16 checkpoint's embedding), made in row ranges on several
+// (TensorParts.h) into one buffer, and a
 // loader thread of its own uploads
 // them into device buffers it allocates, through a PinnedUploader on its
 // own stream, with the context current. Neither touches the executor's
@@ -58,13 +60,19 @@ namespace qfuse::runtime {
 
 class BackgroundLoad {
 public:
+  /// Elements per part of a converted tensor: 64 MiB of f16, so that the
+  /// Llama-3 embedding (525M elements) is 16 parts for the workers.
+  static constexpr uint64_t kPartElements = uint64_t(1) << 25;
+
   /// Starts loading `stages` from `checkpoint` (which, with `executor` and
   /// `context`, must outlive this) on `workers` (LoadWorkers::resolved:
-  /// 0 workers first is every core).
+  /// 0 workers first is every core); converted tensors of more than
+  /// `partElements` elements are made in parts of about that many.
   BackgroundLoad(Executor &executor, const cuda::Context &context,
                  const ModelCheckpoint &checkpoint,
                  std::vector<LoadStage> stages,
-                 LoadWorkers workers = LoadWorkers::same(0));
+                 LoadWorkers workers = LoadWorkers::same(0),
+                 uint64_t partElements = kPartElements);
   /// Stops the load (what is queued is dropped) and waits for its threads.
   ~BackgroundLoad();
   BackgroundLoad(const BackgroundLoad &) = delete;
@@ -86,6 +94,7 @@ public:
 
 private:
   struct Job;
+  struct SplitTensor;
   struct Handed;
   void make(unsigned worker);
   void upload();

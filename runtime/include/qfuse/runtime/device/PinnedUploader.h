@@ -43,10 +43,12 @@ public:
   PinnedUploader(const PinnedUploader &) = delete;
   PinnedUploader &operator=(const PinnedUploader &) = delete;
 
-  /// Copies `size` bytes from `data` to the start of `buffer`, which no
-  /// queued work reads or writes. `data` may be freed when this returns;
-  /// the bytes are on the device when finish() returns.
-  void upload(cuda::DeviceBuffer &buffer, const void *data, size_t size);
+  /// Copies `size` bytes from `data` to `buffer` at byte `offset` (a part
+  /// of a tensor made in parts, TensorParts.h), where no queued work reads
+  /// or writes. `data` may be freed when this returns; the bytes are on the
+  /// device when finish() returns.
+  void upload(cuda::DeviceBuffer &buffer, const void *data, size_t size,
+              size_t offset = 0);
   /// Waits until every upload is on the device; throws the first failed
   /// copy's error.
   void finish();
