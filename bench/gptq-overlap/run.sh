@@ -9,7 +9,12 @@
 # to a whole run; --act-order and --host-weights overlapped == serial; the
 # GPU tests of the loader (BackgroundLoadGpu, with the tiny Llama of
 # artifacts/models carried). Then `python3 -m qfuse generate --model`
-# (C API quantize-at-load) against qfuse-run, timed. Archive: $OUT/ovl.tgz.
+# (C API quantize-at-load) against qfuse-run, timed. Issue 19's work in
+# front of the layers (docs/gptq.md, "In front of the layers"): a run
+# without the solvers' warm-up (QFUSE_GPTQ_WARM_UP=0), the phases that say
+# when the embedding and layer 0 were on the device, and last a bf16
+# checkpoint (its embedding converted in row ranges) overlapped vs serial.
+# Archive: $OUT/ovl.tgz.
 set -uo pipefail
 out="${OUT:-/tmp/out}"; res=/tmp/ovl; rm -rf $res; mkdir -p $res $out
 A=$PWD/build-rtn; b=/tmp/qb-ovl; m=/tmp/l8b
@@ -51,7 +56,9 @@ rm -rf /tmp/q-resumed-keep; env timeout 120 $Q --out /tmp/q-resumed --resume --j
 grep -E "resuming|rc=" $res/resumed.log | tr '\n' ' '; echo
 same o1 resumed; rm -rf /tmp/q-resumed /tmp/q-serial; pack
 log "act_order and host weights, overlapped vs serial"
-q ao -- --act-order; q ao0 QFUSE_LOAD_OVERLAP=0 -- --act-order; same ao ao0; rm -rf /tmp/q-ao /tmp/q-ao0
+# act_order with int4-g128 needs static groups (the encoding has no act_order).
+q ao -- --act-order --static-groups; q ao0 QFUSE_LOAD_OVERLAP=0 -- --act-order --static-groups; same ao ao0; rm -rf /tmp/q-ao /tmp/q-ao0
+q nowarm QFUSE_GPTQ_WARM_UP=0 --; same o1 nowarm; rm -rf /tmp/q-nowarm
 q hw -- --host-weights; q hw0 QFUSE_LOAD_OVERLAP=0 -- --host-weights; same hw hw0; rm -rf /tmp/q-hw /tmp/q-hw0 /tmp/q-o1; pack
 log "qfuse-run vs python3 -m qfuse generate (C API), quantize-at-load"
 timeout 120 /usr/bin/time -v -o $res/run.time $b/bin/qfuse-run --model $m --encoding int4-g128 \
@@ -60,18 +67,30 @@ echo "qfuse-run wall $(grep Elapsed $res/run.time | awk '{print $NF}'); $(grep -
 QFUSE_C_LIBRARY=$b/lib/libqfuse_c.so PYTHONPATH=python-frontend timeout 120 /usr/bin/time -v -o $res/generate.time \
   python3 -X importtime -m qfuse generate --model $m --prompt-ids 1,2,3 --max-new-tokens 8 > $res/generate.log 2> $res/generate.err; echo "rc=$?" >> $res/generate.log
 echo "generate wall $(grep Elapsed $res/generate.time | awk '{print $NF}'); $(grep -vE '^import time' $res/generate.err | tail -3 | tr '\n' ' ') $(tail -3 $res/generate.log | tr '\n' ' ')"
+summary() {
 python3 - $res <<'PY' | tee $res/summary.txt
 import json, os, sys
 res = sys.argv[1]
-print("| run | wall s | own s | load | load_first_layer | load_wait | layers | write |")
-print("|---|---|---|---|---|---|---|---|")
-for name in ("o1", "o2", "o3", "serial", "ao", "ao0", "hw", "hw0"):
+keys = ("setup", "load", "load_prologue_ready", "load_first_layer_ready", "load_first_layer",
+        "load_wait", "solver_warm_up_wait", "layers", "write")
+print("| run | wall s | own s | " + " | ".join(keys) + " | layer 1 (collect, gptq) |")
+print("|---|---|---|" + "---|" * len(keys) + "---|")
+for name in ("o1", "o2", "o3", "serial", "nowarm", "ao", "ao0", "hw", "hw0", "b1", "b0"):
     p = os.path.join(res, name + ".json")
     if not os.path.exists(p):
         print(f"| {name} | no JSON |"); continue
     r = json.load(open(p)); ph = r.get("phases", {})
     wall = [l.split()[-1] for l in open(os.path.join(res, name + ".time")) if "Elapsed" in l]
     g = lambda k: f"{ph[k]:.2f}" if isinstance(ph.get(k), (int, float)) else "-"
-    print(f"| {name} | {wall[0] if wall else '-'} | {r.get('seconds', '-')} | {g('load')} | {g('load_first_layer')} | {g('load_wait')} | {g('layers')} | {g('write')} |")
+    l1 = r.get("layers", [{}])[0] if r.get("layers") else {}
+    first = f"{l1.get('seconds', 0):.2f} ({l1.get('collect_seconds', 0):.2f}, {l1.get('gptq_seconds', 0):.2f})" if l1 else "-"
+    print(f"| {name} | {wall[0] if wall else '-'} | {r.get('seconds', '-')} | " + " | ".join(g(k) for k in keys) + f" | {first} |")
 PY
-log done; pack
+}
+summary; pack
+log "bf16 checkpoint: overlapped vs serial (the embedding converted in row ranges)"
+rm -rf $m/*.safetensors $m/*.json
+python3 bench/random-checkpoint.py examples/configs/llama3-8b.json $m bf16 > $res/checkpoint-bf16.log 2>&1; tail -1 $res/checkpoint-bf16.log; sync
+cp $A/llama3-8b/*.qfa $m/; cat $m/*.safetensors > /dev/null
+q b1 --; q b0 QFUSE_LOAD_OVERLAP=0 --; same b1 b0; rm -rf /tmp/q-b1 /tmp/q-b0
+summary; log done; pack
