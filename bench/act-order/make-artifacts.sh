@@ -9,10 +9,9 @@
 #   1024, 13824): `qkv` (q, k and v of one input: one qf.group), `gateup`
 #   (silu(gate) * up: one gated matmul) and `down` (one weight), and
 #   `qkvn` / `gateupn`, the same reading an RMSNorm of the layer input as
-#   in a decoder layer (a norm launch of its own; `aon`: act_order compiled
-#   with --fuse=default,act-order-norm, the norm launch writing the permuted
-#   input, docs/act-order.md; `aog`, on the parts without a norm: the
-#   permute gathering from global memory, --permute-staged-max-k=0), each
+#   in a decoder layer (act_order's default compile folds the norm: the
+#   norm launch writes the permuted input, docs/act-order.md; `aop`: the
+#   same without that fusion, a permute launch after the plain norm), each
 #   in act_order int4-g128 (`ao`) and plain int4-g128 (`int4`), the default
 #   compile a user gets (no --tuning-db, default chip sm_90), batches
 #   1, 2, 4, 8, 16, 32, 64, 128;
@@ -124,17 +123,15 @@ for spec in $models; do
   IFS=: read -r model h v i <<< "$spec"
   for part in ${PARTS:-qkv gateup down qkvn gateupn}; do
     args=""
-    # aon: act_order with the act-order-norm fusion (not a default yet),
-    # on the parts behind a norm; aog: act_order whose permute launch
-    # gathers from global memory instead of staging the row in shared
-    # memory in every block (--permute-staged-max-k=0), on the others.
-    variants="ao aog int4"
-    case "$part" in qkvn|gateupn) variants="ao aon int4" ;; esac
+    # aop, on the parts behind a norm: act_order without the
+    # act-order-norm fusion (a default since session 20), so a permute
+    # launch follows the plain norm launch, as in the parts without a norm.
+    variants="ao int4"
+    case "$part" in qkvn|gateupn) variants="ao aop int4" ;; esac
     for enc in $variants; do
       name="$model-$part-$enc"
       flags=""
-      [ "$enc" = aon ] && flags=" --fuse=default,act-order-norm"
-      [ "$enc" = aog ] && flags=" --permute-staged-max-k=0"
+      [ "$enc" = aop ] && flags=" --fuse=gated-mlp,epilogue,shared-input,rotary-attention"
       base=ao; [ "$enc" = int4 ] && base=int4
       emit "$part" "$base" "$h" "$v" "$i" > "$out/artifacts/$name.mlir"
       cmd="$compile $out/artifacts/$name.mlir --batch-sizes=$batches$flags -o $out/artifacts/$name.qfa"
@@ -167,8 +164,6 @@ mkdir -p "$out/src/artifacts/act-order"
 for input in groups norm; do
   for fuse in default none; do
     name=$input; [ "$fuse" = none ] && name=$input-unfused
-    # As unittests/Runtime/CMakeLists.txt: norm.qfa adds act-order-norm.
-    [ "$name" = norm ] && fuse=default,act-order-norm
     cmd="$compile test/Tools/qfuse-cpu-check/Inputs/act-order-$input.mlir --fuse=$fuse --batch-sizes=1,16 -o $out/src/artifacts/act-order/$name.qfa"
     echo "$cmd" >> "$out/COMPILE"
     $cmd 2>> "$out/compile.log"

@@ -31,10 +31,10 @@ constexpr std::pair<llvm::StringLiteral, llvm::StringLiteral>
 
 /// What --fuse=default runs: every fusion that measured faster on the H200.
 /// Left out: the RMSNorm prologue (each matvec block recomputes its rows'
-/// norm: slower than the norm kernel, docs/defaults.md) and act-order-norm
-/// (until its norm kernel passes a GPU round, docs/act-order.md).
+/// norm: slower than the norm kernel, docs/defaults.md).
 constexpr llvm::StringLiteral kDefaultFusions[] = {
-    "gated-mlp", "epilogue", "shared-input", "rotary-attention"};
+    "gated-mlp", "epilogue", "shared-input", "act-order-norm",
+    "rotary-attention"};
 
 /// Smallest batch from which --fuse=default leaves out shared-input.
 constexpr int64_t kSharedInputDropFromBatch = 32;
