@@ -14,14 +14,7 @@
 // ModelQuantizer: setup (the inputs checked first, QuantizeInputs.h), load,
 // calibration start (and the replay of a resumed run's layers), the layer
 // loop (LayerQuantizer, QuantizeLayer.h), the load's end, the write and the
-// report.
-//
-// The load overlaps the layers (BackgroundLoad.h): the fp16 weights upload
-// on threads of their own in layer order, and the run binds each layer's
-// (bindLayer) just before it first runs that layer, waiting only where the
-// upload has not got there yet. The executor itself is only ever used from
-// the run's thread. QFUSE_LOAD_OVERLAP=0 binds everything first instead
-// (loadCheckpoint), the same bytes: outputs compare equal either way.
+// report. The load overlaps the layers (Fp16Load, QuantizeLoad.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,14 +23,13 @@
 #include "PackingKernels.h"
 #include "QuantizeInputs.h"
 #include "QuantizeLayer.h"
+#include "QuantizeLoad.h"
 #include "SerialJobs.h"
 
 #include "qfuse/format/Encoding.h"
 #include "qfuse/format/Numerics.h"
 #include "qfuse/format/Packing.h"
 #include "qfuse/runtime/artifact/Artifact.h"
-#include "qfuse/runtime/artifact/PlanLayers.h"
-#include "qfuse/runtime/device/BackgroundLoad.h"
 #include "qfuse/runtime/gptq/Calibration.h"
 #include "qfuse/runtime/gptq/BackgroundPacker.h"
 #include "qfuse/runtime/gptq/HalfRebinder.h"
@@ -48,7 +40,6 @@
 #include "qfuse/runtime/checkpoint/QuantizedCheckpoint.h"
 #include "qfuse/runtime/checkpoint/WeightSources.h"
 #include "qfuse/runtime/device/Executor.h"
-#include "qfuse/runtime/device/ModelLoader.h"
 #include "qfuse/runtime/device/PinnedBytesPool.h"
 #include "qfuse/runtime/gptq/CalibrationSamples.h"
 #include "qfuse/runtime/gptq/PackedCheckpointStream.h"
@@ -153,14 +144,6 @@ int64_t killAfterLayer() {
   return env && *env ? std::strtoll(env, nullptr, 10) : -1;
 }
 
-/// Whether the fp16 weights load beside the layers: QFUSE_LOAD_OVERLAP=0
-/// binds them all before calibration instead (the serial load, to compare
-/// outputs and timings against).
-bool loadOverlaps() {
-  const char *env = std::getenv("QFUSE_LOAD_OVERLAP");
-  return !(env && std::string(env) == "0");
-}
-
 /// The variant of `set` for `context`'s device, if there is a set.
 std::optional<Artifact> takeVariantForDevice(std::optional<ArtifactSet> &set,
                                              const cuda::Context &context) {
@@ -223,7 +206,8 @@ public:
   /// the executor of the fp16 plan.
   explicit ModelQuantizer(const QuantizeModelOptions &options);
   /// The checkpoint's fp16 weights: bound to the executor (serial), or
-  /// their background load started (bindLayer binds each layer's).
+  /// their background load started (Fp16Load::bindLayer binds each
+  /// layer's).
   void load();
   /// The samples, the solvers, the calibrator, the progress (--resume),
   /// the packer, the rebinder and the streamed output; then the
@@ -247,9 +231,6 @@ private:
   /// calibration again with their quantized weights, which gives that layer
   /// the inputs the interrupted run gave it.
   void replayRecordedLayers();
-  /// Layer `l`'s fp16 weights bound (waiting for their upload), before the
-  /// run first reads them; a no-op after a serial load.
-  void bindLayer(int64_t l);
   /// Waits for the solvers' warm-up, once (before the first solve, or after
   /// the loop when no layer was left to solve).
   void finishWarmUp();
@@ -264,17 +245,7 @@ private:
   cuda::Stream stream_;
   Executor executor_;
   double setupSeconds_ = 0;
-  LoadStats load_;
-  // The load beside the layers (null: serial, or finished).
-  std::optional<BackgroundLoad> background_;
-  bool loadOverlapped_ = false;
-  Clock::time_point loadStart_;
-  // Seconds from the load's start to the first layer bound, and that the
-  // run waited for weights in all (the whole load when serial).
-  double firstLayerSeconds_ = -1, loadWaitSeconds_ = 0;
-  // Seconds from the load's start until the prologue's weights and the
-  // first layer's were on the device (the whole load when serial).
-  double prologueReadySeconds_ = -1, firstLayerReadySeconds_ = -1;
+  Fp16Load load_;
   // startCalibration: made after the load, in the order of the messages
   // and errors of a run.
   std::vector<std::vector<int32_t>> samples_;
@@ -329,63 +300,11 @@ void ModelQuantizer::say(const char *fmt, ...) const {
 
 void ModelQuantizer::load() {
   say("  codes packed on %s\n", solving_.packedOn.c_str());
-  loadStart_ = Clock::now();
-  std::optional<PlanLayers> layers;
-  if (loadOverlaps()) {
-    int64_t batch = 0; // the calibrator's: the largest plan's
-    for (const Plan &plan : fp16_.plans)
-      batch = std::max(batch, plan.batch);
-    try {
-      layers = analyzePlanLayers(fp16_, batch);
-    } catch (const Error &) {
-      // Not a layered plan: loaded whole, and the calibrator says why.
-    }
-  }
-  if (!layers) {
-    load_ = loadCheckpoint(executor_, in_.checkpoint);
-    loadWaitSeconds_ = firstLayerSeconds_ = load_.seconds;
-    prologueReadySeconds_ = firstLayerReadySeconds_ = load_.seconds;
-    say("  fp16 weights bound in %.1f s\n", load_.seconds);
-    return;
-  }
-  // The embedding and the first layer on half the cores (the other half
-  // pack and solve); the rest, made beside the layers, on a quarter of
-  // them, so that it competes less with the run's own threads.
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  background_.emplace(executor_, context_, in_.checkpoint,
-                      layerLoadStages(fp16_, *layers),
-                      LoadWorkers{std::max(1u, cores / 2),
-                                  std::max(2u, cores / 4), /*firstStages=*/2});
-  loadOverlapped_ = true;
+  load_.start(executor_, context_, fp16_, in_.checkpoint,
+              [this](const char *text) { say("%s", text); });
 }
 
-void ModelQuantizer::bindLayer(int64_t l) {
-  if (!background_)
-    return;
-  background_->bindThrough(size_t(1 + l));
-  if (firstLayerSeconds_ >= 0)
-    return;
-  firstLayerSeconds_ = secondsSince(loadStart_);
-  prologueReadySeconds_ = background_->readySeconds(0);
-  firstLayerReadySeconds_ = background_->readySeconds(size_t(1 + l));
-  say("  fp16 weights: layer %lld's bound in %.1f s; the rest bind beside "
-      "the layers\n",
-      (long long)l + 1, firstLayerSeconds_);
-}
-
-void ModelQuantizer::finishLoad() {
-  if (!background_)
-    return;
-  load_ = background_->finish();
-  loadWaitSeconds_ = background_->waitSeconds();
-  background_.reset();
-  if (firstLayerSeconds_ < 0) // no layer ran (all resumed)
-    firstLayerSeconds_ = prologueReadySeconds_ = firstLayerReadySeconds_ =
-        load_.seconds;
-  say("  fp16 weights all bound in %.1f s, beside the layers (waited for "
-      "%.2f s in all)\n",
-      load_.seconds, loadWaitSeconds_);
-}
+void ModelQuantizer::finishLoad() { load_.finish(); }
 
 void ModelQuantizer::startCalibration() {
   samples_ =
@@ -431,8 +350,7 @@ void ModelQuantizer::startCalibration() {
 
   const auto start = Clock::now();
   if (first_ < numLayers_) {
-    if (background_) // the prologue's weights (the embedding)
-      background_->bindThrough(0);
+    load_.bindPrologue(); // the embedding
     calib_->begin(samples_);
   }
   replayRecordedLayers();
@@ -452,7 +370,7 @@ void ModelQuantizer::replayRecordedLayers() {
     std::vector<QuantizedWeight> modules = progress_->loadLayer(l, in_.enc);
     if (first_ < numLayers_) {
       // Its fp16 upload first: the recorded weights are written over it.
-      bindLayer(l);
+      load_.bindLayer(l);
       for (const QuantizedWeight &w : modules)
         rebindPacked(*rebinder_, w);
       rebinder_->finish();
@@ -504,7 +422,7 @@ void ModelQuantizer::quantizeLayers() {
   const auto layersStart = Clock::now();
   for (int64_t l = first_; l < numLayers_; ++l) {
     std::vector<std::pair<QuantizeProgress::Module, size_t>> recorded;
-    bindLayer(l);
+    load_.bindLayer(l);
     json layerJson = layers.quantize(l, recorded);
     const double eta = secondsSince(layersStart) / double(l + 1 - first_) *
                        double(numLayers_ - l - 1);
@@ -599,7 +517,7 @@ std::string ModelQuantizer::report() const {
               {"resumed_layers", first_},
               // Whether the fp16 weights loaded beside the layers
               // (QFUSE_LOAD_OVERLAP=0: before them).
-              {"load_overlapped", loadOverlapped_},
+              {"load_overlapped", load_.overlapped},
               // Wall time of each phase of this run; the layers' parts are
               // sums over the layers ("gptq_device" is the device time of
               // the slowest group of each layer, a profile, not wall time).
@@ -609,12 +527,12 @@ std::string ModelQuantizer::report() const {
                 // until the first layer's weights were bound, and how
                 // long the run waited for weights in all (with the
                 // overlap: calibration and the layers waiting on uploads).
-                {"load", load_.seconds},
-                {"load_first_layer", firstLayerSeconds_},
+                {"load", load_.stats.seconds},
+                {"load_first_layer", load_.firstLayerSeconds},
                 // When the stages were on the device, waited for or not.
-                {"load_prologue_ready", prologueReadySeconds_},
-                {"load_first_layer_ready", firstLayerReadySeconds_},
-                {"load_wait", loadWaitSeconds_},
+                {"load_prologue_ready", load_.prologueReadySeconds},
+                {"load_first_layer_ready", load_.firstLayerReadySeconds},
+                {"load_wait", load_.waitSeconds},
                 {"calibration_capture", captureSeconds_},
                 {"solver_warm_up_wait", warmWaitSeconds_},
                 {"layers", layersSeconds_},

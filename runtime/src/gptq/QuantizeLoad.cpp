@@ -1,0 +1,107 @@
+//===- QuantizeLoad.cpp - the fp16 weights of a quantize run --------------===//
+
+#include "QuantizeLoad.h"
+
+#include "QuantizeLayer.h"
+
+#include "qfuse/runtime/Error.h"
+#include "qfuse/runtime/artifact/PlanLayers.h"
+
+#include <algorithm>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <utility>
+
+namespace qfuse::runtime {
+namespace {
+
+/// Whether the fp16 weights load beside the layers: QFUSE_LOAD_OVERLAP=0
+/// binds them all before calibration instead (the serial load, to compare
+/// outputs and timings against).
+bool loadOverlaps() {
+  const char *env = std::getenv("QFUSE_LOAD_OVERLAP");
+  return !(env && std::string(env) == "0");
+}
+
+} // namespace
+
+void Fp16Load::start(Executor &executor, const cuda::Context &context,
+                     const Artifact &fp16, const ModelCheckpoint &checkpoint,
+                     Say log) {
+  say_ = std::move(log);
+  start_ = std::chrono::steady_clock::now();
+  std::optional<PlanLayers> layers;
+  if (loadOverlaps()) {
+    int64_t batch = 0; // the calibrator's: the largest plan's
+    for (const Plan &plan : fp16.plans)
+      batch = std::max(batch, plan.batch);
+    try {
+      layers = analyzePlanLayers(fp16, batch);
+    } catch (const Error &) {
+      // Not a layered plan: loaded whole, and the calibrator says why.
+    }
+  }
+  if (!layers) {
+    stats = loadCheckpoint(executor, checkpoint);
+    waitSeconds = firstLayerSeconds = stats.seconds;
+    prologueReadySeconds = firstLayerReadySeconds = stats.seconds;
+    say("  fp16 weights bound in %.1f s\n", stats.seconds);
+    return;
+  }
+  // The embedding and the first layer on half the cores (the other half
+  // pack and solve); the rest, made beside the layers, on a quarter of
+  // them, so that it competes less with the run's own threads.
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  background_.emplace(executor, context, checkpoint,
+                      layerLoadStages(fp16, *layers),
+                      LoadWorkers{std::max(1u, cores / 2),
+                                  std::max(2u, cores / 4), /*firstStages=*/2});
+  overlapped = true;
+}
+
+void Fp16Load::bindPrologue() {
+  if (background_)
+    background_->bindThrough(0);
+}
+
+void Fp16Load::bindLayer(int64_t l) {
+  if (!background_)
+    return;
+  background_->bindThrough(size_t(1 + l));
+  if (firstLayerSeconds >= 0)
+    return;
+  firstLayerSeconds = secondsSince(start_);
+  prologueReadySeconds = background_->readySeconds(0);
+  firstLayerReadySeconds = background_->readySeconds(size_t(1 + l));
+  say("  fp16 weights: layer %lld's bound in %.1f s; the rest bind beside "
+      "the layers\n",
+      (long long)l + 1, firstLayerSeconds);
+}
+
+void Fp16Load::finish() {
+  if (!background_)
+    return;
+  stats = background_->finish();
+  waitSeconds = background_->waitSeconds();
+  background_.reset();
+  if (firstLayerSeconds < 0) // no layer ran (all resumed)
+    firstLayerSeconds = prologueReadySeconds = firstLayerReadySeconds =
+        stats.seconds;
+  say("  fp16 weights all bound in %.1f s, beside the layers (waited for "
+      "%.2f s in all)\n",
+      stats.seconds, waitSeconds);
+}
+
+void Fp16Load::say(const char *fmt, ...) const {
+  char text[1024];
+  va_list args;
+  va_start(args, fmt);
+  std::vsnprintf(text, sizeof(text), fmt, args);
+  va_end(args);
+  say_(text);
+}
+
+} // namespace qfuse::runtime
