@@ -55,14 +55,18 @@ class Format:
     MmaLaunchShape): code bits, the kernel's decode family (DecodeFamily.h:
     int4, int8, fp8, table or, 2:4 f16, half), the group (0:
     per channel), the bytes of a scale and the bits of a zero point per
-    group, and 2:4 (mma.sp: half the codes and mmas, a 2-bit position per
-    kept code; not fitted, no sweep measures it)."""
+    group, 2:4 (mma.sp: half the codes and mmas, a 2-bit position per
+    kept code; not fitted, no sweep measures it), and whether the kernel
+    keeps a shared code table (DecodeFamily.h usesSharedCodeTable: table
+    formats but 4-bit codes of a constant table, decoded by their bits or
+    from registers)."""
 
     def __init__(self, bits, decode, group, scale_bytes, zero_bits=0,
-                 sparse=False):
+                 sparse=False, named_table=False):
         self.bits, self.decode, self.group = bits, decode, group
         self.scale_bytes, self.zero_bits = scale_bytes, zero_bits
         self.sparse = sparse
+        self.shared_table = decode == "table" and (bits != 4 or named_table)
 
 
 # The training sweeps' formats (Llama-3-8B shapes) by the name in their
@@ -79,11 +83,14 @@ def parse_encoding(text):
     decode = {"int4": "int4", "uint4": "int4", "int8": "int8",
               "uint8": "int8", "fp8e4m3": "fp8", "f16": "half"}.get(kind, "table")
     opts = dict(f.split(" = ") for f in fields[1:] if " = " in f)
+    if kind == "codebook":
+        bits = int(opts["bits"])
     scale = 0 if "scale" not in opts else \
         {"f32": 4, "f16": 2, "bf16": 2}.get(opts["scale"], 1)
     zero = {"int": bits, "float": 8 * scale}.get(opts.get("zero"), 0)
     return Format(bits, decode, int(opts.get("group", 0)), scale, zero,
-                  opts.get("sparse") == "2:4")
+                  opts.get("sparse") == "2:4",
+                  opts.get("table", "").startswith('"'))
 
 
 def registers(block_m):
@@ -108,7 +115,7 @@ def shared_bytes(bm, bn, s, bk, st, c, fmt, members=1):
     hand_over = max(s - 1, 1 if c > 1 else 0, members - 1) * \
         (bn // 32 * members) * bm * 32 * 4
     table = (16 * 32 * 4 if fmt.bits <= 4 else 256 * 4) \
-        if fmt.decode == "table" else 0
+        if fmt.shared_table else 0
     return max(st * stage, hand_over) + table
 
 

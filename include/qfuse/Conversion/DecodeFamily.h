@@ -48,6 +48,21 @@ inline DecodeFamily getDecodeFamily(ElementFormat format) {
   llvm_unreachable("unknown element format");
 }
 
+/// Whether codes of `format` in the Table family decode by their bits: e2m1
+/// with f16 activations (Fp4Decode.cpp).
+inline bool decodesE2m1ByBits(ElementFormat format, bool bf16) {
+  return format == ElementFormat::FP4E2M1 && !bf16;
+}
+
+/// Whether the fused kernels of a table-family weight keep a shared-memory
+/// code table: not for 4-bit codes of a table known at compile time (NF4,
+/// e2m1, inline codebooks), which decode by their bits (e2m1 with f16) or
+/// from registers (Table4Registers.cpp), whatever the activations.
+inline bool usesSharedCodeTable(EncodingAttr encoding) {
+  return getDecodeFamily(encoding.getFormat()) == DecodeFamily::Table &&
+         (encoding.getCodeBits() != 4 || encoding.getTableName());
+}
+
 } // namespace qf
 } // namespace mlir
 

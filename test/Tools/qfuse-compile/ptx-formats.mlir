@@ -24,13 +24,17 @@
 // fp8 (hardware e4m3x2 conversion):
 // CHECK-LABEL: .entry qf_matvec_5_m1(
 // CHECK: cvt.rn.f16x2.e4m3x2
-// nf4 (byte -> half2 table in shared memory):
+// nf4 (the table in registers: prmt lookups, no shared memory):
 // CHECK-LABEL: .entry qf_matvec_6_m1(
-// CHECK: ld.shared.b32
-// NVFP4: E4M3 block scales and the global scale:
+// CHECK-NOT: ld.shared
+// CHECK: prmt.b32
+// NVFP4: e2m1 by its bits (one multiply by 2^14), E4M3 block scales and the
+// global scale:
 // CHECK-LABEL: .entry qf_matvec_7_m1(
+// CHECK-NOT: ld.shared
 // CHECK: cvt.rn.f16x2.e4m3x2
 // CHECK: div.rn.f32
+// CHECK: mul.rn.f16x2
 // MXFP4: E8M0 scales become f32 exponents:
 // CHECK-LABEL: .entry qf_matvec_8_m1(
 // CHECK: shl.b32 {{.*}}, 23;

@@ -33,10 +33,11 @@
 // uint4 with integer zero points: zero words ride the pipeline as well.
 // CHECK-LABEL: .entry qf_mma_4_m16(
 // CHECK-COUNT-2: cp.async.ca.shared.global [{{.*}}], [{{.*}}], 4;
-// nf4: the code table is replicated per bank and paired by prmt.
+// nf4: the code table in registers (Table4Registers.cpp): prmt lookups
+// selected by the codes, the bytes interleaved by prmt 0x5140 and 0x7362.
 // CHECK-LABEL: .entry qf_mma_8_m16(
-// CHECK-DAG: ld.shared.b32
-// CHECK-DAG: prmt.b32 {{.*}}, 21520;
+// CHECK-DAG: prmt.b32 {{.*}}, 20800;
+// CHECK-DAG: prmt.b32 {{.*}}, 29538;
 // CHECK-DAG: mma.sync.aligned.m16n8k16
 // NVFP4: E4M3 block scales through the fp8 conversion.
 // CHECK-LABEL: .entry qf_mma_10_m16(

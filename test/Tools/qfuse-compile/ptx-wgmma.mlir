@@ -17,10 +17,10 @@
 // CHECK: wgmma.wait_group.sync.aligned 0;
 // CHECK-LABEL: .entry qf_wgmma_1_m128(
 // CHECK: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16
-// NF4 through the shared table, 8-bit codes through prmt or cvt, as in
+// NF4 from registers, 8-bit codes through prmt or cvt, as in
 // ptx-mma.mlir.
 // CHECK-LABEL: .entry qf_wgmma_3_m128(
-// CHECK: prmt.b32 {{.*}}, 21520;
+// CHECK: prmt.b32 {{.*}}, 20800;
 // CHECK-LABEL: .entry qf_wgmma_6_m128(
 // CHECK: cvt.rn.f16x2.e4m3x2
 // bf16 activations.

@@ -1,8 +1,11 @@
 //===- KernelCommon.cpp - pieces every generated kernel shares ------------===//
 
 #include "Common/KernelCommon.h"
+#include "qfuse/Conversion/DecodeFamily.h"
 
 #include "qfuse/format/Numerics.h"
+
+#include "llvm/Support/CommandLine.h"
 
 using namespace mlir;
 using namespace mlir::qf;
@@ -75,6 +78,46 @@ Value qf::dynamicSharedBase(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
   return LLVM::AddressOfOp::create(b, global);
 }
 
+SmallVector<uint16_t> qf::constantCodeTableBits(EncodingAttr enc,
+                                                 Type valueType) {
+  SmallVector<double> values = enc.getCodebookValues();
+  if (enc.getFormat() == ElementFormat::FP4E2M1)
+    for (int code = 0; code < 16; ++code) // sign << 3 | magnitude index
+      values.push_back((code & 8 ? -1.0 : 1.0) *
+                       qfuse::format::kE2M1Values[code & 7]);
+  const llvm::fltSemantics &semantics =
+      valueType.isBF16() ? APFloat::BFloat() : APFloat::IEEEhalf();
+  SmallVector<uint16_t> bits;
+  for (double v : values) {
+    APFloat f(v);
+    bool lost;
+    f.convert(semantics, APFloat::rmNearestTiesToEven, &lost);
+    bits.push_back(
+        static_cast<uint16_t>(f.bitcastToAPInt().getZExtValue()));
+  }
+  return bits;
+}
+
+// The shared table stays reachable for A/B runs against the registers.
+static llvm::cl::opt<bool> table4InShared(
+    "qf-table4-in-shared",
+    llvm::cl::desc("4-bit codes of a constant table (NF4, inline codebooks, "
+                   "e2m1 with bf16): look them up in the shared-memory "
+                   "table instead of the registers (prmt)"),
+    llvm::cl::init(false));
+
+bool qf::decodesTable4InRegisters(EncodingAttr enc, bool bf16) {
+  return !usesSharedCodeTable(enc) &&
+         !decodesE2m1ByBits(enc.getFormat(), bf16) && !table4InShared;
+}
+
+bool qf::needsSharedCodeTable(EncodingAttr enc, bool bf16) {
+  if (table4InShared)
+    return getDecodeFamily(enc.getFormat()) == DecodeFamily::Table &&
+           !decodesE2m1ByBits(enc.getFormat(), bf16);
+  return usesSharedCodeTable(enc);
+}
+
 Value qf::codeTableValue(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
                          StringRef kernel, EncodingAttr enc, Value table,
                          Value index, LLVM::GlobalOp &cache, Type valueType) {
@@ -91,20 +134,11 @@ Value qf::codeTableValue(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
     return e.truncTo(valueType, tt.isF32() ? v : e.extf32(v));
   }
   if (!cache) {
-    SmallVector<double> values = enc.getCodebookValues();
-    if (enc.getFormat() == ElementFormat::FP4E2M1)
-      for (int code = 0; code < 16; ++code) // sign << 3 | magnitude index
-        values.push_back((code & 8 ? -1.0 : 1.0) *
-                         qfuse::format::kE2M1Values[code & 7]);
     const llvm::fltSemantics &semantics =
         valueType.isBF16() ? APFloat::BFloat() : APFloat::IEEEhalf();
     SmallVector<APFloat> rounded;
-    for (double v : values) {
-      APFloat f(v);
-      bool lost;
-      f.convert(semantics, APFloat::rmNearestTiesToEven, &lost);
-      rounded.push_back(f);
-    }
+    for (uint16_t bits : constantCodeTableBits(enc, valueType))
+      rounded.push_back(APFloat(semantics, APInt(16, bits)));
     int64_t count = rounded.size();
     auto tensorType = RankedTensorType::get({count}, valueType);
     auto arrayType = LLVM::LLVMArrayType::get(valueType, count);

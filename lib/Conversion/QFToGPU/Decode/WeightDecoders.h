@@ -10,7 +10,9 @@
 //   Int4Decode.cpp   int4/uint4 under a magic exponent, one lop3 per pair
 //   Int8Decode.cpp   int8/uint8: prmt places the bytes under one
 //   Fp8Decode.cpp    fp8 e4m3: cvt.rn.f16x2.e4m3x2
+//   Fp4Decode.cpp    fp4 e2m1 with f16 activations: the bits placed, x 2^14
 //   TableDecode.cpp  NF4, e2m1 and codebooks: shared-memory table lookups
+//   Table4Registers.cpp  4-bit codes of a constant table: prmt lookups
 //
 //===----------------------------------------------------------------------===//
 
@@ -155,6 +157,21 @@ SmallVector<Value> tableStream(KernelEmitter &e, const SharedTable &table,
 SmallVector<Value> tableMmaPlanes(KernelEmitter &e, const SharedTable &table,
                                   ArrayRef<Value> words, int64_t bits,
                                   int64_t s, Type valueType);
+
+//===----------------------------------------------------------------------===//
+// fp4 e2m1 by its bits (Fp4Decode.cpp)
+//===----------------------------------------------------------------------===//
+
+/// Decodes a word of 8 e2m1 codes into 4 half2 pairs, in element order
+/// (where decodesE2m1ByBits, DecodeFamily.h).
+SmallVector<Value> e2m1Word(KernelEmitter &e, Value w, NibbleOrder order);
+
+/// Decodes a word of 8 4-bit codes of the constant table `tableBits` (16
+/// values' bits in `valueType`) into 4 pairs, in element order, from
+/// registers (where decodesTable4InRegisters, KernelCommon.h).
+SmallVector<Value> table4Registers(KernelEmitter &e,
+                                   ArrayRef<uint16_t> tableBits, Value w,
+                                   NibbleOrder order, Type valueType);
 
 } // namespace decode
 } // namespace qf

@@ -2,6 +2,8 @@
 
 #include "MatVec/MatVecPlan.h"
 
+#include "Common/KernelCommon.h"
+
 #include "qfuse/Conversion/TensorCoreSupport.h"
 
 #include "qfuse/format/Layout.h"
@@ -214,7 +216,8 @@ static LogicalResult planSums(const MatmulSpec &spec, Plan &p,
 static LogicalResult planSharedMemory(const MatmulSpec &spec, Plan &p,
                                       ErrorFn emitError) {
 
-  p.lutWords = p.decode == DecodeFamily::Table ? lutWordsFor(p.bits) : 0;
+  p.lutWords =
+      needsSharedCodeTable(spec.encoding, spec.bf16) ? lutWordsFor(p.bits) : 0;
   int64_t partials = p.splitK > 1 ? p.warps * p.rowsPerWarp * p.m * 4 : 0;
   // RMSNorm: each warp's partial sum of squares per batch row.
   int64_t normPartials = p.norm ? p.warps * p.m * 4 : 0;

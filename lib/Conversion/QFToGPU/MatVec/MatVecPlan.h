@@ -42,7 +42,8 @@ struct Plan {
   int64_t stepElems;
   bool sparse;            // 2:4: a stored code stands for 2 logical columns
   int64_t colsPerStored;  // 2 under 2:4, else 1
-  int64_t lutWords;       // shared code table words (Table), 0 otherwise
+  int64_t lutWords;       // shared code table words (needsSharedCodeTable),
+                          // 0 otherwise
   bool norm;              // RMSNorm prologue
   int64_t normVecElems;   // x elements per load of the sum-of-squares pass
   bool gated;             // silu_mul: rows [0, R/2) gate, [R/2, R) up

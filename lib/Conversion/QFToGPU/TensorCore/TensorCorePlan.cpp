@@ -2,6 +2,8 @@
 
 #include "TensorCore/TensorCorePlan.h"
 
+#include "Common/KernelCommon.h"
+
 #include "qfuse/Conversion/TensorCoreStage.h"
 #include "qfuse/Conversion/TensorCoreSupport.h"
 #include "qfuse/Dialect/QF/IR/FormatBridge.h"
@@ -64,7 +66,7 @@ static LogicalResult planDecode(const MatmulSpec &spec, Plan &p,
   p.decode = getDecodeFamily(enc.getFormat());
   if (p.sparse24)
     return planSparseDecode(spec, p, emitError);
-  p.lut = p.decode == DecodeFamily::Table;
+  p.lut = needsSharedCodeTable(enc, spec.bf16);
   p.codeBits = enc.getCodeBits();
   p.tileBytes = kTile * kTile * p.codeBits / 8;
   LayoutAttr layout = spec.layout;

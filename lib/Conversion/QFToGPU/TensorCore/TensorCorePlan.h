@@ -41,7 +41,7 @@ struct Plan {
   // 2:4: m16 tile 1 reads its metadata with sparsity selector 1 (the
   // layout's order); false: selector 0 on a word shuffled from lane ^ 2.
   bool metaSelectorPair = true;
-  bool lut = false;     // Table: the shared code table is built
+  bool lut = false;     // the shared code table is built (needsSharedCodeTable)
   int64_t codeBits = 4; // 2, 3, 4 or 8
   int64_t tileBytes;    // one 32 x 32 fragment tile of codes
   int64_t m, n, k;

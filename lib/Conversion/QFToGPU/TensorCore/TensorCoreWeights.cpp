@@ -165,6 +165,12 @@ SmallVector<Value> TensorCoreBuilder::decodeWord(Value w, Value zero,
     decode::e4m3Word(e, w, act(), take);
     break;
   case DecodeFamily::Table:
+    if (decodesE2m1ByBits(spec.encoding.getFormat(), spec.bf16))
+      return decode::e2m1Word(e, w, decode::NibbleOrder::Tiled);
+    if (decodesTable4InRegisters(spec.encoding, spec.bf16))
+      return decode::table4Registers(
+          e, constantCodeTableBits(spec.encoding, act()), w,
+          decode::NibbleOrder::Tiled, act());
     return p.codeBits == 8 ? decode::table8Word(e, lut, w, act())
                            : decode::table4Word(
                                  e, lut, w, decode::NibbleOrder::Tiled, act());

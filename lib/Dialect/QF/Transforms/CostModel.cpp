@@ -445,7 +445,7 @@ int64_t qf::getMmaSharedBytes(WeightType type, bool gated, int64_t blockM,
   int64_t group = enc.isPerChannel() || !enc.isQuantized() ? 0
                                                            : enc.getGroupSize();
   bool zeros = enc.getZeroPoint() != ZeroPointKind::None;
-  bool table = getDecodeFamily(enc.getFormat()) == DecodeFamily::Table;
+  bool table = usesSharedCodeTable(enc);
   int64_t bits = enc.getCodeBits();
   int64_t warps = blockN / 32 * splitK * members;
   int64_t groupsPerStep = group == 0 ? 1 : std::max<int64_t>(1, blockK / group);
