@@ -17,3 +17,22 @@ func.func @bf16_every_batch(%x1: tensor<1x4096xbf16>, %x: tensor<?x1024xbf16>) {
   %1 = qf.fused_matmul %x, %w : tensor<?x1024xbf16>, !qf.weight<256x1024, #int4> -> tensor<?x256xbf16>
   return
 }
+
+// -----
+
+// At batch 512 cuBLAS on a dequantized copy is chosen for speed, but the
+// fallback's silu_mul kernel reads f16 only: a gated bf16 matmul keeps the
+// tensor-core kernel there, and a plain bf16 one takes the fallback.
+#int4 = #qf.enc<int4, group = 128, scale = f16>
+// CHECK-LABEL: @bf16_gated_large_batch
+func.func @bf16_gated_large_batch(%x: tensor<512x512xbf16>) {
+  %wg = qf.weight_ref "gate" : !qf.weight<1024x512, #int4>
+  %wu = qf.weight_ref "up" : !qf.weight<1024x512, #int4>
+  // CHECK: activation = #qf<activation silu_mul>
+  // CHECK-SAME: tiling = #qf.tiling<mma,
+  %0 = qf.fused_matmul %x, %wg up(%wu : !qf.weight<1024x512, #int4>) {activation = #qf<activation silu_mul>}
+         : tensor<512x512xbf16>, !qf.weight<1024x512, #int4> -> tensor<512x1024xbf16>
+  // CHECK: tiling = #qf.tiling<dequant_gemm
+  %1 = qf.fused_matmul %x, %wg : tensor<512x512xbf16>, !qf.weight<1024x512, #int4> -> tensor<512x1024xbf16>
+  return
+}

@@ -248,6 +248,16 @@ struct QFSelectTilingPass
       tiling = TilingAttr::get(op.getContext(), KernelKind::DequantGemm, 1, 1,
                                0, 32, 16, 1, 1, 1, 1);
     }
+    // The fallback's silu_mul kernel reads f16 only: a gated bf16 matmul
+    // keeps the tensor-core kernel where cuBLAS would be chosen for speed.
+    if (bf16 && op.getUp() && !refused &&
+        tiling.getKernel() == KernelKind::DequantGemm) {
+      TilingTarget fused = target;
+      fused.dequantGemmMinM = 0;
+      why += "; not dequant_gemm (its silu_mul kernel reads f16 only): ";
+      tiling = selectTiling(m, w, fused, &why, &fallback, /*gated=*/true,
+                            &refused);
+    }
     LLVM_DEBUG(llvm::dbgs() << "M = " << m << " " << w << ": " << tiling
                             << " (" << why << ")\n");
     // Told where it is a limit of the fused kernels, not a choice for speed.
