@@ -137,6 +137,11 @@ public:
     return ptx("prmt.b32 $0, $1, $2, $3;", "=r,r,r,n", i32(),
                {a, bv, c32(selector)});
   }
+  /// The same with the selector in a register (an i32 value).
+  Value prmt(Value a, Value bv, Value selector) {
+    return ptx("prmt.b32 $0, $1, $2, $3;", "=r,r,r,r", i32(),
+               {a, bv, selector});
+  }
 
   Value tidX() { return NVVM::ThreadIdXOp::create(b, i32()); }
   Value ctaidX() { return NVVM::BlockIdXOp::create(b, i32()); }

@@ -6,7 +6,8 @@
 // against m/2. One multiply by 2^14 makes the value, exactly (f16
 // multiplies keep subnormals), so a pair costs a shift, one lop3 and one
 // multiply instead of two shared-table lookups and a prmt. sm_90 has no
-// e2m1 convert; bf16 activations keep the table.
+// e2m1 convert; bf16 activations look the codes up in registers
+// (Table4Registers.cpp).
 //
 //===----------------------------------------------------------------------===//
 

@@ -18,12 +18,6 @@ using namespace mlir;
 using namespace mlir::qf;
 using namespace mlir::qf::decode;
 
-/// prmt.b32 with a selector in a register.
-static Value prmtBy(KernelEmitter &e, Value a, Value b, Value selector) {
-  return e.ptx("prmt.b32 $0, $1, $2, $3;", "=r,r,r,r", e.i32(),
-               {a, b, selector});
-}
-
 namespace {
 /// The byte planes of a 16-entry table, as prmt's pairs of registers.
 struct BytePlanes {
@@ -48,12 +42,12 @@ struct BytePlanes {
   std::pair<Value, Value> lookup(KernelEmitter &e, Value src) const {
     Value index = e.band(src, e.c32(0x7777));
     // Byte k: 0xFF where code k has bit 3 set (prmt picks byte 1 of 0xFF00).
-    Value upper = prmtBy(e, e.c32(0xFF00), e.c32(0),
+    Value upper = e.prmt(e.c32(0xFF00), e.c32(0),
                          e.band(e.shru(src, e.c32(3)), e.c32(0x1111)));
     Value keep = arith::XOrIOp::create(e.builder(), upper, e.c32(-1));
     auto pick = [&](int64_t high) {
-      Value lo = prmtBy(e, plane[0][high].first, plane[0][high].second, index);
-      Value hi = prmtBy(e, plane[1][high].first, plane[1][high].second, index);
+      Value lo = e.prmt(plane[0][high].first, plane[0][high].second, index);
+      Value hi = e.prmt(plane[1][high].first, plane[1][high].second, index);
       return arith::OrIOp::create(e.builder(), e.band(lo, keep),
                                   e.band(hi, upper))
           .getResult();

@@ -181,9 +181,7 @@ SmallVector<Value> decode::tableStream(KernelEmitter &e,
     Value sel =
         e.add(e.c32(0x5410), e.add(e.mul(field(i0, 0, 1), e.c32(0x22)),
                                    e.mul(field(i1, 0, 1), e.c32(0x2200))));
-    pairs.push_back(
-        e.bitcast(e.v2f16(), e.ptx("prmt.b32 $0, $1, $2, $3;", "=r,r,r,r",
-                                   e.i32(), {v0, v1, sel})));
+    pairs.push_back(e.bitcast(e.v2f16(), e.prmt(v0, v1, sel)));
   }
   return pairs;
 }

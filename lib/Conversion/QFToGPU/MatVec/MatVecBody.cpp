@@ -278,10 +278,8 @@ SmallVector<Value> MatVecBuilder::body(ArrayRef<Value> chunks,
                                         step * pairsPerStep + j);
             for (int64_t m = 0; m < M; ++m) {
               Value word =
-                  p.sparse
-                      ? e.ptx("prmt.b32 $0, $1, $2, $3;", "=r,r,r,r", e.i32(),
-                              {xw[m][2 * j], xw[m][2 * j + 1], selector})
-                      : xw[m][j];
+                  p.sparse ? e.prmt(xw[m][2 * j], xw[m][2 * j + 1], selector)
+                           : xw[m][j];
               Value xp = e.bitcast(e.v2f16(), word);
               hacc[r * M + m] = e.fma(pairs[j], xp, hacc[r * M + m]);
             }
