@@ -94,7 +94,9 @@ format::TensorMap quantizeDense(const TensorView &view,
   checkDenseShape(view, weight, what);
   format::TensorMap components;
   if (packDenseAsStored(weight.encodingAttr, view.info->dtype, view.data,
-                        weight.n, weight.k, components))
+                        weight.n, weight.k, components) ||
+      packDenseConverted(weight.encodingAttr, view.info->dtype, view.data,
+                         weight.n, weight.k, components))
     return components;
   if (device && weight.encodingAttr.isQuantized() &&
       (*device)(weight.encodingAttr, view.info->dtype, view.data, weight.n,

@@ -7,6 +7,10 @@
 // round trip is the identity on every value but NaN payloads. So the
 // loader takes the bytes instead of converting each element twice: as they
 // lie in the mapped file (denseCodesAsStored), or copied (packDenseAsStored).
+// A tensor of another float type (a bf16 checkpoint into the f16 plan) is
+// converted straight into the codes, element by element as quantizeRTN
+// rounds it, on every core (packDenseConverted), instead of through f32
+// rows, int32 codes and packing: the same bytes in one pass.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,6 +44,15 @@ denseCodesAsStored(const format::Encoding &enc, DType dtype,
 bool packDenseAsStored(const format::Encoding &enc, DType dtype,
                        const uint8_t *data, int64_t n, int64_t k,
                        format::TensorMap &components);
+
+/// Fills `components` with the row-major components format::quantizeRTN
+/// and format::pack would make from the [n, k] tensor `data` of `dtype`
+/// (f16, bf16 or f32) converted to the unquantized dense encoding `enc` of
+/// another type (f16 or bf16), and returns true; returns false and leaves
+/// `components` alone for any other pair (the caller converts as before).
+bool packDenseConverted(const format::Encoding &enc, DType dtype,
+                        const uint8_t *data, int64_t n, int64_t k,
+                        format::TensorMap &components);
 
 } // namespace qfuse::runtime
 
