@@ -3,8 +3,8 @@
 #include "qfuse/runtime/checkpoint/DenseAsStored.h"
 
 #include "ParallelJobs.h"
+#include "ToHalves.h"
 
-#include "qfuse/format/Numerics.h"
 #include "qfuse/format/Packing.h"
 
 #include <algorithm>
@@ -13,51 +13,7 @@
 #include <thread>
 #include <vector>
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
-
 namespace qfuse::runtime {
-
-namespace {
-
-/// f16 codes of elements [first, last) of bf16 or f32 `data` by the F16C
-/// convert, 8 at a time: round to nearest even with subnormals, overflow to
-/// inf and quiet NaNs with their top payload bits, as format::floatToHalf
-/// (DenseAsStoredTest compares every bf16 pattern). The tail of fewer than 8
-/// is left to the caller. Returns where it stopped.
-#if defined(__x86_64__)
-__attribute__((target("avx2,f16c"))) size_t
-halvesByF16c(DType dtype, const uint8_t *data, size_t first, size_t last,
-             uint8_t *out) {
-  size_t i = first;
-  for (; i + 8 <= last; i += 8) {
-    __m256 v;
-    if (dtype == DType::BF16) {
-      __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i *>(data + 2 * i));
-      v = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(b), 16));
-    } else {
-      v = _mm256_loadu_ps(reinterpret_cast<const float *>(data + 4 * i));
-    }
-    _mm_storeu_si128(reinterpret_cast<__m128i *>(out + 2 * i),
-                     _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
-  }
-  return i;
-}
-
-bool hasF16c() {
-  static const bool yes =
-      __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
-  return yes;
-}
-#else
-size_t halvesByF16c(DType, const uint8_t *, size_t first, size_t, uint8_t *) {
-  return first;
-}
-bool hasF16c() { return false; }
-#endif
-
-} // namespace
 
 std::optional<format::TensorView>
 denseCodesAsStored(const format::Encoding &enc, DType dtype,
@@ -145,38 +101,14 @@ bool packDenseConverted(const format::Encoding &enc, DType dtype,
     return false;
   format::Tensor codes(specs[0].dtype, specs[0].shape);
   uint8_t *out = codes.data.data();
-  // The value as toFloats widens it, rounded as quantizeRTN's unquantized
-  // path rounds it (floatToHalf / floatToBFloat16), in parts of 1M elements.
-  auto value = [&](size_t i) -> float {
-    uint16_t h;
-    switch (dtype) {
-    case DType::F16:
-      std::memcpy(&h, data + 2 * i, 2);
-      return format::halfToFloat(h);
-    case DType::BF16:
-      std::memcpy(&h, data + 2 * i, 2);
-      return format::bfloat16ToFloat(h);
-    default: {
-      float f;
-      std::memcpy(&f, data + 4 * i, 4);
-      return f;
-    }
-    }
-  };
+  // quantizeRTN's unquantized path rounds each value as roundToHalves does.
   const size_t count = size_t(n) * size_t(k);
   constexpr size_t kPart = size_t(1) << 20;
+  const DType to = toF16 ? DType::F16 : DType::BF16;
   detail::parallelJobs((count + kPart - 1) / kPart, [&](size_t part) {
-    const size_t first = part * kPart, last = std::min(count, first + kPart);
-    size_t i = first;
-    if (toF16 && dtype != DType::F16 && hasF16c())
-      i = halvesByF16c(dtype, data, first, last, out);
-    for (; i < last; ++i) {
-      const float v = value(i);
-      const uint16_t c =
-          toF16 ? format::floatToHalf(v) : format::floatToBFloat16(v);
-      out[2 * i] = uint8_t(c & 0xFF);
-      out[2 * i + 1] = uint8_t(c >> 8);
-    }
+    const size_t first = part * kPart;
+    roundToHalves(dtype, data, first, std::min(count, first + kPart), to,
+                  out);
   });
   components.clear();
   components.emplace(format::kCodes, std::move(codes));

@@ -2,6 +2,8 @@
 
 #include "qfuse/runtime/checkpoint/WeightSources.h"
 
+#include "ToHalves.h"
+
 #include "qfuse/runtime/checkpoint/DenseAsStored.h"
 #include "qfuse/runtime/checkpoint/FormatTensors.h"
 #include "qfuse/runtime/checkpoint/RowParallelRTN.h"
@@ -210,11 +212,6 @@ format::TensorMap fromCompressed(const ModelCheckpoint &checkpoint,
   return checkConverted(std::move(packed), weight, what);
 }
 
-uint16_t floatToTarget16(float value, DType to) {
-  return to == DType::F16 ? format::floatToHalf(value)
-                          : format::floatToBFloat16(value);
-}
-
 } // namespace
 
 namespace {
@@ -228,22 +225,24 @@ bool isFloatType(DType type) {
 /// errors.
 void convertFloats(DType from, const uint8_t *data, uint64_t count, DType to,
                    uint8_t *out, uint64_t first, const std::string &what) {
-  std::vector<float> values = toFloats(from, data, count, what);
   if (to == DType::F32) {
+    std::vector<float> values = toFloats(from, data, count, what);
     // An empty tensor has no storage: memcpy must not see its null pointer.
     if (count)
       std::memcpy(out, values.data(), count * 4);
     return;
   }
+  roundToHalves(from, data, 0, count, to, out);
+  // A finite value that rounded to inf overflows the type.
+  const uint16_t inf = to == DType::F16 ? 0x7C00 : 0x7F80;
   for (uint64_t i = 0; i < count; ++i) {
-    const uint16_t bits = floatToTarget16(values[i], to);
-    const float back = to == DType::F16 ? format::halfToFloat(bits)
-                                        : format::bfloat16ToFloat(bits);
-    if (std::isinf(back) && std::isfinite(values[i]))
+    if ((uint16_t(out[2 * i] | (out[2 * i + 1] << 8)) & 0x7FFF) != inf)
+      continue;
+    const float value = widenedElement(from, data, i);
+    if (std::isfinite(value))
       throw Error(what + ": element " + std::to_string(first + i) + " = " +
-                  std::to_string(values[i]) + " overflows " +
+                  std::to_string(value) + " overflows " +
                   std::string(artifactName(to)));
-    std::memcpy(out + 2 * i, &bits, 2);
   }
 }
 
