@@ -7,6 +7,7 @@
 #include <cstring>
 
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -36,8 +37,13 @@ halvesByF16c(DType dtype, const uint8_t *data, size_t first, size_t last,
 }
 
 bool hasF16c() {
-  static const bool yes =
-      __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+  // F16C from CPUID leaf 1 (not every compiler's __builtin_cpu_supports
+  // knows it).
+  static const bool yes = [] {
+    unsigned a, b, c, d;
+    return __builtin_cpu_supports("avx2") && __get_cpuid(1, &a, &b, &c, &d) &&
+           (c & bit_F16C) != 0;
+  }();
   return yes;
 }
 #else
