@@ -33,6 +33,18 @@ format::Encoding named(const char *text) {
   return enc;
 }
 
+/// Every component of `expected` in `got`, the same dtype, shape and bytes.
+void expectSameComponents(const format::TensorMap &expected,
+                          const format::TensorMap &got) {
+  ASSERT_EQ(got.size(), expected.size());
+  for (const auto &[name, tensor] : expected) {
+    ASSERT_TRUE(got.count(name)) << name;
+    EXPECT_EQ(got.at(name).dtype, tensor.dtype) << name;
+    EXPECT_EQ(got.at(name).shape, tensor.shape) << name;
+    EXPECT_EQ(got.at(name).data, tensor.data) << name;
+  }
+}
+
 void check(bool bf16, uint64_t seed) {
   SCOPED_TRACE(std::string(bf16 ? "bf16" : "f16") + ", seed " +
                std::to_string(seed));
@@ -60,13 +72,7 @@ void check(bool bf16, uint64_t seed) {
   const auto *data = reinterpret_cast<const uint8_t *>(bits.data());
   ASSERT_TRUE(packDenseAsStored(enc, bf16 ? DType::BF16 : DType::F16, data, n,
                                 k, got));
-  ASSERT_EQ(got.size(), expected.size());
-  for (const auto &[name, tensor] : expected) {
-    ASSERT_TRUE(got.count(name)) << name;
-    EXPECT_EQ(got.at(name).dtype, tensor.dtype) << name;
-    EXPECT_EQ(got.at(name).shape, tensor.shape) << name;
-    EXPECT_EQ(got.at(name).data, tensor.data) << name;
-  }
+  expectSameComponents(expected, got);
   // A NaN anywhere: not taken.
   bits[size_t(n * k / 2)] = uint16_t(expMask | 1);
   format::TensorMap none;
@@ -139,13 +145,7 @@ void checkConverted(const char *encoding, DType dtype,
   ASSERT_TRUE(format::quantizeRTN(enc, w.data(), n, k, expected, error))
       << error;
   ASSERT_TRUE(packDenseConverted(enc, dtype, bytes.data(), n, k, got));
-  ASSERT_EQ(got.size(), expected.size());
-  for (const auto &[name, tensor] : expected) {
-    ASSERT_TRUE(got.count(name)) << name;
-    EXPECT_EQ(got.at(name).dtype, tensor.dtype) << name;
-    EXPECT_EQ(got.at(name).shape, tensor.shape) << name;
-    EXPECT_EQ(got.at(name).data, tensor.data) << name;
-  }
+  expectSameComponents(expected, got);
 }
 
 TEST(DenseConverted, EveryBitPatternBetweenF16AndBf16) {

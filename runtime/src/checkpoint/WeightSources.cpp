@@ -54,18 +54,9 @@ std::vector<float> toFloats(DType dtype, const uint8_t *data, uint64_t count,
   std::vector<float> out(count);
   switch (dtype) {
   case DType::F16:
-    for (uint64_t i = 0; i < count; ++i) {
-      uint16_t bits;
-      std::memcpy(&bits, data + 2 * i, 2);
-      out[i] = format::halfToFloat(bits);
-    }
-    break;
   case DType::BF16:
-    for (uint64_t i = 0; i < count; ++i) {
-      uint16_t bits;
-      std::memcpy(&bits, data + 2 * i, 2);
-      out[i] = format::bfloat16ToFloat(bits);
-    }
+    for (uint64_t i = 0; i < count; ++i)
+      out[i] = widenedElement(dtype, data, i);
     break;
   case DType::F32:
     std::memcpy(out.data(), data, count * 4);
