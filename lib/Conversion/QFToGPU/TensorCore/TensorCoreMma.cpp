@@ -35,7 +35,19 @@ void TensorCoreBuilder::loadStepGroup(Value step, Value warpSlot, int64_t gi,
     // Lane 4 g + j copied row nBase + 8 j + g's word (issueStep).
     Value slotOff = e.add(base, e.mul(e.add(e.mul(g, e.c32(4)), e.c32(j)),
                                       e.c32(4)));
-    if (!p.deferScale) {
+    if (p.scaleRunBytes) {
+      // Lane 4 g + j copied the row's run; group gi's scale is at byte
+      // gi x scaleBytes of it (the run starts aligned, so the word's byte
+      // lanes are the element's).
+      int64_t inRun = gi * p.scaleBytes;
+      Value runOff = e.add(groupSlotBase(warpSlot, 0),
+                           e.add(e.mul(e.add(e.mul(g, e.c32(4)), e.c32(j)),
+                                       e.c32(p.scaleRunBytes)),
+                                 e.c32(inRun & ~int64_t(3))));
+      Value sWord = LLVM::LoadOp::create(
+          b, e.i32(), smemAt(e.add(e.c32(p.sOff), runOff)), 4);
+      group.scale.push_back(scalePair(sWord, e.c32(gi)));
+    } else if (!p.deferScale) {
       Value sWord = LLVM::LoadOp::create(
           b, e.i32(), smemAt(e.add(e.c32(p.sOff), slotOff)), 4);
       group.scale.push_back(scalePair(

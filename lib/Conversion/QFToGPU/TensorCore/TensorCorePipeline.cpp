@@ -115,6 +115,17 @@ void TensorCoreBuilder::issueStep(Value slot, Value step) {
   // nBase + 8 (lane % 4) + lane / 4's entry (the runtime allocates weight
   // components in whole 16-byte units, so no word runs past the buffer).
   Value row = scaleRow(e.add(nBase, e.add(e.mul(t4, e.c32(8)), g)));
+  if (p.scaleRunBytes) {
+    // The row's scales of the step, one run (loadStepGroup reads it back).
+    Value first = e.mul(e.zext64(e.add(e.mul(row, e.c32(p.numGroups)),
+                                       groupOfStep(step, 0))),
+                        e.c64(p.scaleBytes));
+    Value dst = e.add(groupSlotBase(warpSlot, 0),
+                      e.mul(lane, e.c32(p.scaleRunBytes)));
+    NVVM::CpAsyncOp::create(b, smemAt(e.add(e.c32(p.sOff), dst)),
+                            e.gepBytes(scales, first),
+                            b.getI32IntegerAttr(p.scaleRunBytes), ca, Value());
+  }
   for (int64_t gi = 0; gi < p.groupsPerStep; ++gi) {
     Value group = groupOfStep(step, gi);
     Value slotOff = e.add(e.mul(e.add(e.mul(warpSlot, e.c32(p.groupsPerStep)),
@@ -124,9 +135,10 @@ void TensorCoreBuilder::issueStep(Value slot, Value step) {
     Value sByte = e.mul(e.zext64(e.add(e.mul(row, e.c32(p.numGroups)), group)),
                         e.c64(p.scaleBytes));
     Value sWord = arith::AndIOp::create(b, sByte, e.c64(~int64_t(3)));
-    NVVM::CpAsyncOp::create(b, smemAt(e.add(e.c32(p.sOff), slotOff)),
-                            e.gepBytes(scales, sWord), b.getI32IntegerAttr(4),
-                            ca, Value());
+    if (!p.scaleRunBytes)
+      NVVM::CpAsyncOp::create(b, smemAt(e.add(e.c32(p.sOff), slotOff)),
+                              e.gepBytes(scales, sWord),
+                              b.getI32IntegerAttr(4), ca, Value());
     if (p.intZeros) {
       Value zByte =
           e.add(e.mul(e.zext64(row), e.c64(p.zeroRowBytes)),

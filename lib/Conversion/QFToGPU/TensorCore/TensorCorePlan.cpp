@@ -256,6 +256,15 @@ static LogicalResult planScales(const MatmulSpec &spec, Plan &p,
   }
   Type st = enc.getScaleType();
   p.scaleBytes = st.getIntOrFloatBitWidth() / 8;
+  // Small groups: a row's scales of a step are contiguous, so a lane copies
+  // them with one cp.async instead of one word per group (NVFP4 at
+  // block_k = 128: 8 bytes, not 8 words), where every step is whole (no run
+  // past the row) and runs are aligned.
+  const int64_t run = p.groupsPerStep * p.scaleBytes;
+  if (!p.perChannel && !p.deferScale && !p.sparse24 && !p.kTail &&
+      p.groupsPerStep > 1 && (run == 4 || run == 8 || run == 16) &&
+      (p.numGroups * p.scaleBytes) % run == 0)
+    p.scaleRunBytes = run;
   p.intZeros = enc.getZeroPoint() == ZeroPointKind::Int;
   p.floatZeros = enc.getZeroPoint() == ZeroPointKind::Float;
   p.zeroRowBytes = (p.numGroups * p.codeBits + 7) / 8;

@@ -66,6 +66,9 @@ struct Plan {
   bool perChannel;
   bool deferScale;      // scales folded into f32 partial sums
   int64_t scaleBytes;   // bytes per stored scale
+  // Bytes of one row's scales of a step, copied as one run (4, 8 or 16)
+  // where they are whole aligned runs; 0: a word per row and group.
+  int64_t scaleRunBytes = 0;
   bool intZeros;
   bool floatZeros; // zero = float: one value per group in the scale type
   int64_t zeroRowBytes; // packed integer zero points per row
