@@ -55,10 +55,16 @@ void TensorCoreBuilder::loadStepGroup(Value step, Value warpSlot, int64_t gi,
     }
     if (p.decode == DecodeFamily::Int4Magic ||
         p.decode == DecodeFamily::Int8Magic) {
+      // One word per step (zeroWordPerStep): group 0's slot holds it.
+      Value zSlotOff =
+          p.zeroWordPerStep
+              ? e.add(groupSlotBase(warpSlot, 0),
+                      e.mul(e.add(e.mul(g, e.c32(4)), e.c32(j)), e.c32(4)))
+              : slotOff;
       Value zWord =
           p.intZeros || p.floatZeros
               ? LLVM::LoadOp::create(b, e.i32(),
-                                     smemAt(e.add(e.c32(p.zOff), slotOff)), 4)
+                                     smemAt(e.add(e.c32(p.zOff), zSlotOff)), 4)
                     .getResult()
               : Value();
       // Float zero points: the codes decode to q exactly (an integer zero

@@ -139,7 +139,7 @@ void TensorCoreBuilder::issueStep(Value slot, Value step) {
       NVVM::CpAsyncOp::create(b, smemAt(e.add(e.c32(p.sOff), slotOff)),
                               e.gepBytes(scales, sWord),
                               b.getI32IntegerAttr(4), ca, Value());
-    if (p.intZeros) {
+    if (p.intZeros && (gi == 0 || !p.zeroWordPerStep)) {
       Value zByte =
           e.add(e.mul(e.zext64(row), e.c64(p.zeroRowBytes)),
                 e.zext64(e.shru(e.mul(group, e.c32(p.codeBits)), e.c32(3))));

@@ -268,6 +268,10 @@ static LogicalResult planScales(const MatmulSpec &spec, Plan &p,
   p.intZeros = enc.getZeroPoint() == ZeroPointKind::Int;
   p.floatZeros = enc.getZeroPoint() == ZeroPointKind::Float;
   p.zeroRowBytes = (p.numGroups * p.codeBits + 7) / 8;
+  const int64_t stepZeroBits = p.groupsPerStep * p.codeBits;
+  p.zeroWordPerStep = p.intZeros && !p.perChannel && !p.sparse24 &&
+                      !p.kTail && p.groupsPerStep > 1 &&
+                      32 % stepZeroBits == 0 && p.zeroRowBytes % 4 == 0;
   return success();
 }
 

@@ -69,6 +69,9 @@ struct Plan {
   // Bytes of one row's scales of a step, copied as one run (4, 8 or 16)
   // where they are whole aligned runs; 0: a word per row and group.
   int64_t scaleRunBytes = 0;
+  // Integer zeros: a step's groups share one aligned word of a row's packed
+  // zeros, copied once per step rather than once per group.
+  bool zeroWordPerStep = false;
   bool intZeros;
   bool floatZeros; // zero = float: one value per group in the scale type
   int64_t zeroRowBytes; // packed integer zero points per row
