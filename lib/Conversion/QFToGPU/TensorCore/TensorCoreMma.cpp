@@ -33,16 +33,15 @@ void TensorCoreBuilder::loadStepGroup(Value step, Value warpSlot, int64_t gi,
   for (int64_t j = 0; j < 4; ++j) {
     Value row = scaleRow(e.add(nBase, e.add(e.c32(8 * j), g)));
     // Lane 4 g + j copied row nBase + 8 j + g's word (issueStep).
-    Value slotOff = e.add(base, e.mul(e.add(e.mul(g, e.c32(4)), e.c32(j)),
-                                      e.c32(4)));
+    Value copier = e.add(e.mul(g, e.c32(4)), e.c32(j));
+    Value slotOff = e.add(base, e.mul(copier, e.c32(4)));
     if (p.scaleRunBytes) {
       // Lane 4 g + j copied the row's run; group gi's scale is at byte
       // gi x scaleBytes of it (the run starts aligned, so the word's byte
       // lanes are the element's).
       int64_t inRun = gi * p.scaleBytes;
       Value runOff = e.add(groupSlotBase(warpSlot, 0),
-                           e.add(e.mul(e.add(e.mul(g, e.c32(4)), e.c32(j)),
-                                       e.c32(p.scaleRunBytes)),
+                           e.add(e.mul(copier, e.c32(p.scaleRunBytes)),
                                  e.c32(inRun & ~int64_t(3))));
       Value sWord = LLVM::LoadOp::create(
           b, e.i32(), smemAt(e.add(e.c32(p.sOff), runOff)), 4);
@@ -58,8 +57,7 @@ void TensorCoreBuilder::loadStepGroup(Value step, Value warpSlot, int64_t gi,
       // One word per step (zeroWordPerStep): group 0's slot holds it.
       Value zSlotOff =
           p.zeroWordPerStep
-              ? e.add(groupSlotBase(warpSlot, 0),
-                      e.mul(e.add(e.mul(g, e.c32(4)), e.c32(j)), e.c32(4)))
+              ? e.add(groupSlotBase(warpSlot, 0), e.mul(copier, e.c32(4)))
               : slotOff;
       Value zWord =
           p.intZeros || p.floatZeros
