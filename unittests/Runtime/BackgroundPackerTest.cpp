@@ -50,7 +50,9 @@ TEST(BackgroundPacker, PacksLikeFormatPackInOrder) {
     // Modules give their codes as bytes, as GPTQ's solver does, or packed
     // (GptqSolveOptions::gather).
     if (i % 3 == 2) {
-      q.packedCodes = expected.back().at(format::kCodes).data;
+      const std::vector<uint8_t> &codes =
+          expected.back().at(format::kCodes).data;
+      q.packedCodes = qfuse::HostBytes::copyOf(codes.data(), codes.size());
       q.weight.codes.clear();
     } else if (i % 3 == 1) {
       q.codeBytes = qfuse::HostBytes::allocate(q.weight.codes.size());
@@ -95,9 +97,10 @@ TEST(BackgroundPacker, ChecksDevicePackedCodesAgainstTheBytes) {
     ASSERT_TRUE(format::quantizeRTN(enc, w.data(), n, k, q.weight, error));
     format::TensorMap expected;
     ASSERT_TRUE(format::pack(enc, q.weight, n, k, expected, error));
-    q.packedCodes = expected.at(format::kCodes).data;
+    const std::vector<uint8_t> &codes = expected.at(format::kCodes).data;
+    q.packedCodes = qfuse::HostBytes::copyOf(codes.data(), codes.size());
     if (!same)
-      q.packedCodes[17] ^= 0x10;
+      q.packedCodes.data()[17] ^= 0x10;
     q.codeBytes = qfuse::HostBytes::allocate(q.weight.codes.size());
     for (size_t c = 0; c < q.weight.codes.size(); ++c)
       q.codeBytes.data()[c] = uint8_t(q.weight.codes[c] & 0xFF);

@@ -42,18 +42,23 @@ void DeviceGather::enqueue(const format::FieldGather &g, CUdeviceptr src,
   if (it == functions_.end())
     throw Error("no qf_gather_fields kernel for " + std::to_string(g.dstBits) +
                 "-bit fields");
-  auto table = tables_.find(g.table);
-  if (table == tables_.end()) {
-    cuda::DeviceBuffer buffer(g.table.size() * 4, "gather table");
-    buffer.upload(g.table.data(), g.table.size() * 4);
-    table = tables_.emplace(g.table, std::move(buffer)).first;
+  CUdeviceptr tablePtr = 0;
+  {
+    std::lock_guard<std::mutex> lock(tablesMutex_);
+    auto table = tables_.find(g.table);
+    if (table == tables_.end()) {
+      cuda::DeviceBuffer buffer(g.table.size() * 4, "gather table");
+      buffer.upload(g.table.data(), g.table.size() * 4);
+      table = tables_.emplace(g.table, std::move(buffer)).first;
+    }
+    tablePtr = table->second.ptr();
+    const size_t permBytes = std::max<size_t>(4, g.perm.size() * 4);
+    if (perm_.size() < permBytes)
+      perm_ = cuda::DeviceBuffer(permBytes, "gather perm");
+    if (!g.perm.empty())
+      perm_.upload(g.perm.data(), g.perm.size() * 4);
   }
-  const size_t permBytes = std::max<size_t>(4, g.perm.size() * 4);
-  if (perm_.size() < permBytes)
-    perm_ = cuda::DeviceBuffer(permBytes, "gather perm");
-  if (!g.perm.empty())
-    perm_.upload(g.perm.data(), g.perm.size() * 4);
-  CUdeviceptr pointers[5] = {src, table->second.ptr(), perm_.ptr(), dst,
+  CUdeviceptr pointers[5] = {src, tablePtr, perm_.ptr(), dst,
                              status};
   int32_t imms[15] = {int32_t(g.words()), int32_t(g.fields),
                       int32_t(g.table.size()), int32_t(g.tilesK),

@@ -4,7 +4,17 @@
 
 #include "qfuse/runtime/Error.h"
 
+#include <cstring>
+
 namespace qfuse::runtime {
+namespace {
+
+bool sameBytes(const HostBytes &a, const std::vector<uint8_t> &b) {
+  return a.size() == b.size() &&
+         (a.empty() || std::memcmp(a.data(), b.data(), a.size()) == 0);
+}
+
+} // namespace
 
 BackgroundPacker::BackgroundPacker(unsigned threads) {
   for (unsigned t = 0; t < std::max(1u, threads); ++t)
@@ -72,7 +82,10 @@ void BackgroundPacker::work() {
                             message) ||
           !(packedCodes
                 ? format::packWithCodes(weight->encoding,
-                                        std::move(weight->packedCodes),
+                                        std::vector<uint8_t>(
+                                            weight->packedCodes.data(),
+                                            weight->packedCodes.data() +
+                                                weight->packedCodes.size()),
                                         weight->weight, weight->n, weight->k,
                                         *components, message)
             : bytes ? format::packCodeBytes(weight->encoding,
@@ -87,14 +100,15 @@ void BackgroundPacker::work() {
                     std::to_string(weight->n) + ", " +
                     std::to_string(weight->k) + "]): " + message);
       if (bytes && !weight->packedCodes.empty() &&
-          weight->packedCodes != components->at(format::kCodes).data)
+          !sameBytes(weight->packedCodes,
+                     components->at(format::kCodes).data))
         throw Error("quantized weight '" + weight->name +
                     "': the codes packed on the device differ from "
                     "format::packCodeBytes' (QFUSE_PACK=check)");
       weight->packed = std::move(components);
       weight->weight = format::Unpacked();
       weight->codeBytes = HostBytes();
-      weight->packedCodes = std::vector<uint8_t>();
+      weight->packedCodes = HostBytes();
     } catch (...) {
       error = std::current_exception();
     }

@@ -58,11 +58,66 @@ std::vector<GptqModuleResult> SolveRun::roundToNearest() {
   return results;
 }
 
+/// With options.gather: each module's codes packed into its codes
+/// component on the device, on this solve's stream (the solvers of a
+/// layer's groups pack at once), and downloaded into its packedCodes,
+/// page-locked where the pool has room; `flags` becomes the device address
+/// of one i32 per module (1: a code out of range), or 0 where none was
+/// packed. Enqueued only: the caller synchronizes.
+/// Returns which modules were packed (where the module's f16 weight was
+/// written, so that the host rebinds none from the codes).
+std::vector<bool>
+SolveRun::enqueueDevicePacking(CUdeviceptr inOrder,
+                               std::vector<GptqModuleResult> &results,
+                               CUdeviceptr &flags) {
+  std::vector<bool> packed(numModules, false);
+  flags = 0;
+  if (!options.gather || !writeHalves)
+    return packed;
+  std::vector<format::FieldGather> gathers(numModules);
+  std::vector<size_t> at(numModules, 0);
+  size_t bytes = 0;
+  for (size_t m = 0; m < numModules; ++m) {
+    std::string why;
+    packed[m] = modules[m].halfOut != 0 &&
+                format::codeBytesGather(enc, modules[m].n, k, gathers[m],
+                                        why) &&
+                options.gather->has(gathers[m].dstBits);
+    if (!packed[m])
+      continue;
+    at[m] = bytes;
+    bytes += (size_t(gathers[m].words()) * 4 + 15) / 16 * 16;
+  }
+  if (bytes == 0)
+    return packed;
+  const CUdeviceptr dst = buffer("packed codes", bytes).ptr();
+  flags = buffer("packing status", numModules * 4).ptr();
+  QFUSE_CU(cuMemsetD32Async(flags, 0, numModules, stream));
+  int64_t r0 = 0;
+  for (size_t m = 0; m < numModules; ++m) {
+    const int64_t n = modules[m].n;
+    if (packed[m]) {
+      const format::FieldGather &g = gathers[m];
+      options.gather->enqueue(g, offset(inOrder, r0 * k),
+                              dst + at[m], flags + 4 * m, stream);
+      const size_t size = size_t(g.dstBytes);
+      results[m].packedCodes = options.codeDownloads
+                                   ? options.codeDownloads->take(size)
+                                   : HostBytes::allocate(size);
+      QFUSE_CU_CTX(cuMemcpyDtoHAsync(results[m].packedCodes.data(),
+                                     dst + at[m], size, stream),
+                   "GPTQ: the packed codes of '" + modules[m].name + "'");
+    }
+    r0 += n;
+  }
+  return packed;
+}
+
 /// The codes in column order, [rows, K] (the kernel wrote them block by
 /// block, [rows, wb] each), one download per module into its codeBytes, or,
-/// with options.gather, packed there into the codes component and
-/// downloaded into its packedCodes (where the module's f16 weight was
-/// written: the host rebinds the others from the bytes).
+/// with options.gather, packed on the device into its packedCodes
+/// (enqueueDevicePacking); a module packed there gets its code bytes only
+/// with checkGather, or when a code was out of range (the host names it).
 void SolveRun::downloadCodeBytes(std::vector<GptqModuleResult> &results) {
   const CUdeviceptr blocked = buffer("codes").ptr(),
                     inOrder = buffer("codes in order").ptr();
@@ -70,24 +125,10 @@ void SolveRun::downloadCodeBytes(std::vector<GptqModuleResult> &results) {
     copy2D(offset(inOrder, blockStart(b)), size_t(k),
            offset(blocked, rows * blockStart(b)), size_t(blockWidth(b)),
            size_t(blockWidth(b)), size_t(rows), stream, "codes in order");
-  int64_t r0 = 0;
-  if (options.gather)
-    QFUSE_CU(cuStreamSynchronize(stream)); // the gather runs on its stream
-  for (size_t m = 0; m < numModules; ++m) {
-    format::FieldGather g;
-    std::string why;
-    if (options.gather && writeHalves && modules[m].halfOut != 0 &&
-        format::codeBytesGather(enc, modules[m].n, k, g, why) &&
-        options.gather->has(g.dstBits) &&
-        options.gather->run(g, offset(inOrder, r0 * k),
-                            results[m].packedCodes, why)) {
-      if (!options.checkGather) {
-        r0 += modules[m].n;
-        continue;
-      }
-    } else {
-      results[m].packedCodes.clear(); // a code out of range: the host names it
-    }
+  CUdeviceptr flags = 0;
+  const std::vector<bool> packed =
+      enqueueDevicePacking(inOrder, results, flags);
+  auto downloadBytes = [&](size_t m, int64_t r0) {
     HostBytes &bytes = results[m].codeBytes;
     const size_t size = size_t(modules[m].n * k);
     bytes = options.codeDownloads ? options.codeDownloads->take(size)
@@ -95,9 +136,33 @@ void SolveRun::downloadCodeBytes(std::vector<GptqModuleResult> &results) {
     QFUSE_CU_CTX(cuMemcpyDtoHAsync(bytes.data(), offset(inOrder, r0 * k),
                                    bytes.size(), stream),
                  "GPTQ: the codes of '" + modules[m].name + "'");
+  };
+  int64_t r0 = 0;
+  for (size_t m = 0; m < numModules; ++m) {
+    if (!packed[m] || options.checkGather)
+      downloadBytes(m, r0);
     r0 += modules[m].n;
   }
+  // Last on the stream: a download into pageable memory returns only once
+  // it is done.
+  std::vector<int32_t> status(numModules, 0);
+  if (flags)
+    QFUSE_CU(cuMemcpyDtoHAsync(status.data(), flags, numModules * 4, stream));
   QFUSE_CU(cuStreamSynchronize(stream));
+  r0 = 0;
+  bool again = false;
+  for (size_t m = 0; m < numModules; ++m) {
+    if (packed[m] && status[m] != 0) {
+      results[m].packedCodes = HostBytes();
+      if (!options.checkGather) {
+        downloadBytes(m, r0);
+        again = true;
+      }
+    }
+    r0 += modules[m].n;
+  }
+  if (again)
+    QFUSE_CU(cuStreamSynchronize(stream));
 }
 
 /// Codes, group parameters and losses back to the host, in the original

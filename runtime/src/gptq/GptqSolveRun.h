@@ -113,6 +113,10 @@ struct SolveRun {
   void eagerBlock(int64_t b);
   void blockUpdatesAfter(int64_t b);
   std::vector<GptqModuleResult> collect();
+  std::vector<bool>
+  enqueueDevicePacking(CUdeviceptr inOrder,
+                       std::vector<GptqModuleResult> &results,
+                       CUdeviceptr &flags);
   void downloadCodeBytes(std::vector<GptqModuleResult> &results);
   void tick(const char *ended) {
     if (!options.profile)

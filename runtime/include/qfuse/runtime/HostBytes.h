@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 
 namespace qfuse {
@@ -24,6 +25,13 @@ public:
     std::shared_ptr<uint8_t[]> storage(new uint8_t[size]);
     uint8_t *data = storage.get();
     return HostBytes(data, size, std::move(storage));
+  }
+  /// A copy of the `size` bytes at `data`.
+  static HostBytes copyOf(const uint8_t *data, size_t size) {
+    HostBytes bytes = allocate(size);
+    if (size)
+      std::memcpy(bytes.data(), data, size);
+    return bytes;
   }
   /// `size` bytes at `data`, kept alive by `owner` (its deleter returns
   /// them to wherever they came from).

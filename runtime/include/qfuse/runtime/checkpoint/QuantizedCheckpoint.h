@@ -102,7 +102,7 @@ struct QuantizedWeight {
   /// format::packWithCodes), and `weight` holds everything but the codes.
   /// With codeBytes too, the packer packs those and checks that the two
   /// codes components are the same bytes.
-  std::vector<uint8_t> packedCodes;
+  HostBytes packedCodes;
 };
 
 /// Writes `source` with `weights` replacing their modules into `outDir` in

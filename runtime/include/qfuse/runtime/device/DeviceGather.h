@@ -57,7 +57,10 @@ public:
   /// Enqueues `gather` on `stream` into `dst` (at least words() * 4 bytes,
   /// every word written); `status` (one i32 the caller zeroed) becomes 1
   /// on an out-of-range code. The table and perm are uploaded before it
-  /// returns. Throws when no kernel writes the width.
+  /// returns. Throws when no kernel writes the width. Threads may enqueue
+  /// gathers without a perm on streams of their own at once (GPTQ's
+  /// groups do); a perm goes through one shared buffer, so callers with
+  /// perms take turns (run and runHost do).
   void enqueue(const format::FieldGather &gather, CUdeviceptr src,
                CUdeviceptr dst, CUdeviceptr status, CUstream stream);
 
@@ -69,6 +72,7 @@ private:
   std::vector<std::shared_ptr<cuda::Module>> modules_;
   std::map<unsigned, CUfunction> functions_;
   std::map<std::vector<int32_t>, cuda::DeviceBuffer> tables_;
+  std::mutex tablesMutex_; // tables_ and perm_, for enqueue
   cuda::DeviceBuffer perm_, src_, dst_, status_;
   std::unique_ptr<cuda::Stream> stream_;
   std::mutex mutex_;

@@ -136,8 +136,9 @@ struct GptqModuleResult {
   HostBytes codeBytes;
   /// GptqSolveOptions::gather: the codes component packed on the device
   /// (format::packCodeBytes' bytes); codeBytes is then empty (unless
-  /// checkGather).
-  std::vector<uint8_t> packedCodes;
+  /// checkGather); page-locked from GptqSolveOptions::codeDownloads where
+  /// it has room.
+  HostBytes packedCodes;
   /// The f16 weight was written to GptqModuleInput::halfOut.
   bool halfWritten = false;
   /// sum of 0.5 e^2 over the module's rows and columns (GPTQ's loss
