@@ -127,7 +127,7 @@ void PackedCheckpointWriter::writeWeight(const std::string &name,
 }
 
 void PackedCheckpointWriter::writeFromSource(
-    const std::set<std::string> &except) {
+    const std::set<std::string> &except, const DenseQuantizer *device) {
   std::vector<const WeightSpec *> weights;
   for (const WeightSpec *spec : plan_.weights)
     if (!except.count(spec->checkpointName()))
@@ -147,7 +147,7 @@ void PackedCheckpointWriter::writeFromSource(
     const format::TensorMap components = onOutOfHostMemory(
         "packing '" + spec.checkpointName() + "' (" +
             shapeText(spec.n, spec.k) + ")",
-        [&] { return checkpointWeight(source_, spec); });
+        [&] { return checkpointWeight(source_, spec, device); });
     writeWeight(spec.checkpointName(), components);
   });
 }

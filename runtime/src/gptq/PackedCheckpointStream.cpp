@@ -9,12 +9,12 @@ namespace qfuse::runtime {
 PackedCheckpointStream::PackedCheckpointStream(
     const ModelCheckpoint &source, const Artifact &artifact,
     const std::string &outDir, bool overwrite, std::set<std::string> solved,
-    BackgroundPacker &packer)
+    BackgroundPacker &packer, const DenseQuantizer *rounding)
     : out_(source, artifact, outDir, overwrite), packer_(packer),
       fromSource_(std::make_unique<detail::SerialJobs>()),
       modules_(std::make_unique<detail::SerialJobs>()) {
-  fromSource_->add([this, solved = std::move(solved)] {
-    out_.writeFromSource(/*except=*/solved);
+  fromSource_->add([this, solved = std::move(solved), rounding] {
+    out_.writeFromSource(/*except=*/solved, rounding);
   });
 }
 

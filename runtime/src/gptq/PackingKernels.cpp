@@ -9,6 +9,28 @@
 #include <filesystem>
 
 namespace qfuse::runtime {
+namespace {
+
+/// The decode artifact whose quantize artifact holds the kernels.
+std::string decodeArtifactPath(const QuantizeModelOptions &options) {
+  return !options.decodeArtifact.empty()
+             ? options.decodeArtifact
+             : (std::filesystem::path(options.modelDir) /
+                ("qfuse-" + options.encoding + ".qfa"))
+                   .string();
+}
+
+} // namespace
+
+std::unique_ptr<QuantizeAtLoad> gptqRoundingKernels(
+    const QuantizeModelOptions &options, const cuda::Context &context) {
+  RtnMode mode = RtnMode::Device;
+  if (const char *rtn = std::getenv("QFUSE_RTN"))
+    if (std::optional<RtnMode> parsed = parseRtnMode(rtn))
+      mode = *parsed;
+  return std::make_unique<QuantizeAtLoad>(decodeArtifactPath(options), mode,
+                                          context, nullptr);
+}
 
 std::unique_ptr<DeviceGather> gptqPackingKernels(
     const QuantizeModelOptions &options, const cuda::Context &context,
@@ -18,13 +40,7 @@ std::unique_ptr<DeviceGather> gptqPackingKernels(
     where = "the host (format::packCodeBytes): QFUSE_PACK=host";
     return nullptr;
   }
-  const std::string decode =
-      !options.decodeArtifact.empty()
-          ? options.decodeArtifact
-          : (std::filesystem::path(options.modelDir) /
-             ("qfuse-" + options.encoding + ".qfa"))
-                .string();
-  const std::string path = quantizeArtifactPath(decode);
+  const std::string path = quantizeArtifactPath(decodeArtifactPath(options));
   if (!std::filesystem::exists(path)) {
     where = "the host (format::packCodeBytes): no " + path +
             " (python3 -m qfuse compile writes it beside the model artifact)";

@@ -8,12 +8,18 @@
 // (format::packCodeBytes, the reference the device's bytes equal);
 // QFUSE_PACK=check packs on both and fails where the bytes differ.
 //
+// The weights GPTQ leaves alone (lm_head) are rounded to nearest by the
+// same artifact's qf.quantize kernels (QuantizeAtLoad), where one takes
+// them: QFUSE_RTN=host rounds them on the host, QFUSE_RTN=check on both,
+// failing where the bytes differ.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef QFUSE_RUNTIME_SRC_GPTQ_PACKINGKERNELS_H
 #define QFUSE_RUNTIME_SRC_GPTQ_PACKINGKERNELS_H
 
 #include "qfuse/runtime/device/DeviceGather.h"
+#include "qfuse/runtime/device/QuantizeAtLoad.h"
 #include "qfuse/runtime/gptq/QuantizeModel.h"
 
 #include <memory>
@@ -26,6 +32,12 @@ namespace qfuse::runtime {
 std::unique_ptr<DeviceGather> gptqPackingKernels(
     const QuantizeModelOptions &options, const cuda::Context &context,
     std::string &where);
+
+/// Round-to-nearest of the weights GPTQ leaves alone, through the quantize
+/// artifact of `options`' decode artifact (its summary() says where each
+/// ran, and why the host took any).
+std::unique_ptr<QuantizeAtLoad> gptqRoundingKernels(
+    const QuantizeModelOptions &options, const cuda::Context &context);
 
 } // namespace qfuse::runtime
 

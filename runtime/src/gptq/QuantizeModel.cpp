@@ -174,7 +174,9 @@ struct Solving {
   std::string packedOn;
   std::unique_ptr<DeviceGather> packing; // null: packed on the host
   GptqSolveOptions options;
-  SolverWarmUp warmUp; // last: its thread reads the rest
+  SolverWarmUp warmUp; // its thread reads the members above
+  // The weights GPTQ leaves alone, rounded (made after the warm-up starts).
+  std::unique_ptr<QuantizeAtLoad> rounding;
 };
 
 Solving::Solving(const QuantizeModelOptions &run, const CheckedInputs &in,
@@ -193,6 +195,7 @@ Solving::Solving(const QuantizeModelOptions &run, const CheckedInputs &in,
     options.checkGather = std::string(pack) == "check";
   if (!run.hostWeights)
     warmUp.start(pool, calibration, in.checkpoint, options);
+  rounding = gptqRoundingKernels(run, context);
 }
 
 /// One run of quantizeModel, a method per phase, called in this order.
@@ -331,7 +334,7 @@ void ModelQuantizer::startCalibration() {
   if (decode_)
     output_.emplace(in_.checkpoint, *decode_, options_.outDir,
                     options_.overwrite, solvedModules(calib_->layers()),
-                    *packer_);
+                    *packer_, solving_.rounding->hook());
   if (first_ > 0) {
     if (first_ < numLayers_)
       say("  resuming at layer %lld of %lld from %s\n", (long long)first_ + 1,
@@ -463,8 +466,11 @@ void ModelQuantizer::write() {
   packer_->wait();
   packWaitSeconds_ = secondsSince(start);
   const auto streamStart = Clock::now();
-  if (output_)
+  if (output_) {
     output_->wait();
+    say("  weights GPTQ leaves alone: %s\n",
+        solving_.rounding->summary().c_str());
+  }
   streamWaitSeconds_ = secondsSince(streamStart);
   const auto finishStart = Clock::now();
   quantized_ = packer_->finish();
@@ -508,6 +514,7 @@ std::string ModelQuantizer::report() const {
               {"gptq_seconds", totals_.solve},
               {"seconds", total},
               {"weights", options_.hostWeights ? "host f32" : "device"},
+              {"source_weights_rounded", solving_.rounding->summary()},
               {"codes_packed_on", !solving_.packing ? "host"
                                   : solving_.options.checkGather
                                       ? "device, checked"

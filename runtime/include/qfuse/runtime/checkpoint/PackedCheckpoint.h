@@ -39,6 +39,7 @@
 #include "qfuse/runtime/checkpoint/QuantizedCheckpoint.h"
 #include "qfuse/runtime/checkpoint/Safetensors.h"
 #include "qfuse/runtime/checkpoint/StreamingSafetensorsWriter.h"
+#include "qfuse/runtime/checkpoint/WeightSources.h"
 
 #include <map>
 #include <set>
@@ -88,8 +89,10 @@ public:
 
   /// Makes every weight not in `except` (checkpointWeight: round-to-nearest
   /// or converted) and every dense tensor (checkpointTensor) from the source
-  /// and writes them, as parallel jobs.
-  void writeFromSource(const std::set<std::string> &except);
+  /// and writes them, as parallel jobs. Dense weights into a quantized
+  /// encoding are rounded by `device` where given and it takes them.
+  void writeFromSource(const std::set<std::string> &except,
+                       const DenseQuantizer *device = nullptr);
 
   /// Throws naming every tensor not written yet; else writes config.json
   /// and renames both files into place (config.json first).

@@ -10,7 +10,7 @@
 // left.
 //
 //   PackedCheckpointStream out(source, decode, outDir, overwrite, solved,
-//                              packer);
+//                              packer, rtn.hook()); // QuantizeAtLoad rtn
 //   out.add(name, packer.add(std::move(module))); // per module, any order
 //   ...
 //   out.wait();   // everything written (or the first error)
@@ -38,11 +38,13 @@ public:
   /// Starts `artifact`'s qfuse-packed directory in `outDir`
   /// (PackedCheckpointWriter) and writes, in the background, every weight
   /// the source gives but those in `solved` (which add() brings), and
-  /// every dense tensor.
+  /// every dense tensor; `rounding` (may be null; it must outlive the
+  /// stream) rounds the dense weights it takes on the device.
   PackedCheckpointStream(const ModelCheckpoint &source,
                          const Artifact &artifact, const std::string &outDir,
                          bool overwrite, std::set<std::string> solved,
-                         BackgroundPacker &packer);
+                         BackgroundPacker &packer,
+                         const DenseQuantizer *rounding = nullptr);
   /// Stops the writes (an unfinished run's checkpoint is not renamed into
   /// place, and its temporary is removed).
   ~PackedCheckpointStream();
