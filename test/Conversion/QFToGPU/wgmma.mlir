@@ -33,8 +33,32 @@ func.func @wgmma(%x: tensor<128x4096xf16>) -> tensor<128x4096xf16> {
 !w = !qf.weight<4096x4096, #e, #qf.layout<tiled, tile_n = 32, tile_k = 32>>
 func.func @wgmma_split(%x: tensor<128x4096xf16>) -> tensor<128x4096xf16> {
   %w = qf.weight_ref "w" : !w
-  // expected-error@+1 {{the wgmma kernel takes block_n = 128 (a warpgroup per k group), block_k = 64 and no silu_mul; got #qf.tiling<wgmma, block_m = 64, block_n = 64, block_k = 64, split_k = 2, stages = 3>}}
+  // expected-error@+1 {{the wgmma kernel takes block_n = 128 (a warpgroup per k group and weight) and block_k = 64; got #qf.tiling<wgmma, block_m = 64, block_n = 64, block_k = 64, split_k = 2, stages = 3>}}
   %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<wgmma, block_m = 64, block_n = 64, block_k = 64, split_k = 2, stages = 3>}
          : tensor<128x4096xf16>, !w -> tensor<128x4096xf16>
   return %y : tensor<128x4096xf16>
+}
+
+// -----
+
+// silu_mul on wgmma: a warpgroup each for gate and up per k group (warps
+// 0-3 stream gate, 4-7 up, each issuing its own wgmmas on the shared
+// activation tile); the gate warpgroup parks its sums in shared memory and
+// the up warpgroup stores silu(gate) * up.
+#e = #qf.enc<int4, group = 128, scale = f16>
+!w = !qf.weight<14336x4096, #e, #qf.layout<tiled, tile_n = 32, tile_k = 32>>
+// CHECK-LABEL: func.func @wgmma_gated
+// CHECK: block = [256, 1, 1], {{.*}}grid = [1, 112, 1], kernel = @qf_kernels::@qf_wgmma_0_m128, params = ["x", "codes", "scales", "up_codes", "up_scales", "y"]
+// CHECK-LABEL: llvm.func @qf_wgmma_0_m128(
+// CHECK-SAME: nvvm.maxntid = array<i32: 256, 1, 1>
+// CHECK: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16
+// CHECK: nvvm.barrier0
+// CHECK: llvm.store {{.*}} : f32, !llvm.ptr<3>
+// CHECK: nvvm.barrier0
+// CHECK: ex2.approx.ftz.f32
+func.func @wgmma_gated(%x: tensor<128x4096xf16>) -> tensor<128x14336xf16> {
+  %g = qf.weight_ref "gate_proj" : !w
+  %u = qf.weight_ref "up_proj" : !w
+  %y = qf.fused_matmul %x, %g up(%u : !w) {activation = #qf<activation silu_mul>, tiling = #qf.tiling<wgmma, block_m = 128, block_n = 128, block_k = 64, stages = 3>} : tensor<128x4096xf16>, !w -> tensor<128x14336xf16>
+  return %y : tensor<128x14336xf16>
 }

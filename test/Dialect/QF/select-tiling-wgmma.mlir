@@ -7,7 +7,8 @@
 // is one warpgroup per k group; block_m = 128 for wide weights or large
 // batches, else 64; K cut across a cluster when the blocks fill at most half
 // the SMs, then into k groups, for about two warpgroups per SM. silu_mul
-// (gated) stays on mma.sync, which fuses it; sm_90 has no wgmma.
+// (gated) takes a warpgroup each for gate and up, one k group and no
+// cluster; sm_90 has no wgmma.
 #int4 = #qf.enc<int4, group = 128, scale = f16>
 // CHECK-LABEL: @prefill
 // SM90-LABEL: @prefill
@@ -27,7 +28,7 @@ func.func @prefill(%x64: tensor<64x4096xf16>, %x128: tensor<128x4096xf16>, %x512
   %3 = qf.fused_matmul %x512, %k : tensor<512x4096xf16>, !qf.weight<1024x4096, #int4> -> tensor<512x1024xf16>
   // CHECK: tiling = #qf.tiling<wgmma, block_m = 128, block_n = 128, block_k = 64, stages = 4>
   %4 = qf.fused_matmul %x512, %g : tensor<512x4096xf16>, !qf.weight<14336x4096, #int4> -> tensor<512x14336xf16>
-  // CHECK: tiling = #qf.tiling<mma,
+  // CHECK: tiling = #qf.tiling<wgmma, block_m = 128, block_n = 128, block_k = 64, stages = 4>
   %5 = qf.fused_matmul %x512, %g up(%u : !qf.weight<14336x4096, #int4>) {activation = #qf<activation silu_mul>} : tensor<512x4096xf16>, !qf.weight<14336x4096, #int4> -> tensor<512x14336xf16>
   return
 }

@@ -95,12 +95,13 @@ private:
   Acc computeSparseStep(Value slot, Value step, ValueRange acc);
   Acc sparseToDenseAcc(const Acc &sparse);
   void issueWgmmas(Value aBase, ArrayRef<std::array<Value, 2>> frags, Acc &acc);
+  Acc scaleWgmmaOutputs(const Acc &acc);
   void storeWgmmaOutputs(const Acc &acc);
   Value parkedSum(int64_t i);
   void reduceSplitK(Acc &acc);
   void reduceCluster(Acc &acc);
   Acc scaleOutputs(const Acc &acc);
-  Acc enterStoringThreads(const Acc &total);
+  Acc enterStoringThreads(const Acc &total, bool loadGate = true);
   void storeTileColumns(int64_t j, const Acc &total, const Acc &gate);
   void storeOutputs(const Acc &acc);
 

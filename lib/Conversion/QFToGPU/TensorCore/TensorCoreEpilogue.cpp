@@ -15,35 +15,18 @@ using namespace mlir;
 using namespace mlir::qf;
 using namespace mlir::qf::tensor_core;
 
-/// Epilogue and store of k group 0's accumulators: c0, c1 are (row g,
-/// columns 2t, 2t+1) of an m16n8 tile, c2, c3 the same at row g + 8. Each
-/// warp first finishes its own weight's sums (deferred per-channel scale,
-/// NVFP4 global scale); under silu_mul the gate warps then hand theirs to
-/// the up warps, which store silu(gate) * up.
-/// Epilogue of the wgmma kernel, whose accumulators are transposed: half h
-/// (the wgmma of tile rows 16 h..16 h + 15) holds, for each 8-column chunk
-/// i of the batch, entry 4 i + 2 q + c = (weight row nBase + 16 h + 8 q + g,
-/// batch row mBase + 8 i + 2 t + c). Adjacent registers are adjacent batch
-/// rows, so each output element is stored by itself (8 lanes write 16
-/// contiguous bytes of one batch row).
-void TensorCoreBuilder::storeWgmmaOutputs(const Acc &acc) {
-  OpBuilder::InsertionGuard guard(b);
+/// The wgmma kernel's accumulators are transposed: half h (the wgmma of
+/// tile rows 16 h..16 h + 15) holds, for each 8-column chunk i of the
+/// batch, entry h * block_m / 2 + 4 i + 2 q + c = (weight row
+/// nBase + 16 h + 8 q + g, batch row mBase + 8 i + 2 t + c). This returns
+/// them with each row's deferred per-channel scale and the inverse global
+/// scale applied.
+TensorCoreBuilder::Acc TensorCoreBuilder::scaleWgmmaOutputs(const Acc &acc) {
   const int64_t half = p.blockM / 2;
-  // k group 0 (of cluster rank 0) holds the sums (reduceSplitK and
-  // reduceCluster added the other k slices into it).
-  if (p.kGroups > 1 || p.clusterK > 1) {
-    Value owns =
-        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, kg, e.c32(0));
-    if (p.clusterK > 1)
-      owns = arith::AndIOp::create(
-          b, owns,
-          arith::CmpIOp::create(b, arith::CmpIPredicate::eq, rank, e.c32(0)));
-    auto owner = scf::IfOp::create(b, owns, false);
-    b.setInsertionPointToStart(owner.thenBlock());
-  }
   Value invGlobal;
   if (spec.encoding.getGlobalScale())
     invGlobal = e.fdiv(e.cf32(1.0), e.loadRO(e.f32(), globalScale, 4));
+  Acc total(acc.begin(), acc.end());
   for (int64_t h = 0; h < 2; ++h)
     for (int64_t q = 0; q < 2; ++q) {
       Value row = e.add(nBase, e.add(e.c32(16 * h + 8 * q), g));
@@ -58,6 +41,32 @@ void TensorCoreBuilder::storeWgmmaOutputs(const Acc &acc) {
         Value s = scaleF32(word, scaleRow(row));
         factor = factor ? e.fmul(s, factor) : s;
       }
+      if (!factor)
+        continue;
+      for (int64_t i = 0; i < p.blockM / 8; ++i)
+        for (int64_t c = 0; c < 2; ++c) {
+          Value &v = total[h * half + 4 * i + 2 * q + c];
+          v = e.fmul(v, factor);
+        }
+    }
+  return total;
+}
+
+/// Epilogue of the wgmma kernel (scaleWgmmaOutputs' layout): adjacent
+/// registers are adjacent batch rows, so each output element is stored by
+/// itself (8 lanes write 16 contiguous bytes of one batch row). Under
+/// silu_mul the up warpgroup stores silu(gate) * up from the gate
+/// warpgroup's sums (enterStoringThreads).
+void TensorCoreBuilder::storeWgmmaOutputs(const Acc &acc) {
+  OpBuilder::InsertionGuard guard(b);
+  const int64_t half = p.blockM / 2;
+  Acc total = scaleWgmmaOutputs(acc);
+  // block_m = 128: 128 sums of each weight a lane; the gate's are read one
+  // at a time (all of them beside the up's would spill).
+  enterStoringThreads(total, /*loadGate=*/false);
+  for (int64_t h = 0; h < 2; ++h)
+    for (int64_t q = 0; q < 2; ++q) {
+      Value row = e.add(nBase, e.add(e.c32(16 * h + 8 * q), g));
       Value biasValue;
       if (spec.hasBias)
         biasValue = e.extf32(e.loadRO(
@@ -75,9 +84,11 @@ void TensorCoreBuilder::storeWgmmaOutputs(const Acc &acc) {
           OpBuilder::InsertionGuard g3(b);
           auto inM = scf::IfOp::create(b, e.ult(batchRow, e.c32(p.m)), false);
           b.setInsertionPointToStart(inM.thenBlock());
-          Value v = acc[h * half + 4 * i + 2 * q + c];
-          if (factor)
-            v = e.fmul(v, factor);
+          const int64_t at = h * half + 4 * i + 2 * q + c;
+          Value v = total[at];
+          if (spec.gated)
+            v = e.siluMul(LLVM::LoadOp::create(b, e.f32(), parkedSum(at), 4),
+                          v);
           if (biasValue)
             v = e.fadd(v, biasValue);
           Value off =
@@ -123,9 +134,12 @@ TensorCoreBuilder::Acc TensorCoreBuilder::scaleOutputs(const Acc &acc) {
 
 /// Moves the builder into the block of the threads that store: k group 0 of
 /// cluster rank 0, and under silu_mul its up warps, to which the gate warps
-/// hand their sums. Returns those gate sums (empty without silu_mul).
+/// hand their sums (parkedSum). Returns those gate sums (empty without
+/// silu_mul, or with `loadGate` false: the caller reads each parkedSum
+/// where it needs it, so that the gate's sums are never all live beside
+/// the up's).
 TensorCoreBuilder::Acc
-TensorCoreBuilder::enterStoringThreads(const Acc &total) {
+TensorCoreBuilder::enterStoringThreads(const Acc &total, bool loadGate) {
   Value owns = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, kg, e.c32(0));
   if (p.clusterK > 1)
     owns = arith::AndIOp::create(
@@ -153,7 +167,7 @@ TensorCoreBuilder::enterStoringThreads(const Acc &total) {
     owns = arith::AndIOp::create(b, owns, isUp);
     auto reader = scf::IfOp::create(b, owns, false);
     b.setInsertionPointToStart(reader.thenBlock());
-    for (int64_t i = 0; i < per; ++i)
+    for (int64_t i = 0; loadGate && i < per; ++i)
       gate.push_back(LLVM::LoadOp::create(b, e.f32(), parkedSum(i), 4));
   } else if (p.kGroups > 1 || p.clusterK > 1) {
     auto owner = scf::IfOp::create(b, owns, false);
@@ -242,6 +256,11 @@ void TensorCoreBuilder::storeTileColumns(int64_t j, const Acc &total,
     }
 }
 
+/// Epilogue and store of k group 0's accumulators: c0, c1 are (row g,
+/// columns 2t, 2t+1) of an m16n8 tile, c2, c3 the same at row g + 8. Each
+/// warp first finishes its own weight's sums (deferred per-channel scale,
+/// NVFP4 global scale); under silu_mul the gate warps then hand theirs to
+/// the up warps, which store silu(gate) * up.
 void TensorCoreBuilder::storeOutputs(const Acc &acc) {
   if (p.wgmma)
     return storeWgmmaOutputs(acc);

@@ -235,21 +235,21 @@ static LogicalResult planScales(const MatmulSpec &spec, Plan &p,
   if (p.sparse24)
     p.deferScale = false;
   if (p.wgmma) {
-    // A warpgroup per k group: four n warps, each decoding its 32-row tile
-    // row into two 16-row A fragments of m64 wgmmas whose B is the k group's
-    // activation tile, read by a descriptor from the 128-byte-swizzled
-    // shared memory the pipeline writes (so block_k is 64: one swizzle
-    // row). Group scales multiply the fragments; per-channel ones fold in
-    // the epilogue.
+    // A warpgroup per k group (two under silu_mul: gate's, then up's):
+    // four n warps, each decoding its 32-row tile row into two 16-row A
+    // fragments of m64 wgmmas whose B is the k group's activation tile,
+    // read by a descriptor from the 128-byte-swizzled shared memory the
+    // pipeline writes (so block_k is 64: one swizzle row). Group scales
+    // multiply the fragments; per-channel ones fold in the epilogue.
     if (!spec.target.isArchSpecific())
       return emitError() << "the wgmma kernel needs sm_90a (qfuse-compile "
                             "--chip=sm_90a); target is sm_"
                          << spec.target.getSmVersion(),
              failure();
-    if (p.nWarps != 4 || p.members != 1 || p.blockK != 64)
+    if (p.nWarps != 4 || p.blockK != 64)
       return emitError() << "the wgmma kernel takes block_n = 128 (a "
-                            "warpgroup per k group), block_k = 64 and no "
-                            "silu_mul; got "
+                            "warpgroup per k group and weight) and "
+                            "block_k = 64; got "
                          << t,
              failure();
     p.deferScale = p.perChannel;

@@ -278,11 +278,13 @@ TilingAttr selectMma(int64_t m, WeightType type, const TilingTarget &target,
 
 int64_t costmodel::wgmmaSharedBytes(const TensorCoreStage &stage,
                                     int64_t blockM, int64_t split,
-                                    int64_t stages, int64_t cluster) {
-  return std::max(stages * stage.bytes(split, 4 * split),
+                                    int64_t stages, int64_t cluster,
+                                    int64_t members) {
+  return std::max(stages * stage.bytes(split, 4 * members * split),
                   tensorCoreHandOverBytes(
-                      std::max<int64_t>(split - 1, cluster > 1 ? 1 : 0),
-                      /*groupWarps=*/4, blockM));
+                      std::max<int64_t>(
+                          {split - 1, cluster > 1 ? 1 : 0, members - 1}),
+                      /*groupWarps=*/4 * members, blockM));
 }
 
 namespace {
@@ -295,10 +297,16 @@ namespace {
 /// when the blocks fill at most half the SMs (more blocks, more SMs: q at
 /// M = 128, 15.7 us with 2 k groups x 2 cluster blocks against 23.0 us with
 /// 4 k groups in one block; gate's 112 blocks, 33.6 us unclustered against
-/// 42.5), then into k groups of the block.
+/// 42.5), then into k groups of the block. Gated (silu_mul): a warpgroup
+/// each for gate and up per k group, N the real rows (half of `type`'s),
+/// one k group (512 threads would leave 128 registers a thread for the
+/// 128 accumulators of block_m = 128) and no cluster (gate and up meet in
+/// the block).
 TilingAttr selectWgmma(int64_t m, WeightType type, const TilingTarget &target,
-                       llvm::raw_string_ostream &why) {
-  int64_t n = qfuse::format::mmaPaddedN(type.getN()), k = type.getK();
+                       bool gated, llvm::raw_string_ostream &why) {
+  int64_t n = qfuse::format::mmaPaddedN(gated ? type.getN() / 2 : type.getN()),
+          k = type.getK();
+  const int64_t members = gated ? 2 : 1;
   if (m < 128 || (m < 512 && n < 4096))
     return {};
   if (type.getEncoding().isSparse24()) {
@@ -318,16 +326,17 @@ TilingAttr selectWgmma(int64_t m, WeightType type, const TilingTarget &target,
   TensorCoreStage stage = getTensorCoreStage(
       blockM, 64, enc.getCodeBits(), groupsPerStep,
       enc.getZeroPoint() != ZeroPointKind::None);
-  int64_t cluster = 2 * blocks <= target.smCount && steps >= 8 ? 2 : 1;
+  int64_t cluster =
+      !gated && 2 * blocks <= target.smCount && steps >= 8 ? 2 : 1;
   constexpr int64_t kBudget = kWgmmaSharedBudget;
   auto sharedBytes = [&](int64_t s, int64_t stages) {
-    return wgmmaSharedBytes(stage, blockM, s, stages, cluster);
+    return wgmmaSharedBytes(stage, blockM, s, stages, cluster, members);
   };
   int64_t split = 1;
   auto fits = [&](int64_t s) {
     return steps >= 4 * s * cluster && sharedBytes(s, 3) <= kBudget;
   };
-  if (blocks * cluster < 2 * target.smCount && fits(2))
+  if (!gated && blocks * cluster < 2 * target.smCount && fits(2))
     split = 2;
   if (cluster == 2 && k >= 8192 && fits(4)) // long K: more slices
     split = 4;
@@ -428,8 +437,8 @@ TilingAttr qf::selectTiling(int64_t m, WeightType type,
        << " dequantize + cuBLAS beats the mma.sync kernel";
     tiling = dequantGemm();
   }
-  if (!tiling && target.archSpecific && !gated)
-    tiling = selectWgmma(m, type, target, os);
+  if (!tiling && target.archSpecific)
+    tiling = selectWgmma(m, type, target, gated, os);
   if (!tiling)
     tiling = selectMma(m, type, target, gated, os);
   if (why)

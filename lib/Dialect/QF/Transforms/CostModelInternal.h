@@ -36,11 +36,13 @@ void forEachMmaCandidate(
 /// The #qf.tiling of an mma.sync launch.
 TilingAttr getMmaTiling(MLIRContext *ctx, const MmaLaunchShape &launch);
 
-/// Shared memory of a wgmma block of `blockM` rows: the pipeline, or
-/// (reusing it) the sums the other k groups and cluster blocks hand over
+/// Shared memory of a wgmma block of `blockM` rows with `members`
+/// warpgroups per k group (2 under silu_mul): the pipeline, or (reusing
+/// it) the sums the other k groups, cluster blocks and gate warps hand over
 /// (TensorCorePlan's layout).
 int64_t wgmmaSharedBytes(const TensorCoreStage &stage, int64_t blockM,
-                         int64_t split, int64_t stages, int64_t cluster);
+                         int64_t split, int64_t stages, int64_t cluster,
+                         int64_t members);
 
 } // namespace mlir::qf::costmodel
 

@@ -82,7 +82,7 @@ SmallVector<TilingCandidate> listMma(int64_t m, WeightType type,
 SmallVector<TilingCandidate> listWgmma(int64_t m, WeightType type,
                                        const TilingTarget &target, bool gated) {
   SmallVector<TilingCandidate> out;
-  if (!target.archSpecific || gated || m <= kMatvecMaxM ||
+  if (!target.archSpecific || m <= kMatvecMaxM ||
       type.getEncoding().isSparse24())
     return out;
   EncodingAttr enc = type.getEncoding();
@@ -104,9 +104,13 @@ SmallVector<TilingCandidate> listWgmma(int64_t m, WeightType type,
     for (int64_t split : {1, 2, 4})
       for (int64_t stages : {3, 4})
         for (int64_t cluster : {1, 2}) {
+          // silu_mul: gate and up meet in the block (no cluster), and a
+          // warpgroup each per k group (at most two k groups).
+          if (gated && (cluster > 1 || split > 2))
+            continue;
           if (steps < split * cluster ||
-              wgmmaSharedBytes(stage, blockM, split, stages, cluster) >
-                  kWgmmaSharedBudget)
+              wgmmaSharedBytes(stage, blockM, split, stages, cluster,
+                               gated ? 2 : 1) > kWgmmaSharedBudget)
             continue;
           out.push_back({TilingAttr::get(
               type.getContext(), KernelKind::WGMMA, blockM, /*blockN=*/128,

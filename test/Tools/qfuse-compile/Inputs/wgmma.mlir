@@ -116,3 +116,27 @@ func.func @q_cluster_m77(%x: tensor<77x4096xf16> {qf.name = "x_q_cluster_m77"}) 
   %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<wgmma, block_m = 128, block_n = 128, block_k = 64, split_k = 2, stages = 4, cluster_k = 2>} : tensor<77x4096xf16>, !qf.weight<4096x4096, #qf.enc<uint4, group = 128, scale = f16, zero = int>, #qf.layout<tiled, tile_n = 32, tile_k = 32>> -> tensor<77x4096xf16>
   return %y : tensor<77x4096xf16>
 }
+func.func @gated_int4_m128(%x: tensor<128x4096xf16> {qf.name = "x_gated_int4_m128"}) -> tensor<128x2048xf16> {
+  %g = qf.weight_ref "gated_gate" : !qf.weight<2048x4096, #qf.enc<int4, group = 128, scale = f16>, #qf.layout<tiled, tile_n = 32, tile_k = 32>>
+  %u = qf.weight_ref "gated_up" : !qf.weight<2048x4096, #qf.enc<int4, group = 128, scale = f16>, #qf.layout<tiled, tile_n = 32, tile_k = 32>>
+  %y = qf.fused_matmul %x, %g up(%u : !qf.weight<2048x4096, #qf.enc<int4, group = 128, scale = f16>, #qf.layout<tiled, tile_n = 32, tile_k = 32>>) {activation = #qf<activation silu_mul>, tiling = #qf.tiling<wgmma, block_m = 128, block_n = 128, block_k = 64, stages = 3>} : tensor<128x4096xf16>, !qf.weight<2048x4096, #qf.enc<int4, group = 128, scale = f16>, #qf.layout<tiled, tile_n = 32, tile_k = 32>> -> tensor<128x2048xf16>
+  return %y : tensor<128x2048xf16>
+}
+func.func @gated_int4_m77(%x: tensor<77x4096xf16> {qf.name = "x_gated_int4_m77"}) -> tensor<77x2048xf16> {
+  %g = qf.weight_ref "gated_gate" : !qf.weight<2048x4096, #qf.enc<int4, group = 128, scale = f16>, #qf.layout<tiled, tile_n = 32, tile_k = 32>>
+  %u = qf.weight_ref "gated_up" : !qf.weight<2048x4096, #qf.enc<int4, group = 128, scale = f16>, #qf.layout<tiled, tile_n = 32, tile_k = 32>>
+  %y = qf.fused_matmul %x, %g up(%u : !qf.weight<2048x4096, #qf.enc<int4, group = 128, scale = f16>, #qf.layout<tiled, tile_n = 32, tile_k = 32>>) {activation = #qf<activation silu_mul>, tiling = #qf.tiling<wgmma, block_m = 128, block_n = 128, block_k = 64, stages = 4>} : tensor<77x4096xf16>, !qf.weight<2048x4096, #qf.enc<int4, group = 128, scale = f16>, #qf.layout<tiled, tile_n = 32, tile_k = 32>> -> tensor<77x2048xf16>
+  return %y : tensor<77x2048xf16>
+}
+func.func @gated_nvfp4_split_m128(%x: tensor<128x1536xf16> {qf.name = "x_gated_nvfp4_split_m128"}) -> tensor<128x1000xf16> {
+  %g = qf.weight_ref "gated_nvfp4_gate" : !qf.weight<1000x1536, #qf.enc<fp4e2m1, group = 16, scale = f8E4M3FN, global_scale>, #qf.layout<tiled, tile_n = 32, tile_k = 32>>
+  %u = qf.weight_ref "gated_nvfp4_up" : !qf.weight<1000x1536, #qf.enc<fp4e2m1, group = 16, scale = f8E4M3FN, global_scale>, #qf.layout<tiled, tile_n = 32, tile_k = 32>>
+  %y = qf.fused_matmul %x, %g up(%u : !qf.weight<1000x1536, #qf.enc<fp4e2m1, group = 16, scale = f8E4M3FN, global_scale>, #qf.layout<tiled, tile_n = 32, tile_k = 32>>) {activation = #qf<activation silu_mul>, tiling = #qf.tiling<wgmma, block_m = 64, block_n = 128, block_k = 64, split_k = 2, stages = 3>} : tensor<128x1536xf16>, !qf.weight<1000x1536, #qf.enc<fp4e2m1, group = 16, scale = f8E4M3FN, global_scale>, #qf.layout<tiled, tile_n = 32, tile_k = 32>> -> tensor<128x1000xf16>
+  return %y : tensor<128x1000xf16>
+}
+func.func @gated_int8_pc_m96(%x: tensor<96x1536xf16> {qf.name = "x_gated_int8_pc_m96"}) -> tensor<96x1536xf16> {
+  %g = qf.weight_ref "gated_int8_gate" : !qf.weight<1536x1536, #qf.enc<int8, per_channel, scale = f16>, #qf.layout<tiled, tile_n = 32, tile_k = 32>>
+  %u = qf.weight_ref "gated_int8_up" : !qf.weight<1536x1536, #qf.enc<int8, per_channel, scale = f16>, #qf.layout<tiled, tile_n = 32, tile_k = 32>>
+  %y = qf.fused_matmul %x, %g up(%u : !qf.weight<1536x1536, #qf.enc<int8, per_channel, scale = f16>, #qf.layout<tiled, tile_n = 32, tile_k = 32>>) {activation = #qf<activation silu_mul>, tiling = #qf.tiling<wgmma, block_m = 64, block_n = 128, block_k = 64, stages = 4>} : tensor<96x1536xf16>, !qf.weight<1536x1536, #qf.enc<int8, per_channel, scale = f16>, #qf.layout<tiled, tile_n = 32, tile_k = 32>> -> tensor<96x1536xf16>
+  return %y : tensor<96x1536xf16>
+}

@@ -196,9 +196,10 @@ struct TilingCandidate {
 ///     the weight): selectMma's candidates (block_m from the batch, the
 ///     (block_n, split_k, block_k, stages, cluster_k) the time model is
 ///     fitted on) that fit, ranked by the time model;
-///   - wgmma (sm_90a, m > 8, not gated): block_m 64 and 128 from m = 64,
-///     else m rounded up to 16; split_k 1, 2, 4; 3 or 4 stages; cluster_k 1
-///     or 2, within the shared-memory budget of selectWgmma;
+///   - wgmma (sm_90a, m > 8): block_m 64 and 128 from m = 64, else m
+///     rounded up to 16; split_k 1, 2, 4; 3 or 4 stages; cluster_k 1 or 2
+///     (gated: split_k 1 or 2, no cluster), within the shared-memory
+///     budget of selectWgmma;
 ///   - dequant_gemm (m >= 64, or where no fused kernel takes the weight).
 /// Families without a time model keep the rule's pick first, then the
 /// sweep's order. Each family keeps its first `topK` (0: all). The result
