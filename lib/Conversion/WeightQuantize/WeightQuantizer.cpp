@@ -126,11 +126,12 @@ Value WeightQuantizer::tensorAmax() {
   Type stored = cast<MemRefType>(buf.input.getType()).getElementType();
   Value rows = memref::DimOp::create(b, buf.input, e.idx(0));
   // amax = std::max(amax, double(std::fabs(w))), row by row.
-  Value amax = e.forReduce(e.idx(0), rows, q.cf64(0.0), [&](Value n, Value acc) {
+  auto row = [&](Value n, Value acc) {
     return e.forReduce(e.idx(0), e.idx(k), acc, [&](Value c, Value acc2) {
       return q.max(acc2, q.toF64(q.fabs(e.loadF32(buf.input, {n, c}, stored))));
     });
-  });
+  };
+  Value amax = e.forReduce(e.idx(0), rows, q.cf64(0.0), row);
   return q.toF32(amax); // exact: the largest of f32 values
 }
 
