@@ -7,8 +7,9 @@
 //
 //   {"launch": "qf_quantize_0_k4096_f16", "op": "qf.quantize",
 //    "encoding": "int4, group = 128, scale = f16", "grid": [N, 1, 1],
-//    "args": [w: the input buffer [N, K], codes/scales/zeros: scratch
-//             buffers "<kernel>.<component>", status: "qf_quantize_status"]}
+//    "args": [w: the input buffer [N, K], amax (NVFP4): "qf_quantize_amax",
+//             codes/scales/zeros/global_scale: scratch buffers
+//             "<kernel>.<component>", status: "qf_quantize_status"]}
 //
 //===----------------------------------------------------------------------===//
 
@@ -78,10 +79,11 @@ void ArtifactBuilder::addQuantizeOp(QuantizeOp op, ArrayAttr launches) {
       case LaunchArgKind::I32:
         return {immediateArg(schema::Arg::Kind::I32, *arg.getInteger()),
                 schema::ParamType::I32};
-      case LaunchArgKind::Scratch: {
-        std::string status = arg.getName().getValue().str();
-        scratchBuffers[status] = {{{1, false}}, "i32"};
-        return {bufferArg(status), kPtr};
+      case LaunchArgKind::Scratch: { // the status word, NVFP4's amax
+        std::string word = arg.getName().getValue().str();
+        scratchBuffers[word] = {{{1, false}},
+                                word == kQuantizeAmaxBuffer ? "f32" : "i32"};
+        return {bufferArg(word), kPtr};
       }
       default:
         break;

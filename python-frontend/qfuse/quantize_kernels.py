@@ -9,9 +9,10 @@ launched by the runtime on any row count (docs/quantize-at-load.md).
     text = quantize_ir(json.load(open("m.qfa")))
     # qfuse-compile the text --fuse=none -o m.quantize.qfa
 
-Weights whose encoding has no generated kernel (NVFP4's global scale,
-act_order, 2:4, named tables, unquantized) get a remark from the compiler
-and stay with the host's format::quantizeRTN. Beside each qf.quantize the
+Every quantized encoding gets its qf.quantize here (NVFP4 too: its kernel
+also reads the tensor's largest magnitude, which the runtime finds first).
+Those with no generated kernel (act_order, 2:4, named tables) get a remark
+from the compiler and stay with the host's format::quantizeRTN. Beside each qf.quantize the
 compiler records the qf_gather_fields kernel of its code width, with which
 the runtime makes the model's kernel layouts (and qfuse-quantize packs
 GPTQ's codes) on the device (docs/quantize-at-load.md).

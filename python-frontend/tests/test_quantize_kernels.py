@@ -52,6 +52,29 @@ class CompileWritesTheQuantizeArtifact(TempDirTestCase):
         self.assertTrue(all(op == "qf.quantize" for op, _ in ops))
         self.assertEqual(kernels["version"], 6)
 
+    def test_nvfp4_gets_kernels_that_read_the_amax(self):
+        # NVFP4's global scale needs the tensor's largest magnitude: its
+        # kernels take it as the "amax" input and write "global_scale".
+        tool_or_skip(self, "qfuse-compile")
+        config = self.write_config(TINY_LLAMA)
+        out = os.path.join(self.tmp, "m.qfa")
+        r = run_cli("compile", "--config", config, "--encoding", "nvfp4",
+                    "--batch-sizes", "1", "--chip", "sm_90", "-o", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(quantize_artifact_path(out)) as f:
+            kernels = json.load(f)
+        steps = [s for p in kernels["plans"] for s in p["steps"]
+                 if s["launch"].startswith("qf_quantize_")]
+        self.assertTrue(steps)
+        for step in steps:
+            self.assertIn("global_scale", step["encoding"])
+            args = [a["buffer"] for a in step["args"]]
+            self.assertEqual(args[1], "qf_quantize_amax")
+            self.assertTrue(args[4].endswith(".global_scale"), args)
+        amax = [b for b in kernels["buffers"] if b["name"] == "qf_quantize_amax"]
+        self.assertEqual(amax, [{"name": "qf_quantize_amax", "dtype": "f32",
+                                 "shape": [1]}])
+
     def test_no_quantize_kernels(self):
         tool_or_skip(self, "qfuse-compile")
         config = self.write_config(TINY_LLAMA)

@@ -126,7 +126,8 @@ std::vector<uint8_t> inputBytes(const std::vector<float> &w, Type t) {
   return bytes;
 }
 
-/// Runs the JIT function; `buffers` in parameter order, the last the status.
+/// Runs the JIT function; `buffers` in parameter order, `rowBytes` 0 for
+/// the one-element ones (status, global_scale).
 bool invoke(ExecutionEngine &engine, const QuantizeCase &c,
             std::vector<std::vector<uint8_t>> &buffers,
             const std::vector<int64_t> &rowBytes, std::string &error) {
@@ -135,11 +136,11 @@ bool invoke(ExecutionEngine &engine, const QuantizeCase &c,
   for (size_t i = 0; i < buffers.size(); ++i) {
     Descriptor &d = descs[i];
     d.allocated = d.aligned = buffers[i].data();
-    bool status = i + 1 == buffers.size();
-    // [rows, cols] row-major, or the status's [1].
-    d.sizesAndStrides[0] = status ? 1 : c.n;
-    d.sizesAndStrides[1] = status ? 1 : rowBytes[i];
-    if (!status) {
+    bool single = rowBytes[i] == 0;
+    // [rows, cols] row-major, or [1].
+    d.sizesAndStrides[0] = single ? 1 : c.n;
+    d.sizesAndStrides[1] = single ? 1 : rowBytes[i];
+    if (!single) {
       d.sizesAndStrides[2] = rowBytes[i];
       d.sizesAndStrides[3] = 1;
     }
@@ -219,7 +220,7 @@ bool checkQuantizeCase(ExecutionEngine &engine, const QuantizeCase &c,
       }
       if (p == "status") {
         buffers.push_back(std::vector<uint8_t>(4, 0xFF));
-        cols.push_back(1);
+        cols.push_back(0);
         continue;
       }
       auto spec = llvm::find_if(specs, [&](auto &s) { return s.name == p; });
@@ -227,7 +228,7 @@ bool checkQuantizeCase(ExecutionEngine &engine, const QuantizeCase &c,
       for (int64_t d : spec->shape)
         bytes *= d;
       buffers.push_back(std::vector<uint8_t>(size_t(bytes), 0xFF));
-      cols.push_back(spec->shape[1]);
+      cols.push_back(spec->shape.size() == 2 ? spec->shape[1] : 0);
     }
     if (!invoke(engine, c, buffers, cols, error)) {
       llvm::errs() << "qfuse-cpu-check: " << c.label << ": " << error << "\n";
@@ -252,7 +253,8 @@ bool checkQuantizeCase(ExecutionEngine &engine, const QuantizeCase &c,
           pass = false;
           detail = llvm::formatv(" {0}: byte {1} (row {2}) is {3:x2}, "
                                  "quantizeRTN wrote {4:x2}",
-                                 c.params[i], j, j / size_t(cols[i]),
+                                 c.params[i], j,
+                                 j / size_t(std::max<int64_t>(cols[i], 1)),
                                  buffers[i][j], want[j])
                        .str();
           break;

@@ -6,7 +6,10 @@
 // path) runs on random weights (row counts it was not compiled for), with
 // rows of exact ties, subnormals, equal values and signed zeros, into
 // output buffers poisoned with 0xFF; every byte must equal
-// format::quantizeRTN's. A NaN must set the status word.
+// format::quantizeRTN's. A NaN must set the status word. NVFP4 kernels get
+// the tensor's largest magnitude from DeviceAmax (as quantize() does); its
+// tests put that magnitude in different rows, and across DeviceAmax's
+// slices.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +17,7 @@
 
 #include "qfuse/format/Numerics.h"
 #include "qfuse/format/Packing.h"
+#include "qfuse/runtime/device/DeviceAmax.h"
 #include "qfuse/runtime/device/DeviceQuantizer.h"
 
 #include <cmath>
@@ -114,10 +118,16 @@ protected:
       outputs[spec.name] = buffer.ptr();
       buffers.emplace(spec.name, std::move(buffer));
     }
-    cuda::DeviceBuffer status(4, "status");
+    cuda::DeviceBuffer status(4, "status"), amax(4, "amax");
     status.zero(stream->get());
+    if (key.encoding.globalScale) {
+      float value = amaxFinder().largestMagnitude(input.ptr(), n * key.k,
+                                                  key.input, stream->get());
+      amax.upload(&value, 4);
+    }
     quantizer->enqueue(key.encoding, input.ptr(), n, key.k, key.input, outputs,
-                       status.ptr(), stream->get());
+                       status.ptr(), stream->get(),
+                       key.encoding.globalScale ? amax.ptr() : 0);
     stream->synchronize();
     for (const format::ComponentSpec &spec : specs) {
       format::Tensor &t = out[spec.name];
@@ -131,8 +141,40 @@ protected:
     return value;
   }
 
+  runtime::DeviceAmax &amaxFinder() {
+    if (!amax)
+      amax.emplace();
+    return *amax;
+  }
+
+  /// The NVFP4 kernels of the artifact (the test fails without one).
+  std::vector<DeviceQuantizer::Key> nvfp4Keys() {
+    std::vector<DeviceQuantizer::Key> keys;
+    for (const DeviceQuantizer::Key &key : quantizer->keys())
+      if (key.encoding.globalScale)
+        keys.push_back(key);
+    EXPECT_FALSE(keys.empty()) << artifactPath() << " has no NVFP4 kernel";
+    return keys;
+  }
+
   std::optional<DeviceQuantizer> quantizer;
+  std::optional<runtime::DeviceAmax> amax;
 };
+
+/// Expects every component of `got` to equal `expected` byte for byte.
+void expectSameBytes(const format::TensorMap &expected,
+                     const format::TensorMap &got, const std::string &label) {
+  for (const auto &[name, tensor] : expected) {
+    ASSERT_EQ(got.count(name), 1u) << label << ": " << name;
+    const std::vector<uint8_t> &a = got.at(name).data;
+    ASSERT_EQ(a.size(), tensor.data.size()) << label << ": " << name;
+    auto mismatch = std::mismatch(a.begin(), a.end(), tensor.data.begin());
+    EXPECT_TRUE(mismatch.first == a.end())
+        << label << ": " << name << " byte " << (mismatch.first - a.begin())
+        << " is " << int(*mismatch.first) << ", quantizeRTN wrote "
+        << int(*mismatch.second);
+  }
+}
 
 TEST_F(QuantizeGpuTest, EveryKernelMatchesQuantizeRTNByteForByte) {
   ASSERT_FALSE(quantizer->keys().empty()) << artifactPath();
@@ -156,18 +198,100 @@ TEST_F(QuantizeGpuTest, EveryKernelMatchesQuantizeRTNByteForByte) {
           continue;
         }
         ASSERT_EQ(status, 0) << label;
-        for (const auto &[name, tensor] : expected) {
-          ASSERT_EQ(got.count(name), 1u) << label << ": " << name;
-          const std::vector<uint8_t> &a = got.at(name).data;
-          ASSERT_EQ(a.size(), tensor.data.size()) << label << ": " << name;
-          auto mismatch =
-              std::mismatch(a.begin(), a.end(), tensor.data.begin());
-          EXPECT_TRUE(mismatch.first == a.end())
-              << label << ": " << name << " byte "
-              << (mismatch.first - a.begin()) << " is " << int(*mismatch.first)
-              << ", quantizeRTN wrote " << int(*mismatch.second);
-        }
+        expectSameBytes(expected, got, label);
       }
+}
+
+/// Random weights of one magnitude, |w| < 0.05, with a single largest
+/// magnitude `peak` at (row, col): the global scale follows it.
+std::vector<float> peakedWeights(int64_t n, int64_t k, DType t, int64_t row,
+                                 int64_t col, float peak, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> uniform(-0.05, 0.05);
+  std::vector<float> w(size_t(n * k));
+  for (float &v : w)
+    v = roundTo(float(uniform(rng)), t);
+  w[size_t(row * k + col)] = roundTo(peak, t);
+  return w;
+}
+
+TEST_F(QuantizeGpuTest, Nvfp4GlobalScaleFollowsTheLargestMagnitudeInAnyRow) {
+  for (const DeviceQuantizer::Key &key : nvfp4Keys())
+    for (int64_t n : {1, 37, 300})
+      for (int64_t row : {int64_t(0), n / 2, n - 1})
+        for (float peak : {3.75f, -211.0f}) {
+          std::string label = format::printEncoding(key.encoding) +
+                              " K=" + std::to_string(key.k) + " " +
+                              std::string(runtime::safetensorsName(key.input)) +
+                              " N=" + std::to_string(n) + " peak " +
+                              std::to_string(peak) + " in row " +
+                              std::to_string(row);
+          const int64_t col = (row * 7 + 3) % key.k;
+          std::vector<float> w = peakedWeights(n, key.k, key.input, row, col,
+                                               peak, uint64_t(n * 1000 + row));
+          format::TensorMap expected, got;
+          std::string error, why;
+          ASSERT_TRUE(format::quantizeRTN(key.encoding, w.data(), n, key.k,
+                                          expected, error))
+              << label << ": " << error;
+          ASSERT_EQ(run(key, w, n, got), 0) << label;
+          expectSameBytes(expected, got, label + " (enqueue)");
+          // The whole path: upload, DeviceAmax, launch, download.
+          std::vector<uint8_t> bytes = toBytes(w, key.input);
+          format::TensorMap whole;
+          ASSERT_TRUE(quantizer->quantizeHost(key.encoding, bytes.data(), n,
+                                              key.k, key.input, whole, why))
+              << label << ": " << why;
+          expectSameBytes(expected, whole, label + " (quantizeHost)");
+        }
+}
+
+TEST_F(QuantizeGpuTest, Nvfp4KernelRefusesAnAmaxBelowAGroups) {
+  // An amax below the tensor's (a wrong reduction) must not give bytes.
+  for (const DeviceQuantizer::Key &key : nvfp4Keys()) {
+    std::vector<float> w = peakedWeights(4, key.k, key.input, 2, 5, 1.5f, 3);
+    std::vector<uint8_t> bytes = toBytes(w, key.input);
+    cuda::DeviceBuffer input(bytes.size(), "w"), status(4, "status"),
+        amax(4, "amax");
+    input.upload(bytes.data(), bytes.size());
+    const float tooSmall = 1.0f;
+    amax.upload(&tooSmall, 4);
+    std::vector<format::ComponentSpec> specs;
+    std::string error;
+    ASSERT_TRUE(format::componentSpecs(key.encoding, 4, key.k, specs, error));
+    std::vector<cuda::DeviceBuffer> buffers;
+    std::map<std::string, CUdeviceptr> outputs;
+    for (const format::ComponentSpec &spec : specs) {
+      buffers.emplace_back(size_t(format::numElements(spec.shape)) *
+                               format::dtypeBytes(spec.dtype),
+                           spec.name);
+      outputs[spec.name] = buffers.back().ptr();
+    }
+    status.zero(stream->get());
+    quantizer->enqueue(key.encoding, input.ptr(), 4, key.k, key.input, outputs,
+                       status.ptr(), stream->get(), amax.ptr());
+    stream->synchronize();
+    int32_t value = 0;
+    status.download(&value, 4);
+    EXPECT_EQ(value, 1) << format::printEncoding(key.encoding);
+  }
+}
+
+TEST_F(QuantizeGpuTest, DeviceAmaxIsTheLargestMagnitudeAcrossSlices) {
+  // One slice and a bit: the largest sits in the second, then in the first.
+  const int64_t count = runtime::DeviceAmax::kSliceElements + 1000;
+  for (DType t : {DType::F16, DType::BF16, DType::F32})
+    for (int64_t at : {runtime::DeviceAmax::kSliceElements + 500, int64_t(7)}) {
+      std::vector<float> w =
+          peakedWeights(1, count, t, 0, at, -19.5f, uint64_t(at));
+      std::vector<uint8_t> bytes = toBytes(w, t);
+      cuda::DeviceBuffer input(bytes.size(), "w");
+      input.upload(bytes.data(), bytes.size());
+      EXPECT_EQ(amaxFinder().largestMagnitude(input.ptr(), count, t,
+                                              stream->get()),
+                19.5f)
+          << runtime::safetensorsName(t) << " peak at " << at;
+    }
 }
 
 TEST_F(QuantizeGpuTest, NonFiniteWeightSetsTheStatus) {

@@ -14,6 +14,11 @@
 // groups per byte, so their span is two groups): units never share a byte,
 // so a GPU thread per unit needs no atomics and no zeroed output.
 //
+// NVFP4's global scale depends on the whole tensor only through its largest
+// magnitude: the consumer supplies it (a loop on the CPU, a device
+// reduction before the GPU launch), prepareGlobalScale turns it into the
+// scale as format::quantizeRTN does, and every unit reads that.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef QFUSE_CONVERSION_WEIGHTQUANTIZER_H
@@ -29,11 +34,17 @@ namespace qf {
 
 /// Why the generated quantizer does not take `enc` over `k` input columns
 /// (those weights stay with the host's format::quantizeRTN), or "" when it
-/// does. Not taken: unquantized formats, NVFP4's global scale (a reduction
-/// over the whole tensor), act_order, 2:4, named codebook tables, float zero
-/// points in an f8 scale type, groups whose codes do not fill whole bytes.
+/// does. Not taken: unquantized formats, act_order, 2:4, named codebook
+/// tables, float zero points in an f8 scale type, groups whose codes do not
+/// fill whole bytes.
 std::string quantizeUnsupportedReason(const qfuse::format::Encoding &enc,
                                       int64_t k);
+
+/// NVFP4's extra kernel input: the parameter holding the tensor's largest
+/// magnitude (one f32; the runtime's DeviceQuantizer binds it by this name)
+/// and the scratch buffer the launch record names for it.
+inline constexpr const char *kQuantizeAmaxParam = "amax";
+inline constexpr const char *kQuantizeAmaxBuffer = "qf_quantize_amax";
 
 /// The memrefs one quantization reads and writes; N (the leading dimension)
 /// may be dynamic.
@@ -42,10 +53,12 @@ struct QuantizeBuffers {
   Value codes;  ///< [N, rowBytes] i8
   Value scales; ///< [N, G] in storageType(scale type)
   Value zeros;  ///< [N, ceil(G*bits/8)] i8 or [N, G] scale type; null if none
+  Value globalScale; ///< [1] f32 (NVFP4's global_scale); null if none
 };
 
 /// The memref types of `QuantizeBuffers` for `enc` over `k` columns with
-/// rows `n` (ShapedType::kDynamic allowed), named codes, scales[, zeros].
+/// rows `n` (ShapedType::kDynamic allowed), named codes, scales[, zeros]
+/// [, global_scale] (format::componentSpecs' order).
 SmallVector<std::pair<std::string, MemRefType>>
 quantizeComponentTypes(MLIRContext *ctx, const qfuse::format::Encoding &enc,
                        int64_t n, int64_t k);
@@ -58,6 +71,17 @@ public:
 
   /// Work units per row (ceil(G / groups per unit)).
   int64_t unitsPerRow() const;
+
+  /// The largest |w| over every row of buf.input (f32): the loop
+  /// nvfp4GlobalScale runs, for consumers that see the whole tensor.
+  Value tensorAmax();
+  /// NVFP4 only, before any quantizeUnit and dominating it: the global scale
+  /// from the tensor's largest magnitude `amax` (f32), amax > 0 ?
+  /// float(448 * 6 / amax) : 1. Returns an i1 that is false when it is not
+  /// finite (the host refuses the tensor).
+  Value prepareGlobalScale(Value amax);
+  /// Writes the prepared global scale to buf.globalScale[0].
+  void storeGlobalScale();
 
   /// Quantizes unit `u` of row `n` (index values): statistics, scale, zero
   /// point and codes of each of its groups, written to the buffers. Returns
@@ -77,6 +101,9 @@ private:
   int64_t k, groups, groupCols, unitGroups;
   unsigned bits;
   QuantizeBuffers buf;
+  /// NVFP4: the tensor's largest magnitude and the global scale (f64), and
+  /// the global scale as stored (f32); set by prepareGlobalScale.
+  Value tensorAmaxF64, globalScaleF64, globalScaleF32;
 };
 
 } // namespace qf

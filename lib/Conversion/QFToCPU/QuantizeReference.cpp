@@ -10,10 +10,12 @@
 //                                %scales: memref<?x32xf16>,
 //                                %status: memref<1xi32>)
 //     ok = true
+//     [ok = prepareGlobalScale(tensorAmax()); global_scale[0] = ...] NVFP4
 //     for n < dim(w, 0), u < unitsPerRow: ok &= quantizeUnit(n, u)
 //     status[0] = ok ? 0 : 1   // 1: a non-finite weight or scale
 //
-// The components are format::quantizeRTN's row-major packed bytes.
+// The components are format::quantizeRTN's row-major packed bytes (with
+// NVFP4's global_scale component; the function finds the amax itself).
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,6 +26,7 @@
 #include "qfuse/Conversion/QFToCPU.h"
 #include "qfuse/Conversion/WeightQuantizer.h"
 #include "qfuse/Dialect/QF/IR/FormatBridge.h"
+#include "qfuse/format/Packing.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -53,17 +56,32 @@ void buildFunction(ModuleOp cpuModule, Location loc, StringRef name,
   fn->setAttr("llvm.emit_c_interface", b.getUnitAttr());
   Block *entry = fn.addEntryBlock();
   b.setInsertionPointToStart(entry);
-  QuantizeBuffers buffers{entry->getArgument(0), entry->getArgument(1),
-                          entry->getArgument(2),
-                          types.size() == 5 ? entry->getArgument(3) : Value()};
+  QuantizeBuffers buffers;
+  buffers.input = entry->getArgument(0);
+  for (auto [i, named] : llvm::enumerate(types)) {
+    Value arg = entry->getArgument(i);
+    if (named.first == qfuse::format::kCodes)
+      buffers.codes = arg;
+    else if (named.first == qfuse::format::kScales)
+      buffers.scales = arg;
+    else if (named.first == qfuse::format::kZeros)
+      buffers.zeros = arg;
+    else if (named.first == qfuse::format::kGlobalScale)
+      buffers.globalScale = arg;
+  }
   Value status = entry->getArguments().back();
 
   ScalarEmitter e(b);
   WeightQuantizer quantizer(e, enc, k, buffers);
+  Value ok = arith::ConstantIntOp::create(b, 1, 1);
+  if (enc.globalScale) {
+    ok = quantizer.prepareGlobalScale(quantizer.tensorAmax());
+    quantizer.storeGlobalScale();
+  }
   Value rows = memref::DimOp::create(b, buffers.input, e.idx(0));
   Value units = e.idx(quantizer.unitsPerRow());
   Value allOk = e.forReduce(
-      e.idx(0), rows, arith::ConstantIntOp::create(b, 1, 1),
+      e.idx(0), rows, ok,
       [&](Value n, Value acc) {
         return e.forReduce(e.idx(0), units, acc, [&](Value u, Value acc2) {
           return arith::AndIOp::create(b, acc2, quantizer.quantizeUnit(n, u));

@@ -108,7 +108,8 @@ StoredScale QuantizeScalars::storeScale(Value s, ScalarType type) {
     return {value, stored};
   }
   case ScalarType::F8E4M3FN: {
-    // decodeE4M3(encodeE4M3(float(s))): to nearest, s > 0.
+    // decodeE4M3(encodeE4M3(float(s))): to nearest, s >= 0 (NVFP4 keeps
+    // 0 for a zero group).
     Value code = encodeMagnitude(toF32(s), kE4M3Grid);
     Value field = e.shru(code, e.c32(kE4M3Grid.mantBits));
     Value mant = e.band(code, e.c32((1 << kE4M3Grid.mantBits) - 1));

@@ -69,7 +69,7 @@ public:
   /// The smallest f32 not below the f64 `s` (s >= 0): float(s), then one
   /// step up when that is below s.
   Value toF32Up(Value s);
-  /// format::storeScale(s, type) for s > 0 (f64).
+  /// format::storeScale(s, type) for s > 0 (f64), or s >= 0 for E4M3.
   StoredScale storeScale(Value s, qfuse::format::ScalarType type);
   /// format::roundToScalarType(v, type) for f16, bf16, f32 (the float zero
   /// points), and the value stored in the zero's memref.

@@ -6,9 +6,11 @@
 //   stats   amax, min, max over w[n, g*G .. ]          (f64, C++'s order)
 //   scale   exact = amax / qmax | (hi - lo) / qmax | amax / 448 | ...
 //           s = storeScale(exact > 0 ? exact : 1)      -> scales[n, g]
+//           NVFP4: s = storeScale(amax / 6 * global)  (0 for a zero group)
 //   zero    z = -lo / s; rint + clamp (int) or rounded to the scale type
 //   codes   c = clamp(rint(w / s)) | e4m3 | e2m1 | nearest entry
 //           -> the LSB-first bit stream of codes[n], a byte once full
+//           NVFP4: c = s > 0 ? e2m1(w * global / s) : 0
 //
 // Integer zero points of the unit's groups fill one byte, written last.
 //
@@ -32,8 +34,6 @@ std::string mlir::qf::quantizeUnsupportedReason(const fmt::Encoding &enc,
                                                 int64_t k) {
   if (!enc.isQuantized())
     return "unquantized weights are stored as they are";
-  if (enc.globalScale)
-    return "NVFP4's global scale is a reduction over the whole tensor";
   if (enc.actOrder)
     return "act_order groups columns by g_idx, which the host computes";
   if (enc.isSparse24())
@@ -79,6 +79,8 @@ mlir::qf::quantizeComponentTypes(MLIRContext *ctx, const fmt::Encoding &enc,
   else if (enc.zeroPoint == fmt::ZeroPointKind::Float)
     types.push_back(
         {fmt::kZeros, MemRefType::get({n, groups}, scalar(enc.scaleType))});
+  if (enc.globalScale)
+    types.push_back({fmt::kGlobalScale, MemRefType::get({1}, b.getF32Type())});
   return types;
 }
 
@@ -117,6 +119,37 @@ Value minIndex(ImplicitLocOpBuilder &b, Value x, Value y) {
 }
 
 } // namespace
+
+Value WeightQuantizer::tensorAmax() {
+  ImplicitLocOpBuilder &b = e.builder();
+  QuantizeScalars q(e);
+  Type stored = cast<MemRefType>(buf.input.getType()).getElementType();
+  Value rows = memref::DimOp::create(b, buf.input, e.idx(0));
+  // amax = std::max(amax, double(std::fabs(w))), row by row.
+  auto row = [&](Value n, Value acc) {
+    return e.forReduce(e.idx(0), e.idx(k), acc, [&](Value c, Value acc2) {
+      return q.max(acc2, q.toF64(q.fabs(e.loadF32(buf.input, {n, c}, stored))));
+    });
+  };
+  Value amax = e.forReduce(e.idx(0), rows, q.cf64(0.0), row);
+  return q.toF32(amax); // exact: the largest of f32 values
+}
+
+Value WeightQuantizer::prepareGlobalScale(Value amaxF32) {
+  QuantizeScalars q(e);
+  tensorAmaxF64 = q.toF64(amaxF32);
+  // amax > 0 ? float(double(kE4M3Max) * kE2M1Max / amax) : 1.0f
+  Value scale = q.toF32(e.fdiv(q.cf64(double(fmt::kE4M3Max) * fmt::kE2M1Max),
+                               tensorAmaxF64));
+  globalScaleF32 =
+      e.select(q.fgt(tensorAmaxF64, q.cf64(0.0)), scale, e.cf32(1.0));
+  globalScaleF64 = q.toF64(globalScaleF32);
+  return q.isFinite(globalScaleF32);
+}
+
+void WeightQuantizer::storeGlobalScale() {
+  e.store(globalScaleF32, buf.globalScale, {e.idx(0)});
+}
 
 Value WeightQuantizer::quantizeUnit(Value n, Value u) {
   ImplicitLocOpBuilder &b = e.builder();
@@ -163,8 +196,18 @@ Value WeightQuantizer::storedCode(Value v, Value s, Value zero) {
   }
   case FormatKind::FP8E4M3:
     return q.encodeMiniFloat(q.toF32(e.fdiv(v, s)), kE4M3Grid, 0x80);
-  case FormatKind::FP4E2M1:
-    return q.encodeMiniFloat(q.toF32(e.fdiv(v, s)), kE2M1Grid, 0x8);
+  case FormatKind::FP4E2M1: {
+    if (!enc.globalScale)
+      return q.encodeMiniFloat(q.toF32(e.fdiv(v, s)), kE2M1Grid, 0x8);
+    // s > 0 ? encodeE2M1(float(v * global / s)) : 0 (a zero group's scale
+    // is 0); the division by 1 in place of 0 only keeps the value finite.
+    Value positive = q.fgt(s, q.cf64(0.0));
+    Value scaled = e.fdiv(e.fmul(v, globalScaleF64),
+                          e.select(positive, s, q.cf64(1.0)));
+    return e.select(positive,
+                    q.encodeMiniFloat(q.toF32(scaled), kE2M1Grid, 0x8),
+                    e.c32(0));
+  }
   default:
     return q.nearestEntry(e.fdiv(v, s), fmt::codebookValues(enc));
   }
@@ -218,6 +261,8 @@ std::pair<Value, Value> WeightQuantizer::quantizeGroup(Value n, Value g) {
     break;
   case FormatKind::FP4E2M1:
     exact = e.fdiv(amax, q.cf64(fmt::kE2M1Max));
+    if (enc.globalScale)
+      exact = e.fmul(exact, globalScaleF64);
     break;
   default: { // nf4, codebook
     double tableMax = 0;
@@ -227,14 +272,17 @@ std::pair<Value, Value> WeightQuantizer::quantizeGroup(Value n, Value g) {
     break;
   }
   }
-  // A zero group keeps scale 1 (storeScale(1) is 1 in every scale type).
-  exact = e.select(q.fgt(exact, q.cf64(0.0)), exact, q.cf64(1.0));
+  // A zero group keeps scale 1 (storeScale(1) is 1 in every scale type);
+  // under a global scale it keeps 0 and codes 0.
+  if (!enc.globalScale)
+    exact = e.select(q.fgt(exact, q.cf64(0.0)), exact, q.cf64(1.0));
   StoredScale scale = q.storeScale(exact, enc.scaleType);
   e.store(scale.stored, buf.scales, {n, g});
-  Value ok = arith::AndIOp::create(
-      b, stats[3],
-      arith::AndIOp::create(b, q.isFinite(scale.value),
-                            q.fgt(scale.value, e.cf32(0.0))));
+  Value ok = arith::AndIOp::create(b, stats[3], q.isFinite(scale.value));
+  if (!enc.globalScale)
+    ok = arith::AndIOp::create(b, ok, q.fgt(scale.value, e.cf32(0.0)));
+  else // a group above the given tensor amax: that amax is wrong
+    ok = arith::AndIOp::create(b, ok, q.fle(amax, tensorAmaxF64));
   Value scaleD = q.toF64(scale.value);
 
   // The zero point: z = -lo / s.

@@ -78,7 +78,8 @@ std::vector<DeviceQuantizer::Key> DeviceQuantizer::keys() const {
 void DeviceQuantizer::enqueue(const format::Encoding &enc, CUdeviceptr w,
                               int64_t n, int64_t k, DType input,
                               const std::map<std::string, CUdeviceptr> &outputs,
-                              CUdeviceptr status, CUstream stream) const {
+                              CUdeviceptr status, CUstream stream,
+                              CUdeviceptr amax) const {
   const Entry *entry = find(enc, k, input);
   if (!entry)
     throw Error("no qf.quantize kernel for \"" + format::printEncoding(enc) +
@@ -90,6 +91,11 @@ void DeviceQuantizer::enqueue(const format::Encoding &enc, CUdeviceptr w,
       slots.push_back(w);
     else if (param == "status")
       slots.push_back(status);
+    else if (param == "amax" && amax)
+      slots.push_back(amax);
+    else if (param == "amax")
+      throw Error("the qf.quantize kernel of \"" + format::printEncoding(enc) +
+                  "\" reads the tensor's largest magnitude: pass its amax");
     else if (auto it = outputs.find(param); it != outputs.end())
       slots.push_back(it->second);
     else
@@ -155,7 +161,17 @@ bool DeviceQuantizer::quantizeLocked(const format::Encoding &enc, CUdeviceptr w,
   for (size_t i = 0; i < specs.size(); ++i)
     outputs[specs[i].name] = outputs_.ptr() + offsets[i];
   status_.zero(stream_->get());
-  enqueue(enc, w, n, k, input, outputs, status_.ptr(), stream_->get());
+  if (enc.globalScale) {
+    if (!amax_)
+      amax_ = std::make_unique<DeviceAmax>();
+    if (amaxWord_.empty())
+      amaxWord_ = cuda::DeviceBuffer(4, "quantize amax");
+    const float amax =
+        amax_->largestMagnitude(w, n * k, input, stream_->get());
+    amaxWord_.upload(&amax, 4);
+  }
+  enqueue(enc, w, n, k, input, outputs, status_.ptr(), stream_->get(),
+          enc.globalScale ? amaxWord_.ptr() : 0);
   stream_->synchronize();
   int32_t status = 0;
   status_.download(&status, 4);

@@ -23,20 +23,29 @@ func.func @quantize(%a: tensor<64x256xf16>, %b: tensor<32x256xf16>)
 
 // -----
 
-// What the generated quantizer does not take keeps no function: a remark
-// says why, and the host's format::quantizeRTN quantizes it.
+// NVFP4: the function finds the tensor's largest magnitude itself (a loop
+// over every row before the units), derives the global scale and writes it
+// as the one-element global_scale component.
 #nvfp4 = #qf.enc<fp4e2m1, group = 16, scale = f8E4M3FN, global_scale>
 func.func @nvfp4(%a: tensor<16x64xf16>) -> !qf.weight<16x64, #nvfp4> {
-  // expected-remark@+1 {{qf-to-cpu: qf.quantize to #qf.enc<fp4e2m1, group = 16, scale = f8E4M3FN, global_scale> is not lowered (NVFP4's global scale is a reduction over the whole tensor); format::quantizeRTN quantizes it on the host}}
   %w = qf.quantize %a : tensor<16x64xf16> -> !qf.weight<16x64, #nvfp4>
   return %w : !qf.weight<16x64, #nvfp4>
 }
 
 // CHECK-LABEL: func.func @nvfp4
-// CHECK-NOT: qf.cpu_reference
+// CHECK: qf.cpu_reference = {function = @qf_cpu::@qf_cpu_quantize_0, params = ["w", "codes", "scales", "global_scale", "status"]}
+// CHECK: func.func @qf_cpu_quantize_0(%[[W:.*]]: memref<?x64xf16>, %{{.*}}: memref<?x32xi8>, %{{.*}}: memref<?x4xi8>, %[[GS:.*]]: memref<1xf32>, %{{.*}}: memref<1xi32>)
+// CHECK: %[[C2688:.*]] = arith.constant 2.688000e+03 : f64
+// CHECK: memref.dim %[[W]]
+// CHECK: %[[AMAX:.*]] = arith.truncf %{{.*}} : f64 to f32
+// CHECK: %[[AMAXD:.*]] = arith.extf %[[AMAX]] : f32 to f64
+// CHECK: arith.divf %[[C2688]], %[[AMAXD]] : f64
+// CHECK: memref.store %{{.*}}, %[[GS]][%{{.*}}] : memref<1xf32>
 
 // -----
 
+// What the generated quantizer does not take keeps no function: a remark
+// says why, and the host's format::quantizeRTN quantizes it.
 #ao = #qf.enc<int4, group = 32, scale = f16, act_order>
 func.func @act_order(%a: tensor<16x64xf16>) -> !qf.weight<16x64, #ao> {
   // expected-remark@+1 {{act_order groups columns by g_idx, which the host computes}}

@@ -48,6 +48,17 @@ func.func @nf4(%a: tensor<4x14336xf16>) -> !qf.weight<4x14336, #nf4> {
   return %w : !qf.weight<4x14336, #nf4>
 }
 
+// NVFP4: one more input, amax (the tensor's largest |w|, one f32 the
+// runtime finds on the device before the launch: a block sees one row),
+// and the one-element global_scale component. 16 groups of 16 at K = 256.
+// CHECK-LABEL: func.func @nvfp4_bf16
+// CHECK: qf.quantize %{{.*}} {qf.launches = [#qf.launch<args = [#qf.arg<operand 0>, #qf.arg<scratch "qf_quantize_amax">, #qf.arg<component "codes">, #qf.arg<component "scales">, #qf.arg<component "global_scale">, #qf.arg<scratch "qf_quantize_status">], batch = 1, block = [32, 1, 1], {{.*}}kernel = @qf_kernels::@qf_quantize_3_k256_bf16, params = ["w", "amax", "codes", "scales", "global_scale", "status"]
+#nvfp4 = #qf.enc<fp4e2m1, group = 16, scale = f8E4M3FN, global_scale>
+func.func @nvfp4_bf16(%a: tensor<8x256xbf16>) -> !qf.weight<8x256, #nvfp4> {
+  %w = qf.quantize %a : tensor<8x256xbf16> -> !qf.weight<8x256, #nvfp4>
+  return %w : !qf.weight<8x256, #nvfp4>
+}
+
 // The kernels: row = ctaid.x, N = nctaid.x; f64 statistics and division,
 // rint as cvt.rni, the scale rounded up through cvt.rn and a compare.
 // CHECK: gpu.module @qf_kernels
@@ -58,13 +69,29 @@ func.func @nf4(%a: tensor<4x14336xf16>) -> !qf.weight<4x14336, #nf4> {
 // CHECK: llvm.intr.roundeven({{.*}}) : (f64) -> f64
 // CHECK: llvm.func @qf_quantize_1_k2048_bf16
 // CHECK: llvm.func @qf_quantize_2_k14336_f16
+// NVFP4: w and amax are read only; the global scale 2688 / amax in f64,
+// written by thread 0 of block 0.
+// CHECK: llvm.func @qf_quantize_3_k256_bf16(%{{.*}}: !llvm.ptr<1> {llvm.noalias, llvm.readonly}, %{{.*}}: !llvm.ptr<1> {llvm.noalias, llvm.readonly}, %{{.*}}: !llvm.ptr<1> {llvm.noalias}, %{{.*}}: !llvm.ptr<1> {llvm.noalias}, %{{.*}}: !llvm.ptr<1> {llvm.noalias}, %{{.*}}: !llvm.ptr<1> {llvm.noalias})
+// CHECK: llvm.fdiv %{{.*}}, %{{.*}} : f64
+// CHECK: llvm.store %{{.*}}, %{{.*}} : f32, !llvm.ptr
 
 // PTX: .entry qf_quantize_0_k4096_f16(
 // PTX: div.rn.f64
 // PTX: cvt.rni.f64.f64
 // PTX: cvt.rn.f32.f64
+// PTX: .entry qf_quantize_3_k256_bf16(
+// PTX: div.rn.f64
 
+// The global scale and amax are one f32 each; the NVFP4 launch binds amax.
+// ART: "name": "qf_quantize_3_k256_bf16.codes",
+// ART: "dtype": "f32",
+// ART-NEXT: "name": "qf_quantize_3_k256_bf16.global_scale",
+// ART: "dtype": "f32",
+// ART-NEXT: "name": "qf_quantize_amax",
 // ART: "encoding": "int4, group = 128, scale = f16"
 // ART: "launch": "qf_quantize_0_k4096_f16",
 // ART-NEXT: "op": "qf.quantize"
+// ART: "buffer": "qf_quantize_amax"
+// ART: "encoding": "fp4e2m1, group = 16, scale = f8E4M3FN, global_scale",
+// ART: "launch": "qf_quantize_3_k256_bf16",
 // ART: "version": 6

@@ -21,12 +21,19 @@
 // CHECK: PASS qf.quantize#15 {{.*}}#qf.enc<nf4, group = 64, scale = f32> stress
 // CHECK: PASS qf.quantize#17 {{.*}}codebook, bits = 3{{.*}} stress
 // CHECK: PASS qf.quantize#18 {{.*}}codebook, bits = 2{{.*}} nonfinite
-// CHECK: qfuse-cpu-check: 57 cases, 57 passed, 0 failed
+// NVFP4: the global scale (448 * 6 / the tensor's amax) and its component.
+// CHECK: PASS qf.quantize#19 24x256 f16 -> #qf.enc<fp4e2m1, group = 16, scale = f8E4M3FN, global_scale> stress
+// CHECK: PASS qf.quantize#19 {{.*}} random
+// CHECK: PASS qf.quantize#19 {{.*}} nonfinite (host refuses; status 1)
+// CHECK: PASS qf.quantize#20 24x256 bf16 {{.*}}global_scale> random
+// CHECK: PASS qf.quantize#21 24x208 f32 {{.*}}global_scale> stress
+// CHECK: qfuse-cpu-check: 66 cases, 66 passed, 0 failed
 
-// SUMMARY: qfuse-cpu-check: 57 cases, 57 passed, 0 failed
+// SUMMARY: qfuse-cpu-check: 66 cases, 66 passed, 0 failed
 
 // PERTURB: FAIL qf.quantize#0 {{.*}} stress codes: byte {{[0-9]+}} (row {{[0-9]+}}) is 0x{{[0-9a-f]+}}, quantizeRTN wrote
 // PERTURB: FAIL qf.quantize#4 {{.*}}zero = int> stress
 // PERTURB: FAIL qf.quantize#12 {{.*}}f8E8M0FNU> random
 // PERTURB: FAIL qf.quantize#17 {{.*}} random
-// PERTURB: qfuse-cpu-check: 57 cases, 20 passed, 37 failed
+// PERTURB: FAIL qf.quantize#19 {{.*}}global_scale> stress codes:
+// PERTURB: qfuse-cpu-check: 66 cases, 23 passed, 43 failed

@@ -8,10 +8,16 @@
 // (N is the grid: one kernel per (encoding, K, input type) serves every
 // row count); thread t quantizes the units t, t + T, ... of the row:
 //
-//   qf_quantize_<i>(w, codes, scales[, zeros], status)
+//   qf_quantize_<i>(w, [amax,] codes, scales[, zeros][, global_scale],
+//                   status)
+//     [global = prepareGlobalScale(amax[0])]           // NVFP4
+//     [if (ctaid.x == 0 && tid == 0) global_scale[0] = global]
 //     for (u = tid; u < units; u += T)
 //       if (!quantizeUnit(ctaid.x, u)) status[0] = 1   // non-finite input
 //                                                      // or scale overflow
+//
+// NVFP4's `amax` is the tensor's largest |w| (f32), which the caller finds
+// with a device reduction before the launch: a block sees one row only.
 //
 // Units own whole bytes of every output, so no thread reads or waits for
 // another's; the outputs need no zeroing. The caller zeroes `status` and,
@@ -28,6 +34,7 @@
 #include "Ops/OpKernelCommon.h"
 #include "qfuse/Conversion/WeightQuantizer.h"
 #include "qfuse/Dialect/QF/IR/FormatBridge.h"
+#include "qfuse/format/Packing.h"
 
 #include "mlir/Conversion/LLVMCommon/MemRefBuilder.h"
 #include "mlir/Conversion/LLVMCommon/TypeConverter.h"
@@ -83,6 +90,9 @@ KernelLaunch qf::emitQuantizeKernel(gpu::GPUModuleOp module, StringRef name,
   KernelLaunch launch;
   launch.name = name.str();
   launch.params.push_back({"w", "ptr"});
+  const unsigned inputs = enc.globalScale ? 2 : 1;
+  if (enc.globalScale)
+    launch.params.push_back({kQuantizeAmaxParam, "ptr"});
   for (const auto &component : components)
     launch.params.push_back({component.first, "ptr"});
   launch.params.push_back({"status", "ptr"});
@@ -92,7 +102,7 @@ KernelLaunch qf::emitQuantizeKernel(gpu::GPUModuleOp module, StringRef name,
     return launch;
 
   SmallVector<ParamKind> kinds(launch.params.size(), ParamKind::Out);
-  kinds.front() = ParamKind::In;
+  std::fill_n(kinds.begin(), inputs, ParamKind::In);
   LLVM::LLVMFuncOp fn = createKernelEntry(b, module, name, kinds, threads);
   LLVMTypeConverter converter(ctx);
   Value rowCount = arith::IndexCastUIOp::create(
@@ -104,15 +114,41 @@ KernelLaunch qf::emitQuantizeKernel(gpu::GPUModuleOp module, StringRef name,
   auto wType = MemRefType::get({ShapedType::kDynamic, k}, input);
   QuantizeBuffers buffers;
   buffers.input = wrapRows(b, converter, wType, fn.getArgument(0), rowCount);
-  Value *outs[] = {&buffers.codes, &buffers.scales, &buffers.zeros};
-  for (auto [i, component] : llvm::enumerate(components))
-    *outs[i] = wrapRows(b, converter, component.second, fn.getArgument(i + 1),
-                        rowCount);
+  for (auto [i, component] : llvm::enumerate(components)) {
+    Value memref = wrapRows(b, converter, component.second,
+                            fn.getArgument(i + inputs), rowCount);
+    if (component.first == qfuse::format::kCodes)
+      buffers.codes = memref;
+    else if (component.first == qfuse::format::kScales)
+      buffers.scales = memref;
+    else if (component.first == qfuse::format::kZeros)
+      buffers.zeros = memref;
+    else
+      buffers.globalScale = memref;
+  }
   Value status = wrapRows(b, converter, MemRefType::get({1}, b.getI32Type()),
-                          fn.getArgument(components.size() + 1), rowCount);
+                          fn.getArguments().back(), rowCount);
 
   ScalarEmitter e(b);
   WeightQuantizer quantizer(e, enc, k, buffers);
+  if (enc.globalScale) {
+    Value amax = wrapRows(b, converter, MemRefType::get({1}, b.getF32Type()),
+                          fn.getArgument(1), rowCount);
+    Value ok = quantizer.prepareGlobalScale(e.load(amax, {e.idx(0)}));
+    // Every thread computes the global scale; one writes it.
+    Value first = arith::AndIOp::create(b, e.eq(n, e.idx(0)),
+                                        e.eq(tid, e.idx(0)));
+    auto writer = scf::IfOp::create(b, first, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(writer.thenBlock());
+    quantizer.storeGlobalScale();
+    // Only ever 1: a 0 here could overwrite another thread's 1.
+    auto failed = scf::IfOp::create(
+        b, arith::XOrIOp::create(b, ok, arith::ConstantIntOp::create(b, 1, 1)),
+        /*withElseRegion=*/false);
+    b.setInsertionPointToStart(failed.thenBlock());
+    e.store(e.c32(1), status, {e.idx(0)});
+  }
   auto loop = scf::ForOp::create(b, tid, e.idx(units), e.idx(threads));
   {
     OpBuilder::InsertionGuard guard(b);
@@ -191,8 +227,12 @@ void qf::lowerQuantize(QuantizeOp op, gpu::GPUModuleOp module,
   MLIRContext *ctx = op.getContext();
   SmallVector<LaunchArgAttr> args = {operandArg(ctx, 0)};
   for (size_t i = 1; i + 1 < launch.params.size(); ++i)
-    args.push_back(LaunchArgAttr::get(ctx, LaunchArgKind::Component,
-                                      launch.params[i].name));
+    args.push_back(
+        launch.params[i].name == kQuantizeAmaxParam
+            ? LaunchArgAttr::get(ctx, LaunchArgKind::Scratch,
+                                 kQuantizeAmaxBuffer)
+            : LaunchArgAttr::get(ctx, LaunchArgKind::Component,
+                                 launch.params[i].name));
   args.push_back(
       LaunchArgAttr::get(ctx, LaunchArgKind::Scratch, "qf_quantize_status"));
   SmallVector<Attribute> records = {

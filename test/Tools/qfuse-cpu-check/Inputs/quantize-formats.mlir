@@ -77,3 +77,16 @@ func.func @cb2_inline_dup(%d: !f16) -> !qf.weight<24x256, #qf.enc<codebook, bits
   %w = qf.quantize %d : !f16 -> !qf.weight<24x256, #qf.enc<codebook, bits = 2, table = dense<[0.5, -1.0, 0.5, 1.0]> : tensor<4xf16>, per_channel, scale = f32>>
   return %w : !qf.weight<24x256, #qf.enc<codebook, bits = 2, table = dense<[0.5, -1.0, 0.5, 1.0]> : tensor<4xf16>, per_channel, scale = f32>>
 }
+// NVFP4: the global scale from the whole tensor's largest magnitude.
+func.func @nvfp4(%d: !f16) -> !qf.weight<24x256, #qf.enc<fp4e2m1, group = 16, scale = f8E4M3FN, global_scale>> {
+  %w = qf.quantize %d : !f16 -> !qf.weight<24x256, #qf.enc<fp4e2m1, group = 16, scale = f8E4M3FN, global_scale>>
+  return %w : !qf.weight<24x256, #qf.enc<fp4e2m1, group = 16, scale = f8E4M3FN, global_scale>>
+}
+func.func @nvfp4_bf16(%d: tensor<24x256xbf16>) -> !qf.weight<24x256, #qf.enc<fp4e2m1, group = 16, scale = f8E4M3FN, global_scale>> {
+  %w = qf.quantize %d : tensor<24x256xbf16> -> !qf.weight<24x256, #qf.enc<fp4e2m1, group = 16, scale = f8E4M3FN, global_scale>>
+  return %w : !qf.weight<24x256, #qf.enc<fp4e2m1, group = 16, scale = f8E4M3FN, global_scale>>
+}
+func.func @nvfp4_f32(%d: tensor<24x208xf32>) -> !qf.weight<24x208, #qf.enc<fp4e2m1, group = 16, scale = f8E4M3FN, global_scale>> {
+  %w = qf.quantize %d : tensor<24x208xf32> -> !qf.weight<24x208, #qf.enc<fp4e2m1, group = 16, scale = f8E4M3FN, global_scale>>
+  return %w : !qf.weight<24x208, #qf.enc<fp4e2m1, group = 16, scale = f8E4M3FN, global_scale>>
+}

@@ -12,6 +12,9 @@
 //   // ok false: a weight or scale is not finite; quantize on the host,
 //   // which names the element.
 //
+// NVFP4's kernel also reads the tensor's largest magnitude (one f32,
+// parameter "amax"): quantize() finds it first with DeviceAmax.
+//
 // Calls from several threads are serialized (one stream).
 //
 //===----------------------------------------------------------------------===//
@@ -21,6 +24,7 @@
 
 #include "qfuse/runtime/artifact/Artifact.h"
 #include "qfuse/runtime/device/Cuda.h"
+#include "qfuse/runtime/device/DeviceAmax.h"
 
 #include "qfuse/format/Encoding.h"
 #include "qfuse/format/Tensor.h"
@@ -51,12 +55,15 @@ public:
   std::vector<Key> keys() const;
 
   /// Launches the kernel on `stream`: `w` is the [n, k] input, `outputs`
-  /// the device buffers of the components by name (codes, scales[, zeros],
-  /// the shapes of format::componentSpecs), `status` one i32 the caller
-  /// zeroed. Throws when has() is false.
+  /// the device buffers of the components by name (codes, scales[, zeros]
+  /// [, global_scale], the shapes of format::componentSpecs), `status` one
+  /// i32 the caller zeroed, `amax` (NVFP4 only, else 0) one f32 holding the
+  /// largest |w| of the whole input (DeviceAmax). Throws when has() is
+  /// false or the kernel needs an amax and gets none.
   void enqueue(const format::Encoding &enc, CUdeviceptr w, int64_t n, int64_t k,
                DType input, const std::map<std::string, CUdeviceptr> &outputs,
-               CUdeviceptr status, CUstream stream) const;
+               CUdeviceptr status, CUstream stream,
+               CUdeviceptr amax = 0) const;
 
   /// Quantizes the device matrix `w` and downloads the components into
   /// `components` (format::quantizeRTN's bytes). Returns false, with
@@ -89,8 +96,11 @@ private:
   std::vector<Entry> entries_;
   std::mutex mutex_;
   std::unique_ptr<cuda::Stream> stream_;
-  /// Grow-only device memory reused by quantize(): input, outputs, status.
-  cuda::DeviceBuffer input_, outputs_, status_;
+  /// Grow-only device memory reused by quantize(): input, outputs, status,
+  /// NVFP4's amax word.
+  cuda::DeviceBuffer input_, outputs_, status_, amaxWord_;
+  /// The largest magnitude for NVFP4 (made on first use).
+  std::unique_ptr<DeviceAmax> amax_;
 };
 
 } // namespace qfuse::runtime
