@@ -46,12 +46,16 @@
 // HOPPER-NEXT: #qf.tiling<dequant_gemm>  // m = 128, dequant_gemm
 // HOPPER-NEXT: #qf.tiling<wgmma, block_m = 64, {{.*}}  // m = 128, wgmma
 
-// Gate and up with silu_mul: keyed by 2N rows, no clusters, no wgmma.
-// RUN: qfuse-compile --list-tilings='!qf.weight<14336x4096, #qf.enc<int4, group = 128, scale = f16>>' --list-gated --batch-sizes=1,16 --chip=sm_90a --list-top=0 | FileCheck %s --check-prefix=GATED
+// Gate and up with silu_mul: keyed by 2N rows, no clusters; from batch 64
+// on a weight this large the default is wgmma with a warpgroup each for
+// gate and up, block_m 64 in two k groups.
+// RUN: qfuse-compile --list-tilings='!qf.weight<14336x4096, #qf.enc<int4, group = 128, scale = f16>>' --list-gated --batch-sizes=1,16,64 --chip=sm_90a --list-top=0 | FileCheck %s --check-prefix=GATED
 // GATED: // m = 1, n = 28672, k = 4096, {{.*}} x 2 (gate and up, silu_mul), sm_90a
 // GATED: // m = 16, n = 28672
+// GATED-NEXT: #qf.tiling<mma, {{.*}} default
+// GATED: // m = 64, n = 28672
+// GATED-NEXT: #qf.tiling<wgmma, block_m = 64, block_n = 128, block_k = 64, split_k = 2, stages = 4>  // m = 64, wgmma, default
 // GATED-NOT: cluster_k
-// GATED-NOT: wgmma
 
 // Errors name the problem.
 // RUN: not qfuse-compile --list-tilings='!qf.weight<4096x4096, #qf.enc<int4, group = 100, scale = f16>>' 2>&1 | FileCheck %s --check-prefix=BADTYPE

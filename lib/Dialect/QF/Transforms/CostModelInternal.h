@@ -25,6 +25,16 @@ inline constexpr int64_t kWarpLanes = 32;
 /// The shared memory a wgmma block may use.
 inline constexpr int64_t kWgmmaSharedBudget = 200 * 1024;
 
+/// Gate/up (silu_mul) on wgmma from this batch on, for weights of at
+/// least kGatedWgmmaMinWeights elements each (gate's N x K): measured on
+/// the training gate/up shapes (bench/results/2026-12-03-h200-s22, gw/),
+/// 14336 x 4096 ran 50 us against mma.sync's 70 at M = 64 and 95 against
+/// 116 at M = 128, 20480 x 5120 tied at 64 and won from 96, and 5632 x
+/// 2048 (11.5M) stayed faster or tied on mma.sync through M = 256; at
+/// M = 32 mma.sync won on all three.
+inline constexpr int64_t kGatedWgmmaMinM = 64;
+inline constexpr int64_t kGatedWgmmaMinWeights = 32 * 1024 * 1024;
+
 /// Calls `fn(launch, predicted us)` for every mma.sync candidate of `m`
 /// rows times `type` that the kernel can take (warps, shared memory, K
 /// steps, group size, clusters on sm_90 only), in the order of the block_m
