@@ -58,17 +58,8 @@ void buildFunction(ModuleOp cpuModule, Location loc, StringRef name,
   b.setInsertionPointToStart(entry);
   QuantizeBuffers buffers;
   buffers.input = entry->getArgument(0);
-  for (auto [i, named] : llvm::enumerate(types)) {
-    Value arg = entry->getArgument(i);
-    if (named.first == qfuse::format::kCodes)
-      buffers.codes = arg;
-    else if (named.first == qfuse::format::kScales)
-      buffers.scales = arg;
-    else if (named.first == qfuse::format::kZeros)
-      buffers.zeros = arg;
-    else if (named.first == qfuse::format::kGlobalScale)
-      buffers.globalScale = arg;
-  }
+  for (auto [i, named] : llvm::enumerate(types))
+    buffers.bind(named.first, entry->getArgument(i)); // skips w and status
   Value status = entry->getArguments().back();
 
   ScalarEmitter e(b);

@@ -117,14 +117,7 @@ KernelLaunch qf::emitQuantizeKernel(gpu::GPUModuleOp module, StringRef name,
   for (auto [i, component] : llvm::enumerate(components)) {
     Value memref = wrapRows(b, converter, component.second,
                             fn.getArgument(i + inputs), rowCount);
-    if (component.first == qfuse::format::kCodes)
-      buffers.codes = memref;
-    else if (component.first == qfuse::format::kScales)
-      buffers.scales = memref;
-    else if (component.first == qfuse::format::kZeros)
-      buffers.zeros = memref;
-    else
-      buffers.globalScale = memref;
+    buffers.bind(component.first, memref);
   }
   Value status = wrapRows(b, converter, MemRefType::get({1}, b.getI32Type()),
                           fn.getArguments().back(), rowCount);
