@@ -27,7 +27,7 @@ bool fail(std::string &error, const std::string &message) {
 /// magnitude, the lower column on a tie, then the largest of the other
 /// three, likewise. Written as two scans with a strict `>` (what a stable
 /// sort by descending magnitude picks, without its undefined order for a
-/// NaN: a NaN is never larger, so it is kept only from the scan's start).
+/// NaN: a NaN is never larger, so it is kept only where a scan starts).
 /// WeightQuantizer::select24 emits these scans as IR; change both together.
 void select24(const float *row, int64_t k, std::vector<uint8_t> &positions) {
   positions.resize(size_t(k / 2));
