@@ -170,8 +170,8 @@ protected:
     for (const DeviceQuantizer::Key &key : quantizer->keys())
       if (has(key.encoding))
         keys.push_back(key);
-    EXPECT_FALSE(keys.empty()) << artifactPath() << " has no " << what
-                               << " kernel";
+    EXPECT_FALSE(keys.empty())
+        << artifactPath() << " has no " << what << " kernel";
     return keys;
   }
   std::vector<DeviceQuantizer::Key> nvfp4Keys() {
@@ -378,8 +378,8 @@ TEST_F(QuantizeGpuTest, SparseKernelsKeepOrRefuseANaNAsQuantizeRTNDoes) {
           labelOf(key, 8) + " NaN at quad position " + std::to_string(at);
       format::TensorMap expected, got;
       std::string error;
-      const bool hostOk =
-          format::quantizeRTN(key.encoding, w.data(), 8, key.k, expected, error);
+      const bool hostOk = format::quantizeRTN(key.encoding, w.data(), 8, key.k,
+                                              expected, error);
       ASSERT_EQ(hostOk, at == 3) << label << ": " << error;
       int32_t status = run(key, w, 8, got);
       ASSERT_EQ(status, hostOk ? 0 : 1) << label;
@@ -419,8 +419,8 @@ TEST_F(QuantizeGpuTest, ActOrderLayoutsRepackOnTheDeviceWithTheIdentityPerm) {
       weight.encodingAttr = key.encoding;
       ASSERT_TRUE(format::parseLayout(layoutText, weight.layoutAttr, error));
       format::TensorMap host, packed;
-      if (!format::repack(key.encoding, weight.layoutAttr, components, n,
-                          key.k, host, error))
+      if (!format::repack(key.encoding, weight.layoutAttr, components, n, key.k,
+                          host, error))
         continue; // a layout of other weights
       ASSERT_TRUE(repacker.repack(weight, components, packed))
           << label << ": " << repacker.summary();

@@ -127,8 +127,8 @@ private:
   /// Appends the `width`-bit `field` (i32), element j of row n's LSB-first
   /// bit stream in `memref`, to the pending (bits, count) `acc`; stores the
   /// byte it completes. Returns the next (bits, count).
-  SmallVector<Value> appendField(Value memref, Value n, Value j,
-                                 unsigned width, Value field, ValueRange acc);
+  SmallVector<Value> appendField(Value memref, Value n, Value j, unsigned width,
+                                 Value field, ValueRange acc);
   /// The input weight [n, c] widened to f64.
   Value loadWeight(Value n, Value c);
   /// The bits one weight stores, from its scale and zero point (f64).

@@ -1,4 +1,4 @@
-//===- StoredValues.cpp - the values a quantized row stores, and their bits ===//
+//===- StoredValues.cpp - the values a row stores, and their bit streams --===//
 //
 // Which weights of a row format::quantizeRTN stores (keptColumns: every
 // column, or under 2:4 the two of each quad select24 picks) and the
@@ -39,8 +39,7 @@ SmallVector<Value> WeightQuantizer::forStored(Value n, Value c0, Value c1,
       [&](Value quad, ValueRange acc) {
         auto kept = select24(n, quad);
         Value j = e.mul(quad, e.idx(2));
-        SmallVector<Value> next =
-            body(kept[0].first, j, kept[0].second, acc);
+        SmallVector<Value> next = body(kept[0].first, j, kept[0].second, acc);
         return body(kept[1].first, e.add(j, e.idx(1)), kept[1].second, next);
       });
 }

@@ -92,13 +92,13 @@ mlir::qf::quantizeComponentTypes(MLIRContext *ctx, const fmt::Encoding &enc,
 }
 
 bool QuantizeBuffers::bind(StringRef name, Value memref) {
-  Value *slot = name == fmt::kCodes          ? &codes
-                : name == fmt::kScales       ? &scales
-                : name == fmt::kZeros        ? &zeros
-                : name == fmt::kGlobalScale  ? &globalScale
-                : name == fmt::kGIdx         ? &gIdx
-                : name == fmt::kMetadata     ? &meta
-                                             : nullptr;
+  Value *slot = name == fmt::kCodes         ? &codes
+                : name == fmt::kScales      ? &scales
+                : name == fmt::kZeros       ? &zeros
+                : name == fmt::kGlobalScale ? &globalScale
+                : name == fmt::kGIdx        ? &gIdx
+                : name == fmt::kMetadata    ? &meta
+                                            : nullptr;
   if (slot)
     *slot = memref;
   return slot != nullptr;
@@ -179,7 +179,8 @@ Value WeightQuantizer::quantizeUnit(Value n, Value u) {
 
 void WeightQuantizer::storeGroupIndex(Value n, Value g0, Value gEnd) {
   ImplicitLocOpBuilder &b = e.builder();
-  auto first = scf::IfOp::create(b, e.eq(n, e.idx(0)), /*withElseRegion=*/false);
+  auto first =
+      scf::IfOp::create(b, e.eq(n, e.idx(0)), /*withElseRegion=*/false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(first.thenBlock());
   // columnGroups without options.gIdx: int32_t(col / enc.groupSize).
@@ -317,15 +318,14 @@ std::pair<Value, Value> WeightQuantizer::quantizeGroup(Value n, Value g) {
 
   // Codes, into the row's bit stream (groups start on a byte boundary), and
   // under 2:4 each one's position into the meta stream (2 bits per code).
+  SmallVector<Value> pending(enc.isSparse24() ? 4 : 2, e.c32(0));
   SmallVector<Value> streams = forStored(
-      n, c0, c1, {e.c32(0), e.c32(0), e.c32(0), e.c32(0)},
-      [&](Value v, Value j, Value pos, ValueRange acc) {
-        SmallVector<Value> next = appendField(
-            buf.codes, n, j, bits, storedCode(v, scaleD, zero), acc.take_front(2));
+      n, c0, c1, pending, [&](Value v, Value j, Value pos, ValueRange acc) {
+        Value code = storedCode(v, scaleD, zero);
+        SmallVector<Value> next =
+            appendField(buf.codes, n, j, bits, code, acc.take_front(2));
         if (pos)
           next.append(appendField(buf.meta, n, j, 2, pos, acc.drop_front(2)));
-        else
-          next.append(acc.begin() + 2, acc.end());
         return next;
       });
   // Per channel, K = 4 (mod 8): the last meta byte holds one quad.
