@@ -15,7 +15,8 @@
 //     status[0] = ok ? 0 : 1   // 1: a non-finite weight or scale
 //
 // The components are format::quantizeRTN's row-major packed bytes (with
-// NVFP4's global_scale component; the function finds the amax itself).
+// NVFP4's global_scale, act_order's g_idx and 2:4's meta components; the
+// function finds NVFP4's amax itself).
 //
 //===----------------------------------------------------------------------===//
 
