@@ -23,20 +23,26 @@ bool fail(std::string &error, const std::string &message) {
   return false;
 }
 
-/// The two kept columns (ascending) of each group of 4: largest magnitudes,
-/// the lower column on a tie.
+/// The two kept columns (ascending) of each group of 4: the largest
+/// magnitude, the lower column on a tie, then the largest of the other
+/// three, likewise. Written as two scans with a strict `>` (what a stable
+/// sort by descending magnitude picks, without its undefined order for a
+/// NaN: a NaN is never larger, so it is kept only where a scan starts).
+/// WeightQuantizer::select24 emits these scans as IR; change both together.
 void select24(const float *row, int64_t k, std::vector<uint8_t> &positions) {
   positions.resize(size_t(k / 2));
   for (int64_t quad = 0; quad < k / 4; ++quad) {
-    int order[4] = {0, 1, 2, 3};
     const float *v = row + 4 * quad;
-    std::stable_sort(order, order + 4, [&](int a, int b) {
-      return std::fabs(v[a]) > std::fabs(v[b]);
-    });
-    int first = std::min(order[0], order[1]);
-    int second = std::max(order[0], order[1]);
-    positions[2 * quad] = uint8_t(first);
-    positions[2 * quad + 1] = uint8_t(second);
+    int best = 0;
+    for (int i = 1; i < 4; ++i)
+      if (std::fabs(v[i]) > std::fabs(v[best]))
+        best = i;
+    int next = best == 0 ? 1 : 0;
+    for (int i = next + 1; i < 4; ++i)
+      if (i != best && std::fabs(v[i]) > std::fabs(v[next]))
+        next = i;
+    positions[2 * quad] = uint8_t(std::min(best, next));
+    positions[2 * quad + 1] = uint8_t(std::max(best, next));
   }
 }
 

@@ -8,7 +8,7 @@
 //   {"launch": "qf_quantize_0_k4096_f16", "op": "qf.quantize",
 //    "encoding": "int4, group = 128, scale = f16", "grid": [N, 1, 1],
 //    "args": [w: the input buffer [N, K], amax (NVFP4): "qf_quantize_amax",
-//             codes/scales/zeros/global_scale: scratch buffers
+//             codes/scales/zeros/global_scale/g_idx/meta: scratch buffers
 //             "<kernel>.<component>", status: "qf_quantize_status"]}
 //
 //===----------------------------------------------------------------------===//

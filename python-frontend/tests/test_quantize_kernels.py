@@ -32,6 +32,17 @@ class QuantizeKernelsTest(unittest.TestCase):
         self.assertIn("tensor<1x512xbf16> -> !qf.weight<1x512, "
                       "#qf.enc<int4, group = 128, scale = f16>>", ir)
 
+    def test_act_order_and_2of4_get_their_qf_quantize(self):
+        # Their kernels are generated too (g_idx, meta): nothing is left out.
+        encodings = ["int4, group = 128, scale = f16, act_order",
+                     "int4, group = 128, scale = f16, sparse = 2:4"]
+        artifact = {"weights": [{"name": f"w{i}", "shape": [64, 256], "encoding": e}
+                                for i, e in enumerate(encodings)]}
+        self.assertEqual(quantize_keys(artifact), [(e, 256) for e in encodings])
+        ir = quantize_ir(artifact)
+        for e in encodings:
+            self.assertIn(f"tensor<1x256xf16> -> !qf.weight<1x256, #qf.enc<{e}>>", ir)
+
     def test_unquantized_only_needs_none(self):
         self.assertIsNone(quantize_ir({"weights": [ARTIFACT["weights"][3]]}))
 
@@ -74,6 +85,28 @@ class CompileWritesTheQuantizeArtifact(TempDirTestCase):
         amax = [b for b in kernels["buffers"] if b["name"] == "qf_quantize_amax"]
         self.assertEqual(amax, [{"name": "qf_quantize_amax", "dtype": "f32",
                                  "shape": [1]}])
+
+    def test_act_order_and_2of4_kernels_write_g_idx_and_meta(self):
+        # act_order at load (no g_idx: consecutive groups) writes the g_idx
+        # component; 2:4 writes the kept codes and their positions (meta).
+        tool_or_skip(self, "qfuse-compile")
+        config = self.write_config(TINY_LLAMA)
+        for encoding, extra in (("#qf.enc<int4, group = 128, scale = f16, act_order>",
+                                 "g_idx"),
+                                ("2:4+int4", "meta")):
+            out = os.path.join(self.tmp, f"m-{extra}.qfa")
+            r = run_cli("compile", "--config", config, "--encoding", encoding,
+                        "--batch-sizes", "1", "--chip", "sm_90", "-o", out)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertNotIn("has no GPU kernel", r.stderr)
+            with open(quantize_artifact_path(out)) as f:
+                kernels = json.load(f)
+            steps = [s for p in kernels["plans"] for s in p["steps"]
+                     if s["launch"].startswith("qf_quantize_")]
+            self.assertTrue(steps, encoding)
+            for step in steps:
+                args = [a["buffer"] for a in step["args"]]
+                self.assertTrue(args[-2].endswith("." + extra), args)
 
     def test_no_quantize_kernels(self):
         tool_or_skip(self, "qfuse-compile")

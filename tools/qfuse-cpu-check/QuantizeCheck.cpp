@@ -5,9 +5,12 @@
 //   stress     rows cycle through exact ties of rint (integer grids) and of
 //              the e2m1 grid, subnormals of the input type, a group of
 //              equal values, groups of +0 and -0, magnitudes near the
-//              input type's largest, and random values of mixed scale
+//              input type's largest, quads of equal magnitudes in every
+//              pattern (2:4's ties), and random values of mixed scale
 //   random     normal values, a few outliers
 //   nonfinite  random with a NaN and an infinity
+//   droppednan 2:4 only: random with NaNs where select24 drops them (the
+//              last of a quad), which the host quantizes
 //
 // the JIT function writes into buffers poisoned with 0xFF, and its bytes
 // must equal qfuse::format::quantizeRTN's packed components; where the host
@@ -69,7 +72,7 @@ float stressValue(int64_t row, int64_t j, int64_t g, Type t,
   std::normal_distribution<double> normal(0.0, 1.0);
   auto [tiny, largest] = inputRange(t);
   int64_t inGroup = g > 0 ? j % g : j;
-  switch (row % 7) {
+  switch (row % 8) {
   case 0: // rint ties on a power-of-two integer scale: amax = 7 * 2^-5
     return inGroup == 0 ? 7.0f / 32 : float((inGroup % 14) - 7 + 0.5) / 32.0f;
   case 1: { // e2m1 midpoints with amax = 6 * 2^-3
@@ -86,6 +89,14 @@ float stressValue(int64_t row, int64_t j, int64_t g, Type t,
   case 5: // near the largest finite value
     return float((inGroup % 2 ? -1.0 : 1.0) * largest *
                  (1.0 - 0.001 * double(inGroup % 7)));
+  case 6: { // 2:4 ties: quad q's magnitudes are the base-3 digits of q, so
+            // the quads run through every pattern of equal magnitudes
+    int64_t quad = j / 4, digits = quad % 81;
+    for (int64_t p = 0; p < j % 4; ++p)
+      digits /= 3;
+    double sign = (j * 7 + row) % 3 == 0 ? -1.0 : 1.0;
+    return float(sign * double(digits % 3 + 1) / 8.0);
+  }
   default: // mixed scales
     return float(normal(rng) * std::ldexp(1.0, int(j % 13) - 8));
   }
@@ -105,6 +116,10 @@ std::vector<float> makeInput(const QuantizeCase &c, const fmt::Encoding &enc,
   if (kind == "nonfinite") {
     w[size_t(c.n * c.k / 2)] = NAN;
     w[size_t(c.k / 3)] = INFINITY;
+  }
+  if (kind == "droppednan") {
+    w[size_t((c.n / 2) * c.k + 3)] = NAN;
+    w[size_t(c.k - 1)] = NAN;
   }
   return w;
 }
@@ -126,23 +141,23 @@ std::vector<uint8_t> inputBytes(const std::vector<float> &w, Type t) {
   return bytes;
 }
 
-/// Runs the JIT function; `buffers` in parameter order, `rowBytes` 0 for
-/// the one-element ones (status, global_scale).
+/// Runs the JIT function; `buffers` in parameter order with their memref
+/// shapes (`shapes[i]`: [rows, cols] or [size]).
 bool invoke(ExecutionEngine &engine, const QuantizeCase &c,
             std::vector<std::vector<uint8_t>> &buffers,
-            const std::vector<int64_t> &rowBytes, std::string &error) {
+            const std::vector<std::vector<int64_t>> &shapes,
+            std::string &error) {
   std::vector<Descriptor> descs(buffers.size());
   SmallVector<void *> ptrs, args;
   for (size_t i = 0; i < buffers.size(); ++i) {
     Descriptor &d = descs[i];
     d.allocated = d.aligned = buffers[i].data();
-    bool single = rowBytes[i] == 0;
-    // [rows, cols] row-major, or [1].
-    d.sizesAndStrides[0] = single ? 1 : c.n;
-    d.sizesAndStrides[1] = single ? 1 : rowBytes[i];
-    if (!single) {
-      d.sizesAndStrides[2] = rowBytes[i];
-      d.sizesAndStrides[3] = 1;
+    // Row-major: sizes, then strides.
+    const std::vector<int64_t> &shape = shapes[i];
+    for (size_t dim = 0; dim < shape.size(); ++dim) {
+      d.sizesAndStrides[dim] = shape[dim];
+      d.sizesAndStrides[shape.size() + dim] =
+          dim + 1 < shape.size() ? shape[dim + 1] : 1;
     }
     ptrs.push_back(&d);
   }
@@ -197,7 +212,10 @@ bool checkQuantizeCase(ExecutionEngine &engine, const QuantizeCase &c,
     return false;
   }
   std::mt19937_64 rng(seed);
-  for (StringRef kind : {"stress", "random", "nonfinite"}) {
+  SmallVector<StringRef> kinds = {"stress", "random", "nonfinite"};
+  if (enc.isSparse24())
+    kinds.push_back("droppednan");
+  for (StringRef kind : kinds) {
     std::vector<float> w = makeInput(c, enc, kind, rng);
     fmt::TensorMap expected;
     std::string hostError;
@@ -205,11 +223,11 @@ bool checkQuantizeCase(ExecutionEngine &engine, const QuantizeCase &c,
         fmt::quantizeRTN(enc, w.data(), c.n, c.k, expected, hostError);
 
     std::vector<std::vector<uint8_t>> buffers;
-    std::vector<int64_t> cols;
+    std::vector<std::vector<int64_t>> shapes;
     for (const std::string &p : c.params) {
       if (p == "w") {
         buffers.push_back(inputBytes(w, c.input));
-        cols.push_back(c.k);
+        shapes.push_back({c.n, c.k});
         // Every third element: a high mantissa bit (never an exponent bit,
         // so the input stays finite and the codes, not the status, differ).
         size_t eb = buffers.back().size() / w.size();
@@ -220,7 +238,7 @@ bool checkQuantizeCase(ExecutionEngine &engine, const QuantizeCase &c,
       }
       if (p == "status") {
         buffers.push_back(std::vector<uint8_t>(4, 0xFF));
-        cols.push_back(0);
+        shapes.push_back({1});
         continue;
       }
       auto spec = llvm::find_if(specs, [&](auto &s) { return s.name == p; });
@@ -228,9 +246,9 @@ bool checkQuantizeCase(ExecutionEngine &engine, const QuantizeCase &c,
       for (int64_t d : spec->shape)
         bytes *= d;
       buffers.push_back(std::vector<uint8_t>(size_t(bytes), 0xFF));
-      cols.push_back(spec->shape.size() == 2 ? spec->shape[1] : 0);
+      shapes.push_back(spec->shape);
     }
-    if (!invoke(engine, c, buffers, cols, error)) {
+    if (!invoke(engine, c, buffers, shapes, error)) {
       llvm::errs() << "qfuse-cpu-check: " << c.label << ": " << error << "\n";
       return false;
     }
@@ -243,18 +261,28 @@ bool checkQuantizeCase(ExecutionEngine &engine, const QuantizeCase &c,
                    ? " status=" + std::to_string(status) + " (expected 0)"
                    : " status=" + std::to_string(status) +
                          " (expected 1: the host refuses: " + hostError + ")";
+    // Every component quantizeRTN packs must be one the function wrote.
+    for (const auto &component : expected)
+      if (pass && hostOk && !llvm::is_contained(c.params, component.first)) {
+        pass = false;
+        detail = " no parameter for component '" + component.first + "'";
+      }
     for (size_t i = 0; pass && hostOk && i < c.params.size(); ++i) {
       auto it = expected.find(c.params[i]);
       if (it == expected.end())
         continue;
       const std::vector<uint8_t> &want = it->second.data;
+      // Bytes per row, for the message (one row for [K] and [1]).
+      const int64_t rowLen =
+          shapes[i].size() == 2
+              ? shapes[i][1] * int64_t(fmt::dtypeBytes(it->second.dtype))
+              : int64_t(want.size());
       for (size_t j = 0; j < want.size(); ++j)
         if (want[j] != buffers[i][j]) {
           pass = false;
           detail = llvm::formatv(" {0}: byte {1} (row {2}) is {3:x2}, "
                                  "quantizeRTN wrote {4:x2}",
-                                 c.params[i], j,
-                                 j / size_t(std::max<int64_t>(cols[i], 1)),
+                                 c.params[i], j, j / size_t(rowLen),
                                  buffers[i][j], want[j])
                        .str();
           break;

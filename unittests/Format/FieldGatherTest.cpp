@@ -139,3 +139,50 @@ TEST_F(FieldGatherTest, RepackEveryEncodingAndLayout) {
 }
 
 } // namespace
+
+// Quantize-at-load's act_order weights (quantizeRTN without a g_idx): the
+// g_idx it writes is k / group, so repack's perm is the identity, and the
+// gather of every layout still gives repack's bytes.
+TEST_F(FieldGatherTest, ActOrderAtLoadRepacksWithTheIdentityPerm) {
+  int gathered = 0;
+  for (const std::string &text : gatherEncodings()) {
+    Encoding enc = encodingOf(text);
+    if (!enc.actOrder)
+      continue;
+    const int64_t n = 45, k = 128; // every layout's tile_k divides it
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<float> w(size_t(n * k));
+    for (float &x : w)
+      x = normal(rng);
+    TensorMap components;
+    std::string error;
+    ASSERT_TRUE(quantizeRTN(enc, w.data(), n, k, components, error)) << error;
+    const std::vector<int32_t> gIdx = int32Values(components.at(kGIdx));
+    std::vector<int32_t> identity(static_cast<size_t>(k));
+    for (int64_t c = 0; c < k; ++c) {
+      ASSERT_EQ(gIdx[size_t(c)], int32_t(c / enc.groupSize)) << text;
+      identity[size_t(c)] = int32_t(c);
+    }
+    for (const std::string &layoutText : gatherLayouts()) {
+      SCOPED_TRACE(text + " <" + layoutText + ">");
+      Layout layout;
+      ASSERT_TRUE(parseLayout(layoutText, layout, error)) << error;
+      TensorMap host;
+      if (!repack(enc, layout, components, n, k, host, error))
+        continue; // a layout of other weights (the 2:4 fragments)
+      FieldGather g;
+      std::string why;
+      if (!repackGather(enc, layout, n, k, gIdx.data(), g, why))
+        continue;
+      if (host.count(kPerm)) {
+        EXPECT_EQ(int32Values(host.at(kPerm)), identity);
+        EXPECT_EQ(g.perm, identity);
+      }
+      std::vector<uint8_t> out;
+      ASSERT_TRUE(runFieldGather(g, components.at(kCodes).data.data(), out));
+      EXPECT_EQ(head(out, g.dstBytes), host.at(kCodes).data);
+      ++gathered;
+    }
+  }
+  EXPECT_GE(gathered, 10);
+}

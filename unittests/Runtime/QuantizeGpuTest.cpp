@@ -9,16 +9,23 @@
 // format::quantizeRTN's. A NaN must set the status word. NVFP4 kernels get
 // the tensor's largest magnitude from DeviceAmax (as quantize() does); its
 // tests put that magnitude in different rows, and across DeviceAmax's
-// slices.
+// slices. act_order kernels write g_idx (k / group: no g_idx at load) and
+// their layouts repack on the device with the identity perm; 2:4 kernels
+// keep select24's two of each quad (rows of every tie pattern) and write
+// meta, and quantize a NaN that select24 drops as the host does.
 //
 //===----------------------------------------------------------------------===//
 
+#include "GatherCases.h"
 #include "QuantizeArtifactFixture.h"
 
+#include "qfuse/format/Layout.h"
 #include "qfuse/format/Numerics.h"
 #include "qfuse/format/Packing.h"
 #include "qfuse/runtime/device/DeviceAmax.h"
+#include "qfuse/runtime/device/DeviceGather.h"
 #include "qfuse/runtime/device/DeviceQuantizer.h"
+#include "qfuse/runtime/device/DeviceRepacker.h"
 
 #include <cmath>
 #include <cstdlib>
@@ -41,7 +48,8 @@ float roundTo(float v, DType t) {
 }
 
 /// Random weights of mixed scale, with special rows: ties of rint on a
-/// power-of-two scale, subnormals, one repeated value, signed zeros.
+/// power-of-two scale, subnormals, one repeated value, signed zeros, quads
+/// of equal magnitudes in every pattern (select24's ties).
 std::vector<float> makeWeights(int64_t n, int64_t k, DType t, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> normal(0.0, 1.0);
@@ -52,7 +60,7 @@ std::vector<float> makeWeights(int64_t n, int64_t k, DType t, uint64_t seed) {
   for (int64_t r = 0; r < n; ++r)
     for (int64_t j = 0; j < k; ++j) {
       double v;
-      switch (r % 6) {
+      switch (r % 7) {
       case 0:
         v = j % 32 == 0 ? 7.0 / 32 : ((j % 14) - 7 + 0.5) / 32.0;
         break;
@@ -65,6 +73,13 @@ std::vector<float> makeWeights(int64_t n, int64_t k, DType t, uint64_t seed) {
       case 3:
         v = (j % 3) ? -0.0 : 0.0;
         break;
+      case 4: { // quad q's magnitudes: the base-3 digits of q, either sign
+        int64_t digits = (j / 4) % 81;
+        for (int64_t p = 0; p < j % 4; ++p)
+          digits /= 3;
+        v = ((j * 7 + r) % 3 == 0 ? -1.0 : 1.0) * double(digits % 3 + 1) / 8;
+        break;
+      }
       default:
         v = normal(rng) * std::ldexp(0.02, int(j % 9) - 4);
       }
@@ -147,14 +162,29 @@ protected:
     return *amax;
   }
 
-  /// The NVFP4 kernels of the artifact (the test fails without one).
-  std::vector<DeviceQuantizer::Key> nvfp4Keys() {
+  /// The kernels of the artifact whose encoding has `what` (the test fails
+  /// without one).
+  std::vector<DeviceQuantizer::Key>
+  keysWith(bool (*has)(const format::Encoding &), const char *what) {
     std::vector<DeviceQuantizer::Key> keys;
     for (const DeviceQuantizer::Key &key : quantizer->keys())
-      if (key.encoding.globalScale)
+      if (has(key.encoding))
         keys.push_back(key);
-    EXPECT_FALSE(keys.empty()) << artifactPath() << " has no NVFP4 kernel";
+    EXPECT_FALSE(keys.empty())
+        << artifactPath() << " has no " << what << " kernel";
     return keys;
+  }
+  std::vector<DeviceQuantizer::Key> nvfp4Keys() {
+    return keysWith([](const format::Encoding &e) { return e.globalScale; },
+                    "NVFP4");
+  }
+  std::vector<DeviceQuantizer::Key> actOrderKeys() {
+    return keysWith([](const format::Encoding &e) { return e.actOrder; },
+                    "act_order");
+  }
+  std::vector<DeviceQuantizer::Key> sparseKeys() {
+    return keysWith([](const format::Encoding &e) { return e.isSparse24(); },
+                    "2:4");
   }
 
   std::optional<DeviceQuantizer> quantizer;
@@ -297,10 +327,112 @@ TEST_F(QuantizeGpuTest, DeviceAmaxIsTheLargestMagnitudeAcrossSlices) {
 TEST_F(QuantizeGpuTest, NonFiniteWeightSetsTheStatus) {
   for (const DeviceQuantizer::Key &key : quantizer->keys()) {
     std::vector<float> w = makeWeights(5, key.k, key.input, 9);
-    w[size_t(3 * key.k + key.k / 2)] = NAN;
+    // First in its quad: the column 2:4 keeps whatever the others hold.
+    w[size_t(3 * key.k + key.k / 8 * 4)] = NAN;
     format::TensorMap got;
     EXPECT_EQ(run(key, w, 5, got), 1) << format::printEncoding(key.encoding);
   }
+}
+
+std::string labelOf(const DeviceQuantizer::Key &key, int64_t n) {
+  return format::printEncoding(key.encoding) + " K=" + std::to_string(key.k) +
+         " " + std::string(runtime::safetensorsName(key.input)) +
+         " N=" + std::to_string(n);
+}
+
+TEST_F(QuantizeGpuTest, ActOrderAnd2of4WriteGIdxAndMetaLikeQuantizeRTN) {
+  std::vector<DeviceQuantizer::Key> keys = actOrderKeys();
+  for (const DeviceQuantizer::Key &key : sparseKeys())
+    keys.push_back(key);
+  for (const DeviceQuantizer::Key &key : keys)
+    for (int64_t n : {1, 7, 300}) {
+      const std::string label = labelOf(key, n);
+      std::vector<float> w = makeWeights(n, key.k, key.input, 11 * n + 5);
+      format::TensorMap expected, got;
+      std::string error, why;
+      ASSERT_TRUE(format::quantizeRTN(key.encoding, w.data(), n, key.k,
+                                      expected, error))
+          << label << ": " << error;
+      ASSERT_EQ(expected.count(key.encoding.actOrder ? format::kGIdx
+                                                     : format::kMetadata),
+                1u)
+          << label;
+      // The whole path: upload, launch, download of every component.
+      std::vector<uint8_t> bytes = toBytes(w, key.input);
+      ASSERT_TRUE(quantizer->quantizeHost(key.encoding, bytes.data(), n, key.k,
+                                          key.input, got, why))
+          << label << ": " << why;
+      ASSERT_EQ(got.size(), expected.size()) << label;
+      expectSameBytes(expected, got, label);
+    }
+}
+
+TEST_F(QuantizeGpuTest, SparseKernelsKeepOrRefuseANaNAsQuantizeRTNDoes) {
+  for (const DeviceQuantizer::Key &key : sparseKeys())
+    for (int64_t at : {int64_t(3), int64_t(0)}) {
+      // Row 5 is random: a NaN last in its quad is dropped (the host
+      // quantizes the rest); first in its quad it is kept (refused).
+      std::vector<float> w = makeWeights(8, key.k, key.input, 17);
+      w[size_t(5 * key.k + 4 * 3 + at)] = NAN;
+      const std::string label =
+          labelOf(key, 8) + " NaN at quad position " + std::to_string(at);
+      format::TensorMap expected, got;
+      std::string error;
+      const bool hostOk = format::quantizeRTN(key.encoding, w.data(), 8, key.k,
+                                              expected, error);
+      ASSERT_EQ(hostOk, at == 3) << label << ": " << error;
+      int32_t status = run(key, w, 8, got);
+      ASSERT_EQ(status, hostOk ? 0 : 1) << label;
+      if (hostOk)
+        expectSameBytes(expected, got, label);
+    }
+}
+
+TEST_F(QuantizeGpuTest, ActOrderLayoutsRepackOnTheDeviceWithTheIdentityPerm) {
+  // What quantize-at-load does with an act_order weight: the kernel's
+  // components, then DeviceRepacker (--rtn check's comparison with
+  // format::repack on) for each kernel layout.
+  runtime::DeviceGather gather(*artifact, *context);
+  runtime::DeviceRepacker repacker(&gather, /*check=*/true, "");
+  for (const DeviceQuantizer::Key &key : actOrderKeys()) {
+    if (key.encoding.isSparse24())
+      continue; // 2:4 repacks on the host (codes and meta move together)
+    const int64_t n = 45;
+    std::vector<float> w = makeWeights(n, key.k, key.input, 23);
+    std::vector<uint8_t> bytes = toBytes(w, key.input);
+    format::TensorMap components;
+    std::string why, error;
+    ASSERT_TRUE(quantizer->quantizeHost(key.encoding, bytes.data(), n, key.k,
+                                        key.input, components, why))
+        << why;
+    std::vector<int32_t> identity(static_cast<size_t>(key.k));
+    for (int64_t c = 0; c < key.k; ++c)
+      identity[size_t(c)] = int32_t(c);
+    for (const std::string &layoutText : format::test::gatherLayouts()) {
+      const std::string label = labelOf(key, n) + " <" + layoutText + ">";
+      runtime::WeightSpec weight;
+      weight.name = "w";
+      weight.encoding = format::printEncoding(key.encoding);
+      weight.layout = layoutText;
+      weight.n = n;
+      weight.k = key.k;
+      weight.encodingAttr = key.encoding;
+      ASSERT_TRUE(format::parseLayout(layoutText, weight.layoutAttr, error));
+      format::TensorMap host, packed;
+      if (!format::repack(key.encoding, weight.layoutAttr, components, n, key.k,
+                          host, error))
+        continue; // a layout of other weights
+      ASSERT_TRUE(repacker.repack(weight, components, packed))
+          << label << ": " << repacker.summary();
+      ASSERT_EQ(packed.size(), host.size()) << label;
+      for (const auto &[name, tensor] : host)
+        EXPECT_EQ(packed.at(name).data, tensor.data) << label << " " << name;
+      if (packed.count(format::kPerm))
+        EXPECT_EQ(format::int32Values(packed.at(format::kPerm)), identity)
+            << label;
+    }
+  }
+  EXPECT_GE(repacker.deviceRepacks(), 2u);
 }
 
 TEST_F(QuantizeGpuTest, QuantizeDownloadsTheComponents) {

@@ -14,6 +14,13 @@
 // groups per byte, so their span is two groups): units never share a byte,
 // so a GPU thread per unit needs no atomics and no zeroed output.
 //
+// act_order without a g_idx (what quantize-at-load has) groups consecutive
+// columns like the plain encoding; the units of row 0 also write the g_idx
+// component, col / group (format::quantizeRTN's columnGroups). 2:4 keeps
+// the two columns of each quad that select24 picks: the units read the kept
+// values only and write their positions to the meta component; a group's
+// codes and metadata must fill whole bytes (group a multiple of 8).
+//
 // NVFP4's global scale depends on the whole tensor only through its largest
 // magnitude: the consumer supplies it (a loop on the CPU, a device
 // reduction before the GPU launch), prepareGlobalScale turns it into the
@@ -27,6 +34,7 @@
 #include "qfuse/Conversion/WeightDecoder.h"
 #include "qfuse/format/Encoding.h"
 
+#include <array>
 #include <string>
 
 namespace mlir {
@@ -34,8 +42,8 @@ namespace qf {
 
 /// Why the generated quantizer does not take `enc` over `k` input columns
 /// (those weights stay with the host's format::quantizeRTN), or "" when it
-/// does. Not taken: unquantized formats, act_order, 2:4, named codebook
-/// tables, float zero points in an f8 scale type, groups whose codes do not
+/// does. Not taken: unquantized formats, named codebook tables, float zero
+/// points in an f8 scale type, groups whose codes (or 2:4 metadata) do not
 /// fill whole bytes.
 std::string quantizeUnsupportedReason(const qfuse::format::Encoding &enc,
                                       int64_t k);
@@ -54,11 +62,17 @@ struct QuantizeBuffers {
   Value scales; ///< [N, G] in storageType(scale type)
   Value zeros;  ///< [N, ceil(G*bits/8)] i8 or [N, G] scale type; null if none
   Value globalScale; ///< [1] f32 (NVFP4's global_scale); null if none
+  Value gIdx;        ///< [K] i32 (act_order's g_idx); null if none
+  Value meta;        ///< [N, ceil(K/8)] i8 (2:4 positions); null if none
+
+  /// Binds the memref of the component named `name` (format::kCodes, ...);
+  /// false for a name that is not a quantizer output.
+  bool bind(StringRef name, Value memref);
 };
 
 /// The memref types of `QuantizeBuffers` for `enc` over `k` columns with
 /// rows `n` (ShapedType::kDynamic allowed), named codes, scales[, zeros]
-/// [, global_scale] (format::componentSpecs' order).
+/// [, global_scale][, g_idx][, meta] (format::componentSpecs' order).
 SmallVector<std::pair<std::string, MemRefType>>
 quantizeComponentTypes(MLIRContext *ctx, const qfuse::format::Encoding &enc,
                        int64_t n, int64_t k);
@@ -93,6 +107,30 @@ public:
 private:
   /// One group: returns (ok, zero point bits for the zero byte or 0).
   std::pair<Value, Value> quantizeGroup(Value n, Value g);
+  /// act_order, row 0 only: g_idx[c] = c / group for the columns of groups
+  /// [g0, gEnd).
+  void storeGroupIndex(Value n, Value g0, Value gEnd);
+
+  /// The body of forStored: (weight as f64, its stored index j, its 2:4
+  /// position in the quad as i32 or null when dense, carried values) ->
+  /// the next carried values.
+  using StoredBody =
+      function_ref<SmallVector<Value>(Value, Value, Value, ValueRange)>;
+  /// Runs `body` over the values row n stores for the logical columns
+  /// [c0, c1) (c0, c1 multiples of 4 under 2:4), in stored order: every
+  /// column, or the two select24 keeps of each quad.
+  SmallVector<Value> forStored(Value n, Value c0, Value c1, ValueRange inits,
+                               StoredBody body);
+  /// The kept (value f64, position i32) pairs of quad q of row n, the lower
+  /// position first (format's select24).
+  std::array<std::pair<Value, Value>, 2> select24(Value n, Value q);
+  /// Appends the `width`-bit `field` (i32), element j of row n's LSB-first
+  /// bit stream in `memref`, to the pending (bits, count) `acc`; stores the
+  /// byte it completes. Returns the next (bits, count).
+  SmallVector<Value> appendField(Value memref, Value n, Value j, unsigned width,
+                                 Value field, ValueRange acc);
+  /// The input weight [n, c] widened to f64.
+  Value loadWeight(Value n, Value c);
   /// The bits one weight stores, from its scale and zero point (f64).
   Value storedCode(Value v, Value scale, Value zero);
 

@@ -15,7 +15,8 @@
 //     status[0] = ok ? 0 : 1   // 1: a non-finite weight or scale
 //
 // The components are format::quantizeRTN's row-major packed bytes (with
-// NVFP4's global_scale component; the function finds the amax itself).
+// NVFP4's global_scale, act_order's g_idx and 2:4's meta components; the
+// function finds NVFP4's amax itself).
 //
 //===----------------------------------------------------------------------===//
 
@@ -58,17 +59,8 @@ void buildFunction(ModuleOp cpuModule, Location loc, StringRef name,
   b.setInsertionPointToStart(entry);
   QuantizeBuffers buffers;
   buffers.input = entry->getArgument(0);
-  for (auto [i, named] : llvm::enumerate(types)) {
-    Value arg = entry->getArgument(i);
-    if (named.first == qfuse::format::kCodes)
-      buffers.codes = arg;
-    else if (named.first == qfuse::format::kScales)
-      buffers.scales = arg;
-    else if (named.first == qfuse::format::kZeros)
-      buffers.zeros = arg;
-    else if (named.first == qfuse::format::kGlobalScale)
-      buffers.globalScale = arg;
-  }
+  for (auto [i, named] : llvm::enumerate(types))
+    buffers.bind(named.first, entry->getArgument(i)); // skips w and status
   Value status = entry->getArguments().back();
 
   ScalarEmitter e(b);

@@ -30,6 +30,20 @@ struct StoredScale {
   Value value, stored;
 };
 
+/// scf.for lb..ub with loop-carried values; `body` returns the next ones.
+inline SmallVector<Value>
+forCarried(ImplicitLocOpBuilder &b, Value lb, Value ub, ValueRange inits,
+           function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+  Value one = arith::ConstantIndexOp::create(b, 1);
+  auto loop = scf::ForOp::create(b, lb, ub, one, inits);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  SmallVector<Value> next =
+      body(loop.getInductionVar(), loop.getRegionIterArgs());
+  scf::YieldOp::create(b, next);
+  return SmallVector<Value>(loop.getResults());
+}
+
 class QuantizeScalars {
 public:
   explicit QuantizeScalars(ScalarEmitter &e) : e(e), b(e.builder()) {}

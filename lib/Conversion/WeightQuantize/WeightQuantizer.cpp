@@ -34,18 +34,20 @@ std::string mlir::qf::quantizeUnsupportedReason(const fmt::Encoding &enc,
                                                 int64_t k) {
   if (!enc.isQuantized())
     return "unquantized weights are stored as they are";
-  if (enc.actOrder)
-    return "act_order groups columns by g_idx, which the host computes";
-  if (enc.isSparse24())
-    return "2:4 sparsity selects the kept columns of each quad";
   if (enc.hasNamedTable())
     return "a named codebook table is only known at run time";
   if (enc.zeroPoint == fmt::ZeroPointKind::Float &&
       (enc.scaleType == fmt::ScalarType::F8E4M3FN ||
        enc.scaleType == fmt::ScalarType::F8E8M0FNU))
     return "float zero points in an f8 scale type";
-  if (!enc.isPerChannel() && (enc.groupSize * fmt::codeBits(enc)) % 8 != 0)
+  if (enc.isPerChannel())
+    return ""; // one unit per row: validate() ends every row on a byte
+  // 2:4 stores half of a group's columns and 2 bits of metadata for each.
+  const int64_t stored = enc.isSparse24() ? enc.groupSize / 2 : enc.groupSize;
+  if ((stored * fmt::codeBits(enc)) % 8 != 0)
     return "a group's codes do not fill whole bytes";
+  if (enc.isSparse24() && (stored * 2) % 8 != 0)
+    return "a group's 2:4 metadata does not fill whole bytes";
   (void)k;
   return "";
 }
@@ -81,7 +83,25 @@ mlir::qf::quantizeComponentTypes(MLIRContext *ctx, const fmt::Encoding &enc,
         {fmt::kZeros, MemRefType::get({n, groups}, scalar(enc.scaleType))});
   if (enc.globalScale)
     types.push_back({fmt::kGlobalScale, MemRefType::get({1}, b.getF32Type())});
+  if (enc.actOrder)
+    types.push_back({fmt::kGIdx, MemRefType::get({k}, b.getI32Type())});
+  if (enc.isSparse24())
+    types.push_back(
+        {fmt::kMetadata, MemRefType::get({n, (k + 7) / 8}, b.getI8Type())});
   return types;
+}
+
+bool QuantizeBuffers::bind(StringRef name, Value memref) {
+  Value *slot = name == fmt::kCodes         ? &codes
+                : name == fmt::kScales      ? &scales
+                : name == fmt::kZeros       ? &zeros
+                : name == fmt::kGlobalScale ? &globalScale
+                : name == fmt::kGIdx        ? &gIdx
+                : name == fmt::kMetadata    ? &meta
+                                            : nullptr;
+  if (slot)
+    *slot = memref;
+  return slot != nullptr;
 }
 
 WeightQuantizer::WeightQuantizer(ScalarEmitter &e, const fmt::Encoding &enc,
@@ -99,20 +119,6 @@ int64_t WeightQuantizer::unitsPerRow() const {
 }
 
 namespace {
-
-/// scf.for lb..ub with loop-carried values; `body` returns the next ones.
-SmallVector<Value>
-forCarried(ImplicitLocOpBuilder &b, Value lb, Value ub, ValueRange inits,
-           function_ref<SmallVector<Value>(Value, ValueRange)> body) {
-  Value one = arith::ConstantIndexOp::create(b, 1);
-  auto loop = scf::ForOp::create(b, lb, ub, one, inits);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(loop.getBody());
-  SmallVector<Value> next =
-      body(loop.getInductionVar(), loop.getRegionIterArgs());
-  scf::YieldOp::create(b, next);
-  return SmallVector<Value>(loop.getResults());
-}
 
 Value minIndex(ImplicitLocOpBuilder &b, Value x, Value y) {
   return arith::MinUIOp::create(b, x, y);
@@ -166,7 +172,24 @@ Value WeightQuantizer::quantizeUnit(Value n, Value u) {
   if (enc.zeroPoint == fmt::ZeroPointKind::Int)
     e.store(arith::TruncIOp::create(b, b.getI8Type(), out[1]), buf.zeros,
             {n, u});
+  if (enc.actOrder)
+    storeGroupIndex(n, g0, gEnd);
   return out[0];
+}
+
+void WeightQuantizer::storeGroupIndex(Value n, Value g0, Value gEnd) {
+  ImplicitLocOpBuilder &b = e.builder();
+  auto first =
+      scf::IfOp::create(b, e.eq(n, e.idx(0)), /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(first.thenBlock());
+  // columnGroups without options.gIdx: int32_t(col / enc.groupSize).
+  Value c0 = e.mul(g0, e.idx(groupCols));
+  Value c1 = minIndex(b, e.mul(gEnd, e.idx(groupCols)), e.idx(k));
+  auto loop = scf::ForOp::create(b, c0, c1, e.idx(1));
+  b.setInsertionPoint(loop.getBody()->getTerminator());
+  Value c = loop.getInductionVar();
+  e.store(e.toI32(e.divu(c, e.idx(enc.groupSize))), buf.gIdx, {c});
 }
 
 /// The stored code of the f64 weight `v` in a group with scale `s` (f64)
@@ -218,23 +241,17 @@ std::pair<Value, Value> WeightQuantizer::quantizeGroup(Value n, Value g) {
   QuantizeScalars q(e);
   Value c0 = e.mul(g, e.idx(groupCols));
   Value c1 = minIndex(b, e.add(c0, e.idx(groupCols)), e.idx(k));
-  auto load = [&](Value c) {
-    return q.toF64(
-        e.loadF32(buf.input, {n, c},
-                  cast<MemRefType>(buf.input.getType()).getElementType()));
-  };
 
-  // Statistics over the group (RowQuantizer::quantize).
-  SmallVector<Value> stats =
-      forCarried(b, c0, c1,
-                 {q.cf64(0.0), q.cf64(INFINITY), q.cf64(-INFINITY),
-                  arith::ConstantIntOp::create(b, 1, 1)},
-                 [&](Value c, ValueRange s) {
-                   Value v = load(c);
-                   return SmallVector<Value>{
-                       q.max(s[0], q.fabs(v)), q.min(s[1], v), q.max(s[2], v),
-                       arith::AndIOp::create(b, s[3], q.isFinite(v))};
-                 });
+  // Statistics over the group's stored values (RowQuantizer::quantize).
+  SmallVector<Value> stats = forStored(
+      n, c0, c1,
+      {q.cf64(0.0), q.cf64(INFINITY), q.cf64(-INFINITY),
+       arith::ConstantIntOp::create(b, 1, 1)},
+      [&](Value v, Value, Value, ValueRange s) {
+        return SmallVector<Value>{
+            q.max(s[0], q.fabs(v)), q.min(s[1], v), q.max(s[2], v),
+            arith::AndIOp::create(b, s[3], q.isFinite(v))};
+      });
   Value amax = stats[0], lo = stats[1], hi = stats[2];
 
   // The unrounded scale (RowQuantizer::scales).
@@ -299,25 +316,21 @@ std::pair<Value, Value> WeightQuantizer::quantizeGroup(Value n, Value g) {
     }
   }
 
-  // Codes, into the row's bit stream (groups start on a byte boundary).
-  forCarried(b, c0, c1, {e.c32(0), e.c32(0)}, [&](Value c, ValueRange acc) {
-    Value code = storedCode(load(c), scaleD, zero);
-    Value packed = e.bor(acc[0], e.shl(code, acc[1]));
-    Value filled = e.add(acc[1], e.c32(bits));
-    Value full =
-        arith::CmpIOp::create(b, arith::CmpIPredicate::uge, filled, e.c32(8));
-    auto ifFull = scf::IfOp::create(b, full, /*withElseRegion=*/false);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(ifFull.thenBlock());
-      // The byte that element c completes: (c + 1) * bits / 8 - 1.
-      Value byte = e.sub(
-          e.divu(e.mul(e.add(c, e.idx(1)), e.idx(bits)), e.idx(8)), e.idx(1));
-      e.store(arith::TruncIOp::create(b, b.getI8Type(), packed), buf.codes,
-              {n, byte});
-    }
-    return SmallVector<Value>{e.select(full, e.shru(packed, e.c32(8)), packed),
-                              e.select(full, e.sub(filled, e.c32(8)), filled)};
-  });
+  // Codes, into the row's bit stream (groups start on a byte boundary), and
+  // under 2:4 each one's position into the meta stream (2 bits per code).
+  SmallVector<Value> pending(enc.isSparse24() ? 4 : 2, e.c32(0));
+  SmallVector<Value> streams = forStored(
+      n, c0, c1, pending, [&](Value v, Value j, Value pos, ValueRange acc) {
+        Value code = storedCode(v, scaleD, zero);
+        SmallVector<Value> next =
+            appendField(buf.codes, n, j, bits, code, acc.take_front(2));
+        if (pos)
+          next.append(appendField(buf.meta, n, j, 2, pos, acc.drop_front(2)));
+        return next;
+      });
+  // Per channel, K = 4 (mod 8): the last meta byte holds one quad.
+  if (enc.isSparse24() && enc.isPerChannel() && k % 8 != 0)
+    e.store(arith::TruncIOp::create(b, b.getI8Type(), streams[2]), buf.meta,
+            {n, e.idx(k / 8)});
   return {ok, zeroBits};
 }

@@ -44,11 +44,44 @@ func.func @nvfp4(%a: tensor<16x64xf16>) -> !qf.weight<16x64, #nvfp4> {
 
 // -----
 
+// act_order at load has no g_idx: consecutive groups, and the units of row
+// 0 write g_idx[c] = c / group. 2:4 keeps two of each quad: the function
+// reads the four, picks by |w| with strict compares (the lower position on
+// a tie) and writes the positions to meta ([N, K/8]).
+#ao24 = #qf.enc<uint4, group = 64, scale = f16, zero = int, act_order, sparse = 2:4>
+func.func @act_order_2of4(%a: tensor<16x128xf16>) -> !qf.weight<16x128, #ao24> {
+  %w = qf.quantize %a : tensor<16x128xf16> -> !qf.weight<16x128, #ao24>
+  return %w : !qf.weight<16x128, #ao24>
+}
+
+// CHECK-LABEL: func.func @act_order_2of4
+// CHECK: params = ["w", "codes", "scales", "zeros", "g_idx", "meta", "status"]
+// CHECK: func.func @qf_cpu_quantize_0(%{{.*}}: memref<?x128xf16>, %{{.*}}: memref<?x32xi8>, %{{.*}}: memref<?x2xf16>, %{{.*}}: memref<?x1xi8>, %[[GIDX:.*]]: memref<128xi32>, %[[META:.*]]: memref<?x16xi8>, %{{.*}}: memref<1xi32>)
+// CHECK: arith.cmpf ogt, {{.*}} : f32
+// CHECK: arith.minsi
+// CHECK: arith.maxsi
+// CHECK: memref.store %{{.*}}, %[[META]][%{{.*}}, %{{.*}}] : memref<?x16xi8>
+// CHECK: arith.divui %{{.*}}, %c64
+// CHECK: memref.store %{{.*}}, %[[GIDX]][%{{.*}}] : memref<128xi32>
+
+// -----
+
 // What the generated quantizer does not take keeps no function: a remark
 // says why, and the host's format::quantizeRTN quantizes it.
-#ao = #qf.enc<int4, group = 32, scale = f16, act_order>
-func.func @act_order(%a: tensor<16x64xf16>) -> !qf.weight<16x64, #ao> {
-  // expected-remark@+1 {{act_order groups columns by g_idx, which the host computes}}
-  %w = qf.quantize %a : tensor<16x64xf16> -> !qf.weight<16x64, #ao>
-  return %w : !qf.weight<16x64, #ao>
+#named = #qf.enc<codebook, bits = 4, table = "lut" : f16, group = 32, scale = f16>
+func.func @named_table(%a: tensor<16x64xf16>) -> !qf.weight<16x64, #named> {
+  // expected-remark@+1 {{a named codebook table is only known at run time}}
+  %w = qf.quantize %a : tensor<16x64xf16> -> !qf.weight<16x64, #named>
+  return %w : !qf.weight<16x64, #named>
+}
+
+// -----
+
+// 2:4 in groups of 4: a group's positions (2 bits for each of its 2 kept
+// values) are half a byte, which the next group's unit would share.
+#sp4 = #qf.enc<int8, group = 4, scale = f16, sparse = 2:4>
+func.func @sparse_group4(%a: tensor<16x64xf16>) -> !qf.weight<16x64, #sp4> {
+  // expected-remark@+1 {{a group's 2:4 metadata does not fill whole bytes}}
+  %w = qf.quantize %a : tensor<16x64xf16> -> !qf.weight<16x64, #sp4>
+  return %w : !qf.weight<16x64, #sp4>
 }

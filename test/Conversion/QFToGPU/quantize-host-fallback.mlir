@@ -9,29 +9,25 @@
 // kernel layouts on the device: each op of a 4-bit dense encoding records
 // the qf_gather_fields_b4 launch (2:4 does not).
 #int4 = #qf.enc<int4, group = 128, scale = f16>
-#ao = #qf.enc<int4, group = 128, scale = f16, act_order>
-#sp = #qf.enc<int4, group = 128, scale = f16, sparse = 2:4>
+#sp4 = #qf.enc<int8, group = 4, scale = f16, sparse = 2:4>
 #named = #qf.enc<codebook, bits = 4, table = "lut" : f16, group = 64, scale = f16>
 
 // CHECK-LABEL: func.func @mixed
 // CHECK: qf.quantize %{{.*}} {qf.launches = [#qf.launch<{{.*}}@qf_quantize_0_k256_f16{{.*}}@qf_gather_fields_b4
-// CHECK: qf.quantize %{{.*}} {qf.launches = [#qf.launch<{{.*}}@qf_gather_fields_b4{{.*}}>]} : {{.*}}#int4_g128_1>
 // CHECK-NOT: qf.launches
-// CHECK: qf.quantize %{{.*}} : {{.*}}#int4_g128_2of4>
+// CHECK: qf.quantize %{{.*}} : {{.*}}#int8_g4_2of4>
 // CHECK: qf.quantize %{{.*}} {qf.launches = [#qf.launch<{{.*}}@qf_gather_fields_b4{{.*}}>]} : {{.*}}#codebook_g64>
 // CHECK: return
-func.func @mixed(%a: tensor<32x256xf16>) -> (!qf.weight<32x256, #int4>, !qf.weight<32x256, #ao>, !qf.weight<32x256, #sp>, !qf.weight<32x256, #named>) {
+func.func @mixed(%a: tensor<32x256xf16>) -> (!qf.weight<32x256, #int4>, !qf.weight<32x256, #sp4>, !qf.weight<32x256, #named>) {
   %0 = qf.quantize %a : tensor<32x256xf16> -> !qf.weight<32x256, #int4>
-  // expected-remark@+1 {{qf-to-gpu: qf.quantize to #qf.enc<int4, group = 128, scale = f16, act_order> has no GPU kernel (act_order groups columns by g_idx, which the host computes); the runtime quantizes it on the host (format::quantizeRTN)}}
-  %1 = qf.quantize %a : tensor<32x256xf16> -> !qf.weight<32x256, #ao>
-  // expected-remark@+1 {{has no GPU kernel (2:4 sparsity selects the kept columns of each quad)}}
-  %2 = qf.quantize %a : tensor<32x256xf16> -> !qf.weight<32x256, #sp>
+  // expected-remark@+1 {{qf-to-gpu: qf.quantize to #qf.enc<int8, group = 4, scale = f16, sparse = 2:4> has no GPU kernel (a group's 2:4 metadata does not fill whole bytes); the runtime quantizes it on the host (format::quantizeRTN)}}
+  %1 = qf.quantize %a : tensor<32x256xf16> -> !qf.weight<32x256, #sp4>
   // expected-remark@+1 {{has no GPU kernel (a named codebook table is only known at run time)}}
-  %3 = qf.quantize %a : tensor<32x256xf16> -> !qf.weight<32x256, #named>
-  return %0, %1, %2, %3 : !qf.weight<32x256, #int4>, !qf.weight<32x256, #ao>, !qf.weight<32x256, #sp>, !qf.weight<32x256, #named>
+  %2 = qf.quantize %a : tensor<32x256xf16> -> !qf.weight<32x256, #named>
+  return %0, %1, %2 : !qf.weight<32x256, #int4>, !qf.weight<32x256, #sp4>, !qf.weight<32x256, #named>
 }
 
-// REMARKS-COUNT-3: remark: qf-to-gpu: qf.quantize to
+// REMARKS-COUNT-2: remark: qf-to-gpu: qf.quantize to
 // ART: "launch": "qf_quantize_0_k256_f16",
 // ART-NEXT: "op": "qf.quantize"
 // ART-NOT: "launch": "qf_quantize_

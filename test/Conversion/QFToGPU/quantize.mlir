@@ -59,6 +59,27 @@ func.func @nvfp4_bf16(%a: tensor<8x256xbf16>) -> !qf.weight<8x256, #nvfp4> {
   return %w : !qf.weight<8x256, #nvfp4>
 }
 
+// act_order at load (no g_idx): the plain encoding's groups, and g_idx
+// ([K] i32, col / group) as one more component, written by block 0; the
+// codes still repack on the device (the b4 gather follows).
+// CHECK-LABEL: func.func @act_order
+// CHECK: qf.quantize %{{.*}} {qf.launches = [#qf.launch<args = [#qf.arg<operand 0>, #qf.arg<component "codes">, #qf.arg<component "scales">, #qf.arg<component "g_idx">, #qf.arg<scratch "qf_quantize_status">], batch = 1, block = [32, 1, 1], {{.*}}kernel = @qf_kernels::@qf_quantize_4_k4096_f16, params = ["w", "codes", "scales", "g_idx", "status"], {{.*}}@qf_gather_fields_b4
+#ao = #qf.enc<int4, group = 128, scale = f16, act_order>
+func.func @act_order(%a: tensor<16x4096xf16>) -> !qf.weight<16x4096, #ao> {
+  %w = qf.quantize %a : tensor<16x4096xf16> -> !qf.weight<16x4096, #ao>
+  return %w : !qf.weight<16x4096, #ao>
+}
+
+// 2:4: the kept two of each quad and their positions (meta, [N, K/8]); no
+// layout gather (codes and metadata move together, format::repack).
+// CHECK-LABEL: func.func @sparse
+// CHECK: qf.quantize %{{.*}} {qf.launches = [#qf.launch<args = [#qf.arg<operand 0>, #qf.arg<component "codes">, #qf.arg<component "scales">, #qf.arg<component "zeros">, #qf.arg<component "meta">, #qf.arg<scratch "qf_quantize_status">], batch = 1, block = [32, 1, 1], {{.*}}kernel = @qf_kernels::@qf_quantize_5_k2048_bf16, params = ["w", "codes", "scales", "zeros", "meta", "status"], shared_bytes = 0>]}
+#sp = #qf.enc<uint4, group = 64, scale = bf16, zero = int, sparse = 2:4>
+func.func @sparse(%a: tensor<16x2048xbf16>) -> !qf.weight<16x2048, #sp> {
+  %w = qf.quantize %a : tensor<16x2048xbf16> -> !qf.weight<16x2048, #sp>
+  return %w : !qf.weight<16x2048, #sp>
+}
+
 // The kernels: row = ctaid.x, N = nctaid.x; f64 statistics and division,
 // rint as cvt.rni, the scale rounded up through cvt.rn and a compare.
 // CHECK: gpu.module @qf_kernels
@@ -74,6 +95,12 @@ func.func @nvfp4_bf16(%a: tensor<8x256xbf16>) -> !qf.weight<8x256, #nvfp4> {
 // CHECK: llvm.func @qf_quantize_3_k256_bf16(%{{.*}}: !llvm.ptr<1> {llvm.noalias, llvm.readonly}, %{{.*}}: !llvm.ptr<1> {llvm.noalias, llvm.readonly}, %{{.*}}: !llvm.ptr<1> {llvm.noalias}, %{{.*}}: !llvm.ptr<1> {llvm.noalias}, %{{.*}}: !llvm.ptr<1> {llvm.noalias}, %{{.*}}: !llvm.ptr<1> {llvm.noalias})
 // CHECK: llvm.fdiv %{{.*}}, %{{.*}} : f64
 // CHECK: llvm.store %{{.*}}, %{{.*}} : f32, !llvm.ptr
+// act_order: block 0 stores g_idx as i32; 2:4: strict compares of |w| in
+// f32 pick the kept two.
+// CHECK: llvm.func @qf_quantize_4_k4096_f16
+// CHECK: llvm.store %{{.*}}, %{{.*}} : i32, !llvm.ptr
+// CHECK: llvm.func @qf_quantize_5_k2048_bf16
+// CHECK: llvm.fcmp "ogt" %{{.*}}, %{{.*}} : f32
 
 // PTX: .entry qf_quantize_0_k4096_f16(
 // PTX: div.rn.f64

@@ -1,7 +1,8 @@
 // qf.quantize's CPU reference (qf-to-cpu, built from WeightQuantizer) writes
 // exactly the bytes of qfuse::format::quantizeRTN for every encoding the
 // generated quantizer takes, on stress, random and non-finite inputs, at
-// several seeds; a corrupted input makes the check fail.
+// several seeds; a corrupted input makes the check fail. act_order (no g_idx
+// at load) and 2:4 included, with every component quantizeRTN packs.
 // RUN: qfuse-cpu-check %S/Inputs/quantize-formats.mlir --seed=1 \
 // RUN:   | FileCheck %s --implicit-check-not=FAIL
 // RUN: qfuse-cpu-check %S/Inputs/quantize-formats.mlir --seed=2 \
@@ -27,13 +28,25 @@
 // CHECK: PASS qf.quantize#19 {{.*}} nonfinite (host refuses; status 1)
 // CHECK: PASS qf.quantize#20 24x256 bf16 {{.*}}global_scale> random
 // CHECK: PASS qf.quantize#21 24x208 f32 {{.*}}global_scale> stress
-// CHECK: qfuse-cpu-check: 66 cases, 66 passed, 0 failed
+// act_order at load: consecutive groups and the g_idx component.
+// CHECK: PASS qf.quantize#22 24x256 f16 -> #qf.enc<int4, group = 128, scale = f16, act_order> stress
+// CHECK: PASS qf.quantize#23 {{.*}}zero = int, act_order> random
+// 2:4: select24's ties (the stress rows), the meta component, NaNs in the
+// dropped columns (the host quantizes those), a last half meta byte (#27).
+// CHECK: PASS qf.quantize#24 24x256 f16 -> #qf.enc<int4, group = 128, scale = f16, sparse = 2:4> stress
+// CHECK: PASS qf.quantize#24 {{.*}} nonfinite (host refuses; status 1)
+// CHECK: PASS qf.quantize#24 {{.*}} droppednan
+// CHECK: PASS qf.quantize#27 24x196 f32 -> #qf.enc<int8, per_channel, scale = f32, sparse = 2:4> stress
+// CHECK: PASS qf.quantize#29 {{.*}}act_order, sparse = 2:4> droppednan
+// CHECK: qfuse-cpu-check: 96 cases, 96 passed, 0 failed
 
-// SUMMARY: qfuse-cpu-check: 66 cases, 66 passed, 0 failed
+// SUMMARY: qfuse-cpu-check: 96 cases, 96 passed, 0 failed
 
 // PERTURB: FAIL qf.quantize#0 {{.*}} stress codes: byte {{[0-9]+}} (row {{[0-9]+}}) is 0x{{[0-9a-f]+}}, quantizeRTN wrote
 // PERTURB: FAIL qf.quantize#4 {{.*}}zero = int> stress
 // PERTURB: FAIL qf.quantize#12 {{.*}}f8E8M0FNU> random
 // PERTURB: FAIL qf.quantize#17 {{.*}} random
 // PERTURB: FAIL qf.quantize#19 {{.*}}global_scale> stress codes:
-// PERTURB: qfuse-cpu-check: 66 cases, 23 passed, 43 failed
+// PERTURB: FAIL qf.quantize#22 {{.*}}act_order> stress codes:
+// PERTURB: FAIL qf.quantize#24 {{.*}}sparse = 2:4> random codes:
+// PERTURB: qfuse-cpu-check: 96 cases, 31 passed, 65 failed

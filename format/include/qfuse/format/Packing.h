@@ -250,8 +250,11 @@ struct QuantizeOptions {
 /// A group of zeros gets s = 1 (NVFP4: the recipe's 0, with codes 0). rint
 /// rounds half to even. A NaN or infinite weight that is kept fails, naming
 /// its [row, column]. Under 2:4, each
-/// group of 4 keeps its two largest magnitudes (the lower column on a tie),
-/// and the statistics cover kept values only.
+/// group of 4 keeps its two largest magnitudes (the lower column on a tie;
+/// a NaN is never larger, so it is kept only in column 0 of its quad, or 1
+/// when column 0 holds the largest), and the statistics
+/// cover kept values only. act_order without options.gIdx (quantize at
+/// load) groups consecutive columns, and g_idx is k / group.
 ///
 /// Error bounds that follow, per element, with s the stored scale of its
 /// group (s / global for NVFP4) and u the unit roundoff of the scale type:

@@ -8,8 +8,8 @@
 // (N is the grid: one kernel per (encoding, K, input type) serves every
 // row count); thread t quantizes the units t, t + T, ... of the row:
 //
-//   qf_quantize_<i>(w, [amax,] codes, scales[, zeros][, global_scale],
-//                   status)
+//   qf_quantize_<i>(w, [amax,] codes, scales[, zeros][, global_scale]
+//                   [, g_idx][, meta], status)
 //     [global = prepareGlobalScale(amax[0])]           // NVFP4
 //     [if (ctaid.x == 0 && tid == 0) global_scale[0] = global]
 //     for (u = tid; u < units; u += T)
@@ -18,6 +18,7 @@
 //
 // NVFP4's `amax` is the tensor's largest |w| (f32), which the caller finds
 // with a device reduction before the launch: a block sees one row only.
+// act_order's g_idx ([K], k / group) is written by block 0's units.
 //
 // Units own whole bytes of every output, so no thread reads or waits for
 // another's; the outputs need no zeroing. The caller zeroes `status` and,
@@ -117,14 +118,7 @@ KernelLaunch qf::emitQuantizeKernel(gpu::GPUModuleOp module, StringRef name,
   for (auto [i, component] : llvm::enumerate(components)) {
     Value memref = wrapRows(b, converter, component.second,
                             fn.getArgument(i + inputs), rowCount);
-    if (component.first == qfuse::format::kCodes)
-      buffers.codes = memref;
-    else if (component.first == qfuse::format::kScales)
-      buffers.scales = memref;
-    else if (component.first == qfuse::format::kZeros)
-      buffers.zeros = memref;
-    else
-      buffers.globalScale = memref;
+    buffers.bind(component.first, memref);
   }
   Value status = wrapRows(b, converter, MemRefType::get({1}, b.getI32Type()),
                           fn.getArguments().back(), rowCount);

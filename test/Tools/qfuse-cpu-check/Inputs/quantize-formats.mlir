@@ -1,5 +1,6 @@
 // qf.quantize into every encoding the generated quantizer takes, from f16,
-// bf16 and f32 weights, per channel and grouped (a partial last group too).
+// bf16 and f32 weights, per channel and grouped (a partial last group too),
+// act_order and 2:4.
 !f16 = tensor<24x256xf16>
 func.func @int4_g128(%d: !f16) -> !qf.weight<24x256, #qf.enc<int4, group = 128, scale = f16>> {
   %w = qf.quantize %d : !f16 -> !qf.weight<24x256, #qf.enc<int4, group = 128, scale = f16>>
@@ -89,4 +90,40 @@ func.func @nvfp4_bf16(%d: tensor<24x256xbf16>) -> !qf.weight<24x256, #qf.enc<fp4
 func.func @nvfp4_f32(%d: tensor<24x208xf32>) -> !qf.weight<24x208, #qf.enc<fp4e2m1, group = 16, scale = f8E4M3FN, global_scale>> {
   %w = qf.quantize %d : tensor<24x208xf32> -> !qf.weight<24x208, #qf.enc<fp4e2m1, group = 16, scale = f8E4M3FN, global_scale>>
   return %w : !qf.weight<24x208, #qf.enc<fp4e2m1, group = 16, scale = f8E4M3FN, global_scale>>
+}
+// act_order without a g_idx: consecutive groups, and the g_idx component.
+func.func @int4_act_order(%d: !f16) -> !qf.weight<24x256, #qf.enc<int4, group = 128, scale = f16, act_order>> {
+  %w = qf.quantize %d : !f16 -> !qf.weight<24x256, #qf.enc<int4, group = 128, scale = f16, act_order>>
+  return %w : !qf.weight<24x256, #qf.enc<int4, group = 128, scale = f16, act_order>>
+}
+func.func @uint4_act_order_bf16(%d: tensor<24x192xbf16>) -> !qf.weight<24x192, #qf.enc<uint4, group = 64, scale = bf16, zero = int, act_order>> {
+  %w = qf.quantize %d : tensor<24x192xbf16> -> !qf.weight<24x192, #qf.enc<uint4, group = 64, scale = bf16, zero = int, act_order>>
+  return %w : !qf.weight<24x192, #qf.enc<uint4, group = 64, scale = bf16, zero = int, act_order>>
+}
+// 2:4: the kept two of each quad (select24's ties) and the meta component.
+func.func @int4_sparse(%d: !f16) -> !qf.weight<24x256, #qf.enc<int4, group = 128, scale = f16, sparse = 2:4>> {
+  %w = qf.quantize %d : !f16 -> !qf.weight<24x256, #qf.enc<int4, group = 128, scale = f16, sparse = 2:4>>
+  return %w : !qf.weight<24x256, #qf.enc<int4, group = 128, scale = f16, sparse = 2:4>>
+}
+func.func @uint4_sparse_bf16(%d: tensor<24x256xbf16>) -> !qf.weight<24x256, #qf.enc<uint4, group = 64, scale = bf16, zero = int, sparse = 2:4>> {
+  %w = qf.quantize %d : tensor<24x256xbf16> -> !qf.weight<24x256, #qf.enc<uint4, group = 64, scale = bf16, zero = int, sparse = 2:4>>
+  return %w : !qf.weight<24x256, #qf.enc<uint4, group = 64, scale = bf16, zero = int, sparse = 2:4>>
+}
+func.func @uint8_float_zero_sparse(%d: !f16) -> !qf.weight<24x256, #qf.enc<uint8, group = 64, scale = f16, zero = float, sparse = 2:4>> {
+  %w = qf.quantize %d : !f16 -> !qf.weight<24x256, #qf.enc<uint8, group = 64, scale = f16, zero = float, sparse = 2:4>>
+  return %w : !qf.weight<24x256, #qf.enc<uint8, group = 64, scale = f16, zero = float, sparse = 2:4>>
+}
+// Per channel with K = 4 (mod 8): the last meta byte holds one quad.
+func.func @int8_channel_sparse_f32(%d: tensor<24x196xf32>) -> !qf.weight<24x196, #qf.enc<int8, per_channel, scale = f32, sparse = 2:4>> {
+  %w = qf.quantize %d : tensor<24x196xf32> -> !qf.weight<24x196, #qf.enc<int8, per_channel, scale = f32, sparse = 2:4>>
+  return %w : !qf.weight<24x196, #qf.enc<int8, per_channel, scale = f32, sparse = 2:4>>
+}
+func.func @fp8_sparse(%d: !f16) -> !qf.weight<24x256, #qf.enc<fp8e4m3, group = 32, scale = f32, sparse = 2:4>> {
+  %w = qf.quantize %d : !f16 -> !qf.weight<24x256, #qf.enc<fp8e4m3, group = 32, scale = f32, sparse = 2:4>>
+  return %w : !qf.weight<24x256, #qf.enc<fp8e4m3, group = 32, scale = f32, sparse = 2:4>>
+}
+// Both: GPTQ's act_order with 2:4 has consecutive groups at load too.
+func.func @uint4_act_order_sparse(%d: !f16) -> !qf.weight<24x256, #qf.enc<uint4, group = 64, scale = f16, zero = int, act_order, sparse = 2:4>> {
+  %w = qf.quantize %d : !f16 -> !qf.weight<24x256, #qf.enc<uint4, group = 64, scale = f16, zero = int, act_order, sparse = 2:4>>
+  return %w : !qf.weight<24x256, #qf.enc<uint4, group = 64, scale = f16, zero = int, act_order, sparse = 2:4>>
 }
