@@ -48,16 +48,23 @@ class QuantizeKernelsTest(unittest.TestCase):
 
 
 class CompileWritesTheQuantizeArtifact(TempDirTestCase):
-    def test_compile_writes_both(self):
+    def compile_tiny(self, encoding, name="m", *extra):
+        """`qfuse compile` of the tiny Llama into NAME.qfa (sm_90, batch 1);
+        the run and its quantize artifact's JSON (None when not written)."""
         tool_or_skip(self, "qfuse-compile")
         config = self.write_config(TINY_LLAMA)
-        out = os.path.join(self.tmp, "m.qfa")
-        r = run_cli("compile", "--config", config, "--encoding", "int4-g128",
-                    "--batch-sizes", "1", "--chip", "sm_90", "-o", out)
+        out = os.path.join(self.tmp, name + ".qfa")
+        r = run_cli("compile", "--config", config, "--encoding", encoding,
+                    "--batch-sizes", "1", "--chip", "sm_90", *extra, "-o", out)
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn("m.quantize.qfa (round-to-nearest kernels", r.stderr)
+        if not os.path.exists(quantize_artifact_path(out)):
+            return r, None
         with open(quantize_artifact_path(out)) as f:
-            kernels = json.load(f)
+            return r, json.load(f)
+
+    def test_compile_writes_both(self):
+        r, kernels = self.compile_tiny("int4-g128")
+        self.assertIn("m.quantize.qfa (round-to-nearest kernels", r.stderr)
         ops = [(s["op"], s["encoding"]) for p in kernels["plans"] for s in p["steps"]]
         self.assertTrue(ops)
         self.assertTrue(all(op == "qf.quantize" for op, _ in ops))
@@ -66,14 +73,7 @@ class CompileWritesTheQuantizeArtifact(TempDirTestCase):
     def test_nvfp4_gets_kernels_that_read_the_amax(self):
         # NVFP4's global scale needs the tensor's largest magnitude: its
         # kernels take it as the "amax" input and write "global_scale".
-        tool_or_skip(self, "qfuse-compile")
-        config = self.write_config(TINY_LLAMA)
-        out = os.path.join(self.tmp, "m.qfa")
-        r = run_cli("compile", "--config", config, "--encoding", "nvfp4",
-                    "--batch-sizes", "1", "--chip", "sm_90", "-o", out)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        with open(quantize_artifact_path(out)) as f:
-            kernels = json.load(f)
+        _, kernels = self.compile_tiny("nvfp4")
         steps = [s for p in kernels["plans"] for s in p["steps"]
                  if s["launch"].startswith("qf_quantize_")]
         self.assertTrue(steps)
@@ -89,18 +89,11 @@ class CompileWritesTheQuantizeArtifact(TempDirTestCase):
     def test_act_order_and_2of4_kernels_write_g_idx_and_meta(self):
         # act_order at load (no g_idx: consecutive groups) writes the g_idx
         # component; 2:4 writes the kept codes and their positions (meta).
-        tool_or_skip(self, "qfuse-compile")
-        config = self.write_config(TINY_LLAMA)
         for encoding, extra in (("#qf.enc<int4, group = 128, scale = f16, act_order>",
                                  "g_idx"),
                                 ("2:4+int4", "meta")):
-            out = os.path.join(self.tmp, f"m-{extra}.qfa")
-            r = run_cli("compile", "--config", config, "--encoding", encoding,
-                        "--batch-sizes", "1", "--chip", "sm_90", "-o", out)
-            self.assertEqual(r.returncode, 0, r.stderr)
+            r, kernels = self.compile_tiny(encoding, f"m-{extra}")
             self.assertNotIn("has no GPU kernel", r.stderr)
-            with open(quantize_artifact_path(out)) as f:
-                kernels = json.load(f)
             steps = [s for p in kernels["plans"] for s in p["steps"]
                      if s["launch"].startswith("qf_quantize_")]
             self.assertTrue(steps, encoding)
@@ -109,14 +102,8 @@ class CompileWritesTheQuantizeArtifact(TempDirTestCase):
                 self.assertTrue(args[-2].endswith("." + extra), args)
 
     def test_no_quantize_kernels(self):
-        tool_or_skip(self, "qfuse-compile")
-        config = self.write_config(TINY_LLAMA)
-        out = os.path.join(self.tmp, "m.qfa")
-        r = run_cli("compile", "--config", config, "--encoding", "int4-g128",
-                    "--batch-sizes", "1", "--chip", "sm_90", "--no-quantize-kernels",
-                    "-o", out)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertFalse(os.path.exists(quantize_artifact_path(out)))
+        _, kernels = self.compile_tiny("int4-g128", "m", "--no-quantize-kernels")
+        self.assertIsNone(kernels)
 
 
 if __name__ == "__main__":
