@@ -108,9 +108,13 @@ def emit_shapes(label, projs, encoding, batch, only=None, enc_for=None,
 
 
 def emit_full_step(label, projs, layers, encoding, batch, enc_for=None,
-                   weight_name=None, progress=None):
+                   weight_name=None, progress=None, gated=False):
     """All layers: layers x (q, k, v, o, gate, up, down) + lm_head, each with
-    its own weight, reading one input per distinct K (hidden, act, attn)."""
+    its own weight, reading one input per distinct K (hidden, act, attn).
+
+    `gated=True` joins each layer's gate and up by qf.silu_mul and feeds
+    down_proj from it, as a model's MLP does (so that the default fusion can
+    form the gated gate/up kernel); otherwise down reads the `act` input."""
     enc_for = enc_for or _fixed(encoding)
     weight_name = weight_name or (lambda layer, kind: (
         "lm_head" if kind == "lm_head" else f"model.layers.{layer}.{kind}"))
@@ -139,14 +143,23 @@ def emit_full_step(label, projs, layers, encoding, batch, enc_for=None,
     header = len(lines) - 1
     count = 0
     results = []
+    mlp, act = {}, None
     for layer in range(layers):
         for name, n, k in projs[:-1]:
             w = weight_name(layer, name)
             line, wt = aliases.weight(w, n, k, texts[w], f"%w{count}", m)
             lines.append(line)
-            lines.append(f"  %y{count} = qf.matmul {inputs[k]}, %w{count} : "
+            x = act if gated and name == "down_proj" else inputs[k]
+            lines.append(f"  %y{count} = qf.matmul {x}, %w{count} : "
                          f"tensor<{m}x{k}xf16>, {wt} -> tensor<{m}x{n}xf16>")
-            results.append((f"%y{count}", f"tensor<{m}x{n}xf16>"))
+            if gated and name in ("gate_proj", "up_proj"):
+                mlp[name] = f"%y{count}"
+            else:
+                results.append((f"%y{count}", f"tensor<{m}x{n}xf16>"))
+            if gated and name == "up_proj":
+                act = f"%act{layer}"
+                lines.append(f"  {act} = qf.silu_mul {mlp['gate_proj']}, "
+                             f"{mlp['up_proj']} : tensor<{m}x{n}xf16>")
             count += 1
         if progress:
             progress.update(layer + 1)
