@@ -28,12 +28,12 @@ def projections(model):
     return decode_step.reference_projections(model)
 
 
-def emit_full_step(model, encoding, batch, gated=False):
+def emit_full_step(model, encoding, batch, as_model=False):
     """All layers: layers x (q, k, v, o, gate, up, down) + lm_head, each with
-    its own weight, reading one input per projection kind (down reading
-    silu_mul(gate, up) with `gated`)."""
+    its own weight, reading one input per projection kind (or, `as_model`,
+    wired per layer as a model runs it)."""
     return decode_step.emit_full_step(model, projections(model), MODELS[model][4],
-                                      encoding, batch, gated=gated)
+                                      encoding, batch, as_model=as_model)
 
 
 def emit(model, encoding, batch, only=None):
@@ -58,8 +58,10 @@ def main():
     parser.add_argument("--only", help="one projection (q_proj, ..., lm_head)")
     parser.add_argument("--full-step", action="store_true",
                         help="every layer with its own weights + lm_head")
-    parser.add_argument("--gated", action="store_true",
-                        help="with --full-step: down_proj reads qf.silu_mul(gate, up)")
+    parser.add_argument("--as-model", action="store_true",
+                        help="with --full-step: each layer wired as a model runs it "
+                        "(its own q/k/v, o and gate/up inputs; down reads "
+                        "qf.silu_mul(gate, up)), so no fusion spans layers")
     parser.add_argument("--list-shapes", action="store_true",
                         help="print 'name N K' per projection and exit")
     parser.add_argument("-o", "--output", default="-")
@@ -70,10 +72,10 @@ def main():
         return
     if not args.encoding:
         parser.error("--encoding is required")
-    if args.gated and not args.full_step:
-        parser.error("--gated goes with --full-step")
+    if args.as_model and not args.full_step:
+        parser.error("--as-model goes with --full-step")
     if args.full_step:
-        text = emit_full_step(args.model, args.encoding, args.batch, args.gated)
+        text = emit_full_step(args.model, args.encoding, args.batch, args.as_model)
     else:
         text = emit(args.model, args.encoding, args.batch, args.only)
     if args.output == "-":

@@ -108,13 +108,15 @@ def emit_shapes(label, projs, encoding, batch, only=None, enc_for=None,
 
 
 def emit_full_step(label, projs, layers, encoding, batch, enc_for=None,
-                   weight_name=None, progress=None, gated=False):
+                   weight_name=None, progress=None, as_model=False):
     """All layers: layers x (q, k, v, o, gate, up, down) + lm_head, each with
     its own weight, reading one input per distinct K (hidden, act, attn).
 
-    `gated=True` joins each layer's gate and up by qf.silu_mul and feeds
-    down_proj from it, as a model's MLP does (so that the default fusion can
-    form the gated gate/up kernel); otherwise down reads the `act` input."""
+    `as_model=True` wires each layer as a model runs it, so that the default
+    fusions form what they form in a model and nothing across layers: q/k/v
+    share the layer's attention input, o_proj and gate/up read inputs of
+    their own, down_proj reads qf.silu_mul(gate, up) (the gated gate/up
+    kernel); lm_head reads `hidden`."""
     enc_for = enc_for or _fixed(encoding)
     weight_name = weight_name or (lambda layer, kind: (
         "lm_head" if kind == "lm_head" else f"model.layers.{layer}.{kind}"))
@@ -133,32 +135,43 @@ def emit_full_step(label, projs, layers, encoding, batch, enc_for=None,
     aliases = _Aliases(texts.values())
     lines = [f"// {label} whole decode step ({layers} layers), {encoding}, batch {batch}."]
     lines += aliases.lines()
-    head = (f"func.func @decode_step(%h: tensor<{m}x{hidden}xf16> {{qf.name = \"hidden\"}}, "
-            f"%a: tensor<{m}x{inter}xf16> {{qf.name = \"act\"}}")
-    inputs = {hidden: "%h", inter: "%a"}
-    if attn not in inputs:
-        head += f", %o: tensor<{m}x{attn}xf16> {{qf.name = \"attn\"}}"
-        inputs[attn] = "%o"
-    lines.append(head + ") -> (")
+    args = [("%h", hidden, "hidden")]
+    if as_model:
+        for layer in range(layers):
+            args += [(f"%x{layer}", hidden, f"layers.{layer}.attn_in"),
+                     (f"%o{layer}", attn, f"layers.{layer}.attn_out"),
+                     (f"%p{layer}", hidden, f"layers.{layer}.mlp_in")]
+    else:
+        inputs = {hidden: "%h", inter: "%a"}
+        args.append(("%a", inter, "act"))
+        if attn not in inputs:
+            args.append(("%o", attn, "attn"))
+            inputs[attn] = "%o"
+    head = ", ".join(f"{v}: tensor<{m}x{k}xf16> {{qf.name = \"{n}\"}}" for v, k, n in args)
+    lines.append(f"func.func @decode_step({head}) -> (")
     header = len(lines) - 1
     count = 0
     results = []
-    mlp, act = {}, None
     for layer in range(layers):
+        if as_model:
+            inputs = {"q_proj": f"%x{layer}", "k_proj": f"%x{layer}",
+                      "v_proj": f"%x{layer}", "o_proj": f"%o{layer}",
+                      "gate_proj": f"%p{layer}", "up_proj": f"%p{layer}",
+                      "down_proj": f"%act{layer}"}
+        mlp = {}
         for name, n, k in projs[:-1]:
             w = weight_name(layer, name)
             line, wt = aliases.weight(w, n, k, texts[w], f"%w{count}", m)
             lines.append(line)
-            x = act if gated and name == "down_proj" else inputs[k]
+            x = inputs[name] if as_model else inputs[k]
             lines.append(f"  %y{count} = qf.matmul {x}, %w{count} : "
                          f"tensor<{m}x{k}xf16>, {wt} -> tensor<{m}x{n}xf16>")
-            if gated and name in ("gate_proj", "up_proj"):
+            if as_model and name in ("gate_proj", "up_proj"):
                 mlp[name] = f"%y{count}"
             else:
                 results.append((f"%y{count}", f"tensor<{m}x{n}xf16>"))
-            if gated and name == "up_proj":
-                act = f"%act{layer}"
-                lines.append(f"  {act} = qf.silu_mul {mlp['gate_proj']}, "
+            if as_model and name == "up_proj":
+                lines.append(f"  %act{layer} = qf.silu_mul {mlp['gate_proj']}, "
                              f"{mlp['up_proj']} : tensor<{m}x{n}xf16>")
             count += 1
         if progress:

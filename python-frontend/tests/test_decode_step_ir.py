@@ -48,24 +48,29 @@ class DecodeStepIR(unittest.TestCase):
         self.assertIn(b"#enc = #qf.enc<fp4e2m1, group = 16, scale = f8E4M3FN, global_scale>",
                       proc.stdout)
 
-    def test_gated_step_feeds_down_from_silu_mul(self):
+    def test_as_model_wires_each_layer_as_a_model(self):
         proc = run("--model", "qwen2.5-1.5b", "--encoding", "int4-g128", "--batch", "3",
-                   "--full-step", "--gated")
+                   "--full-step", "--as-model")
         self.assertEqual(proc.returncode, 0, proc.stderr.decode())
         text = proc.stdout.decode()
         layers = decode_step.MODELS["qwen2.5-1.5b"][4]
         self.assertEqual(text.count("qf.silu_mul"), layers)
+        self.assertIn("%y0 = qf.matmul %x0, %w0", text)             # q
+        self.assertIn("%y3 = qf.matmul %o0, %w3", text)             # o
+        self.assertIn("%y4 = qf.matmul %p0, %w4", text)             # gate
         self.assertIn("%act0 = qf.silu_mul %y4, %y5 : tensor<3x8960xf16>", text)
-        self.assertIn("%y6 = qf.matmul %act0, %w6", text)
+        self.assertIn("%y6 = qf.matmul %act0, %w6", text)           # down
+        self.assertIn("%y7 = qf.matmul %x1, %w7", text)             # next layer's q
+        self.assertIn("qf.matmul %h, %wl", text)                    # lm_head
         # gate and up feed silu_mul only; down and the others are returned.
         ret = text.splitlines()[-2]
         self.assertNotIn("%y4,", ret)
         self.assertIn("%y6,", ret)
 
-    def test_gated_needs_the_full_step(self):
-        proc = run("--model", "llama3-8b", "--encoding", "int4-g128", "--gated")
+    def test_as_model_needs_the_full_step(self):
+        proc = run("--model", "llama3-8b", "--encoding", "int4-g128", "--as-model")
         self.assertEqual(proc.returncode, 2)
-        self.assertIn(b"--gated goes with --full-step", proc.stderr)
+        self.assertIn(b"--as-model goes with --full-step", proc.stderr)
 
     def test_bad_encoding_lists_the_names(self):
         proc = run("--model", "llama3-8b", "--encoding", "int3")
