@@ -26,6 +26,7 @@
 #include "mlir/Target/LLVM/NVVM/Target.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -192,15 +193,22 @@ buildPipelines(ModuleOp module, ArrayRef<std::string> chips,
   // The fusion the tensor-core kernel cannot take (the RMSNorm prologue) is
   // dropped when the largest batch needs that kernel.
   const int64_t fusionBatch = largest;
-  FailureOr<SmallVector<StringRef>> fusions =
-      qfuse::selectFusions(fuse, smallest ? smallest : 1, fusionBatch, error);
-  if (failed(fusions))
-    return failure();
-  std::string fusionPasses;
-  for (StringRef pass : *fusions)
-    fusionPasses += pass.str() + ",";
   SmallVector<std::string> pipelines;
-  for (const std::string &chip : chips)
+  llvm::StringSet<> noted;
+  for (const std::string &chip : chips) {
+    SmallVector<std::string> notes;
+    qf::TargetAttr target = qf::getKnownTarget(module.getContext(), chip);
+    FailureOr<SmallVector<StringRef>> fusions = qfuse::selectFusions(
+        fuse, smallest ? smallest : 1, fusionBatch,
+        target && target.isArchSpecific(), notes, error);
+    if (failed(fusions))
+      return failure();
+    for (const std::string &note : notes)
+      if (noted.insert(note).second)
+        llvm::errs() << "qfuse-compile: note: " << note << "\n";
+    std::string fusionPasses;
+    for (StringRef pass : *fusions)
+      fusionPasses += pass.str() + ",";
     pipelines.push_back(
         "qf-import-quant,canonicalize,qf-fuse-dequant-matmul," + fusionPasses +
         "qf-select-tiling{batch=" + std::to_string(selectBatch) +
@@ -215,6 +223,7 @@ buildPipelines(ModuleOp module, ArrayRef<std::string> chips,
         " fallback-on-limits=true permute-staged-max-k=" +
         std::to_string(permuteStagedMaxK) +
         "},gpu-module-to-binary{format=isa}");
+  }
   return pipelines;
 }
 

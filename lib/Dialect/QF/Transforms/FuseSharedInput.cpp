@@ -6,6 +6,11 @@
 // across them. The ops stay separate (one weight and one result each), so
 // every other pass and the CPU reference see them as before.
 //
+// With gate-up-only, only the pairs that feed one qf.silu_mul group (gate
+// and up where qf-fuse-gated-mlp did not run): --fuse=default's form from
+// the batches where q/k/v run faster apart but gate/up still do better as
+// one launch (tools/qfuse-compile/FusionSelection.cpp).
+//
 // act_order weights group too: GPTQ's desc_act orders the columns of every
 // module that reads one input the same way (one Hessian per input), so the
 // group's kernel permutes the shared input once, by its first member's
@@ -65,12 +70,24 @@ std::string whyNotGroupable(FusedMatmulOp op) {
   return "";
 }
 
-/// What members of one group must share: the input, the weight's encoding,
-/// layout and K, the prologue, and which epilogue operands exist.
-using GroupKey = std::tuple<const void *, const void *, const void *, int64_t,
-                            const void *, const void *, unsigned, unsigned>;
+/// The qf.silu_mul that is `op`'s only user (gate/up left unfused), or
+/// null.
+Operation *siluMulUser(FusedMatmulOp op) {
+  Value result = op.getResult();
+  if (!result.hasOneUse())
+    return nullptr;
+  Operation *user = *result.getUsers().begin();
+  return isa<SiluMulOp>(user) ? user : nullptr;
+}
 
-GroupKey keyOf(FusedMatmulOp op) {
+/// What members of one group must share: the input, the weight's encoding,
+/// layout and K, the prologue, which epilogue operands exist and, under
+/// gate-up-only, the qf.silu_mul they feed.
+using GroupKey =
+    std::tuple<const void *, const void *, const void *, int64_t, const void *,
+               const void *, unsigned, unsigned, const void *>;
+
+GroupKey keyOf(FusedMatmulOp op, Operation *siluMul) {
   WeightType w = op.getWeight().getType();
   return {op.getInput().getAsOpaquePointer(),
           w.getEncoding().getAsOpaquePointer(),
@@ -79,7 +96,8 @@ GroupKey keyOf(FusedMatmulOp op) {
           op.getNorm().getAsOpaquePointer(),
           op.getNormEpsAttr().getAsOpaquePointer(),
           op.getBias() ? 1u : 0u,
-          op.getResidual() ? 1u : 0u};
+          op.getResidual() ? 1u : 0u,
+          siluMul};
 }
 
 struct QFFuseSharedInputPass
@@ -99,8 +117,11 @@ struct QFFuseSharedInputPass
       llvm::MapVector<GroupKey, SmallVector<FusedMatmulOp>> buckets;
       for (auto op : block->getOps<FusedMatmulOp>()) {
         std::string reason = whyNotGroupable(op);
+        Operation *siluMul = gateUpOnly ? siluMulUser(op) : nullptr;
+        if (reason.empty() && gateUpOnly && !siluMul)
+          reason = "gate-up-only groups gate and up that feed one qf.silu_mul";
         if (reason.empty()) {
-          buckets[keyOf(op)].push_back(op);
+          buckets[keyOf(op, siluMul)].push_back(op);
           continue;
         }
         LLVM_DEBUG(llvm::dbgs() << op << ": " << reason << "\n");

@@ -269,7 +269,9 @@ def QFFuseSharedInput : Pass<"qf-fuse-shared-input"> {
     already (run before `qf-select-tiling`), dense f16/bf16 weights (cuBLAS
     steps), silu_mul matmuls, named codebooks (one shared table per block), and members whose bias or
     residual is computed after the group's first matmul (the kernel runs
-    there).
+    there). With `gate-up-only`, only matmuls whose single user is one
+    `qf.silu_mul` group, with that silu_mul's other operand (gate and up
+    that `qf-fuse-gated-mlp` left unfused).
 
     act_order weights group under the contract that the members' column
     permutations (`perm`, weight data known at load time) are equal, as
@@ -282,7 +284,10 @@ def QFFuseSharedInput : Pass<"qf-fuse-shared-input"> {
   let options = [
     Option<"reportUnfused", "report-unfused", "bool", /*default=*/"false",
            "Emit a remark for every fused matmul sharing its input with "
-           "another that is left out of a group, saying why">
+           "another that is left out of a group, saying why">,
+    Option<"gateUpOnly", "gate-up-only", "bool", /*default=*/"false",
+           "Group only matmuls whose results feed one qf.silu_mul (gate and "
+           "up left unfused by qf-fuse-gated-mlp), nothing else">
   ];
   let dependentDialects = ["::mlir::qf::QFDialect"];
 }
