@@ -23,8 +23,7 @@
 #include "ParallelRows.h"
 
 #include "qfuse/runtime/Error.h"
-
-#include <algorithm>
+#include "qfuse/runtime/gptq/PermutationMoves.h"
 
 namespace qfuse::runtime {
 using namespace detail;
@@ -49,46 +48,32 @@ private:
 };
 
 /// Row-major [rows, cols] f32 at `src` -> row-major [cols, rows] at `dst`
-/// (distinct buffers): column-major C [rows x cols] = 1 * A^T with beta 0.
+/// (distinct buffers): column-major C [rows x cols] = 1 * A^T + 0 * B^T
+/// with A = B = src, so that each element is x + 0 * x, which is x for
+/// every finite x, -0 included, whether or not cuBLAS reads B at beta 0
+/// (dst's old contents are never read).
 void transpose(cublasHandle_t blas, CUdeviceptr dst, CUdeviceptr src,
                int64_t rows, int64_t cols) {
   const float one = 1.0f, zero = 0.0f;
-  float *d = reinterpret_cast<float *>(dst);
-  QFUSE_CUBLAS(cublasSgeam(blas, CUBLAS_OP_T, CUBLAS_OP_N, int(rows),
-                           int(cols), &one,
-                           reinterpret_cast<const float *>(src), int(cols),
-                           &zero, d, int(rows), d, int(rows)));
+  const float *a = reinterpret_cast<const float *>(src);
+  QFUSE_CUBLAS(cublasSgeam(blas, CUBLAS_OP_T, CUBLAS_OP_T, int(rows),
+                           int(cols), &one, a, int(cols), &zero, a, int(cols),
+                           reinterpret_cast<float *>(dst), int(rows)));
 }
 
-/// Row i of `dst` = row from[i] of `src` (rows of `rowBytes`), one copy
-/// per run: consecutive source rows go together, and a source row repeated
-/// over a run is copied once, then doubled inside `dst` (the identity is
+/// Row i of `dst` = row from[i] of `src` (rows of `rowBytes`): the copies
+/// of rowGather (PermutationMoves.h), in order on `stream` (the identity is
 /// one copy; a group's parameters over its `group` positions
 /// 1 + log2(group)).
 void gatherRows(CUdeviceptr dst, CUdeviceptr src, size_t rowBytes,
                 const std::vector<int64_t> &from, CUstream stream,
                 const char *what) {
-  auto copy = [&](size_t to, CUdeviceptr at, size_t count) {
-    QFUSE_CU_CTX(cuMemcpyDtoDAsync(dst + to * rowBytes, at, count * rowBytes,
-                                   stream),
+  for (const RowCopy &c : rowGather(from))
+    QFUSE_CU_CTX(cuMemcpyDtoDAsync(dst + size_t(c.dst) * rowBytes,
+                                   (c.fromDst ? dst : src) +
+                                       size_t(c.src) * rowBytes,
+                                   size_t(c.count) * rowBytes, stream),
                  what);
-  };
-  const size_t n = from.size();
-  for (size_t i = 0; i < n;) {
-    size_t j = i + 1;
-    if (j < n && from[j] == from[i]) {
-      while (j < n && from[j] == from[i])
-        ++j;
-      copy(i, src + size_t(from[i]) * rowBytes, 1);
-      for (size_t done = 1; done < j - i; done *= 2)
-        copy(i + done, dst + i * rowBytes, std::min(done, j - i - done));
-    } else {
-      while (j < n && from[j] == from[j - 1] + 1)
-        ++j;
-      copy(i, src + size_t(from[i]) * rowBytes, j - i);
-    }
-    i = j;
-  }
 }
 
 } // namespace
@@ -97,15 +82,10 @@ void detail::scatterColumns(CUdeviceptr dst, size_t dstPitch, CUdeviceptr src,
                             size_t srcPitch, size_t elementBytes,
                             size_t height, const int64_t *to, int64_t count,
                             CUstream stream, const char *what) {
-  for (int64_t j = 0; j < count;) {
-    int64_t e = j + 1;
-    while (e < count && to[e] == to[e - 1] + 1)
-      ++e;
-    copy2D(dst + size_t(to[j]) * elementBytes, dstPitch,
-           src + size_t(j) * elementBytes, srcPitch,
-           size_t(e - j) * elementBytes, height, stream, what);
-    j = e;
-  }
+  for (const ColumnCopy &c : columnScatter(to, count))
+    copy2D(dst + size_t(c.dst) * elementBytes, dstPitch,
+           src + size_t(c.src) * elementBytes, srcPitch,
+           size_t(c.count) * elementBytes, height, stream, what);
 }
 
 /// H -> P^T H P, H[i][j] = H[perm[i]][perm[j]]: twice "gather the rows by
