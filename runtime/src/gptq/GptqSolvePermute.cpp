@@ -102,7 +102,8 @@ void SolveRun::permuteHessian() {
         for (int64_t j = 0; j < k; ++j)
           p[size_t(i * k + j)] = h[size_t(perm[i] * k + perm[j])];
     });
-    QFUSE_CU(cuMemcpyHtoD(hessian, p.data(), p.size() * 4));
+    QFUSE_CU(cuMemcpyHtoDAsync(hessian, p.data(), p.size() * 4, stream));
+    QFUSE_CU(cuStreamSynchronize(stream));
     return;
   }
   const CUdeviceptr scratch =
@@ -186,6 +187,8 @@ void SolveRun::expandStaticParams() {
   expand(s, "static scales", buffer("scales").ptr());
   if (hasZeros)
     expand(z, "static zeros", buffer("zeros").ptr());
+  // The tables are rewritten by the next solve's uploads.
+  QFUSE_CU(cuStreamSynchronize(stream));
 }
 
 /// The reference of expandStaticParams: rows x K entries (117M for

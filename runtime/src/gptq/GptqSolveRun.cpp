@@ -141,14 +141,16 @@ void SolveRun::prepareHessian() {
   QFUSE_CU(cuStreamSynchronize(stream));
   diag.resize(static_cast<size_t>(k));
   diagBuf.download(diag.data(), diag.size() * 4);
-  const float one = 1.0f;
   const CUdeviceptr w = buffer("weights").ptr();
   for (int64_t i = 0; i < k; ++i) {
     if (diag[size_t(i)] != 0.0f)
       continue;
     report.deadChannels.push_back(i);
     diag[size_t(i)] = 1.0f;
-    QFUSE_CU(cuMemcpyHtoD(offset(hessian, (i * k + i) * 4), &one, 4));
+    // 1.0f (0x3F800000) on the stream, ordered before the act-order moves
+    // and the factorization that read it.
+    QFUSE_CU(cuMemsetD32Async(offset(hessian, (i * k + i) * 4), 0x3F800000u,
+                              1, stream));
     if (needHost)
       for (int64_t r = 0; r < rows; ++r)
         original[size_t(r * k + i)] = 0.0f;
