@@ -33,6 +33,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <random>
@@ -107,6 +108,39 @@ void expectSameResult(const GptqModuleResult &want,
   EXPECT_TRUE(got.weight.gIdx == want.weight.gIdx);
   EXPECT_EQ(got.weight.globalScale, want.weight.globalScale);
   EXPECT_EQ(got.loss, want.loss);
+}
+
+/// The pipeline's outputs of one module against the reference: the codes
+/// component packed on the device (where `packed`) against
+/// format::packCodeBytes, and the f16 weight written at `half` against
+/// dequantizeToHalf.
+void expectPipelineOutputs(const GptqModuleResult &want,
+                           const GptqModuleResult &got,
+                           const format::Encoding &enc, int64_t k,
+                           bool packed, CUdeviceptr half) {
+  if (packed) {
+    format::TensorMap components;
+    std::vector<uint8_t> bytes(want.weight.codes.size());
+    for (size_t i = 0; i < bytes.size(); ++i)
+      bytes[i] = uint8_t(want.weight.codes[i]);
+    std::string message;
+    ASSERT_TRUE(format::packCodeBytes(enc, bytes.data(), want.weight, want.n,
+                                      k, components, message))
+        << message;
+    const std::vector<uint8_t> &expected = components.at(format::kCodes).data;
+    ASSERT_EQ(got.packedCodes.size(), expected.size())
+        << "packed on the device";
+    EXPECT_TRUE(std::equal(expected.begin(), expected.end(),
+                           got.packedCodes.data()));
+  }
+  ASSERT_TRUE(got.halfWritten);
+  std::vector<uint16_t> expected(size_t(want.n * k)), written(expected.size());
+  dequantizeToHalf(enc, want.weight, want.n, k, expected.data());
+  QFUSE_CU(cuMemcpyDtoH(written.data(), half, written.size() * 2));
+  size_t wrongHalves = 0;
+  for (size_t i = 0; i < written.size(); ++i)
+    wrongHalves += written[i] != expected[i];
+  EXPECT_EQ(wrongHalves, 0u) << "of " << written.size();
 }
 
 /// One group of the test model (`names` stacked at K = k) with act-order:
@@ -216,34 +250,10 @@ void solveBoth(const std::string &artifactName,
     SCOPED_TRACE(host[m].name + " (f16 on the device)");
     const GptqModuleResult &want = host[m];
     expectSameResult(want, got[m], pipeline, enc);
-    if (!pipeline)
-      continue;
-    if (gather.has(format::codeBits(enc))) {
-      format::TensorMap components;
-      std::vector<uint8_t> bytes(want.weight.codes.size());
-      for (size_t i = 0; i < bytes.size(); ++i)
-        bytes[i] = uint8_t(want.weight.codes[i]);
-      std::string message;
-      ASSERT_TRUE(format::packCodeBytes(enc, bytes.data(), want.weight,
-                                        want.n, k, components, message))
-          << message;
-      const std::vector<uint8_t> &expected =
-          components.at(format::kCodes).data;
-      ASSERT_EQ(got[m].packedCodes.size(), expected.size())
-          << "packed on the device";
-      EXPECT_TRUE(std::equal(expected.begin(), expected.end(),
-                             got[m].packedCodes.data()));
-    }
-    ASSERT_TRUE(got[m].halfWritten);
-    std::vector<uint16_t> expected(size_t(want.n * k)),
-        written(expected.size());
-    dequantizeToHalf(enc, want.weight, want.n, k, expected.data());
-    QFUSE_CU(cuMemcpyDtoH(written.data(), halves[m].ptr(),
-                          written.size() * 2));
-    size_t wrongHalves = 0;
-    for (size_t i = 0; i < written.size(); ++i)
-      wrongHalves += written[i] != expected[i];
-    EXPECT_EQ(wrongHalves, 0u) << "of " << written.size();
+    if (pipeline)
+      expectPipelineOutputs(want, got[m], enc, k,
+                            gather.has(format::codeBits(enc)),
+                            halves[m].ptr());
   }
 
   // The device moves on host f32 weights (uploaded, then moved there).
