@@ -35,6 +35,12 @@ for e in int4-g128 uint4-g128-asym; do
   compile "$out/test-even.json" "$e" "$out/test-$e.qfa"
   echo "test-$e --artifact $out/test-$e.qfa --encoding \"$(enc $e)\" $(groups 640) --tokens 1024 --eager --reference --heldout" >> "$out/runs.txt"
 done
+# act_order encodings (g_idx): dynamic groups under act-order
+# (unittests/Runtime/GptqActOrderGpuTest.cpp).
+for e in int4-g128 uint4-g128-asym; do
+  compile "$out/test-even.json" "#qf.enc<$(enc $e), act_order>" \
+    "$out/test-$e-act.qfa"
+done
 compile "$out/test-even.json" nvfp4 "$out/test-nvfp4.qfa"
 echo "test-nvfp4 --artifact $out/test-nvfp4.qfa --encoding \"$(enc nvfp4)\" $(groups 640) --tokens 1024 --eager --reference --heldout" >> "$out/runs.txt"
 echo "test-int4-g128-actorder --artifact $out/test-int4-g128.qfa --encoding \"$(enc int4-g128)\" $(groups 640) --tokens 1024 --act-order --static-groups --eager --reference --heldout" >> "$out/runs.txt"

@@ -33,9 +33,10 @@ $b/unittests/Runtime/qfuse-runtime-tests \
   --gtest_filter='DequantizeHalf*:BackgroundPacker*:QuantizedCheckpoint*:Safetensors*' \
   > "$res/unit.log" 2>&1; grep -E "^\[  (PASSED|FAILED|SKIPPED) " "$res/unit.log"
 # GptqDeviceWeightsGpu: the solver's device f16 weights and code bytes
-# against the host path (the artifacts of test/).
+# against the host path; GptqActOrderGpu: act-order and static groups'
+# moves on the device against hostPrepare (the artifacts of test/).
 QFUSE_GPTQ_ARTIFACTS="$arts/test" $b/unittests/Runtime/qfuse-runtime-gpu-tests \
-  --gtest_filter='GptqDeviceWeightsGpu*' > "$res/unit-gpu.log" 2>&1
+  --gtest_filter='GptqDeviceWeightsGpu*:GptqActOrderGpu*' > "$res/unit-gpu.log" 2>&1
 grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED  \] |Failure" "$res/unit-gpu.log" | head -20
 
 # QUICK=1: the Llama-3-8B timings, the tiny f16 int4 checkpoint against

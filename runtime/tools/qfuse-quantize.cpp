@@ -140,8 +140,10 @@ int main(int argc, char **argv) {
   app.add_flag("--no-progress", noProgress,
                "do not record each layer's progress (no --resume later)");
   app.add_flag("--host-weights", hostWeights,
-               "convert the weights to f32 on the host as the earlier "
-               "pipeline did (for comparison; the codes are identical)");
+               "convert the weights to f32 on the host, and permute them "
+               "(act-order) and lay out static parameters there, as the "
+               "earlier pipeline did (for comparison; the codes are "
+               "identical)");
   app.add_option("--seed", seed, "seed of random calibration samples")
       ->default_val(seed);
   app.add_option("--device", device, "CUDA device ordinal")->default_val(0);

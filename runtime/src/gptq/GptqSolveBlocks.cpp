@@ -120,13 +120,18 @@ void SolveRun::fusedBlock(int64_t b) {
 }
 
 /// Block b's values ([rows, wb] f16) into columns [i1, i1 + wb) of each
-/// module's halfOut ([n, K] row-major).
+/// module's halfOut ([n, K] row-major); under act-order position c into
+/// column perm[c] (one pitched copy per run of consecutive columns).
 void SolveRun::copyHalves(int64_t b) {
   const int64_t i1 = blockStart(b), wb = blockWidth(b);
   const CUdeviceptr values = buffer("block values").ptr();
   int64_t r0 = 0;
   for (const GptqModuleInput &m : modules) {
-    if (m.halfOut)
+    if (m.halfOut && options.actOrder)
+      scatterColumns(m.halfOut, size_t(k) * 2, offset(values, r0 * wb * 2),
+                     size_t(wb) * 2, 2, size_t(m.n), perm.data() + i1, wb,
+                     stream, "f16 values in column order");
+    else if (m.halfOut)
       copy2D(offset(m.halfOut, i1 * 2), size_t(k) * 2,
              offset(values, r0 * wb * 2), size_t(wb) * 2, size_t(wb) * 2,
              size_t(m.n), stream, "f16 values");

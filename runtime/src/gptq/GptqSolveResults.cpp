@@ -114,17 +114,25 @@ SolveRun::enqueueDevicePacking(CUdeviceptr inOrder,
 }
 
 /// The codes in column order, [rows, K] (the kernel wrote them block by
-/// block, [rows, wb] each), one download per module into its codeBytes, or,
+/// block, [rows, wb] each, in the processing order), one download per module into its codeBytes, or,
 /// with options.gather, packed on the device into its packedCodes
 /// (enqueueDevicePacking); a module packed there gets its code bytes only
 /// with checkGather, or when a code was out of range (the host names it).
 void SolveRun::downloadCodeBytes(std::vector<GptqModuleResult> &results) {
   const CUdeviceptr blocked = buffer("codes").ptr(),
                     inOrder = buffer("codes in order").ptr();
+  // Under act-order, position c goes to column perm[c] (the inverse
+  // permutation, on the device).
   for (int64_t b = 0; b < numBlocks; ++b)
-    copy2D(offset(inOrder, blockStart(b)), size_t(k),
-           offset(blocked, rows * blockStart(b)), size_t(blockWidth(b)),
-           size_t(blockWidth(b)), size_t(rows), stream, "codes in order");
+    if (options.actOrder)
+      scatterColumns(inOrder, size_t(k), offset(blocked, rows * blockStart(b)),
+                     size_t(blockWidth(b)), 1, size_t(rows),
+                     perm.data() + blockStart(b), blockWidth(b), stream,
+                     "codes in column order");
+    else
+      copy2D(offset(inOrder, blockStart(b)), size_t(k),
+             offset(blocked, rows * blockStart(b)), size_t(blockWidth(b)),
+             size_t(blockWidth(b)), size_t(rows), stream, "codes in order");
   CUdeviceptr flags = 0;
   const std::vector<bool> packed =
       enqueueDevicePacking(inOrder, results, flags);

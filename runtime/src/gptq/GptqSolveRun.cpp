@@ -95,13 +95,14 @@ void SolveRun::setUpLibraries() {
 
 /// The stacked weights into "w". Modules given on the device are widened
 /// to f32 there (exact: x * 1.0f); a host copy exists only where the later
-/// steps need one (host inputs, static groups or per-channel fits,
-/// act-order).
+/// steps need one (host inputs, static groups or per-channel fits, and
+/// act-order with hostPrepare).
 void SolveRun::loadWeights() {
-  bool onDevice = true;
+  onDevice = true;
   for (const GptqModuleInput &m : modules)
     onDevice = onDevice && m.device && !m.weight;
-  needHost = !onDevice || !dynamic || options.actOrder;
+  needHost = !onDevice || !dynamic ||
+             (options.actOrder && options.hostPrepare);
   cuda::DeviceBuffer &w = buffer("weights", size_t(rows * k) * 4);
   if (onDevice) {
     int64_t r0 = 0;
@@ -140,18 +141,20 @@ void SolveRun::prepareHessian() {
   QFUSE_CU(cuStreamSynchronize(stream));
   diag.resize(static_cast<size_t>(k));
   diagBuf.download(diag.data(), diag.size() * 4);
-  const float one = 1.0f;
   const CUdeviceptr w = buffer("weights").ptr();
   for (int64_t i = 0; i < k; ++i) {
     if (diag[size_t(i)] != 0.0f)
       continue;
     report.deadChannels.push_back(i);
     diag[size_t(i)] = 1.0f;
-    QFUSE_CU(cuMemcpyHtoD(offset(hessian, (i * k + i) * 4), &one, 4));
+    // 1.0f (0x3F800000) on the stream, ordered before the act-order moves
+    // and the factorization that read it.
+    QFUSE_CU(cuMemsetD32Async(offset(hessian, (i * k + i) * 4), 0x3F800000u,
+                              1, stream));
     if (needHost)
       for (int64_t r = 0; r < rows; ++r)
         original[size_t(r * k + i)] = 0.0f;
-    else
+    if (onDevice)
       QFUSE_CU(cuMemsetD2D32Async(offset(w, i * 4), size_t(k) * 4, 0u, 1,
                                   size_t(rows), stream));
   }
@@ -165,16 +168,7 @@ void SolveRun::prepareHessian() {
     std::stable_sort(perm.begin(), perm.end(), [&](int64_t a, int64_t b) {
       return diag[size_t(a)] > diag[size_t(b)];
     });
-    // H -> P^T H P on the host (act-order is the rarer path), one range of
-    // rows per thread: k^2 = 205M entries for down_proj.
-    std::vector<float> h(static_cast<size_t>(k * k)), p(h.size());
-    QFUSE_CU(cuMemcpyDtoH(h.data(), hessian, h.size() * 4));
-    detail::parallelRows(k, [&](int64_t first, int64_t last) {
-      for (int64_t i = first; i < last; ++i)
-        for (int64_t j = 0; j < k; ++j)
-          p[size_t(i * k + j)] = h[size_t(perm[i] * k + perm[j])];
-    });
-    QFUSE_CU(cuMemcpyHtoD(hessian, p.data(), p.size() * 4));
+    permuteHessian();
   }
   report.permutation = perm;
   double sum = 0;
@@ -242,23 +236,19 @@ void SolveRun::makeGrids() {
 /// parameters and global scales uploaded; everything the device phase uses
 /// exists after this, so that the phase times only the solve.
 void SolveRun::allocate() {
-  cuda::DeviceBuffer &w = buffer("weights");
-  if (needHost && options.actOrder) {
-    std::vector<float> work(original.size());
-    detail::parallelRows(rows, [&](int64_t first, int64_t last) {
-      for (int64_t r = first; r < last; ++r)
-        for (int64_t c = 0; c < k; ++c)
-          work[size_t(r * k + c)] = original[size_t(r * k + perm[size_t(c)])];
-    });
-    w.upload(work.data(), work.size() * 4);
-  } else if (needHost) {
-    w.upload(original.data(), original.size() * 4);
-  }
+  // Modules on the device: "weights" holds W already (dead channels
+  // zeroed there too).
+  if (!onDevice)
+    buffer("weights").upload(original.data(), original.size() * 4);
+  if (options.actOrder)
+    permuteWeights();
   const size_t errBytes = size_t(rows * kBlockWidth) * 4;
   buffer("codes", size_t(rows * k));
-  // Columns in their order and the fused kernel: values and code bytes can
-  // go where the caller wants them without a host pass over the codes.
-  const bool inOrder = !options.eager && !options.actOrder;
+  // The fused kernel: values and code bytes can go where the caller wants
+  // them without a host pass over the codes (act-order's columns put back
+  // in their order on the device, unless hostPrepare).
+  const bool inOrder =
+      !options.eager && !(options.actOrder && options.hostPrepare);
   codesAsBytes = inOrder && options.codesAsBytes;
   const bool anyHalfOut =
       std::any_of(modules.begin(), modules.end(),
@@ -280,33 +270,11 @@ void SolveRun::allocate() {
   }
   buffer("U block", kBlockWidth * kBlockWidth * 4);
   paramCount = dynamic ? rows * (k / group + (k % group != 0)) : rows * k;
-  cuda::DeviceBuffer &scales = buffer("scales", size_t(paramCount) * 4);
+  buffer("scales", size_t(paramCount) * 4);
   if (hasZeros)
     buffer("zeros", size_t(paramCount) * 4);
-  if (!dynamic) {
-    std::vector<float> s(static_cast<size_t>(paramCount)),
-        z(hasZeros ? s.size() : 0);
-    // rows x k entries (117M for Llama-3-8B's gate/up): one range of rows
-    // per thread, each entry written once.
-    detail::parallelRows(rows, [&](int64_t first, int64_t last) {
-      for (int64_t c = 0; c < k; ++c) {
-        const int64_t b = c / kBlockWidth, i1 = blockStart(b),
-                      wb = blockWidth(b), g = groupOfPosition(c);
-        for (int64_t r = first; r < last; ++r) {
-          const size_t at = options.eager
-                                ? size_t(c * rows + r)
-                                : size_t(rows * i1 + r * wb + (c - i1));
-          const gptq::GroupParams &p = staticParams[size_t(r * groups + g)];
-          s[at] = p.scale;
-          if (hasZeros)
-            z[at] = p.zero;
-        }
-      }
-    });
-    scales.upload(s.data(), s.size() * 4);
-    if (hasZeros)
-      buffer("zeros").upload(z.data(), z.size() * 4);
-  }
+  if (!dynamic)
+    expandStaticParams();
   if (options.eager && dynamic) {
     buffer("eager fit tile", size_t(rows * group) * 4);
     buffer("eager fit codes", size_t(rows * group));

@@ -54,7 +54,9 @@ struct SolveRun {
   cublasHandle_t blas = nullptr;
   cuda::Event ePrepared, eFactored, eDone;
   // loadWeights, prepareHessian, makeGrids
-  bool needHost = false;
+  /// Every module's weight given on the device ("weights" holds W from
+  /// loadWeights on); needHost: a host copy in `original` too.
+  bool onDevice = false, needHost = false;
   std::vector<float> original;
   std::vector<float> diag;
   std::vector<int64_t> perm;
@@ -104,6 +106,11 @@ struct SolveRun {
   void prepareHessian();
   void makeGrids();
   void allocate();
+  // GptqSolvePermute.cpp: act-order and static groups' moves.
+  void permuteHessian();
+  void permuteWeights();
+  void expandStaticParams();
+  void expandStaticParamsOnHost();
   bool factor();
   std::vector<GptqModuleResult> roundToNearest();
   void runBlocks();

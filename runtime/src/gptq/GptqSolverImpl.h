@@ -50,6 +50,14 @@ void copy2D(CUdeviceptr dst, size_t dstPitch, CUdeviceptr src,
             size_t srcPitch, size_t widthBytes, size_t height,
             CUstream stream, const char *what);
 
+/// Column j of `src` (`count` columns of `elementBytes`, `height` rows,
+/// pitched) into column to[j] of `dst`: one copy2D per run of consecutive
+/// destinations (GptqSolvePermute.cpp).
+void scatterColumns(CUdeviceptr dst, size_t dstPitch, CUdeviceptr src,
+                    size_t srcPitch, size_t elementBytes, size_t height,
+                    const int64_t *to, int64_t count, CUstream stream,
+                    const char *what);
+
 /// The module's device weight as f32 [n, K] at `dst`: a copy for f32, and
 /// for f16/bf16 the [n*K, 1] x [1, 1] product with 1.0 accumulated in f32,
 /// which is exact (every f16/bf16 value is an f32 value).

@@ -188,6 +188,7 @@ Solving::Solving(const QuantizeModelOptions &run, const CheckedInputs &in,
   options.dampFraction = run.damp;
   options.actOrder = run.actOrder;
   options.staticGroups = run.staticGroups;
+  options.hostPrepare = run.hostWeights;
   options.codesAsBytes = true;
   options.codeDownloads = &codeDownloads;
   options.gather = packing.get();

@@ -72,6 +72,10 @@ struct GptqSolveOptions {
   bool fallbackToRTN = true;
   /// The per-column baseline instead of the fused block kernel.
   bool eager = false;
+  /// act-order's permutations (H, W's columns, the codes back) and the
+  /// static parameters' expansion on the host, as before they moved to the
+  /// device: the reference the GPU tests compare the device's moves with.
+  bool hostPrepare = false;
   /// FP32 emulated with BF16x9 tensor-core products (cuSOLVER and cuBLAS
   /// math modes) for the factorization and the lazy updates; ignored where
   /// the libraries refuse it.
@@ -86,7 +90,8 @@ struct GptqSolveOptions {
   bool profile = false;
   /// Results carry their codes as bytes (GptqModuleResult::codeBytes), one
   /// download per module, instead of widened into weight.codes, where the
-  /// columns keep their order (no act-order) and the block kernel ran.
+  /// block kernel ran (and, under act-order, not hostPrepare: the codes
+  /// go back to column order on the device).
   bool codesAsBytes = false;
   /// Where codesAsBytes downloads go: page-locked blocks reused across
   /// solves (may be null: fresh memory each time).

@@ -68,8 +68,10 @@ struct QuantizeModelOptions {
   uint64_t seed = 0;
   int device = 0;
   /// Hand the solver f32 weights converted on the host (the earlier
-  /// pipeline), instead of the checkpoint tensors on the device: for
-  /// comparing the two, whose codes must be identical.
+  /// pipeline), instead of the checkpoint tensors on the device, and let it
+  /// permute (act-order) and lay out static parameters on the host
+  /// (GptqSolveOptions::hostPrepare): for comparing the two, whose codes
+  /// must be identical.
   bool hostWeights = false;
   /// Recorded in the report ("command").
   std::string command;

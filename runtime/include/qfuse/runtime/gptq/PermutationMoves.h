@@ -1,0 +1,47 @@
+//===- PermutationMoves.h - GPTQ's exact moves as lists of copies -*- C++ -*-===//
+//
+// The copies by which GptqSolver moves act-order's and static groups' data
+// on the device (runtime/src/gptq/GptqSolvePermute.cpp), planned here
+// without a GPU so that unit tests can run a plan on host memory and
+// compare it with the gather it stands for:
+//
+//   rowGather(from):       dst row i = src row from[i]
+//     consecutive source rows  -> one copy of the run
+//     a source row repeated    -> one copy, then doubled inside dst
+//                                 (rows [i, i + d) copied to [i + d, ...))
+//   columnScatter(to, n):  dst column to[j] = src column j
+//     consecutive destinations -> one pitched copy of the run
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QFUSE_RUNTIME_GPTQ_PERMUTATIONMOVES_H
+#define QFUSE_RUNTIME_GPTQ_PERMUTATIONMOVES_H
+
+#include <cstdint>
+#include <vector>
+
+namespace qfuse::runtime {
+
+/// `count` rows from row `src` of the source (or of the destination
+/// itself, fromDst) to row `dst` of the destination; the copies run in
+/// order (a stream's order).
+struct RowCopy {
+  int64_t dst = 0, src = 0, count = 0;
+  bool fromDst = false;
+};
+
+/// The copies that make dst row i = src row from[i], i < from.size().
+std::vector<RowCopy> rowGather(const std::vector<int64_t> &from);
+
+/// `count` columns from column `src` of the source to column `dst` of the
+/// destination.
+struct ColumnCopy {
+  int64_t dst = 0, src = 0, count = 0;
+};
+
+/// The copies that make dst column to[j] = src column j, j < count.
+std::vector<ColumnCopy> columnScatter(const int64_t *to, int64_t count);
+
+} // namespace qfuse::runtime
+
+#endif // QFUSE_RUNTIME_GPTQ_PERMUTATIONMOVES_H

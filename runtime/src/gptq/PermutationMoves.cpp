@@ -1,0 +1,47 @@
+//===- PermutationMoves.cpp - GPTQ's exact moves as lists of copies -------===//
+//
+// The copy plans of PermutationMoves.h (CPU only; run on the device by
+// GptqSolvePermute.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#include "qfuse/runtime/gptq/PermutationMoves.h"
+
+#include <algorithm>
+
+namespace qfuse::runtime {
+
+std::vector<RowCopy> rowGather(const std::vector<int64_t> &from) {
+  std::vector<RowCopy> copies;
+  const int64_t n = int64_t(from.size());
+  for (int64_t i = 0; i < n;) {
+    int64_t j = i + 1;
+    if (j < n && from[size_t(j)] == from[size_t(i)]) {
+      while (j < n && from[size_t(j)] == from[size_t(i)])
+        ++j;
+      copies.push_back({i, from[size_t(i)], 1, false});
+      for (int64_t done = 1; done < j - i; done *= 2)
+        copies.push_back({i + done, i, std::min(done, j - i - done), true});
+    } else {
+      while (j < n && from[size_t(j)] == from[size_t(j - 1)] + 1)
+        ++j;
+      copies.push_back({i, from[size_t(i)], j - i, false});
+    }
+    i = j;
+  }
+  return copies;
+}
+
+std::vector<ColumnCopy> columnScatter(const int64_t *to, int64_t count) {
+  std::vector<ColumnCopy> copies;
+  for (int64_t j = 0; j < count;) {
+    int64_t e = j + 1;
+    while (e < count && to[e] == to[e - 1] + 1)
+      ++e;
+    copies.push_back({to[j], j, e - j});
+    j = e;
+  }
+  return copies;
+}
+
+} // namespace qfuse::runtime
