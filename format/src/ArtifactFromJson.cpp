@@ -142,6 +142,7 @@ void Reader::readKernels(const json &root) {
           integer(*shared, where + ".shared_bytes", 0, kMaxSharedBytesPerBlock);
     if (const json *threads = optional(entry, "max_threads"))
       kernel.maxThreads = integer(*threads, where + ".max_threads", 1, 1024);
+    kernel.gridDependency = flag(entry, where, "grid_dependency");
     out_.kernels.push_back(std::move(kernel));
   }
 }

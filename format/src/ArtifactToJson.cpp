@@ -103,6 +103,8 @@ json kernelJson(const Kernel &kernel) {
               {"params", std::move(params)},
               {"shared_bytes", kernel.sharedBytes},
               {"max_threads", kernel.maxThreads}};
+  if (kernel.gridDependency)
+    out["grid_dependency"] = true;
   addCode(out, kernel.ptx, kernel.cubin);
   return out;
 }

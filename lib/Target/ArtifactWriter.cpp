@@ -37,6 +37,16 @@ FailureOr<std::string> mlir::qf::extractKernelPTX(ModuleOp module) {
 
 using namespace mlir::qf::artifact;
 
+/// Whether the body of `.entry <name>(` in `ptx` waits for the grids before
+/// it (griddepcontrol.wait, qf-to-gpu's grid-dependency).
+static bool entryWaitsForPriorGrids(StringRef ptx, StringRef name) {
+  size_t start = ptx.find((".entry " + name + "(").str());
+  if (start == StringRef::npos)
+    return false;
+  StringRef body = ptx.drop_front(start + 1);
+  return body.take_front(body.find(".entry ")).contains("griddepcontrol.wait");
+}
+
 void ArtifactBuilder::addLaunch(
     LaunchAttr record, function_ref<BoundArg(size_t, StringRef)> bind) {
   std::string kernelName = record.getKernelName().str();
@@ -224,6 +234,8 @@ mlir::qf::buildArtifact(ModuleOp module, StringRef ptx,
   artifact.modulePtx = ptx.str();
   artifact.moduleCubin.assign(options.cubin.begin(), options.cubin.end());
   artifact.kernels = std::move(builder.kernels);
+  for (schema::Kernel &kernel : artifact.kernels)
+    kernel.gridDependency = entryWaitsForPriorGrids(ptx, kernel.name);
   artifact.weights = std::move(builder.weights);
   artifact.tensors = std::move(builder.tensors);
   artifact.buffers = std::move(builder.buffers);

@@ -91,6 +91,12 @@ static cl::opt<int64_t> permuteStagedMaxK(
              "memory (default 24576, the most static shared memory holds; "
              "0: always gather; docs/act-order.md)"),
     cl::init(24576), cl::Hidden);
+static cl::opt<bool> gridDependency(
+    "grid-dependency",
+    cl::desc("On sm_90 and later, start every kernel with griddepcontrol so "
+             "that the runtime launches it as a programmatic dependent of "
+             "the kernel before it (default on; docs/artifact.md)"),
+    cl::init(true), cl::Hidden);
 static cl::opt<std::string> tuningDb("tuning-db",
                                      cl::desc("Tuning database (JSON)"),
                                      cl::init(""));
@@ -222,6 +228,7 @@ buildPipelines(ModuleOp module, ArrayRef<std::string> chips,
         features + " batch-sizes=" + batches +
         " fallback-on-limits=true permute-staged-max-k=" +
         std::to_string(permuteStagedMaxK) +
+        " grid-dependency=" + (gridDependency ? "true" : "false") +
         "},gpu-module-to-binary{format=isa}");
   }
   return pipelines;

@@ -85,6 +85,7 @@ const char *kGolden = R"json({
       "shared_bytes": 0
     },
     {
+      "grid_dependency": true,
       "max_threads": 32,
       "name": "own",
       "params": [],
@@ -248,6 +249,8 @@ TEST(ArtifactSchema, ReadsEveryField) {
   ASSERT_EQ(a.kernels.size(), 2u);
   EXPECT_EQ(a.kernels[0].params[3].type, ParamType::F32);
   EXPECT_EQ(a.kernels[1].sharedBytes, 16);
+  EXPECT_FALSE(a.kernels[0].gridDependency);
+  EXPECT_TRUE(a.kernels[1].gridDependency);
   EXPECT_EQ(a.weights[1].checkpointName(), "w");
   ASSERT_EQ(a.buffers.size(), 3u);
   EXPECT_TRUE(a.buffers[0].shape[0].isBatch);

@@ -29,6 +29,12 @@ def QFToGPU : Pass<"qf-to-gpu", "::mlir::ModuleOp"> {
     kernel serves every row count, built from the same IR as qf-to-cpu's
     reference (WeightQuantizer.h); encodings it does not take get a remark
     and no launch (the runtime quantizes them on the host).
+
+    With `grid-dependency`, on sm_90 and later every kernel starts with
+    `griddepcontrol.launch_dependents` and `griddepcontrol.wait`: the next
+    kernel of a stream may then be scheduled while this one's last blocks
+    run, and waits before touching memory (programmatic dependent launch;
+    the runtime asks for it per kernel, docs/artifact.md).
   }];
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
@@ -46,7 +52,11 @@ def QFToGPU : Pass<"qf-to-gpu", "::mlir::ModuleOp"> {
            /*default=*/"24576",
            "The longest row the act_order permute kernel stages in shared "
            "memory, once per block (at most 24576); longer rows gather from "
-           "global memory (kernel qf_permute_k<K>_g)">
+           "global memory (kernel qf_permute_k<K>_g)">,
+    Option<"gridDependency", "grid-dependency", "bool", /*default=*/"false",
+           "On sm_90 and later, start every kernel with griddepcontrol "
+           "(launch_dependents, wait) so that the runtime may launch it with "
+           "programmatic stream serialization (qfuse-compile sets it)">
   ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::LLVM::LLVMDialect",

@@ -129,6 +129,9 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
                           "dialect failed");
       return signalPassFailure();
     }
+    // griddepcontrol is sm_90's (PTX ISA 7.8).
+    if (gridDependency && target.getSmVersion() >= 90)
+      addGridDependencyControl(gpuModule);
   }
 
   /// Kernels already emitted, by everything that determines their code, so

@@ -12,6 +12,7 @@
 #include "qfuse/runtime/Error.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <string_view>
@@ -78,6 +79,12 @@ Executor::Executor(const Artifact &artifact, const cuda::Context &context)
   const int maxSharedOptIn =
       context_.attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
   kernels_.reserve(artifact_.kernels.size());
+  // Programmatic dependent launch: sm_90 and later, unless QFUSE_PDL=0
+  // (for profiles and A/B runs).
+  const char *pdl = std::getenv("QFUSE_PDL");
+  const bool programmatic =
+      context_.attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR) >= 9 &&
+      !(pdl && std::string(pdl) == "0");
   std::vector<size_t> codeHashes;
   for (size_t i = 0; i < artifact_.kernels.size(); ++i) {
     const Kernel &kernel = artifact_.kernels[i];
@@ -97,6 +104,7 @@ Executor::Executor(const Artifact &artifact, const cuda::Context &context)
       loaded.module = std::make_shared<cuda::Module>(
           cuda::Module::load(kernel, artifact_.target, context_));
     loaded.function = loaded.module->function(kernel.name);
+    loaded.programmatic = programmatic && kernel.gridDependency;
 
     // What the plans ask of this kernel, against what the device allows.
     int64_t maxDynamic = 0, maxThreads = 0;
@@ -430,11 +438,33 @@ void Executor::enqueueStep(const Plan &plan, size_t s, Instance &instance,
     }
     params[a] = slot;
   }
-  QFUSE_CU_CTX(cuLaunchKernel(kernels_[step.kernelIndex].function,
-                              step.grid[0], step.grid[1], step.grid[2],
-                              step.block[0], step.block[1], step.block[2],
-                              step.sharedBytes, stream, params.data(),
-                              nullptr),
+  const LoadedKernel &kernel = kernels_[step.kernelIndex];
+  if (!kernel.programmatic) {
+    QFUSE_CU_CTX(cuLaunchKernel(kernel.function, step.grid[0], step.grid[1],
+                                step.grid[2], step.block[0], step.block[1],
+                                step.block[2], step.sharedBytes, stream,
+                                params.data(), nullptr),
+                 where() + " (launch '" + step.target + "')");
+    return;
+  }
+  // Programmatic dependent launch: the kernel may be scheduled while the
+  // one before it finishes; it waits for that grid itself.
+  CUlaunchConfig config{};
+  config.gridDimX = step.grid[0];
+  config.gridDimY = step.grid[1];
+  config.gridDimZ = step.grid[2];
+  config.blockDimX = step.block[0];
+  config.blockDimY = step.block[1];
+  config.blockDimZ = step.block[2];
+  config.sharedMemBytes = static_cast<unsigned>(step.sharedBytes);
+  config.hStream = stream;
+  CUlaunchAttribute dependent{};
+  dependent.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+  dependent.value.programmaticStreamSerializationAllowed = 1;
+  config.attrs = &dependent;
+  config.numAttrs = 1;
+  QFUSE_CU_CTX(cuLaunchKernelEx(&config, kernel.function, params.data(),
+                                nullptr),
                where() + " (launch '" + step.target + "')");
 }
 

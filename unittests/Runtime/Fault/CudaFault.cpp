@@ -7,6 +7,7 @@
 //
 //   QFUSE_CUDA_FAULT="cuLaunchKernel:200"       the 200th launch returns
 //                                               CUDA_ERROR_LAUNCH_FAILED
+//                                               (cuLaunchKernel or -Ex)
 //   QFUSE_CUDA_FAULT="cuMemcpyDtoH_v2:3:999"    the 3rd copy back returns 999
 //                                               (CUDA_ERROR_UNKNOWN)
 //   QFUSE_CUDA_MEMORY_LIMIT=268435456           cuMemAlloc fails with
@@ -100,11 +101,32 @@ unsigned long long allocated = 0;
 #undef cuMemcpyHtoDAsync
 #undef cuMemcpyDtoDAsync
 
-QFUSE_FORWARD(cuLaunchKernel,
-              (CUfunction f, unsigned gx, unsigned gy, unsigned gz,
-               unsigned bx, unsigned by, unsigned bz, unsigned shared,
-               CUstream stream, void **params, void **extra),
-              (f, gx, gy, gz, bx, by, bz, shared, stream, params, extra))
+// Both launch entry points count as "cuLaunchKernel" (the Executor takes
+// cuLaunchKernelEx for programmatic dependent launches).
+static std::atomic<long long> launchCalls{0};
+extern "C" CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy,
+                                   unsigned gz, unsigned bx, unsigned by,
+                                   unsigned bz, unsigned shared,
+                                   CUstream stream, void **params,
+                                   void **extra) {
+  if (CUresult error = injected("cuLaunchKernel", launchCalls))
+    return error;
+  static auto real = next<CUresult (*)(CUfunction, unsigned, unsigned,
+                                       unsigned, unsigned, unsigned, unsigned,
+                                       unsigned, CUstream, void **, void **)>(
+      "cuLaunchKernel");
+  return real(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra);
+}
+extern "C" CUresult cuLaunchKernelEx(const CUlaunchConfig *config,
+                                     CUfunction f, void **params,
+                                     void **extra) {
+  if (CUresult error = injected("cuLaunchKernel", launchCalls))
+    return error;
+  static auto real =
+      next<CUresult (*)(const CUlaunchConfig *, CUfunction, void **, void **)>(
+          "cuLaunchKernelEx");
+  return real(config, f, params, extra);
+}
 QFUSE_FORWARD(cuGraphLaunch, (CUgraphExec graph, CUstream stream),
               (graph, stream))
 QFUSE_FORWARD(cuStreamSynchronize, (CUstream stream), (stream))

@@ -50,6 +50,9 @@ struct Kernel {
   std::vector<KernelParam> params; // in PTX .param order
   int64_t sharedBytes = 0;         // static shared memory
   int64_t maxThreads = 1024;
+  // Starts with griddepcontrol.wait (qf-to-gpu's grid-dependency): the
+  // runtime may launch it as a programmatic dependent of the kernel before.
+  bool gridDependency = false;
 };
 
 /// A packed weight, in one layout ("source": one checkpoint tensor listed

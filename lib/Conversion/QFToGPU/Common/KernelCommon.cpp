@@ -52,6 +52,27 @@ LLVM::LLVMFuncOp qf::createKernelEntry(ImplicitLocOpBuilder &b,
   return fn;
 }
 
+void qf::addGridDependencyControl(gpu::GPUModuleOp module) {
+  for (auto fn : module.getOps<LLVM::LLVMFuncOp>()) {
+    if (fn.isExternal() ||
+        !fn->hasAttr(NVVM::NVVMDialect::getKernelFuncAttrName()))
+      continue;
+    OpBuilder b(fn.getContext());
+    b.setInsertionPointToStart(&fn.getBody().front());
+    // Inline PTX with a memory clobber, not nvvm.griddepcontrol: the
+    // intrinsic is IntrNoMem, which would let LLVM hoist a load of a
+    // readonly argument above the wait.
+    for (StringRef text :
+         {"griddepcontrol.launch_dependents;", "griddepcontrol.wait;"})
+      LLVM::InlineAsmOp::create(
+          b, fn.getLoc(), TypeRange(), ValueRange(), text, "~{memory}",
+          /*has_side_effects=*/true, /*is_align_stack=*/false,
+          LLVM::tailcallkind::TailCallKind::None,
+          LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+          /*operand_attrs=*/nullptr);
+  }
+}
+
 KernelFunction qf::createKernelFunction(ImplicitLocOpBuilder &b,
                                         gpu::GPUModuleOp module,
                                         StringRef name,

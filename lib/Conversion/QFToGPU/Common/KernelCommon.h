@@ -31,6 +31,15 @@ LLVM::LLVMFuncOp createKernelEntry(ImplicitLocOpBuilder &b,
                                    gpu::GPUModuleOp module, StringRef name,
                                    ArrayRef<ParamKind> kinds, int64_t threads);
 
+/// Programmatic dependent launch (sm_90 and later): every kernel of
+/// `module` starts with griddepcontrol.launch_dependents, so that the next
+/// kernel of the stream may be scheduled while this one's last blocks run,
+/// and griddepcontrol.wait, so that nothing it reads or writes is touched
+/// before the grids it depends on have finished and their writes are
+/// visible. Without the launch attribute (the runtime's choice per kernel,
+/// docs/artifact.md) both are no-ops.
+void addGridDependencyControl(gpu::GPUModuleOp module);
+
 /// An `llvm.func` kernel in `module` taking one global pointer per name in
 /// `params` (all noalias; all but "y" readonly, so NVPTX may use the
 /// non-coherent path), with `maxntid = threads`, and the builder placed at

@@ -246,6 +246,9 @@ private:
     // Kernels whose code (PTX and cubin) is identical share one module.
     std::shared_ptr<cuda::Module> module;
     CUfunction function = nullptr;
+    // Launched as a programmatic dependent of the kernel before it in the
+    // stream: it waits for that grid itself (Kernel::gridDependency).
+    bool programmatic = false;
   };
   struct Instance {
     std::map<std::string, cuda::DeviceBuffer> buffers;
