@@ -177,6 +177,10 @@ struct Solving {
   SolverWarmUp warmUp; // its thread reads the members above
   // The weights GPTQ leaves alone, rounded (made after the warm-up starts).
   std::unique_ptr<QuantizeAtLoad> rounding;
+  // A bf16 checkpoint's modules rounded to f16 on the device (null: on the
+  // host); where, "" for other checkpoints.
+  std::unique_ptr<DeviceHalfRound> halfRound;
+  std::string halfRoundOn;
 };
 
 Solving::Solving(const QuantizeModelOptions &run, const CheckedInputs &in,
@@ -196,6 +200,8 @@ Solving::Solving(const QuantizeModelOptions &run, const CheckedInputs &in,
   if (!run.hostWeights)
     warmUp.start(pool, calibration, in.checkpoint, options);
   rounding = gptqRoundingKernels(run, context);
+  halfRound = gptqHalfRoundKernel(run, context, calibration, in.checkpoint,
+                                  halfRoundOn);
 }
 
 /// One run of quantizeModel, a method per phase, called in this order.
@@ -303,8 +309,12 @@ void ModelQuantizer::say(const char *fmt, ...) const {
 
 void ModelQuantizer::load() {
   say("  codes packed on %s\n", solving_.packedOn.c_str());
+  if (!solving_.halfRoundOn.empty())
+    say("  bf16 weights rounded to f16 on %s\n",
+        solving_.halfRoundOn.c_str());
   load_.start(executor_, context_, fp16_, in_.checkpoint,
-              [this](const char *text) { say("%s", text); });
+              [this](const char *text) { say("%s", text); },
+              solving_.halfRound.get());
 }
 
 void ModelQuantizer::finishLoad() { load_.finish(); }
@@ -421,7 +431,10 @@ void ModelQuantizer::quantizeLayers() {
                         warn,
                         options_.progressDone,
                         [this] { finishWarmUp(); },
-                        {}};
+                        {},
+                        [this](const std::string &module) {
+                          return load_.takeStored(module);
+                        }};
   const auto layersStart = Clock::now();
   for (int64_t l = first_; l < numLayers_; ++l) {
     std::vector<std::pair<QuantizeProgress::Module, size_t>> recorded;
@@ -540,6 +553,7 @@ std::string ModelQuantizer::report() const {
                 {"load_prologue_ready", load_.prologueReadySeconds},
                 {"load_first_layer_ready", load_.firstLayerReadySeconds},
                 {"load_wait", load_.waitSeconds},
+                {"load_rounded_on_device", load_.roundedOnDevice},
                 {"calibration_capture", captureSeconds_},
                 {"solver_warm_up_wait", warmWaitSeconds_},
                 {"layers", layersSeconds_},
