@@ -360,7 +360,11 @@ void BackgroundLoad::roundStored(std::vector<Rounding> &rounding,
   std::vector<cuda::DeviceBuffer> codes;
   for (size_t i = 0; i < rounding.size(); ++i) {
     const Rounding &r = rounding[i];
-    codes.emplace_back(r.asStored.size(), r.weight + "." + r.component);
+    // Whole 16-byte units, zero past the codes, as componentBuffer makes.
+    const size_t size = r.asStored.size(), padded = (size + 15) / 16 * 16;
+    codes.emplace_back(padded, r.weight + "." + r.component);
+    if (padded != size)
+      codes.back().zero(stream.get());
     stored_.round->enqueue(r.asStored.ptr(), codes.back().ptr(), r.count,
                            status.ptr() + 4 * i, stream.get());
   }
