@@ -47,7 +47,8 @@ struct BackgroundLoad::Job {
 /// A StoredOnDevice weight of the stage being uploaded: its bf16 bytes on
 /// the device, to round into its codes at the stage's end.
 struct BackgroundLoad::Rounding {
-  std::string weight, component, what;
+  std::string weight, component; // the artifact's, for the codes
+  std::string source, what;      // the checkpoint's, for takeStored, errors
   cuda::DeviceBuffer asStored;
   const uint8_t *host = nullptr; // the mapped checkpoint's, for errors
   uint64_t count = 0;
@@ -285,9 +286,10 @@ void BackgroundLoad::upload() {
         }
         if (job.stored) {
           const Executor::LaidOutWeight::Upload &u = job.laidOut.uploads[0];
-          Rounding r{u.weight, u.component,
+          const std::string &source = job.weight->checkpointName();
+          Rounding r{u.weight, u.component, source,
                      "checkpoint '" + checkpoint_.dir() + "': tensor '" +
-                         job.weight->checkpointName() + ".weight'",
+                         source + ".weight'",
                      cuda::DeviceBuffer(u.size, u.weight + " (bf16 as stored)"),
                      u.data, u.size / 2};
           uploader.upload(r.asStored, u.data, u.size);
@@ -376,7 +378,7 @@ void BackgroundLoad::roundStored(std::vector<Rounding> &rounding,
     if (overflowed[i])
       throwHalfOverflow(r.host, r.count, r.what);
     handed.components.push_back({r.weight, r.component, std::move(codes[i])});
-    handed.stored.push_back({r.weight, std::move(r.asStored)});
+    handed.stored.push_back({r.source, std::move(r.asStored)});
   }
 }
 
