@@ -45,6 +45,8 @@ void Fp16Load::start(Executor &executor, const cuda::Context &context,
     }
   }
   if (!layers) {
+    if (halfRound && halfRound->any())
+      say("  the load is serial: bf16 weights rounded to f16 on the host\n");
     stats = loadCheckpoint(executor, checkpoint);
     waitSeconds = firstLayerSeconds = stats.seconds;
     prologueReadySeconds = firstLayerReadySeconds = stats.seconds;

@@ -538,6 +538,9 @@ std::string ModelQuantizer::report() const {
               // Whether the fp16 weights loaded beside the layers
               // (QFUSE_LOAD_OVERLAP=0: before them).
               {"load_overlapped", load_.overlapped},
+              // bf16 modules the solver read from the load's buffers (their
+              // f16 rounded on the device; 0: on the host).
+              {"modules_rounded_on_device", load_.roundedOnDevice},
               // Wall time of each phase of this run; the layers' parts are
               // sums over the layers ("gptq_device" is the device time of
               // the slowest group of each layer, a profile, not wall time).
@@ -553,7 +556,6 @@ std::string ModelQuantizer::report() const {
                 {"load_prologue_ready", load_.prologueReadySeconds},
                 {"load_first_layer_ready", load_.firstLayerReadySeconds},
                 {"load_wait", load_.waitSeconds},
-                {"load_rounded_on_device", load_.roundedOnDevice},
                 {"calibration_capture", captureSeconds_},
                 {"solver_warm_up_wait", warmWaitSeconds_},
                 {"layers", layersSeconds_},
