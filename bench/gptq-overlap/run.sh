@@ -13,7 +13,10 @@
 # front of the layers (docs/gptq.md, "In front of the layers"): a run
 # without the solvers' warm-up (QFUSE_GPTQ_WARM_UP=0), the phases that say
 # when the embedding and layer 0 were on the device, and last a bf16
-# checkpoint (its embedding converted in row ranges) overlapped vs serial.
+# checkpoint (its embedding converted in row ranges) overlapped vs serial:
+# overlapped, its modules go to the GPU once and are rounded to f16 there
+# (issue 19 part 1, qf_round_bf16_to_f16), serial and --host-weights round
+# on the host; all three byte-identical.
 # Archive: $OUT/ovl.tgz.
 set -uo pipefail
 out="${OUT:-/tmp/out}"; res=/tmp/ovl; rm -rf $res; mkdir -p $res $out
@@ -24,9 +27,10 @@ nvidia-smi -L; git log --oneline -1 2>/dev/null > $res/COMMIT; cp $A/COMMIT $res
 log build
 cmake -G Ninja -S . -B $b -DQFUSE_ENABLE_COMPILER=OFF -DQFUSE_TOKENIZER_ORACLE=OFF -DCMAKE_BUILD_TYPE=Release > $res/cfg.log 2>&1 || { tail $res/cfg.log; exit 1; }
 cmake --build $b -j16 --target qfuse-quantize qfuse-run qfuse_c qfuse-runtime-gpu-tests > $res/build.log 2>&1 || { tail -30 $res/build.log; pack; exit 1; }
-log "GPU tests: BackgroundLoadGpu, CalibrationGpu, Executor"
-QFUSE_CALIBRATION_QFA=$PWD/artifacts/models/tiny-llama-fp16.qfa timeout 120 $b/unittests/Runtime/qfuse-runtime-gpu-tests \
-  --gtest_filter='BackgroundLoadGpu*:CalibrationGpu*:Gpu.Executor*' > $res/gpu-tests.log 2>&1; echo "rc=$?" >> $res/gpu-tests.log
+log "GPU tests: BackgroundLoadGpu, CalibrationGpu, Executor, DeviceHalfRound"
+QFUSE_CALIBRATION_QFA=$PWD/artifacts/models/tiny-llama-fp16.qfa QFUSE_QUANTIZE_QFA=$A/quantize-formats.qfa \
+  timeout 120 $b/unittests/Runtime/qfuse-runtime-gpu-tests \
+  --gtest_filter='BackgroundLoadGpu*:CalibrationGpu*:Gpu.Executor*:DeviceHalfRound*' > $res/gpu-tests.log 2>&1; echo "rc=$?" >> $res/gpu-tests.log
 grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED  \]|rc=" $res/gpu-tests.log | head
 log checkpoint
 python3 bench/random-checkpoint.py examples/configs/llama3-8b.json $m > $res/checkpoint.log 2>&1; tail -1 $res/checkpoint.log; sync
@@ -92,5 +96,7 @@ log "bf16 checkpoint: overlapped vs serial (the embedding converted in row range
 rm -rf $m/*.safetensors $m/*.json
 python3 bench/random-checkpoint.py examples/configs/llama3-8b.json $m bf16 > $res/checkpoint-bf16.log 2>&1; tail -1 $res/checkpoint-bf16.log; sync
 cp $A/llama3-8b/*.qfa $m/; cat $m/*.safetensors > /dev/null
-q b1 --; q b0 QFUSE_LOAD_OVERLAP=0 --; same b1 b0; rm -rf /tmp/q-b1 /tmp/q-b0
+q b1 --; q b0 QFUSE_LOAD_OVERLAP=0 --; same b1 b0
+q bh -- --host-weights; same b1 bh; grep -h "rounded to f16" $res/b1.log $res/bh.log
+rm -rf /tmp/q-b1 /tmp/q-b0 /tmp/q-bh
 summary; log done; pack

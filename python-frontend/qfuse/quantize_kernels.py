@@ -17,7 +17,10 @@ codes do not fill whole bytes) get a remark from the compiler and stay with
 the host's format::quantizeRTN. Beside each qf.quantize the
 compiler records the qf_gather_fields kernel of its code width, with which
 the runtime makes the model's kernel layouts (and qfuse-quantize packs
-GPTQ's codes) on the device (docs/quantize-at-load.md).
+GPTQ's codes) on the device (docs/quantize-at-load.md), and beside each of
+a bf16 input the qf_round_bf16_to_f16 kernel, with which qfuse-quantize
+rounds a bf16 checkpoint's modules to the calibration plan's f16 on the
+device (docs/gptq.md).
 """
 import json
 

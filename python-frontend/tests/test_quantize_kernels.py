@@ -69,6 +69,9 @@ class CompileWritesTheQuantizeArtifact(TempDirTestCase):
         self.assertTrue(ops)
         self.assertTrue(all(op == "qf.quantize" for op, _ in ops))
         self.assertEqual(kernels["version"], 6)
+        # The bf16 inputs' ops also carry the bf16 -> f16 rounding, once.
+        names = [k["name"] for k in kernels["kernels"]]
+        self.assertEqual(names.count("qf_round_bf16_to_f16"), 1)
 
     def test_nvfp4_gets_kernels_that_read_the_amax(self):
         # NVFP4's global scale needs the tensor's largest magnitude: its

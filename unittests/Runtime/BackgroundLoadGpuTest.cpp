@@ -16,7 +16,14 @@
 //     binds what loadCheckpoint binds (the plan's outputs on ids spread
 //     over the vocabulary bit-identical);
 // (d) a checkpoint short of the artifact's last layer: the waiting bind
-//     rethrows the missing tensor's error instead of hanging.
+//     rethrows the missing tensor's error instead of hanging;
+// (e) a bf16 checkpoint with its layers' linear modules StoredOnDevice
+//     (the qf_round_bf16_to_f16 kernel of the quantize test artifact,
+//     QFUSE_QUANTIZE_QFA): every component loadCheckpoint's bytes (the
+//     host's rounding), the plan's outputs bit-identical, and each
+//     module's stored bf16 bytes taken once, equal to the checkpoint's;
+// (f) the same with a module value past f16's range: the bind throws the
+//     host's error naming the tensor and the element.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,9 +36,11 @@
 #include "qfuse/runtime/checkpoint/ModelCheckpoint.h"
 #include "qfuse/runtime/device/BackgroundLoad.h"
 #include "qfuse/runtime/device/DeviceArtifact.h"
+#include "qfuse/runtime/device/DeviceHalfRound.h"
 #include "qfuse/runtime/device/ModelLoader.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdlib>
 #include <filesystem>
@@ -231,6 +240,117 @@ TEST_F(BackgroundLoadGpu, MissingLayerIsAnErrorNotAHang) {
     FAIL() << "a checkpoint without layer 1 loaded";
   } catch (const qfuse::Error &e) {
     EXPECT_NE(std::string(e.what()).find("model.layers.1."), std::string::npos)
+        << e.what();
+  }
+}
+
+/// The rounding kernel of the quantize test artifact, or null (the test
+/// skips) where it is missing or older than the kernel.
+std::unique_ptr<DeviceHalfRound> halfRoundKernel(const cuda::Context &context,
+                                                 std::string &why) {
+  const char *env = std::getenv("QFUSE_QUANTIZE_QFA");
+  const std::string path = env ? env : QFUSE_QUANTIZE_QFA_DEFAULT;
+  if (!std::ifstream(path)) {
+    why = "no quantize artifact at " + path;
+    return nullptr;
+  }
+  auto round = std::make_unique<DeviceHalfRound>(
+      loadArtifactForDevice(path, context), context);
+  if (!round->any()) {
+    why = path + " has no qf_round_bf16_to_f16 kernel";
+    return nullptr;
+  }
+  return round;
+}
+
+/// Every linear module of `layers`.
+StoredOnDevice storedModules(const DeviceHalfRound &round,
+                             const PlanLayers &layers) {
+  StoredOnDevice stored{&round, {}};
+  for (const PlanLayer &layer : layers.layers)
+    for (const LinearModule &linear : layer.linears)
+      stored.weights.insert(linear.weight);
+  return stored;
+}
+
+TEST_F(BackgroundLoadGpu, Bf16ModulesRoundOnTheDeviceAndStay) {
+  PREPARE_OR_SKIP(0, ref::StorageType::BF16);
+  std::string why;
+  std::unique_ptr<DeviceHalfRound> round = halfRoundKernel(*context, why);
+  if (!round)
+    GTEST_SKIP() << "qfuse-gpu-skip: " << why;
+  Executor serial(*artifact, *context);
+  loadCheckpoint(serial, *checkpoint, 2);
+  Executor staged(*artifact, *context);
+  const StoredOnDevice stored = storedModules(*round, layers_);
+  ASSERT_FALSE(stored.weights.empty());
+  BackgroundLoad load(staged, *context, *checkpoint,
+                      layerLoadStages(*artifact, layers_), LoadWorkers::same(2),
+                      BackgroundLoad::kPartElements, stored);
+  load.finish();
+  EXPECT_TRUE(staged.unboundArguments().empty());
+  for (const auto &[weight, component] : serial.usedWeightComponents()) {
+    const size_t bytes = serial.componentBytes(weight, component);
+    ASSERT_EQ(staged.componentBytes(weight, component), bytes)
+        << weight << "." << component;
+    EXPECT_EQ(deviceBytes(staged.componentPointer(weight, component), bytes),
+              deviceBytes(serial.componentPointer(weight, component), bytes))
+        << weight << "." << component;
+  }
+  EXPECT_EQ(runPlan(staged), runPlan(serial));
+  for (const std::string &module : stored.weights) {
+    const TensorView view = checkpoint->view(module + ".weight");
+    const size_t bytes = size_t(view.info->numElements()) * 2;
+    cuda::DeviceBuffer bf16 = load.takeStored(module);
+    ASSERT_EQ(bf16.size(), bytes) << module;
+    EXPECT_EQ(deviceBytes(bf16.ptr(), bytes),
+              std::vector<uint8_t>(view.data, view.data + bytes))
+        << module;
+    EXPECT_TRUE(load.takeStored(module).empty()) << module << ": taken twice";
+  }
+  EXPECT_TRUE(load.takeStored("model.embed_tokens").empty());
+}
+
+TEST_F(BackgroundLoadGpu, Bf16ModuleOverflowingF16IsTheHostsError) {
+  PREPARE_OR_SKIP(0, ref::StorageType::BF16);
+  std::string why;
+  std::unique_ptr<DeviceHalfRound> round = halfRoundKernel(*context, why);
+  if (!round)
+    GTEST_SKIP() << "qfuse-gpu-skip: " << why;
+  const std::string module = layers_.layers.at(0).linears.at(0).weight;
+  // Element 5 of the module becomes -65536 (bf16 0xC780) in the file.
+  checkpoint.reset();
+  const std::string file = modelDir + "/model.safetensors";
+  std::fstream io(file, std::ios::in | std::ios::out | std::ios::binary);
+  ASSERT_TRUE(io) << file;
+  uint64_t headerBytes = 0;
+  io.read(reinterpret_cast<char *>(&headerBytes), 8);
+  std::string header(headerBytes, '\0');
+  io.read(header.data(), std::streamsize(headerBytes));
+  const nlohmann::json entry =
+      nlohmann::json::parse(header).at(module + ".weight");
+  ASSERT_EQ(entry.at("dtype"), "BF16");
+  const uint64_t at =
+      8 + headerBytes + entry.at("data_offsets")[0].get<uint64_t>() + 2 * 5;
+  const uint8_t big[2] = {0x80, 0xC7};
+  io.seekp(std::streamoff(at));
+  io.write(reinterpret_cast<const char *>(big), 2);
+  io.close();
+  checkpoint.emplace(ModelCheckpoint::open(modelDir));
+
+  Executor staged(*artifact, *context);
+  BackgroundLoad load(staged, *context, *checkpoint,
+                      layerLoadStages(*artifact, layers_), LoadWorkers::same(2),
+                      BackgroundLoad::kPartElements,
+                      storedModules(*round, layers_));
+  try {
+    load.finish();
+    FAIL() << "a bf16 module past f16's range loaded";
+  } catch (const qfuse::Error &e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "tensor '" + module +
+                  ".weight': element 5 = -65536.000000 overflows f16"),
+              std::string::npos)
         << e.what();
   }
 }

@@ -6,10 +6,14 @@
 
 #include "qfuse/runtime/Error.h"
 #include "qfuse/runtime/checkpoint/WeightSources.h"
+#include "qfuse/runtime/device/DeviceHalfRound.h"
 #include "qfuse/runtime/device/PinnedUploader.h"
 #include "qfuse/runtime/device/TensorParts.h"
 
+#include "qfuse/format/Packing.h"
+
 #include <algorithm>
+#include <optional>
 
 namespace qfuse::runtime {
 
@@ -36,6 +40,18 @@ struct BackgroundLoad::Job {
   bool made = false; // guarded by mutex_
   Executor::LaidOutWeight laidOut;
   detail::TensorBytes bytes;
+  bool stored = false; // laidOut's one upload is the stored bf16 (rounded
+                       // on the device)
+};
+
+/// A StoredOnDevice weight of the stage being uploaded: its bf16 bytes on
+/// the device, to round into its codes at the stage's end.
+struct BackgroundLoad::Rounding {
+  std::string weight, component; // the artifact's, for the codes
+  std::string source, what;      // the checkpoint's, for takeStored, errors
+  cuda::DeviceBuffer asStored;
+  const uint8_t *host = nullptr; // the mapped checkpoint's, for errors
+  uint64_t count = 0;
 };
 
 /// A stage's device buffers, handed from the loader to bindThrough.
@@ -50,6 +66,7 @@ struct BackgroundLoad::Handed {
   };
   std::vector<Component> components;
   std::vector<Tensor> tensors;
+  std::vector<Tensor> stored; // StoredOnDevice weights' bf16 bytes
 };
 
 namespace {
@@ -78,14 +95,54 @@ std::vector<ElementRange> partsOf(const ModelCheckpoint &checkpoint,
   return parts;
 }
 
+/// `weight` laid out from its stored bf16 bytes viewed as its f16 codes
+/// (the same size), where the executor uploads that one row-major
+/// component from the view as it is: the bytes the device then rounds in
+/// place of the host. std::nullopt where the weight is not a bf16 [N, K]
+/// tensor bound into the unquantized f16 encoding that way.
+std::optional<Executor::LaidOutWeight>
+storedBf16(const Executor &executor, const ModelCheckpoint &checkpoint,
+           const WeightSpec &weight) {
+  const std::string &name = weight.checkpointName();
+  const std::string source = name + ".weight";
+  const format::Encoding &enc = weight.encodingAttr;
+  if (enc.format != format::ElementFormat::F16 || enc.isQuantized() ||
+      enc.isSparse24() || !checkpoint.contains(source))
+    return std::nullopt;
+  const TensorView view = checkpoint.view(source);
+  const uint64_t bytes = uint64_t(weight.n) * uint64_t(weight.k) * 2;
+  if (view.info->dtype != DType::BF16 ||
+      view.info->shape != std::vector<int64_t>{weight.n, weight.k} ||
+      view.size < bytes)
+    return std::nullopt;
+  // The encoding's one component: the codes, 2 bytes per element.
+  std::vector<format::ComponentSpec> specs;
+  std::string error;
+  if (!format::componentSpecs(enc, weight.n, weight.k, specs, error) ||
+      specs.size() != 1 || specs[0].name != format::kCodes ||
+      specs[0].shape != std::vector<int64_t>{weight.n, 2 * weight.k})
+    return std::nullopt;
+  RowMajorViews views;
+  views[format::kCodes] = {format::dtypeName(specs[0].dtype), specs[0].shape,
+                           view.data, bytes};
+  Executor::LaidOutWeight laidOut = executor.layOutViews(name, views);
+  if (laidOut.uploads.size() != 1 ||
+      laidOut.uploads[0].component != format::kCodes ||
+      laidOut.uploads[0].data != view.data || laidOut.uploads[0].size != bytes)
+    return std::nullopt;
+  return laidOut;
+}
+
 } // namespace
 
 BackgroundLoad::BackgroundLoad(Executor &executor, const cuda::Context &context,
                                const ModelCheckpoint &checkpoint,
                                std::vector<LoadStage> stages,
-                               LoadWorkers workers, uint64_t partElements)
+                               LoadWorkers workers, uint64_t partElements,
+                               StoredOnDevice stored)
     : executor_(executor), context_(context), checkpoint_(checkpoint),
-      stages_(std::move(stages)), handed_(stages_.size()),
+      stages_(std::move(stages)), stored_(std::move(stored)),
+      handed_(stages_.size()),
       readySeconds_(stages_.size(), -1), ready_(stages_.size()) {
   const Artifact &artifact = executor_.artifact();
   for (const LoadStage &stage : stages_) {
@@ -170,7 +227,14 @@ void BackgroundLoad::make(unsigned worker) {
     }
     Job &job = *jobs_[at];
     try {
-      if (job.weight) {
+      std::optional<Executor::LaidOutWeight> stored;
+      if (job.weight && stored_.round &&
+          stored_.weights.count(job.weight->checkpointName()))
+        stored = storedBf16(executor_, checkpoint_, *job.weight);
+      if (stored) {
+        job.laidOut = std::move(*stored);
+        job.stored = true;
+      } else if (job.weight) {
         job.laidOut = detail::layOutCheckpointWeight(
             executor_, checkpoint_, *job.weight, nullptr, nullptr,
             /*scanThreads=*/1);
@@ -209,6 +273,7 @@ void BackgroundLoad::upload() {
     size_t j = 0;
     for (size_t s = 0; s < stages_.size(); ++s) {
       auto handed = std::make_unique<Handed>();
+      std::vector<Rounding> rounding;
       for (; j < stageEnd_[s]; ++j) {
         Job &job = *jobs_[j];
         {
@@ -219,7 +284,19 @@ void BackgroundLoad::upload() {
           if (stopping_)
             throw Error("the background load was stopped");
         }
-        if (job.weight) {
+        if (job.stored) {
+          const Executor::LaidOutWeight::Upload &u = job.laidOut.uploads[0];
+          const std::string &source = job.weight->checkpointName();
+          Rounding r{u.weight, u.component, source,
+                     "checkpoint '" + checkpoint_.dir() + "': tensor '" +
+                         source + ".weight'",
+                     cuda::DeviceBuffer(u.size, u.weight + " (bf16 as stored)"),
+                     u.data, u.size / 2};
+          uploader.upload(r.asStored, u.data, u.size);
+          rounding.push_back(std::move(r));
+          job.laidOut = Executor::LaidOutWeight();
+          ++stats_.weights;
+        } else if (job.weight) {
           for (const Executor::LaidOutWeight::Upload &u : job.laidOut.uploads)
             handed->components.push_back(
                 {u.weight, u.component,
@@ -255,6 +332,7 @@ void BackgroundLoad::upload() {
       }
       // On the device before any stream of the run reads it.
       uploader.finish();
+      roundStored(rounding, *handed);
       handed_[s] = std::move(handed);
       readySeconds_[s] = secondsSince(start_);
       ready_.markReady(s);
@@ -274,6 +352,45 @@ void BackgroundLoad::upload() {
   }
 }
 
+void BackgroundLoad::roundStored(std::vector<Rounding> &rounding,
+                                 Handed &handed) {
+  if (rounding.empty())
+    return;
+  cuda::Stream stream;
+  cuda::DeviceBuffer status(4 * rounding.size(), "half rounding status");
+  status.zero(stream.get());
+  std::vector<cuda::DeviceBuffer> codes;
+  for (size_t i = 0; i < rounding.size(); ++i) {
+    const Rounding &r = rounding[i];
+    // Whole 16-byte units, zero past the codes, as componentBuffer makes.
+    const size_t size = r.asStored.size(), padded = (size + 15) / 16 * 16;
+    codes.emplace_back(padded, r.weight + "." + r.component);
+    if (padded != size)
+      codes.back().zero(stream.get());
+    stored_.round->enqueue(r.asStored.ptr(), codes.back().ptr(), r.count,
+                           status.ptr() + 4 * i, stream.get());
+  }
+  stream.synchronize();
+  std::vector<int32_t> overflowed(rounding.size());
+  status.download(overflowed.data(), 4 * overflowed.size());
+  for (size_t i = 0; i < rounding.size(); ++i) {
+    Rounding &r = rounding[i];
+    if (overflowed[i])
+      throwHalfOverflow(r.host, r.count, r.what);
+    handed.components.push_back({r.weight, r.component, std::move(codes[i])});
+    handed.stored.push_back({r.source, std::move(r.asStored)});
+  }
+}
+
+cuda::DeviceBuffer BackgroundLoad::takeStored(const std::string &name) {
+  auto it = storedBuffers_.find(name);
+  if (it == storedBuffers_.end())
+    return cuda::DeviceBuffer();
+  cuda::DeviceBuffer buffer = std::move(it->second);
+  storedBuffers_.erase(it);
+  return buffer;
+}
+
 void BackgroundLoad::bindThrough(size_t stage) {
   if (stage >= stages_.size())
     throw Error("binding load stage " + std::to_string(stage) +
@@ -287,6 +404,8 @@ void BackgroundLoad::bindThrough(size_t stage) {
       executor_.bindWeightComponent(c.weight, c.component, std::move(c.buffer));
     for (Handed::Tensor &t : handed.tensors)
       executor_.bindTensor(t.name, std::move(t.buffer));
+    for (Handed::Tensor &t : handed.stored)
+      storedBuffers_[t.name] = std::move(t.buffer);
     handed_[bound_].reset();
   }
 }

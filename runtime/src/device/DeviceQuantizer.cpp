@@ -23,10 +23,12 @@ DeviceQuantizer::DeviceQuantizer(const Artifact &artifact,
   std::map<std::string, std::shared_ptr<cuda::Module>> modules;
   for (const Plan &plan : artifact.plans)
     for (const Step &step : plan.steps) {
-      // The layout gathers of the same ops are DeviceGather's.
+      // The layout gathers of the same ops are DeviceGather's, their bf16
+      // -> f16 roundings DeviceHalfRound's.
       if (step.kind != Step::Kind::Launch || step.op != kQuantizeOp ||
           step.args.empty() ||
-          step.target.rfind("qf_gather_fields_", 0) == 0)
+          step.target.rfind("qf_gather_fields_", 0) == 0 ||
+          step.target.rfind("qf_round_", 0) == 0)
         continue;
       const BufferSpec *w = artifact.findBuffer(step.args.front().name);
       if (!w || w->shape.size() != 2)

@@ -65,4 +65,44 @@ std::unique_ptr<DeviceGather> gptqPackingKernels(
   return nullptr;
 }
 
+std::unique_ptr<DeviceHalfRound> gptqHalfRoundKernel(
+    const QuantizeModelOptions &options, const cuda::Context &context,
+    const Artifact &calibration, const ModelCheckpoint &checkpoint,
+    std::string &where) {
+  where.clear();
+  bool bf16 = false;
+  for (const WeightSpec &weight : calibration.weights) {
+    const std::string source = weight.checkpointName() + ".weight";
+    if (weight.checkpointName().rfind("model.layers.", 0) == 0 &&
+        checkpoint.contains(source)) {
+      bf16 = checkpoint.view(source).info->dtype == DType::BF16;
+      break;
+    }
+  }
+  if (!bf16)
+    return nullptr;
+  if (options.hostWeights) {
+    where = "the host (--host-weights)";
+    return nullptr;
+  }
+  const std::string path = quantizeArtifactPath(decodeArtifactPath(options));
+  if (!std::filesystem::exists(path)) {
+    where = "the host: no " + path;
+    return nullptr;
+  }
+  try {
+    auto round = std::make_unique<DeviceHalfRound>(
+        loadArtifactForDevice(path, context), context);
+    if (round->any()) {
+      where = "the GPU (qf_round_bf16_to_f16 of " + path + ")";
+      return round;
+    }
+    where = "the host: " + path +
+            " has no qf_round_bf16_to_f16 kernel (compiled before it)";
+  } catch (const std::exception &e) {
+    where = "the host: " + path + " does not load: " + e.what();
+  }
+  return nullptr;
+}
+
 } // namespace qfuse::runtime

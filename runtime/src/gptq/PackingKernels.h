@@ -13,12 +13,20 @@
 // them: QFUSE_RTN=host rounds them on the host, QFUSE_RTN=check on both,
 // failing where the bytes differ.
 //
+// A bf16 checkpoint's GPTQ modules are rounded to the calibration plan's
+// f16 on the device by the same artifact's qf_round_bf16_to_f16 kernel
+// (DeviceHalfRound.h), from the bf16 bytes uploaded once for the solver;
+// --host-weights rounds them on the host as before.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef QFUSE_RUNTIME_SRC_GPTQ_PACKINGKERNELS_H
 #define QFUSE_RUNTIME_SRC_GPTQ_PACKINGKERNELS_H
 
+#include "qfuse/runtime/artifact/Artifact.h"
+#include "qfuse/runtime/checkpoint/ModelCheckpoint.h"
 #include "qfuse/runtime/device/DeviceGather.h"
+#include "qfuse/runtime/device/DeviceHalfRound.h"
 #include "qfuse/runtime/device/QuantizeAtLoad.h"
 #include "qfuse/runtime/gptq/QuantizeModel.h"
 
@@ -38,6 +46,15 @@ std::unique_ptr<DeviceGather> gptqPackingKernels(
 /// ran, and why the host took any).
 std::unique_ptr<QuantizeAtLoad> gptqRoundingKernels(
     const QuantizeModelOptions &options, const cuda::Context &context);
+
+/// The bf16 -> f16 rounding kernel of `options`' quantize artifact where
+/// `checkpoint` stores the first layer weight of `calibration` as bf16, or
+/// null where the host rounds (--host-weights, no kernel); `where` says
+/// which ("" for a checkpoint of another dtype).
+std::unique_ptr<DeviceHalfRound> gptqHalfRoundKernel(
+    const QuantizeModelOptions &options, const cuda::Context &context,
+    const Artifact &calibration, const ModelCheckpoint &checkpoint,
+    std::string &where);
 
 } // namespace qfuse::runtime
 

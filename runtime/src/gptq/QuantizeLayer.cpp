@@ -35,8 +35,10 @@ std::vector<float> weightF32(const ModelCheckpoint &checkpoint,
 }
 
 /// The module's checkpoint weight on the device as stored: the f16 buffer
-/// the calibration plan already reads (f16 checkpoints), or the stored
-/// bf16/f32 bytes uploaded into `upload`. Other dtypes convert on the host.
+/// the calibration plan already reads (f16 checkpoints), the stored bf16
+/// bytes the load already put there (`upload` holds them on entry: a bf16
+/// checkpoint's overlapped load, QuantizeLoad.h), or the stored bf16/f32
+/// bytes uploaded into `upload`. Other dtypes convert on the host.
 GptqModuleInput deviceWeight(const ModelCheckpoint &checkpoint,
                              const Executor &executor,
                              const std::string &module, int64_t &k,
@@ -66,8 +68,10 @@ GptqModuleInput deviceWeight(const ModelCheckpoint &checkpoint,
     if (view.size < bytes)
       throw Error("'" + name + "' holds " + std::to_string(view.size) +
                   " bytes, fewer than its shape needs");
-    upload = cuda::DeviceBuffer(bytes, name + " (as stored)");
-    upload.upload(view.data, bytes);
+    if (dtype != DType::BF16 || upload.size() != bytes) {
+      upload = cuda::DeviceBuffer(bytes, name + " (as stored)");
+      upload.upload(view.data, bytes);
+    }
     in.device = upload.ptr();
     in.deviceType = dtype == DType::F16    ? GptqDeviceWeight::F16
                     : dtype == DType::BF16 ? GptqDeviceWeight::BF16
@@ -167,7 +171,8 @@ std::vector<GroupSolve> solveLayerGroups(int64_t layer,
                                          const Executor &executor,
                                          SolverPool &pool,
                                          const GptqSolveOptions &options,
-                                         bool hostWeights) {
+                                         bool hostWeights,
+                                         const TakeStored &takeStored) {
   struct Work {
     std::vector<std::vector<float>> weights;
     std::vector<cuda::DeviceBuffer> uploads;
@@ -176,6 +181,13 @@ std::vector<GroupSolve> solveLayerGroups(int64_t layer,
     std::string error;
   };
   std::vector<Work> work(groups.size());
+  // The load's bf16 buffers, taken here on the run's thread; freed with
+  // `work` after the solves.
+  for (size_t gi = 0; gi < groups.size(); ++gi)
+    for (const std::string &module : groups[gi].modules)
+      work[gi].uploads.push_back(!hostWeights && takeStored
+                                     ? takeStored(module)
+                                     : cuda::DeviceBuffer());
   ensureSolvers(pool, groups.size());
   std::vector<std::thread> threads;
   for (size_t gi = 0; gi < groups.size(); ++gi)
@@ -187,17 +199,16 @@ std::vector<GroupSolve> solveLayerGroups(int64_t layer,
         const int64_t k = group.hessian.columns();
         // Reserved up front: inputs point into these.
         job.weights.reserve(group.modules.size());
-        job.uploads.reserve(group.modules.size());
-        for (const std::string &module : group.modules) {
+        for (size_t m = 0; m < group.modules.size(); ++m) {
+          const std::string &module = group.modules[m];
           int64_t n = 0, kk = 0;
           job.weights.emplace_back();
-          job.uploads.emplace_back();
           if (hostWeights) {
             job.weights.back() = weightF32(checkpoint, module, n, kk);
             job.inputs.push_back({module, job.weights.back().data(), n});
           } else {
             job.inputs.push_back(deviceWeight(checkpoint, executor, module,
-                                              kk, job.uploads.back(),
+                                              kk, job.uploads[m],
                                               job.weights.back()));
           }
           if (kk != k)
@@ -234,8 +245,9 @@ json LayerQuantizer::quantize(
   if (beforeSolve)
     beforeSolve();
   const auto solveStart = Clock::now();
-  std::vector<GroupSolve> solves = solveLayerGroups(
-      l, groups, checkpoint, executor, solvers, solveOptions, hostWeights);
+  std::vector<GroupSolve> solves =
+      solveLayerGroups(l, groups, checkpoint, executor, solvers, solveOptions,
+                       hostWeights, takeStored);
   const double solveSeconds = secondsSince(solveStart);
   for (const GroupSolve &solve : solves)
     for (const GptqModuleResult &r : solve.results)

@@ -89,17 +89,24 @@ struct GroupSolve {
   GptqSolveReport report;
 };
 
+/// A module's stored bf16 weight that the load left on the device
+/// (Fp16Load::takeStored), taken over; an empty buffer where there is none.
+using TakeStored = std::function<cuda::DeviceBuffer(const std::string &)>;
+
 /// Solves every group of layer `layer` from its Hessian and the modules'
-/// checkpoint weights (on the device as stored, or f32 from the host with
+/// checkpoint weights (on the device as stored: the load's buffer from
+/// `takeStored` where it has one, else uploaded; or f32 from the host with
 /// `hostWeights`); throws "layer <l>, <input>: <error>" for the first
-/// group (in order) that failed.
+/// group (in order) that failed. The weights' device buffers are freed
+/// before it returns.
 std::vector<GroupSolve> solveLayerGroups(int64_t layer,
                                          std::vector<HessianGroup> &groups,
                                          const ModelCheckpoint &checkpoint,
                                          const Executor &executor,
                                          SolverPool &pool,
                                          const GptqSolveOptions &options,
-                                         bool hostWeights);
+                                         bool hostWeights,
+                                         const TakeStored &takeStored = {});
 
 /// Seconds of wall time since `start`, for the report's phases.
 inline double secondsSince(std::chrono::steady_clock::time_point start) {
@@ -141,6 +148,8 @@ struct LayerQuantizer {
   std::function<void()> beforeSolve;
   /// The last layer's losses, " q_proj 0.12 k_proj ...", for its line.
   std::string lossLine;
+  /// The load's bf16 weights on the device (may be empty: none).
+  TakeStored takeStored;
 
   /// Layer `l`'s report entry with its phases' seconds; `recorded` gets
   /// its modules with their packer indices (QuantizeProgress).

@@ -30,7 +30,7 @@ bool loadOverlaps() {
 
 void Fp16Load::start(Executor &executor, const cuda::Context &context,
                      const Artifact &fp16, const ModelCheckpoint &checkpoint,
-                     Say log) {
+                     Say log, const DeviceHalfRound *halfRound) {
   say_ = std::move(log);
   start_ = std::chrono::steady_clock::now();
   std::optional<PlanLayers> layers;
@@ -45,6 +45,8 @@ void Fp16Load::start(Executor &executor, const cuda::Context &context,
     }
   }
   if (!layers) {
+    if (halfRound && halfRound->any())
+      say("  the load is serial: bf16 weights rounded to f16 on the host\n");
     stats = loadCheckpoint(executor, checkpoint);
     waitSeconds = firstLayerSeconds = stats.seconds;
     prologueReadySeconds = firstLayerReadySeconds = stats.seconds;
@@ -55,10 +57,18 @@ void Fp16Load::start(Executor &executor, const cuda::Context &context,
   // pack and solve); the rest, made beside the layers, on a quarter of
   // them, so that it competes less with the run's own threads.
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  StoredOnDevice stored;
+  if (halfRound && halfRound->any()) {
+    stored.round = halfRound;
+    for (const PlanLayer &layer : layers->layers)
+      for (const LinearModule &linear : layer.linears)
+        stored.weights.insert(linear.weight);
+  }
   background_.emplace(executor, context, checkpoint,
                       layerLoadStages(fp16, *layers),
                       LoadWorkers{std::max(1u, cores / 2),
-                                  std::max(2u, cores / 4), /*firstStages=*/2});
+                                  std::max(2u, cores / 4), /*firstStages=*/2},
+                      BackgroundLoad::kPartElements, std::move(stored));
   overlapped = true;
 }
 
@@ -93,6 +103,14 @@ void Fp16Load::finish() {
   say("  fp16 weights all bound in %.1f s, beside the layers (waited for "
       "%.2f s in all)\n",
       stats.seconds, waitSeconds);
+}
+
+cuda::DeviceBuffer Fp16Load::takeStored(const std::string &module) {
+  if (!background_)
+    return cuda::DeviceBuffer();
+  cuda::DeviceBuffer buffer = background_->takeStored(module);
+  roundedOnDevice += buffer.empty() ? 0 : 1;
+  return buffer;
 }
 
 void Fp16Load::say(const char *fmt, ...) const {

@@ -11,6 +11,12 @@
 // bound, when each part was ready, how long the run waited) stays out of
 // the run's phases. Private to QuantizeModel.cpp.
 //
+// With a DeviceHalfRound (a bf16 checkpoint, not --host-weights), the
+// overlapped load uploads each GPTQ module's stored bf16 bytes once and
+// rounds them to the plan's f16 on the device (BackgroundLoad's
+// StoredOnDevice); the solver then takes the bf16 buffer (takeStored)
+// instead of uploading the module again, and frees it after the layer.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef QFUSE_RUNTIME_GPTQ_QUANTIZELOAD_H
@@ -20,6 +26,7 @@
 #include "qfuse/runtime/checkpoint/ModelCheckpoint.h"
 #include "qfuse/runtime/device/BackgroundLoad.h"
 #include "qfuse/runtime/device/Cuda.h"
+#include "qfuse/runtime/device/DeviceHalfRound.h"
 #include "qfuse/runtime/device/Executor.h"
 #include "qfuse/runtime/device/ModelLoader.h"
 
@@ -40,9 +47,11 @@ public:
 
   /// The weights bound to `executor` (serial: QFUSE_LOAD_OVERLAP=0, or a
   /// plan that is not layered), or their background load started.
+  /// `halfRound` (may be null, else outliving the load): the GPTQ modules
+  /// of a bf16 checkpoint rounded to f16 on the device (overlapped only).
   void start(Executor &executor, const cuda::Context &context,
              const Artifact &fp16, const ModelCheckpoint &checkpoint,
-             Say say);
+             Say say, const DeviceHalfRound *halfRound = nullptr);
   /// The prologue's weights (the embedding) bound, before calibration
   /// begins; a no-op after a serial load.
   void bindPrologue();
@@ -52,6 +61,12 @@ public:
   /// The background load's last weights bound and its threads ended; a
   /// no-op after a serial load.
   void finish();
+  /// Module `module`'s stored bf16 weight on the device, taken over (see
+  /// above); an empty buffer where it was made on the host. After
+  /// bindLayer of its layer.
+  cuda::DeviceBuffer takeStored(const std::string &module);
+  /// GPTQ modules whose f16 weight was rounded on the device.
+  size_t roundedOnDevice = 0;
 
   /// The whole load's (its wall time, overlapped or not), once finished.
   LoadStats stats;

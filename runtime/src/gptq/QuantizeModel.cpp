@@ -177,6 +177,10 @@ struct Solving {
   SolverWarmUp warmUp; // its thread reads the members above
   // The weights GPTQ leaves alone, rounded (made after the warm-up starts).
   std::unique_ptr<QuantizeAtLoad> rounding;
+  // A bf16 checkpoint's modules rounded to f16 on the device (null: on the
+  // host); where, "" for other checkpoints.
+  std::unique_ptr<DeviceHalfRound> halfRound;
+  std::string halfRoundOn;
 };
 
 Solving::Solving(const QuantizeModelOptions &run, const CheckedInputs &in,
@@ -197,6 +201,8 @@ Solving::Solving(const QuantizeModelOptions &run, const CheckedInputs &in,
   if (!run.hostWeights)
     warmUp.start(pool, calibration, in.checkpoint, options);
   rounding = gptqRoundingKernels(run, context);
+  halfRound = gptqHalfRoundKernel(run, context, calibration, in.checkpoint,
+                                  halfRoundOn);
 }
 
 /// One run of quantizeModel, a method per phase, called in this order.
@@ -304,8 +310,12 @@ void ModelQuantizer::say(const char *fmt, ...) const {
 
 void ModelQuantizer::load() {
   say("  codes packed on %s\n", solving_.packedOn.c_str());
+  if (!solving_.halfRoundOn.empty())
+    say("  bf16 weights rounded to f16 on %s\n",
+        solving_.halfRoundOn.c_str());
   load_.start(executor_, context_, fp16_, in_.checkpoint,
-              [this](const char *text) { say("%s", text); });
+              [this](const char *text) { say("%s", text); },
+              solving_.halfRound.get());
 }
 
 void ModelQuantizer::finishLoad() { load_.finish(); }
@@ -422,7 +432,10 @@ void ModelQuantizer::quantizeLayers() {
                         warn,
                         options_.progressDone,
                         [this] { finishWarmUp(); },
-                        {}};
+                        {},
+                        [this](const std::string &module) {
+                          return load_.takeStored(module);
+                        }};
   const auto layersStart = Clock::now();
   for (int64_t l = first_; l < numLayers_; ++l) {
     std::vector<std::pair<QuantizeProgress::Module, size_t>> recorded;
@@ -526,6 +539,9 @@ std::string ModelQuantizer::report() const {
               // Whether the fp16 weights loaded beside the layers
               // (QFUSE_LOAD_OVERLAP=0: before them).
               {"load_overlapped", load_.overlapped},
+              // bf16 modules the solver read from the load's buffers (their
+              // f16 rounded on the device; 0: on the host).
+              {"modules_rounded_on_device", load_.roundedOnDevice},
               // Wall time of each phase of this run; the layers' parts are
               // sums over the layers ("gptq_device" is the device time of
               // the slowest group of each layer, a profile, not wall time).

@@ -29,6 +29,7 @@
 #include "Ops/QuantizeKernel.h"
 
 #include "Ops/FieldGatherKernel.h"
+#include "Ops/HalfRoundKernel.h"
 
 #include "Common/KernelCommon.h"
 #include "LaunchRecord.h"
@@ -182,6 +183,25 @@ Attribute gatherRecord(QuantizeOp op, gpu::GPUModuleOp module,
   return launchRecord(b, gather.launch, /*batch=*/1, {gather.args});
 }
 
+/// The launch record of the bf16 -> f16 rounding (HalfRoundKernel.h) that
+/// a qf.quantize of a bf16 input carries: qfuse-quantize makes the
+/// calibration plan's f16 weights of a bf16 checkpoint on the device with
+/// it (DeviceHalfRound.h). Recorded with count 0 (a launch that writes
+/// nothing); null for other inputs.
+Attribute halfRoundRecord(QuantizeOp op, gpu::GPUModuleOp module) {
+  if (!op.getInput().getType().getElementType().isBF16())
+    return {};
+  MLIRContext *ctx = op.getContext();
+  auto scratch = [&](StringRef name) {
+    return LaunchArgAttr::get(ctx, LaunchArgKind::Scratch, name);
+  };
+  OpLaunch round = emitHalfRoundLaunch(
+      module, scratch("qf_round_src"), scratch("qf_round_dst"),
+      scratch("qf_quantize_status"), op.getLoc());
+  OpBuilder b(ctx);
+  return launchRecord(b, round.launch, /*batch=*/1, {round.args});
+}
+
 } // namespace
 
 void qf::lowerQuantize(QuantizeOp op, gpu::GPUModuleOp module,
@@ -191,6 +211,7 @@ void qf::lowerQuantize(QuantizeOp op, gpu::GPUModuleOp module,
   int64_t k = weight.getK();
   OpBuilder b(op.getContext());
   Attribute gather = gatherRecord(op, module, enc);
+  Attribute round = halfRoundRecord(op, module);
   std::string reason =
       weight.getLayout().isRowMajor()
           ? quantizeUnsupportedReason(enc, k)
@@ -201,8 +222,12 @@ void qf::lowerQuantize(QuantizeOp op, gpu::GPUModuleOp module,
                     << "); the runtime quantizes it on the host "
                        "(format::quantizeRTN)";
     // The layouts of what the host quantizes still repack on the device.
-    if (gather)
-      op->setAttr("qf.launches", b.getArrayAttr({gather}));
+    SmallVector<Attribute> records;
+    for (Attribute record : {gather, round})
+      if (record)
+        records.push_back(record);
+    if (!records.empty())
+      op->setAttr("qf.launches", b.getArrayAttr(records));
     return;
   }
   Type input = op.getInput().getType().getElementType();
@@ -233,5 +258,7 @@ void qf::lowerQuantize(QuantizeOp op, gpu::GPUModuleOp module,
       launchRecord(b, launch, /*batch=*/1, {args})};
   if (gather)
     records.push_back(gather);
+  if (round)
+    records.push_back(round);
   op->setAttr("qf.launches", b.getArrayAttr(records));
 }

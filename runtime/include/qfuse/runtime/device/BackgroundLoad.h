@@ -33,6 +33,16 @@
 // already uses moves. The first error of a worker or the loader wakes the
 // waiting bindThrough, which rethrows it.
 //
+// StoredOnDevice: the weights named there (a bf16 checkpoint's GPTQ
+// modules, bound into the unquantized f16 encoding row-major) are not
+// rounded on a worker: their stored bf16 bytes are uploaded as they are,
+// and once the stage's uploads are on the device the loader rounds them to
+// the f16 codes with the generated kernel (DeviceHalfRound.h, the host's
+// bytes), checking that no finite value overflowed (else the error names
+// the element, as the host's conversion does). The bf16 buffers are handed
+// over beside the codes and kept until the run takes them (takeStored:
+// GPTQ's solver reads them, then frees them).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef QFUSE_RUNTIME_DEVICE_BACKGROUNDLOAD_H
@@ -51,12 +61,26 @@
 #include <condition_variable>
 #include <exception>
 #include <memory>
+#include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
 namespace qfuse::runtime {
+
+class DeviceHalfRound;
+
+/// The weights whose stored bf16 bytes go to the device once and are
+/// rounded to their f16 codes there (see above); empty: every weight is
+/// made on the host. `round` must outlive the load.
+struct StoredOnDevice {
+  const DeviceHalfRound *round = nullptr;
+  /// WeightSpec::checkpointName of each (a weight that is not stored as
+  /// bf16 [N, K] or not bound as f16 row-major codes is made on the host).
+  std::set<std::string> weights;
+};
 
 class BackgroundLoad {
 public:
@@ -72,7 +96,8 @@ public:
                  const ModelCheckpoint &checkpoint,
                  std::vector<LoadStage> stages,
                  LoadWorkers workers = LoadWorkers::same(0),
-                 uint64_t partElements = kPartElements);
+                 uint64_t partElements = kPartElements,
+                 StoredOnDevice stored = {});
   /// Stops the load (what is queued is dropped) and waits for its threads.
   ~BackgroundLoad();
   BackgroundLoad(const BackgroundLoad &) = delete;
@@ -92,12 +117,22 @@ public:
   /// not anyone waited for it); valid once bindThrough(stage) returned.
   double readySeconds(size_t stage) const { return readySeconds_.at(stage); }
 
+  /// The stored bf16 bytes of StoredOnDevice weight `name` on the device
+  /// ([N, K], as in the checkpoint), taken over by the caller; an empty
+  /// buffer where the weight was made on the host or is not bound yet. On
+  /// the run's thread, like bindThrough.
+  cuda::DeviceBuffer takeStored(const std::string &name);
+
 private:
   struct Job;
   struct SplitTensor;
   struct Handed;
+  struct Rounding;
   void make(unsigned worker);
   void upload();
+  /// The stage's stored weights rounded into their f16 codes (after its
+  /// uploads are on the device) and handed over with their bf16 bytes.
+  void roundStored(std::vector<Rounding> &rounding, Handed &handed);
   void stop();
 
   Executor &executor_;
@@ -105,6 +140,8 @@ private:
   const ModelCheckpoint &checkpoint_;
   std::vector<LoadStage> stages_;
   LoadWorkers workers_;
+  StoredOnDevice stored_;
+  std::map<std::string, cuda::DeviceBuffer> storedBuffers_; // bound, not taken
   const std::chrono::steady_clock::time_point start_ =
       std::chrono::steady_clock::now();
   std::vector<std::unique_ptr<Job>> jobs_;      // stage order
