@@ -26,6 +26,58 @@ bool loadOverlaps() {
   return !(env && std::string(env) == "0");
 }
 
+/// Device bytes that stay free for the solvers and the calibration beside
+/// the plan's weights and the bf16 copies kept for the solver: an eighth of
+/// the device, at least 4 GiB.
+uint64_t solverReserve(uint64_t total) {
+  return std::max<uint64_t>(uint64_t(4) << 30, total / 8);
+}
+
+/// The bf16 modules whose stored bytes go to the device and stay until
+/// their layer's solve (layers in order, as long as they fit beside the
+/// plan's weights and solverReserve); the others round on the host as
+/// before, so that a smaller GPU still runs.
+StoredOnDevice storedModules(const Artifact &fp16, const PlanLayers &layers,
+                             const DeviceHalfRound *halfRound,
+                             const Fp16Load::Say &say) {
+  StoredOnDevice stored;
+  stored.round = halfRound;
+  size_t free = 0, total = 0;
+  QFUSE_CU(cuMemGetInfo(&free, &total));
+  uint64_t planBytes = 0;
+  for (const WeightSpec &w : fp16.weights)
+    planBytes += uint64_t(w.n) * uint64_t(w.k) * 2;
+  for (const TensorSpec &t : fp16.tensors)
+    planBytes += t.numBytes();
+  const uint64_t need = planBytes + solverReserve(total);
+  uint64_t room = free > need ? free - need : 0;
+  size_t modules = 0, kept = 0;
+  for (const PlanLayer &layer : layers.layers)
+    for (const LinearModule &linear : layer.linears) {
+      ++modules;
+      const std::vector<const WeightSpec *> w =
+          fp16.weightsPackedFrom(linear.weight);
+      const uint64_t bytes =
+          w.empty() ? 0 : uint64_t(w.front()->n) * uint64_t(w.front()->k) * 2;
+      if (w.empty() || bytes > room)
+        continue;
+      room -= bytes;
+      stored.weights.insert(linear.weight);
+      ++kept;
+    }
+  if (kept < modules && say) {
+    char text[200];
+    std::snprintf(text, sizeof(text),
+                  "  bf16 weights: %zu of %zu modules kept on the device as "
+                  "stored (the rest round on the host: %.1f GiB free of "
+                  "%.1f)\n",
+                  kept, modules, double(free) / double(1 << 30),
+                  double(total) / double(1 << 30));
+    say(text);
+  }
+  return stored;
+}
+
 } // namespace
 
 void Fp16Load::start(Executor &executor, const cuda::Context &context,
@@ -58,12 +110,8 @@ void Fp16Load::start(Executor &executor, const cuda::Context &context,
   // them, so that it competes less with the run's own threads.
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   StoredOnDevice stored;
-  if (halfRound && halfRound->any()) {
-    stored.round = halfRound;
-    for (const PlanLayer &layer : layers->layers)
-      for (const LinearModule &linear : layer.linears)
-        stored.weights.insert(linear.weight);
-  }
+  if (halfRound && halfRound->any())
+    stored = storedModules(fp16, *layers, halfRound, say_);
   background_.emplace(executor, context, checkpoint,
                       layerLoadStages(fp16, *layers),
                       LoadWorkers{std::max(1u, cores / 2),
