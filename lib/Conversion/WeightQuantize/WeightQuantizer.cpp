@@ -38,10 +38,9 @@ std::string mlir::qf::quantizeUnsupportedReason(const fmt::Encoding &enc,
     return "unquantized weights are stored as they are";
   if (enc.hasNamedTable())
     return "a named codebook table is only known at run time";
-  if (enc.zeroPoint == fmt::ZeroPointKind::Float &&
-      (enc.scaleType == fmt::ScalarType::F8E4M3FN ||
-       enc.scaleType == fmt::ScalarType::F8E8M0FNU))
-    return "float zero points in an f8 scale type";
+  // Float zero points in an f8 scale type are no encoding: zero points
+  // belong to uint4/uint8, f8 scales to fp4e2m1, fp8e4m3 and int8
+  // (format::validate), so roundToScaleType needs f16, bf16 and f32 only.
   // format::quantizeRTN's groups of 2:4 values follow each kept column;
   // the quantizer's follow whole quads.
   if (enc.isSparse24() && !enc.isPerChannel() && enc.groupSize % 4 != 0)
