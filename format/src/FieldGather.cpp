@@ -9,6 +9,7 @@
 #include "qfuse/format/FieldGather.h"
 
 #include "qfuse/format/MmaLayout.h"
+#include "qfuse/format/SparseMmaLayout.h"
 
 #include <limits>
 
@@ -137,6 +138,62 @@ bool repackGather(const Encoding &enc, const Layout &layout, int64_t n,
   return true;
 }
 
+namespace {
+
+/// One tile of the 2:4 fragment layout over the kept columns; the table
+/// is filled by the caller.
+FieldGather sparseTiles(int64_t n, int64_t k, unsigned bits) {
+  FieldGather g;
+  g.dstBits = bits;
+  g.srcBits = bits;
+  g.n = n;
+  g.k = k / 2; // kept columns
+  g.minCode = 0;
+  g.maxCode = int32_t((1u << bits) - 1);
+  g.tileN = kSparseMmaTileN;
+  g.tileK = kSparseMmaTileK;
+  g.tilesK = sparseMmaPaddedK(k) / 2 / kSparseMmaTileK;
+  g.table.assign(size_t(kSparseMmaTileN * kSparseMmaTileK), -1);
+  g.fields = sparseMmaPaddedN(n) / kSparseMmaTileN * g.tilesK *
+             int64_t(g.table.size());
+  return g;
+}
+
+} // namespace
+
+bool sparseRepackGathers(const Encoding &enc, const Layout &layout, int64_t n,
+                         int64_t k, FieldGather &codes, FieldGather &meta,
+                         std::string &why) {
+  if (!verifyWeight(enc, layout, n, k, why))
+    return false;
+  const unsigned bits = codeBits(enc);
+  if (!enc.isSparse24() || !isSparseMmaLayout(layout) ||
+      !isSparseMmaCodeBits(bits))
+    return fail(why, "no device repack into <" + printLayout(layout) +
+                         "> of '" + printEncoding(enc) + "'");
+  if (!gatherableBits(bits))
+    return fail(why, "no device repack of '" + printEncoding(enc) +
+                         "': 2:4 kept values of 4 or 8 bits only");
+  FieldGather c = sparseTiles(n, k, bits), m = sparseTiles(n, k, 2);
+  c.srcRowBytes = k / 2 * bits / 8;
+  m.srcRowBytes = (k + 7) / 8;
+  m.padParity = true;
+  // Tile 0's positions: the table is the same for every tile.
+  for (int64_t nn = 0; nn < kSparseMmaTileN; ++nn)
+    for (int64_t ss = 0; ss < kSparseMmaTileK; ++ss) {
+      SparseMmaPosition pos = sparseMmaPosition(nn, ss, k, bits);
+      c.table[size_t(pos.code)] = int32_t(nn << 16 | ss);
+      m.table[size_t(pos.metaBit / 2)] = int32_t(nn << 16 | ss);
+    }
+  c.dstBytes = sparseMmaCodeBytes(n, k, bits);
+  m.dstBytes = sparseMmaMetaBytes(n, k);
+  if (!fitsKernel(c, why) || !fitsKernel(m, why))
+    return false;
+  codes = std::move(c);
+  meta = std::move(m);
+  return true;
+}
+
 bool runFieldGather(const FieldGather &g, const uint8_t *src,
                     std::vector<uint8_t> &dst) {
   const int64_t perWord = 32 / g.dstBits, period = int64_t(g.table.size());
@@ -156,8 +213,11 @@ bool runFieldGather(const FieldGather &g, const uint8_t *src,
         continue;
       const int64_t row = (t / g.tilesK) * g.tileN + (e >> 16);
       const int64_t col = (t % g.tilesK) * g.tileK + (e & 0xFFFF);
-      if (row >= g.n || col >= g.k)
+      if (row >= g.n || col >= g.k) {
+        if (g.padParity)
+          word |= uint32_t(col & 1) << (slot * g.dstBits);
         continue;
+      }
       const int64_t c = g.perm.empty() ? col : g.perm[size_t(col)];
       const int64_t bit = c * g.srcBits;
       const uint32_t code =

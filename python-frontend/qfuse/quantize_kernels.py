@@ -12,10 +12,10 @@ launched by the runtime on any row count (docs/quantize-at-load.md).
 Every quantized encoding gets its qf.quantize here (NVFP4 too: its kernel
 also reads the tensor's largest magnitude, which the runtime finds first;
 act_order's writes g_idx, 2:4's the kept positions). Those with no generated
-kernel (named tables, float zero points in an f8 scale type, groups whose
-codes do not fill whole bytes) get a remark from the compiler and stay with
-the host's format::quantizeRTN. Beside each qf.quantize the
-compiler records the qf_gather_fields kernel of its code width, with which
+kernel (named tables, 2:4 groups that split quads) get a remark from the compiler and stay with the host's
+format::quantizeRTN. Beside each qf.quantize the compiler records the
+qf_gather_fields kernel of its code width (and, for 2:4, the 2-bit one of
+its positions), with which
 the runtime makes the model's kernel layouts (and qfuse-quantize packs
 GPTQ's codes) on the device (docs/quantize-at-load.md), and beside each of
 a bf16 input the qf_round_bf16_to_f16 kernel, with which qfuse-quantize

@@ -146,6 +146,23 @@ TEST(EncodingTest, LargeTablesPrintAsHexLikeMLIR) {
   EXPECT_TRUE(enc(text) == e);
 }
 
+// Zero points belong to uint4/uint8, f8 scales to fp4e2m1, fp8e4m3 and
+// int8: no encoding has float zero points in an f8 scale type, so the
+// generated quantizer needs no f8 rounding of zero points (WeightQuantizer's
+// quantizeUnsupportedReason names none).
+TEST(EncodingTest, FloatZeroPointsInAnF8ScaleTypeAreNoEncoding) {
+  for (const char *format : {"uint4", "uint8", "int8", "fp8e4m3", "fp4e2m1"})
+    for (const char *scale : {"f8E4M3FN", "f8E8M0FNU"})
+      for (const char *group : {"group = 16", "group = 32"}) {
+        const std::string text = std::string(format) + ", " + group +
+                                 ", scale = " + scale + ", zero = float";
+        Encoding e;
+        std::string error;
+        EXPECT_FALSE(parseEncoding(text, e, error)) << text;
+        EXPECT_FALSE(error.empty()) << text;
+      }
+}
+
 //===----------------------------------------------------------------------===//
 // Errors
 //===----------------------------------------------------------------------===//

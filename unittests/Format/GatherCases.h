@@ -92,6 +92,38 @@ inline bool randomComponents(const Encoding &enc, int64_t n, int64_t k,
   return true;
 }
 
+/// 2:4 encodings of every kept-value width the 2:4 fragment layout
+/// defines (16-bit kept values have no gather: the host repacks them).
+inline const std::vector<std::string> &sparseGatherEncodings() {
+  static const std::vector<std::string> list = {
+      "int4, group = 32, scale = f16, sparse = 2:4",
+      "uint4, group = 16, scale = f16, zero = int, sparse = 2:4",
+      "int8, per_channel, scale = f16, sparse = 2:4",
+      "uint8, group = 32, scale = bf16, zero = int, sparse = 2:4",
+      "fp8e4m3, per_channel, scale = f32, sparse = 2:4",
+      "f16, sparse = 2:4",
+  };
+  return list;
+}
+
+inline const char *sparseGatherLayout() { return "tiled, tile_n = 32, tile_k = 64"; }
+
+/// [N, K]: whole tiles, padded rows, padded columns, both, several tiles.
+inline const std::vector<std::pair<int64_t, int64_t>> &sparseGatherShapes() {
+  static const std::vector<std::pair<int64_t, int64_t>> list = {
+      {32, 128}, {45, 128}, {64, 96}, {7, 320}, {96, 512}};
+  return list;
+}
+
+/// Overwrites the codes and meta of 2:4 components with random bytes:
+/// the layouts move bits, so every bit pattern must arrive.
+inline void randomizeSparseBits(TensorMap &components, std::mt19937 &rng) {
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (const char *name : {kCodes, kMetadata})
+    for (uint8_t &b : components.at(name).data)
+      b = uint8_t(byte(rng));
+}
+
 /// The low byte of every logical code (GPTQ's code bytes).
 inline std::vector<uint8_t> codeBytesOf(const Unpacked &u) {
   std::vector<uint8_t> bytes(u.codes.size());

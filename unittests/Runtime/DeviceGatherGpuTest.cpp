@@ -8,7 +8,9 @@
 // destinations poisoned with 0xFF before every launch:
 //   - GPTQ's code bytes -> the codes component (format::packCodeBytes);
 //   - row-major codes -> each kernel layout (format::repack);
-// where no plan covers a case (3-bit, 2:4, ...) the host path is the one
+//   - 2:4 codes and meta -> the 2:4 fragment layout (two gathers,
+//     format::sparseRepackGathers), on quantizeRTN's and random bits;
+// where no plan covers a case (3-bit, 16-bit kept values) the host path is the one
 // that runs, and the test counts it. An out-of-range code byte must set
 // the status word.
 //
@@ -198,7 +200,70 @@ TEST_F(DeviceGatherGpuTest, RepackerGivesRepacksComponents) {
     }
   std::cout << repacker.summary() << "\n";
   EXPECT_GE(repacker.deviceRepacks(), 15u);
-  EXPECT_GE(repacker.hostRepacks(), 1u); // 3-bit and 2:4
+  EXPECT_GE(repacker.hostRepacks(), 1u); // 3-bit and f16 2:4
+}
+
+// 2:4 into the 2:4 fragment layout: the codes gather and the meta gather
+// (padded quads at positions (0, 1)) against format::repack, launched
+// into poisoned destinations, then the whole layout through DeviceRepacker
+// with --rtn check's comparison on.
+TEST_F(DeviceGatherGpuTest, SparseLayoutsMatchTheHost) {
+  ASSERT_TRUE(gather->has(2) && gather->hasPadParity(2))
+      << artifactPath() << " has no qf_gather_fields_b2 with padParity "
+      << "(recompile it: bench/quantize-at-load/make-artifacts.sh)";
+  runtime::DeviceRepacker repacker(&*gather, /*check=*/true, "");
+  format::Layout layout;
+  std::string error;
+  ASSERT_TRUE(format::parseLayout(sparseGatherLayout(), layout, error));
+  int onDevice = 0;
+  for (const std::string &text : sparseGatherEncodings())
+    for (auto [n, k] : sparseGatherShapes())
+      for (bool randomBits : {false, true}) {
+        const std::string label = text + " [" + std::to_string(n) + ", " +
+                                  std::to_string(k) + "]" +
+                                  (randomBits ? " random bits" : "");
+        format::Encoding enc = format::test::enc(text);
+        format::TensorMap components, host;
+        format::Unpacked u;
+        ASSERT_TRUE(randomComponents(enc, n, k, rng, components, u)) << label;
+        if (randomBits)
+          randomizeSparseBits(components, rng);
+        ASSERT_TRUE(format::repack(enc, layout, components, n, k, host, error))
+            << label << ": " << error;
+        format::FieldGather codes, meta;
+        std::string why;
+        if (!format::sparseRepackGathers(enc, layout, n, k, codes, meta, why)) {
+          EXPECT_EQ(format::codeBits(enc), 16u) << label << ": " << why;
+          continue;
+        }
+        ASSERT_TRUE(gather->has(codes.dstBits)) << label;
+        for (auto [g, name] : {std::pair{&codes, format::kCodes},
+                               std::pair{&meta, format::kMetadata}}) {
+          std::vector<uint8_t> out;
+          ASSERT_EQ(launch(*g, components.at(name).data, out), 0) << label;
+          expectBytes(out, host.at(name).data, label + " " + name);
+        }
+        runtime::WeightSpec weight;
+        weight.name = "w";
+        weight.encoding = text;
+        weight.layout = sparseGatherLayout();
+        weight.n = n;
+        weight.k = k;
+        weight.encodingAttr = enc;
+        weight.layoutAttr = layout;
+        format::TensorMap packed;
+        ASSERT_TRUE(repacker.repack(weight, components, packed))
+            << label << ": " << repacker.summary();
+        ASSERT_EQ(packed.size(), host.size()) << label;
+        for (const auto &[name, tensor] : host) {
+          EXPECT_EQ(packed.at(name).data, tensor.data) << label << " " << name;
+          EXPECT_EQ(packed.at(name).shape, tensor.shape) << label << " " << name;
+        }
+        ++onDevice;
+      }
+  std::cout << "2:4 layouts: " << onDevice << " cases on the device; "
+            << repacker.summary() << "\n";
+  EXPECT_EQ(onDevice, 50);
 }
 
 TEST_F(DeviceGatherGpuTest, OutOfRangeCodeSetsTheStatus) {

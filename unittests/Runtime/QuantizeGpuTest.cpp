@@ -232,6 +232,42 @@ TEST_F(QuantizeGpuTest, EveryKernelMatchesQuantizeRTNByteForByte) {
       }
 }
 
+// Units of several groups (codes, zero points or 2:4 positions of one group
+// do not fill whole bytes: 2:4 and 3-bit codes in groups of 4): every such
+// kernel of the artifact on fresh weights (the seed is printed on failure)
+// at row counts it was not compiled for, against quantizeRTN; a NaN in the
+// last group of a row sets the status.
+TEST_F(QuantizeGpuTest, MultiGroupUnitsMatchQuantizeRTN) {
+  const uint64_t fresh = std::random_device{}();
+  auto keys = keysWith(
+      [](const format::Encoding &e) { return e.groupSize == 4; },
+      "groups-of-4");
+  for (const DeviceQuantizer::Key &key : keys)
+    for (int64_t n : {3, 64, 129}) {
+      std::string label = format::printEncoding(key.encoding) +
+                          " K=" + std::to_string(key.k) + " N=" +
+                          std::to_string(n) + " seed " + std::to_string(fresh);
+      std::vector<float> w = makeWeights(n, key.k, key.input, fresh + n);
+      format::TensorMap expected, got;
+      std::string error;
+      bool hostOk = format::quantizeRTN(key.encoding, w.data(), n, key.k,
+                                        expected, error);
+      int32_t status = run(key, w, n, got);
+      if (!hostOk) {
+        EXPECT_EQ(status, 1) << label << ": the host refuses (" << error << ")";
+        continue;
+      }
+      ASSERT_EQ(status, 0) << label;
+      expectSameBytes(expected, got, label);
+      // Every value of a quad counts for select24's first scan only where
+      // it starts; a dense NaN always reaches the statistics.
+      if (!key.encoding.isSparse24()) {
+        w[size_t((n - 1) * key.k + key.k - 1)] = std::nanf("");
+        EXPECT_EQ(run(key, w, n, got), 1) << label << " with a NaN";
+      }
+    }
+}
+
 /// Random weights of one magnitude, |w| < 0.05, with a single largest
 /// magnitude `peak` at (row, col): the global scale follows it.
 std::vector<float> peakedWeights(int64_t n, int64_t k, DType t, int64_t row,

@@ -105,8 +105,13 @@ public:
   Value quantizeUnit(Value n, Value u);
 
 private:
-  /// One group: returns (ok, zero point bits for the zero byte or 0).
-  std::pair<Value, Value> quantizeGroup(Value n, Value g);
+  /// One group, continuing the unit's bit streams `streams` (codes' pending
+  /// (bits, count), then meta's under 2:4): returns (ok, zero point bits or
+  /// 0, the streams after the group).
+  SmallVector<Value> quantizeGroup(Value n, Value g, ValueRange streams);
+  /// The integer zero points of unit u's groups (`zeroBits`, LSB-first),
+  /// as its whole bytes of zeros[n] (those inside the row).
+  void storeZeroBytes(Value n, Value u, Value zeroBits);
   /// act_order, row 0 only: g_idx[c] = c / group for the columns of groups
   /// [g0, gEnd).
   void storeGroupIndex(Value n, Value g0, Value gEnd);

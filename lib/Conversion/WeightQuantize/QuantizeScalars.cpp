@@ -141,7 +141,7 @@ StoredScale QuantizeScalars::roundToScaleType(Value v, ScalarType type) {
         b, b.getBF16Type(), arith::TruncIOp::create(b, b.getI16Type(), bits));
     return {e.bitcastF32(e.shl(bits, e.c32(16))), stored};
   }
-  default: // f32 (f8 scale types are refused for float zero points)
+  default: // f32 (no encoding has float zero points in an f8 scale type)
     return {v, v};
   }
 }

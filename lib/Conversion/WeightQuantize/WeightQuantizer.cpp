@@ -12,7 +12,9 @@
 //           -> the LSB-first bit stream of codes[n], a byte once full
 //           NVFP4: c = s > 0 ? e2m1(w * global / s) : 0
 //
-// Integer zero points of the unit's groups fill one byte, written last.
+// A unit is the fewest groups whose codes, 2:4 positions and integer zero
+// points fill whole bytes (a row ends on a byte: format::validate); the
+// bit streams carry across its groups, its zero bytes are written last.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,18 +38,16 @@ std::string mlir::qf::quantizeUnsupportedReason(const fmt::Encoding &enc,
     return "unquantized weights are stored as they are";
   if (enc.hasNamedTable())
     return "a named codebook table is only known at run time";
-  if (enc.zeroPoint == fmt::ZeroPointKind::Float &&
-      (enc.scaleType == fmt::ScalarType::F8E4M3FN ||
-       enc.scaleType == fmt::ScalarType::F8E8M0FNU))
-    return "float zero points in an f8 scale type";
-  if (enc.isPerChannel())
-    return ""; // one unit per row: validate() ends every row on a byte
-  // 2:4 stores half of a group's columns and 2 bits of metadata for each.
-  const int64_t stored = enc.isSparse24() ? enc.groupSize / 2 : enc.groupSize;
-  if ((stored * fmt::codeBits(enc)) % 8 != 0)
-    return "a group's codes do not fill whole bytes";
-  if (enc.isSparse24() && (stored * 2) % 8 != 0)
-    return "a group's 2:4 metadata does not fill whole bytes";
+  // Float zero points in an f8 scale type are no encoding: zero points
+  // belong to uint4/uint8, f8 scales to fp4e2m1, fp8e4m3 and int8
+  // (format::validate), so roundToScaleType needs f16, bf16 and f32 only.
+  // format::quantizeRTN's groups of 2:4 values follow each kept column;
+  // the quantizer's follow whole quads.
+  if (enc.isSparse24() && !enc.isPerChannel() && enc.groupSize % 4 != 0)
+    return "a 2:4 group that splits quads";
+  // Groups whose codes, 2:4 positions or integer zero points do not fill
+  // whole bytes share a unit with the next ones (WeightQuantizer's
+  // unitGroups), so every unit still writes whole bytes.
   (void)k;
   return "";
 }
@@ -109,9 +109,17 @@ WeightQuantizer::WeightQuantizer(ScalarEmitter &e, const fmt::Encoding &enc,
     : e(e), enc(enc), k(k), groups(fmt::numGroups(enc, k)),
       groupCols(enc.isPerChannel() ? k : enc.groupSize), unitGroups(1),
       bits(fmt::codeBits(enc)), buf(buffers) {
-  // Integer zero points narrower than a byte: the groups that share a byte.
-  if (enc.zeroPoint == fmt::ZeroPointKind::Int && bits < 8)
-    unitGroups = std::min<int64_t>(8 / bits, groups);
+  // The fewest groups (at most 8) whose stored codes, 2:4 positions (2 bits
+  // per stored value) and integer zero points fill whole bytes.
+  const int64_t stored = enc.isSparse24() ? groupCols / 2 : groupCols;
+  const bool intZero = enc.zeroPoint == fmt::ZeroPointKind::Int;
+  auto whole = [](int64_t bitCount) { return bitCount % 8 == 0; };
+  int64_t m = 1;
+  while (m < 8 && !(whole(m * stored * bits) &&
+                    (!enc.isSparse24() || whole(m * stored * 2)) &&
+                    (!intZero || whole(m * bits))))
+    ++m;
+  unitGroups = std::min<int64_t>(m, groups);
 }
 
 int64_t WeightQuantizer::unitsPerRow() const {
@@ -162,19 +170,54 @@ Value WeightQuantizer::quantizeUnit(Value n, Value u) {
   Value g0 = e.mul(u, e.idx(unitGroups));
   Value gEnd = minIndex(b, e.add(g0, e.idx(unitGroups)), e.idx(groups));
   Value trueV = arith::ConstantIntOp::create(b, 1, 1);
+  // ok, zero bits, then the pending (bits, count) of codes [and meta].
+  SmallVector<Value> inits(enc.isSparse24() ? 6 : 4, e.c32(0));
+  inits[0] = trueV;
   SmallVector<Value> out =
-      forCarried(b, g0, gEnd, {trueV, e.c32(0)}, [&](Value g, ValueRange acc) {
-        auto [ok, zeroBits] = quantizeGroup(n, g);
+      forCarried(b, g0, gEnd, inits, [&](Value g, ValueRange acc) {
+        SmallVector<Value> group = quantizeGroup(n, g, acc.drop_front(2));
         Value shift = e.toI32(e.mul(e.sub(g, g0), e.idx(bits)));
-        return SmallVector<Value>{arith::AndIOp::create(b, acc[0], ok),
-                                  e.bor(acc[1], e.shl(zeroBits, shift))};
+        SmallVector<Value> next = {arith::AndIOp::create(b, acc[0], group[0]),
+                                   e.bor(acc[1], e.shl(group[1], shift))};
+        next.append(group.begin() + 2, group.end());
+        return next;
       });
   if (enc.zeroPoint == fmt::ZeroPointKind::Int)
-    e.store(arith::TruncIOp::create(b, b.getI8Type(), out[1]), buf.zeros,
-            {n, u});
+    storeZeroBytes(n, u, out[1]);
+  // K = 4 (mod 8) under 2:4: the row's last meta byte holds one quad.
+  if (enc.isSparse24() && k % 8 != 0) {
+    auto last = scf::IfOp::create(b, e.eq(gEnd, e.idx(groups)),
+                                  /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(last.thenBlock());
+    e.store(arith::TruncIOp::create(b, b.getI8Type(), out[4]), buf.meta,
+            {n, e.idx(k / 8)});
+  }
   if (enc.actOrder)
     storeGroupIndex(n, g0, gEnd);
   return out[0];
+}
+
+void WeightQuantizer::storeZeroBytes(Value n, Value u, Value zeroBits) {
+  ImplicitLocOpBuilder &b = e.builder();
+  const int64_t perUnit = (unitGroups * bits + 7) / 8;
+  const int64_t rowBytes = (groups * bits + 7) / 8;
+  for (int64_t i = 0; i < perUnit; ++i) {
+    Value byte = e.add(e.mul(u, e.idx(perUnit)), e.idx(i));
+    Value bits8 = arith::TruncIOp::create(
+        b, b.getI8Type(), e.shru(zeroBits, e.c32(8 * i)));
+    if (unitsPerRow() * perUnit <= rowBytes) {
+      e.store(bits8, buf.zeros, {n, byte});
+      continue;
+    }
+    auto inRow = scf::IfOp::create(
+        b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, byte,
+                                 e.idx(rowBytes)),
+        /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(inRow.thenBlock());
+    e.store(bits8, buf.zeros, {n, byte});
+  }
 }
 
 void WeightQuantizer::storeGroupIndex(Value n, Value g0, Value gEnd) {
@@ -236,7 +279,8 @@ Value WeightQuantizer::storedCode(Value v, Value s, Value zero) {
   }
 }
 
-std::pair<Value, Value> WeightQuantizer::quantizeGroup(Value n, Value g) {
+SmallVector<Value> WeightQuantizer::quantizeGroup(Value n, Value g,
+                                                  ValueRange streamsIn) {
   ImplicitLocOpBuilder &b = e.builder();
   QuantizeScalars q(e);
   Value c0 = e.mul(g, e.idx(groupCols));
@@ -316,11 +360,11 @@ std::pair<Value, Value> WeightQuantizer::quantizeGroup(Value n, Value g) {
     }
   }
 
-  // Codes, into the row's bit stream (groups start on a byte boundary), and
-  // under 2:4 each one's position into the meta stream (2 bits per code).
-  SmallVector<Value> pending(enc.isSparse24() ? 4 : 2, e.c32(0));
+  // Codes, into the row's bit stream (carried from the unit's previous
+  // group), and under 2:4 each one's position into the meta stream (2 bits
+  // per code).
   SmallVector<Value> streams = forStored(
-      n, c0, c1, pending, [&](Value v, Value j, Value pos, ValueRange acc) {
+      n, c0, c1, streamsIn, [&](Value v, Value j, Value pos, ValueRange acc) {
         Value code = storedCode(v, scaleD, zero);
         SmallVector<Value> next =
             appendField(buf.codes, n, j, bits, code, acc.take_front(2));
@@ -328,9 +372,7 @@ std::pair<Value, Value> WeightQuantizer::quantizeGroup(Value n, Value g) {
           next.append(appendField(buf.meta, n, j, 2, pos, acc.drop_front(2)));
         return next;
       });
-  // Per channel, K = 4 (mod 8): the last meta byte holds one quad.
-  if (enc.isSparse24() && enc.isPerChannel() && k % 8 != 0)
-    e.store(arith::TruncIOp::create(b, b.getI8Type(), streams[2]), buf.meta,
-            {n, e.idx(k / 8)});
-  return {ok, zeroBits};
+  SmallVector<Value> result = {ok, zeroBits};
+  result.append(streams.begin(), streams.end());
+  return result;
 }

@@ -1,7 +1,8 @@
 //===- DeviceGather.cpp - the qf_gather_fields kernels of an artifact -----===//
 //
 // The kernel's parameters (FieldGatherKernel.h): src, table, perm, dst,
-// status, then the FieldGather's scalars as i32. One thread per 32-bit
+// status, then the FieldGather's scalars as i32 (15 in kernels compiled
+// before padParity, 16 since). One thread per 32-bit
 // destination word, 256 per block.
 //
 //===----------------------------------------------------------------------===//
@@ -9,6 +10,8 @@
 #include "qfuse/runtime/device/DeviceGather.h"
 
 #include "qfuse/runtime/Error.h"
+
+#include <algorithm>
 
 namespace qfuse::runtime {
 namespace {
@@ -31,6 +34,7 @@ DeviceGather::DeviceGather(const Artifact &artifact,
     auto module = std::make_shared<cuda::Module>(
         cuda::Module::load(kernel, artifact.target, context));
     functions_[bits] = module->function(kernel.name);
+    immCounts_[bits] = kernel.params.size() > 5 ? kernel.params.size() - 5 : 0;
     modules_.push_back(std::move(module));
   }
 }
@@ -42,6 +46,10 @@ void DeviceGather::enqueue(const format::FieldGather &g, CUdeviceptr src,
   if (it == functions_.end())
     throw Error("no qf_gather_fields kernel for " + std::to_string(g.dstBits) +
                 "-bit fields");
+  if (g.padParity && !hasPadParity(g.dstBits))
+    throw Error("the qf_gather_fields_b" + std::to_string(g.dstBits) +
+                " kernel predates padParity (2:4 metadata): recompile the "
+                "quantize artifact");
   CUdeviceptr tablePtr = 0;
   {
     std::lock_guard<std::mutex> lock(tablesMutex_);
@@ -60,18 +68,19 @@ void DeviceGather::enqueue(const format::FieldGather &g, CUdeviceptr src,
   }
   CUdeviceptr pointers[5] = {src, tablePtr, perm_.ptr(), dst,
                              status};
-  int32_t imms[15] = {int32_t(g.words()), int32_t(g.fields),
+  int32_t imms[16] = {int32_t(g.words()), int32_t(g.fields),
                       int32_t(g.table.size()), int32_t(g.tilesK),
                       int32_t(g.tileN), int32_t(g.tileK), int32_t(g.n),
                       int32_t(g.k), int32_t(g.srcRowBytes),
                       int32_t(g.srcBits), g.perm.empty() ? 0 : 1,
                       g.signedSrc ? 1 : 0, g.minCode, g.maxCode,
-                      int32_t(g.addend)};
+                      int32_t(g.addend), g.padParity ? 1 : 0};
   std::vector<void *> params;
   for (CUdeviceptr &p : pointers)
     params.push_back(&p);
-  for (int32_t &v : imms)
-    params.push_back(&v);
+  const size_t immCount = std::min<size_t>(16, immCounts_.at(g.dstBits));
+  for (size_t i = 0; i < immCount; ++i)
+    params.push_back(&imms[i]);
   const int64_t blocks = (g.words() + kThreads - 1) / kThreads;
   if (blocks > 0)
     QFUSE_CU_CTX(cuLaunchKernel(it->second, unsigned(blocks), 1, 1, kThreads,

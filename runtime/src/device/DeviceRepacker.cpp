@@ -27,29 +27,50 @@ bool DeviceRepacker::repack(const WeightSpec &weight,
   };
   if (!gather_ || !gather_->any())
     return toHost("no qf_gather_fields kernel"); // keeps whyNone
+  format::TensorMap out;
+  std::string why;
+  const bool ok = weight.encodingAttr.isSparse24()
+                      ? gatherSparse(weight, rowMajor, out, why)
+                      : gatherDense(weight, rowMajor, out, why);
+  if (!ok)
+    return toHost(why);
+  if (check_)
+    checkAgainstHost(weight, rowMajor, out);
+  packed = std::move(out);
+  ++device_;
+  return true;
+}
+
+bool DeviceRepacker::gatherDense(const WeightSpec &weight,
+                                 const format::TensorMap &rowMajor,
+                                 format::TensorMap &out, std::string &why) {
   const format::Encoding &enc = weight.encodingAttr;
   const format::Layout &layout = weight.layoutAttr;
   std::vector<int32_t> gIdx;
   if (enc.actOrder) {
     auto it = rowMajor.find(format::kGIdx);
-    if (it == rowMajor.end())
-      return toHost("an act_order weight without g_idx");
+    if (it == rowMajor.end()) {
+      why = "an act_order weight without g_idx";
+      return false;
+    }
     gIdx = format::int32Values(it->second);
   }
   format::FieldGather g;
-  std::string why;
   if (!format::repackGather(enc, layout, weight.n, weight.k,
-                            enc.actOrder ? gIdx.data() : nullptr, g, why))
-    return toHost("\"" + weight.encoding + "\" into <" + weight.layout +
-                  ">: " + why);
-  if (!gather_->has(g.dstBits))
-    return toHost("no qf_gather_fields_b" + std::to_string(g.dstBits) +
-                  " kernel in the quantize artifact");
+                            enc.actOrder ? gIdx.data() : nullptr, g, why)) {
+    why = "\"" + weight.encoding + "\" into <" + weight.layout + ">: " + why;
+    return false;
+  }
+  if (!gather_->has(g.dstBits)) {
+    why = "no qf_gather_fields_b" + std::to_string(g.dstBits) +
+          " kernel in the quantize artifact";
+    return false;
+  }
   const format::Tensor &codes = rowMajor.at(format::kCodes);
   std::vector<uint8_t> bytes;
   if (!gather_->runHost(g, codes.data.data(), codes.data.size(), bytes, why))
-    return toHost(why);
-  format::TensorMap out = rowMajor;
+    return false;
+  out = rowMajor;
   format::Tensor &laid = out[format::kCodes];
   laid.data = std::move(bytes);
   laid.shape = format::layoutComponentShape(
@@ -57,28 +78,73 @@ bool DeviceRepacker::repack(const WeightSpec &weight,
       weight.k);
   if (!g.perm.empty())
     out[format::kPerm] = format::int32Tensor(g.perm);
-  if (check_) {
-    format::TensorMap host;
-    std::string error;
-    if (!format::repack(enc, layout, rowMajor, weight.n, weight.k, host,
-                        error))
-      throw Error("--rtn check: format::repack refuses what the GPU "
-                  "repacked ('" + weight.name + "'): " + error);
-    if (host.size() != out.size())
-      throw Error("--rtn check: the GPU's layout of '" + weight.name +
-                  "' has other components than format::repack's");
-    for (const auto &[name, tensor] : host) {
-      auto it = out.find(name);
-      if (it == out.end() || it->second.data != tensor.data ||
-          it->second.shape != tensor.shape || it->second.dtype != tensor.dtype)
-        throw Error("--rtn check: the GPU's '" + name + "' of '" +
-                    weight.name + "' in <" + weight.layout +
-                    "> differs from format::repack's");
-    }
-  }
-  packed = std::move(out);
-  ++device_;
   return true;
+}
+
+bool DeviceRepacker::gatherSparse(const WeightSpec &weight,
+                                  const format::TensorMap &rowMajor,
+                                  format::TensorMap &out, std::string &why) {
+  const format::Encoding &enc = weight.encodingAttr;
+  const format::Layout &layout = weight.layoutAttr;
+  format::FieldGather codesGather, metaGather;
+  if (!format::sparseRepackGathers(enc, layout, weight.n, weight.k,
+                                   codesGather, metaGather, why)) {
+    why = "\"" + weight.encoding + "\" into <" + weight.layout + ">: " + why;
+    return false;
+  }
+  for (unsigned bits : {codesGather.dstBits, metaGather.dstBits})
+    if (!gather_->has(bits)) {
+      why = "no qf_gather_fields_b" + std::to_string(bits) +
+            " kernel in the quantize artifact";
+      return false;
+    }
+  if (!gather_->hasPadParity(metaGather.dstBits)) {
+    why = "the quantize artifact's qf_gather_fields_b2 predates 2:4 "
+          "metadata (no padParity): recompile it";
+    return false;
+  }
+  auto codes = rowMajor.find(format::kCodes);
+  auto meta = rowMajor.find(format::kMetadata);
+  if (codes == rowMajor.end() || meta == rowMajor.end()) {
+    why = "a 2:4 weight without codes or meta";
+    return false;
+  }
+  out = rowMajor;
+  for (auto [gather, in] : {std::pair{&codesGather, codes},
+                            std::pair{&metaGather, meta}}) {
+    std::vector<uint8_t> bytes;
+    if (!gather_->runHost(*gather, in->second.data.data(),
+                          in->second.data.size(), bytes, why))
+      return false;
+    format::Tensor &laid = out[in->first];
+    laid.data = std::move(bytes);
+    laid.shape = format::layoutComponentShape(
+        enc, layout, {in->first, in->second.dtype, in->second.shape}, weight.n,
+        weight.k);
+  }
+  return true;
+}
+
+void DeviceRepacker::checkAgainstHost(const WeightSpec &weight,
+                                      const format::TensorMap &rowMajor,
+                                      const format::TensorMap &out) const {
+  format::TensorMap host;
+  std::string error;
+  if (!format::repack(weight.encodingAttr, weight.layoutAttr, rowMajor,
+                      weight.n, weight.k, host, error))
+    throw Error("--rtn check: format::repack refuses what the GPU "
+                "repacked ('" + weight.name + "'): " + error);
+  if (host.size() != out.size())
+    throw Error("--rtn check: the GPU's layout of '" + weight.name +
+                "' has other components than format::repack's");
+  for (const auto &[name, tensor] : host) {
+    auto it = out.find(name);
+    if (it == out.end() || it->second.data != tensor.data ||
+        it->second.shape != tensor.shape || it->second.dtype != tensor.dtype)
+      throw Error("--rtn check: the GPU's '" + name + "' of '" + weight.name +
+                  "' in <" + weight.layout +
+                  "> differs from format::repack's");
+  }
 }
 
 std::string DeviceRepacker::summary() const {

@@ -77,11 +77,12 @@ func.func @named_table(%a: tensor<16x64xf16>) -> !qf.weight<16x64, #named> {
 
 // -----
 
-// 2:4 in groups of 4: a group's positions (2 bits for each of its 2 kept
-// values) are half a byte, which the next group's unit would share.
-#sp4 = #qf.enc<int8, group = 4, scale = f16, sparse = 2:4>
-func.func @sparse_group4(%a: tensor<16x64xf16>) -> !qf.weight<16x64, #sp4> {
-  // expected-remark@+1 {{a group's 2:4 metadata does not fill whole bytes}}
-  %w = qf.quantize %a : tensor<16x64xf16> -> !qf.weight<16x64, #sp4>
-  return %w : !qf.weight<16x64, #sp4>
+// 2:4 in groups of 2: format::quantizeRTN's groups follow each kept
+// column, the quantizer's whole quads. (Groups of 4, whose positions are
+// half a byte, share a unit with the next group: qfuse-cpu-check's #30.)
+#sp2 = #qf.enc<int8, group = 2, scale = f16, sparse = 2:4>
+func.func @sparse_group2(%a: tensor<16x64xf16>) -> !qf.weight<16x64, #sp2> {
+  // expected-remark@+1 {{a 2:4 group that splits quads}}
+  %w = qf.quantize %a : tensor<16x64xf16> -> !qf.weight<16x64, #sp2>
+  return %w : !qf.weight<16x64, #sp2>
 }

@@ -17,7 +17,7 @@
 #cb3 = #qf.enc<codebook, bits = 3, table = dense<[-4.0, -3.0, -2.0, -1.0, 0.0, 1.0, 2.0, 3.0]> : tensor<8xf16>, per_channel, scale = f16>
 
 // CHECK-LABEL: func.func @widths
-// CHECK: qf.quantize {{.*}}@qf_quantize_0_k256_f16{{.*}}#qf.launch<args = [#qf.arg<component "codes">, #qf.arg<scratch "qf_gather_table">, #qf.arg<scratch "qf_gather_perm">, #qf.arg<scratch "qf_gather_dst">, #qf.arg<scratch "qf_quantize_status">, #qf.arg<i32 0>, {{.*}}block = [256, 1, 1], dynamic_shared_bytes = 0, grid = [1, 1, 1], kernel = @qf_kernels::@qf_gather_fields_b4, params = ["src", "table", "perm", "dst", "status", "words", "fields", "period", "tilesK", "tileN", "tileK", "n", "k", "srcRowBytes", "srcBits", "hasPerm", "signedSrc", "minCode", "maxCode", "addend"]
+// CHECK: qf.quantize {{.*}}@qf_quantize_0_k256_f16{{.*}}#qf.launch<args = [#qf.arg<component "codes">, #qf.arg<scratch "qf_gather_table">, #qf.arg<scratch "qf_gather_perm">, #qf.arg<scratch "qf_gather_dst">, #qf.arg<scratch "qf_quantize_status">, #qf.arg<i32 0>, {{.*}}block = [256, 1, 1], dynamic_shared_bytes = 0, grid = [1, 1, 1], kernel = @qf_kernels::@qf_gather_fields_b4, params = ["src", "table", "perm", "dst", "status", "words", "fields", "period", "tilesK", "tileN", "tileK", "n", "k", "srcRowBytes", "srcBits", "hasPerm", "signedSrc", "minCode", "maxCode", "addend", "padParity"]
 // CHECK: qf.quantize {{.*}}@qf_gather_fields_b4
 // CHECK: qf.quantize {{.*}}@qf_gather_fields_b8
 // CHECK: qf.quantize {{.*}}@qf_gather_fields_b2

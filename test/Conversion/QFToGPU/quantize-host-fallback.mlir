@@ -6,25 +6,25 @@
 // names the reason, the op gets no quantize launch, and the artifact holds
 // the quantize launches of the others only; the runtime quantizes the rest
 // on the host (format::quantizeRTN). Their codes still repack into the
-// kernel layouts on the device: each op of a 4-bit dense encoding records
-// the qf_gather_fields_b4 launch (2:4 does not).
+// kernel layouts on the device: each op of a 4-bit encoding records the
+// qf_gather_fields_b4 launch, a 2:4 one also qf_gather_fields_b2 (meta).
 #int4 = #qf.enc<int4, group = 128, scale = f16>
-#sp4 = #qf.enc<int8, group = 4, scale = f16, sparse = 2:4>
+#sp2 = #qf.enc<int8, group = 2, scale = f16, sparse = 2:4>
 #named = #qf.enc<codebook, bits = 4, table = "lut" : f16, group = 64, scale = f16>
 
 // CHECK-LABEL: func.func @mixed
 // CHECK: qf.quantize %{{.*}} {qf.launches = [#qf.launch<{{.*}}@qf_quantize_0_k256_f16{{.*}}@qf_gather_fields_b4
-// CHECK-NOT: qf.launches
-// CHECK: qf.quantize %{{.*}} : {{.*}}#int8_g4_2of4>
+// CHECK-NOT: @qf_quantize_
+// CHECK: qf.quantize %{{.*}} {qf.launches = [#qf.launch<{{.*}}@qf_gather_fields_b8{{.*}}>, #qf.launch<{{.*}}@qf_gather_fields_b2{{.*}}>]} : {{.*}}#int8_g2_2of4>
 // CHECK: qf.quantize %{{.*}} {qf.launches = [#qf.launch<{{.*}}@qf_gather_fields_b4{{.*}}>]} : {{.*}}#codebook_g64>
 // CHECK: return
-func.func @mixed(%a: tensor<32x256xf16>) -> (!qf.weight<32x256, #int4>, !qf.weight<32x256, #sp4>, !qf.weight<32x256, #named>) {
+func.func @mixed(%a: tensor<32x256xf16>) -> (!qf.weight<32x256, #int4>, !qf.weight<32x256, #sp2>, !qf.weight<32x256, #named>) {
   %0 = qf.quantize %a : tensor<32x256xf16> -> !qf.weight<32x256, #int4>
-  // expected-remark@+1 {{qf-to-gpu: qf.quantize to #qf.enc<int8, group = 4, scale = f16, sparse = 2:4> has no GPU kernel (a group's 2:4 metadata does not fill whole bytes); the runtime quantizes it on the host (format::quantizeRTN)}}
-  %1 = qf.quantize %a : tensor<32x256xf16> -> !qf.weight<32x256, #sp4>
+  // expected-remark@+1 {{qf-to-gpu: qf.quantize to #qf.enc<int8, group = 2, scale = f16, sparse = 2:4> has no GPU kernel (a 2:4 group that splits quads); the runtime quantizes it on the host (format::quantizeRTN)}}
+  %1 = qf.quantize %a : tensor<32x256xf16> -> !qf.weight<32x256, #sp2>
   // expected-remark@+1 {{has no GPU kernel (a named codebook table is only known at run time)}}
   %2 = qf.quantize %a : tensor<32x256xf16> -> !qf.weight<32x256, #named>
-  return %0, %1, %2 : !qf.weight<32x256, #int4>, !qf.weight<32x256, #sp4>, !qf.weight<32x256, #named>
+  return %0, %1, %2 : !qf.weight<32x256, #int4>, !qf.weight<32x256, #sp2>, !qf.weight<32x256, #named>
 }
 
 // REMARKS-COUNT-2: remark: qf-to-gpu: qf.quantize to

@@ -70,10 +70,10 @@ func.func @act_order(%a: tensor<16x4096xf16>) -> !qf.weight<16x4096, #ao> {
   return %w : !qf.weight<16x4096, #ao>
 }
 
-// 2:4: the kept two of each quad and their positions (meta, [N, K/8]); no
-// layout gather (codes and metadata move together, format::repack).
+// 2:4: the kept two of each quad and their positions (meta, [N, K/8]);
+// the layout gathers of codes and meta follow (gather-fields-sparse24.mlir).
 // CHECK-LABEL: func.func @sparse
-// CHECK: qf.quantize %{{.*}} {qf.launches = [#qf.launch<args = [#qf.arg<operand 0>, #qf.arg<component "codes">, #qf.arg<component "scales">, #qf.arg<component "zeros">, #qf.arg<component "meta">, #qf.arg<scratch "qf_quantize_status">], batch = 1, block = [32, 1, 1], {{.*}}kernel = @qf_kernels::@qf_quantize_5_k2048_bf16, params = ["w", "codes", "scales", "zeros", "meta", "status"], shared_bytes = 0>, #qf.launch<{{.*}}kernel = @qf_kernels::@qf_round_bf16_to_f16{{.*}}>]}
+// CHECK: qf.quantize %{{.*}} {qf.launches = [#qf.launch<args = [#qf.arg<operand 0>, #qf.arg<component "codes">, #qf.arg<component "scales">, #qf.arg<component "zeros">, #qf.arg<component "meta">, #qf.arg<scratch "qf_quantize_status">], batch = 1, block = [32, 1, 1], {{.*}}kernel = @qf_kernels::@qf_quantize_5_k2048_bf16, params = ["w", "codes", "scales", "zeros", "meta", "status"], shared_bytes = 0>, #qf.launch<{{.*}}@qf_gather_fields_b4{{.*}}>, #qf.launch<{{.*}}@qf_gather_fields_b2{{.*}}>, #qf.launch<{{.*}}kernel = @qf_kernels::@qf_round_bf16_to_f16{{.*}}>]}
 #sp = #qf.enc<uint4, group = 64, scale = bf16, zero = int, sparse = 2:4>
 func.func @sparse(%a: tensor<16x2048xbf16>) -> !qf.weight<16x2048, #sp> {
   %w = qf.quantize %a : tensor<16x2048xbf16> -> !qf.weight<16x2048, #sp>

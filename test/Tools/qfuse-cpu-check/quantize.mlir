@@ -38,9 +38,17 @@
 // CHECK: PASS qf.quantize#24 {{.*}} droppednan
 // CHECK: PASS qf.quantize#27 24x196 f32 -> #qf.enc<int8, per_channel, scale = f32, sparse = 2:4> stress
 // CHECK: PASS qf.quantize#29 {{.*}}act_order, sparse = 2:4> droppednan
-// CHECK: qfuse-cpu-check: 96 cases, 96 passed, 0 failed
+// Units of two groups (codes, 2:4 positions or zero points that do not
+// fill whole bytes): the last unit of a K = 196 row holds one group.
+// CHECK: PASS qf.quantize#30 24x196 f16 -> #qf.enc<int8, group = 4, scale = f16, sparse = 2:4> random
+// CHECK: PASS qf.quantize#30 {{.*}} droppednan
+// CHECK: PASS qf.quantize#31 {{.*}}group = 4, scale = bf16, zero = int, sparse = 2:4> random
+// CHECK: PASS qf.quantize#32 24x196 f32 {{.*}}uint8, group = 4{{.*}} random
+// CHECK: PASS qf.quantize#33 {{.*}}codebook, bits = 3{{.*}}group = 4, scale = f16> stress
+// CHECK: PASS qf.quantize#34 24x200 bf16 {{.*}}group = 4, scale = bf16> random
+// CHECK: qfuse-cpu-check: 114 cases, 114 passed, 0 failed
 
-// SUMMARY: qfuse-cpu-check: 96 cases, 96 passed, 0 failed
+// SUMMARY: qfuse-cpu-check: 114 cases, 114 passed, 0 failed
 
 // PERTURB: FAIL qf.quantize#0 {{.*}} stress codes: byte {{[0-9]+}} (row {{[0-9]+}}) is 0x{{[0-9a-f]+}}, quantizeRTN wrote
 // PERTURB: FAIL qf.quantize#4 {{.*}}zero = int> stress
@@ -49,4 +57,6 @@
 // PERTURB: FAIL qf.quantize#19 {{.*}}global_scale> stress codes:
 // PERTURB: FAIL qf.quantize#22 {{.*}}act_order> stress codes:
 // PERTURB: FAIL qf.quantize#24 {{.*}}sparse = 2:4> random codes:
-// PERTURB: qfuse-cpu-check: 96 cases, 31 passed, 65 failed
+// PERTURB: FAIL qf.quantize#30 {{.*}}group = 4, scale = f16, sparse = 2:4> random codes:
+// PERTURB: FAIL qf.quantize#33 {{.*}} random
+// PERTURB: qfuse-cpu-check: 114 cases, 37 passed, 77 failed

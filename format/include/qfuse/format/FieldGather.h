@@ -16,6 +16,7 @@
 //   c = perm.empty() ? k : perm[k]       act_order's sorted column order
 //   code = the srcBits-wide field (n * srcRowBytes * 8 + c * srcBits) of src
 //   stored = (code + addend) & (2^f - 1), code range-checked (below)
+//   padding inside a tile (row >= n or col >= k) stores padParity ? col & 1 : 0
 //
 // Destinations, and where the table comes from (the one definition of each
 // layout stays in Packing.h / Layout.h / MmaLayout.h; the table is read off
@@ -24,6 +25,10 @@
 //                                                    repack to row_major)
 //   tiled n1 kT, 4-bit tile 1 x 8, slot i <- kNibbleOrder[i]
 //   mma fragment       tile 32 x 32, P = 1024: mmaCodePosition inverted
+//   2:4 fragment       tile 32 x 64 kept columns, P = 2048, two gathers:
+//                      the kept codes (sparseMmaPosition's code inverted)
+//                      and the 2-bit positions (its metaBit / 2 inverted;
+//                      a padded quad keeps positions (0, 1): padParity)
 // The table does not depend on N or K: a FieldGather is per (encoding
 // width, layout), its scalars per shape and perm per act_order weight.
 //
@@ -33,8 +38,8 @@
 // int4's offset-binary code (q + 8).
 //
 // Not a gather of whole fields in 32-bit words, so not covered: 3-bit
-// (and 5-7-bit) codes, 16-bit values, 2:4 sparsity (codes and metadata
-// move together). Callers fall back to the host functions for those.
+// (and 5-7-bit) codes, 16-bit values (2:4 f16/bf16 kept values too).
+// Callers fall back to the host functions for those.
 //
 //===----------------------------------------------------------------------===//
 
@@ -64,6 +69,8 @@ struct FieldGather {
   bool signedSrc = false;
   int32_t minCode = 0, maxCode = 255;
   uint32_t addend = 0;
+  // Padding fields inside a tile store col & 1 instead of 0 (2:4 metadata).
+  bool padParity = false;
 
   /// 32-bit destination words: a buffer of words() * 4 >= dstBytes bytes.
   int64_t words() const {
@@ -85,6 +92,15 @@ bool codeBytesGather(const Encoding &enc, int64_t n, int64_t k,
 bool repackGather(const Encoding &enc, const Layout &layout, int64_t n,
                   int64_t k, const int32_t *gIdx, FieldGather &gather,
                   std::string &why);
+
+/// The two gathers that repack performs on a 2:4 weight of `enc` at
+/// [n, k] into the 2:4 fragment layout (SparseMmaLayout.h): `codes` from
+/// the row-major codes component ([n, k/2] kept codes), `meta` from the
+/// row-major metadata ([n, k/2] 2-bit positions). False, with `why`, where
+/// it does not cover the pair (16-bit kept values) or repack would fail.
+bool sparseRepackGathers(const Encoding &enc, const Layout &layout, int64_t n,
+                         int64_t k, FieldGather &codes, FieldGather &meta,
+                         std::string &why);
 
 /// Runs `gather` on the host exactly as the kernel does (the reference of
 /// the kernel's arithmetic): `dst` gets words() * 4 bytes. False when a

@@ -12,7 +12,8 @@
 //     code = (src[row * srcRowBytes + c * srcBits / 8] >> (c * srcBits % 8))
 //            & (2^srcBits - 1)
 //     bad |= valid && (signedSrc ? sext8(code) : code) outside [min, max]
-//     word |= valid ? ((code + addend) & (2^f - 1)) << slot * f : 0
+//     pad = padParity && d < fields && e >= 0 ? col & 1 : 0   (2:4 metadata)
+//     word |= (valid ? (code + addend) & (2^f - 1) : pad) << slot * f
 //   dst[w] = word;  if (bad) status[0] = 1
 //
 // Invalid fields read index 0 of src, table and perm instead of branching,
@@ -34,12 +35,13 @@ constexpr int64_t kThreads = 256;
 
 enum Imm {
   kWords, kFields, kPeriod, kTilesK, kTileN, kTileK, kN, kK, kSrcRowBytes,
-  kSrcBits, kHasPerm, kSignedSrc, kMinCode, kMaxCode, kAddend, kImmCount
+  kSrcBits, kHasPerm, kSignedSrc, kMinCode, kMaxCode, kAddend, kPadParity,
+  kImmCount
 };
 constexpr const char *kImmNames[kImmCount] = {
     "words", "fields", "period", "tilesK", "tileN", "tileK", "n", "k",
     "srcRowBytes", "srcBits", "hasPerm", "signedSrc", "minCode", "maxCode",
-    "addend"};
+    "addend", "padParity"};
 
 void buildBody(ImplicitLocOpBuilder &b, ArrayRef<Value> args,
                unsigned dstBits) {
@@ -70,6 +72,7 @@ void buildBody(ImplicitLocOpBuilder &b, ArrayRef<Value> args,
   Value srcMask = e.sub(arith::ShLIOp::create(b, one, imm(kSrcBits)), one);
   Value hasPerm = cmp(arith::CmpIPredicate::ne, imm(kHasPerm), zero);
   Value signedSrc = cmp(arith::CmpIPredicate::ne, imm(kSignedSrc), zero);
+  Value padParity = cmp(arith::CmpIPredicate::ne, imm(kPadParity), zero);
   Value word = zero;
   Value bad = arith::ConstantIntOp::create(b, 0, 1);
   for (int64_t slot = 0; slot < perWord; ++slot) {
@@ -87,6 +90,9 @@ void buildBody(ImplicitLocOpBuilder &b, ArrayRef<Value> args,
     Value valid = andI(andI(inFields, present),
                        andI(cmp(arith::CmpIPredicate::ult, row, imm(kN)),
                             cmp(arith::CmpIPredicate::ult, col, imm(kK))));
+    // A padded field of a present tile entry: col & 1 under padParity.
+    Value pad = sel(andI(padParity, andI(inFields, present)),
+                    e.band(col, one), zero);
     row = sel(valid, row, zero);
     col = sel(valid, col, zero);
     Value permuted = i32At(perm, sel(hasPerm, col, zero));
@@ -111,7 +117,7 @@ void buildBody(ImplicitLocOpBuilder &b, ArrayRef<Value> args,
     bad = arith::OrIOp::create(b, bad, andI(valid, outside));
     Value stored = e.band(e.add(code, imm(kAddend)),
                           e.c32((int64_t(1) << dstBits) - 1));
-    stored = sel(valid, stored, zero);
+    stored = sel(valid, stored, pad);
     word = arith::OrIOp::create(
         b, word, arith::ShLIOp::create(b, stored, e.c32(slot * dstBits)));
   }

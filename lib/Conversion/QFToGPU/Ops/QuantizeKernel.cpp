@@ -161,26 +161,37 @@ KernelLaunch qf::emitQuantizeKernel(gpu::GPUModuleOp module, StringRef name,
 
 namespace {
 
-/// The launch record of the gather that packs `enc`'s codes into the
+/// The launch records of the gathers that pack `enc`'s codes into the
 /// weight's kernel layouts on the device (FieldGatherKernel.h), reading the
-/// quantize kernel's "codes"; null where no gather takes the code width.
-/// The runtime launches it with each layout's values; here it is recorded
-/// with zero immediates (a launch that writes nothing).
-Attribute gatherRecord(QuantizeOp op, gpu::GPUModuleOp module,
-                       const qfuse::format::Encoding &enc) {
+/// quantize kernel's "codes" (and, for 2:4, a 2-bit gather reading "meta":
+/// format::sparseRepackGathers); empty where no gather takes the code
+/// width. The runtime launches them with each layout's values; here they
+/// are recorded with zero immediates (launches that write nothing).
+SmallVector<Attribute> gatherRecords(QuantizeOp op, gpu::GPUModuleOp module,
+                                     const qfuse::format::Encoding &enc) {
   const unsigned bits = qfuse::format::codeBits(enc);
-  if (enc.isSparse24() || !(bits == 1 || bits == 2 || bits == 4 || bits == 8))
+  if (!(bits == 1 || bits == 2 || bits == 4 || bits == 8) ||
+      (enc.isSparse24() && bits != 4 && bits != 8))
     return {};
   MLIRContext *ctx = op.getContext();
   auto scratch = [&](StringRef name) {
     return LaunchArgAttr::get(ctx, LaunchArgKind::Scratch, name);
   };
-  OpLaunch gather = emitFieldGatherLaunch(
-      module, bits, LaunchArgAttr::get(ctx, LaunchArgKind::Component, "codes"),
-      scratch("qf_gather_table"), scratch("qf_gather_perm"),
-      scratch("qf_gather_dst"), scratch("qf_quantize_status"), op.getLoc());
   OpBuilder b(ctx);
-  return launchRecord(b, gather.launch, /*batch=*/1, {gather.args});
+  SmallVector<Attribute> records;
+  auto record = [&](unsigned width, StringRef component) {
+    OpLaunch gather = emitFieldGatherLaunch(
+        module, width,
+        LaunchArgAttr::get(ctx, LaunchArgKind::Component, component),
+        scratch("qf_gather_table"), scratch("qf_gather_perm"),
+        scratch("qf_gather_dst"), scratch("qf_quantize_status"), op.getLoc());
+    records.push_back(launchRecord(b, gather.launch, /*batch=*/1,
+                                   {gather.args}));
+  };
+  record(bits, "codes");
+  if (enc.isSparse24())
+    record(2, "meta");
+  return records;
 }
 
 /// The launch record of the bf16 -> f16 rounding (HalfRoundKernel.h) that
@@ -210,7 +221,7 @@ void qf::lowerQuantize(QuantizeOp op, gpu::GPUModuleOp module,
   qfuse::format::Encoding enc = toFormatEncoding(weight.getEncoding());
   int64_t k = weight.getK();
   OpBuilder b(op.getContext());
-  Attribute gather = gatherRecord(op, module, enc);
+  SmallVector<Attribute> gathers = gatherRecords(op, module, enc);
   Attribute round = halfRoundRecord(op, module);
   std::string reason =
       weight.getLayout().isRowMajor()
@@ -222,10 +233,9 @@ void qf::lowerQuantize(QuantizeOp op, gpu::GPUModuleOp module,
                     << "); the runtime quantizes it on the host "
                        "(format::quantizeRTN)";
     // The layouts of what the host quantizes still repack on the device.
-    SmallVector<Attribute> records;
-    for (Attribute record : {gather, round})
-      if (record)
-        records.push_back(record);
+    SmallVector<Attribute> records(gathers.begin(), gathers.end());
+    if (round)
+      records.push_back(round);
     if (!records.empty())
       op->setAttr("qf.launches", b.getArrayAttr(records));
     return;
@@ -256,8 +266,7 @@ void qf::lowerQuantize(QuantizeOp op, gpu::GPUModuleOp module,
       LaunchArgAttr::get(ctx, LaunchArgKind::Scratch, "qf_quantize_status"));
   SmallVector<Attribute> records = {
       launchRecord(b, launch, /*batch=*/1, {args})};
-  if (gather)
-    records.push_back(gather);
+  records.append(gathers.begin(), gathers.end());
   if (round)
     records.push_back(round);
   op->setAttr("qf.launches", b.getArrayAttr(records));

@@ -127,3 +127,26 @@ func.func @uint4_act_order_sparse(%d: !f16) -> !qf.weight<24x256, #qf.enc<uint4,
   %w = qf.quantize %d : !f16 -> !qf.weight<24x256, #qf.enc<uint4, group = 64, scale = f16, zero = int, act_order, sparse = 2:4>>
   return %w : !qf.weight<24x256, #qf.enc<uint4, group = 64, scale = f16, zero = int, act_order, sparse = 2:4>>
 }
+// Groups whose codes, 2:4 positions or zero points do not fill whole bytes:
+// a unit spans two groups (K = 4 (mod 8) ends rows on half a meta byte and
+// the last unit on one group; uint8 zero points: two bytes per unit).
+func.func @int8_g4_sparse(%d: tensor<24x196xf16>) -> !qf.weight<24x196, #qf.enc<int8, group = 4, scale = f16, sparse = 2:4>> {
+  %w = qf.quantize %d : tensor<24x196xf16> -> !qf.weight<24x196, #qf.enc<int8, group = 4, scale = f16, sparse = 2:4>>
+  return %w : !qf.weight<24x196, #qf.enc<int8, group = 4, scale = f16, sparse = 2:4>>
+}
+func.func @uint4_g4_sparse_zero(%d: tensor<24x256xbf16>) -> !qf.weight<24x256, #qf.enc<uint4, group = 4, scale = bf16, zero = int, sparse = 2:4>> {
+  %w = qf.quantize %d : tensor<24x256xbf16> -> !qf.weight<24x256, #qf.enc<uint4, group = 4, scale = bf16, zero = int, sparse = 2:4>>
+  return %w : !qf.weight<24x256, #qf.enc<uint4, group = 4, scale = bf16, zero = int, sparse = 2:4>>
+}
+func.func @uint8_g4_sparse_zero(%d: tensor<24x196xf32>) -> !qf.weight<24x196, #qf.enc<uint8, group = 4, scale = f16, zero = int, sparse = 2:4>> {
+  %w = qf.quantize %d : tensor<24x196xf32> -> !qf.weight<24x196, #qf.enc<uint8, group = 4, scale = f16, zero = int, sparse = 2:4>>
+  return %w : !qf.weight<24x196, #qf.enc<uint8, group = 4, scale = f16, zero = int, sparse = 2:4>>
+}
+func.func @codebook3_g4(%d: tensor<24x256xf16>) -> !qf.weight<24x256, #qf.enc<codebook, bits = 3, table = dense<[-4.0, -3.0, -2.0, -1.0, 0.0, 1.5, 2.0, 3.0]> : tensor<8xf16>, group = 4, scale = f16>> {
+  %w = qf.quantize %d : tensor<24x256xf16> -> !qf.weight<24x256, #qf.enc<codebook, bits = 3, table = dense<[-4.0, -3.0, -2.0, -1.0, 0.0, 1.5, 2.0, 3.0]> : tensor<8xf16>, group = 4, scale = f16>>
+  return %w : !qf.weight<24x256, #qf.enc<codebook, bits = 3, table = dense<[-4.0, -3.0, -2.0, -1.0, 0.0, 1.5, 2.0, 3.0]> : tensor<8xf16>, group = 4, scale = f16>>
+}
+func.func @codebook3_g4_bf16(%d: tensor<24x200xbf16>) -> !qf.weight<24x200, #qf.enc<codebook, bits = 3, table = dense<[-4.0, -3.0, -2.0, -1.0, 0.0, 1.5, 2.0, 3.0]> : tensor<8xf16>, group = 4, scale = bf16>> {
+  %w = qf.quantize %d : tensor<24x200xbf16> -> !qf.weight<24x200, #qf.enc<codebook, bits = 3, table = dense<[-4.0, -3.0, -2.0, -1.0, 0.0, 1.5, 2.0, 3.0]> : tensor<8xf16>, group = 4, scale = bf16>>
+  return %w : !qf.weight<24x200, #qf.enc<codebook, bits = 3, table = dense<[-4.0, -3.0, -2.0, -1.0, 0.0, 1.5, 2.0, 3.0]> : tensor<8xf16>, group = 4, scale = bf16>>
+}

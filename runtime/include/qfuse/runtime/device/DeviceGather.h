@@ -12,7 +12,7 @@
 //   if (gather.has(enc) && format::repackGather(enc, layout, n, k, gIdx, g, why))
 //     ok = gather.run(g, codesDevice, bytes, why);   // else repack on the host
 //
-// The plan's tile table (a few hundred entries per (width, layout)) is
+// The plan's tile table (at most 2048 entries per (width, layout)) is
 // uploaded once and cached; act_order's perm ([K]) per call. Calls from
 // several threads are serialized (one stream).
 //
@@ -44,6 +44,12 @@ public:
   /// Whether a kernel writes `dstBits`-wide fields.
   bool has(unsigned dstBits) const { return functions_.count(dstBits) > 0; }
   bool any() const { return !functions_.empty(); }
+  /// Whether the `dstBits` kernel takes padParity (2:4 metadata): kernels
+  /// of quantize artifacts compiled before it do not.
+  bool hasPadParity(unsigned dstBits) const {
+    auto it = immCounts_.find(dstBits);
+    return it != immCounts_.end() && it->second >= 16;
+  }
 
   /// Runs `gather` from the device bytes `src` into a device buffer and
   /// downloads its first dstBytes bytes into `out`. False, with `why`, when
@@ -57,7 +63,8 @@ public:
   /// Enqueues `gather` on `stream` into `dst` (at least words() * 4 bytes,
   /// every word written); `status` (one i32 the caller zeroed) becomes 1
   /// on an out-of-range code. The table and perm are uploaded before it
-  /// returns. Throws when no kernel writes the width. Threads may enqueue
+  /// returns. Throws when no kernel writes the width (or it has no
+  /// padParity and `gather` needs it). Threads may enqueue
   /// gathers without a perm on streams of their own at once (GPTQ's
   /// groups do); a perm goes through one shared buffer, so callers with
   /// perms take turns (run and runHost do).
@@ -71,6 +78,7 @@ private:
   const cuda::Context &context_;
   std::vector<std::shared_ptr<cuda::Module>> modules_;
   std::map<unsigned, CUfunction> functions_;
+  std::map<unsigned, size_t> immCounts_; // i32 parameters of each kernel
   std::map<std::vector<int32_t>, cuda::DeviceBuffer> tables_;
   std::mutex tablesMutex_; // tables_ and perm_, for enqueue
   cuda::DeviceBuffer perm_, src_, dst_, status_;
