@@ -93,10 +93,17 @@ static cl::opt<int64_t> permuteStagedMaxK(
     cl::init(24576), cl::Hidden);
 static cl::opt<bool> gridDependency(
     "grid-dependency",
-    cl::desc("On sm_90 and later, start every kernel with griddepcontrol so "
-             "that the runtime launches it as a programmatic dependent of "
-             "the kernel before it (default on; docs/artifact.md)"),
+    cl::desc("On sm_90 and later, start every kernel with "
+             "griddepcontrol.wait so that the runtime launches it as a "
+             "programmatic dependent of the kernel before it (default on; "
+             "docs/artifact.md)"),
     cl::init(true), cl::Hidden);
+static cl::opt<bool> gridDependencyTrigger(
+    "grid-dependency-trigger",
+    cl::desc("With --grid-dependency: release the next kernel at this one's "
+             "start (griddepcontrol.launch_dependents), not at its end "
+             "(default off: measured slower, docs/artifact.md)"),
+    cl::init(false), cl::Hidden);
 static cl::opt<std::string> tuningDb("tuning-db",
                                      cl::desc("Tuning database (JSON)"),
                                      cl::init(""));
@@ -229,6 +236,8 @@ buildPipelines(ModuleOp module, ArrayRef<std::string> chips,
         " fallback-on-limits=true permute-staged-max-k=" +
         std::to_string(permuteStagedMaxK) +
         " grid-dependency=" + (gridDependency ? "true" : "false") +
+        " grid-dependency-trigger=" +
+        (gridDependencyTrigger ? "true" : "false") +
         "},gpu-module-to-binary{format=isa}");
   }
   return pipelines;

@@ -31,10 +31,11 @@ def QFToGPU : Pass<"qf-to-gpu", "::mlir::ModuleOp"> {
     and no launch (the runtime quantizes them on the host).
 
     With `grid-dependency`, on sm_90 and later every kernel starts with
-    `griddepcontrol.launch_dependents` and `griddepcontrol.wait`: the next
-    kernel of a stream may then be scheduled while this one's last blocks
-    run, and waits before touching memory (programmatic dependent launch;
-    the runtime asks for it per kernel, docs/artifact.md).
+    `griddepcontrol.wait` (and, with `grid-dependency-trigger`,
+    `griddepcontrol.launch_dependents` before it): launched as a
+    programmatic dependent (the runtime asks for it per kernel,
+    docs/artifact.md), it is scheduled before the kernel ahead of it has
+    finished and waits for it before touching memory.
   }];
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
@@ -56,7 +57,12 @@ def QFToGPU : Pass<"qf-to-gpu", "::mlir::ModuleOp"> {
     Option<"gridDependency", "grid-dependency", "bool", /*default=*/"false",
            "On sm_90 and later, start every kernel with griddepcontrol "
            "(launch_dependents, wait) so that the runtime may launch it with "
-           "programmatic stream serialization (qfuse-compile sets it)">
+           "programmatic stream serialization (qfuse-compile sets it)">,
+    Option<"gridDependencyTrigger", "grid-dependency-trigger", "bool",
+           /*default=*/"false",
+           "With grid-dependency: also griddepcontrol.launch_dependents at "
+           "the start (else the next kernel is released when this one "
+           "ends)">
   ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::LLVM::LLVMDialect",

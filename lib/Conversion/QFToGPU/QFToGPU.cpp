@@ -131,7 +131,7 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
     }
     // griddepcontrol is sm_90's (PTX ISA 7.8).
     if (gridDependency && target.getSmVersion() >= 90)
-      addGridDependencyControl(gpuModule);
+      addGridDependencyControl(gpuModule, gridDependencyTrigger);
   }
 
   /// Kernels already emitted, by everything that determines their code, so

@@ -52,7 +52,7 @@ LLVM::LLVMFuncOp qf::createKernelEntry(ImplicitLocOpBuilder &b,
   return fn;
 }
 
-void qf::addGridDependencyControl(gpu::GPUModuleOp module) {
+void qf::addGridDependencyControl(gpu::GPUModuleOp module, bool trigger) {
   for (auto fn : module.getOps<LLVM::LLVMFuncOp>()) {
     if (fn.isExternal() ||
         !fn->hasAttr(NVVM::NVVMDialect::getKernelFuncAttrName()))
@@ -63,13 +63,16 @@ void qf::addGridDependencyControl(gpu::GPUModuleOp module) {
     // intrinsic is IntrNoMem, which would let LLVM hoist a load of a
     // readonly argument above the wait.
     for (StringRef text :
-         {"griddepcontrol.launch_dependents;", "griddepcontrol.wait;"})
+         {"griddepcontrol.launch_dependents;", "griddepcontrol.wait;"}) {
+      if (!trigger && text.contains("launch_dependents"))
+        continue;
       LLVM::InlineAsmOp::create(
           b, fn.getLoc(), TypeRange(), ValueRange(), text, "~{memory}",
           /*has_side_effects=*/true, /*is_align_stack=*/false,
           LLVM::tailcallkind::TailCallKind::None,
           LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
           /*operand_attrs=*/nullptr);
+    }
   }
 }
 

@@ -32,13 +32,14 @@ LLVM::LLVMFuncOp createKernelEntry(ImplicitLocOpBuilder &b,
                                    ArrayRef<ParamKind> kinds, int64_t threads);
 
 /// Programmatic dependent launch (sm_90 and later): every kernel of
-/// `module` starts with griddepcontrol.launch_dependents, so that the next
-/// kernel of the stream may be scheduled while this one's last blocks run,
-/// and griddepcontrol.wait, so that nothing it reads or writes is touched
-/// before the grids it depends on have finished and their writes are
-/// visible. Without the launch attribute (the runtime's choice per kernel,
-/// docs/artifact.md) both are no-ops.
-void addGridDependencyControl(gpu::GPUModuleOp module);
+/// `module` starts with griddepcontrol.wait, so that nothing it reads or
+/// writes is touched before the grids it depends on have finished and
+/// their writes are visible, and with `trigger` first
+/// griddepcontrol.launch_dependents, so that the next kernel of the stream
+/// may be scheduled while this one's last blocks run (else it is released
+/// when this one ends). Without the launch attribute (the runtime's choice
+/// per kernel, docs/artifact.md) both are no-ops.
+void addGridDependencyControl(gpu::GPUModuleOp module, bool trigger);
 
 /// An `llvm.func` kernel in `module` taking one global pointer per name in
 /// `params` (all noalias; all but "y" readonly, so NVPTX may use the
