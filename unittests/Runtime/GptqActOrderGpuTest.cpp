@@ -31,6 +31,8 @@
 #include "qfuse/runtime/device/DeviceArtifact.h"
 #include "qfuse/runtime/device/DeviceGather.h"
 
+#include "GptqTestArtifacts.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -43,20 +45,7 @@ using namespace qfuse::runtime;
 
 namespace {
 
-std::string artifactDir() {
-  if (const char *dir = std::getenv("QFUSE_GPTQ_ARTIFACTS"))
-    return std::string(dir) + "/";
-  const std::string file = __FILE__;
-  const std::string suffix = "unittests/Runtime/GptqActOrderGpuTest.cpp";
-  return file.substr(0, file.size() - suffix.size()) + "artifacts/gptq/";
-}
-
-struct Module {
-  std::string name;
-  int64_t n;
-  std::vector<uint16_t> bits; // f16
-  std::vector<float> f32;     // the same values
-};
+using Module = qfuse::testing::GptqTestModule;
 
 /// H = 2/T X^T X of correlated inputs whose channels have spread scales,
 /// channels 5 and 77 dead.
@@ -156,7 +145,7 @@ void solveBoth(const std::string &artifactName,
   std::string why;
   if (cuda::deviceCount(&why) == 0)
     GTEST_SKIP() << "qfuse-gpu-skip: no usable CUDA device: " << why;
-  const std::string path = artifactDir() + artifactName;
+  const std::string path = qfuse::testing::gptqArtifactDir() + artifactName;
   if (!std::ifstream(path))
     GTEST_SKIP() << "no GPTQ artifact at " << path
                  << " (bench/make-gptq-artifacts.sh writes it)";

@@ -24,6 +24,8 @@
 #include "qfuse/runtime/device/Cuda.h"
 #include "qfuse/runtime/device/DeviceArtifact.h"
 
+#include "GptqTestArtifacts.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -36,20 +38,7 @@ using namespace qfuse::runtime;
 
 namespace {
 
-std::string artifactDir() {
-  if (const char *dir = std::getenv("QFUSE_GPTQ_ARTIFACTS"))
-    return std::string(dir) + "/";
-  const std::string file = __FILE__;
-  const std::string suffix = "unittests/Runtime/GptqDeviceWeightsGpuTest.cpp";
-  return file.substr(0, file.size() - suffix.size()) + "artifacts/gptq/";
-}
-
-struct Module {
-  std::string name;
-  int64_t n;
-  std::vector<uint16_t> bits; // f16 or bf16
-  std::vector<float> f32;     // the same values
-};
+using Module = qfuse::testing::GptqTestModule;
 
 void solveBoth(const std::string &artifactName, GptqDeviceWeight type,
                uint64_t seed) {
@@ -58,7 +47,7 @@ void solveBoth(const std::string &artifactName, GptqDeviceWeight type,
   std::string why;
   if (cuda::deviceCount(&why) == 0)
     GTEST_SKIP() << "qfuse-gpu-skip: no usable CUDA device: " << why;
-  const std::string path = artifactDir() + artifactName;
+  const std::string path = qfuse::testing::gptqArtifactDir() + artifactName;
   if (!std::ifstream(path))
     GTEST_SKIP() << "no GPTQ artifact at " << path
                  << " (bench/make-gptq-artifacts.sh writes it)";
