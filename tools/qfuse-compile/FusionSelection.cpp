@@ -39,13 +39,10 @@ constexpr llvm::StringLiteral kDefaultFusions[] = {
 constexpr int64_t kSharedInputDropFromBatch = 32;
 
 /// Smallest batch from which --fuse=default leaves out gated-mlp on chips
-/// with wgmma (sm_90a): gate and up as one qf.group launch on the plain
-/// wgmma kernel, then a silu_mul launch, ran 1.04-1.40x faster than the
-/// gated kernel at M = 128-512 on every training gate/up shape and zoo
-/// shape but one (11008 x 4096 at M = 192, 0.94x); at M = 96 the gated
-/// kernel still won on the two largest training shapes
-/// (bench/results/2026-12-04-h200-s23, ab/). Not measured on mma.sync
-/// chips, which keep it.
+/// with wgmma (sm_90a): there gate and up as one qf.group launch on the
+/// plain wgmma kernel, then a silu_mul launch, beat the gated kernel, which
+/// still wins below (docs/defaults.md). mma.sync chips keep it: the
+/// comparison was made on wgmma only.
 constexpr int64_t kGatedDropFromBatch = 128;
 
 /// shared-input restricted to gate and up feeding one qf.silu_mul.

@@ -11,8 +11,8 @@
 //
 // Copies rather than a generated gather kernel: the moves are whole rows
 // (4 K or 4 R bytes), so one gather costs at most K copies (14336 for
-// Llama-3-8B's down_proj, a few tens of milliseconds of enqueueing, not
-// measured on the GPU yet) and needs no kernel in every artifact. With
+// Llama-3-8B's down_proj) and needs no kernel in every artifact; their cost
+// on the H200 is in docs/gptq.md (act-order's prepare). With
 // GptqSolveOptions::hostPrepare the host loops they replace run instead
 // (the reference the GPU tests compare with).
 //
