@@ -413,6 +413,18 @@ TEST(ModelWeights, Bf16ToF16IsExactWhereBothRepresentTheValue) {
   }
 }
 
+// A named codebook table's values are not in a dense checkpoint: the load
+// says so, naming the weight and the table, instead of an internal error.
+TEST(ModelWeights, NamedCodebookTableFromADenseCheckpoint) {
+  SafetensorsWriter writer = bf16Model(true);
+  ModelCheckpoint checkpoint = ModelCheckpoint::open(singleFile(writer));
+  Artifact artifact = modelArtifact(
+      "codebook, bits = 4, table = \"lut.q\" : f16, group = 128, scale = f16");
+  expectError([&] { checkpointWeight(checkpoint, *artifact.findWeight(kQ)); },
+              {kQ, "'lut.q'", "dense checkpoint does not hold",
+               "table = [...]"});
+}
+
 TEST(ModelWeights, ConversionThatOverflowsF16) {
   const float big = 1e6f;
   expectError(

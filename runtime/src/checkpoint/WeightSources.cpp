@@ -91,6 +91,15 @@ format::TensorMap quantizeDense(const TensorView &view,
       packDenseConverted(weight.encodingAttr, view.info->dtype, view.data,
                          weight.n, weight.k, components))
     return components;
+  // A named table's values are weight data that a dense checkpoint does
+  // not hold: nothing to round to.
+  if (weight.encodingAttr.hasNamedTable())
+    throw Error(what + ": the artifact's encoding \"" + weight.encoding +
+                "\" names its codebook table ('" +
+                weight.encodingAttr.tableName +
+                "'), whose values a dense checkpoint does not hold; give a "
+                "packed checkpoint with the weight's table, or compile an "
+                "encoding whose table is inline (table = [...])");
   if (device && weight.encodingAttr.isQuantized() &&
       (*device)(weight.encodingAttr, view.info->dtype, view.data, weight.n,
                 weight.k, components))
