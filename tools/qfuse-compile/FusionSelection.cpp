@@ -55,9 +55,9 @@ FailureOr<SmallVector<StringRef>>
 qfuse::selectFusions(StringRef fuse, int64_t minBatch, int64_t maxBatch,
                      bool wgmmaChip, SmallVectorImpl<std::string> &notes,
                      std::string &error) {
-  // Left out of default at these batches, where measured slower; gate/up
-  // still one launch when gated-mlp is out but shared-input was too.
-  bool sharedInputGateUpOnly = false;
+  // shared-input left out of default at these batches (measured slower);
+  // gate/up still one launch where gated-mlp is out too.
+  bool sharedInputDropped = false, gatedDropped = false;
   llvm::StringSet<> wanted;
   SmallVector<StringRef> items;
   fuse.split(items, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
@@ -73,24 +73,14 @@ qfuse::selectFusions(StringRef fuse, int64_t minBatch, int64_t maxBatch,
         // (docs/defaults.md). Keyed on the smallest batch, the decode step
         // that dominates generation.
         if (flag == "shared-input" && minBatch >= kSharedInputDropFromBatch) {
-          // (gated-mlp comes first in kDefaultFusions: decided by now.)
-          sharedInputGateUpOnly = !wanted.contains("gated-mlp");
-          notes.push_back(
-              std::string("--fuse=default ") +
-              (sharedInputGateUpOnly ? "groups only gate and up"
-                                     : "leaves out shared-input") +
-              ": from batch " + std::to_string(kSharedInputDropFromBatch) +
-              " q/k/v run faster as launches of their own");
+          sharedInputDropped = true;
           continue;
         }
         // From kGatedDropFromBatch the gated wgmma kernel loses to gate
         // and up as one plain wgmma launch plus silu_mul.
         if (flag == "gated-mlp" && wgmmaChip &&
             minBatch >= kGatedDropFromBatch) {
-          notes.push_back(
-              "--fuse=default leaves out gated-mlp on sm_90a: from batch " +
-              std::to_string(kGatedDropFromBatch) +
-              " gate and up run faster as one wgmma launch and a silu_mul");
+          gatedDropped = true;
           continue;
         }
         wanted.insert(flag);
@@ -110,10 +100,26 @@ qfuse::selectFusions(StringRef fuse, int64_t minBatch, int64_t maxBatch,
     error = "--fuse: 'none' cannot be combined with other fusions";
     return failure();
   }
+  // The notes say what was left out in the end (a fusion named after
+  // `default` stays in).
+  if (gatedDropped && !wanted.contains("gated-mlp"))
+    notes.push_back(
+        "--fuse=default leaves out gated-mlp on sm_90a: from batch " +
+        std::to_string(kGatedDropFromBatch) +
+        " gate and up run faster as one wgmma launch and a silu_mul");
+  const bool sharedInputGateUpOnly = sharedInputDropped &&
+                                     !wanted.contains("shared-input") &&
+                                     !wanted.contains("gated-mlp");
+  if (sharedInputDropped && !wanted.contains("shared-input"))
+    notes.push_back(std::string("--fuse=default ") +
+                    (sharedInputGateUpOnly ? "groups only gate and up"
+                                           : "leaves out shared-input") +
+                    ": from batch " +
+                    std::to_string(kSharedInputDropFromBatch) +
+                    " q/k/v run faster as launches of their own");
   SmallVector<StringRef> passes;
   for (auto &[flag, pass] : kFusions) {
-    if (flag == "shared-input" && !wanted.contains(flag) &&
-        sharedInputGateUpOnly) {
+    if (flag == "shared-input" && sharedInputGateUpOnly) {
       passes.push_back(kSharedInputGateUpOnly);
       continue;
     }
