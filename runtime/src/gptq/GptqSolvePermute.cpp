@@ -146,16 +146,18 @@ void SolveRun::permuteWeights() {
 /// read them, one per (row, position), into "scales" and "zeros": [K, rows]
 /// for the eager kernel, and for the fused one [rows, wb] per block (the
 /// layouts at the top of GptqSolver.cpp). On the device: [groups, rows]
-/// uploaded, its rows gathered by the group of each position into [K,
-/// rows], and for the fused kernel each block's rows transposed.
+/// uploaded (or left there by the device fit, GptqSolveFits.cpp), its rows
+/// gathered by the group of each position into [K, rows], and for the
+/// fused kernel each block's rows transposed.
 void SolveRun::expandStaticParams() {
   if (options.hostPrepare) {
     expandStaticParamsOnHost();
     return;
   }
-  std::vector<float> s(static_cast<size_t>(groups * rows)),
+  // The tables, unless the device fit left them there.
+  std::vector<float> s(staticTablesOnDevice ? 0 : size_t(groups * rows)),
       z(hasZeros ? s.size() : 0);
-  for (int64_t r = 0; r < rows; ++r)
+  for (int64_t r = 0; r < rows && !staticTablesOnDevice; ++r)
     for (int64_t g = 0; g < groups; ++g) {
       const gptq::GroupParams &p = staticParams[size_t(r * groups + g)];
       s[size_t(g * rows + r)] = p.scale;
@@ -167,8 +169,9 @@ void SolveRun::expandStaticParams() {
     from[size_t(c)] = groupOfPosition(c);
   auto expand = [&](const std::vector<float> &byGroup, const char *table,
                     CUdeviceptr out) {
-    cuda::DeviceBuffer &t = buffer(table, byGroup.size() * 4);
-    t.upload(byGroup.data(), byGroup.size() * 4);
+    cuda::DeviceBuffer &t = buffer(table, size_t(groups * rows) * 4);
+    if (!staticTablesOnDevice)
+      t.upload(byGroup.data(), byGroup.size() * 4);
     const size_t rowBytes = size_t(rows) * 4;
     if (options.eager) {
       gatherRows(out, t.ptr(), rowBytes, from, stream,
