@@ -58,7 +58,7 @@ void SolveRun::fitGroup(CUdeviceptr from, CUdeviceptr scalesOut,
                         CUdeviceptr zerosOut) {
   const CUdeviceptr tile = buffer("group fit tile").ptr();
   copy2D(tile, size_t(group) * 4, from, size_t(k) * 4, size_t(group) * 4,
-         size_t(rows), stream, "GPTQ group fit tile");
+         size_t(rows), stream, "group fit tile");
   std::map<std::string, CUdeviceptr> fit = {
       {"w", tile},
       {"u", buffer("group identity").ptr()},
