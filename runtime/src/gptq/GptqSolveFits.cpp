@@ -96,7 +96,6 @@ void SolveRun::fitStaticOnDevice() {
       p.scale = s[size_t(g * rows + r)];
       p.zero = hasZeros ? z[size_t(g * rows + r)] : 0.0f;
     }
-  staticTablesOnDevice = true;
   report.fitOnDevice = true;
 }
 

@@ -11,8 +11,6 @@
 
 #include "GptqSolveRun.h"
 
-#include "ParallelRows.h"
-
 #include "qfuse/gptq/Grid.h"
 #include "qfuse/runtime/Error.h"
 

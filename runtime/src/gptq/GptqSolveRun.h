@@ -57,9 +57,8 @@ struct SolveRun {
   /// Every module's weight given on the device ("weights" holds W from
   /// loadWeights on); needHost: a host copy in `original` too; fitOnDevice:
   /// static groups fitted on the device (GptqSolveFits.cpp), which leaves
-  /// their [groups, rows] tables there (staticTablesOnDevice).
+  /// their [groups, rows] tables there for expandStaticParams.
   bool onDevice = false, needHost = false, fitOnDevice = false;
-  bool staticTablesOnDevice = false;
   std::vector<float> original;
   std::vector<float> diag;
   std::vector<int64_t> perm;
