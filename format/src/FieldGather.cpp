@@ -194,6 +194,37 @@ bool sparseRepackGathers(const Encoding &enc, const Layout &layout, int64_t n,
   return true;
 }
 
+bool columnGather(int64_t rows, int64_t srcCols, unsigned elementBytes,
+                  const std::vector<int64_t> &from, unsigned fieldBits,
+                  FieldGather &gather, std::string &why) {
+  if (!gatherableBits(fieldBits) || elementBytes == 0)
+    return fail(why, "a column gather moves fields of 1, 2, 4 or 8 bits");
+  const int64_t perElement = int64_t(elementBytes) * 8 / fieldBits;
+  const int64_t cols = int64_t(from.size());
+  FieldGather g;
+  g.dstBits = g.srcBits = fieldBits;
+  g.srcRowBytes = srcCols * int64_t(elementBytes);
+  g.n = rows;
+  g.k = cols * perElement;
+  rowMajorTiles(g);
+  g.dstBytes = rows * cols * int64_t(elementBytes);
+  g.maxCode = int32_t((1u << fieldBits) - 1);
+  if (!fitsKernel(g, why))
+    return false;
+  g.perm.resize(size_t(g.k));
+  for (int64_t j = 0; j < cols; ++j) {
+    if (from[size_t(j)] < 0 || from[size_t(j)] >= srcCols)
+      return fail(why, "column " + std::to_string(j) + " gathers column " +
+                           std::to_string(from[size_t(j)]) + " of " +
+                           std::to_string(srcCols));
+    for (int64_t f = 0; f < perElement; ++f)
+      g.perm[size_t(j * perElement + f)] =
+          int32_t(from[size_t(j)] * perElement + f);
+  }
+  gather = std::move(g);
+  return true;
+}
+
 bool runFieldGather(const FieldGather &g, const uint8_t *src,
                     std::vector<uint8_t> &dst) {
   const int64_t perWord = 32 / g.dstBits, period = int64_t(g.table.size());

@@ -185,9 +185,11 @@ void solveBoth(const std::string &artifactName,
     options.eager = eager;
     options.hostPrepare = hostPrepare;
     options.codesAsBytes = pipelineOutputs;
-    if (pipelineOutputs && gather.has(format::codeBits(enc))) {
+    // Device weights move by the gather kernel (column gathers), host
+    // weights by copies: both against hostPrepare below.
+    if (onDevice && gather.has(format::codeBits(enc))) {
       options.gather = &gather;
-      options.checkGather = true; // the bytes too, compared below
+      options.checkGather = pipelineOutputs; // the bytes too, compared below
     }
     cuda::DeviceBuffer hessian(h.size() * 4, "H");
     hessian.upload(h.data(), h.size() * 4);

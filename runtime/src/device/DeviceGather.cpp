@@ -42,6 +42,12 @@ DeviceGather::DeviceGather(const Artifact &artifact,
 void DeviceGather::enqueue(const format::FieldGather &g, CUdeviceptr src,
                            CUdeviceptr dst, CUdeviceptr status,
                            CUstream stream) {
+  enqueue(g, src, dst, status, stream, 0);
+}
+
+void DeviceGather::enqueue(const format::FieldGather &g, CUdeviceptr src,
+                           CUdeviceptr dst, CUdeviceptr status,
+                           CUstream stream, CUdeviceptr devicePerm) {
   auto it = functions_.find(g.dstBits);
   if (it == functions_.end())
     throw Error("no qf_gather_fields kernel for " + std::to_string(g.dstBits) +
@@ -60,19 +66,22 @@ void DeviceGather::enqueue(const format::FieldGather &g, CUdeviceptr src,
       table = tables_.emplace(g.table, std::move(buffer)).first;
     }
     tablePtr = table->second.ptr();
-    const size_t permBytes = std::max<size_t>(4, g.perm.size() * 4);
-    if (perm_.size() < permBytes)
-      perm_ = cuda::DeviceBuffer(permBytes, "gather perm");
-    if (!g.perm.empty())
-      perm_.upload(g.perm.data(), g.perm.size() * 4);
+    if (!devicePerm) {
+      const size_t permBytes = std::max<size_t>(4, g.perm.size() * 4);
+      if (perm_.size() < permBytes)
+        perm_ = cuda::DeviceBuffer(permBytes, "gather perm");
+      if (!g.perm.empty())
+        perm_.upload(g.perm.data(), g.perm.size() * 4);
+    }
   }
-  CUdeviceptr pointers[5] = {src, tablePtr, perm_.ptr(), dst,
-                             status};
+  CUdeviceptr pointers[5] = {src, tablePtr, devicePerm ? devicePerm : perm_.ptr(),
+                             dst, status};
   int32_t imms[16] = {int32_t(g.words()), int32_t(g.fields),
                       int32_t(g.table.size()), int32_t(g.tilesK),
                       int32_t(g.tileN), int32_t(g.tileK), int32_t(g.n),
                       int32_t(g.k), int32_t(g.srcRowBytes),
-                      int32_t(g.srcBits), g.perm.empty() ? 0 : 1,
+                      int32_t(g.srcBits),
+                      devicePerm || !g.perm.empty() ? 1 : 0,
                       g.signedSrc ? 1 : 0, g.minCode, g.maxCode,
                       int32_t(g.addend), g.padParity ? 1 : 0};
   std::vector<void *> params;

@@ -4,20 +4,21 @@
 // (GptqSolveRun.h), on the device: H -> P^T H P, W's columns in the
 // processing order, the static parameters expanded to one per (row,
 // position), and after the solve the codes and f16 values back in column
-// order. Every move is exact: whole-row copies (runs of consecutive or
-// repeated rows merged), pitched column copies and cuBLAS transposes (geam,
-// C = 1 * A^T, B not read), no arithmetic on the values.
+// order. Every move is exact: column gathers (the artifact's
+// qf_gather_fields kernel, format::columnGather), whole-row copies (runs of
+// consecutive or repeated rows merged), pitched column copies and cuBLAS
+// transposes (geam, C = 1 * A^T, B not read), no arithmetic on the values.
 //
-// Copies rather than a generated gather kernel: the moves are whole rows
-// (4 K or 4 R bytes) and need no kernel in every artifact. A gather is at
-// most K copies (14336 for Llama-3-8B's down_proj) and a block's scatter
-// at most 128 pitched ones: each is enqueued as a few batches
-// (cuMemcpyBatchAsync per wave of rowGatherWaves, cuMemcpy3DBatchAsync per
-// scatter), since one driver call per copy cost far more host time than
-// the solve (docs/gptq.md, act-order's prepare); one call per copy remains
-// where the driver refuses batches. With GptqSolveOptions::hostPrepare the
-// host loops they replace run instead (the reference the GPU tests compare
-// with).
+// With a gather kernel (GptqSolveOptions::gather, which the pipeline's
+// device packing brings) a permutation or an expansion is one launch.
+// Without one, copies: a gather is at most K copies (14336 for Llama-3-8B's
+// down_proj) and a block's scatter at most 128 pitched ones, each enqueued
+// as a few batches (cuMemcpyBatchAsync per wave of rowGatherWaves,
+// cuMemcpy3DBatchAsync per scatter; one call per copy where the driver
+// refuses batches), which cost the driver about what the copies one by one
+// did (docs/gptq.md, act-order's prepare). With
+// GptqSolveOptions::hostPrepare the host loops they replace run instead
+// (the reference the GPU tests compare with).
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,7 +27,10 @@
 #include "ParallelRows.h"
 
 #include "qfuse/runtime/Error.h"
+#include "qfuse/runtime/device/DeviceGather.h"
 #include "qfuse/runtime/gptq/PermutationMoves.h"
+
+#include "qfuse/format/FieldGather.h"
 
 #include <cstring>
 
@@ -159,9 +163,47 @@ void detail::scatterColumns(CUdeviceptr dst, size_t dstPitch, CUdeviceptr src,
            size_t(c.count) * elementBytes, height, stream, what);
 }
 
-/// H -> P^T H P, H[i][j] = H[perm[i]][perm[j]]: twice "gather the rows by
-/// perm, transpose", through the Cholesky factor's buffer (factor()
-/// overwrites it). No symmetry is assumed of H's bytes.
+/// dst[r][j] = src[r][from[j]] for row-major arrays of `elementBytes`-byte
+/// elements ([rows, srcCols] into [rows, from.size()]), by one launch of the artifact's
+/// qf_gather_fields kernel (format::columnGather: every bit pattern moves
+/// unchanged), on `stream`. False, with nothing enqueued, where there is no
+/// gather kernel (GptqSolveOptions::gather) or the array is too large for
+/// its 32-bit indices: the caller moves rows by copies instead.
+bool SolveRun::gatherColumns(CUdeviceptr dst, CUdeviceptr src, int64_t rows,
+                             int64_t srcCols, unsigned elementBytes,
+                             const std::vector<int64_t> &from,
+                             const char *what) {
+  if (!options.gather)
+    return false;
+  format::FieldGather g;
+  std::string why;
+  bool planned = false;
+  for (unsigned bits : {8u, 4u, 2u, 1u})
+    if (!planned && options.gather->has(bits))
+      planned = format::columnGather(rows, srcCols, elementBytes, from, bits,
+                                     g, why);
+  if (!planned)
+    return false;
+  // The perm goes up in stream order (a pageable source is staged before
+  // the call returns), so a later gather's perm never overwrites one that
+  // an earlier launch still reads.
+  const CUdeviceptr permOnDevice =
+      buffer("column gather perm", g.perm.size() * 4).ptr();
+  QFUSE_CU_CTX(cuMemcpyHtoDAsync(permOnDevice, g.perm.data(),
+                                 g.perm.size() * 4, stream),
+               what);
+  // Every field value is in range, so the status is never set; the
+  // kernel takes one anyway.
+  const CUdeviceptr status = buffer("column gather status", 4).ptr();
+  QFUSE_CU_CTX(cuMemsetD32Async(status, 0, 1, stream), what);
+  options.gather->enqueue(g, src, dst, status, stream, permOnDevice);
+  return true;
+}
+
+/// H -> P^T H P, H[i][j] = H[perm[i]][perm[j]]: twice "gather the columns
+/// by perm, transpose" (or, without a gather kernel, "gather the rows,
+/// transpose"), through the Cholesky factor's buffer (factor() overwrites
+/// it). No symmetry is assumed of H's bytes.
 void SolveRun::permuteHessian() {
   if (options.hostPrepare) {
     // The reference: one range of rows per thread on the host.
@@ -181,16 +223,19 @@ void SolveRun::permuteHessian() {
       buffer("Cholesky factor", size_t(k * k) * 4).ptr();
   PedanticMath exact(blas);
   for (int pass = 0; pass < 2; ++pass) {
-    gatherRows(scratch, hessian, size_t(k) * 4, perm, stream,
-               "GPTQ: the Hessian's rows in act-order");
+    if (!gatherColumns(scratch, hessian, k, k, 4, perm,
+                       "GPTQ: the Hessian's columns in act-order"))
+      gatherRows(scratch, hessian, size_t(k) * 4, perm, stream,
+                 "GPTQ: the Hessian's rows in act-order");
     transpose(blas, hessian, scratch, k, k);
   }
 }
 
 /// W's columns in the processing order, W[r][c] = W[r][perm[c]], in
-/// "weights" (which holds W, dead channels zeroed): transposed into the
-/// Z buffer (written by the blocks before they read it), its rows gathered
-/// back into "weights", transposed and copied back.
+/// "weights" (which holds W, dead channels zeroed), through the Z buffer
+/// (written by the blocks before they read it): gathered there by columns
+/// and copied back, or without a gather kernel transposed there, its rows
+/// gathered back into "weights", transposed and copied back.
 void SolveRun::permuteWeights() {
   cuda::DeviceBuffer &w = buffer("weights");
   if (options.hostPrepare) {
@@ -205,6 +250,11 @@ void SolveRun::permuteWeights() {
   }
   const size_t bytes = size_t(rows * k) * 4;
   const CUdeviceptr z = buffer("Z = E U", bytes).ptr();
+  if (gatherColumns(z, w.ptr(), rows, k, 4, perm,
+                    "GPTQ: the weights' columns in act-order")) {
+    QFUSE_CU(cuMemcpyDtoDAsync(w.ptr(), z, bytes, stream));
+    return;
+  }
   PedanticMath exact(blas);
   transpose(blas, z, w.ptr(), rows, k);
   gatherRows(w.ptr(), z, size_t(rows) * 4, perm, stream,
@@ -244,12 +294,14 @@ void SolveRun::expandStaticParams() {
     if (!fitOnDevice)
       t.upload(byGroup.data(), byGroup.size() * 4);
     const size_t rowBytes = size_t(rows) * 4;
+    const CUdeviceptr scratch = buffer("Z = E U", size_t(rows * k) * 4).ptr();
+    if (expandByColumns(t.ptr(), from, scratch, out))
+      return;
     if (options.eager) {
       gatherRows(out, t.ptr(), rowBytes, from, stream,
                  "GPTQ: the static parameters by position");
       return;
     }
-    const CUdeviceptr scratch = buffer("Z = E U", size_t(rows * k) * 4).ptr();
     gatherRows(scratch, t.ptr(), rowBytes, from, stream,
                "GPTQ: the static parameters by position");
     PedanticMath exact(blas);
@@ -263,6 +315,35 @@ void SolveRun::expandStaticParams() {
     expand(z, "static zeros", buffer("zeros").ptr());
   // The tables are rewritten by the next solve's uploads.
   QFUSE_CU(cuStreamSynchronize(stream));
+}
+
+/// expandStaticParams with a gather kernel: the [groups, rows] table
+/// transposed to [rows, groups], its columns gathered by each position's
+/// group into [rows, K] (`scratch`), which is the fused kernel's blocks as
+/// column ranges (one pitched copy each) and the eager kernel's [K, rows]
+/// transposed. False, with nothing enqueued, without a gather kernel.
+bool SolveRun::expandByColumns(CUdeviceptr table,
+                               const std::vector<int64_t> &from,
+                               CUdeviceptr scratch, CUdeviceptr out) {
+  if (!options.gather)
+    return false;
+  const CUdeviceptr byRow =
+      buffer("static parameters by row", size_t(groups * rows) * 4).ptr();
+  PedanticMath exact(blas);
+  transpose(blas, byRow, table, groups, rows);
+  if (!gatherColumns(scratch, byRow, rows, groups, 4, from,
+                     "GPTQ: the static parameters by position"))
+    return false;
+  if (options.eager) {
+    transpose(blas, out, scratch, rows, k);
+    return true;
+  }
+  for (int64_t b = 0; b < numBlocks; ++b)
+    copy2D(offset(out, rows * blockStart(b) * 4), size_t(blockWidth(b)) * 4,
+           offset(scratch, blockStart(b) * 4), size_t(k) * 4,
+           size_t(blockWidth(b)) * 4, size_t(rows), stream,
+           "GPTQ: a block's static parameters");
+  return true;
 }
 
 /// The reference of expandStaticParams: rows x K entries (117M for

@@ -120,7 +120,12 @@ struct SolveRun {
   // GptqSolvePermute.cpp: act-order and static groups' moves.
   void permuteHessian();
   void permuteWeights();
+  bool gatherColumns(CUdeviceptr dst, CUdeviceptr src, int64_t rows,
+                     int64_t srcCols, unsigned elementBytes,
+                     const std::vector<int64_t> &from, const char *what);
   void expandStaticParams();
+  bool expandByColumns(CUdeviceptr table, const std::vector<int64_t> &from,
+                       CUdeviceptr scratch, CUdeviceptr out);
   void expandStaticParamsOnHost();
   bool factor();
   std::vector<GptqModuleResult> roundToNearest();

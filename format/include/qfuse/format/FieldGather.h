@@ -37,6 +37,10 @@
 // [minCode, maxCode], the other formats zero-extended; `addend` makes
 // int4's offset-binary code (q + 8).
 //
+// Any other array whose moves are whole columns (GPTQ's act-order
+// permutations of f32, f16 and byte matrices) is a row-major gather too,
+// of fields of any width that divides its elements (columnGather).
+//
 // Not a gather of whole fields in 32-bit words, so not covered: 3-bit
 // (and 5-7-bit) codes, 16-bit values (2:4 f16/bf16 kept values too).
 // Callers fall back to the host functions for those.
@@ -101,6 +105,17 @@ bool repackGather(const Encoding &enc, const Layout &layout, int64_t n,
 bool sparseRepackGathers(const Encoding &enc, const Layout &layout, int64_t n,
                          int64_t k, FieldGather &codes, FieldGather &meta,
                          std::string &why);
+
+/// Columns of any row-major [rows, srcCols] array of `elementBytes`-byte
+/// elements gathered into a [rows, from.size()] one, as a gather of
+/// `fieldBits`-wide fields (1, 2, 4 or 8: whichever kernel an artifact
+/// has): destination column j <- source column from[j] (in [0, srcCols);
+/// repeats allowed). Every bit pattern moves unchanged. False, with `why`,
+/// for a column out of range or where the kernel's 32-bit indices cannot
+/// hold it.
+bool columnGather(int64_t rows, int64_t srcCols, unsigned elementBytes,
+                  const std::vector<int64_t> &from, unsigned fieldBits,
+                  FieldGather &gather, std::string &why);
 
 /// Runs `gather` on the host exactly as the kernel does (the reference of
 /// the kernel's arithmetic): `dst` gets words() * 4 bytes. False when a

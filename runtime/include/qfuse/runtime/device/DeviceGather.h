@@ -70,6 +70,12 @@ public:
   /// perms take turns (run and runHost do).
   void enqueue(const format::FieldGather &gather, CUdeviceptr src,
                CUdeviceptr dst, CUdeviceptr status, CUstream stream);
+  /// The same with the caller's perm on the device (`devicePerm`, one i32
+  /// per destination column; gather.perm empty), so that threads with
+  /// perms of their own may enqueue at once.
+  void enqueue(const format::FieldGather &gather, CUdeviceptr src,
+               CUdeviceptr dst, CUdeviceptr status, CUstream stream,
+               CUdeviceptr devicePerm);
 
 private:
   bool runLocked(const format::FieldGather &gather, CUdeviceptr src,
