@@ -295,7 +295,10 @@ void SolveRun::expandStaticParams() {
       t.upload(byGroup.data(), byGroup.size() * 4);
     const size_t rowBytes = size_t(rows) * 4;
     const CUdeviceptr scratch = buffer("Z = E U", size_t(rows * k) * 4).ptr();
-    if (expandByColumns(t.ptr(), from, scratch, out))
+    // In column order a position's group runs over whole groups, so the
+    // row copies are 1 + log2(group) waves; under act-order they are
+    // about one per position, which the gather replaces.
+    if (options.actOrder && expandByColumns(t.ptr(), from, scratch, out))
       return;
     if (options.eager) {
       gatherRows(out, t.ptr(), rowBytes, from, stream,
