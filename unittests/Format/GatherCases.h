@@ -115,6 +115,18 @@ inline const std::vector<std::pair<int64_t, int64_t>> &sparseGatherShapes() {
   return list;
 }
 
+/// The matvec's layout of 2:4 weights (one gather of the kept codes; the
+/// metadata stays row-major).
+inline const char *sparseMatvecLayout() { return "tiled, tile_n = 1, tile_k = 32"; }
+
+/// [N, K] for it: one tile, odd N, several words per row, and K that no
+/// tile_k = 32 divides (repack refuses them, so must the plan).
+inline const std::vector<std::pair<int64_t, int64_t>> &sparseMatvecShapes() {
+  static const std::vector<std::pair<int64_t, int64_t>> list = {
+      {1, 32}, {3, 96}, {45, 128}, {7, 320}, {64, 4096}, {5, 208}, {9, 48}};
+  return list;
+}
+
 /// Overwrites the codes and meta of 2:4 components with random bytes:
 /// the layouts move bits, so every bit pattern must arrive.
 inline void randomizeSparseBits(TensorMap &components, std::mt19937 &rng) {

@@ -10,6 +10,8 @@
 //   - row-major codes -> each kernel layout (format::repack);
 //   - 2:4 codes and meta -> the 2:4 fragment layout (two gathers,
 //     format::sparseRepackGathers), on quantizeRTN's and random bits;
+//   - 2:4 kept codes -> the matvec's tiled layout (one gather,
+//     format::repackGather; the meta stays row-major), likewise;
 // where no plan covers a case (3-bit, 16-bit kept values) the host path is the one
 // that runs, and the test counts it. An out-of-range code byte must set
 // the status word.
@@ -264,6 +266,68 @@ TEST_F(DeviceGatherGpuTest, SparseLayoutsMatchTheHost) {
   std::cout << "2:4 layouts: " << onDevice << " cases on the device; "
             << repacker.summary() << "\n";
   EXPECT_EQ(onDevice, 50);
+}
+
+// 2:4 into the matvec's layout (tiled, tile_n = 1, tile_k = 32): the one
+// gather of the kept codes against format::repack, launched into a
+// poisoned destination, then the whole layout (meta kept row-major)
+// through DeviceRepacker with --rtn check's comparison on; K that tile_k
+// does not divide, and 8- and 16-bit kept values, have no plan.
+TEST_F(DeviceGatherGpuTest, SparseMatvecLayoutMatchesTheHost) {
+  ASSERT_TRUE(gather->has(4)) << artifactPath() << " has no 4-bit gather";
+  runtime::DeviceRepacker repacker(&*gather, /*check=*/true, "");
+  format::Layout layout;
+  std::string error;
+  ASSERT_TRUE(format::parseLayout(sparseMatvecLayout(), layout, error));
+  int onDevice = 0;
+  for (const std::string &text : sparseGatherEncodings())
+    for (auto [n, k] : sparseMatvecShapes())
+      for (bool randomBits : {false, true}) {
+        const std::string label = text + " [" + std::to_string(n) + ", " +
+                                  std::to_string(k) + "]" +
+                                  (randomBits ? " random bits" : "");
+        format::Encoding enc = format::test::enc(text);
+        format::TensorMap components, host;
+        format::Unpacked u;
+        if (!randomComponents(enc, n, k, rng, components, u))
+          continue;
+        if (randomBits)
+          randomizeSparseBits(components, rng);
+        format::FieldGather g;
+        std::string why;
+        const bool planned =
+            format::repackGather(enc, layout, n, k, nullptr, g, why);
+        if (!format::repack(enc, layout, components, n, k, host, error)) {
+          EXPECT_FALSE(planned) << label;
+          continue;
+        }
+        ASSERT_TRUE(planned) << label << ": " << why;
+        std::vector<uint8_t> out;
+        ASSERT_EQ(launch(g, components.at(format::kCodes).data, out), 0)
+            << label;
+        expectBytes(out, host.at(format::kCodes).data, label);
+        runtime::WeightSpec weight;
+        weight.name = "w";
+        weight.encoding = text;
+        weight.layout = sparseMatvecLayout();
+        weight.n = n;
+        weight.k = k;
+        weight.encodingAttr = enc;
+        weight.layoutAttr = layout;
+        format::TensorMap packed;
+        ASSERT_TRUE(repacker.repack(weight, components, packed))
+            << label << ": " << repacker.summary();
+        ASSERT_EQ(packed.size(), host.size()) << label;
+        for (const auto &[name, tensor] : host) {
+          EXPECT_EQ(packed.at(name).data, tensor.data) << label << " " << name;
+          EXPECT_EQ(packed.at(name).shape, tensor.shape) << label << " " << name;
+        }
+        ++onDevice;
+      }
+  std::cout << "2:4 matvec layout: " << onDevice << " cases on the device; "
+            << repacker.summary() << "\n";
+  EXPECT_EQ(onDevice, 20); // int4 and uint4 at the 5 K tile_k divides
+  EXPECT_EQ(repacker.hostRepacks(), 0u);
 }
 
 TEST_F(DeviceGatherGpuTest, OutOfRangeCodeSetsTheStatus) {

@@ -23,7 +23,9 @@
 // those functions for one tile):
 //   row-major stream   tile 1 x 1, P = 1            (packCodeBytes; act_order
 //                                                    repack to row_major)
-//   tiled n1 kT, 4-bit tile 1 x 8, slot i <- kNibbleOrder[i]
+//   tiled n1 kT, 4-bit tile 1 x 8, slot i <- kNibbleOrder[i]; a 2:4
+//                      weight's kept codes the same over K / 2 columns
+//                      (repack keeps its metadata row-major)
 //   mma fragment       tile 32 x 32, P = 1024: mmaCodePosition inverted
 //   2:4 fragment       tile 32 x 64 kept columns, P = 2048, two gathers:
 //                      the kept codes (sparseMmaPosition's code inverted)
@@ -86,9 +88,11 @@ bool codeBytesGather(const Encoding &enc, int64_t n, int64_t k,
 
 /// The gather that repack performs on the codes of `enc` at [n, k] into
 /// `layout` (source: the row-major codes component). `gIdx` ([K]) is the
-/// weight's g_idx under act_order (null otherwise). False, with `why`,
-/// where it does not cover the pair or repack would fail (then repack on
-/// the host, which says why).
+/// weight's g_idx under act_order (null otherwise). A 2:4 weight in the
+/// matvec's tiled layout is covered (its kept codes; repack leaves the
+/// metadata row-major); into the 2:4 fragment layout it is not
+/// (sparseRepackGathers). False, with `why`, where it does not cover the
+/// pair or repack would fail (then repack on the host, which says why).
 bool repackGather(const Encoding &enc, const Layout &layout, int64_t n,
                   int64_t k, const int32_t *gIdx, FieldGather &gather,
                   std::string &why);
