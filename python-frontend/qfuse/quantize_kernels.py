@@ -42,11 +42,13 @@ def _weights(artifact):
 
 
 def quantize_keys(artifact):
-    """Distinct (encoding body, K) of the quantized weights, in order."""
+    """Distinct (encoding body, K) of the quantized weights and of the
+    unquantized 2:4 ones (the kernel keeps two of each quad), in order."""
     keys = []
     for weight in _weights(artifact):
         encoding = weight["encoding"]
-        if encoding.split(",")[0].strip() in ("f16", "bf16", "f32"):
+        if (encoding.split(",")[0].strip() in ("f16", "bf16", "f32")
+                and "sparse" not in encoding):
             continue  # unquantized: stored as it is
         key = (encoding, int(weight["shape"][1]))
         if key not in keys:

@@ -20,6 +20,10 @@
 // the two columns of each quad that select24 picks: the units read the kept
 // values only and write their positions to the meta component; a group's
 // codes and metadata must fill whole bytes (group a multiple of 8).
+// Unquantized 2:4 (f16 or bf16 kept values) has no statistics: a unit keeps
+// the quads of kKeptSpan columns, each kept value rounded to the stored
+// type from its input bits as format::floatToHalf / floatToBFloat16 round
+// it (NaN payloads included), and never sets the status.
 //
 // NVFP4's global scale depends on the whole tensor only through its largest
 // magnitude: the consumer supplies it (a loop on the CPU, a device
@@ -42,9 +46,8 @@ namespace qf {
 
 /// Why the generated quantizer does not take `enc` over `k` input columns
 /// (those weights stay with the host's format::quantizeRTN), or "" when it
-/// does. Not taken: unquantized formats, named codebook tables, float zero
-/// points in an f8 scale type, groups whose codes (or 2:4 metadata) do not
-/// fill whole bytes.
+/// does. Not taken: unquantized formats without 2:4 (stored as they are),
+/// named codebook tables, 2:4 groups that split quads.
 std::string quantizeUnsupportedReason(const qfuse::format::Encoding &enc,
                                       int64_t k);
 
@@ -79,6 +82,10 @@ quantizeComponentTypes(MLIRContext *ctx, const qfuse::format::Encoding &enc,
 
 class WeightQuantizer {
 public:
+  /// Columns per unit of unquantized 2:4: 16 quads, so that a unit's kept
+  /// values (64 bytes) and positions (4 bytes) are whole bytes.
+  static constexpr int64_t kKeptSpan = 64;
+
   /// `enc` must pass quantizeUnsupportedReason(enc, k).
   WeightQuantizer(ScalarEmitter &e, const qfuse::format::Encoding &enc,
                   int64_t k, const QuantizeBuffers &buffers);
@@ -109,6 +116,13 @@ private:
   /// (bits, count), then meta's under 2:4): returns (ok, zero point bits or
   /// 0, the streams after the group).
   SmallVector<Value> quantizeGroup(Value n, Value g, ValueRange streams);
+  /// quantizeGroup of unquantized 2:4: the kept values' 16-bit bits into
+  /// codes (two bytes each, little-endian) and their positions into meta's
+  /// stream; ok is always true (the host keeps non-finite values).
+  SmallVector<Value> keepGroup(Value n, Value g, ValueRange streams);
+  /// The stored f16 or bf16 bits (i32) of input element [n, c]: the
+  /// host's floatToHalf / floatToBFloat16 of its f32 value.
+  Value keptBits(Value n, Value c);
   /// The integer zero points of unit u's groups (`zeroBits`, LSB-first),
   /// as its whole bytes of zeros[n] (those inside the row).
   void storeZeroBytes(Value n, Value u, Value zeroBits);

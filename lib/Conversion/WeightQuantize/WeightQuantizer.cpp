@@ -34,7 +34,10 @@ using FormatKind = fmt::ElementFormat;
 
 std::string mlir::qf::quantizeUnsupportedReason(const fmt::Encoding &enc,
                                                 int64_t k) {
-  if (!enc.isQuantized())
+  // Dense f16/bf16 weights are stored as they are (or converted by the
+  // runtime); under 2:4 the quantizer keeps select24's two of each quad
+  // (WeightQuantizer::keepGroup).
+  if (!enc.isQuantized() && !enc.isSparse24())
     return "unquantized weights are stored as they are";
   if (enc.hasNamedTable())
     return "a named codebook table is only known at run time";
@@ -43,7 +46,8 @@ std::string mlir::qf::quantizeUnsupportedReason(const fmt::Encoding &enc,
   // (format::validate), so roundToScaleType needs f16, bf16 and f32 only.
   // format::quantizeRTN's groups of 2:4 values follow each kept column;
   // the quantizer's follow whole quads.
-  if (enc.isSparse24() && !enc.isPerChannel() && enc.groupSize % 4 != 0)
+  if (enc.isQuantized() && enc.isSparse24() && !enc.isPerChannel() &&
+      enc.groupSize % 4 != 0)
     return "a 2:4 group that splits quads";
   // Groups whose codes, 2:4 positions or integer zero points do not fill
   // whole bytes share a unit with the next ones (WeightQuantizer's
@@ -73,8 +77,9 @@ mlir::qf::quantizeComponentTypes(MLIRContext *ctx, const fmt::Encoding &enc,
   SmallVector<std::pair<std::string, MemRefType>> types;
   types.push_back({fmt::kCodes,
                    MemRefType::get({n, fmt::rowBytes(enc, k)}, b.getI8Type())});
-  types.push_back(
-      {fmt::kScales, MemRefType::get({n, groups}, scalar(enc.scaleType))});
+  if (enc.isQuantized())
+    types.push_back(
+        {fmt::kScales, MemRefType::get({n, groups}, scalar(enc.scaleType))});
   if (enc.zeroPoint == fmt::ZeroPointKind::Int)
     types.push_back({fmt::kZeros, MemRefType::get({n, (groups * bits + 7) / 8},
                                                   b.getI8Type())});
@@ -109,6 +114,11 @@ WeightQuantizer::WeightQuantizer(ScalarEmitter &e, const fmt::Encoding &enc,
     : e(e), enc(enc), k(k), groups(fmt::numGroups(enc, k)),
       groupCols(enc.isPerChannel() ? k : enc.groupSize), unitGroups(1),
       bits(fmt::codeBits(enc)), buf(buffers) {
+  // Unquantized 2:4 has no groups; a unit keeps kKeptSpan columns.
+  if (!enc.isQuantized()) {
+    groupCols = kKeptSpan;
+    groups = (k + kKeptSpan - 1) / kKeptSpan;
+  }
   // The fewest groups (at most 8) whose stored codes, 2:4 positions (2 bits
   // per stored value) and integer zero points fill whole bytes.
   const int64_t stored = enc.isSparse24() ? groupCols / 2 : groupCols;
@@ -281,6 +291,8 @@ Value WeightQuantizer::storedCode(Value v, Value s, Value zero) {
 
 SmallVector<Value> WeightQuantizer::quantizeGroup(Value n, Value g,
                                                   ValueRange streamsIn) {
+  if (!enc.isQuantized())
+    return keepGroup(n, g, streamsIn);
   ImplicitLocOpBuilder &b = e.builder();
   QuantizeScalars q(e);
   Value c0 = e.mul(g, e.idx(groupCols));

@@ -150,3 +150,31 @@ func.func @codebook3_g4_bf16(%d: tensor<24x200xbf16>) -> !qf.weight<24x200, #qf.
   %w = qf.quantize %d : tensor<24x200xbf16> -> !qf.weight<24x200, #qf.enc<codebook, bits = 3, table = dense<[-4.0, -3.0, -2.0, -1.0, 0.0, 1.5, 2.0, 3.0]> : tensor<8xf16>, group = 4, scale = bf16>>
   return %w : !qf.weight<24x200, #qf.enc<codebook, bits = 3, table = dense<[-4.0, -3.0, -2.0, -1.0, 0.0, 1.5, 2.0, 3.0]> : tensor<8xf16>, group = 4, scale = bf16>>
 }
+// Unquantized 2:4: the kept values themselves, f16 or bf16, rounded from
+// each input type as floatToHalf / floatToBFloat16 round them (overflow to
+// inf from f32 and bf16, NaNs kept: the host never refuses these); K = 196
+// ends rows on half a meta byte and on a unit of one quad.
+func.func @f16_sparse(%d: !f16) -> !qf.weight<24x256, #qf.enc<f16, sparse = 2:4>> {
+  %w = qf.quantize %d : !f16 -> !qf.weight<24x256, #qf.enc<f16, sparse = 2:4>>
+  return %w : !qf.weight<24x256, #qf.enc<f16, sparse = 2:4>>
+}
+func.func @f16_sparse_bf16(%d: tensor<24x196xbf16>) -> !qf.weight<24x196, #qf.enc<f16, sparse = 2:4>> {
+  %w = qf.quantize %d : tensor<24x196xbf16> -> !qf.weight<24x196, #qf.enc<f16, sparse = 2:4>>
+  return %w : !qf.weight<24x196, #qf.enc<f16, sparse = 2:4>>
+}
+func.func @f16_sparse_f32(%d: tensor<24x256xf32>) -> !qf.weight<24x256, #qf.enc<f16, sparse = 2:4>> {
+  %w = qf.quantize %d : tensor<24x256xf32> -> !qf.weight<24x256, #qf.enc<f16, sparse = 2:4>>
+  return %w : !qf.weight<24x256, #qf.enc<f16, sparse = 2:4>>
+}
+func.func @bf16_sparse(%d: tensor<24x256xbf16>) -> !qf.weight<24x256, #qf.enc<bf16, sparse = 2:4>> {
+  %w = qf.quantize %d : tensor<24x256xbf16> -> !qf.weight<24x256, #qf.enc<bf16, sparse = 2:4>>
+  return %w : !qf.weight<24x256, #qf.enc<bf16, sparse = 2:4>>
+}
+func.func @bf16_sparse_f16(%d: tensor<24x196xf16>) -> !qf.weight<24x196, #qf.enc<bf16, sparse = 2:4>> {
+  %w = qf.quantize %d : tensor<24x196xf16> -> !qf.weight<24x196, #qf.enc<bf16, sparse = 2:4>>
+  return %w : !qf.weight<24x196, #qf.enc<bf16, sparse = 2:4>>
+}
+func.func @bf16_sparse_f32(%d: tensor<24x196xf32>) -> !qf.weight<24x196, #qf.enc<bf16, sparse = 2:4>> {
+  %w = qf.quantize %d : tensor<24x196xf32> -> !qf.weight<24x196, #qf.enc<bf16, sparse = 2:4>>
+  return %w : !qf.weight<24x196, #qf.enc<bf16, sparse = 2:4>>
+}
