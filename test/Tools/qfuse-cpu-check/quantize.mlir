@@ -47,19 +47,24 @@
 // CHECK: PASS qf.quantize#33 {{.*}}codebook, bits = 3{{.*}}group = 4, scale = f16> stress
 // CHECK: PASS qf.quantize#34 24x200 bf16 {{.*}}group = 4, scale = bf16> random
 // Unquantized 2:4: the kept values' f16 or bf16 bits from each input type;
-// NaNs and overflow to inf are kept, as the host keeps them (status 0).
+// NaNs and overflow to inf are kept, as the host keeps them (status 0);
+// "bits": random input bit patterns, a third of them NaNs with random
+// payloads (given as raw bytes: floatToHalf would quiet them first).
 // CHECK: PASS qf.quantize#35 24x256 f16 -> #qf.enc<f16, sparse = 2:4> stress
 // CHECK: PASS qf.quantize#35 {{.*}} nonfinite{{$}}
+// CHECK: PASS qf.quantize#35 {{.*}}sparse = 2:4> bits
 // CHECK: PASS qf.quantize#36 24x196 bf16 -> #qf.enc<f16, sparse = 2:4> stress
 // CHECK: PASS qf.quantize#37 24x256 f32 -> #qf.enc<f16, sparse = 2:4> stress
 // CHECK: PASS qf.quantize#37 {{.*}} nonfinite{{$}}
+// CHECK: PASS qf.quantize#37 {{.*}}sparse = 2:4> bits
 // CHECK: PASS qf.quantize#38 24x256 bf16 -> #qf.enc<bf16, sparse = 2:4> nonfinite{{$}}
 // CHECK: PASS qf.quantize#39 24x196 f16 -> #qf.enc<bf16, sparse = 2:4> stress
 // CHECK: PASS qf.quantize#40 24x196 f32 -> #qf.enc<bf16, sparse = 2:4> stress
 // CHECK: PASS qf.quantize#40 {{.*}} droppednan
-// CHECK: qfuse-cpu-check: 138 cases, 138 passed, 0 failed
+// CHECK: PASS qf.quantize#40 {{.*}}sparse = 2:4> bits
+// CHECK: qfuse-cpu-check: 144 cases, 144 passed, 0 failed
 
-// SUMMARY: qfuse-cpu-check: 138 cases, 138 passed, 0 failed
+// SUMMARY: qfuse-cpu-check: 144 cases, 144 passed, 0 failed
 
 // PERTURB: FAIL qf.quantize#0 {{.*}} stress codes: byte {{[0-9]+}} (row {{[0-9]+}}) is 0x{{[0-9a-f]+}}, quantizeRTN wrote
 // PERTURB: FAIL qf.quantize#4 {{.*}}zero = int> stress
@@ -72,4 +77,5 @@
 // PERTURB: FAIL qf.quantize#33 {{.*}} random
 // PERTURB: FAIL qf.quantize#35 {{.*}}f16, sparse = 2:4> stress codes:
 // PERTURB: FAIL qf.quantize#40 {{.*}}bf16, sparse = 2:4> random codes:
-// PERTURB: qfuse-cpu-check: 138 cases, 37 passed, 101 failed
+// PERTURB: FAIL qf.quantize#40 {{.*}}bf16, sparse = 2:4> bits codes:
+// PERTURB: qfuse-cpu-check: 144 cases, 37 passed, 107 failed
