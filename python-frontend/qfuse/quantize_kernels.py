@@ -12,7 +12,7 @@ launched by the runtime on any row count (docs/quantize-at-load.md).
 Every quantized encoding gets its qf.quantize here (NVFP4 too: its kernel
 also reads the tensor's largest magnitude, which the runtime finds first;
 act_order's writes g_idx, 2:4's the kept positions). Those with no generated
-kernel (named tables, 2:4 groups that split quads) get a remark from the compiler and stay with the host's
+kernel (named tables) get a remark from the compiler and stay with the host's
 format::quantizeRTN. Beside each qf.quantize the compiler records the
 qf_gather_fields kernel of its code width (and, for 2:4, the 2-bit one of
 its positions), with which

@@ -234,14 +234,21 @@ TEST_F(QuantizeGpuTest, EveryKernelMatchesQuantizeRTNByteForByte) {
 }
 
 // Units of several groups (codes, zero points or 2:4 positions of one group
-// do not fill whole bytes: 2:4 and 3-bit codes in groups of 4): every such
+// do not fill whole bytes: 2:4 and 3-bit codes in groups of 4, 2:4 in
+// groups of 2 or 6 that split quads): every such
 // kernel of the artifact on fresh weights (the seed is printed on failure)
 // at row counts it was not compiled for, against quantizeRTN; a NaN in the
 // last group of a row sets the status.
 TEST_F(QuantizeGpuTest, MultiGroupUnitsMatchQuantizeRTN) {
   const uint64_t fresh = std::random_device{}();
+  // Groups of 4, and 2:4 groups that split quads (units of 4 groups of 2
+  // or 6, each kept value in its own column's group).
   auto keys = keysWith(
-      [](const format::Encoding &e) { return e.groupSize == 4; },
+      [](const format::Encoding &e) {
+        return e.groupSize == 4 ||
+               (e.isSparse24() && e.isQuantized() && !e.isPerChannel() &&
+                e.groupSize % 4 != 0);
+      },
       "groups-of-4");
   for (const DeviceQuantizer::Key &key : keys)
     for (int64_t n : {3, 64, 129}) {

@@ -35,16 +35,31 @@ SmallVector<Value> WeightQuantizer::forStored(Value n, Value c0, Value c1,
   ImplicitLocOpBuilder &b = e.builder();
   if (!enc.isSparse24())
     return forCarried(b, c0, c1, inits, [&](Value c, ValueRange acc) {
-      return body(loadWeight(n, c), c, Value(), acc);
+      return body(loadWeight(n, c), c, Value(), Value(), acc);
     });
   Value four = e.idx(4);
+  // A group that splits quads: every quad it overlaps, each kept value
+  // gated by its column.
+  Value q1 = splitsQuads ? e.divu(e.add(c1, e.idx(3)), four) : e.divu(c1, four);
+  auto keep = [&](std::pair<Value, Value> kept, Value quad, Value j,
+                  ValueRange acc) {
+    if (!splitsQuads)
+      return body(kept.first, j, kept.second, Value(), acc);
+    Value col = e.add(e.mul(quad, four), e.toIndex(kept.second));
+    Value valid = arith::AndIOp::create(
+        b, arith::CmpIOp::create(b, arith::CmpIPredicate::uge, col, c0),
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, col, c1));
+    SmallVector<Value> next = body(kept.first, j, kept.second, valid, acc);
+    for (size_t i = 0; i < next.size(); ++i)
+      next[i] = e.select(valid, next[i], acc[i]);
+    return next;
+  };
   return forCarried(
-      b, e.divu(c0, four), e.divu(c1, four), inits,
-      [&](Value quad, ValueRange acc) {
+      b, e.divu(c0, four), q1, inits, [&](Value quad, ValueRange acc) {
         auto kept = select24(n, quad);
         Value j = e.mul(quad, e.idx(2));
-        SmallVector<Value> next = body(kept[0].first, j, kept[0].second, acc);
-        return body(kept[1].first, e.add(j, e.idx(1)), kept[1].second, next);
+        SmallVector<Value> next = keep(kept[0], quad, j, acc);
+        return keep(kept[1], quad, e.add(j, e.idx(1)), next);
       });
 }
 
@@ -91,12 +106,16 @@ std::array<std::pair<Value, Value>, 2> WeightQuantizer::select24(Value n,
 
 SmallVector<Value> WeightQuantizer::appendField(Value memref, Value n, Value j,
                                                 unsigned width, Value field,
-                                                ValueRange acc) {
+                                                ValueRange acc, Value valid) {
   ImplicitLocOpBuilder &b = e.builder();
   Value packed = e.bor(acc[0], e.shl(field, acc[1]));
   Value filled = e.add(acc[1], e.c32(width));
   Value full =
       arith::CmpIOp::create(b, arith::CmpIPredicate::uge, filled, e.c32(8));
+  // A value another group stores completes no byte here (forStored keeps
+  // the carried stream as it was).
+  if (valid)
+    full = arith::AndIOp::create(b, full, valid);
   auto ifFull = scf::IfOp::create(b, full, /*withElseRegion=*/false);
   {
     OpBuilder::InsertionGuard guard(b);
@@ -121,7 +140,7 @@ SmallVector<Value> WeightQuantizer::keepGroup(Value n, Value g,
   };
   SmallVector<Value> meta = forStored(
       n, c0, c1, streams.drop_front(2),
-      [&](Value, Value j, Value pos, ValueRange acc) {
+      [&](Value, Value j, Value pos, Value, ValueRange acc) {
         Value quad = e.mul(e.divu(j, e.idx(2)), e.idx(4));
         Value h = keptBits(n, e.add(quad, e.toIndex(pos)));
         Value at = e.mul(j, e.idx(2));

@@ -62,9 +62,20 @@
 // CHECK: PASS qf.quantize#40 24x196 f32 -> #qf.enc<bf16, sparse = 2:4> stress
 // CHECK: PASS qf.quantize#40 {{.*}} droppednan
 // CHECK: PASS qf.quantize#40 {{.*}}sparse = 2:4> bits
-// CHECK: qfuse-cpu-check: 144 cases, 144 passed, 0 failed
+// 2:4 in groups that split quads (2 or 6 columns): each kept value in the
+// group of its own column, groups of 2 that keep none (#46: the float zero
+// point of an empty group is the host's -0), units of 4 groups.
+// CHECK: PASS qf.quantize#41 24x256 f16 -> #qf.enc<int8, group = 2, scale = f16, sparse = 2:4> stress
+// CHECK: PASS qf.quantize#41 {{.*}} droppednan
+// CHECK: PASS qf.quantize#42 24x192 bf16 -> #qf.enc<uint4, group = 6, scale = bf16, zero = int, sparse = 2:4> random
+// CHECK: PASS qf.quantize#43 24x196 f32 {{.*}}group = 2{{.*}} random
+// CHECK: PASS qf.quantize#44 24x204 f16 {{.*}}group = 6, scale = f16, zero = float, sparse = 2:4> stress
+// CHECK: PASS qf.quantize#45 {{.*}}fp8e4m3, group = 2{{.*}} droppednan
+// CHECK: PASS qf.quantize#46 24x256 f16 -> #qf.enc<uint4, group = 2, scale = f16, zero = float, sparse = 2:4> stress
+// CHECK: PASS qf.quantize#46 {{.*}} random
+// CHECK: qfuse-cpu-check: 168 cases, 168 passed, 0 failed
 
-// SUMMARY: qfuse-cpu-check: 144 cases, 144 passed, 0 failed
+// SUMMARY: qfuse-cpu-check: 168 cases, 168 passed, 0 failed
 
 // PERTURB: FAIL qf.quantize#0 {{.*}} stress codes: byte {{[0-9]+}} (row {{[0-9]+}}) is 0x{{[0-9a-f]+}}, quantizeRTN wrote
 // PERTURB: FAIL qf.quantize#4 {{.*}}zero = int> stress
@@ -78,4 +89,6 @@
 // PERTURB: FAIL qf.quantize#35 {{.*}}f16, sparse = 2:4> stress codes:
 // PERTURB: FAIL qf.quantize#40 {{.*}}bf16, sparse = 2:4> random codes:
 // PERTURB: FAIL qf.quantize#40 {{.*}}bf16, sparse = 2:4> bits codes:
-// PERTURB: qfuse-cpu-check: 144 cases, 37 passed, 107 failed
+// PERTURB: FAIL qf.quantize#41 {{.*}}group = 2{{.*}} random codes:
+// PERTURB: FAIL qf.quantize#44 {{.*}}group = 6{{.*}} stress codes:
+// PERTURB: qfuse-cpu-check: 168 cases, 44 passed, 124 failed
