@@ -19,6 +19,7 @@
 #include "qfuse/format/Packing.h"
 #include "qfuse/runtime/device/DeviceQuantizer.h"
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <random>
