@@ -15,9 +15,8 @@
 # - OUT/llama3-8b/qfuse-sp-int4.qfa and qfuse-sp-f16.qfa (with their
 #   .quantize.qfa): the 2:4+int4 and the unquantized 2:4 (f16 kept values)
 #   compiles at batches 1 and 8, whose quantize artifacts round the 2:4
-#   weights on the GPU and gather both 2:4 layouts (the 2:4 fragments and
-#   the matvec's tiled 1 x 32) there; the f16 ones' layouts stay on the
-#   host (no 16-bit gather);
+#   weights on the GPU and gather their 2:4 layouts (the 2:4 fragments,
+#   16-bit kept values included, and the matvec's tiled 1 x 32) there;
 # - OUT/llama3-8b/qfuse-gptq-int4-g128.qfa and qfuse-fp16-calib-256.qfa:
 #   the GPTQ round's (qfuse-quantize 8 x 256 into the qfuse format, whose
 #   codes are packed by the quantize artifact's gather kernels);

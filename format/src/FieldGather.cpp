@@ -182,9 +182,10 @@ bool sparseRepackGathers(const Encoding &enc, const Layout &layout, int64_t n,
       !isSparseMmaCodeBits(bits))
     return fail(why, "no device repack into <" + printLayout(layout) +
                          "> of '" + printEncoding(enc) + "'");
-  if (!gatherableBits(bits))
+  // 16-bit kept values (f16/bf16 2:4) are whole halves of a word.
+  if (!gatherableBits(bits) && bits != 16)
     return fail(why, "no device repack of '" + printEncoding(enc) +
-                         "': 2:4 kept values of 4 or 8 bits only");
+                         "': 2:4 kept values of 4, 8 or 16 bits only");
   FieldGather c = sparseTiles(n, k, bits), m = sparseTiles(n, k, 2);
   c.srcRowBytes = k / 2 * bits / 8;
   m.srcRowBytes = (k + 7) / 8;
@@ -231,9 +232,11 @@ bool runFieldGather(const FieldGather &g, const uint8_t *src,
       }
       const int64_t c = g.perm.empty() ? col : g.perm[size_t(col)];
       const int64_t bit = c * g.srcBits;
-      const uint32_t code =
-          (uint32_t(src[row * g.srcRowBytes + (bit >> 3)]) >> (bit & 7)) &
-          srcMask;
+      const uint8_t *at = src + row * g.srcRowBytes + (bit >> 3);
+      uint32_t bytes = at[0];
+      if (g.srcBits > 8) // 16-bit fields: two bytes, little-endian
+        bytes |= uint32_t(at[1]) << 8;
+      const uint32_t code = (bytes >> (bit & 7)) & srcMask;
       const int32_t value = g.signedSrc ? int32_t(int8_t(uint8_t(code)))
                                         : int32_t(code);
       if (value < g.minCode || value > g.maxCode)

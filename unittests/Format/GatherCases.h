@@ -93,7 +93,7 @@ inline bool randomComponents(const Encoding &enc, int64_t n, int64_t k,
 }
 
 /// 2:4 encodings of every kept-value width the 2:4 fragment layout
-/// defines (16-bit kept values have no gather: the host repacks them).
+/// defines (16-bit kept values too: 16-bit fields).
 inline const std::vector<std::string> &sparseGatherEncodings() {
   static const std::vector<std::string> list = {
       "int4, group = 32, scale = f16, sparse = 2:4",

@@ -4,7 +4,8 @@
 // two gathers format::sparseRepackGathers makes (kept codes, and 2-bit
 // positions with padded quads at (0, 1)) must give exactly format::repack's
 // codes and meta in the 2:4 fragment layout, for every 2:4 encoding and
-// shape of GatherCases.h, on quantizeRTN's components and on random bits;
+// shape of GatherCases.h (f16 kept values as 16-bit fields), on
+// quantizeRTN's components and on random bits;
 // and repackGather's one gather of the kept codes must give repack's whole
 // matvec layout of a 2:4 weight (its metadata stays row-major).
 //
@@ -68,7 +69,7 @@ TEST_F(SparseFieldGatherTest, RepackEveryEncodingAndShape) {
       Unpacked u;
       ASSERT_TRUE(randomComponents(enc, n, k, rng, components, u));
       if (!gathersLikeRepack(enc, layout, n, k, components)) {
-        EXPECT_EQ(codeBits(enc), 16u) << "no plan for a gatherable width";
+        ADD_FAILURE() << "no plan for a 2:4 weight";
         ++host;
         continue;
       }
@@ -76,8 +77,8 @@ TEST_F(SparseFieldGatherTest, RepackEveryEncodingAndShape) {
       EXPECT_TRUE(gathersLikeRepack(enc, layout, n, k, components));
       ++gathered;
     }
-  EXPECT_EQ(gathered, 25);
-  EXPECT_EQ(host, 5);
+  EXPECT_EQ(gathered, 30); // f16 kept values as 16-bit fields too
+  EXPECT_EQ(host, 0);
 }
 
 // The matvec's tiled layout of a 2:4 weight: repackGather's one gather of
@@ -136,7 +137,8 @@ TEST_F(SparseFieldGatherTest, TablesAreOneTileOfEveryPosition) {
   std::string error, why;
   ASSERT_TRUE(parseLayout(sparseGatherLayout(), layout, error)) << error;
   for (const char *text : {"int4, per_channel, scale = f16, sparse = 2:4",
-                           "int8, per_channel, scale = f16, sparse = 2:4"}) {
+                           "int8, per_channel, scale = f16, sparse = 2:4",
+                           "f16, sparse = 2:4"}) {
     FieldGather codes, meta;
     ASSERT_TRUE(sparseRepackGathers(encodingOf(text), layout, 45, 200, codes,
                                     meta, why))
@@ -166,9 +168,15 @@ TEST_F(SparseFieldGatherTest, OtherLayoutsAndWidthsHaveNoPlan) {
   EXPECT_FALSE(sparseRepackGathers(int4, rowMajor, 32, 128, codes, meta, why));
   Layout sparse;
   ASSERT_TRUE(parseLayout(sparseGatherLayout(), sparse, error));
-  EXPECT_FALSE(sparseRepackGathers(encodingOf("f16, sparse = 2:4"), sparse, 32,
-                                   128, codes, meta, why));
-  EXPECT_NE(why.find("4 or 8 bits"), std::string::npos) << why;
+  // 16-bit kept values are 16-bit fields; dense 16-bit weights have none.
+  ASSERT_TRUE(sparseRepackGathers(encodingOf("bf16, sparse = 2:4"), sparse, 32,
+                                  128, codes, meta, why))
+      << why;
+  EXPECT_EQ(codes.dstBits, 16u);
+  EXPECT_EQ(meta.dstBits, 2u);
+  FieldGather dense;
+  EXPECT_FALSE(repackGather(encodingOf("f16"), sparse, 32, 128, nullptr, dense,
+                            why));
   // The one-gather plan leaves the metadata alone, so it must refuse every
   // layout that moves it or needs no repack.
   FieldGather g;

@@ -12,19 +12,20 @@
 // remark: --verify-diagnostics fails on one): select24's two of each quad,
 // each rounded from the input's bits as format::floatToHalf /
 // floatToBFloat16 round its f32 value, into "codes" (two bytes per kept
-// value) and their positions into "meta"; no scales, and no gather (16-bit
-// kept values repack on the host). qfuse-cpu-check compares the bytes with
+// value) and their positions into "meta"; no scales. Its 2:4 fragment
+// layout is gathered on the device: qf_gather_fields_b16 (the kept values)
+// and _b2 (meta) are recorded beside it (gather-fields-sparse24.mlir).
+// qfuse-cpu-check compares the bytes with
 // format::quantizeRTN (quantize-formats.mlir #35-#40), QuantizeGpuTest on
 // the GPU.
 #h = #qf.enc<f16, sparse = 2:4>
 #b = #qf.enc<bf16, sparse = 2:4>
 
 // CHECK-LABEL: func.func @kept
-// CHECK: qf.quantize {{.*}}@qf_quantize_0_k256_f16, params = ["w", "codes", "meta", "status"]{{.*}}>]}
-// CHECK: qf.quantize {{.*}}@qf_quantize_1_k196_bf16, params = ["w", "codes", "meta", "status"]{{.*}}>, #qf.launch<{{.*}}@qf_round_bf16_to_f16{{.*}}>]}
-// CHECK: qf.quantize {{.*}}@qf_quantize_2_k256_f32, params = ["w", "codes", "meta", "status"]{{.*}}>]}
-// CHECK: qf.quantize {{.*}}@qf_quantize_3_k196_f16, params = ["w", "codes", "meta", "status"]{{.*}}>]}
-// CHECK-NOT: qf_gather_fields
+// CHECK: qf.quantize {{.*}}@qf_quantize_0_k256_f16, params = ["w", "codes", "meta", "status"]{{.*}}@qf_gather_fields_b16{{.*}}@qf_gather_fields_b2{{.*}}>]}
+// CHECK: qf.quantize {{.*}}@qf_quantize_1_k196_bf16, params = ["w", "codes", "meta", "status"]{{.*}}@qf_gather_fields_b16{{.*}}@qf_gather_fields_b2{{.*}}>, #qf.launch<{{.*}}@qf_round_bf16_to_f16{{.*}}>]}
+// CHECK: qf.quantize {{.*}}@qf_quantize_2_k256_f32, params = ["w", "codes", "meta", "status"]{{.*}}@qf_gather_fields_b16{{.*}}>]}
+// CHECK: qf.quantize {{.*}}@qf_quantize_3_k196_f16, params = ["w", "codes", "meta", "status"]{{.*}}@qf_gather_fields_b16{{.*}}>]}
 // CHECK: return
 func.func @kept(%a: tensor<8x256xf16>, %c: tensor<8x196xbf16>, %f: tensor<8x256xf32>, %g: tensor<8x196xf16>) -> (!qf.weight<8x256, #h>, !qf.weight<8x196, #h>, !qf.weight<8x256, #h>, !qf.weight<8x196, #b>) {
   %0 = qf.quantize %a : tensor<8x256xf16> -> !qf.weight<8x256, #h>

@@ -8,7 +8,7 @@
 // layout too: its metadata stays row-major); a 2:4 weight's codes and
 // metadata go up and come back in the 2:4 fragment layout (two gathers).
 // What no gather covers
-// (3-bit codes, 16-bit kept values, a missing kernel width) stays with
+// (3-bit codes, a missing kernel width) stays with
 // format::repack, and summary() says how many went where and why.
 //
 //   DeviceRepacker layouts(&gather, /*check=*/false, "");
