@@ -12,6 +12,11 @@
 #   which writes the model's round-to-nearest kernels beside the model;
 #   that file also holds the qf_gather_fields kernels that make the kernel
 #   layouts (and pack GPTQ's codes) on the device;
+# - OUT/llama3-8b/qfuse-sp-int4.qfa and qfuse-sp-f16.qfa (with their
+#   .quantize.qfa): the 2:4+int4 and the unquantized 2:4 (f16 kept values)
+#   compiles at batches 1 and 8, whose quantize artifacts round the 2:4
+#   weights on the GPU and gather their 2:4 layouts (the 2:4 fragments,
+#   16-bit kept values included, and the matvec's tiled 1 x 32) there;
 # - OUT/llama3-8b/qfuse-gptq-int4-g128.qfa and qfuse-fp16-calib-256.qfa:
 #   the GPTQ round's (qfuse-quantize 8 x 256 into the qfuse format, whose
 #   codes are packed by the quantize artifact's gather kernels);
@@ -32,6 +37,12 @@ run "$build/bin/qfuse-compile" "$root/test/Tools/qfuse-cpu-check/Inputs/quantize
 run env QFUSE_BUILD_DIR="$build" PYTHONPATH="$root/python-frontend" python3 -m qfuse compile \
   --config "$root/examples/configs/llama3-8b.json" --encoding int4-g128 --batch-sizes 1,8 \
   -o "$out/llama3-8b/qfuse-int4-g128.qfa"
+for sp in "sp-int4 2:4+int4" "sp-f16 2:4"; do
+  set -- $sp
+  run env QFUSE_BUILD_DIR="$build" PYTHONPATH="$root/python-frontend" python3 -m qfuse compile \
+    --config "$root/examples/configs/llama3-8b.json" --encoding "$2" --batch-sizes 1,8 \
+    -o "$out/llama3-8b/qfuse-$1.qfa"
+done
 run env QFUSE_BUILD_DIR="$build" PYTHONPATH="$root/python-frontend" python3 -m qfuse compile-gptq \
   --config "$root/examples/configs/llama3-8b.json" --encoding int4-g128 \
   -o "$out/llama3-8b/qfuse-gptq-int4-g128.qfa"

@@ -5,9 +5,11 @@
 #
 #   1. builds the runtime from source without MLIR;
 #   2. runs QuantizeGpuTest (every generated qf.quantize kernel against
-#      format::quantizeRTN) and DeviceGatherGpuTest (the qf_gather_fields
-#      kernels against format::packCodeBytes and format::repack for every
-#      encoding x layout), byte for byte, into 0xFF-poisoned outputs;
+#      format::quantizeRTN), KeptValuesGpuTest (unquantized 2:4 on every
+#      f16 and bf16 bit pattern) and DeviceGatherGpuTest (the
+#      qf_gather_fields kernels against format::packCodeBytes and
+#      format::repack for every encoding x layout), byte for byte, into
+#      0xFF-poisoned outputs;
 #   3. writes a Llama-3-8B-shaped random fp16 checkpoint (transformers) to
 #      /tmp/l8b unless it is there;
 #   4. times `qfuse-run --model /tmp/l8b --encoding int4-g128` binding it
@@ -15,7 +17,9 @@
 #      layouts on the GPU (--rtn device), then runs --rtn check (GPU and
 #      host, every weight's components and every layout's bytes compared),
 #      and compares the generated tokens; first the --rtn host baseline
-#      (host RTN and format::repack; SKIP_HOST=1 leaves it out);
+#      (host RTN and format::repack; SKIP_HOST=1 leaves it out); then the
+#      same three for the 2:4+int4 (sp-int4) and unquantized 2:4 (sp-f16)
+#      artifacts (SKIP_SPARSE=1 leaves them out);
 #   5. times `qfuse-quantize` 8 x 256 (GPTQ into the qfuse format) with the
 #      codes packed on the GPU, then on the host (QFUSE_PACK=host), and
 #      `cmp`s the two outputs' safetensors; then QFUSE_PACK=check (both,
@@ -46,7 +50,7 @@ cmake --build $b -j"$(nproc)" --target qfuse-run qfuse-runtime-gpu-tests > "$res
 if [ -z "${SKIP_TEST:-}" ]; then
   log "QuantizeGpuTest, DeviceGatherGpuTest"
   QFUSE_QUANTIZE_QFA="$art/quantize-formats.qfa" timeout 300 \
-    $b/unittests/Runtime/qfuse-runtime-gpu-tests --gtest_filter='QuantizeGpuTest.*:DeviceGatherGpuTest.*' \
+    $b/unittests/Runtime/qfuse-runtime-gpu-tests --gtest_filter='QuantizeGpuTest.*:KeptValuesGpuTest.*:DeviceGatherGpuTest.*' \
     > "$res/quantize-gpu-test.log" 2>&1; echo "rc=$?" >> "$res/quantize-gpu-test.log"
   grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED  \]|Failure|rc=" "$res/quantize-gpu-test.log" | head -20
 fi
@@ -61,18 +65,29 @@ if [ -z "${SKIP_CHECKPOINT:-}" ]; then
   cp "$art"/llama3-8b/qfuse-int4-g128.qfa "$art"/llama3-8b/qfuse-int4-g128.quantize.qfa $m/
   # The file from the page cache for every run (the first pays the disk).
   cat $m/*.safetensors > /dev/null
-  bind() { # name, then qfuse-run options
+  bind() { # name, then qfuse-run options (the artifact: --encoding or --artifact)
     local name=$1; shift
-    log "qfuse-run --model $m --encoding int4-g128 $*"
-    timeout 240 /usr/bin/time -v $b/bin/qfuse-run --model $m --encoding int4-g128 \
+    log "qfuse-run --model $m $*"
+    timeout 240 /usr/bin/time -v $b/bin/qfuse-run --model $m \
       --prompt-ids 1,2,3 --max-new-tokens 8 --json "$res/$name.json" "$@" \
       > "$res/$name.log" 2>&1; echo "rc=$?" >> "$res/$name.log"
     grep -E "quantize-at-load|bound in|tokens:|Elapsed|error|rc=" "$res/$name.log"
   }
   runs="device check"
-  [ -z "${SKIP_HOST:-}" ] && { bind host --rtn host; runs="host $runs"; }
-  bind device --rtn device
-  bind check --rtn check
+  [ -z "${SKIP_HOST:-}" ] && { bind host --encoding int4-g128 --rtn host; runs="host $runs"; }
+  bind device --encoding int4-g128 --rtn device
+  bind check --encoding int4-g128 --rtn check
+  if [ -z "${SKIP_SPARSE:-}" ]; then
+    for sp in sp-int4 sp-f16; do
+      [ -f "$art/llama3-8b/qfuse-$sp.qfa" ] || { echo "no $art/llama3-8b/qfuse-$sp.qfa"; continue; }
+      cp "$art"/llama3-8b/qfuse-$sp.qfa "$art"/llama3-8b/qfuse-$sp.quantize.qfa $m/
+      for mode in host device check; do
+        [ $mode = host ] && [ -n "${SKIP_HOST:-}" ] && continue
+        bind $sp-$mode --artifact $m/qfuse-$sp.qfa --rtn $mode
+        runs="$runs $sp-$mode"
+      done
+    done
+  fi
   python3 - "$res" $runs <<'PY' | tee "$res/summary.txt"
 import json, os, sys
 res = sys.argv[1]
@@ -89,11 +104,15 @@ print("| run | bound in | RTN on the GPU | RTN on the host | layouts on the GPU 
 print("|---|---|---|---|---|---|---|")
 for row in rows:
     print("| " + " | ".join(str(c) for c in row) + " |")
-tokens = {row[0]: row[-1] for row in rows if row[-1]}
-if len(set(map(str, tokens.values()))) == 1 and len(tokens) == len(rows):
-    print(f"tokens: identical in the {len(rows)} runs")
-else:
-    print("tokens: DIFFER")
+# Runs of one artifact (int4-g128, sp-int4-*, sp-f16-*) give the same tokens.
+groups = {}
+for row in rows:
+    group = row[0].rsplit("-", 1)[0] if "-" in row[0] else "int4-g128"
+    groups.setdefault(group, []).append(row)
+for group, members in groups.items():
+    tokens = [str(row[-1]) for row in members if len(row) > 5 and row[-1]]
+    same = len(set(tokens)) == 1 and len(tokens) == len(members)
+    print(f"{group} tokens: " + (f"identical in the {len(members)} runs" if same else "DIFFER"))
 PY
 fi
 if [ -z "${SKIP_GPTQ:-}" ]; then

@@ -77,15 +77,26 @@ bool repackGather(const Encoding &enc, const Layout &layout, int64_t n,
   if (!verifyWeight(enc, layout, n, k, why))
     return false;
   const unsigned bits = codeBits(enc);
-  if (enc.isSparse24() || !gatherableBits(bits))
+  if (!gatherableBits(bits))
     return fail(why, "no device repack of '" + printEncoding(enc) +
-                         "': dense codes of 1, 2, 4 or 8 bits only");
+                         "': codes of 1, 2, 4 or 8 bits only");
+  // A 2:4 weight's kept codes are a row of K / 2 fields. The matvec's
+  // tiled layout permutes them as it permutes dense codes and keeps the
+  // metadata row-major, so this one gather is its whole repack; the 2:4
+  // fragment layout moves the metadata too (sparseRepackGathers).
+  const bool sparse = enc.isSparse24();
+  if (sparse && (isSparseMmaLayout(layout) || isMmaFragmentLayout(layout) ||
+                 layout.isRowMajor()))
+    return fail(why, "no device repack into <" + printLayout(layout) +
+                         "> of '" + printEncoding(enc) +
+                         "' as one gather of the codes");
+  const int64_t stored = sparse ? k / 2 : k;
   FieldGather g;
   g.dstBits = bits;
   g.srcBits = bits;
   g.srcRowBytes = rowBytes(enc, k);
   g.n = n;
-  g.k = k;
+  g.k = stored;
   g.minCode = 0;
   g.maxCode = int32_t((1u << bits) - 1);
   if (enc.actOrder) {
@@ -125,11 +136,11 @@ bool repackGather(const Encoding &enc, const Layout &layout, int64_t n,
                            "> of '" + printEncoding(enc) + "'");
     g.tileN = 1;
     g.tileK = 8;
-    g.tilesK = k / 8;
+    g.tilesK = stored / 8;
     g.table.resize(8);
     for (int slot = 0; slot < 8; ++slot)
       g.table[size_t(slot)] = kNibbleOrder[slot];
-    g.fields = n * k;
+    g.fields = n * stored;
     g.dstBytes = n * g.srcRowBytes;
   }
   if (!fitsKernel(g, why))
@@ -171,9 +182,10 @@ bool sparseRepackGathers(const Encoding &enc, const Layout &layout, int64_t n,
       !isSparseMmaCodeBits(bits))
     return fail(why, "no device repack into <" + printLayout(layout) +
                          "> of '" + printEncoding(enc) + "'");
-  if (!gatherableBits(bits))
+  // 16-bit kept values (f16/bf16 2:4) are whole halves of a word.
+  if (!gatherableBits(bits) && bits != 16)
     return fail(why, "no device repack of '" + printEncoding(enc) +
-                         "': 2:4 kept values of 4 or 8 bits only");
+                         "': 2:4 kept values of 4, 8 or 16 bits only");
   FieldGather c = sparseTiles(n, k, bits), m = sparseTiles(n, k, 2);
   c.srcRowBytes = k / 2 * bits / 8;
   m.srcRowBytes = (k + 7) / 8;
@@ -251,9 +263,11 @@ bool runFieldGather(const FieldGather &g, const uint8_t *src,
       }
       const int64_t c = g.perm.empty() ? col : g.perm[size_t(col)];
       const int64_t bit = c * g.srcBits;
-      const uint32_t code =
-          (uint32_t(src[row * g.srcRowBytes + (bit >> 3)]) >> (bit & 7)) &
-          srcMask;
+      const uint8_t *at = src + row * g.srcRowBytes + (bit >> 3);
+      uint32_t bytes = at[0];
+      if (g.srcBits > 8) // 16-bit fields: two bytes, little-endian
+        bytes |= uint32_t(at[1]) << 8;
+      const uint32_t code = (bytes >> (bit & 7)) & srcMask;
       const int32_t value = g.signedSrc ? int32_t(int8_t(uint8_t(code)))
                                         : int32_t(code);
       if (value < g.minCode || value > g.maxCode)

@@ -12,7 +12,7 @@ launched by the runtime on any row count (docs/quantize-at-load.md).
 Every quantized encoding gets its qf.quantize here (NVFP4 too: its kernel
 also reads the tensor's largest magnitude, which the runtime finds first;
 act_order's writes g_idx, 2:4's the kept positions). Those with no generated
-kernel (named tables, 2:4 groups that split quads) get a remark from the compiler and stay with the host's
+kernel (named tables) get a remark from the compiler and stay with the host's
 format::quantizeRTN. Beside each qf.quantize the compiler records the
 qf_gather_fields kernel of its code width (and, for 2:4, the 2-bit one of
 its positions), with which
@@ -42,11 +42,13 @@ def _weights(artifact):
 
 
 def quantize_keys(artifact):
-    """Distinct (encoding body, K) of the quantized weights, in order."""
+    """Distinct (encoding body, K) of the quantized weights and of the
+    unquantized 2:4 ones (the kernel keeps two of each quad), in order."""
     keys = []
     for weight in _weights(artifact):
         encoding = weight["encoding"]
-        if encoding.split(",")[0].strip() in ("f16", "bf16", "f32"):
+        if (encoding.split(",")[0].strip() in ("f16", "bf16", "f32")
+                and "sparse" not in encoding):
             continue  # unquantized: stored as it is
         key = (encoding, int(weight["shape"][1]))
         if key not in keys:

@@ -46,6 +46,14 @@ class QuantizeKernelsTest(unittest.TestCase):
     def test_unquantized_only_needs_none(self):
         self.assertIsNone(quantize_ir({"weights": [ARTIFACT["weights"][3]]}))
 
+    def test_unquantized_2of4_gets_its_qf_quantize(self):
+        # Dense f16/bf16 2:4: the kernel keeps two of each quad.
+        encodings = ["f16, sparse = 2:4", "bf16, sparse = 2:4"]
+        artifact = {"weights": [{"name": f"w{i}", "shape": [64, 256], "encoding": e}
+                                for i, e in enumerate(encodings)]
+                    + [ARTIFACT["weights"][3]]}
+        self.assertEqual(quantize_keys(artifact), [(e, 256) for e in encodings])
+
 
 class CompileWritesTheQuantizeArtifact(TempDirTestCase):
     def compile_tiny(self, encoding, name="m", *extra):
@@ -91,11 +99,12 @@ class CompileWritesTheQuantizeArtifact(TempDirTestCase):
 
     def test_act_order_and_2of4_kernels_write_g_idx_and_meta(self):
         # act_order at load (no g_idx: consecutive groups) writes the g_idx
-        # component; 2:4 writes the kept codes and their positions (meta).
-        for encoding, extra in (("#qf.enc<int4, group = 128, scale = f16, act_order>",
-                                 "g_idx"),
-                                ("2:4+int4", "meta")):
-            r, kernels = self.compile_tiny(encoding, f"m-{extra}")
+        # component; 2:4 writes the kept codes and their positions (meta),
+        # unquantized 2:4 ("2:4": f16 kept values) too.
+        cases = (("#qf.enc<int4, group = 128, scale = f16, act_order>", "g_idx"),
+                 ("2:4+int4", "meta"), ("2:4", "meta"))
+        for i, (encoding, extra) in enumerate(cases):
+            r, kernels = self.compile_tiny(encoding, f"m-{i}")
             self.assertNotIn("has no GPU kernel", r.stderr)
             steps = [s for p in kernels["plans"] for s in p["steps"]
                      if s["launch"].startswith("qf_quantize_")]

@@ -11,6 +11,11 @@
 //   nonfinite  random with a NaN and an infinity
 //   droppednan 2:4 only: random with NaNs where select24 drops them (the
 //              last of a quad), which the host quantizes
+//   bits       unquantized 2:4 only: quads [x, +0, +0, +0] (select24 keeps
+//              x whatever it is) of random input bit patterns, every third
+//              a NaN with a random sign and payload, given to the function
+//              as those bytes and to the host as the f32 the runtime
+//              widens them to (NaN payloads are what the test is about)
 //
 // the JIT function writes into buffers poisoned with 0xFF, and its bytes
 // must equal qfuse::format::quantizeRTN's packed components; where the host
@@ -30,6 +35,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -141,6 +147,33 @@ std::vector<uint8_t> inputBytes(const std::vector<float> &w, Type t) {
   return bytes;
 }
 
+/// The "bits" input: `bytes` in the input type, `w` the host's f32 of each
+/// (halfToFloat / bfloat16ToFloat, exact, payloads kept).
+void bitPatternInput(const QuantizeCase &c, std::mt19937_64 &rng,
+                     std::vector<float> &w, std::vector<uint8_t> &bytes) {
+  const bool f32 = c.input.isF32(), bf16 = c.input.isBF16();
+  const size_t size = f32 ? 4 : 2;
+  w.assign(size_t(c.n * c.k), 0.0f);
+  bytes.assign(w.size() * size, 0);
+  // Exponent all ones and the payload's width, per input type.
+  const uint32_t exponent = f32 ? 0x7F800000u : bf16 ? 0x7F80u : 0x7C00u;
+  const uint32_t payload = f32 ? 0x7FFFFFu : bf16 ? 0x7Fu : 0x3FFu;
+  const uint32_t sign = f32 ? 0x80000000u : 0x8000u;
+  for (size_t q = 0; 4 * q < w.size(); ++q) {
+    uint32_t x = uint32_t(rng());
+    if (q % 3 == 0) // a NaN: any non-zero payload, either sign
+      x = (x & sign) | exponent | std::max<uint32_t>(x & payload, 1u);
+    else if (!f32)
+      x &= 0xFFFFu;
+    std::memcpy(&bytes[4 * q * size], &x, size); // little-endian
+    if (f32)
+      std::memcpy(&w[4 * q], &x, 4);
+    else
+      w[4 * q] = bf16 ? fmt::bfloat16ToFloat(uint16_t(x))
+                      : fmt::halfToFloat(uint16_t(x));
+  }
+}
+
 /// Runs the JIT function; `buffers` in parameter order with their memref
 /// shapes (`shapes[i]`: [rows, cols] or [size]).
 bool invoke(ExecutionEngine &engine, const QuantizeCase &c,
@@ -215,8 +248,17 @@ bool checkQuantizeCase(ExecutionEngine &engine, const QuantizeCase &c,
   SmallVector<StringRef> kinds = {"stress", "random", "nonfinite"};
   if (enc.isSparse24())
     kinds.push_back("droppednan");
+  if (!enc.isQuantized())
+    kinds.push_back("bits");
   for (StringRef kind : kinds) {
-    std::vector<float> w = makeInput(c, enc, kind, rng);
+    std::vector<float> w;
+    std::vector<uint8_t> raw;
+    if (kind == "bits") {
+      bitPatternInput(c, rng, w, raw);
+    } else {
+      w = makeInput(c, enc, kind, rng);
+      raw = inputBytes(w, c.input);
+    }
     fmt::TensorMap expected;
     std::string hostError;
     bool hostOk =
@@ -226,7 +268,7 @@ bool checkQuantizeCase(ExecutionEngine &engine, const QuantizeCase &c,
     std::vector<std::vector<int64_t>> shapes;
     for (const std::string &p : c.params) {
       if (p == "w") {
-        buffers.push_back(inputBytes(w, c.input));
+        buffers.push_back(raw);
         shapes.push_back({c.n, c.k});
         // Every third element: a high mantissa bit (never an exponent bit,
         // so the input stays finite and the codes, not the status, differ).

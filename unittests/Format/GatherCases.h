@@ -93,7 +93,7 @@ inline bool randomComponents(const Encoding &enc, int64_t n, int64_t k,
 }
 
 /// 2:4 encodings of every kept-value width the 2:4 fragment layout
-/// defines (16-bit kept values have no gather: the host repacks them).
+/// defines (16-bit kept values too: 16-bit fields).
 inline const std::vector<std::string> &sparseGatherEncodings() {
   static const std::vector<std::string> list = {
       "int4, group = 32, scale = f16, sparse = 2:4",
@@ -112,6 +112,18 @@ inline const char *sparseGatherLayout() { return "tiled, tile_n = 32, tile_k = 6
 inline const std::vector<std::pair<int64_t, int64_t>> &sparseGatherShapes() {
   static const std::vector<std::pair<int64_t, int64_t>> list = {
       {32, 128}, {45, 128}, {64, 96}, {7, 320}, {96, 512}};
+  return list;
+}
+
+/// The matvec's layout of 2:4 weights (one gather of the kept codes; the
+/// metadata stays row-major).
+inline const char *sparseMatvecLayout() { return "tiled, tile_n = 1, tile_k = 32"; }
+
+/// [N, K] for it: one tile, odd N, several words per row, and K that no
+/// tile_k = 32 divides (repack refuses them, so must the plan).
+inline const std::vector<std::pair<int64_t, int64_t>> &sparseMatvecShapes() {
+  static const std::vector<std::pair<int64_t, int64_t>> list = {
+      {1, 32}, {3, 96}, {45, 128}, {7, 320}, {64, 4096}, {5, 208}, {9, 48}};
   return list;
 }
 

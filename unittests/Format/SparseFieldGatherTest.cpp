@@ -4,7 +4,10 @@
 // two gathers format::sparseRepackGathers makes (kept codes, and 2-bit
 // positions with padded quads at (0, 1)) must give exactly format::repack's
 // codes and meta in the 2:4 fragment layout, for every 2:4 encoding and
-// shape of GatherCases.h, on quantizeRTN's components and on random bits.
+// shape of GatherCases.h (f16 kept values as 16-bit fields), on
+// quantizeRTN's components and on random bits;
+// and repackGather's one gather of the kept codes must give repack's whole
+// matvec layout of a 2:4 weight (its metadata stays row-major).
 //
 //===----------------------------------------------------------------------===//
 
@@ -66,7 +69,7 @@ TEST_F(SparseFieldGatherTest, RepackEveryEncodingAndShape) {
       Unpacked u;
       ASSERT_TRUE(randomComponents(enc, n, k, rng, components, u));
       if (!gathersLikeRepack(enc, layout, n, k, components)) {
-        EXPECT_EQ(codeBits(enc), 16u) << "no plan for a gatherable width";
+        ADD_FAILURE() << "no plan for a 2:4 weight";
         ++host;
         continue;
       }
@@ -74,8 +77,59 @@ TEST_F(SparseFieldGatherTest, RepackEveryEncodingAndShape) {
       EXPECT_TRUE(gathersLikeRepack(enc, layout, n, k, components));
       ++gathered;
     }
-  EXPECT_EQ(gathered, 25);
-  EXPECT_EQ(host, 5);
+  EXPECT_EQ(gathered, 30); // f16 kept values as 16-bit fields too
+  EXPECT_EQ(host, 0);
+}
+
+// The matvec's tiled layout of a 2:4 weight: repackGather's one gather of
+// the kept codes, with every other component (meta included) kept, must be
+// repack's whole layout; where repack refuses (8- and 16-bit kept values,
+// K that tile_k does not divide) there is no plan.
+TEST_F(SparseFieldGatherTest, MatvecLayoutIsOneGatherOfTheKeptCodes) {
+  Layout layout;
+  std::string error;
+  ASSERT_TRUE(parseLayout(sparseMatvecLayout(), layout, error)) << error;
+  int gathered = 0, refused = 0, invalid = 0;
+  for (const std::string &text : sparseGatherEncodings())
+    for (auto [n, k] : sparseMatvecShapes())
+      for (bool randomBits : {false, true}) {
+        SCOPED_TRACE(text + " [" + std::to_string(n) + ", " +
+                     std::to_string(k) + "]" + (randomBits ? " random" : ""));
+        Encoding enc = encodingOf(text);
+        TensorMap components, host;
+        Unpacked u;
+        if (!randomComponents(enc, n, k, rng, components, u)) {
+          ++invalid; // a group that does not divide K under 2:4
+          continue;
+        }
+        if (randomBits)
+          randomizeSparseBits(components, rng);
+        FieldGather g;
+        std::string why;
+        const bool planned = repackGather(enc, layout, n, k, nullptr, g, why);
+        if (!repack(enc, layout, components, n, k, host, error)) {
+          EXPECT_FALSE(planned) << "a plan for what repack refuses: " << error;
+          ++refused;
+          continue;
+        }
+        ASSERT_TRUE(planned) << why;
+        EXPECT_EQ(g.k, k / 2); // kept columns
+        std::vector<uint8_t> out;
+        ASSERT_TRUE(runFieldGather(g, components.at(kCodes).data.data(), out));
+        ASSERT_EQ(g.dstBytes, int64_t(host.at(kCodes).data.size()));
+        out.resize(size_t(g.dstBytes));
+        TensorMap laid = components;
+        laid[kCodes].data = out;
+        ASSERT_EQ(laid.size(), host.size());
+        for (const auto &[name, tensor] : host) {
+          EXPECT_EQ(laid.at(name).data, tensor.data) << name;
+          EXPECT_EQ(laid.at(name).shape, tensor.shape) << name;
+        }
+        ++gathered;
+      }
+  EXPECT_EQ(gathered, 2 * 5 * 2); // int4 and uint4, K a multiple of 32
+  EXPECT_EQ(invalid, 2 * 2 * 2);   // group 32 at K = 48 and 208
+  EXPECT_EQ(refused, 6 * 7 * 2 - gathered - invalid);
 }
 
 TEST_F(SparseFieldGatherTest, TablesAreOneTileOfEveryPosition) {
@@ -83,7 +137,8 @@ TEST_F(SparseFieldGatherTest, TablesAreOneTileOfEveryPosition) {
   std::string error, why;
   ASSERT_TRUE(parseLayout(sparseGatherLayout(), layout, error)) << error;
   for (const char *text : {"int4, per_channel, scale = f16, sparse = 2:4",
-                           "int8, per_channel, scale = f16, sparse = 2:4"}) {
+                           "int8, per_channel, scale = f16, sparse = 2:4",
+                           "f16, sparse = 2:4"}) {
     FieldGather codes, meta;
     ASSERT_TRUE(sparseRepackGathers(encodingOf(text), layout, 45, 200, codes,
                                     meta, why))
@@ -113,9 +168,23 @@ TEST_F(SparseFieldGatherTest, OtherLayoutsAndWidthsHaveNoPlan) {
   EXPECT_FALSE(sparseRepackGathers(int4, rowMajor, 32, 128, codes, meta, why));
   Layout sparse;
   ASSERT_TRUE(parseLayout(sparseGatherLayout(), sparse, error));
-  EXPECT_FALSE(sparseRepackGathers(encodingOf("f16, sparse = 2:4"), sparse, 32,
-                                   128, codes, meta, why));
-  EXPECT_NE(why.find("4 or 8 bits"), std::string::npos) << why;
+  // 16-bit kept values are 16-bit fields; dense 16-bit weights have none.
+  ASSERT_TRUE(sparseRepackGathers(encodingOf("bf16, sparse = 2:4"), sparse, 32,
+                                  128, codes, meta, why))
+      << why;
+  EXPECT_EQ(codes.dstBits, 16u);
+  EXPECT_EQ(meta.dstBits, 2u);
+  FieldGather dense;
+  EXPECT_FALSE(repackGather(encodingOf("f16"), sparse, 32, 128, nullptr, dense,
+                            why));
+  // The one-gather plan leaves the metadata alone, so it must refuse every
+  // layout that moves it or needs no repack.
+  FieldGather g;
+  for (const Layout *l : {&sparse, &mma, &rowMajor}) {
+    EXPECT_FALSE(repackGather(int4, *l, 32, 128, nullptr, g, why))
+        << printLayout(*l);
+    EXPECT_NE(why.find("no device repack into"), std::string::npos) << why;
+  }
 }
 
 } // namespace

@@ -383,6 +383,24 @@ TEST(ModelWeights, DenseQuantizerHookTakesOrDeclines) {
   calls = 0;
   checkpointWeight(checkpoint, *artifact.findWeight("lm_head"), &decline);
   EXPECT_EQ(calls, 0);
+  // Unquantized 2:4 keeps two of each quad, which the device kernels do:
+  // the hook is asked, and the host keeps them where it declines.
+  WeightSpec sparse = *artifact.findWeight("lm_head");
+  sparse.encoding = "f16, sparse = 2:4";
+  std::string error;
+  ASSERT_TRUE(fmt::parseEncoding(sparse.encoding, sparse.encodingAttr, error))
+      << error;
+  int sparseCalls = 0;
+  DenseQuantizer declineSparse = [&](const fmt::Encoding &enc, DType,
+                                     const uint8_t *, int64_t, int64_t,
+                                     fmt::TensorMap &) {
+    ++sparseCalls;
+    EXPECT_TRUE(enc.isSparse24() && !enc.isQuantized());
+    return false;
+  };
+  fmt::TensorMap kept = checkpointWeight(checkpoint, sparse, &declineSparse);
+  EXPECT_EQ(sparseCalls, 1);
+  EXPECT_EQ(kept.count("meta"), 1u);
 }
 
 TEST(ModelWeights, Bf16ToF16IsExactWhereBothRepresentTheValue) {

@@ -18,8 +18,15 @@
 // columns like the plain encoding; the units of row 0 also write the g_idx
 // component, col / group (format::quantizeRTN's columnGroups). 2:4 keeps
 // the two columns of each quad that select24 picks: the units read the kept
-// values only and write their positions to the meta component; a group's
-// codes and metadata must fill whole bytes (group a multiple of 8).
+// values only and write their positions to the meta component. A group
+// that splits quads (2 or 6 columns) takes the kept values whose columns
+// it holds, so its count varies by quad; a unit is then the fewest groups
+// of whole quads whose kept values fill whole bytes.
+//
+// Unquantized 2:4 (f16 or bf16 kept values) has no statistics: a unit keeps
+// the quads of kKeptSpan columns, each kept value rounded to the stored
+// type from its input bits as format::floatToHalf / floatToBFloat16 round
+// it (NaN payloads included), and never sets the status.
 //
 // NVFP4's global scale depends on the whole tensor only through its largest
 // magnitude: the consumer supplies it (a loop on the CPU, a device
@@ -42,9 +49,8 @@ namespace qf {
 
 /// Why the generated quantizer does not take `enc` over `k` input columns
 /// (those weights stay with the host's format::quantizeRTN), or "" when it
-/// does. Not taken: unquantized formats, named codebook tables, float zero
-/// points in an f8 scale type, groups whose codes (or 2:4 metadata) do not
-/// fill whole bytes.
+/// does. Not taken: unquantized formats without 2:4 (stored as they are),
+/// named codebook tables.
 std::string quantizeUnsupportedReason(const qfuse::format::Encoding &enc,
                                       int64_t k);
 
@@ -79,6 +85,10 @@ quantizeComponentTypes(MLIRContext *ctx, const qfuse::format::Encoding &enc,
 
 class WeightQuantizer {
 public:
+  /// Columns per unit of unquantized 2:4: 16 quads, so that a unit's kept
+  /// values (64 bytes) and positions (4 bytes) are whole bytes.
+  static constexpr int64_t kKeptSpan = 64;
+
   /// `enc` must pass quantizeUnsupportedReason(enc, k).
   WeightQuantizer(ScalarEmitter &e, const qfuse::format::Encoding &enc,
                   int64_t k, const QuantizeBuffers &buffers);
@@ -109,6 +119,13 @@ private:
   /// (bits, count), then meta's under 2:4): returns (ok, zero point bits or
   /// 0, the streams after the group).
   SmallVector<Value> quantizeGroup(Value n, Value g, ValueRange streams);
+  /// quantizeGroup of unquantized 2:4: the kept values' 16-bit bits into
+  /// codes (two bytes each, little-endian) and their positions into meta's
+  /// stream; ok is always true (the host keeps non-finite values).
+  SmallVector<Value> keepGroup(Value n, Value g, ValueRange streams);
+  /// The stored f16 or bf16 bits (i32) of input element [n, c]: the
+  /// host's floatToHalf / floatToBFloat16 of its f32 value.
+  Value keptBits(Value n, Value c);
   /// The integer zero points of unit u's groups (`zeroBits`, LSB-first),
   /// as its whole bytes of zeros[n] (those inside the row).
   void storeZeroBytes(Value n, Value u, Value zeroBits);
@@ -117,13 +134,16 @@ private:
   void storeGroupIndex(Value n, Value g0, Value gEnd);
 
   /// The body of forStored: (weight as f64, its stored index j, its 2:4
-  /// position in the quad as i32 or null when dense, carried values) ->
-  /// the next carried values.
+  /// position in the quad as i32 or null when dense, whether its column is
+  /// in [c0, c1) as i1 or null when it always is, carried values) -> the
+  /// next carried values.
   using StoredBody =
-      function_ref<SmallVector<Value>(Value, Value, Value, ValueRange)>;
+      function_ref<SmallVector<Value>(Value, Value, Value, Value, ValueRange)>;
   /// Runs `body` over the values row n stores for the logical columns
-  /// [c0, c1) (c0, c1 multiples of 4 under 2:4), in stored order: every
-  /// column, or the two select24 keeps of each quad.
+  /// [c0, c1), in stored order: every column, or the two select24 keeps of
+  /// each quad. A 2:4 group that splits quads (splitsQuads) runs over the
+  /// quads that overlap [c0, c1): a kept value outside it gets a false
+  /// `valid` and its carried values are kept as they were.
   SmallVector<Value> forStored(Value n, Value c0, Value c1, ValueRange inits,
                                StoredBody body);
   /// The kept (value f64, position i32) pairs of quad q of row n, the lower
@@ -131,9 +151,11 @@ private:
   std::array<std::pair<Value, Value>, 2> select24(Value n, Value q);
   /// Appends the `width`-bit `field` (i32), element j of row n's LSB-first
   /// bit stream in `memref`, to the pending (bits, count) `acc`; stores the
-  /// byte it completes. Returns the next (bits, count).
+  /// byte it completes, unless `valid` (i1, may be null) is false. Returns
+  /// the next (bits, count).
   SmallVector<Value> appendField(Value memref, Value n, Value j, unsigned width,
-                                 Value field, ValueRange acc);
+                                 Value field, ValueRange acc,
+                                 Value valid = Value());
   /// The input weight [n, c] widened to f64.
   Value loadWeight(Value n, Value c);
   /// The bits one weight stores, from its scale and zero point (f64).
@@ -143,6 +165,9 @@ private:
   const qfuse::format::Encoding &enc;
   int64_t k, groups, groupCols, unitGroups;
   unsigned bits;
+  /// 2:4 in groups that are not whole quads (format::quantizeRTN groups
+  /// each kept value by its own column).
+  bool splitsQuads;
   QuantizeBuffers buf;
   /// NVFP4: the tensor's largest magnitude and the global scale (f64), and
   /// the global scale as stored (f32); set by prepareGlobalScale.

@@ -34,17 +34,18 @@ using FormatKind = fmt::ElementFormat;
 
 std::string mlir::qf::quantizeUnsupportedReason(const fmt::Encoding &enc,
                                                 int64_t k) {
-  if (!enc.isQuantized())
+  // Dense f16/bf16 weights are stored as they are (or converted by the
+  // runtime); under 2:4 the quantizer keeps select24's two of each quad
+  // (WeightQuantizer::keepGroup).
+  if (!enc.isQuantized() && !enc.isSparse24())
     return "unquantized weights are stored as they are";
   if (enc.hasNamedTable())
     return "a named codebook table is only known at run time";
   // Float zero points in an f8 scale type are no encoding: zero points
   // belong to uint4/uint8, f8 scales to fp4e2m1, fp8e4m3 and int8
   // (format::validate), so roundToScaleType needs f16, bf16 and f32 only.
-  // format::quantizeRTN's groups of 2:4 values follow each kept column;
-  // the quantizer's follow whole quads.
-  if (enc.isSparse24() && !enc.isPerChannel() && enc.groupSize % 4 != 0)
-    return "a 2:4 group that splits quads";
+  // 2:4 groups that split quads take the kept values of their columns
+  // (WeightQuantizer::forStored), as format::quantizeRTN groups them.
   // Groups whose codes, 2:4 positions or integer zero points do not fill
   // whole bytes share a unit with the next ones (WeightQuantizer's
   // unitGroups), so every unit still writes whole bytes.
@@ -73,8 +74,9 @@ mlir::qf::quantizeComponentTypes(MLIRContext *ctx, const fmt::Encoding &enc,
   SmallVector<std::pair<std::string, MemRefType>> types;
   types.push_back({fmt::kCodes,
                    MemRefType::get({n, fmt::rowBytes(enc, k)}, b.getI8Type())});
-  types.push_back(
-      {fmt::kScales, MemRefType::get({n, groups}, scalar(enc.scaleType))});
+  if (enc.isQuantized())
+    types.push_back(
+        {fmt::kScales, MemRefType::get({n, groups}, scalar(enc.scaleType))});
   if (enc.zeroPoint == fmt::ZeroPointKind::Int)
     types.push_back({fmt::kZeros, MemRefType::get({n, (groups * bits + 7) / 8},
                                                   b.getI8Type())});
@@ -108,16 +110,30 @@ WeightQuantizer::WeightQuantizer(ScalarEmitter &e, const fmt::Encoding &enc,
                                  int64_t k, const QuantizeBuffers &buffers)
     : e(e), enc(enc), k(k), groups(fmt::numGroups(enc, k)),
       groupCols(enc.isPerChannel() ? k : enc.groupSize), unitGroups(1),
-      bits(fmt::codeBits(enc)), buf(buffers) {
-  // The fewest groups (at most 8) whose stored codes, 2:4 positions (2 bits
-  // per stored value) and integer zero points fill whole bytes.
-  const int64_t stored = enc.isSparse24() ? groupCols / 2 : groupCols;
+      bits(fmt::codeBits(enc)),
+      splitsQuads(enc.isSparse24() && enc.isQuantized() &&
+                  !enc.isPerChannel() && enc.groupSize % 4 != 0),
+      buf(buffers) {
+  // Unquantized 2:4 has no groups; a unit keeps kKeptSpan columns.
+  if (!enc.isQuantized()) {
+    groupCols = kKeptSpan;
+    groups = (k + kKeptSpan - 1) / kKeptSpan;
+  }
+  // The fewest groups (at most 8) of whole quads under 2:4 whose stored
+  // codes, 2:4 positions (2 bits per stored value) and integer zero points
+  // fill whole bytes (8 groups always do).
   const bool intZero = enc.zeroPoint == fmt::ZeroPointKind::Int;
   auto whole = [](int64_t bitCount) { return bitCount % 8 == 0; };
+  auto fills = [&](int64_t m) {
+    const int64_t cols = m * groupCols;
+    if (enc.isSparse24() && cols % 4 != 0)
+      return false;
+    const int64_t stored = enc.isSparse24() ? cols / 2 : cols;
+    return whole(stored * bits) && (!enc.isSparse24() || whole(stored * 2)) &&
+           (!intZero || whole(m * bits));
+  };
   int64_t m = 1;
-  while (m < 8 && !(whole(m * stored * bits) &&
-                    (!enc.isSparse24() || whole(m * stored * 2)) &&
-                    (!intZero || whole(m * bits))))
+  while (m < 8 && !fills(m))
     ++m;
   unitGroups = std::min<int64_t>(m, groups);
 }
@@ -281,22 +297,36 @@ Value WeightQuantizer::storedCode(Value v, Value s, Value zero) {
 
 SmallVector<Value> WeightQuantizer::quantizeGroup(Value n, Value g,
                                                   ValueRange streamsIn) {
+  if (!enc.isQuantized())
+    return keepGroup(n, g, streamsIn);
   ImplicitLocOpBuilder &b = e.builder();
   QuantizeScalars q(e);
   Value c0 = e.mul(g, e.idx(groupCols));
   Value c1 = minIndex(b, e.add(c0, e.idx(groupCols)), e.idx(k));
 
   // Statistics over the group's stored values (RowQuantizer::quantize).
+  // amax, min, max, all finite[, any: a group that splits quads may keep
+  // none of its columns].
+  SmallVector<Value> inits = {q.cf64(0.0), q.cf64(INFINITY),
+                              q.cf64(-INFINITY),
+                              arith::ConstantIntOp::create(b, 1, 1)};
+  if (splitsQuads)
+    inits.push_back(arith::ConstantIntOp::create(b, 0, 1));
   SmallVector<Value> stats = forStored(
-      n, c0, c1,
-      {q.cf64(0.0), q.cf64(INFINITY), q.cf64(-INFINITY),
-       arith::ConstantIntOp::create(b, 1, 1)},
-      [&](Value v, Value, Value, ValueRange s) {
-        return SmallVector<Value>{
+      n, c0, c1, inits, [&](Value v, Value, Value, Value, ValueRange s) {
+        SmallVector<Value> next = {
             q.max(s[0], q.fabs(v)), q.min(s[1], v), q.max(s[2], v),
             arith::AndIOp::create(b, s[3], q.isFinite(v))};
+        if (splitsQuads) // forStored keeps it false past the group
+          next.push_back(arith::ConstantIntOp::create(b, 1, 1));
+        return next;
       });
   Value amax = stats[0], lo = stats[1], hi = stats[2];
+  // A group that keeps no value: the host's lo = hi = 0.
+  if (splitsQuads) {
+    lo = e.select(stats[4], lo, q.cf64(0.0));
+    hi = e.select(stats[4], hi, q.cf64(0.0));
+  }
 
   // The unrounded scale (RowQuantizer::scales).
   const bool floatZero = enc.zeroPoint == fmt::ZeroPointKind::Float;
@@ -364,12 +394,14 @@ SmallVector<Value> WeightQuantizer::quantizeGroup(Value n, Value g,
   // group), and under 2:4 each one's position into the meta stream (2 bits
   // per code).
   SmallVector<Value> streams = forStored(
-      n, c0, c1, streamsIn, [&](Value v, Value j, Value pos, ValueRange acc) {
+      n, c0, c1, streamsIn,
+      [&](Value v, Value j, Value pos, Value valid, ValueRange acc) {
         Value code = storedCode(v, scaleD, zero);
         SmallVector<Value> next =
-            appendField(buf.codes, n, j, bits, code, acc.take_front(2));
+            appendField(buf.codes, n, j, bits, code, acc.take_front(2), valid);
         if (pos)
-          next.append(appendField(buf.meta, n, j, 2, pos, acc.drop_front(2)));
+          next.append(appendField(buf.meta, n, j, 2, pos, acc.drop_front(2),
+                                  valid));
         return next;
       });
   SmallVector<Value> result = {ok, zeroBits};

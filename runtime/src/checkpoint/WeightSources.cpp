@@ -100,7 +100,9 @@ format::TensorMap quantizeDense(const TensorView &view,
                 "'), whose values a dense checkpoint does not hold; give a "
                 "packed checkpoint with the weight's table, or compile an "
                 "encoding whose table is inline (table = [...])");
-  if (device && weight.encodingAttr.isQuantized() &&
+  // Unquantized 2:4 too: the kernel keeps select24's two of each quad.
+  if (device &&
+      (weight.encodingAttr.isQuantized() || weight.encodingAttr.isSparse24()) &&
       (*device)(weight.encodingAttr, view.info->dtype, view.data, weight.n,
                 weight.k, components))
     return components;

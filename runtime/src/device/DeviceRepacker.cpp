@@ -3,6 +3,7 @@
 #include "qfuse/runtime/device/DeviceRepacker.h"
 
 #include "qfuse/format/FieldGather.h"
+#include "qfuse/format/SparseMmaLayout.h"
 #include "qfuse/runtime/Error.h"
 
 namespace qfuse::runtime {
@@ -29,9 +30,12 @@ bool DeviceRepacker::repack(const WeightSpec &weight,
     return toHost("no qf_gather_fields kernel"); // keeps whyNone
   format::TensorMap out;
   std::string why;
-  const bool ok = weight.encodingAttr.isSparse24()
+  // Only the 2:4 fragment layout moves the metadata; the matvec's tiled
+  // layout of a 2:4 weight permutes its kept codes like dense codes.
+  const bool ok = weight.encodingAttr.isSparse24() &&
+                          format::isSparseMmaLayout(weight.layoutAttr)
                       ? gatherSparse(weight, rowMajor, out, why)
-                      : gatherDense(weight, rowMajor, out, why);
+                      : gatherCodes(weight, rowMajor, out, why);
   if (!ok)
     return toHost(why);
   if (check_)
@@ -41,7 +45,7 @@ bool DeviceRepacker::repack(const WeightSpec &weight,
   return true;
 }
 
-bool DeviceRepacker::gatherDense(const WeightSpec &weight,
+bool DeviceRepacker::gatherCodes(const WeightSpec &weight,
                                  const format::TensorMap &rowMajor,
                                  format::TensorMap &out, std::string &why) {
   const format::Encoding &enc = weight.encodingAttr;

@@ -77,12 +77,19 @@ func.func @named_table(%a: tensor<16x64xf16>) -> !qf.weight<16x64, #named> {
 
 // -----
 
-// 2:4 in groups of 2: format::quantizeRTN's groups follow each kept
-// column, the quantizer's whole quads. (Groups of 4, whose positions are
-// half a byte, share a unit with the next group: qfuse-cpu-check's #30.)
+// 2:4 in groups of 2: each kept value goes to the group of its own column
+// (format::quantizeRTN's groups), so a group runs over the quads it
+// overlaps and takes the kept values whose column is in it: the column
+// compares gate the carried statistics and streams. (qfuse-cpu-check's
+// #41-#45 compare the bytes.)
 #sp2 = #qf.enc<int8, group = 2, scale = f16, sparse = 2:4>
 func.func @sparse_group2(%a: tensor<16x64xf16>) -> !qf.weight<16x64, #sp2> {
-  // expected-remark@+1 {{a 2:4 group that splits quads}}
   %w = qf.quantize %a : tensor<16x64xf16> -> !qf.weight<16x64, #sp2>
   return %w : !qf.weight<16x64, #sp2>
 }
+
+// CHECK-LABEL: func.func @sparse_group2
+// CHECK: params = ["w", "codes", "scales", "meta", "status"]
+// CHECK: func.func @qf_cpu_quantize_0(%{{.*}}: memref<?x64xf16>, %{{.*}}: memref<?x32xi8>, %{{.*}}: memref<?x32xf16>, %{{.*}}: memref<?x8xi8>, %{{.*}}: memref<1xi32>)
+// CHECK: arith.cmpi uge, %{{.*}}, %{{.*}} : index
+// CHECK: arith.cmpi ult, %{{.*}}, %{{.*}} : index

@@ -13,8 +13,9 @@
 // qf.quantize of 4- or 8-bit kept values records two gathers, the kept
 // codes (qf_gather_fields_b<w> from "codes") and the 2-bit positions
 // (qf_gather_fields_b2 from "meta", padParity: a padded quad keeps
-// positions (0, 1)). Weights the host quantizes record them too; 16-bit
-// kept values record none (the host repacks them).
+// positions (0, 1)). Weights the host quantizes record them too. 16-bit
+// kept values (unquantized 2:4) record qf_gather_fields_b16, whose fields
+// span two source bytes.
 #i4 = #qf.enc<int4, group = 32, scale = f16, sparse = 2:4>
 #u8 = #qf.enc<uint8, per_channel, scale = f16, zero = int, sparse = 2:4>
 #h = #qf.enc<f16, sparse = 2:4>
@@ -34,7 +35,7 @@ func.func @uint8(%a: tensor<64x256xf16>) -> !qf.weight<64x256, #u8> {
 }
 
 // CHECK-LABEL: func.func @half
-// CHECK-NOT: qf_gather_fields
+// CHECK: qf.quantize %{{.*}} {qf.launches = [#qf.launch<{{.*}}@qf_quantize_2_k256_f16{{.*}}>, #qf.launch<args = [#qf.arg<component "codes">, {{.*}}@qf_gather_fields_b16, {{.*}}>, #qf.launch<args = [#qf.arg<component "meta">, {{.*}}@qf_gather_fields_b2, {{.*}}>]}
 // CHECK: return
 func.func @half(%a: tensor<64x256xf16>) -> !qf.weight<64x256, #h> {
   %w = qf.quantize %a : tensor<64x256xf16> -> !qf.weight<64x256, #h>
@@ -47,6 +48,7 @@ func.func @half(%a: tensor<64x256xf16>) -> !qf.weight<64x256, #h> {
 // CHECK: llvm.func @qf_gather_fields_b2({{.*}}, %arg19: i32, %arg20: i32) attributes {nvvm.kernel
 // CHECK: llvm.icmp "ne" %arg20, %{{.*}} : i32
 // CHECK: llvm.func @qf_gather_fields_b8
+// CHECK: llvm.func @qf_gather_fields_b16
 // CHECK-NOT: llvm.func @qf_gather_fields
 
 // PTX-LABEL: .entry qf_gather_fields_b2(
@@ -57,3 +59,8 @@ func.func @half(%a: tensor<64x256xf16>) -> !qf.weight<64x256, #h> {
 
 // ART: "launch": "qf_gather_fields_b4",
 // ART: "launch": "qf_gather_fields_b2",
+// ART: "launch": "qf_gather_fields_b16",
+
+// Two slots of two source bytes each.
+// PTX-LABEL: .entry qf_gather_fields_b16(
+// PTX-COUNT-4: ld.global.nc.b8

@@ -7,27 +7,24 @@
 // the quantize launches of the others only; the runtime quantizes the rest
 // on the host (format::quantizeRTN). Their codes still repack into the
 // kernel layouts on the device: each op of a 4-bit encoding records the
-// qf_gather_fields_b4 launch, a 2:4 one also qf_gather_fields_b2 (meta).
+// qf_gather_fields_b4 launch. (Every 2:4 encoding now has a kernel: groups
+// that split quads too, quantize-span.mlir.)
 #int4 = #qf.enc<int4, group = 128, scale = f16>
-#sp2 = #qf.enc<int8, group = 2, scale = f16, sparse = 2:4>
 #named = #qf.enc<codebook, bits = 4, table = "lut" : f16, group = 64, scale = f16>
 
 // CHECK-LABEL: func.func @mixed
 // CHECK: qf.quantize %{{.*}} {qf.launches = [#qf.launch<{{.*}}@qf_quantize_0_k256_f16{{.*}}@qf_gather_fields_b4
 // CHECK-NOT: @qf_quantize_
-// CHECK: qf.quantize %{{.*}} {qf.launches = [#qf.launch<{{.*}}@qf_gather_fields_b8{{.*}}>, #qf.launch<{{.*}}@qf_gather_fields_b2{{.*}}>]} : {{.*}}#int8_g2_2of4>
 // CHECK: qf.quantize %{{.*}} {qf.launches = [#qf.launch<{{.*}}@qf_gather_fields_b4{{.*}}>]} : {{.*}}#codebook_g64>
 // CHECK: return
-func.func @mixed(%a: tensor<32x256xf16>) -> (!qf.weight<32x256, #int4>, !qf.weight<32x256, #sp2>, !qf.weight<32x256, #named>) {
+func.func @mixed(%a: tensor<32x256xf16>) -> (!qf.weight<32x256, #int4>, !qf.weight<32x256, #named>) {
   %0 = qf.quantize %a : tensor<32x256xf16> -> !qf.weight<32x256, #int4>
-  // expected-remark@+1 {{qf-to-gpu: qf.quantize to #qf.enc<int8, group = 2, scale = f16, sparse = 2:4> has no GPU kernel (a 2:4 group that splits quads); the runtime quantizes it on the host (format::quantizeRTN)}}
-  %1 = qf.quantize %a : tensor<32x256xf16> -> !qf.weight<32x256, #sp2>
-  // expected-remark@+1 {{has no GPU kernel (a named codebook table is only known at run time)}}
-  %2 = qf.quantize %a : tensor<32x256xf16> -> !qf.weight<32x256, #named>
-  return %0, %1, %2 : !qf.weight<32x256, #int4>, !qf.weight<32x256, #sp2>, !qf.weight<32x256, #named>
+  // expected-remark@+1 {{qf-to-gpu: qf.quantize to #qf.enc<codebook, bits = 4, table = "lut" : f16, group = 64, scale = f16> has no GPU kernel (a named codebook table is only known at run time); the runtime quantizes it on the host (format::quantizeRTN)}}
+  %1 = qf.quantize %a : tensor<32x256xf16> -> !qf.weight<32x256, #named>
+  return %0, %1 : !qf.weight<32x256, #int4>, !qf.weight<32x256, #named>
 }
 
-// REMARKS-COUNT-2: remark: qf-to-gpu: qf.quantize to
+// REMARKS-COUNT-1: remark: qf-to-gpu: qf.quantize to
 // ART: "launch": "qf_quantize_0_k256_f16",
 // ART-NEXT: "op": "qf.quantize"
 // ART-NOT: "launch": "qf_quantize_

@@ -46,9 +46,36 @@
 // CHECK: PASS qf.quantize#32 24x196 f32 {{.*}}uint8, group = 4{{.*}} random
 // CHECK: PASS qf.quantize#33 {{.*}}codebook, bits = 3{{.*}}group = 4, scale = f16> stress
 // CHECK: PASS qf.quantize#34 24x200 bf16 {{.*}}group = 4, scale = bf16> random
-// CHECK: qfuse-cpu-check: 114 cases, 114 passed, 0 failed
+// Unquantized 2:4: the kept values' f16 or bf16 bits from each input type;
+// NaNs and overflow to inf are kept, as the host keeps them (status 0);
+// "bits": random input bit patterns, a third of them NaNs with random
+// payloads (given as raw bytes: floatToHalf would quiet them first).
+// CHECK: PASS qf.quantize#35 24x256 f16 -> #qf.enc<f16, sparse = 2:4> stress
+// CHECK: PASS qf.quantize#35 {{.*}} nonfinite{{$}}
+// CHECK: PASS qf.quantize#35 {{.*}}sparse = 2:4> bits
+// CHECK: PASS qf.quantize#36 24x196 bf16 -> #qf.enc<f16, sparse = 2:4> stress
+// CHECK: PASS qf.quantize#37 24x256 f32 -> #qf.enc<f16, sparse = 2:4> stress
+// CHECK: PASS qf.quantize#37 {{.*}} nonfinite{{$}}
+// CHECK: PASS qf.quantize#37 {{.*}}sparse = 2:4> bits
+// CHECK: PASS qf.quantize#38 24x256 bf16 -> #qf.enc<bf16, sparse = 2:4> nonfinite{{$}}
+// CHECK: PASS qf.quantize#39 24x196 f16 -> #qf.enc<bf16, sparse = 2:4> stress
+// CHECK: PASS qf.quantize#40 24x196 f32 -> #qf.enc<bf16, sparse = 2:4> stress
+// CHECK: PASS qf.quantize#40 {{.*}} droppednan
+// CHECK: PASS qf.quantize#40 {{.*}}sparse = 2:4> bits
+// 2:4 in groups that split quads (2 or 6 columns): each kept value in the
+// group of its own column, groups of 2 that keep none (#46: the float zero
+// point of an empty group is the host's -0), units of 4 groups.
+// CHECK: PASS qf.quantize#41 24x256 f16 -> #qf.enc<int8, group = 2, scale = f16, sparse = 2:4> stress
+// CHECK: PASS qf.quantize#41 {{.*}} droppednan
+// CHECK: PASS qf.quantize#42 24x192 bf16 -> #qf.enc<uint4, group = 6, scale = bf16, zero = int, sparse = 2:4> random
+// CHECK: PASS qf.quantize#43 24x196 f32 {{.*}}group = 2{{.*}} random
+// CHECK: PASS qf.quantize#44 24x204 f16 {{.*}}group = 6, scale = f16, zero = float, sparse = 2:4> stress
+// CHECK: PASS qf.quantize#45 {{.*}}fp8e4m3, group = 2{{.*}} droppednan
+// CHECK: PASS qf.quantize#46 24x256 f16 -> #qf.enc<uint4, group = 2, scale = f16, zero = float, sparse = 2:4> stress
+// CHECK: PASS qf.quantize#46 {{.*}} random
+// CHECK: qfuse-cpu-check: 168 cases, 168 passed, 0 failed
 
-// SUMMARY: qfuse-cpu-check: 114 cases, 114 passed, 0 failed
+// SUMMARY: qfuse-cpu-check: 168 cases, 168 passed, 0 failed
 
 // PERTURB: FAIL qf.quantize#0 {{.*}} stress codes: byte {{[0-9]+}} (row {{[0-9]+}}) is 0x{{[0-9a-f]+}}, quantizeRTN wrote
 // PERTURB: FAIL qf.quantize#4 {{.*}}zero = int> stress
@@ -59,4 +86,9 @@
 // PERTURB: FAIL qf.quantize#24 {{.*}}sparse = 2:4> random codes:
 // PERTURB: FAIL qf.quantize#30 {{.*}}group = 4, scale = f16, sparse = 2:4> random codes:
 // PERTURB: FAIL qf.quantize#33 {{.*}} random
-// PERTURB: qfuse-cpu-check: 114 cases, 37 passed, 77 failed
+// PERTURB: FAIL qf.quantize#35 {{.*}}f16, sparse = 2:4> stress codes:
+// PERTURB: FAIL qf.quantize#40 {{.*}}bf16, sparse = 2:4> random codes:
+// PERTURB: FAIL qf.quantize#40 {{.*}}bf16, sparse = 2:4> bits codes:
+// PERTURB: FAIL qf.quantize#41 {{.*}}group = 2{{.*}} random codes:
+// PERTURB: FAIL qf.quantize#44 {{.*}}group = 6{{.*}} stress codes:
+// PERTURB: qfuse-cpu-check: 168 cases, 44 passed, 124 failed

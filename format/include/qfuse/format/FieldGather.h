@@ -23,10 +23,13 @@
 // those functions for one tile):
 //   row-major stream   tile 1 x 1, P = 1            (packCodeBytes; act_order
 //                                                    repack to row_major)
-//   tiled n1 kT, 4-bit tile 1 x 8, slot i <- kNibbleOrder[i]
+//   tiled n1 kT, 4-bit tile 1 x 8, slot i <- kNibbleOrder[i]; a 2:4
+//                      weight's kept codes the same over K / 2 columns
+//                      (repack keeps its metadata row-major)
 //   mma fragment       tile 32 x 32, P = 1024: mmaCodePosition inverted
 //   2:4 fragment       tile 32 x 64 kept columns, P = 2048, two gathers:
-//                      the kept codes (sparseMmaPosition's code inverted)
+//                      the kept codes or 16-bit kept values
+//                      (sparseMmaPosition's code inverted)
 //                      and the 2-bit positions (its metaBit / 2 inverted;
 //                      a padded quad keeps positions (0, 1): padParity)
 // The table does not depend on N or K: a FieldGather is per (encoding
@@ -42,8 +45,10 @@
 // of fields of any width that divides its elements (columnGather).
 //
 // Not a gather of whole fields in 32-bit words, so not covered: 3-bit
-// (and 5-7-bit) codes, 16-bit values (2:4 f16/bf16 kept values too).
-// Callers fall back to the host functions for those.
+// (and 5-7-bit) codes. 16-bit fields are gathered only as 2:4's f16/bf16
+// kept values into the 2:4 fragment layout (dense 16-bit weights have no
+// layout to move into). Callers fall back to the host functions for what
+// is not covered.
 //
 //===----------------------------------------------------------------------===//
 
@@ -59,7 +64,7 @@
 namespace qfuse::format {
 
 struct FieldGather {
-  unsigned dstBits = 4;          // f: 1, 2, 4 or 8
+  unsigned dstBits = 4;          // f: 1, 2, 4, 8, or 16 (2:4 kept values)
   unsigned srcBits = 8;          // 8 (code bytes) or f (a packed stream)
   int64_t srcRowBytes = 0;       // bytes per source row
   int64_t n = 0, k = 0;          // the weight
@@ -90,9 +95,11 @@ bool codeBytesGather(const Encoding &enc, int64_t n, int64_t k,
 
 /// The gather that repack performs on the codes of `enc` at [n, k] into
 /// `layout` (source: the row-major codes component). `gIdx` ([K]) is the
-/// weight's g_idx under act_order (null otherwise). False, with `why`,
-/// where it does not cover the pair or repack would fail (then repack on
-/// the host, which says why).
+/// weight's g_idx under act_order (null otherwise). A 2:4 weight in the
+/// matvec's tiled layout is covered (its kept codes; repack leaves the
+/// metadata row-major); into the 2:4 fragment layout it is not
+/// (sparseRepackGathers). False, with `why`, where it does not cover the
+/// pair or repack would fail (then repack on the host, which says why).
 bool repackGather(const Encoding &enc, const Layout &layout, int64_t n,
                   int64_t k, const int32_t *gIdx, FieldGather &gather,
                   std::string &why);
@@ -100,8 +107,9 @@ bool repackGather(const Encoding &enc, const Layout &layout, int64_t n,
 /// The two gathers that repack performs on a 2:4 weight of `enc` at
 /// [n, k] into the 2:4 fragment layout (SparseMmaLayout.h): `codes` from
 /// the row-major codes component ([n, k/2] kept codes), `meta` from the
-/// row-major metadata ([n, k/2] 2-bit positions). False, with `why`, where
-/// it does not cover the pair (16-bit kept values) or repack would fail.
+/// row-major metadata ([n, k/2] 2-bit positions). 16-bit kept values
+/// (f16/bf16 2:4) are 16-bit fields. False, with `why`, where it does not
+/// cover the pair or repack would fail.
 bool sparseRepackGathers(const Encoding &enc, const Layout &layout, int64_t n,
                          int64_t k, FieldGather &codes, FieldGather &meta,
                          std::string &why);

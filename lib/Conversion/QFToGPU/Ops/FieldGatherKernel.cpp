@@ -10,7 +10,7 @@
 //     valid = d < fields && e >= 0 && row < n && col < k
 //     c = hasPerm ? perm[col] : col
 //     code = (src[row * srcRowBytes + c * srcBits / 8] >> (c * srcBits % 8))
-//            & (2^srcBits - 1)
+//            & (2^srcBits - 1)        (16-bit fields: two bytes, little-endian)
 //     bad |= valid && (signedSrc ? sext8(code) : code) outside [min, max]
 //     pad = padParity && d < fields && e >= 0 ? col & 1 : 0   (2:4 metadata)
 //     word |= (valid ? (code + addend) & (2^f - 1) : pad) << slot * f
@@ -103,6 +103,16 @@ void buildBody(ImplicitLocOpBuilder &b, ArrayRef<Value> args,
               arith::ShRUIOp::create(b, bit, e.c64(3)));
     Value byte = arith::ExtUIOp::create(
         b, e.i32(), e.loadRO(e.i8(), e.gepBytes(src, byteIndex), 1));
+    // 16-bit fields (2:4 f16/bf16 kept values) span two bytes; narrower ones
+    // never leave their byte, and read it again rather than past the row.
+    Value wide = cmp(arith::CmpIPredicate::ugt, imm(kSrcBits), e.c32(8));
+    Value highIndex =
+        e.add(byteIndex, arith::ExtUIOp::create(b, e.i64(), wide));
+    Value high = arith::ExtUIOp::create(
+        b, e.i32(), e.loadRO(e.i8(), e.gepBytes(src, highIndex), 1));
+    byte = arith::OrIOp::create(
+        b, byte,
+        sel(wide, arith::ShLIOp::create(b, high, e.c32(8)).getResult(), zero));
     Value shift = arith::TruncIOp::create(b, e.i32(),
                                           e.band(bit, e.c64(7)));
     Value code = e.band(e.shru(byte, shift), srcMask);

@@ -164,14 +164,16 @@ namespace {
 /// The launch records of the gathers that pack `enc`'s codes into the
 /// weight's kernel layouts on the device (FieldGatherKernel.h), reading the
 /// quantize kernel's "codes" (and, for 2:4, a 2-bit gather reading "meta":
-/// format::sparseRepackGathers); empty where no gather takes the code
-/// width. The runtime launches them with each layout's values; here they
+/// format::sparseRepackGathers; 2:4's 16-bit kept values too); empty where
+/// no gather takes the code width. The runtime launches them with each layout's values; here they
 /// are recorded with zero immediates (launches that write nothing).
 SmallVector<Attribute> gatherRecords(QuantizeOp op, gpu::GPUModuleOp module,
                                      const qfuse::format::Encoding &enc) {
   const unsigned bits = qfuse::format::codeBits(enc);
-  if (!(bits == 1 || bits == 2 || bits == 4 || bits == 8) ||
-      (enc.isSparse24() && bits != 4 && bits != 8))
+  const bool gathered = enc.isSparse24()
+                            ? bits == 4 || bits == 8 || bits == 16
+                            : bits == 1 || bits == 2 || bits == 4 || bits == 8;
+  if (!gathered)
     return {};
   MLIRContext *ctx = op.getContext();
   auto scratch = [&](StringRef name) {

@@ -150,3 +150,59 @@ func.func @codebook3_g4_bf16(%d: tensor<24x200xbf16>) -> !qf.weight<24x200, #qf.
   %w = qf.quantize %d : tensor<24x200xbf16> -> !qf.weight<24x200, #qf.enc<codebook, bits = 3, table = dense<[-4.0, -3.0, -2.0, -1.0, 0.0, 1.5, 2.0, 3.0]> : tensor<8xf16>, group = 4, scale = bf16>>
   return %w : !qf.weight<24x200, #qf.enc<codebook, bits = 3, table = dense<[-4.0, -3.0, -2.0, -1.0, 0.0, 1.5, 2.0, 3.0]> : tensor<8xf16>, group = 4, scale = bf16>>
 }
+// Unquantized 2:4: the kept values themselves, f16 or bf16, rounded from
+// each input type as floatToHalf / floatToBFloat16 round them (overflow to
+// inf from f32 and bf16, NaNs kept: the host never refuses these); K = 196
+// ends rows on half a meta byte and on a unit of one quad.
+func.func @f16_sparse(%d: !f16) -> !qf.weight<24x256, #qf.enc<f16, sparse = 2:4>> {
+  %w = qf.quantize %d : !f16 -> !qf.weight<24x256, #qf.enc<f16, sparse = 2:4>>
+  return %w : !qf.weight<24x256, #qf.enc<f16, sparse = 2:4>>
+}
+func.func @f16_sparse_bf16(%d: tensor<24x196xbf16>) -> !qf.weight<24x196, #qf.enc<f16, sparse = 2:4>> {
+  %w = qf.quantize %d : tensor<24x196xbf16> -> !qf.weight<24x196, #qf.enc<f16, sparse = 2:4>>
+  return %w : !qf.weight<24x196, #qf.enc<f16, sparse = 2:4>>
+}
+func.func @f16_sparse_f32(%d: tensor<24x256xf32>) -> !qf.weight<24x256, #qf.enc<f16, sparse = 2:4>> {
+  %w = qf.quantize %d : tensor<24x256xf32> -> !qf.weight<24x256, #qf.enc<f16, sparse = 2:4>>
+  return %w : !qf.weight<24x256, #qf.enc<f16, sparse = 2:4>>
+}
+func.func @bf16_sparse(%d: tensor<24x256xbf16>) -> !qf.weight<24x256, #qf.enc<bf16, sparse = 2:4>> {
+  %w = qf.quantize %d : tensor<24x256xbf16> -> !qf.weight<24x256, #qf.enc<bf16, sparse = 2:4>>
+  return %w : !qf.weight<24x256, #qf.enc<bf16, sparse = 2:4>>
+}
+func.func @bf16_sparse_f16(%d: tensor<24x196xf16>) -> !qf.weight<24x196, #qf.enc<bf16, sparse = 2:4>> {
+  %w = qf.quantize %d : tensor<24x196xf16> -> !qf.weight<24x196, #qf.enc<bf16, sparse = 2:4>>
+  return %w : !qf.weight<24x196, #qf.enc<bf16, sparse = 2:4>>
+}
+func.func @bf16_sparse_f32(%d: tensor<24x196xf32>) -> !qf.weight<24x196, #qf.enc<bf16, sparse = 2:4>> {
+  %w = qf.quantize %d : tensor<24x196xf32> -> !qf.weight<24x196, #qf.enc<bf16, sparse = 2:4>>
+  return %w : !qf.weight<24x196, #qf.enc<bf16, sparse = 2:4>>
+}
+// 2:4 in groups that split quads (2 or 6 columns): each kept value goes to
+// the group of its own column, so a group keeps 0 to 2 values of a quad
+// (0: the host's lo = hi = 0); a unit is 4 groups (whole quads, whole
+// bytes); K = 196 and 204 end rows on half a meta byte and a short unit.
+func.func @int8_g2_sparse(%d: !f16) -> !qf.weight<24x256, #qf.enc<int8, group = 2, scale = f16, sparse = 2:4>> {
+  %w = qf.quantize %d : !f16 -> !qf.weight<24x256, #qf.enc<int8, group = 2, scale = f16, sparse = 2:4>>
+  return %w : !qf.weight<24x256, #qf.enc<int8, group = 2, scale = f16, sparse = 2:4>>
+}
+func.func @uint4_g6_sparse_zero(%d: tensor<24x192xbf16>) -> !qf.weight<24x192, #qf.enc<uint4, group = 6, scale = bf16, zero = int, sparse = 2:4>> {
+  %w = qf.quantize %d : tensor<24x192xbf16> -> !qf.weight<24x192, #qf.enc<uint4, group = 6, scale = bf16, zero = int, sparse = 2:4>>
+  return %w : !qf.weight<24x192, #qf.enc<uint4, group = 6, scale = bf16, zero = int, sparse = 2:4>>
+}
+func.func @int4_g2_sparse(%d: tensor<24x196xf32>) -> !qf.weight<24x196, #qf.enc<int4, group = 2, scale = f16, sparse = 2:4>> {
+  %w = qf.quantize %d : tensor<24x196xf32> -> !qf.weight<24x196, #qf.enc<int4, group = 2, scale = f16, sparse = 2:4>>
+  return %w : !qf.weight<24x196, #qf.enc<int4, group = 2, scale = f16, sparse = 2:4>>
+}
+func.func @uint8_g6_sparse_float_zero(%d: tensor<24x204xf16>) -> !qf.weight<24x204, #qf.enc<uint8, group = 6, scale = f16, zero = float, sparse = 2:4>> {
+  %w = qf.quantize %d : tensor<24x204xf16> -> !qf.weight<24x204, #qf.enc<uint8, group = 6, scale = f16, zero = float, sparse = 2:4>>
+  return %w : !qf.weight<24x204, #qf.enc<uint8, group = 6, scale = f16, zero = float, sparse = 2:4>>
+}
+func.func @fp8_g2_sparse(%d: tensor<24x200xbf16>) -> !qf.weight<24x200, #qf.enc<fp8e4m3, group = 2, scale = f32, sparse = 2:4>> {
+  %w = qf.quantize %d : tensor<24x200xbf16> -> !qf.weight<24x200, #qf.enc<fp8e4m3, group = 2, scale = f32, sparse = 2:4>>
+  return %w : !qf.weight<24x200, #qf.enc<fp8e4m3, group = 2, scale = f32, sparse = 2:4>>
+}
+func.func @uint4_g2_sparse_float_zero(%d: !f16) -> !qf.weight<24x256, #qf.enc<uint4, group = 2, scale = f16, zero = float, sparse = 2:4>> {
+  %w = qf.quantize %d : !f16 -> !qf.weight<24x256, #qf.enc<uint4, group = 2, scale = f16, zero = float, sparse = 2:4>>
+  return %w : !qf.weight<24x256, #qf.enc<uint4, group = 2, scale = f16, zero = float, sparse = 2:4>>
+}

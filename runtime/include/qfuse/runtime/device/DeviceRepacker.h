@@ -4,9 +4,11 @@
 // with the generated qf_gather_fields kernels (DeviceGather.h) instead of
 // format::repack: the row-major codes go up, the layout's codes come back,
 // the other components are kept as repack keeps them, and act_order's
-// "perm" is the gather's; a 2:4 weight's codes and metadata go up and come
-// back in the 2:4 fragment layout (two gathers). What no gather covers
-// (3-bit codes, 16-bit kept values, a missing kernel width) stays with
+// "perm" is the gather's (a 2:4 weight's kept codes in the matvec's tiled
+// layout too: its metadata stays row-major); a 2:4 weight's codes and
+// metadata go up and come back in the 2:4 fragment layout (two gathers).
+// What no gather covers
+// (3-bit codes, a missing kernel width) stays with
 // format::repack, and summary() says how many went where and why.
 //
 //   DeviceRepacker layouts(&gather, /*check=*/false, "");
@@ -47,8 +49,10 @@ public:
               format::TensorMap &packed);
 
 private:
-  /// The layout's components from the gathers, or false with `why`.
-  bool gatherDense(const WeightSpec &weight, const format::TensorMap &rowMajor,
+  /// The layout's components from the gathers, or false with `why`:
+  /// one gather of the codes (format::repackGather), or the 2:4 fragment
+  /// layout's two (format::sparseRepackGathers).
+  bool gatherCodes(const WeightSpec &weight, const format::TensorMap &rowMajor,
                    format::TensorMap &out, std::string &why);
   bool gatherSparse(const WeightSpec &weight,
                     const format::TensorMap &rowMajor, format::TensorMap &out,
