@@ -26,6 +26,8 @@ constexpr std::pair<llvm::StringLiteral, llvm::StringLiteral>
                   {"shared-input", "qf-fuse-shared-input"},
                   // After the groups form, so a group takes it whole.
                   {"act-order-norm", "qf-fuse-act-order-norm"},
+                  // After gated-mlp, which takes a silu_mul of its own.
+                  {"act-order-silu-mul", "qf-fuse-act-order-silu-mul"},
                   {"rotary-attention", "qf-fuse-rotary-attention"}};
 
 /// What --fuse=default runs: every fusion that measured faster on the H200.
@@ -90,7 +92,8 @@ qfuse::selectFusions(StringRef fuse, int64_t minBatch, int64_t maxBatch,
                         [&](auto &entry) { return entry.first == item; })) {
         error = "--fuse: unknown fusion '" + item.str() +
                 "'; expected rmsnorm, gated-mlp, epilogue, shared-input, "
-                "act-order-norm, rotary-attention, default, all or none";
+                "act-order-norm, act-order-silu-mul, rotary-attention, "
+                "default, all or none";
         return failure();
       }
       wanted.insert(item);
