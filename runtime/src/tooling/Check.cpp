@@ -124,7 +124,9 @@ InputSource inputSource(const Artifact &artifact, const Plan &plan,
     if (out == buffer)
       return source;
   }
-  return {buffer};
+  InputSource source;
+  source.x = buffer;
+  return source;
 }
 
 /// Step `s` of `plan` as a matmul, when it is one the check understands.
