@@ -17,7 +17,7 @@ scale, and zero, per column) and block width. The ops (`block_ops`):
 
 | mode | widths | what for |
 |---|---|---|
-| dynamic | 128; and G when G < 128 | a block; a group fitted alone (the eager path) |
+| dynamic | 128; and G when G < 128 | a block; a group fitted alone (the eager path, static groups' fits) |
 | static | 128, 1 | per channel, static groups, act-order; one column (eager) |
 | both | K % 128 for each input width K | the last, narrower block |
 

@@ -98,11 +98,23 @@ static cl::opt<bool> gridDependency(
              "programmatic dependent of the kernel before it (default on; "
              "docs/artifact.md)"),
     cl::init(true), cl::Hidden);
-static cl::opt<bool> gridDependencyTrigger(
+enum class TriggerPoint { None, Start, Late };
+static cl::opt<TriggerPoint> gridDependencyTrigger(
     "grid-dependency-trigger",
-    cl::desc("With --grid-dependency: release the next kernel at this one's "
-             "start (griddepcontrol.launch_dependents), not at its end "
-             "(default off: measured slower, docs/artifact.md)"),
+    cl::desc("With --grid-dependency: where a kernel releases the next one "
+             "(griddepcontrol.launch_dependents); docs/artifact.md"),
+    cl::values(clEnumValN(TriggerPoint::None, "none",
+                          "when it ends (default)"),
+               clEnumValN(TriggerPoint::Start, "start", "at its start"),
+               clEnumValN(TriggerPoint::Late, "late",
+                          "after its main loop (else before its first "
+                          "global store)")),
+    cl::init(TriggerPoint::None), cl::Hidden);
+static cl::opt<bool> gridDependencyPrefetch(
+    "grid-dependency-prefetch",
+    cl::desc("With --grid-dependency: kernels that can prefetch their "
+             "weights into L2 before they wait for the kernel ahead "
+             "(the matvec) do"),
     cl::init(false), cl::Hidden);
 static cl::opt<std::string> tuningDb("tuning-db",
                                      cl::desc("Tuning database (JSON)"),
@@ -238,7 +250,11 @@ buildPipelines(ModuleOp module, ArrayRef<std::string> chips,
         std::to_string(permuteStagedMaxK) +
         " grid-dependency=" + (gridDependency ? "true" : "false") +
         " grid-dependency-trigger=" +
-        (gridDependencyTrigger ? "true" : "false") +
+        (gridDependencyTrigger == TriggerPoint::Start  ? "start"
+         : gridDependencyTrigger == TriggerPoint::Late ? "late"
+                                                       : "none") +
+        " grid-dependency-prefetch=" +
+        (gridDependencyPrefetch ? "true" : "false") +
         "},gpu-module-to-binary{format=isa}");
   }
   return pipelines;

@@ -7,8 +7,10 @@
 // component and the f16 values written over the module's f16 weight),
 // against GptqSolveOptions::hostPrepare (the host loops they replaced) on
 // f32 host weights: identical codes, scales, zeros, g_idx, global scales,
-// permutation and losses; the f16 weight against dequantizeToHalf of the
-// host result, poisoned first. Fresh random weights and Hessians (two dead
+// permutation and losses (the static groups' parameters fitted on the
+// device from device weights, GptqSolveFits.cpp, against Grid::fit on the
+// host); the f16 weight against dequantizeToHalf of the host result,
+// poisoned first. Fresh random weights and Hessians (two dead
 // channels, per-channel spread so that the permutation is far from the
 // identity) each run.
 //
@@ -92,8 +94,8 @@ void expectSameResult(const GptqModuleResult &want,
       wrongCodes += got.weight.codes[i] != want.weight.codes[i];
   }
   EXPECT_EQ(wrongCodes, 0u) << "of " << want.weight.codes.size();
-  EXPECT_TRUE(got.weight.scales == want.weight.scales);
-  EXPECT_TRUE(got.weight.zeros == want.weight.zeros);
+  EXPECT_TRUE(qfuse::testing::sameBits(got.weight.scales, want.weight.scales));
+  EXPECT_TRUE(qfuse::testing::sameBits(got.weight.zeros, want.weight.zeros));
   EXPECT_TRUE(got.weight.gIdx == want.weight.gIdx);
   EXPECT_EQ(got.weight.globalScale, want.weight.globalScale);
   EXPECT_EQ(got.loss, want.loss);
@@ -189,29 +191,11 @@ void solveBoth(const std::string &artifactName,
     }
     cuda::DeviceBuffer hessian(h.size() * 4, "H");
     hessian.upload(h.data(), h.size() * 4);
-    stored.clear();
-    halves.clear();
-    std::vector<GptqModuleInput> inputs;
-    for (Module &m : modules) {
-      GptqModuleInput in;
-      in.name = m.name;
-      in.n = m.n;
-      if (onDevice) {
-        stored.emplace_back(m.bits.size() * 2, m.name);
-        stored.back().upload(m.bits.data(), m.bits.size() * 2);
-        in.device = stored.back().ptr();
-        in.deviceType = GptqDeviceWeight::F16;
-      } else {
-        in.weight = m.f32.data();
-      }
-      if (pipelineOutputs) {
-        const std::vector<uint16_t> poison(m.bits.size(), 0x7E00); // NaN
-        halves.emplace_back(m.bits.size() * 2, m.name + " f16");
-        halves.back().upload(poison.data(), poison.size() * 2);
-        in.halfOut = halves.back().ptr();
-      }
-      inputs.push_back(in);
-    }
+    const std::vector<GptqModuleInput> inputs = qfuse::testing::gptqTestInputs(
+        modules, onDevice, GptqDeviceWeight::F16,
+        pipelineOutputs ? qfuse::testing::GptqHalfOut::OwnBuffer
+                        : qfuse::testing::GptqHalfOut::None,
+        stored, halves);
     std::vector<GptqModuleResult> results = solver.solve(
         inputs, hessian.ptr(), k, options, stream.get(), report);
     EXPECT_FALSE(report.fellBackToRTN);
@@ -232,6 +216,10 @@ void solveBoth(const std::string &artifactName,
   const bool pipeline = !eager;
   std::vector<GptqModuleResult> got =
       solve(true, false, pipeline, pipelineReport);
+  // Static groups are fitted on the device from device weights (per
+  // channel, host weights and hostPrepare on the host).
+  EXPECT_FALSE(hostReport.fitOnDevice);
+  EXPECT_EQ(pipelineReport.fitOnDevice, staticGroups && !enc.isPerChannel());
   EXPECT_EQ(pipelineReport.permutation, hostReport.permutation);
   EXPECT_EQ(pipelineReport.deadChannels, hostReport.deadChannels);
   ASSERT_EQ(got.size(), host.size());

@@ -8,16 +8,21 @@
 // channels). And the pipeline's outputs: codes as bytes and each module's
 // f16 weight written on the device from the block kernel's values (in place
 // over an f16 input, as the pipeline rebinds), against the host result and
-// dequantizeToHalf of it, with the f16 outputs poisoned first. Uses the GPTQ
-// artifacts of bench/make-gptq-artifacts.sh
-// (artifacts/gptq/test-int4-g128.qfa, test-nvfp4.qfa; QFUSE_GPTQ_ARTIFACTS
-// names another folder) and skips without them or without a GPU.
+// dequantizeToHalf of it, with the f16 outputs poisoned first. With static
+// groups, the fits on the device (GptqSolveFits.cpp) against Grid::fit on
+// the host, and a scale that does not fit named by row and group on both.
+// Uses the GPTQ artifacts of bench/make-gptq-artifacts.sh
+// (artifacts/gptq/test-int4-g128.qfa, test-uint4-g128-asym.qfa,
+// test-nvfp4.qfa; QFUSE_GPTQ_ARTIFACTS names another folder) and skips
+// without them or without a GPU.
 //
 //===----------------------------------------------------------------------===//
 
 #include "qfuse/runtime/gptq/GptqSolver.h"
 
 #include "qfuse/runtime/gptq/DequantizeHalf.h"
+
+#include "qfuse/runtime/Error.h"
 
 #include "qfuse/format/Numerics.h"
 #include "qfuse/runtime/artifact/Artifact.h"
@@ -41,9 +46,10 @@ namespace {
 using Module = qfuse::testing::GptqTestModule;
 
 void solveBoth(const std::string &artifactName, GptqDeviceWeight type,
-               uint64_t seed) {
+               bool staticGroups, uint64_t seed) {
   SCOPED_TRACE(artifactName + (type == GptqDeviceWeight::BF16 ? " bf16" : " f16") +
-               ", seed " + std::to_string(seed));
+               (staticGroups ? " static groups" : "") + ", seed " +
+               std::to_string(seed));
   std::string why;
   if (cuda::deviceCount(&why) == 0)
     GTEST_SKIP() << "qfuse-gpu-skip: no usable CUDA device: " << why;
@@ -103,33 +109,14 @@ void solveBoth(const std::string &artifactName, GptqDeviceWeight type,
                    GptqSolveReport &report) {
     GptqSolveOptions options;
     options.codesAsBytes = pipelineOutputs;
+    options.staticGroups = staticGroups;
     cuda::DeviceBuffer hessian(h.size() * 4, "H");
     hessian.upload(h.data(), h.size() * 4);
-    stored.clear();
-    halves.clear();
-    std::vector<GptqModuleInput> inputs;
-    for (Module &m : modules) {
-      GptqModuleInput in;
-      in.name = m.name;
-      in.n = m.n;
-      if (onDevice) {
-        stored.emplace_back(m.bits.size() * 2, m.name);
-        stored.back().upload(m.bits.data(), m.bits.size() * 2);
-        in.device = stored.back().ptr();
-        in.deviceType = type;
-      } else {
-        in.weight = m.f32.data();
-      }
-      if (pipelineOutputs) {
-        const std::vector<uint16_t> poison(m.bits.size(), 0x7E00);
-        halves.emplace_back(m.bits.size() * 2, m.name + " f16");
-        halves.back().upload(poison.data(), poison.size() * 2);
-        in.halfOut = type == GptqDeviceWeight::F16 && onDevice
-                         ? in.device
-                         : halves.back().ptr();
-      }
-      inputs.push_back(in);
-    }
+    const std::vector<GptqModuleInput> inputs = qfuse::testing::gptqTestInputs(
+        modules, onDevice, type,
+        pipelineOutputs ? qfuse::testing::GptqHalfOut::InPlaceOverF16
+                        : qfuse::testing::GptqHalfOut::None,
+        stored, halves);
     return solver.solve(inputs, hessian.ptr(), k, options, stream.get(),
                         report);
   };
@@ -148,8 +135,8 @@ void solveBoth(const std::string &artifactName, GptqDeviceWeight type,
           format::codeFromByte(enc.format, got.codeBytes[i]) !=
           want.weight.codes[i];
     EXPECT_EQ(wrongCodes, 0u);
-    EXPECT_TRUE(got.weight.scales == want.weight.scales);
-    EXPECT_TRUE(got.weight.zeros == want.weight.zeros);
+    EXPECT_TRUE(qfuse::testing::sameBits(got.weight.scales, want.weight.scales));
+    EXPECT_TRUE(qfuse::testing::sameBits(got.weight.zeros, want.weight.zeros));
     EXPECT_EQ(got.loss, want.loss);
     ASSERT_TRUE(got.halfWritten);
     std::vector<uint16_t> expected(size_t(want.n * k)), written(expected.size());
@@ -163,31 +150,110 @@ void solveBoth(const std::string &artifactName, GptqDeviceWeight type,
     EXPECT_EQ(wrongHalves, 0u) << "of " << written.size();
   }
   std::vector<GptqModuleResult> device = solve(true, false, deviceReport);
+  // Static groups: fitted on the device from device weights
+  // (GptqSolveFits.cpp), by Grid::fit on the host from host weights.
+  EXPECT_FALSE(hostReport.fitOnDevice);
+  EXPECT_EQ(pipelineReport.fitOnDevice, staticGroups);
+  EXPECT_EQ(deviceReport.fitOnDevice, staticGroups);
   EXPECT_EQ(hostReport.deadChannels, deviceReport.deadChannels);
   EXPECT_EQ(deviceReport.deadChannels.size(), 2u);
   ASSERT_EQ(host.size(), device.size());
   for (size_t m = 0; m < host.size(); ++m) {
     SCOPED_TRACE(host[m].name);
     EXPECT_TRUE(host[m].weight.codes == device[m].weight.codes);
-    EXPECT_TRUE(host[m].weight.scales == device[m].weight.scales);
-    EXPECT_TRUE(host[m].weight.zeros == device[m].weight.zeros);
+    EXPECT_TRUE(qfuse::testing::sameBits(host[m].weight.scales,
+                                         device[m].weight.scales));
+    EXPECT_TRUE(qfuse::testing::sameBits(host[m].weight.zeros,
+                                         device[m].weight.zeros));
     EXPECT_EQ(host[m].weight.globalScale, device[m].weight.globalScale);
     EXPECT_EQ(host[m].loss, device[m].loss);
   }
 }
 
 TEST(GptqDeviceWeightsGpu, Int4F16SameAsHostF32) {
-  solveBoth("test-int4-g128.qfa", GptqDeviceWeight::F16,
+  solveBoth("test-int4-g128.qfa", GptqDeviceWeight::F16, false,
             std::random_device{}());
 }
 
 TEST(GptqDeviceWeightsGpu, Int4BF16SameAsHostF32) {
-  solveBoth("test-int4-g128.qfa", GptqDeviceWeight::BF16,
+  solveBoth("test-int4-g128.qfa", GptqDeviceWeight::BF16, false,
             std::random_device{}());
 }
 
 TEST(GptqDeviceWeightsGpu, Nvfp4F16SameAsHostF32) {
-  solveBoth("test-nvfp4.qfa", GptqDeviceWeight::F16, std::random_device{}());
+  solveBoth("test-nvfp4.qfa", GptqDeviceWeight::F16, false,
+            std::random_device{}());
+}
+
+// Static groups without act-order: the fits on the device against the
+// host's.
+TEST(GptqDeviceWeightsGpu, Int4StaticGroupsF16SameAsHostF32) {
+  solveBoth("test-int4-g128.qfa", GptqDeviceWeight::F16, true,
+            std::random_device{}());
+}
+
+TEST(GptqDeviceWeightsGpu, Uint4AsymStaticGroupsBF16SameAsHostF32) {
+  solveBoth("test-uint4-g128-asym.qfa", GptqDeviceWeight::BF16, true,
+            std::random_device{}());
+}
+
+TEST(GptqDeviceWeightsGpu, Nvfp4StaticGroupsF16SameAsHostF32) {
+  solveBoth("test-nvfp4.qfa", GptqDeviceWeight::F16, true,
+            std::random_device{}());
+}
+
+TEST(GptqDeviceWeightsGpu, StaticScaleOverflowNamesRowAndGroup) {
+  // One bf16 weight far past the f16 scale's range (1e30 / 7 > 65504) at
+  // row 200 (q's), column 300 (group 2): both fits refuse it by name.
+  std::string why;
+  if (cuda::deviceCount(&why) == 0)
+    GTEST_SKIP() << "qfuse-gpu-skip: no usable CUDA device: " << why;
+  const std::string path =
+      qfuse::testing::gptqArtifactDir() + "test-int4-g128.qfa";
+  if (!std::ifstream(path))
+    GTEST_SKIP() << "no GPTQ artifact at " << path;
+  cuda::Context context(0);
+  cuda::Stream stream;
+  Artifact artifact = loadArtifactForDevice(path, context);
+  const format::Encoding enc = gptqArtifactEncoding(artifact);
+  ASSERT_EQ(enc.scaleType, format::ScalarType::F16);
+  GptqSolver solver(artifact, context, enc);
+  const int64_t k = 384;
+  std::vector<Module> modules = {{"q", 384, {}, {}}, {"k", 128, {}, {}},
+                                 {"v", 128, {}, {}}};
+  std::mt19937_64 rng(std::random_device{}());
+  std::normal_distribution<float> normal;
+  for (Module &m : modules)
+    for (int64_t i = 0; i < m.n * k; ++i) {
+      const float x = m.name == "q" && i == 200 * k + 300 ? 1e30f : normal(rng);
+      m.bits.push_back(format::floatToBFloat16(x));
+      m.f32.push_back(format::bfloat16ToFloat(m.bits.back()));
+    }
+  std::vector<float> h(size_t(k * k), 0.0f);
+  for (int64_t i = 0; i < k; ++i)
+    h[size_t(i * k + i)] = 1.0f;
+  std::vector<cuda::DeviceBuffer> stored, halves;
+  for (bool onDevice : {false, true}) {
+    SCOPED_TRACE(onDevice ? "fitted on the device" : "fitted on the host");
+    GptqSolveOptions options;
+    options.staticGroups = true;
+    cuda::DeviceBuffer hessian(h.size() * 4, "H");
+    hessian.upload(h.data(), h.size() * 4);
+    GptqSolveReport report;
+    const std::vector<GptqModuleInput> inputs = qfuse::testing::gptqTestInputs(
+        modules, onDevice, GptqDeviceWeight::BF16,
+        qfuse::testing::GptqHalfOut::None, stored, halves);
+    try {
+      solver.solve(inputs, hessian.ptr(), k, options, stream.get(), report);
+      ADD_FAILURE() << "no error for a scale that does not fit";
+    } catch (const Error &e) {
+      EXPECT_NE(std::string(e.what()).find(
+                    "row 200, group 2: the group's scale does not fit"),
+                std::string::npos)
+          << e.what();
+    }
+    EXPECT_EQ(report.fitOnDevice, onDevice);
+  }
 }
 
 } // namespace

@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <numeric>
@@ -40,6 +41,36 @@ std::vector<float> runRowGather(const std::vector<float> &src,
       EXPECT_LE(c.src + c.count, c.dst);
     std::memmove(dst.data() + c.dst * width, at,
                  size_t(c.count * width) * sizeof(float));
+  }
+  return dst;
+}
+
+/// The waves of rowGatherWaves(from) as the device runs them: each wave a
+/// batch whose copies run in no particular order (here: last first, each
+/// reading the destination as it was when the wave began, so that a copy
+/// reading a row its own wave writes gets the poison), the waves in order.
+std::vector<float> runRowGatherWaves(const std::vector<float> &src,
+                                     const std::vector<int64_t> &from,
+                                     size_t &waveCount,
+                                     int64_t width = kWidth) {
+  std::vector<float> dst(from.size() * size_t(width),
+                         std::numeric_limits<float>::quiet_NaN());
+  const std::vector<std::vector<RowCopy>> waves = rowGatherWaves(from);
+  waveCount = waves.size();
+  for (const std::vector<RowCopy> &wave : waves) {
+    EXPECT_FALSE(wave.empty());
+    const std::vector<float> before = dst;
+    std::vector<int> writes(from.size(), 0);
+    for (auto c = wave.rbegin(); c != wave.rend(); ++c) {
+      const float *at =
+          (c->fromDst ? before.data() : src.data()) + c->src * width;
+      std::memcpy(dst.data() + c->dst * width, at,
+                  size_t(c->count * width) * sizeof(float));
+      for (int64_t r = c->dst; r < c->dst + c->count; ++r)
+        ++writes[size_t(r)];
+    }
+    EXPECT_EQ(*std::max_element(writes.begin(), writes.end()), 1)
+        << "two copies of one wave write the same row";
   }
   return dst;
 }
@@ -70,27 +101,37 @@ std::vector<float> randomMatrix(int64_t n, std::mt19937_64 &rng) {
   return a;
 }
 
+/// rowGather(from) and its waves against the gather; `maxWaves`, where
+/// not 0, is the number of waves expected.
 void expectGathered(const std::vector<int64_t> &from, int64_t srcRows,
-                    size_t maxCopies) {
+                    size_t maxCopies, size_t maxWaves = 0) {
   std::mt19937_64 rng(std::random_device{}());
   std::uniform_real_distribution<float> value(-2.0f, 2.0f);
   std::vector<float> src(size_t(srcRows * kWidth));
   for (float &v : src)
     v = value(rng);
-  const std::vector<float> got = runRowGather(src, from);
-  size_t wrong = 0;
-  for (size_t i = 0; i < from.size(); ++i)
-    for (int64_t e = 0; e < kWidth; ++e)
-      wrong += std::memcmp(&got[i * kWidth + e],
-                           &src[size_t(from[i] * kWidth + e)], 4) != 0;
-  EXPECT_EQ(wrong, 0u);
+  size_t waveCount = 0;
+  for (bool inWaves : {false, true}) {
+    SCOPED_TRACE(inWaves ? "in waves (unordered batches)" : "in order");
+    const std::vector<float> got =
+        inWaves ? runRowGatherWaves(src, from, waveCount)
+                : runRowGather(src, from);
+    size_t wrong = 0;
+    for (size_t i = 0; i < from.size(); ++i)
+      for (int64_t e = 0; e < kWidth; ++e)
+        wrong += std::memcmp(&got[i * kWidth + e],
+                             &src[size_t(from[i] * kWidth + e)], 4) != 0;
+    EXPECT_EQ(wrong, 0u);
+  }
   EXPECT_LE(rowGather(from).size(), maxCopies);
+  if (maxWaves)
+    EXPECT_EQ(waveCount, maxWaves);
 }
 
 TEST(PermutationMoves, IdentityIsOneCopy) {
   std::vector<int64_t> from(300);
   std::iota(from.begin(), from.end(), int64_t(0));
-  expectGathered(from, 300, 1);
+  expectGathered(from, 300, 1, 1);
 }
 
 TEST(PermutationMoves, RandomPermutationOfRows) {
@@ -99,7 +140,8 @@ TEST(PermutationMoves, RandomPermutationOfRows) {
     std::vector<int64_t> from(static_cast<size_t>(n));
     std::iota(from.begin(), from.end(), int64_t(0));
     std::shuffle(from.begin(), from.end(), rng);
-    expectGathered(from, n, size_t(n));
+    // No repeats: one batch.
+    expectGathered(from, n, size_t(n), 1);
   }
 }
 
@@ -119,17 +161,44 @@ TEST(PermutationMoves, StaticParametersByPosition) {
   std::vector<int64_t> from(static_cast<size_t>(k));
   for (int64_t c = 0; c < k; ++c)
     from[size_t(c)] = c / group;
-  // 1 + log2(128) copies per whole group, 1 + log2(64) for the last.
-  expectGathered(from, groups, 4 * 8 + 7);
+  // 1 + log2(128) copies per whole group, 1 + log2(64) for the last; as
+  // many waves as the longest run needs.
+  expectGathered(from, groups, 4 * 8 + 7, 1 + 7);
   std::vector<int64_t> perm(static_cast<size_t>(k));
   std::iota(perm.begin(), perm.end(), int64_t(0));
   std::shuffle(perm.begin(), perm.end(), std::mt19937_64(std::random_device{}()));
   for (int64_t c = 0; c < k; ++c)
     from[size_t(c)] = perm[size_t(c)] / group;
   expectGathered(from, groups, size_t(k));
-  // Per channel: one group.
+  // Per channel: one group, 576 positions: 1 + floor(log2 576) waves (the
+  // last 64 rows are copied from the first 64, written by wave 6).
   std::fill(from.begin(), from.end(), int64_t(0));
-  expectGathered(from, 1, 1 + 10);
+  expectGathered(from, 1, 1 + 10, 1 + 9);
+}
+
+TEST(PermutationMoves, WavesOfRandomRepeats) {
+  // Runs of random lengths from random rows, some consecutive: every
+  // doubling copy lands in a later wave than the rows it reads.
+  std::mt19937_64 rng(std::random_device{}());
+  std::uniform_int_distribution<int64_t> length(1, 40), row(0, 9);
+  for (int trial = 0; trial < 20; ++trial) {
+    std::vector<int64_t> from;
+    while (from.size() < 500) {
+      const int64_t n = length(rng), r = row(rng);
+      const bool repeat = rng() % 2;
+      for (int64_t i = 0; i < n; ++i)
+        from.push_back(repeat ? r : (r + i) % 10);
+    }
+    // The longest run of one repeated row (runs can meet).
+    size_t longest = 1, run = 1;
+    for (size_t i = 1; i < from.size(); ++i) {
+      run = from[i] == from[i - 1] ? run + 1 : 1;
+      longest = std::max(longest, run);
+    }
+    expectGathered(from, 10, from.size());
+    EXPECT_LE(rowGatherWaves(from).size(),
+              1 + size_t(std::ceil(std::log2(double(longest)))));
+  }
 }
 
 TEST(PermutationMoves, ColumnScatterPutsColumnsInOrder) {

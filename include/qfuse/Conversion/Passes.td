@@ -30,12 +30,14 @@ def QFToGPU : Pass<"qf-to-gpu", "::mlir::ModuleOp"> {
     reference (WeightQuantizer.h); encodings it does not take get a remark
     and no launch (the runtime quantizes them on the host).
 
-    With `grid-dependency`, on sm_90 and later every kernel starts with
-    `griddepcontrol.wait` (and, with `grid-dependency-trigger`,
-    `griddepcontrol.launch_dependents` before it): launched as a
+    With `grid-dependency`, on sm_90 and later every kernel waits
+    (`griddepcontrol.wait`) before it touches memory an earlier kernel may
+    write: at its start, or where its generator marked it, after L2
+    prefetches of its weights (`grid-dependency-prefetch`). Launched as a
     programmatic dependent (the runtime asks for it per kernel,
     docs/artifact.md), it is scheduled before the kernel ahead of it has
-    finished and waits for it before touching memory.
+    finished; `grid-dependency-trigger` says where a kernel releases the
+    next one (`griddepcontrol.launch_dependents`).
   }];
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
@@ -58,11 +60,16 @@ def QFToGPU : Pass<"qf-to-gpu", "::mlir::ModuleOp"> {
            "On sm_90 and later, start every kernel with griddepcontrol "
            "(launch_dependents, wait) so that the runtime may launch it with "
            "programmatic stream serialization (qfuse-compile sets it)">,
-    Option<"gridDependencyTrigger", "grid-dependency-trigger", "bool",
+    Option<"gridDependencyTrigger", "grid-dependency-trigger", "std::string",
+           /*default=*/"\"none\"",
+           "With grid-dependency, where griddepcontrol.launch_dependents "
+           "releases the next kernel: none (when this one ends), start, or "
+           "late (after the main loop the generator marked, else before the "
+           "first global store)">,
+    Option<"gridDependencyPrefetch", "grid-dependency-prefetch", "bool",
            /*default=*/"false",
-           "With grid-dependency: also griddepcontrol.launch_dependents at "
-           "the start (else the next kernel is released when this one "
-           "ends)">
+           "With grid-dependency: keep the L2 prefetches of weights that "
+           "generators place before the wait">
   ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::LLVM::LLVMDialect",

@@ -130,9 +130,14 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
                           "dialect failed");
       return signalPassFailure();
     }
-    // griddepcontrol is sm_90's (PTX ISA 7.8).
-    if (gridDependency && target.getSmVersion() >= 90)
-      addGridDependencyControl(gpuModule, gridDependencyTrigger);
+    // griddepcontrol is sm_90's (PTX ISA 7.8), and so is the bulk prefetch.
+    GridDependencyOptions gdc;
+    gdc.enabled = gridDependency && target.getSmVersion() >= 90;
+    gdc.trigger = gridDependencyTrigger == "start" ? GridDependencyTrigger::Start
+                  : gridDependencyTrigger == "late" ? GridDependencyTrigger::Late
+                                                    : GridDependencyTrigger::None;
+    gdc.prefetch = gridDependencyPrefetch;
+    addGridDependencyControl(gpuModule, gdc);
   }
 
   /// Kernels already emitted, by everything that determines their code, so

@@ -156,22 +156,10 @@ void SolveRun::eagerBlock(int64_t b) {
     const int64_t jj = j - i1;
     if (dynamic && j % group == 0) {
       // The group's parameters from its current weights: the dynamic
-      // kernel fits them at its first column (U = I; its codes and errors
-      // go to scratch).
-      copy2D(buffer("eager fit tile").ptr(), size_t(group) * 4,
-             offset(buffer("weights").ptr(), j * 4), size_t(k) * 4,
-             size_t(group) * 4, size_t(rows), stream, "eager fit tile");
-      std::map<std::string, CUdeviceptr> fit = {
-          {"w", buffer("eager fit tile").ptr()},
-          {"u", buffer("group identity").ptr()},
-          {"codes", buffer("eager fit codes").ptr()},
-          {"err", buffer("eager fit errors").ptr()},
-          {"scales_out", offset(scales, (j / group) * rows * 4)}};
-      if (hasZeros)
-        fit["zeros_out"] = offset(zeros, (j / group) * rows * 4);
-      if (enc.globalScale)
-        fit["global_scale"] = globals;
-      im.launch(rows, group, false, fit, stream);
+      // kernel fits them at its first column (U = I; GptqSolveFits.cpp).
+      fitGroup(offset(buffer("weights").ptr(), j * 4),
+               offset(scales, (j / group) * rows * 4),
+               hasZeros ? offset(zeros, (j / group) * rows * 4) : 0);
     }
     // Column j alone: gather it, quantize it with its group's parameters,
     // then feed its error into the rest of the block.

@@ -4,17 +4,20 @@
 // (GptqSolveRun.h), on the device: H -> P^T H P, W's columns in the
 // processing order, the static parameters expanded to one per (row,
 // position), and after the solve the codes and f16 values back in column
-// order. Every move is exact: whole-row copies (cuMemcpyDtoDAsync, runs of
-// consecutive or repeated rows merged), pitched column copies
-// (cuMemcpy2DAsync) and cuBLAS transposes (geam, C = 1 * A^T, B not read),
-// no arithmetic on the values.
+// order. Every move is exact: whole-row copies (runs of consecutive or
+// repeated rows merged), pitched column copies and cuBLAS transposes (geam,
+// C = 1 * A^T, B not read), no arithmetic on the values.
 //
 // Copies rather than a generated gather kernel: the moves are whole rows
-// (4 K or 4 R bytes), so one gather costs at most K copies (14336 for
-// Llama-3-8B's down_proj) and needs no kernel in every artifact; their cost
-// on the H200 is in docs/gptq.md (act-order's prepare). With
-// GptqSolveOptions::hostPrepare the host loops they replace run instead
-// (the reference the GPU tests compare with).
+// (4 K or 4 R bytes) and need no kernel in every artifact. A gather is at
+// most K copies (14336 for Llama-3-8B's down_proj) and a block's scatter
+// at most 128 pitched ones: each is enqueued as a few batches
+// (cuMemcpyBatchAsync per wave of rowGatherWaves, cuMemcpy3DBatchAsync per
+// scatter), since one driver call per copy cost far more host time than
+// the solve (docs/gptq.md, act-order's prepare); one call per copy remains
+// where the driver refuses batches. With GptqSolveOptions::hostPrepare the
+// host loops they replace run instead (the reference the GPU tests compare
+// with).
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,6 +27,8 @@
 
 #include "qfuse/runtime/Error.h"
 #include "qfuse/runtime/gptq/PermutationMoves.h"
+
+#include <cstring>
 
 namespace qfuse::runtime {
 using namespace detail;
@@ -61,28 +66,94 @@ void transpose(cublasHandle_t blas, CUdeviceptr dst, CUdeviceptr src,
                            reinterpret_cast<float *>(dst), int(rows)));
 }
 
+/// One batch of 1D copies on `stream` (cuMemcpyBatchAsync: one call; the
+/// copies unordered among themselves, the batch in stream order, each
+/// source read in stream order). False, with nothing enqueued, where the
+/// driver or the stream cannot take batches (the legacy default stream):
+/// the caller copies one by one.
+bool copyBatch(std::vector<CUdeviceptr> &dsts, std::vector<CUdeviceptr> &srcs,
+               std::vector<size_t> &sizes, CUstream stream, const char *what) {
+  if (dsts.empty())
+    return true;
+  if (stream == nullptr || stream == CU_STREAM_LEGACY)
+    return false;
+  CUmemcpyAttributes attrs;
+  std::memset(&attrs, 0, sizeof(attrs));
+  attrs.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+  size_t first = 0;
+  const CUresult status =
+      cuMemcpyBatchAsync(dsts.data(), srcs.data(), sizes.data(), dsts.size(),
+                         &attrs, &first, 1, stream);
+  if (status == CUDA_ERROR_NOT_SUPPORTED)
+    return false;
+  QFUSE_CU_CTX(status, what);
+  return true;
+}
+
 /// Row i of `dst` = row from[i] of `src` (rows of `rowBytes`): the copies
-/// of rowGather (PermutationMoves.h), in order on `stream` (the identity is
-/// one copy; a group's parameters over its `group` positions
-/// 1 + log2(group)).
+/// of rowGather (PermutationMoves.h), one batch per wave of rowGatherWaves
+/// (a permutation is one batch; a group's parameters over its `group`
+/// positions 1 + log2(group)), or one by one in order where batches are not
+/// supported.
 void gatherRows(CUdeviceptr dst, CUdeviceptr src, size_t rowBytes,
                 const std::vector<int64_t> &from, CUstream stream,
                 const char *what) {
-  for (const RowCopy &c : rowGather(from))
-    QFUSE_CU_CTX(cuMemcpyDtoDAsync(dst + size_t(c.dst) * rowBytes,
-                                   (c.fromDst ? dst : src) +
-                                       size_t(c.src) * rowBytes,
-                                   size_t(c.count) * rowBytes, stream),
-                 what);
+  auto at = [&](const RowCopy &c) {
+    return (c.fromDst ? dst : src) + size_t(c.src) * rowBytes;
+  };
+  for (const std::vector<RowCopy> &wave : rowGatherWaves(from)) {
+    std::vector<CUdeviceptr> dsts, srcs;
+    std::vector<size_t> sizes;
+    for (const RowCopy &c : wave) {
+      dsts.push_back(dst + size_t(c.dst) * rowBytes);
+      srcs.push_back(at(c));
+      sizes.push_back(size_t(c.count) * rowBytes);
+    }
+    // Unsupported shows on the first batch, before anything is enqueued.
+    if (copyBatch(dsts, srcs, sizes, stream, what))
+      continue;
+    for (const RowCopy &c : rowGather(from))
+      QFUSE_CU_CTX(cuMemcpyDtoDAsync(dst + size_t(c.dst) * rowBytes, at(c),
+                                     size_t(c.count) * rowBytes, stream),
+                   what);
+    return;
+  }
 }
 
 } // namespace
 
+/// The scatter's pitched copies (distinct destinations, so unordered is
+/// fine) as one cuMemcpy3DBatchAsync, or one copy2D each where batches are
+/// not supported.
 void detail::scatterColumns(CUdeviceptr dst, size_t dstPitch, CUdeviceptr src,
                             size_t srcPitch, size_t elementBytes,
                             size_t height, const int64_t *to, int64_t count,
                             CUstream stream, const char *what) {
-  for (const ColumnCopy &c : columnScatter(to, count))
+  const std::vector<ColumnCopy> copies = columnScatter(to, count);
+  if (copies.empty() || height == 0)
+    return;
+  if (stream != nullptr && stream != CU_STREAM_LEGACY) {
+    std::vector<CUDA_MEMCPY3D_BATCH_OP> ops(copies.size());
+    for (size_t i = 0; i < copies.size(); ++i) {
+      CUDA_MEMCPY3D_BATCH_OP &op = ops[i];
+      std::memset(&op, 0, sizeof(op));
+      op.src.type = op.dst.type = CU_MEMCPY_OPERAND_TYPE_POINTER;
+      // Pointer operands count in bytes; a row's length is the pitch.
+      op.src.op.ptr.ptr = src + size_t(copies[i].src) * elementBytes;
+      op.src.op.ptr.rowLength = srcPitch;
+      op.dst.op.ptr.ptr = dst + size_t(copies[i].dst) * elementBytes;
+      op.dst.op.ptr.rowLength = dstPitch;
+      op.extent = {size_t(copies[i].count) * elementBytes, height, 1};
+      op.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+    }
+    const CUresult status =
+        cuMemcpy3DBatchAsync(ops.size(), ops.data(), 0, stream);
+    if (status != CUDA_ERROR_NOT_SUPPORTED) {
+      QFUSE_CU_CTX(status, std::string("GPTQ: ") + what);
+      return;
+    }
+  }
+  for (const ColumnCopy &c : copies)
     copy2D(dst + size_t(c.dst) * elementBytes, dstPitch,
            src + size_t(c.src) * elementBytes, srcPitch,
            size_t(c.count) * elementBytes, height, stream, what);
@@ -146,16 +217,18 @@ void SolveRun::permuteWeights() {
 /// read them, one per (row, position), into "scales" and "zeros": [K, rows]
 /// for the eager kernel, and for the fused one [rows, wb] per block (the
 /// layouts at the top of GptqSolver.cpp). On the device: [groups, rows]
-/// uploaded, its rows gathered by the group of each position into [K,
-/// rows], and for the fused kernel each block's rows transposed.
+/// uploaded (or left there by the device fit, GptqSolveFits.cpp), its rows
+/// gathered by the group of each position into [K, rows], and for the
+/// fused kernel each block's rows transposed.
 void SolveRun::expandStaticParams() {
   if (options.hostPrepare) {
     expandStaticParamsOnHost();
     return;
   }
-  std::vector<float> s(static_cast<size_t>(groups * rows)),
+  // The tables, unless the device fit left them there.
+  std::vector<float> s(fitOnDevice ? 0 : size_t(groups * rows)),
       z(hasZeros ? s.size() : 0);
-  for (int64_t r = 0; r < rows; ++r)
+  for (int64_t r = 0; r < rows && !fitOnDevice; ++r)
     for (int64_t g = 0; g < groups; ++g) {
       const gptq::GroupParams &p = staticParams[size_t(r * groups + g)];
       s[size_t(g * rows + r)] = p.scale;
@@ -167,8 +240,9 @@ void SolveRun::expandStaticParams() {
     from[size_t(c)] = groupOfPosition(c);
   auto expand = [&](const std::vector<float> &byGroup, const char *table,
                     CUdeviceptr out) {
-    cuda::DeviceBuffer &t = buffer(table, byGroup.size() * 4);
-    t.upload(byGroup.data(), byGroup.size() * 4);
+    cuda::DeviceBuffer &t = buffer(table, size_t(groups * rows) * 4);
+    if (!fitOnDevice)
+      t.upload(byGroup.data(), byGroup.size() * 4);
     const size_t rowBytes = size_t(rows) * 4;
     if (options.eager) {
       gatherRows(out, t.ptr(), rowBytes, from, stream,

@@ -11,8 +11,6 @@
 
 #include "GptqSolveRun.h"
 
-#include "ParallelRows.h"
-
 #include "qfuse/gptq/Grid.h"
 #include "qfuse/runtime/Error.h"
 
@@ -95,13 +93,14 @@ void SolveRun::setUpLibraries() {
 
 /// The stacked weights into "w". Modules given on the device are widened
 /// to f32 there (exact: x * 1.0f); a host copy exists only where the later
-/// steps need one (host inputs, static groups or per-channel fits, and
-/// act-order with hostPrepare).
+/// steps need one (host inputs, fits on the host: per channel, hostPrepare
+/// or no kernel to fit with; act-order with hostPrepare).
 void SolveRun::loadWeights() {
   onDevice = true;
   for (const GptqModuleInput &m : modules)
     onDevice = onDevice && m.device && !m.weight;
-  needHost = !onDevice || !dynamic ||
+  fitOnDevice = canFitOnDevice();
+  needHost = !onDevice || (!dynamic && !fitOnDevice) ||
              (options.actOrder && options.hostPrepare);
   cuda::DeviceBuffer &w = buffer("weights", size_t(rows * k) * 4);
   if (onDevice) {
@@ -180,10 +179,10 @@ void SolveRun::prepareHessian() {
 /// One grid per module: NVFP4's global scale is the module's own
 /// (448 * 6 / amax over its dead-channel-zeroed weights, as the reference
 /// computes it), so stacked modules differ; the kernel reads it per row.
-/// Per channel and static groups: every group's parameters up front, in
-/// the original column order, on the dead-channel-zeroed weights.
+/// Per channel and static groups: every group's parameters up front
+/// (fitStaticParams, GptqSolveFits.cpp).
 void SolveRun::makeGrids() {
-  std::vector<int64_t> moduleOfRow(static_cast<size_t>(rows));
+  moduleOfRow.resize(static_cast<size_t>(rows));
   const CUdeviceptr w = buffer("weights").ptr();
   int64_t r0 = 0;
   for (size_t m = 0; m < numModules; ++m) {
@@ -205,31 +204,8 @@ void SolveRun::makeGrids() {
                        grids.back()->globalScale());
     r0 += modules[m].n;
   }
-  if (dynamic)
-    return;
-  staticParams.resize(static_cast<size_t>(rows * groups));
-  detail::parallelRows(rows, [&](int64_t first, int64_t last) {
-    for (int64_t r = first; r < last; ++r) {
-      const gptq::Grid &grid = *grids[size_t(moduleOfRow[size_t(r)])];
-      for (int64_t g = 0; g < groups; ++g) {
-        std::string error;
-        const int64_t count = std::min(group, k - g * group);
-        // A scale that does not fit its type is caught below: fit leaves a
-        // non-finite scale, which the check after the loop reports
-        // (threads cannot throw).
-        if (!grid.fit(original.data() + r * k + g * group, count,
-                      staticParams[size_t(r * groups + g)], error))
-          staticParams[size_t(r * groups + g)].scale =
-              std::numeric_limits<float>::quiet_NaN();
-      }
-    }
-  });
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t g = 0; g < groups; ++g)
-      if (std::isnan(staticParams[size_t(r * groups + g)].scale))
-        throw Error("GPTQ: row " + std::to_string(r) + ", group " +
-                    std::to_string(g) +
-                    ": the group's scale does not fit the scale type");
+  if (!dynamic)
+    fitStaticParams();
 }
 
 /// The device working set (see the layouts at the top), the static
@@ -275,16 +251,9 @@ void SolveRun::allocate() {
     buffer("zeros", size_t(paramCount) * 4);
   if (!dynamic)
     expandStaticParams();
-  if (options.eager && dynamic) {
-    buffer("eager fit tile", size_t(rows * group) * 4);
-    buffer("eager fit codes", size_t(rows * group));
-    buffer("eager fit errors", size_t(rows * group) * 4);
-    std::vector<float> eye(static_cast<size_t>(group * group), 0.0f);
-    for (int64_t i = 0; i < group; ++i)
-      eye[size_t(i * group + i)] = 1.0f;
-    buffer("group identity", eye.size() * 4).upload(eye.data(), eye.size() * 4);
-  }
-  if (enc.globalScale)
+  if (options.eager && dynamic)
+    prepareGroupFit(); // the global scales too
+  else if (enc.globalScale && !fitOnDevice)
     buffer("global scales", rowGlobal.size() * 4)
         .upload(rowGlobal.data(), rowGlobal.size() * 4);
   buffer("loss", size_t(numBlocks) * numModules * 4)

@@ -55,13 +55,16 @@ struct SolveRun {
   cuda::Event ePrepared, eFactored, eDone;
   // loadWeights, prepareHessian, makeGrids
   /// Every module's weight given on the device ("weights" holds W from
-  /// loadWeights on); needHost: a host copy in `original` too.
-  bool onDevice = false, needHost = false;
+  /// loadWeights on); needHost: a host copy in `original` too; fitOnDevice:
+  /// static groups fitted on the device (GptqSolveFits.cpp), which leaves
+  /// their [groups, rows] tables there for expandStaticParams.
+  bool onDevice = false, needHost = false, fitOnDevice = false;
   std::vector<float> original;
   std::vector<float> diag;
   std::vector<int64_t> perm;
   double mean = 0;
   std::vector<std::unique_ptr<gptq::Grid>> grids;
+  std::vector<int64_t> moduleOfRow;
   std::vector<float> rowGlobal;
   std::vector<gptq::GroupParams> staticParams;
   // allocate
@@ -105,6 +108,14 @@ struct SolveRun {
   void loadWeights();
   void prepareHessian();
   void makeGrids();
+  // GptqSolveFits.cpp: static groups' and per-channel parameters.
+  bool canFitOnDevice() const;
+  void fitStaticParams();
+  void fitStaticOnDevice();
+  void fitStaticOnHost();
+  void checkStaticScales() const;
+  void prepareGroupFit();
+  void fitGroup(CUdeviceptr from, CUdeviceptr scalesOut, CUdeviceptr zerosOut);
   void allocate();
   // GptqSolvePermute.cpp: act-order and static groups' moves.
   void permuteHessian();

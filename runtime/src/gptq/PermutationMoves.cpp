@@ -32,6 +32,25 @@ std::vector<RowCopy> rowGather(const std::vector<int64_t> &from) {
   return copies;
 }
 
+std::vector<std::vector<RowCopy>>
+rowGatherWaves(const std::vector<int64_t> &from) {
+  std::vector<std::vector<RowCopy>> waves;
+  // The wave that wrote each destination row (-1: none yet).
+  std::vector<int64_t> writtenIn(from.size(), -1);
+  for (const RowCopy &c : rowGather(from)) {
+    size_t wave = 0;
+    if (c.fromDst)
+      for (int64_t r = c.src; r < c.src + c.count; ++r)
+        wave = std::max(wave, size_t(writtenIn[size_t(r)] + 1));
+    for (int64_t r = c.dst; r < c.dst + c.count; ++r)
+      writtenIn[size_t(r)] = int64_t(wave);
+    if (waves.size() <= wave)
+      waves.resize(wave + 1);
+    waves[wave].push_back(c);
+  }
+  return waves;
+}
+
 std::vector<ColumnCopy> columnScatter(const int64_t *to, int64_t count) {
   std::vector<ColumnCopy> copies;
   for (int64_t j = 0; j < count;) {

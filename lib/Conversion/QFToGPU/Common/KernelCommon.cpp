@@ -52,28 +52,131 @@ LLVM::LLVMFuncOp qf::createKernelEntry(ImplicitLocOpBuilder &b,
   return fn;
 }
 
-void qf::addGridDependencyControl(gpu::GPUModuleOp module, bool trigger) {
-  for (auto fn : module.getOps<LLVM::LLVMFuncOp>()) {
-    if (fn.isExternal() ||
-        !fn->hasAttr(NVVM::NVVMDialect::getKernelFuncAttrName()))
-      continue;
-    OpBuilder b(fn.getContext());
-    b.setInsertionPointToStart(&fn.getBody().front());
-    // Inline PTX with a memory clobber, not nvvm.griddepcontrol: the
-    // intrinsic is IntrNoMem, which would let LLVM hoist a load of a
-    // readonly argument above the wait.
-    for (StringRef text :
-         {"griddepcontrol.launch_dependents;", "griddepcontrol.wait;"}) {
-      if (!trigger && text.contains("launch_dependents"))
-        continue;
-      LLVM::InlineAsmOp::create(
-          b, fn.getLoc(), TypeRange(), ValueRange(), text, "~{memory}",
-          /*has_side_effects=*/true, /*is_align_stack=*/false,
-          LLVM::tailcallkind::TailCallKind::None,
-          LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
-          /*operand_attrs=*/nullptr);
-    }
+namespace {
+
+constexpr StringLiteral kGridDependencyTag = "qf.grid_dependency";
+
+/// Inline PTX with a memory clobber: the intrinsics (nvvm.griddepcontrol)
+/// are IntrNoMem, which would let LLVM hoist a load of a readonly argument
+/// above the wait.
+LLVM::InlineAsmOp createAsm(OpBuilder &b, Location loc, StringRef text,
+                            StringRef constraints, ValueRange operands) {
+  return LLVM::InlineAsmOp::create(
+      b, loc, TypeRange(), operands, text, constraints,
+      /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::tailcallkind::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+      /*operand_attrs=*/nullptr);
+}
+
+void mark(ImplicitLocOpBuilder &b, StringRef what) {
+  createAsm(b, b.getLoc(), "", "~{memory}", {})
+      ->setAttr(kGridDependencyTag, b.getStringAttr(what));
+}
+
+StringRef tagOf(Operation *op) {
+  auto tag = op->getAttrOfType<StringAttr>(kGridDependencyTag);
+  return tag ? tag.getValue() : StringRef();
+}
+
+/// Whether `op` writes global memory: the point a late trigger goes before
+/// in a kernel without a marked one.
+bool storesGlobal(Operation *op) {
+  auto isGlobal = [](Value ptr) {
+    auto type = dyn_cast<LLVM::LLVMPointerType>(ptr.getType());
+    return type && type.getAddressSpace() == 1;
+  };
+  if (auto store = dyn_cast<LLVM::StoreOp>(op))
+    return isGlobal(store.getAddr());
+  if (auto rmw = dyn_cast<LLVM::AtomicRMWOp>(op))
+    return isGlobal(rmw.getPtr());
+  if (auto asmOp = dyn_cast<LLVM::InlineAsmOp>(op))
+    return asmOp.getAsmString().contains("st.global") ||
+           asmOp.getAsmString().contains("red.global") ||
+           asmOp.getAsmString().contains("atom.global");
+  return false;
+}
+
+void fillIn(LLVM::LLVMFuncOp fn, const GridDependencyOptions &options) {
+  SmallVector<Operation *> waits, triggers;
+  Operation *firstStore = nullptr;
+  fn.walk([&](Operation *op) {
+    StringRef tag = tagOf(op);
+    if (tag == "wait")
+      waits.push_back(op);
+    else if (tag == "trigger")
+      triggers.push_back(op);
+    else if (tag.empty() && !firstStore && storesGlobal(op))
+      firstStore = op;
+  });
+  auto replace = [](Operation *marker, StringRef text) {
+    OpBuilder b(marker);
+    createAsm(b, marker->getLoc(), text, "~{memory}", {});
+  };
+  OpBuilder start(fn.getContext());
+  start.setInsertionPointToStart(&fn.getBody().front());
+  if (options.trigger == GridDependencyTrigger::Start)
+    createAsm(start, fn.getLoc(), "griddepcontrol.launch_dependents;",
+              "~{memory}", {});
+  if (waits.empty())
+    createAsm(start, fn.getLoc(), "griddepcontrol.wait;", "~{memory}", {});
+  for (Operation *w : waits)
+    replace(w, "griddepcontrol.wait;");
+  if (options.trigger == GridDependencyTrigger::Late) {
+    for (Operation *t : triggers)
+      replace(t, "griddepcontrol.launch_dependents;");
+    if (triggers.empty() && firstStore)
+      replace(firstStore, "griddepcontrol.launch_dependents;");
   }
+}
+
+} // namespace
+
+void qf::markGridDependencyWait(ImplicitLocOpBuilder &b) { mark(b, "wait"); }
+
+void qf::markGridDependencyTrigger(ImplicitLocOpBuilder &b) {
+  mark(b, "trigger");
+}
+
+void qf::prefetchL2BeforeWait(ImplicitLocOpBuilder &b, Value ptr, Value begin,
+                              Value end) {
+  KernelEmitter e(b);
+  // Inward to 16 bytes: the instruction takes whole 16-byte units, and a
+  // unit outside the range could lie outside the allocation.
+  Value first = e.band(e.add(begin, e.c64(15)), e.c64(~int64_t(15)));
+  Value last = e.band(end, e.c64(~int64_t(15)));
+  Value any = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, last, first);
+  auto ifOp = scf::IfOp::create(b, TypeRange(), any, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  Value bytes = arith::TruncIOp::create(b, e.i32(), e.sub(last, first));
+  createAsm(b, b.getLoc(), "cp.async.bulk.prefetch.L2.global [$0], $1;",
+            "l,r", ValueRange{e.gepBytes(ptr, first), bytes})
+      ->setAttr(kGridDependencyTag, b.getStringAttr("prefetch"));
+}
+
+void qf::addGridDependencyControl(gpu::GPUModuleOp module,
+                                  const GridDependencyOptions &options) {
+  const bool keepPrefetches = options.enabled && options.prefetch;
+  SmallVector<Operation *> erased;
+  for (auto fn : module.getOps<LLVM::LLVMFuncOp>()) {
+    if (fn.isExternal())
+      continue;
+    if (options.enabled &&
+        fn->hasAttr(NVVM::NVVMDialect::getKernelFuncAttrName()))
+      fillIn(fn, options);
+    // The marks are filled in now (or not wanted); kept prefetches lose
+    // their tag, which LLVM IR has no place for.
+    fn.walk([&](Operation *op) {
+      StringRef tag = tagOf(op);
+      if (tag == "prefetch" && keepPrefetches)
+        op->removeAttr(kGridDependencyTag);
+      else if (!tag.empty())
+        erased.push_back(op);
+    });
+  }
+  for (Operation *op : erased)
+    op->erase();
 }
 
 KernelFunction qf::createKernelFunction(ImplicitLocOpBuilder &b,

@@ -31,15 +31,43 @@ LLVM::LLVMFuncOp createKernelEntry(ImplicitLocOpBuilder &b,
                                    gpu::GPUModuleOp module, StringRef name,
                                    ArrayRef<ParamKind> kinds, int64_t threads);
 
+/// Where a kernel releases the next kernel of the stream
+/// (griddepcontrol.launch_dependents): never (it is released when this one
+/// ends), at the start, or late: where the generator marked the end of its
+/// main loop, else before the kernel's first global store.
+enum class GridDependencyTrigger { None, Start, Late };
+
+/// Programmatic dependent launch (sm_90 and later), what qf-to-gpu's
+/// grid-dependency options ask for.
+struct GridDependencyOptions {
+  bool enabled = false;
+  GridDependencyTrigger trigger = GridDependencyTrigger::None;
+  /// Keep the L2 prefetches a generator placed before its wait.
+  bool prefetch = false;
+};
+
+/// A point a generator marks in its kernel (an empty inline asm tagged
+/// `qf.grid_dependency`) for addGridDependencyControl to fill in: the wait,
+/// placed after the prefetches of data no earlier kernel writes and before
+/// anything else is read, and the trigger, after the main loop.
+void markGridDependencyWait(ImplicitLocOpBuilder &b);
+void markGridDependencyTrigger(ImplicitLocOpBuilder &b);
+
+/// An L2 prefetch of the bytes [ptr + begin, ptr + end) that lie on whole
+/// 16-byte units (cp.async.bulk.prefetch.L2, sm_90), placed before the
+/// kernel's wait: it streams weights while the kernel ahead finishes.
+/// Tagged, so that it goes away unless GridDependencyOptions::prefetch.
+void prefetchL2BeforeWait(ImplicitLocOpBuilder &b, Value ptr, Value begin,
+                          Value end);
+
 /// Programmatic dependent launch (sm_90 and later): every kernel of
-/// `module` starts with griddepcontrol.wait, so that nothing it reads or
-/// writes is touched before the grids it depends on have finished and
-/// their writes are visible, and with `trigger` first
-/// griddepcontrol.launch_dependents, so that the next kernel of the stream
-/// may be scheduled while this one's last blocks run (else it is released
-/// when this one ends). Without the launch attribute (the runtime's choice
-/// per kernel, docs/artifact.md) both are no-ops.
-void addGridDependencyControl(gpu::GPUModuleOp module, bool trigger);
+/// `module` waits (griddepcontrol.wait) before it reads or writes anything
+/// an earlier grid may touch: at its marked point, else at its start; and
+/// releases its dependents as `options.trigger` says. Without the launch
+/// attribute (the runtime's choice per kernel, docs/artifact.md) both are
+/// no-ops. Disabled, the marks and prefetches are removed.
+void addGridDependencyControl(gpu::GPUModuleOp module,
+                              const GridDependencyOptions &options);
 
 /// An `llvm.func` kernel in `module` taking one global pointer per name in
 /// `params` (all noalias; all but "y" readonly, so NVPTX may use the

@@ -40,6 +40,7 @@ public:
 private:
   SmallVector<std::string> parameterNames(ArrayRef<int64_t> memberNs);
   void bindArguments(KernelFunction &kernel, ArrayRef<int64_t> memberNs);
+  void prefetchWeights();
   void setUpSharedMemory();
   SmallVector<Value> accumulate(Value slice, Value lane, ArrayRef<Value> rows);
   Value groupIndex(Value row, Value group);

@@ -182,6 +182,34 @@ void MatVecBuilder::bindArguments(KernelFunction &kernel,
   }
 }
 
+/// Thread 0 asks L2 for the block's rows of codes and scales of each
+/// weight (gate and up when gated): rows of both are contiguous
+/// (loadCodeWords, groupIndex). Only data no kernel ahead writes.
+void MatVecBuilder::prefetchWeights() {
+  Value first = e.mul(blockId, e.c32(p.outBlockN));
+  Value last = e.minu(e.add(first, e.c32(p.outBlockN)), nRows);
+  auto isThread0 = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                         e.tidX(), e.c32(0));
+  auto ifOp = scf::IfOp::create(b, TypeRange(), isThread0,
+                                /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  Type scaleType = spec.encoding.getScaleType();
+  int64_t scaleRowBytes =
+      scaleType ? (p.perChannel ? 1 : p.numGroups) *
+                      std::max<int64_t>(1, scaleType.getIntOrFloatBitWidth() / 8)
+                : 0;
+  for (int64_t w = 0; w < (p.gated ? 2 : 1); ++w) {
+    auto rows = [&](Value ptr, int64_t bytesPerRow) {
+      if (ptr && bytesPerRow > 0)
+        prefetchL2BeforeWait(b, ptr, e.mul(e.zext64(first), e.c64(bytesPerRow)),
+                             e.mul(e.zext64(last), e.c64(bytesPerRow)));
+    };
+    rows(weights[w].codes, p.rowBytes);
+    rows(weights[w].scales, scaleRowBytes);
+  }
+}
+
 /// Declares the shared arrays the plan needs and fills the code table, the
 /// RMSNorm row scales.
 void MatVecBuilder::setUpSharedMemory() {
@@ -267,6 +295,9 @@ KernelLaunch MatVecBuilder::build() {
   fn->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
               b.getI32IntegerAttr(static_cast<int32_t>(minBlocksPerSM())));
   bindArguments(kernel, memberNs);
+  prefetchWeights();
+  // Everything below may read what the kernel ahead writes.
+  markGridDependencyWait(b);
   setUpSharedMemory();
 
   Value tid = e.tidX();
@@ -285,7 +316,10 @@ KernelLaunch MatVecBuilder::build() {
     rows.push_back(
         e.minu(e.add(rowBase, e.c32(r % Ro)), e.sub(nRows, e.c32(1))));
 
-  reduceAndStore(accumulate(slice, lane, rows), tid, warp, lane);
+  SmallVector<Value> sums = accumulate(slice, lane, rows);
+  // The weights are read: the next kernel may start streaming its own.
+  markGridDependencyTrigger(b);
+  reduceAndStore(sums, tid, warp, lane);
   LLVM::ReturnOp::create(b, ValueRange{});
 
   launch.name = name;

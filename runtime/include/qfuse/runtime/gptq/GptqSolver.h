@@ -157,6 +157,9 @@ struct GptqModuleResult {
 struct GptqSolveReport : gptq::GptqReport {
   /// The BF16x9 emulation was asked for and accepted.
   bool bf16x9 = false;
+  /// Static groups fitted on the device by the artifact's dynamic kernel
+  /// (weights on the device, no hostPrepare); per channel fits on the host.
+  bool fitOnDevice = false;
   /// Seconds. The solve proper is what runs on the device once the weights
   /// and the Hessian are there: from the first factorization to the last
   /// update (events on the stream; the factorization's pivot checks

@@ -12,6 +12,12 @@
 //   columnScatter(to, n):  dst column to[j] = src column j
 //     consecutive destinations -> one pitched copy of the run
 //
+// The device runs each plan in a few batches (cuMemcpyBatchAsync,
+// cuMemcpy3DBatchAsync: one call for a list of copies, unordered among
+// themselves) instead of one call per copy: rowGatherWaves splits a
+// gather into the batches that can run unordered; a scatter's copies
+// are independent (distinct destinations) and run as one batch.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef QFUSE_RUNTIME_GPTQ_PERMUTATIONMOVES_H
@@ -32,6 +38,15 @@ struct RowCopy {
 
 /// The copies that make dst row i = src row from[i], i < from.size().
 std::vector<RowCopy> rowGather(const std::vector<int64_t> &from);
+
+/// rowGather(from) in waves, to run one batch per wave, the waves in
+/// order: a wave's copies write distinct rows and read only source rows
+/// and destination rows that earlier waves wrote, so they can run in any
+/// order. A permutation or any gather without repeats is one wave; a row
+/// repeated d times adds at most ceil(log2 d) (its doubling copies; a
+/// last, shorter one may read rows an earlier wave wrote).
+std::vector<std::vector<RowCopy>>
+rowGatherWaves(const std::vector<int64_t> &from);
 
 /// `count` columns from column `src` of the source to column `dst` of the
 /// destination.
