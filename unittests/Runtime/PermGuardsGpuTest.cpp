@@ -21,10 +21,11 @@
 // permuted input under equal perms, the plain norm feeds the fallback.
 //
 // And for act-order-silu-mul.mlir (silu-mul.qfa, silu-mul-unfused.qfa),
-// where a lone down_proj reads a silu_mul: the silu_mul launch writes the
+// where lone down_projs read a silu_mul: the silu_mul launch writes the
 // permuted input (no guard: any perm), in place of the silu_mul launch and
-// the permute, so the matmul reads the same values and the outputs are
-// equal bit for bit.
+// the permute (act_order with 2:4: the plain silu_mul launch into the
+// fallback's scratch), so the matmuls read the same values and the outputs
+// are equal bit for bit.
 //
 // QFUSE_ACT_ORDER_ARTIFACTS overrides the directory; the tests skip where
 // the artifacts are missing (they need the compiler).

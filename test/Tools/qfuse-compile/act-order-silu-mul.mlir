@@ -10,6 +10,10 @@
 // RUN: qfuse-compile %S/Inputs/act-order-mlp.mlir --chip=sm_90a --batch-sizes=128 --fuse=epilogue,shared-input,act-order-norm --no-cubin -o %t.off.qfa
 // RUN: %python -c "import json, sys; [print(json.dumps(s, sort_keys=True)) for p in json.load(open(sys.argv[1]))['plans'] for s in p['steps']]" %t.off.qfa | FileCheck %s --check-prefix=OFF
 // RUN: qfuse-compile %S/Inputs/act-order-mlp.mlir --chip=sm_90a --batch-sizes=16 --emit=mlir -o - | FileCheck %s --check-prefix=GATED
+// The fallback (act_order with 2:4, Inputs of the CPU check): the plain
+// silu_mul launch writes the scratch its gemm reads.
+// RUN: qfuse-compile %S/../qfuse-cpu-check/Inputs/act-order-silu-mul.mlir --batch-sizes=1 --no-cubin -o %t.sp.qfa 2>/dev/null
+// RUN: %python -c "import json, sys; [print(json.dumps(s, sort_keys=True)) for p in json.load(open(sys.argv[1]))['plans'] for s in p['steps']]" %t.sp.qfa | FileCheck %s --check-prefix=FALLBACK
 
 // One step per line (the artifact's plans, keys sorted). The silu_mul
 // step reads gate's and up's outputs and down's perm, unguarded; the
@@ -31,3 +35,7 @@
 // GATED: qf.fused_matmul {{.*}}activation = #qf<activation silu_mul>
 // GATED-NOT: silu_mul(
 // GATED: kernel = @qf_kernels::@qf_permute_k1024
+
+// FALLBACK: {"args": [{"buffer": "down_sparse.input0"}, {"buffer": "down_sparse.input1"}, {"buffer": "down_proj_sp24.out.fallback_activated"}, {"i32": 64}], {{.*}}"launch": "qf_silu_mul_v8", "op": "qf.silu_mul"
+// FALLBACK-NEXT: "launch": "qf_dequant_{{[0-9]+}}", "op": "qf.dequantize"
+// FALLBACK-NEXT: {"gemm": {"weight_buffer": "qf.workspace.f16", "x": "down_proj_sp24.out.fallback_activated", "y": "down_proj_sp24.out"}}

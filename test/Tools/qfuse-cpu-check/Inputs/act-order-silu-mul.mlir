@@ -17,3 +17,11 @@ func.func @down_zero(%g: tensor<?x768xf16>, %u: tensor<?x768xf16>) -> tensor<?x2
   %y = qf.matmul %a, %w : tensor<?x768xf16>, !qf.weight<256x768, #aoz> -> tensor<?x256xf16>
   return %y : tensor<?x256xf16>
 }
+// act_order with 2:4 keeps the checkpoint's column order (no perm): the
+// prologue runs as the plain silu_mul launch before the fallback's gemm.
+func.func @down_sparse(%g: tensor<?x512xf16>, %u: tensor<?x512xf16>) -> tensor<?x256xf16> {
+  %w = qf.weight_ref "down_proj_sp24" : !qf.weight<256x512, #qf.enc<int4, group = 128, scale = f16, act_order, sparse = 2:4>>
+  %a = qf.silu_mul %g, %u : tensor<?x512xf16>
+  %y = qf.matmul %a, %w : tensor<?x512xf16>, !qf.weight<256x512, #qf.enc<int4, group = 128, scale = f16, act_order, sparse = 2:4>> -> tensor<?x256xf16>
+  return %y : tensor<?x256xf16>
+}
