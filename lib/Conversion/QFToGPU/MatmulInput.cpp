@@ -80,7 +80,7 @@ LogicalResult recordNorm(FusedMatmulOp op, LayoutAttr layout,
 /// kernel into scratch `activated`. Both write the same f16 products.
 LogicalResult recordSiluMul(FusedMatmulOp op, LayoutAttr layout,
                             gpu::GPUModuleOp gpuModule, int64_t batch,
-                            bool permuted, int64_t stagedMaxK,
+                            bool permuted,
                             SmallVectorImpl<Attribute> &launches) {
   if (failed(requireF16(op, "activations of a silu_mul launch",
                         op.getInput().getType())))
@@ -92,8 +92,7 @@ LogicalResult recordSiluMul(FusedMatmulOp op, LayoutAttr layout,
   FailureOr<OpLaunch> launch;
   if (permuted) {
     args.append({permArg(ctx), scratchArg(ctx, "permuted")});
-    launch = emitPermuteSiluMulLaunch(op, gpuModule, batch, k, args,
-                                      stagedMaxK);
+    launch = emitPermuteSiluMulLaunch(op, gpuModule, batch, k, args);
   } else {
     args.push_back(scratchArg(ctx, "activated"));
     launch = emitElementwiseLaunch(op, gpuModule, Elementwise::SiluMul, batch,
@@ -117,7 +116,7 @@ LogicalResult qf::recordPermutedInput(FusedMatmulOp op, LayoutAttr layout,
                       launches);
   if (op.hasSiluMulPrologue())
     return recordSiluMul(op, layout, gpuModule, batch, /*permuted=*/true,
-                         stagedMaxK, launches);
+                         launches);
   MLIRContext *ctx = op.getContext();
   FailureOr<OpLaunch> permute = emitPermuteLaunch(
       op, gpuModule, batch, op.getWeight().getType().getK(),
@@ -138,6 +137,6 @@ LogicalResult qf::recordFallbackInput(FusedMatmulOp op, LayoutAttr layout,
                       launches);
   if (op.hasSiluMulPrologue())
     return recordSiluMul(op, layout, gpuModule, batch, /*permuted=*/false,
-                         /*stagedMaxK=*/0, launches);
+                         launches);
   return success();
 }

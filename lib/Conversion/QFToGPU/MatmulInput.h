@@ -20,8 +20,8 @@ namespace qf {
 /// sorted column order (the weight read in `layout`, whose "perm" it binds)
 /// into scratch `permuted`, which the kernel reads: the op's RMSNorm or
 /// silu_mul prologue gathering through perm (step "rms_norm" or
-/// "silu_mul_prologue"), else a permute (step "permute"). Permute kernels
-/// stage rows of at most `stagedMaxK` elements in shared memory.
+/// "silu_mul_prologue"), else a permute (step "permute"). The permute
+/// kernel stages rows of at most `stagedMaxK` elements in shared memory.
 LogicalResult recordPermutedInput(FusedMatmulOp op, LayoutAttr layout,
                                   gpu::GPUModuleOp gpuModule, int64_t batch,
                                   int64_t stagedMaxK,

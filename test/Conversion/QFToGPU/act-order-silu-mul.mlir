@@ -14,27 +14,26 @@
 !act = tensor<?x14336xf16>
 // CHECK-LABEL: func.func @down
 // CHECK-NOT: qf.launch_guards
-// CHECK: qf.launches = [#qf.launch<args = [#qf.arg<activations "input">, #qf.arg<operand 2>, #qf.arg<component "perm">, #qf.arg<scratch "permuted">], batch = 1, {{[^>]*}}kernel = @qf_kernels::@qf_permute_silu_mul_k14336, layout = #tiled_1x32, member = 0, params = ["gate", "up", "perm", "xp"], shared_bytes = 28672, step = "silu_mul_prologue">
+// CHECK: qf.launches = [#qf.launch<args = [#qf.arg<activations "input">, #qf.arg<operand 2>, #qf.arg<component "perm">, #qf.arg<scratch "permuted">], batch = 1, {{[^>]*}}grid = [7, 1, 1], kernel = @qf_kernels::@qf_permute_silu_mul_k14336_g, layout = #tiled_1x32, member = 0, params = ["gate", "up", "perm", "xp"], shared_bytes = 0, step = "silu_mul_prologue">
 // CHECK-SAME: #qf.launch<batch = 1, {{[^>]*}}input = "permuted", kernel = @qf_kernels::@qf_matvec_0_m1, params = ["x", "codes", "scales", "y"]
-// CHECK-SAME: #qf.launch<args = [#qf.arg<activations "input">, #qf.arg<operand 2>, #qf.arg<component "perm">, #qf.arg<scratch "permuted">], batch = 16, {{[^>]*}}grid = [7, 16, 1], kernel = @qf_kernels::@qf_permute_silu_mul_k14336, layout = #tiled_32x32, {{[^>]*}}step = "silu_mul_prologue">
+// CHECK-SAME: #qf.launch<args = [#qf.arg<activations "input">, #qf.arg<operand 2>, #qf.arg<component "perm">, #qf.arg<scratch "permuted">], batch = 16, {{[^>]*}}grid = [7, 16, 1], kernel = @qf_kernels::@qf_permute_silu_mul_k14336_g, layout = #tiled_32x32, {{[^>]*}}step = "silu_mul_prologue">
 // CHECK-SAME: #qf.launch<batch = 16, {{[^>]*}}input = "permuted", kernel = @qf_kernels::@qf_mma_1_m16, layout = #tiled_32x32
 // CHECK-SAME: #qf.launch<args = [#qf.arg<activations "input">, #qf.arg<operand 2>, #qf.arg<scratch "activated">, #qf.arg<i32 917504>], batch = 512, {{[^>]*}}kernel = @qf_kernels::@qf_silu_mul_v8, {{[^>]*}}params = ["gate", "up", "y", "n"], {{[^>]*}}step = "silu_mul_prologue">
 // CHECK-SAME: step = "dequantize"
 // CHECK-SAME: #qf.fallback_gemm<batch = 512, into = "y", member = 0>]
 // CHECK-NOT: qf_permute_k
-// CHECK: llvm.func @qf_permute_silu_mul_k14336(%arg0: !llvm.ptr<1> {llvm.noalias, llvm.readonly}, %arg1: !llvm.ptr<1> {llvm.noalias, llvm.readonly}, %arg2: !llvm.ptr<1> {llvm.noalias, llvm.readonly}, %arg3: !llvm.ptr<1> {llvm.noalias})
-// The row of products is staged in shared memory: gate and up read in
-// order, silu(g) * u rounded to f16 (the elementwise kernel's code).
-// CHECK: llvm.load {{.*}} -> i16
-// CHECK: llvm.load {{.*}} -> i16
+// Each product is computed once, at the column perm[j] names (no staging:
+// every block would compute its row's products again); gate and up read
+// there, silu(g) * u rounded to f16 (the elementwise kernel's code).
+// CHECK: llvm.func @qf_permute_silu_mul_k14336_g(%arg0: !llvm.ptr<1> {llvm.noalias, llvm.readonly}, %arg1: !llvm.ptr<1> {llvm.noalias, llvm.readonly}, %arg2: !llvm.ptr<1> {llvm.noalias, llvm.readonly}, %arg3: !llvm.ptr<1> {llvm.noalias})
+// CHECK-NOT: nvvm.barrier0
+// CHECK: llvm.load {{.*}} : !llvm.ptr<1> -> i32
+// CHECK: llvm.load {{.*}} : !llvm.ptr<1> -> i16
+// CHECK: llvm.load {{.*}} : !llvm.ptr<1> -> i16
 // CHECK: ex2.approx.ftz.f32
 // CHECK: llvm.fptrunc {{.*}} : f32 to f16
-// CHECK: llvm.store {{.*}} : i16, !llvm.ptr<3>
-// CHECK: nvvm.barrier0
-// Then the chunk of sorted columns, each through perm.
-// CHECK: llvm.load {{.*}} : !llvm.ptr<1> -> i32
-// CHECK: llvm.load {{.*}} : !llvm.ptr<3> -> i16
 // CHECK: llvm.store {{.*}} : i16, !llvm.ptr<1>
+// CHECK: llvm.return
 func.func @down(%g: !act, %u: !act) -> tensor<?x4096xf16> {
   %w = qf.weight_ref "down" : !w
   %y = qf.fused_matmul %g, %w silu_mul(%u : !act) {tiling = #qf.tiling<matvec, block_n = 4, k_unroll = 4>, qf.batch_tilings = [#qf.batch_tiling<batch = 16, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>, layout = #l32>, #qf.batch_tiling<batch = 512, tiling = #qf.tiling<dequant_gemm>>]} : !act, !w -> tensor<?x4096xf16>
@@ -43,22 +42,22 @@ func.func @down(%g: !act, %u: !act) -> tensor<?x4096xf16> {
 
 // -----
 
-// Rows past what shared memory holds (K = 28672): the products are
-// computed at the gathered column, each element read once.
+// Beside it, an act_order matmul without the prologue keeps the permute
+// launch, staged in shared memory as before.
 #ao = #qf.enc<int4, group = 128, scale = f16, act_order>
 #l1 = #qf.layout<tiled, tile_n = 1, tile_k = 32>
-!w = !qf.weight<4096x28672, #ao, #l1>
-!act = tensor<1x28672xf16>
-// CHECK-LABEL: func.func @long_rows
-// CHECK: kernel = @qf_kernels::@qf_permute_silu_mul_k28672_g, {{[^>]*}}shared_bytes = 0, step = "silu_mul_prologue">
-// CHECK: llvm.func @qf_permute_silu_mul_k28672_g
-// CHECK-NOT: nvvm.barrier0
-// CHECK: llvm.load {{.*}} : !llvm.ptr<1> -> i32
-// CHECK: ex2.approx.ftz.f32
-// CHECK: llvm.store {{.*}} : i16, !llvm.ptr<1>
-// CHECK: llvm.return
-func.func @long_rows(%g: !act, %u: !act) -> tensor<1x4096xf16> {
+!w = !qf.weight<4096x14336, #ao, #l1>
+!act = tensor<1x14336xf16>
+// CHECK-LABEL: func.func @both
+// CHECK: kernel = @qf_kernels::@qf_permute_silu_mul_k14336_g, {{[^>]*}}shared_bytes = 0, step = "silu_mul_prologue">
+// CHECK: kernel = @qf_kernels::@qf_permute_k14336, {{[^>]*}}shared_bytes = 28672, step = "permute">
+// CHECK: llvm.func @qf_permute_silu_mul_k14336_g
+// CHECK: llvm.func @qf_permute_k14336(
+// CHECK: nvvm.barrier0
+func.func @both(%g: !act, %u: !act, %x: !act) -> (tensor<1x4096xf16>, tensor<1x4096xf16>) {
   %w = qf.weight_ref "down" : !w
+  %w2 = qf.weight_ref "other" : !w
   %y = qf.fused_matmul %g, %w silu_mul(%u : !act) {tiling = #qf.tiling<matvec, block_n = 4, k_unroll = 4>} : !act, !w -> tensor<1x4096xf16>
-  return %y : tensor<1x4096xf16>
+  %z = qf.fused_matmul %x, %w2 {tiling = #qf.tiling<matvec, block_n = 4, k_unroll = 4>} : !act, !w -> tensor<1x4096xf16>
+  return %y, %z : tensor<1x4096xf16>, tensor<1x4096xf16>
 }

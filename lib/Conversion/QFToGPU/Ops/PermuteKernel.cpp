@@ -20,11 +20,13 @@
 // instead (each element read once, where staging reads the row once per
 // block). One kernel per K serves every batch (M is the grid's y).
 //
-// The silu_mul variant (`qf_permute_silu_mul_k<K>`, an act_order
-// down_proj's silu_mul prologue) takes gate and up for x and stages (or
-// gathers) their product, rounded to f16 as the elementwise kernel rounds
-// it, so xp[m, j] = silu(gate[m, perm[j]]) * up[m, perm[j]] holds exactly
-// the values of a silu_mul launch followed by the permute.
+// The silu_mul variant (`qf_permute_silu_mul_k<K>_g`, an act_order
+// down_proj's silu_mul prologue) takes gate and up for x and gathers:
+// xp[m, j] = silu(gate[m, perm[j]]) * up[m, perm[j]], rounded to f16 as the
+// elementwise kernel rounds it, so exactly the values of a silu_mul launch
+// followed by the permute. It does not stage: every block of a row would
+// compute the whole row's products (K / 2048 times each), where the gather
+// computes each once.
 //
 //===----------------------------------------------------------------------===//
 
@@ -148,7 +150,7 @@ FailureOr<OpLaunch> qf::emitPermuteLaunch(Operation *op,
 FailureOr<OpLaunch> qf::emitPermuteSiluMulLaunch(Operation *op,
                                                  gpu::GPUModuleOp module,
                                                  int64_t rows, int64_t k,
-                                                 ArrayRef<LaunchArgAttr> args,
-                                                 int64_t stagedMaxK) {
-  return emitLaunch(op, module, rows, k, args, stagedMaxK, /*siluMul=*/true);
+                                                 ArrayRef<LaunchArgAttr> args) {
+  return emitLaunch(op, module, rows, k, args, /*stagedMaxK=*/0,
+                    /*siluMul=*/true);
 }
