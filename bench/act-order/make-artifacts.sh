@@ -11,7 +11,11 @@
 #   `qkvn` / `gateupn`, the same reading an RMSNorm of the layer input as
 #   in a decoder layer (act_order's default compile folds the norm: the
 #   norm launch writes the permuted input, docs/act-order.md; `aop`: the
-#   same without that fusion, a permute launch after the plain norm), each
+#   same without that fusion, a permute launch after the plain norm), and
+#   `downs`, down reading a silu_mul of gate and up as when gate/up is not
+#   the gated kernel (act_order's default compile folds the silu_mul: its
+#   launch writes the permuted input; `aop`: without that fusion, a
+#   permute launch after the plain silu_mul launch), each
 #   in act_order int4-g128 (`ao`) and plain int4-g128 (`int4`), the default
 #   compile a user gets (no --tuning-db, default chip sm_90), batches
 #   1, 2, 4, 8, 16, 32, 64, 128;
@@ -53,7 +57,7 @@ encoding() {
     int4) echo "int4, group = 128, scale = f16" ;;
   esac
 }
-# The IR of one part: qkv, gateup, down, qkvn or gateupn of hidden h, kv
+# The IR of one part: qkv, gateup, down, downs, qkvn or gateupn of hidden h, kv
 # width v, mlp i.
 emit() { # part enc-name h v i
   local part=$1 enc h=$3 v=$4 i=$5
@@ -109,6 +113,15 @@ func.func @gateup(%x: tensor<?x${h}xf16>) -> tensor<?x${i}xf16> {
 }
 IR
     ;;
+    downs) cat <<IR
+func.func @downs(%g: tensor<?x${i}xf16>, %u: tensor<?x${i}xf16>) -> tensor<?x${h}xf16> {
+  %w = qf.weight_ref "down_proj" : !qf.weight<${h}x${i}, $enc>
+  %a = qf.silu_mul %g, %u : tensor<?x${i}xf16>
+  %y = qf.matmul %a, %w : tensor<?x${i}xf16>, !qf.weight<${h}x${i}, $enc> -> tensor<?x${h}xf16>
+  return %y : tensor<?x${h}xf16>
+}
+IR
+    ;;
     down) cat <<IR
 func.func @down(%x: tensor<?x${i}xf16>) -> tensor<?x${h}xf16> {
   %w = qf.weight_ref "down_proj" : !qf.weight<${h}x${i}, $enc>
@@ -121,13 +134,14 @@ IR
 }
 for spec in $models; do
   IFS=: read -r model h v i <<< "$spec"
-  for part in ${PARTS:-qkv gateup down qkvn gateupn}; do
+  for part in ${PARTS:-qkv gateup down downs qkvn gateupn}; do
     args=""
-    # aop, on the parts behind a norm: act_order without the
-    # act-order-norm fusion (a default since session 20), so a permute
-    # launch follows the plain norm launch, as in the parts without a norm.
+    # aop, on the parts behind a norm or a silu_mul: act_order without the
+    # act-order-norm and act-order-silu-mul fusions (defaults), so a
+    # permute launch follows the plain norm or silu_mul launch, as in the
+    # parts without one.
     variants="ao int4"
-    case "$part" in qkvn|gateupn) variants="ao aop int4" ;; esac
+    case "$part" in qkvn|gateupn|downs) variants="ao aop int4" ;; esac
     for enc in $variants; do
       name="$model-$part-$enc"
       flags=""
@@ -161,7 +175,7 @@ done
 
 # PermGuardsGpuTest's artifacts, where the runtime's tests look for them.
 mkdir -p "$out/src/artifacts/act-order"
-for input in groups norm; do
+for input in groups norm silu-mul; do
   for fuse in default none; do
     name=$input; [ "$fuse" = none ] && name=$input-unfused
     cmd="$compile test/Tools/qfuse-cpu-check/Inputs/act-order-$input.mlir --fuse=$fuse --batch-sizes=1,16 -o $out/src/artifacts/act-order/$name.qfa"

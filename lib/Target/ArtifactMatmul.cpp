@@ -213,10 +213,10 @@ void ArtifactBuilder::addFallbackRecord(FusedMatmulOp fused,
   std::string dtype = dtypeOf(type.getElementType());
   std::string output = bufferNames.nameOf(member.getResult());
   // Scratch activations: the fallback's [M, N] gate, up and act, and the
-  // [M, K] activations permuted for an act_order weight or normalized by
-  // the RMSNorm prologue's launch.
+  // [M, K] activations permuted for an act_order weight, normalized by the
+  // RMSNorm prologue's launch or multiplied by the silu_mul prologue's.
   auto scratch = [&](StringRef what) {
-    bool input = what == "permuted" || what == "normed";
+    bool input = what == "permuted" || what == "normed" || what == "activated";
     std::string name = what == "permuted" ? permutedInputName(output)
                                           : output + ".fallback_" + what.str();
     scratchBuffers.try_emplace(
@@ -237,6 +237,9 @@ void ArtifactBuilder::addFallbackRecord(FusedMatmulOp fused,
     if (member.getNorm())
       gemm.gemm.x = bufferNames.nameOf(FusedMatmulOp(members.front()).getResult()) +
                     ".fallback_normed";
+    // A silu_mul prologue: the launch before it wrote the product.
+    if (member.hasSiluMulPrologue())
+      gemm.gemm.x = output + ".fallback_activated";
     gemm.gemm.weightBuffer = workspaceName(dtype);
     gemm.gemm.y = into == "y" ? output : scratch(into);
     if (into == "y" && member.getBias())
@@ -264,7 +267,8 @@ void ArtifactBuilder::addFallbackRecord(FusedMatmulOp fused,
     stepsByBatch[batch].back().op = "qf.dequantize";
     return;
   }
-  // permute, rms_norm, silu_mul and add: launches on the scratch buffers.
+  // permute, rms_norm, silu_mul_prologue, silu_mul and add: launches on
+  // the scratch buffers.
   ArrayAttr args = launch.getArgs();
   if (!args) {
     fused.emitOpError() << "fallback " << step
@@ -278,9 +282,11 @@ void ArtifactBuilder::addFallbackRecord(FusedMatmulOp fused,
   });
   // The check (runtime Check.cpp) follows these to the activations a
   // matmul's input came from.
-  if (step == "permute" || step == "rms_norm") {
-    stepsByBatch[batch].back().op =
-        step == "permute" ? "qf.permute_columns" : "qf.rms_norm";
+  if (step == "permute" || step == "rms_norm" ||
+      step == "silu_mul_prologue") {
+    stepsByBatch[batch].back().op = step == "permute"    ? "qf.permute_columns"
+                                    : step == "rms_norm" ? "qf.rms_norm"
+                                                         : "qf.silu_mul";
     anyLaunchOp = true;
   }
 }
@@ -311,8 +317,8 @@ BoundArg ArtifactBuilder::bindFallbackArg(
     return {immediateArg(schema::Arg::Kind::I32, *arg.getInteger()),
             schema::ParamType::I32};
   case LaunchArgKind::Operand: {
-    // The norm launch's gamma: an operand of the member (the RMSNorm
-    // prologue's).
+    // An operand of the member: the RMSNorm prologue's gamma, the silu_mul
+    // prologue's up.
     int64_t i = arg.getInteger().value_or(-1);
     if (i >= 0 && i < static_cast<int64_t>(member->getNumOperands()))
       return {valueArg(member->getOperand(i)), kPtr};

@@ -159,7 +159,8 @@ static cl::opt<std::string> fuse(
              "separated subset of rmsnorm (qf-fuse-rmsnorm-prologue), "
              "gated-mlp (qf-fuse-gated-mlp), epilogue (qf-fuse-epilogue), "
              "shared-input (qf-fuse-shared-input), act-order-norm "
-             "(qf-fuse-act-order-norm), rotary-attention "
+             "(qf-fuse-act-order-norm), act-order-silu-mul "
+             "(qf-fuse-act-order-silu-mul), rotary-attention "
              "(qf-fuse-rotary-attention); 'default', 'all' or 'none'"),
     cl::init("default"));
 

@@ -91,10 +91,11 @@ static cl::opt<int64_t> tilingBatch(
     cl::init(0));
 static cl::opt<bool> fuseShared(
     "fuse-shared",
-    cl::desc("Run qf-fuse-gated-mlp, qf-fuse-shared-input and "
-             "qf-fuse-act-order-norm before tiling (gate/up under silu_mul "
-             "and q/k/v groups, act_order included, with the RMSNorm that "
-             "feeds act_order ones as their prologue)"),
+    cl::desc("Run qf-fuse-gated-mlp, qf-fuse-shared-input, "
+             "qf-fuse-act-order-norm and qf-fuse-act-order-silu-mul before "
+             "tiling (gate/up under silu_mul and q/k/v groups, act_order "
+             "included, with the RMSNorm or silu_mul that feeds act_order "
+             "ones as their prologue)"),
     cl::init(false));
 static cl::opt<bool> sharedPerms(
     "shared-perms",
@@ -122,6 +123,8 @@ struct Case {
   int64_t staticM = ShapedType::kDynamic;
   Type act;
   bool hasNorm = false, hasBias = false, hasResidual = false, siluMul = false;
+  /// The silu_mul prologue: x is the gate, `x_up` the up.
+  bool siluMulPrologue = false;
   double normEps = 0.0;
   explicit Case(Location loc) : loc(loc) {}
   Location loc;                ///< the op, for diagnostics
@@ -228,7 +231,7 @@ bool runCase(ExecutionEngine &engine, Case &c, int64_t m, std::mt19937_64 &rng,
   qf::WeightType w = c.weight;
   int64_t nW = w.getN(), k = w.getK();
   int64_t nOut = nW;
-  std::vector<float> x, norm, bias, residual;
+  std::vector<float> x, xUp, norm, bias, residual;
   std::vector<Buffer> buffers(c.params.size());
   for (size_t i = 0; i < c.params.size(); ++i) {
     Buffer &buf = buffers[i];
@@ -241,6 +244,8 @@ bool runCase(ExecutionEngine &engine, Case &c, int64_t m, std::mt19937_64 &rng,
     size_t bytes = size_t(count) * elementBytes(buf.type.getElementType());
     if (buf.name == "x")
       buf.bytes = randomAct(count, c.act, -1.0f, 1.0f, rng, x);
+    else if (buf.name == "x_up")
+      buf.bytes = randomAct(count, c.act, -1.0f, 1.0f, rng, xUp);
     else if (buf.name == "norm")
       buf.bytes = randomAct(count, c.act, 0.5f, 1.5f, rng, norm);
     else if (buf.name == "bias")
@@ -290,10 +295,17 @@ bool runCase(ExecutionEngine &engine, Case &c, int64_t m, std::mt19937_64 &rng,
     return false;
   }
 
-  // Reference: RMSNorm in double, rounded to the activation type (as a
-  // separate qf.rms_norm's result), the matmul with double accumulation,
-  // then bias, silu_mul and residual in double.
+  // Reference: RMSNorm (or the silu_mul prologue) in double, rounded to
+  // the activation type (as a separate qf.rms_norm's or qf.silu_mul's
+  // result), the matmul with double accumulation, then bias, silu_mul and
+  // residual in double.
   std::vector<float> xs = x;
+  if (c.siluMulPrologue)
+    for (size_t i = 0; i < xs.size(); ++i) {
+      double g = x[i];
+      xs[i] = fromAct(toAct(float(g / (1.0 + std::exp(-g)) * xUp[i]), c.act),
+                      c.act);
+    }
   if (c.hasNorm) {
     for (int64_t mi = 0; mi < m; ++mi) {
       double sum = 0;
@@ -350,6 +362,7 @@ static LogicalResult lowerToReference(MLIRContext &context, ModuleOp module,
     pm.addPass(qf::createQFFuseGatedMLP());
     pm.addPass(qf::createQFFuseSharedInput());
     pm.addPass(qf::createQFFuseActOrderNorm());
+    pm.addPass(qf::createQFFuseActOrderSiluMul());
   }
   qf::QFSelectTilingOptions tiling;
   tiling.batch = tilingBatch > 0
@@ -397,6 +410,7 @@ static bool collectCases(ModuleOp module, std::vector<Case> &cases) {
     c.hasBias = static_cast<bool>(op.getBias());
     c.hasResidual = static_cast<bool>(op.getResidual());
     c.siluMul = op.getActivation() == qf::EpilogueActivation::SiluMul;
+    c.siluMulPrologue = op.hasSiluMulPrologue();
     if (!fmt::parseEncoding(attrBody(c.weight.getEncoding()), c.encoding,
                             error) ||
         !fmt::parseLayout(attrBody(c.weight.getLayout()), c.layout, error)) {

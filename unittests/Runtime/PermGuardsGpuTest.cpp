@@ -20,6 +20,13 @@
 // groups and a lone weight read an RMSNorm: the norm launch writes the
 // permuted input under equal perms, the plain norm feeds the fallback.
 //
+// And for act-order-silu-mul.mlir (silu-mul.qfa, silu-mul-unfused.qfa),
+// where lone down_projs read a silu_mul: the silu_mul launch writes the
+// permuted input (no guard: any perm), in place of the silu_mul launch and
+// the permute (act_order with 2:4: the plain silu_mul launch into the
+// fallback's scratch), so the matmuls read the same values and the outputs
+// are equal bit for bit.
+//
 // QFUSE_ACT_ORDER_ARTIFACTS overrides the directory; the tests skip where
 // the artifacts are missing (they need the compiler).
 //
@@ -224,6 +231,47 @@ TEST_F(PermGuardsNormGpu, EqualPermsNormWritesThePermutedInput) {
 
 TEST_F(PermGuardsNormGpu, DifferentPermsRunThePlainNormAndFallback) {
   checkBothPaths(RandomPerms::PerWeight, When::PermsDiffer);
+}
+
+/// down_proj reading a silu_mul (act-order-silu-mul.mlir).
+class SiluMulPrologueGpu : public PermGuardsGpu {
+protected:
+  std::string artifactName() const override { return "silu-mul"; }
+};
+
+TEST_F(SiluMulPrologueGpu, PermutedSiluMulMatchesTheUnfusedBitForBit) {
+  for (RandomPerms perms : {RandomPerms::PerInput, RandomPerms::PerWeight}) {
+    const std::map<std::string, qfuse::format::TensorMap> weights =
+        randomWeights(*grouped, perms);
+    Executor fused(*grouped, *context), plain(*unfused, *context);
+    bindAll(fused, weights);
+    bindAll(plain, weights);
+    for (int64_t batch : {1, 16}) {
+      SCOPED_TRACE("batch " + std::to_string(batch));
+      EXPECT_EQ(runningGuards(fused, batch)[When::PermsDiffer], 0u);
+      // The folded launch is followed back to gate and up by the check.
+      std::vector<check::LaunchCheck> checks =
+          check::checkPlan(fused, batch, stream->get(), weights, 5);
+      EXPECT_FALSE(checks.empty());
+      for (const check::LaunchCheck &c : checks)
+        EXPECT_TRUE(c.passed)
+            << c.kernel << " " << c.weight << ": relative error "
+            << c.relativeError << (c.unwritten ? " (unwritten)" : "");
+      auto inputs = randomInputs(*grouped, batch, 200 + batch);
+      auto got = run(fused, batch, inputs);
+      auto want = run(plain, batch, inputs);
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t o = 0; o < got.size(); ++o) {
+        ASSERT_EQ(got[o].size(), want[o].size());
+        size_t differing = 0;
+        for (size_t i = 0; i < got[o].size(); ++i) {
+          ASSERT_FALSE(std::isnan(got[o][i])) << "output " << o << " unwritten";
+          differing += got[o][i] != want[o][i];
+        }
+        EXPECT_EQ(differing, 0u) << "output " << grouped->outputs[o];
+      }
+    }
+  }
 }
 
 } // namespace

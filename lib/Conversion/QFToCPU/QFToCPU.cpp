@@ -12,7 +12,8 @@
 //                              %scales: memref<256x12xf16>,
 //                              %y: memref<?x256xf16>)
 //       attributes {llvm.emit_c_interface} {
-//     xs = f32(x) (RMSNorm applied when fused, rounded to x's type)
+//     xs = f32(x) (RMSNorm or silu_mul prologue applied when fused, rounded
+//          to x's type)
 //     scf.for %n = 0 to 256 {
 //       row[k] = dequant(W[n, k]) for every k          (WeightDecoder)
 //       scf.for %m = 0 to M {
@@ -84,6 +85,8 @@ struct RefSpec {
   Type normType, biasType; ///< element types, null when absent
   bool hasResidual = false;
   bool siluMul = false;
+  /// The silu_mul prologue: the input is silu(x) * x_up.
+  bool siluMulPrologue = false;
   float normEps = 0.0f;
 
   int64_t k() const { return weight.getK(); }
@@ -95,7 +98,8 @@ struct RefSpec {
     std::string s;
     llvm::raw_string_ostream os(s);
     os << input << "|" << weight << "|" << result << "|" << normType << "|"
-       << biasType << "|" << hasResidual << siluMul << "|" << normEps;
+       << biasType << "|" << hasResidual << siluMul << siluMulPrologue << "|"
+       << normEps;
     return s;
   }
 };
@@ -159,7 +163,8 @@ private:
   /// The constant f32 table of nf4, fp4 and inline codebooks, else null.
   Value constantTable(ImplicitLocOpBuilder &b);
   /// xs[m, k] = f32(x[m, k]), or with the RMSNorm prologue
-  /// f32(round(x[m, k] * rsqrt(mean(x[m]^2) + eps) * norm[k])).
+  /// f32(round(x[m, k] * rsqrt(mean(x[m]^2) + eps) * norm[k])), or with the
+  /// silu_mul prologue f32(round(silu(x[m, k]) * x_up[m, k])).
   void widenActivations(ScalarEmitter &e, Value xs, Value m);
   /// row[k] = W[n, k] for every k (0 where 2:4 pruned it).
   void decodeRow(ScalarEmitter &e, WeightDecoder &decoder, Value n, Value row);
@@ -197,7 +202,7 @@ Value ReferenceBuilder::constantTable(ImplicitLocOpBuilder &b) {
 }
 
 void ReferenceBuilder::widenActivations(ScalarEmitter &e, Value xs, Value m) {
-  Value x = param("x"), norm = param("norm");
+  Value x = param("x"), norm = param("norm"), xUp = param("x_up");
   Type act = spec.input.getElementType();
   Value zero = e.idx(0), kEnd = e.idx(spec.k());
   e.forLoop(zero, m, [&](Value mi) {
@@ -220,6 +225,15 @@ void ReferenceBuilder::widenActivations(ScalarEmitter &e, Value xs, Value m) {
         // result is (and the GPU prologue does): fusing must not change
         // the matmul's input.
         v = arith::ExtFOp::create(e.builder(), e.f32(), e.truncTo(v, act));
+      }
+      if (xUp) {
+        // silu(g) = g / (1 + exp(-g)), times up, rounded as a separate
+        // qf.silu_mul's result is (and the GPU's prologue launch writes).
+        ImplicitLocOpBuilder &b = e.builder();
+        Value expNeg = math::ExpOp::create(b, arith::NegFOp::create(b, v));
+        v = e.fmul(e.fdiv(v, e.fadd(e.cf32(1.0), expNeg)),
+                   e.loadF32(xUp, {mi, k}, act));
+        v = arith::ExtFOp::create(b, e.f32(), e.truncTo(v, act));
       }
       e.store(v, xs, {mi, k});
     });
@@ -247,6 +261,8 @@ ReferenceBuilder::parameterTypes() {
     params.push_back({pname.str(), MemRefType::get(shape, elt)});
   };
   add("x", {m, k}, act);
+  if (spec.siluMulPrologue)
+    add("x_up", {m, k}, act);
   if (spec.normType)
     add("norm", {k}, spec.normType);
   // The packed components of one weight; the up projection of silu_mul
@@ -416,6 +432,7 @@ struct QFToCPUPass : public qf::impl::QFToCPUBase<QFToCPUPass> {
       spec.biasType = op.getBias().getType().getElementType();
     spec.hasResidual = static_cast<bool>(op.getResidual());
     spec.siluMul = op.getActivation() == EpilogueActivation::SiluMul;
+    spec.siluMulPrologue = op.hasSiluMulPrologue();
     if (failed(checkSupported(op, spec)))
       return failure();
 

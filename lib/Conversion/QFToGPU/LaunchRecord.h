@@ -28,7 +28,8 @@ struct LaunchExtras {
   LayoutAttr layout;
   /// The kernel reads the act_order permute's output.
   bool permutedInput = false;
-  /// A fallback step ("dequantize", "silu_mul", "add", "permute"), the
+  /// A fallback or input step ("dequantize", "silu_mul", "add", "permute",
+  /// "rms_norm", "silu_mul_prologue"), the
   /// qf.group member it serves and, for "dequantize", its weight.
   StringRef step;
   int64_t member = 0;

@@ -18,6 +18,7 @@
 #include "LaunchRecord.h"
 #include "MatVec/MatVecKernel.h"
 #include "MatmulBatches.h"
+#include "MatmulInput.h"
 #include "Ops/DequantizeKernel.h"
 #include "Ops/OpKernelCommon.h"
 #include "Ops/OpKernels.h"
@@ -303,8 +304,9 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
     // share the first one's permutation under the contract that their
     // perms are equal, which only the weights can tell: those launches run
     // when the runtime finds them equal, the fallback below otherwise.
-    // With an RMSNorm prologue (qf-fuse-act-order-norm) the norm launch
-    // writes the permuted activations itself (recordNorm): no permute.
+    // With an RMSNorm or silu_mul prologue (qf-fuse-act-order-norm,
+    // qf-fuse-act-order-silu-mul) that launch writes the permuted
+    // activations itself (MatmulInput.h): no permute.
     const bool shared = !members.empty() || spec.gated;
     // act_order + 2:4 is not sorted (a tuning entry may still ask for a
     // fused kernel): the fallback takes it.
@@ -332,12 +334,9 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
                            launches);
     }
     const size_t first = launches.size();
-    if (permuted && failed(op.getNorm() ? recordNorm(op, spec.layout, gpuModule,
-                                                     batch, /*permuted=*/true,
-                                                     launches)
-                                        : recordPermute(op, spec.layout,
-                                                        gpuModule, batch,
-                                                        launches)))
+    if (permuted && failed(recordPermutedInput(op, spec.layout, gpuModule,
+                                               batch, permuteStagedMaxK,
+                                               launches)))
       return failure();
     FailureOr<KernelLaunch> kernel = getOrEmitKernel(op, spec, gpuModule);
     if (failed(kernel))
@@ -429,70 +428,6 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
     return it->second;
   }
 
-  /// Records the launch (step "permute") that writes the op's activations
-  /// in the sorted column order of its act_order weight (read in `layout`,
-  /// whose "perm" it binds) into the scratch buffer `permuted`, which the
-  /// matmul's launch then reads (its record says `input = "permuted"`).
-  LogicalResult recordPermute(FusedMatmulOp op, LayoutAttr layout,
-                              gpu::GPUModuleOp gpuModule, int64_t batch,
-                              SmallVectorImpl<Attribute> &launches) {
-    MLIRContext *ctx = op.getContext();
-    FailureOr<OpLaunch> permute = emitPermuteLaunch(
-        op, gpuModule, batch, op.getWeight().getType().getK(),
-        {LaunchArgAttr::get(ctx, LaunchArgKind::Activations, "input"),
-         LaunchArgAttr::get(ctx, LaunchArgKind::Component, "perm"),
-         LaunchArgAttr::get(ctx, LaunchArgKind::Scratch, "permuted")},
-        permuteStagedMaxK);
-    if (failed(permute))
-      return failure();
-    launches.push_back(prologueRecord(*permute, layout, batch, "permute"));
-    return success();
-  }
-
-  /// The record of a launch that prepares the op's input (step `step`,
-  /// member 0, the weight read in `layout`): the permute or the norm.
-  Attribute prologueRecord(const OpLaunch &launch, LayoutAttr layout,
-                           int64_t batch, StringRef step) {
-    LaunchExtras extras;
-    extras.args = launch.args;
-    extras.layout = layout;
-    extras.step = step;
-    extras.member = 0;
-    OpBuilder b(layout.getContext());
-    return launchRecord(b, launch.launch, batch, extras);
-  }
-
-  /// Records the launch (step "rms_norm") of the op's RMSNorm prologue as a
-  /// kernel of its own: with `permuted`, the act_order case, it writes the
-  /// normalized rows in the sorted column order of the op's weight (read
-  /// in `layout`, whose "perm" it binds) into the scratch buffer
-  /// `permuted`, in place of the permute launch; otherwise in checkpoint
-  /// order into scratch `normed`, which the fallback's gemms read.
-  LogicalResult recordNorm(FusedMatmulOp op, LayoutAttr layout,
-                           gpu::GPUModuleOp gpuModule, int64_t batch,
-                           bool permuted,
-                           SmallVectorImpl<Attribute> &launches) {
-    if (failed(requireF16(op, "activations of a norm launch",
-                          op.getInput().getType())))
-      return failure();
-    MLIRContext *ctx = op.getContext();
-    SmallVector<LaunchArgAttr> args = {
-        LaunchArgAttr::get(ctx, LaunchArgKind::Activations, "input"),
-        LaunchArgAttr::get(ctx, LaunchArgKind::Operand,
-                           op.getNormMutable()[0].getOperandNumber())};
-    if (permuted)
-      args.push_back(LaunchArgAttr::get(ctx, LaunchArgKind::Component, "perm"));
-    args.push_back(LaunchArgAttr::get(ctx, LaunchArgKind::Scratch,
-                                      permuted ? "permuted" : "normed"));
-    FailureOr<OpLaunch> norm = emitRMSNormLaunch(
-        op, gpuModule, batch, op.getWeight().getType().getK(),
-        op.getNormEps()->convertToFloat(), args);
-    if (failed(norm))
-      return failure();
-    launches.push_back(prologueRecord(*norm, layout, batch, "rms_norm"));
-    return success();
-  }
-
   /// A batch no fused kernel takes (#qf.tiling<dequant_gemm>,
   /// docs/fallback.md). Per weight (each member of the op's qf.group; gate
   /// and up under silu_mul), in order: a dequantize launch of the weight,
@@ -502,8 +437,8 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
   /// writes silu(gate) * up to the output, or to scratch `act` that an add
   /// launch then sums with the residual. The artifact writer binds the
   /// records (`step`, `member`, `into`; args `{scratch}`, `{output}`,
-  /// `{residual}`). An RMSNorm prologue is a norm launch first, into scratch
-  /// `normed`, which the gemms read.
+  /// `{residual}`). An RMSNorm (silu_mul) prologue is a launch first, into
+  /// scratch `normed` (`activated`), which the gemms read.
   LogicalResult lowerFallback(FusedMatmulOp op,
                               ArrayRef<FusedMatmulOp> members,
                               LayoutAttr layout, gpu::GPUModuleOp gpuModule,
@@ -517,8 +452,7 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
              << "batch " << batch
              << " runs the dequantize + cuBLAS fallback, whose silu_mul "
                 "kernel reads f16 activations only";
-    if (op.getNorm() && failed(recordNorm(op, layout, gpuModule, batch,
-                                          /*permuted=*/false, launches)))
+    if (failed(recordFallbackInput(op, layout, gpuModule, batch, launches)))
       return failure();
     OpBuilder b(ctx);
     SmallVector<FusedMatmulOp> outputs(members.begin(), members.end());

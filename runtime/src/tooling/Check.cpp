@@ -80,32 +80,40 @@ void requireGemmFitsWeight(const Artifact &artifact, const Plan &plan,
 }
 
 /// The activations behind a matmul's input: `x`, normalized with `gamma`
-/// (a tensor, or a buffer) when that is set.
+/// (a tensor, or a buffer) when that is set, or silu(x) * `up` when that is.
 struct InputSource {
-  std::string x, gamma;
+  std::string x, gamma, up;
   bool gammaIsTensor = false;
 };
 
+/// Whether `step` prepares an act_order matmul's input (docs/act-order.md).
+bool isInputStep(const Step &step) {
+  return step.kind == Step::Kind::Launch &&
+         (step.op == kPermuteColumnsOp || step.op == kRMSNormOp ||
+          step.op == kSiluMulOp);
+}
+
 /// The activations behind `buffer` at step `before`: the input of the
-/// qf.permute_columns or qf.rms_norm launch (an act_order matmul's
-/// prologue, docs/act-order.md) that wrote `buffer`, or `buffer` itself. A
-/// matmul on permuted activations and an act_order weight in sorted column
-/// order computes x W^T with the activations as given (the permutations
-/// cancel), so the reference reads them unpermuted.
+/// qf.permute_columns, qf.rms_norm or qf.silu_mul launch (an act_order
+/// matmul's prologue, docs/act-order.md) that wrote `buffer`, or `buffer`
+/// itself. A matmul on permuted activations and an act_order weight in
+/// sorted column order computes x W^T with the activations as given (the
+/// permutations cancel), so the reference reads them unpermuted.
 InputSource inputSource(const Artifact &artifact, const Plan &plan,
                         size_t before, const std::string &buffer) {
   for (size_t s = before; s-- > 0;) {
     const Step &step = plan.steps[s];
-    if (step.kind != Step::Kind::Launch ||
-        (step.op != kPermuteColumnsOp && step.op != kRMSNormOp))
+    if (!isInputStep(step))
       continue;
     const Kernel &kernel = artifact.kernels[step.kernelIndex];
     InputSource source;
     std::string out;
     for (size_t a = 0; a < step.args.size(); ++a) {
       const std::string &param = kernel.params[a].name;
-      if (param == "x")
+      if (param == "x" || param == "gate")
         source.x = step.args[a].name;
+      else if (param == "up")
+        source.up = step.args[a].name;
       else if (param == "xp" || param == "y")
         out = step.args[a].name;
       else if (param == "gamma") {
@@ -116,7 +124,9 @@ InputSource inputSource(const Artifact &artifact, const Plan &plan,
     if (out == buffer)
       return source;
   }
-  return {buffer};
+  InputSource source;
+  source.x = buffer;
+  return source;
 }
 
 /// Step `s` of `plan` as a matmul, when it is one the check understands.
@@ -137,8 +147,7 @@ bool asMatmul(const Artifact &artifact, const Plan &plan, size_t s,
   }
   // An act_order prologue binds the weight's perm and writes a `y` too, but
   // it is no matmul: the matmul after it is checked from its input.
-  if (step.kind != Step::Kind::Launch || step.op == kPermuteColumnsOp ||
-      step.op == kRMSNormOp)
+  if (step.kind != Step::Kind::Launch || isInputStep(step))
     return false;
   const Kernel &kernel = artifact.kernels[step.kernelIndex];
   for (size_t i = 0; i < step.args.size(); ++i) {
@@ -433,6 +442,18 @@ checkPlan(Executor &executor, int64_t batch, CUstream stream,
         continue;
       x = format::referenceRMSNorm(x.data(), gamma->second.data(), batch, k,
                                    kAssumedNormEps);
+    }
+    // The silu_mul prologue's launch: the product rounded to f16, as the
+    // elementwise kernel writes it.
+    if (!source.up.empty()) {
+      auto up = host.find(source.up);
+      if (up == host.end())
+        continue;
+      for (size_t i = 0; i < x.size(); ++i) {
+        double g = x[i];
+        x[i] = format::halfToFloat(format::floatToHalf(
+            static_cast<float>(g / (1.0 + std::exp(-g)) * up->second[i])));
+      }
     }
     if (!mm.norm.empty())
       x = format::referenceRMSNorm(x.data(), gammas.at(mm.norm).data(), batch,

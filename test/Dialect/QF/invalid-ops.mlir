@@ -300,7 +300,7 @@ func.func @fused_residual_type(%x: tensor<?x64xf16>, %w: !qf.weight<32x64, #enc>
 
 func.func @fused_dense_weight(%x: tensor<1x64xf16>, %d: tensor<32x64xf16>) {
   // expected-error@+1 {{'qf.fused_matmul' op operand #1 must be packed quantized weight}}
-  %0 = "qf.fused_matmul"(%x, %d) <{operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0>}>
+  %0 = "qf.fused_matmul"(%x, %d) <{operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0, 0>}>
        : (tensor<1x64xf16>, tensor<32x64xf16>) -> tensor<1x32xf16>
   return
 }
@@ -807,5 +807,35 @@ func.func @gptq_values_shape(%w: tensor<64x128xf32>, %u: tensor<128x128xf32>) {
   // expected-error@+1 {{'qf.gptq_block_update' op values must be [64, 128], got 'tensor<64x64xf16>'}}
   %c, %e, %v, %s = qf.gptq_block_update %w, %u {grid = #qf.enc<int4, group = 128, scale = f16>}
     : (tensor<64x128xf32>, tensor<128x128xf32>) -> (tensor<64x128xi8>, tensor<64x128xf32>, tensor<64x1xf32>) values tensor<64x64xf16>
+  return
+}
+
+// -----
+
+#int4 = #qf.enc<int4, group = 128, scale = f16>
+func.func @silu_mul_prologue_without_act_order(%g: tensor<1x256xf16>, %u: tensor<1x256xf16>) {
+  %w = qf.weight_ref "down" : !qf.weight<64x256, #int4>
+  // expected-error@+1 {{'qf.fused_matmul' op a silu_mul prologue needs an act_order weight, got #qf.enc<int4, group = 128, scale = f16>}}
+  %y = qf.fused_matmul %g, %w silu_mul(%u : tensor<1x256xf16>) : tensor<1x256xf16>, !qf.weight<64x256, #int4> -> tensor<1x64xf16>
+  return
+}
+
+// -----
+
+#ao = #qf.enc<int4, group = 128, scale = f16, act_order>
+func.func @silu_mul_prologue_type(%g: tensor<1x256xf16>, %u: tensor<2x256xf16>) {
+  %w = qf.weight_ref "down" : !qf.weight<64x256, #ao>
+  // expected-error@+1 {{'qf.fused_matmul' op silu_mul prologue's up type 'tensor<2x256xf16>' must match the input type 'tensor<1x256xf16>'}}
+  %y = qf.fused_matmul %g, %w silu_mul(%u : tensor<2x256xf16>) : tensor<1x256xf16>, !qf.weight<64x256, #ao> -> tensor<1x64xf16>
+  return
+}
+
+// -----
+
+#ao = #qf.enc<int4, group = 128, scale = f16, act_order>
+func.func @silu_mul_prologue_and_norm(%g: tensor<1x256xf16>, %u: tensor<1x256xf16>, %n: tensor<256xf16>) {
+  %w = qf.weight_ref "down" : !qf.weight<64x256, #ao>
+  // expected-error@+1 {{'qf.fused_matmul' op a silu_mul prologue cannot be combined with an RMSNorm prologue: the input is one or the other}}
+  %y = qf.fused_matmul %g, %w norm(%n : tensor<256xf16>) silu_mul(%u : tensor<1x256xf16>) {norm_eps = 1.0e-05 : f32} : tensor<1x256xf16>, !qf.weight<64x256, #ao> -> tensor<1x64xf16>
   return
 }

@@ -108,7 +108,7 @@ func.func @matmul(%x: tensor<?x4096xf16>, %x1: tensor<1x4096xf16>,
 // CHECK: %[[Y:.*]] = qf.fused_matmul %[[X]], %[[W]] : tensor<?x4096xf16>, !qf.weight<1024x4096, #int4_g128, #tiled_16x64> -> tensor<?x1024xf16>
 // CHECK: return %[[Y]]
 // GENERIC-LABEL: sym_name = "fused_matmul_plain"
-// GENERIC: "qf.fused_matmul"(%{{.*}}, %{{.*}}) <{activation = #qf<activation none>, operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0>}>
+// GENERIC: "qf.fused_matmul"(%{{.*}}, %{{.*}}) <{activation = #qf<activation none>, operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0, 0>}>
 func.func @fused_matmul_plain(%x: tensor<?x4096xf16>) -> tensor<?x1024xf16> {
   %w = qf.weight_ref "w" : !qf.weight<1024x4096, #enc, #tiled>
   %y = qf.fused_matmul %x, %w : tensor<?x4096xf16>, !qf.weight<1024x4096, #enc, #tiled> -> tensor<?x1024xf16>
@@ -128,7 +128,7 @@ func.func @fused_matmul_plain(%x: tensor<?x4096xf16>) -> tensor<?x1024xf16> {
 // CHECK-SAME: : tensor<1x4096xf16>, !qf.weight<4096x4096, #int4_g128> -> tensor<1x4096xf16>
 // CHECK: return %[[Y]]
 // GENERIC-LABEL: sym_name = "fused_matmul_norm_residual"
-// GENERIC: "qf.fused_matmul"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{activation = #qf<activation none>, norm_eps = 9.99999974E-6 : f32, operandSegmentSizes = array<i32: 1, 1, 0, 1, 0, 1>, tiling = #qf.tiling<matvec, block_n = 4, k_unroll = 2>}>
+// GENERIC: "qf.fused_matmul"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{activation = #qf<activation none>, norm_eps = 9.99999974E-6 : f32, operandSegmentSizes = array<i32: 1, 1, 0, 1, 0, 1, 0>, tiling = #qf.tiling<matvec, block_n = 4, k_unroll = 2>}>
 func.func @fused_matmul_norm_residual(%x: tensor<1x4096xf16>, %g: tensor<4096xf16>,
                                       %r: tensor<1x4096xf16>) -> tensor<1x4096xf16> {
   %w = qf.weight_ref "w" : !qf.weight<4096x4096, #enc>
@@ -153,7 +153,7 @@ func.func @fused_matmul_norm_residual(%x: tensor<1x4096xf16>, %g: tensor<4096xf1
 // CHECK-SAME: : tensor<?x4096xbf16>, !qf.weight<14336x4096, #uint4_g128> -> tensor<?x14336xbf16>
 // CHECK: return %[[Y]]
 // GENERIC-LABEL: sym_name = "fused_matmul_silu_mul"
-// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0>
+// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0>
 func.func @fused_matmul_silu_mul(%x: tensor<?x4096xbf16>) -> tensor<?x14336xbf16> {
   %g = qf.weight_ref "gate" : !qf.weight<14336x4096, #enc>
   %u = qf.weight_ref "up" : !qf.weight<14336x4096, #enc>
@@ -175,7 +175,7 @@ func.func @fused_matmul_silu_mul(%x: tensor<?x4096xbf16>) -> tensor<?x14336xbf16
 // CHECK-SAME: {activation = #qf<activation silu_mul>, norm_eps = 9.99999997E-7 : f32, tiling = #qf.tiling<matvec, block_m = 2, split_k = 2>}
 // CHECK-SAME: : tensor<2x1024xf16>, !qf.weight<256x1024, #nf4_g64> -> tensor<2x256xf16>
 // GENERIC-LABEL: sym_name = "fused_matmul_all"
-// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 1>
+// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 1, 0>
 func.func @fused_matmul_all(%x: tensor<2x1024xf16>, %g: tensor<1024xf16>,
                             %r: tensor<2x256xf16>) -> tensor<2x256xf16> {
   %wg = qf.weight_ref "gate" : !qf.weight<256x1024, #enc>
@@ -416,7 +416,7 @@ func.func @sample(%l: tensor<?x32000xf16>, %p: tensor<1x8xi32>, %m: tensor<1x320
 func.func @from_generic(%x: tensor<1x64xf16>) -> (tensor<64x64xf16>, tensor<1x64xf16>) {
   %w = "qf.weight_ref"() <{name = "w"}> : () -> !qf.weight<64x64, #qf.enc<int8, per_channel, scale = f16>>
   %d = "qf.dequantize"(%w) : (!qf.weight<64x64, #qf.enc<int8, per_channel, scale = f16>>) -> tensor<64x64xf16>
-  %y = "qf.fused_matmul"(%x, %w, %x) <{operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 1>}>
+  %y = "qf.fused_matmul"(%x, %w, %x) <{operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 1, 0>}>
        : (tensor<1x64xf16>, !qf.weight<64x64, #qf.enc<int8, per_channel, scale = f16>>, tensor<1x64xf16>) -> tensor<1x64xf16>
   return %d, %y : tensor<64x64xf16>, tensor<1x64xf16>
 }

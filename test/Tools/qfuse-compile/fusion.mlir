@@ -66,7 +66,7 @@
 // ART-DAG: "weight": "model.layers.0.self_attn.v_proj"
 // ART-DAG: "buffer": "model.layers.0.self_attn.v_proj.out"
 
-// BAD: qfuse-compile: --fuse: unknown fusion 'bogus'; expected rmsnorm, gated-mlp, epilogue, shared-input, act-order-norm, rotary-attention, default, all or none
+// BAD: qfuse-compile: --fuse: unknown fusion 'bogus'; expected rmsnorm, gated-mlp, epilogue, shared-input, act-order-norm, act-order-silu-mul, rotary-attention, default, all or none
 
 // MMA: note: --fuse=rmsnorm skipped: batch 16 uses the tensor-core kernel, which does not fuse it
 // MMA-NOT: skipped

@@ -23,6 +23,15 @@ FailureOr<OpLaunch> emitPermuteLaunch(Operation *op, gpu::GPUModuleOp module,
                                       ArrayRef<LaunchArgAttr> args,
                                       int64_t stagedMaxK);
 
+/// The same launch for an act_order matmul's silu_mul prologue, with `args`
+/// binding (gate, up, perm, xp): xp[m, j] = silu(gate[m, perm[j]]) *
+/// up[m, perm[j]], each product what the elementwise silu_mul kernel
+/// writes, gathered from global memory (never staged).
+FailureOr<OpLaunch> emitPermuteSiluMulLaunch(Operation *op,
+                                             gpu::GPUModuleOp module,
+                                             int64_t rows, int64_t k,
+                                             ArrayRef<LaunchArgAttr> args);
+
 } // namespace qf
 } // namespace mlir
 

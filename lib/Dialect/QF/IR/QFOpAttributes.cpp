@@ -215,10 +215,12 @@ LaunchAttr::verify(function_ref<InFlightDiagnostic()> emitError, ArrayAttr args,
     return emitError() << "input must be \"permuted\", got " << input;
   // The fallback's launches (qf-to-gpu's lowerFallback) say which step they
   // are and which member of the op's qf.group they serve.
-  if (step && !llvm::is_contained({"dequantize", "silu_mul", "add", "permute"},
+  if (step && !llvm::is_contained({"dequantize", "silu_mul", "add", "permute",
+                                   "rms_norm", "silu_mul_prologue"},
                                   step.getValue()))
     return emitError() << "step must be \"dequantize\", \"silu_mul\", "
-                          "\"add\" or \"permute\", got "
+                          "\"add\", \"permute\", \"rms_norm\" or "
+                          "\"silu_mul_prologue\", got "
                        << step;
   if (static_cast<bool>(step) != member.has_value())
     return emitError() << "step and member come together (a fallback "

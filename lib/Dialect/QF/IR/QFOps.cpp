@@ -216,6 +216,21 @@ LogicalResult FusedMatmulOp::verify() {
     return emitOpError("'up(...)' is only meaningful with activation = "
                        "silu_mul");
   }
+  if (getSiluMulUp()) {
+    // No kernel fuses the product: it is the launch that writes an
+    // act_order weight's permuted input (docs/act-order.md), on no other.
+    if (!w.getEncoding().getActOrder())
+      return emitOpError() << "a silu_mul prologue needs an act_order "
+                              "weight, got "
+                           << w.getEncoding();
+    if (getSiluMulUp().getType() != x)
+      return emitOpError() << "silu_mul prologue's up type "
+                           << getSiluMulUp().getType()
+                           << " must match the input type " << x;
+    if (getNorm())
+      return emitOpError("a silu_mul prologue cannot be combined with an "
+                         "RMSNorm prologue: the input is one or the other");
+  }
   if (failed(verifyMatrix(*this, "result", y, x.getDimSize(0), w.getN())))
     return failure();
   if (getResidual() && getResidual().getType() != y)

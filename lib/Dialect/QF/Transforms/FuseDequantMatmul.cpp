@@ -115,7 +115,8 @@ struct FuseMatmulOnPackedWeight : public OpRewritePattern<MatmulOp> {
     rewriter.replaceOpWithNewOp<FusedMatmulOp>(
         op, op.getType(), op.getInput(), *weight, /*up=*/Value(),
         /*norm=*/Value(),
-        /*bias=*/Value(), /*residual=*/Value(), /*norm_eps=*/FloatAttr(),
+        /*bias=*/Value(), /*residual=*/Value(), /*silu_mul_up=*/Value(),
+        /*norm_eps=*/FloatAttr(),
         EpilogueActivation::None, /*tiling=*/TilingAttr());
     // Erase the dequantize (and a rounding after it) once nothing else
     // needs the dense weight.

@@ -65,6 +65,8 @@ std::string whyNotGroupable(FusedMatmulOp op) {
     return "its dense weight runs as a cuBLAS step";
   if (op.getActivation() != EpilogueActivation::None)
     return "it has a silu_mul epilogue (two weights per output already)";
+  if (op.hasSiluMulPrologue())
+    return "its input is the product of its silu_mul prologue";
   if (enc.getFormat() == ElementFormat::Codebook && enc.getTableName())
     return "its named codebook table is per weight, and a block holds one";
   return "";

@@ -29,7 +29,7 @@ inline bool isDenseUnquantized(WeightType w) {
 /// rebuilt (the fusion passes create the fused op where its last operand
 /// is available rather than editing the old one in place).
 struct FusedMatmulParts {
-  Value input, weight, up, norm, bias, residual;
+  Value input, weight, up, norm, bias, residual, siluMulUp;
   FloatAttr normEps;
   EpilogueActivation activation = EpilogueActivation::None;
   TilingAttr tiling;
@@ -42,6 +42,7 @@ struct FusedMatmulParts {
     p.norm = op.getNorm();
     p.bias = op.getBias();
     p.residual = op.getResidual();
+    p.siluMulUp = op.getSiluMulUp();
     p.normEps = op.getNormEpsAttr();
     p.activation = op.getActivation();
     p.tiling = op.getTilingAttr();
@@ -50,7 +51,8 @@ struct FusedMatmulParts {
 
   FusedMatmulOp create(OpBuilder &b, Location loc, Type result) const {
     return FusedMatmulOp::create(b, loc, result, input, weight, up, norm, bias,
-                                 residual, normEps, activation, tiling);
+                                 residual, siluMulUp, normEps, activation,
+                                 tiling);
   }
 };
 

@@ -149,6 +149,12 @@ def QF_FusedMatmulOp : QF_Op<"fused_matmul", [Pure, AttrSizedOperandSegments]> {
       on an act_order weight (qf-fuse-act-order-norm) it may run as a
       launch of its own that writes the rows in the weight's sorted column
       order, with the same values;
+    * or, on an act_order weight only, the optional silu_mul prologue
+      (qf-fuse-act-order-silu-mul): with `silu_mul(%up)` the matmul reads
+      `round(silu(input) * up)` ([M, K] each), rounded to the activation
+      type exactly as a separate `qf.silu_mul` result would be; qf-to-gpu
+      runs it as a launch of its own that writes the product in the
+      weight's sorted column order (docs/act-order.md);
     * the packed weight is decoded on chip (never materialized);
     * `bias` ([N]) is added;
     * the epilogue activation: `silu_mul` takes a second packed weight `up`
@@ -166,6 +172,7 @@ def QF_FusedMatmulOp : QF_Op<"fused_matmul", [Pure, AttrSizedOperandSegments]> {
     Optional<TensorRankOf<[F16, BF16], [1]>>:$norm,
     Optional<TensorRankOf<[F16, BF16], [1]>>:$bias,
     Optional<QF_ActivationTensor>:$residual,
+    Optional<QF_ActivationTensor>:$silu_mul_up,
     OptionalAttr<F32Attr>:$norm_eps,
     DefaultValuedAttr<QF_EpilogueActivationAttr,
                       "::mlir::qf::EpilogueActivation::None">:$activation,
@@ -178,6 +185,7 @@ def QF_FusedMatmulOp : QF_Op<"fused_matmul", [Pure, AttrSizedOperandSegments]> {
     (`norm` `(` $norm^ `:` type($norm) `)`)?
     (`bias` `(` $bias^ `:` type($bias) `)`)?
     (`residual` `(` $residual^ `:` type($residual) `)`)?
+    (`silu_mul` `(` $silu_mul_up^ `:` type($silu_mul_up) `)`)?
     attr-dict `:` type($input) `,` qualified(type($weight)) `->` type($result)
   }];
   let extraClassDeclaration = [{
@@ -188,6 +196,10 @@ def QF_FusedMatmulOp : QF_Op<"fused_matmul", [Pure, AttrSizedOperandSegments]> {
     bool hasPermutedNorm() {
       return getNorm() && getWeight().getType().getEncoding().getActOrder();
     }
+    /// Whether the input is a silu_mul's gate, whose up is `silu_mul_up`:
+    /// qf-to-gpu runs the product as a launch of its own (in the act_order
+    /// weight's sorted column order where the kernel reads it so).
+    bool hasSiluMulPrologue() { return static_cast<bool>(getSiluMulUp()); }
   }];
   let hasVerifier = 1;
 }

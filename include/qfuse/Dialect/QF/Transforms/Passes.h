@@ -29,6 +29,11 @@ void populateFuseRMSNormProloguePatterns(RewritePatternSet &patterns);
 /// the weights' sorted column order.
 void populateFuseActOrderNormPatterns(RewritePatternSet &patterns);
 
+/// Patterns of qf-fuse-act-order-silu-mul: a qf.silu_mul read only by one
+/// act_order fused matmul becomes its silu_mul prologue, which qf-to-gpu
+/// writes in the weight's sorted column order.
+void populateFuseActOrderSiluMulPatterns(RewritePatternSet &patterns);
+
 /// Patterns of qf-fuse-epilogue: qf.add of a fused matmul result and a
 /// residual (or a row-broadcast bias) becomes its epilogue.
 void populateFuseEpiloguePatterns(RewritePatternSet &patterns);

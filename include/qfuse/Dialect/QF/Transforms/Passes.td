@@ -102,6 +102,46 @@ def QFFuseActOrderNorm : Pass<"qf-fuse-act-order-norm"> {
   let dependentDialects = ["::mlir::qf::QFDialect"];
 }
 
+def QFFuseActOrderSiluMul : Pass<"qf-fuse-act-order-silu-mul"> {
+  let summary = "Fold qf.silu_mul into the act_order matmul that reads it";
+  let description = [{
+    down_proj's activations are a `qf.silu_mul`'s result, which qf-to-gpu
+    permutes into an act_order weight's sorted column order with a launch
+    of its own. The silu_mul launch can write them in that order instead
+    (a gather on its read side), so this pass makes a silu_mul read only
+    by one act_order fused matmul that matmul's silu_mul prologue, and
+    qf-to-gpu lowers it as one launch, in place of the silu_mul launch and
+    the permute:
+
+        xp[m, j] = silu(gate[m, perm[j]]) * up[m, perm[j]]
+
+    Each element is the one a plain silu_mul computes, moved: no guard.
+
+    ```mlir
+    %a = qf.silu_mul %g, %u : tensor<?x14336xf16>
+    %y = qf.fused_matmul %a, %wd : tensor<?x14336xf16>, !qf.weight<4096x14336, #ao> -> tensor<?x4096xf16>
+    ```
+    becomes
+    ```mlir
+    %y = qf.fused_matmul %g, %wd silu_mul(%u : tensor<?x14336xf16>) : tensor<?x14336xf16>, !qf.weight<4096x14336, #ao> -> tensor<?x4096xf16>
+    ```
+    Runs after qf-fuse-gated-mlp (which takes the silu_mul first where it
+    fuses gate/up) and qf-fuse-shared-input (which does not group a matmul
+    with this prologue).
+
+    Not fused (the silu_mul stays, with a remark under `report-unfused`): a
+    silu_mul with another user or more than one (the product would be
+    written anyway), a reader that already has a prologue, or bf16
+    activations (the kernel reads f16).
+  }];
+  let options = [
+    Option<"reportUnfused", "report-unfused", "bool", /*default=*/"false",
+           "Emit a remark for every qf.silu_mul read by an act_order matmul "
+           "and left unfused, saying why">
+  ];
+  let dependentDialects = ["::mlir::qf::QFDialect"];
+}
+
 def QFFuseRMSNormPrologue : Pass<"qf-fuse-rmsnorm-prologue"> {
   let summary = "Fold qf.rms_norm into the fused matmuls that read it";
   let description = [{

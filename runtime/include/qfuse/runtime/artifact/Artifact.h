@@ -69,6 +69,10 @@ constexpr std::string_view kPermuteColumnsOp = "qf.permute_columns";
 /// gamma[, perm] -> y): y is the normalized x, in the weight's sorted column
 /// order when it binds a perm (docs/act-order.md).
 constexpr std::string_view kRMSNormOp = "qf.rms_norm";
+/// The op of an act_order matmul's silu_mul prologue launch (kernel
+/// parameters gate, up[, perm] -> xp or y): silu(gate) * up, in the weight's
+/// sorted column order when it binds a perm (docs/act-order.md).
+constexpr std::string_view kSiluMulOp = "qf.silu_mul";
 /// The kernel parameter a qf.dequantize launch writes the weight to.
 constexpr std::string_view kDequantizeOutputParam = "w";
 
