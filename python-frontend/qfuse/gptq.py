@@ -22,7 +22,10 @@ scale, and zero, per column) and block width. The ops (`block_ops`):
 | both | K % 128 for each input width K | the last, narrower block |
 
 Per-channel encodings have only static ops (their scales come from the
-whole row). NVFP4 takes its global scales as an operand, one per row.
+whole row) and, per input width K, a qf.row_min_max: each row's min and
+max, from which the solver fits the row's parameters (Grid::fit reads
+nothing else) without downloading the weights. NVFP4 takes its global
+scales as an operand, one per row.
 Codebooks with a named table, groups that do not divide 128 and
 unquantized or 2:4 encodings are GptqErrors.
 """
@@ -227,6 +230,16 @@ def gptq_ir(config, encoding):
         typed = [t for v, t, _ in outs if v != values[0]]
         body.append(f"    : ({w}, {u}) -> ({', '.join(str(t) for t in typed)}) "
                     f"values {values[1]}")
+    if grid.per_channel:
+        # Per channel: each row's [min, max] at every input width K, all a
+        # row's fit reads (Grid::fit); the solver fits on the host from
+        # these 2 floats a row instead of downloading the weights.
+        for k in input_widths(cfg):
+            w, mm = tensor(None, k, elt="f32"), tensor(None, 2, elt="f32")
+            args.append((f"%rw{k}", w, f"rows k{k}"))
+            results.append((f"%mm{k}", mm, f"min_max k{k}"))
+            body.append(f"  // each row's min and max, K = {k}")
+            body.append(f"  %mm{k} = qf.row_min_max %rw{k} : {w} -> {mm}")
     lines.append("func.func @gptq_blocks(")
     lines += [f'    {v}: {t} {{qf.name = "{n}"}}' + ("," if j + 1 < len(args) else ")")
               for j, (v, t, n) in enumerate(args)]

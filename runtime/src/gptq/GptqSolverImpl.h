@@ -40,6 +40,15 @@ struct BlockKernel {
 /// (rows, width, static) -> the launch.
 using KernelKey = std::tuple<int64_t, int64_t, bool>;
 
+/// One qf.row_min_max launch of the artifact (per-channel artifacts
+/// compiled before it have none): its step and its "w" and "min_max"
+/// buffers, by (rows, K).
+struct RowMinMaxKernel {
+  size_t step = 0;
+  std::string w, minMax;
+};
+using RowMinMaxKey = std::pair<int64_t, int64_t>;
+
 inline CUdeviceptr offset(CUdeviceptr base, int64_t bytes) {
   return base + static_cast<CUdeviceptr>(bytes);
 }
@@ -93,6 +102,7 @@ struct GptqSolver::Impl {
   cuda::Cublas cublas;
   cuda::Cusolver cusolver;
   std::map<KernelKey, BlockKernel> kernels;
+  std::map<detail::RowMinMaxKey, detail::RowMinMaxKernel> rowMinMax;
   cuda::DeviceBuffer ones{32, "GPTQ ones (f16, bf16)"};
   /// The solve's device buffers by name, kept across calls (SolveRun).
   std::map<std::string, cuda::DeviceBuffer> workspace;
@@ -137,6 +147,15 @@ struct GptqSolver::Impl {
       overrides[buffer] = it->second;
     }
     executor.runSteps(rows, k.step, k.step + 1, stream, overrides);
+  }
+
+  /// Each row's [min, max] of the [rows, K] f32 at `w` into [rows, 2] at
+  /// `minMax` (the artifact must have the kernel: rowMinMax).
+  void launchRowMinMax(int64_t rows, int64_t k, CUdeviceptr w,
+                       CUdeviceptr minMax, CUstream stream) {
+    const detail::RowMinMaxKernel &rk = rowMinMax.at({rows, k});
+    executor.runSteps(rows, rk.step, rk.step + 1, stream,
+                      {{rk.w, w}, {rk.minMax, minMax}});
   }
 };
 
