@@ -23,8 +23,8 @@ scale, and zero, per column) and block width. The ops (`block_ops`):
 
 Per-channel encodings have only static ops (their scales come from the
 whole row) and, per input width K, a qf.row_min_max: each row's min and
-max, from which the solver fits the row's parameters (Grid::fit reads
-nothing else) without downloading the weights. NVFP4 takes its global
+max over a tile of ROW_TILE rows, from which the solver fits the row's
+parameters (Grid::fit reads nothing else) without downloading the weights. NVFP4 takes its global
 scales as an operand, one per row.
 Codebooks with a named table, groups that do not divide 128 and
 unquantized or 2:4 encodings are GptqErrors.
@@ -37,6 +37,11 @@ from .model import ModelConfig
 
 # Columns per block: the kernel keeps at most 128 in a warp's registers.
 BLOCK = 128
+
+# Rows per qf.row_min_max launch: the solver moves this tile over the stacked
+# rows (the last tile overlapping the one before), so that the artifact's
+# buffers for it are [ROW_TILE, K] instead of [rows, K] per plan.
+ROW_TILE = 256
 
 
 class GptqError(ValueError):
@@ -235,7 +240,7 @@ def gptq_ir(config, encoding):
         # row's fit reads (Grid::fit); the solver fits on the host from
         # these 2 floats a row instead of downloading the weights.
         for k in input_widths(cfg):
-            w, mm = tensor(None, k, elt="f32"), tensor(None, 2, elt="f32")
+            w, mm = tensor(ROW_TILE, k, elt="f32"), tensor(ROW_TILE, 2, elt="f32")
             args.append((f"%rw{k}", w, f"rows k{k}"))
             results.append((f"%mm{k}", mm, f"min_max k{k}"))
             body.append(f"  // each row's min and max, K = {k}")
@@ -253,5 +258,5 @@ def gptq_ir(config, encoding):
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["BLOCK", "GptqError", "block_ops", "gptq_ir", "grid_for", "input_widths",
+__all__ = ["BLOCK", "ROW_TILE", "GptqError", "block_ops", "gptq_ir", "grid_for", "input_widths",
            "row_counts"]

@@ -71,10 +71,11 @@ class Ops(TempDirTestCase):
         # encodings fit on the device with their dynamic kernel instead.
         text = gptq_ir(ODD, "int8")
         for k in input_widths(ODD):
-            self.assertIn(f"%mm{k} = qf.row_min_max %rw{k} : tensor<?x{k}xf32> -> "
-                          "tensor<?x2xf32>", text)
-            self.assertIn(f'%rw{k}: tensor<?x{k}xf32> {{qf.name = "rows k{k}"}}', text)
-            self.assertIn(f'tensor<?x2xf32> {{qf.name = "min_max k{k}"}}', text)
+            # A tile of 256 rows, not [rows, K] buffers in every plan.
+            self.assertIn(f"%mm{k} = qf.row_min_max %rw{k} : tensor<256x{k}xf32> -> "
+                          "tensor<256x2xf32>", text)
+            self.assertIn(f'%rw{k}: tensor<256x{k}xf32> {{qf.name = "rows k{k}"}}', text)
+            self.assertIn(f'tensor<256x2xf32> {{qf.name = "min_max k{k}"}}', text)
         self.assertEqual(text.count("qf.row_min_max"), len(input_widths(ODD)))
         self.assertNotIn("qf.row_min_max", gptq_ir(TINY_LLAMA, "int4-g128"))
 

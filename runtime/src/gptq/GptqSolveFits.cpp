@@ -24,8 +24,9 @@
 // Grid::fit on them.
 //
 // On the host otherwise: host inputs, GptqSolveOptions::hostPrepare (the
-// reference the GPU tests compare with), and artifacts without the kernel
-// (GptqSolveReport::fitOnDevice says which ran).
+// reference the GPU tests compare with), artifacts without the kernel, and
+// per channel fewer rows than the kernel's row tile (GptqSolveReport::
+// fitOnDevice says which ran).
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,8 +46,10 @@ using namespace detail;
 bool SolveRun::canFitOnDevice() const {
   if (!onDevice || dynamic || options.hostPrepare)
     return false;
-  if (perChannel)
-    return im.rowMinMax.count({rows, k}) != 0;
+  if (perChannel) {
+    auto it = im.rowMinMax.find(k);
+    return it != im.rowMinMax.end() && rows >= it->second.rows;
+  }
   return k % group == 0 &&
          im.kernels.count(KernelKey{rows, group, false}) != 0;
 }

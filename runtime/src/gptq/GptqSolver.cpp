@@ -47,12 +47,13 @@ bool isRowMinMax(const Step &step) {
   return step.kind == Step::Kind::Launch && step.op == "qf.row_min_max";
 }
 
-/// Step `s` of `plan`, a qf.row_min_max launch, by its (rows, K).
-std::pair<RowMinMaxKey, RowMinMaxKernel>
+/// Step `s` of `plan`, a qf.row_min_max launch, by its K.
+std::pair<int64_t, RowMinMaxKernel>
 rowMinMaxKernel(const Artifact &blocks, const Plan &plan, size_t s) {
   const Step &step = plan.steps[s];
   const Kernel &kernel = blocks.kernels[step.kernelIndex];
   RowMinMaxKernel k;
+  k.batch = plan.batch;
   k.step = s;
   for (size_t a = 0; a < step.args.size() && a < kernel.params.size(); ++a) {
     if (kernel.params[a].name == "w")
@@ -64,7 +65,8 @@ rowMinMaxKernel(const Artifact &blocks, const Plan &plan, size_t s) {
   if (k.minMax.empty() || !w || w->shape.size() != 2)
     throw Error("GPTQ artifact: qf.row_min_max launch '" + kernel.name +
                 "' has no [rows, K] 'w' or no 'min_max' parameter");
-  return {{plan.batch, w->extent(1, plan.batch)}, k};
+  k.rows = w->extent(0, plan.batch);
+  return {w->extent(1, plan.batch), k};
 }
 
 } // namespace

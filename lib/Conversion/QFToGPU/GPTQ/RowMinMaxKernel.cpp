@@ -127,13 +127,10 @@ void buildRowMinMax(ImplicitLocOpBuilder &b, int64_t rows, int64_t cols,
 FailureOr<SmallVector<OpLaunch>>
 qf::lowerRowMinMax(RowMinMaxOp op, OpKernelContext &context, int64_t batch) {
   RankedTensorType wType = op.getWeights().getType();
-  // Dynamic rows: one kernel per plan batch (the row count).
+  // Dynamic rows: one kernel per plan batch (the row count). Static rows (a
+  // tile the runtime moves over the rows): the same kernel in every plan.
   const int64_t rows = wType.isDynamicDim(0) ? batch : wType.getDimSize(0);
   const int64_t cols = wType.getDimSize(1);
-  if (batch != rows)
-    return op.emitOpError() << "the kernel is compiled for its " << rows
-                            << " rows, not a batch of " << batch,
-           failure();
   if (cols >= std::numeric_limits<int32_t>::max())
     return op.emitOpError() << "has no GPU kernel for " << cols
                             << " columns: column indices are 32-bit",
