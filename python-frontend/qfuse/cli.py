@@ -15,7 +15,7 @@ from .artifacts import (DECODE_BATCH_SIZES, decode_artifact_name, ensure_artifac
 from .encoding_check import check_plan
 from .encodings import (FAMILY_HELP, NAMED_ENCODINGS, ALIASES, EncodingError,
                         EncodingPlan, encoding_text, valid_names)
-from .gptq import ROW_TILE, block_ops, grid_for, gptq_ir, input_widths, row_counts
+from .gptq import describe, gptq_ir, row_counts
 from .quantize_kernels import load_artifact_json, quantize_artifact_path, quantize_ir
 from .ir import IRError
 from .model import ConfigError, ModelConfig, emit_decode_step_only, emit_model
@@ -217,18 +217,11 @@ def _compile_gptq(args):
 
 def cmd_compile_gptq(args):
     _compile_gptq(args)
-    cfg = ModelConfig.load(args.config)
-    ops = ", ".join(f"{mode} b{width}" for mode, width in block_ops(cfg, args.encoding))
-    rows = ", ".join(str(r) for r in row_counts(cfg))
     where = args.output or args.emit_only
-    # Per channel: each row's min and max per input width K (the fits).
-    ranges = ""
-    if grid_for(args.encoding).per_channel:
-        widths = ", ".join(f"K {k}" for k in input_widths(cfg))
-        ranges = f"; qf.row_min_max: {widths}, tiles of {ROW_TILE} rows"
     if where != "-":
-        print(f"qfuse compile-gptq: wrote {where} (qf.gptq_block_update: {ops}; "
-              f"rows {rows}{ranges})", file=sys.stderr)
+        print(f"qfuse compile-gptq: wrote {where} "
+              f"({describe(ModelConfig.load(args.config), args.encoding)})",
+              file=sys.stderr)
 
 
 def cmd_report(args):

@@ -171,6 +171,20 @@ def block_ops(config, encoding):
     return ops
 
 
+def describe(config, encoding):
+    """What the artifact of `config` and `encoding` holds, in one line: its
+    block ops, row counts and (per channel) row min/max widths."""
+    cfg = _config(config)
+    ops = ", ".join(f"{mode} b{width}" for mode, width in block_ops(cfg, encoding))
+    text = (f"qf.gptq_block_update: {ops}; rows "
+            f"{', '.join(str(r) for r in row_counts(cfg))}")
+    if grid_for(encoding).per_channel:
+        # Each row's min and max per input width K (the per-channel fits).
+        widths = ", ".join(f"K {k}" for k in input_widths(cfg))
+        text += f"; qf.row_min_max: {widths}, tiles of {ROW_TILE} rows"
+    return text
+
+
 def _alias(grid):
     name = re.sub(r"[^A-Za-z0-9_]", "_", grid.format)
     name += "_pc" if grid.per_channel else f"_g{grid.group}"
@@ -258,5 +272,5 @@ def gptq_ir(config, encoding):
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["BLOCK", "ROW_TILE", "GptqError", "block_ops", "gptq_ir", "grid_for", "input_widths",
-           "row_counts"]
+__all__ = ["BLOCK", "ROW_TILE", "GptqError", "block_ops", "describe", "gptq_ir",
+           "grid_for", "input_widths", "row_counts"]
