@@ -17,7 +17,7 @@
 // Per channel, a group is the whole row, wider than any kernel tile. Every
 // Grid::fit reads its group only through statsOf's min, max and amax, and
 // amax is the larger magnitude of min and max; so fitting the two values
-// {min, max} gives the row's parameters bit for bit (GridTest checks it),
+// {min, max} gives the row's parameters bit for bit (GridRangeFitTest),
 // and the device computes only each row's min and max (the artifact's
 // qf.row_min_max kernel, which selects the same element as statsOf, sign
 // of zero included): rows x 2 floats come back, and the host runs the same

@@ -245,8 +245,9 @@ LogicalResult FusedMatmulOp::verify() {
 
 LogicalResult RowMinMaxOp::verify() {
   RankedTensorType w = getWeights().getType();
-  // Rows may be dynamic (one kernel per plan batch); the kernel loops over
-  // the columns, so they must be known.
+  // Rows may be dynamic (one kernel per plan batch) or a static tile the
+  // runtime moves over the rows; the kernel loops over the columns, so they
+  // must be known.
   if (w.isDynamicDim(1))
     return emitOpError() << "weights must have a static column count, got "
                          << w;

@@ -297,6 +297,9 @@ def QF_RowMinMaxOp : QF_Op<"row_min_max", [Pure]> {
 
     ```mlir
     %mm = qf.row_min_max %w : tensor<?x4096xf32> -> tensor<?x2xf32>
+    // A tile of 256 rows (python3 -m qfuse compile-gptq): the GPTQ solver
+    // moves it over the stacked rows, so the artifact's buffers stay small.
+    %mt = qf.row_min_max %t : tensor<256x4096xf32> -> tensor<256x2xf32>
     ```
   }];
   let arguments = (ins TensorRankOf<[F32], [2]>:$weights);
