@@ -48,6 +48,11 @@ for e in nf4 mxfp4 int8 fp8; do
   compile "$out/test-odd.json" "$e" "$out/test-$e.qfa"
   echo "test-$e --artifact $out/test-$e.qfa --encoding \"$(enc $e)\" $(groups 576) --tokens 1024 --eager --reference --heldout" >> "$out/runs.txt"
 done
+# Per channel with a float zero point (-min / scale keeps the sign of a
+# zero min): the device's row min/max against the host's fits
+# (unittests/Runtime/GptqDeviceWeightsGpuTest.cpp).
+compile "$out/test-odd.json" "#qf.enc<uint8, per_channel, scale = f16, zero = float>" \
+  "$out/test-uint8-pc-fzero.qfa"
 # Llama-3-8B: the whole layer, Hessians given, fused against eager.
 compile examples/configs/llama3-8b.json int4-g128 "$out/llama3-8b-int4-g128.qfa"
 echo "llama3-8b-int4-g128 --artifact $out/llama3-8b-int4-g128.qfa --encoding \"$(enc int4-g128)\" --llama3-8b --tokens 2048 --eager --concurrent" >> "$out/runs.txt"

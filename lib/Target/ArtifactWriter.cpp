@@ -85,6 +85,11 @@ void ArtifactBuilder::addDecodeOp(Operation *op, ArrayAttr launches) {
     stepEncoding = body.str();
     anyLaunchOp = true;
   }
+  // The rows' min/max of per-channel GPTQ: the solver finds it by its op.
+  if (isa<RowMinMaxOp>(op)) {
+    stepOp = op->getName().getStringRef().str();
+    anyLaunchOp = true;
+  }
   for (Attribute entry : launches) {
     auto record = dyn_cast<LaunchAttr>(entry);
     ArrayAttr args = record ? record.getArgs() : ArrayAttr();

@@ -15,7 +15,7 @@ from .artifacts import (DECODE_BATCH_SIZES, decode_artifact_name, ensure_artifac
 from .encoding_check import check_plan
 from .encodings import (FAMILY_HELP, NAMED_ENCODINGS, ALIASES, EncodingError,
                         EncodingPlan, encoding_text, valid_names)
-from .gptq import block_ops, gptq_ir, row_counts
+from .gptq import describe, gptq_ir, row_counts
 from .quantize_kernels import load_artifact_json, quantize_artifact_path, quantize_ir
 from .ir import IRError
 from .model import ConfigError, ModelConfig, emit_decode_step_only, emit_model
@@ -217,13 +217,11 @@ def _compile_gptq(args):
 
 def cmd_compile_gptq(args):
     _compile_gptq(args)
-    cfg = ModelConfig.load(args.config)
-    ops = ", ".join(f"{mode} b{width}" for mode, width in block_ops(cfg, args.encoding))
-    rows = ", ".join(str(r) for r in row_counts(cfg))
     where = args.output or args.emit_only
     if where != "-":
-        print(f"qfuse compile-gptq: wrote {where} (qf.gptq_block_update: {ops}; "
-              f"rows {rows})", file=sys.stderr)
+        print(f"qfuse compile-gptq: wrote {where} "
+              f"({describe(ModelConfig.load(args.config), args.encoding)})",
+              file=sys.stderr)
 
 
 def cmd_report(args):

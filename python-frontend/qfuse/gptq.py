@@ -22,7 +22,10 @@ scale, and zero, per column) and block width. The ops (`block_ops`):
 | both | K % 128 for each input width K | the last, narrower block |
 
 Per-channel encodings have only static ops (their scales come from the
-whole row). NVFP4 takes its global scales as an operand, one per row.
+whole row) and, per input width K, a qf.row_min_max: each row's min and
+max over a tile of ROW_TILE rows, from which the solver fits the row's
+parameters (Grid::fit reads nothing else) without downloading the weights. NVFP4 takes its global
+scales as an operand, one per row.
 Codebooks with a named table, groups that do not divide 128 and
 unquantized or 2:4 encodings are GptqErrors.
 """
@@ -34,6 +37,11 @@ from .model import ModelConfig
 
 # Columns per block: the kernel keeps at most 128 in a warp's registers.
 BLOCK = 128
+
+# Rows per qf.row_min_max launch: the solver moves this tile over the stacked
+# rows (the last tile overlapping the one before), so that the artifact's
+# buffers for it are [ROW_TILE, K] instead of [rows, K] per plan.
+ROW_TILE = 256
 
 
 class GptqError(ValueError):
@@ -163,6 +171,20 @@ def block_ops(config, encoding):
     return ops
 
 
+def describe(config, encoding):
+    """What the artifact of `config` and `encoding` holds, in one line: its
+    block ops, row counts and (per channel) row min/max widths."""
+    cfg = _config(config)
+    ops = ", ".join(f"{mode} b{width}" for mode, width in block_ops(cfg, encoding))
+    text = (f"qf.gptq_block_update: {ops}; rows "
+            f"{', '.join(str(r) for r in row_counts(cfg))}")
+    if grid_for(encoding).per_channel:
+        # Each row's min and max per input width K (the per-channel fits).
+        widths = ", ".join(f"K {k}" for k in input_widths(cfg))
+        text += f"; qf.row_min_max: {widths}, tiles of {ROW_TILE} rows"
+    return text
+
+
 def _alias(grid):
     name = re.sub(r"[^A-Za-z0-9_]", "_", grid.format)
     name += "_pc" if grid.per_channel else f"_g{grid.group}"
@@ -227,6 +249,16 @@ def gptq_ir(config, encoding):
         typed = [t for v, t, _ in outs if v != values[0]]
         body.append(f"    : ({w}, {u}) -> ({', '.join(str(t) for t in typed)}) "
                     f"values {values[1]}")
+    if grid.per_channel:
+        # Per channel: each row's [min, max] at every input width K, all a
+        # row's fit reads (Grid::fit); the solver fits on the host from
+        # these 2 floats a row instead of downloading the weights.
+        for k in input_widths(cfg):
+            w, mm = tensor(ROW_TILE, k, elt="f32"), tensor(ROW_TILE, 2, elt="f32")
+            args.append((f"%rw{k}", w, f"rows k{k}"))
+            results.append((f"%mm{k}", mm, f"min_max k{k}"))
+            body.append(f"  // each row's min and max, K = {k}")
+            body.append(f"  %mm{k} = qf.row_min_max %rw{k} : {w} -> {mm}")
     lines.append("func.func @gptq_blocks(")
     lines += [f'    {v}: {t} {{qf.name = "{n}"}}' + ("," if j + 1 < len(args) else ")")
               for j, (v, t, n) in enumerate(args)]
@@ -240,5 +272,5 @@ def gptq_ir(config, encoding):
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["BLOCK", "GptqError", "block_ops", "gptq_ir", "grid_for", "input_widths",
-           "row_counts"]
+__all__ = ["BLOCK", "ROW_TILE", "GptqError", "block_ops", "describe", "gptq_ir",
+           "grid_for", "input_widths", "row_counts"]

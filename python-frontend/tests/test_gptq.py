@@ -66,6 +66,19 @@ class Ops(TempDirTestCase):
                 self.assertEqual(len(names), len(set(names)), "qf.name must be unique")
                 self.assertNotIn("column_offset", text)
 
+    def test_row_min_max_per_channel(self):
+        # Per channel: one qf.row_min_max per input width K; grouped
+        # encodings fit on the device with their dynamic kernel instead.
+        text = gptq_ir(ODD, "int8")
+        for k in input_widths(ODD):
+            # A tile of 256 rows, not [rows, K] buffers in every plan.
+            self.assertIn(f"%mm{k} = qf.row_min_max %rw{k} : tensor<256x{k}xf32> -> "
+                          "tensor<256x2xf32>", text)
+            self.assertIn(f'%rw{k}: tensor<256x{k}xf32> {{qf.name = "rows k{k}"}}', text)
+            self.assertIn(f'tensor<256x2xf32> {{qf.name = "min_max k{k}"}}', text)
+        self.assertEqual(text.count("qf.row_min_max"), len(input_widths(ODD)))
+        self.assertNotIn("qf.row_min_max", gptq_ir(TINY_LLAMA, "int4-g128"))
+
     def test_operands_and_results(self):
         text = gptq_ir(TINY_LLAMA, "uint4-g128-asym")
         # Dynamic: codes, err, values (f16 [?, W]), scales and zeros [?, W/G];

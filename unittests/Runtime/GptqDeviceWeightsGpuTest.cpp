@@ -11,10 +11,14 @@
 // dequantizeToHalf of it, with the f16 outputs poisoned first. With static
 // groups, the fits on the device (GptqSolveFits.cpp) against Grid::fit on
 // the host, and a scale that does not fit named by row and group on both.
+// Per channel, the fits from each row's [min, max] computed on the device
+// (qf.row_min_max) against Grid::fit over the downloaded rows
+// (hostPrepare), on rows whose extremes are zeros of either sign.
 // Uses the GPTQ artifacts of bench/make-gptq-artifacts.sh
 // (artifacts/gptq/test-int4-g128.qfa, test-uint4-g128-asym.qfa,
-// test-nvfp4.qfa; QFUSE_GPTQ_ARTIFACTS names another folder) and skips
-// without them or without a GPU.
+// test-nvfp4.qfa, test-int8.qfa, test-fp8.qfa, test-uint8-pc-fzero.qfa;
+// QFUSE_GPTQ_ARTIFACTS names another folder) and skips without them or
+// without a GPU.
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,6 +49,76 @@ namespace {
 
 using Module = qfuse::testing::GptqTestModule;
 
+/// q/k/v of the test model at K = `k` (384 + 128 + 128 rows), normal
+/// weights of a random scale per module, as `type`.
+std::vector<Module> randomModules(std::mt19937_64 &rng, GptqDeviceWeight type,
+                                  int64_t k) {
+  std::normal_distribution<float> normal;
+  std::vector<Module> modules = {{"q", 384, {}, {}}, {"k", 128, {}, {}},
+                                 {"v", 128, {}, {}}};
+  for (Module &m : modules) {
+    const float scale = std::uniform_real_distribution<float>(0.01f, 2.0f)(rng);
+    for (int64_t i = 0; i < m.n * k; ++i) {
+      const float x = normal(rng) * scale;
+      const uint16_t b = type == GptqDeviceWeight::BF16
+                             ? format::floatToBFloat16(x)
+                             : format::floatToHalf(x);
+      m.bits.push_back(b);
+      m.f32.push_back(type == GptqDeviceWeight::BF16 ? format::bfloat16ToFloat(b)
+                                                     : format::halfToFloat(b));
+    }
+  }
+  return modules;
+}
+
+/// Rows of q whose min or max is a zero of either sign, before or after the
+/// dead channels' +0 (columns 5 and 77): the per-channel fits must select
+/// the zero the host's sequential std::min / std::max selects (a float
+/// zero point -min / scale keeps its sign).
+void signedZeroRows(Module &q, GptqDeviceWeight type, int64_t k) {
+  auto set = [&](int64_t r, int64_t c, uint16_t bits) {
+    q.bits[size_t(r * k + c)] = bits;
+    q.f32[size_t(r * k + c)] = type == GptqDeviceWeight::BF16
+                                   ? format::bfloat16ToFloat(bits)
+                                   : format::halfToFloat(bits);
+  };
+  const uint16_t plus = 0x0000, minus = 0x8000;
+  for (int64_t r = 10; r < 15; ++r)
+    for (int64_t c = 0; c < k; ++c) {
+      // 10, 11: positive only; 12, 14: negative only; 13: zeros.
+      const uint16_t b = q.bits[size_t(r * k + c)];
+      const uint16_t wanted = r == 13               ? (c % 3 ? plus : minus)
+                              : r == 12 || r == 14 ? uint16_t(b | minus)
+                                                   : uint16_t(b & ~minus);
+      set(r, c, wanted);
+    }
+  set(10, 3, minus); // min: -0 before the dead channel's +0
+  set(11, 2, plus);  // min: +0 before a -0
+  set(11, 100, minus);
+  set(12, 7, minus); // max: the dead channel's +0 before -0
+  set(14, 1, plus);  // max: +0 before -0
+  set(14, 4, minus);
+}
+
+/// Per channel: the fits from the device's [min, max] (`device`) against
+/// the same device weights fitted on the host (`reference`, hostPrepare:
+/// Grid::fit over the downloaded rows), bit for bit.
+void compareWithHostPrepare(const std::vector<GptqModuleResult> &device,
+                            const std::vector<GptqModuleResult> &reference,
+                            const GptqSolveReport &referenceReport) {
+  EXPECT_FALSE(referenceReport.fitOnDevice);
+  ASSERT_EQ(reference.size(), device.size());
+  for (size_t m = 0; m < device.size(); ++m) {
+    SCOPED_TRACE(device[m].name + " (per channel, against hostPrepare)");
+    EXPECT_TRUE(qfuse::testing::sameBits(reference[m].weight.scales,
+                                         device[m].weight.scales));
+    EXPECT_TRUE(qfuse::testing::sameBits(reference[m].weight.zeros,
+                                         device[m].weight.zeros));
+    EXPECT_TRUE(reference[m].weight.codes == device[m].weight.codes);
+    EXPECT_EQ(reference[m].loss, device[m].loss);
+  }
+}
+
 void solveBoth(const std::string &artifactName, GptqDeviceWeight type,
                bool staticGroups, uint64_t seed) {
   SCOPED_TRACE(artifactName + (type == GptqDeviceWeight::BF16 ? " bf16" : " f16") +
@@ -69,20 +143,9 @@ void solveBoth(const std::string &artifactName, GptqDeviceWeight type,
   const int64_t k = 384, tokens = 512;
   std::mt19937_64 rng(seed);
   std::normal_distribution<float> normal;
-  std::vector<Module> modules = {{"q", 384, {}, {}}, {"k", 128, {}, {}},
-                                 {"v", 128, {}, {}}};
-  for (Module &m : modules) {
-    const float scale = std::uniform_real_distribution<float>(0.01f, 2.0f)(rng);
-    for (int64_t i = 0; i < m.n * k; ++i) {
-      const float x = normal(rng) * scale;
-      const uint16_t b = type == GptqDeviceWeight::BF16
-                             ? format::floatToBFloat16(x)
-                             : format::floatToHalf(x);
-      m.bits.push_back(b);
-      m.f32.push_back(type == GptqDeviceWeight::BF16 ? format::bfloat16ToFloat(b)
-                                                     : format::halfToFloat(b));
-    }
-  }
+  std::vector<Module> modules = randomModules(rng, type, k);
+  if (enc.isPerChannel())
+    signedZeroRows(modules[0], type, k);
   // H = 2/T X^T X of correlated inputs, two dead channels.
   std::vector<double> x(size_t(tokens * k));
   for (double &v : x)
@@ -106,10 +169,11 @@ void solveBoth(const std::string &artifactName, GptqDeviceWeight type,
   // poisoned first with 0x7E00 (NaN).
   std::vector<cuda::DeviceBuffer> stored, halves;
   auto solve = [&](bool onDevice, bool pipelineOutputs,
-                   GptqSolveReport &report) {
+                   GptqSolveReport &report, bool hostPrepare = false) {
     GptqSolveOptions options;
     options.codesAsBytes = pipelineOutputs;
     options.staticGroups = staticGroups;
+    options.hostPrepare = hostPrepare;
     cuda::DeviceBuffer hessian(h.size() * 4, "H");
     hessian.upload(h.data(), h.size() * 4);
     const std::vector<GptqModuleInput> inputs = qfuse::testing::gptqTestInputs(
@@ -120,7 +184,7 @@ void solveBoth(const std::string &artifactName, GptqDeviceWeight type,
     return solver.solve(inputs, hessian.ptr(), k, options, stream.get(),
                         report);
   };
-  GptqSolveReport hostReport, deviceReport, pipelineReport;
+  GptqSolveReport hostReport, deviceReport, pipelineReport, referenceReport;
   std::vector<GptqModuleResult> host = solve(false, false, hostReport);
   std::vector<GptqModuleResult> pipeline = solve(true, true, pipelineReport);
   ASSERT_EQ(pipeline.size(), host.size());
@@ -150,11 +214,15 @@ void solveBoth(const std::string &artifactName, GptqDeviceWeight type,
     EXPECT_EQ(wrongHalves, 0u) << "of " << written.size();
   }
   std::vector<GptqModuleResult> device = solve(true, false, deviceReport);
-  // Static groups: fitted on the device from device weights
+  // Static groups and per channel: fitted from device weights on the device
   // (GptqSolveFits.cpp), by Grid::fit on the host from host weights.
+  const bool fitsOnDevice = staticGroups || enc.isPerChannel();
   EXPECT_FALSE(hostReport.fitOnDevice);
-  EXPECT_EQ(pipelineReport.fitOnDevice, staticGroups);
-  EXPECT_EQ(deviceReport.fitOnDevice, staticGroups);
+  EXPECT_EQ(pipelineReport.fitOnDevice, fitsOnDevice);
+  EXPECT_EQ(deviceReport.fitOnDevice, fitsOnDevice);
+  if (enc.isPerChannel())
+    compareWithHostPrepare(device, solve(true, false, referenceReport, true),
+                           referenceReport);
   EXPECT_EQ(hostReport.deadChannels, deviceReport.deadChannels);
   EXPECT_EQ(deviceReport.deadChannels.size(), 2u);
   ASSERT_EQ(host.size(), device.size());
@@ -199,6 +267,25 @@ TEST(GptqDeviceWeightsGpu, Uint4AsymStaticGroupsBF16SameAsHostF32) {
 
 TEST(GptqDeviceWeightsGpu, Nvfp4StaticGroupsF16SameAsHostF32) {
   solveBoth("test-nvfp4.qfa", GptqDeviceWeight::F16, true,
+            std::random_device{}());
+}
+
+// Per channel: each row's [min, max] on the device (qf.row_min_max), the
+// fit on the host from those two values, against the host's fits.
+TEST(GptqDeviceWeightsGpu, Int8PerChannelF16SameAsHost) {
+  solveBoth("test-int8.qfa", GptqDeviceWeight::F16, false,
+            std::random_device{}());
+}
+
+TEST(GptqDeviceWeightsGpu, Fp8PerChannelBF16SameAsHost) {
+  solveBoth("test-fp8.qfa", GptqDeviceWeight::BF16, false,
+            std::random_device{}());
+}
+
+// A float zero point keeps the sign of a zero min: the selection of -0 or
+// +0 shows in the zeros.
+TEST(GptqDeviceWeightsGpu, Uint8FloatZeroPerChannelF16SameAsHost) {
+  solveBoth("test-uint8-pc-fzero.qfa", GptqDeviceWeight::F16, false,
             std::random_device{}());
 }
 

@@ -12,9 +12,21 @@
 // (bit for bit, GPTQBlockKernel.cpp), and stores the parameters as
 // [rows] per group: the [groups, rows] tables expandStaticParams expands,
 // so only the small tables come back (for the results and the check of
-// the scales). On the host otherwise: per channel (its artifacts have no
-// dynamic kernel), host inputs, GptqSolveOptions::hostPrepare (the
-// reference the GPU tests compare with), and artifacts without the kernel.
+// the scales).
+//
+// Per channel, a group is the whole row, wider than any kernel tile. Every
+// Grid::fit reads its group only through statsOf's min, max and amax, and
+// amax is the larger magnitude of min and max; so fitting the two values
+// {min, max} gives the row's parameters bit for bit (GridRangeFitTest),
+// and the device computes only each row's min and max (the artifact's
+// qf.row_min_max kernel, which selects the same element as statsOf, sign
+// of zero included): rows x 2 floats come back, and the host runs the same
+// Grid::fit on them.
+//
+// On the host otherwise: host inputs, GptqSolveOptions::hostPrepare (the
+// reference the GPU tests compare with), artifacts without the kernel, and
+// per channel fewer rows than the kernel's row tile (GptqSolveReport::
+// fitOnDevice says which ran).
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,8 +44,13 @@ namespace qfuse::runtime {
 using namespace detail;
 
 bool SolveRun::canFitOnDevice() const {
-  return onDevice && !dynamic && !perChannel && !options.hostPrepare &&
-         k % group == 0 &&
+  if (!onDevice || dynamic || options.hostPrepare)
+    return false;
+  if (perChannel) {
+    auto it = im.rowMinMax.find(k);
+    return it != im.rowMinMax.end() && rows >= it->second.rows;
+  }
+  return k % group == 0 &&
          im.kernels.count(KernelKey{rows, group, false}) != 0;
 }
 
@@ -97,6 +114,25 @@ void SolveRun::fitStaticOnDevice() {
       p.zero = hasZeros ? z[size_t(g * rows + r)] : 0.0f;
     }
   report.fitOnDevice = true;
+  tablesOnDevice = true;
+}
+
+/// Per channel: each row's [min, max] on the device, then Grid::fit over
+/// those two values (the row's parameters exactly: see the top).
+void SolveRun::fitPerChannelOnDevice() {
+  cuda::DeviceBuffer &range = buffer("row min max", size_t(rows) * 8);
+  im.launchRowMinMax(rows, k, buffer("weights").ptr(), range.ptr(), stream);
+  std::vector<float> minMax(static_cast<size_t>(rows) * 2);
+  QFUSE_CU(cuStreamSynchronize(stream));
+  range.download(minMax.data(), minMax.size() * 4);
+  for (int64_t r = 0; r < rows; ++r) {
+    const gptq::Grid &grid = *grids[size_t(moduleOfRow[size_t(r)])];
+    std::string error;
+    // As fitStaticOnHost: checkStaticScales names the row.
+    if (!grid.fit(minMax.data() + 2 * r, 2, staticParams[size_t(r)], error))
+      staticParams[size_t(r)].scale = std::numeric_limits<float>::quiet_NaN();
+  }
+  report.fitOnDevice = true;
 }
 
 /// Grid::fit per (row, group) on `original`, one range of rows per thread.
@@ -135,7 +171,9 @@ void SolveRun::checkStaticScales() const {
 
 void SolveRun::fitStaticParams() {
   staticParams.resize(static_cast<size_t>(rows * groups));
-  if (fitOnDevice)
+  if (fitOnDevice && perChannel)
+    fitPerChannelOnDevice();
+  else if (fitOnDevice)
     fitStaticOnDevice();
   else
     fitStaticOnHost();

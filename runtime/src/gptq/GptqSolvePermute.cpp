@@ -276,9 +276,9 @@ void SolveRun::expandStaticParams() {
     return;
   }
   // The tables, unless the device fit left them there.
-  std::vector<float> s(fitOnDevice ? 0 : size_t(groups * rows)),
+  std::vector<float> s(tablesOnDevice ? 0 : size_t(groups * rows)),
       z(hasZeros ? s.size() : 0);
-  for (int64_t r = 0; r < rows && !fitOnDevice; ++r)
+  for (int64_t r = 0; r < rows && !tablesOnDevice; ++r)
     for (int64_t g = 0; g < groups; ++g) {
       const gptq::GroupParams &p = staticParams[size_t(r * groups + g)];
       s[size_t(g * rows + r)] = p.scale;
@@ -291,7 +291,7 @@ void SolveRun::expandStaticParams() {
   auto expand = [&](const std::vector<float> &byGroup, const char *table,
                     CUdeviceptr out) {
     cuda::DeviceBuffer &t = buffer(table, size_t(groups * rows) * 4);
-    if (!fitOnDevice)
+    if (!tablesOnDevice)
       t.upload(byGroup.data(), byGroup.size() * 4);
     const size_t rowBytes = size_t(rows) * 4;
     const CUdeviceptr scratch = buffer("Z = E U", size_t(rows * k) * 4).ptr();

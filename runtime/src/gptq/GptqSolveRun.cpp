@@ -93,8 +93,8 @@ void SolveRun::setUpLibraries() {
 
 /// The stacked weights into "w". Modules given on the device are widened
 /// to f32 there (exact: x * 1.0f); a host copy exists only where the later
-/// steps need one (host inputs, fits on the host: per channel, hostPrepare
-/// or no kernel to fit with; act-order with hostPrepare).
+/// steps need one (host inputs, fits on the host: hostPrepare or no kernel
+/// to fit with; act-order with hostPrepare).
 void SolveRun::loadWeights() {
   onDevice = true;
   for (const GptqModuleInput &m : modules)
@@ -253,7 +253,7 @@ void SolveRun::allocate() {
     expandStaticParams();
   if (options.eager && dynamic)
     prepareGroupFit(); // the global scales too
-  else if (enc.globalScale && !fitOnDevice)
+  else if (enc.globalScale && !tablesOnDevice)
     buffer("global scales", rowGlobal.size() * 4)
         .upload(rowGlobal.data(), rowGlobal.size() * 4);
   buffer("loss", size_t(numBlocks) * numModules * 4)

@@ -56,9 +56,11 @@ struct SolveRun {
   // loadWeights, prepareHessian, makeGrids
   /// Every module's weight given on the device ("weights" holds W from
   /// loadWeights on); needHost: a host copy in `original` too; fitOnDevice:
-  /// static groups fitted on the device (GptqSolveFits.cpp), which leaves
-  /// their [groups, rows] tables there for expandStaticParams.
-  bool onDevice = false, needHost = false, fitOnDevice = false;
+  /// static or per-channel fits from the device's weights
+  /// (GptqSolveFits.cpp); tablesOnDevice: the static groups' fit left the
+  /// [groups, rows] tables there for expandStaticParams.
+  bool onDevice = false, needHost = false, fitOnDevice = false,
+       tablesOnDevice = false;
   std::vector<float> original;
   std::vector<float> diag;
   std::vector<int64_t> perm;
@@ -113,6 +115,7 @@ struct SolveRun {
   void fitStaticParams();
   void fitStaticOnDevice();
   void fitStaticOnHost();
+  void fitPerChannelOnDevice();
   void checkStaticScales() const;
   void prepareGroupFit();
   void fitGroup(CUdeviceptr from, CUdeviceptr scalesOut, CUdeviceptr zerosOut);

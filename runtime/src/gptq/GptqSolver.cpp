@@ -42,6 +42,33 @@ bool isBlockUpdate(const Step &step) {
          step.op == "qf.gptq_block_update" && step.hasEncoding;
 }
 
+/// Per-channel fits' rows' min/max (GptqSolveFits.cpp).
+bool isRowMinMax(const Step &step) {
+  return step.kind == Step::Kind::Launch && step.op == "qf.row_min_max";
+}
+
+/// Step `s` of `plan`, a qf.row_min_max launch, by its K.
+std::pair<int64_t, RowMinMaxKernel>
+rowMinMaxKernel(const Artifact &blocks, const Plan &plan, size_t s) {
+  const Step &step = plan.steps[s];
+  const Kernel &kernel = blocks.kernels[step.kernelIndex];
+  RowMinMaxKernel k;
+  k.batch = plan.batch;
+  k.step = s;
+  for (size_t a = 0; a < step.args.size() && a < kernel.params.size(); ++a) {
+    if (kernel.params[a].name == "w")
+      k.w = step.args[a].name;
+    if (kernel.params[a].name == "min_max")
+      k.minMax = step.args[a].name;
+  }
+  const BufferSpec *w = blocks.findBuffer(k.w);
+  if (k.minMax.empty() || !w || w->shape.size() != 2)
+    throw Error("GPTQ artifact: qf.row_min_max launch '" + kernel.name +
+                "' has no [rows, K] 'w' or no 'min_max' parameter");
+  k.rows = w->extent(0, plan.batch);
+  return {w->extent(1, plan.batch), k};
+}
+
 } // namespace
 
 void detail::copy2D(CUdeviceptr dst, size_t dstPitch, CUdeviceptr src,
@@ -103,6 +130,8 @@ GptqSolver::GptqSolver(const Artifact &blocks, const cuda::Context &context,
   for (const Plan &plan : blocks.plans) {
     for (size_t s = 0; s < plan.steps.size(); ++s) {
       const Step &step = plan.steps[s];
+      if (isRowMinMax(step))
+        impl_->rowMinMax.insert(rowMinMaxKernel(blocks, plan, s));
       if (!isBlockUpdate(step))
         continue;
       const Kernel &kernel = blocks.kernels[step.kernelIndex];

@@ -16,6 +16,7 @@
 #include "qfuse/runtime/device/Cuda.h"
 #include "qfuse/runtime/device/Executor.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <sstream>
@@ -39,6 +40,16 @@ struct BlockKernel {
 
 /// (rows, width, static) -> the launch.
 using KernelKey = std::tuple<int64_t, int64_t, bool>;
+
+/// One qf.row_min_max launch of the artifact (per-channel artifacts
+/// compiled before it have none), by K: a tile of `rows` rows (the same
+/// kernel in every plan; `batch` is one of them), its step there and its
+/// "w" and "min_max" buffers.
+struct RowMinMaxKernel {
+  int64_t batch = 0, rows = 0;
+  size_t step = 0;
+  std::string w, minMax;
+};
 
 inline CUdeviceptr offset(CUdeviceptr base, int64_t bytes) {
   return base + static_cast<CUdeviceptr>(bytes);
@@ -93,6 +104,7 @@ struct GptqSolver::Impl {
   cuda::Cublas cublas;
   cuda::Cusolver cusolver;
   std::map<KernelKey, BlockKernel> kernels;
+  std::map<int64_t, detail::RowMinMaxKernel> rowMinMax;
   cuda::DeviceBuffer ones{32, "GPTQ ones (f16, bf16)"};
   /// The solve's device buffers by name, kept across calls (SolveRun).
   std::map<std::string, cuda::DeviceBuffer> workspace;
@@ -137,6 +149,21 @@ struct GptqSolver::Impl {
       overrides[buffer] = it->second;
     }
     executor.runSteps(rows, k.step, k.step + 1, stream, overrides);
+  }
+
+  /// Each row's [min, max] of the [rows, K] f32 at `w` into [rows, 2] at
+  /// `minMax`, a tile of the kernel's rows at a time; the last tile ends at
+  /// the last row, overlapping the one before (its rows get the same values
+  /// again, in stream order). Needs the kernel of K and rows >= its tile.
+  void launchRowMinMax(int64_t rows, int64_t k, CUdeviceptr w,
+                       CUdeviceptr minMax, CUstream stream) {
+    const detail::RowMinMaxKernel &rk = rowMinMax.at(k);
+    for (int64_t r0 = 0; r0 < rows; r0 += rk.rows) {
+      const int64_t first = std::min(r0, rows - rk.rows);
+      executor.runSteps(rk.batch, rk.step, rk.step + 1, stream,
+                        {{rk.w, detail::offset(w, first * k * 4)},
+                         {rk.minMax, detail::offset(minMax, first * 8)}});
+    }
   }
 };
 

@@ -839,3 +839,28 @@ func.func @silu_mul_prologue_and_norm(%g: tensor<1x256xf16>, %u: tensor<1x256xf1
   %y = qf.fused_matmul %g, %w norm(%n : tensor<256xf16>) silu_mul(%u : tensor<1x256xf16>) {norm_eps = 1.0e-05 : f32} : tensor<1x256xf16>, !qf.weight<64x256, #ao> -> tensor<1x64xf16>
   return
 }
+
+// -----
+
+// The kernel loops over the columns: they must be known.
+func.func @row_min_max_dynamic_columns(%w: tensor<64x?xf32>) {
+  // expected-error@+1 {{'qf.row_min_max' op weights must have a static column count, got 'tensor<64x?xf32>'}}
+  %mm = qf.row_min_max %w : tensor<64x?xf32> -> tensor<64x2xf32>
+  return
+}
+
+// -----
+
+func.func @row_min_max_no_columns(%w: tensor<64x0xf32>) {
+  // expected-error@+1 {{'qf.row_min_max' op weights must have at least one column, got 'tensor<64x0xf32>'}}
+  %mm = qf.row_min_max %w : tensor<64x0xf32> -> tensor<64x2xf32>
+  return
+}
+
+// -----
+
+func.func @row_min_max_result_shape(%w: tensor<64x128xf32>) {
+  // expected-error@+1 {{'qf.row_min_max' op min_max must be [64, 2], got 'tensor<32x2xf32>'}}
+  %mm = qf.row_min_max %w : tensor<64x128xf32> -> tensor<32x2xf32>
+  return
+}

@@ -230,6 +230,19 @@ func.func @gptq_values(%w: tensor<?x128xf32>, %u: tensor<128x128xf32>)
 
 // -----
 
+// Each row's min and max (per-channel GPTQ fits): rows may be dynamic.
+// CHECK-LABEL: func.func @row_min_max
+// CHECK: %[[R:.*]] = qf.row_min_max %{{.*}} : tensor<?x4096xf32> -> tensor<?x2xf32>
+// CHECK: return %[[R]]
+// GENERIC-LABEL: sym_name = "row_min_max"
+// GENERIC: "qf.row_min_max"(%{{.*}}) : (tensor<?x4096xf32>) -> tensor<?x2xf32>
+func.func @row_min_max(%w: tensor<?x4096xf32>) -> tensor<?x2xf32> {
+  %mm = qf.row_min_max %w : tensor<?x4096xf32> -> tensor<?x2xf32>
+  return %mm : tensor<?x2xf32>
+}
+
+// -----
+
 // Dynamic mode, asymmetric grid: scales and zero points, two groups per block;
 // the default column_offset is not printed.
 // CHECK-LABEL: func.func @gptq_dynamic_scales_zeros

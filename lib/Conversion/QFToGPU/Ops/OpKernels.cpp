@@ -25,7 +25,7 @@ LaunchArgAttr qf::f32Arg(MLIRContext *ctx, double value) {
 
 bool qf::isDecodeOp(Operation *op) {
   return isa<RMSNormOp, RotaryOp, AttentionOp, SiluMulOp, AddOp, EmbeddingOp,
-             ArgmaxOp, SampleOp, GPTQBlockUpdateOp>(op);
+             ArgmaxOp, SampleOp, GPTQBlockUpdateOp, RowMinMaxOp>(op);
 }
 
 FailureOr<SmallVector<OpLaunch>>
@@ -42,6 +42,7 @@ qf::lowerDecodeOp(Operation *op, OpKernelContext &context, int64_t batch) {
       .Case([&](GPTQBlockUpdateOp o) {
         return lowerGPTQBlockUpdate(o, context, batch);
       })
+      .Case([&](RowMinMaxOp o) { return lowerRowMinMax(o, context, batch); })
       .Default([](Operation *other) -> FailureOr<SmallVector<OpLaunch>> {
         return other->emitOpError("has no GPU kernel generator"), failure();
       });

@@ -101,6 +101,9 @@ FailureOr<SmallVector<OpLaunch>> lowerSample(SampleOp op,
 FailureOr<SmallVector<OpLaunch>>
 lowerGPTQBlockUpdate(GPTQBlockUpdateOp op, OpKernelContext &context,
                      int64_t batch);
+FailureOr<SmallVector<OpLaunch>> lowerRowMinMax(RowMinMaxOp op,
+                                                OpKernelContext &context,
+                                                int64_t batch);
 
 } // namespace qf
 } // namespace mlir

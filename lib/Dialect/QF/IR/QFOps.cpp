@@ -243,6 +243,20 @@ LogicalResult FusedMatmulOp::verify() {
 // GPTQ
 //===----------------------------------------------------------------------===//
 
+LogicalResult RowMinMaxOp::verify() {
+  RankedTensorType w = getWeights().getType();
+  // Rows may be dynamic (one kernel per plan batch) or a static tile the
+  // runtime moves over the rows; the kernel loops over the columns, so they
+  // must be known.
+  if (w.isDynamicDim(1))
+    return emitOpError() << "weights must have a static column count, got "
+                         << w;
+  if (w.getDimSize(1) == 0)
+    return emitOpError() << "weights must have at least one column, got " << w;
+  return verifyMatrix(*this, "min_max", getMinMax().getType(),
+                      w.getDimSize(0), 2);
+}
+
 LogicalResult GPTQBlockUpdateOp::verify() {
   RankedTensorType w = getWeights().getType();
   // Rows may be dynamic (the plan's batch: one kernel per row count); the

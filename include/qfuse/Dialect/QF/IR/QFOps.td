@@ -284,6 +284,32 @@ def QF_GPTQBlockUpdateOp : QF_Op<"gptq_block_update",
   let hasVerifier = 1;
 }
 
+def QF_RowMinMaxOp : QF_Op<"row_min_max", [Pure]> {
+  let summary = "Each row's smallest and largest element, exactly";
+  let description = [{
+    For a [R, K] f32 matrix, result[r] = [min, max] of row r, selected by
+    comparisons as gptq::Grid's statsOf does (std::min / std::max from the
+    first column on): of elements that compare equal (-0 and +0), the one
+    in the lowest column. NaN elements are skipped, as there. Every
+    Grid::fit reads a group only through its min, max and amax (= the
+    larger magnitude of min and max), so fitting the two values gives a
+    whole row's per-channel parameters bit for bit, from 2 floats a row.
+
+    ```mlir
+    %mm = qf.row_min_max %w : tensor<?x4096xf32> -> tensor<?x2xf32>
+    // A tile of 256 rows (python3 -m qfuse compile-gptq): the GPTQ solver
+    // moves it over the stacked rows, so the artifact's buffers stay small.
+    %mt = qf.row_min_max %t : tensor<256x4096xf32> -> tensor<256x2xf32>
+    ```
+  }];
+  let arguments = (ins TensorRankOf<[F32], [2]>:$weights);
+  let results = (outs TensorRankOf<[F32], [2]>:$min_max);
+  let assemblyFormat = [{
+    $weights attr-dict `:` type($weights) `->` type($min_max)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Decode-layer ops
 //===----------------------------------------------------------------------===//

@@ -157,8 +157,12 @@ struct GptqModuleResult {
 struct GptqSolveReport : gptq::GptqReport {
   /// The BF16x9 emulation was asked for and accepted.
   bool bf16x9 = false;
-  /// Static groups fitted on the device by the artifact's dynamic kernel
-  /// (weights on the device, no hostPrepare); per channel fits on the host.
+  /// The static parameters fitted without a host copy of the weights
+  /// (weights on the device, no hostPrepare): static groups by the
+  /// artifact's dynamic kernel, per channel by Grid::fit over each row's
+  /// [min, max] from its qf.row_min_max kernel. False: fitted on the host
+  /// from the rows (host inputs, hostPrepare, or an artifact without the
+  /// kernel, such as a per-channel one compiled before qf.row_min_max).
   bool fitOnDevice = false;
   /// Seconds. The solve proper is what runs on the device once the weights
   /// and the Hessian are there: from the first factorization to the last
