@@ -71,33 +71,35 @@ std::vector<Module> randomModules(std::mt19937_64 &rng, GptqDeviceWeight type,
   return modules;
 }
 
-/// Rows of q whose min or max is a zero of either sign, before or after the
-/// dead channels' +0 (columns 5 and 77): the per-channel fits must select
-/// the zero the host's sequential std::min / std::max selects (a float
-/// zero point -min / scale keeps its sign).
-void signedZeroRows(Module &q, GptqDeviceWeight type, int64_t k) {
+/// Rows of q whose min or max is a zero, before or after the dead
+/// channels' +0 (columns 5 and 77): positive-only, negative-only and
+/// all-zero rows, whose per-channel fits must be the host's. Only +0: the
+/// device widens f16/bf16 weights to f32 through cublasGemmEx, whose sum
+/// 0 + x turns -0 into +0 (docs/gptq.md), so a -0 never reaches the fit
+/// from device weights; the order of zeros of either sign is
+/// GridRangeFitTest's (unittests/Gptq).
+void zeroExtremeRows(Module &q, GptqDeviceWeight type, int64_t k) {
   auto set = [&](int64_t r, int64_t c, uint16_t bits) {
     q.bits[size_t(r * k + c)] = bits;
     q.f32[size_t(r * k + c)] = type == GptqDeviceWeight::BF16
                                    ? format::bfloat16ToFloat(bits)
                                    : format::halfToFloat(bits);
   };
-  const uint16_t plus = 0x0000, minus = 0x8000;
+  const uint16_t sign = 0x8000;
   for (int64_t r = 10; r < 15; ++r)
     for (int64_t c = 0; c < k; ++c) {
       // 10, 11: positive only; 12, 14: negative only; 13: zeros.
       const uint16_t b = q.bits[size_t(r * k + c)];
-      const uint16_t wanted = r == 13               ? (c % 3 ? plus : minus)
-                              : r == 12 || r == 14 ? uint16_t(b | minus)
-                                                   : uint16_t(b & ~minus);
+      const bool zero = (b & ~sign) == 0;
+      const uint16_t wanted = r == 13 || zero         ? uint16_t(0)
+                              : r == 12 || r == 14 ? uint16_t(b | sign)
+                                                   : uint16_t(b & ~sign);
       set(r, c, wanted);
     }
-  set(10, 3, minus); // min: -0 before the dead channel's +0
-  set(11, 2, plus);  // min: +0 before a -0
-  set(11, 100, minus);
-  set(12, 7, minus); // max: the dead channel's +0 before -0
-  set(14, 1, plus);  // max: +0 before -0
-  set(14, 4, minus);
+  set(10, 3, 0);  // min: +0 before the dead channel's +0
+  set(11, 100, 0); // min: +0 after it
+  set(12, 7, 0);  // max: +0 after the dead channel's +0
+  set(14, 1, 0);  // max: +0 before it
 }
 
 /// Per channel: the fits from the device's [min, max] (`device`) against
@@ -145,7 +147,7 @@ void solveBoth(const std::string &artifactName, GptqDeviceWeight type,
   std::normal_distribution<float> normal;
   std::vector<Module> modules = randomModules(rng, type, k);
   if (enc.isPerChannel())
-    signedZeroRows(modules[0], type, k);
+    zeroExtremeRows(modules[0], type, k);
   // H = 2/T X^T X of correlated inputs, two dead channels.
   std::vector<double> x(size_t(tokens * k));
   for (double &v : x)
