@@ -137,15 +137,16 @@ for spec in $models; do
   for part in ${PARTS:-qkv gateup down downs qkvn gateupn}; do
     args=""
     # aop, on the parts behind a norm or a silu_mul: act_order without the
-    # act-order-norm and act-order-silu-mul fusions (defaults), so a
-    # permute launch follows the plain norm or silu_mul launch, as in the
-    # parts without one.
+    # act-order-norm and act-order-silu-mul fusions, so a permute launch
+    # follows the plain norm or silu_mul launch, as in the parts without
+    # one; ao of the downs part asks for act-order-silu-mul (opt-in).
     variants="ao int4"
     case "$part" in qkvn|gateupn|downs) variants="ao aop int4" ;; esac
     for enc in $variants; do
       name="$model-$part-$enc"
       flags=""
       [ "$enc" = aop ] && flags=" --fuse=gated-mlp,epilogue,shared-input,rotary-attention"
+      [ "$enc" = ao ] && [ "$part" = downs ] && flags=" --fuse=default,act-order-silu-mul"
       base=ao; [ "$enc" = int4 ] && base=int4
       emit "$part" "$base" "$h" "$v" "$i" > "$out/artifacts/$name.mlir"
       cmd="$compile $out/artifacts/$name.mlir --batch-sizes=$batches$flags -o $out/artifacts/$name.qfa"
@@ -178,6 +179,7 @@ mkdir -p "$out/src/artifacts/act-order"
 for input in groups norm silu-mul; do
   for fuse in default none; do
     name=$input; [ "$fuse" = none ] && name=$input-unfused
+    [ "$input" = silu-mul ] && [ "$fuse" = default ] && fuse=default,act-order-silu-mul
     cmd="$compile test/Tools/qfuse-cpu-check/Inputs/act-order-$input.mlir --fuse=$fuse --batch-sizes=1,16 -o $out/src/artifacts/act-order/$name.qfa"
     echo "$cmd" >> "$out/COMPILE"
     $cmd 2>> "$out/compile.log"
