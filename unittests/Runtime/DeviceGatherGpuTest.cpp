@@ -83,6 +83,34 @@ protected:
       ASSERT_EQ(got[i], 0) << label << ": padding byte " << i;
   }
 
+  /// `components` of a weight of `text` at [n, k] through `repacker` into
+  /// `layoutText` equal the host's `host` repack, component by component.
+  static void expectRepackerMatches(runtime::DeviceRepacker &repacker,
+                                    const std::string &text,
+                                    const std::string &layoutText,
+                                    const format::Layout &layout, int64_t n,
+                                    int64_t k,
+                                    const format::TensorMap &components,
+                                    const format::TensorMap &host,
+                                    const std::string &label) {
+    runtime::WeightSpec weight;
+    weight.name = "w";
+    weight.encoding = text;
+    weight.layout = layoutText;
+    weight.n = n;
+    weight.k = k;
+    weight.encodingAttr = format::test::enc(text);
+    weight.layoutAttr = layout;
+    format::TensorMap packed;
+    ASSERT_TRUE(repacker.repack(weight, components, packed))
+        << label << ": " << repacker.summary();
+    ASSERT_EQ(packed.size(), host.size()) << label;
+    for (const auto &[name, tensor] : host) {
+      EXPECT_EQ(packed.at(name).data, tensor.data) << label << " " << name;
+      EXPECT_EQ(packed.at(name).shape, tensor.shape) << label << " " << name;
+    }
+  }
+
   std::optional<DeviceGather> gather;
   uint32_t seed = 0;
   std::mt19937 rng;
@@ -247,22 +275,8 @@ TEST_F(DeviceGatherGpuTest, SparseLayoutsMatchTheHost) {
           ASSERT_EQ(launch(*g, components.at(name).data, out), 0) << label;
           expectBytes(out, host.at(name).data, label + " " + name);
         }
-        runtime::WeightSpec weight;
-        weight.name = "w";
-        weight.encoding = text;
-        weight.layout = sparseGatherLayout();
-        weight.n = n;
-        weight.k = k;
-        weight.encodingAttr = enc;
-        weight.layoutAttr = layout;
-        format::TensorMap packed;
-        ASSERT_TRUE(repacker.repack(weight, components, packed))
-            << label << ": " << repacker.summary();
-        ASSERT_EQ(packed.size(), host.size()) << label;
-        for (const auto &[name, tensor] : host) {
-          EXPECT_EQ(packed.at(name).data, tensor.data) << label << " " << name;
-          EXPECT_EQ(packed.at(name).shape, tensor.shape) << label << " " << name;
-        }
+        ASSERT_NO_FATAL_FAILURE(expectRepackerMatches(
+            repacker, text, sparseGatherLayout(), layout, n, k, components, host, label));
         ++onDevice;
       }
   std::cout << "2:4 layouts: " << onDevice << " cases on the device; "
@@ -308,22 +322,8 @@ TEST_F(DeviceGatherGpuTest, SparseMatvecLayoutMatchesTheHost) {
         ASSERT_EQ(launch(g, components.at(format::kCodes).data, out), 0)
             << label;
         expectBytes(out, host.at(format::kCodes).data, label);
-        runtime::WeightSpec weight;
-        weight.name = "w";
-        weight.encoding = text;
-        weight.layout = sparseMatvecLayout();
-        weight.n = n;
-        weight.k = k;
-        weight.encodingAttr = enc;
-        weight.layoutAttr = layout;
-        format::TensorMap packed;
-        ASSERT_TRUE(repacker.repack(weight, components, packed))
-            << label << ": " << repacker.summary();
-        ASSERT_EQ(packed.size(), host.size()) << label;
-        for (const auto &[name, tensor] : host) {
-          EXPECT_EQ(packed.at(name).data, tensor.data) << label << " " << name;
-          EXPECT_EQ(packed.at(name).shape, tensor.shape) << label << " " << name;
-        }
+        ASSERT_NO_FATAL_FAILURE(expectRepackerMatches(
+            repacker, text, sparseMatvecLayout(), layout, n, k, components, host, label));
         ++onDevice;
       }
   std::cout << "2:4 matvec layout: " << onDevice << " cases on the device; "
