@@ -10,6 +10,7 @@
 # and timed against cuBLAS fp16 in the same process).
 #
 #   bench/crossover/make-artifacts.sh [build dir] [out dir]
+#   ONLY='^q7b-' bench/crossover/make-artifacts.sh ...   # shapes by name
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 build="${1:-build}"
@@ -34,6 +35,7 @@ echo "qfuse-compile <shape>-<format>.mlir --batch-sizes=$batches, -mv: --tensor-
 : > "$out/runs.txt"
 gemms=""
 while read -r name n k; do
+  [[ "$name" =~ ${ONLY:-.} ]] || continue
   gemms=""
   for b in ${batches//,/ }; do gemms="$gemms --gemm ${b}x${n}x${k}"; done
   for fmt in int4-g128 nvfp4 int8; do

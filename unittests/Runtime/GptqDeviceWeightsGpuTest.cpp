@@ -1,7 +1,8 @@
 //===- GptqDeviceWeightsGpuTest.cpp - solver inputs on the device ---------===//
 //
 // GptqSolver given the modules' weights as the checkpoint stores them on
-// the device (f16, bf16: widened there by an exact cuBLAS product; dead
+// the device (f16, bf16: widened there by the quantize test artifact's
+// qf_widen_*_to_f32 kernels, as qfuse-quantize widens them; dead
 // channels and NVFP4's global scale computed there) against the same
 // weights given as f32 on the host: identical codes, scales, zeros, global
 // scales and losses, on fresh random weights and Hessians (with dead
@@ -17,8 +18,8 @@
 // Uses the GPTQ artifacts of bench/make-gptq-artifacts.sh
 // (artifacts/gptq/test-int4-g128.qfa, test-uint4-g128-asym.qfa,
 // test-nvfp4.qfa, test-int8.qfa, test-fp8.qfa, test-uint8-pc-fzero.qfa;
-// QFUSE_GPTQ_ARTIFACTS names another folder) and skips without them or
-// without a GPU.
+// QFUSE_GPTQ_ARTIFACTS names another folder) and the quantize test artifact
+// (QuantizeArtifactFixture.h), and skips without them or without a GPU.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,8 +33,10 @@
 #include "qfuse/runtime/artifact/Artifact.h"
 #include "qfuse/runtime/device/Cuda.h"
 #include "qfuse/runtime/device/DeviceArtifact.h"
+#include "qfuse/runtime/device/DeviceWiden.h"
 
 #include "GptqTestArtifacts.h"
+#include "QuantizeArtifactFixture.h"
 
 #include <gtest/gtest.h>
 
@@ -71,13 +74,12 @@ std::vector<Module> randomModules(std::mt19937_64 &rng, GptqDeviceWeight type,
   return modules;
 }
 
-/// Rows of q whose min or max is a zero, before or after the dead
-/// channels' +0 (columns 5 and 77): positive-only, negative-only and
-/// all-zero rows, whose per-channel fits must be the host's. Only +0: the
-/// device widens f16/bf16 weights to f32 through cublasGemmEx, whose sum
-/// 0 + x turns -0 into +0 (docs/gptq.md), so a -0 never reaches the fit
-/// from device weights; the order of zeros of either sign is
-/// GridRangeFitTest's (unittests/Gptq).
+/// Rows of q whose min or max is a zero of either sign, before or after
+/// the dead channels' +0 (columns 5 and 77): positive-only, negative-only
+/// and all-zero rows (zeros of alternating sign), whose fits must be the
+/// host's, the sign of a zero extreme included (a float zero point keeps
+/// it). The order of zeros of either sign is GridRangeFitTest's
+/// (unittests/Gptq).
 void zeroExtremeRows(Module &q, GptqDeviceWeight type, int64_t k) {
   auto set = [&](int64_t r, int64_t c, uint16_t bits) {
     q.bits[size_t(r * k + c)] = bits;
@@ -91,15 +93,17 @@ void zeroExtremeRows(Module &q, GptqDeviceWeight type, int64_t k) {
       // 10, 11: positive only; 12, 14: negative only; 13: zeros.
       const uint16_t b = q.bits[size_t(r * k + c)];
       const bool zero = (b & ~sign) == 0;
-      const uint16_t wanted = r == 13 || zero         ? uint16_t(0)
+      const uint16_t wanted = r == 13 || zero
+                                  ? uint16_t(c % 2 == 0 ? sign : 0)
                               : r == 12 || r == 14 ? uint16_t(b | sign)
                                                    : uint16_t(b & ~sign);
       set(r, c, wanted);
     }
-  set(10, 3, 0);  // min: +0 before the dead channel's +0
-  set(11, 100, 0); // min: +0 after it
-  set(12, 7, 0);  // max: +0 after the dead channel's +0
-  set(14, 1, 0);  // max: +0 before it
+  set(10, 3, sign);  // min: -0 before the dead channel's +0
+  set(11, 100, sign); // min: -0 after it
+  set(12, 7, sign);  // max: -0 after the dead channel's +0
+  set(14, 1, sign);  // max: -0 before it
+  set(14, 9, 0);     // and a +0 after both
 }
 
 /// Per channel: the fits from the device's [min, max] (`device`) against
@@ -140,14 +144,22 @@ void solveBoth(const std::string &artifactName, GptqDeviceWeight type,
   Artifact artifact = loadArtifactForDevice(path, context);
   const format::Encoding enc = gptqArtifactEncoding(artifact);
   GptqSolver solver(artifact, context, enc);
+  const std::string quantizePath = qfuse::testing::quantizeTestArtifactPath();
+  if (!std::ifstream(quantizePath))
+    GTEST_SKIP() << "qfuse-gpu-skip: no quantize artifact at " << quantizePath
+                 << " (its widening kernels; "
+                    "bench/quantize-at-load/make-artifacts.sh)";
+  const DeviceWiden widen(loadArtifactForDevice(quantizePath, context),
+                          context);
+  ASSERT_TRUE(widen.has(DType::F16) && widen.has(DType::BF16))
+      << quantizePath << " lacks a qf_widen_*_to_f32 kernel";
 
   // q/k/v of the test model: 384 + 128 + 128 rows at K = 384.
   const int64_t k = 384, tokens = 512;
   std::mt19937_64 rng(seed);
   std::normal_distribution<float> normal;
   std::vector<Module> modules = randomModules(rng, type, k);
-  if (enc.isPerChannel())
-    zeroExtremeRows(modules[0], type, k);
+  zeroExtremeRows(modules[0], type, k);
   // H = 2/T X^T X of correlated inputs, two dead channels.
   std::vector<double> x(size_t(tokens * k));
   for (double &v : x)
@@ -176,6 +188,7 @@ void solveBoth(const std::string &artifactName, GptqDeviceWeight type,
     options.codesAsBytes = pipelineOutputs;
     options.staticGroups = staticGroups;
     options.hostPrepare = hostPrepare;
+    options.widen = &widen;
     cuda::DeviceBuffer hessian(h.size() * 4, "H");
     hessian.upload(h.data(), h.size() * 4);
     const std::vector<GptqModuleInput> inputs = qfuse::testing::gptqTestInputs(
@@ -220,6 +233,7 @@ void solveBoth(const std::string &artifactName, GptqDeviceWeight type,
   // (GptqSolveFits.cpp), by Grid::fit on the host from host weights.
   const bool fitsOnDevice = staticGroups || enc.isPerChannel();
   EXPECT_FALSE(hostReport.fitOnDevice);
+  EXPECT_TRUE(pipelineReport.exactWidening);
   EXPECT_EQ(pipelineReport.fitOnDevice, fitsOnDevice);
   EXPECT_EQ(deviceReport.fitOnDevice, fitsOnDevice);
   if (enc.isPerChannel())

@@ -22,13 +22,16 @@
 
 namespace qfuse::testing {
 
+/// QFUSE_QUANTIZE_QFA, or the default path the build defines.
+inline std::string quantizeTestArtifactPath() {
+  if (const char *path = std::getenv("QFUSE_QUANTIZE_QFA"))
+    return path;
+  return QFUSE_QUANTIZE_QFA_DEFAULT;
+}
+
 class QuantizeArtifactFixture : public GpuFixture {
 protected:
-  static std::string artifactPath() {
-    if (const char *path = std::getenv("QFUSE_QUANTIZE_QFA"))
-      return path;
-    return QFUSE_QUANTIZE_QFA_DEFAULT;
-  }
+  static std::string artifactPath() { return quantizeTestArtifactPath(); }
 
   void SetUp() override {
     GpuFixture::SetUp();

@@ -24,11 +24,13 @@ DeviceQuantizer::DeviceQuantizer(const Artifact &artifact,
   for (const Plan &plan : artifact.plans)
     for (const Step &step : plan.steps) {
       // The layout gathers of the same ops are DeviceGather's, their bf16
-      // -> f16 roundings DeviceHalfRound's.
+      // -> f16 roundings DeviceHalfRound's, their f32 widenings
+      // DeviceWiden's.
       if (step.kind != Step::Kind::Launch || step.op != kQuantizeOp ||
           step.args.empty() ||
           step.target.rfind("qf_gather_fields_", 0) == 0 ||
-          step.target.rfind("qf_round_", 0) == 0)
+          step.target.rfind("qf_round_", 0) == 0 ||
+          step.target.rfind("qf_widen_", 0) == 0)
         continue;
       const BufferSpec *w = artifact.findBuffer(step.args.front().name);
       if (!w || w->shape.size() != 2)

@@ -1,7 +1,8 @@
 //===- GptqDeviceWeights.cpp - the modules' weights on the device ---------===//
 //
 // The solver's f32 weights from the checkpoint tensors as the device holds
-// them (f16, bf16, f32), by exact cuBLAS calls instead of host loops, and
+// them (f16, bf16, f32), by the widening kernel (or an exact-but-for--0
+// cuBLAS product) instead of host loops, and
 // the one value NVFP4's global scale needs (the largest magnitude).
 //
 //===----------------------------------------------------------------------===//
@@ -9,6 +10,7 @@
 #include "GptqSolverImpl.h"
 
 #include "qfuse/gptq/Grid.h"
+#include "qfuse/runtime/device/DeviceWiden.h"
 #include "qfuse/runtime/Error.h"
 
 #include <limits>
@@ -31,17 +33,25 @@ cudaDataType_t cublasTypeOf(GptqDeviceWeight type) {
 
 } // namespace
 
-/// The module's device weight as f32 [n, K] at `dst`: a copy for f32, and
-/// for f16/bf16 the [n*K, 1] x [1, 1] product with 1.0 accumulated in f32,
-/// which is exact (every f16/bf16 value is an f32 value).
-/// `ones` holds 1.0 as f16 at byte 0 and as bf16 at byte 16.
-void widenToF32(cublasHandle_t blas, const GptqModuleInput &m, int64_t k,
-                CUdeviceptr dst, CUstream stream, CUdeviceptr ones) {
+/// The module's device weight as f32 [n, K] at `dst`: a copy for f32; for
+/// f16/bf16 `widen`'s kernel where it has the type (every bit kept), else
+/// the [n*K, 1] x [1, 1] product with 1.0 accumulated in f32, exact but
+/// for -0, which the sum from +0 makes +0. Returns whether every bit was
+/// kept. `ones` holds 1.0 as f16 at byte 0 and as bf16 at byte 16.
+bool widenToF32(cublasHandle_t blas, const DeviceWiden *widen,
+                const GptqModuleInput &m, int64_t k, CUdeviceptr dst,
+                CUstream stream, CUdeviceptr ones) {
   const int64_t count = m.n * k;
   if (m.deviceType == GptqDeviceWeight::F32) {
     QFUSE_CU_CTX(cuMemcpyDtoDAsync(dst, m.device, size_t(count) * 4, stream),
                  "GPTQ: copying the f32 weight of '" + m.name + "'");
-    return;
+    return true;
+  }
+  const DType source =
+      m.deviceType == GptqDeviceWeight::F16 ? DType::F16 : DType::BF16;
+  if (widen && widen->has(source)) {
+    widen->enqueue(source, m.device, dst, uint64_t(count), stream);
+    return true;
   }
   if (count > std::numeric_limits<int>::max())
     throw Error("GPTQ: module '" + m.name + "' has " + std::to_string(count) +
@@ -57,13 +67,15 @@ void widenToF32(cublasHandle_t blas, const GptqModuleInput &m, int64_t k,
                    &beta, reinterpret_cast<void *>(dst), CUDA_R_32F,
                    int(count), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
       "GPTQ: widening the weight of '" + m.name + "' to f32");
+  return false;
 }
 
 /// The module's weight as given, f32 on the host (`out` holds n * K).
-void moduleWeightF32(cublasHandle_t blas, const GptqModuleInput &m, int64_t k,
-                     float *out, CUstream stream, CUdeviceptr ones) {
+void moduleWeightF32(cublasHandle_t blas, const DeviceWiden *widen,
+                     const GptqModuleInput &m, int64_t k, float *out,
+                     CUstream stream, CUdeviceptr ones) {
   cuda::DeviceBuffer scratch(size_t(m.n * k) * 4, "GPTQ weight (f32)");
-  widenToF32(blas, m, k, scratch.ptr(), stream, ones);
+  widenToF32(blas, widen, m, k, scratch.ptr(), stream, ones);
   QFUSE_CU(cuStreamSynchronize(stream));
   scratch.download(out, scratch.size());
 }

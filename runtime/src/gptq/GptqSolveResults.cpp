@@ -41,8 +41,8 @@ std::vector<GptqModuleResult> SolveRun::roundToNearest() {
     std::vector<float> given;
     if (!modules[m].weight) {
       given.resize(static_cast<size_t>(out.n * k));
-      moduleWeightF32(blas, modules[m], k, given.data(), stream,
-                      im.ones.ptr());
+      moduleWeightF32(blas, options.widen, modules[m], k, given.data(),
+                      stream, im.ones.ptr());
     }
     if (!format::quantizeRTN(
             enc, modules[m].weight ? modules[m].weight : given.data(), out.n,

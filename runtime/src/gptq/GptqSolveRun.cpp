@@ -92,7 +92,7 @@ void SolveRun::setUpLibraries() {
 }
 
 /// The stacked weights into "w". Modules given on the device are widened
-/// to f32 there (exact: x * 1.0f); a host copy exists only where the later
+/// to f32 there (widenToF32); a host copy exists only where the later
 /// steps need one (host inputs, fits on the host: hostPrepare or no kernel
 /// to fit with; act-order with hostPrepare).
 void SolveRun::loadWeights() {
@@ -105,9 +105,11 @@ void SolveRun::loadWeights() {
   cuda::DeviceBuffer &w = buffer("weights", size_t(rows * k) * 4);
   if (onDevice) {
     int64_t r0 = 0;
+    report.exactWidening = true;
     for (const GptqModuleInput &m : modules) {
-      widenToF32(blas, m, k, offset(w.ptr(), r0 * k * 4), stream,
-                 im.ones.ptr());
+      report.exactWidening &=
+          widenToF32(blas, options.widen, m, k, offset(w.ptr(), r0 * k * 4),
+                     stream, im.ones.ptr());
       r0 += m.n;
     }
   }
@@ -125,8 +127,8 @@ void SolveRun::loadWeights() {
       std::memcpy(original.data() + r0 * k, m.weight,
                   static_cast<size_t>(m.n * k) * sizeof(float));
     else
-      moduleWeightF32(blas, m, k, original.data() + r0 * k, stream,
-                      im.ones.ptr());
+      moduleWeightF32(blas, options.widen, m, k, original.data() + r0 * k,
+                      stream, im.ones.ptr());
     r0 += m.n;
   }
 }

@@ -69,16 +69,19 @@ void scatterColumns(CUdeviceptr dst, size_t dstPitch, CUdeviceptr src,
                     const int64_t *to, int64_t count, CUstream stream,
                     const char *what);
 
-/// The module's device weight as f32 [n, K] at `dst`: a copy for f32, and
-/// for f16/bf16 the [n*K, 1] x [1, 1] product with 1.0 accumulated in f32,
-/// which is exact (every f16/bf16 value is an f32 value).
-/// `ones` holds 1.0 as f16 at byte 0 and as bf16 at byte 16.
-void widenToF32(cublasHandle_t blas, const GptqModuleInput &m, int64_t k,
-                CUdeviceptr dst, CUstream stream, CUdeviceptr ones);
+/// The module's device weight as f32 [n, K] at `dst`: a copy for f32; for
+/// f16/bf16 `widen`'s kernel where it has the type (every bit kept), else
+/// the [n*K, 1] x [1, 1] product with 1.0 accumulated in f32, exact but
+/// for -0, which the sum from +0 makes +0. Returns whether every bit was
+/// kept. `ones` holds 1.0 as f16 at byte 0 and as bf16 at byte 16.
+bool widenToF32(cublasHandle_t blas, const DeviceWiden *widen,
+                const GptqModuleInput &m, int64_t k, CUdeviceptr dst,
+                CUstream stream, CUdeviceptr ones);
 
 /// The module's weight as given, f32 on the host (`out` holds n * K).
-void moduleWeightF32(cublasHandle_t blas, const GptqModuleInput &m, int64_t k,
-                     float *out, CUstream stream, CUdeviceptr ones);
+void moduleWeightF32(cublasHandle_t blas, const DeviceWiden *widen,
+                     const GptqModuleInput &m, int64_t k, float *out,
+                     CUstream stream, CUdeviceptr ones);
 
 /// gptq::nvfp4GlobalScale of `count` f32 values on the device: the largest
 /// magnitude (cublasIsamax, the first of equals) is the one value it needs.

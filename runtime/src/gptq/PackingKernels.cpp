@@ -20,6 +20,36 @@ std::string decodeArtifactPath(const QuantizeModelOptions &options) {
                    .string();
 }
 
+/// `Kernels` (DeviceGather, DeviceHalfRound or DeviceWiden) loaded from
+/// the quantize artifact at `path`, or null where it is missing, does not
+/// load or holds none of `names`; `where` says which ran: "the GPU (<names>
+/// of <path>)" or `host` followed by why.
+template <class Kernels>
+std::unique_ptr<Kernels> quantizeArtifactKernels(const std::string &path,
+                                                 const cuda::Context &context,
+                                                 const std::string &names,
+                                                 const std::string &host,
+                                                 std::string &where) {
+  if (!std::filesystem::exists(path)) {
+    where = host + ": no " + path +
+            " (python3 -m qfuse compile writes it beside the model artifact)";
+    return nullptr;
+  }
+  try {
+    auto kernels =
+        std::make_unique<Kernels>(loadArtifactForDevice(path, context), context);
+    if (kernels->any()) {
+      where = "the GPU (" + names + " of " + path + ")";
+      return kernels;
+    }
+    where = host + ": " + path + " has no " + names +
+            " kernel (compiled before it)";
+  } catch (const std::exception &e) {
+    where = host + ": " + path + " does not load: " + e.what();
+  }
+  return nullptr;
+}
+
 } // namespace
 
 std::unique_ptr<QuantizeAtLoad> gptqRoundingKernels(
@@ -40,29 +70,13 @@ std::unique_ptr<DeviceGather> gptqPackingKernels(
     where = "the host (format::packCodeBytes): QFUSE_PACK=host";
     return nullptr;
   }
-  const std::string path = quantizeArtifactPath(decodeArtifactPath(options));
-  if (!std::filesystem::exists(path)) {
-    where = "the host (format::packCodeBytes): no " + path +
-            " (python3 -m qfuse compile writes it beside the model artifact)";
-    return nullptr;
-  }
-  try {
-    auto gather = std::make_unique<DeviceGather>(
-        loadArtifactForDevice(path, context), context);
-    if (gather->any()) {
-      where = "the GPU (qf_gather_fields kernels of " + path + ")";
-      if (const char *pack = std::getenv("QFUSE_PACK");
-          pack && std::string(pack) == "check")
-        where += ", each module compared with format::packCodeBytes";
-      return gather;
-    }
-    where = "the host (format::packCodeBytes): " + path +
-            " has no qf_gather_fields kernel";
-  } catch (const std::exception &e) {
-    where = std::string("the host (format::packCodeBytes): ") + path +
-            " does not load: " + e.what();
-  }
-  return nullptr;
+  auto gather = quantizeArtifactKernels<DeviceGather>(
+      quantizeArtifactPath(decodeArtifactPath(options)), context,
+      "qf_gather_fields", "the host (format::packCodeBytes)", where);
+  if (const char *pack = std::getenv("QFUSE_PACK");
+      gather && pack && std::string(pack) == "check")
+    where += ", each module compared with format::packCodeBytes";
+  return gather;
 }
 
 std::unique_ptr<DeviceHalfRound> gptqHalfRoundKernel(
@@ -85,24 +99,21 @@ std::unique_ptr<DeviceHalfRound> gptqHalfRoundKernel(
     where = "the host (--host-weights)";
     return nullptr;
   }
-  const std::string path = quantizeArtifactPath(decodeArtifactPath(options));
-  if (!std::filesystem::exists(path)) {
-    where = "the host: no " + path;
+  return quantizeArtifactKernels<DeviceHalfRound>(
+      quantizeArtifactPath(decodeArtifactPath(options)), context,
+      "qf_round_bf16_to_f16", "the host", where);
+}
+
+std::unique_ptr<DeviceWiden> gptqWidenKernels(
+    const QuantizeModelOptions &options, const cuda::Context &context,
+    std::string &where) {
+  if (options.hostWeights) {
+    where = "the host (--host-weights)";
     return nullptr;
   }
-  try {
-    auto round = std::make_unique<DeviceHalfRound>(
-        loadArtifactForDevice(path, context), context);
-    if (round->any()) {
-      where = "the GPU (qf_round_bf16_to_f16 of " + path + ")";
-      return round;
-    }
-    where = "the host: " + path +
-            " has no qf_round_bf16_to_f16 kernel (compiled before it)";
-  } catch (const std::exception &e) {
-    where = "the host: " + path + " does not load: " + e.what();
-  }
-  return nullptr;
+  return quantizeArtifactKernels<DeviceWiden>(
+      quantizeArtifactPath(decodeArtifactPath(options)), context,
+      "qf_widen_*_to_f32", "cuBLAS (x * 1, -0 made +0)", where);
 }
 
 } // namespace qfuse::runtime

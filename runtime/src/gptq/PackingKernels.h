@@ -16,7 +16,9 @@
 // A bf16 checkpoint's GPTQ modules are rounded to the calibration plan's
 // f16 on the device by the same artifact's qf_round_bf16_to_f16 kernel
 // (DeviceHalfRound.h), from the bf16 bytes uploaded once for the solver;
-// --host-weights rounds them on the host as before.
+// --host-weights rounds them on the host as before. The solver widens the
+// modules it reads on the device to f32 by the same artifact's
+// qf_widen_*_to_f32 kernels (DeviceWiden.h), every bit kept.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,6 +29,7 @@
 #include "qfuse/runtime/checkpoint/ModelCheckpoint.h"
 #include "qfuse/runtime/device/DeviceGather.h"
 #include "qfuse/runtime/device/DeviceHalfRound.h"
+#include "qfuse/runtime/device/DeviceWiden.h"
 #include "qfuse/runtime/device/QuantizeAtLoad.h"
 #include "qfuse/runtime/gptq/QuantizeModel.h"
 
@@ -54,6 +57,13 @@ std::unique_ptr<QuantizeAtLoad> gptqRoundingKernels(
 std::unique_ptr<DeviceHalfRound> gptqHalfRoundKernel(
     const QuantizeModelOptions &options, const cuda::Context &context,
     const Artifact &calibration, const ModelCheckpoint &checkpoint,
+    std::string &where);
+
+/// The f16/bf16 -> f32 widening kernels of `options`' quantize artifact,
+/// or null where the solver widens with cuBLAS (--host-weights, no
+/// kernel); `where` says which.
+std::unique_ptr<DeviceWiden> gptqWidenKernels(
+    const QuantizeModelOptions &options, const cuda::Context &context,
     std::string &where);
 
 } // namespace qfuse::runtime

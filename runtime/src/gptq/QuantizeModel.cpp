@@ -173,6 +173,8 @@ struct Solving {
   PinnedBytesPool codeDownloads;
   std::string packedOn;
   std::unique_ptr<DeviceGather> packing; // null: packed on the host
+  std::string widenedOn;
+  std::unique_ptr<DeviceWiden> widen; // null: widened by cuBLAS
   GptqSolveOptions options;
   SolverWarmUp warmUp; // its thread reads the members above
   // The weights GPTQ leaves alone, rounded (made after the warm-up starts).
@@ -188,7 +190,8 @@ Solving::Solving(const QuantizeModelOptions &run, const CheckedInputs &in,
                  const Artifact &calibration)
     : pool{blocks, context, in.enc, {}, {}},
       codeDownloads(codeDownloadCapacity()),
-      packing(gptqPackingKernels(run, context, packedOn)) {
+      packing(gptqPackingKernels(run, context, packedOn)),
+      widen(gptqWidenKernels(run, context, widenedOn)) {
   options.dampFraction = run.damp;
   options.actOrder = run.actOrder;
   options.staticGroups = run.staticGroups;
@@ -196,6 +199,7 @@ Solving::Solving(const QuantizeModelOptions &run, const CheckedInputs &in,
   options.codesAsBytes = true;
   options.codeDownloads = &codeDownloads;
   options.gather = packing.get();
+  options.widen = widen.get();
   if (const char *pack = std::getenv("QFUSE_PACK"))
     options.checkGather = std::string(pack) == "check";
   if (!run.hostWeights)
@@ -310,6 +314,7 @@ void ModelQuantizer::say(const char *fmt, ...) const {
 
 void ModelQuantizer::load() {
   say("  codes packed on %s\n", solving_.packedOn.c_str());
+  say("  weights widened to f32 by %s\n", solving_.widenedOn.c_str());
   if (!solving_.halfRoundOn.empty())
     say("  bf16 weights rounded to f16 on %s\n",
         solving_.halfRoundOn.c_str());

@@ -7,7 +7,9 @@
 //   registers), so the whole row stays in registers for the B columns.
 //   Column j = 32 k + l (k unrolled here, l an scf.for):
 //     [dynamic, j % G == 0]  the group's amax/min/max over the lanes' current
-//                            weights (warp max/min: exact, any order), then
+//                            weights (amax: a warp max, exact in any order;
+//                            min/max with their columns, so that a zero
+//                            extreme's sign is the host's: WarpExtreme.h), then
 //                            Grid::fit's double arithmetic in every lane;
 //     wj = shfl(w[k], l)     every lane computes code, value and error of
 //                            column j redundantly (the same operations on
@@ -35,6 +37,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "GPTQ/GridArith.h"
+#include "GPTQ/WarpExtreme.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
@@ -102,26 +105,36 @@ std::pair<Value, Value> fitGroupAt(KernelEmitter &e, Arith &a,
     b.setInsertionPointToStart(fit.thenBlock());
     Value end = e.add(j, e.c32(g.group));
     Value amax = e.cf32(0.0);
-    Value lo = e.cf32(std::numeric_limits<float>::infinity());
-    Value hi = e.cf32(-std::numeric_limits<float>::infinity());
+    Extreme lo{e.cf32(std::numeric_limits<float>::infinity()),
+               e.c32(kNoColumn)};
+    Extreme hi{e.cf32(-std::numeric_limits<float>::infinity()),
+               e.c32(kNoColumn)};
+    // A lane's slots hold increasing columns: a tie keeps the earlier one.
+    auto keep = [&](Value in, Extreme mine, Extreme candidate, bool isMin) {
+      Extreme better = combineExtreme(e, mine, candidate, isMin,
+                                      /*tieOnColumn=*/false);
+      return Extreme{a.select(in, better.value, mine.value),
+                     a.select(in, better.column, mine.column)};
+    };
     for (int64_t p = 0; p < P; ++p) {
       Value in = arith::AndIOp::create(
           b, arith::CmpIOp::create(b, arith::CmpIPredicate::uge, r.colOf[p], j),
           e.ult(r.colOf[p], end));
       amax = a.select(in, a.max(amax, a.fabs(ws[p])), amax);
-      lo = a.select(in, a.min(lo, ws[p]), lo);
-      hi = a.select(in, a.max(hi, ws[p]), hi);
+      lo = keep(in, lo, {ws[p], r.colOf[p]}, true);
+      hi = keep(in, hi, {ws[p], r.colOf[p]}, false);
     }
     auto fmax = [&](Value x, Value y) { return a.max(x, y); };
-    auto fmin = [&](Value x, Value y) { return a.min(x, y); };
     amax = warpReduce(e, amax, fmax);
     bool needRange = g.format == ElementFormat::UInt4 ||
                      g.format == ElementFormat::UInt8;
+    // The zero extreme's sign is the host's (a float zero point keeps it).
     if (needRange) {
-      lo = warpReduce(e, lo, fmin);
-      hi = warpReduce(e, hi, fmax);
+      lo = warpExtreme(e, lo, true);
+      hi = warpExtreme(e, hi, false);
     }
-    auto [newScale, newZero] = fitGroup(e, a, g, amax, lo, hi, r.global);
+    auto [newScale, newZero] =
+        fitGroup(e, a, g, amax, lo.value, hi.value, r.global);
     // Lane 0 records the group's parameters: [R, B / G].
     Value isLane0 = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
                                           r.lane, e.c32(0));

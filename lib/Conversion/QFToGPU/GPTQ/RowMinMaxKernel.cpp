@@ -16,6 +16,7 @@
 //   it is skipped, as on the host; lane 0 stores [min, max] as [R, 2].
 //
 //===----------------------------------------------------------------------===//
+#include "GPTQ/WarpExtreme.h"
 #include "Ops/OpKernelCommon.h"
 #include "Ops/OpKernels.h"
 
@@ -25,45 +26,12 @@
 
 using namespace mlir;
 using namespace mlir::qf;
+using namespace mlir::qf::gptq;
 
 namespace {
 
 constexpr int64_t kRowsPerBlock = 4;
 constexpr int64_t kThreads = 32 * kRowsPerBlock;
-
-/// A running extreme: the value and the column it came from.
-struct Extreme {
-  Value value, column;
-};
-
-Value cmpf(KernelEmitter &e, arith::CmpFPredicate p, Value x, Value y) {
-  return arith::CmpFOp::create(e.builder(), p, x, y);
-}
-
-Value selectPair(KernelEmitter &e, Value take, Value x, Value y) {
-  return arith::SelectOp::create(e.builder(), take, x, y);
-}
-
-/// `other` replaces `mine` when strictly better (`better(other, mine)`, an
-/// ordered compare), or equal and from a lower column.
-Extreme combine(KernelEmitter &e, Extreme mine, Extreme other, bool isMin) {
-  Value better = isMin
-                     ? cmpf(e, arith::CmpFPredicate::OLT, other.value, mine.value)
-                     : cmpf(e, arith::CmpFPredicate::OLT, mine.value, other.value);
-  Value tie = arith::AndIOp::create(
-      e.builder(), cmpf(e, arith::CmpFPredicate::OEQ, other.value, mine.value),
-      e.ult(other.column, mine.column));
-  Value take = arith::OrIOp::create(e.builder(), better, tie);
-  return {selectPair(e, take, other.value, mine.value),
-          selectPair(e, take, other.column, mine.column)};
-}
-
-Extreme warpCombine(KernelEmitter &e, Extreme x, bool isMin) {
-  for (int64_t offset = 16; offset >= 1; offset /= 2)
-    x = combine(e, x, {e.shflXor(x.value, offset), e.shflXor(x.column, offset)},
-                isMin);
-  return x;
-}
 
 /// The kernel body over `rows` x `cols` at `w`, [min, max] per row to `out`.
 void buildRowMinMax(ImplicitLocOpBuilder &b, int64_t rows, int64_t cols,
@@ -80,13 +48,10 @@ void buildRowMinMax(ImplicitLocOpBuilder &b, int64_t rows, int64_t cols,
   Value rowBytes = e.mul(e.zext64(row), e.c64(cols * 4));
   Value rowPtr = e.gepBytes(w, rowBytes);
 
-  // No column holds the initial pair: any element's (value, column) with a
-  // value comparing equal to +-inf would win on the column; weights are
-  // finite, and a row of NaN leaves [+inf, -inf], as statsOf does.
-  const int64_t noColumn = std::numeric_limits<int32_t>::max();
+  // A row of NaN leaves [+inf, -inf], as statsOf does.
   SmallVector<Value> init = {
-      e.cf32(std::numeric_limits<float>::infinity()), e.c32(noColumn),
-      e.cf32(-std::numeric_limits<float>::infinity()), e.c32(noColumn)};
+      e.cf32(std::numeric_limits<float>::infinity()), e.c32(kNoColumn),
+      e.cf32(-std::numeric_limits<float>::infinity()), e.c32(kNoColumn)};
   const int64_t steps = (cols + 31) / 32;
   auto loop = scf::ForOp::create(b, e.c32(0), e.c32(steps), e.c32(1), init);
   {
@@ -100,19 +65,20 @@ void buildRowMinMax(ImplicitLocOpBuilder &b, int64_t rows, int64_t cols,
     Value at = e.minu(col, e.c32(cols - 1));
     Value v = e.loadRO(e.f32(), e.gepBytes(rowPtr, e.mul(e.zext64(at), e.c64(4))),
                        4);
-    auto keep = [&](Value strictlyBetter) {
-      return arith::AndIOp::create(b, valid, strictlyBetter);
+    // Columns come in increasing order: a tie keeps the earlier one.
+    auto next = [&](Extreme mine, bool isMin) {
+      Extreme better =
+          combineExtreme(e, mine, {v, col}, isMin, /*tieOnColumn=*/false);
+      return Extreme{arith::SelectOp::create(b, valid, better.value, mine.value),
+                     arith::SelectOp::create(b, valid, better.column,
+                                             mine.column)};
     };
-    Value takeLo = keep(cmpf(e, arith::CmpFPredicate::OLT, v, s[0]));
-    Value takeHi = keep(cmpf(e, arith::CmpFPredicate::OLT, s[2], v));
+    Extreme lo = next({s[0], s[1]}, true), hi = next({s[2], s[3]}, false);
     scf::YieldOp::create(
-        b, ValueRange{selectPair(e, takeLo, v, s[0]),
-                      selectPair(e, takeLo, col, s[1]),
-                      selectPair(e, takeHi, v, s[2]),
-                      selectPair(e, takeHi, col, s[3])});
+        b, ValueRange{lo.value, lo.column, hi.value, hi.column});
   }
-  Extreme lo = warpCombine(e, {loop.getResult(0), loop.getResult(1)}, true);
-  Extreme hi = warpCombine(e, {loop.getResult(2), loop.getResult(3)}, false);
+  Extreme lo = warpExtreme(e, {loop.getResult(0), loop.getResult(1)}, true);
+  Extreme hi = warpExtreme(e, {loop.getResult(2), loop.getResult(3)}, false);
   auto isLane0 = scf::IfOp::create(
       b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, e.c32(0)),
       /*withElseRegion=*/false);

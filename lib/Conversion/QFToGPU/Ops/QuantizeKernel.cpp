@@ -30,6 +30,7 @@
 
 #include "Ops/FieldGatherKernel.h"
 #include "Ops/HalfRoundKernel.h"
+#include "Ops/WidenKernel.h"
 
 #include "Common/KernelCommon.h"
 #include "LaunchRecord.h"
@@ -196,23 +197,34 @@ SmallVector<Attribute> gatherRecords(QuantizeOp op, gpu::GPUModuleOp module,
   return records;
 }
 
-/// The launch record of the bf16 -> f16 rounding (HalfRoundKernel.h) that
-/// a qf.quantize of a bf16 input carries: qfuse-quantize makes the
-/// calibration plan's f16 weights of a bf16 checkpoint on the device with
-/// it (DeviceHalfRound.h). Recorded with count 0 (a launch that writes
-/// nothing); null for other inputs.
-Attribute halfRoundRecord(QuantizeOp op, gpu::GPUModuleOp module) {
-  if (!op.getInput().getType().getElementType().isBF16())
-    return {};
+/// The launch records of the input conversions a qf.quantize carries, each
+/// with count 0 (a launch that writes nothing; qfuse-quantize launches them
+/// per weight): of a bf16 input the rounding to f16 (HalfRoundKernel.h,
+/// DeviceHalfRound.h), which makes the calibration plan's f16 weights of a
+/// bf16 checkpoint on the device; of an f16 or bf16 input the exact
+/// widening to f32 (WidenKernel.h, DeviceWiden.h), GPTQ's f32 weights.
+SmallVector<Attribute> conversionRecords(QuantizeOp op,
+                                         gpu::GPUModuleOp module) {
+  Type input = op.getInput().getType().getElementType();
+  SmallVector<Attribute> records;
+  if (!input.isF16() && !input.isBF16())
+    return records;
   MLIRContext *ctx = op.getContext();
   auto scratch = [&](StringRef name) {
     return LaunchArgAttr::get(ctx, LaunchArgKind::Scratch, name);
   };
-  OpLaunch round = emitHalfRoundLaunch(
-      module, scratch("qf_round_src"), scratch("qf_round_dst"),
-      scratch("qf_quantize_status"), op.getLoc());
   OpBuilder b(ctx);
-  return launchRecord(b, round.launch, /*batch=*/1, {round.args});
+  if (input.isBF16()) {
+    OpLaunch round = emitHalfRoundLaunch(
+        module, scratch("qf_round_src"), scratch("qf_round_dst"),
+        scratch("qf_quantize_status"), op.getLoc());
+    records.push_back(launchRecord(b, round.launch, /*batch=*/1,
+                                   {round.args}));
+  }
+  OpLaunch widen = emitWidenLaunch(module, input, scratch("qf_widen_src"),
+                                   scratch("qf_widen_dst"), op.getLoc());
+  records.push_back(launchRecord(b, widen.launch, /*batch=*/1, {widen.args}));
+  return records;
 }
 
 } // namespace
@@ -224,7 +236,7 @@ void qf::lowerQuantize(QuantizeOp op, gpu::GPUModuleOp module,
   int64_t k = weight.getK();
   OpBuilder b(op.getContext());
   SmallVector<Attribute> gathers = gatherRecords(op, module, enc);
-  Attribute round = halfRoundRecord(op, module);
+  SmallVector<Attribute> conversions = conversionRecords(op, module);
   std::string reason =
       weight.getLayout().isRowMajor()
           ? quantizeUnsupportedReason(enc, k)
@@ -236,8 +248,7 @@ void qf::lowerQuantize(QuantizeOp op, gpu::GPUModuleOp module,
                        "(format::quantizeRTN)";
     // The layouts of what the host quantizes still repack on the device.
     SmallVector<Attribute> records(gathers.begin(), gathers.end());
-    if (round)
-      records.push_back(round);
+    records.append(conversions.begin(), conversions.end());
     if (!records.empty())
       op->setAttr("qf.launches", b.getArrayAttr(records));
     return;
@@ -269,7 +280,6 @@ void qf::lowerQuantize(QuantizeOp op, gpu::GPUModuleOp module,
   SmallVector<Attribute> records = {
       launchRecord(b, launch, /*batch=*/1, {args})};
   records.append(gathers.begin(), gathers.end());
-  if (round)
-    records.push_back(round);
+  records.append(conversions.begin(), conversions.end());
   op->setAttr("qf.launches", b.getArrayAttr(records));
 }

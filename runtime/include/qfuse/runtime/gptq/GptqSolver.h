@@ -56,6 +56,7 @@ namespace qfuse::runtime {
 class Executor;
 class PinnedBytesPool;
 class DeviceGather;
+class DeviceWiden;
 
 struct GptqSolveOptions {
   /// Dampening: f * mean(diag(H)) added to the diagonal, f = dampFraction,
@@ -106,6 +107,10 @@ struct GptqSolveOptions {
   /// the device's codes component with format::packCodeBytes' (QFUSE_PACK=
   /// check).
   bool checkGather = false;
+  /// The f16/bf16 -> f32 widening of device weights (DeviceWiden.h):
+  /// every bit kept. Null, or without the weight's type: a cuBLAS product
+  /// x * 1, exact but for -0, which becomes +0.
+  const DeviceWiden *widen = nullptr;
 };
 
 /// The element type of a module's weight on the device.
@@ -114,8 +119,8 @@ enum class GptqDeviceWeight { F16, BF16, F32 };
 /// One module reading the Hessian's input: its [n, K] weight, row-major
 /// (Hugging Face's [out, in]), either f32 on the host (`weight`) or, as the
 /// checkpoint stores it, on the device (`device`, of type `deviceType`),
-/// where the solver widens it to f32 with an exact cuBLAS product (x * 1.0f
-/// with f32 accumulation) instead of a host loop.
+/// where the solver widens it to f32 (GptqSolveOptions::widen) instead of a
+/// host loop.
 struct GptqModuleInput {
   std::string name;
   const float *weight = nullptr;
@@ -164,6 +169,11 @@ struct GptqSolveReport : gptq::GptqReport {
   /// from the rows (host inputs, hostPrepare, or an artifact without the
   /// kernel, such as a per-channel one compiled before qf.row_min_max).
   bool fitOnDevice = false;
+  /// Every f16/bf16 device weight was widened to f32 by a
+  /// GptqSolveOptions::widen kernel (every bit kept); false where any went
+  /// through the cuBLAS product (-0 made +0) or the weights were on the
+  /// host.
+  bool exactWidening = false;
   /// Seconds. The solve proper is what runs on the device once the weights
   /// and the Hessian are there: from the first factorization to the last
   /// update (events on the stream; the factorization's pivot checks
