@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# The measured crossover (CostModel.cpp: defaultTensorCoreMinM) checked on
+# The measured crossover (CostModel.cpp: tensorCoreMinMFor) checked on
 # the zoo, which it was not set on: zoo shapes at batches 1-8, each format
-# compiled the default way (`-new`) and with the previous rule
-# (`-old`: --tensor-core-min-batch=4, which keeps the matvec below 8 on
-# weights under 4096 x 4096), both --chip=sm_90a without a tuning
-# database. Writes a folder bench/zoo/run-zoo.sh runs (every plan checked
+# compiled the default way (`-new`) and with a previous rule (`-old`:
+# OLD_FLAGS, default --tensor-core-min-batch=4, which keeps the matvec
+# below 8 on weights under the size bound), both --chip=sm_90a without a
+# tuning database. ENTRIES and FORMATS choose the zoo shapes and formats. Writes a folder bench/zoo/run-zoo.sh runs (every plan checked
 # and timed against cuBLAS fp16 in the same process).
 #
 #   bench/crossover/make-zoo-check.sh [build dir] [out dir]
@@ -18,7 +18,8 @@ entries="${ENTRIES:-s1024x8192 s8192x2048 s2048x3584 s2048x11008}"
 formats="${FORMATS:-int4-g128 uint4-g32-asym nvfp4 int8}"
 rm -rf "$out"; mkdir -p "$out/artifacts"
 git -C "$here" rev-parse --short HEAD > "$out/COMMIT"
-echo "qfuse-compile <entry>-<format>.mlir --batch-sizes=$batches --chip=sm_90a: -new default, -old --tensor-core-min-batch=4 (no --tuning-db)" > "$out/COMPILE"
+old_flags="${OLD_FLAGS:---tensor-core-min-batch=4}"
+echo "qfuse-compile <entry>-<format>.mlir --batch-sizes=$batches --chip=sm_90a: -new default, -old $old_flags (no --tuning-db)" > "$out/COMPILE"
 : > "$out/runs.txt"
 for e in $entries; do
   for fmt in $formats; do
@@ -27,7 +28,7 @@ for e in $entries; do
     n=$(grep -o 'weight<[0-9]*x[0-9]*' "$f" | head -1 | sed 's/weight<//; s/x.*//')
     k=$(grep -o 'weight<[0-9]*x[0-9]*' "$f" | head -1 | sed 's/.*x//')
     "$compile" "$f" --batch-sizes=$batches --chip=sm_90a -o "${f%.mlir}-new.qfa"
-    "$compile" "$f" --batch-sizes=$batches --chip=sm_90a --tensor-core-min-batch=4 -o "${f%.mlir}-old.qfa"
+    "$compile" "$f" --batch-sizes=$batches --chip=sm_90a $old_flags -o "${f%.mlir}-old.qfa"
     rm "$f"
     gemms=""; for b in ${batches//,/ }; do gemms="$gemms --gemm ${b}x${n}x${k}"; done
     for v in new old; do

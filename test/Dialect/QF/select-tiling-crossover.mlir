@@ -6,9 +6,9 @@
 // RUN: not qfuse-opt %s -split-input-file --qf-select-tiling="tensor-core-small-min-weights=-1" 2>&1 | FileCheck %s --check-prefix=BADSIZE
 
 // The matvec / tensor-core crossover, measured at every M from 2 to 8 on
-// Llama-3-8B's projections (docs/defaults.md): integer codes take the mma
-// kernel from M = 3 on weights of at least 4096 x 4096 elements and from
-// M = 5 below; table codes (NF4, FP4, codebooks) from M = 5 and M = 8. A
+// Llama-3-8B's and Qwen2.5-7B's projections (docs/defaults.md): integer
+// codes take the mma kernel from M = 3 on weights of at least 8 x 2^20
+// elements and from M = 5 below; table codes (NF4, FP4, codebooks) from M = 5 and M = 8. A
 // positive tensor-core-min-m (4 in the run of prefix OLD, the rule before) holds on the large
 // weights, the small ones keeping the matvec below M = 8. Below it, and
 // for what the mma kernel refuses (act_order, 2:4, 2/3-bit codes, K not a
@@ -51,6 +51,23 @@ func.func @crossover(%x2: tensor<2x4096xf16>, %x4: tensor<4x4096xf16>, %x8: tens
   // The RMSNorm prologue is the matvec's alone.
   // CHECK: tiling = #qf.tiling<matvec, block_m = 8,
   %6 = qf.fused_matmul %x8, %w norm(%n : tensor<4096xf16>) {norm_eps = 1.0e-05 : f32} : tensor<8x4096xf16>, !qf.weight<4096x4096, #int4> -> tensor<8x4096xf16>
+  return
+}
+
+// -----
+
+// The size bound, 8 x 2^20 elements: 3584 x 3584 (12.8M) is a large weight
+// (the mma kernel from M = 3), 2048 x 3584 (7.3M) a small one (the matvec
+// to M = 4), in integer codes.
+#int4 = #qf.enc<int4, group = 128, scale = f16>
+// CHECK-LABEL: @size_bound
+func.func @size_bound(%x3: tensor<3x3584xf16>, %x4: tensor<4x3584xf16>) {
+  %big = qf.weight_ref "big" : !qf.weight<3584x3584, #int4>
+  %mid = qf.weight_ref "mid" : !qf.weight<2048x3584, #int4>
+  // CHECK: tiling = #qf.tiling<mma, block_m = 16, {{.*}}-> tensor<3x3584xf16>
+  %0 = qf.fused_matmul %x3, %big : tensor<3x3584xf16>, !qf.weight<3584x3584, #int4> -> tensor<3x3584xf16>
+  // CHECK: tiling = #qf.tiling<matvec, block_m = 4, {{.*}}-> tensor<4x2048xf16>
+  %1 = qf.fused_matmul %x4, %mid : tensor<4x3584xf16>, !qf.weight<2048x3584, #int4> -> tensor<4x2048xf16>
   return
 }
 

@@ -25,9 +25,12 @@ constexpr int64_t kMatvecMaxM = 8;
 /// kMatvecMaxM, run the matvec. 0 (the default): the measured crossover of
 /// the weight's size and decode family (tensorCoreMinMFor). A positive
 /// value applies to every weight of at least kTensorCoreSmallBatchMinWeights
-/// elements; smaller ones keep the matvec below kMatvecMaxM.
+/// elements; smaller ones keep the matvec below kMatvecMaxM. The bound
+/// lies between the training weights that behave as small (4.2M: the
+/// matvec wins to M = 4) and as large (12.8M: the tensor-core kernel wins
+/// from M = 2 or 3; docs/defaults.md).
 constexpr int64_t kTensorCoreMinM = 0;
-constexpr int64_t kTensorCoreSmallBatchMinWeights = 4096 * 4096;
+constexpr int64_t kTensorCoreSmallBatchMinWeights = 8 * 1024 * 1024;
 /// From this M the dequantize + cuBLAS fallback runs instead of the
 /// mma.sync kernel: writing the weight once in f16 costs less than the
 /// kernel's shortfall against cuBLAS there (H200, docs/fallback.md). 0
