@@ -21,9 +21,15 @@ bool fail(std::string &why, const std::string &message) {
   return false;
 }
 
-bool gatherableBits(unsigned bits) {
+/// Field widths a destination word holds whole (2:4 metadata, column
+/// gathers, the nibble and fragment layouts).
+bool wholeWordBits(unsigned bits) {
   return bits == 1 || bits == 2 || bits == 4 || bits == 8;
 }
+
+/// Dense code widths the row-major stream takes (fields of any width
+/// straddle words there).
+bool streamBits(unsigned bits) { return bits >= 1 && bits <= 8; }
 
 /// The kernel indexes fields and rows in 32 bits.
 bool fitsKernel(const FieldGather &g, std::string &why) {
@@ -50,9 +56,9 @@ bool codeBytesGather(const Encoding &enc, int64_t n, int64_t k,
   if (!validate(enc, n, k, why))
     return false;
   const unsigned bits = codeBits(enc);
-  if (enc.isSparse24() || !gatherableBits(bits))
+  if (enc.isSparse24() || !streamBits(bits))
     return fail(why, "no device packing of '" + printEncoding(enc) +
-                         "': dense codes of 1, 2, 4 or 8 bits only");
+                         "': dense codes of 1 to 8 bits only");
   FieldGather g;
   g.dstBits = bits;
   g.srcBits = 8;
@@ -77,9 +83,9 @@ bool repackGather(const Encoding &enc, const Layout &layout, int64_t n,
   if (!verifyWeight(enc, layout, n, k, why))
     return false;
   const unsigned bits = codeBits(enc);
-  if (!gatherableBits(bits))
+  if (!streamBits(bits))
     return fail(why, "no device repack of '" + printEncoding(enc) +
-                         "': codes of 1, 2, 4 or 8 bits only");
+                         "': codes of 1 to 8 bits only");
   // A 2:4 weight's kept codes are a row of K / 2 fields. The matvec's
   // tiled layout permutes them as it permutes dense codes and keeps the
   // metadata row-major, so this one gather is its whole repack; the 2:4
@@ -106,7 +112,8 @@ bool repackGather(const Encoding &enc, const Layout &layout, int64_t n,
       return false;
   }
   if (isMmaFragmentLayout(layout)) {
-    if (!isMmaCodeBits(bits))
+    // 3-bit codes are two bit planes there (MmaLayout.h), not one gather.
+    if (!isMmaCodeBits(bits) || !wholeWordBits(bits))
       return fail(why, "the mma fragment layout is not defined for " +
                            std::to_string(bits) + "-bit codes");
     g.tileN = kMmaTileN;
@@ -183,7 +190,7 @@ bool sparseRepackGathers(const Encoding &enc, const Layout &layout, int64_t n,
     return fail(why, "no device repack into <" + printLayout(layout) +
                          "> of '" + printEncoding(enc) + "'");
   // 16-bit kept values (f16/bf16 2:4) are whole halves of a word.
-  if (!gatherableBits(bits) && bits != 16)
+  if (!wholeWordBits(bits) && bits != 16)
     return fail(why, "no device repack of '" + printEncoding(enc) +
                          "': 2:4 kept values of 4, 8 or 16 bits only");
   FieldGather c = sparseTiles(n, k, bits), m = sparseTiles(n, k, 2);
@@ -209,7 +216,7 @@ bool sparseRepackGathers(const Encoding &enc, const Layout &layout, int64_t n,
 bool columnGather(int64_t rows, int64_t srcCols, unsigned elementBytes,
                   const std::vector<int64_t> &from, unsigned fieldBits,
                   FieldGather &gather, std::string &why) {
-  if (!gatherableBits(fieldBits) || elementBytes == 0)
+  if (!wholeWordBits(fieldBits) || elementBytes == 0)
     return fail(why, "a column gather moves fields of 1, 2, 4 or 8 bits");
   const int64_t perElement = int64_t(elementBytes) * 8 / fieldBits;
   const int64_t cols = int64_t(from.size());
@@ -239,40 +246,42 @@ bool columnGather(int64_t rows, int64_t srcCols, unsigned elementBytes,
 
 bool runFieldGather(const FieldGather &g, const uint8_t *src,
                     std::vector<uint8_t> &dst) {
-  const int64_t perWord = 32 / g.dstBits, period = int64_t(g.table.size());
+  const int64_t f = g.dstBits, period = int64_t(g.table.size());
   const uint32_t dstMask = (1u << g.dstBits) - 1,
                  srcMask = g.srcBits >= 32 ? ~0u : (1u << g.srcBits) - 1;
   dst.assign(size_t(g.words() * 4), 0);
   bool ok = true;
+  // Field d's stored bits (the range check into `ok`).
+  auto fieldBits = [&](int64_t d) -> uint32_t {
+    const int64_t t = d / period;
+    const int32_t e = g.table[size_t(d % period)];
+    if (e < 0)
+      return 0;
+    const int64_t row = (t / g.tilesK) * g.tileN + (e >> 16);
+    const int64_t col = (t % g.tilesK) * g.tileK + (e & 0xFFFF);
+    if (row >= g.n || col >= g.k)
+      return g.padParity ? uint32_t(col & 1) : 0u;
+    const int64_t c = g.perm.empty() ? col : g.perm[size_t(col)];
+    const int64_t bit = c * g.srcBits;
+    const uint8_t *at = src + row * g.srcRowBytes + (bit >> 3);
+    uint32_t bytes = at[0];
+    if ((bit & 7) + g.srcBits > 8) // the field leaves its byte
+      bytes |= uint32_t(at[1]) << 8;
+    const uint32_t code = (bytes >> (bit & 7)) & srcMask;
+    const int32_t value = g.signedSrc ? int32_t(int8_t(uint8_t(code)))
+                                      : int32_t(code);
+    if (value < g.minCode || value > g.maxCode)
+      ok = false;
+    return (code + g.addend) & dstMask;
+  };
   for (int64_t w = 0; w < g.words(); ++w) {
+    // Stream bits [32 w, 32 w + 32); a field may begin in the word before
+    // or end in the next (odd widths).
     uint32_t word = 0;
-    for (int64_t slot = 0; slot < perWord; ++slot) {
-      const int64_t d = w * perWord + slot;
-      if (d >= g.fields)
-        break;
-      const int64_t t = d / period;
-      const int32_t e = g.table[size_t(d % period)];
-      if (e < 0)
-        continue;
-      const int64_t row = (t / g.tilesK) * g.tileN + (e >> 16);
-      const int64_t col = (t % g.tilesK) * g.tileK + (e & 0xFFFF);
-      if (row >= g.n || col >= g.k) {
-        if (g.padParity)
-          word |= uint32_t(col & 1) << (slot * g.dstBits);
-        continue;
-      }
-      const int64_t c = g.perm.empty() ? col : g.perm[size_t(col)];
-      const int64_t bit = c * g.srcBits;
-      const uint8_t *at = src + row * g.srcRowBytes + (bit >> 3);
-      uint32_t bytes = at[0];
-      if (g.srcBits > 8) // 16-bit fields: two bytes, little-endian
-        bytes |= uint32_t(at[1]) << 8;
-      const uint32_t code = (bytes >> (bit & 7)) & srcMask;
-      const int32_t value = g.signedSrc ? int32_t(int8_t(uint8_t(code)))
-                                        : int32_t(code);
-      if (value < g.minCode || value > g.maxCode)
-        ok = false;
-      word |= ((code + g.addend) & dstMask) << (slot * g.dstBits);
+    for (int64_t d = 32 * w / f; d * f < 32 * w + 32 && d < g.fields; ++d) {
+      const int64_t at = d * f - 32 * w;
+      const uint32_t stored = fieldBits(d);
+      word |= at >= 0 ? stored << at : stored >> -at;
     }
     for (int b = 0; b < 4; ++b)
       dst[size_t(4 * w + b)] = uint8_t(word >> (8 * b));

@@ -118,7 +118,11 @@ protected:
 
 TEST_F(DeviceGatherGpuTest, PackCodeBytesMatchesTheHost) {
   ASSERT_TRUE(gather->any()) << artifactPath() << " has no gather kernel";
-  int onDevice = 0, onHost = 0;
+  // The artifact's 3-, 5-, 6- and 7-bit codebooks bring the kernels whose
+  // fields straddle words.
+  for (unsigned bits : {3u, 5u, 6u, 7u})
+    EXPECT_TRUE(gather->has(bits)) << "no qf_gather_fields_b" << bits;
+  int onDevice = 0, onHost = 0, oddWidths = 0;
   for (const std::string &text : gatherEncodings())
     for (auto [n, k] : gatherShapes()) {
       const std::string label = text + " [" + std::to_string(n) + ", " +
@@ -152,14 +156,16 @@ TEST_F(DeviceGatherGpuTest, PackCodeBytesMatchesTheHost) {
           << label << ": " << why;
       EXPECT_EQ(direct, host.at(format::kCodes).data) << label;
       ++onDevice;
+      oddWidths += 32 % g.dstBits != 0;
     }
-  std::cout << "packCodeBytes: " << onDevice << " cases on the device, "
-            << onHost << " on the host\n";
+  std::cout << "packCodeBytes: " << onDevice << " cases on the device ("
+            << oddWidths << " of odd widths), " << onHost << " on the host\n";
   EXPECT_GE(onDevice, 20);
+  EXPECT_GE(oddWidths, 10);
 }
 
 TEST_F(DeviceGatherGpuTest, RepackMatchesTheHostForEveryLayout) {
-  int onDevice = 0, onHost = 0;
+  int onDevice = 0, onHost = 0, oddWidths = 0;
   for (const std::string &text : gatherEncodings())
     for (const std::string &layoutText : gatherLayouts())
       for (auto [n, k] : gatherShapes()) {
@@ -189,10 +195,12 @@ TEST_F(DeviceGatherGpuTest, RepackMatchesTheHostForEveryLayout) {
             << label;
         expectBytes(out, host.at(format::kCodes).data, label);
         ++onDevice;
+        oddWidths += 32 % g.dstBits != 0;
       }
-  std::cout << "repack: " << onDevice << " cases on the device, " << onHost
-            << " on the host\n";
+  std::cout << "repack: " << onDevice << " cases on the device ("
+            << oddWidths << " of odd widths), " << onHost << " on the host\n";
   EXPECT_GE(onDevice, 30);
+  EXPECT_GE(oddWidths, 4);
 }
 
 // DeviceRepacker, what quantize-at-load binds through: the whole layout

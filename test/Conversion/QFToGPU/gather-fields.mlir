@@ -5,11 +5,12 @@
 // RUN: qfuse-compile %s -o %t.qfa
 // RUN: FileCheck %s --check-prefix=ART < %t.qfa
 
-// The layout gather (FieldGatherKernel.h): every qf.quantize whose code
-// width is 1, 2, 4 or 8 bits records the launch of qf_gather_fields_b<w>,
-// one kernel per width however many encodings share it, with zero
-// immediates (the runtime's DeviceGather launches it per weight and
-// layout). 3-bit codes cross bytes: no gather, the host repacks them.
+// The layout gather (FieldGatherKernel.h): every qf.quantize of dense
+// codes of 1 to 8 bits records the launch of qf_gather_fields_b<w>, one
+// kernel per width however many encodings share it, with zero immediates
+// (the runtime's DeviceGather launches it per weight and layout). 3-bit
+// (and 5-, 6-, 7-bit) fields straddle the 32-bit words: their kernel
+// shifts each field into place across the word's edges.
 #int4 = #qf.enc<int4, group = 64, scale = f16>
 #nf4 = #qf.enc<nf4, group = 64, scale = f32>
 #int8 = #qf.enc<int8, per_channel, scale = f16>
@@ -21,8 +22,7 @@
 // CHECK: qf.quantize {{.*}}@qf_gather_fields_b4
 // CHECK: qf.quantize {{.*}}@qf_gather_fields_b8
 // CHECK: qf.quantize {{.*}}@qf_gather_fields_b2
-// CHECK: qf.quantize
-// CHECK-NOT: qf_gather_fields
+// CHECK: qf.quantize {{.*}}@qf_gather_fields_b3
 // CHECK: return
 func.func @widths(%a: tensor<8x256xf16>) -> (!qf.weight<8x256, #int4>, !qf.weight<8x256, #nf4>, !qf.weight<8x256, #int8>, !qf.weight<8x256, #cb2>, !qf.weight<8x256, #cb3>) {
   %0 = qf.quantize %a : tensor<8x256xf16> -> !qf.weight<8x256, #int4>
@@ -37,11 +37,20 @@ func.func @widths(%a: tensor<8x256xf16>) -> (!qf.weight<8x256, #int4>, !qf.weigh
 // CHECK: llvm.func @qf_gather_fields_b4({{.*}}) attributes {nvvm.kernel, nvvm.maxntid = array<i32: 256, 1, 1>}
 // CHECK: llvm.func @qf_gather_fields_b8
 // CHECK: llvm.func @qf_gather_fields_b2
+// CHECK: llvm.func @qf_gather_fields_b3
 // CHECK-NOT: llvm.func @qf_gather_fields
+
 
 // Byte loads of the source (ld.global.nc), one 32-bit store of the word.
 // PTX-LABEL: .entry qf_gather_fields_b4(
 // PTX: ld.global.nc.b8
+// PTX: st.global.b32
+
+// The 3-bit word: fields before and after its edges, shifted left or
+// right by where they start.
+// PTX-LABEL: .entry qf_gather_fields_b3(
+// PTX-DAG: shl.b32
+// PTX-DAG: shr.u32
 // PTX: st.global.b32
 
 // ART: "launch": "qf_gather_fields_b4",

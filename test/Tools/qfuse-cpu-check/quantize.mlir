@@ -73,9 +73,13 @@
 // CHECK: PASS qf.quantize#45 {{.*}}fp8e4m3, group = 2{{.*}} droppednan
 // CHECK: PASS qf.quantize#46 24x256 f16 -> #qf.enc<uint4, group = 2, scale = f16, zero = float, sparse = 2:4> stress
 // CHECK: PASS qf.quantize#46 {{.*}} random
-// CHECK: qfuse-cpu-check: 168 cases, 168 passed, 0 failed
+// 5-, 6- and 7-bit inline codebooks.
+// CHECK: PASS qf.quantize#47 24x256 f16 -> #qf.enc<codebook, bits = 5, {{.*}} random
+// CHECK: PASS qf.quantize#48 24x192 bf16 -> #qf.enc<codebook, bits = 6, {{.*}} random
+// CHECK: PASS qf.quantize#49 24x256 f16 -> #qf.enc<codebook, bits = 7, {{.*}} random
+// CHECK: qfuse-cpu-check: 177 cases, 177 passed, 0 failed
 
-// SUMMARY: qfuse-cpu-check: 168 cases, 168 passed, 0 failed
+// SUMMARY: qfuse-cpu-check: 177 cases, 177 passed, 0 failed
 
 // PERTURB: FAIL qf.quantize#0 {{.*}} stress codes: byte {{[0-9]+}} (row {{[0-9]+}}) is 0x{{[0-9a-f]+}}, quantizeRTN wrote
 // PERTURB: FAIL qf.quantize#4 {{.*}}zero = int> stress
@@ -91,4 +95,4 @@
 // PERTURB: FAIL qf.quantize#40 {{.*}}bf16, sparse = 2:4> bits codes:
 // PERTURB: FAIL qf.quantize#41 {{.*}}group = 2{{.*}} random codes:
 // PERTURB: FAIL qf.quantize#44 {{.*}}group = 6{{.*}} stress codes:
-// PERTURB: qfuse-cpu-check: 168 cases, 44 passed, 124 failed
+// PERTURB: qfuse-cpu-check: 177 cases, 50 passed, 127 failed

@@ -1,7 +1,7 @@
 //===- FieldGather.h - code packing and layouts as one gather --*- C++ -*-===//
 //
 // Every move of codes that format::packCodeBytes and format::repack make
-// for dense codes of 1, 2, 4 or 8 bits is a gather of bit fields: field i
+// for dense codes of 1 to 8 bits is a gather of bit fields: field i
 // of the destination (bits [i*f, (i+1)*f) of an LSB-first stream, f the
 // code width) holds the code of one (row n, column k) of the weight, or 0
 // (padding). A FieldGather says which, in closed form plus one small
@@ -9,12 +9,15 @@
 // lib/Conversion/QFToGPU/Ops/FieldGatherKernel.cpp) computes every 32-bit
 // destination word independently:
 //
-//   field d (of word d / (32 / f), slot d % (32 / f))
+//   field d (bits [d * f, d * f + f) of the stream: word d / (32 / f),
+//   slot d % (32 / f) where f divides 32; widths that do not (3, 5, 6, 7)
+//   straddle words, so word w takes the fields overlapping its 32 bits)
 //   t = d / P, r = d % P                 P = table.size(): fields per tile
 //   e = table[r]                         nn << 16 | kk, or -1 (padding)
 //   n = (t / tilesK) * tileN + nn,  k = (t % tilesK) * tileK + kk
 //   c = perm.empty() ? k : perm[k]       act_order's sorted column order
 //   code = the srcBits-wide field (n * srcRowBytes * 8 + c * srcBits) of src
+//          (one or two bytes: a field may leave its byte)
 //   stored = (code + addend) & (2^f - 1), code range-checked (below)
 //   padding inside a tile (row >= n or col >= k) stores padParity ? col & 1 : 0
 //
@@ -44,11 +47,13 @@
 // permutations of f32, f16 and byte matrices) is a row-major gather too,
 // of fields of any width that divides its elements (columnGather).
 //
-// Not a gather of whole fields in 32-bit words, so not covered: 3-bit
-// (and 5-7-bit) codes. 16-bit fields are gathered only as 2:4's f16/bf16
-// kept values into the 2:4 fragment layout (dense 16-bit weights have no
-// layout to move into). Callers fall back to the host functions for what
-// is not covered.
+// Codes of 3, 5, 6 and 7 bits are covered in the row-major stream (GPTQ's
+// packing, act_order's repack); the mma fragment layout keeps 3-bit codes
+// as two bit planes (MmaLayout.h), which is no single gather, so that
+// repack stays on the host. 16-bit fields are gathered only as 2:4's
+// f16/bf16 kept values into the 2:4 fragment layout (dense 16-bit weights
+// have no layout to move into). Callers fall back to the host functions
+// for what is not covered.
 //
 //===----------------------------------------------------------------------===//
 
@@ -64,7 +69,7 @@
 namespace qfuse::format {
 
 struct FieldGather {
-  unsigned dstBits = 4;          // f: 1, 2, 4, 8, or 16 (2:4 kept values)
+  unsigned dstBits = 4;          // f: 1 to 8, or 16 (2:4 kept values)
   unsigned srcBits = 8;          // 8 (code bytes) or f (a packed stream)
   int64_t srcRowBytes = 0;       // bytes per source row
   int64_t n = 0, k = 0;          // the weight

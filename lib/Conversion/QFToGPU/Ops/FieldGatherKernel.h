@@ -18,7 +18,7 @@ namespace qf {
 std::string fieldGatherKernelName(unsigned dstBits);
 
 /// Emits (once per width into `module`) the kernel qf_gather_fields_b<f>
-/// for destination fields of `dstBits` (1, 2, 4 or 8) bits and returns its
+/// for destination fields of `dstBits` (1 to 8, or 16) bits and returns its
 /// launch, every immediate 0 (a launch that writes nothing: the runtime
 /// launches it itself with a FieldGather's values, one thread per 32-bit
 /// destination word, 256 per block). Parameters, in order:

@@ -173,7 +173,7 @@ SmallVector<Attribute> gatherRecords(QuantizeOp op, gpu::GPUModuleOp module,
   const unsigned bits = qfuse::format::codeBits(enc);
   const bool gathered = enc.isSparse24()
                             ? bits == 4 || bits == 8 || bits == 16
-                            : bits == 1 || bits == 2 || bits == 4 || bits == 8;
+                            : bits >= 1 && bits <= 8;
   if (!gathered)
     return {};
   MLIRContext *ctx = op.getContext();
