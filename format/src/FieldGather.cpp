@@ -49,6 +49,43 @@ void rowMajorTiles(FieldGather &g) {
   g.fields = g.n * g.k;
 }
 
+/// 3-bit codes in the mma fragment layout: two bit planes per tile
+/// (MmaLayout.h), so the gather moves single bits. The source is the
+/// row-major stream seen as 3 K one-bit columns (code c's bit b is column
+/// 3 c + b), the destination every bit of a 384-byte tile: the low plane's
+/// two bits of each code and the high plane's one, read off
+/// mmaCodePosition for tile 0 (the table is the same in every tile).
+/// An act_order perm (over codes) is widened to the bits by the caller.
+void threeBitPlanes(FieldGather &g, int64_t n, int64_t k) {
+  constexpr int64_t kBits = 3;
+  g.dstBits = 1;
+  g.srcBits = 1;
+  g.k = k * kBits;
+  g.maxCode = 1;
+  g.tileN = kMmaTileN;
+  g.tileK = kMmaTileK * kBits;
+  g.tilesK = mmaPaddedK(k) / kMmaTileK;
+  const int64_t perTile = kMmaTileN * kMmaTileK * kBits;
+  g.table.assign(size_t(perTile), -1);
+  for (int64_t nn = 0; nn < kMmaTileN; ++nn)
+    for (int64_t kk = 0; kk < kMmaTileK; ++kk) {
+      MmaCodePosition pos = mmaCodePosition(nn, kk, kMmaTileK, kBits);
+      const int64_t low = (pos.word * 16 + pos.slot) * 2;
+      g.table[size_t(low)] = int32_t(nn << 16 | (kk * kBits));
+      g.table[size_t(low + 1)] = int32_t(nn << 16 | (kk * kBits + 1));
+      g.table[size_t(pos.highBit)] = int32_t(nn << 16 | (kk * kBits + 2));
+    }
+  g.fields = (mmaPaddedN(n) / kMmaTileN) * g.tilesK * perTile;
+  g.dstBytes = mmaPaddedN(n) * mmaPaddedK(k) * kBits / 8;
+  if (!g.perm.empty()) {
+    std::vector<int32_t> bitPerm(size_t(g.k));
+    for (int64_t c = 0; c < k; ++c)
+      for (int64_t b = 0; b < kBits; ++b)
+        bitPerm[size_t(c * kBits + b)] = int32_t(g.perm[size_t(c)] * kBits + b);
+    g.perm = std::move(bitPerm);
+  }
+}
+
 } // namespace
 
 bool codeBytesGather(const Encoding &enc, int64_t n, int64_t k,
@@ -111,9 +148,10 @@ bool repackGather(const Encoding &enc, const Layout &layout, int64_t n,
     if (!actOrderPermutation(gIdx, k, enc.groupSize, g.perm, why))
       return false;
   }
-  if (isMmaFragmentLayout(layout)) {
-    // 3-bit codes are two bit planes there (MmaLayout.h), not one gather.
-    if (!isMmaCodeBits(bits) || !wholeWordBits(bits))
+  if (isMmaFragmentLayout(layout) && bits == 3) {
+    threeBitPlanes(g, n, k);
+  } else if (isMmaFragmentLayout(layout)) {
+    if (!isMmaCodeBits(bits))
       return fail(why, "the mma fragment layout is not defined for " +
                            std::to_string(bits) + "-bit codes");
     g.tileN = kMmaTileN;

@@ -12,6 +12,7 @@
 #include "TestUtil.h"
 
 #include "qfuse/format/FieldGather.h"
+#include "qfuse/format/MmaLayout.h"
 
 using namespace qfuse::format;
 using namespace qfuse::format::test;
@@ -105,6 +106,7 @@ TEST_F(FieldGatherTest, OutOfRangeCodeBytesAreRefused) {
 
 TEST_F(FieldGatherTest, RepackEveryEncodingAndLayout) {
   int gathered = 0, oddWidths = 0; // act_order's row-major repack
+  int threeBitPlanes = 0;          // 3-bit codes into the mma layout
   for (const std::string &text : gatherEncodings())
     for (const std::string &layoutText : gatherLayouts())
       for (auto [n, k] : gatherShapes()) {
@@ -137,9 +139,11 @@ TEST_F(FieldGatherTest, RepackEveryEncodingAndLayout) {
         EXPECT_EQ(head(out, g.dstBytes), host.at(kCodes).data);
         ++gathered;
         oddWidths += 32 % g.dstBits != 0;
+        threeBitPlanes += codeBits(enc) == 3 && isMmaFragmentLayout(layout);
       }
   EXPECT_GE(gathered, 30);
   EXPECT_GE(oddWidths, 4);
+  EXPECT_GE(threeBitPlanes, 4);
 }
 
 } // namespace

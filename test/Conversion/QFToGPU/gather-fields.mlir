@@ -10,7 +10,8 @@
 // kernel per width however many encodings share it, with zero immediates
 // (the runtime's DeviceGather launches it per weight and layout). 3-bit
 // (and 5-, 6-, 7-bit) fields straddle the 32-bit words: their kernel
-// shifts each field into place across the word's edges.
+// shifts each field into place across the word's edges; 3-bit codes also
+// record the 1-bit gather that writes their mma layout's bit planes.
 #int4 = #qf.enc<int4, group = 64, scale = f16>
 #nf4 = #qf.enc<nf4, group = 64, scale = f32>
 #int8 = #qf.enc<int8, per_channel, scale = f16>
@@ -22,7 +23,7 @@
 // CHECK: qf.quantize {{.*}}@qf_gather_fields_b4
 // CHECK: qf.quantize {{.*}}@qf_gather_fields_b8
 // CHECK: qf.quantize {{.*}}@qf_gather_fields_b2
-// CHECK: qf.quantize {{.*}}@qf_gather_fields_b3
+// CHECK: qf.quantize {{.*}}@qf_gather_fields_b3{{.*}}@qf_gather_fields_b1
 // CHECK: return
 func.func @widths(%a: tensor<8x256xf16>) -> (!qf.weight<8x256, #int4>, !qf.weight<8x256, #nf4>, !qf.weight<8x256, #int8>, !qf.weight<8x256, #cb2>, !qf.weight<8x256, #cb3>) {
   %0 = qf.quantize %a : tensor<8x256xf16> -> !qf.weight<8x256, #int4>
@@ -38,6 +39,7 @@ func.func @widths(%a: tensor<8x256xf16>) -> (!qf.weight<8x256, #int4>, !qf.weigh
 // CHECK: llvm.func @qf_gather_fields_b8
 // CHECK: llvm.func @qf_gather_fields_b2
 // CHECK: llvm.func @qf_gather_fields_b3
+// CHECK: llvm.func @qf_gather_fields_b1
 // CHECK-NOT: llvm.func @qf_gather_fields
 
 

@@ -30,6 +30,7 @@
 //                      weight's kept codes the same over K / 2 columns
 //                      (repack keeps its metadata row-major)
 //   mma fragment       tile 32 x 32, P = 1024: mmaCodePosition inverted
+//                      (3-bit codes: 1-bit fields, P = 3072, both planes)
 //   2:4 fragment       tile 32 x 64 kept columns, P = 2048, two gathers:
 //                      the kept codes or 16-bit kept values
 //                      (sparseMmaPosition's code inverted)
@@ -48,9 +49,10 @@
 // of fields of any width that divides its elements (columnGather).
 //
 // Codes of 3, 5, 6 and 7 bits are covered in the row-major stream (GPTQ's
-// packing, act_order's repack); the mma fragment layout keeps 3-bit codes
-// as two bit planes (MmaLayout.h), which is no single gather, so that
-// repack stays on the host. 16-bit fields are gathered only as 2:4's
+// packing, act_order's repack). The mma fragment layout keeps 3-bit codes
+// as two bit planes (MmaLayout.h): a gather of single bits, the source
+// seen as 3 K one-bit columns and the table every bit of a 384-byte tile.
+// 16-bit fields are gathered only as 2:4's
 // f16/bf16 kept values into the 2:4 fragment layout (dense 16-bit weights
 // have no layout to move into). Callers fall back to the host functions
 // for what is not covered.

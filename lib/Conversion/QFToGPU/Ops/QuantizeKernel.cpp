@@ -165,7 +165,8 @@ namespace {
 /// The launch records of the gathers that pack `enc`'s codes into the
 /// weight's kernel layouts on the device (FieldGatherKernel.h), reading the
 /// quantize kernel's "codes" (and, for 2:4, a 2-bit gather reading "meta":
-/// format::sparseRepackGathers; 2:4's 16-bit kept values too); empty where
+/// format::sparseRepackGathers; 2:4's 16-bit kept values too; for 3-bit
+/// codes a 1-bit one, their mma bit planes); empty where
 /// no gather takes the code width. The runtime launches them with each layout's values; here they
 /// are recorded with zero immediates (launches that write nothing).
 SmallVector<Attribute> gatherRecords(QuantizeOp op, gpu::GPUModuleOp module,
@@ -194,6 +195,10 @@ SmallVector<Attribute> gatherRecords(QuantizeOp op, gpu::GPUModuleOp module,
   record(bits, "codes");
   if (enc.isSparse24())
     record(2, "meta");
+  // 3-bit codes' mma fragment layout is two bit planes: a 1-bit gather
+  // (format::repackGather).
+  if (bits == 3)
+    record(1, "codes");
   return records;
 }
 
