@@ -6,15 +6,18 @@
 #          int4-g128 with its quantize artifact; GPTQ int4-g128; fp16
 #          calib 256)
 #   gptq/  bench/make-gptq-artifacts.sh's test artifacts
+#   calib/ llama3-8b's fp16 calibration artifact for 512 tokens
 #   tiny/  the synthetic tiny Llama's artifacts: int4-g128 and a 3-bit
 #          inline codebook (group 128), GPTQ and decode; fp16 calib
 set -euo pipefail
 B=build; O=build-s25c
-rm -rf $O; mkdir -p $O/tiny
+rm -rf $O; mkdir -p $O/tiny $O/calib
 git rev-parse --short HEAD > $O/COMMIT
 bench/quantize-at-load/make-artifacts.sh $B $PWD/$O/rtn > $O/rtn.log 2>&1
 rm -f $O/rtn/llama3-8b/qfuse-sp-*
 export PYTHONPATH=python-frontend QFUSE_BUILD_DIR=$B
+python3 -m qfuse emit --config examples/configs/llama3-8b.json --encoding fp16 --batch dynamic -o /tmp/l8.mlir
+$B/bin/qfuse-compile /tmp/l8.mlir --batch-sizes=1,512 --chip=sm_90 -o $O/calib/qfuse-fp16-calib-512.qfa
 rm -rf artifacts/gptq; bench/make-gptq-artifacts.sh > $O/gptq.log 2>&1
 mkdir -p $O/gptq; cp artifacts/gptq/test-*.qfa artifacts/gptq/*.json $O/gptq/
 $B/bin/qfuse-synthetic-model --config-preset tiny-llama --out /tmp/tiny-cfg --seed 1 > /dev/null
@@ -26,7 +29,7 @@ python3 -m qfuse compile-gptq --config $cfg --encoding int4-g128 -o $O/tiny/qfus
 python3 -m qfuse compile --config $cfg --encoding int4-g128 --batch-sizes 1,8 -o $O/tiny/qfuse-int4-g128.qfa
 python3 -m qfuse compile-gptq --config $cfg --encoding "$cb3" -o $O/tiny/gptq-cb3.qfa
 python3 -m qfuse compile --config $cfg --encoding "$cb3" --batch-sizes 1,8 -o $O/tiny/cb3.qfa
-tar cJf /tmp/arts.tar.xz -C $O COMMIT rtn gptq tiny
-rm -rf $O/rtn $O/gptq $O/tiny
+tar cJf /tmp/arts.tar.xz -C $O COMMIT rtn calib gptq tiny
+rm -rf $O/rtn $O/calib $O/gptq $O/tiny
 mv /tmp/arts.tar.xz $O/; tar czf $O/vendor.tgz build-vendor
 du -sh $O/*

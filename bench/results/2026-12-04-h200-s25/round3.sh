@@ -50,13 +50,13 @@ log "Llama-3-8B checkpoint (fp16)"
 m=/tmp/l8b
 python3 bench/random-checkpoint.py examples/configs/llama3-8b.json $m > $res/checkpoint.log 2>&1; tail -1 $res/checkpoint.log
 cp $A/rtn/llama3-8b/*.qfa $m/; cat $m/*.safetensors > /dev/null
-q() { # name calibration seq-len
+q() { # name calibration seq-len fp16-artifact
   rm -rf /tmp/q-$1
   timeout 150 /usr/bin/time -v -o $res/$1.time $b/bin/qfuse-quantize --model $m --encoding int4-g128 \
-    --calibration random:$2 --seq-len $3 --out /tmp/q-$1 --json $res/$1.json > $res/$1.log 2>&1
+    --calibration random:$2 --seq-len $3 --fp16-artifact $4 --out /tmp/q-$1 --json $res/$1.json > $res/$1.log 2>&1
   echo "$1 rc=$? wall $(grep Elapsed $res/$1.time | awk '{print $NF}')"; rm -rf /tmp/q-$1
 }
-q q8x256 8 256; q q128x512 128 512; pack
+q q8x256 8 256 $m/qfuse-fp16-calib-256.qfa; q q128x512 128 512 $A/calib/qfuse-fp16-calib-512.qfa; pack
 timeout 120 /usr/bin/time -v -o $res/qal.time $b/bin/qfuse-run --model $m --encoding int4-g128 --rtn device --prompt-ids 1,2,3 \
   --max-new-tokens 8 --json $res/qal.json > $res/qal.log 2>&1
 echo "qal rc=$? wall $(grep Elapsed $res/qal.time | awk '{print $NF}')"; grep -E "bound in|quantize-at-load" $res/qal.log | head -3 | cut -c1-250
