@@ -20,6 +20,10 @@ constexpr const char *kBF16 = "qf_widen_bf16_to_f32";
 constexpr unsigned kThreads = 256;
 constexpr uint64_t kLaunchElements = uint64_t(1) << 30;
 
+const char *kernelName(DType source) {
+  return source == DType::BF16 ? kBF16 : kF16;
+}
+
 } // namespace
 
 DeviceWiden::DeviceWiden(const Artifact &artifact,
@@ -41,8 +45,7 @@ bool DeviceWiden::has(DType source) const {
 void DeviceWiden::enqueue(DType source, CUdeviceptr src, CUdeviceptr dst,
                           uint64_t count, CUstream stream) const {
   if (!has(source))
-    throw Error(std::string("no ") +
-                (source == DType::BF16 ? kBF16 : kF16) + " kernel loaded");
+    throw Error(std::string("no ") + kernelName(source) + " kernel loaded");
   CUfunction function = source == DType::F16 ? f16_ : bf16_;
   for (uint64_t first = 0; first < count; first += kLaunchElements) {
     CUdeviceptr from = src + 2 * first, to = dst + 4 * first;
@@ -51,8 +54,7 @@ void DeviceWiden::enqueue(DType source, CUdeviceptr src, CUdeviceptr dst,
     const unsigned blocks = unsigned((uint64_t(n) + kThreads - 1) / kThreads);
     QFUSE_CU_CTX(cuLaunchKernel(function, blocks, 1, 1, kThreads, 1, 1, 0,
                                 stream, params, nullptr),
-                 std::string("launching ") +
-                     (source == DType::F16 ? kF16 : kBF16));
+                 std::string("launching ") + kernelName(source));
   }
 }
 
