@@ -48,9 +48,9 @@ cmake --build $b -j"$(nproc)" --target qfuse-run qfuse-runtime-gpu-tests > "$res
   || { tail -40 "$res/build.log"; exit 1; }
 
 if [ -z "${SKIP_TEST:-}" ]; then
-  log "QuantizeGpuTest, DeviceGatherGpuTest"
+  log "QuantizeGpuTest, DeviceGatherGpuTest, OddWidthGatherGpuTest"
   QFUSE_QUANTIZE_QFA="$art/quantize-formats.qfa" timeout 300 \
-    $b/unittests/Runtime/qfuse-runtime-gpu-tests --gtest_filter='QuantizeGpuTest.*:KeptValuesGpuTest.*:DeviceGatherGpuTest.*' \
+    $b/unittests/Runtime/qfuse-runtime-gpu-tests --gtest_filter='QuantizeGpuTest.*:KeptValuesGpuTest.*:DeviceGatherGpuTest.*:OddWidthGatherGpuTest.*' \
     > "$res/quantize-gpu-test.log" 2>&1; echo "rc=$?" >> "$res/quantize-gpu-test.log"
   grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED  \]|Failure|rc=" "$res/quantize-gpu-test.log" | head -20
 fi

@@ -15,7 +15,8 @@ act_order's writes g_idx, 2:4's the kept positions). Those with no generated
 kernel (named tables) get a remark from the compiler and stay with the host's
 format::quantizeRTN. Beside each qf.quantize the compiler records the
 qf_gather_fields kernel of its code width (and, for 2:4, the 2-bit one of
-its positions), with which
+its positions; for 3-bit codes the 1-bit one that makes the mma layout's
+bit planes), with which
 the runtime makes the model's kernel layouts (and qfuse-quantize packs
 GPTQ's codes) on the device (docs/quantize-at-load.md), and beside each of
 a bf16 input the qf_round_bf16_to_f16 kernel, with which qfuse-quantize
