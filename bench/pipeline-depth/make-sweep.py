@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""Pipeline depth of the tensor-core kernels at batches 24-512, on TRAINING
+shapes only (Llama-3-8B and Qwen2.5-7B projections; the zoo stays the test
+set). For each (shape, batch): the default a user gets (no tiling, sm_90a),
+the time model's first mma.sync and wgmma candidates as listed, and each of
+those with deeper cp.async pipelines (stages 6 and 8) and, for mma.sync,
+block_k 128. Writes a folder bench/zoo/run-zoo.sh runs on the GPU machine:
+one run per (shape, batch), every artifact --check'ed and timed against
+cuBLAS fp16 in the same process.
+
+  python3 bench/pipeline-depth/make-sweep.py [build dir] [out dir]
+"""
+import os
+import re
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(here, "..", "..", "python-frontend"))
+from qfuse.tune import list_tilings, tiling_label, variant_ir  # noqa: E402
+
+build = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
+out = os.path.abspath(sys.argv[2] if len(sys.argv) > 2 else "build-depth")
+os.environ.setdefault("QFUSE_COMPILE", os.path.join(build, "bin", "qfuse-compile"))
+compile_tool = os.environ["QFUSE_COMPILE"]
+SHAPES = [l.split() for l in os.environ.get("SHAPES", """l8b-q 4096 4096
+l8b-kv 1024 4096
+l8b-down 4096 14336
+q7b-q 3584 3584
+q7b-down 3584 18944""").splitlines()]
+BATCHES = [int(b) for b in os.environ.get("BATCHES", "24,32,64,128,256,512").split(",")]
+ENC = os.environ.get("ENC", "int4, group = 128, scale = f16")
+TOP = int(os.environ.get("TOP", "3"))
+
+
+def with_field(tiling, key, value):
+    if re.search(rf"\b{key} = \d+", tiling):
+        return re.sub(rf"\b{key} = \d+", f"{key} = {value}", tiling)
+    return tiling + f", {key} = {value}"
+
+
+def wide(m, n, k):
+    """MODE=wide: a grid past the compiler's candidate space (block_k 128
+    and clusters of 4 past batch 32, split_k up to 8), every kind of
+    parallelism a launch of this kernel can have; the compiler refuses
+    what does not fit (shared memory, warps)."""
+    out = []
+    block_ms = sorted({min(64, -(-m // 16) * 16)} | ({128} if m >= 128 else set()))
+    for bm in block_ms:
+        for bn in (32, 64, 128):
+            for split in (1, 2, 4, 8):
+                if bn // 32 * split > 16:
+                    continue
+                for bk, stages in ((64, 4), (128, 3)):
+                    for cluster in (1, 2, 4):
+                        if k // bk < split * cluster:
+                            continue
+                        t = (f"mma, block_m = {bm}, block_n = {bn}, block_k = {bk}, "
+                             f"split_k = {split}, stages = {stages}")
+                        out.append(t + (f", cluster_k = {cluster}" if cluster > 1 else ""))
+    for bm in sorted({64, 128} if m >= 64 else {-(-m // 16) * 16}):
+        for split in (1, 2, 4):
+            for stages in (3, 4, 6):
+                for cluster in (1, 2):
+                    t = (f"wgmma, block_m = {bm}, block_n = 128, block_k = 64, "
+                         f"split_k = {split}, stages = {stages}")
+                    out.append(t + (f", cluster_k = {cluster}" if cluster > 1 else ""))
+    return out
+
+
+def variants(listed):
+    seen = []
+    for c in listed:
+        t = c["tiling"]
+        kernel = c["kernel"]
+        if kernel not in ("mma", "wgmma"):
+            continue
+        base = [t]
+        if kernel == "mma":
+            base.append(with_field(with_field(t, "block_k", 128), "stages", 3))
+        for b in base:
+            for stages in (None, 4, 6, 8):
+                v = b if stages is None else with_field(b, "stages", stages)
+                if v not in seen:
+                    seen.append(v)
+    return seen
+
+
+os.makedirs(os.path.join(out, "artifacts"), exist_ok=True)
+runs = open(os.path.join(out, "runs.txt"), "w")
+count = 0
+for name, n, k in SHAPES:
+    n, k = int(n), int(k)
+    listing = list_tilings(n, k, ENC, BATCHES, "sm_90a", TOP)
+    for m in BATCHES:
+        arts = []
+        # The default a user gets: the matmul without a tiling, compiled
+        # for sm_90a at this batch.
+        src = os.path.join(out, "t.mlir")
+        w = f"!qf.weight<{n}x{k}, #qf.enc<{ENC}>>"
+        with open(src, "w") as f:
+            f.write(f"func.func @v(%x: tensor<{m}x{k}xf16>) -> tensor<{m}x{n}xf16> {{\n"
+                    f"  %w = qf.weight_ref \"w\" : {w}\n"
+                    f"  %y = qf.matmul %x, %w : tensor<{m}x{k}xf16>, {w} -> tensor<{m}x{n}xf16>\n"
+                    f"  return %y : tensor<{m}x{n}xf16>\n}}\n")
+        a = os.path.join(out, "artifacts", f"{name}-b{m}-default.qfa")
+        subprocess.run([compile_tool, src, "-o", a, "--chip=sm_90a"], check=True,
+                       capture_output=True)
+        arts.append(a)
+        cands = (wide(m, n, k) if os.environ.get("MODE") == "wide"
+                 else variants(listing[m]))
+        def build_one(t):
+            a = os.path.join(out, "artifacts", f"{name}-b{m}-{tiling_label(t)}.qfa")
+            r = subprocess.run([compile_tool, "-", "-o", a, "--chip=sm_90a"],
+                               input=variant_ir(m, n, k, ENC, t),
+                               capture_output=True, text=True)
+            if r.returncode != 0:
+                if os.environ.get("MODE") != "wide":
+                    print(f"skip {name} b{m} {t}: {r.stderr.strip().splitlines()[-1]}")
+                return None
+            return a
+        with ThreadPoolExecutor(int(os.environ.get("JOBS", "2"))) as pool:
+            arts += [a for a in pool.map(build_one, cands) if a]
+        os.remove(src)
+        count += len(arts)
+        rel = [os.path.relpath(a, os.path.join(here, "..", "..")) for a in arts]
+        est = 3 + (0.2 if os.environ.get("MODE") == "wide" else 0.6) * len(arts)
+        check = "--placeholder-weights" if os.environ.get("MODE") == "wide" else "--check"
+        runs.write(f"{name}-b{m} {est:.0f} --batch {m} --gemm {m}x{n}x{k} {check} "
+                   + " ".join(f"--artifact {r}" for r in rel) + "\n")
+runs.close()
+with open(os.path.join(out, "COMMIT"), "w") as f:
+    f.write(subprocess.run(["git", "-C", here, "rev-parse", "--short", "HEAD"],
+                           capture_output=True, text=True).stdout)
+print(f"{count} artifacts")
