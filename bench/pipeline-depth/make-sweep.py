@@ -8,7 +8,13 @@ block_k 128. Writes a folder bench/zoo/run-zoo.sh runs on the GPU machine:
 one run per (shape, batch), every artifact --check'ed and timed against
 cuBLAS fp16 in the same process.
 
+MODE=wide (a grid of every kind of parallelism, wide()) and MODE=kernel
+(which kernel: mma.sync's first candidates and every wgmma tiling,
+kernel_choice()) time with placeholder weights instead: they sweep tilings
+of the kernels the checked rounds cover.
+
   python3 bench/pipeline-depth/make-sweep.py [build dir] [out dir]
+  SHAPES='name N K\n...' BATCHES=64,128 TOP=3 ENC='...' MODE=... JOBS=2
 """
 import os
 import re
@@ -69,6 +75,20 @@ def wide(m, n, k):
     return out
 
 
+def kernel_choice(m, listed):
+    """MODE=kernel: which kernel, not which tiling: the time model's first
+    mma.sync candidates (each also with block_m 64) and every wgmma tiling
+    of wide()."""
+    out = []
+    for c in listed:
+        if c["kernel"] != "mma":
+            continue
+        for t in (c["tiling"], with_field(c["tiling"], "block_m", 64)):
+            if t not in out:
+                out.append(t)
+    return out + [t for t in wide(m, 0, 1 << 20) if t.startswith("wgmma")]
+
+
 def variants(listed):
     seen = []
     for c in listed:
@@ -108,15 +128,19 @@ for name, n, k in SHAPES:
         subprocess.run([compile_tool, src, "-o", a, "--chip=sm_90a"], check=True,
                        capture_output=True)
         arts.append(a)
-        cands = (wide(m, n, k) if os.environ.get("MODE") == "wide"
-                 else variants(listing[m]))
+        if os.environ.get("MODE") == "wide":
+            cands = wide(m, n, k)
+        elif os.environ.get("MODE") == "kernel":
+            cands = kernel_choice(m, listing[m])
+        else:
+            cands = variants(listing[m])
         def build_one(t):
             a = os.path.join(out, "artifacts", f"{name}-b{m}-{tiling_label(t)}.qfa")
             r = subprocess.run([compile_tool, "-", "-o", a, "--chip=sm_90a"],
                                input=variant_ir(m, n, k, ENC, t),
                                capture_output=True, text=True)
             if r.returncode != 0:
-                if os.environ.get("MODE") != "wide":
+                if os.environ.get("MODE") not in ("wide", "kernel"):
                     print(f"skip {name} b{m} {t}: {r.stderr.strip().splitlines()[-1]}")
                 return None
             return a
@@ -125,8 +149,9 @@ for name, n, k in SHAPES:
         os.remove(src)
         count += len(arts)
         rel = [os.path.relpath(a, os.path.join(here, "..", "..")) for a in arts]
-        est = 3 + (0.2 if os.environ.get("MODE") == "wide" else 0.6) * len(arts)
-        check = "--placeholder-weights" if os.environ.get("MODE") == "wide" else "--check"
+        est = 3 + (0.2 if os.environ.get("MODE") in ("wide", "kernel") else 0.6) * len(arts)
+        sweep = os.environ.get("MODE") in ("wide", "kernel")
+        check = "--placeholder-weights" if sweep else "--check"
         runs.write(f"{name}-b{m} {est:.0f} --batch {m} --gemm {m}x{n}x{k} {check} "
                    + " ".join(f"--artifact {r}" for r in rel) + "\n")
 runs.close()

@@ -22,9 +22,9 @@
 
 #include "qfuse/runtime/artifact/Artifact.h"
 #include "qfuse/runtime/device/Cuda.h"
+#include "qfuse/runtime/device/ElementwiseKernel.h"
 
 #include <cstdint>
-#include <memory>
 #include <string>
 
 namespace qfuse::runtime {
@@ -35,7 +35,7 @@ public:
   /// must outlive this object); without one, any() is false.
   DeviceHalfRound(const Artifact &artifact, const cuda::Context &context);
 
-  bool any() const { return function_ != nullptr; }
+  bool any() const { return kernel_.loaded(); }
 
   /// Enqueues on `stream`: the `count` f16 elements at `dst` rounded from
   /// the bf16 elements at `src`; `status` (one i32 the caller zeroed)
@@ -45,8 +45,7 @@ public:
                CUdeviceptr status, CUstream stream) const;
 
 private:
-  std::shared_ptr<cuda::Module> module_;
-  CUfunction function_ = nullptr;
+  ElementwiseKernel kernel_;
 };
 
 /// The host's error for the bf16 tensor `data` (`count` elements) rounded

@@ -21,10 +21,9 @@
 
 #include "qfuse/runtime/artifact/Artifact.h"
 #include "qfuse/runtime/device/Cuda.h"
+#include "qfuse/runtime/device/ElementwiseKernel.h"
 
 #include <cstdint>
-#include <memory>
-#include <vector>
 
 namespace qfuse::runtime {
 
@@ -36,7 +35,7 @@ public:
 
   /// A kernel widens `source` (F16 or BF16).
   bool has(DType source) const;
-  bool any() const { return f16_ || bf16_; }
+  bool any() const { return f16_.loaded() || bf16_.loaded(); }
 
   /// Enqueues on `stream`: the `count` f32 elements at `dst` widened from
   /// the `source` elements at `src`. Throws where !has(source).
@@ -44,8 +43,7 @@ public:
                uint64_t count, CUstream stream) const;
 
 private:
-  std::vector<std::shared_ptr<cuda::Module>> modules_;
-  CUfunction f16_ = nullptr, bf16_ = nullptr;
+  ElementwiseKernel f16_, bf16_;
 };
 
 } // namespace qfuse::runtime
