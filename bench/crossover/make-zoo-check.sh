@@ -4,8 +4,11 @@
 # compiled the default way (`-new`) and with a previous rule (`-old`:
 # OLD_FLAGS, default --tensor-core-min-batch=4, which keeps the matvec
 # below 8 on weights under the size bound), both --chip=sm_90a without a
-# tuning database. ENTRIES and FORMATS choose the zoo shapes and formats. Writes a folder bench/zoo/run-zoo.sh runs (every plan checked
-# and timed against cuBLAS fp16 in the same process).
+# tuning database. ENTRIES, FORMATS and BATCHES choose the zoo shapes, the
+# formats and the batches (any rule with a flag can be checked the same way:
+# OLD_FLAGS=--wgmma-min-rows=4096 BATCHES=96,128,256 for the wgmma row
+# bound). Writes a folder bench/zoo/run-zoo.sh runs (every plan checked and
+# timed against cuBLAS fp16 in the same process).
 #
 #   bench/crossover/make-zoo-check.sh [build dir] [out dir]
 set -euo pipefail
@@ -13,7 +16,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 build="${1:-build}"
 out="${2:-build-xzoo}"
 compile="$(cd "$build" && pwd)/bin/qfuse-compile"
-batches="1,2,3,4,5,6,7,8"
+batches="${BATCHES:-1,2,3,4,5,6,7,8}"
 entries="${ENTRIES:-s1024x8192 s8192x2048 s2048x3584 s2048x11008}"
 formats="${FORMATS:-int4-g128 uint4-g32-asym nvfp4 int8}"
 rm -rf "$out"; mkdir -p "$out/artifacts"

@@ -84,6 +84,12 @@ static cl::opt<int64_t> dequantGemmMinBatch(
              "H200, docs/fallback.md; 0: only where no fused kernel takes "
              "the weight)"),
     cl::init(qf::kDequantGemmMinM));
+static cl::opt<int64_t> wgmmaMinRows(
+    "wgmma-min-rows",
+    cl::desc("sm_90a: the fewest weight rows that run the wgmma kernel at "
+             "batches 128 to 511 (default 2048, measured on the H200, "
+             "docs/defaults.md; every weight from 512)"),
+    cl::init(qf::kWgmmaMinRows));
 static cl::opt<int64_t> permuteStagedMaxK(
     "permute-staged-max-k",
     cl::desc("act_order's permute kernel stages rows of at most this many "
@@ -244,6 +250,7 @@ buildPipelines(ModuleOp module, ArrayRef<std::string> chips,
         " tensor-core-small-min-weights=" +
         std::to_string(tensorCoreSmallMinWeights) +
         " dequant-gemm-min-m=" + std::to_string(dequantGemmMinBatch) +
+        " wgmma-min-rows=" + std::to_string(wgmmaMinRows) +
         "},qf-choose-layout,qf-to-gpu{chip=" + chip + " features=" +
         features + " batch-sizes=" + batches +
         " fallback-on-limits=true permute-staged-max-k=" +
@@ -472,6 +479,7 @@ static int printTilingCandidates(MLIRContext &context, StringRef chip) {
     return fail("--tensor-core-min-batch and --tensor-core-small-min-weights "
                 "must not be negative");
   target.tensorCoreSmallBatchMinWeights = tensorCoreSmallMinWeights;
+  target.wgmmaMinRows = wgmmaMinRows;
   qf::WeightType keyed = weight;
   if (listGated)
     keyed = qf::WeightType::get(&context, 2 * weight.getN(), weight.getK(),

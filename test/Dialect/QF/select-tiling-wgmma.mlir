@@ -1,9 +1,11 @@
 // RUN: qfuse-opt %s --qf-select-tiling="chip=sm_90a" | FileCheck %s
 // RUN: qfuse-opt %s --qf-select-tiling="chip=sm_90" | FileCheck %s --check-prefix=SM90
+// RUN: qfuse-opt %s --qf-select-tiling="chip=sm_90a wgmma-min-rows=4096" | FileCheck %s --check-prefix=ROWS4096
 
 // On sm_90a the cost model takes the wgmma kernel where it was measured
-// faster than mma.sync (bench/results/2026-12-01-h200-wgmma): from M = 128
-// on weights of 4096 rows and more, from M = 512 on smaller ones. A block
+// faster than mma.sync (bench/results/2026-12-01-h200-wgmma,
+// 2026-12-04-h200-s26): from M = 128 on weights of 2048 rows and more
+// (wgmma-min-rows), from M = 512 on smaller ones. A block
 // is one warpgroup per k group; block_m = 128 for wide weights or large
 // batches, else 64; K cut across a cluster when the blocks fill at most half
 // the SMs, then into k groups, for about two warpgroups per SM. silu_mul
@@ -38,5 +40,24 @@ func.func @prefill(%x32: tensor<32x4096xf16>, %x64: tensor<64x4096xf16>, %x128: 
   %7 = qf.fused_matmul %x32, %g up(%u : !qf.weight<14336x4096, #int4>) {activation = #qf<activation silu_mul>} : tensor<32x4096xf16>, !qf.weight<14336x4096, #int4> -> tensor<32x14336xf16>
   // CHECK: tiling = #qf.tiling<mma,
   %8 = qf.fused_matmul %x128, %k up(%k : !qf.weight<1024x4096, #int4>) {activation = #qf<activation silu_mul>} : tensor<128x4096xf16>, !qf.weight<1024x4096, #int4> -> tensor<128x1024xf16>
+  return
+}
+
+// The row bound: 3584 rows take wgmma from M = 128, 1536 keep mma.sync to
+// M = 511; wgmma-min-rows=4096 is the rule before the Qwen2.5 shapes.
+// CHECK-LABEL: @rows
+// ROWS4096-LABEL: @rows
+func.func @rows(%x128: tensor<128x3584xf16>, %x256: tensor<256x3584xf16>, %y256: tensor<256x1536xf16>) {
+  %q = qf.weight_ref "q" : !qf.weight<3584x3584, #int4>
+  %s = qf.weight_ref "s" : !qf.weight<1536x1536, #int4>
+  // CHECK: tiling = #qf.tiling<wgmma, block_m = 64, block_n = 128, block_k = 64, split_k = 2, stages = 4, cluster_k = 2>
+  // ROWS4096: tiling = #qf.tiling<mma,
+  %0 = qf.fused_matmul %x128, %q : tensor<128x3584xf16>, !qf.weight<3584x3584, #int4> -> tensor<128x3584xf16>
+  // CHECK: tiling = #qf.tiling<wgmma, block_m = 64, block_n = 128, block_k = 64, split_k = 2, stages = 4>
+  // ROWS4096: tiling = #qf.tiling<mma,
+  %1 = qf.fused_matmul %x256, %q : tensor<256x3584xf16>, !qf.weight<3584x3584, #int4> -> tensor<256x3584xf16>
+  // CHECK: tiling = #qf.tiling<mma,
+  // ROWS4096: tiling = #qf.tiling<mma,
+  %2 = qf.fused_matmul %y256, %s : tensor<256x1536xf16>, !qf.weight<1536x1536, #int4> -> tensor<256x1536xf16>
   return
 }

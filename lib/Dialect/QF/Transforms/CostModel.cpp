@@ -289,8 +289,8 @@ int64_t costmodel::wgmmaSharedBytes(const TensorCoreStage &stage,
 
 namespace {
 /// The wgmma tiling (sm_90a) for `m` rows, or null where mma.sync stays the
-/// better kernel: wgmma from M = 128 on weights of 4096 rows and more, and
-/// from M = 512 on smaller ones (docs/defaults.md). A block is one warpgroup
+/// better kernel: wgmma from M = 128 on weights of target.wgmmaMinRows rows
+/// and more, and from M = 512 on smaller ones (docs/defaults.md). A block is one warpgroup
 /// (128 rows) per k group. block_m = 128 for wide weights (64 blocks of
 /// rows and more) or M = 512 and up, else 64 for twice the blocks. Then K
 /// is cut until there are about two warpgroups per SM: across a cluster
@@ -306,7 +306,7 @@ TilingAttr selectWgmma(int64_t m, WeightType type, const TilingTarget &target,
   int64_t n = qfuse::format::mmaPaddedN(gated ? type.getN() / 2 : type.getN()),
           k = type.getK();
   const int64_t members = gated ? 2 : 1;
-  if (!gated && (m < 128 || (m < 512 && n < 4096)))
+  if (!gated && (m < 128 || (m < 512 && n < target.wgmmaMinRows)))
     return {};
   if (gated && (m < kGatedWgmmaMinM || n * k < kGatedWgmmaMinWeights))
     return {};

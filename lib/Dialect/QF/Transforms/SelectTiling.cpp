@@ -161,6 +161,7 @@ struct QFSelectTilingPass
       return signalPassFailure();
     }
     target.tensorCoreSmallBatchMinWeights = tensorCoreSmallMinWeights;
+    target.wgmmaMinRows = wgmmaMinRows;
     bool failedAny = false;
     getOperation()->walk([&](FusedMatmulOp op) {
       if (op.getTilingAttr())

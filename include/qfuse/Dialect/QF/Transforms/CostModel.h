@@ -36,6 +36,11 @@ constexpr int64_t kTensorCoreSmallBatchMinWeights = 8 * 1024 * 1024;
 /// kernel's shortfall against cuBLAS there (H200, docs/fallback.md). 0
 /// keeps the fallback to weights no fused kernel takes.
 constexpr int64_t kDequantGemmMinM = 512;
+/// sm_90a: weights of at least this many rows run the wgmma kernel from
+/// M = 128 (all weights from M = 512). Measured on the training shapes
+/// (docs/defaults.md): wgmma wins at 3584 rows and more, mma.sync at 1536
+/// and fewer.
+constexpr int64_t kWgmmaMinRows = 2048;
 /// Fixed cost of one kernel launch in the predicted time.
 constexpr double kLaunchOverheadUs = 3.0;
 /// Bytes of fp16 per weight element, the baseline of the roofline report.
@@ -114,6 +119,8 @@ struct TilingTarget {
   int64_t maxSharedPerBlock = 227 * 1024;
   /// From this M (when positive) the fallback replaces mma.sync.
   int64_t dequantGemmMinM = kDequantGemmMinM;
+  /// sm_90a, batches 128-511: the fewest rows that run wgmma.
+  int64_t wgmmaMinRows = kWgmmaMinRows;
 };
 
 /// The batch from which the tensor-core kernel runs `type`: a positive

@@ -439,7 +439,11 @@ def QFSelectTiling : Pass<"qf-select-tiling"> {
            /*default=*/"::mlir::qf::kDequantGemmMinM",
            "Smallest M that runs the dequantize + cuBLAS fallback instead of "
            "the mma.sync kernel (0: only where no fused kernel takes the "
-           "weight)">
+           "weight)">,
+    Option<"wgmmaMinRows", "wgmma-min-rows", "int64_t",
+           /*default=*/"::mlir::qf::kWgmmaMinRows",
+           "sm_90a: the fewest weight rows that run the wgmma kernel at "
+           "batches 128 to 511 (every weight from 512)">
   ];
   let dependentDialects = ["::mlir::qf::QFDialect"];
 }
