@@ -7,7 +7,7 @@
 # tuning database. ENTRIES, FORMATS and BATCHES choose the zoo shapes, the
 # formats and the batches (any rule with a flag can be checked the same way:
 # OLD_FLAGS=--wgmma-min-rows=4096 BATCHES=96,128,256 for the wgmma row
-# bound). Writes a folder bench/zoo/run-zoo.sh runs (every plan checked and
+# bound; CHIP, default sm_90a, the target). Writes a folder bench/zoo/run-zoo.sh runs (every plan checked and
 # timed against cuBLAS fp16 in the same process).
 #
 #   bench/crossover/make-zoo-check.sh [build dir] [out dir]
@@ -22,7 +22,8 @@ formats="${FORMATS:-int4-g128 uint4-g32-asym nvfp4 int8}"
 rm -rf "$out"; mkdir -p "$out/artifacts"
 git -C "$here" rev-parse --short HEAD > "$out/COMMIT"
 old_flags="${OLD_FLAGS:---tensor-core-min-batch=4}"
-echo "qfuse-compile <entry>-<format>.mlir --batch-sizes=$batches --chip=sm_90a: -new default, -old $old_flags (no --tuning-db)" > "$out/COMPILE"
+chip="${CHIP:-sm_90a}"
+echo "qfuse-compile <entry>-<format>.mlir --batch-sizes=$batches --chip=$chip: -new default, -old $old_flags (no --tuning-db)" > "$out/COMPILE"
 : > "$out/runs.txt"
 for e in $entries; do
   for fmt in $formats; do
@@ -30,8 +31,8 @@ for e in $entries; do
     python3 "$here/../zoo/zoo.py" emit "$e" "$fmt" > "$f"
     n=$(grep -o 'weight<[0-9]*x[0-9]*' "$f" | head -1 | sed 's/weight<//; s/x.*//')
     k=$(grep -o 'weight<[0-9]*x[0-9]*' "$f" | head -1 | sed 's/.*x//')
-    "$compile" "$f" --batch-sizes=$batches --chip=sm_90a -o "${f%.mlir}-new.qfa"
-    "$compile" "$f" --batch-sizes=$batches --chip=sm_90a $old_flags -o "${f%.mlir}-old.qfa"
+    "$compile" "$f" --batch-sizes=$batches --chip=$chip -o "${f%.mlir}-new.qfa"
+    "$compile" "$f" --batch-sizes=$batches --chip=$chip $old_flags -o "${f%.mlir}-old.qfa"
     rm "$f"
     gemms=""; for b in ${batches//,/ }; do gemms="$gemms --gemm ${b}x${n}x${k}"; done
     for v in new old; do
