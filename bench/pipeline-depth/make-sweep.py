@@ -38,6 +38,9 @@ q7b-down 3584 18944""").splitlines()]
 BATCHES = [int(b) for b in os.environ.get("BATCHES", "24,32,64,128,256,512").split(",")]
 ENC = os.environ.get("ENC", "int4, group = 128, scale = f16")
 TOP = int(os.environ.get("TOP", "3"))
+MODE = os.environ.get("MODE", "depth")
+# The tiling sweeps time with placeholder weights; the depth round checks.
+SWEEP = MODE in ("wide", "kernel")
 
 
 def with_field(tiling, key, value):
@@ -65,6 +68,13 @@ def wide(m, n, k):
                         t = (f"mma, block_m = {bm}, block_n = {bn}, block_k = {bk}, "
                              f"split_k = {split}, stages = {stages}")
                         out.append(t + (f", cluster_k = {cluster}" if cluster > 1 else ""))
+    return out + wgmma_grid(m)
+
+
+def wgmma_grid(m):
+    """Every wgmma tiling: block_m 64 and 128 (the batch rounded up to 16
+    below 64), split_k 1-4, stages 3, 4, 6, clusters of 1 and 2."""
+    out = []
     for bm in sorted({64, 128} if m >= 64 else {-(-m // 16) * 16}):
         for split in (1, 2, 4):
             for stages in (3, 4, 6):
@@ -77,8 +87,8 @@ def wide(m, n, k):
 
 def kernel_choice(m, listed):
     """MODE=kernel: which kernel, not which tiling: the time model's first
-    mma.sync candidates (each also with block_m 64) and every wgmma tiling
-    of wide()."""
+    mma.sync candidates (each also with block_m 64) and every wgmma
+    tiling."""
     out = []
     for c in listed:
         if c["kernel"] != "mma":
@@ -86,7 +96,7 @@ def kernel_choice(m, listed):
         for t in (c["tiling"], with_field(c["tiling"], "block_m", 64)):
             if t not in out:
                 out.append(t)
-    return out + [t for t in wide(m, 0, 1 << 20) if t.startswith("wgmma")]
+    return out + wgmma_grid(m)
 
 
 def variants(listed):
@@ -114,48 +124,43 @@ for name, n, k in SHAPES:
     n, k = int(n), int(k)
     listing = list_tilings(n, k, ENC, BATCHES, "sm_90a", TOP)
     for m in BATCHES:
-        arts = []
-        # The default a user gets: the matmul without a tiling, compiled
-        # for sm_90a at this batch.
-        src = os.path.join(out, "t.mlir")
+        # The default a user gets (the matmul without a tiling), then the
+        # candidates; a candidate the compiler refuses is left out.
         w = f"!qf.weight<{n}x{k}, #qf.enc<{ENC}>>"
-        with open(src, "w") as f:
-            f.write(f"func.func @v(%x: tensor<{m}x{k}xf16>) -> tensor<{m}x{n}xf16> {{\n"
-                    f"  %w = qf.weight_ref \"w\" : {w}\n"
-                    f"  %y = qf.matmul %x, %w : tensor<{m}x{k}xf16>, {w} -> tensor<{m}x{n}xf16>\n"
-                    f"  return %y : tensor<{m}x{n}xf16>\n}}\n")
-        a = os.path.join(out, "artifacts", f"{name}-b{m}-default.qfa")
-        subprocess.run([compile_tool, src, "-o", a, "--chip=sm_90a"], check=True,
-                       capture_output=True)
-        arts.append(a)
-        if os.environ.get("MODE") == "wide":
-            cands = wide(m, n, k)
-        elif os.environ.get("MODE") == "kernel":
-            cands = kernel_choice(m, listing[m])
-        else:
-            cands = variants(listing[m])
-        def build_one(t):
-            a = os.path.join(out, "artifacts", f"{name}-b{m}-{tiling_label(t)}.qfa")
+        default_ir = (f"func.func @v(%x: tensor<{m}x{k}xf16>) -> tensor<{m}x{n}xf16> {{\n"
+                      f"  %w = qf.weight_ref \"w\" : {w}\n"
+                      f"  %y = qf.matmul %x, %w : tensor<{m}x{k}xf16>, {w} -> tensor<{m}x{n}xf16>\n"
+                      f"  return %y : tensor<{m}x{n}xf16>\n}}\n")
+        cands = {"wide": lambda: wide(m, n, k),
+                 "kernel": lambda: kernel_choice(m, listing[m]),
+                 "depth": lambda: variants(listing[m])}[MODE]()
+        jobs = [("default", default_ir)] + [
+            (tiling_label(t), variant_ir(m, n, k, ENC, t)) for t in cands]
+
+        def build_one(job):
+            label, ir = job
+            a = os.path.join(out, "artifacts", f"{name}-b{m}-{label}.qfa")
             r = subprocess.run([compile_tool, "-", "-o", a, "--chip=sm_90a"],
-                               input=variant_ir(m, n, k, ENC, t),
-                               capture_output=True, text=True)
+                               input=ir, capture_output=True, text=True)
             if r.returncode != 0:
-                if os.environ.get("MODE") not in ("wide", "kernel"):
-                    print(f"skip {name} b{m} {t}: {r.stderr.strip().splitlines()[-1]}")
+                if label == "default" or not SWEEP:
+                    print(f"skip {name} b{m} {label}: {r.stderr.strip().splitlines()[-1]}")
                 return None
             return a
         with ThreadPoolExecutor(int(os.environ.get("JOBS", "2"))) as pool:
-            arts += [a for a in pool.map(build_one, cands) if a]
-        os.remove(src)
+            arts = [a for a in pool.map(build_one, jobs) if a]
         count += len(arts)
         rel = [os.path.relpath(a, os.path.join(here, "..", "..")) for a in arts]
-        est = 3 + (0.2 if os.environ.get("MODE") in ("wide", "kernel") else 0.6) * len(arts)
-        sweep = os.environ.get("MODE") in ("wide", "kernel")
-        check = "--placeholder-weights" if sweep else "--check"
+        est = 3 + (0.2 if SWEEP else 0.6) * len(arts)
+        check = "--placeholder-weights" if SWEEP else "--check"
         runs.write(f"{name}-b{m} {est:.0f} --batch {m} --gemm {m}x{n}x{k} {check} "
                    + " ".join(f"--artifact {r}" for r in rel) + "\n")
 runs.close()
 with open(os.path.join(out, "COMMIT"), "w") as f:
     f.write(subprocess.run(["git", "-C", here, "rev-parse", "--short", "HEAD"],
                            capture_output=True, text=True).stdout)
+with open(os.path.join(out, "COMPILE"), "w") as f:
+    f.write(f"MODE={MODE} TOP={TOP} BATCHES={','.join(map(str, BATCHES))} "
+            f"ENC='{ENC}' bench/pipeline-depth/make-sweep.py; qfuse-compile "
+            "--chip=sm_90a of each (shape, batch, tiling)\n")
 print(f"{count} artifacts")
