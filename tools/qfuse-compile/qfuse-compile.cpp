@@ -475,9 +475,10 @@ static int printTilingCandidates(MLIRContext &context, StringRef chip) {
   qf::TilingTarget target =
       qf::getTilingTarget(qf::getKnownTarget(&context, chip),
                           tensorCoreMinBatch, dequantGemmMinBatch);
-  if (target.tensorCoreMinM < 0 || tensorCoreSmallMinWeights < 0)
-    return fail("--tensor-core-min-batch and --tensor-core-small-min-weights "
-                "must not be negative");
+  if (target.tensorCoreMinM < 0 || tensorCoreSmallMinWeights < 0 ||
+      wgmmaMinRows < 0)
+    return fail("--tensor-core-min-batch, --tensor-core-small-min-weights and "
+                "--wgmma-min-rows must not be negative");
   target.tensorCoreSmallBatchMinWeights = tensorCoreSmallMinWeights;
   target.wgmmaMinRows = wgmmaMinRows;
   qf::WeightType keyed = weight;

@@ -4,6 +4,7 @@
 // RUN: not qfuse-opt %s -split-input-file --qf-select-tiling="tensor-core-min-m=-1" 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: qfuse-opt %s -split-input-file --qf-select-tiling="tensor-core-small-min-weights=0" | FileCheck %s --check-prefix=ANYSIZE
 // RUN: not qfuse-opt %s -split-input-file --qf-select-tiling="tensor-core-small-min-weights=-1" 2>&1 | FileCheck %s --check-prefix=BADSIZE
+// RUN: not qfuse-opt %s -split-input-file --qf-select-tiling="chip=sm_90a wgmma-min-rows=-1" 2>&1 | FileCheck %s --check-prefix=BADROWS
 
 // The matvec / tensor-core crossover, measured at every M from 2 to 8 on
 // Llama-3-8B's and Qwen2.5-7B's projections (docs/defaults.md): integer
@@ -106,6 +107,7 @@ func.func @norm_dynamic(%x: tensor<?x4096xf16>, %n: tensor<4096xf16>) -> tensor<
 
 // BAD: tensor-core-min-m must not be negative, got -1
 // BADSIZE: tensor-core-small-min-weights must not be negative, got -1
+// BADROWS: wgmma-min-rows must not be negative, got -1
 
 // -----
 

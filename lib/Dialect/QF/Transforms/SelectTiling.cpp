@@ -161,6 +161,12 @@ struct QFSelectTilingPass
       return signalPassFailure();
     }
     target.tensorCoreSmallBatchMinWeights = tensorCoreSmallMinWeights;
+    if (wgmmaMinRows < 0) {
+      emitError(getOperation()->getLoc())
+          << "qf-select-tiling: wgmma-min-rows must not be negative, got "
+          << static_cast<int64_t>(wgmmaMinRows);
+      return signalPassFailure();
+    }
     target.wgmmaMinRows = wgmmaMinRows;
     bool failedAny = false;
     getOperation()->walk([&](FusedMatmulOp op) {
