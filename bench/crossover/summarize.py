@@ -3,7 +3,8 @@
 and format, the median time of two artifacts at each batch -- the matvec
 (-mv) and the tensor-core kernel (-mma), or the previous rule (-old) and
 the measured crossover (-new) -- the faster one marked, and whether every
-check of both passed.
+check of both passed; then per batch the geometric mean of A's time over
+B's and how many cells B made more than 3% faster or slower.
 
     python3 bench/crossover/summarize.py ZOO_DIR [A B] > table.md
 
@@ -11,6 +12,7 @@ A and B are the artifacts' suffixes (default: mv mma).
 """
 import glob
 import json
+import math
 import os
 import sys
 
@@ -49,6 +51,16 @@ def main():
                 cells.append(f"{a:.1f} / **{c:.1f}**")
         status = "pass" if mvok and mmok else "FAIL"
         print(f"| {base} | {w / 1e6:.1f} | {status} | " + " | ".join(cells) + " |")
+    print(f"\n| batch | geomean -{first} / -{second} | cells | -{second} faster | "
+          f"-{second} slower |\n|---|---|---|---|---|")
+    for b in batches:
+        ratios = [mv[0][b] / mma[0][b] for (mv, mma) in runs.values()
+                  if b in mv[0] and b in mma[0]]
+        if not ratios:
+            continue
+        mean = math.exp(sum(map(math.log, ratios)) / len(ratios))
+        print(f"| {b} | {mean:.3f} | {len(ratios)} | "
+              f"{sum(r > 1.03 for r in ratios)} | {sum(r < 0.97 for r in ratios)} |")
 
 
 if __name__ == "__main__":
