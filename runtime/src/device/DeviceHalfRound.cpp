@@ -16,9 +16,8 @@ DeviceHalfRound::DeviceHalfRound(const Artifact &artifact,
                                  const cuda::Context &context)
     : kernel_(artifact, "qf_round_bf16_to_f16", context) {}
 
-void DeviceHalfRound::enqueue(CUdeviceptr src, CUdeviceptr dst,
-                              uint64_t count, CUdeviceptr status,
-                              CUstream stream) const {
+void DeviceHalfRound::enqueue(CUdeviceptr src, CUdeviceptr dst, uint64_t count,
+                              CUdeviceptr status, CUstream stream) const {
   kernel_.enqueue(src, 2, dst, 2, count, {status}, stream);
 }
 

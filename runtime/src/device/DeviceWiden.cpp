@@ -9,8 +9,7 @@
 
 namespace qfuse::runtime {
 
-DeviceWiden::DeviceWiden(const Artifact &artifact,
-                         const cuda::Context &context)
+DeviceWiden::DeviceWiden(const Artifact &artifact, const cuda::Context &context)
     : f16_(artifact, "qf_widen_f16_to_f32", context),
       bf16_(artifact, "qf_widen_bf16_to_f32", context) {}
 

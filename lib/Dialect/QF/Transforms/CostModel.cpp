@@ -289,18 +289,17 @@ int64_t costmodel::wgmmaSharedBytes(const TensorCoreStage &stage,
 
 namespace {
 /// The wgmma tiling (sm_90a) for `m` rows, or null where mma.sync stays the
-/// better kernel: wgmma from M = 128 on weights of target.wgmmaMinRows rows
-/// and more, and from M = 512 on smaller ones (docs/defaults.md). A block is one warpgroup
-/// (128 rows) per k group. block_m = 128 for wide weights (64 blocks of
-/// rows and more) or M = 512 and up, else 64 for twice the blocks. Then K
-/// is cut until there are about two warpgroups per SM: across a cluster
-/// when the blocks fill at most half the SMs (more blocks, more SMs: q at
-/// M = 128, 15.7 us with 2 k groups x 2 cluster blocks against 23.0 us with
-/// 4 k groups in one block; gate's 112 blocks, 33.6 us unclustered against
-/// 42.5), then into k groups of the block. Gated (silu_mul): a warpgroup
-/// each for gate and up per k group, N the real rows (half of `type`'s)
-/// and no cluster (gate and up meet in the block); selectGatedWgmma says
-/// from which M and which tiling.
+/// better kernel: wgmma from M = 128 on weights of target.wgmmaMinRows rows and
+/// more, and from M = 512 on smaller ones (docs/defaults.md). A block is one
+/// warpgroup (128 rows) per k group. block_m = 128 for wide weights (64 blocks
+/// of rows and more) or M = 512 and up, else 64 for twice the blocks. Then K is
+/// cut until there are about two warpgroups per SM: across a cluster when the
+/// blocks fill at most half the SMs (more blocks, more SMs: q at M = 128, 15.7
+/// us with 2 k groups x 2 cluster blocks against 23.0 us with 4 k groups in one
+/// block; gate's 112 blocks, 33.6 us unclustered against 42.5), then into k
+/// groups of the block. Gated (silu_mul): a warpgroup each for gate and up per
+/// k group, N the real rows (half of `type`'s) and no cluster (gate and up meet
+/// in the block); selectGatedWgmma says from which M and which tiling.
 TilingAttr selectWgmma(int64_t m, WeightType type, const TilingTarget &target,
                        bool gated, llvm::raw_string_ostream &why) {
   int64_t n = qfuse::format::mmaPaddedN(gated ? type.getN() / 2 : type.getN()),

@@ -32,15 +32,13 @@ public:
                     const cuda::Context &context);
 
   bool loaded() const { return function_ != nullptr; }
-  const std::string &name() const { return name_; }
 
   /// Enqueues on `stream` the kernel over `count` elements: `srcBytes` per
   /// element at `src`, `dstBytes` at `dst`, then the `extra` pointers as
   /// they are. Throws where !loaded().
   void enqueue(CUdeviceptr src, unsigned srcBytes, CUdeviceptr dst,
                unsigned dstBytes, uint64_t count,
-               std::initializer_list<CUdeviceptr> extra,
-               CUstream stream) const;
+               std::initializer_list<CUdeviceptr> extra, CUstream stream) const;
 
 private:
   std::string name_;
