@@ -8,10 +8,13 @@ block_k 128. Writes a folder bench/zoo/run-zoo.sh runs on the GPU machine:
 one run per (shape, batch), every artifact --check'ed and timed against
 cuBLAS fp16 in the same process.
 
-MODE=wide (a grid of every kind of parallelism, wide()) and MODE=kernel
+MODE=wide (a grid of every kind of parallelism, wide()), MODE=kernel
 (which kernel: mma.sync's first candidates and every wgmma tiling,
-kernel_choice()) time with placeholder weights instead: they sweep tilings
-of the kernels the checked rounds cover.
+kernel_choice()) and MODE=wgmma (the wgmma grid with deeper stages and
+clusters of 4, wgmma_grid(deep=True)) time with placeholder weights
+instead: they sweep tilings of the kernels the checked rounds cover.
+FLAGS adds qfuse-compile flags to every compile (the default's too), e.g.
+FLAGS=--qf-wgmma-producer.
 
   python3 bench/pipeline-depth/make-sweep.py [build dir] [out dir]
   SHAPES='name N K\n...' BATCHES=64,128 TOP=3 ENC='...' MODE=... JOBS=2
@@ -40,7 +43,8 @@ ENC = os.environ.get("ENC", "int4, group = 128, scale = f16")
 TOP = int(os.environ.get("TOP", "3"))
 MODE = os.environ.get("MODE", "depth")
 # The tiling sweeps time with placeholder weights; the depth round checks.
-SWEEP = MODE in ("wide", "kernel")
+SWEEP = MODE in ("wide", "kernel", "wgmma")
+FLAGS = os.environ.get("FLAGS", "").split()
 
 
 def with_field(tiling, key, value):
@@ -71,14 +75,15 @@ def wide(m, n, k):
     return out + wgmma_grid(m)
 
 
-def wgmma_grid(m):
+def wgmma_grid(m, deep=False):
     """Every wgmma tiling: block_m 64 and 128 (the batch rounded up to 16
-    below 64), split_k 1-4, stages 3, 4, 6, clusters of 1 and 2."""
+    below 64), split_k 1-4, stages 3, 4, 6, clusters of 1 and 2; deep:
+    split_k 1-2, stages 3-8, clusters of 1, 2 and 4."""
     out = []
     for bm in sorted({64, 128} if m >= 64 else {-(-m // 16) * 16}):
-        for split in (1, 2, 4):
-            for stages in (3, 4, 6):
-                for cluster in (1, 2):
+        for split in ((1, 2) if deep else (1, 2, 4)):
+            for stages in ((3, 4, 6, 8) if deep else (3, 4, 6)):
+                for cluster in ((1, 2, 4) if deep else (1, 2)):
                     t = (f"wgmma, block_m = {bm}, block_n = 128, block_k = 64, "
                          f"split_k = {split}, stages = {stages}")
                     out.append(t + (f", cluster_k = {cluster}" if cluster > 1 else ""))
@@ -133,6 +138,7 @@ for name, n, k in SHAPES:
                       f"  return %y : tensor<{m}x{n}xf16>\n}}\n")
         cands = {"wide": lambda: wide(m, n, k),
                  "kernel": lambda: kernel_choice(m, listing[m]),
+                 "wgmma": lambda: wgmma_grid(m, deep=True),
                  "depth": lambda: variants(listing[m])}[MODE]()
         jobs = [("default", default_ir)] + [
             (tiling_label(t), variant_ir(m, n, k, ENC, t)) for t in cands]
@@ -140,7 +146,7 @@ for name, n, k in SHAPES:
         def build_one(job):
             label, ir = job
             a = os.path.join(out, "artifacts", f"{name}-b{m}-{label}.qfa")
-            r = subprocess.run([compile_tool, "-", "-o", a, "--chip=sm_90a"],
+            r = subprocess.run([compile_tool, "-", "-o", a, "--chip=sm_90a"] + FLAGS,
                                input=ir, capture_output=True, text=True)
             if r.returncode != 0:
                 if label == "default" or not SWEEP:
@@ -161,6 +167,6 @@ with open(os.path.join(out, "COMMIT"), "w") as f:
                            capture_output=True, text=True).stdout)
 with open(os.path.join(out, "COMPILE"), "w") as f:
     f.write(f"MODE={MODE} TOP={TOP} BATCHES={','.join(map(str, BATCHES))} "
-            f"ENC='{ENC}' bench/pipeline-depth/make-sweep.py; qfuse-compile "
+            f"ENC='{ENC}' FLAGS='{' '.join(FLAGS)}' bench/pipeline-depth/make-sweep.py; qfuse-compile "
             "--chip=sm_90a of each (shape, batch, tiling)\n")
 print(f"{count} artifacts")

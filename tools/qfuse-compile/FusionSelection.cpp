@@ -43,12 +43,14 @@ constexpr llvm::StringLiteral kDefaultFusions[] = {
 /// Smallest batch from which --fuse=default leaves out shared-input.
 constexpr int64_t kSharedInputDropFromBatch = 32;
 
-/// Smallest batch from which --fuse=default leaves out gated-mlp on chips
-/// with wgmma (sm_90a): there gate and up as one qf.group launch on the
-/// plain wgmma kernel, then a silu_mul launch, beat the gated kernel, which
-/// still wins below (docs/defaults.md). mma.sync chips keep it: the
-/// comparison was made on wgmma only.
+/// The batches [from, to) for which --fuse=default leaves out gated-mlp on
+/// chips with wgmma (sm_90a): there gate and up as one qf.group launch on
+/// the plain wgmma kernel, then a silu_mul launch, beat the gated kernel,
+/// which still wins below, and from `to` on, where its one warpgroup per
+/// weight is fed by a producer warpgroup (docs/defaults.md). mma.sync chips
+/// keep it: the comparison was made on wgmma only.
 constexpr int64_t kGatedDropFromBatch = 128;
+constexpr int64_t kGatedDropToBatch = 512;
 
 /// shared-input restricted to gate and up feeding one qf.silu_mul.
 constexpr llvm::StringLiteral kSharedInputGateUpOnly =
@@ -81,10 +83,11 @@ qfuse::selectFusions(StringRef fuse, int64_t minBatch, int64_t maxBatch,
           sharedInputDropped = true;
           continue;
         }
-        // From kGatedDropFromBatch the gated wgmma kernel loses to gate
-        // and up as one plain wgmma launch plus silu_mul.
+        // From kGatedDropFromBatch to kGatedDropToBatch the gated wgmma
+        // kernel loses to gate and up as one plain wgmma launch plus
+        // silu_mul.
         if (flag == "gated-mlp" && wgmmaChip &&
-            minBatch >= kGatedDropFromBatch) {
+            minBatch >= kGatedDropFromBatch && minBatch < kGatedDropToBatch) {
           gatedDropped = true;
           continue;
         }
@@ -111,7 +114,8 @@ qfuse::selectFusions(StringRef fuse, int64_t minBatch, int64_t maxBatch,
   if (gatedDropped && !wanted.contains("gated-mlp"))
     notes.push_back(
         "--fuse=default leaves out gated-mlp on sm_90a: from batch " +
-        std::to_string(kGatedDropFromBatch) +
+        std::to_string(kGatedDropFromBatch) + " to " +
+        std::to_string(kGatedDropToBatch - 1) +
         " gate and up run faster as one wgmma launch and a silu_mul");
   const bool sharedInputGateUpOnly = sharedInputDropped &&
                                      !wanted.contains("shared-input") &&

@@ -44,17 +44,23 @@ func.func @wgmma_split(%x: tensor<128x4096xf16>) -> tensor<128x4096xf16> {
 // silu_mul on wgmma: a warpgroup each for gate and up per k group (warps
 // 0-3 stream gate, 4-7 up, each issuing its own wgmmas on the shared
 // activation tile); the gate warpgroup parks its sums in shared memory and
-// the up warpgroup stores silu(gate) * up.
+// the up warpgroup stores silu(gate) * up. One k group: a producer
+// warpgroup (warps 8-11) issues the copies, so the block has 384 threads,
+// 48 bytes of mbarriers (3 slots, full and empty) after the pipeline, and
+// the gate and up warpgroups meet at a named barrier of 256 threads.
 #e = #qf.enc<int4, group = 128, scale = f16>
 !w = !qf.weight<14336x4096, #e, #qf.layout<tiled, tile_n = 32, tile_k = 32>>
 // CHECK-LABEL: func.func @wgmma_gated
-// CHECK: block = [256, 1, 1], {{.*}}grid = [1, 112, 1], kernel = @qf_kernels::@qf_wgmma_0_m128, params = ["x", "codes", "scales", "up_codes", "up_scales", "y"]
+// CHECK: block = [384, 1, 1], {{.*}}grid = [1, 112, 1], kernel = @qf_kernels::@qf_wgmma_0_m128, params = ["x", "codes", "scales", "up_codes", "up_scales", "y"]
 // CHECK-LABEL: llvm.func @qf_wgmma_0_m128(
-// CHECK-SAME: nvvm.maxntid = array<i32: 256, 1, 1>
+// CHECK-SAME: nvvm.maxnreg = 168 : i32, nvvm.maxntid = array<i32: 384, 1, 1>
+// CHECK: nvvm.mbarrier.init
+// CHECK: nvvm.barrier0
+// CHECK: nvvm.cp.async.mbarrier.arrive
 // CHECK: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16
-// CHECK: nvvm.barrier0
+// CHECK: nvvm.barrier id = {{.*}} number_of_threads = {{.*}}
 // CHECK: llvm.store {{.*}} : f32, !llvm.ptr<3>
-// CHECK: nvvm.barrier0
+// CHECK: nvvm.barrier id
 // CHECK: ex2.approx.ftz.f32
 func.func @wgmma_gated(%x: tensor<128x4096xf16>) -> tensor<128x14336xf16> {
   %g = qf.weight_ref "gate_proj" : !w

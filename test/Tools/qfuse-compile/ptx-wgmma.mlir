@@ -27,11 +27,13 @@
 // CHECK-LABEL: .entry qf_wgmma_8_m128(
 // CHECK: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
 // silu_mul: two warpgroups (gate's, up's) per k group; the up warpgroup
-// reads the gate's parked sums one at a time while it stores.
+// reads the gate's parked sums one at a time while it stores. With one k
+// group, a producer warpgroup feeds them (ptx-wgmma-producer.mlir) and
+// the gate and up warpgroups meet at a named barrier of their own.
 // CHECK-LABEL: .entry qf_wgmma_11_m128(
-// CHECK: .maxntid 256, 1, 1
+// CHECK: .maxntid 384, 1, 1
 // CHECK: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16
-// CHECK: bar.sync 0;
+// CHECK: bar.sync 15, 256;
 // CHECK: ex2.approx.ftz.f32
 // CHECK-LABEL: .entry qf_wgmma_13_m128(
 // CHECK: .maxntid 512, 1, 1

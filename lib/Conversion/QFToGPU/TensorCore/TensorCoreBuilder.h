@@ -48,16 +48,41 @@ private:
     SmallVector<Value> zeroMix; // 2:4 int4: -(1024 + z, 64 + z) per n tile
   };
 
+  /// The weight pointers a warp streams (gate's or up's under silu_mul).
+  struct WeightPointers {
+    Value codes, scales, meta, zeros;
+  };
+
   SmallVector<std::string> parameterNames();
   void bindArguments(KernelFunction &kernel);
   void indexThreads();
   Value selectMember(KernelFunction &kernel);
   void locateTileRow(Value nBlock);
+  void setTileRow(Value nWarp);
+  WeightPointers currentWeights() { return {codes, scales, meta, zeros}; }
+  void setWeights(const WeightPointers &w) {
+    codes = w.codes;
+    scales = w.scales;
+    meta = w.meta;
+    zeros = w.zeros;
+  }
+  void locateClusterRank();
+  std::pair<Value, Value> stepRange(Value group);
   Acc accumulateSteps();
+  void finishSteps(Acc acc);
+  void blockBarrier();
+  Value slotBarrier(Value group, Value slot, bool empty);
+  void initSlotBarriers();
+  void waitSlot(Value barrier, Value parity);
+  void produceSteps();
+  Acc consumeSteps();
   Value smemAt(Value byteOffset);
   Value smemAt(int64_t byteOffset) { return smemAt(e.c32(byteOffset)); }
   void barrier();
   void issueStep(Value slot, Value step);
+  void issueActivations(Value slot, Value step, Value group, Value thread,
+                        int64_t threads);
+  void issueWeights(Value slot, Value step);
   void issueCodeTiles(Value warpSlot, Value step);
   void issueSmallCodeTiles(Value warpSlot, Value step);
   Acc computeStep(Value slot, Value step, ValueRange acc);
@@ -95,6 +120,8 @@ private:
   Acc computeSparseStep(Value slot, Value step, ValueRange acc);
   Acc sparseToDenseAcc(const Acc &sparse);
   void issueWgmmas(Value aBase, ArrayRef<std::array<Value, 2>> frags, Acc &acc);
+  void waitWgmmas(Acc &acc, int64_t pending);
+  Acc consumeStep(Value it, Value begin, ValueRange accIn);
   Acc scaleWgmmaOutputs(const Acc &acc);
   void storeWgmmaOutputs(const Acc &acc);
   Value parkedSum(int64_t i);
@@ -123,6 +150,8 @@ private:
   Value columnWarp; // member x nWarps + nw: the warp within its k group
   Value nOut;       // N of this block's qf.group member
   Value mBase, nBase;
+  Value blockIndexN; // the block's index among its member's blocks
+  WeightPointers gateWeights, upWeights; // up: silu_mul's up weight
   Value tileRow; // the warp's tile row of codes (clamped to the last one)
   decode::SharedTable lut;  // the shared code table (Table), in smem
   LLVM::GlobalOp codeTable; // constant code values (NF4, e2m1, inline)

@@ -152,7 +152,7 @@ TensorCoreBuilder::enterStoringThreads(const Acc &total, bool loadGate) {
     int64_t per = p.mTiles * 16;
     Value isUp =
         arith::CmpIOp::create(b, arith::CmpIPredicate::eq, member, e.c32(1));
-    NVVM::Barrier0Op::create(b);
+    blockBarrier();
     {
       OpBuilder::InsertionGuard g2(b);
       Value isGate =
@@ -163,7 +163,7 @@ TensorCoreBuilder::enterStoringThreads(const Acc &total, bool loadGate) {
       for (int64_t i = 0; i < per; ++i)
         LLVM::StoreOp::create(b, total[i], parkedSum(i), 4);
     }
-    NVVM::Barrier0Op::create(b);
+    blockBarrier();
     owns = arith::AndIOp::create(b, owns, isUp);
     auto reader = scf::IfOp::create(b, owns, false);
     b.setInsertionPointToStart(reader.thenBlock());

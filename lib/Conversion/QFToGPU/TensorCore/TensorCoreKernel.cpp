@@ -132,6 +132,10 @@ Value TensorCoreBuilder::selectMember(KernelFunction &kernel) {
   auto arg = [&](StringRef n) { return kernel.arg(n); };
   Value nBlock = NVVM::BlockIdYOp::create(b, e.i32());
   nOut = e.c32(p.n);
+  gateWeights = currentWeights();
+  if (spec.gated)
+    upWeights = {arg("up_codes"), arg("up_scales"), arg("up_meta"),
+                 arg("up_zeros")};
   // The up warps of silu_mul stream the up weight (warp-uniform select).
   if (spec.gated) {
     Value isUp =
@@ -173,13 +177,15 @@ Value TensorCoreBuilder::selectMember(KernelFunction &kernel) {
       start = arith::SelectOp::create(b, isMember, e.c32(blocks), start);
     }
     nBlock = e.sub(ctaid, start);
+    gateWeights = currentWeights();
   }
   return nBlock;
 }
 
-/// The warp's tile row of codes and its first column; builds the code table.
-void TensorCoreBuilder::locateTileRow(Value nBlock) {
-  tileRow = e.add(e.mul(nBlock, e.c32(p.nWarps)), nw);
+/// The tile row of codes and the first column of n warp `nWarp` of the
+/// block.
+void TensorCoreBuilder::setTileRow(Value nWarp) {
+  tileRow = e.add(e.mul(blockIndexN, e.c32(p.nWarps)), nWarp);
   nBase = e.mul(tileRow, e.c32(kTile));
   // A last block that reaches past the member's last tile row: its extra
   // warps stream (again) the last tile row, so that every copy stays in
@@ -188,6 +194,12 @@ void TensorCoreBuilder::locateTileRow(Value nBlock) {
     tileRow = e.minu(
         tileRow, e.sub(e.divu(e.add(nOut, e.c32(kTile - 1)), e.c32(kTile)),
                        e.c32(1)));
+}
+
+/// The warp's tile row of codes and its first column; builds the code table.
+void TensorCoreBuilder::locateTileRow(Value nBlock) {
+  blockIndexN = nBlock;
+  setTileRow(nw);
   if (p.lut) {
     lut.base = smem;
     lut.start = p.lutOff;
@@ -196,19 +208,29 @@ void TensorCoreBuilder::locateTileRow(Value nBlock) {
   }
 }
 
-/// The cp.async pipeline over this k group's share of the block_k steps;
-/// returns the accumulators once every copy has landed.
-TensorCoreBuilder::Acc TensorCoreBuilder::accumulateSteps() {
-  // This k group's steps [begin, end): an even share of K / block_k among
-  // the cluster_k x split_k slices (block rank, then k group).
+/// The block's rank in its cluster (0 without one).
+void TensorCoreBuilder::locateClusterRank() {
   rank = p.clusterK > 1 ? NVVM::BlockIdZOp::create(b, e.i32()).getResult()
                         : e.c32(0);
-  Value slice = e.add(e.mul(rank, e.c32(p.kGroups)), kg);
+}
+
+/// K group `group`'s steps [begin, begin + count): an even share of
+/// K / block_k among the cluster_k x split_k slices (block rank, then k
+/// group).
+std::pair<Value, Value> TensorCoreBuilder::stepRange(Value group) {
+  Value slice = e.add(e.mul(rank, e.c32(p.kGroups)), group);
   int64_t slices = p.kGroups * p.clusterK;
   Value stepBegin = e.divu(e.mul(slice, e.c32(p.steps)), e.c32(slices));
   Value stepEnd =
       e.divu(e.mul(e.add(slice, e.c32(1)), e.c32(p.steps)), e.c32(slices));
-  Value count = e.sub(stepEnd, stepBegin);
+  return {stepBegin, e.sub(stepEnd, stepBegin)};
+}
+
+/// The cp.async pipeline over this k group's share of the block_k steps;
+/// returns the accumulators once every copy has landed.
+TensorCoreBuilder::Acc TensorCoreBuilder::accumulateSteps() {
+  locateClusterRank();
+  auto [stepBegin, count] = stepRange(kg);
 
   // Prologue: stages - 1 steps in flight (every group has at least one step;
   // commit groups are issued even when empty so the wait counts line up).
@@ -253,6 +275,15 @@ TensorCoreBuilder::Acc TensorCoreBuilder::accumulateSteps() {
   return acc;
 }
 
+/// The k groups' and the cluster's sums, and the stores.
+void TensorCoreBuilder::finishSteps(Acc acc) {
+  if (p.sparse24)
+    acc = sparseToDenseAcc(acc);
+  reduceSplitK(acc);
+  reduceCluster(acc);
+  storeOutputs(acc);
+}
+
 KernelLaunch TensorCoreBuilder::build() {
   SmallVector<std::string> names = parameterNames();
 
@@ -263,17 +294,34 @@ KernelLaunch TensorCoreBuilder::build() {
     fn->setAttr(NVVM::NVVMDialect::getClusterDimAttrName(),
                 b.getDenseI32ArrayAttr(
                     {1, 1, static_cast<int32_t>(p.clusterK)}));
+  // setmaxnreg moves registers within the block's launch allocation,
+  // which .maxnreg pins at the limit of the block's threads.
+  if (p.producer)
+    fn->setAttr(NVVM::NVVMDialect::getMaxnregAttrName(),
+                b.getI32IntegerAttr(p.launchRegisters));
   bindArguments(kernel);
 
   indexThreads();
   locateTileRow(selectMember(kernel));
 
-  Acc acc = accumulateSteps();
-  if (p.sparse24)
-    acc = sparseToDenseAcc(acc);
-  reduceSplitK(acc);
-  reduceCluster(acc);
-  storeOutputs(acc);
+  if (p.producer) {
+    locateClusterRank();
+    initSlotBarriers();
+    Value isProducer = e.ult(e.c32(p.warps * 32 - 1), tid);
+    auto role = scf::IfOp::create(b, isProducer, true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(role.thenBlock());
+    produceSteps();
+    // The producer takes part in the cluster's two barriers (reduceCluster).
+    for (int64_t i = 0; p.clusterK > 1 && i < 2; ++i) {
+      NVVM::ClusterArriveOp::create(b, UnitAttr::get(b.getContext()));
+      NVVM::ClusterWaitOp::create(b, UnitAttr::get(b.getContext()));
+    }
+    b.setInsertionPointToStart(role.elseBlock());
+    finishSteps(consumeSteps());
+  } else {
+    finishSteps(accumulateSteps());
+  }
   LLVM::ReturnOp::create(b, ValueRange{});
 
   KernelLaunch launch;

@@ -395,12 +395,18 @@ void TensorCoreBuilder::issueWgmmas(Value aBase,
     }
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b);
-  // The wait stays inline PTX: it passes every accumulator through (tied
-  // operands), so nothing reads one before the wgmmas that write it are
-  // done, which nvvm.wgmma.wait.group.sync.aligned cannot express; the
-  // pipeline slot is refilled only after it too. (The mma itself takes its
-  // A operand from registers, which nvvm.wgmma.mma_async, descriptors only,
-  // cannot either.)
+  // Fed by a producer, the step's group stays in flight while the next
+  // step decodes (consumeSteps); else the slot is refilled next.
+  waitWgmmas(acc, p.producer ? 1 : 0);
+}
+
+/// Waits until at most `pending` wgmma groups are in flight. Inline PTX:
+/// it passes every accumulator through (tied operands), so nothing reads
+/// one before the wgmmas that write it are done, which
+/// nvvm.wgmma.wait.group.sync.aligned cannot express. (The mma itself takes
+/// its A operand from registers, which nvvm.wgmma.mma_async, descriptors
+/// only, cannot either.)
+void TensorCoreBuilder::waitWgmmas(Acc &acc, int64_t pending) {
   std::string tied;
   {
     llvm::raw_string_ostream os(tied);
@@ -411,7 +417,7 @@ void TensorCoreBuilder::issueWgmmas(Value aBase,
   }
   SmallVector<Type> all(acc.size(), e.f32());
   Operation *wait = e.ptxEffect(
-      "wgmma.wait_group.sync.aligned 0;", tied,
+      "wgmma.wait_group.sync.aligned " + std::to_string(pending) + ";", tied,
       LLVM::LLVMStructType::getLiteral(b.getContext(), all), acc);
   for (size_t i = 0; i < acc.size(); ++i)
     acc[i] = LLVM::ExtractValueOp::create(b, wait->getResult(0), i);

@@ -54,24 +54,31 @@ Value TensorCoreBuilder::scaleRow(Value row) {
   return p.nTail ? e.minu(row, e.sub(nOut, e.c32(1))) : row;
 }
 
-/// Starts the copies of K step `step` into pipeline slot `slot`.
+/// Starts the copies of K step `step` into pipeline slot `slot`: the k
+/// group's activations, spread over its threads, and this warp's weights.
 void TensorCoreBuilder::issueStep(Value slot, Value step) {
+  issueActivations(slot, step, kg, tgInGroup, p.groupWarps * 32);
+  issueWeights(slot, step);
+}
+
+/// Starts the copies of k group `group`'s activations of K step `step` into
+/// pipeline slot `slot`: block_m x block_k halves, 16-byte chunks spread
+/// over `threads` threads, this one being `thread`; rows past M are
+/// zero-filled (source size 0, source address clamped to a valid row).
+void TensorCoreBuilder::issueActivations(Value slot, Value step, Value group,
+                                         Value thread, int64_t threads) {
   MLIRContext *ctx = b.getContext();
   auto ca = NVVM::LoadCacheModifierKindAttr::get(ctx,
                                                  NVVM::LoadCacheModifierKind::CA);
   Value k0 = e.mul(step, e.c32(p.blockK));
-  // A: the k group's block_m x block_k activations, 16-byte chunks spread
-  // over the group's threads; rows past M are zero-filled (source size 0,
-  // source address clamped to a valid row).
   int64_t chunksPerRow = p.blockK / 8;
   int64_t chunks = p.blockM * chunksPerRow;
-  int64_t groupThreads = p.groupWarps * 32;
   Value aBase = e.add(e.c32(p.aOff),
-                      e.mul(e.add(e.mul(slot, e.c32(p.kGroups)), kg),
+                      e.mul(e.add(e.mul(slot, e.c32(p.kGroups)), group),
                             e.c32(p.aBytes)));
-  for (int64_t i = 0; i * groupThreads < chunks; ++i) {
+  for (int64_t i = 0; i * threads < chunks; ++i) {
     auto emitChunk = [&]() {
-      Value c = e.add(tgInGroup, e.c32(i * groupThreads));
+      Value c = e.add(thread, e.c32(i * threads));
       Value r = e.divu(c, e.c32(chunksPerRow));
       Value col = e.remu(c, e.c32(chunksPerRow));
       Value row = e.add(mBase, r);
@@ -93,17 +100,23 @@ void TensorCoreBuilder::issueStep(Value slot, Value step) {
       // k group, so L1 serves the repeats; codes stream through .cg.
       NVVM::CpAsyncOp::create(b, dst, src, b.getI32IntegerAttr(16), ca, size);
     };
-    if ((i + 1) * groupThreads <= chunks) {
+    if ((i + 1) * threads <= chunks) {
       emitChunk();
     } else {
       OpBuilder::InsertionGuard guard(b);
       auto inRange = scf::IfOp::create(
-          b, e.ult(tgInGroup, e.c32(chunks - i * groupThreads)), false);
+          b, e.ult(thread, e.c32(chunks - i * threads)), false);
       b.setInsertionPointToStart(inRange.thenBlock());
       emitChunk();
     }
   }
-  // B: this warp's fragment tiles.
+}
+
+/// Starts the copies of this warp's code tiles, scales and zeros of K step
+/// `step` into pipeline slot `slot`, each lane its own fragments' share.
+void TensorCoreBuilder::issueWeights(Value slot, Value step) {
+  auto ca = NVVM::LoadCacheModifierKindAttr::get(
+      b.getContext(), NVVM::LoadCacheModifierKind::CA);
   Value warpSlot = e.add(e.mul(slot, e.c32(p.warps)), warp);
   if (p.sparse24)
     issueSparseCodes(warpSlot, step);

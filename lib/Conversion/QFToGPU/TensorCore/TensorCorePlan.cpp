@@ -28,6 +28,20 @@ static llvm::cl::opt<bool> sparseMetaPerTile(
                    "selectors 0 and 1 (the default)"),
     llvm::cl::init(false));
 
+// Which wgmma kernels are fed by a producer warpgroup through mbarriers
+// instead of every thread copying its share and the k group meeting at a
+// barrier each step (docs/tensor-core.md has the measurements).
+enum class ProducerUse { Gated, All, Off };
+static llvm::cl::opt<ProducerUse> wgmmaProducer(
+    "qf-wgmma-producer",
+    llvm::cl::desc("wgmma kernels fed by a producer warpgroup"),
+    llvm::cl::values(
+        clEnumValN(ProducerUse::Gated, "gated",
+                   "silu_mul (gate/up) kernels only (the default)"),
+        clEnumValN(ProducerUse::All, "all", "every wgmma kernel"),
+        clEnumValN(ProducerUse::Off, "off", "none")),
+    llvm::cl::init(ProducerUse::Gated));
+
 /// Checks 2:4 weights against mma.sp, whose sparse A fragments are decoded
 /// from the 2:4 fragment layout (SparseMmaLayout.h).
 static LogicalResult planSparseDecode(const MatmulSpec &spec, Plan &p,
@@ -312,6 +326,36 @@ static LogicalResult planSharedMemory(const MatmulSpec &spec, Plan &p,
   return success();
 }
 
+/// The producer warpgroup of a wgmma kernel: its threads, the mbarriers
+/// after the rest of shared memory and the registers the k groups' threads
+/// take over from it (a block's registers are those of a thread at the
+/// launch's limit, 64K / threads rounded down to 8, times its threads). A
+/// tiling whose pipeline leaves no room for the mbarriers, or with more
+/// than two warpgroups of its own (whose registers would serialize their
+/// wgmmas), runs without the producer.
+static void planProducer(const MatmulSpec &spec, Plan &p) {
+  int64_t barrierOff = (p.total + 7) / 8 * 8;
+  int64_t total = barrierOff + 2 * 8 * p.stages * p.kGroups;
+  int64_t consumers = p.warps * 32;
+  bool wanted = wgmmaProducer == ProducerUse::All ||
+                (wgmmaProducer == ProducerUse::Gated && spec.gated);
+  p.producer = p.wgmma && wanted && consumers <= 256 &&
+               total <= spec.target.getMaxSharedPerBlock();
+  if (!p.producer)
+    return;
+  p.launchRegisters =
+      std::min<int64_t>(65536 / (consumers + kProducerThreads) / 8 * 8, 255);
+  int64_t blockRegisters =
+      p.launchRegisters * (consumers + kProducerThreads);
+  p.consumerRegisters = std::min<int64_t>(
+      (blockRegisters - kProducerThreads * kProducerRegisters) / consumers /
+          8 * 8,
+      256);
+  p.threads += kProducerThreads;
+  p.barrierOff = barrierOff;
+  p.total = total;
+}
+
 FailureOr<Plan>
 tensor_core::makePlan(const MatmulSpec &spec,
                       function_ref<InFlightDiagnostic()> emitError) {
@@ -328,6 +372,7 @@ tensor_core::makePlan(const MatmulSpec &spec,
       failed(planScales(spec, p, emitError)) ||
       failed(planSharedMemory(spec, p, emitError)))
     return failure();
+  planProducer(spec, p);
   p.mBlocks = (p.m + p.blockM - 1) / p.blockM;
   p.nBlocks = 0;
   for (int64_t n : p.memberNs)

@@ -30,6 +30,13 @@ struct Plan {
   // sparse A fragments (Half: the kept values are the fragments).
   DecodeFamily decode = DecodeFamily::Int4Magic;
   bool wgmma = false; // warpgroup MMA (sm_90a) instead of mma.sync
+  // wgmma, warp-specialized (TensorCoreProducer.cpp): a producer warpgroup
+  // issues every copy, the k groups' warpgroups only decode and multiply,
+  // each slot handed over by a full and an empty mbarrier.
+  bool producer = false;
+  // Producer: registers a thread at launch (.maxnreg) and the k groups'
+  // after the producer gives up all but kProducerRegisters (setmaxnreg).
+  int64_t launchRegisters = 0, consumerRegisters = 0;
   // 2:4 weights on mma.sp (TensorCoreSparse.cpp): the weight rows are the
   // sparse A operand, read in the 2:4 fragment layout
   // (qfuse/format/SparseMmaLayout.h), each lane its own run of a tile.
@@ -77,8 +84,15 @@ struct Plan {
   int64_t zeroRowBytes; // packed integer zero points per row
   // Dynamic shared memory offsets (bytes).
   int64_t aBytes, aOff, bOff, sOff, zOff, lutOff, pipelineBytes, total;
+  int64_t barrierOff = 0; // producer: the full, then empty mbarrier of
+                          // each (k group, slot), 8 bytes each
   int64_t mBlocks, nBlocks;
 };
+
+/// The producer warpgroup's threads, after the k groups' warps, and the
+/// registers each keeps (it only computes copy addresses).
+inline constexpr int64_t kProducerThreads = 128;
+inline constexpr int64_t kProducerRegisters = 40;
 
 /// Blocks of `blockN` rows covering the whole 32-row tiles of N rows.
 inline int64_t blocksOf(int64_t n, int64_t blockN) {

@@ -30,7 +30,7 @@ void TensorCoreBuilder::reduceSplitK(Acc &acc) {
   if (p.kGroups == 1)
     return;
   int64_t per = p.mTiles * 16; // accumulators per lane
-  NVVM::Barrier0Op::create(b);
+  blockBarrier();
   auto slotOf = [&](Value group, int64_t i) {
     Value idx = e.add(
         e.mul(e.add(e.mul(e.sub(group, e.c32(1)), e.c32(p.groupWarps)),
@@ -48,7 +48,7 @@ void TensorCoreBuilder::reduceSplitK(Acc &acc) {
     for (int64_t i = 0; i < per; ++i)
       LLVM::StoreOp::create(b, acc[i], slotOf(kg, i), 4);
   }
-  NVVM::Barrier0Op::create(b);
+  blockBarrier();
   // Every warp reads (cheap, shared memory); only group 0 stores.
   for (int64_t other = 1; other < p.kGroups; ++other)
     for (int64_t i = 0; i < per; ++i)
@@ -69,7 +69,7 @@ void TensorCoreBuilder::reduceCluster(Acc &acc) {
       arith::CmpIOp::create(b, arith::CmpIPredicate::eq, kg, e.c32(0));
   Value isRank0 =
       arith::CmpIOp::create(b, arith::CmpIPredicate::eq, rank, e.c32(0));
-  NVVM::Barrier0Op::create(b); // the in-block partials have been read
+  blockBarrier(); // the in-block partials have been read
   {
     OpBuilder::InsertionGuard guard(b);
     auto writer = scf::IfOp::create(
