@@ -329,7 +329,8 @@ static LogicalResult planSharedMemory(const MatmulSpec &spec, Plan &p,
 /// The producer warpgroup of a wgmma kernel: its threads, the mbarriers
 /// after the rest of shared memory and the registers the k groups' threads
 /// take over from it (a block's registers are those of a thread at the
-/// launch's limit, 64K / threads rounded down to 8, times its threads). A
+/// launch's limit, kBlockRegisters / threads rounded down to 8, times its
+/// threads). A
 /// tiling whose pipeline leaves no room for the mbarriers, or with more
 /// than two warpgroups of its own (whose registers would serialize their
 /// wgmmas), runs without the producer.
@@ -344,7 +345,8 @@ static void planProducer(const MatmulSpec &spec, Plan &p) {
   if (!p.producer)
     return;
   p.launchRegisters =
-      std::min<int64_t>(65536 / (consumers + kProducerThreads) / 8 * 8, 255);
+      std::min<int64_t>(kBlockRegisters / (consumers + kProducerThreads) / 8 * 8,
+                        255);
   int64_t blockRegisters =
       p.launchRegisters * (consumers + kProducerThreads);
   p.consumerRegisters = std::min<int64_t>(

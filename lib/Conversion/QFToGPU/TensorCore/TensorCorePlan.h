@@ -93,6 +93,8 @@ struct Plan {
 /// registers each keeps (it only computes copy addresses).
 inline constexpr int64_t kProducerThreads = 128;
 inline constexpr int64_t kProducerRegisters = 40;
+/// The registers a block may hold on sm_80 and sm_90 (64K 32-bit).
+inline constexpr int64_t kBlockRegisters = 65536;
 
 /// Blocks of `blockN` rows covering the whole 32-row tiles of N rows.
 inline int64_t blocksOf(int64_t n, int64_t blockN) {

@@ -44,9 +44,9 @@ void TensorCoreBuilder::blockBarrier() {
 /// The full (or empty) mbarrier of k group `group`'s slot `slot`.
 Value TensorCoreBuilder::slotBarrier(Value group, Value slot, bool empty) {
   Value index = e.add(e.mul(group, e.c32(p.stages)), slot);
-  return smemAt(e.add(e.c32(p.barrierOff),
-                      e.mul(e.add(e.mul(index, e.c32(2)), e.c32(empty)),
-                            e.c32(8))));
+  return smemAt(
+      e.add(e.c32(p.barrierOff),
+            e.mul(e.add(e.mul(index, e.c32(2)), e.c32(empty)), e.c32(8))));
 }
 
 /// Thread 0 initializes every slot's mbarriers; the block barrier after it
@@ -91,29 +91,33 @@ void TensorCoreBuilder::waitSlot(Value barrier, Value parity) {
 void TensorCoreBuilder::produceSteps() {
   NVVM::SetMaxRegisterOp::create(
       b, b.getI32IntegerAttr(kProducerRegisters),
-      NVVM::SetMaxRegisterActionAttr::get(b.getContext(),
-                                          NVVM::SetMaxRegisterAction::decrease));
+      NVVM::SetMaxRegisterActionAttr::get(
+          b.getContext(), NVVM::SetMaxRegisterAction::decrease));
   Value thread = e.sub(tid, e.c32(p.warps * 32));
   Value producerWarp = e.shru(thread, e.c32(5));
   int64_t slices = p.kGroups * p.clusterK;
   int64_t maxCount = (p.steps + slices - 1) / slices;
+  SmallVector<std::pair<Value, Value>> ranges;
+  for (int64_t group = 0; group < p.kGroups; ++group)
+    ranges.push_back(stepRange(e.c32(group)));
+  // Producer warp w copies for n warp w of every k group and member.
+  Value savedWarp = warp, savedRow = tileRow, savedBase = nBase;
+  WeightPointers saved = currentWeights();
+  setTileRow(producerWarp);
   auto loop = scf::ForOp::create(b, e.c32(0), e.c32(maxCount), e.c32(1));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value it = loop.getInductionVar();
   Value slot = e.remu(it, e.c32(p.stages));
   Value use = e.divu(it, e.c32(p.stages));
-  Value savedWarp = warp, savedRow = tileRow, savedBase = nBase;
-  WeightPointers saved = currentWeights();
   for (int64_t group = 0; group < p.kGroups; ++group) {
-    auto [begin, count] = stepRange(e.c32(group));
+    auto [begin, count] = ranges[group];
     OpBuilder::InsertionGuard g2(b);
     auto active = scf::IfOp::create(b, e.ult(it, count), false);
     b.setInsertionPointToStart(active.thenBlock());
     {
       OpBuilder::InsertionGuard g3(b);
-      auto refill =
-          scf::IfOp::create(b, e.ult(e.c32(p.stages - 1), it), false);
+      auto refill = scf::IfOp::create(b, e.ult(e.c32(p.stages - 1), it), false);
       b.setInsertionPointToStart(refill.thenBlock());
       waitSlot(slotBarrier(e.c32(group), slot, true),
                e.band(e.add(use, e.c32(1)), e.c32(1)));
@@ -122,10 +126,9 @@ void TensorCoreBuilder::produceSteps() {
     issueActivations(slot, step, e.c32(group), thread, kProducerThreads);
     for (int64_t member = 0; member < p.members; ++member) {
       // The k group's warp nWarps x member + producerWarp (nWarps = 4).
-      warp = e.add(e.c32(group * p.groupWarps + member * p.nWarps),
-                   producerWarp);
+      warp =
+          e.add(e.c32(group * p.groupWarps + member * p.nWarps), producerWarp);
       setWeights(member ? upWeights : gateWeights);
-      setTileRow(producerWarp);
       issueWeights(slot, step);
     }
     NVVM::CpAsyncMBarrierArriveOp::create(
@@ -144,8 +147,8 @@ void TensorCoreBuilder::produceSteps() {
 TensorCoreBuilder::Acc TensorCoreBuilder::consumeSteps() {
   NVVM::SetMaxRegisterOp::create(
       b, b.getI32IntegerAttr(p.consumerRegisters),
-      NVVM::SetMaxRegisterActionAttr::get(b.getContext(),
-                                          NVVM::SetMaxRegisterAction::increase));
+      NVVM::SetMaxRegisterActionAttr::get(
+          b.getContext(), NVVM::SetMaxRegisterAction::increase));
   auto [begin, count] = stepRange(kg);
   SmallVector<Value> init(p.mTiles * 16, e.cf32(0.0));
   Value pairs = e.band(count, e.c32(~int64_t(1)));
@@ -186,7 +189,8 @@ TensorCoreBuilder::Acc TensorCoreBuilder::consumeStep(Value it, Value begin,
   // The activations landed through the generic proxy; wgmma reads them
   // through the async one.
   NVVM::FenceProxyOp::create(
-      b, NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
+      b,
+      NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
       NVVM::SharedSpaceAttr::get(b.getContext(),
                                  NVVM::SharedSpace::shared_cta));
   Acc acc = computeStep(slot, e.add(begin, it), accIn);
