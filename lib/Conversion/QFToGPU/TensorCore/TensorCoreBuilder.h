@@ -4,7 +4,8 @@
 // pipeline (TensorCorePipeline.cpp), scales, zero points and the weight
 // decode into B fragments through the decoders of Decode/
 // (TensorCoreWeights.cpp), the mma.sync / wgmma steps (TensorCoreMma.cpp),
-// the 2:4 steps on mma.sp (TensorCoreSparse.cpp),
+// the 2:4 steps on mma.sp (TensorCoreSparse.cpp), the wgmma steps fed by
+// a producer warpgroup (TensorCoreProducer.cpp),
 // the split-K and cluster reductions (TensorCoreReduce.cpp), the epilogue
 // (TensorCoreEpilogue.cpp) and the kernel (TensorCoreKernel.cpp).
 //
