@@ -11,8 +11,9 @@
 // the SMs, then into k groups, for about two warpgroups per SM. silu_mul
 // (gated) takes a warpgroup each for gate and up and no cluster, from
 // M = 64 on gate weights of 32M elements and more: block_m 64 in two k
-// groups below M = 512 (bench/results/2026-12-03-h200-s22), mma.sync below
-// that and on smaller weights; sm_90 has no wgmma.
+// groups below M = 128 (bench/results/2026-12-03-h200-s22), from 128 one k
+// group, fed by a producer warpgroup (bench/results/2026-12-04-h200-s27),
+// mma.sync below 64 and on smaller weights; sm_90 has no wgmma.
 #int4 = #qf.enc<int4, group = 128, scale = f16>
 // CHECK-LABEL: @prefill
 // SM90-LABEL: @prefill
@@ -36,6 +37,8 @@ func.func @prefill(%x32: tensor<32x4096xf16>, %x64: tensor<64x4096xf16>, %x128: 
   %5 = qf.fused_matmul %x512, %g up(%u : !qf.weight<14336x4096, #int4>) {activation = #qf<activation silu_mul>} : tensor<512x4096xf16>, !qf.weight<14336x4096, #int4> -> tensor<512x14336xf16>
   // CHECK: tiling = #qf.tiling<wgmma, block_m = 64, block_n = 128, block_k = 64, split_k = 2, stages = 4>
   %6 = qf.fused_matmul %x64, %g up(%u : !qf.weight<14336x4096, #int4>) {activation = #qf<activation silu_mul>} : tensor<64x4096xf16>, !qf.weight<14336x4096, #int4> -> tensor<64x14336xf16>
+  // CHECK: tiling = #qf.tiling<wgmma, block_m = 128, block_n = 128, block_k = 64, stages = 4>
+  %9 = qf.fused_matmul %x128, %g up(%u : !qf.weight<14336x4096, #int4>) {activation = #qf<activation silu_mul>} : tensor<128x4096xf16>, !qf.weight<14336x4096, #int4> -> tensor<128x14336xf16>
   // CHECK: tiling = #qf.tiling<mma,
   %7 = qf.fused_matmul %x32, %g up(%u : !qf.weight<14336x4096, #int4>) {activation = #qf<activation silu_mul>} : tensor<32x4096xf16>, !qf.weight<14336x4096, #int4> -> tensor<32x14336xf16>
   // CHECK: tiling = #qf.tiling<mma,

@@ -320,10 +320,12 @@ TilingAttr selectWgmma(int64_t m, WeightType type, const TilingTarget &target,
     return {};
   int64_t rowBlocks = llvm::divideCeil(n, 128);
   int64_t blockM = rowBlocks >= 64 || (m >= 512 && rowBlocks >= 32) ? 128 : 64;
-  // Gated below M = 512: block_m 64 in two k groups (512 threads, 64
-  // accumulators a lane) was within 6% of the best gated tiling at
-  // M = 64-256 on the training shapes, block_m 128 up to 1.6x slower.
-  const bool gatedPair = gated && m < 512;
+  // Gated below M = 128: block_m 64 in two k groups (512 threads, 64
+  // accumulators a lane) was within 6% of the best gated tiling at M = 64
+  // on the training shapes. From 128 one k group, which a producer
+  // warpgroup feeds (TensorCoreProducer.cpp): 1.01-1.44x the pair at 128
+  // and 256 (docs/defaults.md).
+  const bool gatedPair = gated && m < 128;
   if (gatedPair)
     blockM = 64;
   int64_t blocks = llvm::divideCeil(m, blockM) * rowBlocks;
