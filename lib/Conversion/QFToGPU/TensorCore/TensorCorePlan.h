@@ -62,6 +62,7 @@ struct Plan {
                       // last block reaching past the last tile row
   bool oddN;          // some member's N is odd: stores go element by element
   bool blockTail;     // some member's tile rows are not whole blocks
+  // warps: the k groups' warps; threads: the block's, the producer's too.
   int64_t blockM, mTiles, nWarps, kGroups, warps, threads;
   int64_t members;    // warps per n warp and k group: 2 under silu_mul
   int64_t groupWarps; // warps of one k group: nWarps x members
