@@ -15,7 +15,11 @@
 #   `downs`, down reading a silu_mul of gate and up as when gate/up is not
 #   the gated kernel (act_order's default compile folds the silu_mul: its
 #   launch writes the permuted input; `aop`: without that fusion, a
-#   permute launch after the plain silu_mul launch), each
+#   permute launch after the plain silu_mul launch), and `mlp`, gate/up
+#   (one gated matmul) and the down_proj that reads it (act_order's default
+#   compile has the gated kernel store down's input in down's sorted
+#   column order; `aop`: with --act-order-sorted-output=false, a permute
+#   launch before down), each
 #   in act_order int4-g128 (`ao`) and plain int4-g128 (`int4`), the default
 #   compile a user gets (no --tuning-db, default chip sm_90), batches
 #   1, 2, 4, 8, 16, 32, 64, 128;
@@ -122,6 +126,19 @@ func.func @downs(%g: tensor<?x${i}xf16>, %u: tensor<?x${i}xf16>) -> tensor<?x${h
 }
 IR
     ;;
+    mlp) cat <<IR
+func.func @mlp(%x: tensor<?x${h}xf16>) -> tensor<?x${h}xf16> {
+  %wg = qf.weight_ref "gate_proj" : !qf.weight<${i}x${h}, $enc>
+  %wu = qf.weight_ref "up_proj" : !qf.weight<${i}x${h}, $enc>
+  %wd = qf.weight_ref "down_proj" : !qf.weight<${h}x${i}, $enc>
+  %g = qf.matmul %x, %wg : tensor<?x${h}xf16>, !qf.weight<${i}x${h}, $enc> -> tensor<?x${i}xf16>
+  %u = qf.matmul %x, %wu : tensor<?x${h}xf16>, !qf.weight<${i}x${h}, $enc> -> tensor<?x${i}xf16>
+  %a = qf.silu_mul %g, %u : tensor<?x${i}xf16>
+  %y = qf.matmul %a, %wd : tensor<?x${i}xf16>, !qf.weight<${h}x${i}, $enc> -> tensor<?x${h}xf16>
+  return %y : tensor<?x${h}xf16>
+}
+IR
+    ;;
     down) cat <<IR
 func.func @down(%x: tensor<?x${i}xf16>) -> tensor<?x${h}xf16> {
   %w = qf.weight_ref "down_proj" : !qf.weight<${h}x${i}, $enc>
@@ -134,18 +151,19 @@ IR
 }
 for spec in $models; do
   IFS=: read -r model h v i <<< "$spec"
-  for part in ${PARTS:-qkv gateup down downs qkvn gateupn}; do
+  for part in ${PARTS:-qkv gateup down downs qkvn gateupn mlp}; do
     args=""
     # aop, on the parts behind a norm or a silu_mul: act_order without the
     # act-order-norm and act-order-silu-mul fusions, so a permute launch
     # follows the plain norm or silu_mul launch, as in the parts without
     # one; ao of the downs part asks for act-order-silu-mul (opt-in).
     variants="ao int4"
-    case "$part" in qkvn|gateupn|downs) variants="ao aop int4" ;; esac
+    case "$part" in qkvn|gateupn|downs|mlp) variants="ao aop int4" ;; esac
     for enc in $variants; do
       name="$model-$part-$enc"
       flags=""
       [ "$enc" = aop ] && flags=" --fuse=gated-mlp,epilogue,shared-input,rotary-attention"
+      [ "$enc" = aop ] && [ "$part" = mlp ] && flags=" --act-order-sorted-output=false"
       [ "$enc" = ao ] && [ "$part" = downs ] && flags=" --fuse=default,act-order-silu-mul"
       base=ao; [ "$enc" = int4 ] && base=int4
       emit "$part" "$base" "$h" "$v" "$i" > "$out/artifacts/$name.mlir"
@@ -176,11 +194,14 @@ done
 
 # PermGuardsGpuTest's artifacts, where the runtime's tests look for them.
 mkdir -p "$out/src/artifacts/act-order"
-for input in groups norm silu-mul; do
+for input in groups norm silu-mul mlp; do
   for fuse in default none; do
     name=$input; [ "$fuse" = none ] && name=$input-unfused
     [ "$input" = silu-mul ] && [ "$fuse" = default ] && fuse=default,act-order-silu-mul
-    cmd="$compile test/Tools/qfuse-cpu-check/Inputs/act-order-$input.mlir --fuse=$fuse --batch-sizes=1,16 -o $out/src/artifacts/act-order/$name.qfa"
+    # mlp-unfused: the default fusions without the sorted output.
+    extra=""
+    [ "$input" = mlp ] && [ "$fuse" = none ] && fuse=default && extra=" --act-order-sorted-output=false"
+    cmd="$compile test/Tools/qfuse-cpu-check/Inputs/act-order-$input.mlir --fuse=$fuse$extra --batch-sizes=1,16 -o $out/src/artifacts/act-order/$name.qfa"
     echo "$cmd" >> "$out/COMPILE"
     $cmd 2>> "$out/compile.log"
   done

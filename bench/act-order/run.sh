@@ -12,7 +12,9 @@
 #      fused group, perms of each weight's own the fallback, both equal to
 #      the unfused artifact and to the C++ reference) and SiluMulPrologueGpu
 #      (down_proj's input from the folded silu_mul launch: equal bit for
-#      bit to the silu_mul + permute launches, and to the C++ reference);
+#      bit to the silu_mul + permute launches, and to the C++ reference)
+#      and SortedOutputGpu (down_proj's input stored in its sorted order by
+#      the gated gate/up kernel: equal bit for bit to the permute launch);
 #   3. runs every line of DIR/runs.txt: per model and part, act_order and
 #      plain int4-g128 checked against the C++ reference and timed in one
 #      process ("check-*"), then the act_order artifact checked on the
@@ -60,7 +62,7 @@ if [ -z "${SKIP_TESTS:-}" ]; then
     --gtest_filter='PermGuards*:*GPTQv1ActOrderGroupPerms*' \
     > "$res/perm-guards-test.log" 2>&1 || failed=$((failed + 1))
   QFUSE_ACT_ORDER_ARTIFACTS="$dir/src/artifacts/act-order" timeout 300 \
-    "$b/unittests/Runtime/qfuse-runtime-gpu-tests" --gtest_filter='PermGuardsGpu*:PermGuardsNormGpu*:SiluMulPrologueGpu*' \
+    "$b/unittests/Runtime/qfuse-runtime-gpu-tests" --gtest_filter='PermGuardsGpu*:PermGuardsNormGpu*:SiluMulPrologueGpu*:SortedOutputGpu*' \
     > "$res/perm-guards-gpu-test.log" 2>&1 || failed=$((failed + 1))
   grep -hE "^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED  \]|qfuse-gpu-skip|Failure" \
     "$res/perm-guards-test.log" "$res/perm-guards-gpu-test.log" | head -20

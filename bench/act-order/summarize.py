@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Summarizes the act_order GPU round (bench/act-order/run.sh): per model,
 part (qkv, gateup, down; qkvn, gateupn: behind an RMSNorm; downs: behind a
-silu_mul) and batch, the act_order int4-g128 plan's time
-against plain int4-g128's from the same process (artifacts
-<model>-<part>-{ao,int4}.qfa; -aop: act_order without the act-order-norm and
-act-order-silu-mul fusions, a permute launch after the plain norm or
-silu_mul), the checks of every run, and whether the
+silu_mul; mlp: gate/up and the down_proj reading it) and batch, the
+act_order int4-g128 plan's time against plain int4-g128's from the same
+process (artifacts <model>-<part>-{ao,int4}.qfa; -aop: act_order without
+the act-order-norm and act-order-silu-mul fusions or the sorted output, a
+permute launch after the plain norm, silu_mul or gated kernel), the checks
+of every run, and whether the
 target of issue 20 part 1 holds: act_order within 5% of plain int4-g128 on
 parts of at least 8M weights, within 10% below. Writes <dir>/summary.json.
 

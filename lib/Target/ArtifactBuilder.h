@@ -162,10 +162,21 @@ private:
   /// The argument `arg` of a fallback record's launch (permute, rms_norm,
   /// silu_mul, add) for `member` of `fused`'s group: a component of its
   /// weight read in `layout`, its activations, output, residual or operand,
-  /// or the scratch buffer `scratch` names.
+  /// a component of its reader's weight (batch `batch`), or the scratch
+  /// buffer `scratch` names.
   BoundArg bindFallbackArg(FusedMatmulOp fused, FusedMatmulOp member,
-                           LaunchArgAttr arg, LayoutAttr layout,
+                           LaunchArgAttr arg, LayoutAttr layout, int64_t batch,
                            function_ref<std::string(StringRef)> scratch);
+  /// Component `component` of `fused`'s up projection (silu_mul), read in
+  /// `layout`.
+  BoundArg bindUpComponent(FusedMatmulOp fused, StringRef component,
+                           LayoutAttr layout);
+  /// Component `component` of the weight of the act_order matmul that
+  /// reads `fused`'s result, which `fused` writes in that weight's sorted
+  /// column order (qf-to-gpu, docs/act-order.md); the weight is read in
+  /// the layout of that matmul's kernel at `batch`.
+  schema::Arg readerComponent(FusedMatmulOp fused, int64_t batch,
+                              StringRef component);
   /// Guards `step` by a `qf.launch_guards` entry (1: runs when the perms
   /// of `members`' weights, read in `layout`, are equal; 2: when they
   /// differ), docs/act-order.md.

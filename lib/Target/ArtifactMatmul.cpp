@@ -10,6 +10,8 @@
 
 #include "ArtifactBuilder.h"
 
+#include "qfuse/format/Layout.h"
+
 #include <algorithm>
 
 using namespace mlir;
@@ -111,6 +113,11 @@ void ArtifactBuilder::addFusedMatmul(FusedMatmulOp fused) {
         return {input, kPtr};
       if (n == "y")
         return {y, kPtr};
+      // y's columns in the reading act_order matmul's sorted order.
+      if (n == "y_order")
+        return {readerComponent(fused, record.getBatch(),
+                                        qfuse::format::kInvPerm),
+                kPtr};
       if (n == "residual")
         return {*residual, kPtr};
       if (n == "bias")
@@ -120,21 +127,25 @@ void ArtifactBuilder::addFusedMatmul(FusedMatmulOp fused) {
         return {valueArg(fused.getNorm()), kPtr};
       // silu_mul: `up_<component>` is a component of the up projection,
       // a separate checkpoint weight.
-      if (n.starts_with("up_")) {
-        auto upRef = fused.getUp() ? fused.getUp().getDefiningOp<WeightRefOp>()
-                                   : WeightRefOp();
-        if (!upRef) {
-          fused.emitOpError("up weight is not a qf.weight_ref");
-          failedAny = true;
-          return {schema::Arg(), kPtr};
-        }
-        return {weightArg(addWeight(upRef, layout), n.drop_front(3).str()),
-                kPtr};
-      }
+      if (n.starts_with("up_"))
+        return bindUpComponent(fused, n.drop_front(3), layout);
       return {weightArg(launchWeight, n.str()), kPtr};
     });
     guardStep();
   }
+}
+
+BoundArg ArtifactBuilder::bindUpComponent(FusedMatmulOp fused,
+                                          StringRef component,
+                                          LayoutAttr layout) {
+  auto upRef = fused.getUp() ? fused.getUp().getDefiningOp<WeightRefOp>()
+                             : WeightRefOp();
+  if (!upRef) {
+    fused.emitOpError("up weight is not a qf.weight_ref");
+    failedAny = true;
+    return {schema::Arg(), kPtr};
+  }
+  return {weightArg(addWeight(upRef, layout), component.str()), kPtr};
 }
 
 void ArtifactBuilder::setPermGuard(schema::Step &step, int32_t guard,
@@ -278,7 +289,7 @@ void ArtifactBuilder::addFallbackRecord(FusedMatmulOp fused,
   }
   addLaunch(launch, [&](size_t i, StringRef) -> BoundArg {
     return bindFallbackArg(fused, member, cast<LaunchArgAttr>(args[i]),
-                           launch.getLayout(), scratch);
+                           launch.getLayout(), batch, scratch);
   });
   // The check (runtime Check.cpp) follows these to the activations a
   // matmul's input came from.
@@ -293,7 +304,8 @@ void ArtifactBuilder::addFallbackRecord(FusedMatmulOp fused,
 
 BoundArg ArtifactBuilder::bindFallbackArg(
     FusedMatmulOp fused, FusedMatmulOp member, LaunchArgAttr arg,
-    LayoutAttr layout, function_ref<std::string(StringRef)> scratch) {
+    LayoutAttr layout, int64_t batch,
+    function_ref<std::string(StringRef)> scratch) {
   switch (arg.getKind()) {
   case LaunchArgKind::Scratch:
     return {bufferArg(scratch(arg.getName().getValue())), kPtr};
@@ -313,6 +325,8 @@ BoundArg ArtifactBuilder::bindFallbackArg(
     return {weightArg(addWeight(ref, layout), arg.getName().getValue().str()),
             kPtr};
   }
+  case LaunchArgKind::ReaderComponent:
+    return {readerComponent(member, batch, arg.getName().getValue()), kPtr};
   case LaunchArgKind::I32:
     return {immediateArg(schema::Arg::Kind::I32, *arg.getInteger()),
             schema::ParamType::I32};
@@ -331,4 +345,32 @@ BoundArg ArtifactBuilder::bindFallbackArg(
   fused.emitOpError() << "a fallback launch cannot bind " << arg;
   failedAny = true;
   return {schema::Arg(), kPtr};
+}
+
+schema::Arg ArtifactBuilder::readerComponent(FusedMatmulOp fused,
+                                             int64_t batch,
+                                             StringRef component) {
+  Value result = fused.getResult();
+  auto reader = result.hasOneUse()
+                    ? dyn_cast<FusedMatmulOp>(*result.getUsers().begin())
+                    : FusedMatmulOp();
+  auto ref = reader ? reader.getWeight().getDefiningOp<WeightRefOp>()
+                    : WeightRefOp();
+  if (!ref || reader.getInput() != result) {
+    fused.emitOpError() << "binds '" << component
+                        << "' of the weight of the matmul that reads its "
+                           "result, but no qf.fused_matmul on a "
+                           "qf.weight_ref reads it as its only use";
+    failedAny = true;
+    return schema::Arg();
+  }
+  // The layout the reader's kernel reads at this batch: the copy it binds
+  // anyway (every layout of a checkpoint tensor holds the same perm).
+  LayoutAttr layout;
+  if (auto launches = reader->getAttrOfType<ArrayAttr>("qf.launches"))
+    for (Attribute entry : launches)
+      if (auto launch = dyn_cast<LaunchAttr>(entry))
+        if (launch.getBatch() == batch && !launch.getStep())
+          layout = launch.getLayout();
+  return weightArg(addWeight(ref, layout), component.str());
 }

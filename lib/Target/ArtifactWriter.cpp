@@ -120,6 +120,7 @@ void ArtifactBuilder::addDecodeOp(Operation *op, ArrayAttr launches) {
       case LaunchArgKind::Scratch:
       case LaunchArgKind::Output:
       case LaunchArgKind::Residual:
+      case LaunchArgKind::ReaderComponent:
         break;
       }
       op->emitOpError() << "parameter '" << name << "' of a decode op "

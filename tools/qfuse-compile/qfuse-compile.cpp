@@ -97,6 +97,13 @@ static cl::opt<int64_t> permuteStagedMaxK(
              "memory (default 24576, the most static shared memory holds; "
              "0: always gather; docs/act-order.md)"),
     cl::init(24576), cl::Hidden);
+static cl::opt<bool> actOrderSortedOutput(
+    "act-order-sorted-output",
+    cl::desc("A gated gate/up kernel whose output only an act_order "
+             "down_proj reads stores it in down_proj's sorted column order, "
+             "so that no permute launch runs before down_proj (default on; "
+             "docs/act-order.md)"),
+    cl::init(true), cl::Hidden);
 static cl::opt<bool> gridDependency(
     "grid-dependency",
     cl::desc("On sm_90 and later, start every kernel with "
@@ -254,8 +261,8 @@ buildPipelines(ModuleOp module, ArrayRef<std::string> chips,
         "},qf-choose-layout,qf-to-gpu{chip=" + chip + " features=" +
         features + " batch-sizes=" + batches +
         " fallback-on-limits=true permute-staged-max-k=" +
-        std::to_string(permuteStagedMaxK) +
-        " grid-dependency=" + (gridDependency ? "true" : "false") +
+        std::to_string(permuteStagedMaxK) + " act-order-sorted-output=" +
+        (actOrderSortedOutput ? "true" : "false") + " grid-dependency=" + (gridDependency ? "true" : "false") +
         " grid-dependency-trigger=" +
         (gridDependencyTrigger == TriggerPoint::Start  ? "start"
          : gridDependencyTrigger == TriggerPoint::Late ? "late"

@@ -27,6 +27,13 @@
 // fallback's scratch), so the matmuls read the same values and the outputs
 // are equal bit for bit.
 //
+// And for act-order-mlp.mlir (mlp.qfa, and mlp-unfused.qfa compiled with
+// --act-order-sorted-output=false), where act_order down_projs read the
+// gated gate/up kernel: that kernel stores its output in down_proj's
+// sorted column order (the fallback for gate/up perms that differ gathers
+// the product through down_proj's perm) in place of the permute launch,
+// so down_proj reads the same values and the outputs are equal bit for bit.
+//
 // QFUSE_ACT_ORDER_ARTIFACTS overrides the directory; the tests skip where
 // the artifacts are missing (they need the compiler).
 //
@@ -259,6 +266,57 @@ TEST_F(SiluMulPrologueGpu, PermutedSiluMulMatchesTheUnfusedBitForBit) {
             << c.relativeError << (c.unwritten ? " (unwritten)" : "");
       auto inputs = randomInputs(*grouped, batch, 200 + batch);
       auto got = run(fused, batch, inputs);
+      auto want = run(plain, batch, inputs);
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t o = 0; o < got.size(); ++o) {
+        ASSERT_EQ(got[o].size(), want[o].size());
+        size_t differing = 0;
+        for (size_t i = 0; i < got[o].size(); ++i) {
+          ASSERT_FALSE(std::isnan(got[o][i])) << "output " << o << " unwritten";
+          differing += got[o][i] != want[o][i];
+        }
+        EXPECT_EQ(differing, 0u) << "output " << grouped->outputs[o];
+      }
+    }
+  }
+}
+
+/// down_proj reading the gated gate/up kernel (act-order-mlp.mlir).
+class SortedOutputGpu : public PermGuardsGpu {
+protected:
+  std::string artifactName() const override { return "mlp"; }
+};
+
+TEST_F(SortedOutputGpu, SortedStoresMatchThePermuteLaunchBitForBit) {
+  // No permute launch reads gate/up's output in the sorted artifact.
+  for (int64_t batch : {1, 16}) {
+    size_t permutes = 0;
+    for (const Step &step : grouped->plan(batch).steps)
+      permutes += step.op == kPermuteColumnsOp;
+    EXPECT_EQ(permutes, 1u) << "batch " << batch << ": gate/up's only";
+  }
+  // Equal gate/up perms run the gated kernel's scattered stores; a perm
+  // each, the fallback's gather through down_proj's perm.
+  for (RandomPerms perms : {RandomPerms::PerInput, RandomPerms::PerWeight}) {
+    SCOPED_TRACE(perms == RandomPerms::PerInput ? "equal perms"
+                                                : "a perm each");
+    const std::map<std::string, qfuse::format::TensorMap> weights =
+        randomWeights(*grouped, perms);
+    Executor sorted(*grouped, *context), plain(*unfused, *context);
+    bindAll(sorted, weights);
+    bindAll(plain, weights);
+    for (int64_t batch : {1, 16}) {
+      SCOPED_TRACE("batch " + std::to_string(batch));
+      // The gated kernel's output is followed back through down's perm.
+      std::vector<check::LaunchCheck> checks =
+          check::checkPlan(sorted, batch, stream->get(), weights, 5);
+      EXPECT_FALSE(checks.empty());
+      for (const check::LaunchCheck &c : checks)
+        EXPECT_TRUE(c.passed)
+            << c.kernel << " " << c.weight << ": relative error "
+            << c.relativeError << (c.unwritten ? " (unwritten)" : "");
+      auto inputs = randomInputs(*grouped, batch, 300 + batch);
+      auto got = run(sorted, batch, inputs);
       auto want = run(plain, batch, inputs);
       ASSERT_EQ(got.size(), want.size());
       for (size_t o = 0; o < got.size(); ++o) {

@@ -25,6 +25,7 @@
 #include "Ops/PermuteKernel.h"
 #include "Ops/QuantizeKernel.h"
 #include "PlanCheck.h"
+#include "SortedOutput.h"
 #include "TensorCore/TensorCoreKernel.h"
 #include "qfuse/Conversion/TensorCoreSupport.h"
 #include "qfuse/Dialect/QF/IR/KnownTargets.h"
@@ -106,7 +107,7 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
     }
     gpu::GPUModuleOp gpuModule =
         getOrCreateKernelModule(module, chip, features);
-    SmallVector<int64_t> batches(batchSizes.begin(), batchSizes.end());
+    batches.assign(batchSizes.begin(), batchSizes.end());
     if (batches.empty())
       batches.push_back(1);
 
@@ -152,6 +153,10 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
   llvm::StringMap<int64_t> dequantVariants;
   /// The #qf.target of the `chip` option.
   TargetAttr target;
+  /// The `batch-sizes` option (1 when empty).
+  SmallVector<int64_t> batches;
+  /// runsFusedEverywhere's answers, by op.
+  llvm::DenseMap<Operation *, bool> runsFused;
   /// When each of the op's qf.launches runs (lowerOne's op): parallel to
   /// them, kAlways unless marked; written as `qf.launch_guards` when any is
   /// not (an act_order group, docs/act-order.md).
@@ -171,7 +176,7 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
     llvm::raw_string_ostream os(key);
     os << spec.encoding << "|" << spec.layout << "|" << spec.tiling << "|"
        << spec.n << "x" << spec.k << "|" << spec.target.getChip() << "|"
-       << spec.bf16 << spec.hasBias << spec.hasResidual << spec.gated << "|"
+       << spec.bf16 << spec.hasBias << spec.hasResidual << spec.gated << spec.scatterOutput << "|"
        << (spec.hasNorm ? std::to_string(spec.normEps) : "-") << "|";
     llvm::interleave(spec.groupNs, os, ",");
     return key;
@@ -296,6 +301,7 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
     if (op.getInput().getType().getElementType().isBF16() && !tensorCore)
       return refuseBf16(op, spec.tiling, batch);
     completeSpec(op, members, batch, spec);
+    spec.scatterOutput = static_cast<bool>(sortedReaderOf(op));
     // act_order, on either kernel: a launch of its own permutes the
     // activations into the weight's sorted column order (PermuteKernel.cpp),
     // and the kernel reads the weight as a plain one: cheaper than a gather
@@ -308,22 +314,9 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
     // qf-fuse-act-order-silu-mul) that launch writes the permuted
     // activations itself (MatmulInput.h): no permute.
     const bool shared = !members.empty() || spec.gated;
-    // act_order + 2:4 is not sorted (a tuning entry may still ask for a
-    // fused kernel): the fallback takes it.
-    std::optional<std::string> refusal;
-    if (spec.encoding.getActOrder() && spec.encoding.isSparse24())
-      refusal = kUnsortedActOrder;
-    const bool permuted = spec.encoding.getActOrder() && !refusal;
-    if (permuted) {
-      spec.encoding = withoutActOrder(spec.encoding);
-      spec.hasNorm = false;
-    }
-    // A limit of the generator that selection did not model: the
-    // fallback takes the batch (its RMSNorm prologue a norm launch of its
-    // own). Without fallback-on-limits the generator's own diagnostic
-    // stands.
-    if (!refusal && fallbackOnLimits)
-      refusal = whyGeneratorRefuses(spec, op.getLoc());
+    const bool permuted =
+        spec.encoding.getActOrder() && !spec.encoding.isSparse24();
+    std::optional<std::string> refusal = fusedRefusal(op, spec);
     if (refusal) {
       op.emitRemark() << "M = " << batch
                       << " runs the dequantize + cuBLAS fallback (the "
@@ -334,9 +327,11 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
                            launches);
     }
     const size_t first = launches.size();
-    if (permuted && failed(recordPermutedInput(op, spec.layout, gpuModule,
-                                               batch, permuteStagedMaxK,
-                                               launches)))
+    // The matmul that writes the input wrote it in sorted order already.
+    const bool presorted = permuted && readsPresorted(op);
+    if (permuted && !presorted &&
+        failed(recordPermutedInput(op, spec.layout, gpuModule, batch,
+                                   permuteStagedMaxK, launches)))
       return failure();
     FailureOr<KernelLaunch> kernel = getOrEmitKernel(op, spec, gpuModule);
     if (failed(kernel))
@@ -345,7 +340,7 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
     // The weight's copy in another layout (docs/artifact.md).
     if (spec.layout != op.getWeight().getType().getLayout())
       extras.layout = spec.layout;
-    extras.permutedInput = permuted;
+    extras.permutedInput = permuted && !presorted;
     OpBuilder b(op.getContext());
     launches.push_back(launchRecord(b, *kernel, batch, extras));
     if (!(permuted && shared))
@@ -359,6 +354,66 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
       return failure();
     markGuard(launches, fallback, kPermsDiffer);
     return success();
+  }
+
+  /// Why the fused kernel cannot take `spec` (a batch of `op`), so that
+  /// the fallback runs it, or none. An act_order weight's `spec` becomes
+  /// the plain one its kernel reads once the input is permuted.
+  std::optional<std::string> fusedRefusal(FusedMatmulOp op, MatmulSpec &spec) {
+    // act_order + 2:4 is not sorted (a tuning entry may still ask for a
+    // fused kernel): the fallback takes it.
+    if (spec.encoding.getActOrder() && spec.encoding.isSparse24())
+      return std::string(kUnsortedActOrder);
+    if (spec.encoding.getActOrder()) {
+      spec.encoding = withoutActOrder(spec.encoding);
+      spec.hasNorm = false;
+    }
+    // A limit of the generator that selection did not model: the
+    // fallback takes the batch (its RMSNorm prologue a norm launch of its
+    // own). Without fallback-on-limits the generator's own diagnostic
+    // stands.
+    if (fallbackOnLimits)
+      return whyGeneratorRefuses(spec, op.getLoc());
+    return std::nullopt;
+  }
+
+  /// Whether `op` (no qf.group) runs its fused kernel at every batch.
+  bool runsFusedEverywhere(FusedMatmulOp op) {
+    auto known = runsFused.find(op);
+    if (known != runsFused.end())
+      return known->second;
+    bool fused = static_cast<bool>(op.getTiling());
+    llvm::DenseMap<int64_t, BatchKernel> perBatch = getBatchKernels(op);
+    for (int64_t batch :
+         batchesFor(op.getInput().getType().getDimSize(0), batches)) {
+      FailureOr<MatmulSpec> spec = batchSpec(op, perBatch, batch);
+      if (!fused || failed(spec) ||
+          spec->tiling.getKernel() == KernelKind::DequantGemm)
+        fused = false;
+      if (!fused)
+        break;
+      completeSpec(op, {}, batch, *spec);
+      fused = !fusedRefusal(op, *spec);
+    }
+    runsFused[op] = fused;
+    return fused;
+  }
+
+  /// The act_order matmul `op` writes its result for in sorted column order
+  /// (SortedOutput.h), or null.
+  FusedMatmulOp sortedReaderOf(FusedMatmulOp op) {
+    if (!actOrderSortedOutput)
+      return {};
+    auto check = [this](FusedMatmulOp r) { return runsFusedEverywhere(r); };
+    return sortedOutputReader(op, check);
+  }
+
+  /// Whether `op`'s input comes in its weight's sorted column order.
+  bool readsPresorted(FusedMatmulOp op) {
+    if (!actOrderSortedOutput)
+      return false;
+    auto check = [this](FusedMatmulOp r) { return runsFusedEverywhere(r); };
+    return readsSortedInput(op, check);
   }
 
   /// Fails batch `batch` of `op`, whose bf16 activations only the
@@ -505,9 +560,18 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
             {Elementwise::Add,
              {scratch("act"), LaunchArgAttr::get(ctx, LaunchArgKind::Residual),
               output}});
+      // The act_order reader's sorted order (SortedOutput.h): the product
+      // gathered through its perm.
+      const bool sorted = static_cast<bool>(sortedReaderOf(member));
       for (auto &[kind, args] : steps) {
+        if (sorted)
+          args.insert(args.begin() + 2,
+                      LaunchArgAttr::get(ctx, LaunchArgKind::ReaderComponent,
+                                         "perm"));
         FailureOr<OpLaunch> launch =
-            emitElementwiseLaunch(op, gpuModule, kind, batch, n, args);
+            sorted ? emitPermuteSiluMulLaunch(op, gpuModule, batch, n, args)
+                   : emitElementwiseLaunch(op, gpuModule, kind, batch, n,
+                                           args);
         if (failed(launch))
           return failure();
         LaunchExtras extras;

@@ -87,7 +87,7 @@ func.func @launch_arg_not_typed() {
 
 func.func @launch_arg_unknown_kind() {
   // expected-error@+2 {{failed to parse QF_LaunchAttr parameter 'args'}}
-  // expected-error@+1 {{unknown argument kind 'input'; expected operand, result, i32, f32, activations, component, scratch, output or residual}}
+  // expected-error@+1 {{unknown argument kind 'input'; expected operand, result, i32, f32, activations, component, scratch, output, residual or reader_component}}
   return {qf.launches = [#qf.launch<args = [#qf.arg<input 0>], batch = 1, block = [128, 1, 1], dynamic_shared_bytes = 0, grid = [1, 1, 1], kernel = @qf_kernels::@k, params = ["x"], shared_bytes = 0>]}
 }
 

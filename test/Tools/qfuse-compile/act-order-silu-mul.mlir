@@ -5,7 +5,8 @@
 // whose step then reads gate's and up's outputs through down's perm (op
 // qf.silu_mul, docs/act-order.md) in place of a silu_mul launch and a
 // permute launch. Below 128 the gated kernel's silu is in its epilogue
-// and down_proj keeps its permute launch.
+// and it stores down_proj's input in sorted order (act-order-sorted-output.mlir):
+// no permute launch either.
 // RUN: qfuse-compile %S/Inputs/act-order-mlp.mlir --chip=sm_90a --batch-sizes=128 --fuse=default,act-order-silu-mul --no-cubin -o %t.b128.qfa
 // RUN: %python -c "import json, sys; [print(json.dumps(s, sort_keys=True)) for p in json.load(open(sys.argv[1]))['plans'] for s in p['steps']]" %t.b128.qfa | FileCheck %s
 // RUN: qfuse-compile %S/Inputs/act-order-mlp.mlir --chip=sm_90a --batch-sizes=128 --no-cubin -o %t.off.qfa
@@ -35,7 +36,9 @@
 
 // GATED: qf.fused_matmul {{.*}}activation = #qf<activation silu_mul>
 // GATED-NOT: silu_mul(
-// GATED: kernel = @qf_kernels::@qf_permute_k1024
+// GATED-NOT: qf_permute_k1024
+// GATED: params = ["x", "codes", "scales", "up_codes", "up_scales", "y", "y_order"]
+// GATED-NOT: qf_permute_k1024
 
 // FALLBACK: {"args": [{"buffer": "down_sparse.input0"}, {"buffer": "down_sparse.input1"}, {"buffer": "down_proj_sp24.out.fallback_activated"}, {"i32": 64}], {{.*}}"launch": "qf_silu_mul_v8", "op": "qf.silu_mul"
 // FALLBACK-NEXT: "launch": "qf_dequant_{{[0-9]+}}", "op": "qf.dequantize"

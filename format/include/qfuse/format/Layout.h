@@ -84,6 +84,7 @@ inline constexpr int kNibbleOrder[8] = {0, 2, 4, 6, 1, 3, 5, 7};
 
 /// The component a kernel layout adds for act_order weights (see above).
 inline constexpr const char *kPerm = "perm";
+inline constexpr const char *kInvPerm = "inv_perm";
 
 /// The sorted column order of an act_order weight: perm[j] is the checkpoint
 /// column stored at sorted position j. Fails, naming the group, when some

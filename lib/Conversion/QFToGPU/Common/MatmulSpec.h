@@ -39,6 +39,11 @@ struct MatmulSpec {
   /// silu_mul: a second weight of the same type (the up projection, its
   /// components named `up_<component>`); y = silu(gate . x) * (up . x).
   bool gated = false;
+  /// y's column n is stored at column y_order[n] (a `y_order` parameter):
+  /// the inverse of the act_order perm of the matmul that reads y, which
+  /// then reads its input in sorted column order with no permute launch
+  /// (docs/act-order.md).
+  bool scatterOutput = false;
   /// Horizontal fusion (a `qf.group`): N of members 1.. that read the same
   /// x with the same weight type and epilogue. Blocks are partitioned across
   /// the members in order; member i's parameters carry a `.i` suffix

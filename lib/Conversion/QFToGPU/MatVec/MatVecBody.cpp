@@ -324,6 +324,12 @@ void MatVecBuilder::storeOutput(Value total, Value upTotal, Value row,
   if (spec.hasResidual)
     total = e.fadd(total,
                    e.extf32(e.loadRO(e.f16(), e.gepBytes(residual, yOff), 2)));
+  // A scattered output (spec.scatterOutput) goes to column y_order[row].
+  if (yOrder) {
+    Value column = e.loadRO(
+        e.i32(), e.gepBytes(yOrder, e.mul(e.zext64(row), e.c64(4))), 4);
+    yOff = e.mul(e.zext64(e.add(e.mul(m, nRows), column)), e.c64(2));
+  }
   e.store(e.truncf16(total), e.gepBytes(y, yOff), 2);
 }
 

@@ -117,6 +117,8 @@ MatVecBuilder::parameterNames(ArrayRef<int64_t> memberNs) {
   if (spec.hasResidual)
     names.push_back("residual");
   names.push_back("y");
+  if (spec.scatterOutput)
+    names.push_back("y_order");
   // qf.group members 1..: their own weight, epilogue operands and output.
   for (size_t i = 1; i < memberNs.size(); ++i) {
     std::string suffix = "." + std::to_string(i);
@@ -150,6 +152,7 @@ void MatVecBuilder::bindArguments(KernelFunction &kernel,
   bias = arg("bias");
   residual = arg("residual");
   y = arg("y");
+  yOrder = arg("y_order");
   // qf.group: the block's member, from the block index; its pointers and N
   // replace member 0's (uniform per block, so no divergence).
   blockId = e.ctaidX();

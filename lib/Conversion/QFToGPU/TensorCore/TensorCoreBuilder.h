@@ -132,6 +132,7 @@ private:
   Acc enterStoringThreads(const Acc &total, bool loadGate = true);
   void storeTileColumns(int64_t j, const Acc &total, const Acc &gate);
   void storeOutputs(const Acc &acc);
+  Value storedColumn(Value col);
 
   /// The element type of x, the B fragments, bias, residual and y: f16, or
   /// bf16 (spec.bf16), and its pair.
@@ -145,6 +146,7 @@ private:
   gpu::GPUModuleOp module;
   std::string name;
   Value x, codes, scales, meta, zeros, globalScale, table, bias, residual, y;
+  Value yOrder; // spec.scatterOutput: where y's column n is stored
   Value smem;
   Value tid, lane, warp, nw, kg, g, t4, tgInGroup, rank;
   Value member;     // 0, or 1 for the up warps of silu_mul

@@ -77,6 +77,7 @@ void TensorCoreBuilder::storeWgmmaOutputs(const Acc &acc) {
         auto inN = scf::IfOp::create(b, e.ult(row, nOut), false);
         b.setInsertionPointToStart(inN.thenBlock());
       }
+      Value column = storedColumn(row);
       for (int64_t i = 0; i < p.blockM / 8; ++i)
         for (int64_t c = 0; c < 2; ++c) {
           Value batchRow =
@@ -91,12 +92,14 @@ void TensorCoreBuilder::storeWgmmaOutputs(const Acc &acc) {
                           v);
           if (biasValue)
             v = e.fadd(v, biasValue);
-          Value off =
-              e.mul(e.zext64(e.add(e.mul(batchRow, nOut), row)), e.c64(2));
+          auto offset = [&](Value col) {
+            return e.mul(e.zext64(e.add(e.mul(batchRow, nOut), col)),
+                         e.c64(2));
+          };
           if (spec.hasResidual)
-            v = e.fadd(v, e.extf32(e.loadRO(act(), e.gepBytes(residual, off),
-                                            2)));
-          e.store(e.truncTo(act(), v), e.gepBytes(y, off), 2);
+            v = e.fadd(v, e.extf32(e.loadRO(
+                              act(), e.gepBytes(residual, offset(row)), 2)));
+          e.store(e.truncTo(act(), v), e.gepBytes(y, offset(column)), 2);
         }
     }
 }
@@ -239,13 +242,16 @@ void TensorCoreBuilder::storeTileColumns(int64_t j, const Acc &total,
           v = e.fadd(v, resValues[i]);
         out.push_back(e.truncTo(act(), v));
       }
-      if (p.oddN) {
+      // A pair goes as two stores when N is odd (not 4-byte aligned) or
+      // its columns are scattered.
+      if (p.oddN || yOrder) {
         for (int64_t i = 0; i < 2; ++i) {
           Value c = e.add(col, e.c32(i));
           OpBuilder::InsertionGuard g3(b);
           auto ifCol = scf::IfOp::create(b, e.ult(c, nOut), false);
           b.setInsertionPointToStart(ifCol.thenBlock());
-          e.store(out[i], e.gepBytes(y, elementOffset(row, c)), 2);
+          e.store(out[i], e.gepBytes(y, elementOffset(row, storedColumn(c))),
+                  2);
         }
         continue;
       }
@@ -254,6 +260,16 @@ void TensorCoreBuilder::storeTileColumns(int64_t j, const Acc &total,
         pair = LLVM::InsertElementOp::create(b, pair, out[i], e.c32(i));
       e.store(pair, e.gepBytes(y, elementOffset(row, col)), 4);
     }
+}
+
+/// The column of y that output column `col` is stored at: `col`, or
+/// y_order[col] when the output is scattered (spec.scatterOutput). `col`
+/// must be below N.
+Value TensorCoreBuilder::storedColumn(Value col) {
+  if (!yOrder)
+    return col;
+  return e.loadRO(e.i32(), e.gepBytes(yOrder, e.mul(e.zext64(col), e.c64(4))),
+                  4);
 }
 
 /// Epilogue and store of k group 0's accumulators: c0, c1 are (row g,

@@ -80,6 +80,8 @@ SmallVector<std::string> TensorCoreBuilder::parameterNames() {
   if (spec.hasResidual)
     names.push_back("residual");
   names.push_back("y");
+  if (spec.scatterOutput)
+    names.push_back("y_order");
   // qf.group members 1..: their own weight, epilogue operands and output.
   SmallVector<std::string> memberParams = weightParams;
   if (spec.hasBias)
@@ -106,6 +108,7 @@ void TensorCoreBuilder::bindArguments(KernelFunction &kernel) {
   bias = arg("bias");
   residual = arg("residual");
   y = arg("y");
+  yOrder = arg("y_order");
   // Dynamic shared memory: an extern array sized at launch.
   smem = dynamicSharedBase(b, module, name + "_smem");
 }

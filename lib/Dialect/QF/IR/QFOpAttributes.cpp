@@ -87,6 +87,7 @@ ArgValue argValueOf(LaunchArgKind kind) {
     return ArgValue::Real;
   case LaunchArgKind::Activations:
   case LaunchArgKind::Component:
+  case LaunchArgKind::ReaderComponent:
   case LaunchArgKind::Scratch:
     return ArgValue::Name;
   case LaunchArgKind::Output:
@@ -107,8 +108,8 @@ Attribute LaunchArgAttr::parse(AsmParser &parser, Type) {
   if (!kind) {
     parser.emitError(loc) << "unknown argument kind '" << kindName
                           << "'; expected operand, result, i32, f32, "
-                             "activations, component, scratch, output or "
-                             "residual";
+                             "activations, component, scratch, output, "
+                             "residual or reader_component";
     return {};
   }
   std::optional<int64_t> integer;

@@ -74,7 +74,9 @@ def QF_LaunchArgKind : I32EnumAttr<"LaunchArgKind",
       I32EnumAttrCase<"Component", 5, "component">,     // a packed-weight component
       I32EnumAttrCase<"Scratch", 6, "scratch">,         // a scratch buffer by name
       I32EnumAttrCase<"Output", 7, "output">,           // the matmul's result
-      I32EnumAttrCase<"Residual", 8, "residual">        // the matmul's residual
+      I32EnumAttrCase<"Residual", 8, "residual">,       // the matmul's residual
+      // A component of the weight of the matmul that reads the result.
+      I32EnumAttrCase<"ReaderComponent", 9, "reader_component">
     ]> {
   let cppNamespace = "::mlir::qf";
   let genSpecializedAttr = 0;
@@ -226,8 +228,10 @@ def QF_LaunchArgAttr : QF_Attr<"LaunchArg", "arg"> {
     An entry of a `#qf.launch`'s `args`, parallel to its `params`: the op's
     operand or result `i`, an i32 or f32 immediate, or (the fallback's
     launches) the fused matmul's activations, a component of its packed
-    weight, a scratch buffer, its output or its residual. The artifact
-    writer turns each into the step's argument.
+    weight, a scratch buffer, its output or its residual, or a component
+    of the weight of the act_order matmul that reads its output (which it
+    writes in that weight's sorted column order, docs/act-order.md). The
+    artifact writer turns each into the step's argument.
 
     ```mlir
     #qf.arg<operand 0>
@@ -236,6 +240,7 @@ def QF_LaunchArgAttr : QF_Attr<"LaunchArg", "arg"> {
     #qf.arg<f32 9.99999974E-6>
     #qf.arg<activations "input">
     #qf.arg<component "perm">
+    #qf.arg<reader_component "perm">
     #qf.arg<scratch "gate">
     #qf.arg<output>
     #qf.arg<residual>
