@@ -130,6 +130,58 @@ void permuteColumns(std::vector<uint8_t> &bytes, int64_t n, int64_t rowBytes,
   bytes = std::move(result);
 }
 
+/// Checks that component `name` of `components` is I32 [K].
+bool checkOrderShape(const TensorMap &components, const char *name, int64_t k,
+                     std::string &error) {
+  const Tensor &t = components.at(name);
+  if (t.dtype == DType::I32 && t.shape == std::vector<int64_t>{k})
+    return true;
+  return fail(error, "component '" + std::string(name) + "' must be " +
+                         describe(DType::I32, {k}) + ", found " +
+                         describe(t.dtype, t.shape));
+}
+
+/// Moves an act_order weight's sorted column order out of `components`
+/// (unrepack): "perm", which must be a permutation of 0..K-1, and
+/// "inv_perm" when present (older layouts lack it), which must be its
+/// inverse: a wrong one would scatter a producer's output elsewhere than
+/// this weight's kernel reads it.
+bool takeSortedOrder(TensorMap &components, int64_t k,
+                     std::vector<int32_t> &perm, std::string &error) {
+  if (!components.count(kPerm))
+    return fail(error, "act_order weight in a kernel layout has no '" +
+                           std::string(kPerm) + "' component");
+  if (!checkOrderShape(components, kPerm, k, error))
+    return false;
+  perm = int32Values(components.at(kPerm));
+  components.erase(kPerm);
+  std::vector<bool> seen(static_cast<size_t>(k), false);
+  for (int64_t j = 0; j < k; ++j) {
+    if (perm[j] < 0 || perm[j] >= k || seen[perm[j]])
+      return fail(error, "'" + std::string(kPerm) +
+                             "' is not a permutation of 0.." +
+                             std::to_string(k - 1) + ": entry " +
+                             std::to_string(j) + " = " +
+                             std::to_string(perm[j]));
+    seen[perm[j]] = true;
+  }
+  if (!components.count(kInvPerm))
+    return true;
+  if (!checkOrderShape(components, kInvPerm, k, error))
+    return false;
+  const std::vector<int32_t> inv = int32Values(components.at(kInvPerm));
+  components.erase(kInvPerm);
+  for (int64_t j = 0; j < k; ++j)
+    if (inv[perm[j]] != j)
+      return fail(error, "'" + std::string(kInvPerm) +
+                             "' is not the inverse of '" +
+                             std::string(kPerm) + "': entry " +
+                             std::to_string(perm[j]) + " = " +
+                             std::to_string(inv[perm[j]]) + ", expected " +
+                             std::to_string(j));
+  return true;
+}
+
 /// The 2:4 fragment layout (SparseMmaLayout.h): codes and metadata move
 /// together; the other components keep their row-major bytes.
 bool convertSparseMma(const Encoding &enc, const TensorMap &in, int64_t n,
@@ -184,19 +236,8 @@ bool convert(const Encoding &enc, const Layout &layout, const TensorMap &in,
   }
   TensorMap result = in;
   std::vector<int32_t> perm;
-  if (!toTiled && sortsColumns(enc)) {
-    auto it = result.find(kPerm);
-    if (it == result.end())
-      return fail(error, "act_order weight in a kernel layout has no '" +
-                             std::string(kPerm) + "' component");
-    if (it->second.dtype != DType::I32 ||
-        it->second.shape != std::vector<int64_t>{k})
-      return fail(error, "component '" + std::string(kPerm) + "' must be " +
-                             describe(DType::I32, {k}) + ", found " +
-                             describe(it->second.dtype, it->second.shape));
-    perm = int32Values(it->second);
-    result.erase(it);
-  }
+  if (!toTiled && sortsColumns(enc) && !takeSortedOrder(result, k, perm, error))
+    return false;
   if (!checkRepackable(enc, layout, n, k, error))
     return false;
   // The fragment layout's codes are whole tiles (MmaLayout.h): back to
@@ -229,7 +270,7 @@ bool convert(const Encoding &enc, const Layout &layout, const TensorMap &in,
         return false;
       permuteColumns(result[kCodes].data, n, bytesPerRow, codeBits(enc), perm,
                      /*toSorted=*/true);
-      result[kPerm] = int32Tensor(perm);
+      putSortedOrder(result, perm);
     }
     if (fragment) {
       packMmaCodes(std::vector<uint8_t>(result[kCodes].data), n, k, bits,
@@ -242,15 +283,6 @@ bool convert(const Encoding &enc, const Layout &layout, const TensorMap &in,
     if (!fragment && !layout.isRowMajor())
       permuteWords(result[kCodes].data, /*toTiled=*/false);
     if (sortsColumns(enc)) {
-      std::vector<bool> seen(static_cast<size_t>(k), false);
-      for (int64_t j = 0; j < k; ++j) {
-        if (perm[j] < 0 || perm[j] >= k || seen[perm[j]])
-          return fail(error, "'" + std::string(kPerm) + "' is not a "
-                             "permutation of 0.." + std::to_string(k - 1) +
-                             ": entry " + std::to_string(j) + " = " +
-                             std::to_string(perm[j]));
-        seen[perm[j]] = true;
-      }
       permuteColumns(result[kCodes].data, n, bytesPerRow, codeBits(enc), perm,
                      /*toSorted=*/false);
       std::vector<int32_t> gIdx(static_cast<size_t>(k));
@@ -299,6 +331,20 @@ bool actOrderPermutation(const int32_t *gIdx, int64_t k, int64_t groupSize,
   return true;
 }
 
+std::vector<int32_t> invertPermutation(const std::vector<int32_t> &perm) {
+  const int64_t k = int64_t(perm.size());
+  std::vector<int32_t> inv(perm.size(), -1);
+  for (int64_t j = 0; j < k; ++j)
+    if (perm[j] >= 0 && perm[j] < k)
+      inv[perm[j]] = int32_t(j);
+  return inv;
+}
+
+void putSortedOrder(TensorMap &components, const std::vector<int32_t> &perm) {
+  components[kPerm] = int32Tensor(perm);
+  components[kInvPerm] = int32Tensor(invertPermutation(perm));
+}
+
 std::vector<ComponentSpec> layoutComponentSpecs(const Encoding &enc,
                                                 const Layout &layout,
                                                 int64_t n, int64_t k) {
@@ -306,7 +352,7 @@ std::vector<ComponentSpec> layoutComponentSpecs(const Encoding &enc,
   (void)n;
   if (!sortsColumns(enc))
     return {};
-  return {{kPerm, DType::I32, {k}}};
+  return {{kPerm, DType::I32, {k}}, {kInvPerm, DType::I32, {k}}};
 }
 
 std::vector<int64_t> layoutComponentShape(const Encoding &enc,

@@ -117,6 +117,16 @@ void checkRepack(const Encoding &enc, const Layout &layout, int64_t n,
       propertyFailed("repack failed without a message");
     return;
   }
+  // The component layoutComponentSpecs promises, each the other's inverse
+  // (a producer scatters through inv_perm what the kernel reads via perm).
+  for (const ComponentSpec &spec : layoutComponentSpecs(enc, layout, n, k))
+    if (!packed.count(spec.name))
+      propertyFailed("repack made no '" + spec.name + "' for \"" +
+                     printEncoding(enc) + "\"");
+  if (packed.count(kPerm) &&
+      int32Values(packed.at(kInvPerm)) !=
+          invertPermutation(int32Values(packed.at(kPerm))))
+    propertyFailed("repack's inv_perm is not the inverse of its perm");
   TensorMap back;
   if (!unrepack(enc, layout, packed, n, k, back, error))
     propertyFailed("unrepack fails on repack's output: " + error);

@@ -185,6 +185,7 @@ TEST_F(FieldGatherTest, ActOrderAtLoadRepacksWithTheIdentityPerm) {
         continue;
       if (host.count(kPerm)) {
         EXPECT_EQ(int32Values(host.at(kPerm)), identity);
+        EXPECT_EQ(int32Values(host.at(kInvPerm)), identity);
         EXPECT_EQ(g.perm, identity);
       }
       std::vector<uint8_t> out;

@@ -234,6 +234,14 @@ TEST_F(ActOrderTest, SortedLayoutMatchesTheUnsortedReference) {
       std::vector<int32_t> perm = i32Values(sorted[kPerm]);
       for (int64_t j = 0; j < k; ++j)
         ASSERT_EQ(gIdx[perm[j]], j / e.groupSize) << "sorted column " << j;
+      // A producer's output column c lands at inv_perm[c], where this
+      // weight's kernel reads checkpoint column perm[j] at j.
+      ASSERT_EQ(sorted.count(kInvPerm), 1u);
+      EXPECT_EQ(sorted[kInvPerm].dtype, DType::I32);
+      EXPECT_EQ(sorted[kInvPerm].shape, (std::vector<int64_t>{k}));
+      std::vector<int32_t> inv = i32Values(sorted[kInvPerm]);
+      for (int64_t j = 0; j < k; ++j)
+        ASSERT_EQ(inv[perm[j]], j) << "sorted column " << j;
       EXPECT_EQ(sorted[kScales].data, rowMajor[kScales].data);
 
       // The kernel's view: a plain grouped weight over sorted columns.
@@ -245,6 +253,7 @@ TEST_F(ActOrderTest, SortedLayoutMatchesTheUnsortedReference) {
       dense.actOrder = false;
       TensorMap sortedRowMajor = sorted;
       sortedRowMajor.erase(kPerm);
+      sortedRowMajor.erase(kInvPerm);
       sortedRowMajor.erase(kGIdx);
       Layout denseLayout = layout;
       ASSERT_TRUE(unrepack(dense, denseLayout, sortedRowMajor, n, k, plain,
@@ -282,6 +291,7 @@ TEST_F(ActOrderTest, SparseStaysInCheckpointOrder) {
   EXPECT_TRUE(layoutComponentSpecs(e, rm, n, k).empty());
   ASSERT_TRUE(repack(e, rm, rowMajor, n, k, packed, error)) << error;
   EXPECT_EQ(packed.count(kPerm), 0u);
+  EXPECT_EQ(packed.count(kInvPerm), 0u);
   ASSERT_EQ(packed.size(), rowMajor.size());
   for (const auto &[name, tensor] : rowMajor)
     EXPECT_EQ(packed[name].data, tensor.data) << name;
@@ -365,6 +375,7 @@ TEST_F(ActOrderTest, GPTQDescActCheckpointFeedsTheSortedLayout) {
   Encoding dense = converted.encoding;
   dense.actOrder = false;
   sorted.erase(kPerm);
+  sorted.erase(kInvPerm);
   sorted.erase(kGIdx);
   TensorMap plain;
   ASSERT_TRUE(unrepack(dense, tiled, sorted, n, k, plain, error)) << error;
@@ -382,11 +393,64 @@ TEST(ActOrderLayout, LayoutComponents) {
   std::string error;
   ASSERT_TRUE(parseLayout("tiled, tile_n = 1, tile_k = 32", layout, error));
   std::vector<ComponentSpec> specs = layoutComponentSpecs(ao, layout, 8, 256);
-  ASSERT_EQ(specs.size(), 1u);
+  ASSERT_EQ(specs.size(), 2u);
   EXPECT_EQ(specs[0].name, "perm");
-  EXPECT_EQ(specs[0].dtype, DType::I32);
-  EXPECT_EQ(specs[0].shape, (std::vector<int64_t>{256}));
+  EXPECT_EQ(specs[1].name, "inv_perm");
+  for (const ComponentSpec &spec : specs) {
+    EXPECT_EQ(spec.dtype, DType::I32) << spec.name;
+    EXPECT_EQ(spec.shape, (std::vector<int64_t>{256})) << spec.name;
+  }
   EXPECT_TRUE(layoutComponentSpecs(plain, layout, 8, 256).empty());
+}
+
+TEST(ActOrderLayout, InvertPermutation) {
+  EXPECT_EQ(invertPermutation({2, 0, 3, 1}),
+            (std::vector<int32_t>{1, 3, 0, 2}));
+  EXPECT_EQ(invertPermutation({0, 1, 2}), (std::vector<int32_t>{0, 1, 2}));
+  EXPECT_TRUE(invertPermutation({}).empty());
+}
+
+/// unrepack takes "inv_perm" when present (layouts made before it lack it)
+/// and refuses one that is not the inverse of "perm" or not I32 [K]: a
+/// producer would scatter its output elsewhere than the kernel reads it.
+TEST_F(ActOrderTest, UnrepackChecksInvPerm) {
+  Encoding e = enc("int4, group = 16, scale = f16, act_order");
+  const int64_t n = 2, k = 64;
+  std::vector<float> w = normal(size_t(n * k));
+  std::vector<int32_t> gIdx = shuffledGIdx(k, e.groupSize, rng);
+  QuantizeOptions options;
+  options.gIdx = gIdx.data();
+  TensorMap rowMajor, sorted, back;
+  std::string error;
+  ASSERT_TRUE(quantizeRTN(e, w.data(), n, k, rowMajor, error, options))
+      << error;
+  Layout layout;
+  ASSERT_TRUE(parseLayout("tiled, tile_n = 1, tile_k = 32", layout, error));
+  ASSERT_TRUE(repack(e, layout, rowMajor, n, k, sorted, error)) << error;
+
+  TensorMap withoutInv = sorted;
+  withoutInv.erase(kInvPerm);
+  ASSERT_TRUE(unrepack(e, layout, withoutInv, n, k, back, error)) << error;
+  EXPECT_EQ(back.count(kInvPerm), 0u);
+  for (const auto &[name, tensor] : rowMajor)
+    EXPECT_EQ(back[name].data, tensor.data) << name;
+
+  // The entries of sorted columns 0 and 1 swapped: still a permutation,
+  // but not perm's inverse.
+  const std::vector<int32_t> perm = i32Values(sorted[kPerm]);
+  std::vector<int32_t> inv = i32Values(sorted[kInvPerm]);
+  std::swap(inv[perm[0]], inv[perm[1]]);
+  TensorMap swapped = sorted;
+  swapped[kInvPerm] = int32Tensor(inv);
+  EXPECT_FALSE(unrepack(e, layout, swapped, n, k, back, error));
+  EXPECT_EQ(error, "'inv_perm' is not the inverse of 'perm': entry " +
+                       std::to_string(perm[0]) + " = 1, expected 0");
+
+  TensorMap shortInv = sorted;
+  shortInv[kInvPerm] = int32Tensor(std::vector<int32_t>(size_t(k - 1), 0));
+  EXPECT_FALSE(unrepack(e, layout, shortInv, n, k, back, error));
+  EXPECT_NE(error.find("component 'inv_perm' must be "), std::string::npos)
+      << error;
 }
 
 } // namespace

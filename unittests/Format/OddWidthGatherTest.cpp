@@ -96,6 +96,8 @@ TEST_F(OddWidthGatherTest, ActOrderRepackToRowMajor) {
       ASSERT_EQ(g.dstBytes, int64_t(host.at(kCodes).data.size()));
       EXPECT_EQ(head(out, g.dstBytes), host.at(kCodes).data);
       EXPECT_EQ(int32Tensor(g.perm).data, host.at(kPerm).data);
+      EXPECT_EQ(int32Tensor(invertPermutation(g.perm)).data,
+                host.at(kInvPerm).data);
       // The sorted stream, bit by bit: column j holds column perm[j].
       std::vector<int32_t> sorted(u.codes.size());
       for (int64_t r = 0; r < n; ++r)

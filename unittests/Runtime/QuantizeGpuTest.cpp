@@ -475,9 +475,12 @@ TEST_F(QuantizeGpuTest, ActOrderLayoutsRepackOnTheDeviceWithTheIdentityPerm) {
       ASSERT_EQ(packed.size(), host.size()) << label;
       for (const auto &[name, tensor] : host)
         EXPECT_EQ(packed.at(name).data, tensor.data) << label << " " << name;
-      if (packed.count(format::kPerm))
+      if (packed.count(format::kPerm)) {
         EXPECT_EQ(format::int32Values(packed.at(format::kPerm)), identity)
             << label;
+        EXPECT_EQ(format::int32Values(packed.at(format::kInvPerm)), identity)
+            << label;
+      }
     }
   }
   EXPECT_GE(repacker.deviceRepacks(), 2u);

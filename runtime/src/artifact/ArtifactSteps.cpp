@@ -150,7 +150,8 @@ bool lastExtentIs(const BufferSpec &buffer, int64_t extent) {
 /// `x` is the [M, K] input every weight of the launch reads, and `y` (`y.i`)
 /// the [M, N] output of the weight bound to `codes` (`codes.i`). Where the
 /// kernel has those parameters and they are buffers, their last extents must
-/// be the weights' K and N.
+/// be the weights' K and N. The weight bound to `y_order` is the one that
+/// reads y: its K is y's last extent.
 void ArtifactValidator::checkLaunchShapes(const Step &step,
                                           const Kernel &kernel,
                                           const std::string &where) const {
@@ -171,11 +172,20 @@ void ArtifactValidator::checkLaunchShapes(const Step &step,
     const std::string weightText = "weight '" + weight.name + "' [" +
                                    std::to_string(weight.n) + ", " +
                                    std::to_string(weight.k) + "]";
+    const std::string &param = kernel.params[a].name;
+    if (param == kYOrderParam) {
+      const BufferSpec *y = bufferFor("y");
+      if (y && !lastExtentIs(*y, weight.k))
+        fail(awhere, weightText + " (y_order) does not fit the launch's y '" +
+                         y->name + "' " + shapeText(*y) +
+                         " (expected its last extent to be the reader's K = " +
+                         std::to_string(weight.k) + ")");
+      continue;
+    }
     if (x && !lastExtentIs(*x, weight.k))
       fail(awhere, weightText + " does not fit the launch's x '" + x->name +
                        "' " + shapeText(*x) + " (expected x's last extent " +
                        "to be K = " + std::to_string(weight.k) + ")");
-    const std::string &param = kernel.params[a].name;
     if (param != "codes" && param.rfind("codes.", 0) != 0)
       continue;
     const std::string yParam = "y" + param.substr(5);

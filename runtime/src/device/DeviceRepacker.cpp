@@ -80,14 +80,15 @@ bool DeviceRepacker::gatherCodes(const WeightSpec &weight,
   laid.shape = format::layoutComponentShape(
       enc, layout, {format::kCodes, codes.dtype, codes.shape}, weight.n,
       weight.k);
-  // The component is the sorted order of the codes (repack's), which the
-  // gather's perm widens to bits for 3-bit codes' mma planes.
+  // The components are the sorted order of the codes (repack's "perm" and
+  // "inv_perm"), which the gather's perm widens to bits for 3-bit codes' mma
+  // planes.
   if (!g.perm.empty()) {
     std::vector<int32_t> perm;
     if (!format::actOrderPermutation(gIdx.data(), weight.k,
                                      enc.groupSize, perm, why))
       return false;
-    out[format::kPerm] = format::int32Tensor(perm);
+    format::putSortedOrder(out, perm);
   }
   return true;
 }

@@ -308,6 +308,42 @@ GemmResult cublasGemm(const cuda::Context &context, cuda::Cublas &cublas,
 // Artifact plans
 //===----------------------------------------------------------------------===//
 
+namespace {
+
+/// act_order's sorted column order as a placeholder: a valid permutation
+/// (the kernel gathers activations through it); a stride coprime to K
+/// scatters like a real desc_act order.
+std::vector<int32_t> placeholderPerm(int64_t k) {
+  const int64_t stride = std::gcd<int64_t>(k, 7919) == 1 ? 7919 : 1;
+  std::vector<int32_t> perm(static_cast<size_t>(k));
+  for (int64_t j = 0; j < k; ++j)
+    perm[j] = static_cast<int32_t>((j * stride) % k);
+  return perm;
+}
+
+/// The placeholder of an index component (g_idx, perm, inv_perm), or none
+/// for the others. inv_perm is perm's exact inverse: a producer scatters
+/// its output columns through it, and anything else writes out of bounds
+/// or leaves columns unwritten.
+std::optional<std::vector<int32_t>>
+placeholderIndices(const WeightSpec &weight, const std::string &component) {
+  if (component == format::kPerm)
+    return placeholderPerm(weight.k);
+  if (component == format::kInvPerm)
+    return format::invertPermutation(placeholderPerm(weight.k));
+  if (component != format::kGIdx)
+    return std::nullopt;
+  const int64_t group = weight.encodingAttr.groupSize > 0
+                            ? weight.encodingAttr.groupSize
+                            : weight.k;
+  std::vector<int32_t> gIdx(static_cast<size_t>(weight.k));
+  for (int64_t k = 0; k < weight.k; ++k)
+    gIdx[k] = static_cast<int32_t>(k / group);
+  return gIdx;
+}
+
+} // namespace
+
 void bindPlaceholderWeights(Executor &executor, CUstream stream) {
   const Artifact &artifact = executor.artifact();
   for (const auto &[weightName, component] : executor.usedWeightComponents()) {
@@ -328,23 +364,9 @@ void bindPlaceholderWeights(Executor &executor, CUstream stream) {
                               weightName + "." + component + " (placeholder)");
     const std::string what =
         "filling placeholder " + weightName + "." + component;
-    if (component == format::kGIdx) {
-      const int64_t group = weight.encodingAttr.groupSize > 0
-                                ? weight.encodingAttr.groupSize
-                                : weight.k;
-      std::vector<int32_t> gIdx(static_cast<size_t>(weight.k));
-      for (int64_t k = 0; k < weight.k; ++k)
-        gIdx[k] = static_cast<int32_t>(k / group);
-      buffer.upload(gIdx.data(), gIdx.size() * sizeof(int32_t));
-    } else if (component == format::kPerm) {
-      // act_order's sorted column order: a valid permutation (the kernel
-      // gathers activations through it); a stride coprime to K scatters
-      // like a real desc_act order.
-      const int64_t stride = std::gcd<int64_t>(weight.k, 7919) == 1 ? 7919 : 1;
-      std::vector<int32_t> perm(static_cast<size_t>(weight.k));
-      for (int64_t k = 0; k < weight.k; ++k)
-        perm[k] = static_cast<int32_t>((k * stride) % weight.k);
-      buffer.upload(perm.data(), perm.size() * sizeof(int32_t));
+    if (std::optional<std::vector<int32_t>> indices =
+            placeholderIndices(weight, component)) {
+      buffer.upload(indices->data(), indices->size() * sizeof(int32_t));
     } else if (component == format::kMetadata) {
       // Every quad keeps columns 0 and 1.
       fillPattern(buffer.ptr(), bytes, 0x44, 1, stream, what);

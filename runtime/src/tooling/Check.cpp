@@ -2,6 +2,7 @@
 
 #include "qfuse/runtime/tooling/Check.h"
 
+#include "qfuse/format/Layout.h"
 #include "qfuse/format/Numerics.h"
 #include "qfuse/format/Packing.h"
 #include "qfuse/format/Reference.h"
@@ -25,10 +26,12 @@ namespace {
 /// prologue's gamma tensor (`norm`) when present, and per output the
 /// weight, y and the silu_mul epilogue's up projection (`up_*`
 /// components). A grouped launch (qf-fuse-shared-input) has one output per
-/// member; member i > 0 binds `<name>.<i>`.
+/// member; member i > 0 binds `<name>.<i>`. A gated kernel feeding an
+/// act_order matmul binds that matmul's weight as `y_order` (its inv_perm):
+/// it stores output column n at inv_perm[n] (docs/artifact.md).
 struct MatmulLaunch {
   struct Output {
-    std::string weight, y, upWeight;
+    std::string weight, y, upWeight, yOrderWeight;
   };
   std::string x, norm;
   std::vector<Output> outputs;
@@ -142,7 +145,7 @@ bool asMatmul(const Artifact &artifact, const Plan &plan, size_t s,
       return false;
     requireGemmFitsWeight(artifact, plan, s, weight);
     out.x = step.gemm.x;
-    out.outputs = {{weight, step.gemm.y, ""}};
+    out.outputs = {{weight, step.gemm.y, "", ""}};
     return true;
   }
   // An act_order prologue binds the weight's perm and writes a `y` too, but
@@ -170,6 +173,8 @@ bool asMatmul(const Artifact &artifact, const Plan &plan, size_t s,
       o.y = arg.name;
     else if (param == "norm")
       out.norm = arg.name;
+    else if (param == kYOrderParam) // the reader's weight, not this matmul's
+      o.yOrderWeight = arg.name;
     else if (arg.kind == Arg::Kind::Weight && param.rfind("up_", 0) == 0)
       o.upWeight = arg.name;
     else if (arg.kind == Arg::Kind::Weight)
@@ -337,6 +342,60 @@ dequantizedWeight(const Artifact &artifact,
   return dense;
 }
 
+/// The sorted column order ("perm", as repack makes it from g_idx) of
+/// weight entry `name`, which a gated kernel's [M, n] output is scattered
+/// through (`y_order`).
+std::vector<int32_t>
+sortedOrder(const Artifact &artifact,
+            const std::map<std::string, format::TensorMap> &weights,
+            const std::string &name, int64_t n) {
+  const WeightSpec &d = *artifact.findWeight(name);
+  if (d.k != n)
+    throw Error("check: the output of " + std::to_string(n) +
+                " columns is stored in the column order of weight '" + name +
+                "' (y_order), whose K is " + std::to_string(d.k));
+  auto it = weights.find(d.checkpointName());
+  if (it == weights.end() || !it->second.count(format::kGIdx))
+    throw Error("check: weight '" + name + "' (y_order) has no random " +
+                "g_idx to take its column order from");
+  std::vector<int32_t> perm;
+  std::string error;
+  if (!format::actOrderPermutation(
+          format::int32Values(it->second.at(format::kGIdx)).data(), d.k,
+          d.encodingAttr.groupSize, perm, error))
+    throw Error("check: the column order of weight '" + name +
+                "' (y_order): " + error);
+  return perm;
+}
+
+/// Output `o` of a matmul with `n` columns as the GPU wrote it, in f32 and
+/// in column order: under `y_order` the kernel stored column perm[j] at j,
+/// which is moved back here (v[m, perm[j]] = y[m, j]).
+std::vector<float>
+downloadOutput(Executor &executor, int64_t batch,
+               const MatmulLaunch::Output &o, int64_t n,
+               const std::map<std::string, format::TensorMap> &weights) {
+  const Artifact &artifact = executor.artifact();
+  std::vector<uint16_t> yh(static_cast<size_t>(batch * n));
+  executor.buffer(batch, o.y).download(yh.data(), yh.size() * 2);
+  const BufferSpec *ySpec = artifact.findBuffer(o.y);
+  if (!ySpec || !isActivationType(ySpec->dtype))
+    throw Error("check: output '" + o.y +
+                "' is not an f16 or bf16 buffer of the artifact");
+  std::vector<float> y(yh.size());
+  for (size_t i = 0; i < yh.size(); ++i)
+    y[i] = fromActivation(ySpec->dtype, yh[i]);
+  if (o.yOrderWeight.empty())
+    return y;
+  const std::vector<int32_t> perm =
+      sortedOrder(artifact, weights, o.yOrderWeight, n);
+  std::vector<float> v(y.size());
+  for (int64_t m = 0; m < batch; ++m)
+    for (int64_t j = 0; j < n; ++j)
+      v[m * n + perm[j]] = y[m * n + j];
+  return v;
+}
+
 /// The weight buffers the plan's qf.dequantize launches fill, each once.
 std::set<std::string> dequantizeTargets(const Artifact &artifact,
                                         const Plan &plan) {
@@ -468,16 +527,8 @@ checkPlan(Executor &executor, int64_t batch, CUstream stream,
           referenceOnAllCores(x.data(), dense.data(),
                               up.empty() ? nullptr : up.data(), batch, spec.n,
                               spec.k);
-      std::vector<uint16_t> yh(static_cast<size_t>(batch * spec.n));
-      executor.buffer(batch, o.y).download(yh.data(), yh.size() * 2);
-      const BufferSpec *ySpec = artifact.findBuffer(o.y);
-      if (!ySpec || !isActivationType(ySpec->dtype))
-        throw Error("check: output '" + o.y +
-                    "' is not an f16 or bf16 buffer of the artifact");
-      const DType yType = ySpec->dtype;
-      std::vector<float> y(yh.size());
-      for (size_t i = 0; i < yh.size(); ++i)
-        y[i] = fromActivation(yType, yh[i]);
+      const std::vector<float> y =
+          downloadOutput(executor, batch, o, spec.n, weights);
       LaunchCheck c;
       c.kernel = kernelName;
       c.weight = o.weight;

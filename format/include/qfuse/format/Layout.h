@@ -46,10 +46,13 @@
 // otherwise. The sort applies to the codes of every row (before the nibble
 // interleave of a tiled layout); scales and zero points are indexed by group
 // and do not move. repack() adds the component "perm" (I32 [K]) that the
-// kernel reads activations through: x_sorted[m, j] = x[m, perm[j]]. The
-// checkpoint's "g_idx" is kept as it was; unrepack() restores the checkpoint
-// order from "perm" (and rebuilds g_idx from it). act_order with 2:4 is not
-// sorted (the sort would break the quads): see sortsColumns.
+// kernel reads activations through: x_sorted[m, j] = x[m, perm[j]], and its
+// inverse "inv_perm" (inv_perm[perm[j]] = j), through which a producer (the
+// gated gate/up kernel's `y_order`) stores its output column n at inv_perm[n]
+// so that this weight's kernel reads it already sorted. The checkpoint's
+// "g_idx" is kept as it was; unrepack() restores the checkpoint order from
+// "perm" (and rebuilds g_idx from it). act_order with 2:4 is not sorted (the
+// sort would break the quads): see sortsColumns.
 //
 //===----------------------------------------------------------------------===//
 
@@ -84,6 +87,8 @@ inline constexpr int kNibbleOrder[8] = {0, 2, 4, 6, 1, 3, 5, 7};
 
 /// The component a kernel layout adds for act_order weights (see above).
 inline constexpr const char *kPerm = "perm";
+/// The inverse of "perm", for a producer that stores its output in this
+/// weight's sorted column order (its column n at inv_perm[n]).
 inline constexpr const char *kInvPerm = "inv_perm";
 
 /// The sorted column order of an act_order weight: perm[j] is the checkpoint
@@ -92,6 +97,15 @@ inline constexpr const char *kInvPerm = "inv_perm";
 /// g_idx entry is out of range.
 bool actOrderPermutation(const int32_t *gIdx, int64_t k, int64_t groupSize,
                          std::vector<int32_t> &perm, std::string &error);
+
+/// inv[perm[j]] = j. `perm` must be a permutation of 0..size-1 (entries
+/// outside that range are skipped, leaving -1).
+std::vector<int32_t> invertPermutation(const std::vector<int32_t> &perm);
+
+/// Stores the sorted column order `perm` in `components` as "perm" and
+/// "inv_perm": every maker of a kernel layout (repack, the GPU repacker)
+/// writes both through this one function.
+void putSortedOrder(TensorMap &components, const std::vector<int32_t> &perm);
 
 /// Whether an act_order weight is stored with its columns sorted by group
 /// (above). 2:4 weights are not (a sort would break the quads): they keep
@@ -102,7 +116,8 @@ inline bool sortsColumns(const Encoding &enc) {
 }
 
 /// Components that a kernel reading `layout` binds beyond the row-major
-/// ones of componentSpecs: {"perm", I32, [K]} when sortsColumns, else none.
+/// ones of componentSpecs: {"perm", I32, [K]} and {"inv_perm", I32, [K]}
+/// when sortsColumns, else none.
 std::vector<ComponentSpec> layoutComponentSpecs(const Encoding &enc,
                                                 const Layout &layout,
                                                 int64_t n, int64_t k);
@@ -133,12 +148,14 @@ bool verifyWeight(const Encoding &enc, const Layout &layout, int64_t n,
 /// (a copy for row_major without act_order). Fails, saying why, for layouts
 /// not defined above, when tile_k does not divide K or a row is not whole
 /// 32-bit words, and for act_order groups that are not exactly `group`
-/// columns. Under act_order the result also holds "perm".
+/// columns. Under act_order the result also holds "perm" and "inv_perm".
 bool repack(const Encoding &enc, const Layout &layout,
             const TensorMap &rowMajor, int64_t n, int64_t k, TensorMap &out,
             std::string &error);
 
-/// The inverse of repack: back to the row-major checkpoint order.
+/// The inverse of repack: back to the row-major checkpoint order. Under
+/// act_order "inv_perm" may be absent; when present it must be the inverse
+/// of "perm".
 bool unrepack(const Encoding &enc, const Layout &layout,
               const TensorMap &packed, int64_t n, int64_t k,
               TensorMap &rowMajor, std::string &error);

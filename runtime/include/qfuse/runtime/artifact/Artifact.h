@@ -75,6 +75,12 @@ constexpr std::string_view kRMSNormOp = "qf.rms_norm";
 constexpr std::string_view kSiluMulOp = "qf.silu_mul";
 /// The kernel parameter a qf.dequantize launch writes the weight to.
 constexpr std::string_view kDequantizeOutputParam = "w";
+/// The kernel parameter of a gated gate/up matmul whose output feeds an
+/// act_order matmul: that matmul's weight component "inv_perm". The kernel
+/// stores its output column n at y_order[n], in the reader's sorted column
+/// order, so no permute launch runs between them. Its weight is the
+/// reader's, not the launch's: its K is y's last extent, not x's.
+constexpr std::string_view kYOrderParam = "y_order";
 
 /// "sm_90" -> {9, 0, false}; "sm_90a" -> {9, 0, true}.
 struct ChipTarget {
@@ -106,7 +112,8 @@ struct WeightSpec : format::artifact::Weight {
   /// The packed components (qfuse_format's componentSpecs), in row_major.
   std::vector<format::ComponentSpec> components;
   /// Components the kernel's layout adds (qfuse_format's
-  /// layoutComponentSpecs: "perm" under act_order), made by the repack.
+  /// layoutComponentSpecs: "perm" and "inv_perm" under act_order), made by
+  /// the repack.
   std::vector<format::ComponentSpec> layoutComponents;
 
   /// A row-major or layout component by name.

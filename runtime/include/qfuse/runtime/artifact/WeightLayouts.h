@@ -58,7 +58,7 @@ using LayoutRepacker =
 /// The components of `weight` in its layout, repacked from `raw` (checked
 /// first) by `device` where given and it takes them, else by qfuse_format
 /// on the host: the row-major components it keeps and those the layout
-/// adds ("perm" under act_order).
+/// adds ("perm" and "inv_perm" under act_order).
 format::TensorMap packForLayout(const WeightSpec &weight,
                                 const RowMajorViews &raw,
                                 const std::string &origin,

@@ -4,14 +4,14 @@
 // with the generated qf_gather_fields kernels (DeviceGather.h) instead of
 // format::repack: the row-major codes go up, the layout's codes come back,
 // the other components are kept as repack keeps them, and act_order's
-// "perm" is made from g_idx (a 2:4 weight's kept codes in the matvec's
-// tiled layout too: its metadata stays row-major); a 2:4 weight's codes
-// and metadata go up and come back in the 2:4 fragment layout (two
-// gathers), and 3-bit codes into the mma fragment layout's bit planes as
-// 1-bit fields (format::repackGather). What no gather covers (a kernel
-// width the artifact lacks, as in one compiled before the odd widths)
-// stays with format::repack, and summary() says how many went where and
-// why.
+// "perm" and "inv_perm" are made from g_idx (a 2:4 weight's kept codes in
+// the matvec's tiled layout too: its metadata stays row-major); a 2:4
+// weight's codes and metadata go up and come back in the 2:4 fragment
+// layout (two gathers), and 3-bit codes into the mma fragment layout's bit
+// planes as 1-bit fields (format::repackGather). What no gather covers (a
+// kernel width the artifact lacks, as in one compiled before the odd
+// widths) stays with format::repack, and summary() says how many went where
+// and why.
 //
 //   DeviceRepacker layouts(&gather, /*check=*/false, "");
 //   loadCheckpoint(executor, checkpoint, threads, rtn, layouts.hook());
