@@ -234,7 +234,9 @@ bindRandomWeights(Executor &executor, uint64_t seed, RandomPerms perms) {
 namespace {
 
 /// Every buffer a step writes: outputs are the parameters named y / out
-/// (y.<i> for grouped members), gemm outputs, memset targets and the
+/// (y.<i> for grouped members) or xp (the permute kernels', also a gated
+/// fallback's product in its reader's sorted order), gemm outputs, memset
+/// targets and the
 /// weight buffers qf.dequantize launches fill. A matmul whose x is one of
 /// them is chained to an earlier launch and not checked here (whole models
 /// are checked against the reference decoder); a gemm reading a filled
@@ -257,7 +259,7 @@ std::set<std::string> writtenBuffers(const Artifact &artifact,
       const std::string &param = kernel.params[i].name;
       std::string base = param.substr(0, param.find('.'));
       if (step.args[i].kind == Arg::Kind::Buffer &&
-          (base == "y" || base == "out"))
+          (base == "y" || base == "out" || base == "xp"))
         written.insert(step.args[i].name);
     }
   }
