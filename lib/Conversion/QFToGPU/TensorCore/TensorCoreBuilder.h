@@ -132,7 +132,8 @@ private:
   Acc enterStoringThreads(const Acc &total, bool loadGate = true);
   void storeTileColumns(int64_t j, const Acc &total, const Acc &gate);
   void storeOutputs(const Acc &acc);
-  Value storedColumn(Value col);
+  void loadStoredColumns();
+  Value storedColumn(int64_t slot);
 
   /// The element type of x, the B fragments, bias, residual and y: f16, or
   /// bf16 (spec.bf16), and its pair.
@@ -147,6 +148,10 @@ private:
   std::string name;
   Value x, codes, scales, meta, zeros, globalScale, table, bias, residual, y;
   Value yOrder; // spec.scatterOutput: where y's column n is stored
+  /// y_order of the columns this thread stores, loaded before the main
+  /// loop (loadStoredColumns): the wgmma's rows 16 h + 8 q + g at slot
+  /// 2 h + q, mma's columns 8 j + 2 t + i at slot 2 j + i.
+  SmallVector<Value> storedColumns;
   Value smem;
   Value tid, lane, warp, nw, kg, g, t4, tgInGroup, rank;
   Value member;     // 0, or 1 for the up warps of silu_mul

@@ -77,7 +77,7 @@ void TensorCoreBuilder::storeWgmmaOutputs(const Acc &acc) {
         auto inN = scf::IfOp::create(b, e.ult(row, nOut), false);
         b.setInsertionPointToStart(inN.thenBlock());
       }
-      Value column = storedColumn(row);
+      Value column = yOrder ? storedColumn(2 * h + q) : row;
       for (int64_t i = 0; i < p.blockM / 8; ++i)
         for (int64_t c = 0; c < 2; ++c) {
           Value batchRow =
@@ -250,8 +250,8 @@ void TensorCoreBuilder::storeTileColumns(int64_t j, const Acc &total,
           OpBuilder::InsertionGuard g3(b);
           auto ifCol = scf::IfOp::create(b, e.ult(c, nOut), false);
           b.setInsertionPointToStart(ifCol.thenBlock());
-          e.store(out[i], e.gepBytes(y, elementOffset(row, storedColumn(c))),
-                  2);
+          Value at = yOrder ? storedColumn(2 * j + i) : c;
+          e.store(out[i], e.gepBytes(y, elementOffset(row, at)), 2);
         }
         continue;
       }
@@ -262,14 +262,29 @@ void TensorCoreBuilder::storeTileColumns(int64_t j, const Acc &total,
     }
 }
 
-/// The column of y that output column `col` is stored at: `col`, or
-/// y_order[col] when the output is scattered (spec.scatterOutput). `col`
-/// must be below N.
-Value TensorCoreBuilder::storedColumn(Value col) {
+/// Under spec.scatterOutput, loads y_order[n] of every output column n
+/// this thread stores, before the main loop, so that the epilogue's
+/// scattered stores do not wait for them. Columns past N (a tail tile)
+/// read the last one; their stores are skipped.
+void TensorCoreBuilder::loadStoredColumns() {
   if (!yOrder)
-    return col;
-  return e.loadRO(e.i32(), e.gepBytes(yOrder, e.mul(e.zext64(col), e.c64(4))),
-                  4);
+    return;
+  Value last = e.sub(nOut, e.c32(1));
+  for (int64_t slot = 0; slot < (p.wgmma ? 4 : 8); ++slot) {
+    Value col = p.wgmma ? e.add(nBase, e.add(e.c32(16 * (slot / 2) +
+                                                   8 * (slot % 2)),
+                                              g))
+                        : e.add(nBase, e.add(e.c32(8 * (slot / 2) + slot % 2),
+                                              e.mul(t4, e.c32(2))));
+    Value byte = e.mul(e.zext64(e.minu(col, last)), e.c64(4));
+    storedColumns.push_back(e.loadRO(e.i32(), e.gepBytes(yOrder, byte), 4));
+  }
+}
+
+/// The column of y that this thread's output column `slot`
+/// (storedColumns) is stored at.
+Value TensorCoreBuilder::storedColumn(int64_t slot) {
+  return storedColumns[slot];
 }
 
 /// Epilogue and store of k group 0's accumulators: c0, c1 are (row g,

@@ -306,6 +306,7 @@ KernelLaunch TensorCoreBuilder::build() {
 
   indexThreads();
   locateTileRow(selectMember(kernel));
+  loadStoredColumns();
 
   if (p.producer) {
     locateClusterRank();
