@@ -19,7 +19,8 @@
 #   (one gated matmul) and the down_proj that reads it (act_order's default
 #   compile has the gated kernel store down's input in down's sorted
 #   column order; `aop`: with --act-order-sorted-output=false, a permute
-#   launch before down), each
+#   launch before down), and `mlpn`, the same behind the RMSNorm of the
+#   layer input, as in a decoder layer, each
 #   in act_order int4-g128 (`ao`) and plain int4-g128 (`int4`), the default
 #   compile a user gets (no --tuning-db, default chip sm_90), batches
 #   1, 2, 4, 8, 16, 32, 64, 128;
@@ -128,6 +129,21 @@ IR
     ;;
     mlp) cat <<IR
 func.func @mlp(%x: tensor<?x${h}xf16>) -> tensor<?x${h}xf16> {
+  %wg = qf.weight_ref "gate_proj" : !qf.weight<${i}x${h}, $enc>
+  %wu = qf.weight_ref "up_proj" : !qf.weight<${i}x${h}, $enc>
+  %wd = qf.weight_ref "down_proj" : !qf.weight<${h}x${i}, $enc>
+  %g = qf.matmul %x, %wg : tensor<?x${h}xf16>, !qf.weight<${i}x${h}, $enc> -> tensor<?x${i}xf16>
+  %u = qf.matmul %x, %wu : tensor<?x${h}xf16>, !qf.weight<${i}x${h}, $enc> -> tensor<?x${i}xf16>
+  %a = qf.silu_mul %g, %u : tensor<?x${i}xf16>
+  %y = qf.matmul %a, %wd : tensor<?x${i}xf16>, !qf.weight<${h}x${i}, $enc> -> tensor<?x${h}xf16>
+  return %y : tensor<?x${h}xf16>
+}
+IR
+    ;;
+    mlpn) cat <<IR
+func.func @mlpn(%h: tensor<?x${h}xf16>) -> tensor<?x${h}xf16> {
+  %n = qf.tensor_ref "post_attention_layernorm" : tensor<${h}xf16>
+  %x = qf.rms_norm %h, %n {eps = 1.0e-06 : f32} : tensor<?x${h}xf16>, tensor<${h}xf16> -> tensor<?x${h}xf16>
   %wg = qf.weight_ref "gate_proj" : !qf.weight<${i}x${h}, $enc>
   %wu = qf.weight_ref "up_proj" : !qf.weight<${i}x${h}, $enc>
   %wd = qf.weight_ref "down_proj" : !qf.weight<${h}x${i}, $enc>

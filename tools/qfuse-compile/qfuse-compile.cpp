@@ -99,10 +99,10 @@ static cl::opt<int64_t> permuteStagedMaxK(
     cl::init(24576), cl::Hidden);
 static cl::opt<bool> actOrderSortedOutput(
     "act-order-sorted-output",
-    cl::desc("A gated gate/up kernel whose output only an act_order "
-             "down_proj reads stores it in down_proj's sorted column order, "
-             "so that no permute launch runs before down_proj (default on; "
-             "docs/act-order.md)"),
+    cl::desc("At batches up to 16, a gated gate/up kernel whose output only "
+             "an act_order down_proj reads stores it in down_proj's sorted "
+             "column order, so that no permute launch runs before down_proj "
+             "(default on; docs/act-order.md)"),
     cl::init(true), cl::Hidden);
 static cl::opt<bool> gridDependency(
     "grid-dependency",

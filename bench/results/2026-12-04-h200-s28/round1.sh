@@ -7,7 +7,7 @@
 set -uo pipefail
 export OUT="${OUT:-$PWD/gpu-out}"
 mkdir -p "$OUT"
-bash bench/act-order/run.sh build-ao28 2>&1 | tail -60
+ONLY="${ONLY:-}" SKIP_TESTS="${SKIP_TESTS:-}" bash bench/act-order/run.sh build-ao28 2>&1 | tail -60
 /tmp/qb-act-order/unittests/Runtime/qfuse-runtime-gpu-tests \
   --gtest_filter='*Quantize*:*Repack*:*Gather*:*Perm*' > "$OUT/gpu-tests.log" 2>&1
 echo "gpu tests rc=$?"; grep -E "^\[  (PASSED|FAILED) |FAILED  \]" "$OUT/gpu-tests.log" | head -20

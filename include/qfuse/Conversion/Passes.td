@@ -58,9 +58,10 @@ def QFToGPU : Pass<"qf-to-gpu", "::mlir::ModuleOp"> {
            "global memory (kernel qf_permute_k<K>_g)">,
     Option<"actOrderSortedOutput", "act-order-sorted-output", "bool",
            /*default=*/"true",
-           "A gated matmul whose result only an act_order matmul reads "
-           "stores it in that matmul's sorted column order, so that no "
-           "permute launch runs before it (docs/act-order.md)">,
+           "At batches up to 16, a gated matmul whose result only an "
+           "act_order matmul reads stores it in that matmul's sorted column "
+           "order, so that no permute launch runs before it "
+           "(docs/act-order.md)">,
     Option<"gridDependency", "grid-dependency", "bool", /*default=*/"false",
            "On sm_90 and later, start every kernel with griddepcontrol "
            "(launch_dependents, wait) so that the runtime may launch it with "

@@ -34,6 +34,8 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/Debug.h"
 
+#include <map>
+
 #define DEBUG_TYPE "qf-to-gpu"
 
 namespace mlir {
@@ -155,8 +157,8 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
   TargetAttr target;
   /// The `batch-sizes` option (1 when empty).
   SmallVector<int64_t> batches;
-  /// runsFusedEverywhere's answers, by op.
-  llvm::DenseMap<Operation *, bool> runsFused;
+  /// runsFusedAt's answers, by op and batch.
+  std::map<std::pair<Operation *, int64_t>, bool> runsFused;
   /// When each of the op's qf.launches runs (lowerOne's op): parallel to
   /// them, kAlways unless marked; written as `qf.launch_guards` when any is
   /// not (an act_order group, docs/act-order.md).
@@ -301,7 +303,7 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
     if (op.getInput().getType().getElementType().isBF16() && !tensorCore)
       return refuseBf16(op, spec.tiling, batch);
     completeSpec(op, members, batch, spec);
-    spec.scatterOutput = static_cast<bool>(sortedReaderOf(op));
+    spec.scatterOutput = static_cast<bool>(sortedReaderOf(op, batch));
     // act_order, on either kernel: a launch of its own permutes the
     // activations into the weight's sorted column order (PermuteKernel.cpp),
     // and the kernel reads the weight as a plain one: cheaper than a gather
@@ -328,7 +330,7 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
     }
     const size_t first = launches.size();
     // The matmul that writes the input wrote it in sorted order already.
-    const bool presorted = permuted && readsPresorted(op);
+    const bool presorted = permuted && readsPresorted(op, batch);
     if (permuted && !presorted &&
         failed(recordPermutedInput(op, spec.layout, gpuModule, batch,
                                    permuteStagedMaxK, launches)))
@@ -377,43 +379,38 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
     return std::nullopt;
   }
 
-  /// Whether `op` (no qf.group) runs its fused kernel at every batch.
-  bool runsFusedEverywhere(FusedMatmulOp op) {
-    auto known = runsFused.find(op);
-    if (known != runsFused.end())
+  /// Whether `op` (no qf.group) runs its fused kernel at `batch`.
+  bool runsFusedAt(FusedMatmulOp op, int64_t batch) {
+    auto [known, inserted] = runsFused.try_emplace({op, batch}, false);
+    if (!inserted || !op.getTiling())
       return known->second;
-    bool fused = static_cast<bool>(op.getTiling());
-    llvm::DenseMap<int64_t, BatchKernel> perBatch = getBatchKernels(op);
-    for (int64_t batch :
-         batchesFor(op.getInput().getType().getDimSize(0), batches)) {
-      FailureOr<MatmulSpec> spec = batchSpec(op, perBatch, batch);
-      if (!fused || failed(spec) ||
-          spec->tiling.getKernel() == KernelKind::DequantGemm)
-        fused = false;
-      if (!fused)
-        break;
-      completeSpec(op, {}, batch, *spec);
-      fused = !fusedRefusal(op, *spec);
-    }
-    runsFused[op] = fused;
-    return fused;
+    FailureOr<MatmulSpec> spec = batchSpec(op, getBatchKernels(op), batch);
+    if (failed(spec) || spec->tiling.getKernel() == KernelKind::DequantGemm)
+      return false;
+    completeSpec(op, {}, batch, *spec);
+    return known->second = !fusedRefusal(op, *spec);
   }
 
   /// The act_order matmul `op` writes its result for in sorted column order
-  /// (SortedOutput.h), or null.
-  FusedMatmulOp sortedReaderOf(FusedMatmulOp op) {
+  /// at `batch` (SortedOutput.h), or null.
+  FusedMatmulOp sortedReaderOf(FusedMatmulOp op, int64_t batch) {
     if (!actOrderSortedOutput)
       return {};
-    auto check = [this](FusedMatmulOp r) { return runsFusedEverywhere(r); };
-    return sortedOutputReader(op, check);
+    auto check = [this](FusedMatmulOp r, int64_t m) {
+      return runsFusedAt(r, m);
+    };
+    return sortedOutputReader(op, batch, check);
   }
 
-  /// Whether `op`'s input comes in its weight's sorted column order.
-  bool readsPresorted(FusedMatmulOp op) {
+  /// Whether `op`'s input comes in its weight's sorted column order at
+  /// `batch`.
+  bool readsPresorted(FusedMatmulOp op, int64_t batch) {
     if (!actOrderSortedOutput)
       return false;
-    auto check = [this](FusedMatmulOp r) { return runsFusedEverywhere(r); };
-    return readsSortedInput(op, check);
+    auto check = [this](FusedMatmulOp r, int64_t m) {
+      return runsFusedAt(r, m);
+    };
+    return readsSortedInput(op, batch, check);
   }
 
   /// Fails batch `batch` of `op`, whose bf16 activations only the
@@ -562,7 +559,7 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
               output}});
       // The act_order reader's sorted order (SortedOutput.h): the product
       // gathered through its perm.
-      const bool sorted = static_cast<bool>(sortedReaderOf(member));
+      const bool sorted = static_cast<bool>(sortedReaderOf(member, batch));
       for (auto &[kind, args] : steps) {
         if (sorted)
           args.insert(args.begin() + 2,

@@ -18,9 +18,10 @@ bool readsThroughPermute(FusedMatmulOp op) {
 
 } // namespace
 
-FusedMatmulOp qf::sortedOutputReader(FusedMatmulOp writer,
-                                     RunsFusedEverywhere runsFused) {
-  if (writer.getActivation() != EpilogueActivation::SiluMul ||
+FusedMatmulOp qf::sortedOutputReader(FusedMatmulOp writer, int64_t batch,
+                                     RunsFusedAt runsFused) {
+  if (batch > kSortedOutputMaxBatch ||
+      writer.getActivation() != EpilogueActivation::SiluMul ||
       writer.getResidual() || writer->hasAttr("qf.group") ||
       !writer.getInput().getType().getElementType().isF16())
     return {};
@@ -29,13 +30,13 @@ FusedMatmulOp qf::sortedOutputReader(FusedMatmulOp writer,
     return {};
   auto reader = dyn_cast<FusedMatmulOp>(*result.getUsers().begin());
   if (!reader || reader.getInput() != result || !readsThroughPermute(reader) ||
-      !runsFused(reader))
+      !runsFused(reader, batch))
     return {};
   return reader;
 }
 
-bool qf::readsSortedInput(FusedMatmulOp reader,
-                          RunsFusedEverywhere runsFused) {
+bool qf::readsSortedInput(FusedMatmulOp reader, int64_t batch,
+                          RunsFusedAt runsFused) {
   auto writer = reader.getInput().getDefiningOp<FusedMatmulOp>();
-  return writer && sortedOutputReader(writer, runsFused) == reader;
+  return writer && sortedOutputReader(writer, batch, runsFused) == reader;
 }

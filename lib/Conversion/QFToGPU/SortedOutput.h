@@ -7,6 +7,9 @@
 // the reader's weight instead (MatmulSpec::scatterOutput), and its fallback
 // writes it through the reader's perm: the permute launch goes away. The IR
 // means the same, so the CPU reference is unchanged (docs/act-order.md).
+// Only at small batches: each scattered element is a 2-byte store of its
+// own, where the tensor-core epilogue writes 16 contiguous bytes, so with
+// more rows the stores cost more than the permute launch they replace.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,21 +21,27 @@
 namespace mlir {
 namespace qf {
 
+/// The largest batch whose gate/up output is stored in sorted order
+/// (docs/act-order.md has the measurements).
+inline constexpr int64_t kSortedOutputMaxBatch = 16;
+
 /// Whether a fused matmul runs its fused kernel (not the dequantize +
-/// cuBLAS fallback) at every batch it is compiled for.
-using RunsFusedEverywhere = function_ref<bool(FusedMatmulOp)>;
+/// cuBLAS fallback) at a batch.
+using RunsFusedAt = function_ref<bool(FusedMatmulOp, int64_t batch)>;
 
 /// The act_order matmul `writer` writes its result for in sorted column
-/// order, or null: `writer` is gated (silu_mul epilogue, f16), without a
-/// residual or qf.group, and its result's only use is the input of a
-/// fused matmul on an act_order weight whose columns sort (not 2:4),
-/// without a prologue or qf.group, which runs fused at every batch.
-FusedMatmulOp sortedOutputReader(FusedMatmulOp writer,
-                                 RunsFusedEverywhere runsFused);
+/// order at `batch`, or null: the batch is at most kSortedOutputMaxBatch,
+/// `writer` is gated (silu_mul epilogue, f16), without a residual or
+/// qf.group, and its result's only use is the input of a fused matmul on
+/// an act_order weight whose columns sort (not 2:4), without a prologue or
+/// qf.group, which runs fused at that batch.
+FusedMatmulOp sortedOutputReader(FusedMatmulOp writer, int64_t batch,
+                                 RunsFusedAt runsFused);
 
-/// Whether `reader`'s input comes in its weight's sorted column order from
-/// the matmul that writes it (sortedOutputReader of that matmul).
-bool readsSortedInput(FusedMatmulOp reader, RunsFusedEverywhere runsFused);
+/// Whether `reader`'s input comes in its weight's sorted column order at
+/// `batch` from the matmul that writes it (sortedOutputReader).
+bool readsSortedInput(FusedMatmulOp reader, int64_t batch,
+                      RunsFusedAt runsFused);
 
 } // namespace qf
 } // namespace mlir

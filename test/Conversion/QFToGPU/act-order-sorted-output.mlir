@@ -2,11 +2,14 @@
 // RUN: qfuse-opt %s -split-input-file --qf-to-gpu="batch-sizes=1,16,512 act-order-sorted-output=false" | FileCheck %s --check-prefix=OFF
 
 // An act_order down_proj reading the gated gate/up matmul, its only use:
-// the gated kernel (matvec at 1, mma at 16) takes a `y_order` parameter
+// up to batch 16 gate/up stores its output in down_proj's sorted column
+// order and down_proj's kernels read it as stored (no permute launch, no
+// `input = "permuted"`). The gated matvec (1) takes a `y_order` parameter
 // (down's inv_perm, bound by the artifact) and stores output column n at
-// y_order[n], so down_proj's kernels read the input as stored: no permute
-// launch, no `input = "permuted"`. Gate/up's fallback (512) gathers the
-// product through down's perm (reader_component) into the output.
+// y_order[n]; gate/up's fallback (16, dequant_gemm) gathers the product
+// through down's perm (reader_component) into the output. At 512 the
+// scattered stores would cost more than the permute launch: gate/up's
+// mma kernel stores in checkpoint order and down_proj has its permute.
 #plain = #qf.enc<int4, group = 128, scale = f16>
 #ao = #qf.enc<int4, group = 128, scale = f16, act_order>
 #l1 = #qf.layout<tiled, tile_n = 1, tile_k = 32>
@@ -15,16 +18,14 @@
 !wd = !qf.weight<4096x14336, #ao, #l1>
 // CHECK-LABEL: func.func @mlp
 // CHECK: kernel = @qf_kernels::@qf_matvec_0_m1, params = ["x", "codes", "scales", "up_codes", "up_scales", "y", "y_order"]
-// CHECK-SAME: kernel = @qf_kernels::@qf_mma_1_m16, layout = #tiled_32x32, params = ["x", "codes", "scales", "up_codes", "up_scales", "y", "y_order"]
-// CHECK-SAME: #qf.launch<args = [#qf.arg<scratch "gate">, #qf.arg<scratch "up">, #qf.arg<reader_component "perm">, #qf.arg<output>], batch = 512, {{[^>]*}}kernel = @qf_kernels::@qf_permute_silu_mul_k14336_g, member = 0, params = ["gate", "up", "perm", "xp"], {{[^>]*}}step = "silu_mul">]
-// CHECK-NOT: qf_permute_k
-// CHECK-NOT: input = "permuted"
+// CHECK-SAME: #qf.launch<args = [#qf.arg<scratch "gate">, #qf.arg<scratch "up">, #qf.arg<reader_component "perm">, #qf.arg<output>], batch = 16, {{[^>]*}}kernel = @qf_kernels::@qf_permute_silu_mul_k14336_g, member = 0, params = ["gate", "up", "perm", "xp"], {{[^>]*}}step = "silu_mul">
+// CHECK-SAME: kernel = @qf_kernels::@qf_mma_1_m512, layout = #tiled_32x32, params = ["x", "codes", "scales", "up_codes", "up_scales", "y"]
 // CHECK: qf.launches = [#qf.launch<batch = 1, {{[^>]*}}kernel = @qf_kernels::@qf_matvec_2_m1, params = ["x", "codes", "scales", "y"]
-// CHECK-NOT: qf_permute_k
-// CHECK-NOT: input = "permuted"
+// CHECK-SAME: #qf.launch<batch = 16, {{[^>]*}}kernel = @qf_kernels::@qf_mma_3_m16, layout = #tiled_32x32, params = ["x", "codes", "scales", "y"]
+// CHECK-SAME: step = "permute"
+// CHECK-SAME: batch = 512, {{[^>]*}}input = "permuted", kernel = @qf_kernels::@qf_mma_4_m512
 // y_order is read only; the store's column is loaded from it.
 // CHECK: llvm.func @qf_matvec_0_m1({{.*}}%arg5: !llvm.ptr<1> {llvm.noalias}, %arg6: !llvm.ptr<1> {llvm.noalias, llvm.readonly})
-// CHECK: llvm.func @qf_mma_1_m16({{.*}}%arg5: !llvm.ptr<1> {llvm.noalias}, %arg6: !llvm.ptr<1> {llvm.noalias, llvm.readonly})
 // OFF-LABEL: func.func @mlp
 // OFF-NOT: y_order
 // OFF: kernel = @qf_kernels::@qf_silu_mul_v8
@@ -34,7 +35,7 @@ func.func @mlp(%x: tensor<?x4096xf16>) -> tensor<?x4096xf16> {
   %g = qf.weight_ref "gate" : !wg
   %u = qf.weight_ref "up" : !wg
   %d = qf.weight_ref "down" : !wd
-  %a = qf.fused_matmul %x, %g up(%u : !wg) {activation = #qf<activation silu_mul>, tiling = #qf.tiling<matvec, block_n = 8, k_unroll = 4>, qf.batch_tilings = [#qf.batch_tiling<batch = 16, tiling = #qf.tiling<mma, block_m = 16, block_n = 64, block_k = 128, split_k = 2, stages = 3>, layout = #l32>, #qf.batch_tiling<batch = 512, tiling = #qf.tiling<dequant_gemm>>]} : tensor<?x4096xf16>, !wg -> tensor<?x14336xf16>
+  %a = qf.fused_matmul %x, %g up(%u : !wg) {activation = #qf<activation silu_mul>, tiling = #qf.tiling<matvec, block_n = 8, k_unroll = 4>, qf.batch_tilings = [#qf.batch_tiling<batch = 16, tiling = #qf.tiling<dequant_gemm>>, #qf.batch_tiling<batch = 512, tiling = #qf.tiling<mma, block_m = 16, block_n = 64, block_k = 128, split_k = 2, stages = 3>, layout = #l32>]} : tensor<?x4096xf16>, !wg -> tensor<?x14336xf16>
   %y = qf.fused_matmul %a, %d {tiling = #qf.tiling<matvec, block_n = 4, k_unroll = 4>, qf.batch_tilings = [#qf.batch_tiling<batch = 16, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>, layout = #l32>, #qf.batch_tiling<batch = 512, tiling = #qf.tiling<mma, block_m = 64, block_n = 64, block_k = 64, split_k = 1, stages = 4>, layout = #l32>]} : tensor<?x14336xf16>, !wd -> tensor<?x4096xf16>
   return %y : tensor<?x4096xf16>
 }
