@@ -20,7 +20,8 @@
 #   compile has the gated kernel store down's input in down's sorted
 #   column order; `aop`: with --act-order-sorted-output=false, a permute
 #   launch before down), and `mlpn`, the same behind the RMSNorm of the
-#   layer input, as in a decoder layer, each
+#   layer input, as in a decoder layer, and `o` (o_proj: hidden x hidden,
+#   its input from attention, so a permute launch of its own), each
 #   in act_order int4-g128 (`ao`) and plain int4-g128 (`int4`), the default
 #   compile a user gets (no --tuning-db, default chip sm_90), batches
 #   1, 2, 4, 8, 16, 32, 64, 128;
@@ -151,6 +152,14 @@ func.func @mlpn(%h: tensor<?x${h}xf16>) -> tensor<?x${h}xf16> {
   %u = qf.matmul %x, %wu : tensor<?x${h}xf16>, !qf.weight<${i}x${h}, $enc> -> tensor<?x${i}xf16>
   %a = qf.silu_mul %g, %u : tensor<?x${i}xf16>
   %y = qf.matmul %a, %wd : tensor<?x${i}xf16>, !qf.weight<${h}x${i}, $enc> -> tensor<?x${h}xf16>
+  return %y : tensor<?x${h}xf16>
+}
+IR
+    ;;
+    o) cat <<IR
+func.func @o(%x: tensor<?x${h}xf16>) -> tensor<?x${h}xf16> {
+  %w = qf.weight_ref "o_proj" : !qf.weight<${h}x${h}, $enc>
+  %y = qf.matmul %x, %w : tensor<?x${h}xf16>, !qf.weight<${h}x${h}, $enc> -> tensor<?x${h}xf16>
   return %y : tensor<?x${h}xf16>
 }
 IR
