@@ -109,7 +109,7 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
     }
     gpu::GPUModuleOp gpuModule =
         getOrCreateKernelModule(module, chip, features);
-    batches.assign(batchSizes.begin(), batchSizes.end());
+    SmallVector<int64_t> batches(batchSizes.begin(), batchSizes.end());
     if (batches.empty())
       batches.push_back(1);
 
@@ -155,8 +155,6 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
   llvm::StringMap<int64_t> dequantVariants;
   /// The #qf.target of the `chip` option.
   TargetAttr target;
-  /// The `batch-sizes` option (1 when empty).
-  SmallVector<int64_t> batches;
   /// runsFusedAt's answers, by op and batch.
   std::map<std::pair<Operation *, int64_t>, bool> runsFused;
   /// When each of the op's qf.launches runs (lowerOne's op): parallel to
@@ -178,7 +176,8 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
     llvm::raw_string_ostream os(key);
     os << spec.encoding << "|" << spec.layout << "|" << spec.tiling << "|"
        << spec.n << "x" << spec.k << "|" << spec.target.getChip() << "|"
-       << spec.bf16 << spec.hasBias << spec.hasResidual << spec.gated << spec.scatterOutput << "|"
+       << spec.bf16 << spec.hasBias << spec.hasResidual << spec.gated
+       << spec.scatterOutput << "|"
        << (spec.hasNorm ? std::to_string(spec.normEps) : "-") << "|";
     llvm::interleave(spec.groupNs, os, ",");
     return key;
