@@ -21,7 +21,10 @@
 #   column order; `aop`: with --act-order-sorted-output=false, a permute
 #   launch before down), and `mlpn`, the same behind the RMSNorm of the
 #   layer input, as in a decoder layer, and `o` (o_proj: hidden x hidden,
-#   its input from attention, so a permute launch of its own), each
+#   on its own input, so a permute launch of its own), and `attno`,
+#   attention (head dim 128, a 1024-row cache) and the o_proj that reads
+#   it (act_order's default compile has the attention kernel store in
+#   o_proj's sorted order up to batch 16), each
 #   in act_order int4-g128 (`ao`) and plain int4-g128 (`int4`), the default
 #   compile a user gets (no --tuning-db, default chip sm_90), batches
 #   1, 2, 4, 8, 16, 32, 64, 128;
@@ -164,6 +167,15 @@ func.func @o(%x: tensor<?x${h}xf16>) -> tensor<?x${h}xf16> {
 }
 IR
     ;;
+    attno) cat <<IR
+func.func @attno(%q: tensor<?x${h}xf16>, %k: tensor<?x${v}xf16>, %v: tensor<?x${v}xf16>, %kc: tensor<1024x${v}xf16>, %vc: tensor<1024x${v}xf16>, %pos: tensor<?xi32>) -> (tensor<?x${h}xf16>, tensor<1024x${v}xf16>, tensor<1024x${v}xf16>) {
+  %a, %kc1, %vc1 = qf.attention %q, %k, %v, %kc, %vc, %pos {num_heads = $((h / 128)) : i64, num_kv_heads = $((v / 128)) : i64, head_dim = 128 : i64} : (tensor<?x${h}xf16>, tensor<?x${v}xf16>, tensor<?x${v}xf16>, tensor<1024x${v}xf16>, tensor<1024x${v}xf16>, tensor<?xi32>) -> (tensor<?x${h}xf16>, tensor<1024x${v}xf16>, tensor<1024x${v}xf16>)
+  %w = qf.weight_ref "o_proj" : !qf.weight<${h}x${h}, $enc>
+  %y = qf.matmul %a, %w : tensor<?x${h}xf16>, !qf.weight<${h}x${h}, $enc> -> tensor<?x${h}xf16>
+  return %y, %kc1, %vc1 : tensor<?x${h}xf16>, tensor<1024x${v}xf16>, tensor<1024x${v}xf16>
+}
+IR
+    ;;
     down) cat <<IR
 func.func @down(%x: tensor<?x${i}xf16>) -> tensor<?x${h}xf16> {
   %w = qf.weight_ref "down_proj" : !qf.weight<${h}x${i}, $enc>
@@ -183,12 +195,12 @@ for spec in $models; do
     # follows the plain norm or silu_mul launch, as in the parts without
     # one; ao of the downs part asks for act-order-silu-mul (opt-in).
     variants="ao int4"
-    case "$part" in qkvn|gateupn|downs|mlp) variants="ao aop int4" ;; esac
+    case "$part" in qkvn|gateupn|downs|mlp|attno) variants="ao aop int4" ;; esac
     for enc in $variants; do
       name="$model-$part-$enc"
       flags=""
       [ "$enc" = aop ] && flags=" --fuse=gated-mlp,epilogue,shared-input,rotary-attention"
-      [ "$enc" = aop ] && [ "$part" = mlp ] && flags=" --act-order-sorted-output=false"
+      case "$enc:$part" in aop:mlp|aop:attno) flags=" --act-order-sorted-output=false" ;; esac
       [ "$enc" = ao ] && [ "$part" = downs ] && flags=" --fuse=default,act-order-silu-mul"
       base=ao; [ "$enc" = int4 ] && base=int4
       emit "$part" "$base" "$h" "$v" "$i" > "$out/artifacts/$name.mlir"
@@ -219,13 +231,15 @@ done
 
 # PermGuardsGpuTest's artifacts, where the runtime's tests look for them.
 mkdir -p "$out/src/artifacts/act-order"
-for input in groups norm silu-mul mlp; do
+for input in groups norm silu-mul mlp attention; do
   for fuse in default none; do
     name=$input; [ "$fuse" = none ] && name=$input-unfused
     [ "$input" = silu-mul ] && [ "$fuse" = default ] && fuse=default,act-order-silu-mul
-    # mlp-unfused: the default fusions without the sorted output.
+    # mlp- and attention-unfused: the default fusions without the sorted output.
     extra=""
-    [ "$input" = mlp ] && [ "$fuse" = none ] && fuse=default && extra=" --act-order-sorted-output=false"
+    case "$input" in mlp|attention)
+      [ "$fuse" = none ] && fuse=default && extra=" --act-order-sorted-output=false" ;;
+    esac
     cmd="$compile test/Tools/qfuse-cpu-check/Inputs/act-order-$input.mlir --fuse=$fuse$extra --batch-sizes=1,16 -o $out/src/artifacts/act-order/$name.qfa"
     echo "$cmd" >> "$out/COMPILE"
     $cmd 2>> "$out/compile.log"

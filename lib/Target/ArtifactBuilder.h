@@ -172,10 +172,10 @@ private:
   BoundArg bindUpComponent(FusedMatmulOp fused, StringRef component,
                            LayoutAttr layout);
   /// Component `component` of the weight of the act_order matmul that
-  /// reads `fused`'s result, which `fused` writes in that weight's sorted
-  /// column order (qf-to-gpu, docs/act-order.md); the weight is read in
-  /// the layout of that matmul's kernel at `batch`.
-  schema::Arg readerComponent(FusedMatmulOp fused, int64_t batch,
+  /// reads `writer`'s result (result 0), which `writer` writes in that
+  /// weight's sorted column order (qf-to-gpu, docs/act-order.md); the
+  /// weight is read in the layout of that matmul's kernel at `batch`.
+  schema::Arg readerComponent(Operation *writer, int64_t batch,
                               StringRef component);
   /// Guards `step` by a `qf.launch_guards` entry (1: runs when the perms
   /// of `members`' weights, read in `layout`, are equal; 2: when they

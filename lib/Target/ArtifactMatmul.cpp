@@ -347,17 +347,17 @@ BoundArg ArtifactBuilder::bindFallbackArg(
   return {schema::Arg(), kPtr};
 }
 
-schema::Arg ArtifactBuilder::readerComponent(FusedMatmulOp fused,
+schema::Arg ArtifactBuilder::readerComponent(Operation *writer,
                                              int64_t batch,
                                              StringRef component) {
-  Value result = fused.getResult();
+  Value result = writer->getResult(0);
   auto reader = result.hasOneUse()
                     ? dyn_cast<FusedMatmulOp>(*result.getUsers().begin())
                     : FusedMatmulOp();
   auto ref = reader ? reader.getWeight().getDefiningOp<WeightRefOp>()
                     : WeightRefOp();
   if (!ref || reader.getInput() != result) {
-    fused.emitOpError() << "binds '" << component
+    writer->emitOpError() << "binds '" << component
                         << "' of the weight of the matmul that reads its "
                            "result, but no qf.fused_matmul on a "
                            "qf.weight_ref reads it as its only use";

@@ -118,9 +118,12 @@ void ArtifactBuilder::addDecodeOp(Operation *op, ArrayAttr launches) {
       case LaunchArgKind::Activations:
       case LaunchArgKind::Component:
       case LaunchArgKind::Scratch:
+      case LaunchArgKind::ReaderComponent: // attention's out_order
+        return {readerComponent(op, record.getBatch(),
+                                arg.getName().getValue()),
+                kPtr};
       case LaunchArgKind::Output:
       case LaunchArgKind::Residual:
-      case LaunchArgKind::ReaderComponent:
         break;
       }
       op->emitOpError() << "parameter '" << name << "' of a decode op "

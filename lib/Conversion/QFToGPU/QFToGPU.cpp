@@ -118,7 +118,10 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
       if (failed(lowerOne(op, gpuModule, batches)))
         anyFailed = true;
     }
-    OpKernelContext context{gpuModule, target};
+    auto sortsOutput = [this](Operation *op, int64_t batch) {
+      return static_cast<bool>(sortedReaderOf(op, batch));
+    };
+    OpKernelContext context{gpuModule, target, sortsOutput};
     for (Operation *op : decodeOps) {
       if (failed(lowerDecode(op, context, batches)))
         anyFailed = true;
@@ -392,7 +395,7 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
 
   /// The act_order matmul `op` writes its result for in sorted column order
   /// at `batch` (SortedOutput.h), or null.
-  FusedMatmulOp sortedReaderOf(FusedMatmulOp op, int64_t batch) {
+  FusedMatmulOp sortedReaderOf(Operation *op, int64_t batch) {
     if (!actOrderSortedOutput)
       return {};
     auto check = [this](FusedMatmulOp r, int64_t m) {

@@ -16,16 +16,24 @@ bool readsThroughPermute(FusedMatmulOp op) {
          !op.hasSiluMulPrologue() && !op->hasAttr("qf.group");
 }
 
+/// A writer whose stores can follow a reader's order: qf.attention, or a
+/// gated matmul on f16 without a residual or group.
+bool canSortOutput(Operation *writer) {
+  if (isa<AttentionOp>(writer))
+    return true;
+  auto gated = dyn_cast<FusedMatmulOp>(writer);
+  return gated && gated.getActivation() == EpilogueActivation::SiluMul &&
+         !gated.getResidual() && !gated->hasAttr("qf.group") &&
+         gated.getInput().getType().getElementType().isF16();
+}
+
 } // namespace
 
-FusedMatmulOp qf::sortedOutputReader(FusedMatmulOp writer, int64_t batch,
+FusedMatmulOp qf::sortedOutputReader(Operation *writer, int64_t batch,
                                      RunsFusedAt runsFused) {
-  if (batch > kSortedOutputMaxBatch ||
-      writer.getActivation() != EpilogueActivation::SiluMul ||
-      writer.getResidual() || writer->hasAttr("qf.group") ||
-      !writer.getInput().getType().getElementType().isF16())
+  if (batch > kSortedOutputMaxBatch || !writer || !canSortOutput(writer))
     return {};
-  Value result = writer.getResult();
+  Value result = writer->getResult(0);
   if (!result.hasOneUse())
     return {};
   auto reader = dyn_cast<FusedMatmulOp>(*result.getUsers().begin());
@@ -37,6 +45,6 @@ FusedMatmulOp qf::sortedOutputReader(FusedMatmulOp writer, int64_t batch,
 
 bool qf::readsSortedInput(FusedMatmulOp reader, int64_t batch,
                           RunsFusedAt runsFused) {
-  auto writer = reader.getInput().getDefiningOp<FusedMatmulOp>();
+  Operation *writer = reader.getInput().getDefiningOp();
   return writer && sortedOutputReader(writer, batch, runsFused) == reader;
 }

@@ -5,7 +5,8 @@
 // result of a gated matmul that only it reads (down_proj behind gate/up),
 // the gated kernel stores that result's column n at column inv_perm[n] of
 // the reader's weight instead (MatmulSpec::scatterOutput), and its fallback
-// writes it through the reader's perm: the permute launch goes away. The IR
+// writes it through the reader's perm: the permute launch goes away. The
+// same for attention's output read by o_proj (its `out_order` parameter). The IR
 // means the same, so the CPU reference is unchanged (docs/act-order.md).
 // Only at small batches: each scattered element is a 2-byte store of its
 // own, where the tensor-core epilogue writes 16 contiguous bytes, so with
@@ -29,13 +30,14 @@ inline constexpr int64_t kSortedOutputMaxBatch = 16;
 /// cuBLAS fallback) at a batch.
 using RunsFusedAt = function_ref<bool(FusedMatmulOp, int64_t batch)>;
 
-/// The act_order matmul `writer` writes its result for in sorted column
-/// order at `batch`, or null: the batch is at most kSortedOutputMaxBatch,
-/// `writer` is gated (silu_mul epilogue, f16), without a residual or
-/// qf.group, and its result's only use is the input of a fused matmul on
-/// an act_order weight whose columns sort (not 2:4), without a prologue or
-/// qf.group, which runs fused at that batch.
-FusedMatmulOp sortedOutputReader(FusedMatmulOp writer, int64_t batch,
+/// The act_order matmul `writer` writes its result (result 0) for in
+/// sorted column order at `batch`, or null: the batch is at most
+/// kSortedOutputMaxBatch, `writer` is a qf.attention or a gated matmul
+/// (silu_mul epilogue, f16) without a residual or qf.group, and its
+/// result's only use is the input of a fused matmul on an act_order weight
+/// whose columns sort (not 2:4), without a prologue or qf.group, which runs
+/// fused at that batch.
+FusedMatmulOp sortedOutputReader(Operation *writer, int64_t batch,
                                  RunsFusedAt runsFused);
 
 /// Whether `reader`'s input comes in its weight's sorted column order at

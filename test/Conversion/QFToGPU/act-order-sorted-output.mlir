@@ -82,3 +82,31 @@ func.func @two_readers(%x: tensor<1x512xf16>) -> (tensor<1x512xf16>, tensor<1x10
   %y = qf.fused_matmul %a, %d {tiling = #qf.tiling<matvec, block_n = 4, k_unroll = 4>} : tensor<1x1024xf16>, !wd -> tensor<1x512xf16>
   return %y, %a : tensor<1x512xf16>, tensor<1x1024xf16>
 }
+
+// -----
+
+// Attention read by an act_order o_proj: up to batch 16 the attention
+// kernel takes `out_order` (o_proj's inv_perm) and stores output column c
+// at out_order[c]; o_proj has no permute there. At 512 the tiled kernel
+// stores in checkpoint order and o_proj has its permute.
+#ao = #qf.enc<int4, group = 128, scale = f16, act_order>
+#l1 = #qf.layout<tiled, tile_n = 1, tile_k = 32>
+#l32 = #qf.layout<tiled, tile_n = 32, tile_k = 32>
+!wo = !qf.weight<4096x4096, #ao, #l1>
+// CHECK-LABEL: func.func @attention_o
+// CHECK: #qf.launch<args = [{{.*}}#qf.arg<result 0>, #qf.arg<reader_component "inv_perm">], batch = 1, {{[^>]*}}kernel = @qf_kernels::@qf_attention_h32_kv8_d128_s4096_sorted, {{[^>]*}}params = ["query", "key_cache", "value_cache", "positions", "out", "out_order"]
+// CHECK-SAME: batch = 16, {{[^>]*}}kernel = @qf_kernels::@qf_attention_h32_kv8_d128_s4096_sorted
+// CHECK-SAME: batch = 512, {{[^>]*}}kernel = @qf_kernels::@qf_attention_tiled_h32_kv8_d128_s4096,
+// CHECK: qf.launches = [#qf.launch<batch = 1, {{[^>]*}}kernel = @qf_kernels::@qf_matvec_{{[0-9]+}}_m1, params = ["x", "codes", "scales", "y"]
+// CHECK-SAME: #qf.launch<batch = 16, {{[^>]*}}kernel = @qf_kernels::@qf_mma_{{[0-9]+}}_m16,
+// CHECK-SAME: step = "permute"
+// CHECK-SAME: batch = 512, {{[^>]*}}input = "permuted"
+// OFF-LABEL: func.func @attention_o
+// OFF-NOT: _sorted
+// OFF: step = "permute"
+func.func @attention_o(%q: tensor<?x4096xf16>, %k: tensor<?x1024xf16>, %v: tensor<?x1024xf16>, %kc: tensor<4096x1024xf16>, %vc: tensor<4096x1024xf16>, %pos: tensor<?xi32>) -> (tensor<?x4096xf16>, tensor<4096x1024xf16>, tensor<4096x1024xf16>) {
+  %a, %kc1, %vc1 = qf.attention %q, %k, %v, %kc, %vc, %pos {num_heads = 32 : i64, num_kv_heads = 8 : i64, head_dim = 128 : i64} : (tensor<?x4096xf16>, tensor<?x1024xf16>, tensor<?x1024xf16>, tensor<4096x1024xf16>, tensor<4096x1024xf16>, tensor<?xi32>) -> (tensor<?x4096xf16>, tensor<4096x1024xf16>, tensor<4096x1024xf16>)
+  %wo = qf.weight_ref "o" : !wo
+  %y = qf.fused_matmul %a, %wo {tiling = #qf.tiling<matvec, block_n = 4, k_unroll = 4>, qf.batch_tilings = [#qf.batch_tiling<batch = 16, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>, layout = #l32>, #qf.batch_tiling<batch = 512, tiling = #qf.tiling<mma, block_m = 64, block_n = 64, block_k = 64, split_k = 1, stages = 4>, layout = #l32>]} : tensor<?x4096xf16>, !wo -> tensor<?x4096xf16>
+  return %y, %kc1, %vc1 : tensor<?x4096xf16>, tensor<4096x1024xf16>, tensor<4096x1024xf16>
+}

@@ -7,6 +7,10 @@
 // buffer. With --act-order-sorted-output=false down_proj has its permute.
 // RUN: qfuse-compile %S/../qfuse-cpu-check/Inputs/act-order-mlp.mlir --batch-sizes=16 --no-cubin -o %t.qfa
 // RUN: %python -c "import json, sys; [print(json.dumps(s, sort_keys=True)) for p in json.load(open(sys.argv[1]))['plans'] for s in p['steps']]" %t.qfa | FileCheck %s
+// Attention read by an act_order o_proj: the attention kernel binds
+// o_proj's inv_perm as `out_order`, o_proj reads its output as stored.
+// RUN: qfuse-compile %S/../qfuse-cpu-check/Inputs/act-order-attention.mlir --batch-sizes=16 --no-cubin -o %t.att.qfa
+// RUN: %python -c "import json, sys; [print(json.dumps(s, sort_keys=True)) for p in json.load(open(sys.argv[1]))['plans'] for s in p['steps']]" %t.att.qfa | FileCheck %s --check-prefix=ATT
 // RUN: qfuse-compile %S/../qfuse-cpu-check/Inputs/act-order-mlp.mlir --batch-sizes=16 --act-order-sorted-output=false --no-cubin -o %t.off.qfa
 // RUN: %python -c "import json, sys; [print(json.dumps(s, sort_keys=True)) for p in json.load(open(sys.argv[1]))['plans'] for s in p['steps']]" %t.off.qfa | FileCheck %s --check-prefix=OFF
 
@@ -24,3 +28,8 @@
 // OFF: "launch": "qf_permute_k1024", "op": "qf.permute_columns"
 // OFF: "launch": "qf_permute_k1536", "op": "qf.permute_columns"
 // OFF-NOT: inv_perm
+
+// ATT-NOT: qf_permute_k
+// ATT: {"buffer": "[[A:value[0-9]+]]"}, {"component": "inv_perm", "weight": "o_proj{{[^"]*}}"}], {{.*}}"launch": "qf_attention_h8_kv2_d64_s64_sorted"
+// ATT-NEXT: {"args": [{"buffer": "[[A]]"}, {"component": "codes", "weight": "o_proj
+// ATT-NOT: qf_permute_k

@@ -57,9 +57,10 @@ inline std::string shapeKey(const AttentionShape &s) {
 
 /// The kernel parameters buildAttention reads. `key` and `value` are the
 /// op's new rows, set only in the rotary form (which also writes the
-/// caches).
+/// caches). `outOrder`, when set, is where out's column c is stored (the
+/// inv_perm of the act_order matmul that reads out, SortedOutput.h).
 struct AttentionArgs {
-  Value query, key, value, keyCache, valueCache, positions, out;
+  Value query, key, value, keyCache, valueCache, positions, out, outOrder;
 };
 
 /// The thread's place in an attention block (h, m): its lane, warp, key
@@ -69,6 +70,7 @@ struct AttentionThread {
   Value kvHead; // first column of the block's kv head
   Value col;    // first column of the lane's chunk within a head
   Value kvCol;  // kvHead + col
+  Value outColumn; // with outOrder: outOrder[h * D + tid], loaded early
 };
 
 /// Launch 1 of the plain form: key/value rows -> cache rows positions[m].

@@ -364,8 +364,8 @@ void combineWarps(KernelEmitter &e, gpu::GPUModuleOp module, StringRef name,
     numer =
         e.fma(weight, loadShared(accShared, e.add(e.c32(w * s.d), tid)), numer);
   }
-  Value outIndex =
-      e.add(e.mul(e.add(e.mul(m, e.c32(s.heads)), h), e.c32(s.d)), tid);
+  Value column = t.outColumn ? t.outColumn : e.add(e.mul(h, e.c32(s.d)), tid);
+  Value outIndex = e.add(e.mul(m, e.c32(s.heads * s.d)), column);
   storeHalves(e, args.out, outIndex, {e.fdiv(numer, denom)});
 }
 
@@ -388,6 +388,13 @@ void buildAttention(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
   const bool fused = form == AttentionForm::Rotary;
   AttentionThread t = indexThread(e, s);
   Value h = t.h, m = t.m, lane = t.lane, col = t.col;
+  // The column this thread stores (tid < D), loaded before the cache is
+  // attended so that the store does not wait for it.
+  if (args.outOrder) {
+    Value c = e.add(e.mul(h, e.c32(s.d)), e.minu(t.tid, e.c32(s.d - 1)));
+    t.outColumn = e.loadRO(
+        e.i32(), e.gepBytes(args.outOrder, e.mul(e.zext64(c), e.c64(4))), 4);
+  }
 
   Value pos = e.loadRO(
       e.i32(), e.gepBytes(args.positions, e.mul(e.zext64(m), e.c64(4))), 4);
@@ -431,17 +438,23 @@ void buildAttention(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
                negInf);
 }
 
+/// The `out_order` parameter: the reader's inv_perm (SortedOutput.h).
+LaunchArgAttr outOrderArg(MLIRContext *ctx) {
+  return LaunchArgAttr::get(ctx, LaunchArgKind::ReaderComponent, "inv_perm");
+}
+
 /// Launch 2 of the plain form: attention of each query row against the
 /// cache. With `rope`, launch 2 of the split rotary form: the same kernel
 /// with the query rotated by its own position (the keys are read rotated
 /// from the cache).
 OpLaunch attend(AttentionOp op, OpKernelContext &context,
                 const AttentionShape &s, int64_t batch,
-                const RopeParams *rope = nullptr) {
+                const RopeParams *rope, bool sorted) {
   std::string shape = shapeKey(s);
-  std::string name = rope ? "qf_attention_rotated_query_" + shape + "_" +
-                                ropeKey(*rope)
-                          : "qf_attention_" + shape;
+  std::string name = (rope ? "qf_attention_rotated_query_" + shape + "_" +
+                                 ropeKey(*rope)
+                           : "qf_attention_" + shape) +
+                     (sorted ? "_sorted" : "");
   MLIRContext *ctx = op.getContext();
   SmallVector<OpParam> params = {
       {"query", ParamKind::In, operandArg(ctx, 0)},
@@ -449,6 +462,8 @@ OpLaunch attend(AttentionOp op, OpKernelContext &context,
       {"value_cache", ParamKind::In, operandArg(ctx, 4)},
       {"positions", ParamKind::In, operandArg(ctx, 5)},
       {"out", ParamKind::Out, resultArg(ctx, 0)}};
+  if (sorted)
+    params.push_back({"out_order", ParamKind::In, outOrderArg(ctx)});
   if (!context.module.lookupSymbol(name)) {
     ImplicitLocOpBuilder b(op.getLoc(), ctx);
     LLVM::GlobalOp table = rope ? ropeTable(b, context.module, *rope) : nullptr;
@@ -460,6 +475,8 @@ OpLaunch attend(AttentionOp op, OpKernelContext &context,
     a.valueCache = args[2];
     a.positions = args[3];
     a.out = args[4];
+    if (sorted)
+      a.outOrder = args[5];
     buildAttention(b, context.module, name, a, s,
                    rope ? AttentionForm::RotaryQuery : AttentionForm::Plain,
                    table);
@@ -472,11 +489,11 @@ OpLaunch attend(AttentionOp op, OpKernelContext &context,
 /// The rotary form: one launch (see the file comment).
 OpLaunch rotaryAttend(AttentionOp op, OpKernelContext &context,
                       const AttentionShape &s, const RopeParams &rope,
-                      int64_t batch) {
+                      int64_t batch, bool sorted) {
   std::string name = "qf_rotary_attention_h" + std::to_string(s.heads) +
                      "_kv" + std::to_string(s.kvHeads) + "_d" +
                      std::to_string(s.d) + "_s" + std::to_string(s.seq) + "_" +
-                     ropeKey(rope);
+                     ropeKey(rope) + (sorted ? "_sorted" : "");
   MLIRContext *ctx = op.getContext();
   // The caches are read and written (disjoint rows), so they are not
   // readonly; each is still the only pointer to its buffer.
@@ -488,6 +505,8 @@ OpLaunch rotaryAttend(AttentionOp op, OpKernelContext &context,
       {"value_cache", ParamKind::Out, operandArg(ctx, 4)},
       {"positions", ParamKind::In, operandArg(ctx, 5)},
       {"out", ParamKind::Out, resultArg(ctx, 0)}};
+  if (sorted)
+    params.push_back({"out_order", ParamKind::In, outOrderArg(ctx)});
   if (!context.module.lookupSymbol(name)) {
     ImplicitLocOpBuilder b(op.getLoc(), ctx);
     LLVM::GlobalOp table = ropeTable(b, context.module, rope);
@@ -501,6 +520,8 @@ OpLaunch rotaryAttend(AttentionOp op, OpKernelContext &context,
     a.valueCache = args[4];
     a.positions = args[5];
     a.out = args[6];
+    if (sorted)
+      a.outOrder = args[7];
     buildAttention(b, context.module, name, a, s, AttentionForm::Rotary,
                    table);
     LLVM::ReturnOp::create(b, ValueRange{});
@@ -536,14 +557,18 @@ qf::lowerAttention(AttentionOp op, OpKernelContext &context, int64_t batch) {
     return op.emitOpError() << "a cache of " << s.seq << " x " << s.kvWidth
                             << " elements overflows the kernel's i32 index",
            failure();
+  // The output in the sorted column order of the act_order matmul that
+  // reads it (SortedOutput.h): the kernel above stores it so; the tiled
+  // one does not.
+  const bool sorted = context.sortsOutput && context.sortsOutput(op, batch);
   // Launch 2 of the plain and split forms: on the tensor cores where the
   // tiled kernel takes the shape, else the kernel above.
   auto cacheAttention = [&](const RopeParams *rope) {
-    if (tiledAttentionEnabled() && batch >= kTiledFromBatch)
+    if (!sorted && tiledAttentionEnabled() && batch >= kTiledFromBatch)
       if (std::optional<OpLaunch> tiled =
               tiledAttend(op, context, s, batch, rope))
         return *tiled;
-    return attend(op, context, s, batch, rope);
+    return attend(op, context, s, batch, rope, sorted);
   };
   if (std::optional<RopeParams> rope = ropeParams(op)) {
     if (failed(checkRope(op, *rope)))
@@ -552,7 +577,8 @@ qf::lowerAttention(AttentionOp op, OpKernelContext &context, int64_t batch) {
       return SmallVector<OpLaunch>{
           rotaryCacheWrite(op, context, s, *rope, batch),
           cacheAttention(&*rope)};
-    return SmallVector<OpLaunch>{rotaryAttend(op, context, s, *rope, batch)};
+    return SmallVector<OpLaunch>{
+        rotaryAttend(op, context, s, *rope, batch, sorted)};
   }
   return SmallVector<OpLaunch>{cacheWrite(op, context, s, batch),
                                cacheAttention(nullptr)};

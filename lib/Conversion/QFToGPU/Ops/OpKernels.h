@@ -34,6 +34,10 @@ struct OpLaunch {
 struct OpKernelContext {
   gpu::GPUModuleOp module;
   TargetAttr target;
+  /// Whether an op (qf.attention) stores its result at a batch in the
+  /// sorted column order of the act_order matmul that reads it
+  /// (SortedOutput.h); null: never.
+  function_ref<bool(Operation *, int64_t)> sortsOutput = nullptr;
 };
 
 /// Argument records, for the generators.
