@@ -9,4 +9,4 @@
 set -uo pipefail
 export OUT="${OUT:-$PWD/gpu-out}"
 mkdir -p "$OUT"
-ONLY='^check-' bash bench/act-order/run.sh build-ao28 2>&1 | tail -60
+ONLY='^check-' bash build-ao28/run.sh build-ao28 2>&1 | tail -60
