@@ -78,6 +78,11 @@
 //    (AttentionTiled.cpp), a block per (kv head, run of rows) on the tensor
 //    cores; other shapes keep the kernel above.
 //
+//    Sorted output (`_sorted`, an out_order parameter): where the output
+//    is an act_order matmul's only input (o_proj), up to batch 16, column
+//    c goes to out_order[c], the matmul's inv_perm (SortedOutput.h); the
+//    tiled form is then not taken.
+//
 //    Why not a split over the sequence (flash-decoding): it needs a
 //    workspace for the partial results, which launch records cannot name
 //    yet. At decode (M = 1) this kernel has H blocks (one SM each)
