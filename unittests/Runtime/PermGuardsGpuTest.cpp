@@ -159,6 +159,38 @@ protected:
       executor.bindWeight(source, weights.at(source));
   }
 
+  /// Every matmul of `executor`'s plan for `batch` against the C++
+  /// reference (checkPlan), and at least one of them.
+  void expectChecksPass(
+      Executor &executor, int64_t batch,
+      const std::map<std::string, qfuse::format::TensorMap> &weights) {
+    std::vector<check::LaunchCheck> checks =
+        check::checkPlan(executor, batch, stream->get(), weights, 5);
+    EXPECT_FALSE(checks.empty());
+    for (const check::LaunchCheck &c : checks)
+      EXPECT_TRUE(c.passed)
+          << c.kernel << " " << c.weight << ": relative error "
+          << c.relativeError << (c.unwritten ? " (unwritten)" : "");
+  }
+
+  /// `got`'s outputs at `batch` on `inputs` are `want`'s, bit for bit, and
+  /// all written.
+  void expectSameOutputs(Executor &got, Executor &want, int64_t batch,
+                         const std::vector<std::vector<uint16_t>> &inputs) {
+    auto gotOut = run(got, batch, inputs);
+    auto wantOut = run(want, batch, inputs);
+    ASSERT_EQ(gotOut.size(), wantOut.size());
+    for (size_t o = 0; o < gotOut.size(); ++o) {
+      ASSERT_EQ(gotOut[o].size(), wantOut[o].size());
+      size_t differing = 0;
+      for (size_t i = 0; i < gotOut[o].size(); ++i) {
+        ASSERT_FALSE(std::isnan(gotOut[o][i])) << "output " << o << " unwritten";
+        differing += gotOut[o][i] != wantOut[o][i];
+      }
+      EXPECT_EQ(differing, 0u) << "output " << got.artifact().outputs[o];
+    }
+  }
+
   /// The grouped and unfused artifacts on one set of weights: the path the
   /// grouped one takes, its checks and its outputs against the unfused.
   void checkBothPaths(RandomPerms perms, When expected) {
@@ -265,26 +297,9 @@ TEST_F(SiluMulPrologueGpu, PermutedSiluMulMatchesTheUnfusedBitForBit) {
       SCOPED_TRACE("batch " + std::to_string(batch));
       EXPECT_EQ(runningGuards(fused, batch)[When::PermsDiffer], 0u);
       // The folded launch is followed back to gate and up by the check.
-      std::vector<check::LaunchCheck> checks =
-          check::checkPlan(fused, batch, stream->get(), weights, 5);
-      EXPECT_FALSE(checks.empty());
-      for (const check::LaunchCheck &c : checks)
-        EXPECT_TRUE(c.passed)
-            << c.kernel << " " << c.weight << ": relative error "
-            << c.relativeError << (c.unwritten ? " (unwritten)" : "");
-      auto inputs = randomInputs(*grouped, batch, 200 + batch);
-      auto got = run(fused, batch, inputs);
-      auto want = run(plain, batch, inputs);
-      ASSERT_EQ(got.size(), want.size());
-      for (size_t o = 0; o < got.size(); ++o) {
-        ASSERT_EQ(got[o].size(), want[o].size());
-        size_t differing = 0;
-        for (size_t i = 0; i < got[o].size(); ++i) {
-          ASSERT_FALSE(std::isnan(got[o][i])) << "output " << o << " unwritten";
-          differing += got[o][i] != want[o][i];
-        }
-        EXPECT_EQ(differing, 0u) << "output " << grouped->outputs[o];
-      }
+      expectChecksPass(fused, batch, weights);
+      expectSameOutputs(fused, plain, batch,
+                        randomInputs(*grouped, batch, 200 + batch));
     }
   }
 }
@@ -316,26 +331,9 @@ TEST_F(SortedOutputGpu, SortedStoresMatchThePermuteLaunchBitForBit) {
     for (int64_t batch : {1, 16}) {
       SCOPED_TRACE("batch " + std::to_string(batch));
       // The gated kernel's output is followed back through down's perm.
-      std::vector<check::LaunchCheck> checks =
-          check::checkPlan(sorted, batch, stream->get(), weights, 5);
-      EXPECT_FALSE(checks.empty());
-      for (const check::LaunchCheck &c : checks)
-        EXPECT_TRUE(c.passed)
-            << c.kernel << " " << c.weight << ": relative error "
-            << c.relativeError << (c.unwritten ? " (unwritten)" : "");
-      auto inputs = randomInputs(*grouped, batch, 300 + batch);
-      auto got = run(sorted, batch, inputs);
-      auto want = run(plain, batch, inputs);
-      ASSERT_EQ(got.size(), want.size());
-      for (size_t o = 0; o < got.size(); ++o) {
-        ASSERT_EQ(got[o].size(), want[o].size());
-        size_t differing = 0;
-        for (size_t i = 0; i < got[o].size(); ++i) {
-          ASSERT_FALSE(std::isnan(got[o][i])) << "output " << o << " unwritten";
-          differing += got[o][i] != want[o][i];
-        }
-        EXPECT_EQ(differing, 0u) << "output " << grouped->outputs[o];
-      }
+      expectChecksPass(sorted, batch, weights);
+      expectSameOutputs(sorted, plain, batch,
+                        randomInputs(*grouped, batch, 300 + batch));
     }
   }
 }
