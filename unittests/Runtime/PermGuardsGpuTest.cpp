@@ -366,19 +366,7 @@ TEST_F(SortedAttentionGpu, SortedStoresMatchThePermuteLaunchBitForBit) {
           inputs[i][2 * m] = static_cast<uint16_t>(m);
           inputs[i][2 * m + 1] = 0;
         }
-    auto got = run(sorted, batch, inputs);
-    auto want = run(plain, batch, inputs);
-    ASSERT_EQ(got.size(), want.size());
-    for (size_t o = 0; o < got.size(); ++o) {
-      ASSERT_EQ(got[o].size(), want[o].size());
-      size_t differing = 0, nans = 0;
-      for (size_t i = 0; i < got[o].size(); ++i) {
-        nans += std::isnan(got[o][i]);
-        differing += !(got[o][i] == want[o][i]);
-      }
-      EXPECT_EQ(nans, 0u) << "output " << grouped->outputs[o];
-      EXPECT_EQ(differing, 0u) << "output " << grouped->outputs[o];
-    }
+    expectSameOutputs(sorted, plain, batch, inputs);
   }
 }
 
