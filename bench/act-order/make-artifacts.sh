@@ -22,7 +22,7 @@
 #   launch before down), and `mlpn`, the same behind the RMSNorm of the
 #   layer input, as in a decoder layer, and `o` (o_proj: hidden x hidden,
 #   on its own input, so a permute launch of its own), and `attno`,
-#   attention (head dim 128, a 1024-row cache) and the o_proj that reads
+#   rotary attention (head dim 128, a 1024-row cache) and the o_proj that reads
 #   it (act_order's default compile has the attention kernel store in
 #   o_proj's sorted order up to batch 16), each
 #   in act_order int4-g128 (`ao`) and plain int4-g128 (`int4`), the default
@@ -169,7 +169,7 @@ IR
     ;;
     attno) cat <<IR
 func.func @attno(%q: tensor<?x${h}xf16>, %k: tensor<?x${v}xf16>, %v: tensor<?x${v}xf16>, %kc: tensor<1024x${v}xf16>, %vc: tensor<1024x${v}xf16>, %pos: tensor<?xi32>) -> (tensor<?x${h}xf16>, tensor<1024x${v}xf16>, tensor<1024x${v}xf16>) {
-  %a, %kc1, %vc1 = qf.attention %q, %k, %v, %kc, %vc, %pos {num_heads = $((h / 128)) : i64, num_kv_heads = $((v / 128)) : i64, head_dim = 128 : i64} : (tensor<?x${h}xf16>, tensor<?x${v}xf16>, tensor<?x${v}xf16>, tensor<1024x${v}xf16>, tensor<1024x${v}xf16>, tensor<?xi32>) -> (tensor<?x${h}xf16>, tensor<1024x${v}xf16>, tensor<1024x${v}xf16>)
+  %a, %kc1, %vc1 = qf.attention %q, %k, %v, %kc, %vc, %pos {num_heads = $((h / 128)) : i64, num_kv_heads = $((v / 128)) : i64, head_dim = 128 : i64, rope_theta = 10000.0 : f64} : (tensor<?x${h}xf16>, tensor<?x${v}xf16>, tensor<?x${v}xf16>, tensor<1024x${v}xf16>, tensor<1024x${v}xf16>, tensor<?xi32>) -> (tensor<?x${h}xf16>, tensor<1024x${v}xf16>, tensor<1024x${v}xf16>)
   %w = qf.weight_ref "o_proj" : !qf.weight<${h}x${h}, $enc>
   %y = qf.matmul %a, %w : tensor<?x${h}xf16>, !qf.weight<${h}x${h}, $enc> -> tensor<?x${h}xf16>
   return %y, %kc1, %vc1 : tensor<?x${h}xf16>, tensor<1024x${v}xf16>, tensor<1024x${v}xf16>
@@ -231,13 +231,14 @@ done
 
 # PermGuardsGpuTest's artifacts, where the runtime's tests look for them.
 mkdir -p "$out/src/artifacts/act-order"
-for input in groups norm silu-mul mlp attention; do
+for input in groups norm silu-mul mlp attention rotary-attention; do
   for fuse in default none; do
     name=$input; [ "$fuse" = none ] && name=$input-unfused
     [ "$input" = silu-mul ] && [ "$fuse" = default ] && fuse=default,act-order-silu-mul
-    # mlp- and attention-unfused: the default fusions without the sorted output.
+    # mlp- and (rotary-)attention-unfused: the default fusions without the
+    # sorted output.
     extra=""
-    case "$input" in mlp|attention)
+    case "$input" in mlp|attention|rotary-attention)
       [ "$fuse" = none ] && fuse=default && extra=" --act-order-sorted-output=false" ;;
     esac
     cmd="$compile test/Tools/qfuse-cpu-check/Inputs/act-order-$input.mlir --fuse=$fuse$extra --batch-sizes=1,16 -o $out/src/artifacts/act-order/$name.qfa"

@@ -62,7 +62,7 @@ if [ -z "${SKIP_TESTS:-}" ]; then
     --gtest_filter='PermGuards*:*GPTQv1ActOrderGroupPerms*' \
     > "$res/perm-guards-test.log" 2>&1 || failed=$((failed + 1))
   QFUSE_ACT_ORDER_ARTIFACTS="$dir/src/artifacts/act-order" timeout 300 \
-    "$b/unittests/Runtime/qfuse-runtime-gpu-tests" --gtest_filter='PermGuardsGpu*:PermGuardsNormGpu*:SiluMulPrologueGpu*:SortedOutputGpu*:SortedAttentionGpu*' \
+    "$b/unittests/Runtime/qfuse-runtime-gpu-tests" --gtest_filter='PermGuardsGpu*:PermGuardsNormGpu*:SiluMulPrologueGpu*:SortedOutputGpu*:SortedAttentionGpu*:SortedRotaryAttentionGpu*' \
     > "$res/perm-guards-gpu-test.log" 2>&1 || failed=$((failed + 1))
   grep -hE "^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED  \]|qfuse-gpu-skip|Failure" \
     "$res/perm-guards-test.log" "$res/perm-guards-gpu-test.log" | head -20

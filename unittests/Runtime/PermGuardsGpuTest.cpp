@@ -34,9 +34,10 @@
 // the product through down_proj's perm) in place of the permute launch,
 // so down_proj reads the same values and the outputs are equal bit for bit.
 //
-// The same for act-order-attention.mlir (attention.qfa, attention-unfused.qfa),
-// where an act_order o_proj reads attention: the attention kernel stores
-// its output in o_proj's sorted column order, fed valid positions.
+// The same for act-order-attention.mlir (attention.qfa, attention-unfused.qfa)
+// and its rotary form (rotary-attention*.qfa), where an act_order o_proj
+// reads attention: the attention kernel stores its output in o_proj's
+// sorted column order, fed valid positions.
 //
 // QFUSE_ACT_ORDER_ARTIFACTS overrides the directory; the tests skip where
 // the artifacts are missing (they need the compiler).
@@ -338,36 +339,52 @@ TEST_F(SortedOutputGpu, SortedStoresMatchThePermuteLaunchBitForBit) {
   }
 }
 
-/// o_proj reading attention (act-order-attention.mlir).
+/// o_proj reading attention (act-order-attention.mlir): no permute launch
+/// at batches 1 and 16, and the outputs of the permute launch's artifact,
+/// bit for bit, on valid positions.
 class SortedAttentionGpu : public PermGuardsGpu {
 protected:
   std::string artifactName() const override { return "attention"; }
+
+  void expectSortedStoresMatchThePermuteLaunch() {
+    for (int64_t batch : {1, 16}) {
+      size_t permutes = 0;
+      for (const Step &step : grouped->plan(batch).steps)
+        permutes += step.op == kPermuteColumnsOp;
+      EXPECT_EQ(permutes, 0u) << "batch " << batch;
+    }
+    const std::map<std::string, qfuse::format::TensorMap> weights =
+        randomWeights(*grouped, RandomPerms::PerWeight);
+    Executor sorted(*grouped, *context), plain(*unfused, *context);
+    bindAll(sorted, weights);
+    bindAll(plain, weights);
+    for (int64_t batch : {1, 16}) {
+      SCOPED_TRACE("batch " + std::to_string(batch));
+      // Row m at cache position m: every row attends the ones before it.
+      auto inputs = randomInputs(*grouped, batch, 400 + batch);
+      for (size_t i = 0; i < grouped->inputs.size(); ++i)
+        if (grouped->findBuffer(grouped->inputs[i])->dtype == DType::I32)
+          for (int64_t m = 0; m < batch; ++m) {
+            inputs[i][2 * m] = static_cast<uint16_t>(m);
+            inputs[i][2 * m + 1] = 0;
+          }
+      expectSameOutputs(sorted, plain, batch, inputs);
+    }
+  }
 };
 
 TEST_F(SortedAttentionGpu, SortedStoresMatchThePermuteLaunchBitForBit) {
-  for (int64_t batch : {1, 16}) {
-    size_t permutes = 0;
-    for (const Step &step : grouped->plan(batch).steps)
-      permutes += step.op == kPermuteColumnsOp;
-    EXPECT_EQ(permutes, 0u) << "batch " << batch;
-  }
-  const std::map<std::string, qfuse::format::TensorMap> weights =
-      randomWeights(*grouped, RandomPerms::PerWeight);
-  Executor sorted(*grouped, *context), plain(*unfused, *context);
-  bindAll(sorted, weights);
-  bindAll(plain, weights);
-  for (int64_t batch : {1, 16}) {
-    SCOPED_TRACE("batch " + std::to_string(batch));
-    // Row m at cache position m: every row attends the ones before it.
-    auto inputs = randomInputs(*grouped, batch, 400 + batch);
-    for (size_t i = 0; i < grouped->inputs.size(); ++i)
-      if (grouped->findBuffer(grouped->inputs[i])->dtype == DType::I32)
-        for (int64_t m = 0; m < batch; ++m) {
-          inputs[i][2 * m] = static_cast<uint16_t>(m);
-          inputs[i][2 * m + 1] = 0;
-        }
-    expectSameOutputs(sorted, plain, batch, inputs);
-  }
+  expectSortedStoresMatchThePermuteLaunch();
+}
+
+/// The rotary one-launch form (act-order-rotary-attention.mlir).
+class SortedRotaryAttentionGpu : public SortedAttentionGpu {
+protected:
+  std::string artifactName() const override { return "rotary-attention"; }
+};
+
+TEST_F(SortedRotaryAttentionGpu, SortedStoresMatchThePermuteLaunchBitForBit) {
+  expectSortedStoresMatchThePermuteLaunch();
 }
 
 } // namespace

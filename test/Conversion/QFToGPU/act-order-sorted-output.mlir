@@ -110,3 +110,27 @@ func.func @attention_o(%q: tensor<?x4096xf16>, %k: tensor<?x1024xf16>, %v: tenso
   %y = qf.fused_matmul %a, %wo {tiling = #qf.tiling<matvec, block_n = 4, k_unroll = 4>, qf.batch_tilings = [#qf.batch_tiling<batch = 16, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>, layout = #l32>, #qf.batch_tiling<batch = 512, tiling = #qf.tiling<mma, block_m = 64, block_n = 64, block_k = 64, split_k = 1, stages = 4>, layout = #l32>]} : tensor<?x4096xf16>, !wo -> tensor<?x4096xf16>
   return %y, %kc1, %vc1 : tensor<?x4096xf16>, tensor<4096x1024xf16>, tensor<4096x1024xf16>
 }
+
+// -----
+
+// The rotary form (one launch) stores the same way up to batch 16; at 512
+// its split form's tiled kernel stores in checkpoint order.
+#ao = #qf.enc<int4, group = 128, scale = f16, act_order>
+#l1 = #qf.layout<tiled, tile_n = 1, tile_k = 32>
+#l32 = #qf.layout<tiled, tile_n = 32, tile_k = 32>
+!wo = !qf.weight<4096x4096, #ao, #l1>
+// CHECK-LABEL: func.func @rotary_attention_o
+// CHECK: #qf.launch<args = [{{.*}}#qf.arg<result 0>, #qf.arg<reader_component "inv_perm">], batch = 1, {{[^>]*}}kernel = @qf_kernels::@qf_rotary_attention_h32_kv8_d128_s4096_t500000_sorted, {{[^>]*}}params = ["query", "key", "value", "key_cache", "value_cache", "positions", "out", "out_order"]
+// CHECK-SAME: batch = 16, {{[^>]*}}kernel = @qf_kernels::@qf_rotary_attention_h32_kv8_d128_s4096_t500000_sorted,
+// CHECK-SAME: batch = 512, {{[^>]*}}kernel = @qf_kernels::@qf_rotary_kv_cache_write_kv8_d128_s4096_t500000,
+// CHECK-SAME: batch = 512, {{[^>]*}}kernel = @qf_kernels::@qf_attention_tiled_rotated_query_h32_kv8_d128_s4096_t500000,
+// CHECK: qf.launches = [#qf.launch<batch = 1, {{[^>]*}}kernel = @qf_kernels::@qf_matvec_{{[0-9]+}}_m1, params = ["x", "codes", "scales", "y"]
+// OFF-LABEL: func.func @rotary_attention_o
+// OFF-NOT: _sorted
+// OFF: step = "permute"
+func.func @rotary_attention_o(%q: tensor<?x4096xf16>, %k: tensor<?x1024xf16>, %v: tensor<?x1024xf16>, %kc: tensor<4096x1024xf16>, %vc: tensor<4096x1024xf16>, %pos: tensor<?xi32>) -> (tensor<?x4096xf16>, tensor<4096x1024xf16>, tensor<4096x1024xf16>) {
+  %a, %kc1, %vc1 = qf.attention %q, %k, %v, %kc, %vc, %pos {num_heads = 32 : i64, num_kv_heads = 8 : i64, head_dim = 128 : i64, rope_theta = 500000.0 : f64} : (tensor<?x4096xf16>, tensor<?x1024xf16>, tensor<?x1024xf16>, tensor<4096x1024xf16>, tensor<4096x1024xf16>, tensor<?xi32>) -> (tensor<?x4096xf16>, tensor<4096x1024xf16>, tensor<4096x1024xf16>)
+  %wo = qf.weight_ref "o" : !wo
+  %y = qf.fused_matmul %a, %wo {tiling = #qf.tiling<matvec, block_n = 4, k_unroll = 4>, qf.batch_tilings = [#qf.batch_tiling<batch = 16, tiling = #qf.tiling<mma, block_m = 16, block_n = 32, block_k = 64, split_k = 4, stages = 4>, layout = #l32>, #qf.batch_tiling<batch = 512, tiling = #qf.tiling<mma, block_m = 64, block_n = 64, block_k = 64, split_k = 1, stages = 4>, layout = #l32>]} : tensor<?x4096xf16>, !wo -> tensor<?x4096xf16>
+  return %y, %kc1, %vc1 : tensor<?x4096xf16>, tensor<4096x1024xf16>, tensor<4096x1024xf16>
+}
