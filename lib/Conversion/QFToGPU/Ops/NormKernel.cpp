@@ -20,8 +20,13 @@
 // docs/act-order.md) writes y[m, j] = x[m, perm[j]] * rstd * gamma[perm[j]]:
 // the same values in the weight's sorted column order, so the matmul needs
 // no permute launch. sum(x^2) does not depend on the order, so rstd is the
-// plain kernel's, bit for bit; only the output's reads are gathered (scalar
-// loads of a row that is in L1/L2 already), its stores stay vectors.
+// plain kernel's, bit for bit. Where x's row and gamma fit in shared memory
+// together (H <= kMaxStagedRow) each thread stores its x and gamma vectors
+// there beside the sum's loads, and loads its perm entries as vectors, all
+// before the block sum's barrier; after it the output gathers from shared
+// memory. So the gather adds no global round trip after the sum (longer
+// rows gather x and gamma from global memory, after a scalar perm load).
+// The stores stay vectors.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,6 +41,17 @@ namespace {
 
 /// Vectors a thread may hold in registers (16 x 8 halves = 64 registers).
 constexpr int64_t kMaxVectorsPerThread = 16;
+
+/// The longest row whose x and gamma the permuted kernel stages in shared
+/// memory: two f16 rows beside the 32 partial sums in 48 KB of static
+/// shared memory.
+constexpr int64_t kMaxStagedRow = (48 * 1024 - 32 * 4) / 4;
+
+/// Static shared bytes of the kernel: the block sum's partials, and the
+/// staged rows.
+int64_t normSharedBytes(int64_t threads, int64_t h, bool staged) {
+  return (threads > 32 ? 32 * 4 : 0) + (staged ? 2 * h * 2 : 0);
+}
 
 struct NormPlan {
   int64_t width, vectors, threads, perThread;
@@ -62,32 +78,81 @@ NormPlan planNorm(int64_t h) {
   return p;
 }
 
+/// perm[col .. col + width) as i32 values, in 16-byte (or narrower) loads.
+SmallVector<Value> loadPermEntries(KernelEmitter &e, Value perm, Value col,
+                                   int64_t width) {
+  const int64_t words = std::min<int64_t>(width, 4);
+  SmallVector<Value> out;
+  for (int64_t i = 0; i < width; i += words) {
+    Value at = e.gepBytes(perm, e.zext64(e.mul(e.add(col, e.c32(i)), e.c32(4))));
+    if (words == 1) {
+      out.push_back(e.loadRO(e.i32(), at, 4));
+      continue;
+    }
+    Value v = e.loadRO(e.vNi32(words), at, words * 4);
+    for (int64_t w = 0; w < words; ++w)
+      out.push_back(e.extract(v, w));
+  }
+  return out;
+}
+
+/// Element `index` of the shared f16 row `row`, as f32.
+Value loadSharedHalf(KernelEmitter &e, Value row, Value index) {
+  return e.extf32(LLVM::LoadOp::create(e.builder(), e.f16(),
+                                       sharedElement(e, row, index, 2), 2));
+}
+
 void buildNorm(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module, StringRef name,
                ArrayRef<Value> args, const NormPlan &p, int64_t h, float eps) {
   KernelEmitter e(b);
   const bool permuted = args.size() == 4;
+  const bool staged = permuted && h <= kMaxStagedRow;
   Value x = args[0], gamma = args[1], y = args.back();
   Value perm = permuted ? args[2] : Value();
   Value scratch =
       p.threads > 32
           ? sharedArray(b, module, (name + "_partials").str(), e.f32(), 32)
           : Value();
+  Value xRow = staged ? sharedArray(b, module, (name + "_x").str(), e.f16(), h)
+                      : Value();
+  Value gammaRow =
+      staged ? sharedArray(b, module, (name + "_gamma").str(), e.f16(), h)
+             : Value();
   Value row = e.mul(e.ctaidX(), e.c32(h));
   Value tid = e.tidX();
 
   // Vector j of this thread is index tid + j * T; only the last may run past
   // V (then it is clamped for the load and left out of the sum and store).
   SmallVector<Value> index, valid;
-  SmallVector<SmallVector<Value>> xs;
+  SmallVector<SmallVector<Value>> xs, sources;
   for (int64_t j = 0; j < p.perThread; ++j) {
     Value v = e.add(tid, e.c32(j * p.threads));
     bool alwaysValid = (j + 1) * p.threads <= p.vectors;
     index.push_back(v);
     valid.push_back(alwaysValid ? Value() : e.ult(v, e.c32(p.vectors)));
     Value loadAt = alwaysValid ? v : e.minu(v, e.c32(p.vectors - 1));
-    xs.push_back(
-        loadHalves(e, x, e.add(row, e.mul(loadAt, e.c32(p.width))), p.width));
+    Value col = e.mul(loadAt, e.c32(p.width));
+    if (!staged) {
+      xs.push_back(loadHalves(e, x, e.add(row, col), p.width));
+      continue;
+    }
+    Value xRaw = loadRaw(e, x, e.add(row, col), p.width);
+    Value gammaRaw = loadRaw(e, gamma, col, p.width);
+    sources.push_back(loadPermEntries(e, perm, col, p.width));
+    xs.push_back(halvesOf(e, xRaw, p.width));
+    OpBuilder::InsertionGuard guard(b);
+    if (valid[j]) {
+      auto inRange = scf::IfOp::create(b, valid[j], /*withElseRegion=*/false);
+      b.setInsertionPointToStart(inRange.thenBlock());
+    }
+    const unsigned align = static_cast<unsigned>(p.width * 2);
+    e.store(xRaw, sharedElement(e, xRow, col, 2), align);
+    e.store(gammaRaw, sharedElement(e, gammaRow, col, 2), align);
   }
+  // The staged rows are read after the block sum's barrier; one warp has
+  // none of its own.
+  if (staged && p.threads <= 32)
+    NVVM::Barrier0Op::create(b);
   Value sumsq = e.cf32(0.0);
   for (int64_t j = 0; j < p.perThread; ++j) {
     Value part = e.cf32(0.0);
@@ -110,7 +175,13 @@ void buildNorm(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module, StringRef name,
     }
     Value col = e.mul(index[j], e.c32(p.width));
     SmallVector<Value> out;
-    if (permuted) {
+    if (staged) {
+      for (Value source : sources[j]) {
+        Value xv = loadSharedHalf(e, xRow, source);
+        Value g = loadSharedHalf(e, gammaRow, source);
+        out.push_back(e.fmul(e.fmul(xv, rstd), g));
+      }
+    } else if (permuted) {
       for (int64_t i = 0; i < p.width; ++i) {
         Value source = e.loadRO(
             e.i32(),
@@ -161,7 +232,7 @@ FailureOr<OpLaunch> qf::emitRMSNormLaunch(Operation *op,
     buildNorm(b, module, name, kernelArgs, p, h, eps);
     LLVM::ReturnOp::create(b, ValueRange{});
   }
-  int64_t shared = p.threads > 32 ? 32 * 4 : 0;
+  int64_t shared = normSharedBytes(p.threads, h, permuted && h <= kMaxStagedRow);
   return makeOpLaunch(name, params, rows, 1, p.threads, shared);
 }
 

@@ -132,7 +132,10 @@ void qf::storeRaw(KernelEmitter &e, Value base, Value index, Value raw,
 
 SmallVector<Value> qf::loadHalves(KernelEmitter &e, Value base, Value index,
                                   int64_t width, bool readOnly) {
-  Value raw = loadRaw(e, base, index, width, readOnly);
+  return halvesOf(e, loadRaw(e, base, index, width, readOnly), width);
+}
+
+SmallVector<Value> qf::halvesOf(KernelEmitter &e, Value raw, int64_t width) {
   SmallVector<Value> out;
   if (width == 1) {
     out.push_back(e.extf32(raw));

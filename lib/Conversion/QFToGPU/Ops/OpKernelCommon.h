@@ -69,6 +69,9 @@ Value sharedElement(KernelEmitter &e, Value base, Value index,
 SmallVector<Value> loadHalves(KernelEmitter &e, Value base, Value index,
                               int64_t width, bool readOnly = true);
 
+/// The `width` f16 values of a raw load (loadRaw) as f32.
+SmallVector<Value> halvesOf(KernelEmitter &e, Value raw, int64_t width);
+
 /// Stores `values` (f32) rounded to f16 at element `index` of `base`, as one
 /// vector store of values.size() halves.
 void storeHalves(KernelEmitter &e, Value base, Value index,
