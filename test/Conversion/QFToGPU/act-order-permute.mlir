@@ -39,5 +39,14 @@ func.func @down_b8(%x: tensor<8x18944xf16>) -> tensor<8x3584xf16> {
   %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<matvec, block_n = 4, k_unroll = 4>} : tensor<8x18944xf16>, !wd -> tensor<8x3584xf16>
   return %y : tensor<8x3584xf16>
 }
+// The row is copied into shared memory in 16-byte vectors; after the
+// barrier each thread writes 8 sorted columns of its block's chunk: two
+// 16-byte perm loads, 8 shared loads, one 16-byte store.
 // CHECK: llvm.func @qf_permute_k4096(
+// CHECK: llvm.load {{.*}} : !llvm.ptr<1> -> vector<4xi32>
+// CHECK: llvm.store {{.*}} : vector<4xi32>, !llvm.ptr<3>
+// CHECK: nvvm.barrier0
+// CHECK-COUNT-2: llvm.load {{.*}} : !llvm.ptr<1> -> vector<4xi32>
+// CHECK-COUNT-8: llvm.load {{.*}} : !llvm.ptr<3> -> i16
+// CHECK: llvm.store {{.*}} : vector<4xi32>, !llvm.ptr<1>
 // CHECK: llvm.func @qf_mma_1_m16(

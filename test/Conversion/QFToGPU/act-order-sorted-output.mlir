@@ -18,7 +18,7 @@
 !wd = !qf.weight<4096x14336, #ao, #l1>
 // CHECK-LABEL: func.func @mlp
 // CHECK: kernel = @qf_kernels::@qf_matvec_0_m1, params = ["x", "codes", "scales", "up_codes", "up_scales", "y", "y_order"]
-// CHECK-SAME: #qf.launch<args = [#qf.arg<scratch "gate">, #qf.arg<scratch "up">, #qf.arg<reader_component "perm">, #qf.arg<output>], batch = 16, {{[^>]*}}kernel = @qf_kernels::@qf_permute_silu_mul_k14336_g, member = 0, params = ["gate", "up", "perm", "xp"], {{[^>]*}}step = "silu_mul">
+// CHECK-SAME: #qf.launch<args = [#qf.arg<scratch "gate">, #qf.arg<scratch "up">, #qf.arg<reader_component "perm">, #qf.arg<output>], batch = 16, {{[^>]*}}kernel = @qf_kernels::@qf_permute_silu_mul_k14336, member = 0, params = ["gate", "up", "perm", "xp"], {{[^>]*}}step = "silu_mul">
 // CHECK-SAME: kernel = @qf_kernels::@qf_mma_1_m512, layout = #tiled_32x32, params = ["x", "codes", "scales", "up_codes", "up_scales", "y"]
 // CHECK: qf.launches = [#qf.launch<batch = 1, {{[^>]*}}kernel = @qf_kernels::@qf_matvec_2_m1, params = ["x", "codes", "scales", "y"]
 // CHECK-SAME: #qf.launch<batch = 16, {{[^>]*}}kernel = @qf_kernels::@qf_mma_3_m16, layout = #tiled_32x32, params = ["x", "codes", "scales", "y"]

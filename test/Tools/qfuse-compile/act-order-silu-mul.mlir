@@ -22,7 +22,7 @@
 // matmul reads what it wrote.
 // CHECK-NOT: qf_silu_mul_v
 // CHECK-NOT: qf_permute_k1024
-// CHECK: {"args": [{"buffer": "gate_proj.out"}, {"buffer": "up_proj.out"}, {"component": "perm", "weight": "down_proj"}, {"buffer": "down_proj.out.permuted_input"}], "block": [256, 1, 1], "grid": [1, 128, 1], "launch": "qf_permute_silu_mul_k1024_g", "op": "qf.silu_mul", "shared_bytes": 0}
+// CHECK: {"args": [{"buffer": "gate_proj.out"}, {"buffer": "up_proj.out"}, {"component": "perm", "weight": "down_proj"}, {"buffer": "down_proj.out.permuted_input"}], "block": [128, 1, 1], "grid": [1, 128, 1], "launch": "qf_permute_silu_mul_k1024", "op": "qf.silu_mul", "shared_bytes": 0}
 // CHECK-NEXT: {"args": [{"buffer": "down_proj.out.permuted_input"}, {"component": "codes", "weight": "down_proj"}, {"component": "scales", "weight": "down_proj"}, {"buffer": "down_proj.out"}], {{.*}}"launch": "qf_mma_1_m128"
 // CHECK-NOT: qf_silu_mul_v
 // CHECK-NOT: qf_permute_k1024

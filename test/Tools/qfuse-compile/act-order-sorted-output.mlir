@@ -17,7 +17,7 @@
 // One step per line (the artifact's plans, keys sorted).
 // CHECK-NOT: qf_permute_k1024
 // CHECK: {"buffer": "gate_proj.out"}, {"component": "inv_perm", "weight": "down_proj"}], {{.*}}"launch": "qf_mma_0_m16", {{.*}}"when": {"perms_equal": ["gate_proj", "up_proj"]}}
-// CHECK: {"args": [{"buffer": "gate_proj.out.fallback_gate"}, {"buffer": "gate_proj.out.fallback_up"}, {"component": "perm", "weight": "down_proj"}, {"buffer": "gate_proj.out"}], {{.*}}"launch": "qf_permute_silu_mul_k1024_g", {{.*}}"when": {"perms_differ": ["gate_proj", "up_proj"]}}
+// CHECK: {"args": [{"buffer": "gate_proj.out.fallback_gate"}, {"buffer": "gate_proj.out.fallback_up"}, {"component": "perm", "weight": "down_proj"}, {"buffer": "gate_proj.out"}], {{.*}}"launch": "qf_permute_silu_mul_k1024", {{.*}}"when": {"perms_differ": ["gate_proj", "up_proj"]}}
 // CHECK-NEXT: {"args": [{"buffer": "gate_proj.out"}, {"component": "codes", "weight": "down_proj"}, {{.*}}"launch": "qf_mma_1_m16"
 // CHECK-NEXT: {"buffer": "gate_plain.out"}, {"component": "inv_perm", "weight": "down_asym"}]
 // CHECK-NEXT: {"args": [{"buffer": "gate_plain.out"}, {"component": "codes", "weight": "down_asym"}, {"component": "scales", "weight": "down_asym"}, {"component": "zeros", "weight": "down_asym"}

@@ -48,15 +48,16 @@
 // CHECK: ld.global.nc.b16
 // CHECK: prmt.b32
 // act_order: a launch of its own permutes the activations through `perm`
-// (a row staged in shared memory), and the matvec streams the sorted codes
+// (a row staged in shared memory in 16-byte vectors; 8 sorted columns a
+// thread, one 16-byte store), and the matvec streams the sorted codes
 // as a plain weight's, with no perm and no shared activations.
 // CHECK-LABEL: .entry qf_permute_k1536(
-// CHECK: ld.global.nc.b16
-// CHECK: st.shared.b16
+// CHECK: ld.global.nc.v4.b32
+// CHECK: st.shared.v4.b32
 // CHECK: bar.sync 0
-// CHECK: ld.global.nc.b32
+// CHECK: ld.global.nc.v4.b32
 // CHECK: ld.shared.b16
-// CHECK: st.global.b16
+// CHECK: st.global.v4.b32
 // uint4 act_order with integer zero points: codes, scales, zeros, y.
 // CHECK-LABEL: .entry qf_matvec_15_m1(
 // CHECK-NOT: ld.shared

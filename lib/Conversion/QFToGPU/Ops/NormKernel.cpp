@@ -84,7 +84,8 @@ SmallVector<Value> loadPermEntries(KernelEmitter &e, Value perm, Value col,
   const int64_t words = std::min<int64_t>(width, 4);
   SmallVector<Value> out;
   for (int64_t i = 0; i < width; i += words) {
-    Value at = e.gepBytes(perm, e.zext64(e.mul(e.add(col, e.c32(i)), e.c32(4))));
+    Value at =
+        e.gepBytes(perm, e.zext64(e.mul(e.add(col, e.c32(i)), e.c32(4))));
     if (words == 1) {
       out.push_back(e.loadRO(e.i32(), at, 4));
       continue;
@@ -203,8 +204,8 @@ void buildNorm(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module, StringRef name,
 } // namespace
 
 FailureOr<OpLaunch> qf::emitRMSNormLaunch(Operation *op,
-                                          gpu::GPUModuleOp module,
-                                          int64_t rows, int64_t h, float eps,
+                                          gpu::GPUModuleOp module, int64_t rows,
+                                          int64_t h, float eps,
                                           ArrayRef<LaunchArgAttr> args) {
   if (ShapedType::isDynamic(h))
     return op->emitOpError("needs a static row width for its GPU kernel"),
@@ -232,7 +233,8 @@ FailureOr<OpLaunch> qf::emitRMSNormLaunch(Operation *op,
     buildNorm(b, module, name, kernelArgs, p, h, eps);
     LLVM::ReturnOp::create(b, ValueRange{});
   }
-  int64_t shared = normSharedBytes(p.threads, h, permuted && h <= kMaxStagedRow);
+  int64_t shared =
+      normSharedBytes(p.threads, h, permuted && h <= kMaxStagedRow);
   return makeOpLaunch(name, params, rows, 1, p.threads, shared);
 }
 

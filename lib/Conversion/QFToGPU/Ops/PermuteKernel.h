@@ -26,7 +26,8 @@ FailureOr<OpLaunch> emitPermuteLaunch(Operation *op, gpu::GPUModuleOp module,
 /// The same launch for an act_order matmul's silu_mul prologue, with `args`
 /// binding (gate, up, perm, xp): xp[m, j] = silu(gate[m, perm[j]]) *
 /// up[m, perm[j]], each product what the elementwise silu_mul kernel
-/// writes, gathered from global memory (never staged).
+/// writes, computed once: a block per row stages the row's products in
+/// shared memory where they fit, else each is gathered from global memory.
 FailureOr<OpLaunch> emitPermuteSiluMulLaunch(Operation *op,
                                              gpu::GPUModuleOp module,
                                              int64_t rows, int64_t k,
