@@ -70,12 +70,23 @@
 // CHECK: ld.global.nc.v2.b32
 // CHECK: prmt.b32
 // 2:4 int4: tiled kept codes, two 32-bit metadata words per 16-byte chunk,
-// one prmt per quad picks the kept activations.
+// one prmt per quad picks the kept activations; its selectors come four at
+// a time from three prmts over the byte table 0x76543210 (1985229328): the
+// nibbles' a fields (& 0x3333 = 13107) and b fields index it, 0x5140
+// (20800) and 0x7362 (29538) interleave them; no multiply by 0x22 or
+// 0x2200.
 // CHECK-LABEL: .entry qf_matvec_17_m1(
+// CHECK-NOT: {{mul.lo.s32 .*, (34|8704);}}
 // CHECK: ld.global.nc.v4.b32
 // CHECK: ld.global.nc.b32
 // CHECK: lop3.b32 {{.*}}, 983055, 1677747200, 0xea;
-// CHECK: prmt.b32
+// CHECK: and.b32 {{.*}}, 13107;
+// CHECK: mov.b32 [[TABLE:%r[0-9]+]], 1985229328;
+// CHECK: prmt.b32 {{.*}}, [[TABLE]], [[TABLE]],
+// CHECK: prmt.b32 {{.*}}, 20800;
+// CHECK: prmt.b32 {{.*}}, 29538;
+// CHECK: prmt.b32 {{%r[0-9]+}}, {{%r[0-9]+}}, {{%r[0-9]+}}, {{%r[0-9]+}};
+// CHECK-NOT: {{mul.lo.s32 .*, (34|8704);}}
 // CHECK-LABEL: .entry qf_matvec_18_m1(
 // CHECK: lop3.b32
 // CHECK: prmt.b32

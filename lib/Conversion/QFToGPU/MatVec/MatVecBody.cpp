@@ -108,8 +108,7 @@ Value MatVecBuilder::normalizeWord(Value xWord, Value gammaWord, int64_t m) {
 
 /// Activations at element offset `elem` (m * K + column) of x.
 Value MatVecBuilder::loadX(Type type, Value elem, unsigned align) {
-  return e.loadRO(type, e.gepBytes(x, e.mul(e.zext64(elem), e.c64(2))),
-                  align);
+  return e.loadRO(type, e.gepBytes(x, e.mul(e.zext64(elem), e.c64(2))), align);
 }
 
 /// Loads the code words of every chunk of every row, `k_unroll` x rows
@@ -167,8 +166,7 @@ MatVecBuilder::loadSparseMeta(ArrayRef<Value> chunks, ArrayRef<Value> rows) {
 }
 
 /// The f32 scale and the zero of every span of every chunk of every row.
-void MatVecBuilder::loadSpanScales(ArrayRef<Value> chunks,
-                                   ArrayRef<Value> rows,
+void MatVecBuilder::loadSpanScales(ArrayRef<Value> chunks, ArrayRef<Value> rows,
                                    SmallVectorImpl<Value> &scaleVals,
                                    SmallVectorImpl<Value> &zeroVals) {
   int64_t R = p.rowsPerWarp, U = chunks.size();
@@ -226,17 +224,27 @@ SmallVector<SmallVector<Value>> MatVecBuilder::loadStepActivations(Value kw) {
   return xw;
 }
 
-/// 2:4: the prmt selector that picks the kept columns' activations out of
-/// quad `quad`'s four: nibble a | b << 2 -> bytes 2a, 2a+1, 2b, 2b+1 of the
-/// quad's two x words.
-Value MatVecBuilder::sparseSelector(ArrayRef<Value> metaWords, int64_t quad) {
-  Value nib = e.band(e.shru(metaWords[quad / 8], e.c32(4 * (quad % 8))),
-                     e.c32(15));
-  Value a = e.mul(e.band(nib, e.c32(3)), e.c32(0x22));
-  Value bsel = e.mul(e.shru(nib, e.c32(2)), e.c32(0x2200));
-  return e.add(arith::OrIOp::create(b, a, bsel), e.c32(0x1010));
+/// 2:4: the prmt selectors that pick the kept columns' activations out of
+/// quads 4h .. 4h + 3 of `metaWord` (h = `half`): quad q's nibble a | b << 2
+/// -> bytes 2a, 2a+1, 2b, 2b+1 of its two x words, the selector
+/// 0x1010 + 0x22 a + 0x2200 b. Four at once by prmt: the a's (each nibble's
+/// low 2 bits) and the b's index the byte table 0x76543210 (entry i is
+/// 0x10 + 0x22 i), and a third prmt interleaves the two bytes of each quad;
+/// prmt reads only its selector's low 16 bits, so quads 1 and 3 take the
+/// upper half shifted down. Nine instructions for four quads.
+SmallVector<Value> MatVecBuilder::sparseSelectors(Value metaWord,
+                                                  int64_t half) {
+  Value nibbles = half ? e.shru(metaWord, e.c32(16)) : metaWord;
+  Value as = e.band(nibbles, e.c32(0x3333));
+  Value bs = e.band(e.shru(nibbles, e.c32(2)), e.c32(0x3333));
+  Value table = e.c32(0x76543210);
+  Value aBytes = e.prmt(table, table, as);
+  Value bBytes = e.prmt(table, table, bs);
+  Value quads01 = e.prmt(aBytes, bBytes, 0x5140);
+  Value quads23 = e.prmt(aBytes, bBytes, 0x7362);
+  return {quads01, e.shru(quads01, e.c32(16)), quads23,
+          e.shru(quads23, e.c32(16))};
 }
-
 
 /// Loads and accumulates the chunks `chunks` (one per unrolled step) of the
 /// warp's rows. All code words are loaded first so `k_unroll` x rows 16-byte
@@ -251,6 +259,8 @@ SmallVector<Value> MatVecBuilder::body(ArrayRef<Value> chunks,
   // Phase 1: every code load, then scales and zeros.
   SmallVector<SmallVector<Value>> words = loadCodeWords(chunks, rows);
   SmallVector<SmallVector<Value>> metaWords = loadSparseMeta(chunks, rows);
+  // 2:4 selectors by (chunk x row slot, quad / 4), made where first used.
+  DenseMap<std::pair<int64_t, int64_t>, SmallVector<Value>> selectors;
   SmallVector<Value> scaleVals, zeroVals;
   loadSpanScales(chunks, rows, scaleVals, zeroVals);
 
@@ -273,9 +283,14 @@ SmallVector<Value> MatVecBuilder::body(ArrayRef<Value> chunks,
               words[u * R + r], zeroVals[(u * R + r) * spans + s], step);
           for (size_t j = 0; j < pairs.size(); ++j) {
             Value selector;
-            if (p.sparse)
-              selector = sparseSelector(metaWords[u * R + r],
-                                        step * pairsPerStep + j);
+            if (p.sparse) {
+              int64_t quad = step * pairsPerStep + j;
+              SmallVector<Value> &four = selectors[{u * R + r, quad / 4}];
+              if (four.empty())
+                four = sparseSelectors(metaWords[u * R + r][quad / 8],
+                                       (quad % 8) / 4);
+              selector = four[quad % 4];
+            }
             for (int64_t m = 0; m < M; ++m) {
               Value word =
                   p.sparse ? e.prmt(xw[m][2 * j], xw[m][2 * j + 1], selector)
