@@ -47,10 +47,15 @@ constexpr int64_t kMaxVectorsPerThread = 16;
 /// shared memory.
 constexpr int64_t kMaxStagedRow = (48 * 1024 - 32 * 4) / 4;
 
+/// Whether the kernel stages x's row and gamma in shared memory.
+bool stagesRow(bool permuted, int64_t h) {
+  return permuted && h <= kMaxStagedRow;
+}
+
 /// Static shared bytes of the kernel: the block sum's partials, and the
 /// staged rows.
-int64_t normSharedBytes(int64_t threads, int64_t h, bool staged) {
-  return (threads > 32 ? 32 * 4 : 0) + (staged ? 2 * h * 2 : 0);
+int64_t normSharedBytes(int64_t threads, int64_t h, bool permuted) {
+  return (threads > 32 ? 32 * 4 : 0) + (stagesRow(permuted, h) ? 2 * h * 2 : 0);
 }
 
 struct NormPlan {
@@ -78,25 +83,6 @@ NormPlan planNorm(int64_t h) {
   return p;
 }
 
-/// perm[col .. col + width) as i32 values, in 16-byte (or narrower) loads.
-SmallVector<Value> loadPermEntries(KernelEmitter &e, Value perm, Value col,
-                                   int64_t width) {
-  const int64_t words = std::min<int64_t>(width, 4);
-  SmallVector<Value> out;
-  for (int64_t i = 0; i < width; i += words) {
-    Value at =
-        e.gepBytes(perm, e.zext64(e.mul(e.add(col, e.c32(i)), e.c32(4))));
-    if (words == 1) {
-      out.push_back(e.loadRO(e.i32(), at, 4));
-      continue;
-    }
-    Value v = e.loadRO(e.vNi32(words), at, words * 4);
-    for (int64_t w = 0; w < words; ++w)
-      out.push_back(e.extract(v, w));
-  }
-  return out;
-}
-
 /// Element `index` of the shared f16 row `row`, as f32.
 Value loadSharedHalf(KernelEmitter &e, Value row, Value index) {
   return e.extf32(LLVM::LoadOp::create(e.builder(), e.f16(),
@@ -107,7 +93,7 @@ void buildNorm(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module, StringRef name,
                ArrayRef<Value> args, const NormPlan &p, int64_t h, float eps) {
   KernelEmitter e(b);
   const bool permuted = args.size() == 4;
-  const bool staged = permuted && h <= kMaxStagedRow;
+  const bool staged = stagesRow(permuted, h);
   Value x = args[0], gamma = args[1], y = args.back();
   Value perm = permuted ? args[2] : Value();
   Value scratch =
@@ -139,7 +125,7 @@ void buildNorm(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module, StringRef name,
     }
     Value xRaw = loadRaw(e, x, e.add(row, col), p.width);
     Value gammaRaw = loadRaw(e, gamma, col, p.width);
-    sources.push_back(loadPermEntries(e, perm, col, p.width));
+    sources.push_back(loadWords(e, perm, col, p.width));
     xs.push_back(halvesOf(e, xRaw, p.width));
     OpBuilder::InsertionGuard guard(b);
     if (valid[j]) {
@@ -233,8 +219,7 @@ FailureOr<OpLaunch> qf::emitRMSNormLaunch(Operation *op,
     buildNorm(b, module, name, kernelArgs, p, h, eps);
     LLVM::ReturnOp::create(b, ValueRange{});
   }
-  int64_t shared =
-      normSharedBytes(p.threads, h, permuted && h <= kMaxStagedRow);
+  int64_t shared = normSharedBytes(p.threads, h, permuted);
   return makeOpLaunch(name, params, rows, 1, p.threads, shared);
 }
 

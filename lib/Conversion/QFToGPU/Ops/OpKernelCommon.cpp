@@ -135,6 +135,24 @@ SmallVector<Value> qf::loadHalves(KernelEmitter &e, Value base, Value index,
   return halvesOf(e, loadRaw(e, base, index, width, readOnly), width);
 }
 
+SmallVector<Value> qf::loadWords(KernelEmitter &e, Value base, Value index,
+                                 int64_t count) {
+  const int64_t perLoad = std::min<int64_t>(count, 4);
+  SmallVector<Value> out;
+  for (int64_t i = 0; i < count; i += perLoad) {
+    Value at =
+        e.gepBytes(base, e.zext64(e.mul(e.add(index, e.c32(i)), e.c32(4))));
+    if (perLoad == 1) {
+      out.push_back(e.loadRO(e.i32(), at, 4));
+      continue;
+    }
+    Value v = e.loadRO(e.vNi32(perLoad), at, perLoad * 4);
+    for (int64_t w = 0; w < perLoad; ++w)
+      out.push_back(e.extract(v, w));
+  }
+  return out;
+}
+
 SmallVector<Value> qf::halvesOf(KernelEmitter &e, Value raw, int64_t width) {
   SmallVector<Value> out;
   if (width == 1) {

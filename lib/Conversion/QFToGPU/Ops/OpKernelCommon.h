@@ -69,6 +69,11 @@ Value sharedElement(KernelEmitter &e, Value base, Value index,
 SmallVector<Value> loadHalves(KernelEmitter &e, Value base, Value index,
                               int64_t width, bool readOnly = true);
 
+/// Elements index .. index + count of the i32 array `base` (a perm), in
+/// 16-byte loads where `count` allows (index aligned to them).
+SmallVector<Value> loadWords(KernelEmitter &e, Value base, Value index,
+                             int64_t count);
+
 /// The `width` f16 values of a raw load (loadRaw) as f32.
 SmallVector<Value> halvesOf(KernelEmitter &e, Value raw, int64_t width);
 

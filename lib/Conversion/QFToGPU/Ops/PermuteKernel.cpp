@@ -76,25 +76,6 @@ PermutePlan planPermute(int64_t k, bool staged, bool siluMul) {
   return p;
 }
 
-/// perm[col .. col + width) as i32 values, in 16-byte (or narrower) loads.
-SmallVector<Value> loadPermEntries(KernelEmitter &e, Value perm, Value col,
-                                   int64_t width) {
-  const int64_t words = std::min<int64_t>(width, 4);
-  SmallVector<Value> out;
-  for (int64_t i = 0; i < width; i += words) {
-    Value at =
-        e.gepBytes(perm, e.zext64(e.mul(e.add(col, e.c32(i)), e.c32(4))));
-    if (words == 1) {
-      out.push_back(e.loadRO(e.i32(), at, 4));
-      continue;
-    }
-    Value v = e.loadRO(e.vNi32(words), at, words * 4);
-    for (int64_t w = 0; w < words; ++w)
-      out.push_back(e.extract(v, w));
-  }
-  return out;
-}
-
 /// `values` (i16 each) as the raw vector storeRaw takes for their width.
 Value packBits(KernelEmitter &e, ArrayRef<Value> values) {
   ImplicitLocOpBuilder &b = e.builder();
@@ -172,7 +153,7 @@ void buildBody(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module, StringRef name,
   }
   forVectors(e, first, end, p.threads, w, [&](Value col) {
     SmallVector<Value> values;
-    for (Value source : loadPermEntries(e, a.perm, col, w))
+    for (Value source : loadWords(e, a.perm, col, w))
       values.push_back(
           p.staged ? LLVM::LoadOp::create(b, e.i16(),
                                           sharedElement(e, row, source, 2), 2)
