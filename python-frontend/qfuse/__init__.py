@@ -8,15 +8,18 @@
 - `qfuse.decode_step`: the decode step's linear layers, as the benchmarks run them
 - `qfuse.tools`: qfuse-opt / qfuse-compile
 - `qfuse.report`: the roofline report (table, SVG)
-- `qfuse.runtime`: ctypes bindings over the runtime's C API
+- `qfuse.runtime`: ctypes bindings over the runtime's C API (the library in
+  `qfuse.c_library`, the tokenizer in `qfuse.tokenizer`)
 - `qfuse.gptq`: the GPTQ block kernels of a model's shapes (compile-gptq)
 - `qfuse.quantizer`: GPTQ of a model on the GPU through the C API's
   qfuse_quantize, else the qfuse-quantize tool (`qfuse.quantize(...)`)
+- `qfuse.tune`: a model's tuning database measured on the user's GPU (its steps
+  in tune_candidates, tune_prepare, tune_measure, tune_select)
 - `qfuse.torch_import`: a torch model as a model directory (save_checkpoint)
 - `qfuse.safetensors`: the safetensors format with the standard library
 
 Command line: python3 -m qfuse {emit,compile,compile-gptq,report,run,bench,generate,
-quantize,encodings}.
+quantize,tune,encodings} (cli.py; each command in a cli_<command>.py).
 """
 __version__ = "0.1.0"
 

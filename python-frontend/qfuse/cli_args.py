@@ -1,7 +1,12 @@
-"""The command line's value types and shared options (argparse), for cli.py."""
+"""The command line's error, value types and shared options (argparse), for
+cli.py and the cli_*.py modules of its commands."""
 import argparse
 
 from .tools import CHIPS, DEFAULT_CHIPS, DEFAULT_EMIT_CHIP
+
+
+class CliError(Exception):
+    """A command's input it cannot use; main() prints it as `qfuse CMD: error: ...`."""
 
 
 def add_chip_arg(p, what="target chip", emit=False):

@@ -355,7 +355,46 @@ def quantize(model=None, encoding="int4-g128", calibration=None, out=None, *,
         raise QuantizeError(str(e)) from None
     cfg = ModelConfig.load(config_path)
 
-    # The arguments, before anything is compiled or run.
+    seq_len = _checked_arguments(cfg, config_path, model, encoding, calibration, out,
+                                 format, seq_len, gptq_artifact, decode_artifact,
+                                 act_order, static_groups, damp, seed, device)
+    fp16_artifact, gptq_artifact, decode_artifact = _ready_artifacts(
+        model, config_path, encoding, format, seq_len, chip, fp16_artifact,
+        gptq_artifact, decode_artifact)
+    artifacts = ", ".join(a for a in (fp16_artifact, gptq_artifact, decode_artifact) if a)
+
+    options = c_options(model, encoding, calibration, out, format, seq_len,
+                        fp16_artifact, gptq_artifact, decode_artifact, act_order,
+                        static_groups, damp, overwrite, seed, device, resume)
+
+    # The C library (else the tool), and a GPU to run it on.
+    lib, no_library = _load_c_library()
+    if lib is not None:
+        _check_c_api_device(lib, device, artifacts)
+        report = run_c_api(lib, options)
+        if json_path:
+            write_json(json_path, report, indent=2)
+        return {"out": out, "via": VIA_C_API, "options": options, "command": None,
+                "report": report}
+
+    tool = _tool_with_gpu(no_library, artifacts)
+    with tempfile.TemporaryDirectory(prefix="qfuse-quantize-") as tmp:
+        report_path = json_path or os.path.join(tmp, "report.json")
+        argv = tool_argv(tool, model, encoding, calibration, out, format, seq_len,
+                         fp16_artifact, gptq_artifact, decode_artifact, act_order,
+                         static_groups, damp, report_path, overwrite, seed, device,
+                         resume)
+        run_tool(argv)
+        report = _read_tool_report(report_path)
+    return {"out": out, "via": VIA_TOOL, "options": options, "command": argv,
+            "report": report}
+
+
+def _checked_arguments(cfg, config_path, model, encoding, calibration, out, format,
+                       seq_len, gptq_artifact, decode_artifact, act_order, static_groups,
+                       damp, seed, device):
+    """The arguments checked before anything is compiled or run (QuantizeError
+    naming the first that is wrong); returns seq_len, its default filled in."""
     text = encoding_text(encoding)
     grid = grid_for(encoding)
     if format not in FORMATS:
@@ -403,8 +442,13 @@ def quantize(model=None, encoding="int4-g128", calibration=None, out=None, *,
         raise QuantizeError(f"--static-groups: '{encoding}' has per-channel scales, not "
                             "groups")
     check_calibration(calibration, cfg.vocab_size)
+    return seq_len
 
-    # The artifacts: given, or beside the model (compiled when missing).
+
+def _ready_artifacts(model, config_path, encoding, format, seq_len, chip, fp16_artifact,
+                     gptq_artifact, decode_artifact):
+    """The artifacts: given, or beside the model (compiled when missing).
+    Returns (fp16, GPTQ, decode or None)."""
     chunk = calibration_chunk(seq_len)
     if fp16_artifact:
         fp16_artifact = _existing(fp16_artifact, "--fp16-artifact")
@@ -433,31 +477,25 @@ def quantize(model=None, encoding="int4-g128", calibration=None, out=None, *,
             prog="quantize", what=f"decode artifact for --encoding {encoding} (--format "
                                   "qfuse)", flag="--decode-artifact", model_dir=model,
             chip=chip, describe=f"--encoding {encoding}, --batch-sizes {DECODE_BATCH_SIZES}")
-    artifacts = ", ".join(a for a in (fp16_artifact, gptq_artifact, decode_artifact) if a)
+    return fp16_artifact, gptq_artifact, decode_artifact
 
-    options = c_options(model, encoding, calibration, out, format, seq_len,
-                        fp16_artifact, gptq_artifact, decode_artifact, act_order,
-                        static_groups, damp, overwrite, seed, device, resume)
 
-    # The C library (else the tool), and a GPU to run it on.
-    lib, no_library = _load_c_library()
-    if lib is not None:
-        from .runtime import NoDeviceError, require_gpu
-        try:
-            count = require_gpu(lib)
-        except NoDeviceError as e:
-            raise QuantizeError(f"qfuse_quantize needs a GPU: {e}. The artifacts are "
-                                f"ready: {artifacts}") from None
-        if device is not None and device >= count:
-            raise QuantizeError(f"--device {device}: there {'is' if count == 1 else 'are'}"
-                                f" {count} CUDA device{'' if count == 1 else 's'} here "
-                                f"(0 to {count - 1})")
-        report = run_c_api(lib, options)
-        if json_path:
-            write_json(json_path, report, indent=2)
-        return {"out": out, "via": VIA_C_API, "options": options, "command": None,
-                "report": report}
+def _check_c_api_device(lib, device, artifacts):
+    """A GPU for qfuse_quantize, and --device one of its devices."""
+    from .runtime import NoDeviceError, require_gpu
+    try:
+        count = require_gpu(lib)
+    except NoDeviceError as e:
+        raise QuantizeError(f"qfuse_quantize needs a GPU: {e}. The artifacts are "
+                            f"ready: {artifacts}") from None
+    if device is not None and device >= count:
+        raise QuantizeError(f"--device {device}: there {'is' if count == 1 else 'are'}"
+                            f" {count} CUDA device{'' if count == 1 else 's'} here "
+                            f"(0 to {count - 1})")
 
+
+def _tool_with_gpu(no_library, artifacts):
+    """qfuse-quantize's path, where the tool and a GPU are here."""
     try:
         tool = find_tool(TOOL)
     except ToolError as e:
@@ -471,23 +509,19 @@ def quantize(model=None, encoding="int4-g128", calibration=None, out=None, *,
     if problem:
         raise QuantizeError(f"{TOOL} needs a GPU: {problem}. The artifacts are ready: "
                             f"{artifacts}")
+    return tool
 
-    with tempfile.TemporaryDirectory(prefix="qfuse-quantize-") as tmp:
-        report_path = json_path or os.path.join(tmp, "report.json")
-        argv = tool_argv(tool, model, encoding, calibration, out, format, seq_len,
-                         fp16_artifact, gptq_artifact, decode_artifact, act_order,
-                         static_groups, damp, report_path, overwrite, seed, device,
-                         resume)
-        run_tool(argv)
-        report = None
-        if os.path.isfile(report_path):
-            with open(report_path) as f:
-                try:
-                    report = json.load(f)
-                except json.JSONDecodeError:
-                    report = None
-    return {"out": out, "via": VIA_TOOL, "options": options, "command": argv,
-            "report": report}
+
+def _read_tool_report(report_path):
+    """The tool's JSON report, or None where it wrote none (or not JSON)."""
+    report = None
+    if os.path.isfile(report_path):
+        with open(report_path) as f:
+            try:
+                report = json.load(f)
+            except json.JSONDecodeError:
+                report = None
+    return report
 
 
 __all__ = ["DEFAULT_SEQ_LEN", "FORMATS", "QuantizeError", "VIA_C_API", "VIA_TOOL",

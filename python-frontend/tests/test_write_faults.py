@@ -12,7 +12,7 @@ from unittest import mock
 
 from support import FRONTEND, LLAMA3_8B, REPO, TempDirTestCase, tool_or_skip
 
-from qfuse import cli
+from qfuse import cli, cli_emit
 
 
 def file_size_limit(limit):
@@ -90,7 +90,7 @@ class HostOutOfMemoryTest(TempDirTestCase):
     def test_cli_names_it_and_writes_nothing(self):
         config = self.write_config(LLAMA3_8B)
         out = os.path.join(self.tmp, "llama.mlir")
-        with mock.patch.object(cli, "emit_model", side_effect=MemoryError()), \
+        with mock.patch.object(cli_emit, "emit_model", side_effect=MemoryError()), \
                 mock.patch("sys.stderr") as stderr:
             rc = cli.main(["emit", "--config", config, "--encoding", "int4-g128",
                            "-o", out])
