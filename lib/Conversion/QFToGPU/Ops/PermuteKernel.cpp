@@ -68,11 +68,19 @@ struct PermutePlan {
 };
 
 PermutePlan planPermute(int64_t k, bool staged, bool siluMul) {
-  PermutePlan p{k,       halfVectorWidth(k), kThreads, staged,
-                siluMul, staged && siluMul};
-  if (p.wholeRow)
-    p.threads = std::min<int64_t>(
-        kRowThreads, std::max<int64_t>(32, (k / p.width + 31) / 32 * 32));
+  PermutePlan p;
+  p.k = k;
+  p.width = halfVectorWidth(k);
+  p.staged = staged;
+  p.siluMul = siluMul;
+  // Staged products are made once per row, so one block writes the row.
+  p.wholeRow = staged && siluMul;
+  const int64_t vectors = k / p.width;
+  p.threads =
+      p.wholeRow
+          ? std::min<int64_t>(kRowThreads,
+                              std::max<int64_t>(32, (vectors + 31) / 32 * 32))
+          : kThreads;
   return p;
 }
 
