@@ -108,7 +108,8 @@ Value MatVecBuilder::normalizeWord(Value xWord, Value gammaWord, int64_t m) {
 
 /// Activations at element offset `elem` (m * K + column) of x.
 Value MatVecBuilder::loadX(Type type, Value elem, unsigned align) {
-  return e.loadRO(type, e.gepBytes(x, e.mul(e.zext64(elem), e.c64(2))), align);
+  return e.loadRO(type, e.gepBytes(x, e.mul(e.zext64(elem), e.c64(2))),
+                  align);
 }
 
 /// Loads the code words of every chunk of every row, `k_unroll` x rows
@@ -166,7 +167,8 @@ MatVecBuilder::loadSparseMeta(ArrayRef<Value> chunks, ArrayRef<Value> rows) {
 }
 
 /// The f32 scale and the zero of every span of every chunk of every row.
-void MatVecBuilder::loadSpanScales(ArrayRef<Value> chunks, ArrayRef<Value> rows,
+void MatVecBuilder::loadSpanScales(ArrayRef<Value> chunks,
+                                   ArrayRef<Value> rows,
                                    SmallVectorImpl<Value> &scaleVals,
                                    SmallVectorImpl<Value> &zeroVals) {
   int64_t R = p.rowsPerWarp, U = chunks.size();

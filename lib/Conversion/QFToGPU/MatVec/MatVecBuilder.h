@@ -85,14 +85,14 @@ private:
   // under silu_mul (weights[1]).
   WeightArgs weights[2];
   Value x, normGamma, table, bias, residual, y;
-  Value yOrder;  // spec.scatterOutput: where y's column n is stored
+  Value yOrder; // spec.scatterOutput: where y's column n is stored
   Value blockId; // this block's index within its group member's blocks
   Value nRows;   // N of this block's member (spec.n without a group)
   SmallVector<Value> rowScale; // RMSNorm: rsqrt(mean(x[m]^2) + eps), per m
   Value normSmem;              // RMSNorm: shared partial sums of squares
-  decode::SharedTable lut;     // shared code table, one copy per bank (Table)
-  LLVM::GlobalOp codeTable;    // constant code values (NF4, e2m1, inline)
-  Value redSmem;               // shared f32 partial sums
+  decode::SharedTable lut;  // shared code table, one copy per bank (Table)
+  LLVM::GlobalOp codeTable; // constant code values (NF4, e2m1, inline)
+  Value redSmem;            // shared f32 partial sums
   KernelLaunch launch;
 };
 

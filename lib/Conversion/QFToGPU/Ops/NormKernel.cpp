@@ -190,8 +190,8 @@ void buildNorm(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module, StringRef name,
 } // namespace
 
 FailureOr<OpLaunch> qf::emitRMSNormLaunch(Operation *op,
-                                          gpu::GPUModuleOp module, int64_t rows,
-                                          int64_t h, float eps,
+                                          gpu::GPUModuleOp module,
+                                          int64_t rows, int64_t h, float eps,
                                           ArrayRef<LaunchArgAttr> args) {
   if (ShapedType::isDynamic(h))
     return op->emitOpError("needs a static row width for its GPU kernel"),
