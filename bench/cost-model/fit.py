@@ -40,6 +40,8 @@ SHAPES = {"q_proj": (4096, 4096), "o_proj": (4096, 4096),
           "down_proj": (4096, 14336), "lm_head": (128256, 4096)}
 SMS, BANDWIDTH_GBPS, MAX_SHARED_PER_SM = 132, 4800, 228 * 1024
 LABEL = re.compile(r"M(\d+)N(\d+)S(\d+)K(\d+)T(\d+)(?:C(\d+))?")
+# CostModel.cpp's kPredictionTie: predictions this close are a tie.
+PREDICTION_TIE = 0.01
 START = dict(Tm=5.2, Ti=1.08, dec=7.46, decTable=11.0, decInt8=7.46,
              grp=10.0, Tc=1.0, a0=371.0, a1=55.0, F0=2.8, Fc=0.18, BWd=8.5,
              BWl2=7.9, Bsm=53.4, L0=2.5)
@@ -139,8 +141,15 @@ def group_instrs(p, fmt, bm, bk):
     return bk / fmt.group * 4 * (reads + fold)
 
 
-def predict(p, m, n, k, bm, bn, s, bk, st, c, fmt=FORMATS["int4"],
-            members=1, sms=SMS, bandwidth=BANDWIDTH_GBPS):
+def predict(*args, **kwargs):
+    """Predicted microseconds of a launch (predict_parts' first)."""
+    return predict_parts(*args, **kwargs)[0]
+
+
+def predict_parts(p, m, n, k, bm, bn, s, bk, st, c, fmt=FORMATS["int4"],
+                  members=1, sms=SMS, bandwidth=BANDWIDTH_GBPS):
+    """(predicted microseconds, the blocks' part of them): MmaTimeModel.cpp's
+    predictMmaTime."""
     n_pad = -(-n // 32) * 32
     m_blocks, n_blocks = -(-m // bm), -(-n_pad // bn)
     blocks = m_blocks * n_blocks * c
@@ -176,7 +185,7 @@ def predict(p, m, n, k, bm, bn, s, bk, st, c, fmt=FORMATS["int4"],
         fmt.scale_bytes + fmt.zero_bits / 8))
     l2 = m * k * 2 * n_blocks + weights * m_blocks
     memory = weights / (p["BWd"] * scale * 1e6) + l2 / (p["BWl2"] * scale * 1e6)
-    return max(rounds * block_us, memory) + p["L0"]
+    return max(rounds * block_us, memory) + p["L0"], rounds * block_us
 
 
 def format_of(name):
@@ -216,18 +225,28 @@ def tiling(label):
     return tuple(int(x or 1) for x in LABEL.fullmatch(label).groups())
 
 
+def select(parts):
+    """The label selectMma picks from {label: (us, blocks' us)}: the fastest,
+    or among those within PREDICTION_TIE of it the least blocks' work."""
+    fastest = min(us for us, _ in parts.values())
+    ties = [lab for lab, (us, _) in parts.items()
+            if us <= fastest * (1 + PREDICTION_TIE)]
+    return min(ties, key=lambda lab: parts[lab][1])
+
+
 def score(p, table):
     """(objective, mean squared log error, {key: log regret},
     {format: [log errors]})."""
     errors, regrets, by_format = [], {}, {}
     for (fmt, proj, m), cands in table.items():
         n, k = SHAPES[proj]
-        pred = {lab: predict(p, m, n, k, *tiling(lab), FORMATS[fmt])
-                for lab in cands}
+        parts = {lab: predict_parts(p, m, n, k, *tiling(lab), FORMATS[fmt])
+                 for lab in cands}
+        pred = {lab: us for lab, (us, _) in parts.items()}
         logs = [math.log(pred[lab] / t) for lab, t in cands.items()]
         errors += [x * x for x in logs]
         by_format.setdefault(fmt, []).extend(logs)
-        pick = min(pred, key=pred.get)
+        pick = select(parts)
         regrets[(fmt, proj, m)] = math.log(cands[pick] / min(cands.values()))
     loss = statistics.mean(errors)
     r = list(regrets.values())

@@ -251,18 +251,32 @@ TilingAttr selectMatvec(int64_t m, WeightType type, const TilingTarget &target,
                          kUnroll, bestSplit, /*stages=*/1, /*clusterK=*/1);
 }
 
+/// Predictions this close (relative) are a tie: memory-bound candidates
+/// differ only in their L2 term, far below the model's error.
+constexpr double kPredictionTie = 0.01;
+
 /// The tensor-core tiling for `m` rows (TensorCoreKernel.cpp's contract):
 /// of the candidates the kernel can take (forEachMmaCandidate), the one the
-/// time model (MmaTimeModel.h) predicts fastest.
+/// time model (MmaTimeModel.h) predicts fastest; among those that tie with
+/// it, the one whose blocks' work is the least (the most margin under the
+/// memory time; docs/cost-model.md).
 TilingAttr selectMma(int64_t m, WeightType type, const TilingTarget &target,
                      bool gated, llvm::raw_string_ostream &why) {
+  SmallVector<std::pair<MmaLaunchShape, MmaTimePrediction>> candidates;
+  double fastestUs = 0;
+  forEachMmaCandidate(
+      m, type, target, gated,
+      [&](const MmaLaunchShape &launch, const MmaTimePrediction &predicted) {
+        candidates.push_back({launch, predicted});
+        if (fastestUs == 0 || predicted.us < fastestUs)
+          fastestUs = predicted.us;
+      });
   MmaLaunchShape best{};
-  double bestUs = 0;
-  forEachMmaCandidate(m, type, target, gated,
-                      [&](const MmaLaunchShape &launch, double us) {
-                        if (bestUs == 0 || us < bestUs)
-                          best = launch, bestUs = us;
-                      });
+  double bestUs = 0, bestComputeUs = 0;
+  for (const auto &[launch, predicted] : candidates)
+    if (predicted.us <= fastestUs * (1 + kPredictionTie) &&
+        (bestUs == 0 || predicted.computeUs < bestComputeUs))
+      best = launch, bestUs = predicted.us, bestComputeUs = predicted.computeUs;
   if (bestUs == 0) { // nothing fits: the smallest block, one stage short
     int64_t n = qfuse::format::mmaPaddedN(type.getN() / (gated ? 2 : 1));
     best = MmaLaunchShape{m, n, type.getK(), 16, 32, 64, 1, 2, 1};

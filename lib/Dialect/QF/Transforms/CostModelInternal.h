@@ -35,13 +35,14 @@ inline constexpr int64_t kWgmmaSharedBudget = 200 * 1024;
 inline constexpr int64_t kGatedWgmmaMinM = 64;
 inline constexpr int64_t kGatedWgmmaMinWeights = 32 * 1024 * 1024;
 
-/// Calls `fn(launch, predicted us)` for every mma.sync candidate of `m`
+/// Calls `fn(launch, its prediction)` for every mma.sync candidate of `m`
 /// rows times `type` that the kernel can take (warps, shared memory, K
 /// steps, group size, clusters on sm_90 only), in the order of the block_m
 /// candidates times the swept (block_n, split_k, block_k, stages, cluster_k).
 void forEachMmaCandidate(
     int64_t m, WeightType type, const TilingTarget &target, bool gated,
-    llvm::function_ref<void(const MmaLaunchShape &, double)> fn);
+    llvm::function_ref<void(const MmaLaunchShape &, const MmaTimePrediction &)>
+        fn);
 
 /// The #qf.tiling of an mma.sync launch.
 TilingAttr getMmaTiling(MLIRContext *ctx, const MmaLaunchShape &launch);

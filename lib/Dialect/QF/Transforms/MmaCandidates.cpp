@@ -72,7 +72,8 @@ SmallVector<int64_t> mmaBlockMs(int64_t m) {
 
 void costmodel::forEachMmaCandidate(
     int64_t m, WeightType type, const TilingTarget &target, bool gated,
-    llvm::function_ref<void(const MmaLaunchShape &, double)> fn) {
+    llvm::function_ref<void(const MmaLaunchShape &, const MmaTimePrediction &)>
+        fn) {
   // silu_mul: block_n counts gate rows; each n warp has an up twin.
   const int64_t members = gated ? 2 : 1;
   // Blocks cover whole 32-row tiles (rows past N are padding, not stored),
@@ -122,7 +123,7 @@ void costmodel::forEachMmaCandidate(
       launch.zeroBits = zeroBits;
       launch.sparse24 = sparse;
       launch.sharedBytes = shared;
-      fn(launch, predictMmaTimeUs(launch, timeTarget));
+      fn(launch, predictMmaTime(launch, timeTarget));
     }
   }
 }

@@ -101,7 +101,8 @@ double storedBitsPerElement(const MmaLaunchShape &l) {
 
 } // namespace
 
-double qf::predictMmaTimeUs(const MmaLaunchShape &l, const MmaTimeTarget &t) {
+MmaTimePrediction qf::predictMmaTime(const MmaLaunchShape &l,
+                                     const MmaTimeTarget &t) {
   const Params &p = kParams;
   int64_t mBlocks = ceilDiv(l.m, l.blockM);
   int64_t nBlocks = ceilDiv(l.n, l.blockN);
@@ -157,5 +158,10 @@ double qf::predictMmaTimeUs(const MmaLaunchShape &l, const MmaTimeTarget &t) {
                    weightBytes * double(mBlocks);
   double memoryUs = weightBytes / (p.dramTBps * scale * 1e6) +
                     l2Bytes / (p.l2TBps * scale * 1e6);
-  return std::max(double(rounds) * blockUs, memoryUs) + p.launchUs;
+  double computeUs = double(rounds) * blockUs;
+  return {std::max(computeUs, memoryUs) + p.launchUs, computeUs};
+}
+
+double qf::predictMmaTimeUs(const MmaLaunchShape &l, const MmaTimeTarget &t) {
+  return predictMmaTime(l, t).us;
 }

@@ -68,8 +68,9 @@ SmallVector<TilingCandidate> listMma(int64_t m, WeightType type,
   if (m < tensorCoreMinMFor(type, target))
     return out;
   forEachMmaCandidate(
-      m, type, target, gated, [&](const MmaLaunchShape &launch, double us) {
-        out.push_back({getMmaTiling(type.getContext(), launch), us});
+      m, type, target, gated,
+      [&](const MmaLaunchShape &launch, const MmaTimePrediction &predicted) {
+        out.push_back({getMmaTiling(type.getContext(), launch), predicted.us});
       });
   // Stable: equal predictions keep selectMma's order (its first is its pick).
   llvm::stable_sort(out,

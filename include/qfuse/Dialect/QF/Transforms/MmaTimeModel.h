@@ -43,7 +43,18 @@ struct MmaTimeTarget {
   double bandwidthGbps = 4800;
 };
 
-/// Predicted time of the launch in microseconds.
+/// A launch's predicted time in microseconds, and the part of it that is
+/// the blocks' work (waves of block_k steps): the whole is the larger of
+/// that and the memory time, plus the launch.
+struct MmaTimePrediction {
+  double us = 0;
+  double computeUs = 0;
+};
+
+MmaTimePrediction predictMmaTime(const MmaLaunchShape &launch,
+                                 const MmaTimeTarget &target);
+
+/// predictMmaTime(launch, target).us.
 double predictMmaTimeUs(const MmaLaunchShape &launch,
                         const MmaTimeTarget &target);
 
