@@ -3,9 +3,10 @@
 // Predictions within 1% of the fastest are a tie, broken toward the least
 // blocks' work (CostModel.cpp selectMma, docs/cost-model.md). Llama-3-8B's
 // int8 down_proj at batch 8: every candidate is predicted memory-bound
-// (17.94 us); the first in candidate order, 128-wide blocks in clusters of
-// 4, measured 31.5 us in the training sweep on the H200, the tie-break's
-// pick (64-wide blocks split 4 ways, clusters of 2) 20.6, the best 19.9.
+// (17.94 us). The first in candidate order (128-wide blocks in clusters
+// of 4) was the slowest of them in the training sweep, the tie-break's pick
+// (64-wide blocks split 4 ways, clusters of 2) near the fastest
+// (docs/cost-model.md).
 #i8 = #qf.enc<int8, per_channel, scale = f16>
 // CHECK-LABEL: @down
 // CHECK: tiling = #qf.tiling<mma, block_m = 16, block_n = 64, block_k = 128, split_k = 4, stages = 3, cluster_k = 2>
