@@ -90,6 +90,12 @@ static cl::opt<int64_t> wgmmaMinRows(
              "batches 128 to 511 (default 2048, measured on the H200, "
              "docs/defaults.md; every weight from 512)"),
     cl::init(qf::kWgmmaMinRows));
+static cl::opt<bool> mmaTieBreak(
+    "mma-tie-break",
+    cl::desc("Among mma.sync tilings predicted within 1% of the fastest, "
+             "take the one with the least blocks' work (default on; false: "
+             "the first, for A/B runs; docs/cost-model.md)"),
+    cl::init(true), cl::Hidden);
 static cl::opt<int64_t> permuteStagedMaxK(
     "permute-staged-max-k",
     cl::desc("act_order's permute kernel stages rows of at most this many "
@@ -258,6 +264,7 @@ buildPipelines(ModuleOp module, ArrayRef<std::string> chips,
         std::to_string(tensorCoreSmallMinWeights) +
         " dequant-gemm-min-m=" + std::to_string(dequantGemmMinBatch) +
         " wgmma-min-rows=" + std::to_string(wgmmaMinRows) +
+        " mma-tie-break=" + (mmaTieBreak ? "true" : "false") +
         "},qf-choose-layout,qf-to-gpu{chip=" + chip + " features=" +
         features + " batch-sizes=" + batches +
         " fallback-on-limits=true permute-staged-max-k=" +
@@ -488,6 +495,7 @@ static int printTilingCandidates(MLIRContext &context, StringRef chip) {
                 "--wgmma-min-rows must not be negative");
   target.tensorCoreSmallBatchMinWeights = tensorCoreSmallMinWeights;
   target.wgmmaMinRows = wgmmaMinRows;
+  target.mmaTieBreak = mmaTieBreak;
   qf::WeightType keyed = weight;
   if (listGated)
     keyed = qf::WeightType::get(&context, 2 * weight.getN(), weight.getK(),

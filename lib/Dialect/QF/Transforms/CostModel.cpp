@@ -273,9 +273,11 @@ TilingAttr selectMma(int64_t m, WeightType type, const TilingTarget &target,
       });
   MmaLaunchShape best{};
   double bestUs = 0, bestComputeUs = 0;
+  const double tie = target.mmaTieBreak ? kPredictionTie : 0;
   for (const auto &[launch, predicted] : candidates)
-    if (predicted.us <= fastestUs * (1 + kPredictionTie) &&
-        (bestUs == 0 || predicted.computeUs < bestComputeUs))
+    if (predicted.us <= fastestUs * (1 + tie) &&
+        (bestUs == 0 || (target.mmaTieBreak &&
+                         predicted.computeUs < bestComputeUs)))
       best = launch, bestUs = predicted.us, bestComputeUs = predicted.computeUs;
   if (bestUs == 0) { // nothing fits: the smallest block, one stage short
     int64_t n = qfuse::format::mmaPaddedN(type.getN() / (gated ? 2 : 1));

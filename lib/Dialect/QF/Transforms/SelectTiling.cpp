@@ -168,6 +168,7 @@ struct QFSelectTilingPass
       return signalPassFailure();
     }
     target.wgmmaMinRows = wgmmaMinRows;
+    target.mmaTieBreak = mmaTieBreak;
     bool failedAny = false;
     getOperation()->walk([&](FusedMatmulOp op) {
       if (op.getTilingAttr())

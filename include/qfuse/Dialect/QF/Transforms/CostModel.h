@@ -121,6 +121,9 @@ struct TilingTarget {
   int64_t dequantGemmMinM = kDequantGemmMinM;
   /// sm_90a, batches 128-511: the fewest rows that run wgmma.
   int64_t wgmmaMinRows = kWgmmaMinRows;
+  /// Predictions within 1% of the fastest mma.sync tiling are a tie, broken
+  /// toward the least blocks' work (false: the first of them, for A/B runs).
+  bool mmaTieBreak = true;
 };
 
 /// The batch from which the tensor-core kernel runs `type`: a positive

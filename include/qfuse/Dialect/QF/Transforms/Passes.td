@@ -443,7 +443,11 @@ def QFSelectTiling : Pass<"qf-select-tiling"> {
     Option<"wgmmaMinRows", "wgmma-min-rows", "int64_t",
            /*default=*/"::mlir::qf::kWgmmaMinRows",
            "sm_90a: the fewest weight rows that run the wgmma kernel at "
-           "batches 128 to 511 (every weight from 512)">
+           "batches 128 to 511 (every weight from 512)">,
+    Option<"mmaTieBreak", "mma-tie-break", "bool", /*default=*/"true",
+           "Among mma.sync tilings predicted within 1% of the fastest, take "
+           "the one with the least blocks' work (false: the first, for A/B "
+           "runs; docs/cost-model.md)">
   ];
   let dependentDialects = ["::mlir::qf::QFDialect"];
 }
