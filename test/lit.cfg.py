@@ -40,3 +40,16 @@ if ptxas:
     config.substitutions.append(("%ptxas", ptxas))
 else:
     lit_config.note("ptxas not found: tests that assemble PTX are UNSUPPORTED")
+
+# qfuse-sim (docs/gpu-sim.md): the CUDA driver, cuBLAS and cuSOLVER on the
+# CPU. Where it and qfuse-bench are built, %sim runs a command over it and
+# the tests under Sim/ run compiled kernels against the C++ reference;
+# elsewhere they are UNSUPPORTED (REQUIRES: gpu-sim).
+sim_lib = os.path.join(config.qfuse_obj_root, "sim", "lib")
+qfuse_bench = os.path.join(config.qfuse_tools_dir, "qfuse-bench")
+if os.path.exists(os.path.join(sim_lib, "libcuda.so.1")) and os.access(qfuse_bench, os.X_OK):
+    config.available_features.add("gpu-sim")
+    config.substitutions.append(("%sim", "env LD_LIBRARY_PATH=" + sim_lib))
+    llvm_config.add_tool_substitutions(["qfuse-bench"], tool_dirs)
+else:
+    lit_config.note("qfuse-sim or qfuse-bench not built: tests that run kernels on it are UNSUPPORTED")

@@ -28,6 +28,13 @@ protected:
     stream.emplace();
   }
 
+  /// Whether the device is qfuse-sim (docs/gpu-sim.md), which runs PTX on
+  /// the CPU and loads no cubin.
+  bool onSimulator() const {
+    return context &&
+           context->describe().find("qfuse-sim") != std::string::npos;
+  }
+
   std::optional<runtime::cuda::Context> context;
   std::optional<runtime::cuda::Stream> stream;
 };
