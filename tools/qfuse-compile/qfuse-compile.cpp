@@ -93,9 +93,9 @@ static cl::opt<int64_t> wgmmaMinRows(
 static cl::opt<bool> mmaTieBreak(
     "mma-tie-break",
     cl::desc("Among mma.sync tilings predicted within 1% of the fastest, "
-             "take the one with the least blocks' work (default on; false: "
-             "the first, for A/B runs; docs/cost-model.md)"),
-    cl::init(true), cl::Hidden);
+             "take the one with the least blocks' work (default off, the "
+             "first, until it is timed on the zoo; docs/cost-model.md)"),
+    cl::init(false), cl::Hidden);
 static cl::opt<int64_t> permuteStagedMaxK(
     "permute-staged-max-k",
     cl::desc("act_order's permute kernel stages rows of at most this many "

@@ -8,7 +8,10 @@
 # time), fp8 and int8 at batches 4, 5, 8, 12, 16: `-new` the default, `-old`
 # --mma-tie-break=false (main's picks; the flag reproduces them on all 8099
 # cells), every plan checked and timed against cuBLAS fp16 in one process.
-# Made with (worktree of branch oproj)
+# Made with (worktree of branch oproj, when the tie-break was on by
+# default; it is off by default since session 30, so a remake passes
+# NEW_FLAGS=--mma-tie-break=true as well; the artifacts in tb.txz are
+# the ones made then)
 #   ENTRIES="s11008x4096 s4096x11008 s14336x3584 s13824x5120 s5120x13824 s14336x5120 s5120x14336 s18176x4544 s17920x5120 s5120x17920 s3584x14336 s4544x18176 s8192x8192" \
 #   FORMATS="fp8 int8" BATCHES=4,5,8,12,16 CHIP=sm_90 OLD_FLAGS=--mma-tie-break=false \
 #     bench/crossover/make-zoo-check.sh build build-tb29

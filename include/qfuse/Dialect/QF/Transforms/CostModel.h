@@ -122,8 +122,9 @@ struct TilingTarget {
   /// sm_90a, batches 128-511: the fewest rows that run wgmma.
   int64_t wgmmaMinRows = kWgmmaMinRows;
   /// Predictions within 1% of the fastest mma.sync tiling are a tie, broken
-  /// toward the least blocks' work (false: the first of them, for A/B runs).
-  bool mmaTieBreak = true;
+  /// toward the least blocks' work (false, the default until it is timed on
+  /// the zoo: the first of them).
+  bool mmaTieBreak = false;
 };
 
 /// The batch from which the tensor-core kernel runs `type`: a positive

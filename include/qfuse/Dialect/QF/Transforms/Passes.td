@@ -444,10 +444,10 @@ def QFSelectTiling : Pass<"qf-select-tiling"> {
            /*default=*/"::mlir::qf::kWgmmaMinRows",
            "sm_90a: the fewest weight rows that run the wgmma kernel at "
            "batches 128 to 511 (every weight from 512)">,
-    Option<"mmaTieBreak", "mma-tie-break", "bool", /*default=*/"true",
+    Option<"mmaTieBreak", "mma-tie-break", "bool", /*default=*/"false",
            "Among mma.sync tilings predicted within 1% of the fastest, take "
-           "the one with the least blocks' work (false: the first, for A/B "
-           "runs; docs/cost-model.md)">
+           "the one with the least blocks' work (default false, the first, "
+           "until it is timed on the zoo; docs/cost-model.md)">
   ];
   let dependentDialects = ["::mlir::qf::QFDialect"];
 }
