@@ -11,7 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "CublasContext.h"
 #include "GemmKernel.h"
-#include "HalfFloat.h"
+#include "qfuse/sim/Half.h"
 
 #include <cstring>
 

@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "GemmKernel.h"
-#include "HalfFloat.h"
+#include "qfuse/sim/Half.h"
 #include "ParallelFor.h"
 
 #include <algorithm>
@@ -43,10 +43,10 @@ double load(const void *data, Element type, int64_t index) {
 void store(void *data, Element type, int64_t index, double value) {
   switch (type) {
   case Element::F16:
-    static_cast<uint16_t *>(data)[index] = doubleToHalf(value);
+    static_cast<uint16_t *>(data)[index] = halfFromDouble(value);
     return;
   case Element::BF16:
-    static_cast<uint16_t *>(data)[index] = doubleToBf16(value);
+    static_cast<uint16_t *>(data)[index] = bf16FromDouble(value);
     return;
   case Element::F32:
     static_cast<float *>(data)[index] = float(value);

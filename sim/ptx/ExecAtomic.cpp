@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Exec.h"
-#include "Half.h"
+#include "qfuse/sim/Half.h"
 #include "PtxDecode.h"
 
 #include <cmath>

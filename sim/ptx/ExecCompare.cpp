@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Exec.h"
-#include "Half.h"
+#include "qfuse/sim/Half.h"
 #include "PtxDecode.h"
 
 #include <type_traits>

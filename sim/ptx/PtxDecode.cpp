@@ -1,7 +1,7 @@
 //===- PtxDecode.cpp - PTX statements to decoded instructions -------------===//
 
 #include "PtxDecode.h"
-#include "Half.h"
+#include "qfuse/sim/Half.h"
 
 #include <algorithm>
 #include <cstring>

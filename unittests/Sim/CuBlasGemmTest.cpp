@@ -27,7 +27,7 @@ struct Combo {
 std::vector<uint8_t> scale(cublasComputeType_t compute, double v) {
   std::vector<uint8_t> out(8);
   if (compute == CUBLAS_COMPUTE_16F) {
-    const uint16_t h = qfuse::sim::floatToHalf(float(v));
+    const uint16_t h = qfuse::sim::halfFromDouble(float(v));
     std::memcpy(out.data(), &h, 2);
   } else if (compute == CUBLAS_COMPUTE_32I) {
     const int32_t i = int32_t(v);

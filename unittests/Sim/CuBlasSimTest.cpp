@@ -15,8 +15,8 @@
 #include <string>
 
 using namespace qfuse::sim::test;
-using qfuse::sim::floatToBf16;
-using qfuse::sim::floatToHalf;
+using qfuse::sim::bf16FromDouble;
+using qfuse::sim::halfFromDouble;
 using qfuse::sim::halfToFloat;
 
 namespace {
@@ -108,20 +108,20 @@ TEST(CuBlasHalfFloat, EncodesToNearestEven) {
     values.push_back(float(magnitude));
   }
   for (float v : values) {
-    EXPECT_EQ(floatToHalf(v), nearestPattern(v, 0x7bff, 0x7c00, referenceHalf))
+    EXPECT_EQ(halfFromDouble(v), nearestPattern(v, 0x7bff, 0x7c00, referenceHalf))
         << v;
-    EXPECT_EQ(floatToBf16(v), nearestPattern(v, 0x7f7f, 0x7f80, referenceBf16))
+    EXPECT_EQ(bf16FromDouble(v), nearestPattern(v, 0x7f7f, 0x7f80, referenceBf16))
         << v;
   }
   const float inf = std::numeric_limits<float>::infinity();
-  EXPECT_EQ(floatToHalf(inf), 0x7c00);
-  EXPECT_EQ(floatToHalf(-inf), 0xfc00);
-  EXPECT_EQ(floatToBf16(-inf), 0xff80);
-  EXPECT_TRUE(std::isnan(referenceHalf(floatToHalf(kNaN))));
-  EXPECT_TRUE(std::isnan(referenceBf16(floatToBf16(kNaN))));
+  EXPECT_EQ(halfFromDouble(inf), 0x7c00);
+  EXPECT_EQ(halfFromDouble(-inf), 0xfc00);
+  EXPECT_EQ(bf16FromDouble(-inf), 0xff80);
+  EXPECT_TRUE(std::isnan(referenceHalf(halfFromDouble(kNaN))));
+  EXPECT_TRUE(std::isnan(referenceBf16(bf16FromDouble(kNaN))));
   // A double just above a half tie must round up, not to the even side.
-  EXPECT_EQ(qfuse::sim::doubleToHalf(1.00048828125 + 1e-12), 0x3c01);
-  EXPECT_EQ(qfuse::sim::doubleToHalf(1.00048828125), 0x3c00);
+  EXPECT_EQ(qfuse::sim::halfFromDouble(1.00048828125 + 1e-12), 0x3c01);
+  EXPECT_EQ(qfuse::sim::halfFromDouble(1.00048828125), 0x3c00);
 }
 
 TEST(CuBlasLevel1, CopyAxpyDotIsamaxWithIncrements) {

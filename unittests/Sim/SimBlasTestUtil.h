@@ -9,7 +9,7 @@
 #ifndef QFUSE_UNITTESTS_SIM_SIMBLASTESTUTIL_H
 #define QFUSE_UNITTESTS_SIM_SIMBLASTESTUTIL_H
 
-#include "HalfFloat.h"
+#include "qfuse/sim/Half.h"
 
 #include <cublas_v2.h>
 
@@ -131,11 +131,11 @@ struct Matrix {
     uint16_t h;
     switch (type) {
     case CUDA_R_16F:
-      h = floatToHalf(float(v));
+      h = halfFromDouble(float(v));
       std::memcpy(p, &h, 2);
       return;
     case CUDA_R_16BF:
-      h = floatToBf16(float(v));
+      h = bf16FromDouble(float(v));
       std::memcpy(p, &h, 2);
       return;
     case CUDA_R_8I:

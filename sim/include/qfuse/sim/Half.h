@@ -3,18 +3,19 @@
 // Narrow float formats as bit patterns. Every rounding conversion starts from
 // a double (every f16, bf16, f32 and fp8 value is exact in one), so that f32
 // -> f16 and f64 -> f16 round once, to nearest even, with subnormals, infinities
-// and NaNs as the PTX ISA gives them.
+// and NaNs as the PTX ISA gives them. The one definition for the
+// interpreter and the stand-in cuBLAS.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef QFUSE_SIM_PTX_HALF_H
-#define QFUSE_SIM_PTX_HALF_H
+#ifndef QFUSE_SIM_HALF_H
+#define QFUSE_SIM_HALF_H
 
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 
-namespace qfuse::sim::ptx {
+namespace qfuse::sim {
 
 inline uint32_t bitsOf(float f) {
   uint32_t u;
@@ -166,6 +167,6 @@ inline float flushSubnormal(float f) {
   return f;
 }
 
-} // namespace qfuse::sim::ptx
+} // namespace qfuse::sim
 
-#endif // QFUSE_SIM_PTX_HALF_H
+#endif // QFUSE_SIM_HALF_H
