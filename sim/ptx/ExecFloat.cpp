@@ -207,14 +207,7 @@ Decoded decodeFloat(Decoder &d, const Statement &s, const Parts &p,
   else if (op == "cos") { n = 2; h = pickOp<Cos>(t, false); }
   else if (op == "tanh") { n = 2; h = pickOp<Tanh>(t, false); }
   else return Decoded::NotMine;
-  if (!h || !d.count(s, n))
-    return Decoded::Error;
-  in.fn = h;
-  in.op[0] = d.dst(s.ops[0]);
-  for (size_t i = 1; i < n; ++i)
-    in.op[i] = d.src(s.ops[i], t);
-  in.nops = uint8_t(n);
-  return d.error.empty() ? Decoded::Ok : Decoded::Error;
+  return d.operands(s, in, h, n, t);
 }
 
 } // namespace qfuse::sim::ptx

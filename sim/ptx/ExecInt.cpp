@@ -199,14 +199,7 @@ Decoded decodeInt(Decoder &d, const Statement &s, const Parts &p,
   } else {
     return Decoded::NotMine;
   }
-  if (!h || !d.count(s, n))
-    return Decoded::Error;
-  in.fn = h;
-  in.op[0] = d.dst(s.ops[0]);
-  for (size_t i = 1; i < n; ++i)
-    in.op[i] = d.src(s.ops[i], t);
-  in.nops = uint8_t(n);
-  return d.error.empty() ? Decoded::Ok : Decoded::Error;
+  return d.operands(s, in, h, n, t);
 }
 
 } // namespace qfuse::sim::ptx

@@ -271,6 +271,18 @@ bool Decoder::decodeOne(const Statement &s, Instr &in) {
   return true;
 }
 
+Decoded Decoder::operands(const Statement &s, Instr &in, Handler h, size_t n,
+                          Ty t) {
+  if (!h || !count(s, n))
+    return Decoded::Error;
+  in.fn = h;
+  in.op[0] = dst(s.ops[0]);
+  for (size_t i = 1; i < n; ++i)
+    in.op[i] = src(s.ops[i], t);
+  in.nops = uint8_t(n);
+  return error.empty() ? Decoded::Ok : Decoded::Error;
+}
+
 bool Decoder::decodeAll() {
   fn.numRegs = syn.numRegs;
   fn.numSlots = syn.numRegs;

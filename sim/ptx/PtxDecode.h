@@ -55,6 +55,10 @@ struct Parts {
   Ty typeAt(size_t fromEnd) const;
 };
 
+/// What a family decoder made of a statement: not of its family, decoded,
+/// or an error (Decoder::error says which).
+enum class Decoded { NotMine, Ok, Error };
+
 class Decoder {
 public:
   Decoder(const FunctionSyntax &syn, Function &fn,
@@ -76,6 +80,9 @@ public:
   uint32_t label(std::string_view name);
   /// Expects `n` operands.
   bool count(const Statement &s, size_t n);
+  /// The usual end of a family decoder: `n` operands, a destination then
+  /// sources of type `t`, run by `h` (null: the type is not supported).
+  Decoded operands(const Statement &s, Instr &in, Handler h, size_t n, Ty t);
 
   const Statement *current = nullptr;
 
@@ -91,7 +98,6 @@ private:
   bool decodeOne(const Statement &s, Instr &in);
 };
 
-enum class Decoded { NotMine, Ok, Error };
 using FamilyDecoder = Decoded (*)(Decoder &, const Statement &, const Parts &,
                                   Instr &);
 
