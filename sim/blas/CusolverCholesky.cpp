@@ -134,6 +134,16 @@ int invert(const Lower &l, std::vector<double> &out) {
   return 0;
 }
 
+/// The argument checks potrf and potri share, as cuSOLVER makes them.
+cusolverStatus_t checkFactor(cusolverDnHandle_t handle, cublasFillMode_t uplo,
+                             int n, int lda, const int *devInfo) {
+  if (!handle)
+    return CUSOLVER_STATUS_NOT_INITIALIZED;
+  if (!validTriangle(uplo) || n < 0 || lda < std::max(1, n) || !devInfo)
+    return CUSOLVER_STATUS_INVALID_VALUE;
+  return CUSOLVER_STATUS_SUCCESS;
+}
+
 } // namespace
 
 extern "C" {
@@ -154,10 +164,8 @@ cusolverStatus_t cusolverDnSpotrf(cusolverDnHandle_t handle,
                                   cublasFillMode_t uplo, int n, float *A,
                                   int lda, float * /*Workspace*/, int /*Lwork*/,
                                   int *devInfo) {
-  if (!handle)
-    return CUSOLVER_STATUS_NOT_INITIALIZED;
-  if (!validTriangle(uplo) || n < 0 || lda < std::max(1, n) || !devInfo)
-    return CUSOLVER_STATUS_INVALID_VALUE;
+  if (cusolverStatus_t status = checkFactor(handle, uplo, n, lda, devInfo))
+    return status;
   return inStreamOrder(handle, [=] {
     const bool upper = uplo == CUBLAS_FILL_MODE_UPPER;
     Lower l(A, n, lda, upper);
@@ -199,10 +207,8 @@ cusolverStatus_t cusolverDnSpotri(cusolverDnHandle_t handle,
                                   cublasFillMode_t uplo, int n, float *A,
                                   int lda, float * /*work*/, int /*lwork*/,
                                   int *devInfo) {
-  if (!handle)
-    return CUSOLVER_STATUS_NOT_INITIALIZED;
-  if (!validTriangle(uplo) || n < 0 || lda < std::max(1, n) || !devInfo)
-    return CUSOLVER_STATUS_INVALID_VALUE;
+  if (cusolverStatus_t status = checkFactor(handle, uplo, n, lda, devInfo))
+    return status;
   return inStreamOrder(handle, [=] {
     const bool upper = uplo == CUBLAS_FILL_MODE_UPPER;
     Lower l(A, n, lda, upper);
