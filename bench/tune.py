@@ -9,7 +9,6 @@ the tuning database that qf-select-tiling reads (`tuning-db=<file>`).
   python3 bench/tune.py select gpu-out/results -o bench/tuning-db.json
 """
 import argparse
-import glob
 import json
 import os
 import re
@@ -20,6 +19,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from decode_step_ir import MODELS, encoding_text, projections  # noqa: E402
 from qfuse.tune import list_tilings, tiling_label  # noqa: E402  (decode_step_ir's path)
 from qfuse.atomic import write_json  # noqa: E402
+from qfuse.records import read_json, record_paths  # noqa: E402
 
 # The candidates come from the compiler (`qfuse-compile --list-tilings`,
 # lib/Dialect/QF/Transforms/CostModel.cpp: listTilingCandidates), the one
@@ -142,8 +142,8 @@ def select(args):
         if key not in table or ms < table[key][0]:
             table[key] = (ms, tiling)
 
-    for path in glob.glob(os.path.join(args.results, "tune-*.json")):
-        run = json.load(open(path))
+    for path in record_paths(args.results, "tune-*"):
+        run = read_json(path)
         for p in run.get("artifact_plans", []):
             name = os.path.basename(p["artifact"]).replace(".qfa", "")
             variant = name.rsplit("-", 1)[1]  # n4u4s1, M16N32S4K64T3, W64...

@@ -22,7 +22,6 @@ formula: change both (test/Tools/qfuse-compile/mma-time-model-fit-py.mlir
 compares them with --check-listing).
 """
 import argparse
-import glob
 import json
 import math
 import os
@@ -34,6 +33,7 @@ import sys
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 sys.path.insert(0, os.path.join(ROOT, "python-frontend"))
 from qfuse.atomic import write_json  # noqa: E402
+from qfuse.records import read_json, record_paths  # noqa: E402
 SHAPES = {"q_proj": (4096, 4096), "o_proj": (4096, 4096),
           "k_proj": (1024, 4096), "v_proj": (1024, 4096),
           "gate_proj": (14336, 4096), "up_proj": (14336, 4096),
@@ -203,12 +203,11 @@ def format_of(name):
 def load():
     """{(format, projection, batch): {label: median us}} over the sweeps."""
     table = {}
-    for path in glob.glob(os.path.join(ROOT, "bench/results/**/tune-*.json"),
-                          recursive=True):
+    for path in record_paths(os.path.join(ROOT, "bench/results/**"), "tune-*"):
         fmt = format_of(os.path.basename(path))
         if not fmt:
             continue
-        for plan in json.load(open(path))["artifact_plans"]:
+        for plan in read_json(path)["artifact_plans"]:
             art = os.path.basename(plan["artifact"])
             hit = re.match(r".*-(\w+_proj|lm_head)-b(\d+)-(M\S+)\.qfa$", art)
             if not hit or not LABEL.fullmatch(hit.group(3)):
