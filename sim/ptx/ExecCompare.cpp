@@ -23,7 +23,11 @@ enum BoolOp : uint8_t { None, And, Or, Xor };
 template <class T> bool compare(uint8_t cmp, T a, T b) {
   switch (cmp) {
   case Eq: return a == b;
-  case Ne: return a != b;
+  case Ne: // ordered: false on NaN, where C++'s != is true
+    if constexpr (std::is_floating_point_v<T>)
+      return a == a && b == b && a != b;
+    else
+      return a != b;
   case Lt: return a < b;
   case Le: return a <= b;
   case Gt: return a > b;

@@ -87,7 +87,7 @@ int32_t toIntRef(double v, double (*round)(double)) {
 
 std::vector<uint32_t> reference(uint32_t a, uint32_t b, uint32_t c) {
   float fa = f32(a), fb = f32(b), fc = f32(c);
-  std::vector<uint32_t> r(28);
+  std::vector<uint32_t> r(29);
   r[0] = bits(fa + fb);
   r[1] = bits(fa * fb);
   r[2] = bits(std::fma(fa, fb, fc));
@@ -130,6 +130,11 @@ std::vector<uint32_t> reference(uint32_t a, uint32_t b, uint32_t c) {
   r[25] = uint32_t(e4m3(fa)) << 8 | e4m3(fb);
   r[26] = a ^ 0x80008000u;
   r[27] = bits(std::exp2(fa));
+  // Ordered ne is false on NaN (C++'s != is true), neu true; f16 low halves.
+  double ha = fromHalf(uint16_t(a)), hb = fromHalf(uint16_t(b));
+  bool nanh = std::isnan(ha) || std::isnan(hb);
+  r[28] = uint32_t(!nan && fa != fb) | uint32_t(nan || fa != fb) << 1 |
+          uint32_t(!nanh && ha != hb) << 2 | uint32_t(!nanh && ha == hb) << 3;
   return r;
 }
 
@@ -203,24 +208,29 @@ TEST(PtxFloat, MatchesReference) {
   in[3 * 13] = bits(0x1p-25f), in[3 * 17] = bits(0x1.8p-25f); // subnormal ties
   in[3 * 21] = bits(2.5f), in[3 * 25] = bits(-3.5f); // rni ties to even
   in[3 * 29] = bits(1e10f);                          // saturates to INT32_MAX
+  in[3 * 33] = in[3 * 33 + 1] = 0x7fc00000;         // f32 NaN vs NaN
+  in[3 * 37] = 0x7e00, in[3 * 37 + 1] = 0x7e00;      // f16 NaN vs NaN
+  in[3 * 41] = 0x7c00, in[3 * 41 + 1] = 0x7c00;      // f16 inf vs inf
+  in[3 * 45] = 0x7e00, in[3 * 45 + 1] = 0x3c00;      // f16 NaN vs 1
   Buffer input(in.size() * 4, "in"), output(n * 128, "out");
   input.fill(in);
   ASSERT_EQ(launch(*module, "float_ops", {1}, {n},
                    {input.address(), output.address()}),
             "");
   auto out = output.read<uint32_t>(32 * n);
-  static const char *names[28] = {
+  static const char *names[29] = {
       "add.f32", "mul.f32", "fma.f32", "div.f32", "sqrt.f32", "max.f32",
       "cvt.rn.f16.f32", "cvt.f32.f16", "add.f16", "mul.f16", "fma.f16x2",
       "mul.bf16x2", "fma.bf16x2", "cvt.rn.bf16.f32", "cvt.rn.f16x2.f32",
       "cvt.rn.bf16x2.f32", "cvt.rni.s32.f32", "cvt.rzi.s32.f32",
       "cvt.rmi.u32.f32", "cvt.rn.f32.s32", "cvt.rn.f16x2.e4m3x2",
       "cvt.rn.f32.f64", "cvt.rn.f16.f64", "setp.gtu/nan", "sub.bf16x2",
-      "cvt.satfinite.e4m3x2.f32", "neg.f16x2", "ex2.approx"};
+      "cvt.satfinite.e4m3x2.f32", "neg.f16x2", "ex2.approx",
+      "setp.ne/neu/ne.f16/eq.f16"};
   for (int i = 0; i < n; ++i) {
     uint32_t a = in[3 * i], b = in[3 * i + 1], c = in[3 * i + 2];
     auto ref = reference(a, b, c);
-    for (int j = 0; j < 28; ++j) {
+    for (int j = 0; j < 29; ++j) {
       // bf16 fma: the long double reference is exact only for operands of
       // moderate range.
       if (j == 12 && i % 4 != 1)
