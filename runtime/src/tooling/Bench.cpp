@@ -404,6 +404,36 @@ void bindPlaceholderWeights(Executor &executor, CUstream stream) {
   }
 }
 
+void fillPlanInputs(Executor &executor, int64_t batch, CUstream stream) {
+  const Artifact &artifact = executor.artifact();
+  for (const BufferSpec &spec : artifact.buffers) {
+    if (spec.sharedByPlans() ||
+        std::find(artifact.inputs.begin(), artifact.inputs.end(), spec.name) ==
+            artifact.inputs.end())
+      continue;
+    const cuda::DeviceBuffer &buffer = executor.buffer(batch, spec.name);
+    const std::string what = "filling input '" + spec.name + "'";
+    switch (spec.dtype) {
+    case DType::F16:
+      fillPattern(buffer.ptr(), buffer.size(), format::floatToHalf(1.0f), 2,
+                  stream, what);
+      break;
+    case DType::BF16:
+      fillPattern(buffer.ptr(), buffer.size(), format::floatToBFloat16(1.0f),
+                  2, stream, what);
+      break;
+    case DType::F32:
+      fillPattern(buffer.ptr(), buffer.size(), 0x3f800000, 4, stream, what);
+      break;
+    default:
+      fillPattern(buffer.ptr(), buffer.size(), 0, 1, stream, what);
+      break;
+    }
+  }
+  QFUSE_CU_CTX(cuStreamSynchronize(stream), "filling the plan inputs");
+}
+
+
 PlanResult artifactPlan(const cuda::Context &context, Executor &executor,
                         CUstream stream, int64_t batch, const Config &config) {
   const Artifact &artifact = executor.artifact();
@@ -428,6 +458,7 @@ PlanResult artifactPlan(const cuda::Context &context, Executor &executor,
     result.weightBytes += bytes;
   }
   executor.allocate(batch);
+  fillPlanInputs(executor, batch, stream);
   if (!artifact.roofline.empty()) {
     for (const RooflineEntry &entry : artifact.roofline)
       result.bytesPerRun += entry.bytes;

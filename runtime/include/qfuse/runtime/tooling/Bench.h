@@ -143,6 +143,12 @@ GemmResult cublasGemm(const cuda::Context &context, cuda::Cublas &cublas,
 /// k / group. Enough to time a plan without a checkpoint.
 void bindPlaceholderWeights(Executor &executor, CUstream stream);
 
+/// Fills the inputs of the plan for `batch` (allocated): floats 1.0,
+/// integers (token ids, positions) 0, so that a kernel whose work depends
+/// on its input (attention reads positions[m] + 1 cache rows) times alike in
+/// every artifact. artifactPlan calls it before timing.
+void fillPlanInputs(Executor &executor, int64_t batch, CUstream stream);
+
 struct PlanResult {
   std::string artifact;
   int64_t batch = 0;
