@@ -32,7 +32,10 @@ def load(d):
         cublas = {c["label"]: c for c in data.get("cublas", [])}
         checks = {}
         for c in data.get("checks", []):
-            checks.setdefault((c["weight"], c["m"]), []).append(c)
+            # A weight kept in another layout at some batch is checked as
+            # "<weight>@<layout>" (sp-int4@tiled_n32_k64 at batch 2).
+            weight = c["weight"].split("@", 1)[0]
+            checks.setdefault((weight, c["m"]), []).append(c)
         for p in data.get("artifact_plans", []):
             name = os.path.basename(p["artifact"]).removesuffix(".qfa")
             fmt, shape = name.rsplit("-", 1)

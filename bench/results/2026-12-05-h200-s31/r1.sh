@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 31, call 1 (carry ["build-s31"] = a.txz b.txz sp.txz of build-s29; artifacts made in session 29,
+# Session 31, call 1 (carry ["build-s31"]: build-s29's tarballs; artifacts made in session 29,
 # bench/results/2026-12-04-h200-s29 says how): branch oproj's runtime
 # (16a1661, carried in build-ao29a/src) built once; its GPU tests; then
 # timings, most wanted first, while the deadline allows:
