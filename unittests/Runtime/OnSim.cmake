@@ -5,12 +5,12 @@
 # device is always there, and a test whose artifacts are missing skips
 # inside the binary without failing it.
 #
-# Two entries, so that ctest runs them side by side:
+# Entries that ctest runs side by side:
 # - qfuse-runtime-gpu-tests-on-sim: every test that needs no compiled
 #   artifact beyond the sampler and act_order ones, less those that take a
 #   minute or more on the CPU (the sampler's statistics and large
 #   vocabulary, the GPTQ act-order solves, the benchmark loop);
-# - qfuse-runtime-gpu-tests-on-sim-artifacts: the tests of the artifacts a
+# - qfuse-runtime-gpu-tests-on-sim-artifacts-*: the tests of the artifacts a
 #   GPU round carries (the quantize kernels, the formats matvecs, the fp16
 #   tiny Llama), compiled here into sim-artifacts/ as the bench scripts
 #   compile them (bench/quantize-at-load/make-artifacts.sh,
@@ -21,12 +21,16 @@ endif()
 
 set(slow_on_sim "*SampleGpu.FrequenciesPassChiSquare*"
   "*SampleGpu.SameTokensAsTheHost/2" "GptqActOrderGpu.*" "Gpu.BenchmarksRun")
-set(with_artifacts "QuantizeGpuTest.*" "DeviceGatherGpuTest.*"
+# In three shards of one to two minutes each on the CPU, which ctest runs
+# beside the rest (one entry was the suite's last by minutes).
+set(quantize_shard "QuantizeGpuTest.*" "DeviceGatherGpuTest.*"
   "OddWidthGatherGpuTest.*" "KeptValuesGpuTest.*" "DeviceHalfRoundGpuTest.*"
-  "DeviceWidenGpuTest.*" "GptqDeviceWeightsGpu.*" "CalibrationGpu.*"
-  "BackgroundLoadGpu.*" "Gpu.MatVecActOrderMatchesTheReference"
+  "DeviceWidenGpuTest.*" "CalibrationGpu.*" "BackgroundLoadGpu.*")
+set(gptq_shard "GptqDeviceWeightsGpu.*")
+set(formats_shard "Gpu.MatVecActOrderMatchesTheReference"
   "Gpu.MatVecSparse24IntegersMatchTheReference"
   "Gpu.MatVecCodebooksOfOtherWidthsMatchTheReference")
+set(with_artifacts ${quantize_shard} ${gptq_shard} ${formats_shard})
 find_program(QFUSE_SIM_PYTHON3 python3)
 set(compile_artifacts OFF)
 if(QFUSE_ENABLE_COMPILER AND QFUSE_SIM_PYTHON3)
@@ -42,6 +46,7 @@ add_test(NAME qfuse-runtime-gpu-tests-on-sim
   COMMAND qfuse-runtime-gpu-tests --gtest_filter=-${left_out})
 set_tests_properties(qfuse-runtime-gpu-tests-on-sim PROPERTIES
   LABELS unit
+  COST 100
   ENVIRONMENT "LD_LIBRARY_PATH=${QFUSE_SIM_LIB_DIR}")
 add_dependencies(QFuseUnitTests qfuse_sim_cuda qfuse_sim_cublas
   qfuse_sim_cusolver)
@@ -92,11 +97,14 @@ add_custom_target(qfuse-sim-test-artifacts DEPENDS ${dir}/quantize-formats.qfa
   ${dir}/formats.qfa ${dir}/tiny-llama-fp16.qfa)
 add_dependencies(QFuseUnitTests qfuse-sim-test-artifacts)
 
-list(JOIN with_artifacts ":" with_artifacts)
-add_test(NAME qfuse-runtime-gpu-tests-on-sim-artifacts
-  COMMAND qfuse-runtime-gpu-tests --gtest_filter=${with_artifacts})
-set_tests_properties(qfuse-runtime-gpu-tests-on-sim-artifacts PROPERTIES
-  LABELS unit
-  # A skip here means an artifact did not reach the test: fail instead.
-  FAIL_REGULAR_EXPRESSION "qfuse-gpu-skip:"
-  ENVIRONMENT "LD_LIBRARY_PATH=${QFUSE_SIM_LIB_DIR};QFUSE_QUANTIZE_QFA=${dir}/quantize-formats.qfa;QFUSE_FORMATS_QFA=${dir}/formats.qfa;QFUSE_CALIBRATION_QFA=${dir}/tiny-llama-fp16.qfa")
+foreach(shard quantize gptq formats)
+  list(JOIN ${shard}_shard ":" filter)
+  set(name qfuse-runtime-gpu-tests-on-sim-artifacts-${shard})
+  add_test(NAME ${name} COMMAND qfuse-runtime-gpu-tests --gtest_filter=${filter})
+  set_tests_properties(${name} PROPERTIES
+    LABELS unit
+    COST 100 # start early: a minute or two each
+    # A skip here means an artifact did not reach the test: fail instead.
+    FAIL_REGULAR_EXPRESSION "qfuse-gpu-skip:"
+    ENVIRONMENT "LD_LIBRARY_PATH=${QFUSE_SIM_LIB_DIR};QFUSE_QUANTIZE_QFA=${dir}/quantize-formats.qfa;QFUSE_FORMATS_QFA=${dir}/formats.qfa;QFUSE_CALIBRATION_QFA=${dir}/tiny-llama-fp16.qfa")
+endforeach()
