@@ -44,7 +44,10 @@
 #
 #   bench/act-order/make-artifacts.sh [build dir, default build] [OUT]
 #
-# MODELS, BATCHES and PARTS replace the defaults below.
+# MODELS, BATCHES and PARTS replace the defaults below. AO_EXTRA="tag:flags"
+# adds an act_order variant <model>-<part>-ao<tag> compiled with those
+# qfuse-compile flags (e.g. AO_EXTRA="t:--sorted-attention-max-batch=4096"),
+# timed beside the others.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
@@ -196,12 +199,15 @@ for spec in $models; do
     # one; ao of the downs part asks for act-order-silu-mul (opt-in).
     variants="ao int4"
     case "$part" in qkvn|gateupn|downs|mlp|attno) variants="ao aop int4" ;; esac
+    extra_tag="${AO_EXTRA%%:*}"
+    [ -n "${AO_EXTRA:-}" ] && variants="$variants ao$extra_tag"
     for enc in $variants; do
       name="$model-$part-$enc"
       flags=""
       [ "$enc" = aop ] && flags=" --fuse=gated-mlp,epilogue,shared-input,rotary-attention"
       case "$enc:$part" in aop:mlp|aop:attno) flags=" --act-order-sorted-output=false" ;; esac
       [ "$enc" = ao ] && [ "$part" = downs ] && flags=" --fuse=default,act-order-silu-mul"
+      [ -n "${AO_EXTRA:-}" ] && [ "$enc" = "ao$extra_tag" ] && flags=" ${AO_EXTRA#*:}"
       base=ao; [ "$enc" = int4 ] && base=int4
       emit "$part" "$base" "$h" "$v" "$i" > "$out/artifacts/$name.mlir"
       cmd="$compile $out/artifacts/$name.mlir --batch-sizes=$batches$flags -o $out/artifacts/$name.qfa"

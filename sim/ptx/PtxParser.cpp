@@ -266,13 +266,19 @@ bool Parser::parseParams(FunctionSyntax &fn, bool record) {
       return fail("expected .param");
     next();
     uint32_t align = 0, bytes = 0;
+    // `.ptr .space .align N` states the pointee's alignment, not the
+    // parameter's (a pointer is aligned to its size).
+    bool pointer = false;
     while (peek().kind == Tok::Ident && peek().text[0] == '.') {
       const Token &t = next();
-      if (t.is(".align")) {
+      if (t.is(".ptr")) {
+        pointer = true;
+      } else if (t.is(".align")) {
         uint64_t a = 0;
         if (!number(a))
           return false;
-        align = uint32_t(a);
+        if (!pointer)
+          align = uint32_t(a);
       } else if (uint32_t b = typeBytes(t.text)) {
         bytes = b;
       }

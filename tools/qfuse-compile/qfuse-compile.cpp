@@ -99,17 +99,20 @@ static cl::opt<bool> mmaTieBreak(
 static cl::opt<int64_t> permuteStagedMaxK(
     "permute-staged-max-k",
     cl::desc("act_order's permute kernel stages rows of at most this many "
-             "elements in shared memory, longer ones gather from global "
-             "memory (default 24576, the most static shared memory holds; "
-             "0: always gather; docs/act-order.md)"),
+             "elements in shared memory, longer ones gather (default 24576, "
+             "what static shared memory holds; 0: always; docs/act-order.md)"),
     cl::init(24576), cl::Hidden);
 static cl::opt<bool> actOrderSortedOutput(
     "act-order-sorted-output",
-    cl::desc("At batches up to 16, a gated gate/up kernel whose output only "
-             "an act_order down_proj reads stores it in down_proj's sorted "
-             "column order, so that no permute launch runs before down_proj "
-             "(default on; docs/act-order.md)"),
+    cl::desc("Up to batch 16, a gated gate/up kernel (or attention) whose "
+             "output only an act_order matmul reads stores it in that "
+             "matmul's sorted column order (default on; docs/act-order.md)"),
     cl::init(true), cl::Hidden);
+static cl::opt<int64_t> sortedAttentionMaxBatch(
+    "sorted-attention-max-batch",
+    cl::desc("Attention stores an act_order o_proj's input sorted up to this "
+             "batch (default 16; from 32 the tiled kernel; docs/act-order.md)"),
+    cl::init(16), cl::Hidden);
 static cl::opt<bool> gridDependency(
     "grid-dependency",
     cl::desc("On sm_90 and later, start every kernel with "
@@ -269,7 +272,8 @@ buildPipelines(ModuleOp module, ArrayRef<std::string> chips,
         features + " batch-sizes=" + batches +
         " fallback-on-limits=true permute-staged-max-k=" +
         std::to_string(permuteStagedMaxK) + " act-order-sorted-output=" +
-        (actOrderSortedOutput ? "true" : "false") + " grid-dependency=" + (gridDependency ? "true" : "false") +
+        (actOrderSortedOutput ? "true" : "false") + " sorted-attention-max-batch=" +
+        std::to_string(sortedAttentionMaxBatch) + " grid-dependency=" + (gridDependency ? "true" : "false") +
         " grid-dependency-trigger=" +
         (gridDependencyTrigger == TriggerPoint::Start  ? "start"
          : gridDependencyTrigger == TriggerPoint::Late ? "late"

@@ -340,14 +340,15 @@ TEST_F(SortedOutputGpu, SortedStoresMatchThePermuteLaunchBitForBit) {
 }
 
 /// o_proj reading attention (act-order-attention.mlir): no permute launch
-/// at batches 1 and 16, and the outputs of the permute launch's artifact,
-/// bit for bit, on valid positions.
+/// at batches 1 and 16 (the CUDA-core kernel) and 32 (the tiled one, sorted
+/// by --sorted-attention-max-batch=4096), and the outputs of the permute
+/// launch's artifact, bit for bit, on valid positions.
 class SortedAttentionGpu : public PermGuardsGpu {
 protected:
   std::string artifactName() const override { return "attention"; }
 
   void expectSortedStoresMatchThePermuteLaunch() {
-    for (int64_t batch : {1, 16}) {
+    for (int64_t batch : {1, 16, 32}) {
       size_t permutes = 0;
       for (const Step &step : grouped->plan(batch).steps)
         permutes += step.op == kPermuteColumnsOp;
@@ -358,7 +359,7 @@ protected:
     Executor sorted(*grouped, *context), plain(*unfused, *context);
     bindAll(sorted, weights);
     bindAll(plain, weights);
-    for (int64_t batch : {1, 16}) {
+    for (int64_t batch : {1, 16, 32}) {
       SCOPED_TRACE("batch " + std::to_string(batch));
       // Row m at cache position m: every row attends the ones before it.
       auto inputs = randomInputs(*grouped, batch, 400 + batch);

@@ -81,18 +81,22 @@ TEST(PtxParse, KernelInfo) {
       ".shared .align 16 .b8 unused[4096];\n"
       ".extern .shared .align 16 .b8 dyn[];\n"
       ".visible .entry k(.param .u64 .ptr .global .align 1 k_param_0,\n"
-      "  .param .u32 k_param_1, .param .align 8 .b8 k_param_2[16])\n"
+      "  .param .u32 k_param_1, .param .u64 .ptr .global .align 1 k_param_2,\n"
+      "  .param .align 8 .b8 k_param_3[16])\n"
       ".maxntid 128, 1, 1\n{\n  .reg .b64 %rd<3>;\n"
       "  mov.u64 %rd1, used;\n  mov.u64 %rd2, dyn;\n  ret;\n}\n",
       error);
   ASSERT_TRUE(module) << error;
   const KernelInfo *k = module->kernel("k");
   ASSERT_TRUE(k);
-  ASSERT_EQ(k->params.size(), 3u);
+  ASSERT_EQ(k->params.size(), 4u);
   EXPECT_EQ(k->params[1].offset, 8u);
+  // A pointer after a u32 is 8-aligned: `.ptr .global .align 1` is the
+  // pointee's alignment.
   EXPECT_EQ(k->params[2].offset, 16u);
-  EXPECT_EQ(k->params[2].size, 16u);
-  EXPECT_EQ(k->paramBytes, 32u);
+  EXPECT_EQ(k->params[3].offset, 24u);
+  EXPECT_EQ(k->params[3].size, 16u);
+  EXPECT_EQ(k->paramBytes, 40u);
   EXPECT_EQ(k->staticSharedBytes, 100u);
   EXPECT_EQ(k->maxThreads, 128u);
   EXPECT_EQ(module->kernel("nope"), nullptr);

@@ -62,6 +62,11 @@ def QFToGPU : Pass<"qf-to-gpu", "::mlir::ModuleOp"> {
            "act_order matmul reads stores it in that matmul's sorted column "
            "order, so that no permute launch runs before it "
            "(docs/act-order.md)">,
+    Option<"sortedAttentionMaxBatch", "sorted-attention-max-batch", "int64_t",
+           /*default=*/"16",
+           "With act-order-sorted-output, the largest batch at which "
+           "attention stores an act_order o_proj's input in its sorted "
+           "column order (from 32 the tiled kernel; not yet timed there)">,
     Option<"gridDependency", "grid-dependency", "bool", /*default=*/"false",
            "On sm_90 and later, start every kernel with griddepcontrol "
            "(launch_dependents, wait) so that the runtime may launch it with "

@@ -401,7 +401,7 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
     auto check = [this](FusedMatmulOp r, int64_t m) {
       return runsFusedAt(r, m);
     };
-    return sortedOutputReader(op, batch, check);
+    return sortedOutputReader(op, batch, check, sortedAttentionMaxBatch);
   }
 
   /// Whether `op`'s input comes in its weight's sorted column order at
@@ -412,7 +412,7 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
     auto check = [this](FusedMatmulOp r, int64_t m) {
       return runsFusedAt(r, m);
     };
-    return readsSortedInput(op, batch, check);
+    return readsSortedInput(op, batch, check, sortedAttentionMaxBatch);
   }
 
   /// Fails batch `batch` of `op`, whose bf16 activations only the

@@ -30,8 +30,11 @@ bool canSortOutput(Operation *writer) {
 } // namespace
 
 FusedMatmulOp qf::sortedOutputReader(Operation *writer, int64_t batch,
-                                     RunsFusedAt runsFused) {
-  if (batch > kSortedOutputMaxBatch || !writer || !canSortOutput(writer))
+                                     RunsFusedAt runsFused,
+                                     int64_t attentionMaxBatch) {
+  if (!writer || !canSortOutput(writer) ||
+      batch > (isa<AttentionOp>(writer) ? attentionMaxBatch
+                                        : kSortedOutputMaxBatch))
     return {};
   Value result = writer->getResult(0);
   if (!result.hasOneUse())
@@ -44,7 +47,8 @@ FusedMatmulOp qf::sortedOutputReader(Operation *writer, int64_t batch,
 }
 
 bool qf::readsSortedInput(FusedMatmulOp reader, int64_t batch,
-                          RunsFusedAt runsFused) {
+                          RunsFusedAt runsFused, int64_t attentionMaxBatch) {
   Operation *writer = reader.getInput().getDefiningOp();
-  return writer && sortedOutputReader(writer, batch, runsFused) == reader;
+  return writer && sortedOutputReader(writer, batch, runsFused,
+                                      attentionMaxBatch) == reader;
 }

@@ -11,6 +11,9 @@
 // Only at small batches: each scattered element is a 2-byte store of its
 // own, where the tensor-core epilogue writes 16 contiguous bytes, so with
 // more rows the stores cost more than the permute launch they replace.
+// Attention's limit is an option of its own (qf-to-gpu
+// sorted-attention-max-batch): its tiled kernel, from batch 32, stores the
+// same way when asked, and is not yet timed so.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,7 +26,7 @@ namespace mlir {
 namespace qf {
 
 /// The largest batch whose gate/up output is stored in sorted order
-/// (docs/act-order.md has the measurements).
+/// (docs/act-order.md has the measurements), and attention's default.
 inline constexpr int64_t kSortedOutputMaxBatch = 16;
 
 /// Whether a fused matmul runs its fused kernel (not the dequantize +
@@ -32,18 +35,20 @@ using RunsFusedAt = function_ref<bool(FusedMatmulOp, int64_t batch)>;
 
 /// The act_order matmul `writer` writes its result (result 0) for in
 /// sorted column order at `batch`, or null: the batch is at most
-/// kSortedOutputMaxBatch, `writer` is a qf.attention or a gated matmul
+/// kSortedOutputMaxBatch (`attentionMaxBatch` for an attention writer),
+/// `writer` is a qf.attention or a gated matmul
 /// (silu_mul epilogue, f16) without a residual or qf.group, and its
 /// result's only use is the input of a fused matmul on an act_order weight
 /// whose columns sort (not 2:4), without a prologue or qf.group, which runs
 /// fused at that batch.
 FusedMatmulOp sortedOutputReader(Operation *writer, int64_t batch,
-                                 RunsFusedAt runsFused);
+                                 RunsFusedAt runsFused,
+                                 int64_t attentionMaxBatch);
 
 /// Whether `reader`'s input comes in its weight's sorted column order at
 /// `batch` from the matmul that writes it (sortedOutputReader).
 bool readsSortedInput(FusedMatmulOp reader, int64_t batch,
-                      RunsFusedAt runsFused);
+                      RunsFusedAt runsFused, int64_t attentionMaxBatch);
 
 } // namespace qf
 } // namespace mlir

@@ -11,6 +11,13 @@
 // o_proj's inv_perm as `out_order`, o_proj reads its output as stored.
 // RUN: qfuse-compile %S/../qfuse-cpu-check/Inputs/act-order-attention.mlir --batch-sizes=16 --no-cubin -o %t.att.qfa
 // RUN: %python -c "import json, sys; [print(json.dumps(s, sort_keys=True)) for p in json.load(open(sys.argv[1]))['plans'] for s in p['steps']]" %t.att.qfa | FileCheck %s --check-prefix=ATT
+// From batch 32 the tiled attention kernel runs: by default o_proj keeps
+// its permute launch there; --sorted-attention-max-batch=4096 makes the
+// tiled kernel store in sorted order too.
+// RUN: qfuse-compile %S/../qfuse-cpu-check/Inputs/act-order-attention.mlir --batch-sizes=32 --no-cubin -o %t.att32.qfa
+// RUN: %python -c "import json, sys; [print(json.dumps(s, sort_keys=True)) for p in json.load(open(sys.argv[1]))['plans'] for s in p['steps']]" %t.att32.qfa | FileCheck %s --check-prefix=ATT32
+// RUN: qfuse-compile %S/../qfuse-cpu-check/Inputs/act-order-attention.mlir --batch-sizes=32 --sorted-attention-max-batch=4096 --no-cubin -o %t.att32s.qfa
+// RUN: %python -c "import json, sys; [print(json.dumps(s, sort_keys=True)) for p in json.load(open(sys.argv[1]))['plans'] for s in p['steps']]" %t.att32s.qfa | FileCheck %s --check-prefix=ATT32S
 // RUN: qfuse-compile %S/../qfuse-cpu-check/Inputs/act-order-mlp.mlir --batch-sizes=16 --act-order-sorted-output=false --no-cubin -o %t.off.qfa
 // RUN: %python -c "import json, sys; [print(json.dumps(s, sort_keys=True)) for p in json.load(open(sys.argv[1]))['plans'] for s in p['steps']]" %t.off.qfa | FileCheck %s --check-prefix=OFF
 
@@ -33,3 +40,13 @@
 // ATT: {"buffer": "[[A:value[0-9]+]]"}, {"component": "inv_perm", "weight": "o_proj{{[^"]*}}"}], {{.*}}"launch": "qf_attention_h8_kv2_d64_s64_sorted"
 // ATT-NEXT: {"args": [{"buffer": "[[A]]"}, {"component": "codes", "weight": "o_proj
 // ATT-NOT: qf_permute_k
+
+// ATT32-NOT: inv_perm
+// ATT32: "launch": "qf_attention_tiled_h8_kv2_d64_s64"
+// ATT32-NEXT: "launch": "qf_permute_k512", "op": "qf.permute_columns"
+// ATT32-NOT: inv_perm
+
+// ATT32S-NOT: qf_permute_k
+// ATT32S: {"buffer": "[[A:value[0-9]+]]"}, {"i32": 32}, {"component": "inv_perm", "weight": "o_proj{{[^"]*}}"}], {{.*}}"launch": "qf_attention_tiled_h8_kv2_d64_s64_sorted"
+// ATT32S-NEXT: {"args": [{"buffer": "[[A]]"}, {"component": "codes", "weight": "o_proj
+// ATT32S-NOT: qf_permute_k

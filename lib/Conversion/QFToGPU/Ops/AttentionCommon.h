@@ -87,9 +87,14 @@ OpLaunch rotaryCacheWrite(AttentionOp op, OpKernelContext &context,
 /// Launch 2 of the plain form (`rope` null) or of the split rotary form on
 /// the tensor cores (AttentionTiled.cpp), or std::nullopt where it cannot
 /// take the shape or the target: the caller then keeps the CUDA-core kernel.
+/// `sorted`: output column c goes to out_order[c] (outOrderArg).
 std::optional<OpLaunch> tiledAttend(AttentionOp op, OpKernelContext &context,
                                     const AttentionShape &s, int64_t batch,
-                                    const RopeParams *rope);
+                                    const RopeParams *rope, bool sorted);
+
+/// The `out_order` parameter of a sorted output: the reader's inv_perm
+/// (SortedOutput.h).
+LaunchArgAttr outOrderArg(MLIRContext *ctx);
 /// Whether the tiled kernel may be chosen (`--qf-tiled-attention`, on by
 /// default).
 bool tiledAttentionEnabled();

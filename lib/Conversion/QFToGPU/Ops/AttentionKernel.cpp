@@ -80,8 +80,9 @@
 //
 //    Sorted output (`_sorted`, an out_order parameter): where the output
 //    is an act_order matmul's only input (o_proj), up to batch 16, column
-//    c goes to out_order[c], the matmul's inv_perm (SortedOutput.h); the
-//    tiled form is then not taken.
+//    c goes to out_order[c], the matmul's inv_perm (SortedOutput.h); from
+//    batch 32 the tiled form stores so (qf-to-gpu
+//    sorted-attention-max-batch, default 16).
 //
 //    Why not a split over the sequence (flash-decoding): it needs a
 //    workspace for the partial results, which launch records cannot name
@@ -443,11 +444,6 @@ void buildAttention(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
                negInf);
 }
 
-/// The `out_order` parameter: the reader's inv_perm (SortedOutput.h).
-LaunchArgAttr outOrderArg(MLIRContext *ctx) {
-  return LaunchArgAttr::get(ctx, LaunchArgKind::ReaderComponent, "inv_perm");
-}
-
 /// Launch 2 of the plain form: attention of each query row against the
 /// cache. With `rope`, launch 2 of the split rotary form: the same kernel
 /// with the query rotated by its own position (the keys are read rotated
@@ -537,6 +533,10 @@ OpLaunch rotaryAttend(AttentionOp op, OpKernelContext &context,
 
 } // namespace
 
+LaunchArgAttr attention::outOrderArg(MLIRContext *ctx) {
+  return LaunchArgAttr::get(ctx, LaunchArgKind::ReaderComponent, "inv_perm");
+}
+
 FailureOr<SmallVector<OpLaunch>>
 qf::lowerAttention(AttentionOp op, OpKernelContext &context, int64_t batch) {
   if (failed(requireF16(op, "activations and caches", op.getQuery().getType())))
@@ -563,15 +563,14 @@ qf::lowerAttention(AttentionOp op, OpKernelContext &context, int64_t batch) {
                             << " elements overflows the kernel's i32 index",
            failure();
   // The output in the sorted column order of the act_order matmul that
-  // reads it (SortedOutput.h): the kernel above stores it so; the tiled
-  // one does not.
+  // reads it (SortedOutput.h), as either kernel stores it.
   const bool sorted = context.sortsOutput && context.sortsOutput(op, batch);
   // Launch 2 of the plain and split forms: on the tensor cores where the
   // tiled kernel takes the shape, else the kernel above.
   auto cacheAttention = [&](const RopeParams *rope) {
-    if (!sorted && tiledAttentionEnabled() && batch >= kTiledFromBatch)
+    if (tiledAttentionEnabled() && batch >= kTiledFromBatch)
       if (std::optional<OpLaunch> tiled =
-              tiledAttend(op, context, s, batch, rope))
+              tiledAttend(op, context, s, batch, rope, sorted))
         return *tiled;
     return attend(op, context, s, batch, rope, sorted);
   };

@@ -38,6 +38,8 @@
 //             k slab k), V by ldmatrix.trans.
 //   end     = out = O / l rounded to f16, two halves per store; a row
 //             without keys has l = 0 and out = 0 / 0 = NaN, as before.
+//             Sorted (`_sorted`, an out_order parameter, SortedOutput.h):
+//             column c of a row goes to out_order[c], a half per store.
 //
 // Numerics against the CUDA-core kernel: the same f32 softmax state, scale,
 // ex2 and query rounding; Q K^T and P V sum f16 products exactly in f32 on
@@ -68,8 +70,7 @@ using namespace mlir;
 using namespace mlir::qf;
 using namespace mlir::qf::attention;
 
-// =false keeps the CUDA-core kernel at every batch: the A/B of
-// bench/prefill-attention compiles both from one compiler.
+// =false keeps the CUDA-core kernel at every batch (bench/prefill-attention).
 static llvm::cl::opt<bool> tiledAttentionOption(
     "qf-tiled-attention",
     llvm::cl::desc("attention of the cache from batch 32 on the tensor cores "
@@ -139,6 +140,10 @@ private:
   SmallVector<Value> accumulate(Value slot, ArrayRef<Value> pFrag,
                                 SmallVector<Value> acc);
   void storeOutput(ArrayRef<Value> acc, ArrayRef<RowState> rows);
+  Value sortedColumn(Value c, int64_t k) {
+    Value bytes = e.mul(e.zext64(e.add(c, e.c32(k))), e.c64(4));
+    return e.loadRO(e.i32(), e.gepBytes(outOrder, bytes), 4);
+  }
 
   Value smemAt(Value byteOffset);
   Value tileByte(Value base, Value row, Value chunk);
@@ -153,7 +158,7 @@ private:
   const AttentionShape &s;
   TiledLayout l;
   LLVM::GlobalOp rope;
-  Value query, keyCache, valueCache, positions, out, batchRows;
+  Value query, keyCache, valueCache, positions, out, batchRows, outOrder;
   Value smem, tid, lane, warp, g, t4, kv, m0, nKeys;
   Value limit[2];  // the last key of the lane's rows g and g + 8, or -1
   Value warpLimit; // the smallest limit of the warp's 16 rows
@@ -456,13 +461,18 @@ void TiledAttention::storeOutput(ArrayRef<Value> acc, ArrayRef<RowState> rows) {
     OpBuilder::InsertionGuard guard(b);
     auto stored = scf::IfOp::create(b, p.stored, /*withElseRegion=*/false);
     b.setInsertionPointToStart(stored.thenBlock());
-    Value head = e.add(e.mul(p.row, e.c32(s.heads)),
-                       e.add(e.mul(kv, e.c32(l.group)), p.head));
-    Value base = e.add(e.mul(head, e.c32(s.d)), e.mul(t4, e.c32(2)));
-    for (int64_t j = 0; j < l.d / 8; ++j)
-      storeHalves(e, out, e.add(base, e.c32(8 * j)),
-                  {e.fdiv(acc[4 * j + 2 * r], sum),
-                   e.fdiv(acc[4 * j + 2 * r + 1], sum)});
+    Value headInRow = e.add(e.mul(kv, e.c32(l.group)), p.head);
+    Value rowBase = e.mul(p.row, e.c32(s.heads * s.d));
+    Value col = e.add(e.mul(headInRow, e.c32(s.d)), e.mul(t4, e.c32(2)));
+    for (int64_t j = 0; j < l.d / 8; ++j) {
+      Value c = e.add(col, e.c32(8 * j));
+      Value halves[2] = {e.fdiv(acc[4 * j + 2 * r], sum),
+                         e.fdiv(acc[4 * j + 2 * r + 1], sum)};
+      if (!outOrder)
+        storeHalves(e, out, e.add(rowBase, c), halves);
+      for (int64_t k = 0; outOrder && k < 2; ++k)
+        storeHalves(e, out, e.add(rowBase, sortedColumn(c, k)), {halves[k]});
+    }
   }
 }
 
@@ -475,6 +485,7 @@ void TiledAttention::build(ArrayRef<Value> args) {
   positions = args[3];
   out = args[4];
   batchRows = args[5];
+  outOrder = args.size() > 6 ? args[6] : Value(); // sorted form only
   smem = dynamicSharedBase(b, module, name + "_smem");
   tid = e.tidX();
   lane = e.band(tid, e.c32(31));
@@ -545,7 +556,8 @@ std::optional<OpLaunch> attention::tiledAttend(AttentionOp op,
                                                OpKernelContext &context,
                                                const AttentionShape &s,
                                                int64_t batch,
-                                               const RopeParams *rope) {
+                                               const RopeParams *rope,
+                                               bool sorted) {
   TiledLayout l;
   l.d = s.d;
   l.group = s.heads / s.kvHeads;
@@ -559,9 +571,10 @@ std::optional<OpLaunch> attention::tiledAttend(AttentionOp op,
       l.totalBytes() > target.getMaxSharedPerBlock())
     return std::nullopt;
   std::string shape = shapeKey(s);
-  std::string name =
-      rope ? "qf_attention_tiled_rotated_query_" + shape + "_" + ropeKey(*rope)
-           : "qf_attention_tiled_" + shape;
+  std::string name = (rope ? "qf_attention_tiled_rotated_query_" + shape +
+                                 "_" + ropeKey(*rope)
+                          : "qf_attention_tiled_" + shape) +
+                     (sorted ? "_sorted" : "");
   MLIRContext *ctx = op.getContext();
   SmallVector<OpParam> params = {
       {"query", ParamKind::In, operandArg(ctx, 0)},
@@ -570,6 +583,8 @@ std::optional<OpLaunch> attention::tiledAttend(AttentionOp op,
       {"positions", ParamKind::In, operandArg(ctx, 5)},
       {"out", ParamKind::Out, resultArg(ctx, 0)},
       {"rows", ParamKind::I32, i32Arg(ctx, batch)}};
+  if (sorted)
+    params.push_back({"out_order", ParamKind::In, outOrderArg(ctx)});
   if (!context.module.lookupSymbol(name)) {
     ImplicitLocOpBuilder b(op.getLoc(), ctx);
     LLVM::GlobalOp table = rope ? ropeTable(b, context.module, *rope) : nullptr;
