@@ -243,11 +243,16 @@ for input in groups norm silu-mul mlp attention rotary-attention; do
     [ "$input" = silu-mul ] && [ "$fuse" = default ] && fuse=default,act-order-silu-mul
     # mlp- and (rotary-)attention-unfused: the default fusions without the
     # sorted output.
-    extra=""
+    # The attention ones at 32 too, sorted there on request (as
+    # unittests/Runtime/CMakeLists.txt compiles them).
+    extra="" batches=1,16
+    case "$input" in *attention) batches=1,16,32
+      [ "$fuse" = default ] && extra=" --sorted-attention-max-batch=4096" ;;
+    esac
     case "$input" in mlp|attention|rotary-attention)
       [ "$fuse" = none ] && fuse=default && extra=" --act-order-sorted-output=false" ;;
     esac
-    cmd="$compile test/Tools/qfuse-cpu-check/Inputs/act-order-$input.mlir --fuse=$fuse$extra --batch-sizes=1,16 -o $out/src/artifacts/act-order/$name.qfa"
+    cmd="$compile test/Tools/qfuse-cpu-check/Inputs/act-order-$input.mlir --fuse=$fuse$extra --batch-sizes=$batches -o $out/src/artifacts/act-order/$name.qfa"
     echo "$cmd" >> "$out/COMPILE"
     $cmd 2>> "$out/compile.log"
   done
