@@ -20,6 +20,7 @@
 #   MODELS="qwen2.5-7b:3584:512:18944 qwen2.5-14b:5120:1024:13824 llama3-8b:4096:1024:14336" \
 #     bench/act-order/make-artifacts.sh build build-ao31
 #   tar cJf build-s31/ao31.txz build-ao31; tar cJf build-s31/sweep.txz build-sp-sweep
+# (build-ao31/COMMIT: f2f3cb6)
 # Run as  BUDGET=<s> bash bench/results/2026-12-05-h200-s31/r4.sh
 set -uo pipefail
 t_start=$(date +%s); deadline=$((t_start + ${BUDGET:-500}))
