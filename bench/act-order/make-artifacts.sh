@@ -235,28 +235,15 @@ for b in 1 16; do
   python3 bench/act-order/count-launches.py "$tmp/l8b-ao-b$b.qfa" | tee -a "$out/launches.txt"
 done
 
-# PermGuardsGpuTest's artifacts, where the runtime's tests look for them.
+# PermGuardsGpuTest's artifacts, where the runtime's tests look for them,
+# from the list the build compiles them by.
 mkdir -p "$out/src/artifacts/act-order"
-for input in groups norm silu-mul mlp attention rotary-attention; do
-  for fuse in default none; do
-    name=$input; [ "$fuse" = none ] && name=$input-unfused
-    [ "$input" = silu-mul ] && [ "$fuse" = default ] && fuse=default,act-order-silu-mul
-    # mlp- and (rotary-)attention-unfused: the default fusions without the
-    # sorted output.
-    # The attention ones at 32 too, sorted there on request (as
-    # unittests/Runtime/CMakeLists.txt compiles them).
-    extra="" batches=1,16
-    case "$input" in *attention) batches=1,16,32
-      [ "$fuse" = default ] && extra=" --sorted-attention-max-batch=4096" ;;
-    esac
-    case "$input" in mlp|attention|rotary-attention)
-      [ "$fuse" = none ] && fuse=default && extra=" --act-order-sorted-output=false" ;;
-    esac
-    cmd="$compile test/Tools/qfuse-cpu-check/Inputs/act-order-$input.mlir --fuse=$fuse$extra --batch-sizes=$batches -o $out/src/artifacts/act-order/$name.qfa"
+grep -E '^[^#]' unittests/Runtime/Inputs/act-order-artifacts.txt |
+  while read -r name input fuse batches extra; do
+    cmd="$compile test/Tools/qfuse-cpu-check/Inputs/act-order-$input.mlir --fuse=$fuse${extra:+ $extra} --batch-sizes=$batches -o $out/src/artifacts/act-order/$name.qfa"
     echo "$cmd" >> "$out/COMPILE"
     $cmd 2>> "$out/compile.log"
   done
-done
 
 # The runtime's sources (no compiler) and its vendored headers.
 git archive HEAD runtime format unittests CMakeLists.txt cmake scripts test/Tools/qfuse-cpu-check/Inputs \
