@@ -4,11 +4,14 @@
 # small test models (every supported grid; the odd one has K = 576, a last
 # block of 64 columns) and for Llama-3-8B (the performance target), plus
 # artifacts/gptq/runs.txt, one qfuse-gptq-layer command line per check.
-# QFUSE_BUILD_DIR picks the compiler's build tree (default build).
+# QFUSE_BUILD_DIR picks the compiler's build tree (default build),
+# GPTQ_OUT the folder (default artifacts/gptq); GPTQ_TESTS_ONLY=1 stops
+# after the test models' artifacts (the build compiles those for the GPU
+# tests on qfuse-sim, unittests/Runtime/OnSim.cmake).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
-out=artifacts/gptq
+out="${GPTQ_OUT:-artifacts/gptq}"
 mkdir -p "$out"
 export PYTHONPATH="$root/python-frontend${PYTHONPATH:+:$PYTHONPATH}"
 export QFUSE_BUILD_DIR="${QFUSE_BUILD_DIR:-build}"
@@ -53,6 +56,7 @@ done
 # (unittests/Runtime/GptqDeviceWeightsGpuTest.cpp).
 compile "$out/test-odd.json" "#qf.enc<uint8, per_channel, scale = f16, zero = float>" \
   "$out/test-uint8-pc-fzero.qfa"
+[ -n "${GPTQ_TESTS_ONLY:-}" ] && exit 0
 # Llama-3-8B: the whole layer, Hessians given, fused against eager.
 compile examples/configs/llama3-8b.json int4-g128 "$out/llama3-8b-int4-g128.qfa"
 echo "llama3-8b-int4-g128 --artifact $out/llama3-8b-int4-g128.qfa --encoding \"$(enc int4-g128)\" --llama3-8b --tokens 2048 --eager --concurrent" >> "$out/runs.txt"

@@ -12,9 +12,12 @@
 #   vocabulary, the GPTQ act-order solves, the benchmark loop);
 # - qfuse-runtime-gpu-tests-on-sim-artifacts-*: the tests of the artifacts a
 #   GPU round carries (the quantize kernels, the formats matvecs, the fp16
-#   tiny Llama), compiled here into sim-artifacts/ as the bench scripts
-#   compile them (bench/quantize-at-load/make-artifacts.sh,
-#   bench/make-artifacts.sh, bench/make-model-artifacts.sh).
+#   tiny Llama, the GPTQ test models' block kernels), compiled here into
+#   sim-artifacts/ as the bench scripts compile them
+#   (bench/quantize-at-load/make-artifacts.sh, bench/make-artifacts.sh,
+#   bench/make-model-artifacts.sh, bench/make-gptq-artifacts.sh). A skipped
+#   test there fails its entry: every input is built, and a device is
+#   always there.
 if(NOT TARGET qfuse_sim_cuda OR QFUSE_SANITIZE)
   return()
 endif()
@@ -93,8 +96,17 @@ add_custom_command(
           -o ${dir}/tiny-llama-fp16.qfa
   DEPENDS qfuse-compile qfuse-synthetic-model
   COMMENT "qfuse-compile: the fp16 tiny Llama, for the GPU tests on the simulator")
+set(gptq ${dir}/gptq)
+add_custom_command(
+  OUTPUT ${gptq}/test-int4-g128.qfa
+  COMMAND ${CMAKE_COMMAND} -E env GPTQ_OUT=${gptq} GPTQ_TESTS_ONLY=1
+          QFUSE_BUILD_DIR=${CMAKE_BINARY_DIR}
+          bash ${PROJECT_SOURCE_DIR}/bench/make-gptq-artifacts.sh
+          > ${dir}/gptq.log 2>&1
+  DEPENDS qfuse-compile ${PROJECT_SOURCE_DIR}/bench/make-gptq-artifacts.sh
+  COMMENT "qfuse compile-gptq: the GPTQ test models, for the GPU tests on the simulator")
 add_custom_target(qfuse-sim-test-artifacts DEPENDS ${dir}/quantize-formats.qfa
-  ${dir}/formats.qfa ${dir}/tiny-llama-fp16.qfa)
+  ${dir}/formats.qfa ${dir}/tiny-llama-fp16.qfa ${gptq}/test-int4-g128.qfa)
 add_dependencies(QFuseUnitTests qfuse-sim-test-artifacts)
 
 foreach(shard quantize gptq formats)
@@ -104,7 +116,8 @@ foreach(shard quantize gptq formats)
   set_tests_properties(${name} PROPERTIES
     LABELS unit
     COST 100 # start early: a minute or two each
-    # A skip here means an artifact did not reach the test: fail instead.
-    FAIL_REGULAR_EXPRESSION "qfuse-gpu-skip:"
-    ENVIRONMENT "LD_LIBRARY_PATH=${QFUSE_SIM_LIB_DIR};QFUSE_QUANTIZE_QFA=${dir}/quantize-formats.qfa;QFUSE_FORMATS_QFA=${dir}/formats.qfa;QFUSE_CALIBRATION_QFA=${dir}/tiny-llama-fp16.qfa")
+    # A skip here means an input did not reach the test (or no test ran):
+    # fail instead.
+    FAIL_REGULAR_EXPRESSION "\\[  SKIPPED \\]|\\[  PASSED  \\] 0 tests"
+    ENVIRONMENT "LD_LIBRARY_PATH=${QFUSE_SIM_LIB_DIR};QFUSE_QUANTIZE_QFA=${dir}/quantize-formats.qfa;QFUSE_FORMATS_QFA=${dir}/formats.qfa;QFUSE_CALIBRATION_QFA=${dir}/tiny-llama-fp16.qfa;QFUSE_GPTQ_ARTIFACTS=${gptq}")
 endforeach()
