@@ -3,18 +3,26 @@
 # TRAINING shapes (Llama-3-8B and Qwen2.5-7B projections; the zoo stays the
 # test set): each shape compiled the default way for sm_90a (no tuning
 # database) as `-a` and with the producer as `-b` (FLAGS_B), or, with
-# TILING set, both on that explicit tiling. Writes a folder
+# TILING set, both on that explicit tiling. COMPILER_B=<qfuse-compile of
+# another build> compiles `-b` with that build instead (an A/B of two
+# commits; FLAGS_B then defaults to none), CHIP the target (default
+# sm_90a). Writes a folder
 # bench/zoo/run-zoo.sh runs on the GPU machine (every plan checked with
 # --check and timed against cuBLAS fp16 in the same process).
 #
 #   bench/wgmma-producer/make-ab.sh [build dir] [out dir]
 #   SHAPES='name N K [gated]\n...' BATCHES=128,256 FLAGS_B=... TILING=...
+#   COMPILER_B=/path/to/qfuse-compile CHIP=sm_90 ENC='int8, per_channel, scale = f16'
 set -euo pipefail
 build="${1:-build}"
 out="${2:-build-ab}"
 compile="$(cd "$build" && pwd)/bin/qfuse-compile"
 batches="${BATCHES:-128,256,512}"
-flags_b="${FLAGS_B:---qf-wgmma-producer}"
+compile_b="${COMPILER_B:-$compile}"
+default_flags_b=--qf-wgmma-producer
+[ -n "${COMPILER_B:-}" ] && default_flags_b=""
+flags_b="${FLAGS_B-$default_flags_b}"
+chip="${CHIP:-sm_90a}"
 shapes="${SHAPES:-l8b-q 4096 4096
 l8b-kv 1024 4096
 l8b-down 4096 14336
@@ -24,7 +32,7 @@ l8b-gateup 14336 4096 gated}"
 enc="${ENC:-int4, group = 128, scale = f16}"
 rm -rf "$out"; mkdir -p "$out/artifacts"
 git rev-parse --short HEAD > "$out/COMMIT"
-echo "qfuse-compile <shape>.mlir --batch-sizes=$batches --chip=sm_90a: -a default, -b $flags_b (no --tuning-db); TILING='${TILING:-}'" > "$out/COMPILE"
+echo "qfuse-compile <shape>.mlir --batch-sizes=$batches --chip=$chip: -a default, -b ${COMPILER_B:+$COMPILER_B }$flags_b (no --tuning-db); ENC='$enc' TILING='${TILING:-}'" > "$out/COMPILE"
 : > "$out/runs.txt"
 while read -r name n k gated; do
   [ -n "$name" ] || continue
@@ -47,8 +55,8 @@ while read -r name n k gated; do
     echo "  return %y : tensor<?x${n}xf16>"
     echo "}"
   } > "$f"
-  "$compile" "$f" --batch-sizes="$batches" --chip=sm_90a -o "${f%.mlir}-a.qfa"
-  "$compile" "$f" --batch-sizes="$batches" --chip=sm_90a $flags_b -o "${f%.mlir}-b.qfa"
+  "$compile" "$f" --batch-sizes="$batches" --chip="$chip" -o "${f%.mlir}-a.qfa"
+  "$compile_b" "$f" --batch-sizes="$batches" --chip="$chip" $flags_b -o "${f%.mlir}-b.qfa"
   rm "$f"
   gemms=""; for b in ${batches//,/ }; do gemms="$gemms --gemm ${b}x${n}x${k}"; done
   for v in a b; do

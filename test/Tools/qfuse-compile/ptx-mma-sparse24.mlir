@@ -24,12 +24,17 @@
 // pieces by cp.async and reads each by one ld.shared.v4; f16 pieces are
 // the A registers themselves; both m16 tiles of a slab read one metadata
 // register, with selectors 0 and 1.
+// (The register checks come first: the epilogue's split-K sums are
+// ld.shared.v4 too.)
+// RUN: FileCheck %s --check-prefix=OPS < %t.ptx
+// OPS: .target sm_90
+// OPS-LABEL: .entry qf_mma_0_m9(
+// OPS-DAG: cp.async.cg.shared.global [{{.*}}], [{{.*}}], 16;
+// OPS-DAG: ld.shared.v4.b32
+// OPS-DAG: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// OPS-DAG: shfl.sync.idx.b32
 // CHECK: .target sm_90
 // CHECK-LABEL: .entry qf_mma_0_m9(
-// CHECK-DAG: cp.async.cg.shared.global [{{.*}}], [{{.*}}], 16;
-// CHECK-DAG: ld.shared.v4.b32
-// CHECK-DAG: ldmatrix.sync.aligned.m8n8.x4.shared.b16
-// CHECK-DAG: shfl.sync.idx.b32
 // CHECK: ld.shared.v4.b32 {%r[[META:[0-9]+]], {{.*}}}, [{{.*}}];
 // CHECK: ld.shared.v4.b32 {%r[[A0:[0-9]+]], %r[[A1:[0-9]+]], %r[[A2:[0-9]+]], %r[[A3:[0-9]+]]}
 // CHECK: mma.sp.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32

@@ -80,7 +80,7 @@
 // CLUSTER: barrier.cluster.arrive.aligned;
 // CLUSTER: barrier.cluster.wait.aligned;
 // CLUSTER: mapa.shared::cluster.u64
-// CLUSTER: ld.shared::cluster.b32
+// CLUSTER: ld.shared::cluster.v4.b32
 // CLUSTER-LABEL: .entry qf_mma_2_m16(
 // CLUSTER: .reqnctapercluster 1, 1, 8
 // PTXAS-CLUSTER-COUNT-3: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads

@@ -125,7 +125,12 @@ private:
   Acc consumeStep(Value it, Value begin, ValueRange accIn);
   Acc scaleWgmmaOutputs(const Acc &acc);
   void storeWgmmaOutputs(const Acc &acc);
+  int64_t sumsPerAccess() const;
+  Value sumSlot(Value region, int64_t i);
   Value parkedSum(int64_t i);
+  void storeSums(ArrayRef<Value> sums, function_ref<Value(int64_t)> slot);
+  Acc loadSums(int64_t count, function_ref<Value(int64_t)> slot);
+  void addSums(Acc &acc, function_ref<Value(int64_t)> slot);
   void reduceSplitK(Acc &acc);
   void reduceCluster(Acc &acc);
   Acc scaleOutputs(const Acc &acc);

@@ -163,15 +163,14 @@ TensorCoreBuilder::enterStoringThreads(const Acc &total, bool loadGate) {
       auto writer =
           scf::IfOp::create(b, arith::AndIOp::create(b, owns, isGate), false);
       b.setInsertionPointToStart(writer.thenBlock());
-      for (int64_t i = 0; i < per; ++i)
-        LLVM::StoreOp::create(b, total[i], parkedSum(i), 4);
+      storeSums(total, [&](int64_t i) { return parkedSum(i); });
     }
     blockBarrier();
     owns = arith::AndIOp::create(b, owns, isUp);
     auto reader = scf::IfOp::create(b, owns, false);
     b.setInsertionPointToStart(reader.thenBlock());
-    for (int64_t i = 0; loadGate && i < per; ++i)
-      gate.push_back(LLVM::LoadOp::create(b, e.f32(), parkedSum(i), 4));
+    if (loadGate)
+      gate = loadSums(per, [&](int64_t i) { return parkedSum(i); });
   } else if (p.kGroups > 1 || p.clusterK > 1) {
     auto owner = scf::IfOp::create(b, owns, false);
     b.setInsertionPointToStart(owner.thenBlock());

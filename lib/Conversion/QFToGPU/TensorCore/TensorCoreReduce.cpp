@@ -15,13 +15,79 @@ using namespace mlir;
 using namespace mlir::qf;
 using namespace mlir::qf::tensor_core;
 
+/// Sums a lane moves in one shared-memory access: 4 (16 bytes) from
+/// block_m 32, where a lane has 32 sums or more, else 1. Quads take 4
+/// adjacent registers each, and ptxas spilled with them: a gated kernel
+/// (silu_mul) around the division's slow path, kernels of block_m 16
+/// (which gain little), and wgmma with 4 k groups (512 threads, 64 sums a
+/// lane in 128 registers), so those keep single sums too.
+int64_t TensorCoreBuilder::sumsPerAccess() const {
+  int64_t sums = p.mTiles * 16;
+  int64_t registers = std::min<int64_t>(255, 65536 / p.threads);
+  return spec.gated || sums < 32 || 2 * sums >= registers ? 1 : 4;
+}
+
+/// Where this lane keeps accumulator `i` of region `region` (one warp's
+/// mTiles x 16 sums a lane): w = sumsPerAccess() consecutive sums of a lane
+/// in 4 w contiguous bytes, lanes interleaved by 4 w bytes, so that a warp's
+/// accesses cover contiguous bytes (conflict-free); a single sum stays
+/// addressable (the gate's, read one at a time).
+Value TensorCoreBuilder::sumSlot(Value region, int64_t i) {
+  int64_t w = sumsPerAccess();
+  Value run = e.add(e.mul(region, e.c32(p.mTiles * 16 / w)), e.c32(i / w));
+  Value lanes = e.add(e.mul(run, e.c32(32)), lane);
+  return smemAt(e.add(e.mul(lanes, e.c32(4 * w)), e.c32(i % w * 4)));
+}
+
 /// Where this lane parks accumulator `i` for another warp or block to read
 /// (the cluster sum, the gate sums of silu_mul): n warp nw's region of the
-/// drained pipeline memory, lanes interleaved so the accesses are
-/// conflict-free.
-Value TensorCoreBuilder::parkedSum(int64_t i) {
-  Value idx = e.add(e.mul(nw, e.c32(p.mTiles * 16)), e.c32(i));
-  return smemAt(e.mul(e.add(e.mul(idx, e.c32(32)), lane), e.c32(4)));
+/// drained pipeline memory.
+Value TensorCoreBuilder::parkedSum(int64_t i) { return sumSlot(nw, i); }
+
+/// Stores `sums` at `slot(i)`, sumsPerAccess() at a time.
+void TensorCoreBuilder::storeSums(ArrayRef<Value> sums,
+                                  function_ref<Value(int64_t)> slot) {
+  int64_t w = sumsPerAccess();
+  VectorType run = VectorType::get({w}, e.f32());
+  for (size_t i = 0; i < sums.size(); i += w) {
+    if (w == 1) {
+      LLVM::StoreOp::create(b, sums[i], slot(i), 4);
+      continue;
+    }
+    Value v = LLVM::PoisonOp::create(b, run);
+    for (int64_t c = 0; c < w; ++c)
+      v = LLVM::InsertElementOp::create(b, run, v, sums[i + c], e.c32(c));
+    LLVM::StoreOp::create(b, v, slot(i), 4 * w);
+  }
+}
+
+/// Loads `count` sums from `slot(i)`, sumsPerAccess() at a time.
+TensorCoreBuilder::Acc
+TensorCoreBuilder::loadSums(int64_t count, function_ref<Value(int64_t)> slot) {
+  int64_t w = sumsPerAccess();
+  VectorType run = VectorType::get({w}, e.f32());
+  Acc sums;
+  for (int64_t i = 0; i < count; i += w) {
+    if (w == 1) {
+      sums.push_back(LLVM::LoadOp::create(b, e.f32(), slot(i), 4));
+      continue;
+    }
+    Value v = LLVM::LoadOp::create(b, run, slot(i), 4 * w);
+    for (int64_t c = 0; c < w; ++c)
+      sums.push_back(e.extract(v, c));
+  }
+  return sums;
+}
+
+/// Adds the sums at `slot(i)` to `acc`, an access at a time (a load, then
+/// its adds), so that few loaded sums are live at once.
+void TensorCoreBuilder::addSums(Acc &acc, function_ref<Value(int64_t)> slot) {
+  int64_t w = sumsPerAccess();
+  for (size_t i = 0; i < acc.size(); i += w) {
+    Acc part = loadSums(w, [&](int64_t c) { return slot(i + c); });
+    for (int64_t c = 0; c < w; ++c)
+      acc[i + c] = e.fadd(acc[i + c], part[c]);
+  }
 }
 
 /// Sums the k groups' accumulators into k group 0's, through the (drained)
@@ -31,13 +97,10 @@ void TensorCoreBuilder::reduceSplitK(Acc &acc) {
     return;
   int64_t per = p.mTiles * 16; // accumulators per lane
   blockBarrier();
-  auto slotOf = [&](Value group, int64_t i) {
-    Value idx = e.add(
-        e.mul(e.add(e.mul(e.sub(group, e.c32(1)), e.c32(p.groupWarps)),
-                    columnWarp),
-              e.c32(per)),
-        e.c32(i));
-    return smemAt(e.mul(e.add(e.mul(idx, e.c32(32)), lane), e.c32(4)));
+  auto slotOf = [&](Value group) {
+    Value region = e.add(
+        e.mul(e.sub(group, e.c32(1)), e.c32(p.groupWarps)), columnWarp);
+    return [this, region](int64_t i) { return sumSlot(region, i); };
   };
   {
     OpBuilder::InsertionGuard guard(b);
@@ -45,15 +108,12 @@ void TensorCoreBuilder::reduceSplitK(Acc &acc) {
         b, arith::CmpIOp::create(b, arith::CmpIPredicate::ne, kg, e.c32(0)),
         false);
     b.setInsertionPointToStart(writer.thenBlock());
-    for (int64_t i = 0; i < per; ++i)
-      LLVM::StoreOp::create(b, acc[i], slotOf(kg, i), 4);
+    storeSums(acc, slotOf(kg));
   }
   blockBarrier();
   // Every warp reads (cheap, shared memory); only group 0 stores.
   for (int64_t other = 1; other < p.kGroups; ++other)
-    for (int64_t i = 0; i < per; ++i)
-      acc[i] = e.fadd(acc[i], LLVM::LoadOp::create(b, e.f32(),
-                                                   slotOf(e.c32(other), i), 4));
+    addSums(acc, slotOf(e.c32(other)));
 }
 
 /// Sums the cluster's blocks (each a K slice) into rank 0's accumulators:
@@ -75,8 +135,7 @@ void TensorCoreBuilder::reduceCluster(Acc &acc) {
     auto writer = scf::IfOp::create(
         b, arith::AndIOp::create(b, isGroup0, e.ult(e.c32(0), rank)), false);
     b.setInsertionPointToStart(writer.thenBlock());
-    for (int64_t i = 0; i < per; ++i)
-      LLVM::StoreOp::create(b, acc[i], parkedSum(i), 4);
+    storeSums(acc, [&](int64_t i) { return parkedSum(i); });
   }
   NVVM::ClusterArriveOp::create(b, UnitAttr::get(ctx));
   NVVM::ClusterWaitOp::create(b, UnitAttr::get(ctx));
@@ -89,13 +148,13 @@ void TensorCoreBuilder::reduceCluster(Acc &acc) {
     auto clusterPtr = LLVM::LLVMPointerType::get(ctx, 7);
     Acc sum(acc.begin(), acc.end());
     for (int64_t r = 1; r < p.clusterK; ++r) {
-      // One mapa per rank; the lane's slots are 128 bytes apart.
+      // One mapa per rank; sum i is at parkedSum(i) - parkedSum(0).
       Value remote = NVVM::MapaOp::create(b, clusterPtr, parkedSum(0), e.c32(r));
-      for (int64_t i = 0; i < per; ++i) {
-        Value ptr = LLVM::GEPOp::create(b, clusterPtr, e.i8(), remote,
-                                        ValueRange{e.c32(i * 32 * 4)});
-        sum[i] = e.fadd(sum[i], LLVM::LoadOp::create(b, e.f32(), ptr, 4));
-      }
+      addSums(sum, [&](int64_t i) -> Value {
+        int64_t w = sumsPerAccess();
+        return LLVM::GEPOp::create(b, clusterPtr, e.i8(), remote,
+                                   ValueRange{e.c32(i / w * 32 * 4 * w)});
+      });
     }
     scf::YieldOp::create(b, sum);
     b.setInsertionPointToStart(reader.elseBlock());
