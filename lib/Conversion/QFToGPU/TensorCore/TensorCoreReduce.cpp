@@ -95,7 +95,6 @@ void TensorCoreBuilder::addSums(Acc &acc, function_ref<Value(int64_t)> slot) {
 void TensorCoreBuilder::reduceSplitK(Acc &acc) {
   if (p.kGroups == 1)
     return;
-  int64_t per = p.mTiles * 16; // accumulators per lane
   blockBarrier();
   auto slotOf = [&](Value group) {
     Value region = e.add(
@@ -152,8 +151,9 @@ void TensorCoreBuilder::reduceCluster(Acc &acc) {
       Value remote = NVVM::MapaOp::create(b, clusterPtr, parkedSum(0), e.c32(r));
       addSums(sum, [&](int64_t i) -> Value {
         int64_t w = sumsPerAccess();
-        return LLVM::GEPOp::create(b, clusterPtr, e.i8(), remote,
-                                   ValueRange{e.c32(i / w * 32 * 4 * w)});
+        return LLVM::GEPOp::create(
+            b, clusterPtr, e.i8(), remote,
+            ValueRange{e.c32(i / w * 32 * 4 * w + i % w * 4)});
       });
     }
     scf::YieldOp::create(b, sum);
