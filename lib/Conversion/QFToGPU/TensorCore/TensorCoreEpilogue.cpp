@@ -233,8 +233,11 @@ void TensorCoreBuilder::storeTileColumns(int64_t j, const Acc &total,
       SmallVector<Value> out;
       for (int64_t i = 0; i < 2; ++i) {
         Value v = total[base + i];
-        if (!gate.empty())
-          v = e.siluMul(gate[base + i], v);
+        if (spec.gated)
+          v = e.siluMul(gate.empty() ? LLVM::LoadOp::create(
+                                           b, e.f32(), parkedSum(base + i), 4)
+                                     : gate[base + i],
+                        v);
         if (!biasValues.empty())
           v = e.fadd(v, biasValues[i]);
         if (!resValues.empty())
@@ -296,7 +299,10 @@ void TensorCoreBuilder::storeOutputs(const Acc &acc) {
     return storeWgmmaOutputs(acc);
   OpBuilder::InsertionGuard guard(b);
   Acc total = scaleOutputs(acc);
-  Acc gate = enterStoringThreads(total);
+  // The gate's sums beside the up's where both fit a lane's registers, else
+  // each read where it is used (block_m 128: 256 sums; ptxas spilled).
+  bool loadGate = 2 * p.mTiles * 16 + 32 <= laneRegisters();
+  Acc gate = enterStoringThreads(total, loadGate);
   for (int64_t j = 0; j < 4; ++j)
     storeTileColumns(j, total, gate);
 }

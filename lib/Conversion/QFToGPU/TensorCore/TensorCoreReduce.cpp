@@ -23,8 +23,12 @@ using namespace mlir::qf::tensor_core;
 /// lane in 128 registers), so those keep single sums too.
 int64_t TensorCoreBuilder::sumsPerAccess() const {
   int64_t sums = p.mTiles * 16;
-  int64_t registers = std::min<int64_t>(255, 65536 / p.threads);
-  return spec.gated || sums < 32 || 2 * sums >= registers ? 1 : 4;
+  return spec.gated || sums < 32 || 2 * sums >= laneRegisters() ? 1 : 4;
+}
+
+/// The registers a thread may have with the whole block on one SM.
+int64_t TensorCoreBuilder::laneRegisters() const {
+  return std::min<int64_t>(255, 65536 / p.threads);
 }
 
 /// Where this lane keeps accumulator `i` of region `region` (one warp's
