@@ -4,12 +4,16 @@
 # run after bench/results/2026-12-05-h200-s31/r4.sh if both fit, whose
 # runtime build it reuses (same runtime sources). Most wanted first:
 #   1. the split-K / cluster sums as 16-byte quads (commit in
-#      build-ab-*/COMMIT, `-a`) against the commit before (`-b`), default
+#      build-ab-*/COMMIT, `-a`) against 903038b, before it (`-b`), default
 #      compiles (--chip=sm_90a, no tuning database) of training shapes
 #      (Llama-3-8B q/kv/down, Qwen2.5-7B q/down) and zoo shapes (s2048x11008,
-#      s8192x2048, s1024x8192), int4-g128 and NVFP4, batches 24-128; every
-#      plan checked (--check) and timed against cuBLAS fp16 in its process
-#      (bench/zoo/run-zoo.sh);
+#      s8192x2048, s1024x8192), int4-g128 and NVFP4, batches 24-128; and
+#      gate/up with silu_mul on sm_90 (qfuse-compile's default chip) at
+#      128-384, where the mma.sync kernel of block_m 128 now reads each gate
+#      sum where it stores it (3b89391; it spilled before): training
+#      14336x4096, 18944x3584 and zoo 11008x4096, 13824x5120 (build-ab-gated,
+#      the cuBLAS column one gate GEMM); every plan checked (--check) and
+#      timed against cuBLAS fp16 in its process (bench/zoo/run-zoo.sh);
 #   2. a profile (ncu, not the result of record) toward why more warps an
 #      SM do not make batches 32-64 faster (session 26's sweep: 1024-2048
 #      warps no faster than 512): the stall reasons (per issued
@@ -20,6 +24,8 @@
 #       bench/wgmma-producer/make-ab.sh build build-ab-${e%%:*}; done
 # with /tmp/qfuse-compile-old built at 903038b (the commit before the quads)
 # and SHAPES the eight lines "name N K" of the README.
+#   COMPILER_B=/tmp/qfuse-compile-old CHIP=sm_90 BATCHES=128,256,384 SHAPES="$GATED" \
+#     bench/wgmma-producer/make-ab.sh build build-ab-gated
 #   tar cJf build-s32/ab.txz build-ab-*; tar czf build-s32/vendor.tgz build-vendor
 # Run as  BUDGET=<s> bash bench/results/2026-12-05-s32/r5.sh
 set -uo pipefail
@@ -43,9 +49,10 @@ if [ ! -x $bench ]; then
     || { tail -30 $res/build.log; archive; exit 1; }
 fi
 log "A/B of the quad sums"
-for d in build-ab-*; do
+todo=3
+for d in build-ab-int4 build-ab-gated build-ab-nvfp4; do
   n=${d#build-ab-}; mkdir -p $res/$n
-  share=$(( ($(left) - 120) / 2 )); [ $share -gt 30 ] || break
+  share=$(( ($(left) - 120) / todo )); todo=$((todo - 1)); [ $share -gt 30 ] || break
   QFUSE_BENCH=$bench ZOO_WORK=$res/$n bash bench/zoo/run-zoo.sh $d $share 2>&1 | tail -30
   archive
 done
