@@ -126,7 +126,7 @@ private:
   Acc scaleWgmmaOutputs(const Acc &acc);
   void storeWgmmaOutputs(const Acc &acc);
   int64_t sumsPerAccess() const;
-  int64_t laneRegisters() const;
+  bool twoSumSetsFit() const;
   Value sumSlot(Value region, int64_t i);
   Value parkedSum(int64_t i);
   void storeSums(ArrayRef<Value> sums, function_ref<Value(int64_t)> slot);

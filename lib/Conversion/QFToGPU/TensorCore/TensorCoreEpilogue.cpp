@@ -301,8 +301,7 @@ void TensorCoreBuilder::storeOutputs(const Acc &acc) {
   Acc total = scaleOutputs(acc);
   // The gate's sums beside the up's where both fit a lane's registers, else
   // each read where it is used (block_m 128: 256 sums; ptxas spilled).
-  bool loadGate = 2 * p.mTiles * 16 + 32 <= laneRegisters();
-  Acc gate = enterStoringThreads(total, loadGate);
+  Acc gate = enterStoringThreads(total, /*loadGate=*/twoSumSetsFit());
   for (int64_t j = 0; j < 4; ++j)
     storeTileColumns(j, total, gate);
 }

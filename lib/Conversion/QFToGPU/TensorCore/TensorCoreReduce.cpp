@@ -22,13 +22,15 @@ using namespace mlir::qf::tensor_core;
 /// (which gain little), and wgmma with 4 k groups (512 threads, 64 sums a
 /// lane in 128 registers), so those keep single sums too.
 int64_t TensorCoreBuilder::sumsPerAccess() const {
-  int64_t sums = p.mTiles * 16;
-  return spec.gated || sums < 32 || 2 * sums >= laneRegisters() ? 1 : 4;
+  return spec.gated || p.mTiles * 16 < 32 || !twoSumSetsFit() ? 1 : 4;
 }
 
-/// The registers a thread may have with the whole block on one SM.
-int64_t TensorCoreBuilder::laneRegisters() const {
-  return std::min<int64_t>(255, 65536 / p.threads);
+/// Whether a lane's sums, as many again (the gate's under silu_mul, or
+/// partial sums loaded for a reduction) and 32 registers for the rest fit
+/// the registers a thread may have with the whole block on one SM.
+bool TensorCoreBuilder::twoSumSetsFit() const {
+  int64_t registers = std::min<int64_t>(255, 65536 / p.threads);
+  return 2 * p.mTiles * 16 + 32 <= registers;
 }
 
 /// Where this lane keeps accumulator `i` of region `region` (one warp's
