@@ -59,9 +59,8 @@ done
 log ncu
 ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null)
 mkdir -p $res/ncu
-while read -r name m n k tiling; do
+while read -r name m n k; do
   [ "$(left)" -gt 40 ] || break
-  f=$res/ncu/$name.mlir; w="!qf.weight<${n}x${k}, #qf.enc<int4, group = 128, scale = f16>>"
   a=build-ab-int4/artifacts/$name.qfa
   timeout 60 "$ncu" -k regex:qf_ -c 1 --section SpeedOfLight --section Occupancy \
     --section LaunchStats --section WarpStateStats --section SchedulerStats \
