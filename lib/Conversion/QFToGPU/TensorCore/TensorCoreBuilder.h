@@ -128,6 +128,7 @@ private:
   int64_t sumsPerAccess() const;
   bool twoSumSetsFit() const;
   Value sumSlot(Value region, int64_t i);
+  int64_t sumOffset(int64_t i) const;
   Value parkedSum(int64_t i);
   void storeSums(ArrayRef<Value> sums, function_ref<Value(int64_t)> slot);
   Acc loadSums(int64_t count, function_ref<Value(int64_t)> slot);

@@ -45,6 +45,12 @@ Value TensorCoreBuilder::sumSlot(Value region, int64_t i) {
   return smemAt(e.add(e.mul(lanes, e.c32(4 * w)), e.c32(i % w * 4)));
 }
 
+/// Bytes from sum 0 to sum `i` of one lane's region in sumSlot's layout.
+int64_t TensorCoreBuilder::sumOffset(int64_t i) const {
+  int64_t w = sumsPerAccess();
+  return i / w * 32 * 4 * w + i % w * 4;
+}
+
 /// Where this lane parks accumulator `i` for another warp or block to read
 /// (the cluster sum, the gate sums of silu_mul): n warp nw's region of the
 /// drained pipeline memory.
@@ -153,13 +159,11 @@ void TensorCoreBuilder::reduceCluster(Acc &acc) {
     auto clusterPtr = LLVM::LLVMPointerType::get(ctx, 7);
     Acc sum(acc.begin(), acc.end());
     for (int64_t r = 1; r < p.clusterK; ++r) {
-      // One mapa per rank; sum i is at parkedSum(i) - parkedSum(0).
+      // One mapa per rank; sum i is sumOffset(i) bytes past sum 0.
       Value remote = NVVM::MapaOp::create(b, clusterPtr, parkedSum(0), e.c32(r));
       addSums(sum, [&](int64_t i) -> Value {
-        int64_t w = sumsPerAccess();
-        return LLVM::GEPOp::create(
-            b, clusterPtr, e.i8(), remote,
-            ValueRange{e.c32(i / w * 32 * 4 * w + i % w * 4)});
+        return LLVM::GEPOp::create(b, clusterPtr, e.i8(), remote,
+                                   ValueRange{e.c32(sumOffset(i))});
       });
     }
     scf::YieldOp::create(b, sum);
