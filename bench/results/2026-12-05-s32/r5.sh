@@ -27,7 +27,7 @@
 #   COMPILER_B=/tmp/qfuse-compile-old CHIP=sm_90 BATCHES=128,256,384 SHAPES="$GATED" \
 #     bench/wgmma-producer/make-ab.sh build build-ab-gated
 #   tar cJf build-s32/ab.txz build-ab-*; tar czf build-s32/vendor.tgz build-vendor
-# Run as  BUDGET=<s> bash bench/results/2026-12-05-s32/r5.sh
+# Run as  BUDGET=<s> [AB_SETS='build-ab-int4 ...'] bash bench/results/2026-12-05-s32/r5.sh
 set -uo pipefail
 t_start=$(date +%s); deadline=$((t_start + ${BUDGET:-400}))
 left() { echo $((deadline - $(date +%s))); }
@@ -49,8 +49,9 @@ if [ ! -x $bench ]; then
     || { tail -30 $res/build.log; archive; exit 1; }
 fi
 log "A/B of the quad sums"
-todo=3
-for d in build-ab-int4 build-ab-gated build-ab-nvfp4; do
+sets="${AB_SETS:-build-ab-int4 build-ab-gated build-ab-nvfp4}"
+todo=$(echo $sets | wc -w)
+for d in $sets; do
   n=${d#build-ab-}; mkdir -p $res/$n
   share=$(( ($(left) - 120) / todo )); todo=$((todo - 1)); [ $share -gt 30 ] || break
   QFUSE_BENCH=$bench ZOO_WORK=$res/$n bash bench/zoo/run-zoo.sh $d $share 2>&1 | tail -30
