@@ -21,9 +21,10 @@
 // CHECK: qf.weight_ref "w" : !qf.weight<4096x4096, #{{.*}}, #[[SP]]>
 // CHECK: qf.launches = [#qf.launch<batch = 16, block = [128, 1, 1], dynamic_shared_bytes = 44544, grid = [1, 64, 1], kernel = @qf_kernels::@qf_mma_0_m16, params = ["x", "codes", "scales", "meta", "y"], shared_bytes = 0>]
 // CHECK-LABEL: llvm.func @qf_mma_0_m16(
-// The activations (.ca, zero-filled past M), the lane's two 16-byte pieces
-// of kept codes and its 16 metadata bytes (.cg), the scale word.
-// CHECK: nvvm.cp.async.shared.global {{.*}}, 16, cache = ca, %{{.*}}
+// The activations (.ca; M = 16 is a whole block of rows: no size), the
+// lane's two 16-byte pieces of kept codes and its 16 metadata bytes (.cg),
+// the scale word.
+// CHECK: nvvm.cp.async.shared.global {{.*}}, 16, cache = ca :
 // CHECK: nvvm.cp.async.shared.global {{.*}}, 16, cache = cg
 // CHECK: nvvm.cp.async.shared.global {{.*}}, 16, cache = cg
 // CHECK: nvvm.cp.async.shared.global {{.*}}, 16, cache = cg

@@ -5,13 +5,16 @@
 // RUN: %ptxas -arch=sm_90 -v %t.ptx -o %t.cubin > %t.ptxas 2>&1
 // RUN: FileCheck %s --check-prefix=PTXAS < %t.ptxas
 // RUN: awk '/Function properties for/ { f = $NF } /spill stores/ && $5 != 0 { print f ": " $0 }' %t.ptxas | FileCheck %s --check-prefix=SPILLS --allow-empty
+// RUN: qfuse-compile %S/Inputs/mma-formats.mlir --emit=ptx --batch-sizes=24 -o %t24.ptx
+// RUN: FileCheck %s --check-prefix=ROWS < %t24.ptx
 // RUN: qfuse-compile %S/Inputs/mma-formats.mlir --emit=ptx --chip=sm_80 --features=+ptx80 --batch-sizes=16 -o %t80.ptx 2>&1 | FileCheck %s --check-prefix=SM80
 // RUN: %ptxas -arch=sm_80 %t80.ptx -o %t80.cubin
 
 // Batches past the matvec lower to the tensor-core kernel: activations
-// through a cp.async pipeline (zero-filled rows past M) into swizzled shared
-// memory read by ldmatrix, codes and scales through cp.async too, decoded in
-// registers into B fragments, mma.sync m16n8k16 with f32 accumulation.
+// through a cp.async pipeline into swizzled shared memory read by
+// ldmatrix, codes and scales through cp.async too, decoded in registers
+// into B fragments, mma.sync m16n8k16 with f32 accumulation. M = 16 and 64
+// are whole blocks of rows: no activation copy needs a size.
 // CHECK: .target sm_90
 // CHECK: .extern .shared .align 16 .b8 qf_mma_0_m16_smem[];
 // int4 (mask-and-or decode, exact q - 8, then the group scale; each batch
@@ -19,7 +22,7 @@
 // group (deferred scaling, mma-deferred-scale.mlir), and block_m = 64 at
 // M = 64, four m tiles, where the per-fragment multiply is cheaper):
 // CHECK-LABEL: .entry qf_mma_0_m16(
-// CHECK-DAG: cp.async.ca.shared.global [{{.*}}], [{{.*}}], 16, %r{{[0-9]+}};
+// CHECK-DAG: cp.async.ca.shared.global [{{.*}}], [{{.*}}], 16;
 // CHECK-DAG: cp.async.cg.shared.global [{{.*}}], [{{.*}}], 16;
 // CHECK-DAG: cp.async.ca.shared.global [{{.*}}], [{{.*}}], 4;
 // CHECK-DAG: cp.async.commit_group;
@@ -105,3 +108,8 @@
 // FUSED: prmt.b32
 // FUSED: ex2.approx.ftz.f32
 // PTXAS-FUSED-COUNT-8: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+
+// M = 24 on block_m 32: the rows past M are zero-filled (cp.async with a
+// source size of 0), their source clamped to row M - 1.
+// ROWS-LABEL: .entry qf_mma_0_m24(
+// ROWS: cp.async.ca.shared.global [{{.*}}], [{{.*}}], 16, %r{{[0-9]+}};

@@ -37,3 +37,12 @@
 // CHECK: ex2.approx.ftz.f32
 // CHECK-LABEL: .entry qf_wgmma_13_m128(
 // CHECK: .maxntid 512, 1, 1
+// A wide weight at M = 512, no tail of rows: each lane's 128 sums go to
+// one address a row of sums plus constant offsets (N = 14336 rows apart),
+// and the activation copies of a step to one address plus constants, with
+// no zero-fill size: the per-element addresses made ptxas spill 152 bytes
+// here (the spill check above).
+// CHECK-LABEL: .entry qf_wgmma_15_m512(
+// CHECK-NOT: cp.async.ca.shared.global [{{.*}}], [{{.*}}], 16, %r
+// CHECK: cp.async.ca.shared.global [%rd[[A:[0-9]+]]+2048], [%rd[[X:[0-9]+]]+131072], 16;
+// CHECK: st.global.b16 [%rd[[Y:[0-9]+]]+28672],

@@ -78,13 +78,28 @@ void TensorCoreBuilder::storeWgmmaOutputs(const Acc &acc) {
         b.setInsertionPointToStart(inN.thenBlock());
       }
       Value column = yOrder ? storedColumn(2 * h + q) : row;
+      // The lane's elements lie 8 i + c batch rows below its first: one
+      // address each for y and the residual, and a stride (a constant for
+      // a lone weight) that the stores take as an immediate, so that no
+      // element's address is a register of its own beside the sums.
+      Value firstRow = e.add(mBase, e.mul(t4, e.c32(2)));
+      auto firstOf = [&](Value base, Value col) {
+        return e.gepBytes(
+            base, e.mul(e.zext64(e.add(e.mul(firstRow, nOut), col)), e.c64(2)));
+      };
+      Value yFirst = firstOf(y, column);
+      Value residualFirst = spec.hasResidual ? firstOf(residual, row) : Value();
       for (int64_t i = 0; i < p.blockM / 8; ++i)
         for (int64_t c = 0; c < 2; ++c) {
-          Value batchRow =
-              e.add(mBase, e.add(e.c32(8 * i + c), e.mul(t4, e.c32(2))));
           OpBuilder::InsertionGuard g3(b);
-          auto inM = scf::IfOp::create(b, e.ult(batchRow, e.c32(p.m)), false);
-          b.setInsertionPointToStart(inM.thenBlock());
+          if (p.m % p.blockM != 0) {
+            Value batchRow = e.add(firstRow, e.c32(8 * i + c));
+            auto inM =
+                scf::IfOp::create(b, e.ult(batchRow, e.c32(p.m)), false);
+            b.setInsertionPointToStart(inM.thenBlock());
+          }
+          Value below =
+              e.mul(e.zext64(e.mul(e.c32(8 * i + c), nOut)), e.c64(2));
           const int64_t at = h * half + 4 * i + 2 * q + c;
           Value v = total[at];
           if (spec.gated)
@@ -92,14 +107,10 @@ void TensorCoreBuilder::storeWgmmaOutputs(const Acc &acc) {
                           v);
           if (biasValue)
             v = e.fadd(v, biasValue);
-          auto offset = [&](Value col) {
-            return e.mul(e.zext64(e.add(e.mul(batchRow, nOut), col)),
-                         e.c64(2));
-          };
-          if (spec.hasResidual)
+          if (residualFirst)
             v = e.fadd(v, e.extf32(e.loadRO(
-                              act(), e.gepBytes(residual, offset(row)), 2)));
-          e.store(e.truncTo(act(), v), e.gepBytes(y, offset(column)), 2);
+                              act(), e.gepBytes(residualFirst, below), 2)));
+          e.store(e.truncTo(act(), v), e.gepBytes(yFirst, below), 2);
         }
     }
 }

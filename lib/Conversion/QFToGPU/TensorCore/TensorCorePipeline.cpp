@@ -76,29 +76,51 @@ void TensorCoreBuilder::issueActivations(Value slot, Value step, Value group,
   Value aBase = e.add(e.c32(p.aOff),
                       e.mul(e.add(e.mul(slot, e.c32(p.kGroups)), group),
                             e.c32(p.aBytes)));
+  // Where each pass of the threads covers whole rows, a multiple of 8 of
+  // them (the swizzle's period), a thread's chunks share their column and
+  // swizzle, and lie a constant stride apart in shared memory and, with no
+  // row past M to clamp, in x too: one address each, plus constants.
+  int64_t rowsPerPass = threads / chunksPerRow;
+  bool stridedRows = threads % chunksPerRow == 0 && rowsPerPass % 8 == 0;
+  bool wholeRows = p.m % p.blockM == 0;
   for (int64_t i = 0; i * threads < chunks; ++i) {
     auto emitChunk = [&]() {
       Value c = e.add(thread, e.c32(i * threads));
+      if (stridedRows)
+        c = thread;
       Value r = e.divu(c, e.c32(chunksPerRow));
       Value col = e.remu(c, e.c32(chunksPerRow));
       Value row = e.add(mBase, r);
+      if (stridedRows && !wholeRows)
+        row = e.add(row, e.c32(i * rowsPerPass));
       Value kcol = e.add(k0, e.mul(col, e.c32(8)));
-      Value valid = e.ult(row, e.c32(p.m));
-      Value clamped = e.minu(row, e.c32(p.m - 1));
+      Value valid = wholeRows ? Value() : e.ult(row, e.c32(p.m));
+      Value clamped = wholeRows ? row : e.minu(row, e.c32(p.m - 1));
       if (p.kTail) { // columns past K are zero too (K % 8 == 0)
-        valid = arith::AndIOp::create(b, valid, e.ult(kcol, e.c32(p.k)));
+        Value inK = e.ult(kcol, e.c32(p.k));
+        valid = valid ? arith::AndIOp::create(b, valid, inK).getResult() : inK;
         kcol = e.minu(kcol, e.c32(p.k - 8));
       }
       Value src = e.gepBytes(
           x, e.mul(e.zext64(e.add(e.mul(clamped, e.c32(p.k)), kcol)),
                    e.c64(2)));
       Value swz = arith::XOrIOp::create(b, col, e.band(r, e.c32(7)));
-      Value dst = smemAt(e.add(aBase, e.add(e.mul(r, e.c32(p.blockK * 2)),
-                                            e.mul(swz, e.c32(16)))));
-      Value size = arith::SelectOp::create(b, valid, e.c32(16), e.c32(0));
+      Value dstOff = e.add(aBase, e.add(e.mul(r, e.c32(p.blockK * 2)),
+                                        e.mul(swz, e.c32(16))));
+      if (stridedRows) {
+        int64_t passRows = i * rowsPerPass;
+        dstOff = e.add(dstOff, e.c32(passRows * p.blockK * 2));
+        if (wholeRows)
+          src = e.gepBytes(src, e.c64(passRows * p.k * 2));
+      }
+      Value size = valid ? arith::SelectOp::create(b, valid, e.c32(16),
+                                                   e.c32(0))
+                                 .getResult()
+                         : Value();
       // .ca: every block of an SM reads the same activation slice for its
       // k group, so L1 serves the repeats; codes stream through .cg.
-      NVVM::CpAsyncOp::create(b, dst, src, b.getI32IntegerAttr(16), ca, size);
+      NVVM::CpAsyncOp::create(b, smemAt(dstOff), src, b.getI32IntegerAttr(16),
+                              ca, size);
     };
     if ((i + 1) * threads <= chunks) {
       emitChunk();

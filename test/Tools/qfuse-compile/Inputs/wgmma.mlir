@@ -140,3 +140,11 @@ func.func @gated_int8_pc_m96(%x: tensor<96x1536xf16> {qf.name = "x_gated_int8_pc
   %y = qf.fused_matmul %x, %g up(%u : !qf.weight<1536x1536, #qf.enc<int8, per_channel, scale = f16>, #qf.layout<tiled, tile_n = 32, tile_k = 32>>) {activation = #qf<activation silu_mul>, tiling = #qf.tiling<wgmma, block_m = 64, block_n = 128, block_k = 64, stages = 4>} : tensor<96x1536xf16>, !qf.weight<1536x1536, #qf.enc<int8, per_channel, scale = f16>, #qf.layout<tiled, tile_n = 32, tile_k = 32>> -> tensor<96x1536xf16>
   return %y : tensor<96x1536xf16>
 }
+// The sm_90a default at M = 384 and up on a wide weight (block_m 128, one
+// k group): 128 sums a thread, stored to a row stride N that is no power
+// of two.
+func.func @int4_g128_n14336_m512(%x: tensor<512x4096xf16> {qf.name = "x_int4_g128_n14336_m512"}) -> tensor<512x14336xf16> {
+  %w = qf.weight_ref "int4_g128_n14336" : !qf.weight<14336x4096, #qf.enc<int4, group = 128, scale = f16>, #qf.layout<tiled, tile_n = 32, tile_k = 32>>
+  %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<wgmma, block_m = 128, block_n = 128, block_k = 64, stages = 4>} : tensor<512x4096xf16>, !qf.weight<14336x4096, #qf.enc<int4, group = 128, scale = f16>, #qf.layout<tiled, tile_n = 32, tile_k = 32>> -> tensor<512x14336xf16>
+  return %y : tensor<512x14336xf16>
+}
