@@ -85,9 +85,7 @@ void TensorCoreBuilder::issueActivations(Value slot, Value step, Value group,
   bool wholeRows = p.m % p.blockM == 0;
   for (int64_t i = 0; i * threads < chunks; ++i) {
     auto emitChunk = [&]() {
-      Value c = e.add(thread, e.c32(i * threads));
-      if (stridedRows)
-        c = thread;
+      Value c = stridedRows ? thread : e.add(thread, e.c32(i * threads));
       Value r = e.divu(c, e.c32(chunksPerRow));
       Value col = e.remu(c, e.c32(chunksPerRow));
       Value row = e.add(mBase, r);
