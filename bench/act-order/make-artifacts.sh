@@ -246,7 +246,7 @@ grep -E '^[^#]' unittests/Runtime/Inputs/act-order-artifacts.txt |
   done
 
 # The runtime's sources (no compiler) and its vendored headers.
-git archive HEAD runtime format unittests CMakeLists.txt cmake scripts test/Tools/qfuse-cpu-check/Inputs \
+git archive HEAD runtime format sim unittests CMakeLists.txt cmake scripts test/Tools/qfuse-cpu-check/Inputs \
   | tar -x -C "$out/src"
 [ -d build-vendor ] || runtime/tools/vendor-headers.sh > /dev/null
 cp -r build-vendor "$out/src/"

@@ -11,6 +11,7 @@ bench/sparse24/run.sh format), OUT/COMPILE.
 
   python3 bench/sparse24/make-matvec-sweep.py [build dir] [out dir]
   SHAPES='3584x18944 4096x14336' ENCS='sp-int4 sp-f16' CHECK=1
+  EXTRA='matvec, block_n = 4, split_k = 4; ...' (tilings the list leaves out)
 """
 import os
 import subprocess
@@ -23,6 +24,7 @@ from qfuse.tune_candidates import list_tilings, tiling_label, variant_ir  # noqa
 ENCODINGS = {
     "sp-int4": "int4, group = 128, scale = f16, sparse = 2:4",
     "sp-f16": "f16, sparse = 2:4",
+    "sp-int8": "int8, per_channel, scale = f16, sparse = 2:4",
     "int4": "int4, group = 128, scale = f16",
 }
 
@@ -34,6 +36,7 @@ def main():
     compile_tool = os.path.join(build, "bin", "qfuse-compile")
     shapes = os.environ.get("SHAPES", "3584x18944 4096x14336 4096x4096").split()
     encs = os.environ.get("ENCS", "sp-int4").split()
+    extra = [t.strip() for t in os.environ.get("EXTRA", "").split(";") if t.strip()]
     mode = "--check" if os.environ.get("CHECK") else "--placeholder-weights"
     os.makedirs(os.path.join(out, "artifacts"), exist_ok=True)
     runs, commands = [], []
@@ -55,9 +58,12 @@ def main():
                                        name="int4-default"))
         for enc in encs:
             args = [f"--artifact {dense}"]
-            for cand in list_tilings(n, k, ENCODINGS[enc], [1])[1]:
-                if cand["kernel"] != "matvec":
-                    continue
+            cands = [c for c in list_tilings(n, k, ENCODINGS[enc], [1])[1]
+                     if c["kernel"] == "matvec"]
+            listed = {tiling_label(c["tiling"]) for c in cands}
+            cands += [{"tiling": t, "default": False} for t in extra
+                      if tiling_label(t) not in listed]
+            for cand in cands:
                 label = tiling_label(cand["tiling"]) + ("-default" if cand["default"] else "")
                 name = f"{enc}-{shape}-{label}"
                 args.append("--artifact " + compile_one(

@@ -33,6 +33,8 @@ for t in ao31 tb sweep; do [ -f build-s31/$t.txz ] && tar xJf build-s31/$t.txz; 
 nvidia-smi -L > $res/gpu.txt 2>&1
 export QFUSE_GIT_COMMIT="$(cat build-ao31/COMMIT)"
 b=/tmp/qb-r4
+# Snapshots made before make-artifacts.sh archived sim/ lack it (CMakeLists needs it).
+[ -d build-ao31/src/sim ] || cp -r sim build-ao31/src/
 log build
 { cmake -G Ninja -S build-ao31/src -B $b -DQFUSE_ENABLE_COMPILER=OFF \
     -DQFUSE_TOKENIZER_ORACLE=OFF -DCMAKE_BUILD_TYPE=Release &&

@@ -203,9 +203,17 @@ TilingAttr selectMatvec(int64_t m, WeightType type, const TilingTarget &target,
 
   // (rows per warp, split_k) candidates in order of preference: 2 to 4 rows
   // per warp share the activations; big N takes 4 rows, mid-size N 2 rows,
-  // small N 2 rows split 4 ways along K (docs/defaults.md).
-  static constexpr std::pair<int64_t, int64_t> kCandidates[] = {
+  // small N 2 rows split 4 ways along K. 2:4 keeps 4 rows and splits K in
+  // two where N is short of the target: with each row's kept activations
+  // selected by its own metadata, 2 rows a warp were among the slowest
+  // tilings (docs/defaults.md).
+  static constexpr std::pair<int64_t, int64_t> kDenseCandidates[] = {
       {4, 1}, {2, 1}, {2, 2}, {4, 2}, {2, 4}};
+  static constexpr std::pair<int64_t, int64_t> kSparseCandidates[] = {
+      {4, 1}, {4, 2}};
+  llvm::ArrayRef<std::pair<int64_t, int64_t>> candidates =
+      type.getEncoding().isSparse24() ? llvm::ArrayRef(kSparseCandidates)
+                                      : llvm::ArrayRef(kDenseCandidates);
   int64_t targetWarps = kTargetWarpsPerSM * target.smCount;
   // A split must cut rows into whole lane loads and keep at least a quarter
   // of the lanes busy (short rows: measured faster than no split).
@@ -216,7 +224,7 @@ TilingAttr selectMatvec(int64_t m, WeightType type, const TilingTarget &target,
 
   int64_t bestRows = 0, bestSplit = 0, bestWarps = -1;
   bool reached = false;
-  for (auto [rows, s] : kCandidates) {
+  for (auto [rows, s] : candidates) {
     if (!splitFits(s))
       continue;
     int64_t warpsPerBlock = getMatvecWarpsPerBlock(s);
