@@ -66,7 +66,8 @@ def QFToGPU : Pass<"qf-to-gpu", "::mlir::ModuleOp"> {
            /*default=*/"16",
            "With act-order-sorted-output, the largest batch at which "
            "attention stores an act_order o_proj's input in its sorted "
-           "column order (from 32 the tiled kernel; not yet timed there)">,
+           "column order (from 32 the tiled kernel, slower than the "
+           "permute launch there)">,
     Option<"gridDependency", "grid-dependency", "bool", /*default=*/"false",
            "On sm_90 and later, start every kernel with griddepcontrol "
            "(launch_dependents, wait) so that the runtime may launch it with "

@@ -13,7 +13,7 @@
 // more rows the stores cost more than the permute launch they replace.
 // Attention's limit is an option of its own (qf-to-gpu
 // sorted-attention-max-batch): its tiled kernel, from batch 32, stores the
-// same way when asked, and is not yet timed so.
+// same way when asked, slower there than the permute launch.
 //
 //===----------------------------------------------------------------------===//
 
