@@ -8,8 +8,9 @@
 // dequantize + cuBLAS fallback from dequant-gemm-min-m = 512 as for dense
 // weights; on sm_90a no wgmma (it reads dense weights), so mma.sp at 128.
 // bf16 activations, which mma.sp does not read, run the fallback.
-// The 2:4 matvec streams 4 rows a warp, K split in two where the grid is
-// short of warps (4096 and 1024 rows), not the dense matvec's 2 rows.
+// The 2:4 matvec of 4-bit codes streams 4 rows a warp, K split in two
+// where the grid is short of warps (1024 rows), not the dense matvec's 2
+// rows; 2:4 f16 keeps the dense rule (4096 rows: 2 rows, k_unroll 2).
 #sp4 = #qf.enc<int4, group = 128, scale = f16, sparse = 2:4>
 #sp = #qf.enc<f16, sparse = 2:4>
 // CHECK-LABEL: func.func @sparse
@@ -21,7 +22,7 @@
 // CHECK-SAME: #qf.batch_tiling<batch = 512, tiling = #qf.tiling<dequant_gemm>>]
 // CHECK-SAME: tiling = #qf.tiling<matvec, block_n = 16>}
 // CHECK: qf.batch_tilings = [#qf.batch_tiling<batch = 2, tiling = #qf.tiling<mma,
-// CHECK-SAME: tiling = #qf.tiling<matvec, block_n = 8, split_k = 2>}
+// CHECK-SAME: tiling = #qf.tiling<matvec, block_n = 8, k_unroll = 2>}
 // CHECK: {qf.predicted_us = {{.*}}, tiling = #qf.tiling<dequant_gemm>} : tensor<?x4096xbf16>
 // 1024 x 4096: batch 2 runs batch 1's matvec (so it is not listed).
 // CHECK: qf.batch_tilings = [#qf.batch_tiling<batch = 3, tiling = #qf.tiling<mma, block_m = 16

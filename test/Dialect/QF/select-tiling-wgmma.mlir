@@ -6,8 +6,8 @@
 // faster than mma.sync (bench/results/2026-12-01-h200-wgmma,
 // 2026-12-04-h200-s26): from M = 128 on weights of 2048 rows and more
 // (wgmma-min-rows), from M = 512 on smaller ones. A block
-// is one warpgroup per k group; block_m = 128 for wide weights or large
-// batches, else 64; K cut across a cluster when the blocks fill at most half
+// is one warpgroup per k group; block_m = 128 where its blocks number 64
+// or more (bench/results/2026-12-05-h100-s34), else 64; K cut across a cluster when the blocks fill at most half
 // the SMs, then into k groups, for about two warpgroups per SM. silu_mul
 // (gated) takes a warpgroup each for gate and up and no cluster, from
 // M = 64 on gate weights of 32M elements and more: block_m 64 in two k
@@ -62,5 +62,19 @@ func.func @rows(%x128: tensor<128x3584xf16>, %x256: tensor<256x3584xf16>, %y256:
   // CHECK: tiling = #qf.tiling<mma,
   // ROWS4096: tiling = #qf.tiling<mma,
   %2 = qf.fused_matmul %y256, %s : tensor<256x1536xf16>, !qf.weight<1536x1536, #int4> -> tensor<256x1536xf16>
+  return
+}
+
+// block_m 128 from 64 blocks of 128 x 128: 4096 rows from M = 256, 3584
+// rows from 384 (block_m 64 decoded the weight twice as often: 4096x14336
+// at M = 384 took 1.39x the time).
+// CHECK-LABEL: @block_m
+func.func @block_m(%x256: tensor<256x4096xf16>, %x384: tensor<384x3584xf16>) {
+  %q = qf.weight_ref "q" : !qf.weight<4096x4096, #int4>
+  %r = qf.weight_ref "r" : !qf.weight<3584x3584, #int4>
+  // CHECK: tiling = #qf.tiling<wgmma, block_m = 128, block_n = 128, block_k = 64, split_k = 2, stages = 4, cluster_k = 2>
+  %0 = qf.fused_matmul %x256, %q : tensor<256x4096xf16>, !qf.weight<4096x4096, #int4> -> tensor<256x4096xf16>
+  // CHECK: tiling = #qf.tiling<wgmma, block_m = 128, block_n = 128, block_k = 64, split_k = 2, stages = 4>
+  %1 = qf.fused_matmul %x384, %r : tensor<384x3584xf16>, !qf.weight<3584x3584, #int4> -> tensor<384x3584xf16>
   return
 }

@@ -272,7 +272,7 @@ func.func @dynamic_m(%x: tensor<?x4096xf16>) {
 func.func @encodings(%x: tensor<1x4096xf16>, %g: tensor<4096xf16>, %r: tensor<1x14336xf16>) {
   %w0 = qf.weight_ref "sp" : !qf.weight<4096x4096, #sp>
   // 2:4 fp16: 2048 kept halves = 4096 bytes a row; 16 MiB codes + 2 MiB positions.
-  // CHECK: {qf.predicted_us = 7.393000e+00 : f64, tiling = #qf.tiling<matvec, block_n = 8, split_k = 2>}
+  // CHECK: {qf.predicted_us = 7.393000e+00 : f64, tiling = #qf.tiling<matvec, block_n = 8, k_unroll = 2>}
   %0 = qf.fused_matmul %x, %w0 : tensor<1x4096xf16>, !qf.weight<4096x4096, #sp> -> tensor<1x4096xf16>
   %w1 = qf.weight_ref "sp4" : !qf.weight<4096x4096, #sp4>
   // CHECK: {qf.predicted_us = 4.528000e+00 : f64, tiling = #qf.tiling<matvec, block_n = 8, split_k = 2>}

@@ -203,17 +203,18 @@ TilingAttr selectMatvec(int64_t m, WeightType type, const TilingTarget &target,
 
   // (rows per warp, split_k) candidates in order of preference: 2 to 4 rows
   // per warp share the activations; big N takes 4 rows, mid-size N 2 rows,
-  // small N 2 rows split 4 ways along K. 2:4 keeps 4 rows and splits K in
-  // two where N is short of the target: with each row's kept activations
-  // selected by its own metadata, 2 rows a warp were among the slowest
-  // tilings (docs/defaults.md).
+  // small N 2 rows split 4 ways along K. 2:4 with 4-bit codes keeps 4 rows
+  // and splits K in two where N is short of the target: with each row's
+  // kept activations selected by its own metadata, 2 rows a warp were among
+  // its slowest tilings; 2:4 f16 keeps the dense rule (docs/defaults.md).
   static constexpr std::pair<int64_t, int64_t> kDenseCandidates[] = {
       {4, 1}, {2, 1}, {2, 2}, {4, 2}, {2, 4}};
   static constexpr std::pair<int64_t, int64_t> kSparseCandidates[] = {
       {4, 1}, {4, 2}};
   llvm::ArrayRef<std::pair<int64_t, int64_t>> candidates =
-      type.getEncoding().isSparse24() ? llvm::ArrayRef(kSparseCandidates)
-                                      : llvm::ArrayRef(kDenseCandidates);
+      type.getEncoding().isSparse24() && type.getEncoding().getCodeBits() <= 4
+          ? llvm::ArrayRef(kSparseCandidates)
+          : llvm::ArrayRef(kDenseCandidates);
   int64_t targetWarps = kTargetWarpsPerSM * target.smCount;
   // A split must cut rows into whole lane loads and keep at least a quarter
   // of the lanes busy (short rows: measured faster than no split).
@@ -315,8 +316,8 @@ namespace {
 /// The wgmma tiling (sm_90a) for `m` rows, or null where mma.sync stays the
 /// better kernel: wgmma from M = 128 on weights of target.wgmmaMinRows rows and
 /// more, and from M = 512 on smaller ones (docs/defaults.md). A block is one
-/// warpgroup (128 rows) per k group. block_m = 128 for wide weights (64 blocks
-/// of rows and more) or M = 512 and up, else 64 for twice the blocks. Then K is
+/// warpgroup (128 rows) per k group. block_m = 128 where that gives 64 blocks
+/// and more, else 64 for twice the blocks. Then K is
 /// cut until there are about two warpgroups per SM: across a cluster when the
 /// blocks fill at most half the SMs (more blocks, more SMs: q at M = 128, 15.7
 /// us with 2 k groups x 2 cluster blocks against 23.0 us with 4 k groups in one
@@ -343,7 +344,9 @@ TilingAttr selectWgmma(int64_t m, WeightType type, const TilingTarget &target,
   if (group != 0 && group % 64 != 0 && 64 % group != 0)
     return {};
   int64_t rowBlocks = llvm::divideCeil(n, 128);
-  int64_t blockM = rowBlocks >= 64 || (m >= 512 && rowBlocks >= 32) ? 128 : 64;
+  // Each block of rows decodes the whole weight: block_m 128 halves that
+  // work wherever its blocks still number 64 (about half of a Hopper's SMs).
+  int64_t blockM = llvm::divideCeil(m, 128) * rowBlocks >= 64 ? 128 : 64;
   // Gated below M = 128: block_m 64 in two k groups (512 threads, 64
   // accumulators a lane) was within 6% of the best gated tiling at M = 64
   // on the training shapes. From 128 one k group, which a producer
