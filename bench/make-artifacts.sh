@@ -106,9 +106,9 @@ echo "every-encoding-m1to512 --artifact $out/every-encoding.qfa --check" >> "$ru
 # The GPTQ block kernels, one per grid (scripts/gpu-round.sh runs
 # qfuse-gptq-check on it: bit for bit against the CPU reference).
 $compile test/Tools/qfuse-compile/Inputs/gptq-blocks.mlir -o "$out/gptq-blocks.qfa"
-# Every fusion on inputs straight from the arguments (checked launch by
-# launch), and a whole fused block (its chained launches are not checked
-# here; bench/make-model-artifacts.sh checks whole models).
+# Every fusion checked launch by launch (a matmul behind a norm launch on
+# the input that launch left; epilogues are listed as skipped);
+# bench/make-model-artifacts.sh checks whole models.
 $compile test/Tools/qfuse-compile/Inputs/fused-ops.mlir --fuse=all \
   --batch-sizes=1,3,8 -o "$out/fused-ops.qfa"
 echo "fused-ops-m1to8 --artifact $out/fused-ops.qfa --check" >> "$runs"

@@ -12,7 +12,9 @@
 //
 // --check-only runs each plan's launches once (the checks) and nothing else:
 // no copy, cuBLAS or plan timing. The GPU sanitizer round
-// (bench/sanitize/run-sanitize.py) runs it under compute-sanitizer.
+// (bench/sanitize/run-sanitize.py) runs it under compute-sanitizer. Matmul
+// launches the check cannot compare are printed with the reason (JSON:
+// "checks_skipped"); a plan with no launch checked is an error.
 //
 // Prints a table and writes JSON with the exact command, GPU, date and git
 // commit (--git-commit or $QFUSE_GIT_COMMIT) beside every result.
@@ -111,8 +113,9 @@ void addOptions(CLI::App &app, BenchOptions &o) {
   app.add_option("--json", o.jsonPath, "write the results as JSON here");
   app.add_flag("--check", o.checkOutputs,
                "before timing, run each plan once on random activations and "
-               "compare every launch with the C++ reference (exit 1 on a "
-               "mismatch)");
+               "compare every launch it can with the C++ reference, listing "
+               "the matmuls it skips (exit 1 on a mismatch, or when no "
+               "launch of a plan was checked)");
   app.add_flag("--check-only", o.checkOnly,
                "--check, and no timing: each plan's launches run once "
                "(for compute-sanitizer; no copy, cuBLAS or plan timings)");
@@ -170,48 +173,97 @@ json timeCublas(const BenchOptions &o, const cuda::Context &context,
   return cublasResults;
 }
 
+/// Prints one launch's check and records it in `checks`.
+void recordCheck(const check::LaunchCheck &c, json &checks) {
+  const std::string mismatches =
+      c.mismatches ? " (" + std::to_string(c.mismatches) +
+                         " elements differ from format::dequantize)"
+                   : "";
+  std::printf("check %-28s M=%-3lld N=%-6lld K=%-6lld rel err %.2e "
+              "%s%s%s\n",
+              c.weight.c_str(), (long long)c.m, (long long)c.n, (long long)c.k,
+              c.relativeError, c.passed ? "ok" : "FAIL",
+              c.unwritten ? " (unwritten outputs)" : "", mismatches.c_str());
+  json entry = {{"kernel", c.kernel},
+                {"weight", c.weight},
+                {"m", c.m},
+                {"n", c.n},
+                {"k", c.k},
+                {"relative_error", c.relativeError},
+                {"tolerance", check::kRelativeTolerance},
+                {"unwritten", c.unwritten},
+                {"passed", c.passed}};
+  if (c.dequantize) { // exact: the tolerance does not apply
+    entry["dequantize"] = true;
+    entry["mismatches"] = c.mismatches;
+    entry["tolerance"] = 0;
+  }
+  checks.push_back(std::move(entry));
+}
+
+/// Prints a launch the check skipped and records it in `skipped`: a list
+/// of its own, so that readers of "checks" see only launches compared.
+void recordSkipped(const check::SkippedLaunch &s, json &skipped) {
+  const std::string &what = s.weights.empty() ? s.kernel : s.weights;
+  std::printf("check %-28s M=%-3lld skipped: %s\n", what.c_str(),
+              (long long)s.m, s.reason.c_str());
+  skipped.push_back({{"kernel", s.kernel},
+                     {"weight", s.weights},
+                     {"m", s.m},
+                     {"step", s.step},
+                     {"skipped", s.reason}});
+}
+
+/// Why a plan had no launch checked: the first skipped launches and their
+/// reasons (all of them are printed above), or that it has no matmul.
+std::string whyNoneChecked(const check::PlanCheck &result) {
+  constexpr size_t kNamed = 3;
+  if (result.skipped.empty())
+    return "the plan has no matmul or qf.dequantize launch";
+  std::string why = std::to_string(result.skipped.size()) + " skipped: ";
+  for (size_t i = 0; i < result.skipped.size() && i < kNamed; ++i) {
+    const check::SkippedLaunch &s = result.skipped[i];
+    why += (i ? "; " : "") +
+           (s.weights.empty() ? s.kernel : s.weights + " (" + s.kernel + ")") +
+           ": " + s.reason;
+  }
+  if (result.skipped.size() > kNamed)
+    why += "; and " + std::to_string(result.skipped.size() - kNamed) +
+           " more, listed above";
+  return why;
+}
+
 /// Every launch of each plan against the C++ reference, on random
-/// activations; prints each result and records it in `checks`. Returns
-/// whether all passed.
+/// activations; prints each result and records it in `checks`, and the
+/// matmuls the check cannot take in `skipped`. Returns whether all passed
+/// and each plan had a launch checked: a plan checked by none passing
+/// would say nothing.
 bool checkPlans(
-    const BenchOptions &o, Executor &executor, const cuda::Stream &stream,
-    const std::vector<int64_t> &planBatches,
+    const BenchOptions &o, const std::string &artifactPath, Executor &executor,
+    const cuda::Stream &stream, const std::vector<int64_t> &planBatches,
     const std::map<std::string, qfuse::format::TensorMap> &hostWeights,
-    json &checks) {
+    json &checks, json &skipped) {
   bool allPassed = true;
-  if (hostWeights.empty())
+  if (!o.weightsPath.empty() || o.placeholderWeights)
     throw qfuse::Error("--check needs the random weights (no --weights, "
                        "no --placeholder-weights)");
-  for (int64_t batch : planBatches)
-    for (const check::LaunchCheck &c : check::checkPlan(
-             executor, batch, stream.get(), hostWeights, o.seed + batch)) {
+  for (int64_t batch : planBatches) {
+    const check::PlanCheck result = check::checkPlan(
+        executor, batch, stream.get(), hostWeights, o.seed + batch);
+    for (const check::LaunchCheck &c : result.launches) {
       allPassed &= c.passed;
-      const std::string mismatches =
-          c.mismatches ? " (" + std::to_string(c.mismatches) +
-                             " elements differ from format::dequantize)"
-                       : "";
-      std::printf("check %-28s M=%-3lld N=%-6lld K=%-6lld rel err %.2e "
-                  "%s%s%s\n",
-                  c.weight.c_str(), (long long)c.m, (long long)c.n,
-                  (long long)c.k, c.relativeError, c.passed ? "ok" : "FAIL",
-                  c.unwritten ? " (unwritten outputs)" : "",
-                  mismatches.c_str());
-      json entry = {{"kernel", c.kernel},
-                    {"weight", c.weight},
-                    {"m", c.m},
-                    {"n", c.n},
-                    {"k", c.k},
-                    {"relative_error", c.relativeError},
-                    {"tolerance", check::kRelativeTolerance},
-                    {"unwritten", c.unwritten},
-                    {"passed", c.passed}};
-      if (c.dequantize) { // exact: the tolerance does not apply
-        entry["dequantize"] = true;
-        entry["mismatches"] = c.mismatches;
-        entry["tolerance"] = 0;
-      }
-      checks.push_back(std::move(entry));
+      recordCheck(c, checks);
     }
+    for (const check::SkippedLaunch &s : result.skipped)
+      recordSkipped(s, skipped);
+    if (!result.launches.empty())
+      continue;
+    allPassed = false;
+    std::fflush(stdout); // the error after the skipped lines it sums up
+    std::cerr << "qfuse-bench: error: " << artifactPath << " at batch " << batch
+              << ": no launch could be checked (" << whyNoneChecked(result)
+              << ")\n";
+  }
   return allPassed;
 }
 
@@ -275,10 +327,11 @@ void printPermGuards(const std::string &artifactPath,
 }
 
 /// One --artifact: weights bound, plans checked (with --check) and timed.
-/// Returns whether every check passed.
+/// Returns whether every check passed and every plan had one.
 bool benchArtifact(const BenchOptions &o, const std::string &artifactPath,
                    const cuda::Context &context, const cuda::Stream &stream,
-                   const bench::CopyResult &copy, json &plans, json &checks) {
+                   const bench::CopyResult &copy, json &plans, json &checks,
+                   json &skipped) {
   Artifact artifact = loadArtifactForDevice(artifactPath, context);
   std::printf("%s: runs %s\n", artifactPath.c_str(),
               artifact.describeTarget().c_str());
@@ -303,8 +356,8 @@ bool benchArtifact(const BenchOptions &o, const std::string &artifactPath,
       planBatches.push_back(plan.batch);
   bool allPassed = true;
   if (o.checkOutputs)
-    allPassed =
-        checkPlans(o, executor, stream, planBatches, hostWeights, checks);
+    allPassed = checkPlans(o, artifactPath, executor, stream, planBatches,
+                           hostWeights, checks, skipped);
   if (!o.checkOnly)
     timePlans(o, artifactPath, artifact, executor, context, stream,
               planBatches, copy, plans);
@@ -382,13 +435,15 @@ int main(int argc, char **argv) {
     out["cublas"] = timeCublas(o, context, stream, copy, cublas);
 
     json plans = json::array();
-    json checks = json::array();
+    json checks = json::array(), skipped = json::array();
     for (const std::string &artifactPath : o.artifactPaths)
-      if (!benchArtifact(o, artifactPath, context, stream, copy, plans, checks))
+      if (!benchArtifact(o, artifactPath, context, stream, copy, plans, checks,
+                         skipped))
         exitCode = 1;
     if (!o.artifactPaths.empty()) {
       out["artifact_plans"] = plans;
       out["checks"] = checks;
+      out["checks_skipped"] = skipped;
     }
 
     if (!o.jsonPath.empty()) {
@@ -400,6 +455,6 @@ int main(int argc, char **argv) {
     return 1;
   }
   if (exitCode != 0)
-    std::cerr << "qfuse-bench: some checks FAILED\n";
+    std::cerr << "qfuse-bench: some checks FAILED, or a plan had none\n";
   return exitCode;
 }

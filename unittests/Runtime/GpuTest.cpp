@@ -636,8 +636,9 @@ void checkCompiledFormats(cuda::Context &context, cuda::Stream &stream,
   EXPECT_EQ(batches, (std::set<int64_t>{1, 2, 4, 8}));
   for (int64_t batch : batches) {
     int checked = 0;
-    for (const check::LaunchCheck &c : check::checkPlan(
-             executor, batch, stream.get(), hostWeights, 7 + batch)) {
+    for (const check::LaunchCheck &c :
+         check::checkPlan(executor, batch, stream.get(), hostWeights, 7 + batch)
+             .launches) {
       // A launch may read the weight's copy in another layout
       // ("<name>@tiled_n32_k32"): counted under its checkpoint tensor.
       const WeightSpec *spec = artifact.findWeight(c.weight);

@@ -166,7 +166,7 @@ protected:
       Executor &executor, int64_t batch,
       const std::map<std::string, qfuse::format::TensorMap> &weights) {
     std::vector<check::LaunchCheck> checks =
-        check::checkPlan(executor, batch, stream->get(), weights, 5);
+        check::checkPlan(executor, batch, stream->get(), weights, 5).launches;
     EXPECT_FALSE(checks.empty());
     for (const check::LaunchCheck &c : checks)
       EXPECT_TRUE(c.passed)
@@ -209,7 +209,7 @@ protected:
       EXPECT_EQ(guards[other], 0u);
       // Every launch against the C++ reference on the dequantized weights.
       for (const check::LaunchCheck &c :
-           check::checkPlan(fused, batch, stream->get(), weights, 5))
+           check::checkPlan(fused, batch, stream->get(), weights, 5).launches)
         EXPECT_TRUE(c.passed)
             << c.kernel << " " << c.weight << ": relative error "
             << c.relativeError << (c.unwritten ? " (unwritten)" : "");

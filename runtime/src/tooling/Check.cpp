@@ -2,6 +2,8 @@
 
 #include "qfuse/runtime/tooling/Check.h"
 
+#include "CheckSteps.h"
+
 #include "qfuse/format/Layout.h"
 #include "qfuse/format/Numerics.h"
 #include "qfuse/format/Packing.h"
@@ -14,6 +16,7 @@
 #include <cmath>
 #include <future>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <set>
 #include <thread>
@@ -22,172 +25,11 @@ namespace qfuse::runtime::check {
 
 namespace {
 
-/// The launch's operands when it is a matmul: x, the fused RMSNorm
-/// prologue's gamma tensor (`norm`) when present, and per output the
-/// weight, y and the silu_mul epilogue's up projection (`up_*`
-/// components). A grouped launch (qf-fuse-shared-input) has one output per
-/// member; member i > 0 binds `<name>.<i>`. A gated kernel feeding an
-/// act_order matmul binds that matmul's weight as `y_order` (its inv_perm):
-/// it stores output column n at inv_perm[n] (docs/artifact.md).
-struct MatmulLaunch {
-  struct Output {
-    std::string weight, y, upWeight, yOrderWeight;
-  };
-  std::string x, norm;
-  std::vector<Output> outputs;
-};
-
 /// The RMSNorm epsilon the check assumes. The compiler bakes eps into the
 /// kernel and the artifact does not record it; with activations uniform in
 /// [-1, 1] (mean square ~1/3) any eps <= 1e-4 moves the row scale by less
 /// than 3e-4 relative, far below kRelativeTolerance.
 constexpr double kAssumedNormEps = 1e-5;
-
-/// The qf.dequantize launch that last wrote `buffer` before step `before`
-/// of `plan`, or nullptr.
-const Step *lastDequantizeInto(const Artifact &artifact, const Plan &plan,
-                               size_t before, const std::string &buffer) {
-  for (size_t s = before; s-- > 0;)
-    if (dequantizeTarget(artifact, plan.steps[s]) == buffer)
-      return &plan.steps[s];
-  return nullptr;
-}
-
-/// The weight a gemm step multiplies by: its named weight, or the one the
-/// latest earlier qf.dequantize launch wrote into its weight buffer (empty
-/// when none did: nothing says what the buffer holds).
-std::string gemmWeight(const Artifact &artifact, const Plan &plan, size_t s) {
-  const GemmStep &gemm = plan.steps[s].gemm;
-  if (!gemm.weight.empty())
-    return gemm.weight;
-  const Step *fill = lastDequantizeInto(artifact, plan, s, gemm.weightBuffer);
-  return fill ? dequantizeSource(*fill) : "";
-}
-
-/// A gemm on a weight buffer multiplies by [N, K] = [y's, x's last extent];
-/// the weight dequantized into the buffer must have that shape, or the
-/// reference would multiply by something else than the GPU.
-void requireGemmFitsWeight(const Artifact &artifact, const Plan &plan,
-                           size_t s, const std::string &weight) {
-  const GemmStep &gemm = plan.steps[s].gemm;
-  const WeightSpec &spec = *artifact.findWeight(weight);
-  const int64_t n = artifact.findBuffer(gemm.y)->extent(1, plan.batch);
-  const int64_t k = artifact.findBuffer(gemm.x)->extent(1, plan.batch);
-  if (spec.n != n || spec.k != k)
-    throw Error("check: plan for batch " + std::to_string(plan.batch) +
-                ", step " + std::to_string(s) + ": the gemm multiplies '" +
-                gemm.weightBuffer + "' as [" + std::to_string(n) + ", " +
-                std::to_string(k) + "], but the qf.dequantize launch before it "
-                "wrote weight '" + weight + "' [" + std::to_string(spec.n) +
-                ", " + std::to_string(spec.k) + "] into it");
-}
-
-/// The activations behind a matmul's input: `x`, normalized with `gamma`
-/// (a tensor, or a buffer) when that is set, or silu(x) * `up` when that is.
-struct InputSource {
-  std::string x, gamma, up;
-  bool gammaIsTensor = false;
-};
-
-/// Whether `step` prepares an act_order matmul's input (docs/act-order.md).
-bool isInputStep(const Step &step) {
-  return step.kind == Step::Kind::Launch &&
-         (step.op == kPermuteColumnsOp || step.op == kRMSNormOp ||
-          step.op == kSiluMulOp);
-}
-
-/// The activations behind `buffer` at step `before`: the input of the
-/// qf.permute_columns, qf.rms_norm or qf.silu_mul launch (an act_order
-/// matmul's prologue, docs/act-order.md) that wrote `buffer`, or `buffer`
-/// itself. A matmul on permuted activations and an act_order weight in
-/// sorted column order computes x W^T with the activations as given (the
-/// permutations cancel), so the reference reads them unpermuted.
-InputSource inputSource(const Artifact &artifact, const Plan &plan,
-                        size_t before, const std::string &buffer) {
-  for (size_t s = before; s-- > 0;) {
-    const Step &step = plan.steps[s];
-    if (!isInputStep(step))
-      continue;
-    const Kernel &kernel = artifact.kernels[step.kernelIndex];
-    InputSource source;
-    std::string out;
-    for (size_t a = 0; a < step.args.size(); ++a) {
-      const std::string &param = kernel.params[a].name;
-      if (param == "x" || param == "gate")
-        source.x = step.args[a].name;
-      else if (param == "up")
-        source.up = step.args[a].name;
-      else if (param == "xp" || param == "y")
-        out = step.args[a].name;
-      else if (param == "gamma") {
-        source.gamma = step.args[a].name;
-        source.gammaIsTensor = step.args[a].kind == Arg::Kind::Tensor;
-      }
-    }
-    if (out == buffer)
-      return source;
-  }
-  InputSource source;
-  source.x = buffer;
-  return source;
-}
-
-/// Step `s` of `plan` as a matmul, when it is one the check understands.
-bool asMatmul(const Artifact &artifact, const Plan &plan, size_t s,
-              MatmulLaunch &out) {
-  const Step &step = plan.steps[s];
-  if (step.kind == Step::Kind::Gemm) {
-    // Epilogues (bias, residual) are checked by their own tests.
-    if (!step.gemm.bias.empty() || !step.gemm.residual.empty())
-      return false;
-    const std::string weight = gemmWeight(artifact, plan, s);
-    if (weight.empty())
-      return false;
-    requireGemmFitsWeight(artifact, plan, s, weight);
-    out.x = step.gemm.x;
-    out.outputs = {{weight, step.gemm.y, "", ""}};
-    return true;
-  }
-  // An act_order prologue binds the weight's perm and writes a `y` too, but
-  // it is no matmul: the matmul after it is checked from its input.
-  if (step.kind != Step::Kind::Launch || isInputStep(step))
-    return false;
-  const Kernel &kernel = artifact.kernels[step.kernelIndex];
-  for (size_t i = 0; i < step.args.size(); ++i) {
-    std::string param = kernel.params[i].name;
-    const Arg &arg = step.args[i];
-    size_t member = 0;
-    size_t dot = param.rfind('.');
-    if (dot != std::string::npos && dot + 1 < param.size() &&
-        std::all_of(param.begin() + dot + 1, param.end(),
-                    [](char c) { return c >= '0' && c <= '9'; })) {
-      member = std::stoul(param.substr(dot + 1));
-      param.resize(dot);
-    }
-    if (out.outputs.size() <= member)
-      out.outputs.resize(member + 1);
-    MatmulLaunch::Output &o = out.outputs[member];
-    if (param == "x")
-      out.x = arg.name;
-    else if (param == "y")
-      o.y = arg.name;
-    else if (param == "norm")
-      out.norm = arg.name;
-    else if (param == kYOrderParam) // the reader's weight, not this matmul's
-      o.yOrderWeight = arg.name;
-    else if (arg.kind == Arg::Kind::Weight && param.rfind("up_", 0) == 0)
-      o.upWeight = arg.name;
-    else if (arg.kind == Arg::Kind::Weight)
-      o.weight = arg.name;
-    else if (param == "bias" || param == "residual")
-      return false; // epilogues are checked by their own tests
-  }
-  return !out.x.empty() && !out.outputs.empty() &&
-         std::all_of(out.outputs.begin(), out.outputs.end(),
-                     [](const MatmulLaunch::Output &o) {
-                       return !o.y.empty() && !o.weight.empty();
-                     });
-}
 
 /// The 16-bit activation types the matmul kernels read and write.
 bool isActivationType(DType dtype) {
@@ -233,39 +75,6 @@ bindRandomWeights(Executor &executor, uint64_t seed, RandomPerms perms) {
 
 namespace {
 
-/// Every buffer a step writes: outputs are the parameters named y / out
-/// (y.<i> for grouped members) or xp (the permute kernels', also a gated
-/// fallback's product in its reader's sorted order), gemm outputs, memset
-/// targets and the
-/// weight buffers qf.dequantize launches fill. A matmul whose x is one of
-/// them is chained to an earlier launch and not checked here (whole models
-/// are checked against the reference decoder); a gemm reading a filled
-/// weight buffer is checked against the weight that filled it.
-std::set<std::string> writtenBuffers(const Artifact &artifact,
-                                     const Plan &plan) {
-  std::set<std::string> written;
-  for (const Step &step : plan.steps) {
-    if (step.kind == Step::Kind::Gemm)
-      written.insert(step.gemm.y);
-    else if (step.kind == Step::Kind::Memset)
-      written.insert(step.target);
-    if (step.kind != Step::Kind::Launch)
-      continue;
-    const std::string filled = dequantizeTarget(artifact, step);
-    if (!filled.empty())
-      written.insert(filled);
-    const Kernel &kernel = artifact.kernels[step.kernelIndex];
-    for (size_t i = 0; i < step.args.size(); ++i) {
-      const std::string &param = kernel.params[i].name;
-      std::string base = param.substr(0, param.find('.'));
-      if (step.args[i].kind == Arg::Kind::Buffer &&
-          (base == "y" || base == "out" || base == "xp"))
-        written.insert(step.args[i].name);
-    }
-  }
-  return written;
-}
-
 /// Fresh activations for every buffer a step reads; NaN in every output.
 /// Returns the activations as the reference reads them, by buffer.
 std::map<std::string, std::vector<float>>
@@ -296,36 +105,38 @@ fillBuffers(Executor &executor, int64_t batch, CUstream stream,
   return host;
 }
 
-/// RMSNorm gammas: f16 in [0.5, 1.5], like trained norm weights. Bound to
-/// the executor and returned by tensor name.
+/// RMSNorm gammas: f16 in [0.5, 1.5], like trained norm weights, for every
+/// f16 tensor a launch binds as `gamma` (a norm launch's) or `norm` (a
+/// fused prologue's): a separate norm launch on the placeholders' zeros
+/// would leave the matmul after it nothing to check. Bound to the executor
+/// and returned by tensor name.
 std::map<std::string, std::vector<float>>
 bindRandomGammas(Executor &executor, const Plan &plan, std::mt19937_64 &rng) {
   const Artifact &artifact = executor.artifact();
   std::map<std::string, std::vector<float>> gammas;
   std::uniform_real_distribution<float> gammaDist(0.5f, 1.5f);
-  auto bind = [&](const std::string &name) {
-    if (name.empty() || gammas.count(name))
-      return;
-    const TensorSpec &spec = *artifact.findTensor(name);
-    if (spec.dtype != DType::F16)
-      throw Error("check: norm tensor '" + name + "' is not f16");
-    std::vector<uint16_t> h(spec.numBytes() / 2);
-    std::vector<float> f(h.size());
-    for (size_t i = 0; i < h.size(); ++i) {
-      h[i] = format::floatToHalf(gammaDist(rng));
-      f[i] = format::halfToFloat(h[i]);
-    }
-    executor.bindTensor(name, h.data(), h.size() * 2);
-    gammas[name] = std::move(f);
-  };
-  for (size_t s = 0; s < plan.steps.size(); ++s) {
-    MatmulLaunch mm;
-    if (!asMatmul(artifact, plan, s, mm))
+  for (const Step &step : plan.steps) {
+    if (step.kind != Step::Kind::Launch)
       continue;
-    bind(mm.norm);
-    InputSource source = inputSource(artifact, plan, s, mm.x);
-    if (source.gammaIsTensor)
-      bind(source.gamma);
+    const Kernel &kernel = artifact.kernels[step.kernelIndex];
+    for (size_t a = 0; a < step.args.size(); ++a) {
+      const std::string &name = step.args[a].name;
+      const std::string &param = kernel.params[a].name;
+      if (step.args[a].kind != Arg::Kind::Tensor ||
+          (param != "gamma" && param != "norm") || gammas.count(name))
+        continue;
+      const TensorSpec &spec = *artifact.findTensor(name);
+      if (spec.dtype != DType::F16)
+        continue; // a matmul that needs it is skipped, saying so
+      std::vector<uint16_t> h(spec.numBytes() / 2);
+      std::vector<float> f(h.size());
+      for (size_t i = 0; i < h.size(); ++i) {
+        h[i] = format::floatToHalf(gammaDist(rng));
+        f[i] = format::halfToFloat(h[i]);
+      }
+      executor.bindTensor(name, h.data(), h.size() * 2);
+      gammas[name] = std::move(f);
+    }
   }
   return gammas;
 }
@@ -346,7 +157,7 @@ dequantizedWeight(const Artifact &artifact,
 
 /// The sorted column order ("perm", as repack makes it from g_idx) of
 /// weight entry `name`, which a gated kernel's [M, n] output is scattered
-/// through (`y_order`).
+/// through (`y_order`) and in which the weight's own kernel reads its input.
 std::vector<int32_t>
 sortedOrder(const Artifact &artifact,
             const std::map<std::string, format::TensorMap> &weights,
@@ -358,15 +169,15 @@ sortedOrder(const Artifact &artifact,
                 "' (y_order), whose K is " + std::to_string(d.k));
   auto it = weights.find(d.checkpointName());
   if (it == weights.end() || !it->second.count(format::kGIdx))
-    throw Error("check: weight '" + name + "' (y_order) has no random " +
-                "g_idx to take its column order from");
+    throw Error("check: weight '" + name + "' has no random g_idx to " +
+                "take its sorted column order from");
   std::vector<int32_t> perm;
   std::string error;
   if (!format::actOrderPermutation(
           format::int32Values(it->second.at(format::kGIdx)).data(), d.k,
           d.encodingAttr.groupSize, perm, error))
-    throw Error("check: the column order of weight '" + name +
-                "' (y_order): " + error);
+    throw Error("check: the sorted column order of weight '" + name +
+                "': " + error);
   return perm;
 }
 
@@ -454,12 +265,204 @@ checkDequantizedBuffer(Executor &executor, const Plan &plan,
   return c;
 }
 
+/// What the reference multiplies for each matmul: the activations each
+/// buffer held when a step read it (the fresh ones fillBuffers drew, and
+/// another launch's output as the run left it, downloaded once, for the
+/// steps no later step may write it after) through the prologues, in
+/// checkpoint column order.
+class ReferenceInputs {
+public:
+  ReferenceInputs(Executor &executor, const Plan &plan,
+                  const std::map<std::string, format::TensorMap> &weights,
+                  std::map<std::string, std::vector<float>> drawn,
+                  std::map<std::string, std::vector<float>> gammas)
+      : executor_(executor), artifact_(executor.artifact()), plan_(plan),
+        weights_(weights), drawn_(std::move(drawn)),
+        gammas_(std::move(gammas)) {}
+
+  /// The activations matmul `mm` (step `s`) multiplies: its input behind
+  /// any act_order prologue launch, through that launch's RMSNorm or
+  /// silu_mul and the fused RMSNorm prologue. nullopt with `why` set when a
+  /// buffer or tensor it needs is not known.
+  std::optional<std::vector<float>> forMatmul(size_t s, const MatmulLaunch &mm,
+                                              std::string &why);
+
+private:
+  /// Buffer `name` as step `reader` read it, or nullptr with `why` saying
+  /// why it is not known (`role` names the buffer there).
+  const std::vector<float> *read(const std::string &name, size_t reader,
+                                 const std::string &role, std::string &why);
+  /// Gamma tensor `name`, or nullptr with `why` set.
+  const std::vector<float> *gamma(const std::string &name, std::string &why);
+
+  Executor &executor_;
+  const Artifact &artifact_;
+  const Plan &plan_;
+  const std::map<std::string, format::TensorMap> &weights_;
+  std::map<std::string, std::vector<float>> drawn_, downloaded_, gammas_;
+};
+
+const std::vector<float> *ReferenceInputs::read(const std::string &name,
+                                                size_t reader,
+                                                const std::string &role,
+                                                std::string &why) {
+  auto drawn = drawn_.find(name);
+  if (drawn != drawn_.end())
+    return &drawn->second;
+  const std::string what = "its " + role + " '" + name + "'";
+  const BufferSpec *spec = artifact_.findBuffer(name);
+  if (!spec || !isActivationType(spec->dtype) ||
+      (spec->workspace && !executor_.hasWorkspace(name))) {
+    why = what + " is not an f16 or bf16 activation buffer";
+    return nullptr;
+  }
+  if (std::optional<size_t> writer =
+          firstWriterFrom(artifact_, plan_, reader, name)) {
+    why = what + " is another launch's output, and step " +
+          std::to_string(*writer) + " may write it again before the run ends";
+    return nullptr;
+  }
+  auto [it, fresh] = downloaded_.try_emplace(name);
+  if (fresh) {
+    cuda::DeviceBuffer &buffer = executor_.buffer(plan_.batch, name);
+    std::vector<uint16_t> bits(buffer.size() / 2);
+    buffer.download(bits.data(), bits.size() * 2);
+    for (uint16_t b : bits)
+      it->second.push_back(fromActivation(spec->dtype, b));
+  }
+  const std::vector<float> &values = it->second;
+  // Zeros (a norm launch on placeholder gammas) would make the check
+  // vacuous; NaN (poison left unwritten) or infinity fails another launch.
+  if (std::all_of(values.begin(), values.end(), [](float v) { return v == 0; }))
+    why = what + ", another launch's output, is all zeros";
+  else if (!std::all_of(values.begin(), values.end(),
+                        [](float v) { return std::isfinite(v); }))
+    why = what + ", another launch's output, holds NaN or infinity";
+  return why.empty() ? &values : nullptr;
+}
+
+const std::vector<float> *ReferenceInputs::gamma(const std::string &name,
+                                                 std::string &why) {
+  auto it = gammas_.find(name);
+  if (it != gammas_.end())
+    return &it->second;
+  why = "its RMSNorm gamma '" + name + "' is not an f16 tensor";
+  return nullptr;
+}
+
+std::optional<std::vector<float>>
+ReferenceInputs::forMatmul(size_t s, const MatmulLaunch &mm, std::string &why) {
+  const InputSource source = inputSource(artifact_, plan_, s, mm.x);
+  const std::vector<float> *in = read(source.x, source.reader, "input", why);
+  if (!in)
+    return std::nullopt;
+  std::vector<float> x = *in;
+  const int64_t batch = plan_.batch;
+  const WeightSpec &weight = *artifact_.findWeight(mm.outputs.front().weight);
+  const int64_t k = weight.k;
+  // A kernel on sorted columns read its input in that order, whoever wrote
+  // it (a y_order or out_order store, docs/act-order.md): x[m, perm[j]] is
+  // what it read at j. A prologue launch read it in checkpoint order.
+  if (source.reader == s && plan_.steps[s].kind == Step::Kind::Launch &&
+      format::sortsColumns(weight.encodingAttr)) {
+    const std::vector<int32_t> perm =
+        sortedOrder(artifact_, weights_, weight.name, k);
+    for (int64_t m = 0; m < batch; ++m)
+      for (int64_t j = 0; j < k; ++j)
+        x[m * k + perm[j]] = (*in)[m * k + j];
+  }
+  // The norm launch of an act_order prologue (gamma a tensor bound above,
+  // or a buffer).
+  if (!source.gamma.empty()) {
+    const std::vector<float> *g =
+        source.gammaIsTensor
+            ? gamma(source.gamma, why)
+            : read(source.gamma, source.reader, "RMSNorm gamma", why);
+    if (!g)
+      return std::nullopt;
+    x = format::referenceRMSNorm(x.data(), g->data(), batch, k,
+                                 kAssumedNormEps);
+  }
+  // The silu_mul prologue's launch: the product rounded to f16, as the
+  // elementwise kernel writes it.
+  if (!source.up.empty()) {
+    const std::vector<float> *up =
+        read(source.up, source.reader, "silu_mul up input", why);
+    if (!up)
+      return std::nullopt;
+    for (size_t i = 0; i < x.size(); ++i) {
+      double g = x[i];
+      x[i] = format::halfToFloat(format::floatToHalf(
+          static_cast<float>(g / (1.0 + std::exp(-g)) * (*up)[i])));
+    }
+  }
+  // The fused prologue must see what a separate RMSNorm would write.
+  if (!mm.norm.empty()) {
+    const std::vector<float> *g = gamma(mm.norm, why);
+    if (!g)
+      return std::nullopt;
+    x = format::referenceRMSNorm(x.data(), g->data(), batch, k,
+                                 kAssumedNormEps);
+  }
+  return x;
+}
+
+/// What step `step` launches, as the checks name it.
+std::string launchName(const Artifact &artifact, const Step &step) {
+  return step.kind == Step::Kind::Gemm
+             ? std::string("cublas gemm")
+             : artifact.kernels[step.kernelIndex].name;
+}
+
+/// Output `o` of matmul launch `kernel` against the reference on `x`.
+LaunchCheck
+checkOutput(Executor &executor, int64_t batch, const std::string &kernel,
+            const std::vector<float> &x, const MatmulLaunch::Output &o,
+            const std::map<std::string, format::TensorMap> &weights) {
+  const Artifact &artifact = executor.artifact();
+  const WeightSpec &spec = *artifact.findWeight(o.weight);
+  std::vector<float> dense = dequantizedWeight(artifact, weights, o.weight);
+  std::vector<float> up;
+  if (!o.upWeight.empty())
+    up = dequantizedWeight(artifact, weights, o.upWeight);
+  std::vector<float> ref = referenceOnAllCores(x.data(), dense.data(),
+                                               up.empty() ? nullptr : up.data(),
+                                               batch, spec.n, spec.k);
+  const std::vector<float> y =
+      downloadOutput(executor, batch, o, spec.n, weights);
+  LaunchCheck c;
+  c.kernel = kernel;
+  c.weight = o.weight;
+  c.m = batch;
+  c.n = spec.n;
+  c.k = spec.k;
+  for (float v : y)
+    c.unwritten |= std::isnan(v);
+  c.relativeError = format::relativeError(y, ref);
+  c.passed = !c.unwritten && c.relativeError <= kRelativeTolerance;
+  return c;
+}
+
+/// Matmul `mm` (step `s`) as a launch the check skips for `reason`.
+SkippedLaunch skippedLaunch(const Artifact &artifact, const Plan &plan,
+                            size_t s, const MatmulLaunch &mm,
+                            std::string reason) {
+  SkippedLaunch skipped;
+  skipped.kernel = launchName(artifact, plan.steps[s]);
+  for (const MatmulLaunch::Output &o : mm.outputs)
+    if (!o.weight.empty())
+      skipped.weights += (skipped.weights.empty() ? "" : ", ") + o.weight;
+  skipped.m = plan.batch;
+  skipped.step = s;
+  skipped.reason = std::move(reason);
+  return skipped;
+}
+
 } // namespace
 
-std::vector<LaunchCheck>
-checkPlan(Executor &executor, int64_t batch, CUstream stream,
-          const std::map<std::string, format::TensorMap> &weights,
-          uint64_t seed) {
+PlanCheck checkPlan(Executor &executor, int64_t batch, CUstream stream,
+                    const std::map<std::string, format::TensorMap> &weights,
+                    uint64_t seed) {
   const Artifact &artifact = executor.artifact();
   // The steps that run with the perms bound (an act_order group's kernel
   // or its fallback, PermGuards.h): the ones whose outputs are checked.
@@ -467,86 +470,35 @@ checkPlan(Executor &executor, int64_t batch, CUstream stream,
   executor.allocate(batch);
 
   std::mt19937_64 rng(seed);
-  const std::map<std::string, std::vector<float>> host =
+  std::map<std::string, std::vector<float>> drawn =
       fillBuffers(executor, batch, stream, writtenBuffers(artifact, plan), rng);
-  const std::map<std::string, std::vector<float>> gammas =
-      bindRandomGammas(executor, plan, rng);
+  ReferenceInputs inputs(executor, plan, weights, std::move(drawn),
+                         bindRandomGammas(executor, plan, rng));
   executor.run(batch, stream);
   QFUSE_CU_CTX(cuStreamSynchronize(stream), "running the plan to check it");
 
-  std::vector<LaunchCheck> checks;
+  PlanCheck result;
   for (size_t s = 0; s < plan.steps.size(); ++s) {
-    const Step &step = plan.steps[s];
     MatmulLaunch mm;
     if (!asMatmul(artifact, plan, s, mm))
       continue;
-    const std::string kernelName =
-        step.kind == Step::Kind::Gemm
-            ? std::string("cublas gemm")
-            : artifact.kernels[step.kernelIndex].name;
-    const InputSource source = inputSource(artifact, plan, s, mm.x);
-    auto xIt = host.find(source.x);
-    if (xIt == host.end())
-      continue; // chained: its input is another launch's output
-    auto dequantized = [&](const std::string &name) {
-      return dequantizedWeight(artifact, weights, name);
-    };
-    const int64_t k = artifact.findWeight(mm.outputs.front().weight)->k;
-    // The fused prologue must see what a separate RMSNorm would write.
-    std::vector<float> x = xIt->second;
-    // The norm launch of an act_order prologue (gamma a tensor bound above,
-    // or a buffer filled like the activations).
-    if (!source.gamma.empty()) {
-      auto gamma = source.gammaIsTensor ? gammas.find(source.gamma)
-                                        : host.find(source.gamma);
-      if (gamma == (source.gammaIsTensor ? gammas.end() : host.end()))
-        continue;
-      x = format::referenceRMSNorm(x.data(), gamma->second.data(), batch, k,
-                                   kAssumedNormEps);
+    std::string why = mm.skip;
+    std::optional<std::vector<float>> x;
+    if (why.empty())
+      x = inputs.forMatmul(s, mm, why);
+    if (!x) {
+      result.skipped.push_back(skippedLaunch(artifact, plan, s, mm, why));
+      continue;
     }
-    // The silu_mul prologue's launch: the product rounded to f16, as the
-    // elementwise kernel writes it.
-    if (!source.up.empty()) {
-      auto up = host.find(source.up);
-      if (up == host.end())
-        continue;
-      for (size_t i = 0; i < x.size(); ++i) {
-        double g = x[i];
-        x[i] = format::halfToFloat(format::floatToHalf(
-            static_cast<float>(g / (1.0 + std::exp(-g)) * up->second[i])));
-      }
-    }
-    if (!mm.norm.empty())
-      x = format::referenceRMSNorm(x.data(), gammas.at(mm.norm).data(), batch,
-                                   k, kAssumedNormEps);
-    for (const MatmulLaunch::Output &o : mm.outputs) {
-      const WeightSpec &spec = *artifact.findWeight(o.weight);
-      std::vector<float> dense = dequantized(o.weight);
-      std::vector<float> up;
-      if (!o.upWeight.empty())
-        up = dequantized(o.upWeight);
-      std::vector<float> ref =
-          referenceOnAllCores(x.data(), dense.data(),
-                              up.empty() ? nullptr : up.data(), batch, spec.n,
-                              spec.k);
-      const std::vector<float> y =
-          downloadOutput(executor, batch, o, spec.n, weights);
-      LaunchCheck c;
-      c.kernel = kernelName;
-      c.weight = o.weight;
-      c.m = batch;
-      c.n = spec.n;
-      c.k = spec.k;
-      for (float v : y)
-        c.unwritten |= std::isnan(v);
-      c.relativeError = format::relativeError(y, ref);
-      c.passed = !c.unwritten && c.relativeError <= kRelativeTolerance;
-      checks.push_back(c);
-    }
+    for (const MatmulLaunch::Output &o : mm.outputs)
+      result.launches.push_back(checkOutput(executor, batch,
+                                            launchName(artifact, plan.steps[s]),
+                                            *x, o, weights));
   }
   for (const std::string &buffer : dequantizeTargets(artifact, plan))
-    checks.push_back(checkDequantizedBuffer(executor, plan, buffer, weights));
-  return checks;
+    result.launches.push_back(
+        checkDequantizedBuffer(executor, plan, buffer, weights));
+  return result;
 }
 
 } // namespace qfuse::runtime::check

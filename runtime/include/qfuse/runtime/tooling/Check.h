@@ -52,6 +52,21 @@ struct LaunchCheck {
   int64_t mismatches = 0;
 };
 
+/// A matmul launch checkPlan does not check, and why.
+struct SkippedLaunch {
+  std::string kernel;  ///< "cublas gemm" for a gemm step
+  std::string weights; ///< the weights it multiplies by, ", "-separated
+  int64_t m = 0;
+  size_t step = 0;    ///< its index among the steps that run
+  std::string reason; ///< "residual epilogue: ...", "its input 'b' ..."
+};
+
+/// What checkPlan compared, and the matmul launches it could not.
+struct PlanCheck {
+  std::vector<LaunchCheck> launches;
+  std::vector<SkippedLaunch> skipped;
+};
+
 /// Runs the plan for `batch` once on random activations and checks every
 /// launch of the form y = x * W^T against the reference: fused launches and
 /// gemm steps, a gemm on a weight buffer as the matmul of the weight the
@@ -59,10 +74,17 @@ struct LaunchCheck {
 /// buffer against the last weight dequantized into it (exactly). `weights`
 /// holds the row-major components by checkpoint tensor (WeightSpec::source),
 /// as bindRandomWeights returns them.
-std::vector<LaunchCheck>
-checkPlan(Executor &executor, int64_t batch, CUstream stream,
-          const std::map<std::string, format::TensorMap> &weights,
-          uint64_t seed);
+///
+/// A matmul whose input another launch wrote (behind a separate RMSNorm
+/// launch, say) is compared on that input as the run left it, when no
+/// later step may write it again and it is neither all zeros nor holds
+/// NaN; the launch that wrote it is not checked. Every matmul launch it
+/// cannot compare (bias and residual epilogues, inputs it cannot know) is
+/// listed in `skipped` with the reason: callers decide whether a plan with
+/// no launch checked passes.
+PlanCheck checkPlan(Executor &executor, int64_t batch, CUstream stream,
+                    const std::map<std::string, format::TensorMap> &weights,
+                    uint64_t seed);
 
 } // namespace qfuse::runtime::check
 
