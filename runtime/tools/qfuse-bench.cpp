@@ -122,6 +122,10 @@ void addOptions(CLI::App &app, BenchOptions &o) {
   app.add_flag("--placeholder-weights", o.placeholderWeights,
                "bind constant placeholder weights instead of random "
                "round-to-nearest ones (faster set-up; no --check)");
+  app.add_flag("--graph-per-copy", o.config.graphPerCopy,
+               "time each weight copy's launches as a graph of their own, "
+               "one graph launch after another (the timing before session "
+               "35; default: every copy in one graph, as cuBLAS is timed)");
   app.add_flag("--distinct-perms", o.distinctPerms,
                "random act_order weights each get a column order of their "
                "own (default: one per K, as GPTQ desc_act gives the weights "
@@ -409,6 +413,8 @@ int main(int argc, char **argv) {
                   {"iterations", o.config.iterations},
                   {"l2_bytes_rotated_past", l2},
                   {"max_copies", bench::kMaxCopies},
+                  {"plan_graphs", o.config.graphPerCopy ? "one per weight copy"
+                                                        : "one for all copies"},
                   {"rotation", "weights rotate until all copies exceed 3x "
                                "L2; past max_copies, the L2 is flushed "
                                "before each timed iteration"}}}};

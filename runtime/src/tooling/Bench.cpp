@@ -474,11 +474,11 @@ PlanResult artifactPlan(const cuda::Context &context, Executor &executor,
     flusher.emplace(l2);
   }
 
-  // Copy c > 0 of every component, then one graph per copy.
+  // Copy c > 0 of every component; pointers[c][i] is copy c of component i.
   std::vector<cuda::DeviceBuffer> copies;
-  std::vector<cuda::Graph> graphs;
-  graphs.push_back(executor.makeGraph(batch, stream));
+  std::vector<std::vector<CUdeviceptr>> pointers{originals};
   for (int c = 1; c < result.copies; ++c) {
+    pointers.emplace_back();
     for (size_t i = 0; i < components.size(); ++i) {
       copies.emplace_back(sizes[i], components[i].first + "." +
                                         components[i].second + " copy " +
@@ -486,14 +486,33 @@ PlanResult artifactPlan(const cuda::Context &context, Executor &executor,
       QFUSE_CU_CTX(cuMemcpyDtoDAsync(copies.back().ptr(), originals[i],
                                      sizes[i], stream),
                    "copying weights for rotation");
-      executor.bindWeightComponent(components[i].first, components[i].second,
-                                   copies.back().ptr());
+      pointers.back().push_back(copies.back().ptr());
     }
-    graphs.push_back(executor.makeGraph(batch, stream));
   }
-  for (size_t i = 0; i < components.size(); ++i)
-    executor.bindWeightComponent(components[i].first, components[i].second,
-                                 originals[i]);
+  auto bindCopy = [&](int c) {
+    for (size_t i = 0; i < components.size(); ++i)
+      executor.bindWeightComponent(components[i].first, components[i].second,
+                                   pointers[c][i]);
+  };
+  // Every copy's launches back to back in one graph, as the cuBLAS baseline
+  // runs its copies and a decode step its kernels (graphPerCopy: a graph
+  // each, which adds a graph launch between kernels that cuBLAS does not pay).
+  std::vector<cuda::Graph> graphs;
+  graphs.push_back(executor.makeGraph(batch, stream)); // allocates
+  if (config.graphPerCopy) {
+    for (int c = 1; c < result.copies; ++c) {
+      bindCopy(c);
+      graphs.push_back(executor.makeGraph(batch, stream));
+    }
+  } else {
+    graphs.front() = cuda::Graph::capture(stream, [&] {
+      for (int c = 0; c < result.copies; ++c) {
+        bindCopy(c);
+        executor.run(batch, stream);
+      }
+    });
+  }
+  bindCopy(0);
 
   Stats perIteration = timeOnStream(
       stream, config,

@@ -39,6 +39,10 @@ constexpr int kMaxCopies = 256;
 struct Config {
   int warmup = 3;
   int iterations = 20; // at least kMinIterations
+  /// Plans: one CUDA graph per weight copy, launched one after another (the
+  /// timing before session 35), instead of every copy's launches in one
+  /// graph as the cuBLAS baseline runs its copies.
+  bool graphPerCopy = false;
 };
 
 /// Milliseconds of each timed iteration, and their order statistics.
