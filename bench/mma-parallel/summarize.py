@@ -13,8 +13,6 @@ import re
 import sys
 
 SMS = 132
-SHAPES = {"q_proj": (4096, 4096), "k_proj": (1024, 4096),
-          "gate_proj": (14336, 4096), "down_proj": (4096, 14336)}
 LABEL = re.compile(r"M(\d+)N(\d+)S(\d+)K(\d+)T(\d+)C(\d+)")
 
 
@@ -36,7 +34,7 @@ def main():
         d = json.load(open(path))
         hit = re.search(r"-(\w+_proj)-b(\d+)\.json$", path)
         proj, m = hit.group(1), int(hit.group(2))
-        n, _ = SHAPES[proj]
+        n = int(d["cublas"][0]["label"].split("x")[1])  # "MxNxK"
         cublas = d["cublas"][0]["stats"]["median_ms"] * 1000
         times = {}
         for plan in d["artifact_plans"]:

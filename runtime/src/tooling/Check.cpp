@@ -105,40 +105,50 @@ fillBuffers(Executor &executor, int64_t batch, CUstream stream,
   return host;
 }
 
-/// RMSNorm gammas: f16 in [0.5, 1.5], like trained norm weights, for every
-/// f16 tensor a launch binds as `gamma` (a norm launch's) or `norm` (a
-/// fused prologue's): a separate norm launch on the placeholders' zeros
-/// would leave the matmul after it nothing to check. Bound to the executor
-/// and returned by tensor name.
+/// The f16 and bf16 vectors the plan binds as tensors, drawn afresh: RMSNorm
+/// gammas (a norm launch's `gamma`, a fused prologue's `norm`) in [0.5, 1.5],
+/// like trained norm weights, and epilogue biases (a kernel's `bias`, a gemm's)
+/// in [-1, 1]. A separate norm launch on the placeholders' zeros would
+/// leave the matmul after it nothing to check, and a zero bias would go
+/// unchecked. Bound to the executor and returned by tensor name.
 std::map<std::string, std::vector<float>>
-bindRandomGammas(Executor &executor, const Plan &plan, std::mt19937_64 &rng) {
+bindRandomVectors(Executor &executor, const Plan &plan, std::mt19937_64 &rng) {
   const Artifact &artifact = executor.artifact();
-  std::map<std::string, std::vector<float>> gammas;
-  std::uniform_real_distribution<float> gammaDist(0.5f, 1.5f);
+  std::map<std::string, std::vector<float>> vectors;
+  std::uniform_real_distribution<float> gammaDist(0.5f, 1.5f),
+      biasDist(-1.0f, 1.0f);
+  auto bind = [&](const std::string &name,
+                  std::uniform_real_distribution<float> &dist) {
+    const TensorSpec &spec = *artifact.findTensor(name);
+    if (vectors.count(name) || !isActivationType(spec.dtype))
+      return; // a matmul that needs another type's is skipped, saying so
+    std::vector<uint16_t> h(spec.numBytes() / 2);
+    std::vector<float> f(h.size());
+    for (size_t i = 0; i < h.size(); ++i) {
+      h[i] = toActivation(spec.dtype, dist(rng));
+      f[i] = fromActivation(spec.dtype, h[i]);
+    }
+    executor.bindTensor(name, h.data(), h.size() * 2);
+    vectors[name] = std::move(f);
+  };
   for (const Step &step : plan.steps) {
+    if (step.kind == Step::Kind::Gemm && !step.gemm.bias.empty())
+      bind(step.gemm.bias, biasDist);
     if (step.kind != Step::Kind::Launch)
       continue;
     const Kernel &kernel = artifact.kernels[step.kernelIndex];
     for (size_t a = 0; a < step.args.size(); ++a) {
-      const std::string &name = step.args[a].name;
-      const std::string &param = kernel.params[a].name;
-      if (step.args[a].kind != Arg::Kind::Tensor ||
-          (param != "gamma" && param != "norm") || gammas.count(name))
+      if (step.args[a].kind != Arg::Kind::Tensor)
         continue;
-      const TensorSpec &spec = *artifact.findTensor(name);
-      if (spec.dtype != DType::F16)
-        continue; // a matmul that needs it is skipped, saying so
-      std::vector<uint16_t> h(spec.numBytes() / 2);
-      std::vector<float> f(h.size());
-      for (size_t i = 0; i < h.size(); ++i) {
-        h[i] = format::floatToHalf(gammaDist(rng));
-        f[i] = format::halfToFloat(h[i]);
-      }
-      executor.bindTensor(name, h.data(), h.size() * 2);
-      gammas[name] = std::move(f);
+      const std::string param =
+          kernel.params[a].name.substr(0, kernel.params[a].name.find('.'));
+      if (param == "gamma" || param == "norm")
+        bind(step.args[a].name, gammaDist);
+      else if (param == "bias")
+        bind(step.args[a].name, biasDist);
     }
   }
-  return gammas;
+  return vectors;
 }
 
 /// The dense [N, K] weight `name` stands for (f32, format::dequantize).
@@ -275,10 +285,10 @@ public:
   ReferenceInputs(Executor &executor, const Plan &plan,
                   const std::map<std::string, format::TensorMap> &weights,
                   std::map<std::string, std::vector<float>> drawn,
-                  std::map<std::string, std::vector<float>> gammas)
+                  std::map<std::string, std::vector<float>> vectors)
       : executor_(executor), artifact_(executor.artifact()), plan_(plan),
         weights_(weights), drawn_(std::move(drawn)),
-        gammas_(std::move(gammas)) {}
+        vectors_(std::move(vectors)) {}
 
   /// The activations matmul `mm` (step `s`) multiplies: its input behind
   /// any act_order prologue launch, through that launch's RMSNorm or
@@ -287,19 +297,29 @@ public:
   std::optional<std::vector<float>> forMatmul(size_t s, const MatmulLaunch &mm,
                                               std::string &why);
 
+  /// Output `o` of matmul step `s`: what its epilogue added, row-major
+  /// [M, N] (zeros without a bias or residual); nullopt with `why` set
+  /// when a bias or residual it adds is not known.
+  std::optional<std::vector<float>> epilogue(size_t s,
+                                             const MatmulLaunch::Output &o,
+                                             int64_t n, std::string &why);
+
 private:
   /// Buffer `name` as step `reader` read it, or nullptr with `why` saying
   /// why it is not known (`role` names the buffer there).
   const std::vector<float> *read(const std::string &name, size_t reader,
                                  const std::string &role, std::string &why);
-  /// Gamma tensor `name`, or nullptr with `why` set.
-  const std::vector<float> *gamma(const std::string &name, std::string &why);
+  /// The f16 or bf16 vector tensor `name` (`role` names it there), or
+  /// nullptr with `why` set.
+  const std::vector<float> *vectorTensor(const std::string &name,
+                                         const std::string &role,
+                                         std::string &why);
 
   Executor &executor_;
   const Artifact &artifact_;
   const Plan &plan_;
   const std::map<std::string, format::TensorMap> &weights_;
-  std::map<std::string, std::vector<float>> drawn_, downloaded_, gammas_;
+  std::map<std::string, std::vector<float>> drawn_, downloaded_, vectors_;
 };
 
 const std::vector<float> *ReferenceInputs::read(const std::string &name,
@@ -341,13 +361,39 @@ const std::vector<float> *ReferenceInputs::read(const std::string &name,
   return why.empty() ? &values : nullptr;
 }
 
-const std::vector<float> *ReferenceInputs::gamma(const std::string &name,
-                                                 std::string &why) {
-  auto it = gammas_.find(name);
-  if (it != gammas_.end())
+const std::vector<float> *ReferenceInputs::vectorTensor(const std::string &name,
+                                                        const std::string &role,
+                                                        std::string &why) {
+  auto it = vectors_.find(name);
+  if (it != vectors_.end())
     return &it->second;
-  why = "its RMSNorm gamma '" + name + "' is not an f16 tensor";
+  why = "its " + role + " '" + name + "' is not an f16 or bf16 tensor";
   return nullptr;
+}
+
+std::optional<std::vector<float>>
+ReferenceInputs::epilogue(size_t s, const MatmulLaunch::Output &o, int64_t n,
+                          std::string &why) {
+  const int64_t batch = plan_.batch;
+  std::vector<float> added(size_t(batch * n), 0.0f);
+  if (!o.bias.empty()) {
+    const std::vector<float> *b = o.biasIsTensor
+                                      ? vectorTensor(o.bias, "bias", why)
+                                      : read(o.bias, s, "bias", why);
+    if (!b)
+      return std::nullopt;
+    for (int64_t m = 0; m < batch; ++m)
+      for (int64_t j = 0; j < n; ++j)
+        added[m * n + j] += (*b)[j];
+  }
+  if (!o.residual.empty()) {
+    const std::vector<float> *r = read(o.residual, s, "residual", why);
+    if (!r)
+      return std::nullopt;
+    for (size_t i = 0; i < added.size(); ++i)
+      added[i] += (*r)[i];
+  }
+  return added;
 }
 
 std::optional<std::vector<float>>
@@ -376,7 +422,7 @@ ReferenceInputs::forMatmul(size_t s, const MatmulLaunch &mm, std::string &why) {
   if (!source.gamma.empty()) {
     const std::vector<float> *g =
         source.gammaIsTensor
-            ? gamma(source.gamma, why)
+            ? vectorTensor(source.gamma, "RMSNorm gamma", why)
             : read(source.gamma, source.reader, "RMSNorm gamma", why);
     if (!g)
       return std::nullopt;
@@ -398,7 +444,7 @@ ReferenceInputs::forMatmul(size_t s, const MatmulLaunch &mm, std::string &why) {
   }
   // The fused prologue must see what a separate RMSNorm would write.
   if (!mm.norm.empty()) {
-    const std::vector<float> *g = gamma(mm.norm, why);
+    const std::vector<float> *g = vectorTensor(mm.norm, "RMSNorm gamma", why);
     if (!g)
       return std::nullopt;
     x = format::referenceRMSNorm(x.data(), g->data(), batch, k,
@@ -414,10 +460,12 @@ std::string launchName(const Artifact &artifact, const Step &step) {
              : artifact.kernels[step.kernelIndex].name;
 }
 
-/// Output `o` of matmul launch `kernel` against the reference on `x`.
+/// Output `o` of matmul launch `kernel` against the reference on `x`, plus
+/// what its epilogue `added` ([M, N]).
 LaunchCheck
 checkOutput(Executor &executor, int64_t batch, const std::string &kernel,
             const std::vector<float> &x, const MatmulLaunch::Output &o,
+            const std::vector<float> &added,
             const std::map<std::string, format::TensorMap> &weights) {
   const Artifact &artifact = executor.artifact();
   const WeightSpec &spec = *artifact.findWeight(o.weight);
@@ -428,6 +476,8 @@ checkOutput(Executor &executor, int64_t batch, const std::string &kernel,
   std::vector<float> ref = referenceOnAllCores(x.data(), dense.data(),
                                                up.empty() ? nullptr : up.data(),
                                                batch, spec.n, spec.k);
+  for (size_t i = 0; i < ref.size(); ++i)
+    ref[i] += added[i];
   const std::vector<float> y =
       downloadOutput(executor, batch, o, spec.n, weights);
   LaunchCheck c;
@@ -473,7 +523,7 @@ PlanCheck checkPlan(Executor &executor, int64_t batch, CUstream stream,
   std::map<std::string, std::vector<float>> drawn =
       fillBuffers(executor, batch, stream, writtenBuffers(artifact, plan), rng);
   ReferenceInputs inputs(executor, plan, weights, std::move(drawn),
-                         bindRandomGammas(executor, plan, rng));
+                         bindRandomVectors(executor, plan, rng));
   executor.run(batch, stream);
   QFUSE_CU_CTX(cuStreamSynchronize(stream), "running the plan to check it");
 
@@ -482,18 +532,29 @@ PlanCheck checkPlan(Executor &executor, int64_t batch, CUstream stream,
     MatmulLaunch mm;
     if (!asMatmul(artifact, plan, s, mm))
       continue;
-    std::string why = mm.skip;
+    std::string why =
+        mm.skip.empty() ? outputRewritten(artifact, plan, s, mm) : mm.skip;
     std::optional<std::vector<float>> x;
     if (why.empty())
       x = inputs.forMatmul(s, mm, why);
+    std::vector<std::vector<float>> added;
+    for (size_t i = 0; x && i < mm.outputs.size(); ++i) {
+      const MatmulLaunch::Output &o = mm.outputs[i];
+      std::optional<std::vector<float>> terms =
+          inputs.epilogue(s, o, artifact.findWeight(o.weight)->n, why);
+      if (!terms)
+        x.reset();
+      else
+        added.push_back(std::move(*terms));
+    }
     if (!x) {
       result.skipped.push_back(skippedLaunch(artifact, plan, s, mm, why));
       continue;
     }
-    for (const MatmulLaunch::Output &o : mm.outputs)
-      result.launches.push_back(checkOutput(executor, batch,
-                                            launchName(artifact, plan.steps[s]),
-                                            *x, o, weights));
+    for (size_t i = 0; i < mm.outputs.size(); ++i)
+      result.launches.push_back(
+          checkOutput(executor, batch, launchName(artifact, plan.steps[s]), *x,
+                      mm.outputs[i], added[i], weights));
   }
   for (const std::string &buffer : dequantizeTargets(artifact, plan))
     result.launches.push_back(

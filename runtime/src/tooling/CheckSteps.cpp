@@ -52,11 +52,14 @@ bool gemmAsMatmul(const Artifact &artifact, const Plan &plan, size_t s,
   const GemmStep &gemm = plan.steps[s].gemm;
   const std::string weight = gemmWeight(artifact, plan, s);
   out.x = gemm.x;
-  out.outputs = {{weight, gemm.y, "", ""}};
-  if (!gemm.bias.empty() || !gemm.residual.empty())
-    out.skip = std::string(gemm.bias.empty() ? "residual" : "bias") +
-               " epilogue: the reference check has no epilogues";
-  else if (weight.empty())
+  MatmulLaunch::Output o;
+  o.weight = weight;
+  o.y = gemm.y;
+  o.bias = gemm.bias;
+  o.biasIsTensor = true;
+  o.residual = gemm.residual;
+  out.outputs = {o};
+  if (weight.empty())
     out.skip = "no qf.dequantize launch before it fills its weight buffer '" +
                gemm.weightBuffer + "'";
   else
@@ -117,8 +120,11 @@ bool asMatmul(const Artifact &artifact, const Plan &plan, size_t s,
       o.upWeight = arg.name;
     else if (arg.kind == Arg::Kind::Weight)
       o.weight = arg.name;
-    else if ((param == "bias" || param == "residual") && out.skip.empty())
-      out.skip = param + " epilogue: the reference check has no epilogues";
+    else if (param == "bias") {
+      o.bias = arg.name;
+      o.biasIsTensor = arg.kind == Arg::Kind::Tensor;
+    } else if (param == "residual")
+      o.residual = arg.name;
   }
   return !out.x.empty() && !out.outputs.empty() &&
          std::all_of(out.outputs.begin(), out.outputs.end(),
@@ -208,6 +214,16 @@ std::optional<size_t> firstWriterFrom(const Artifact &artifact,
       return s;
   }
   return std::nullopt;
+}
+
+std::string outputRewritten(const Artifact &artifact, const Plan &plan,
+                            size_t matmul, const MatmulLaunch &mm) {
+  for (const MatmulLaunch::Output &o : mm.outputs)
+    if (std::optional<size_t> writer =
+            firstWriterFrom(artifact, plan, matmul + 1, o.y))
+      return "its output '" + o.y + "' is written again by step " +
+             std::to_string(*writer) + " before the run ends";
+  return "";
 }
 
 } // namespace qfuse::runtime::check

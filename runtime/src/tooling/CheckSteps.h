@@ -22,19 +22,21 @@ namespace qfuse::runtime::check {
 
 /// The launch's operands when it is a matmul: x, the fused RMSNorm
 /// prologue's gamma tensor (`norm`) when present, and per output the
-/// weight, y and the silu_mul epilogue's up projection (`up_*`
-/// components). A grouped launch (qf-fuse-shared-input) has one output per
-/// member; member i > 0 binds `<name>.<i>`. A gated kernel feeding an
+/// weight, y, the silu_mul epilogue's up projection (`up_*` components)
+/// and the bias ([N], a tensor or a buffer) and residual ([M, N] buffer)
+/// its epilogue adds. A grouped launch (qf-fuse-shared-input) has one output
+/// per member; member i > 0 binds `<name>.<i>`. A gated kernel feeding an
 /// act_order matmul binds that matmul's weight as `y_order` (its inv_perm):
 /// it stores output column n at inv_perm[n] (docs/artifact.md).
 struct MatmulLaunch {
   struct Output {
-    std::string weight, y, upWeight, yOrderWeight;
+    std::string weight, y, upWeight, yOrderWeight, bias, residual;
+    bool biasIsTensor = false;
   };
   std::string x, norm;
   std::vector<Output> outputs;
-  /// Why the check does not compare this matmul (an epilogue the reference
-  /// lacks, a weight buffer nothing fills); empty when it does.
+  /// Why the check does not compare this matmul (a weight buffer nothing
+  /// fills); empty when it does.
   std::string skip;
 };
 
@@ -86,6 +88,12 @@ std::set<std::string> writtenBuffers(const Artifact &artifact,
 std::optional<size_t> firstWriterFrom(const Artifact &artifact,
                                       const Plan &plan, size_t from,
                                       const std::string &buffer);
+
+/// Why matmul `mm` (step `matmul`) cannot be compared after the run: a
+/// later step may write one of its outputs again (a buffer two launches
+/// share); empty when none may.
+std::string outputRewritten(const Artifact &artifact, const Plan &plan,
+                            size_t matmul, const MatmulLaunch &mm);
 
 } // namespace qfuse::runtime::check
 

@@ -3,8 +3,8 @@
 // the C++ reference (a chained block, like llama-block.mlir, is checked by
 // the whole-model tests instead): q/k/v sharing one launch behind an RMSNorm
 // prologue (or the norm launch's output, where it stays a launch), gate/up
-// with the prologue and the silu_mul epilogue, and a residual epilogue,
-// which the check lists as skipped. int4 g128, dynamic M.
+// with the prologue and the silu_mul epilogue, and a residual epilogue.
+// int4 g128, dynamic M.
 #int4 = #qf.enc<int4, group = 128, scale = f16>
 func.func @fused(%x: tensor<?x256xf16> {qf.name = "x"},
                  %x2: tensor<?x256xf16> {qf.name = "x2"},

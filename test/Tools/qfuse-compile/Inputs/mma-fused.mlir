@@ -5,8 +5,8 @@
 // matmuls there are checked on the norm launch's output): q/k/v in one
 // qf.group launch (qf-fuse-shared-input), gate/up with the silu_mul epilogue
 // (written fused: qfuse-compile does not fuse it past batch 8 until it is
-// GPU-checked), and a residual epilogue (listed as skipped: the check has
-// no epilogues). int4 g128 and an 8-bit gate/up, dynamic M.
+// GPU-checked), and a residual epilogue. int4 g128 and an 8-bit gate/up,
+// dynamic M.
 #int4 = #qf.enc<int4, group = 128, scale = f16>
 #int8 = #qf.enc<int8, per_channel, scale = f16>
 func.func @mma_fused(%x: tensor<?x512xf16> {qf.name = "x"},

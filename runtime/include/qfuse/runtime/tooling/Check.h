@@ -58,7 +58,7 @@ struct SkippedLaunch {
   std::string weights; ///< the weights it multiplies by, ", "-separated
   int64_t m = 0;
   size_t step = 0;    ///< its index among the steps that run
-  std::string reason; ///< "residual epilogue: ...", "its input 'b' ..."
+  std::string reason; ///< "its input 'b' ...", "its output 'y' ..."
 };
 
 /// What checkPlan compared, and the matmul launches it could not.
@@ -78,10 +78,12 @@ struct PlanCheck {
 /// A matmul whose input another launch wrote (behind a separate RMSNorm
 /// launch, say) is compared on that input as the run left it, when no
 /// later step may write it again and it is neither all zeros nor holds
-/// NaN; the launch that wrote it is not checked. Every matmul launch it
-/// cannot compare (bias and residual epilogues, inputs it cannot know) is
-/// listed in `skipped` with the reason: callers decide whether a plan with
-/// no launch checked passes.
+/// NaN; the launch that wrote it is not checked. Bias and residual
+/// epilogues are added to the reference (the bias tensors drawn afresh and
+/// bound, like RMSNorm gammas; a residual as the launch read it). Every
+/// matmul launch it cannot compare (inputs it cannot know, an output a
+/// later step writes again) is listed in `skipped` with the reason:
+/// callers decide whether a plan with no launch checked passes.
 PlanCheck checkPlan(Executor &executor, int64_t batch, CUstream stream,
                     const std::map<std::string, format::TensorMap> &weights,
                     uint64_t seed);
