@@ -329,7 +329,10 @@ Decoded decodeControl(Decoder &d, const Statement &s, const Parts &p,
       op == "prefetch" || op == "prefetchu" || op == "pmevent" ||
       (op == "cp" && p.size() > 2 && p[1] == "async" &&
        (p[2] == "commit_group" || p[2] == "wait_group" ||
-        p[2] == "wait_all"))) {
+        p[2] == "wait_all")) ||
+      // An L2 prefetch (--grid-dependency-prefetch) changes no state.
+      (op == "cp" && p.size() > 3 && p[1] == "async" && p[2] == "bulk" &&
+       p[3] == "prefetch")) {
     in.ctl = Ctl::Simple;
     in.fn = [](Exec &, const Instr &) { return true; };
     return Decoded::Ok;

@@ -136,7 +136,7 @@ static cl::opt<bool> gridDependencyPrefetch(
     "grid-dependency-prefetch",
     cl::desc("With --grid-dependency: kernels that can prefetch their "
              "weights into L2 before they wait for the kernel ahead "
-             "(the matvec) do"),
+             "(the matvec, the tensor-core kernel: docs/artifact.md) do"),
     cl::init(false), cl::Hidden);
 static cl::opt<std::string> tuningDb("tuning-db",
                                      cl::desc("Tuning database (JSON)"),

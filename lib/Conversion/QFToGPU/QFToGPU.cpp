@@ -445,6 +445,8 @@ struct QFToGPUPass : public qf::impl::QFToGPUBase<QFToGPUPass> {
     spec.n = w.getN();
     spec.k = w.getK();
     spec.target = target;
+    spec.prefetchBeforeWait = gridDependency && gridDependencyPrefetch &&
+                              target.getSmVersion() >= 90;
     spec.hasBias = static_cast<bool>(op.getBias());
     spec.hasResidual = static_cast<bool>(op.getResidual());
     spec.hasNorm = static_cast<bool>(op.getNorm());

@@ -5,8 +5,9 @@
 // --grid-dependency-trigger=start, griddepcontrol.launch_dependents comes
 // first (measured slower, docs/artifact.md); =late puts it after the main
 // loop (the matvec marks it) or before the first global store. With
-// --grid-dependency-prefetch the matvec asks L2 for its weights before the
-// wait. sm_80 has no griddepcontrol (nor the bulk prefetch);
+// --grid-dependency-prefetch the matvec and the tensor-core kernel ask L2 for
+// their first weights before the wait. sm_80 has no griddepcontrol (nor the
+// bulk prefetch);
 // --grid-dependency=false leaves them out.
 // RUN: qfuse-compile %S/Inputs/llama-block.mlir --batch-sizes=1,16 --emit=ptx -o - 2>/dev/null | FileCheck %s --check-prefix=PTX
 // RUN: qfuse-compile %S/Inputs/llama-block.mlir --batch-sizes=1,16 --grid-dependency-trigger=start --emit=ptx -o - 2>/dev/null | FileCheck %s --check-prefix=TRIG
@@ -124,7 +125,8 @@
 // LATE: st.global
 
 // Codes and scales of the matvec's rows: two prefetches, then the wait
-// before any load; the tensor-core kernel has none.
+// before any load; the tensor-core kernel's warps ask for the code tiles of
+// their first stages and their rows' scales, then wait before any copy.
 // PREF-LABEL: .entry qf_matvec_0_m1
 // PREF-NOT: {{(ld|st)\.global|griddepcontrol}}
 // PREF: cp.async.bulk.prefetch.L2.global
@@ -133,7 +135,11 @@
 // PREF-NOT: {{(ld|st)\.global}}
 // PREF: griddepcontrol.wait;
 // PREF-LABEL: .entry qf_mma_1_m16
-// PREF-NOT: cp.async.bulk.prefetch
+// PREF-NOT: {{(ld|st)\.(global|shared)|cp\.async\.(ca|cg)|griddepcontrol}}
+// PREF: cp.async.bulk.prefetch.L2.global
+// PREF-NOT: {{(ld|st)\.(global|shared)|cp\.async\.(ca|cg)|griddepcontrol}}
+// PREF: cp.async.bulk.prefetch.L2.global
+// PREF-NOT: {{(ld|st)\.(global|shared)|cp\.async\.(ca|cg)}}
 // PREF: griddepcontrol.wait;
 
 // ART: "grid_dependency": true

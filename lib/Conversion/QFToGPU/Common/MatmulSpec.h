@@ -30,6 +30,9 @@ struct MatmulSpec {
   /// x, bias, residual and y are bf16 instead of f16 (the tensor-core
   /// kernel's bf16 mma; the matvec's half2 arithmetic is f16 only).
   bool bf16 = false;
+  /// --grid-dependency-prefetch on sm_90: the tensor-core kernel asks L2
+  /// for its first steps' weights before it waits for the kernel ahead.
+  bool prefetchBeforeWait = false;
   bool hasBias = false;
   bool hasResidual = false;
   /// RMSNorm prologue: x rows are normalized (and rounded to f16) as they

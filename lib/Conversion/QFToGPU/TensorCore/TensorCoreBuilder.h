@@ -59,6 +59,7 @@ private:
   void indexThreads();
   Value selectMember(KernelFunction &kernel);
   void locateTileRow(Value nBlock);
+  void prefetchFirstSteps();
   void setTileRow(Value nWarp);
   WeightPointers currentWeights() { return {codes, scales, meta, zeros}; }
   void setWeights(const WeightPointers &w) {

@@ -203,12 +203,59 @@ void TensorCoreBuilder::setTileRow(Value nWarp) {
 void TensorCoreBuilder::locateTileRow(Value nBlock) {
   blockIndexN = nBlock;
   setTileRow(nw);
+  prefetchFirstSteps();
   if (p.lut) {
     lut.base = smem;
     lut.start = p.lutOff;
     buildLut();
     lut.laneBytes = e.mul(lane, e.c32(4));
   }
+}
+
+/// With --grid-dependency-prefetch (spec.prefetchBeforeWait), lane 0 of
+/// each warp asks L2 for the code tiles of its first stages - 1 steps and
+/// its rows' scales and zeros (contiguous: tile row, then k tile; [N,
+/// groups]) before the kernel waits for the one ahead: weights no kernel
+/// ahead writes, and an L2 prefetch reads nothing into the kernel. The
+/// warp-specialized and 2:4 kernels (other code layouts) wait at the start.
+void TensorCoreBuilder::prefetchFirstSteps() {
+  if (!spec.prefetchBeforeWait || p.producer || p.sparse24)
+    return;
+  locateClusterRank();
+  auto [stepBegin, count] = stepRange(kg);
+  auto isLane0 = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane,
+                                       e.c32(0));
+  {
+    OpBuilder::InsertionGuard guard(b);
+    auto ifOp = scf::IfOp::create(b, TypeRange(), isLane0, false);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    Value rowTiles = e.mul(tileRow, e.c32(p.kTiles));
+    Value firstTile = e.mul(stepBegin, e.c32(p.kTilesPerStep));
+    Value endTile = e.minu(
+        e.add(firstTile, e.c32((p.stages - 1) * p.kTilesPerStep)),
+        e.mul(e.add(stepBegin, count), e.c32(p.kTilesPerStep)));
+    endTile = e.minu(endTile, e.c32(p.kTiles));
+    auto bytesAt = [&](Value tile) {
+      return e.mul(e.zext64(e.add(rowTiles, tile)), e.c64(p.tileBytes));
+    };
+    prefetchL2BeforeWait(b, codes, bytesAt(firstTile), bytesAt(endTile));
+    Value firstRow = e.mul(tileRow, e.c32(kTile));
+    Value endRow = e.minu(e.add(firstRow, e.c32(kTile)), nOut);
+    auto rows = [&](Value ptr, int64_t bytesPerRow) {
+      if (ptr && bytesPerRow > 0)
+        prefetchL2BeforeWait(b, ptr,
+                             e.mul(e.zext64(firstRow), e.c64(bytesPerRow)),
+                             e.mul(e.zext64(endRow), e.c64(bytesPerRow)));
+    };
+    int64_t groupBytes = (p.perChannel ? 1 : p.numGroups) * p.scaleBytes;
+    if (spec.encoding.isQuantized())
+      rows(scales, groupBytes);
+    if (p.intZeros)
+      rows(zeros, p.zeroRowBytes);
+    else if (p.floatZeros)
+      rows(zeros, groupBytes);
+  }
+  markGridDependencyWait(b);
 }
 
 /// The block's rank in its cluster (0 without one).
