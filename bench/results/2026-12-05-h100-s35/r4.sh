@@ -12,7 +12,13 @@
 #    rows), every listed tiling plus EXTRA, checked, beside dense int4 and
 #    cuBLAS fp16: is 4 rows split 4 ways (n4u1s4, fastest on the zoo's
 #    1024- and 896-row weights) the rule for short weights?
-# 2. the four largest zoo shapes of session 34's 2:4 sweep (test shapes).
+# 2. the four largest zoo shapes of session 34's 2:4 sweep (test shapes);
+# 3. the A/B of --grid-dependency-prefetch (3cf85ea: the tensor-core
+#    kernel's first weights asked of L2 before its wait; the matvec's too),
+#    build-s36/ab-pf made by
+#      FLAGS_B=--grid-dependency-prefetch BATCHES=1,4,16,32,64,128 CHIP=sm_90a \
+#        bench/wgmma-producer/make-ab.sh build build-s36/ab-pf
+#    (-a default, -b with the flag; training shapes, checked).
 # Both time with one graph for all weight copies (qfuse-bench since 756ca12).
 # Run as  BUDGET=<s> bash bench/results/2026-12-05-h100-s35/r4.sh
 set -uo pipefail
@@ -44,4 +50,7 @@ grep -E "^sweep-sp-(int4|f16)-(2048x11008|14336x5120|4544x18176|5120x27648) " \
   build-sp-zoo/runs.txt > /tmp/spzoo-big.txt
 while read -r name args; do run build-sp-zoo $res/spzoo $name $args; done < /tmp/spzoo-big.txt
 grep -h "rel err" $res/*/*.log | grep -vc " ok" | sed 's/^/checks not ok: /'
+mkdir -p $res/abpf
+[ "$(left)" -gt 60 ] && QFUSE_BENCH=$bench ZOO_WORK=$res/abpf bash bench/zoo/run-zoo.sh build-s36/ab-pf $(( $(left) - 10 )) 2>&1 | tail -3
+python3 bench/wgmma-producer/ab-summary.py $res/abpf 2>&1 | tail -9
 archive
