@@ -298,7 +298,7 @@ public:
                                               std::string &why);
 
   /// Output `o` of matmul step `s`: what its epilogue added, row-major
-  /// [M, N] (zeros without a bias or residual); nullopt with `why` set
+  /// [M, N] (empty without a bias or residual); nullopt with `why` set
   /// when a bias or residual it adds is not known.
   std::optional<std::vector<float>> epilogue(size_t s,
                                              const MatmulLaunch::Output &o,
@@ -375,7 +375,9 @@ std::optional<std::vector<float>>
 ReferenceInputs::epilogue(size_t s, const MatmulLaunch::Output &o, int64_t n,
                           std::string &why) {
   const int64_t batch = plan_.batch;
-  std::vector<float> added(size_t(batch * n), 0.0f);
+  std::vector<float> added;
+  if (!o.bias.empty() || !o.residual.empty())
+    added.assign(size_t(batch * n), 0.0f);
   if (!o.bias.empty()) {
     const std::vector<float> *b = o.biasIsTensor
                                       ? vectorTensor(o.bias, "bias", why)
@@ -461,7 +463,7 @@ std::string launchName(const Artifact &artifact, const Step &step) {
 }
 
 /// Output `o` of matmul launch `kernel` against the reference on `x`, plus
-/// what its epilogue `added` ([M, N]).
+/// what its epilogue `added` ([M, N], or empty).
 LaunchCheck
 checkOutput(Executor &executor, int64_t batch, const std::string &kernel,
             const std::vector<float> &x, const MatmulLaunch::Output &o,
@@ -476,7 +478,7 @@ checkOutput(Executor &executor, int64_t batch, const std::string &kernel,
   std::vector<float> ref = referenceOnAllCores(x.data(), dense.data(),
                                                up.empty() ? nullptr : up.data(),
                                                batch, spec.n, spec.k);
-  for (size_t i = 0; i < ref.size(); ++i)
+  for (size_t i = 0; i < added.size(); ++i)
     ref[i] += added[i];
   const std::vector<float> y =
       downloadOutput(executor, batch, o, spec.n, weights);
