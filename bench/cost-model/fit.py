@@ -9,6 +9,7 @@ are never part of it.
   python3 bench/cost-model/fit.py [--restarts 4] [--start P.json]
       [--free a,b] [--rounds 25] [--json params.json]
   python3 bench/cost-model/fit.py --params P.json          # evaluate only
+      [--sweeps tune-*,par-*]   # which sweeps (default: tune-*)
   python3 bench/cost-model/fit.py --params bench/cost-model/params.json \
       --check-listing LISTING     # qfuse-compile --list-tilings output
 
@@ -45,6 +46,9 @@ PREDICTION_TIE = 0.01
 START = dict(Tm=5.2, Ti=1.08, dec=7.46, decTable=11.0, decInt8=7.46,
              grp=10.0, Tc=1.0, a0=371.0, a1=55.0, F0=2.8, Fc=0.18, BWd=8.5,
              BWl2=7.9, Bsm=53.4, L0=2.5)
+# The DRAM bandwidth (GB/s) of each GPU the sweeps ran on, by the name in
+# their JSON; the model's cycle counts are the same for both (one SM).
+GPU_BANDWIDTH = {"NVIDIA H100 80GB HBM3": 3350, "NVIDIA H200": 4800}
 # Not fitted (no training sweep measures them): fp8's cvt decode relative
 # to int4's, and a zero point's read per group relative to a scale's.
 FP8_DECODE, ZERO_GROUP = 0.7, 1.0
@@ -200,19 +204,24 @@ def format_of(name):
     return None
 
 
-def load():
-    """{(format, projection, batch): {label: median us}} over the sweeps."""
+def load(stems=("tune-*",)):
+    """{(format, projection, batch, GPU bandwidth): {label: median us}} over
+    the sweeps whose file names match `stems` (bench/tune.py's tune-*;
+    bench/mma-parallel's par-* hold tilings past the compiler's list)."""
     table = {}
-    for path in record_paths(os.path.join(ROOT, "bench/results/**"), "tune-*"):
+    results = os.path.join(ROOT, "bench/results/**")
+    for path in sorted(p for stem in stems for p in record_paths(results, stem)):
         fmt = format_of(os.path.basename(path))
         if not fmt:
             continue
-        for plan in read_json(path)["artifact_plans"]:
+        record = read_json(path)
+        bandwidth = GPU_BANDWIDTH[record["gpu"]]
+        for plan in record["artifact_plans"]:
             art = os.path.basename(plan["artifact"])
             hit = re.match(r".*-(\w+_proj|lm_head)-b(\d+)-(M\S+)\.qfa$", art)
             if not hit or not LABEL.fullmatch(hit.group(3)):
                 continue
-            key = (fmt, hit.group(1), int(hit.group(2)))
+            key = (fmt, hit.group(1), int(hit.group(2)), bandwidth)
             t = plan["stats"]["median_ms"] * 1000
             lab = hit.group(3) if "C" in hit.group(3) else hit.group(3) + "C1"
             table.setdefault(key, {})
@@ -237,16 +246,17 @@ def score(p, table):
     """(objective, mean squared log error, {key: log regret},
     {format: [log errors]})."""
     errors, regrets, by_format = [], {}, {}
-    for (fmt, proj, m), cands in table.items():
+    for (fmt, proj, m, bandwidth), cands in table.items():
         n, k = SHAPES[proj]
-        parts = {lab: predict_parts(p, m, n, k, *tiling(lab), FORMATS[fmt])
+        parts = {lab: predict_parts(p, m, n, k, *tiling(lab), FORMATS[fmt],
+                                    bandwidth=bandwidth)
                  for lab in cands}
         pred = {lab: us for lab, (us, _) in parts.items()}
         logs = [math.log(pred[lab] / t) for lab, t in cands.items()]
         errors += [x * x for x in logs]
         by_format.setdefault(fmt, []).extend(logs)
         pick = select(parts)
-        regrets[(fmt, proj, m)] = math.log(cands[pick] / min(cands.values()))
+        regrets[(fmt, proj, m, bandwidth)] = math.log(cands[pick] / min(cands.values()))
     loss = statistics.mean(errors)
     r = list(regrets.values())
     return (loss + 2 * statistics.mean(r) + max(r), loss, regrets, by_format)
@@ -345,6 +355,9 @@ def main():
     ap.add_argument("--free", help="fit only these parameters (comma list)")
     ap.add_argument("--rounds", type=int, default=25,
                     help="coordinate descent rounds per restart")
+    ap.add_argument("--sweeps", default="tune-*",
+                    help="comma list of sweep file stems under bench/results "
+                         "(par-* adds session 35's wider H100 sweep)")
     ap.add_argument("--check-listing", metavar="FILE",
                     help="compare with qfuse-compile --list-tilings output "
                          "(- for stdin) under --params or params.json")
@@ -359,7 +372,7 @@ def main():
         print(f"{checked} mma predictions checked, {len(bad)} differ")
         print("\n".join(bad))
         sys.exit(1 if bad or not checked else 0)
-    table = load()
+    table = load(args.sweeps.split(","))
     if p is None:
         start = json.load(open(args.start)) if args.start else START
         p, _ = fit(table, args.restarts, start,

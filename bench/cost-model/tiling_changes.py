@@ -5,7 +5,7 @@
 both predictions, so that a GPU round can measure them.
 
     python3 bench/cost-model/tiling_changes.py OLD_COMPILER NEW_COMPILER \
-        [--plan bench/zoo/plan.json] [--json OUT]
+        [--plan bench/zoo/plan.json] [--json OUT] [--chip sm_90a]
 
 The fused q/k/v groups are not listed (--list-tilings takes one weight
 type); gate/up groups are, with --list-gated.
@@ -21,8 +21,8 @@ import zoo_error  # noqa: E402
 from zoo_error import zoo, write_json  # noqa: E402
 
 
-def defaults(compiler, entry, fmt, batches):
-    listed = zoo_error.list_tilings(compiler, entry, fmt, batches)
+def defaults(compiler, entry, fmt, batches, chip):
+    listed = zoo_error.list_tilings(compiler, entry, fmt, batches, chip)
     return {m: next((t, k, us) for t, k, us, d in rows if d)
             for m, rows in listed.items()}
 
@@ -34,6 +34,7 @@ def main():
     ap.add_argument("--plan", default=os.path.join(HERE, "..", "zoo",
                                                    "plan.json"))
     ap.add_argument("--json")
+    ap.add_argument("--chip", help="qfuse-compile's --chip (its default if unset)")
     args = ap.parse_args()
     entries = {e["id"]: e for e in zoo.derive(zoo.load_models())[0]}
     changes, listed, skipped = [], 0, set()
@@ -47,8 +48,8 @@ def main():
         if name in seen:
             continue
         seen.add(name)
-        old = defaults(args.old, entry, fmt, zoo.BATCHES)
-        new = defaults(args.new, entry, fmt, zoo.BATCHES)
+        old = defaults(args.old, entry, fmt, zoo.BATCHES, args.chip)
+        new = defaults(args.new, entry, fmt, zoo.BATCHES, args.chip)
         for m in zoo.BATCHES:
             listed += 1
             if old[m][0] != new[m][0]:

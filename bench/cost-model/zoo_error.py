@@ -50,10 +50,12 @@ def weight_type(entry, fmt):
     return f"!qf.weight<{entry['members'][0]['n']}x{entry['k']}, #qf.enc<{enc}>>"
 
 
-def list_tilings(compiler, entry, fmt, batches):
+def list_tilings(compiler, entry, fmt, batches, chip=None):
     """{m: [(tiling, kernel, predicted us or None, is default)]}."""
     cmd = [compiler, f"--list-tilings={weight_type(entry, fmt)}",
            "--batch-sizes=" + ",".join(map(str, batches)), "--list-top=0"]
+    if chip:
+        cmd.append(f"--chip={chip}")
     if entry["kind"] == "gate_up":
         cmd.append("--list-gated")
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
