@@ -199,7 +199,7 @@ for spec in $models; do
     # one; ao of the downs part asks for act-order-silu-mul (opt-in).
     variants="ao int4"
     case "$part" in qkvn|gateupn|downs|mlp|attno) variants="ao aop int4" ;; esac
-    extra_tag="${AO_EXTRA%%:*}"
+    extra_tag="${AO_EXTRA:-}"; extra_tag="${extra_tag%%:*}"
     [ -n "${AO_EXTRA:-}" ] && variants="$variants ao$extra_tag"
     for enc in $variants; do
       name="$model-$part-$enc"

@@ -78,6 +78,9 @@ const ErrorName kErrors[] = {
     {CUDA_ERROR_STREAM_CAPTURE_INVALIDATED,
      "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED",
      "operation failed due to a previous error during capture"},
+    {CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
+     "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED",
+     "operation not permitted when stream is capturing"},
     {CUDA_ERROR_STREAM_CAPTURE_UNMATCHED,
      "CUDA_ERROR_STREAM_CAPTURE_UNMATCHED",
      "capture was not initiated in this stream"},
@@ -274,6 +277,8 @@ CUresult CUDAAPI cuCtxSetCurrent(CUcontext context) {
 
 CUresult CUDAAPI cuCtxSynchronize(void) {
   QFUSE_SIM_READY();
+  if (capturesOnThisThread() > 0)
+    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   return CUDA_SUCCESS;
 }
 

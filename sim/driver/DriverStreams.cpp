@@ -44,6 +44,11 @@ CUresult submit(CUstream stream, StreamWork work) {
   return work();
 }
 
+int &capturesOnThisThread() {
+  thread_local int captures = 0;
+  return captures;
+}
+
 } // namespace qfuse::sim
 
 extern "C" {
@@ -90,6 +95,7 @@ CUresult CUDAAPI cuStreamBeginCapture(CUstream stream,
     return CUDA_ERROR_ILLEGAL_STATE;
   s->capturing = true;
   s->captured.clear();
+  ++capturesOnThisThread();
   return CUDA_SUCCESS;
 }
 
@@ -104,6 +110,7 @@ CUresult CUDAAPI cuStreamEndCapture(CUstream stream, CUgraph *graph) {
   if (!s->capturing)
     return CUDA_ERROR_STREAM_CAPTURE_UNMATCHED;
   s->capturing = false;
+  --capturesOnThisThread();
   auto *g = new SimGraph;
   g->nodes = std::move(s->captured);
   s->captured.clear();

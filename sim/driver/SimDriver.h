@@ -50,6 +50,10 @@ struct SimFunction {
   int maxDynamicShared = 48 * 1024;
 };
 
+/// Streams this thread is capturing: as on a GPU (thread-local capture
+/// mode), a context-wide synchronize on that thread is refused meanwhile.
+int &capturesOnThisThread();
+
 /// CUDA_SUCCESS, or the error every call returns after a kernel failed.
 CUresult stickyError();
 void setStickyError(CUresult error);

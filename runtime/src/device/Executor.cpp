@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "qfuse/runtime/device/Executor.h"
+#include "BoundInputs.h"
 
 #include "qfuse/format/Numerics.h"
 #include "qfuse/runtime/Error.h"
@@ -26,30 +27,6 @@ constexpr int64_t kDefaultDynamicShared = 48 * 1024;
 /// The cuBLAS type of a gemm step's operands (the validator allows these).
 cudaDataType_t cublasType(DType dtype) {
   return dtype == DType::BF16 ? CUDA_R_16BF : CUDA_R_16F;
-}
-
-/// What `step` reads that must be bound: weight components (a guard reads
-/// its weights' perms; a dense f16 gemm weight is one component, the matrix
-/// as stored) and dense tensors. A gemm's weight buffer is filled by the
-/// plan itself.
-void forEachBoundInput(
-    const Step &step,
-    const std::function<void(const std::string &, const std::string &)>
-        &component,
-    const std::function<void(const std::string &)> &tensor) {
-  for (const Arg &arg : step.args)
-    if (arg.kind == Arg::Kind::Weight)
-      component(arg.name, arg.component);
-    else if (arg.kind == Arg::Kind::Tensor)
-      tensor(arg.name);
-  for (const std::string &weight : step.guard.weights)
-    component(weight, format::kPerm);
-  if (step.kind != Step::Kind::Gemm)
-    return;
-  if (!step.gemm.weight.empty())
-    component(step.gemm.weight, format::kCodes);
-  if (!step.gemm.bias.empty())
-    tensor(step.gemm.bias);
 }
 
 } // namespace

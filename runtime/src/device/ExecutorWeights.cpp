@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "qfuse/runtime/device/Executor.h"
+#include "BoundInputs.h"
 
 #include "qfuse/runtime/Error.h"
 #include "qfuse/runtime/device/PinnedUploader.h"
@@ -287,6 +288,19 @@ std::vector<std::string> Executor::unboundArguments() const {
     if (!tensors_.count(name))
       missing.push_back("tensor '" + name + "'");
   return missing;
+}
+
+std::set<std::pair<std::string, std::string>>
+Executor::runningWeightComponents(int64_t batch) const {
+  std::set<std::pair<std::string, std::string>> used;
+  for (const Step &step : runningPlan(batch).steps)
+    forEachBoundInput(
+        step,
+        [&](const std::string &weight, const std::string &component) {
+          used.emplace(weight, component);
+        },
+        [](const std::string &) {});
+  return used;
 }
 
 } // namespace qfuse::runtime

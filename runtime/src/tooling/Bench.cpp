@@ -443,9 +443,11 @@ PlanResult artifactPlan(const cuda::Context &context, Executor &executor,
   // The steps that run with the perms bound (PermGuards.h).
   result.steps = executor.runningPlan(batch).steps.size();
 
-  std::vector<std::pair<std::string, std::string>> components(
-      executor.usedWeightComponents().begin(),
-      executor.usedWeightComponents().end());
+  // What this batch's plan reads: an artifact with a layout per kernel
+  // family runs one of them at a batch.
+  const auto used = executor.runningWeightComponents(batch);
+  std::vector<std::pair<std::string, std::string>> components(used.begin(),
+                                                              used.end());
   std::vector<CUdeviceptr> originals;
   std::vector<uint64_t> sizes;
   for (const auto &[weight, component] : components) {
@@ -475,24 +477,31 @@ PlanResult artifactPlan(const cuda::Context &context, Executor &executor,
   }
 
   // Copy c > 0 of every component; pointers[c][i] is copy c of component i.
+  // A perm stays put: binding one reads it back for its guards (a context
+  // synchronize, refused while the copies' graph is captured), and at 4
+  // bytes a column it is no L2 matter.
+  auto rotates = [&](size_t i) { return components[i].second != format::kPerm; };
   std::vector<cuda::DeviceBuffer> copies;
   std::vector<std::vector<CUdeviceptr>> pointers{originals};
   for (int c = 1; c < result.copies; ++c) {
-    pointers.emplace_back();
+    pointers.emplace_back(originals);
     for (size_t i = 0; i < components.size(); ++i) {
+      if (!rotates(i))
+        continue;
       copies.emplace_back(sizes[i], components[i].first + "." +
                                         components[i].second + " copy " +
                                         std::to_string(c));
       QFUSE_CU_CTX(cuMemcpyDtoDAsync(copies.back().ptr(), originals[i],
                                      sizes[i], stream),
                    "copying weights for rotation");
-      pointers.back().push_back(copies.back().ptr());
+      pointers.back()[i] = copies.back().ptr();
     }
   }
   auto bindCopy = [&](int c) {
     for (size_t i = 0; i < components.size(); ++i)
-      executor.bindWeightComponent(components[i].first, components[i].second,
-                                   pointers[c][i]);
+      if (rotates(i))
+        executor.bindWeightComponent(components[i].first,
+                                     components[i].second, pointers[c][i]);
   };
   // Every copy's launches back to back in one graph, as the cuBLAS baseline
   // runs its copies and a decode step its kernels (graphPerCopy: a graph

@@ -180,6 +180,10 @@ public:
   /// The plan for `batch` with only the steps that run (runsStep): what
   /// run() enqueues, for tools that walk the steps (qfuse-bench --check).
   Plan runningPlan(int64_t batch) const;
+  /// The (weight, component) pairs that runningPlan(batch) reads: one of a
+  /// weight's layouts where the artifact stores several (version 3).
+  std::set<std::pair<std::string, std::string>>
+  runningWeightComponents(int64_t batch) const;
   /// The perms bound for the weights that guards name.
   const BoundPerms &boundPerms() const { return perms_; }
 
