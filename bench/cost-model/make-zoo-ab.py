@@ -50,11 +50,9 @@ def main():
     random.Random(0).shuffle(runs)
     jobs, lines = [], []
     for run, bs in runs:
-        entry_id, fmt = next((e, run[len(e) + 1:]) for e in entries
-                             if run.startswith(e + "-") and
-                             run[len(e) + 1:] in dict(
-                                 (f[0], f) for f in zoo.FORMATS))
-        entry, bs = entries[entry_id], sorted(bs)
+        # A run is named <entry id>-<format> (tiling_changes.py).
+        fmt = next(f[0] for f in zoo.FORMATS if run.endswith("-" + f[0]))
+        entry, bs = entries[run[:-len(fmt) - 1]], sorted(bs)
         mlir = os.path.join(arts, run + ".mlir")
         with open(mlir, "w") as f:
             f.write(zoo.emit(entry, fmt))

@@ -125,12 +125,18 @@ CUresult CUDAAPI cuMemFreeHost(void *p) {
   return release(p);
 }
 
+// A synchronous copy waits for the device: refused on a capturing thread,
+// as cuCtxSynchronize is.
 CUresult CUDAAPI cuMemcpyHtoD(CUdeviceptr dst, const void *src, size_t bytes) {
+  if (capturesOnThisThread() > 0)
+    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   return copyAsync(dst, reinterpret_cast<CUdeviceptr>(src), bytes, nullptr,
                    true, false);
 }
 
 CUresult CUDAAPI cuMemcpyDtoH(void *dst, CUdeviceptr src, size_t bytes) {
+  if (capturesOnThisThread() > 0)
+    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   return copyAsync(reinterpret_cast<CUdeviceptr>(dst), src, bytes, nullptr,
                    false, true);
 }

@@ -3,6 +3,7 @@
 // The simulated driver (sim/driver) as the runtime uses it: allocations
 // poisoned and bounds-checked, copies and sets, work recorded while a
 // stream is captured and run when the graph is launched (cuBLAS's too),
+// no waiting for the device on a capturing thread,
 // PTX modules loaded and launched, cubins refused, and a kernel that
 // writes past its buffer failing the launch with a sticky error.
 //
@@ -137,6 +138,25 @@ TEST_F(SimDriver, CapturedWorkRunsWhenTheGraphIsLaunched) {
   ASSERT_EQ(cuGraphLaunch(exec, stream), CUDA_SUCCESS);
   EXPECT_EQ(read(p, 4), std::vector<int>(4, 2));
   cuGraphExecDestroy(exec);
+  cuGraphDestroy(graph);
+  cuMemFree(p);
+}
+
+TEST_F(SimDriver, ACapturingThreadCannotWaitForTheDevice) {
+  CUdeviceptr p = 0;
+  ASSERT_EQ(cuMemAlloc(&p, 16), CUDA_SUCCESS);
+  int host[4] = {1, 2, 3, 4};
+  ASSERT_EQ(cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+            CUDA_SUCCESS);
+  EXPECT_EQ(cuCtxSynchronize(), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+  EXPECT_EQ(cuMemcpyHtoD(p, host, sizeof(host)),
+            CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+  EXPECT_EQ(cuMemcpyDtoH(host, p, sizeof(host)),
+            CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+  CUgraph graph = nullptr;
+  ASSERT_EQ(cuStreamEndCapture(stream, &graph), CUDA_SUCCESS);
+  EXPECT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemcpyHtoD(p, host, sizeof(host)), CUDA_SUCCESS);
   cuGraphDestroy(graph);
   cuMemFree(p);
 }
