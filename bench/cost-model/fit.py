@@ -78,7 +78,9 @@ class Format:
 # The training sweeps' formats (Llama-3-8B shapes) by the name in their
 # file names, and the zoo's others (for --check-listing and zoo_error.py).
 FORMATS = {"int4": Format(4, "int4", 128, 2), "nf4": Format(4, "table", 64, 4),
-           "nvfp4": Format(4, "table", 16, 1), "int8": Format(8, "int8", 0, 2)}
+           "nvfp4": Format(4, "table", 16, 1), "int8": Format(8, "int8", 0, 2),
+           # bench/tune.py's tag of the named encoding 2:4+int4 (mma.sp).
+           "2_4_int4": Format(4, "int4", 128, 2, sparse=True)}
 
 
 def parse_encoding(text):
@@ -198,7 +200,7 @@ def format_of(name):
     of another shape)."""
     if "act_order" in name or "gated" in name or "llama3-8b" not in name:
         return None
-    for fmt in ("nvfp4", "nf4", "int8", "int4"):
+    for fmt in ("2_4_int4", "nvfp4", "nf4", "int8", "int4"):
         if f"-{fmt}" in name:
             return fmt
     return None
