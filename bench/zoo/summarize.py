@@ -10,6 +10,8 @@ RESULTS_DIR holds the round's zoo/ folder (zoo.tgz unpacked: <run>.json,
 summary.json, speedup.png (matplotlib, from Debian's python3-matplotlib:
 hence /usr/bin/python3) and per-run.csv. A speedup counts only where every
 check of that plan and batch passed; failures are listed, never averaged in.
+Beside the speedups: the fraction of the copy bandwidth each format reaches
+at batch 1 on the large shapes (issue 18's target is 92%).
 """
 import csv
 import json
@@ -137,6 +139,20 @@ def summarize(rows):
     return out
 
 
+def batch1_bandwidth(rows):
+    """{format: stats of the fraction of copy bandwidth at batch 1 over the
+    checked large shapes (core and extra runs)}: issue 18's target is 92%."""
+    out = {}
+    for fmt in zoo.FORMAT_NAMES:
+        sel = [r for r in rows if r["format"] == fmt and r["batch"] == 1
+               and r["size"] == "large" and r["check_passed"]]
+        s = stats([r["fraction_of_copy"] for r in sel])
+        if s:
+            s["best_shape"] = max(sel, key=lambda r: r["fraction_of_copy"])["entry"]
+        out[fmt] = s if s else "not measured"
+    return out
+
+
 def fmt_cell(s):
     if not isinstance(s, dict):
         return "-"
@@ -167,6 +183,17 @@ def write_table(path, summary, rows, failures, broken, manifest, meta):
             lines.append(f"| {fmt} | " + " | ".join(
                 fmt_cell(summary[fmt][str(b)][size]) for b in zoo.BATCHES) + " |")
         lines.append("")
+    lines += ["## Batch 1: the fraction of the copy bandwidth (large shapes)", "",
+              "Weight and buffer bytes a plan reads over its time, against the "
+              "device copy measured in the same process (target: >= 92%).", "",
+              "| format | median | min | max (shape) | shapes |", "|---|---|---|---|---|"]
+    for fmt, s in batch1_bandwidth(rows).items():
+        if isinstance(s, dict):
+            lines.append(f"| {fmt} | {100 * s['median']:.1f}% | {100 * s['min']:.1f}% | "
+                         f"{100 * s['max']:.1f}% ({s['best_shape']}) | {s['n']} |")
+        else:
+            lines.append(f"| {fmt} | - | - | - | 0 |")
+    lines.append("")
     extra = [r for r in rows if not r["core"]]
     if extra:
         lines += ["## Extra runs (not in the cells: spot checks of bigger shapes, "
@@ -286,6 +313,7 @@ def main():
                             "process; checked plans only; large = >= 8M weights "
                             "per launch",
                    "meta": meta, "speedup": summary,
+                   "batch1_fraction_of_copy": batch1_bandwidth(rows),
                    "extra": [{k: r[k] for k in ("run", "entry", "format", "batch",
                                                  "weights", "speedup", "qfuse_us",
                                                  "cublas_us")}
