@@ -36,11 +36,16 @@
 // uint4 with integer zero points: zero words ride the pipeline as well.
 // CHECK-LABEL: .entry qf_mma_4_m16(
 // CHECK-COUNT-2: cp.async.ca.shared.global [{{.*}}], [{{.*}}], 4;
-// nf4: the code table in registers (Table4Registers.cpp): prmt lookups
-// selected by the codes, the bytes interleaved by prmt 0x5140 and 0x7362.
+// nf4: the code table in registers (Table4Registers.cpp): the tiled word's
+// bytes 1 and 2 swapped (prmt 0x3120), bit 3 of the codes as a sign-mode
+// prmt mask (0x9D8C), lookups kept by one lop3 (0xd8) and the bytes
+// interleaved by prmt 0x6240 and 0x7351.
 // CHECK-LABEL: .entry qf_mma_8_m16(
-// CHECK-DAG: prmt.b32 {{.*}}, 20800;
-// CHECK-DAG: prmt.b32 {{.*}}, 29538;
+// CHECK-DAG: prmt.b32 {{.*}}, 12576;
+// CHECK-DAG: prmt.b32 {{.*}}, 40332;
+// CHECK-DAG: lop3.b32 {{.*}}, 0xd8;
+// CHECK-DAG: prmt.b32 {{.*}}, 25152;
+// CHECK-DAG: prmt.b32 {{.*}}, 29521;
 // CHECK-DAG: mma.sync.aligned.m16n8k16
 // NVFP4: E4M3 block scales through the fp8 conversion.
 // CHECK-LABEL: .entry qf_mma_10_m16(

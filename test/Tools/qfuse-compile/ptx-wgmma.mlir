@@ -20,7 +20,7 @@
 // NF4 from registers, 8-bit codes through prmt or cvt, as in
 // ptx-mma.mlir.
 // CHECK-LABEL: .entry qf_wgmma_3_m128(
-// CHECK: prmt.b32 {{.*}}, 20800;
+// CHECK: prmt.b32 {{.*}}, 25152;
 // CHECK-LABEL: .entry qf_wgmma_6_m128(
 // CHECK: cvt.rn.f16x2.e4m3x2
 // bf16 activations.

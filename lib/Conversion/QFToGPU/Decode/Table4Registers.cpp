@@ -2,13 +2,16 @@
 //
 // A table of 16 16-bit values known at compile time is 32 bytes: its low
 // bytes and its high bytes, each split into entries 0-7 and 8-15, are four
-// 8-byte tables of two registers each. One prmt looks up four codes at once
-// in such a table (its selector nibbles are the codes' low 3 bits), so four
-// prmt give the low and high bytes of four codes from both halves, a lop3
-// per byte plane keeps the half each code's bit 3 names, and prmt
-// interleaves the bytes into pairs. Per 8 codes that is about 27
-// instructions and no shared memory, against 8 shared-table loads, their
-// address arithmetic and 4 prmt (TableDecode.cpp), and no table to fill.
+// 8-byte pools of two registers each. One prmt looks up four codes at once
+// in a pool (its selector nibbles are the codes' low 3 bits), and one lop3
+// per byte plane keeps the half of the table each code's bit 3 names. The
+// mask of those bits is one prmt in its sign mode: a selector nibble with
+// bit 3 set replicates the top bit of the byte it names, and each code's bit
+// 3 is the top bit of a byte of the word or of the word shifted by 4. A
+// last prmt per pair interleaves the low and high bytes. Per 8 codes that
+// is 22 instructions (21 row-major) and no shared memory, against 8
+// shared-table loads, their address arithmetic and 4 prmt (TableDecode.cpp),
+// and no table to fill.
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,20 +40,17 @@ struct BytePlanes {
       }
   }
 
-  /// The low and high bytes of the 4 codes in bits 0..15 of `src`, byte k
-  /// of each for the code at bits 4k.
-  std::pair<Value, Value> lookup(KernelEmitter &e, Value src) const {
-    Value index = e.band(src, e.c32(0x7777));
-    // Byte k: 0xFF where code k has bit 3 set (prmt picks byte 1 of 0xFF00).
-    Value upper = e.prmt(e.c32(0xFF00), e.c32(0),
-                         e.band(e.shru(src, e.c32(3)), e.c32(0x1111)));
-    Value keep = arith::XOrIOp::create(e.builder(), upper, e.c32(-1));
+  /// The low and high bytes of the 4 codes whose low 3 bits are the nibbles
+  /// of `index` (bits 0..15), byte k of each for nibble k; `upper` is 0xFF in
+  /// the bytes whose code has bit 3 set.
+  std::pair<Value, Value> lookup(KernelEmitter &e, Value index,
+                                 Value upper) const {
     auto pick = [&](int64_t high) {
       Value lo = e.prmt(plane[0][high].first, plane[0][high].second, index);
       Value hi = e.prmt(plane[1][high].first, plane[1][high].second, index);
-      return arith::OrIOp::create(e.builder(), e.band(lo, keep),
-                                  e.band(hi, upper))
-          .getResult();
+      // (lo & ~upper) | (hi & upper).
+      return e.ptx("lop3.b32 $0, $1, $2, $3, 0xd8;", "=r,r,r,r", e.i32(),
+                   {lo, hi, upper});
     };
     return {pick(0), pick(1)};
   }
@@ -64,24 +64,26 @@ SmallVector<Value> decode::table4Registers(KernelEmitter &e,
   assert(tableBits.size() == 16 && "a 4-bit table has 16 entries");
   VectorType pair = VectorType::get({2}, valueType);
   BytePlanes planes(e, tableBits);
-  auto [low0, high0] = planes.lookup(e, w);                      // slots 0-3
-  auto [low1, high1] = planes.lookup(e, e.shru(w, e.c32(16))); // slots 4-7
+  // Nibbles 0-3 of `codes` hold elements (0, 1, 2, 3) row-major; tiled
+  // words (slots: elements 0 2 4 6 1 3 5 7) become (0, 2, 1, 3) by swapping
+  // bytes 1 and 2. Nibbles 4-7 hold the next four the same way.
+  bool tiled = order == NibbleOrder::Tiled;
+  Value codes = tiled ? e.prmt(w, w, 0x3120) : w;
+  Value index = e.band(codes, e.c32(0x77777777));
+  // Code k's bit 3 is the top bit of byte k / 2 of `codes` << 4 (k even) or
+  // of `codes` (k odd); sign-mode selector nibbles 8 + byte replicate it.
+  Value shifted = arith::ShLIOp::create(e.builder(), codes, e.c32(4));
+  Value upper0 = e.prmt(codes, shifted, 0x9D8C);
+  Value upper1 = e.prmt(codes, shifted, 0xBFAE);
+  auto [low0, high0] = planes.lookup(e, index, upper0);
+  auto [low1, high1] = planes.lookup(e, e.shru(index, e.c32(16)), upper1);
+  // Pairs (elements 2i, 2i + 1) are bytes (0, 1) and (2, 3) of the byte
+  // planes row-major, (0, 2) and (1, 3) tiled.
+  uint32_t first = tiled ? 0x6240 : 0x5140, second = tiled ? 0x7351 : 0x7362;
   SmallVector<Value> pairs;
-  auto add = [&](Value bytes) { pairs.push_back(e.bitcast(pair, bytes)); };
-  if (order == NibbleOrder::RowMajor) {
-    // Pairs (slots 2i, 2i + 1): bytes (low k, high k, low k+1, high k+1).
-    add(e.prmt(low0, high0, 0x5140));
-    add(e.prmt(low0, high0, 0x7362));
-    add(e.prmt(low1, high1, 0x5140));
-    add(e.prmt(low1, high1, 0x7362));
-    return pairs;
-  }
-  // Tiled pairs (slots i, i + 4): byte i of both halves' planes.
-  for (uint32_t sel : {0x5140u, 0x7362u}) {
-    Value lows = e.prmt(low0, low1, sel);   // low0 k, low1 k, low0 k+1, ...
-    Value highs = e.prmt(high0, high1, sel);
-    add(e.prmt(lows, highs, 0x5140));
-    add(e.prmt(lows, highs, 0x7362));
+  for (auto [low, high] : {std::pair(low0, high0), std::pair(low1, high1)}) {
+    pairs.push_back(e.bitcast(pair, e.prmt(low, high, first)));
+    pairs.push_back(e.bitcast(pair, e.prmt(low, high, second)));
   }
   return pairs;
 }
