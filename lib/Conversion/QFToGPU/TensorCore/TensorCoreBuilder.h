@@ -100,6 +100,7 @@ private:
   void multiplySlab(ArrayRef<Value> unscaled, const StepGroup &group,
                     ArrayRef<SmallVector<Value>> aFrag, Acc &target,
                     SmallVectorImpl<std::array<Value, 2>> &wgmmaFrags);
+  Value scaleByteInWord(Value elementIndex);
   Value scalePair(Value word, Value elementIndex);
   Value pairOf(Value f32);
   Value scaleF32(Value word, Value elementIndex);

@@ -41,23 +41,30 @@ using namespace mlir;
 using namespace mlir::qf;
 using namespace mlir::qf::tensor_core;
 
+/// The byte of its aligned word where scale element `elementIndex` starts.
+Value TensorCoreBuilder::scaleByteInWord(Value elementIndex) {
+  return e.band(e.mul(elementIndex, e.c32(p.scaleBytes)), e.c32(3));
+}
+
 /// The scale stored at element `elementIndex` of the scales tensor, whose
 /// aligned word is `word`, as a pair of the activation type with both lanes
-/// equal.
+/// equal. An E4M3 byte placed twice converts to the f16 pair at once.
 Value TensorCoreBuilder::scalePair(Value word, Value elementIndex) {
+  if (isa<Float8E4M3FNType>(spec.encoding.getScaleType()) && !spec.bf16) {
+    Value twice = e.prmt(word, word,
+                         e.mul(scaleByteInWord(elementIndex), e.c32(0x11)));
+    Value bits = arith::TruncIOp::create(b, e.i16(), twice);
+    return e.bitcast(actPair(), decode::cvtE4m3x2(e, bits));
+  }
   return pairOf(scaleF32(word, elementIndex));
 }
 
-/// The f32 `value` rounded to the activation type, as a pair with both
-/// lanes equal.
+/// The f32 `value` rounded to the activation type once, as a pair with
+/// both lanes equal (one packing convert).
 Value TensorCoreBuilder::pairOf(Value value) {
-  // Rounded to f16 (bf16) once: exact for f16 and E4M3 (bf16, E8M0) scales,
-  // where LLVM folds the extension and truncation away.
-  Value h = e.bitcast(e.i16(), e.truncTo(act(), value));
-  Value h32 = arith::ExtUIOp::create(b, e.i32(), h);
-  return e.bitcast(actPair(),
-                   arith::OrIOp::create(
-                       b, h32, arith::ShLIOp::create(b, h32, e.c32(16))));
+  StringRef text = spec.bf16 ? "cvt.rn.bf16x2.f32 $0, $1, $1;"
+                             : "cvt.rn.f16x2.f32 $0, $1, $1;";
+  return e.bitcast(actPair(), e.ptx(text, "=r,f", e.i32(), {value}));
 }
 
 /// The scale stored at element `elementIndex` of the scales tensor, whose
@@ -66,10 +73,8 @@ Value TensorCoreBuilder::scaleF32(Value word, Value elementIndex) {
   Type st = spec.encoding.getScaleType();
   if (st.isF32())
     return e.bitcast(e.f32(), word);
-  Value shift = e.mul(e.band(e.mul(elementIndex, e.c32(p.scaleBytes)),
-                             e.c32(3)),
-                      e.c32(8));
-  Value bits = e.shru(word, shift);
+  Value bits =
+      e.shru(word, e.mul(scaleByteInWord(elementIndex), e.c32(8)));
   if (st.isF16())
     return e.extf32(
         e.bitcast(b.getF16Type(), arith::TruncIOp::create(b, e.i16(), bits)));
