@@ -28,13 +28,19 @@
 // CHECK-LABEL: .entry qf_matvec_6_m1(
 // CHECK-NOT: ld.shared
 // CHECK: prmt.b32
-// NVFP4: e2m1 by its bits (one multiply by 2^14), E4M3 block scales and the
-// global scale:
+// NVFP4: e2m1 by the f16 high bytes of its magnitudes (the table
+// 0x3E3C3800 = 1044133888, 0x46444240 = 1178878528; signs by lop3 0xf8; the
+// pairs' bytes over zero by prmt 0x1404 = 5124 and 0x3424 = 13348), E4M3
+// block scales and the global scale:
 // CHECK-LABEL: .entry qf_matvec_7_m1(
 // CHECK-NOT: ld.shared
-// CHECK: cvt.rn.f16x2.e4m3x2
-// CHECK: div.rn.f32
-// CHECK: mul.rn.f16x2
+// CHECK-DAG: cvt.rn.f16x2.e4m3x2
+// CHECK-DAG: div.rn.f32
+// CHECK-DAG: mov.b32 {{.*}}, 1044133888;
+// CHECK-DAG: mov.b32 {{.*}}, 1178878528;
+// CHECK-DAG: lop3.b32 {{.*}}, -2139062144, 0xf8;
+// CHECK-DAG: prmt.b32 {{.*}}, 5124;
+// CHECK-DAG: prmt.b32 {{.*}}, 13348;
 // MXFP4: E8M0 scales become f32 exponents:
 // CHECK-LABEL: .entry qf_matvec_8_m1(
 // CHECK: shl.b32 {{.*}}, 23;

@@ -235,13 +235,13 @@ static llvm::cl::opt<bool> table4InShared(
 
 bool qf::decodesTable4InRegisters(EncodingAttr enc, bool bf16) {
   return !usesSharedCodeTable(enc) &&
-         !decodesE2m1ByBits(enc.getFormat(), bf16) && !table4InShared;
+         !decodesE2m1ByHighBytes(enc.getFormat(), bf16) && !table4InShared;
 }
 
 bool qf::needsSharedCodeTable(EncodingAttr enc, bool bf16) {
   if (table4InShared)
     return getDecodeFamily(enc.getFormat()) == DecodeFamily::Table &&
-           !decodesE2m1ByBits(enc.getFormat(), bf16);
+           !decodesE2m1ByHighBytes(enc.getFormat(), bf16);
   return usesSharedCodeTable(enc);
 }
 

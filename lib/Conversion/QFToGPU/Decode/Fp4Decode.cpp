@@ -1,13 +1,15 @@
-//===- Fp4Decode.cpp - fp4 e2m1 codes by their bits -----------------------===//
+//===- Fp4Decode.cpp - fp4 e2m1 codes by their f16 high bytes -------------===//
 //
-// An e2m1 code s e1 e0 m placed at f16 bits 15 (sign) and 11..9 (e1 e0 m)
-// is the f16 of its value times 2^-14: e1 e0 > 0 gives 2^(e - 15) (1 + m/2)
-// against e2m1's 2^(e - 1) (1 + m/2), and e1 e0 = 0 the subnormal m 2^-15
-// against m/2. One multiply by 2^14 makes the value, exactly (f16
-// multiplies keep subnormals), so a pair costs a shift, one lop3 and one
-// multiply instead of two shared-table lookups and a prmt. sm_90 has no
-// e2m1 convert; bf16 activations look the codes up in registers
-// (Table4Registers.cpp).
+// The f16 values of the e2m1 magnitudes 0, 0.5, 1, 1.5, 2, 3, 4, 6 all have
+// a zero low byte; their high bytes 00 38 3C 3E 40 42 44 46 are an 8-byte
+// table, two registers, that one prmt indexes with four codes' low 3 bits.
+// The sign (code bit 3) joins as the top bit of each byte: a sign-mode prmt
+// replicates it into a byte mask (as in Table4Registers.cpp) and one lop3
+// keeps 0x80 of it. A last prmt per pair places two high bytes over zero
+// low bytes. Per 8 codes: 14 instructions (13 row-major), exact, no
+// multiply and no shared table. sm_90 has no e2m1 convert; bf16 activations
+// look the codes up in registers (Table4Registers.cpp): their low bytes
+// are not zero.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,34 +19,36 @@ using namespace mlir;
 using namespace mlir::qf;
 using namespace mlir::qf::decode;
 
-/// The half2 of the two codes at bits 12..15 and 28..31 of `top`.
-static Value e2m1TopPair(KernelEmitter &e, Value top) {
-  ImplicitLocOpBuilder &b = e.builder();
-  Value sign = e.band(top, e.c32(0x80008000));
-  Value magnitude = e.band(e.shru(top, e.c32(3)), e.c32(0x0E000E00));
-  Value bits = arith::OrIOp::create(b, sign, magnitude);
-  return e.fmul(e.bitcast(e.v2f16(), bits), e.ch2(16384.0));
-}
-
 SmallVector<Value> decode::e2m1Word(KernelEmitter &e, Value w,
                                     NibbleOrder order) {
-  ImplicitLocOpBuilder &b = e.builder();
-  auto shl = [&](Value v, int64_t n) -> Value {
-    return n == 0 ? v : arith::ShLIOp::create(b, v, e.c32(n)).getResult();
+  Value low4 = e.c32(0x3E3C3800), high4 = e.c32(0x46444240);
+  // Nibbles 0-3 of `codes` hold elements (0, 1, 2, 3) row-major, (0, 2, 1,
+  // 3) for tiled words (slots: elements 0 2 4 6 1 3 5 7) with bytes 1 and 2
+  // swapped; nibbles 4-7 the next four the same way.
+  bool tiled = order == NibbleOrder::Tiled;
+  Value codes = tiled ? e.prmt(w, w, 0x3120) : w;
+  Value index = e.band(codes, e.c32(0x77777777));
+  Value shifted = arith::ShLIOp::create(e.builder(), codes, e.c32(4));
+  // The high bytes of the 4 codes whose low bits are `index`'s nibbles 0-3;
+  // sign-mode selector nibbles 8 + byte replicate code k's bit 3, the top
+  // bit of byte k / 2 of `shifted` (k even) or of `codes` (k odd).
+  auto highBytes = [&](Value idx, uint32_t signSelector) {
+    Value magnitude = e.prmt(low4, high4, idx);
+    Value sign = e.prmt(codes, shifted, signSelector);
+    // magnitude | (sign & 0x80808080).
+    return e.ptx("lop3.b32 $0, $1, $2, $3, 0xf8;", "=r,r,r,n", e.i32(),
+                 {magnitude, sign, e.c32(0x80808080)});
   };
+  Value first = highBytes(index, 0x9D8C);
+  Value second = highBytes(e.shru(index, e.c32(16)), 0xBFAE);
+  // Pair (elements 2i, 2i + 1): zero, a high byte, zero, a high byte, the
+  // high bytes of elements (0, 1), (2, 3) being bytes (0, 1), (2, 3)
+  // row-major and (0, 2), (1, 3) tiled.
+  uint32_t pairA = tiled ? 0x2404 : 0x1404, pairB = tiled ? 0x3414 : 0x3424;
   SmallVector<Value> pairs;
-  if (order == NibbleOrder::Tiled) {
-    // Pair i: slots i and i + 4, at bits 4 i and 16 + 4 i.
-    for (int64_t i = 0; i < 4; ++i)
-      pairs.push_back(e2m1TopPair(e, shl(w, 12 - 4 * i)));
-    return pairs;
+  for (Value high : {first, second}) {
+    pairs.push_back(e.bitcast(e.v2f16(), e.prmt(high, e.c32(0), pairA)));
+    pairs.push_back(e.bitcast(e.v2f16(), e.prmt(high, e.c32(0), pairB)));
   }
-  // Row-major pair i: byte i's low nibble, then its high one. prmt puts
-  // byte i of w << 4 (the low nibble on top) in byte 1 and byte i of w in
-  // byte 3; bytes 0 and 2 are masked off.
-  Value lowOnTop = shl(w, 4);
-  for (int64_t i = 0; i < 4; ++i)
-    pairs.push_back(e2m1TopPair(
-        e, e.prmt(lowOnTop, w, (i << 4) | ((4 + i) << 12))));
   return pairs;
 }

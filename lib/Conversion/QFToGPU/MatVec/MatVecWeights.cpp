@@ -170,7 +170,7 @@ SmallVector<Value> MatVecBuilder::decodeWord(Value w, Value zero) {
     break;
   case DecodeFamily::Table:
     assert(!p.streamsCodes() && "code streams are decoded per unit");
-    if (decodesE2m1ByBits(spec.encoding.getFormat(), spec.bf16))
+    if (decodesE2m1ByHighBytes(spec.encoding.getFormat(), spec.bf16))
       return decode::e2m1Word(e, w, decode::NibbleOrder::RowMajor);
     if (decodesTable4InRegisters(spec.encoding, spec.bf16))
       return decode::table4Registers(
