@@ -48,9 +48,19 @@ Value TensorCoreBuilder::scaleByteInWord(Value elementIndex) {
 
 /// The scale stored at element `elementIndex` of the scales tensor, whose
 /// aligned word is `word`, as a pair of the activation type with both lanes
-/// equal. An E4M3 byte placed twice converts to the f16 pair at once.
+/// equal: a scale of the activation type is its bits twice, an E4M3 byte
+/// placed twice converts to the f16 pair at once.
 Value TensorCoreBuilder::scalePair(Value word, Value elementIndex) {
-  if (isa<Float8E4M3FNType>(spec.encoding.getScaleType()) && !spec.bf16) {
+  Type st = spec.encoding.getScaleType();
+  if (st == act()) {
+    Value bits = e.band(
+        e.shru(word, e.mul(scaleByteInWord(elementIndex), e.c32(8))),
+        e.c32(0xFFFF));
+    return e.bitcast(actPair(),
+                     arith::OrIOp::create(
+                         b, bits, arith::ShLIOp::create(b, bits, e.c32(16))));
+  }
+  if (isa<Float8E4M3FNType>(st) && !spec.bf16) {
     Value twice = e.prmt(word, word,
                          e.mul(scaleByteInWord(elementIndex), e.c32(0x11)));
     Value bits = arith::TruncIOp::create(b, e.i16(), twice);
