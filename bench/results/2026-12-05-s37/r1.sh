@@ -4,8 +4,9 @@
 # cuBLAS fp16 in its own process (bench/zoo/run-zoo.sh):
 #   dec: NF4, NVFP4, MXFP4 on 11 zoo shapes (8 of >= 8M weights, 3 below) at
 #        batches 1, 4, 16, 32, 64, 128; -a compiled by 071b8f0, -b by
-#        fbb98cd (the register table lookup with sign-mode masks, E4M3
-#        scale pairs by one cvt): 33 runs x 2, 198 cells;
+#        cf8c1ad (the register table lookup with sign-mode masks, e2m1 by
+#        its f16 high bytes, E4M3 scale pairs by one cvt): 33 runs x 2,
+#        198 cells;
 #   ptr: int4-g128 and NF4 on the same shapes at 1, 16, 64, 128; -a as
 #        compiled, -b with --nvptx-short-ptr (32-bit shared pointers): 20
 #        runs x 2, 80 cells.
