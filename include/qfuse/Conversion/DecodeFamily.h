@@ -48,10 +48,10 @@ inline DecodeFamily getDecodeFamily(ElementFormat format) {
   llvm_unreachable("unknown element format");
 }
 
-/// Whether codes of `format` in the Table family decode from the f16 high
-/// bytes of their magnitudes: e2m1 with f16 activations (Fp4Decode.cpp).
-inline bool decodesE2m1ByHighBytes(ElementFormat format, bool bf16) {
-  return format == ElementFormat::FP4E2M1 && !bf16;
+/// Whether codes of `format` in the Table family decode as sign and
+/// magnitude, by prmt from registers: e2m1 (Fp4Decode.cpp).
+inline bool decodesE2m1BySignMagnitude(ElementFormat format) {
+  return format == ElementFormat::FP4E2M1;
 }
 
 /// Whether the fused kernels of a table-family weight keep a shared-memory

@@ -28,10 +28,10 @@
 // CHECK-LABEL: .entry qf_matvec_6_m1(
 // CHECK-NOT: ld.shared
 // CHECK: prmt.b32
-// NVFP4: e2m1 by the f16 high bytes of its magnitudes (the table
+// NVFP4: e2m1 as sign and magnitude (the f16 high bytes of the magnitudes
 // 0x3E3C3800 = 1044133888, 0x46444240 = 1178878528; signs by lop3 0xf8; the
-// pairs' bytes over zero by prmt 0x1404 = 5124 and 0x3424 = 13348), E4M3
-// block scales and the global scale:
+// pairs' high bytes over zero low bytes by prmt 0x5140 = 20800 and 0x7362 =
+// 29538), E4M3 block scales and the global scale:
 // CHECK-LABEL: .entry qf_matvec_7_m1(
 // CHECK-NOT: ld.shared
 // CHECK-DAG: cvt.rn.f16x2.e4m3x2
@@ -39,8 +39,8 @@
 // CHECK-DAG: mov.b32 {{.*}}, 1044133888;
 // CHECK-DAG: mov.b32 {{.*}}, 1178878528;
 // CHECK-DAG: lop3.b32 {{.*}}, -2139062144, 0xf8;
-// CHECK-DAG: prmt.b32 {{.*}}, 5124;
-// CHECK-DAG: prmt.b32 {{.*}}, 13348;
+// CHECK-DAG: prmt.b32 {{.*}}, 20800;
+// CHECK-DAG: prmt.b32 {{.*}}, 29538;
 // MXFP4: E8M0 scales become f32 exponents:
 // CHECK-LABEL: .entry qf_matvec_8_m1(
 // CHECK: shl.b32 {{.*}}, 23;

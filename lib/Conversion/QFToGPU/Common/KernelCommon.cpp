@@ -228,20 +228,20 @@ SmallVector<uint16_t> qf::constantCodeTableBits(EncodingAttr enc,
 // The shared table stays reachable for A/B runs against the registers.
 static llvm::cl::opt<bool> table4InShared(
     "qf-table4-in-shared",
-    llvm::cl::desc("4-bit codes of a constant table (NF4, inline codebooks, "
-                   "e2m1 with bf16): look them up in the shared-memory "
-                   "table instead of the registers (prmt)"),
+    llvm::cl::desc("4-bit codes of a constant table (NF4, inline "
+                   "codebooks): look them up in the shared-memory table "
+                   "instead of the registers (prmt)"),
     llvm::cl::init(false));
 
-bool qf::decodesTable4InRegisters(EncodingAttr enc, bool bf16) {
+bool qf::decodesTable4InRegisters(EncodingAttr enc) {
   return !usesSharedCodeTable(enc) &&
-         !decodesE2m1ByHighBytes(enc.getFormat(), bf16) && !table4InShared;
+         !decodesE2m1BySignMagnitude(enc.getFormat()) && !table4InShared;
 }
 
-bool qf::needsSharedCodeTable(EncodingAttr enc, bool bf16) {
+bool qf::needsSharedCodeTable(EncodingAttr enc) {
   if (table4InShared)
     return getDecodeFamily(enc.getFormat()) == DecodeFamily::Table &&
-           !decodesE2m1ByHighBytes(enc.getFormat(), bf16);
+           !decodesE2m1BySignMagnitude(enc.getFormat());
   return usesSharedCodeTable(enc);
 }
 

@@ -95,14 +95,14 @@ SmallVector<uint16_t> constantCodeTableBits(EncodingAttr encoding,
                                             Type valueType);
 
 /// Whether 4-bit codes of a constant table decode from registers
-/// (decode::table4Registers: prmt lookups, no shared table): NF4, inline
-/// 4-bit codebooks, e2m1 with bf16 activations (f16: by its bits).
-bool decodesTable4InRegisters(EncodingAttr encoding, bool bf16);
+/// (decode::table4Registers: prmt lookups, no shared table): NF4 and inline
+/// 4-bit codebooks (e2m1 decodes as sign and magnitude).
+bool decodesTable4InRegisters(EncodingAttr encoding);
 
 /// Whether a kernel of this encoding builds the shared code table:
 /// usesSharedCodeTable (DecodeFamily.h), or under --qf-table4-in-shared
-/// every table format that does not decode by its bits.
-bool needsSharedCodeTable(EncodingAttr encoding, bool bf16);
+/// every table format but e2m1.
+bool needsSharedCodeTable(EncodingAttr encoding);
 
 /// The value of code `index` (i32) of a table format in `valueType` (f16,
 /// or bf16 for kernels with bf16 activations), rounded once from the table:

@@ -10,7 +10,7 @@
 //   Int4Decode.cpp   int4/uint4 under a magic exponent, one lop3 per pair
 //   Int8Decode.cpp   int8/uint8: prmt places the bytes under one
 //   Fp8Decode.cpp    fp8 e4m3: cvt.rn.f16x2.e4m3x2
-//   Fp4Decode.cpp    fp4 e2m1 with f16 activations: f16 high bytes by prmt
+//   Fp4Decode.cpp    fp4 e2m1: sign and magnitude bytes by prmt
 //   TableDecode.cpp  NF4, e2m1 and codebooks: shared-memory table lookups
 //   Table4Registers.cpp  4-bit codes of a constant table: prmt lookups
 //
@@ -159,12 +159,14 @@ SmallVector<Value> tableMmaPlanes(KernelEmitter &e, const SharedTable &table,
                                   int64_t s, Type valueType);
 
 //===----------------------------------------------------------------------===//
-// fp4 e2m1 by its f16 high bytes (Fp4Decode.cpp)
+// fp4 e2m1 as sign and magnitude (Fp4Decode.cpp)
 //===----------------------------------------------------------------------===//
 
-/// Decodes a word of 8 e2m1 codes into 4 half2 pairs, in element order
-/// (where decodesE2m1ByHighBytes, DecodeFamily.h).
-SmallVector<Value> e2m1Word(KernelEmitter &e, Value w, NibbleOrder order);
+/// Decodes a word of 8 e2m1 codes, whose values' bits in `valueType` (f16
+/// or bf16) are `tableBits` (sign << 3 | magnitude), into 4 pairs, in
+/// element order (where decodesE2m1BySignMagnitude, DecodeFamily.h).
+SmallVector<Value> e2m1Word(KernelEmitter &e, ArrayRef<uint16_t> tableBits,
+                            Value w, NibbleOrder order, Type valueType);
 
 /// Decodes a word of 8 4-bit codes of the constant table `tableBits` (16
 /// values' bits in `valueType`) into 4 pairs, in element order, from

@@ -217,7 +217,7 @@ static LogicalResult planSharedMemory(const MatmulSpec &spec, Plan &p,
                                       ErrorFn emitError) {
 
   p.lutWords =
-      needsSharedCodeTable(spec.encoding, spec.bf16) ? lutWordsFor(p.bits) : 0;
+      needsSharedCodeTable(spec.encoding) ? lutWordsFor(p.bits) : 0;
   int64_t partials = p.splitK > 1 ? p.warps * p.rowsPerWarp * p.m * 4 : 0;
   // RMSNorm: each warp's partial sum of squares per batch row.
   int64_t normPartials = p.norm ? p.warps * p.m * 4 : 0;

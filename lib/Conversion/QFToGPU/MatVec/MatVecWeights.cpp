@@ -170,9 +170,10 @@ SmallVector<Value> MatVecBuilder::decodeWord(Value w, Value zero) {
     break;
   case DecodeFamily::Table:
     assert(!p.streamsCodes() && "code streams are decoded per unit");
-    if (decodesE2m1ByHighBytes(spec.encoding.getFormat(), spec.bf16))
-      return decode::e2m1Word(e, w, decode::NibbleOrder::RowMajor);
-    if (decodesTable4InRegisters(spec.encoding, spec.bf16))
+    if (decodesE2m1BySignMagnitude(spec.encoding.getFormat()))
+      return decode::e2m1Word(e, constantCodeTableBits(spec.encoding, e.f16()),
+                              w, decode::NibbleOrder::RowMajor, e.f16());
+    if (decodesTable4InRegisters(spec.encoding))
       return decode::table4Registers(
           e, constantCodeTableBits(spec.encoding, e.f16()), w,
           decode::NibbleOrder::RowMajor, e.f16());

@@ -80,7 +80,7 @@ static LogicalResult planDecode(const MatmulSpec &spec, Plan &p,
   p.decode = getDecodeFamily(enc.getFormat());
   if (p.sparse24)
     return planSparseDecode(spec, p, emitError);
-  p.lut = needsSharedCodeTable(enc, spec.bf16);
+  p.lut = needsSharedCodeTable(enc);
   p.codeBits = enc.getCodeBits();
   p.tileBytes = kTile * kTile * p.codeBits / 8;
   LayoutAttr layout = spec.layout;

@@ -180,9 +180,10 @@ SmallVector<Value> TensorCoreBuilder::decodeWord(Value w, Value zero,
     decode::e4m3Word(e, w, act(), take);
     break;
   case DecodeFamily::Table:
-    if (decodesE2m1ByHighBytes(spec.encoding.getFormat(), spec.bf16))
-      return decode::e2m1Word(e, w, decode::NibbleOrder::Tiled);
-    if (decodesTable4InRegisters(spec.encoding, spec.bf16))
+    if (decodesE2m1BySignMagnitude(spec.encoding.getFormat()))
+      return decode::e2m1Word(e, constantCodeTableBits(spec.encoding, act()),
+                              w, decode::NibbleOrder::Tiled, act());
+    if (decodesTable4InRegisters(spec.encoding))
       return decode::table4Registers(
           e, constantCodeTableBits(spec.encoding, act()), w,
           decode::NibbleOrder::Tiled, act());
