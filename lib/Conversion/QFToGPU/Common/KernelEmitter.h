@@ -122,6 +122,16 @@ public:
     return ptx("lop3.b32 $0, $1, $2, $3, 0xea;", "=r,r,n,n", i32(),
                {a, c32(mask), c32(bits)});
   }
+  /// d = (a & ~mask) | (b & mask): one lop3 (LUT 0xd8).
+  Value select(Value a, Value bv, Value mask) {
+    return ptx("lop3.b32 $0, $1, $2, $3, 0xd8;", "=r,r,r,r", i32(),
+               {a, bv, mask});
+  }
+  /// d = a | (b & bits): one lop3 (LUT 0xf8).
+  Value orMasked(Value a, Value bv, uint32_t bits) {
+    return ptx("lop3.b32 $0, $1, $2, $3, 0xf8;", "=r,r,r,n", i32(),
+               {a, bv, c32(bits)});
+  }
   /// silu(g) * u = g / (1 + 2^(-g log2 e)) * u, in f32: for g << 0 the
   /// exponential overflows to +inf and the quotient is -0, the limit;
   /// ex2.approx is accurate to ~2^-22 relative, far below the f16 rounding

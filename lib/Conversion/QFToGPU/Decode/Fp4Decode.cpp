@@ -4,12 +4,12 @@
 // set. So the bytes of the 8 magnitudes' values (0, 0.5, 1, 1.5, 2, 3, 4,
 // 6) are two 8-byte tables, one per byte plane, two registers each, that
 // one prmt indexes with four codes' low 3 bits; the sign (code bit 3) joins
-// as the top bit of the high byte: a sign-mode prmt replicates it into a
-// byte mask (as in Table4Registers.cpp) and one lop3 keeps 0x80 of it. In
-// f16 every magnitude's low byte is zero, so that plane needs no lookup.
-// A last prmt per pair interleaves the bytes. Per 8 codes: 14 instructions
-// with f16 activations (13 row-major), 16 with bf16, exact, no multiply and
-// no shared table.
+// as the top bit of the high byte, from the byte mask of the codes' bit 3
+// (FourCodeGroups, Table4Registers.cpp) by one lop3. In f16 every
+// magnitude's low byte is zero, so that plane needs no lookup. A last prmt
+// per pair interleaves the bytes. Per 8 codes: 14 instructions with f16
+// activations (13 row-major), 16 with bf16, exact, no multiply and no
+// shared table.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,33 +41,12 @@ SmallVector<Value> decode::e2m1Word(KernelEmitter &e,
   auto lookup = [&](std::pair<Value, Value> table, Value index) {
     return table.first ? e.prmt(table.first, table.second, index) : e.c32(0);
   };
-  // Nibbles 0-3 of `codes` hold elements (0, 1, 2, 3) row-major, (0, 2, 1,
-  // 3) for tiled words (slots: elements 0 2 4 6 1 3 5 7) with bytes 1 and 2
-  // swapped; nibbles 4-7 the next four the same way.
-  bool tiled = order == NibbleOrder::Tiled;
-  Value codes = tiled ? e.prmt(w, w, 0x3120) : w;
-  Value index = e.band(codes, e.c32(0x77777777));
-  Value shifted = arith::ShLIOp::create(e.builder(), codes, e.c32(4));
-  // The low and high bytes of the 4 codes whose low bits are `idx`'s
-  // nibbles 0-3; sign-mode selector nibbles 8 + byte replicate code k's bit
-  // 3, the top bit of byte k / 2 of `shifted` (k even) or of `codes` (k odd).
-  auto bytesOf = [&](Value idx, uint32_t signSelector) {
-    Value sign = e.prmt(codes, shifted, signSelector);
-    // magnitude | (sign & 0x80808080).
-    Value high = e.ptx("lop3.b32 $0, $1, $2, $3, 0xf8;", "=r,r,r,n", e.i32(),
-                       {lookup(highPlane, idx), sign, e.c32(0x80808080)});
-    return std::pair(lookup(lowPlane, idx), high);
-  };
-  auto [low0, high0] = bytesOf(index, 0x9D8C);
-  auto [low1, high1] = bytesOf(e.shru(index, e.c32(16)), 0xBFAE);
-  // Pairs (elements 2i, 2i + 1) are bytes (0, 1) and (2, 3) of the byte
-  // planes row-major, (0, 2) and (1, 3) tiled.
-  uint32_t first = tiled ? 0x6240 : 0x5140, second = tiled ? 0x7351 : 0x7362;
-  VectorType pair = VectorType::get({2}, valueType);
-  SmallVector<Value> pairs;
-  for (auto [low, high] : {std::pair(low0, high0), std::pair(low1, high1)}) {
-    pairs.push_back(e.bitcast(pair, e.prmt(low, high, first)));
-    pairs.push_back(e.bitcast(pair, e.prmt(low, high, second)));
+  FourCodeGroups codes(e, w, order);
+  Value low[2], high[2];
+  for (int64_t g = 0; g < 2; ++g) {
+    low[g] = lookup(lowPlane, codes.index[g]);
+    high[g] = e.orMasked(lookup(highPlane, codes.index[g]), codes.bit3[g],
+                         0x80808080);
   }
-  return pairs;
+  return codes.pairs(e, low, high, valueType);
 }

@@ -168,6 +168,24 @@ SmallVector<Value> tableMmaPlanes(KernelEmitter &e, const SharedTable &table,
 SmallVector<Value> e2m1Word(KernelEmitter &e, ArrayRef<uint16_t> tableBits,
                             Value w, NibbleOrder order, Type valueType);
 
+/// A word of 8 4-bit codes as two groups of four for byte-wise prmt
+/// lookups (Table4Registers.cpp): group g holds elements 4 g .. 4 g + 3.
+struct FourCodeGroups {
+  /// The low 3 bits of group g's codes, as the nibbles of a prmt selector.
+  Value index[2];
+  /// 0xFF in the bytes of group g whose code has bit 3 set.
+  Value bit3[2];
+
+  FourCodeGroups(KernelEmitter &e, Value w, NibbleOrder order);
+  /// The pairs of elements (2 i, 2 i + 1) in element order, from each
+  /// group's looked-up low and high bytes (byte k for index nibble k).
+  SmallVector<Value> pairs(KernelEmitter &e, ArrayRef<Value> low,
+                           ArrayRef<Value> high, Type valueType) const;
+
+private:
+  bool tiled;
+};
+
 /// Decodes a word of 8 4-bit codes of the constant table `tableBits` (16
 /// values' bits in `valueType`) into 4 pairs, in element order, from
 /// registers (where decodesTable4InRegisters, KernelCommon.h).
