@@ -25,14 +25,11 @@ SmallVector<Value> decode::e2m1Word(KernelEmitter &e,
   assert(tableBits.size() == 16 && "e2m1 has 16 codes");
   // Byte plane `high` of the magnitudes as prmt's two registers (bytes of
   // codes 0-3, 4-7), or nulls where every byte is zero.
+  for (int64_t c = 0; c < 8; ++c)
+    assert(tableBits[c + 8] == (tableBits[c] | 0x8000) &&
+           "the e2m1 table is sign-magnitude");
   auto plane = [&](int64_t high) -> std::pair<Value, Value> {
-    uint32_t words[2] = {0, 0};
-    for (int64_t c = 0; c < 8; ++c) {
-      assert(tableBits[c + 8] == (tableBits[c] | 0x8000) &&
-             "the e2m1 table is sign-magnitude");
-      words[c / 4] |= uint32_t((tableBits[c] >> (8 * high)) & 0xFF)
-                      << (8 * (c % 4));
-    }
+    auto words = bytePool(tableBits.take_front(8), high);
     if (!words[0] && !words[1])
       return {};
     return {e.c32(words[0]), e.c32(words[1])};

@@ -22,6 +22,15 @@ using namespace mlir;
 using namespace mlir::qf;
 using namespace mlir::qf::decode;
 
+std::array<uint32_t, 2> decode::bytePool(ArrayRef<uint16_t> entries,
+                                         int64_t byte) {
+  assert(entries.size() == 8 && "a pool holds 8 entries");
+  std::array<uint32_t, 2> words = {0, 0};
+  for (int64_t c = 0; c < 8; ++c)
+    words[c / 4] |= uint32_t((entries[c] >> (8 * byte)) & 0xFF) << (8 * (c % 4));
+  return words;
+}
+
 FourCodeGroups::FourCodeGroups(KernelEmitter &e, Value w, NibbleOrder order)
     : tiled(order == NibbleOrder::Tiled) {
   // Nibbles 0-3 of `codes` hold elements (0, 1, 2, 3) row-major; tiled
@@ -64,13 +73,8 @@ SmallVector<Value> decode::table4Registers(KernelEmitter &e,
   std::pair<Value, Value> pool[2][2];
   for (int64_t half = 0; half < 2; ++half)
     for (int64_t high = 0; high < 2; ++high) {
-      auto word = [&](int64_t first) {
-        uint32_t v = 0;
-        for (int64_t k = 0; k < 4; ++k)
-          v |= uint32_t((tableBits[first + k] >> (8 * high)) & 0xFF) << (8 * k);
-        return e.c32(v);
-      };
-      pool[half][high] = {word(8 * half), word(8 * half + 4)};
+      auto words = bytePool(tableBits.slice(8 * half, 8), high);
+      pool[half][high] = {e.c32(words[0]), e.c32(words[1])};
     }
   FourCodeGroups codes(e, w, order);
   Value bytes[2][2]; // [low or high byte][group]

@@ -21,6 +21,7 @@
 
 #include "Common/KernelEmitter.h"
 
+#include <array>
 #include <optional>
 
 namespace mlir {
@@ -167,6 +168,10 @@ SmallVector<Value> tableMmaPlanes(KernelEmitter &e, const SharedTable &table,
 /// element order (where decodesE2m1BySignMagnitude, DecodeFamily.h).
 SmallVector<Value> e2m1Word(KernelEmitter &e, ArrayRef<uint16_t> tableBits,
                             Value w, NibbleOrder order, Type valueType);
+
+/// Byte `byte` (0 low, 1 high) of 8 table entries as prmt's pair of
+/// registers' bits: entries 0-3, then 4-7, one byte each.
+std::array<uint32_t, 2> bytePool(ArrayRef<uint16_t> entries, int64_t byte);
 
 /// A word of 8 4-bit codes as two groups of four for byte-wise prmt
 /// lookups (Table4Registers.cpp): group g holds elements 4 g .. 4 g + 3.
