@@ -11,7 +11,9 @@ summary.json, speedup.png (matplotlib, from Debian's python3-matplotlib:
 hence /usr/bin/python3) and per-run.csv. A speedup counts only where every
 check of that plan and batch passed; failures are listed, never averaged in.
 Beside the speedups: the fraction of the copy bandwidth each format reaches
-at batch 1 on the large shapes (issue 18's target is 92%).
+at batch 1 on the large shapes (issue 18's target is 92%), and each
+table format's speed against int4-g128 at the same shape and batch (issue
+18's target: within 15%).
 """
 import csv
 import json
@@ -153,6 +155,33 @@ def batch1_bandwidth(rows):
     return out
 
 
+# The formats issue 18 holds to int4-g128's speed (within 15%).
+TABLE_FORMATS = ("nf4", "nvfp4", "mxfp4")
+
+
+def relative_to_int4(rows):
+    """{format: {batch: {size: stats}}} of speedup(format) / speedup(int4-g128)
+    at the same shape and batch, over the checked core rows: each speedup is
+    against cuBLAS in its own process, so the ratio is free of the two runs'
+    clocks. 1.0 is int4's speed; the target is >= 0.85."""
+    int4 = {(r["entry"], r["batch"]): r["speedup"] for r in rows
+            if r["format"] == "int4-g128" and r["check_passed"] and r["speedup"]}
+    out = {}
+    for fmt in TABLE_FORMATS:
+        out[fmt] = {}
+        for b in zoo.BATCHES:
+            cell = {}
+            for size in ("large", "small"):
+                sel = [r["speedup"] / int4[(r["entry"], b)] for r in rows
+                       if r["format"] == fmt and r["batch"] == b
+                       and r["size"] == size and r["check_passed"]
+                       and r["speedup"] and r["core"]
+                       and (r["entry"], b) in int4]
+                cell[size] = stats(sel) or "not measured"
+            out[fmt][str(b)] = cell
+    return out
+
+
 def fmt_cell(s):
     if not isinstance(s, dict):
         return "-"
@@ -194,6 +223,17 @@ def write_table(path, summary, rows, failures, broken, manifest, meta):
         else:
             lines.append(f"| {fmt} | - | - | - | 0 |")
     lines.append("")
+    relative = relative_to_int4(rows)
+    lines += ["## Table formats against int4-g128 (same shape and batch)", "",
+              "speedup(format) / speedup(int4-g128), each against cuBLAS fp16 in "
+              "its own process: median (min) and shapes (target: >= 0.85).", ""]
+    for size in ("large", "small"):
+        lines.append(f"| {size} | " + " | ".join(f"b{b}" for b in zoo.BATCHES) + " |")
+        lines.append("|---|" + "---|" * len(zoo.BATCHES))
+        for fmt in TABLE_FORMATS:
+            lines.append(f"| {fmt} | " + " | ".join(
+                fmt_cell(relative[fmt][str(b)][size]) for b in zoo.BATCHES) + " |")
+        lines.append("")
     extra = [r for r in rows if not r["core"]]
     if extra:
         lines += ["## Extra runs (not in the cells: spot checks of bigger shapes, "
@@ -314,6 +354,7 @@ def main():
                             "per launch",
                    "meta": meta, "speedup": summary,
                    "batch1_fraction_of_copy": batch1_bandwidth(rows),
+                   "relative_to_int4": relative_to_int4(rows),
                    "extra": [{k: r[k] for k in ("run", "entry", "format", "batch",
                                                  "weights", "speedup", "qfuse_us",
                                                  "cublas_us")}
