@@ -41,3 +41,14 @@ func.func @sparse(%x: tensor<?x4096xf16>, %xb: tensor<?x4096xbf16>) -> (tensor<?
   %3 = qf.fused_matmul %x, %w3 : tensor<?x4096xf16>, !qf.weight<1024x4096, #sp4> -> tensor<?x1024xf16>
   return %0, %1, %2, %3 : tensor<?x14336xf16>, tensor<?x4096xf16>, tensor<?x4096xbf16>, tensor<?x1024xf16>
 }
+
+// mma.sp is ranked in at most 8 K slices (split_k x cluster_k) until the
+// time model is fitted on it: at 4096 x 14336 it ranked split_k 4 x
+// cluster_k 4 first, which ran slower than this 8-slice tiling.
+// CHECK-LABEL: func.func @long_k
+// CHECK: #qf.batch_tiling<batch = 8, tiling = #qf.tiling<mma, block_m = 16, block_n = 64, block_k = 128, split_k = 4, stages = 3, cluster_k = 2>>
+func.func @long_k(%x: tensor<?x14336xf16>) -> tensor<?x4096xf16> {
+  %w = qf.weight_ref "down" : !qf.weight<4096x14336, #sp4>
+  %y = qf.fused_matmul %x, %w : tensor<?x14336xf16>, !qf.weight<4096x14336, #sp4> -> tensor<?x4096xf16>
+  return %y : tensor<?x4096xf16>
+}

@@ -67,6 +67,9 @@ SmallVector<int64_t> mmaBlockMs(int64_t m) {
   return out;
 }
 
+/// The most K slices (split_k x cluster_k) of an mma.sp candidate.
+constexpr int64_t kMaxSparseKSlices = 8;
+
 } // namespace
 
 
@@ -106,6 +109,11 @@ void costmodel::forEachMmaCandidate(
       if (warps > 16 || !blockKFits(c.blockK) ||
           int64_t(llvm::divideCeil(k, c.blockK)) < c.splitK * c.clusterK ||
           (c.clusterK > 1 && (target.smVersion < 90 || gated)))
+        continue;
+      // mma.sp in at most 8 K slices until the time model is fitted on it:
+      // it ranks 16 slices first where they measured slower
+      // (docs/cost-model.md).
+      if (sparse && c.splitK * c.clusterK > kMaxSparseKSlices)
         continue;
       int64_t shared =
           getMmaSharedBytes(type, gated, bm, c.blockN, c.blockK, c.splitK,
