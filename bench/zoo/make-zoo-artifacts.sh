@@ -9,7 +9,8 @@
 #   CHIP=<--chip list>, default qfuse-compile's own: CHIP=sm_90a gives the
 #   variant that the Python commands' artifact set runs on an H100/H200)
 #
-# Out dir gets: artifacts.tgz (the .qfa files), runs.txt (one line per run:
+# Out dir gets: artifacts.txz (the .qfa files, xz: half gzip's size, and the
+# device call carries at most 64 MiB with the tree), runs.txt (one line per run:
 # name, estimated seconds, then the qfuse-bench arguments), compile.log,
 # COMMIT, COMPILE (the exact compile command), and the zoo scripts, so that
 # the folder alone is what the GPU machine needs besides the runtime source.
@@ -65,9 +66,10 @@ for f in "$out"/artifacts/*.log; do
 done
 grep -c '^ok' "$out/compile.log" | sed 's/^/compiled: /'
 grep '^FAILED' "$out/compile.log" || true
-tar czf "$out/artifacts.tgz" -C "$out" artifacts
+rm -f "$out/artifacts.tgz"
+tar cf - -C "$out" artifacts | xz -T"$jobs" -6 > "$out/artifacts.txz"
 echo "make-zoo-artifacts: $(du -sh "$out/artifacts" | cut -f1) of artifacts," \
-  "$(du -sh "$out/artifacts.tgz" | cut -f1) packed, in $out"
+  "$(du -sh "$out/artifacts.txz" | cut -f1) packed, in $out"
 # Only the packed copy travels (run-zoo.sh unpacks it).
 rm -rf "$out/artifacts"
 cp "$here"/run-zoo.sh "$here"/zoo.py "$here"/models.json "$out/"

@@ -32,7 +32,12 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.limit,temperature.gpu 
   --format=csv >> "$res/gpu.txt" 2>&1 || true
 cp "$zoo/runs.txt" "$zoo/COMMIT" "$zoo/COMPILE" "$res/" 2>/dev/null
 [ -f "$zoo/compile-notes.log" ] && cp "$zoo/compile-notes.log" "$res/"
-[ -d "$zoo/artifacts" ] || tar xzf "$zoo/artifacts.tgz" -C "$zoo"
+# make-zoo-artifacts.sh and make-zoo-ab.py pack artifacts.txz; older
+# folders artifacts.tgz.
+if [ ! -d "$zoo/artifacts" ]; then
+  if [ -f "$zoo/artifacts.txz" ]; then xz -dc "$zoo/artifacts.txz" | tar xf - -C "$zoo"
+  else tar xzf "$zoo/artifacts.tgz" -C "$zoo"; fi
+fi
 bench="${QFUSE_BENCH:-build-gpu/bin/qfuse-bench}"
 if [ -z "${QFUSE_BENCH:-}" ]; then
   { cmake -G Ninja -S . -B build-gpu -DQFUSE_ENABLE_COMPILER=OFF \
