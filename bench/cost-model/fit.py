@@ -3,8 +3,9 @@
 to the tuning sweeps under bench/results: every tune-*.json whose artifacts
 are mma.sync candidates (labels M<block_m>N<block_n>S<split_k>K<block_k>
 T<stages>C<cluster_k>) of the training set, Llama-3-8B's projections in
-int4-g128 (batches 2-512), NF4 (4-32), int8 (8) and NVFP4 (64). Zoo shapes
-are never part of it.
+int4-g128 (batches 2-512), NF4 (4-32), int8 (8), NVFP4 (64) and 2:4 +
+int4 on mma.sp (4-64; its terms are not fitted yet). Zoo shapes are never
+part of it.
 
   python3 bench/cost-model/fit.py [--restarts 4] [--start P.json]
       [--free a,b] [--rounds 25] [--json params.json]
