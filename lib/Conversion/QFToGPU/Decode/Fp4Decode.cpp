@@ -23,11 +23,11 @@ SmallVector<Value> decode::e2m1Word(KernelEmitter &e,
                                     ArrayRef<uint16_t> tableBits, Value w,
                                     NibbleOrder order, Type valueType) {
   assert(tableBits.size() == 16 && "e2m1 has 16 codes");
-  // Byte plane `high` of the magnitudes as prmt's two registers (bytes of
-  // codes 0-3, 4-7), or nulls where every byte is zero.
   for (int64_t c = 0; c < 8; ++c)
     assert(tableBits[c + 8] == (tableBits[c] | 0x8000) &&
            "the e2m1 table is sign-magnitude");
+  // Byte plane `high` of the magnitudes as prmt's two registers (bytes of
+  // codes 0-3, 4-7), or nulls where every byte is zero.
   auto plane = [&](int64_t high) -> std::pair<Value, Value> {
     auto words = bytePool(tableBits.take_front(8), high);
     if (!words[0] && !words[1])
