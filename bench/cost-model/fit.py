@@ -4,8 +4,9 @@ to the tuning sweeps under bench/results: every tune-*.json whose artifacts
 are mma.sync candidates (labels M<block_m>N<block_n>S<split_k>K<block_k>
 T<stages>C<cluster_k>) of the training set, Llama-3-8B's projections in
 int4-g128 (batches 2-512), NF4 (4-32), int8 (8), NVFP4 (64) and 2:4 +
-int4 on mma.sp (4-64; its terms are not fitted yet). Zoo shapes are never
-part of it.
+int4 on mma.sp (4-64; its one term, spMma, is fitted with the dense terms
+held by --free spMma, and not adopted: params.json has none, which is
+MmaTimeModel.cpp's model). Zoo shapes are never part of it.
 
   python3 bench/cost-model/fit.py [--restarts 4] [--start P.json]
       [--free a,b] [--rounds 25] [--json params.json]
@@ -19,7 +20,9 @@ kParams copies them), the model's error and its regret per format: per
 (format, shape, batch) the measured time of the candidate it ranks first
 against the fastest measured. The objective is the mean squared log error
 plus the mean and the largest log regret, so that a candidate's rank
-matters as much as its time. This script and MmaTimeModel.cpp are one
+matters as much as its time; mma.sp candidates of more than
+MAX_SPARSE_K_SLICES are timed but never picked, as in the compiler. This
+script and MmaTimeModel.cpp are one
 formula: change both (test/Tools/qfuse-compile/mma-time-model-fit-py.mlir
 compares them with --check-listing).
 """
@@ -55,6 +58,14 @@ GPU_BANDWIDTH = {"NVIDIA H100 80GB HBM3": 3350, "NVIDIA H200": 4800}
 FP8_DECODE, ZERO_GROUP = 0.7, 1.0
 # 2:4 f16 on mma.sp: moving the kept halves, a quarter of int4's (not fitted).
 HALF_DECODE = 0.25
+# The cycles of an mma.sp.m16n8k32 in m16n8k16s (Tm): 1 is the model as
+# MmaTimeModel.cpp has it (half the tensor time of the dense kernel), the
+# value where a parameter file has no spMma. Fitted on the 2:4 + int4 sweeps
+# with every other term held (bench/results/2026-12-06-s39/sweeps).
+SPARSE_START = dict(spMma=1.0)
+# MmaCandidates.cpp's kMaxSparseKSlices: the compiler never ranks an mma.sp
+# candidate of more K slices (split_k x cluster_k).
+MAX_SPARSE_K_SLICES = 8
 
 
 class Format:
@@ -63,7 +74,7 @@ class Format:
     int4, int8, fp8, table or, 2:4 f16, half), the group (0:
     per channel), the bytes of a scale and the bits of a zero point per
     group, 2:4 (mma.sp: half the codes and mmas, a 2-bit position per
-    kept code; not fitted, no sweep measures it), and whether the kernel
+    kept code; spMma prices its mma), and whether the kernel
     keeps a shared code table (DecodeFamily.h usesSharedCodeTable: table
     formats but 4-bit codes of a constant table, decoded by their bits or
     from registers)."""
@@ -175,7 +186,8 @@ def predict_parts(p, m, n, k, bm, bn, s, bk, st, c, fmt=FORMATS["int4"],
     bits = fmt.bits / 2 + 1 if fmt.sparse else fmt.bits
     mmas = slabs * (bm // 16) * 4 * share
     decode = decode_instrs(p, fmt) * share
-    tensor = q * warps * mmas * p["Tm"] / 4
+    mma_cycles = p["Tm"] * (p.get("spMma", 1.0) if fmt.sparse else 1.0)
+    tensor = q * warps * mmas * mma_cycles / 4
     issue = q * warps * (slabs * 4 * decode + mmas + slabs * 8
                          + group_instrs(p, fmt, bm, bk)) * p["Ti"] / 4
     # One warp's step: a fixed chain plus, per k slab, the mma chain and
@@ -245,9 +257,17 @@ def select(parts):
     return min(ties, key=lambda lab: parts[lab][1])
 
 
+def ranked(fmt, label):
+    """Whether the compiler ranks this candidate: mma.sp in at most
+    MAX_SPARSE_K_SLICES K slices (MmaCandidates.cpp)."""
+    _, _, s, _, _, c = tiling(label)
+    return not fmt.sparse or s * c <= MAX_SPARSE_K_SLICES
+
+
 def score(p, table):
-    """(objective, mean squared log error, {key: log regret},
-    {format: [log errors]})."""
+    """(objective, mean squared log error over every timing, {key: log
+    regret among the candidates the compiler ranks}, {format: [log
+    errors]})."""
     errors, regrets, by_format = [], {}, {}
     for (fmt, proj, m, bandwidth), cands in table.items():
         n, k = SHAPES[proj]
@@ -258,8 +278,11 @@ def score(p, table):
         logs = [math.log(pred[lab] / t) for lab, t in cands.items()]
         errors += [x * x for x in logs]
         by_format.setdefault(fmt, []).extend(logs)
-        pick = select(parts)
-        regrets[(fmt, proj, m, bandwidth)] = math.log(cands[pick] / min(cands.values()))
+        listed = {lab: t for lab, t in cands.items()
+                  if ranked(FORMATS[fmt], lab)}
+        pick = select({lab: parts[lab] for lab in listed})
+        regrets[(fmt, proj, m, bandwidth)] = math.log(
+            listed[pick] / min(listed.values()))
     loss = statistics.mean(errors)
     r = list(regrets.values())
     return (loss + 2 * statistics.mean(r) + max(r), loss, regrets, by_format)
@@ -377,7 +400,8 @@ def main():
         sys.exit(1 if bad or not checked else 0)
     table = load(args.sweeps.split(","))
     if p is None:
-        start = json.load(open(args.start)) if args.start else START
+        start = dict(SPARSE_START, **(json.load(open(args.start))
+                                      if args.start else START))
         p, _ = fit(table, args.restarts, start,
                    args.free.split(",") if args.free else None, args.rounds)
     print("parameters:", {key: round(v, 4) for key, v in p.items()})
