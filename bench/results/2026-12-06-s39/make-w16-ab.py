@@ -8,7 +8,8 @@ tabulates.
   make-w16-ab.py zoo OUT     # a sample of zoo entries (the test set)
 
 Formats int4-g128, nf4, nvfp4, int8; --chip=sm_90a (what an H200 runs of
-the default artifact).
+the default artifact). --mma-warp-n exists only in a compiler built with
+warp-n16.patch (this folder) applied to 9fc6664; it was not kept.
 """
 import concurrent.futures
 import os
