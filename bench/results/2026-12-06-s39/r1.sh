@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Session 39's warp_n = 16 A/B on the GPU machine. Carry ["build-s45"]
 # (git-ignored), made on the compile machine by
-#   python3 bench/results/2026-12-06-s39/make-w16-ab.py train build-s45/train
-#   python3 bench/results/2026-12-06-s39/make-w16-ab.py zoo build-s45/zoo
+#   python3 bench/results/2026-12-06-s39/make-flag-ab.py train build-s45/train
+#   python3 bench/results/2026-12-06-s39/make-flag-ab.py zoo build-s45/zoo
 # train/: Llama-3-8B's qkv, o, gate_up, down (the training set), zoo/: nine
 # zoo entries (the test set); int4-g128, NF4, NVFP4, int8 at batches 3-96,
 # -a the default compile, -b --mma-warp-n=16, every plan checked.

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""The warp_n = 16 A/B of session 39: the same IR compiled the default way
-(-a) and with --mma-warp-n=16 (-b), at the mma.sync batches, in the folder
-layout bench/zoo/run-zoo.sh runs and bench/wgmma-producer/ab-summary.py
-tabulates.
+"""The A/Bs of session 39: the same IR compiled the default way (-a) and
+with one more qfuse-compile flag (-b), in the folder layout
+bench/zoo/run-zoo.sh runs and bench/wgmma-producer/ab-summary.py tabulates.
 
-  make-w16-ab.py train OUT   # Llama-3-8B's launches (the training set)
-  make-w16-ab.py zoo OUT     # a sample of zoo entries (the test set)
+  make-flag-ab.py train OUT   # Llama-3-8B's launches (the training set)
+  make-flag-ab.py zoo OUT     # a sample of zoo entries (the test set)
+  (env FLAG, default --mma-warp-n=16; FORMATS and BATCHES, comma lists)
 
 Formats int4-g128, nf4, nvfp4, int8; --chip=sm_90a (what an H200 runs of
 the default artifact). --mma-warp-n exists only in a compiler built with
@@ -24,8 +24,10 @@ sys.path.insert(0, os.path.join(ROOT, "bench", "zoo"))
 import zoo  # noqa: E402
 
 COMPILER = os.path.join(ROOT, "build", "bin", "qfuse-compile")
-FORMATS = ["int4-g128", "nf4", "nvfp4", "int8"]
-BATCHES = [3, 4, 8, 16, 24, 32, 48, 64, 96]
+FLAG = os.environ.get("FLAG", "--mma-warp-n=16")
+FORMATS = os.environ.get("FORMATS", "int4-g128,nf4,nvfp4,int8").split(",")
+BATCHES = [int(b) for b in
+           os.environ.get("BATCHES", "3,4,8,16,24,32,48,64,96").split(",")]
 
 
 def entry(eid, kind, members):
@@ -68,7 +70,7 @@ def main(which, out):
             with open(mlir, "w") as f:
                 f.write(zoo.emit(e, fmt))
             gemms = " ".join(f"--gemm {b}x{e['n_total']}x{e['k']}" for b in BATCHES)
-            for side, extra in (("a", []), ("b", ["--mma-warp-n=16"])):
+            for side, extra in (("a", []), ("b", [FLAG])):
                 qfa = os.path.join(arts, f"{run}-{side}.qfa")
                 jobs.append([COMPILER, mlir, "--batch-sizes=" + bs, "--chip=sm_90a",
                              "-o", qfa] + extra)
@@ -85,7 +87,7 @@ def main(which, out):
         f.write("\n".join(lines) + "\n")
     with open(os.path.join(out, "COMPILE"), "w") as f:
         f.write(f"qfuse-compile <run>.mlir --batch-sizes={bs} --chip=sm_90a "
-                "(no --tuning-db): -a as is, -b with --mma-warp-n=16\n")
+                f"(no --tuning-db): -a as is, -b with {FLAG}\n")
     with open(os.path.join(out, "COMMIT"), "w") as f:
         f.write(subprocess.run(["git", "rev-parse", "--short", "HEAD"],
                                capture_output=True, text=True).stdout)
