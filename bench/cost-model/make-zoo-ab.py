@@ -62,7 +62,7 @@ def main():
             qfa = os.path.join(arts, f"{run}-{side}.qfa")
             jobs.append([compiler, mlir, "--batch-sizes=" + ",".join(map(str, bs)),
                          f"--chip={args.chip}", "-o", qfa])
-            lines.append(f"{run}-{side} {1 + 0.4 * len(bs):.1f} --artifact "
+            lines.append(f"{run}-{side} {zoo.run_cost(entry, bs):.1f} --artifact "
                          f"{qfa} --batch {','.join(map(str, bs))} {gemms} --check")
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         results = list(pool.map(lambda cmd: subprocess.run(

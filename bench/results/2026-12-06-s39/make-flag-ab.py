@@ -34,7 +34,8 @@ def entry(eid, kind, members):
     k = members[0][2]
     return {"id": eid, "kind": kind, "used_by": ["llama3-8b"], "k": k,
             "members": [{"proj": p, "n": n, "k": kk} for p, n, kk in members],
-            "n_total": sum(n for _, n, _ in members)}
+            "n_total": sum(n for _, n, _ in members),
+            "weights": sum(n * kk for _, n, kk in members)}
 
 
 def training():
@@ -74,7 +75,7 @@ def main(which, out):
                 qfa = os.path.join(arts, f"{run}-{side}.qfa")
                 jobs.append([COMPILER, mlir, "--batch-sizes=" + bs, "--chip=sm_90a",
                              "-o", qfa] + extra)
-                lines.append(f"{run}-{side} {1 + 0.4 * len(BATCHES):.1f} --artifact "
+                lines.append(f"{run}-{side} {zoo.run_cost(e, BATCHES):.1f} --artifact "
                              f"{qfa} --batch {bs} {gemms} --check")
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
         results = list(pool.map(lambda c: subprocess.run(
