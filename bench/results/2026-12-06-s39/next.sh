@@ -7,5 +7,5 @@
 set -uo pipefail
 budget=${BUDGET:-520}
 start=$(date +%s)
-BUDGET=$(( budget / 3 )) bash bench/results/2026-12-06-s39/r3.sh
+BUDGET=$(( budget * 2 / 5 )) bash bench/results/2026-12-06-s39/r3.sh
 BUDGET=$(( budget - ($(date +%s) - start) - 5 )) bash bench/results/2026-12-06-s39/r2.sh
