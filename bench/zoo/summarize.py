@@ -188,7 +188,8 @@ def fmt_cell(s):
     return f"{s['median']:.2f} ({s['min']:.2f}) n{s['n']}"
 
 
-def write_table(path, summary, rows, failures, broken, manifest, meta):
+def write_table(path, summary, bandwidth, relative, rows, failures, broken,
+                manifest, meta):
     entries_w = {r["entry"]: r["weights"] for r in rows}
     lines = [f"# Zoo round: {meta['title']}", ""]
     lines += [f"{meta['checked_plans']} plans checked and timed ({meta['passed']} "
@@ -216,14 +217,13 @@ def write_table(path, summary, rows, failures, broken, manifest, meta):
               "Weight and buffer bytes a plan reads over its time, against the "
               "device copy measured in the same process (target: >= 92%).", "",
               "| format | median | min | max (shape) | shapes |", "|---|---|---|---|---|"]
-    for fmt, s in batch1_bandwidth(rows).items():
+    for fmt, s in bandwidth.items():
         if isinstance(s, dict):
             lines.append(f"| {fmt} | {100 * s['median']:.1f}% | {100 * s['min']:.1f}% | "
                          f"{100 * s['max']:.1f}% ({s['best_shape']}) | {s['n']} |")
         else:
             lines.append(f"| {fmt} | - | - | - | 0 |")
     lines.append("")
-    relative = relative_to_int4(rows)
     lines += ["## Table formats against int4-g128 (same shape and batch)", "",
               "speedup(format) / speedup(int4-g128), each against cuBLAS fp16 in "
               "its own process: median (min) and shapes (target: >= 0.85).", ""]
@@ -335,6 +335,8 @@ def main():
     rows, failures, broken, manifest = load_rows(zdir, entries)
     core = mark_core(rows, entries)
     summary = summarize(rows)
+    bandwidth = batch1_bandwidth(rows)
+    relative = relative_to_int4(rows)
     errs = [r["worst_rel_err"] for r in rows if r["worst_rel_err"] is not None]
     meta = {"title": os.path.basename(os.path.normpath(rdir)),
             "checked_plans": len(rows),
@@ -353,8 +355,8 @@ def main():
                             "process; checked plans only; large = >= 8M weights "
                             "per launch",
                    "meta": meta, "speedup": summary,
-                   "batch1_fraction_of_copy": batch1_bandwidth(rows),
-                   "relative_to_int4": relative_to_int4(rows),
+                   "batch1_fraction_of_copy": bandwidth,
+                   "relative_to_int4": relative,
                    "extra": [{k: r[k] for k in ("run", "entry", "format", "batch",
                                                  "weights", "speedup", "qfuse_us",
                                                  "cublas_us")}
@@ -372,8 +374,8 @@ def main():
         w.writeheader()
         for r in rows:
             w.writerow(r)
-    write_table(os.path.join(rdir, "table.md"), summary, rows, failures, broken,
-                manifest, meta)
+    write_table(os.path.join(rdir, "table.md"), summary, bandwidth, relative,
+                rows, failures, broken, manifest, meta)
     plot(os.path.join(rdir, "speedup.png"), rows)
     print(f"{len(rows)} plans ({meta['passed']} passed), {len(meta['shapes'])} shapes; "
           f"wrote table.md, summary.json, per-run.csv, speedup.png in {rdir}")

@@ -110,9 +110,9 @@ void costmodel::forEachMmaCandidate(
           int64_t(llvm::divideCeil(k, c.blockK)) < c.splitK * c.clusterK ||
           (c.clusterK > 1 && (target.smVersion < 90 || gated)))
         continue;
-      // mma.sp in at most 8 K slices until the time model is fitted on it:
-      // it ranks 16 slices first where they measured slower
-      // (docs/cost-model.md).
+      // mma.sp in at most 8 K slices: the time model ranks 16 slices first
+      // where they measured slower, and no fit of its mma.sp term has
+      // fixed that yet (docs/cost-model.md).
       if (sparse && c.splitK * c.clusterK > kMaxSparseKSlices)
         continue;
       int64_t shared =
