@@ -9,7 +9,8 @@
 // The matvec / tensor-core crossover, measured at every M from 2 to 8 on
 // Llama-3-8B's and Qwen2.5-7B's projections (docs/defaults.md): integer
 // codes take the mma kernel from M = 3 on weights of at least 8 x 2^20
-// elements and from M = 5 below; table codes (NF4, FP4, codebooks) from M = 5 and M = 8. A
+// elements and from M = 5 below; table codes (NF4, FP4, codebooks) from M = 5 and M = 8,
+// 4-bit tables from M = 3 where the matvec would run 2 rows a warp with K unsplit. A
 // positive tensor-core-min-m (4 in the run of prefix OLD, the rule before) holds on the large
 // weights, the small ones keeping the matvec below M = 8. Below it, and
 // for what the mma kernel refuses (act_order, 2:4, 2/3-bit codes, K not a
@@ -117,10 +118,12 @@ func.func @norm_dynamic(%x: tensor<?x4096xf16>, %n: tensor<4096xf16>) -> tensor<
 #nvfp4 = #qf.enc<fp4e2m1, group = 16, scale = f8E4M3FN, global_scale>
 // CHECK-LABEL: @by_family
 // OLD-LABEL: @by_family
-func.func @by_family(%x3: tensor<3x4096xf16>, %x4: tensor<4x4096xf16>, %x5: tensor<5x4096xf16>) {
+func.func @by_family(%x3: tensor<3x4096xf16>, %x4: tensor<4x4096xf16>, %x5: tensor<5x4096xf16>, %x8k4: tensor<4x8192xf16>) {
   %q = qf.weight_ref "q" : !qf.weight<4096x4096, #int4>
   %kv = qf.weight_ref "kv" : !qf.weight<1024x4096, #int4>
   %q4 = qf.weight_ref "q4" : !qf.weight<4096x4096, #nvfp4>
+  %wide4 = qf.weight_ref "wide4" : !qf.weight<8192x4096, #nvfp4>
+  %narrow4 = qf.weight_ref "narrow4" : !qf.weight<2048x8192, #nvfp4>
   %kv4 = qf.weight_ref "kv4" : !qf.weight<1024x4096, #nvfp4>
   // Integer codes on a large weight: the mma kernel from M = 3.
   // CHECK: tiling = #qf.tiling<mma, {{.*}}-> tensor<3x4096xf16>
@@ -130,12 +133,22 @@ func.func @by_family(%x3: tensor<3x4096xf16>, %x4: tensor<4x4096xf16>, %x5: tens
   // CHECK: tiling = #qf.tiling<mma, {{.*}}-> tensor<5x1024xf16>
   // OLD: tiling = #qf.tiling<matvec, {{.*}}-> tensor<5x1024xf16>
   %0 = qf.fused_matmul %x5, %kv : tensor<5x4096xf16>, !qf.weight<1024x4096, #int4> -> tensor<5x1024xf16>
-  // Table codes on a large weight: the matvec at M = 4, mma from 5.
-  // CHECK: tiling = #qf.tiling<matvec, {{.*}}-> tensor<4x4096xf16>
-  // OLD: tiling = #qf.tiling<mma, {{.*}}-> tensor<4x4096xf16>
-  %1 = qf.fused_matmul %x4, %q4 : tensor<4x4096xf16>, !qf.weight<4096x4096, #nvfp4> -> tensor<4x4096xf16>
-  // CHECK: tiling = #qf.tiling<mma, {{.*}}-> tensor<5x4096xf16>
-  %2 = qf.fused_matmul %x5, %q4 : tensor<5x4096xf16>, !qf.weight<4096x4096, #nvfp4> -> tensor<5x4096xf16>
+  // 4-bit table codes on a large weight of 4096 rows: a matvec of 4 rows a
+  // warp would launch 1024 of the 2112 warps 132 SMs should hold, one of 2
+  // rows 2048 (enough), so the mma kernel from M = 3.
+  // CHECK: tiling = #qf.tiling<mma, {{.*}}-> tensor<3x4096xf16>
+  // OLD: tiling = #qf.tiling<matvec, {{.*}}-> tensor<3x4096xf16>
+  %1 = qf.fused_matmul %x3, %q4 : tensor<3x4096xf16>, !qf.weight<4096x4096, #nvfp4> -> tensor<3x4096xf16>
+  // 8192 rows fill the GPU 4 rows a warp: the matvec at M = 4, mma from 5.
+  // CHECK: tiling = #qf.tiling<matvec, {{.*}}-> tensor<4x8192xf16>
+  // OLD: tiling = #qf.tiling<mma, {{.*}}-> tensor<4x8192xf16>
+  %w4 = qf.fused_matmul %x4, %wide4 : tensor<4x4096xf16>, !qf.weight<8192x4096, #nvfp4> -> tensor<4x8192xf16>
+  // CHECK: tiling = #qf.tiling<mma, {{.*}}-> tensor<5x8192xf16>
+  %2 = qf.fused_matmul %x5, %wide4 : tensor<5x4096xf16>, !qf.weight<8192x4096, #nvfp4> -> tensor<5x8192xf16>
+  // 2048 rows need K split for the matvec to fill the GPU: the matvec at
+  // M = 4.
+  // CHECK: tiling = #qf.tiling<matvec, {{.*}}split_k = 2>{{.*}}-> tensor<4x2048xf16>
+  %n4 = qf.fused_matmul %x8k4, %narrow4 : tensor<4x8192xf16>, !qf.weight<2048x8192, #nvfp4> -> tensor<4x2048xf16>
   // Table codes on a small weight: the matvec up to M = 7.
   // CHECK: tiling = #qf.tiling<matvec, {{.*}}-> tensor<5x1024xf16>
   %3 = qf.fused_matmul %x5, %kv4 : tensor<5x4096xf16>, !qf.weight<1024x4096, #nvfp4> -> tensor<5x1024xf16>

@@ -123,9 +123,19 @@ int64_t qf::tensorCoreMinMFor(WeightType type, const TilingTarget &target) {
     return target.tensorCoreMinM;
   const bool large =
       type.getN() * type.getK() >= target.tensorCoreSmallBatchMinWeights;
-  if (getDecodeFamily(type.getEncoding().getFormat()) == DecodeFamily::Table)
-    return large ? 5 : kMatvecMaxM;
-  return large ? 3 : 5;
+  if (getDecodeFamily(type.getEncoding().getFormat()) != DecodeFamily::Table)
+    return large ? 3 : 5;
+  if (!large)
+    return kMatvecMaxM;
+  // Where the matvec runs 2 rows a warp with K unsplit (too few rows for 4,
+  // enough for 2), the tensor-core kernel beat it at M = 3-4 on 4-bit
+  // tables (NF4, FP4); a matvec of 4 rows a warp shares each activation
+  // load over more rows and kept pace, and one that splits K (short N) won
+  // (docs/defaults.md). Other codebook widths were not measured.
+  const int64_t n = type.getN();
+  const bool twoRowMatvec = !matvecFillsWithRows(n, 4, target) &&
+                            matvecFillsWithRows(n, 2, target);
+  return type.getEncoding().getCodeBits() == 4 && twoRowMatvec ? 3 : 5;
 }
 
 TilingTarget qf::getTilingTarget(TargetAttr chip, int64_t tensorCoreMinM,
@@ -174,6 +184,19 @@ int64_t qf::getMatvecWarpsPerBlock(int64_t splitK) {
 int64_t qf::getMatvecRowsPerWarp(TilingAttr tiling) {
   return tiling.getBlockN() * tiling.getSplitK() /
          getMatvecWarpsPerBlock(tiling.getSplitK());
+}
+
+int64_t qf::getMatvecCandidateWarps(int64_t n, int64_t rowsPerWarp,
+                                    int64_t splitK) {
+  int64_t warpsPerBlock = getMatvecWarpsPerBlock(splitK);
+  int64_t blockN = rowsPerWarp * warpsPerBlock / splitK;
+  return llvm::divideCeil(n, blockN) * warpsPerBlock;
+}
+
+bool qf::matvecFillsWithRows(int64_t n, int64_t rowsPerWarp,
+                             const TilingTarget &target) {
+  return reachesTarget(getMatvecCandidateWarps(n, rowsPerWarp, /*splitK=*/1),
+                       kTargetWarpsPerSM * target.smCount);
 }
 
 int64_t qf::getMatvecGridWarps(TilingAttr tiling, int64_t n) {
@@ -228,9 +251,7 @@ TilingAttr selectMatvec(int64_t m, WeightType type, const TilingTarget &target,
   for (auto [rows, s] : candidates) {
     if (!splitFits(s))
       continue;
-    int64_t warpsPerBlock = getMatvecWarpsPerBlock(s);
-    int64_t blockN = rows * warpsPerBlock / s;
-    int64_t warps = llvm::divideCeil(n, blockN) * warpsPerBlock;
+    int64_t warps = getMatvecCandidateWarps(n, rows, s);
     // Nothing reaches the target (tiny N): the last candidate that fits,
     // the one with the most warps.
     bestRows = rows, bestSplit = s, bestWarps = warps;

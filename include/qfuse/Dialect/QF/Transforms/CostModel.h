@@ -132,7 +132,9 @@ struct TilingTarget {
 /// (docs/defaults.md, bench/crossover): integer and fp8 codes from M = 3 on
 /// weights of at least tensorCoreSmallBatchMinWeights elements and from
 /// M = 5 below; table codes (NF4, FP4, codebooks), whose tensor-core decode
-/// costs more, from M = 5 and M = kMatvecMaxM.
+/// costs more, from M = kMatvecMaxM on small weights, and on large ones from
+/// M = 5, or M = 3 for 4-bit tables where the matvec would run 2 rows a warp
+/// with K unsplit (matvecFillsWithRows with 2 rows and not with 4).
 int64_t tensorCoreMinMFor(WeightType type, const TilingTarget &target);
 
 /// The TilingTarget of `chip` (#qf.target: SM count, compute capability,
@@ -153,6 +155,16 @@ int64_t getMatvecRowsPerWarp(TilingAttr tiling);
 
 /// Warps a matvec over `n` rows launches: ceil(n / block_n) * warps/block.
 int64_t getMatvecGridWarps(TilingAttr tiling, int64_t n);
+
+/// Warps a matvec over `n` rows launches with `rowsPerWarp` rows a warp and
+/// K split `splitK` ways.
+int64_t getMatvecCandidateWarps(int64_t n, int64_t rowsPerWarp,
+                                int64_t splitK);
+
+/// Whether a matvec over `n` rows, `rowsPerWarp` rows a warp and K unsplit,
+/// reaches the warps a GPU of target.smCount SMs should hold.
+bool matvecFillsWithRows(int64_t n, int64_t rowsPerWarp,
+                         const TilingTarget &target);
 
 /// Chooses the kernel and tile shape for `m` activation rows times `type`.
 /// Appends a one-line account of the choice to `why` when given; sets
