@@ -10,7 +10,8 @@
 // Llama-3-8B's and Qwen2.5-7B's projections (docs/defaults.md): integer
 // codes take the mma kernel from M = 3 on weights of at least 8 x 2^20
 // elements and from M = 5 below; table codes (NF4, FP4, codebooks) from M = 5 and M = 8,
-// 4-bit tables from M = 3 where the matvec would run 2 rows a warp with K unsplit. A
+// 4-bit tables from M = 3 where 4 rows a warp do not fill the GPU and N has
+// 32-row tiles for 4 warps an SM in 8 K slices (N >= 2112 on 132 SMs). A
 // positive tensor-core-min-m (4 in the run of prefix OLD, the rule before) holds on the large
 // weights, the small ones keeping the matvec below M = 8. Below it, and
 // for what the mma kernel refuses (act_order, 2:4, 2/3-bit codes, K not a
@@ -124,6 +125,7 @@ func.func @by_family(%x3: tensor<3x4096xf16>, %x4: tensor<4x4096xf16>, %x5: tens
   %q4 = qf.weight_ref "q4" : !qf.weight<4096x4096, #nvfp4>
   %wide4 = qf.weight_ref "wide4" : !qf.weight<8192x4096, #nvfp4>
   %narrow4 = qf.weight_ref "narrow4" : !qf.weight<2048x8192, #nvfp4>
+  %mid4 = qf.weight_ref "mid4" : !qf.weight<2304x8192, #nvfp4>
   %kv4 = qf.weight_ref "kv4" : !qf.weight<1024x4096, #nvfp4>
   // Integer codes on a large weight: the mma kernel from M = 3.
   // CHECK: tiling = #qf.tiling<mma, {{.*}}-> tensor<3x4096xf16>
@@ -145,10 +147,12 @@ func.func @by_family(%x3: tensor<3x4096xf16>, %x4: tensor<4x4096xf16>, %x5: tens
   %w4 = qf.fused_matmul %x4, %wide4 : tensor<4x4096xf16>, !qf.weight<8192x4096, #nvfp4> -> tensor<4x8192xf16>
   // CHECK: tiling = #qf.tiling<mma, {{.*}}-> tensor<5x8192xf16>
   %2 = qf.fused_matmul %x5, %wide4 : tensor<5x4096xf16>, !qf.weight<8192x4096, #nvfp4> -> tensor<5x8192xf16>
-  // 2048 rows need K split for the matvec to fill the GPU: the matvec at
-  // M = 4.
+  // 2048 rows are 64 tiles, 512 warps in 8 K slices, under 4 an SM: the
+  // matvec (K split in two) at M = 4; 2304 rows make 576: the mma kernel.
   // CHECK: tiling = #qf.tiling<matvec, {{.*}}split_k = 2>{{.*}}-> tensor<4x2048xf16>
   %n4 = qf.fused_matmul %x8k4, %narrow4 : tensor<4x8192xf16>, !qf.weight<2048x8192, #nvfp4> -> tensor<4x2048xf16>
+  // CHECK: tiling = #qf.tiling<mma, {{.*}}-> tensor<4x2304xf16>
+  %m4 = qf.fused_matmul %x8k4, %mid4 : tensor<4x8192xf16>, !qf.weight<2304x8192, #nvfp4> -> tensor<4x2304xf16>
   // Table codes on a small weight: the matvec up to M = 7.
   // CHECK: tiling = #qf.tiling<matvec, {{.*}}-> tensor<5x1024xf16>
   %3 = qf.fused_matmul %x5, %kv4 : tensor<5x4096xf16>, !qf.weight<1024x4096, #nvfp4> -> tensor<5x1024xf16>

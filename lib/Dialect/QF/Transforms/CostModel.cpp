@@ -118,6 +118,12 @@ double qf::predictTimeUs(int64_t bytes, double bandwidthGbps) {
   return static_cast<double>(bytes) / (bandwidthGbps * 1e3) + kLaunchOverheadUs;
 }
 
+namespace {
+/// Warps an SM should get from the tensor-core kernel at small M (32-row
+/// warp tiles in 8 K slices) before it runs 4-bit tables from M = 3.
+constexpr int64_t kMinMmaWarpsPerSM = 4;
+} // namespace
+
 int64_t qf::tensorCoreMinMFor(WeightType type, const TilingTarget &target) {
   if (target.tensorCoreMinM > 0)
     return target.tensorCoreMinM;
@@ -127,15 +133,20 @@ int64_t qf::tensorCoreMinMFor(WeightType type, const TilingTarget &target) {
     return large ? 3 : 5;
   if (!large)
     return kMatvecMaxM;
-  // Where the matvec runs 2 rows a warp with K unsplit (too few rows for 4,
-  // enough for 2), the tensor-core kernel beat it at M = 3-4 on 4-bit
-  // tables (NF4, FP4); a matvec of 4 rows a warp shares each activation
-  // load over more rows and kept pace, and one that splits K (short N) won
-  // (docs/defaults.md). Other codebook widths were not measured.
+  // On 4-bit tables (NF4, FP4) the tensor-core kernel beat the matvec at
+  // M = 3-4 wherever the matvec has fewer rows than 4 a warp fill the GPU
+  // with, and the tensor-core kernel enough 32-row warp tiles to give each
+  // SM 4 warps in 8 K slices (docs/defaults.md). A matvec of 4 rows a warp
+  // shares each activation load over more rows and kept pace; on fewer
+  // tiles the matvec, splitting K, won. Other codebook widths were not
+  // measured.
   const int64_t n = type.getN();
-  const bool twoRowMatvec = !matvecFillsWithRows(n, 4, target) &&
-                            matvecFillsWithRows(n, 2, target);
-  return type.getEncoding().getCodeBits() == 4 && twoRowMatvec ? 3 : 5;
+  const bool mmaFills =
+      llvm::divideCeil(n, 32) * 8 >= kMinMmaWarpsPerSM * target.smCount;
+  return type.getEncoding().getCodeBits() == 4 &&
+                 !matvecFillsWithRows(n, 4, target) && mmaFills
+             ? 3
+             : 5;
 }
 
 TilingTarget qf::getTilingTarget(TargetAttr chip, int64_t tensorCoreMinM,

@@ -133,8 +133,9 @@ struct TilingTarget {
 /// weights of at least tensorCoreSmallBatchMinWeights elements and from
 /// M = 5 below; table codes (NF4, FP4, codebooks), whose tensor-core decode
 /// costs more, from M = kMatvecMaxM on small weights, and on large ones from
-/// M = 5, or M = 3 for 4-bit tables where the matvec would run 2 rows a warp
-/// with K unsplit (matvecFillsWithRows with 2 rows and not with 4).
+/// M = 5, or M = 3 for 4-bit tables where 4 rows a warp do not fill the GPU
+/// (matvecFillsWithRows) and N has 32-row tiles for 4 warps an SM in 8 K
+/// slices.
 int64_t tensorCoreMinMFor(WeightType type, const TilingTarget &target);
 
 /// The TilingTarget of `chip` (#qf.target: SM count, compute capability,
