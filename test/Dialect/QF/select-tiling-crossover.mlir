@@ -136,8 +136,9 @@ func.func @by_family(%x3: tensor<3x4096xf16>, %x4: tensor<4x4096xf16>, %x5: tens
   // OLD: tiling = #qf.tiling<matvec, {{.*}}-> tensor<5x1024xf16>
   %0 = qf.fused_matmul %x5, %kv : tensor<5x4096xf16>, !qf.weight<1024x4096, #int4> -> tensor<5x1024xf16>
   // 4-bit table codes on a large weight of 4096 rows: a matvec of 4 rows a
-  // warp would launch 1024 of the 2112 warps 132 SMs should hold, one of 2
-  // rows 2048 (enough), so the mma kernel from M = 3.
+  // warp would launch 1024 of the 2112 warps 132 SMs should hold, and the
+  // mma kernel has 128 tiles, 1024 warps in 8 K slices (7.8 an SM), so the
+  // mma kernel from M = 3.
   // CHECK: tiling = #qf.tiling<mma, {{.*}}-> tensor<3x4096xf16>
   // OLD: tiling = #qf.tiling<matvec, {{.*}}-> tensor<3x4096xf16>
   %1 = qf.fused_matmul %x3, %q4 : tensor<3x4096xf16>, !qf.weight<4096x4096, #nvfp4> -> tensor<3x4096xf16>

@@ -119,8 +119,13 @@ double qf::predictTimeUs(int64_t bytes, double bandwidthGbps) {
 }
 
 namespace {
-/// Warps an SM should get from the tensor-core kernel at small M (32-row
-/// warp tiles in 8 K slices) before it runs 4-bit tables from M = 3.
+/// Output rows of one tensor-core warp (docs/tensor-core.md).
+constexpr int64_t kMmaWarpRows = 32;
+/// K slices (split_k x cluster_k) of the fastest tensor-core tilings at
+/// small M; 16 measured slower (docs/tensor-core.md).
+constexpr int64_t kMmaFastestKSlices = 8;
+/// Warps an SM should get from the tensor-core kernel at small M before it
+/// runs 4-bit tables from M = 3.
 constexpr int64_t kMinMmaWarpsPerSM = 4;
 } // namespace
 
@@ -140,9 +145,11 @@ int64_t qf::tensorCoreMinMFor(WeightType type, const TilingTarget &target) {
   // shares each activation load over more rows and kept pace; on fewer
   // tiles the matvec, splitting K, won. Other codebook widths were not
   // measured.
+  // (A gated weight's 2N rows: its gate warps each have an up twin.)
   const int64_t n = type.getN();
-  const bool mmaFills =
-      llvm::divideCeil(n, 32) * 8 >= kMinMmaWarpsPerSM * target.smCount;
+  const int64_t mmaWarps =
+      llvm::divideCeil(n, kMmaWarpRows) * kMmaFastestKSlices;
+  const bool mmaFills = mmaWarps >= kMinMmaWarpsPerSM * target.smCount;
   return type.getEncoding().getCodeBits() == 4 &&
                  !matvecFillsWithRows(n, 4, target) && mmaFills
              ? 3
