@@ -57,8 +57,10 @@ def zoo_sample(count=9):
     return rng.sample(large, count * 2 // 3) + rng.sample(small, count // 3)
 
 
-def main(which, out):
-    entries = training() if which == "train" else zoo_sample()
+def main(which, out, entries=None):
+    """`entries`, when given, replaces `which`'s list (make-regime-ab.py)."""
+    if entries is None:
+        entries = training() if which == "train" else zoo_sample()
     shutil.rmtree(out, ignore_errors=True)
     arts = os.path.join(out, "artifacts")
     os.makedirs(arts)

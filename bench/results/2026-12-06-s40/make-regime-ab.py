@@ -12,8 +12,7 @@ reject them.
 
   make-regime-ab.py split|wide OUT
 
-Reuses session 39's make-flag-ab.py with these entries in place of its
-training list.
+Reuses session 39's make-flag-ab.py, given these entries.
 """
 import importlib.util
 import os
@@ -44,8 +43,7 @@ def main(regime, out):
     zoo_entries = {e["id"]: e for e in flagab.zoo.derive(flagab.zoo.load_models())[0]}
     entries = [flagab.entry(*t) for t in TRAIN[regime]]
     entries += [zoo_entries[i] for i in ZOO[regime]]
-    flagab.training = lambda: entries
-    flagab.main("train", out)
+    flagab.main(regime, out, entries)
 
 
 if __name__ == "__main__":
