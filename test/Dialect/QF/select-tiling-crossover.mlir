@@ -11,7 +11,7 @@
 // codes take the mma kernel from M = 3 on weights of at least 8 x 2^20
 // elements and from M = 5 below; table codes (NF4, FP4, codebooks) from M = 5 and M = 8,
 // 4-bit tables from M = 3 where 4 rows a warp do not fill the GPU and N has
-// 32-row tiles for 4 warps an SM in 8 K slices (N >= 2112 on 132 SMs). A
+// 32-row tiles for 4 warps an SM in 8 K slices (N >= 2081 on 132 SMs). A
 // positive tensor-core-min-m (4 in the run of prefix OLD, the rule before) holds on the large
 // weights, the small ones keeping the matvec below M = 8. Below it, and
 // for what the mma kernel refuses (act_order, 2:4, 2/3-bit codes, K not a
