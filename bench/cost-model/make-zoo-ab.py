@@ -13,7 +13,6 @@ training sweeps is evidence only where it wins here.
       CHANGES.json OUT_DIR [--chip sm_90a] [--jobs 2]
 """
 import argparse
-import concurrent.futures
 import json
 import os
 import random
@@ -64,13 +63,7 @@ def main():
                          f"--chip={args.chip}", "-o", qfa])
             lines.append(f"{run}-{side} {zoo.run_cost(entry, bs):.1f} --artifact "
                          f"{qfa} --batch {','.join(map(str, bs))} {gemms} --check")
-    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        results = list(pool.map(lambda cmd: subprocess.run(
-            cmd, capture_output=True, text=True), jobs))
-    failed = [" ".join(j) + "\n" + r.stderr[-400:]
-              for j, r in zip(jobs, results) if r.returncode]
-    if failed:
-        sys.exit("compile failed:\n" + "\n".join(failed))
+    zoo.compile_all(jobs, args.jobs)
     with open(os.path.join(args.out, "runs.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")
     with open(os.path.join(args.out, "COMPILE"), "w") as f:

@@ -21,8 +21,10 @@ Shapes whose launch key (N, K) is in bench/tuning-db.json are left out
 divide K are recorded as skipped, with the reason, never silently.
 """
 import argparse
+import concurrent.futures
 import json
 import os
+import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -180,6 +182,18 @@ COST = {
     "reference_macs_per_s": 8e9,       # all cores
     "per_batch_s": 0.02,               # plan + cuBLAS timings
 }
+
+
+def compile_all(commands, workers):
+    """Runs the qfuse-compile `commands` (argument lists) `workers` at a
+    time; exits naming each one that failed, with its stderr's end."""
+    with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+        results = list(pool.map(lambda cmd: subprocess.run(
+            cmd, capture_output=True, text=True), commands))
+    failed = [" ".join(c) + "\n" + r.stderr[-400:]
+              for c, r in zip(commands, results) if r.returncode]
+    if failed:
+        sys.exit("compile failed:\n" + "\n".join(failed))
 
 
 def run_cost(entry, batches, cost=COST):

@@ -11,7 +11,6 @@ Formats int4-g128, nf4, nvfp4, int8; --chip=sm_90a (what an H200 runs of
 the default artifact). --mma-warp-n exists only in a compiler built with
 warp-n16.patch (this folder) applied to 9fc6664; it was not kept.
 """
-import concurrent.futures
 import os
 import random
 import shutil
@@ -79,13 +78,7 @@ def main(which, out, entries=None):
                              "-o", qfa] + extra)
                 lines.append(f"{run}-{side} {zoo.run_cost(e, BATCHES):.1f} --artifact "
                              f"{qfa} --batch {bs} {gemms} --check")
-    with concurrent.futures.ThreadPoolExecutor(2) as pool:
-        results = list(pool.map(lambda c: subprocess.run(
-            c, capture_output=True, text=True), jobs))
-    failed = [" ".join(j) + "\n" + r.stderr[-400:]
-              for j, r in zip(jobs, results) if r.returncode]
-    if failed:
-        sys.exit("compile failed:\n" + "\n".join(failed))
+    zoo.compile_all(jobs, 2)
     with open(os.path.join(out, "runs.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")
     with open(os.path.join(out, "COMPILE"), "w") as f:
