@@ -45,7 +45,8 @@ private:
   SmallVector<Value> accumulate(Value slice, Value lane, ArrayRef<Value> rows);
   Value groupIndex(Value row, Value group);
   double valueScale() const;
-  int64_t minBlocksPerSM() const;
+  int64_t gridBlocks(ArrayRef<int64_t> memberNs) const;
+  int64_t minBlocksPerSM(int64_t launchBlocks) const;
   Value loadScaleTyped(Value base, Value idx);
   Value zeroAt(const WeightArgs &w, Value row, Value group);
   void computeRowScales();
