@@ -44,6 +44,7 @@
 #include "Common/KernelEmitter.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "qfuse/Conversion/MatVecOccupancy.h"
 #include "qfuse/format/Layout.h"
 #include "qfuse/format/Numerics.h"
 
@@ -66,10 +67,6 @@ Value matvec::sharedAddr(ImplicitLocOpBuilder &b, LLVM::GlobalOp global) {
   return LLVM::AddressOfOp::create(b, global);
 }
 
-/// The fewest registers a thread the matvec trades its headroom down to for
-/// a grid that fits one wave.
-constexpr int64_t kOneWaveRegisters = 128;
-
 /// Blocks of the launch grid: one per `out_block_n` output rows of each
 /// member.
 int64_t MatVecBuilder::gridBlocks(ArrayRef<int64_t> memberNs) const {
@@ -81,34 +78,10 @@ int64_t MatVecBuilder::gridBlocks(ArrayRef<int64_t> memberNs) const {
 
 /// Resident blocks per SM to ask ptxas for (see build()).
 int64_t MatVecBuilder::minBlocksPerSM(int64_t launchBlocks) const {
-  int64_t R = p.rowsPerWarp, M = p.m;
-  int64_t codes = p.unroll * R * p.vecBytes / 4;
-  int64_t estimate = 24 + codes + 2 * R * M + 4 * M + 8;
-  // RMSNorm: the row scales, gamma words and f32 temporaries.
-  if (p.norm)
-    estimate += M + 8;
-  int64_t threads = p.warps * 32;
-  auto blocksWithin = [&](int64_t registers) {
-    return std::clamp<int64_t>(
-        65536 / (threads * std::min<int64_t>(255, registers)), 1,
-        2048 / threads);
-  };
-  int64_t blocks = blocksWithin(estimate * 3 / 2);
-  // A grid the headroom's blocks would run in two waves, the second one
-  // partial, while 128 registers a thread let one wave hold it: the single
-  // wave is worth more than the headroom. 128 is what the M <= 4 variants
-  // get under the headroom; ptxas fits the M <= 8 ones into it with at most
-  // a few words spilled, where fewer registers spilled hundreds of bytes
-  // (docs/defaults.md, "Matvec occupancy").
-  int64_t oneWave = llvm::divideCeil(launchBlocks, spec.target.getSmCount());
-  if (oneWave > blocks && oneWave <= blocksWithin(kOneWaveRegisters))
-    blocks = oneWave;
-  // Asking for more blocks than shared memory lets reside would only
-  // squeeze registers: 228 KB per SM, 1 KB of it reserved per block.
-  if (p.sharedBytes > 0)
-    blocks =
-        std::clamp<int64_t>(228 * 1024 / (p.sharedBytes + 1024), 1, blocks);
-  return blocks;
+  MatVecOccupancyShape shape{p.rowsPerWarp, p.m, p.unroll, p.vecBytes,
+                             p.warps, p.norm, p.sharedBytes};
+  return getMatVecResidentBlocks(shape, launchBlocks,
+                                 spec.target.getSmCount());
 }
 
 /// The kernel's parameters, in order; the runtime binds them by name.

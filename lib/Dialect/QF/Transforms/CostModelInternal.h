@@ -16,6 +16,7 @@
 #include "qfuse/Dialect/QF/Transforms/MmaTimeModel.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/Support/raw_ostream.h"
 
 namespace mlir::qf::costmodel {
 
@@ -43,6 +44,12 @@ void forEachMmaCandidate(
     int64_t m, WeightType type, const TilingTarget &target, bool gated,
     llvm::function_ref<void(const MmaLaunchShape &, const MmaTimePrediction &)>
         fn);
+
+/// The matvec tiling for `m` rows (1..8), or null when no `vec_bytes`
+/// divides the packed row (MatvecSelection.cpp); `why` says what it
+/// weighed.
+TilingAttr selectMatvec(int64_t m, WeightType type, const TilingTarget &target,
+                        llvm::raw_string_ostream &why);
 
 /// The #qf.tiling of an mma.sync launch.
 TilingAttr getMmaTiling(MLIRContext *ctx, const MmaLaunchShape &launch);

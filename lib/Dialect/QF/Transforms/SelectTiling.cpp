@@ -89,6 +89,18 @@ FusedMatmulOp getGroupLeader(FusedMatmulOp op) {
   return {};
 }
 
+/// The weight rows of every `qf.fused_matmul` of `leader`'s qf.group: the
+/// rows of the one launch qf-to-gpu makes for them, which each member's
+/// choice weighs.
+int64_t getGroupRows(FusedMatmulOp leader) {
+  Attribute group = leader->getAttr("qf.group");
+  int64_t rows = 0;
+  for (auto other : leader->getBlock()->getOps<FusedMatmulOp>())
+    if (other->getAttr("qf.group") == group)
+      rows += other.getWeight().getType().getN();
+  return rows;
+}
+
 /// A plain f16 matmul on a dense f16 weight: qf-to-gpu makes it a cuBLAS
 /// gemm step as stored, whatever its tiling says.
 bool isCublasStep(FusedMatmulOp op) {
@@ -187,7 +199,10 @@ struct QFSelectTilingPass
     // The members of a qf.group run as one launch of the first member's
     // kernel (qf-to-gpu): each follows the first's choice of kernel.
     std::optional<KernelKind> forced;
-    if (FusedMatmulOp first = getGroupLeader(op); first && first != op) {
+    FusedMatmulOp first = getGroupLeader(op);
+    if (first)
+      target.launchRows = getGroupRows(first);
+    if (first && first != op) {
       FailureOr<TilingAttr> leader =
           chooseFor(first, first.getWeight().getType(), m, target, db);
       if (failed(leader))

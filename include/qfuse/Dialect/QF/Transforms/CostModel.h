@@ -125,6 +125,9 @@ struct TilingTarget {
   /// toward the least blocks' work (false, the default until it is timed on
   /// the zoo: the first of them).
   bool mmaTieBreak = false;
+  /// Rows of the launch the weight runs in when that is more than its own:
+  /// a qf.group's leader launches every member's rows (0: its own N).
+  int64_t launchRows = 0;
 };
 
 /// The batch from which the tensor-core kernel runs `type`: a positive
