@@ -1,8 +1,9 @@
 //===- CostModel.cpp - bytes, time and tiling of fused matmuls ------------===//
 //
 // The byte accounting behind qf-roofline and qf.predicted_us, and the rules
-// qf-select-tiling applies (the mma.sync candidates it weighs are
-// MmaCandidates.cpp's, the tuning candidates TilingCandidates.cpp's).
+// qf-select-tiling applies (the matvec's tiling is MatvecSelection.cpp's,
+// the mma.sync candidates it weighs MmaCandidates.cpp's, the tuning
+// candidates TilingCandidates.cpp's).
 // Decode matmuls are memory-bound, so the model is about bytes and about
 // keeping enough loads in flight to reach the bandwidth: enough warps, each
 // with whole 16-byte loads to issue.

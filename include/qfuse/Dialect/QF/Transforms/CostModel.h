@@ -126,7 +126,8 @@ struct TilingTarget {
   /// the zoo: the first of them).
   bool mmaTieBreak = false;
   /// Rows of the launch the weight runs in when that is more than its own:
-  /// a qf.group's leader launches every member's rows (0: its own N).
+  /// a qf.group's members run as one launch of all their rows (0: its own
+  /// N).
   int64_t launchRows = 0;
 };
 
