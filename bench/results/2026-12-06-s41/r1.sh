@@ -2,7 +2,7 @@
 # Session 41, device call 1. Carry ["build-s51"] (git-ignored), made by
 #   (build-s51/qfuse-compile-old: qfuse-compile of 616d45f; NEW: the
 #    matvec's one-wave occupancy rule, MatVecKernel.cpp minBlocksPerSM)
-#   python3 bench/results/2026-12-06-s41/matvec_occupancy_changes.py OLD NEW build-s51/changes128.json  (= occupancy/changes.json)
+#   python3 bench/results/2026-12-06-s41/zoo_changes.py OLD NEW build-s51/changes128.json --what minncta  (= occupancy/changes.json)
 #   python3 bench/cost-model/make-zoo-ab.py OLD NEW build-s51/changes128.json build-s51/ab --chip sm_90a
 # The 75 zoo cells (test set) whose matvec the rule changes: 4-bit tables,
 # small weights at M = 5-7 and 8192-row weights at M = 4; a and b each

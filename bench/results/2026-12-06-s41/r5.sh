@@ -4,7 +4,7 @@
 # runs in a second, partial wave take 4 rows a warp with the same split).
 # Carry ["build-s55"] (git-ignored), made by
 #   (OLD: qfuse-compile of f8f1cb4; NEW: the working tree with the rule)
-#   python3 bench/results/2026-12-06-s41/wave_changes.py OLD NEW build-s55/changes.json  (= wave-zoo/changes-measured.json)
+#   python3 bench/results/2026-12-06-s41/zoo_changes.py OLD NEW build-s55/changes.json --what tilings --batches 1,2  (= wave-zoo/changes-measured.json)
 #   python3 bench/cost-model/make-zoo-ab.py OLD NEW build-s55/changes.json build-s55/ab --chip sm_90a
 # The 119 zoo cells (test set; q/k/v groups included) the rule moves, pairs
 # in make-zoo-ab.py's fixed random order so that a cut leaves a sample; a and
