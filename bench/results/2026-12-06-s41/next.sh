@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Prepared in session 41 for the next device call: issue 18's zoo round of
-# record on an H200 with the compiler of 30db72f (session 40's table
+# record on an H200 with the compiler of 11ca05a (the code of 30db72f) (session 40's table
 # crossover, session 41's matvec occupancy and wave rules), the way a user
 # compiles, no tuning database. Carry ["build-s56"] (git-ignored, on the
 # compile machine), made by
