@@ -65,17 +65,28 @@ inline int64_t codeTableBytes(int64_t bits) {
   return bits <= 4 ? (int64_t(1) << bits) * 32 * 4 : 256 * 4;
 }
 
+/// Sets of accumulators handed over after the K loop: the split-K partials
+/// of k groups 1.., the sums cluster ranks 1.. send to rank 0, the gate
+/// sums of silu_mul (a second member).
+inline int64_t tensorCoreHandOverSlots(int64_t kGroups, int64_t clusterK,
+                                       int64_t members) {
+  int64_t slots = kGroups - 1;
+  slots = clusterK - 1 > slots ? clusterK - 1 : slots;
+  return members - 1 > slots ? members - 1 : slots;
+}
+
 /// Dynamic shared memory of a tensor-core block: `stages` pipeline stages
-/// of `kGroups` k groups and `warps` warps, or (reusing them) the partial
-/// sums of `handOverSlots` groups of `groupWarps` warps when larger, then
-/// the code table (`tableBytes`, 0 without one).
+/// of `kGroups` k groups and `warps` warps, or (reusing them) the
+/// hand-over slots of `groupWarps` warps when larger, then the code table
+/// (`tableBytes`, 0 without one).
 inline int64_t tensorCoreSharedBytes(const TensorCoreStage &stage,
                                      int64_t stages, int64_t kGroups,
-                                     int64_t warps, int64_t handOverSlots,
-                                     int64_t groupWarps, int64_t blockM,
-                                     int64_t tableBytes) {
+                                     int64_t warps, int64_t clusterK,
+                                     int64_t members, int64_t groupWarps,
+                                     int64_t blockM, int64_t tableBytes) {
   int64_t pipeline = stages * stage.bytes(kGroups, warps);
-  int64_t partials = tensorCoreHandOverBytes(handOverSlots, groupWarps, blockM);
+  int64_t partials = tensorCoreHandOverBytes(
+      tensorCoreHandOverSlots(kGroups, clusterK, members), groupWarps, blockM);
   return (pipeline > partials ? pipeline : partials) + tableBytes;
 }
 

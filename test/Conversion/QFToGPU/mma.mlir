@@ -104,8 +104,9 @@ func.func @ragged_blocks(%x: tensor<16x4096xf16>) -> tensor<16x1000xf16> {
 // -----
 
 // cluster_k splits K across the blocks of a thread-block cluster (grid z):
-// each block sums its slice, parks it in shared memory, and rank 0 reads
-// the others' through distributed shared memory between cluster barriers.
+// each block sums its slice; after a relaxed cluster barrier the other
+// ranks store theirs into rank 0's shared memory through distributed
+// shared memory, and after a release barrier rank 0 reads them locally.
 #e = #qf.enc<int4, group = 128, scale = f16>
 !w = !qf.weight<1024x4096, #e, #qf.layout<tiled, tile_n = 32, tile_k = 32>>
 // CHECK-LABEL: func.func @k_proj_cluster
@@ -113,11 +114,14 @@ func.func @ragged_blocks(%x: tensor<16x4096xf16>) -> tensor<16x1000xf16> {
 // CHECK-LABEL: llvm.func @qf_mma_0_m16(
 // CHECK-SAME: nvvm.cluster_dim = array<i32: 1, 1, 4>
 // CHECK: nvvm.read.ptx.sreg.ctaid.z
-// CHECK: nvvm.cluster.arrive {aligned}
+// CHECK: nvvm.cluster.arrive.relaxed {aligned}
 // CHECK: nvvm.cluster.wait {aligned}
 // CHECK: nvvm.mapa {{.*}} : !llvm.ptr<3> -> !llvm.ptr<7>
-// CHECK: llvm.load {{.*}} : !llvm.ptr<7> -> f32
+// CHECK: llvm.store {{.*}} : f32, !llvm.ptr<7>
 // CHECK: nvvm.cluster.arrive {aligned}
+// CHECK-NEXT: nvvm.cluster.wait {aligned}
+// CHECK-NOT: !llvm.ptr<7> -> f32
+// CHECK: llvm.load {{.*}} : !llvm.ptr<3> -> f32
 func.func @k_proj_cluster(%x: tensor<16x4096xf16>) -> tensor<16x1024xf16> {
   %w = qf.weight_ref "w" : !w
   %y = qf.fused_matmul %x, %w {tiling = #qf.tiling<mma, block_m = 16, block_n = 128, block_k = 128, split_k = 2, stages = 3, cluster_k = 4>}

@@ -78,17 +78,23 @@
 // SPILLS-NOT: spill stores
 
 // Split-K across a thread-block cluster (cluster_k): the cluster shape is
-// compiled into the kernel, partial sums cross blocks through DSMEM.
+// compiled into the kernel; once a relaxed barrier says rank 0 is drained,
+// the other ranks store their sums into its shared memory (DSMEM), a
+// release barrier publishes them and rank 0 reads them locally.
 // RUN: qfuse-compile %S/Inputs/mma-cluster.mlir --emit=ptx --batch-sizes=16 -o %tc.ptx
 // RUN: FileCheck %s --check-prefix=CLUSTER < %tc.ptx
 // RUN: %ptxas -arch=sm_90 -v %tc.ptx -o %tc.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS-CLUSTER
 // RUN: qfuse-compile %S/Inputs/mma-cluster.mlir --emit=ptx --chip=sm_80 --features=+ptx80 --batch-sizes=16 -o %tc80.ptx 2>&1 | FileCheck %s --check-prefix=SM80-CLUSTER
 // CLUSTER-LABEL: .entry qf_mma_0_m16(
 // CLUSTER: .reqnctapercluster 1, 1, 4
-// CLUSTER: barrier.cluster.arrive.aligned;
+// CLUSTER: barrier.cluster.arrive.relaxed.aligned;
 // CLUSTER: barrier.cluster.wait.aligned;
 // CLUSTER: mapa.shared::cluster.u64
-// CLUSTER: ld.shared::cluster.v4.b32
+// CLUSTER: st.shared::cluster.v4.b32
+// CLUSTER: barrier.cluster.arrive.aligned;
+// CLUSTER-NEXT: barrier.cluster.wait.aligned;
+// CLUSTER-NOT: ld.shared::cluster
+// CLUSTER: ld.shared.v4.b32
 // CLUSTER-LABEL: .entry qf_mma_2_m16(
 // CLUSTER: .reqnctapercluster 1, 1, 8
 // PTXAS-CLUSTER-COUNT-3: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads

@@ -15,6 +15,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/IR/Matchers.h"
 
 namespace mlir {
 namespace qf {
@@ -142,15 +143,35 @@ public:
                    {fmul(g, cf32(-1.4426950408889634))});
     return fmul(fdiv(g, fadd(cf32(1.0), ex)), u);
   }
-  /// d = bytes of {b, a} selected by `selector` (prmt.b32).
+  /// d = bytes of {b, a} selected by `selector` (prmt.b32). Constant bytes
+  /// (a table, a magic exponent) come as pinnedConstant's registers.
   Value prmt(Value a, Value bv, uint32_t selector) {
     return ptx("prmt.b32 $0, $1, $2, $3;", "=r,r,r,n", i32(),
-               {a, bv, c32(selector)});
+               {pinnedConstant(a), pinnedConstant(bv), c32(selector)});
   }
   /// The same with the selector in a register (an i32 value).
   Value prmt(Value a, Value bv, Value selector) {
     return ptx("prmt.b32 $0, $1, $2, $3;", "=r,r,r,r", i32(),
-               {a, bv, selector});
+               {pinnedConstant(a), pinnedConstant(bv), selector});
+  }
+
+  /// From here on, pinnedConstant hides constants from ptxas behind a zero
+  /// it cannot see: bit 0 of `alignedPointer`, an argument that points to
+  /// elements of 2 bytes or more. Called once, at the kernel's entry.
+  void pinConstantsWith(Value alignedPointer) {
+    Value address = LLVM::PtrToIntOp::create(b, i64(), alignedPointer);
+    Value low = arith::TruncIOp::create(b, i32(), address);
+    runtimeZero = band(low, c32(1));
+  }
+  /// `v`, where it is an integer constant and pinConstantsWith has run, as
+  /// `v ^ 0` of a zero ptxas cannot fold. prmt takes its bytes only from
+  /// registers; ptxas keeps a constant in a uniform register and copies it
+  /// into a register before every use, but keeps a value it cannot fold in
+  /// a register (docs/tensor-core.md, "Constants in registers").
+  Value pinnedConstant(Value v) {
+    if (!runtimeZero || !matchPattern(v, m_Constant()))
+      return v;
+    return arith::XOrIOp::create(b, v, runtimeZero);
   }
 
   Value tidX() { return NVVM::ThreadIdXOp::create(b, i32()); }
@@ -163,6 +184,7 @@ public:
 
 private:
   ImplicitLocOpBuilder &b;
+  Value runtimeZero; // pinConstantsWith's
 };
 
 } // namespace qf

@@ -49,6 +49,7 @@
 #include "Common/KernelCommon.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "qfuse/Conversion/TensorCoreOccupancy.h"
 #include "qfuse/format/MmaLayout.h"
 
 using namespace mlir;
@@ -99,6 +100,9 @@ SmallVector<std::string> TensorCoreBuilder::parameterNames() {
 void TensorCoreBuilder::bindArguments(KernelFunction &kernel) {
   auto arg = [&](StringRef n) { return kernel.arg(n); };
   x = arg("x");
+  // Tables stay in registers here; in the matvec they cost speed at M = 1
+  // (docs/tensor-core.md, "Constants in registers").
+  e.pinConstantsWith(x); // f16 or bf16 activations
   codes = arg("codes");
   scales = arg("scales");
   meta = arg("meta");
@@ -349,6 +353,13 @@ KernelLaunch TensorCoreBuilder::build() {
   if (p.producer)
     fn->setAttr(NVVM::NVVMDialect::getMaxnregAttrName(),
                 b.getI32IntegerAttr(p.launchRegisters));
+  // Room for more blocks an SM than one wave of the grid needs is never
+  // used: ask ptxas for that wave (TensorCoreOccupancy.h).
+  else if (int64_t wave = getTensorCoreResidentBlocks(
+               p.mBlocks * p.nBlocks * p.clusterK, spec.target.getSmCount(),
+               p.threads, p.blockM))
+    fn->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                b.getI32IntegerAttr(wave));
   bindArguments(kernel);
 
   indexThreads();
@@ -363,9 +374,10 @@ KernelLaunch TensorCoreBuilder::build() {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(role.thenBlock());
     produceSteps();
-    // The producer takes part in the cluster's two barriers (reduceCluster).
+    // The producer takes part in the cluster's two barriers (reduceCluster),
+    // with nothing of its own to publish.
     for (int64_t i = 0; p.clusterK > 1 && i < 2; ++i) {
-      NVVM::ClusterArriveOp::create(b, UnitAttr::get(b.getContext()));
+      NVVM::ClusterArriveRelaxedOp::create(b, UnitAttr::get(b.getContext()));
       NVVM::ClusterWaitOp::create(b, UnitAttr::get(b.getContext()));
     }
     b.setInsertionPointToStart(role.elseBlock());

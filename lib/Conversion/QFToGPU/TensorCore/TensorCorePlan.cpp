@@ -308,14 +308,15 @@ static LogicalResult planSharedMemory(const MatmulSpec &spec, Plan &p,
   p.zOff = off;
   off += p.stages * p.warps * stage.zeros;
   p.pipelineBytes = off;
-  // In-block partials of k groups 1.., this block's sum for the cluster, or
-  // the gate sums handed to the up warps (silu_mul).
-  int64_t handOverSlots = std::max<int64_t>(
-      {p.kGroups - 1, p.clusterK > 1 ? 1 : 0, p.members - 1});
+  // In-block partials of k groups 1.., the sums of cluster ranks 1.. (in
+  // rank 0), or the gate sums handed to the up warps (silu_mul).
+  int64_t handOverSlots =
+      tensorCoreHandOverSlots(p.kGroups, p.clusterK, p.members);
   p.lutOff = std::max(
       off, tensorCoreHandOverBytes(handOverSlots, p.groupWarps, p.blockM));
   p.total = tensorCoreSharedBytes(stage, p.stages, p.kGroups, p.warps,
-                                  handOverSlots, p.groupWarps, p.blockM,
+                                  p.clusterK, p.members, p.groupWarps,
+                                  p.blockM,
                                   p.lut ? codeTableBytes(p.codeBits) : 0);
   if (p.total > spec.target.getMaxSharedPerBlock())
     return emitError() << "the tiling needs " << p.total

@@ -51,9 +51,8 @@ int64_t TensorCoreBuilder::sumOffset(int64_t i) const {
   return i / w * 32 * 4 * w + i % w * 4;
 }
 
-/// Where this lane parks accumulator `i` for another warp or block to read
-/// (the cluster sum, the gate sums of silu_mul): n warp nw's region of the
-/// drained pipeline memory.
+/// Where this lane parks accumulator `i` for another warp to read (the gate
+/// sums of silu_mul): n warp nw's region of the drained pipeline memory.
 Value TensorCoreBuilder::parkedSum(int64_t i) { return sumSlot(nw, i); }
 
 /// Stores `sums` at `slot(i)`, sumsPerAccess() at a time.
@@ -128,25 +127,46 @@ void TensorCoreBuilder::reduceSplitK(Acc &acc) {
 }
 
 /// Sums the cluster's blocks (each a K slice) into rank 0's accumulators:
-/// every block parks k group 0's sums in its own shared memory, the cluster
-/// barrier publishes them, rank 0 reads the others' through distributed
-/// shared memory (mapa), and a second barrier keeps them alive until read.
+/// once rank 0's pipeline memory is drained (a relaxed cluster barrier),
+/// ranks 1.. store k group 0's sums into slots there through distributed
+/// shared memory, a second barrier (release) publishes them, and rank 0
+/// adds its slots. Pulling the sums from the ranks took a release barrier
+/// (a GPU-wide membar) on both sides of the reads (docs/tensor-core.md,
+/// "Cluster sums").
 void TensorCoreBuilder::reduceCluster(Acc &acc) {
   if (p.clusterK == 1)
     return;
   MLIRContext *ctx = b.getContext();
-  int64_t per = p.mTiles * 16;
   Value isGroup0 =
       arith::CmpIOp::create(b, arith::CmpIPredicate::eq, kg, e.c32(0));
   Value isRank0 =
       arith::CmpIOp::create(b, arith::CmpIPredicate::eq, rank, e.c32(0));
+  // The slot of rank r's sums (r >= 1) for this lane, in rank 0.
+  auto slotOf = [&](Value r) {
+    Value region =
+        e.add(e.mul(e.sub(r, e.c32(1)), e.c32(p.groupWarps)), columnWarp);
+    return [this, region](int64_t i) { return sumSlot(region, i); };
+  };
   blockBarrier(); // the in-block partials have been read
+  NVVM::ClusterArriveRelaxedOp::create(b, UnitAttr::get(ctx));
+  NVVM::ClusterWaitOp::create(b, UnitAttr::get(ctx));
   {
     OpBuilder::InsertionGuard guard(b);
-    auto writer = scf::IfOp::create(
-        b, arith::AndIOp::create(b, isGroup0, e.ult(e.c32(0), rank)), false);
-    b.setInsertionPointToStart(writer.thenBlock());
-    storeSums(acc, [&](int64_t i) { return parkedSum(i); });
+    auto sender = scf::IfOp::create(
+        b,
+        arith::AndIOp::create(
+            b, isGroup0,
+            arith::CmpIOp::create(b, arith::CmpIPredicate::ne, rank, e.c32(0))),
+        false);
+    b.setInsertionPointToStart(sender.thenBlock());
+    // One mapa; sum i is sumOffset(i) bytes past sum 0.
+    auto clusterPtr = LLVM::LLVMPointerType::get(ctx, 7);
+    Value remote =
+        NVVM::MapaOp::create(b, clusterPtr, slotOf(rank)(0), e.c32(0));
+    storeSums(acc, [&](int64_t i) -> Value {
+      return LLVM::GEPOp::create(b, clusterPtr, e.i8(), remote,
+                                 ValueRange{e.c32(sumOffset(i))});
+    });
   }
   NVVM::ClusterArriveOp::create(b, UnitAttr::get(ctx));
   NVVM::ClusterWaitOp::create(b, UnitAttr::get(ctx));
@@ -156,22 +176,13 @@ void TensorCoreBuilder::reduceCluster(Acc &acc) {
         b, TypeRange(ValueRange(acc)),
         arith::AndIOp::create(b, isGroup0, isRank0), true);
     b.setInsertionPointToStart(reader.thenBlock());
-    auto clusterPtr = LLVM::LLVMPointerType::get(ctx, 7);
     Acc sum(acc.begin(), acc.end());
-    for (int64_t r = 1; r < p.clusterK; ++r) {
-      // One mapa per rank; sum i is sumOffset(i) bytes past sum 0.
-      Value remote = NVVM::MapaOp::create(b, clusterPtr, parkedSum(0), e.c32(r));
-      addSums(sum, [&](int64_t i) -> Value {
-        return LLVM::GEPOp::create(b, clusterPtr, e.i8(), remote,
-                                   ValueRange{e.c32(sumOffset(i))});
-      });
-    }
+    for (int64_t r = 1; r < p.clusterK; ++r)
+      addSums(sum, slotOf(e.c32(r)));
     scf::YieldOp::create(b, sum);
     b.setInsertionPointToStart(reader.elseBlock());
     scf::YieldOp::create(b, acc);
-    for (int64_t i = 0; i < per; ++i)
+    for (size_t i = 0; i < acc.size(); ++i)
       acc[i] = reader.getResult(i);
   }
-  NVVM::ClusterArriveOp::create(b, UnitAttr::get(ctx));
-  NVVM::ClusterWaitOp::create(b, UnitAttr::get(ctx));
 }

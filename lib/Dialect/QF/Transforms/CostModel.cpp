@@ -220,11 +220,9 @@ int64_t costmodel::wgmmaSharedBytes(const TensorCoreStage &stage,
                                     int64_t blockM, int64_t split,
                                     int64_t stages, int64_t cluster,
                                     int64_t members) {
-  return std::max(stages * stage.bytes(split, 4 * members * split),
-                  tensorCoreHandOverBytes(
-                      std::max<int64_t>(
-                          {split - 1, cluster > 1 ? 1 : 0, members - 1}),
-                      /*groupWarps=*/4 * members, blockM));
+  return tensorCoreSharedBytes(stage, stages, split, 4 * members * split,
+                               cluster, members, /*groupWarps=*/4 * members,
+                               blockM, /*tableBytes=*/0);
 }
 
 namespace {
@@ -413,10 +411,8 @@ int64_t qf::getMmaSharedBytes(WeightType type, bool gated, int64_t blockM,
   TensorCoreStage stage = getTensorCoreStage(blockM, blockK, bits,
                                              groupsPerStep, zeros,
                                              enc.isSparse24());
-  int64_t handOver =
-      std::max<int64_t>({splitK - 1, clusterK > 1 ? 1 : 0, members - 1});
-  return tensorCoreSharedBytes(stage, stages, splitK, warps, handOver,
-                               blockN / 32 * members, blockM,
+  return tensorCoreSharedBytes(stage, stages, splitK, warps, clusterK,
+                               members, blockN / 32 * members, blockM,
                                table ? codeTableBytes(bits) : 0);
 }
 

@@ -8,6 +8,8 @@
 
 #include "qfuse/Dialect/QF/Transforms/MmaTimeModel.h"
 
+#include "qfuse/Conversion/TensorCoreOccupancy.h"
+
 #include <algorithm>
 
 using namespace mlir;
@@ -41,19 +43,6 @@ constexpr int64_t kSharedPerSm = 228 * 1024, kRegistersPerSm = 65536;
 constexpr int64_t kMaxWarpsPerSm = 64, kMaxBlocksPerSm = 32;
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-/// ptxas's registers per thread of the int4 kernel at each block_m (sm_90).
-int64_t registersPerThread(int64_t blockM) {
-  if (blockM <= 16)
-    return 96;
-  if (blockM <= 32)
-    return 144;
-  if (blockM <= 48)
-    return 168;
-  if (blockM <= 64)
-    return 160;
-  return 243;
-}
 
 /// No training sweep measures these (docs/cost-model.md): fp8's decode (a
 /// cvt per pair) relative to int4's, and a zero point's read per group
@@ -110,7 +99,7 @@ MmaTimePrediction qf::predictMmaTime(const MmaLaunchShape &l,
   int64_t warps = l.blockN / 32 * l.splitK * l.members;
   int64_t resident = std::min(
       {kSharedPerSm / std::max<int64_t>(l.sharedBytes, 1),
-       kRegistersPerSm / (registersPerThread(l.blockM) * 32 * warps),
+       kRegistersPerSm / (getTensorCoreRegisterEstimate(l.blockM) * 32 * warps),
        kMaxWarpsPerSm / warps, kMaxBlocksPerSm});
   resident = std::max<int64_t>(resident, 1);
   int64_t perSm = ceilDiv(blocks, t.smCount);
