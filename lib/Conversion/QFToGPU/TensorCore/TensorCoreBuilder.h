@@ -23,6 +23,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 
 #include <array>
+#include <functional>
 
 namespace mlir {
 namespace qf {
@@ -130,6 +131,7 @@ private:
   int64_t sumsPerAccess() const;
   bool twoSumSetsFit() const;
   Value sumSlot(Value region, int64_t i);
+  std::function<Value(int64_t)> handOverSlot(Value index);
   int64_t sumOffset(int64_t i) const;
   Value parkedSum(int64_t i);
   void storeSums(ArrayRef<Value> sums, function_ref<Value(int64_t)> slot);

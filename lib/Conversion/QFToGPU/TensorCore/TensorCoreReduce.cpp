@@ -101,29 +101,33 @@ void TensorCoreBuilder::addSums(Acc &acc, function_ref<Value(int64_t)> slot) {
   }
 }
 
+/// Where this lane keeps each accumulator in hand-over slot `index` - 1,
+/// `index` >= 1: k group `index`'s partials, or in rank 0 cluster rank
+/// `index`'s sums (tensorCoreHandOverSlots).
+std::function<Value(int64_t)> TensorCoreBuilder::handOverSlot(Value index) {
+  Value region =
+      e.add(e.mul(e.sub(index, e.c32(1)), e.c32(p.groupWarps)), columnWarp);
+  return [this, region](int64_t i) { return sumSlot(region, i); };
+}
+
 /// Sums the k groups' accumulators into k group 0's, through the (drained)
 /// pipeline shared memory.
 void TensorCoreBuilder::reduceSplitK(Acc &acc) {
   if (p.kGroups == 1)
     return;
   blockBarrier();
-  auto slotOf = [&](Value group) {
-    Value region = e.add(
-        e.mul(e.sub(group, e.c32(1)), e.c32(p.groupWarps)), columnWarp);
-    return [this, region](int64_t i) { return sumSlot(region, i); };
-  };
   {
     OpBuilder::InsertionGuard guard(b);
     auto writer = scf::IfOp::create(
         b, arith::CmpIOp::create(b, arith::CmpIPredicate::ne, kg, e.c32(0)),
         false);
     b.setInsertionPointToStart(writer.thenBlock());
-    storeSums(acc, slotOf(kg));
+    storeSums(acc, handOverSlot(kg));
   }
   blockBarrier();
   // Every warp reads (cheap, shared memory); only group 0 stores.
   for (int64_t other = 1; other < p.kGroups; ++other)
-    addSums(acc, slotOf(e.c32(other)));
+    addSums(acc, handOverSlot(e.c32(other)));
 }
 
 /// Sums the cluster's blocks (each a K slice) into rank 0's accumulators:
@@ -141,12 +145,6 @@ void TensorCoreBuilder::reduceCluster(Acc &acc) {
       arith::CmpIOp::create(b, arith::CmpIPredicate::eq, kg, e.c32(0));
   Value isRank0 =
       arith::CmpIOp::create(b, arith::CmpIPredicate::eq, rank, e.c32(0));
-  // The slot of rank r's sums (r >= 1) for this lane, in rank 0.
-  auto slotOf = [&](Value r) {
-    Value region =
-        e.add(e.mul(e.sub(r, e.c32(1)), e.c32(p.groupWarps)), columnWarp);
-    return [this, region](int64_t i) { return sumSlot(region, i); };
-  };
   blockBarrier(); // the in-block partials have been read
   NVVM::ClusterArriveRelaxedOp::create(b, UnitAttr::get(ctx));
   NVVM::ClusterWaitOp::create(b, UnitAttr::get(ctx));
@@ -162,7 +160,7 @@ void TensorCoreBuilder::reduceCluster(Acc &acc) {
     // One mapa; sum i is sumOffset(i) bytes past sum 0.
     auto clusterPtr = LLVM::LLVMPointerType::get(ctx, 7);
     Value remote =
-        NVVM::MapaOp::create(b, clusterPtr, slotOf(rank)(0), e.c32(0));
+        NVVM::MapaOp::create(b, clusterPtr, handOverSlot(rank)(0), e.c32(0));
     storeSums(acc, [&](int64_t i) -> Value {
       return LLVM::GEPOp::create(b, clusterPtr, e.i8(), remote,
                                  ValueRange{e.c32(sumOffset(i))});
@@ -178,7 +176,7 @@ void TensorCoreBuilder::reduceCluster(Acc &acc) {
     b.setInsertionPointToStart(reader.thenBlock());
     Acc sum(acc.begin(), acc.end());
     for (int64_t r = 1; r < p.clusterK; ++r)
-      addSums(sum, slotOf(e.c32(r)));
+      addSums(sum, handOverSlot(e.c32(r)));
     scf::YieldOp::create(b, sum);
     b.setInsertionPointToStart(reader.elseBlock());
     scf::YieldOp::create(b, acc);
