@@ -30,6 +30,12 @@ inline int64_t getTensorCoreRegisterEstimate(int64_t blockM) {
   return 243;
 }
 
+/// Blocks of `threads` threads an SM's registers hold at the estimate.
+inline int64_t getTensorCoreBlocksByRegisters(int64_t blockM,
+                                              int64_t threads) {
+  return 65536 / (getTensorCoreRegisterEstimate(blockM) * threads);
+}
+
 /// The resident blocks a launch of `gridBlocks` blocks of `threads` threads
 /// asks ptxas for: those one wave of the grid needs on `smCount` SMs, where
 /// that many blocks leave each thread the estimate's registers (one block
@@ -40,8 +46,9 @@ inline int64_t getTensorCoreResidentBlocks(int64_t gridBlocks,
                                            int64_t smCount, int64_t threads,
                                            int64_t blockM) {
   int64_t wave = (gridBlocks + smCount - 1) / smCount;
-  int64_t fit = 65536 / (getTensorCoreRegisterEstimate(blockM) * threads);
-  return wave == 1 || wave <= fit ? wave : 0;
+  return wave == 1 || wave <= getTensorCoreBlocksByRegisters(blockM, threads)
+             ? wave
+             : 0;
 }
 
 } // namespace qf

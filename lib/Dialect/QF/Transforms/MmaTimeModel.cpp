@@ -39,7 +39,7 @@ struct Params {
 };
 constexpr Params kParams;
 constexpr double kFitBandwidthGbps = 4800;
-constexpr int64_t kSharedPerSm = 228 * 1024, kRegistersPerSm = 65536;
+constexpr int64_t kSharedPerSm = 228 * 1024;
 constexpr int64_t kMaxWarpsPerSm = 64, kMaxBlocksPerSm = 32;
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -99,7 +99,7 @@ MmaTimePrediction qf::predictMmaTime(const MmaLaunchShape &l,
   int64_t warps = l.blockN / 32 * l.splitK * l.members;
   int64_t resident = std::min(
       {kSharedPerSm / std::max<int64_t>(l.sharedBytes, 1),
-       kRegistersPerSm / (getTensorCoreRegisterEstimate(l.blockM) * 32 * warps),
+       getTensorCoreBlocksByRegisters(l.blockM, 32 * warps),
        kMaxWarpsPerSm / warps, kMaxBlocksPerSm});
   resident = std::max<int64_t>(resident, 1);
   int64_t perSm = ceilDiv(blocks, t.smCount);
