@@ -17,7 +17,6 @@ import collections
 import json
 import os
 import re
-import struct
 import subprocess
 import sys
 import tempfile
@@ -25,23 +24,7 @@ import tempfile
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, os.path.join(ROOT, "python-frontend"))
 from qfuse.encodings import encoding_text  # noqa: E402
-
-
-def text_sizes(cubin):
-    """{kernel: .text bytes} of an ELF cubin."""
-    data = open(cubin, "rb").read()
-    shoff, = struct.unpack_from("<Q", data, 0x28)
-    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
-    headers = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize)
-               for i in range(shnum)]
-    names = headers[shstrndx]
-    strtab = data[names[4]:names[4] + names[5]]
-    sizes = {}
-    for h in headers:
-        name = strtab[h[0]:strtab.index(b"\0", h[0])].decode()
-        if name.startswith(".text."):
-            sizes[name[len(".text."):]] = h[5]
-    return sizes
+from cubin import text_sizes  # noqa: E402
 
 
 def mma_loop_ptx(ptx):
@@ -107,7 +90,7 @@ def main():
                     r"Function properties for (\w+)[\s\S]*?Used (\d+) registers",
                     info))
                 loops = mma_loop_ptx(open(ptx).read())
-                for kernel, size in sorted(text_sizes(cubin).items()):
+                for kernel, size in sorted(text_sizes(open(cubin, "rb").read()).items()):
                     rows.append({"format": fmt, "batch": int(batch),
                                  "kernel": kernel, "sass": size // 16,
                                  "registers": int(regs.get(kernel, 0)),

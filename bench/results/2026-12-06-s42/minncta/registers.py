@@ -11,7 +11,6 @@ import base64
 import json
 import os
 import random
-import struct
 import subprocess
 import sys
 import tempfile
@@ -19,44 +18,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "..")
 sys.path.insert(0, os.path.join(ROOT, "bench", "zoo"))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
 import zoo  # noqa: E402
-
-EIATTR_REGCOUNT = 0x2F
-
-
-def registers(cubin):
-    """{kernel: registers} of an ELF cubin."""
-    shoff, = struct.unpack_from("<Q", cubin, 0x28)
-    size, count, names = struct.unpack_from("<HHH", cubin, 0x3A)
-    sections = [struct.unpack_from("<IIQQQQIIQQ", cubin, shoff + i * size)
-                for i in range(count)]
-    table = sections[names]
-    strtab = cubin[table[4]:table[4] + table[5]]
-    name = lambda off: strtab[off:strtab.index(b"\0", off)].decode()
-    symtab = next(s for s in sections if s[1] == 2)
-    symstr = sections[symtab[6]]
-    strings = cubin[symstr[4]:symstr[4] + symstr[5]]
-    symbols = []
-    for i in range(symtab[5] // 24):
-        off, = struct.unpack_from("<I", cubin, symtab[4] + i * 24)
-        symbols.append(strings[off:strings.index(b"\0", off)].decode())
-    regs = {}
-    for s in sections:
-        if name(s[0]) != ".nv.info":
-            continue
-        at, end = s[4], s[4] + s[5]
-        while at < end:
-            fmt, attr = cubin[at], cubin[at + 1]
-            if fmt == 4:  # EIFMT_SVAL: a 16-bit size, then the value
-                length, = struct.unpack_from("<H", cubin, at + 2)
-                if attr == EIATTR_REGCOUNT:
-                    symbol, count = struct.unpack_from("<II", cubin, at + 4)
-                    regs[symbols[symbol]] = count
-                at += 4 + length
-            else:
-                at += 4 if fmt == 3 else 2
-    return regs
-
+from cubin import registers  # noqa: E402
 
 def main(old, new, out):
     entries = zoo.derive(zoo.load_models())[0]
