@@ -11,7 +11,9 @@
 
 #include "Interpreter.h"
 
+#include <cstdlib>
 #include <map>
+#include <string>
 
 namespace qfuse::sim::ptx {
 
@@ -209,6 +211,7 @@ bool GroupRunner::runThread(Thread &t) {
       return true;
     case Ctl::Yield:
       ++t.pc;
+      yielded = true;
       return true;
     case Ctl::Trap:
       return fail(t, pc, "trap");
@@ -221,22 +224,45 @@ bool GroupRunner::runThread(Thread &t) {
   }
 }
 
+/// Whether a pass runs a cluster's CTAs from the last rank to the first,
+/// each as far as it can go before the next (QFUSE_SIM_CLUSTER_ORDER=
+/// reverse). By default a pass moves every thread to its next wait, rank 0
+/// first, so the CTAs keep in step; a kernel whose other ranks touch rank
+/// 0's shared memory before it is done with it then passes, which ranks far
+/// ahead of rank 0 catch (docs/gpu-sim.md).
+static bool reverseClusterOrder() {
+  static const bool reverse = [] {
+    const char *order = std::getenv("QFUSE_SIM_CLUSTER_ORDER");
+    return order && std::string(order) == "reverse";
+  }();
+  return reverse;
+}
+
 bool GroupRunner::schedule() {
+  const bool reverse = reverseClusterOrder();
   for (;;) {
     bool moved = false, live = false;
-    for (Cta *c : group.ctas)
-      for (Thread &t : c->threads) {
-        if (t.state == ThreadState::Exited)
-          continue;
-        live = true;
-        if (t.state == ThreadState::Mbar && t.mbarEpoch != group.mbarEpoch)
-          t.state = ThreadState::Ready;
-        if (t.state != ThreadState::Ready)
-          continue;
-        moved = true;
-        if (!runThread(t))
-          return false;
+    for (size_t i = 0; i < group.ctas.size(); ++i) {
+      Cta *c = group.ctas[reverse ? group.ctas.size() - 1 - i : i];
+      for (bool again = true; again;) {
+        again = false;
+        yielded = false;
+        for (Thread &t : c->threads) {
+          if (t.state == ThreadState::Exited)
+            continue;
+          live = true;
+          if (t.state == ThreadState::Mbar && t.mbarEpoch != group.mbarEpoch)
+            t.state = ThreadState::Ready;
+          if (t.state != ThreadState::Ready)
+            continue;
+          moved = true;
+          again = reverse; // in reverse, the CTA goes on while it can,
+          if (!runThread(t))
+            return false;
+        }
+        again = again && !yielded; // but lets the others run after a yield
       }
+    }
     if (!live)
       return true;
     if (!moved) {

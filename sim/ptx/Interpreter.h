@@ -36,6 +36,7 @@ private:
   std::vector<uint32_t> warpArrived; ///< per CTA x warp: lanes at a collective
   Group group;
   Exec x;
+  bool yielded = false; ///< a thread of this pass ran a nanosleep
 
   void setUp(uint64_t index);
   void initThread(Cta &cta, Thread &t, uint32_t linear);
