@@ -238,30 +238,37 @@ static bool reverseClusterOrder() {
   return reverse;
 }
 
+/// Runs each ready thread of `c` to its next wait, and with `ahead` again
+/// until none can move or one yields; false on a failure.
+bool GroupRunner::passCta(Cta &c, bool ahead, bool &moved, bool &live) {
+  for (bool again = true; again;) {
+    again = false;
+    yielded = false;
+    for (Thread &t : c.threads) {
+      if (t.state == ThreadState::Exited)
+        continue;
+      live = true;
+      if (t.state == ThreadState::Mbar && t.mbarEpoch != group.mbarEpoch)
+        t.state = ThreadState::Ready;
+      if (t.state != ThreadState::Ready)
+        continue;
+      moved = again = true;
+      if (!runThread(t))
+        return false;
+    }
+    again = again && ahead && !yielded; // a yield lets the others run
+  }
+  return true;
+}
+
 bool GroupRunner::schedule() {
   const bool reverse = reverseClusterOrder();
   for (;;) {
     bool moved = false, live = false;
     for (size_t i = 0; i < group.ctas.size(); ++i) {
-      Cta *c = group.ctas[reverse ? group.ctas.size() - 1 - i : i];
-      for (bool again = true; again;) {
-        again = false;
-        yielded = false;
-        for (Thread &t : c->threads) {
-          if (t.state == ThreadState::Exited)
-            continue;
-          live = true;
-          if (t.state == ThreadState::Mbar && t.mbarEpoch != group.mbarEpoch)
-            t.state = ThreadState::Ready;
-          if (t.state != ThreadState::Ready)
-            continue;
-          moved = true;
-          again = reverse; // in reverse, the CTA goes on while it can,
-          if (!runThread(t))
-            return false;
-        }
-        again = again && !yielded; // but lets the others run after a yield
-      }
+      Cta &c = *group.ctas[reverse ? group.ctas.size() - 1 - i : i];
+      if (!passCta(c, reverse, moved, live))
+        return false;
     }
     if (!live)
       return true;

@@ -41,6 +41,7 @@ private:
   void setUp(uint64_t index);
   void initThread(Cta &cta, Thread &t, uint32_t linear);
   bool schedule();
+  bool passCta(Cta &c, bool ahead, bool &moved, bool &live);
   bool runThread(Thread &t);
   bool fail(const Thread &t, uint32_t pc, const std::string &what);
   bool arriveBar(Cta &cta, uint32_t id, uint32_t count);
