@@ -149,6 +149,16 @@ bool GroupRunner::runThread(Thread &t) {
     case Ctl::Bra:
       pc = in.target;
       continue;
+    case Ctl::BraIdx: {
+      const std::vector<uint32_t> &table = fn.jumpTables[in.aux];
+      uint64_t index = uint32_t(r[in.op[0]]);
+      if (index >= table.size())
+        return fail(t, pc,
+                    "brx.idx index " + std::to_string(index) + " past its " +
+                        std::to_string(table.size()) + " targets");
+      pc = table[index];
+      continue;
+    }
     case Ctl::BarArrive: {
       uint32_t id = uint32_t(r[in.op[0]]) & 15;
       uint32_t n = in.op[1] == kNone ? 0 : uint32_t(r[in.op[1]]);

@@ -240,6 +240,21 @@ uint32_t Decoder::label(std::string_view name) {
   return target;
 }
 
+uint32_t Decoder::jumpTable(std::string_view name) {
+  const std::vector<std::string> *list =
+      lookupTargetList(syn, current->scope, name);
+  if (!list) {
+    fail("unknown .branchtargets list '" + std::string(name) + "'");
+    return kNone;
+  }
+  std::vector<uint32_t> table;
+  for (const std::string &target : *list)
+    if (table.emplace_back(label(target)) == kNone)
+      return kNone;
+  fn.jumpTables.push_back(std::move(table));
+  return uint32_t(fn.jumpTables.size() - 1);
+}
+
 bool Decoder::decodeOne(const Statement &s, Instr &in) {
   current = &s;
   in.line = s.line;
@@ -304,8 +319,16 @@ bool Decoder::decodeAll() {
 Decoded decodeControl(Decoder &d, const Statement &s, const Parts &p,
                       Instr &in) {
   std::string_view op = p[0];
-  if (op == "bra" || op == "brx") {
-    if (op == "brx" || s.ops.size() != 1 || s.ops[0].kind != Operand::Name)
+  if (op == "brx") {
+    if (!p.has("idx") || s.ops.size() != 2 || s.ops[1].kind != Operand::Name)
+      return Decoded::NotMine;
+    in.ctl = Ctl::BraIdx;
+    in.op[0] = d.src(s.ops[0], Ty::U32);
+    in.aux = d.jumpTable(s.ops[1].text);
+    return in.op[0] == kNone || in.aux == kNone ? Decoded::Error : Decoded::Ok;
+  }
+  if (op == "bra") {
+    if (s.ops.size() != 1 || s.ops[0].kind != Operand::Name)
       return Decoded::NotMine;
     in.ctl = Ctl::Bra;
     in.target = d.label(s.ops[0].text);

@@ -78,6 +78,8 @@ public:
   bool fail(const std::string &what);
   /// The instruction index of label `name`, or kNone (error set).
   uint32_t label(std::string_view name);
+  /// fn.jumpTables' index of .branchtargets list `name`, or kNone.
+  uint32_t jumpTable(std::string_view name);
   /// Expects `n` operands.
   bool count(const Statement &s, size_t n);
   /// The usual end of a family decoder: `n` operands, a destination then

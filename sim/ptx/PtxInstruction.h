@@ -34,6 +34,7 @@ using Collective = bool (*)(Exec &, Thread *const *lanes, uint32_t mask,
 enum class Ctl : uint8_t {
   Simple,       ///< run `fn`, go on
   Bra,          ///< pc = target
+  BraIdx,       ///< brx.idx: pc = jumpTables[aux][op[0]]
   Exit,         ///< the thread ends
   Bar,          ///< bar.sync: op[0] barrier id, op[1] count (kNone: all)
   BarArrive,    ///< bar.arrive
@@ -99,6 +100,7 @@ struct Function {
   bool isEntry = false;
   std::vector<Instr> code;
   std::vector<std::string> opcodes; ///< distinct opcode spellings, for errors
+  std::vector<std::vector<uint32_t>> jumpTables; ///< brx.idx's targets
   uint32_t numSlots = 0;
   uint32_t numRegs = 0;             ///< slots [0, numRegs) are registers
   std::vector<std::pair<uint32_t, uint64_t>> constants;

@@ -42,6 +42,17 @@ uint32_t lookupLabel(const FunctionSyntax &fn, uint32_t scope,
   return kNone;
 }
 
+const std::vector<std::string> *lookupTargetList(const FunctionSyntax &fn,
+                                                 uint32_t scope,
+                                                 std::string_view name) {
+  for (uint32_t s = scope; s != kNone; s = fn.scopes[s].parent) {
+    auto it = fn.scopes[s].targetLists.find(name);
+    if (it != fn.scopes[s].targetLists.end())
+      return &it->second;
+  }
+  return nullptr;
+}
+
 bool parseNumber(std::string_view text, bool negative, Number &out) {
   std::string s(text);
   if (!s.empty() && (s.back() == 'U' || s.back() == 'u'))

@@ -95,6 +95,7 @@ private:
   bool parseDirectives(FunctionSyntax &fn);
   bool parseBody(FunctionSyntax &fn, uint32_t scope);
   bool parseReg(FunctionSyntax &fn, uint32_t scope);
+  bool parseTargetList(FunctionSyntax &fn, uint32_t scope);
   bool parseStatement(FunctionSyntax &fn, uint32_t scope);
   bool parseOperand(FunctionSyntax &fn, Operand &op);
   bool parseAddress(FunctionSyntax &fn, Operand &op);
@@ -398,6 +399,10 @@ bool Parser::parseBody(FunctionSyntax &fn, uint32_t scope) {
       skipPast(';');
     } else if (t.is(".loc") || t.is(".file")) {
       skipLine();
+    } else if (t.kind == Tok::Ident && peek(1).is(':') &&
+               peek(2).is(".branchtargets")) {
+      if (!parseTargetList(fn, scope))
+        return false;
     } else if (t.kind == Tok::Ident && peek(1).is(':')) {
       fn.scopes[scope].labels[std::string(t.text)] =
           uint32_t(fn.statements.size());
@@ -407,6 +412,23 @@ bool Parser::parseBody(FunctionSyntax &fn, uint32_t scope) {
       return false;
     }
   }
+}
+
+/// `L: .branchtargets A, B, ...;`: the labels brx.idx through L picks from.
+bool Parser::parseTargetList(FunctionSyntax &fn, uint32_t scope) {
+  std::vector<std::string> &list =
+      fn.scopes[scope].targetLists[std::string(next().text)];
+  next(); // :
+  next(); // .branchtargets
+  for (;;) {
+    if (peek().kind != Tok::Ident)
+      return fail("expected a label in .branchtargets");
+    list.emplace_back(next().text);
+    if (!peek().is(','))
+      break;
+    next();
+  }
+  return expect(';');
 }
 
 bool Parser::parseReg(FunctionSyntax &fn, uint32_t scope) {

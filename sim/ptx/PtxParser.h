@@ -72,6 +72,8 @@ struct FunctionSyntax {
     std::vector<RegRange> ranges;
     std::map<std::string, uint32_t, std::less<>> regs;   ///< single names
     std::map<std::string, uint32_t, std::less<>> labels; ///< -> statement
+    /// `L: .branchtargets A, B, ...;` (brx.idx's table): L -> A, B, ...
+    std::map<std::string, std::vector<std::string>, std::less<>> targetLists;
   };
   std::vector<Scope> scopes;
   uint32_t numRegs = 0;
@@ -95,6 +97,10 @@ uint32_t lookupRegister(const FunctionSyntax &fn, uint32_t scope,
 /// The label `name` as seen from `scope` (statement index), or kNone.
 uint32_t lookupLabel(const FunctionSyntax &fn, uint32_t scope,
                      std::string_view name);
+/// The .branchtargets list `name` as seen from `scope`, or null.
+const std::vector<std::string> *lookupTargetList(const FunctionSyntax &fn,
+                                                 uint32_t scope,
+                                                 std::string_view name);
 
 /// A PTX numeric literal: integers (decimal, 0x, 0b, octal, U suffix),
 /// 0fXXXXXXXX (f32 bits), 0dXXXXXXXXXXXXXXXX (f64 bits), decimal floats.
