@@ -137,6 +137,8 @@ private:
   void storeSums(ArrayRef<Value> sums, function_ref<Value(int64_t)> slot);
   Acc loadSums(int64_t count, function_ref<Value(int64_t)> slot);
   void addSums(Acc &acc, function_ref<Value(int64_t)> slot);
+  std::pair<int64_t, int64_t> splitKSlice(int64_t s, int64_t sums) const;
+  void inGroup0(Acc &acc, function_ref<void(Acc &)> add);
   void reduceSplitK(Acc &acc);
   void reduceCluster(Acc &acc);
   Acc scaleOutputs(const Acc &acc);

@@ -11,6 +11,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "qfuse/format/MmaLayout.h"
 
+#include <algorithm>
+
 using namespace mlir;
 using namespace mlir::qf;
 using namespace mlir::qf::tensor_core;
@@ -110,11 +112,47 @@ std::function<Value(int64_t)> TensorCoreBuilder::handOverSlot(Value index) {
   return [this, region](int64_t i) { return sumSlot(region, i); };
 }
 
+/// The sums [first, second) of a lane that k group `s` adds for the
+/// others (reduceSplitK): an even share of whole accesses.
+std::pair<int64_t, int64_t> TensorCoreBuilder::splitKSlice(int64_t s,
+                                                           int64_t sums) const {
+  int64_t w = sumsPerAccess(), accesses = sums / w;
+  return {s * accesses / p.kGroups * w, (s + 1) * accesses / p.kGroups * w};
+}
+
+/// Runs `add` on k group 0's sums and takes its result there; the other
+/// k groups keep `acc`.
+void TensorCoreBuilder::inGroup0(Acc &acc, function_ref<void(Acc &)> add) {
+  OpBuilder::InsertionGuard guard(b);
+  auto group0 = scf::IfOp::create(
+      b, TypeRange(ValueRange(acc)),
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, kg, e.c32(0)), true);
+  b.setInsertionPointToStart(group0.thenBlock());
+  Acc sum(acc.begin(), acc.end());
+  add(sum);
+  scf::YieldOp::create(b, sum);
+  b.setInsertionPointToStart(group0.elseBlock());
+  scf::YieldOp::create(b, acc);
+  for (size_t i = 0; i < acc.size(); ++i)
+    acc[i] = group0.getResult(i);
+}
+
 /// Sums the k groups' accumulators into k group 0's, through the (drained)
-/// pipeline shared memory.
+/// pipeline shared memory, the adds spread over the k groups: k groups
+/// 1.. store their partials; k group s adds slice s (splitKSlice) of
+/// every k group's but 0's, s >= 1 back into its own slot, 0 into its
+/// registers; after a barrier k group 0 adds the other slices, one load a
+/// sum. k group 0 loads about 2 sums for each of its own, where adding
+/// every k group's partials took kGroups - 1, and the other k groups no
+/// longer repeat that work on the same shared memory.
 void TensorCoreBuilder::reduceSplitK(Acc &acc) {
   if (p.kGroups == 1)
     return;
+  int64_t sums = acc.size();
+  auto at = [&](int64_t k, int64_t first) {
+    std::function<Value(int64_t)> slot = handOverSlot(e.c32(k));
+    return [slot, first](int64_t i) { return slot(first + i); };
+  };
   blockBarrier();
   {
     OpBuilder::InsertionGuard guard(b);
@@ -125,9 +163,38 @@ void TensorCoreBuilder::reduceSplitK(Acc &acc) {
     storeSums(acc, handOverSlot(kg));
   }
   blockBarrier();
-  // Every warp reads (cheap, shared memory); only group 0 stores.
-  for (int64_t other = 1; other < p.kGroups; ++other)
-    addSums(acc, handOverSlot(e.c32(other)));
+  for (int64_t s = 1; p.kGroups > 2 && s < p.kGroups; ++s) {
+    auto [first, end] = splitKSlice(s, sums);
+    if (first == end)
+      continue;
+    OpBuilder::InsertionGuard guard(b);
+    auto adder = scf::IfOp::create(
+        b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, kg, e.c32(s)),
+        false);
+    b.setInsertionPointToStart(adder.thenBlock());
+    Acc part(acc.begin() + first, acc.begin() + end);
+    for (int64_t k = 1; k < p.kGroups; ++k)
+      if (k != s)
+        addSums(part, at(k, first));
+    storeSums(part, at(s, first));
+  }
+  inGroup0(acc, [&](Acc &sum) {
+    auto [first, end] = splitKSlice(0, sums);
+    Acc part(sum.begin() + first, sum.begin() + end);
+    for (int64_t k = 1; k < p.kGroups; ++k)
+      addSums(part, at(k, first));
+    std::copy(part.begin(), part.end(), sum.begin() + first);
+  });
+  if (p.kGroups > 2)
+    blockBarrier();
+  inGroup0(acc, [&](Acc &sum) {
+    for (int64_t s = 1; s < p.kGroups; ++s) {
+      auto [first, end] = splitKSlice(s, sums);
+      Acc part(sum.begin() + first, sum.begin() + end);
+      addSums(part, at(s, first));
+      std::copy(part.begin(), part.end(), sum.begin() + first);
+    }
+  });
 }
 
 /// Sums the cluster's blocks (each a K slice) into rank 0's accumulators:
