@@ -149,9 +149,13 @@ void TensorCoreBuilder::reduceSplitK(Acc &acc) {
   if (p.kGroups == 1)
     return;
   int64_t sums = acc.size();
-  auto at = [&](int64_t k, int64_t first) {
+  // Adds k group k's partials of slice `range` into `sum`.
+  auto addSlice = [&](Acc &sum, int64_t k, std::pair<int64_t, int64_t> range) {
+    auto [first, end] = range;
     std::function<Value(int64_t)> slot = handOverSlot(e.c32(k));
-    return [slot, first](int64_t i) { return slot(first + i); };
+    Acc part(sum.begin() + first, sum.begin() + end);
+    addSums(part, [&](int64_t i) { return slot(first + i); });
+    std::copy(part.begin(), part.end(), sum.begin() + first);
   };
   blockBarrier();
   {
@@ -163,7 +167,8 @@ void TensorCoreBuilder::reduceSplitK(Acc &acc) {
     storeSums(acc, handOverSlot(kg));
   }
   blockBarrier();
-  for (int64_t s = 1; p.kGroups > 2 && s < p.kGroups; ++s) {
+  // With two k groups, k group 1's slice is in its slot already.
+  for (int64_t s = 1; s < p.kGroups && p.kGroups > 2; ++s) {
     auto [first, end] = splitKSlice(s, sums);
     if (first == end)
       continue;
@@ -172,28 +177,23 @@ void TensorCoreBuilder::reduceSplitK(Acc &acc) {
         b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, kg, e.c32(s)),
         false);
     b.setInsertionPointToStart(adder.thenBlock());
-    Acc part(acc.begin() + first, acc.begin() + end);
+    Acc sum(acc);
     for (int64_t k = 1; k < p.kGroups; ++k)
       if (k != s)
-        addSums(part, at(k, first));
-    storeSums(part, at(s, first));
+        addSlice(sum, k, {first, end});
+    std::function<Value(int64_t)> own = handOverSlot(e.c32(s));
+    storeSums(ArrayRef(sum).slice(first, end - first),
+              [&](int64_t i) { return own(first + i); });
   }
   inGroup0(acc, [&](Acc &sum) {
-    auto [first, end] = splitKSlice(0, sums);
-    Acc part(sum.begin() + first, sum.begin() + end);
     for (int64_t k = 1; k < p.kGroups; ++k)
-      addSums(part, at(k, first));
-    std::copy(part.begin(), part.end(), sum.begin() + first);
+      addSlice(sum, k, splitKSlice(0, sums));
   });
   if (p.kGroups > 2)
     blockBarrier();
   inGroup0(acc, [&](Acc &sum) {
-    for (int64_t s = 1; s < p.kGroups; ++s) {
-      auto [first, end] = splitKSlice(s, sums);
-      Acc part(sum.begin() + first, sum.begin() + end);
-      addSums(part, at(s, first));
-      std::copy(part.begin(), part.end(), sum.begin() + first);
-    }
+    for (int64_t s = 1; s < p.kGroups; ++s)
+      addSlice(sum, s, splitKSlice(s, sums));
   });
 }
 
