@@ -11,6 +11,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "qfuse/format/MmaLayout.h"
 
+#include <numeric>
+
 using namespace mlir;
 using namespace mlir::qf;
 using namespace mlir::qf::tensor_core;
@@ -76,21 +78,25 @@ void TensorCoreBuilder::issueActivations(Value slot, Value step, Value group,
   Value aBase = e.add(e.c32(p.aOff),
                       e.mul(e.add(e.mul(slot, e.c32(p.kGroups)), group),
                             e.c32(p.aBytes)));
-  // Where each pass of the threads covers whole rows, a multiple of 8 of
-  // them (the swizzle's period), a thread's chunks share their column and
-  // swizzle, and lie a constant stride apart in shared memory and, with no
-  // row past M to clamp, in x too: one address each, plus constants.
+  // Where each pass of the threads covers whole rows, passes whose rows
+  // lie a multiple of 8 (the swizzle's period) apart give a thread chunks
+  // of the same column and swizzle, a constant stride apart in shared
+  // memory and, with no row past M to clamp, in x too: one address for
+  // each of the first `period` passes, the later ones plus constants.
   int64_t rowsPerPass = threads / chunksPerRow;
-  bool stridedRows = threads % chunksPerRow == 0 && rowsPerPass % 8 == 0;
+  bool stridedRows = threads % chunksPerRow == 0;
+  int64_t period = stridedRows ? 8 / std::gcd<int64_t>(rowsPerPass, 8) : 0;
   bool wholeRows = p.m % p.blockM == 0;
   for (int64_t i = 0; i * threads < chunks; ++i) {
     auto emitChunk = [&]() {
-      Value c = stridedRows ? thread : e.add(thread, e.c32(i * threads));
+      int64_t first = stridedRows ? i % period : i;
+      int64_t passRows = (i - first) * rowsPerPass;
+      Value c = e.add(thread, e.c32(first * threads));
       Value r = e.divu(c, e.c32(chunksPerRow));
       Value col = e.remu(c, e.c32(chunksPerRow));
       Value row = e.add(mBase, r);
-      if (stridedRows && !wholeRows)
-        row = e.add(row, e.c32(i * rowsPerPass));
+      if (!wholeRows && passRows)
+        row = e.add(row, e.c32(passRows));
       Value kcol = e.add(k0, e.mul(col, e.c32(8)));
       Value valid = wholeRows ? Value() : e.ult(row, e.c32(p.m));
       Value clamped = wholeRows ? row : e.minu(row, e.c32(p.m - 1));
@@ -105,8 +111,7 @@ void TensorCoreBuilder::issueActivations(Value slot, Value step, Value group,
       Value swz = arith::XOrIOp::create(b, col, e.band(r, e.c32(7)));
       Value dstOff = e.add(aBase, e.add(e.mul(r, e.c32(p.blockK * 2)),
                                         e.mul(swz, e.c32(16))));
-      if (stridedRows) {
-        int64_t passRows = i * rowsPerPass;
+      if (passRows) {
         dstOff = e.add(dstOff, e.c32(passRows * p.blockK * 2));
         if (wholeRows)
           src = e.gepBytes(src, e.c64(passRows * p.k * 2));
