@@ -12,18 +12,14 @@
 #   cp build-s61/vendor.tgz build-s70/
 # Writes $OUT/prof.tgz.
 set -uo pipefail
-out="${OUT:-$PWD/gpu-out}"; res=/tmp/prof; rm -rf $res; mkdir -p $res $out
-pack() { tar czf $out/prof.tgz -C /tmp prof; }
+. bench/round-lib.sh
+res=/tmp/prof
+round_start $res prof.tgz 560
 tar xzf build-s70/vendor.tgz
-b=build-gpu
-if [ ! -x $b/bin/qfuse-bench ]; then
-  { cmake -G Ninja -S . -B $b -DQFUSE_ENABLE_COMPILER=OFF -DCMAKE_BUILD_TYPE=Release &&
-    cmake --build $b -j16 --target qfuse-bench; } > $res/build.log 2>&1 ||
-    { tail -30 $res/build.log; pack; exit 1; }
-fi
-nvidia-smi -L > $res/gpu.txt
+round_build_bench || exit 1
+b=$round_bench
 for f in int4 nf4; do
-  $b/bin/qfuse-bench --artifact build-s70/$f.qfa --batch 4,16,32,64 --gemm 4x4096x4096 \
+  $b --artifact build-s70/$f.qfa --batch 4,16,32,64 --gemm 4x4096x4096 \
     --gemm 16x4096x4096 --gemm 32x4096x4096 --gemm 64x4096x4096 --check \
     --json $res/bench-$f.json > $res/bench-$f.log 2>&1
   echo "bench $f rc=$?"
@@ -33,11 +29,11 @@ for f in int4 nf4; do
   for m in 16 64; do
     n=$f-m$m
     timeout 90 $ncu -k regex:qf_mma -c 1 --set full --import-source no -o $res/$n -f \
-      $b/bin/qfuse-bench --artifact build-s70/$f.qfa --batch $m --gemm ${m}x4096x4096 \
+      $b --artifact build-s70/$f.qfa --batch $m --gemm ${m}x4096x4096 \
       --iterations 10 --warmup 1 > $res/$n.log 2>&1
     $ncu -i $res/$n.ncu-rep --page details > $res/$n.txt 2>&1
     $ncu -i $res/$n.ncu-rep --page source --print-source sass --csv > $res/$n-sass.csv 2>&1
     echo "$n: $(grep -m1 Duration $res/$n.txt | tr -s ' ')"
   done
 done
-pack
+round_archive

@@ -15,22 +15,18 @@
 #   cp build-s61/vendor.tgz build-s72/
 # Writes $OUT/step-kernels.tgz. About 150 s.
 set -uo pipefail
-out="${OUT:-$PWD/gpu-out}"; res=/tmp/stepk; rm -rf $res; mkdir -p $res $out
-pack() { tar czf $out/step-kernels.tgz -C /tmp stepk; }
+. bench/round-lib.sh
+res=/tmp/stepk
+round_start $res step-kernels.tgz 560
 tar xzf build-s72/vendor.tgz
-b=build-gpu
-if [ ! -x $b/bin/qfuse-bench ]; then
-  { cmake -G Ninja -S . -B $b -DQFUSE_ENABLE_COMPILER=OFF -DCMAKE_BUILD_TYPE=Release &&
-    cmake --build $b -j16 --target qfuse-bench; } > $res/build.log 2>&1 ||
-    { tail -30 $res/build.log; pack; exit 1; }
-fi
-nvidia-smi -L > $res/gpu.txt
+round_build_bench || exit 1
+b=$round_bench
 nsys=$(command -v nsys || ls /usr/local/cuda/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys 2>/dev/null | head -1)
 ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null)
 for enc in int4-g128 nf4; do
   for m in 16 64 128; do
     n=l8b-$enc-b$m
-    run=($b/bin/qfuse-bench --model llama3-8b --batch $m --artifact build-s72/steps/$n.qfa
+    run=($b --model llama3-8b --batch $m --artifact build-s72/steps/$n.qfa
          --placeholder-weights --iterations 10 --warmup 1)
     if [ -n "$nsys" ]; then
       timeout 120 $nsys profile -o $res/$n -f true "${run[@]}" > $res/$n.log 2>&1
@@ -40,6 +36,6 @@ for enc in int4-g128 nf4; do
       timeout 240 $ncu -c 800 --metrics gpu__time_duration.sum --csv "${run[@]}" > $res/$n.csv 2> $res/$n.log
     fi
     echo "$n rc=$? $(ls $res | grep -c "^$n")"
-    pack
+    round_archive
   done
 done
