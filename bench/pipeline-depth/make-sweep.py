@@ -10,7 +10,8 @@ cuBLAS fp16 in the same process.
 
 MODE=wide (a grid of every kind of parallelism, wide()), MODE=kernel
 (which kernel: mma.sync's first candidates and every wgmma tiling,
-kernel_choice()) and MODE=wgmma (the wgmma grid with deeper stages and
+kernel_choice()), MODE=blockm (mma.sync at every block_m from 16 to the
+batch, block_m()) and MODE=wgmma (the wgmma grid with deeper stages and
 clusters of 4, wgmma_grid(deep=True)) time with placeholder weights
 instead: they sweep tilings of the kernels the checked rounds cover.
 FLAGS adds qfuse-compile flags to every compile (the default's too), e.g.
@@ -43,7 +44,7 @@ ENC = os.environ.get("ENC", "int4, group = 128, scale = f16")
 TOP = int(os.environ.get("TOP", "3"))
 MODE = os.environ.get("MODE", "depth")
 # The tiling sweeps time with placeholder weights; the depth round checks.
-SWEEP = MODE in ("wide", "kernel", "wgmma")
+SWEEP = MODE in ("wide", "kernel", "wgmma", "blockm")
 FLAGS = os.environ.get("FLAGS", "").split()
 
 
@@ -73,6 +74,24 @@ def wide(m, n, k):
                              f"split_k = {split}, stages = {stages}")
                         out.append(t + (f", cluster_k = {cluster}" if cluster > 1 else ""))
     return out + wgmma_grid(m)
+
+
+def block_m(m, n, k):
+    """MODE=blockm: mma.sync (mma.sp for 2:4) at every block_m from 16 up
+    to the batch rounded to 16 (at most 64), each with block_n 32-128,
+    split_k 1-4 and clusters of 1-2 (block_k 64, 4 stages): whether fewer
+    rows a block pay for their repeated decode."""
+    out = []
+    for bm in range(16, min(64, -(-m // 16) * 16) + 1, 16):
+        for bn in (32, 64, 128):
+            for split in (1, 2, 4):
+                for cluster in (1, 2):
+                    if k // 64 < split * cluster:
+                        continue
+                    t = (f"mma, block_m = {bm}, block_n = {bn}, block_k = 64, "
+                         f"split_k = {split}, stages = 4")
+                    out.append(t + (f", cluster_k = {cluster}" if cluster > 1 else ""))
+    return out
 
 
 def wgmma_grid(m, deep=False):
@@ -139,6 +158,7 @@ for name, n, k in SHAPES:
         cands = {"wide": lambda: wide(m, n, k),
                  "kernel": lambda: kernel_choice(m, listing[m]),
                  "wgmma": lambda: wgmma_grid(m, deep=True),
+                 "blockm": lambda: block_m(m, n, k),
                  "depth": lambda: variants(listing[m])}[MODE]()
         jobs = [("default", default_ir)] + [
             (tiling_label(t), variant_ir(m, n, k, ENC, t)) for t in cands]
