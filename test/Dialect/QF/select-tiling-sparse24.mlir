@@ -1,6 +1,7 @@
 // RUN: qfuse-opt %s --qf-select-tiling="batch=1 batch-sizes=2,3,8,64,128,512" 2>/dev/null | FileCheck %s
 // RUN: qfuse-opt %s --qf-select-tiling="batch=1 chip=sm_90a batch-sizes=128" 2>/dev/null | FileCheck %s --check-prefix=SM90A
 // RUN: qfuse-opt %s --qf-select-tiling="batch=1 batch-sizes=9" 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
+// RUN: qfuse-opt %s --qf-select-tiling="batch=1 batch-sizes=32,64" 2>/dev/null | FileCheck %s --check-prefix=PAST16
 
 // 2:4 weights (issue 20, part 2): the matvec at batch 1 (and 2 for weights
 // under 16M elements, as 1024 x 4096), then mma.sp
@@ -51,4 +52,20 @@ func.func @long_k(%x: tensor<?x14336xf16>) -> tensor<?x4096xf16> {
   %w = qf.weight_ref "down" : !qf.weight<4096x14336, #sp4>
   %y = qf.fused_matmul %x, %w : tensor<?x14336xf16>, !qf.weight<4096x14336, #sp4> -> tensor<?x4096xf16>
   return %y : tensor<?x4096xf16>
+}
+
+// Past 16 rows mma.sp takes its own candidates (its sweep's: block_k 64,
+// 4 stages, clusters of 2 only up to block_n 64; MmaCandidates.cpp), not
+// the dense list's clusters of 4 and block_k 128, and block_m 32 at 33-64
+// rows beside the batch rounded up.
+// PAST16-LABEL: func.func @past_16
+// PAST16: #qf.batch_tiling<batch = 32, tiling = #qf.tiling<mma, block_m = 32, block_n = 64, block_k = 64, split_k = 4, stages = 4, cluster_k = 2>>
+// PAST16-SAME: #qf.batch_tiling<batch = 64, tiling = #qf.tiling<mma, block_m = 64, block_n = 64, block_k = 64, split_k = 4, stages = 4, cluster_k = 2>>
+// PAST16: #qf.batch_tiling<batch = 64, tiling = #qf.tiling<mma, block_m = 32, block_n = 64, block_k = 64, split_k = 2, stages = 4, cluster_k = 2>>
+func.func @past_16(%x: tensor<?x4096xf16>, %x5: tensor<?x5120xf16>) -> (tensor<?x4096xf16>, tensor<?x5120xf16>) {
+  %w0 = qf.weight_ref "q" : !qf.weight<4096x4096, #sp4>
+  %0 = qf.fused_matmul %x, %w0 : tensor<?x4096xf16>, !qf.weight<4096x4096, #sp4> -> tensor<?x4096xf16>
+  %w1 = qf.weight_ref "q5" : !qf.weight<5120x5120, #sp4>
+  %1 = qf.fused_matmul %x5, %w1 : tensor<?x5120xf16>, !qf.weight<5120x5120, #sp4> -> tensor<?x5120xf16>
+  return %0, %1 : tensor<?x4096xf16>, tensor<?x5120xf16>
 }

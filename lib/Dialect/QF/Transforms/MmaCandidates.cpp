@@ -53,14 +53,32 @@ SmallVector<MmaCandidate> mmaCandidates(int64_t m) {
   return out;
 }
 
+/// mma.sp past 16 rows: the tilings its own sweep measured (block_k 64, 4
+/// stages, block_n 32-128 in 4-16 warps; bench/results/2026-12-06-s44,
+/// sparse-blockm-*): its fastest at M = 32 and 64 were all among them, and
+/// the dense list's clusters of 4 and block_k 128 were up to 1.8x slower
+/// there. Clusters of 2 for block_n up to 64 only: the time model ranked
+/// block_n 128 in pairs first where they measured up to 1.4x the fastest.
+SmallVector<MmaCandidate> sparseMmaCandidates() {
+  SmallVector<MmaCandidate> out;
+  for (auto [bn, s] : {std::pair<int64_t, int64_t>{32, 4}, {64, 2}, {64, 4},
+                       {128, 1}, {128, 2}, {128, 4}})
+    for (int64_t c : {1, 2})
+      if (c == 1 || bn <= 64)
+        out.push_back({bn, s, 64, 4, c});
+  return out;
+}
+
 /// block_m candidates for `m` rows, those the sweeps measured: the batch
 /// rounded up to 16 (at most 64), and 16 up to 32 rows (two m blocks
 /// streaming one weight tile through L2), 32 past 64 and 128 from 128.
-SmallVector<int64_t> mmaBlockMs(int64_t m) {
+/// mma.sp also takes 32 at 33-64 rows (its sweep's fastest at M = 64 on
+/// two of four training shapes per format).
+SmallVector<int64_t> mmaBlockMs(int64_t m, bool sparse) {
   SmallVector<int64_t> out{std::min<int64_t>(64, llvm::alignTo(m, 16))};
   if (m > 16 && m <= 32)
     out.push_back(16);
-  if (m > 64)
+  if (m > 64 || (sparse && m > 32))
     out.push_back(32);
   if (m >= 128)
     out.push_back(128);
@@ -99,12 +117,14 @@ void costmodel::forEachMmaCandidate(
            (group == 0 || group % bk == 0 || (bk % group == 0 && group % 16 == 0));
   };
   MmaTimeTarget timeTarget{target.smCount, double(target.bandwidthGbps)};
-  for (int64_t bm : mmaBlockMs(m)) {
+  const SmallVector<MmaCandidate> candidates =
+      sparse && m > 16 ? sparseMmaCandidates() : mmaCandidates(m);
+  for (int64_t bm : mmaBlockMs(m, sparse)) {
     // mma.sp at block_m = 128 needs 255 registers and spills on sm_80
     // (ptxas, 2:4 f16): 2:4 takes two blocks of 64 instead.
     if (sparse && bm > 64)
       continue;
-    for (MmaCandidate c : mmaCandidates(m)) {
+    for (MmaCandidate c : candidates) {
       int64_t warps = c.blockN / 32 * c.splitK * members;
       if (warps > 16 || !blockKFits(c.blockK) ||
           int64_t(llvm::divideCeil(k, c.blockK)) < c.splitK * c.clusterK ||
