@@ -28,7 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, "..", "..", "python-frontend"))
-from qfuse.tune import list_tilings, tiling_label, variant_ir  # noqa: E402
+from qfuse.tune import default_ir, list_tilings, tiling_label, variant_ir  # noqa: E402
 
 build = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 out = os.path.abspath(sys.argv[2] if len(sys.argv) > 2 else "build-depth")
@@ -150,17 +150,12 @@ for name, n, k in SHAPES:
     for m in BATCHES:
         # The default a user gets (the matmul without a tiling), then the
         # candidates; a candidate the compiler refuses is left out.
-        w = f"!qf.weight<{n}x{k}, #qf.enc<{ENC}>>"
-        default_ir = (f"func.func @v(%x: tensor<{m}x{k}xf16>) -> tensor<{m}x{n}xf16> {{\n"
-                      f"  %w = qf.weight_ref \"w\" : {w}\n"
-                      f"  %y = qf.matmul %x, %w : tensor<{m}x{k}xf16>, {w} -> tensor<{m}x{n}xf16>\n"
-                      f"  return %y : tensor<{m}x{n}xf16>\n}}\n")
         cands = {"wide": lambda: wide(m, n, k),
                  "kernel": lambda: kernel_choice(m, listing[m]),
                  "wgmma": lambda: wgmma_grid(m, deep=True),
                  "blockm": lambda: block_m(m, n, k),
                  "depth": lambda: variants(listing[m])}[MODE]()
-        jobs = [("default", default_ir)] + [
+        jobs = [("default", default_ir(m, n, k, ENC))] + [
             (tiling_label(t), variant_ir(m, n, k, ENC, t)) for t in cands]
 
         def build_one(job):

@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """An A/B of two compilers on 2:4 weights of the zoo (the test set: none of
 its shapes is a training shape of the sparse sweeps): zoo single-weight
-entries of 8M-40M weights and K a multiple of 128 drawn at random, 2:4 + int4-g128 and 2:4 f16,
-compiled the default way (no --tuning-db) by OLD (`-a`) and NEW (`-b`) at
-each batch, keeping the cells where the two compilers' artifacts differ.
+entries of 8M-40M weights and K a multiple of 128 drawn at random, 2:4 +
+int4-g128 and 2:4 f16, compiled the default way (no --tuning-db) by OLD
+(`-a`) and NEW (`-b`) at each batch, keeping the cells where the two
+compilers' artifacts differ.
 Writes the folder bench/zoo/run-zoo.sh runs on the GPU machine (one run
 per cell: both artifacts checked against the C++ reference on random
 weights, timed against cuBLAS fp16 in the same process);
-bench/wgmma-producer/ab-summary.py tabulates b / a.
+bench/sparse24/ab-summary.py tabulates b / a.
 
   python3 bench/sparse24/make-ab.py OLD NEW OUT [--entries 8] [--seed 44]
       [--batches 24,32,48,64] [--chip sm_90a]
@@ -24,17 +25,11 @@ import tarfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "zoo"))
 import zoo  # noqa: E402
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python-frontend"))
+from qfuse.tune import default_ir  # noqa: E402
 
 FORMATS = {"sp-int4": "int4, group = 128, scale = f16, sparse = 2:4",
            "sp-f16": "f16, sparse = 2:4"}
-
-
-def matmul_ir(m, n, k, enc):
-    w = f"!qf.weight<{n}x{k}, #qf.enc<{enc}>>"
-    return (f"func.func @v(%x: tensor<{m}x{k}xf16>) -> tensor<{m}x{n}xf16> {{\n"
-            f"  %w = qf.weight_ref \"w\" : {w}\n"
-            f"  %y = qf.matmul %x, %w : tensor<{m}x{k}xf16>, {w} -> tensor<{m}x{n}xf16>\n"
-            f"  return %y : tensor<{m}x{n}xf16>\n}}\n")
 
 
 def compile_one(tool, ir, path, chip):
@@ -68,11 +63,12 @@ def main():
             for m in map(int, args.batches.split(",")):
                 name = f"{e['id']}-{fmt}-b{m}"
                 a, b = (os.path.join(arts, f"{name}-{s}.qfa") for s in "ab")
-                ir = matmul_ir(m, n, k, enc)
+                ir = default_ir(m, n, k, enc)
                 compile_one(args.old, ir, a, args.chip)
                 compile_one(args.new, ir, b, args.chip)
                 if filecmp.cmp(a, b, shallow=False):
-                    os.remove(a), os.remove(b)
+                    os.remove(a)
+                    os.remove(b)
                     continue
                 rel = [os.path.relpath(p, os.path.join(HERE, "..", "..")) for p in (a, b)]
                 est = 3 + m * n * k / 2e9

@@ -28,8 +28,8 @@ their names.
 import os
 
 from .tools import USER_TUNING_DB
-from .tune_candidates import (DEFAULT_TOP, TuneError, linear_shapes,  # noqa: F401
-                              list_tilings, parse_batch_sizes, tiling_label, variant_ir,
+from .tune_candidates import (DEFAULT_TOP, TuneError, default_ir,  # noqa: F401
+                              linear_shapes, list_tilings, parse_batch_sizes, tiling_label, variant_ir,
                               weight_type)
 from .tune_measure import gpu_problem, run_all  # noqa: F401
 from .tune_prepare import (DEFAULT_BUDGET_S, MANIFEST, RESULTS_ARCHIVE, RUN_COST,  # noqa: F401
@@ -43,6 +43,6 @@ def default_database(config_path):
     return os.path.join(os.path.dirname(os.path.abspath(config_path)), USER_TUNING_DB)
 
 
-__all__ = ["TuneError", "best_entries", "default_database", "gpu_problem",
+__all__ = ["TuneError", "best_entries", "default_database", "default_ir", "gpu_problem",
            "linear_shapes", "list_tilings", "parse_batch_sizes", "prepare", "run_all", "select", "tiling_label",
            "variant_ir"]

@@ -122,6 +122,16 @@ def tiling_label(tiling):
     return re.sub(r"[^A-Za-z0-9]+", "_", tiling)
 
 
+def default_ir(batch, n, k, enc_text, name="w"):
+    """One qf.matmul with no tiling: the kernel the compiler picks, as a
+    user compiles it."""
+    w = f"!qf.weight<{n}x{k}, #qf.enc<{enc_text}>>"
+    return (f"func.func @v(%x: tensor<{batch}x{k}xf16>) -> tensor<{batch}x{n}xf16> {{\n"
+            f"  %w = qf.weight_ref \"{name}\" : {w}\n"
+            f"  %y = qf.matmul %x, %w : tensor<{batch}x{k}xf16>, {w} -> tensor<{batch}x{n}xf16>\n"
+            f"  return %y : tensor<{batch}x{n}xf16>\n}}\n")
+
+
 def variant_ir(batch, n, k, enc_text, tiling, gated=False, name="w"):
     """One qf.fused_matmul of `tiling` (gated: gate and up weights of N rows
     each with the silu_mul epilogue). The weight names carry `name`, so that

@@ -9,7 +9,7 @@
 #   python3 bench/sparse24/make-ab.py build-s51/qfuse-compile-rows \
 #     build/bin/qfuse-compile build-s74/ab
 #   cp build-s61/vendor.tgz build-s74/
-# Summarize with bench/wgmma-producer/ab-summary.py.
+# Summarize with bench/sparse24/ab-summary.py.
 # Run as  BUDGET=200 bash bench/results/2026-12-06-s44/sparse-ab.sh
 set -uo pipefail
 out="${OUT:-$PWD/gpu-out}"

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Prepared in session 44: the next session's first device call (one
+# machine start, about 260 s): the test-set A/B of mma.sp without clusters
+# for block_n 128 at batches 2-16 (sparse-ab16.sh, carry build-s76), then
+# session 43's 2:4 batch-1 crossover on the training shapes
+# (next-sparse-b1.sh, carry build-s67). Each script's header says how its
+# carry was made. Then the zoo round of record:
+# `BUDGET=550 bash bench/results/2026-12-06-s43/zoo.sh`, carry ["build-s69"]
+# (main's dense selection has not changed since it was compiled).
+# Run as  bash bench/results/2026-12-06-s44/next.sh   carry ["build-s76", "build-s67"]
+set -uo pipefail
+BUDGET=120 bash bench/results/2026-12-06-s44/sparse-ab16.sh
+bash bench/results/2026-12-06-s43/next-sparse-b1.sh
+nvidia-smi -L > "${OUT:-$PWD/gpu-out}/gpu.txt"
