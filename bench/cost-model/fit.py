@@ -257,11 +257,17 @@ def select(parts):
     return min(ties, key=lambda lab: parts[lab][1])
 
 
-def ranked(fmt, label):
-    """Whether the compiler ranks this candidate: mma.sp in at most
-    MAX_SPARSE_K_SLICES K slices (MmaCandidates.cpp)."""
-    _, _, s, _, _, c = tiling(label)
-    return not fmt.sparse or s * c <= MAX_SPARSE_K_SLICES
+def ranked(fmt, m, label):
+    """Whether the compiler ranks this candidate (MmaCandidates.cpp):
+    mma.sp in at most MAX_SPARSE_K_SLICES K slices, and past batch 16 only
+    from its own grid (block_k 64, 4 stages, clusters of 2 up to block_n
+    64)."""
+    _, bn, s, bk, st, c = tiling(label)
+    if not fmt.sparse:
+        return True
+    if s * c > MAX_SPARSE_K_SLICES:
+        return False
+    return m <= 16 or (bk == 64 and st == 4 and (c == 1 or (c == 2 and bn <= 64)))
 
 
 def score(p, table):
@@ -279,7 +285,7 @@ def score(p, table):
         errors += [x * x for x in logs]
         by_format.setdefault(fmt, []).extend(logs)
         listed = {lab: t for lab, t in cands.items()
-                  if ranked(FORMATS[fmt], lab)}
+                  if ranked(FORMATS[fmt], m, lab)}
         pick = select({lab: parts[lab] for lab in listed})
         regrets[(fmt, proj, m, bandwidth)] = math.log(
             listed[pick] / min(listed.values()))
