@@ -24,7 +24,7 @@
 set -uo pipefail
 out="${OUT:-$PWD/gpu-out}"
 tar xzf build-s77/vendor.tgz
-half=$(( ${BUDGET:-120} / 2 ))
+half=$(( ${BUDGET:-160} / 2 ))
 for e in int4 f16; do
   ZOO_WORK=/tmp/s45depth-$e bash bench/zoo/run-zoo.sh build-s77/sp-$e "$half" | tail -3
   mv "$out/zoo.tgz" "$out/sparse-depth-$e.tgz"
