@@ -11,7 +11,8 @@ cuBLAS fp16 in the same process.
 MODE=wide (a grid of every kind of parallelism, wide()), MODE=kernel
 (which kernel: mma.sync's first candidates and every wgmma tiling,
 kernel_choice()), MODE=blockm (mma.sync at every block_m from 16 to the
-batch, block_m()) and MODE=wgmma (the wgmma grid with deeper stages and
+batch, block_m()), MODE=mgrid (block_m 16-64 against every way of
+splitting K, clusters of 4 too, m_grid()) and MODE=wgmma (the wgmma grid with deeper stages and
 clusters of 4, wgmma_grid(deep=True)) time with placeholder weights
 instead: they sweep tilings of the kernels the checked rounds cover.
 FLAGS adds qfuse-compile flags to every compile (the default's too), e.g.
@@ -44,7 +45,7 @@ ENC = os.environ.get("ENC", "int4, group = 128, scale = f16")
 TOP = int(os.environ.get("TOP", "3"))
 MODE = os.environ.get("MODE", "depth")
 # The tiling sweeps time with placeholder weights; the depth round checks.
-SWEEP = MODE in ("wide", "kernel", "wgmma", "blockm")
+SWEEP = MODE in ("wide", "kernel", "wgmma", "blockm", "mgrid")
 FLAGS = os.environ.get("FLAGS", "").split()
 
 
@@ -86,6 +87,26 @@ def block_m(m, n, k):
         for bn in (32, 64, 128):
             for split in (1, 2, 4):
                 for cluster in (1, 2):
+                    if k // 64 < split * cluster:
+                        continue
+                    t = (f"mma, block_m = {bm}, block_n = {bn}, block_k = 64, "
+                         f"split_k = {split}, stages = 4")
+                    out.append(t + (f", cluster_k = {cluster}" if cluster > 1 else ""))
+    return out
+
+
+def m_grid(m, n, k):
+    """MODE=mgrid: mma.sync at block_m 16, 32 and 64 (up to the batch
+    rounded to 16), block_n 32-128, split_k 1-4 and clusters of 1, 2 and 4
+    (block_k 64, 4 stages): whether more, smaller blocks (each decoding the
+    weight again) or more K slices keep more warps busy past batch 16."""
+    out = []
+    for bm in (16, 32, 64):
+        if bm > -(-m // 16) * 16:
+            continue
+        for bn in (32, 64, 128):
+            for split in (1, 2, 4):
+                for cluster in (1, 2, 4):
                     if k // 64 < split * cluster:
                         continue
                     t = (f"mma, block_m = {bm}, block_n = {bn}, block_k = 64, "
@@ -154,6 +175,7 @@ for name, n, k in SHAPES:
                  "kernel": lambda: kernel_choice(m, listing[m]),
                  "wgmma": lambda: wgmma_grid(m, deep=True),
                  "blockm": lambda: block_m(m, n, k),
+                 "mgrid": lambda: m_grid(m, n, k),
                  "depth": lambda: variants(listing[m])}[MODE]()
         jobs = [("default", default_ir(m, n, k, ENC))] + [
             (tiling_label(t), variant_ir(m, n, k, ENC, t)) for t in cands]
