@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Issue 20's 2:4 targets on the zoo (the test set), same process: for zoo
+single-weight entries of 8M-40M weights and K a multiple of 128 drawn at
+random, one run per (entry, batch) holding three artifacts of one compiler,
+compiled the default way (no --tuning-db): dense int4-g128 (`-a`), 2:4 +
+int4-g128 (`-b`) and 2:4 f16 (`-f`). Every artifact is checked against the
+C++ reference on random weights and timed against cuBLAS fp16 in the same
+process by bench/zoo/run-zoo.sh; bench/sparse24/vs-dense-summary.py
+tabulates 2:4 + int4 against dense int4 and 2:4 f16 against cuBLAS.
+
+  python3 bench/sparse24/make-vs-dense.py COMPILER OUT [--entries 6]
+      [--seed 45] [--batches 1,4,8,16,32,64] [--chip sm_90a]
+"""
+import argparse
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tarfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "zoo"))
+import zoo  # noqa: E402
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python-frontend"))
+from qfuse.tune import default_ir  # noqa: E402
+
+FORMATS = {"a": "int4, group = 128, scale = f16",
+           "b": "int4, group = 128, scale = f16, sparse = 2:4",
+           "f": "f16, sparse = 2:4"}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("compiler")
+    ap.add_argument("out")
+    ap.add_argument("--entries", type=int, default=6)
+    ap.add_argument("--seed", type=int, default=45)
+    ap.add_argument("--batches", default="1,4,8,16,32,64")
+    ap.add_argument("--chip", default="sm_90a")
+    args = ap.parse_args()
+    singles = [e for e in zoo.derive(zoo.load_models())[0]
+               if e["kind"] == "single" and 8e6 <= e["weights"] <= 40e6
+               and e["k"] % 128 == 0]
+    picked = random.Random(args.seed).sample(singles, args.entries)
+    shutil.rmtree(args.out, ignore_errors=True)
+    arts = os.path.join(args.out, "artifacts")
+    os.makedirs(arts)
+    lines = []
+    for e in picked:
+        n, k = e["n_total"], e["k"]
+        for m in map(int, args.batches.split(",")):
+            name = f"{e['id']}-b{m}"
+            rel = []
+            for side, enc in FORMATS.items():
+                path = os.path.join(arts, f"{name}-{side}.qfa")
+                r = subprocess.run([args.compiler, "-", "-o", path,
+                                    f"--chip={args.chip}"],
+                                   input=default_ir(m, n, k, enc),
+                                   capture_output=True, text=True)
+                if r.returncode != 0:
+                    sys.exit(f"{path}: {r.stderr.strip()[-400:]}")
+                rel.append(os.path.relpath(path, os.path.join(HERE, "..", "..")))
+            est = 4 + 1.5 * m * n * k / 2e9
+            lines.append(f"{name} {est:.0f} --batch {m} --gemm {m}x{n}x{k} --check "
+                         + " ".join(f"--artifact {p}" for p in rel))
+    # A fixed random order: a round cut short by its budget leaves out a
+    # sample, not the last entries.
+    random.Random(args.seed).shuffle(lines)
+    with open(os.path.join(args.out, "runs.txt"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    with open(os.path.join(args.out, "COMPILE"), "w") as f:
+        f.write(" ".join(sys.argv) + "\n")
+    with tarfile.open(os.path.join(args.out, "artifacts.txz"), "w:xz") as t:
+        t.add(arts, arcname="artifacts")
+    shutil.rmtree(arts)
+    print(f"{len(lines)} cells of {len(picked)} entries: "
+          + ", ".join(f"{e['id']}" for e in picked))
+
+
+if __name__ == "__main__":
+    main()
