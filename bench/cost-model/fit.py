@@ -12,6 +12,7 @@ MmaTimeModel.cpp's model). Zoo shapes are never part of it.
       [--free a,b] [--rounds 25] [--json params.json]
   python3 bench/cost-model/fit.py --params P.json          # evaluate only
       [--sweeps tune-*,par-*]   # which sweeps (default: tune-*)
+      [--sweep-dirs 2026-12-06-s44/wgmma-sweep,...]  # make-sweep.py folders
   python3 bench/cost-model/fit.py --params bench/cost-model/params.json \
       --check-listing LISTING     # qfuse-compile --list-tilings output
 
@@ -27,6 +28,7 @@ formula: change both (test/Tools/qfuse-compile/mma-time-model-fit-py.mlir
 compares them with --check-listing).
 """
 import argparse
+import glob
 import json
 import math
 import os
@@ -230,18 +232,58 @@ def load(stems=("tune-*",)):
         if not fmt:
             continue
         record = read_json(path)
-        bandwidth = GPU_BANDWIDTH[record["gpu"]]
-        for plan in record["artifact_plans"]:
-            art = os.path.basename(plan["artifact"])
-            hit = re.match(r".*-(\w+_proj|lm_head)-b(\d+)-(M\S+)\.qfa$", art)
-            if not hit or not LABEL.fullmatch(hit.group(3)):
-                continue
-            key = (fmt, hit.group(1), int(hit.group(2)), bandwidth)
-            t = plan["stats"]["median_ms"] * 1000
-            lab = hit.group(3) if "C" in hit.group(3) else hit.group(3) + "C1"
-            table.setdefault(key, {})
-            table[key][lab] = min(t, table[key].get(lab, 1e9))
+        for proj in ("q_proj", "o_proj", "k_proj", "v_proj", "gate_proj",
+                     "up_proj", "down_proj", "lm_head"):
+            add_plans(table, record, fmt, proj,
+                      rf".*-{proj}-b(\d+)-(M\S+)\.qfa$")
     return table
+
+
+# bench/pipeline-depth/make-sweep.py's encodings (its COMPILE file's ENC)
+# by the training format they time.
+SWEEP_FORMATS = {"int4, group = 128, scale = f16": "int4",
+                 "nf4, group = 64, scale = f32": "nf4",
+                 "int4, group = 128, scale = f16, sparse = 2:4": "2_4_int4"}
+
+
+def load_sweep_dirs(patterns, table):
+    """Adds make-sweep.py folders (glob patterns under bench/results, each
+    holding COMPILE and the <shape>-b<M>.json of bench/zoo/run-zoo.sh) to
+    `table`: their shapes are training shapes by make-sweep's own rule, N
+    and K read from each run's --gemm."""
+    results = os.path.join(ROOT, "bench/results")
+    for folder in sorted(f for pat in patterns
+                         for f in glob.glob(os.path.join(results, pat))):
+        enc = re.search(r"ENC='([^']*)'", open(os.path.join(folder, "COMPILE")).read())
+        fmt = SWEEP_FORMATS.get(enc.group(1)) if enc else None
+        if not fmt:
+            continue
+        for path in record_paths(folder, "*-b[0-9]*"):
+            record = read_json(path)
+            gemm = re.search(r"--gemm \d+x(\d+)x(\d+)", record["command"])
+            name = re.match(r"(.+)-b\d+$", os.path.basename(path).split(".json")[0])
+            if not gemm or not name:
+                continue
+            shape = (int(gemm.group(1)), int(gemm.group(2)))
+            if SHAPES.setdefault(name.group(1), shape) != shape:
+                sys.exit(f"{path}: {name.group(1)} is {shape}, elsewhere {SHAPES[name.group(1)]}")
+            add_plans(table, record, fmt, name.group(1),
+                      r".*-b(\d+)-(M\S+)\.qfa$")
+
+
+def add_plans(table, record, fmt, proj, pattern):
+    """Each mma.sync plan of `record` whose artifact name `pattern` splits
+    into (batch, label), its median us, the fastest of repeats."""
+    bandwidth = GPU_BANDWIDTH[record["gpu"]]
+    for plan in record["artifact_plans"]:
+        hit = re.match(pattern, os.path.basename(plan["artifact"]))
+        if not hit or not LABEL.fullmatch(hit.group(2)):
+            continue
+        key = (fmt, proj, int(hit.group(1)), bandwidth)
+        t = plan["stats"]["median_ms"] * 1000
+        lab = hit.group(2) if "C" in hit.group(2) else hit.group(2) + "C1"
+        table.setdefault(key, {})
+        table[key][lab] = min(t, table[key].get(lab, 1e9))
 
 
 def tiling(label):
@@ -390,6 +432,9 @@ def main():
     ap.add_argument("--sweeps", default="tune-*",
                     help="comma list of sweep file stems under bench/results "
                          "(par-* adds session 35's wider H100 sweep)")
+    ap.add_argument("--sweep-dirs", default="",
+                    help="comma list of make-sweep.py result folders (globs "
+                         "under bench/results) added to the sweeps")
     ap.add_argument("--check-listing", metavar="FILE",
                     help="compare with qfuse-compile --list-tilings output "
                          "(- for stdin) under --params or params.json")
@@ -405,6 +450,7 @@ def main():
         print("\n".join(bad))
         sys.exit(1 if bad or not checked else 0)
     table = load(args.sweeps.split(","))
+    load_sweep_dirs([d for d in args.sweep_dirs.split(",") if d], table)
     if p is None:
         start = dict(SPARSE_START, **(json.load(open(args.start))
                                       if args.start else START))
