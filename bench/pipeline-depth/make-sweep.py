@@ -77,42 +77,37 @@ def wide(m, n, k):
     return out + wgmma_grid(m)
 
 
-def block_m(m, n, k):
-    """MODE=blockm: mma.sync (mma.sp for 2:4) at every block_m from 16 up
-    to the batch rounded to 16 (at most 64), each with block_n 32-128,
-    split_k 1-4 and clusters of 1-2 (block_k 64, 4 stages): whether fewer
-    rows a block pay for their repeated decode."""
+def mma_grid(m, k, block_ms, clusters):
+    """mma.sync (mma.sp for 2:4) at each of `block_ms` up to the batch
+    rounded to 16, block_n 32-128, split_k 1-4 and each of `clusters`
+    (block_k 64, 4 stages)."""
     out = []
-    for bm in range(16, min(64, -(-m // 16) * 16) + 1, 16):
-        for bn in (32, 64, 128):
-            for split in (1, 2, 4):
-                for cluster in (1, 2):
-                    if k // 64 < split * cluster:
-                        continue
-                    t = (f"mma, block_m = {bm}, block_n = {bn}, block_k = 64, "
-                         f"split_k = {split}, stages = 4")
-                    out.append(t + (f", cluster_k = {cluster}" if cluster > 1 else ""))
-    return out
-
-
-def m_grid(m, n, k):
-    """MODE=mgrid: mma.sync at block_m 16, 32 and 64 (up to the batch
-    rounded to 16), block_n 32-128, split_k 1-4 and clusters of 1, 2 and 4
-    (block_k 64, 4 stages): whether more, smaller blocks (each decoding the
-    weight again) or more K slices keep more warps busy past batch 16."""
-    out = []
-    for bm in (16, 32, 64):
+    for bm in block_ms:
         if bm > -(-m // 16) * 16:
             continue
         for bn in (32, 64, 128):
             for split in (1, 2, 4):
-                for cluster in (1, 2, 4):
+                for cluster in clusters:
                     if k // 64 < split * cluster:
                         continue
                     t = (f"mma, block_m = {bm}, block_n = {bn}, block_k = 64, "
                          f"split_k = {split}, stages = 4")
                     out.append(t + (f", cluster_k = {cluster}" if cluster > 1 else ""))
     return out
+
+
+def block_m(m, n, k):
+    """MODE=blockm: every block_m from 16 up to the batch (at most 64),
+    clusters of 1-2: whether fewer rows a block pay for their repeated
+    decode."""
+    return mma_grid(m, k, (16, 32, 48, 64), (1, 2))
+
+
+def m_grid(m, n, k):
+    """MODE=mgrid: block_m 16, 32 and 64 against every way of splitting K,
+    clusters of 4 too: whether more, smaller blocks (each decoding the
+    weight again) or more K slices keep more warps busy past batch 16."""
+    return mma_grid(m, k, (16, 32, 64), (1, 2, 4))
 
 
 def wgmma_grid(m, deep=False):

@@ -16,27 +16,17 @@ bench/sparse24/ab-summary.py tabulates b / a.
 import argparse
 import filecmp
 import os
-import random
-import shutil
-import subprocess
 import sys
-import tarfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "zoo"))
-import zoo  # noqa: E402
+sys.path.insert(0, HERE)
+from zoo_round import (compile_one, finish_round, pick_entries,  # noqa: E402
+                       repo_relative, start_round)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python-frontend"))
 from qfuse.tune import default_ir  # noqa: E402
 
 FORMATS = {"sp-int4": "int4, group = 128, scale = f16, sparse = 2:4",
            "sp-f16": "f16, sparse = 2:4"}
-
-
-def compile_one(tool, ir, path, chip):
-    r = subprocess.run([tool, "-", "-o", path, f"--chip={chip}"], input=ir,
-                       capture_output=True, text=True)
-    if r.returncode != 0:
-        sys.exit(f"{tool} failed on {path}: {r.stderr.strip()[-400:]}")
 
 
 def main():
@@ -49,13 +39,8 @@ def main():
     ap.add_argument("--batches", default="24,32,48,64")
     ap.add_argument("--chip", default="sm_90a")
     args = ap.parse_args()
-    singles = [e for e in zoo.derive(zoo.load_models())[0]
-               if e["kind"] == "single" and 8e6 <= e["weights"] <= 40e6
-               and e["k"] % 128 == 0]
-    picked = random.Random(args.seed).sample(singles, args.entries)
-    shutil.rmtree(args.out, ignore_errors=True)
-    arts = os.path.join(args.out, "artifacts")
-    os.makedirs(arts)
+    picked = pick_entries(args.entries, args.seed)
+    arts = start_round(args.out)
     lines = []
     for e in picked:
         n, k = e["n_total"], e["k"]
@@ -70,20 +55,10 @@ def main():
                     os.remove(a)
                     os.remove(b)
                     continue
-                rel = [os.path.relpath(p, os.path.join(HERE, "..", "..")) for p in (a, b)]
                 est = 3 + m * n * k / 2e9
                 lines.append(f"{name} {est:.0f} --batch {m} --gemm {m}x{n}x{k} --check "
-                             f"--artifact {rel[0]} --artifact {rel[1]}")
-    # A fixed random order: a round cut short by its budget leaves out a
-    # sample, not the last entries.
-    random.Random(args.seed).shuffle(lines)
-    with open(os.path.join(args.out, "runs.txt"), "w") as f:
-        f.write("\n".join(lines) + "\n")
-    with open(os.path.join(args.out, "COMPILE"), "w") as f:
-        f.write(" ".join(sys.argv) + "\n")
-    with tarfile.open(os.path.join(args.out, "artifacts.txz"), "w:xz") as t:
-        t.add(arts, arcname="artifacts")
-    shutil.rmtree(arts)
+                             f"--artifact {repo_relative(a)} --artifact {repo_relative(b)}")
+    finish_round(args.out, lines, args.seed)
     print(f"{len(lines)} changed cells of {len(picked)} entries: "
           + ", ".join(f"{e['id']}" for e in picked))
 

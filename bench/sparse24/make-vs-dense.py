@@ -13,15 +13,12 @@ tabulates 2:4 + int4 against dense int4 and 2:4 f16 against cuBLAS.
 """
 import argparse
 import os
-import random
-import shutil
-import subprocess
 import sys
-import tarfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "zoo"))
-import zoo  # noqa: E402
+sys.path.insert(0, HERE)
+from zoo_round import (compile_one, finish_round, pick_entries,  # noqa: E402
+                       repo_relative, start_round)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python-frontend"))
 from qfuse.tune import default_ir  # noqa: E402
 
@@ -39,13 +36,8 @@ def main():
     ap.add_argument("--batches", default="1,4,8,16,32,64")
     ap.add_argument("--chip", default="sm_90a")
     args = ap.parse_args()
-    singles = [e for e in zoo.derive(zoo.load_models())[0]
-               if e["kind"] == "single" and 8e6 <= e["weights"] <= 40e6
-               and e["k"] % 128 == 0]
-    picked = random.Random(args.seed).sample(singles, args.entries)
-    shutil.rmtree(args.out, ignore_errors=True)
-    arts = os.path.join(args.out, "artifacts")
-    os.makedirs(arts)
+    picked = pick_entries(args.entries, args.seed)
+    arts = start_round(args.out)
     lines = []
     for e in picked:
         n, k = e["n_total"], e["k"]
@@ -54,26 +46,12 @@ def main():
             rel = []
             for side, enc in FORMATS.items():
                 path = os.path.join(arts, f"{name}-{side}.qfa")
-                r = subprocess.run([args.compiler, "-", "-o", path,
-                                    f"--chip={args.chip}"],
-                                   input=default_ir(m, n, k, enc),
-                                   capture_output=True, text=True)
-                if r.returncode != 0:
-                    sys.exit(f"{path}: {r.stderr.strip()[-400:]}")
-                rel.append(os.path.relpath(path, os.path.join(HERE, "..", "..")))
+                compile_one(args.compiler, default_ir(m, n, k, enc), path, args.chip)
+                rel.append(repo_relative(path))
             est = 4 + 1.5 * m * n * k / 2e9
             lines.append(f"{name} {est:.0f} --batch {m} --gemm {m}x{n}x{k} --check "
                          + " ".join(f"--artifact {p}" for p in rel))
-    # A fixed random order: a round cut short by its budget leaves out a
-    # sample, not the last entries.
-    random.Random(args.seed).shuffle(lines)
-    with open(os.path.join(args.out, "runs.txt"), "w") as f:
-        f.write("\n".join(lines) + "\n")
-    with open(os.path.join(args.out, "COMPILE"), "w") as f:
-        f.write(" ".join(sys.argv) + "\n")
-    with tarfile.open(os.path.join(args.out, "artifacts.txz"), "w:xz") as t:
-        t.add(arts, arcname="artifacts")
-    shutil.rmtree(arts)
+    finish_round(args.out, lines, args.seed)
     print(f"{len(lines)} cells of {len(picked)} entries: "
           + ", ".join(f"{e['id']}" for e in picked))
 
