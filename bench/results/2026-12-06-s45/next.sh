@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Prepared in session 45 (which got no device machine): the next session's
 # first device call, about 560 s on one machine start, in order of value:
-#  1. vs-dense.sh (carry build-s79): issue 20's 2:4 targets in one process
+#  1. vs-dense.sh (carry build-s79; its budget includes building qfuse-bench): issue 20's 2:4 targets in one process
 #     on the zoo, batches 1-64 (2:4 + int4 against dense int4-g128, 2:4 f16
 #     against cuBLAS fp16), main's compiler, every plan checked;
 #  2. bk128-ab.sh (carry build-s80): the test-set A/B of listing block_k 128
@@ -16,6 +16,6 @@
 # Run as  bash bench/results/2026-12-06-s45/next.sh
 #   carry ["build-s79", "build-s80", "build-s78"], timeout_s 595
 set -uo pipefail
-BUDGET=170 bash bench/results/2026-12-06-s45/vs-dense.sh
+BUDGET=220 bash bench/results/2026-12-06-s45/vs-dense.sh
 BUDGET=90 bash bench/results/2026-12-06-s45/bk128-ab.sh
-BUDGET=290 bash bench/results/2026-12-06-s45/mgrid.sh
+BUDGET=250 bash bench/results/2026-12-06-s45/mgrid.sh
