@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Prepared in session 45 (which got no device machine): the next session's
 # first device call, about 560 s on one machine start, in order of value:
-#  1. vs-dense.sh (carry build-s79; its budget includes building qfuse-bench): issue 20's 2:4 targets in one process
-#     on the zoo, batches 1-64 (2:4 + int4 against dense int4-g128, 2:4 f16
-#     against cuBLAS fp16), main's compiler, every plan checked;
+#  1. vs-dense.sh (carry build-s79; its budget holds the qfuse-bench
+#     build): issue 20's 2:4 targets in one process on the zoo, batches
+#     1-64 (2:4 + int4 against dense int4-g128, 2:4 f16 against cuBLAS
+#     fp16), main's compiler, every plan checked;
 #  2. bk128-ab.sh (carry build-s80): the test-set A/B of listing block_k 128
 #     before 64 among the cluster candidates up to batch 32 (bk128.patch);
 #     land the patch if b / a <= 1.0 with no cell much slower;
