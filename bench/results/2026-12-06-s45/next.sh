@@ -11,7 +11,9 @@
 #  3. mgrid.sh (carry build-s78): dense mma.sync at block_m 16-64 against
 #     every K split at M = 32, 64, 96 on training shapes (issue 18's
 #     b32-b128 gap; the budget cuts the last shapes).
-# Then session 44's next.sh (carry build-s76, build-s67, build-s77) and
+# Second call: `BUDGET=360 bash bench/results/2026-12-06-s45/pstep-ab.sh`
+# (carry build-s81: the zoo A/B of pstep.patch). Then session 44's next.sh
+# (carry build-s76, build-s67, build-s77) and
 # `BUDGET=550 bash bench/results/2026-12-06-s43/zoo.sh` (carry build-s69).
 # Each script's header says how its carry was made.
 # Run as  bash bench/results/2026-12-06-s45/next.sh
