@@ -232,10 +232,8 @@ def load(stems=("tune-*",)):
         if not fmt:
             continue
         record = read_json(path)
-        for proj in ("q_proj", "o_proj", "k_proj", "v_proj", "gate_proj",
-                     "up_proj", "down_proj", "lm_head"):
-            add_plans(table, record, fmt, proj,
-                      rf".*-{proj}-b(\d+)-(M\S+)\.qfa$")
+        add_plans(table, record, fmt,
+                  r".*-(?P<proj>\w+_proj|lm_head)-b(?P<m>\d+)-(?P<label>M\S+)\.qfa$")
     return table
 
 
@@ -267,21 +265,22 @@ def load_sweep_dirs(patterns, table):
             shape = (int(gemm.group(1)), int(gemm.group(2)))
             if SHAPES.setdefault(name.group(1), shape) != shape:
                 sys.exit(f"{path}: {name.group(1)} is {shape}, elsewhere {SHAPES[name.group(1)]}")
-            add_plans(table, record, fmt, name.group(1),
-                      r".*-b(\d+)-(M\S+)\.qfa$")
+            add_plans(table, record, fmt,
+                      r".*-b(?P<m>\d+)-(?P<label>M\S+)\.qfa$", name.group(1))
 
 
-def add_plans(table, record, fmt, proj, pattern):
+def add_plans(table, record, fmt, pattern, proj=None):
     """Each mma.sync plan of `record` whose artifact name `pattern` splits
-    into (batch, label), its median us, the fastest of repeats."""
+    into m, label (and proj, unless given), its median us, the fastest of
+    repeats."""
     bandwidth = GPU_BANDWIDTH[record["gpu"]]
     for plan in record["artifact_plans"]:
         hit = re.match(pattern, os.path.basename(plan["artifact"]))
-        if not hit or not LABEL.fullmatch(hit.group(2)):
+        if not hit or not LABEL.fullmatch(hit["label"]):
             continue
-        key = (fmt, proj, int(hit.group(1)), bandwidth)
+        key = (fmt, proj or hit["proj"], int(hit["m"]), bandwidth)
         t = plan["stats"]["median_ms"] * 1000
-        lab = hit.group(2) if "C" in hit.group(2) else hit.group(2) + "C1"
+        lab = hit["label"] if "C" in hit["label"] else hit["label"] + "C1"
         table.setdefault(key, {})
         table[key][lab] = min(t, table[key].get(lab, 1e9))
 
