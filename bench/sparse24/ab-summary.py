@@ -7,25 +7,16 @@ over all cells, and every check.
 
     python3 bench/sparse24/ab-summary.py <folder of run JSONs>
 """
-import glob, json, math, os, sys
-folder = sys.argv[1]
+import json, math, os, sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from zoo_round import read_round
 geo = lambda xs: math.exp(sum(map(math.log, xs))/len(xs)) if xs else float('nan')
 rows = []; checks = []
-for p in sorted(glob.glob(os.path.join(folder, "**", "*.json"), recursive=True)):
-    d = json.load(open(p))
-    if "artifact_plans" not in d: continue
-    name = os.path.basename(p)[:-5]
-    cub = {c["m"]: c["stats"]["median_ms"]*1e3 for c in d.get("cublas", [])}
-    byart = {}
-    for ap in d["artifact_plans"]:
-        art = ap.get("artifact") or ap.get("path") or ""
-        side = "a" if art.endswith("-a.qfa") else "b" if art.endswith("-b.qfa") else "?"
-        byart.setdefault(side, {})[ap["batch"]] = ap["stats"]["median_ms"]*1e3
-    ck = d.get("checks")
+for name, cub, us, ck in read_round(sys.argv[1]):
     checks.append((name, ck))
     fmt = "sp-int4" if "sp-int4" in name else "sp-f16" if "sp-f16" in name else "?"
-    for m in sorted(set(byart.get("a", {})) & set(byart.get("b", {}))):
-        a, b = byart["a"][m], byart["b"][m]; c = cub.get(m)
+    for m in sorted({b for s, b in us if s == "a"} & {b for s, b in us if s == "b"}):
+        a, b = us["a", m], us["b", m]; c = cub.get(m)
         rows.append((name, fmt, m, a, b, c))
 print("| run | M | a us | b us | cuBLAS us | b/a | cuBLAS/b |\n|---|---|---|---|---|---|---|")
 for n, f, m, a, b, c in rows:

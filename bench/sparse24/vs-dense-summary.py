@@ -7,24 +7,17 @@ then min and median of both per batch, and every check.
 
     python3 bench/sparse24/vs-dense-summary.py <folder of run JSONs>
 """
-import glob
 import json
 import os
 import statistics
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from zoo_round import read_round  # noqa: E402
+
 rows, checks = [], []
-for p in sorted(glob.glob(os.path.join(sys.argv[1], "**", "*.json"), recursive=True)):
-    d = json.load(open(p))
-    if "artifact_plans" not in d:
-        continue
-    name = os.path.basename(p)[:-5]
-    cub = {c["m"]: c["stats"]["median_ms"] * 1e3 for c in d.get("cublas", [])}
-    us = {}
-    for ap in d["artifact_plans"]:
-        art = ap.get("artifact") or ap.get("path") or ""
-        us[(art[-5], ap["batch"])] = ap["stats"]["median_ms"] * 1e3
-    checks.append((name, d.get("checks")))
+for name, cub, us, ck in read_round(sys.argv[1]):
+    checks.append((name, ck))
     for m in sorted({b for _, b in us}):
         if all((s, m) in us for s in "abf") and m in cub:
             rows.append((name, m, us["a", m], us["b", m], us["f", m], cub[m]))

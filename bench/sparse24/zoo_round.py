@@ -1,6 +1,8 @@
 """What bench/sparse24's zoo rounds share: the 2:4 test-set entries (zoo
 single weights of 8M-40M elements, K a multiple of 128, drawn at random),
 one default compile, and the folder bench/zoo/run-zoo.sh runs."""
+import glob
+import json
 import os
 import random
 import shutil
@@ -54,3 +56,22 @@ def finish_round(out, lines, seed):
     with tarfile.open(os.path.join(out, "artifacts.txz"), "w:xz") as t:
         t.add(arts, arcname="artifacts")
     shutil.rmtree(arts)
+
+
+def read_round(folder):
+    """Each run JSON of a round run by bench/zoo/run-zoo.sh under `folder`:
+    (run name, {M: cuBLAS fp16 us}, {(side, M): us} where side is the letter
+    an artifact's name ends in, `-a.qfa` -> 'a', and the run's checks)."""
+    runs = []
+    for path in sorted(glob.glob(os.path.join(folder, "**", "*.json"), recursive=True)):
+        d = json.load(open(path))
+        if "artifact_plans" not in d:
+            continue
+        cublas = {c["m"]: c["stats"]["median_ms"] * 1e3 for c in d.get("cublas", [])}
+        us = {}
+        for plan in d["artifact_plans"]:
+            art = plan.get("artifact") or plan.get("path") or ""
+            side = art[-5] if art[-6:-5] == "-" and art.endswith(".qfa") else "?"
+            us[(side, plan["batch"])] = plan["stats"]["median_ms"] * 1e3
+        runs.append((os.path.basename(path)[:-5], cublas, us, d.get("checks")))
+    return runs
