@@ -57,15 +57,13 @@ SmallVector<MmaCandidate> mmaCandidates(int64_t m) {
 /// stages, block_n 32-128 in 4-16 warps; bench/results/2026-12-06-s44,
 /// sparse-blockm-*): its fastest at M = 32 and 64 were all among them, and
 /// the dense list's clusters of 4 and block_k 128 were up to 1.8x slower
-/// there. Clusters of 2 for block_n up to 64 only: the time model ranked
-/// block_n 128 in pairs first where they measured up to 1.4x the fastest.
+/// there (clusters of 2; block_n 128 only without, kSparseClusterMaxBlockN).
 SmallVector<MmaCandidate> sparseMmaCandidates() {
   SmallVector<MmaCandidate> out;
   for (auto [bn, s] : {std::pair<int64_t, int64_t>{32, 4}, {64, 2}, {64, 4},
                        {128, 1}, {128, 2}, {128, 4}})
     for (int64_t c : {1, 2})
-      if (c == 1 || bn <= 64)
-        out.push_back({bn, s, 64, 4, c});
+      out.push_back({bn, s, 64, 4, c});
   return out;
 }
 
@@ -87,6 +85,10 @@ SmallVector<int64_t> mmaBlockMs(int64_t m, bool sparse) {
 
 /// The most K slices (split_k x cluster_k) of an mma.sp candidate.
 constexpr int64_t kMaxSparseKSlices = 8;
+/// The widest mma.sp block that runs in a cluster: the time model ranks
+/// block_n 128 in clusters first at every batch where the sweeps and the
+/// zoo measured it slower than without (docs/sparse24.md).
+constexpr int64_t kSparseClusterMaxBlockN = 64;
 
 } // namespace
 
@@ -130,10 +132,11 @@ void costmodel::forEachMmaCandidate(
           int64_t(llvm::divideCeil(k, c.blockK)) < c.splitK * c.clusterK ||
           (c.clusterK > 1 && (target.smVersion < 90 || gated)))
         continue;
-      // mma.sp in at most 8 K slices: the time model ranks 16 slices first
-      // where they measured slower, and no fit of its mma.sp term has
-      // fixed that yet (docs/cost-model.md).
-      if (sparse && c.splitK * c.clusterK > kMaxSparseKSlices)
+      // mma.sp in at most 8 K slices, and block_n 128 without a cluster:
+      // the time model ranks both first where they measured slower, and no
+      // fit of its mma.sp term has fixed that yet (docs/cost-model.md).
+      if (sparse && (c.splitK * c.clusterK > kMaxSparseKSlices ||
+                     (c.clusterK > 1 && c.blockN > kSparseClusterMaxBlockN)))
         continue;
       int64_t shared =
           getMmaSharedBytes(type, gated, bm, c.blockN, c.blockK, c.splitK,
