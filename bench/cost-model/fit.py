@@ -68,6 +68,9 @@ SPARSE_START = dict(spMma=1.0)
 # MmaCandidates.cpp's kMaxSparseKSlices: the compiler never ranks an mma.sp
 # candidate of more K slices (split_k x cluster_k).
 MAX_SPARSE_K_SLICES = 8
+# kSparseClusterMaxBlockN: the widest mma.sp block the compiler ranks in a
+# cluster.
+SPARSE_CLUSTER_MAX_BLOCK_N = 64
 
 
 class Format:
@@ -300,15 +303,15 @@ def select(parts):
 
 def ranked(fmt, m, label):
     """Whether the compiler ranks this candidate (MmaCandidates.cpp):
-    mma.sp in at most MAX_SPARSE_K_SLICES K slices, and past batch 16 only
-    from its own grid (block_k 64, 4 stages, clusters of 2 up to block_n
-    64)."""
+    mma.sp in at most MAX_SPARSE_K_SLICES K slices, block_n 128 only
+    without a cluster, and past batch 16 only from its own grid (block_k
+    64, 4 stages, clusters of 2)."""
     _, bn, s, bk, st, c = tiling(label)
     if not fmt.sparse:
         return True
-    if s * c > MAX_SPARSE_K_SLICES:
+    if s * c > MAX_SPARSE_K_SLICES or (c > 1 and bn > SPARSE_CLUSTER_MAX_BLOCK_N):
         return False
-    return m <= 16 or (bk == 64 and st == 4 and (c == 1 or (c == 2 and bn <= 64)))
+    return m <= 16 or (bk == 64 and st == 4 and c <= 2)
 
 
 def score(p, table):
