@@ -8,10 +8,10 @@
 #   default --chip = sm_90), batches 1 to 512, for 2:4 f16, 2:4 + int4-g128,
 #   2:4 + uint4-g128 (integer zero points), 2:4 + int8 (per channel) and
 #   the dense int4-g128 each 2:4 format is compared with;
-# - OUT/artifacts/<format>-mma-<N>x<K>.qfa: each 2:4 format at batches
-#   1-8 on mma.sp instead of the default matvec, through a tuning database
-#   (OUT/artifacts/<format>-mma-<N>x<K>.db.json) that gives batches 1-8 the
-#   tiling the cost model picks at 16;
+# - OUT/artifacts/<format>-mma-<N>x<K>.qfa: each 2:4 format at BATCHES'
+#   batches up to 8 on mma.sp instead of the default matvec, through a
+#   tuning database (OUT/artifacts/<format>-mma-<N>x<K>.db.json) that gives
+#   them the tiling the cost model picks at 16;
 # - OUT/runs.txt: one qfuse-bench process per shape and batch set (name,
 #   then arguments): every format's artifact and cuBLAS fp16 (--gemm) at
 #   the same shape in the same process. "check" runs compare every plan
@@ -35,6 +35,10 @@ compile="$build/bin/qfuse-compile"
 batches="${BATCHES:-1,2,4,8,16,32,64,128,512}"
 small_batches="$(echo "$batches" | tr , '\n' | awk '$1 <= 64' | paste -sd,)"
 large_batches="$(echo "$batches" | tr , '\n' | awk '$1 > 64' | paste -sd,)"
+# The -mma variants' batches: those of BATCHES up to 8 (the dense int4
+# artifact they run beside has no others).
+mma_batches="$(echo "$batches" | tr , '\n' | awk '$1 <= 8' | paste -sd,)"
+[ -n "$mma_batches" ] || NO_MMA=1
 # N x K: Llama-3-8B's, and two shapes of models nothing is tuned on, the
 # down projections of Qwen2.5-14B (5120 x 13824) and Qwen2.5-7B
 # (3584 x 18944).
@@ -87,14 +91,14 @@ IR
     [ -n "$tiling" ] || { echo "no mma tiling at 16 for $name" >&2; exit 1; }
     mma="$fmt-mma-${n}x${k}"
     sed "s/\"$fmt\"/\"$fmt-mma\"/" "$out/artifacts/$name.mlir" > "$out/artifacts/$mma.mlir"
-    python3 - "$out/artifacts/$mma.db.json" "$n" "$k" "$enc" "$tiling" <<'PY'
+    python3 - "$out/artifacts/$mma.db.json" "$n" "$k" "$enc" "$tiling" "$mma_batches" <<'PY'
 import json, sys
-path, n, k, enc, tiling = sys.argv[1:]
-json.dump([{"m": m, "n": int(n), "k": int(k), "encoding": enc,
-            "tiling": tiling, "measured_us": 0} for m in (1, 2, 4, 8)],
+path, n, k, enc, tiling, batches = sys.argv[1:]
+json.dump([{"m": int(m), "n": int(n), "k": int(k), "encoding": enc,
+            "tiling": tiling, "measured_us": 0} for m in batches.split(",")],
           open(path, "w"), indent=1)
 PY
-    cmd="$compile $out/artifacts/$mma.mlir --batch-sizes=1,2,4,8 --tuning-db=$out/artifacts/$mma.db.json ${MMA_SP_FLAGS:-} -o $out/artifacts/$mma.qfa"
+    cmd="$compile $out/artifacts/$mma.mlir --batch-sizes=$mma_batches --tuning-db=$out/artifacts/$mma.db.json ${MMA_SP_FLAGS:-} -o $out/artifacts/$mma.qfa"
     echo "$cmd" >> "$out/COMPILE"
     $cmd 2>/dev/null
     [ -f "$out/artifacts/$mma.qfa" ] || { echo "FAILED $mma" >&2; exit 1; }
@@ -106,7 +110,7 @@ PY
     echo "check-${n}x${k}$artifacts --batch $small_batches$(gemms "$small_batches" "$n" "$k") --check" >> "$out/runs.txt"
     [ -z "$large_batches" ] || echo "time-${n}x${k}$artifacts --batch $large_batches$(gemms "$large_batches" "$n" "$k") --placeholder-weights" >> "$out/runs.txt"
   fi
-  [ -n "${NO_MMA:-}" ] || echo "mma-${n}x${k}$mmas --artifact artifacts/int4-${n}x${k}.qfa --batch 1,2,4,8$(gemms 1,2,4,8 "$n" "$k") --check" >> "$out/runs.txt"
+  [ -n "${NO_MMA:-}" ] || echo "mma-${n}x${k}$mmas --artifact artifacts/int4-${n}x${k}.qfa --batch $mma_batches$(gemms "$mma_batches" "$n" "$k") --check" >> "$out/runs.txt"
 done
 cp "$here/run.sh" "$here/summarize.py" "$out/"
 echo "make-artifacts: $(wc -l < "$out/runs.txt") runs, $(du -sh "$out" | cut -f1) in $out"
