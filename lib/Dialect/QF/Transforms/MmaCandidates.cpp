@@ -87,7 +87,7 @@ SmallVector<int64_t> mmaBlockMs(int64_t m, bool sparse) {
 constexpr int64_t kMaxSparseKSlices = 8;
 /// The widest mma.sp block that runs in a cluster: the time model ranks
 /// block_n 128 in clusters first at every batch where the sweeps and the
-/// zoo measured it slower than without (docs/sparse24.md).
+/// zoo measured it slower than without (docs/cost-model.md).
 constexpr int64_t kSparseClusterMaxBlockN = 64;
 
 } // namespace
