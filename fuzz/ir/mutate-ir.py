@@ -233,6 +233,15 @@ def known_upstream():
 KNOWN_UPSTREAM = known_upstream()
 
 
+def crash_marked(output, text):
+    """Whether the tool's output carries a crash marker on a line of its
+    own: a diagnostic echoes the input's line, and the lit seeds hold the
+    markers in their CHECK-NOT lines."""
+    source = set(text.splitlines())
+    return any(m in line for line in output.splitlines() if line not in source
+               for m in CRASH_MARKERS)
+
+
 def run_tool(tools_dir, tool, flags, text, timeout, scratch):
     """('ok' | 'crash' | 'upstream' | 'hang', exit code, output tail)."""
     fd, path = tempfile.mkstemp(suffix=".mlir", dir=scratch)
@@ -247,7 +256,7 @@ def run_tool(tools_dir, tool, flags, text, timeout, scratch):
                               stdin=subprocess.DEVNULL)
         output = proc.stderr.decode(errors="replace")
         code = proc.returncode
-        if code < 0 or code >= 128 or any(m in output for m in CRASH_MARKERS):
+        if code < 0 or code >= 128 or crash_marked(output, text):
             if any(signature in output for signature in KNOWN_UPSTREAM):
                 return "upstream", code, ""
             return "crash", code, output[-3000:]
