@@ -293,6 +293,23 @@ TEST(Tokenizer, TemplateIdsMustNameTokens) {
   expectLoadError(j, {"special token '<s>': ids is not a list"});
 }
 
+// Found by fuzz/tokenizer: a Strip decoder's start of 5.6e131 was
+// converted to an integer (undefined), and a negative one to a huge count.
+TEST(Tokenizer, StripCountsOutOfRangeAreNamed) {
+  const std::string expected = "' must be an integer from 0 to 1048576, got ";
+  json j = metaspaceTokenizer();
+  json &strip = j["decoder"]["decoders"][3];
+  strip["start"] = 5.6e131;
+  expectLoadError(j, {"decoder 'Strip': 'start" + expected + "5.6e+131"});
+
+  strip["start"] = -1;
+  expectLoadError(j, {"decoder 'Strip': 'start" + expected + "-1"});
+
+  strip["start"] = 1;
+  strip["stop"] = 0.5;
+  expectLoadError(j, {"decoder 'Strip': 'stop" + expected + "0.5"});
+}
+
 TEST(Tokenizer, MissingFileIsNamed) {
   try {
     Tokenizer::fromDirectory("/nonexistent-qfuse-dir");

@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
+
 namespace qfuse::text {
 
 using nlohmann::json;
@@ -26,6 +28,29 @@ int byteFallbackValue(const std::string &t) {
   };
   int hi = hex(t[3]), lo = hex(t[4]);
   return hi < 0 || lo < 0 ? -1 : hi * 16 + lo;
+}
+
+/// A Strip decoder's most leading or trailing characters: more than any
+/// token holds, so far past what tokenizer.json files use.
+constexpr int64_t kMaxStripCount = 1 << 20;
+
+/// `config[key]` (0 where absent) as a count of characters to strip, or
+/// `fail` naming the field: a JSON float or out-of-range integer has no
+/// such count (and converting it to one is undefined).
+size_t readStripCount(const json &config, const char *key,
+                      const std::function<void(const std::string &)> &fail) {
+  if (!config.contains(key))
+    return 0;
+  const json &v = config[key];
+  const bool inRange =
+      v.is_number_unsigned()
+          ? v.get<uint64_t>() <= uint64_t(kMaxStripCount)
+          : v.is_number_integer() && v.get<int64_t>() >= 0 &&
+                v.get<int64_t>() <= kMaxStripCount;
+  if (!inRange)
+    fail(std::string("'") + key + "' must be an integer from 0 to " +
+         std::to_string(kMaxStripCount) + ", got " + v.dump());
+  return size_t(v.get<int64_t>());
 }
 
 } // namespace
@@ -75,10 +100,10 @@ void Decoder::add(const json &config, const std::string &file) {
   } else if (type == "Strip") {
     if (!fused_)
       fail("must come after Fuse");
-    if (config.value("stop", 0) != 0)
+    if (readStripCount(config, "stop", fail) != 0)
       fail("stop != 0 is not supported");
     stripContent_ = config.at("content").get<std::string>();
-    stripCount_ = config.value("start", 0);
+    stripCount_ = readStripCount(config, "start", fail);
   } else {
     throw TokenizerError(file + ": decoder type '" + type +
                          "' is not supported (supported: ByteLevel, Replace, "
