@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Bpe.h"
+#include "JsonInteger.h"
 
 #include "qfuse/text/TokenizerError.h"
 
@@ -42,12 +43,7 @@ std::string byteToken(unsigned b) {
 
 int32_t readTokenId(const json &value, const std::string &file,
                     const std::string &what) {
-  const bool inRange =
-      value.is_number_unsigned()
-          ? value.get<uint64_t>() <= uint64_t(kMaxTokenId)
-          : value.is_number_integer() && value.get<int64_t>() >= 0 &&
-                value.get<int64_t>() <= kMaxTokenId;
-  if (!inRange)
+  if (!isIntegerUpTo(value, kMaxTokenId))
     throw TokenizerError(file + ": " + what + " has id " + value.dump() +
                          "; expected an integer from 0 to " +
                          std::to_string(kMaxTokenId));

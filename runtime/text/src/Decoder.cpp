@@ -3,6 +3,7 @@
 #include "Decoder.h"
 
 #include "ByteLevel.h"
+#include "JsonInteger.h"
 
 #include "qfuse/text/TokenizerError.h"
 
@@ -42,12 +43,7 @@ size_t readStripCount(const json &config, const char *key,
   if (!config.contains(key))
     return 0;
   const json &v = config[key];
-  const bool inRange =
-      v.is_number_unsigned()
-          ? v.get<uint64_t>() <= uint64_t(kMaxStripCount)
-          : v.is_number_integer() && v.get<int64_t>() >= 0 &&
-                v.get<int64_t>() <= kMaxStripCount;
-  if (!inRange)
+  if (!isIntegerUpTo(v, kMaxStripCount))
     fail(std::string("'") + key + "' must be an integer from 0 to " +
          std::to_string(kMaxStripCount) + ", got " + v.dump());
   return size_t(v.get<int64_t>());

@@ -2,6 +2,8 @@
 
 #include "qfuse/text/StopTokens.h"
 
+#include "JsonInteger.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -29,8 +31,7 @@ std::optional<std::vector<int32_t>> eosIdsOf(const std::string &path) {
   const json &v = c["eos_token_id"];
   std::vector<int32_t> ids;
   auto add = [&](const json &x) {
-    if (!x.is_number_integer() || x.get<int64_t>() < 0 ||
-        x.get<int64_t>() > INT32_MAX)
+    if (!isIntegerUpTo(x, INT32_MAX))
       throw TokenizerError(path + ": eos_token_id holds " + x.dump() +
                            ", expected a non-negative token id");
     ids.push_back(x.get<int32_t>());
