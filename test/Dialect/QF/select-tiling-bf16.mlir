@@ -11,7 +11,7 @@ func.func @bf16_every_batch(%x1: tensor<1x4096xbf16>, %x: tensor<?x1024xbf16>) {
   // CHECK: tiling = #qf.tiling<mma, block_m = 16,
   %0 = qf.fused_matmul %x1, %kv : tensor<1x4096xbf16>, !qf.weight<1024x4096, #int4> -> tensor<1x1024xbf16>
   %w = qf.weight_ref "w" : !qf.weight<256x1024, #int4>
-  // CHECK: qf.batch_tilings = [#qf.batch_tiling<batch = 64, tiling = #qf.tiling<mma, block_m = 64,
+  // CHECK: qf.batch_tilings = [#qf.batch_tiling<batch = 64, tiling = #qf.tiling<mma, block_m = 32,
   // CHECK-NOT: matvec
   // CHECK-SAME: tiling = #qf.tiling<mma, block_m = 16,
   %1 = qf.fused_matmul %x, %w : tensor<?x1024xbf16>, !qf.weight<256x1024, #int4> -> tensor<?x256xbf16>

@@ -69,14 +69,14 @@ SmallVector<MmaCandidate> sparseMmaCandidates() {
 
 /// block_m candidates for `m` rows, those the sweeps measured: the batch
 /// rounded up to 16 (at most 64), and 16 up to 32 rows (two m blocks
-/// streaming one weight tile through L2), 32 past 64 and 128 from 128.
-/// mma.sp also takes 32 at 33-64 rows (its sweep's fastest at M = 64 on
-/// two of four training shapes per format).
-SmallVector<int64_t> mmaBlockMs(int64_t m, bool sparse) {
+/// streaming one weight tile through L2), 32 past 32 rows and 128 from
+/// 128. At 33-64 rows two 32-row blocks decode each weight tile twice but
+/// put twice the warps on the SMs; the time model weighs the two.
+SmallVector<int64_t> mmaBlockMs(int64_t m) {
   SmallVector<int64_t> out{std::min<int64_t>(64, llvm::alignTo(m, 16))};
   if (m > 16 && m <= 32)
     out.push_back(16);
-  if (m > 64 || (sparse && m > 32))
+  if (m > 32)
     out.push_back(32);
   if (m >= 128)
     out.push_back(128);
@@ -121,7 +121,7 @@ void costmodel::forEachMmaCandidate(
   MmaTimeTarget timeTarget{target.smCount, double(target.bandwidthGbps)};
   const SmallVector<MmaCandidate> candidates =
       sparse && m > 16 ? sparseMmaCandidates() : mmaCandidates(m);
-  for (int64_t bm : mmaBlockMs(m, sparse)) {
+  for (int64_t bm : mmaBlockMs(m)) {
     // mma.sp at block_m = 128 needs 255 registers and spills on sm_80
     // (ptxas, 2:4 f16): 2:4 takes two blocks of 64 instead.
     if (sparse && bm > 64)
