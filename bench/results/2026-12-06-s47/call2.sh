@@ -9,7 +9,7 @@
 #       --batch $b --full-step --as-model -o s.mlir &&
 #     build/bin/qfuse-compile --chip=sm_90a s.mlir -o build-s85/steps/l8b-$enc-b$b.qfa
 #   done; done
-#   cp build-s61/vendor.tgz build-s69/; cp build-s61/vendor.tgz build-s85/
+#   cp build-s61/vendor.tgz build-s69/; (cd build-s85 && tar cJf steps.txz steps && rm -rf steps)
 # The step runs placeholder weights (not checked) against cuBLAS fp16's
 # 225 GEMMs in the same process, as session 43's steps/.
 # Run as  BUDGET=480 bash bench/results/2026-12-06-s47/call2.sh   (timeout_s 595)
@@ -19,6 +19,7 @@ tar xzf build-s69/vendor.tgz
 ZOO_WORK=/tmp/s47zoo bash bench/zoo/run-zoo.sh build-s69/zoo "${BUDGET:-480}" | tail -4
 [ -f "$out/zoo.tgz" ] && mv "$out/zoo.tgz" "$out/round.tgz"
 res=/tmp/s47steps; rm -rf $res; mkdir -p $res
+tar xJf build-s85/steps.txz -C build-s85
 nvidia-smi -L > $res/gpu.txt
 for enc in int4-g128 nf4; do
   for m in 1 16 64 128; do
