@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
-"""Session 43's zoo round against session 42's, cell by cell (shape x format
-x batch, checked plans only; per-run.csv of both rounds):
+"""Two zoo rounds cell by cell (shape x format x batch, checked plans
+only; each round's per-run.csv and summary.json, bench/zoo/summarize.py):
+medians per format and batch, new / old speedup by batch range, size and
+format, and the largest moves.
 
-    python3 bench/results/2026-12-06-s43/zoo-round/compare-s42.py > compare-s42.txt
+    python3 bench/zoo/compare-rounds.py OLD_ROUND NEW_ROUND [OLD_LABEL NEW_LABEL]
 """
-import csv, json, math, os, statistics
-HERE = os.path.dirname(os.path.abspath(__file__))
-OLD = os.path.join(HERE, "../../2026-12-06-s42/zoo-round")
-NEW = HERE
+import csv, json, math, os, statistics, sys
+OLD, NEW = sys.argv[1], sys.argv[2]
+A, B = sys.argv[3:5] if len(sys.argv) > 4 else ("old", "new")
 FMTS = ["int4-g128", "uint4-g128-asym", "uint4-g32-asym", "int4-pc", "nf4",
         "nvfp4", "mxfp4", "int8", "fp8"]
 BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 512]
@@ -26,12 +27,12 @@ def cells(d):
 old, new = cells(OLD), cells(NEW)
 so = json.load(open(os.path.join(OLD, "summary.json")))
 sn = json.load(open(os.path.join(NEW, "summary.json")))
-print(f"checked plans: s42 {so['meta']['checked_plans']} ({so['meta']['passed']} passed), "
-      f"s43 {sn['meta']['checked_plans']} ({sn['meta']['passed']} passed); "
-      f"s43 worst rel err {sn['meta']['worst_err']:.2e}; failures {len(sn['failures'])}; "
+print(f"checked plans: {A} {so['meta']['checked_plans']} ({so['meta']['passed']} passed), "
+      f"{B} {sn['meta']['checked_plans']} ({sn['meta']['passed']} passed); "
+      f"{B} worst rel err {sn['meta']['worst_err']:.2e}; failures {len(sn['failures'])}; "
       f"runs done {sn['meta']['runs_done']} of {sn['meta']['runs_listed']}")
 for size in ("large", "small"):
-    print(f"\n{size} shapes: median (min) x cuBLAS fp16, s42 -> s43")
+    print(f"\n{size} shapes: median (min) x cuBLAS fp16, {A} -> {B}")
     print("| format | " + " | ".join(f"b{b}" for b in BATCHES) + " |")
     print("|---|" + "---|" * len(BATCHES))
     for fm in FMTS:
@@ -46,7 +47,7 @@ for size in ("large", "small"):
         print(f"| {fm} | " + " | ".join(row) + " |")
 
 common = sorted(set(old) & set(new))
-print(f"\ncells in both rounds: {len(common)} (s42 only {len(set(old)-set(new))}, s43 only {len(set(new)-set(old))})")
+print(f"\ncells in both rounds: {len(common)} ({A} only {len(set(old)-set(new))}, {B} only {len(set(new)-set(old))})")
 def gm(xs):
     return math.exp(statistics.fmean(math.log(x) for x in xs)) if xs else float("nan")
 ranges = [("all", lambda m: True), ("M = 1", lambda m: m == 1), ("M = 2", lambda m: m == 2),
@@ -78,18 +79,18 @@ print("\nlargest moves (new/old)")
 rs = sorted(((new[c][0] / old[c][0], c) for c in common))
 for r, c in rs[:10] + rs[-10:]:
     print(f"  {r:.3f}  {c[1]} {c[2]} b{c[3]}: {old[c][0]:.2f} -> {new[c][0]:.2f}")
-print("\nbatch 1 fraction of copy bandwidth, large shapes, median: s42 -> s43")
+print(f"\nbatch 1 fraction of copy bandwidth, large shapes, median: {A} -> {B}")
 for fm in FMTS:
     o = so["batch1_fraction_of_copy"].get(fm); n = sn["batch1_fraction_of_copy"].get(fm)
     if o and n:
-        print(f"  {fm:16s} {o['median']:.0%} -> {n['median']:.0%} (s43 range {n['min']:.0%}-{n['max']:.0%})")
-print("\nsmall shapes, batches <= 16, min per format (s43; s42 in brackets)")
+        print(f"  {fm:16s} {o['median']:.0%} -> {n['median']:.0%} ({B} range {n['min']:.0%}-{n['max']:.0%})")
+print(f"\nsmall shapes, batches <= 16, min per format ({B}; {A} in brackets)")
 for fm in FMTS:
     nn = [(new[c][0], c) for c in new if new[c][1] == "small" and c[3] <= 16 and c[2] == fm]
     oo = [old[c][0] for c in old if old[c][1] == "small" and c[3] <= 16 and c[2] == fm]
     v, c = min(nn)
     print(f"  {fm:16s} {v:.2f} ({c[1]} b{c[3]})  [{min(oo):.2f}]")
-print("\nsmall shapes at batches <= 16 below 1.0 (s43)")
+print(f"\nsmall shapes at batches <= 16 below 1.0 ({B})")
 for c in sorted(new):
     if new[c][1] == "small" and c[3] <= 16 and new[c][0] < 1.0:
-        print(f"  {c[1]} {c[2]} b{c[3]}: {new[c][0]:.3f} (s42 {old.get(c, (float('nan'),))[0]:.3f})")
+        print(f"  {c[1]} {c[2]} b{c[3]}: {new[c][0]:.3f} ({A} {old.get(c, (float('nan'),))[0]:.3f})")
